@@ -1,0 +1,232 @@
+//! Baseline causal attention with one head over all `C` channels.
+//!
+//! Layouts (flat, row-major): `q, k, v, att [B,T,C]` at `(bb*T + i)*C + c`;
+//! `scores, probs [B,T,T]` at `(bb*T + i)*T + j`. Scale `1/√C`.
+
+use super::{Mask, softmax};
+use crate::tensor::Shape;
+use crate::trace::{Buf, MASKED, Phase, Recorder};
+
+/// `S = Q·Kᵀ/√C + mask`, `P = softmax(S)`, `att = P·V`.
+#[allow(clippy::too_many_arguments)]
+pub fn forward<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    mask: Mask,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    scores: &mut [f32],
+    probs: &mut [f32],
+    att: &mut [f32],
+) {
+    let Shape { b: B, t: T, c: C, .. } = sh;
+    let scale = 1.0 / (C as f32).sqrt();
+
+    // pass 1: S[b,i,j] = q_i · k_j / √C; the dot product is computed for every pair, then the
+    // mask overwrites hidden pairs (j > i) with −1e9, as the reference does
+    rec.phase(Phase::Scores);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let qi = (bb * T + i) * C;
+            rec.enter(&["i", "qi"], [i, qi]);
+            for j in 0..T {
+                let kj = (bb * T + j) * C;
+                let off = (bb * T + i) * T + j;
+                rec.enter(&["j", "kj", "off"], [j, kj, off]);
+                let mut s = 0.0;
+                for c in 0..C {
+                    rec.enter(&["c"], [c]);
+                    s += rec.read(Buf::Q, q, qi + c) * rec.read(Buf::K, k, kj + c);
+                    rec.exit();
+                }
+                s *= scale;
+                if mask.hides(i, j) {
+                    s = MASKED;
+                }
+                rec.write(Buf::Scores, scores, off, s);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 2: P = softmax(S) along j, one row (bb, i) at a time
+    rec.phase(Phase::Softmax);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let row = (bb * T + i) * T;
+            rec.enter(&["i", "row"], [i, row]);
+            softmax::row_forward(rec, T, row, scores, probs);
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 3: att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]
+    rec.phase(Phase::WeightedSum);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let ai = (bb * T + i) * C;
+            let row = (bb * T + i) * T;
+            rec.enter(&["i", "ai", "row"], [i, ai, row]);
+            for c in 0..C {
+                rec.enter(&["c"], [c]);
+                let mut s = 0.0;
+                for j in 0..T {
+                    let vj = (bb * T + j) * C;
+                    rec.enter(&["j", "vj"], [j, vj]);
+                    s += rec.read(Buf::Probs, probs, row + j) * rec.read(Buf::V, v, vj + c);
+                    rec.exit();
+                }
+                rec.write(Buf::Att, att, ai + c, s);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+}
+
+/// From `d_att` to `d_probs`, `d_v`, `d_scores`, `d_q`, `d_k` (each written once).
+#[allow(clippy::too_many_arguments)]
+pub fn backward<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    mask: Mask,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    probs: &[f32],
+    d_att: &[f32],
+    d_probs: &mut [f32],
+    d_scores: &mut [f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+    d_v: &mut [f32],
+) {
+    let Shape { b: B, t: T, c: C, .. } = sh;
+    let scale = 1.0 / (C as f32).sqrt();
+
+    // pass 1: dP[b,i,j] = Σ_c dAtt[b,i,c] · v[b,j,c], for every (i, j), masked or not
+    rec.phase(Phase::WeightedSumBack);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let ai = (bb * T + i) * C;
+            rec.enter(&["i", "ai"], [i, ai]);
+            for j in 0..T {
+                let vj = (bb * T + j) * C;
+                let off = (bb * T + i) * T + j;
+                rec.enter(&["j", "vj", "off"], [j, vj, off]);
+                let mut s = 0.0;
+                for c in 0..C {
+                    rec.enter(&["c"], [c]);
+                    s += rec.read(Buf::DAtt, d_att, ai + c) * rec.read(Buf::V, v, vj + c);
+                    rec.exit();
+                }
+                rec.write(Buf::DProbs, d_probs, off, s);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 2: dV[b,j,c] = Σ_i P[b,i,j] · dAtt[b,i,c]
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for j in 0..T {
+            let vj = (bb * T + j) * C;
+            rec.enter(&["j", "vj"], [j, vj]);
+            for c in 0..C {
+                rec.enter(&["c"], [c]);
+                let mut s = 0.0;
+                for i in 0..T {
+                    let ai = (bb * T + i) * C;
+                    let off = (bb * T + i) * T + j;
+                    rec.enter(&["i", "ai", "off"], [i, ai, off]);
+                    s += rec.read(Buf::Probs, probs, off) * rec.read(Buf::DAtt, d_att, ai + c);
+                    rec.exit();
+                }
+                rec.write(Buf::DV, d_v, vj + c, s);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, i) at a time
+    rec.phase(Phase::SoftmaxBack);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let row = (bb * T + i) * T;
+            rec.enter(&["i", "row"], [i, row]);
+            softmax::row_backward(rec, T, row, probs, d_probs, d_scores);
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 4: dQ[b,i,c] = Σ_j dS[b,i,j] · k[b,j,c] / √C over visible pairs: a masked score was
+    // overwritten by a constant, so no gradient flows through it
+    rec.phase(Phase::ScoresBack);
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for i in 0..T {
+            let qi = (bb * T + i) * C;
+            rec.enter(&["i", "qi"], [i, qi]);
+            for c in 0..C {
+                rec.enter(&["c"], [c]);
+                let mut s = 0.0;
+                for j in 0..T {
+                    if mask.hides(i, j) {
+                        continue;
+                    }
+                    let kj = (bb * T + j) * C;
+                    let off = (bb * T + i) * T + j;
+                    rec.enter(&["j", "kj", "off"], [j, kj, off]);
+                    s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::K, k, kj + c);
+                    rec.exit();
+                }
+                rec.write(Buf::DQ, d_q, qi + c, s * scale);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+
+    // pass 5: dK[b,j,c] = Σ_i dS[b,i,j] · q[b,i,c] / √C over visible pairs
+    for bb in 0..B {
+        rec.enter(&["bb"], [bb]);
+        for j in 0..T {
+            let kj = (bb * T + j) * C;
+            rec.enter(&["j", "kj"], [j, kj]);
+            for c in 0..C {
+                rec.enter(&["c"], [c]);
+                let mut s = 0.0;
+                for i in 0..T {
+                    if mask.hides(i, j) {
+                        continue;
+                    }
+                    let qi = (bb * T + i) * C;
+                    let off = (bb * T + i) * T + j;
+                    rec.enter(&["i", "qi", "off"], [i, qi, off]);
+                    s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::Q, q, qi + c);
+                    rec.exit();
+                }
+                rec.write(Buf::DK, d_k, kj + c, s * scale);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.exit();
+    }
+}

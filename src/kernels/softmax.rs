@@ -1,0 +1,58 @@
+//! Softmax over one row of scores, `P[j] = exp(S[j] − max) / Σ_k exp(S[k] − max)`, and its
+//! backward. The attention kernels loop over rows (bb, hh, i) and call these for each.
+
+use crate::trace::{Buf, Recorder};
+
+/// `probs[row + j]` for `j < T` from `scores[row + j]`, in three passes as in the reference.
+pub fn row_forward<R: Recorder>(rec: &mut R, T: usize, row: usize, scores: &[f32], probs: &mut [f32]) {
+    // pass a: the row maximum, subtracted below so exp never overflows
+    let mut maxval = f32::NEG_INFINITY;
+    for j in 0..T {
+        rec.enter(&["j", "off"], [j, row + j]);
+        maxval = maxval.max(rec.read(Buf::Scores, scores, row + j));
+        rec.exit();
+    }
+    // pass b: unnormalised exponentials and their sum (a masked −1e9 becomes exactly 0)
+    let mut sum = 0.0;
+    for j in 0..T {
+        rec.enter(&["j", "off"], [j, row + j]);
+        let e = (rec.read(Buf::Scores, scores, row + j) - maxval).exp();
+        rec.write(Buf::Probs, probs, row + j, e);
+        sum += e;
+        rec.exit();
+    }
+    // pass c: normalise so the row sums to 1
+    let inv = 1.0 / sum;
+    for j in 0..T {
+        rec.enter(&["j", "off"], [j, row + j]);
+        let e = rec.read(Buf::Probs, probs, row + j);
+        rec.write(Buf::Probs, probs, row + j, e * inv);
+        rec.exit();
+    }
+}
+
+/// `dS[j] = P[j] · (dP[j] − Σ_k dP[k]·P[k])` for one row.
+pub fn row_backward<R: Recorder>(
+    rec: &mut R,
+    T: usize,
+    row: usize,
+    probs: &[f32],
+    d_probs: &[f32],
+    d_scores: &mut [f32],
+) {
+    // pass a: Σ_k dP[k]·P[k], the part of the gradient every entry of the row shares
+    let mut dot = 0.0;
+    for k in 0..T {
+        rec.enter(&["k", "off"], [k, row + k]);
+        dot += rec.read(Buf::DProbs, d_probs, row + k) * rec.read(Buf::Probs, probs, row + k);
+        rec.exit();
+    }
+    // pass b: each entry's own term
+    for j in 0..T {
+        rec.enter(&["j", "off"], [j, row + j]);
+        let p = rec.read(Buf::Probs, probs, row + j);
+        let dp = rec.read(Buf::DProbs, d_probs, row + j);
+        rec.write(Buf::DScores, d_scores, row + j, p * (dp - dot));
+        rec.exit();
+    }
+}

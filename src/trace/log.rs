@@ -1,0 +1,351 @@
+//! The logging recorder and the finished, indexed trace.
+
+use super::index::CellIndex;
+use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
+use crate::tensor::unravel;
+use std::panic::Location;
+
+/// Which loop a frame is an iteration of: the names it records and the file it is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kind {
+    /// `names[0]` is the loop variable, the rest are offsets derived in the iteration.
+    pub names: &'static [&'static str],
+    pub file: &'static str,
+    pub line: u32,
+}
+
+/// A recorder that keeps every access. Turn it into a [`Trace`] with [`Logger::finish`].
+#[derive(Debug, Default)]
+pub struct Logger {
+    events: Vec<Event>,
+    frames: Vec<Frame>,
+    open: Vec<u32>,
+    kinds: Vec<Kind>,
+    /// Per nesting depth, the kind entered there last: loops re-enter the same kind
+    /// over and over, so this turns interning into one pointer comparison.
+    kind_cache: Vec<(*const &'static str, *const u8, u16)>,
+    phases: Vec<(u32, Phase)>,
+}
+
+impl Logger {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A logger with room for `events` events, so recording never reallocates.
+    pub fn with_capacity(events: usize) -> Self {
+        Logger {
+            events: Vec::with_capacity(events),
+            frames: Vec::with_capacity(events / 2 + 16),
+            ..Self::default()
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    fn intern_kind(&mut self, names: &'static [&'static str], loc: &'static Location<'static>) -> u16 {
+        let depth = self.open.len();
+        let key = (names.as_ptr(), loc.file().as_ptr());
+        if let Some(&(n, f, id)) = self.kind_cache.get(depth)
+            && (n, f) == key
+        {
+            return id;
+        }
+        let kind = Kind { names, file: loc.file(), line: loc.line() };
+        let id = match self.kinds.iter().position(|k| k.names == kind.names && k.file == kind.file) {
+            Some(i) => i,
+            None => {
+                self.kinds.push(kind);
+                self.kinds.len() - 1
+            }
+        };
+        let id = u16::try_from(id).expect("fewer than 65536 loop kinds");
+        if self.kind_cache.len() <= depth {
+            self.kind_cache.resize(depth + 1, (std::ptr::null(), std::ptr::null(), 0));
+        }
+        self.kind_cache[depth] = (key.0, key.1, id);
+        id
+    }
+
+    /// Closes the log. `buffers` gives the shape (and display view) and the starting contents
+    /// of every buffer the kernels touched, indexed by [`Buf`].
+    pub fn finish(self, buffers: Vec<Option<BufferInfo>>) -> Trace {
+        assert!(self.open.is_empty(), "a kernel left {} loop frames open", self.open.len());
+        let sizes: Vec<usize> = (0..Buf::ALL.len())
+            .map(|b| buffers.get(b).and_then(|i| i.as_ref()).map_or(0, |i| i.len()))
+            .collect();
+        let index = CellIndex::build(&self.events, &sizes);
+        Trace {
+            events: self.events,
+            frames: self.frames,
+            kinds: self.kinds,
+            phases: self.phases,
+            buffers,
+            index,
+        }
+    }
+}
+
+impl Recorder for Logger {
+    const ENABLED: bool = true;
+
+    #[inline]
+    fn log(&mut self, op: Op, buf: Buf, offset: usize, value: f32, line: u32) {
+        let frame = self.open.last().copied().unwrap_or(NO_FRAME);
+        self.events.push(Event {
+            offset: offset as u32,
+            value,
+            frame,
+            line: line as u16,
+            buf,
+            op,
+        });
+    }
+
+    fn phase(&mut self, phase: Phase) {
+        self.phases.push((self.events.len() as u32, phase));
+    }
+
+    #[inline]
+    #[track_caller]
+    fn enter<const N: usize>(&mut self, names: &'static [&'static str; N], vals: [usize; N]) {
+        const { assert!(N >= 1 && N <= FRAME_VALUES, "a frame records 1 to 3 values") };
+        let kind = self.intern_kind(names, Location::caller());
+        let mut packed = [0u32; FRAME_VALUES];
+        for (p, v) in packed.iter_mut().zip(vals) {
+            *p = v as u32;
+        }
+        let id = self.frames.len() as u32;
+        self.frames.push(Frame {
+            parent: self.open.last().copied().unwrap_or(NO_FRAME),
+            start: self.events.len() as u32,
+            end: self.events.len() as u32,
+            kind,
+            depth: self.open.len() as u16,
+            vals: packed,
+        });
+        self.open.push(id);
+    }
+
+    #[inline]
+    fn exit(&mut self) {
+        let id = self.open.pop().expect("exit without enter");
+        self.frames[id as usize].end = self.events.len() as u32;
+    }
+}
+
+/// Shape and starting contents of one buffer of a traced run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BufferInfo {
+    /// The shape the buffer is reported in (`run --json`).
+    pub shape: Vec<usize>,
+    /// The shape it is indexed in by the kernel, e.g. MHA's `[B,T,H,D]` view of q.
+    pub view: Vec<usize>,
+    /// Contents before the first event: the inputs' values, zeros for everything computed.
+    pub initial: Vec<f32>,
+}
+
+impl BufferInfo {
+    pub fn len(&self) -> usize {
+        self.initial.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.initial.is_empty()
+    }
+}
+
+/// A finished event log with its indexes.
+#[derive(Debug)]
+pub struct Trace {
+    pub events: Vec<Event>,
+    pub frames: Vec<Frame>,
+    pub kinds: Vec<Kind>,
+    /// `(first event, phase)`, in order.
+    pub phases: Vec<(u32, Phase)>,
+    pub buffers: Vec<Option<BufferInfo>>,
+    pub index: CellIndex,
+}
+
+/// One event expanded to everything a person wants to see about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventView {
+    pub seq: usize,
+    pub pass: Pass,
+    pub phase: Phase,
+    pub op: Op,
+    pub buf: Buf,
+    pub offset: usize,
+    /// Logical coordinates of `offset` in the buffer's view shape.
+    pub index: Vec<usize>,
+    pub value: f32,
+    /// Loop variables in scope, outermost first.
+    pub vars: Vec<(&'static str, usize)>,
+    /// Offsets derived in the enclosing iterations, outermost first.
+    pub derived: Vec<(&'static str, usize)>,
+    pub file: &'static str,
+    pub line: u32,
+}
+
+impl Trace {
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Bytes the log itself occupies (events, frames, phase spans), without the cell index.
+    pub fn log_bytes(&self) -> usize {
+        self.events.len() * size_of::<Event>()
+            + self.frames.len() * size_of::<Frame>()
+            + self.phases.len() * size_of::<(u32, Phase)>()
+    }
+
+    pub fn buffer(&self, buf: Buf) -> Option<&BufferInfo> {
+        self.buffers.get(buf as usize).and_then(|b| b.as_ref())
+    }
+
+    /// Index into `phases` of the span containing event `n`.
+    pub fn phase_span(&self, n: usize) -> usize {
+        self.phases.partition_point(|&(start, _)| start as usize <= n).saturating_sub(1)
+    }
+
+    pub fn phase_at(&self, n: usize) -> Phase {
+        self.phases[self.phase_span(n)].1
+    }
+
+    /// Events `start..end` of phase span `k`.
+    pub fn span_range(&self, k: usize) -> std::ops::Range<usize> {
+        let start = self.phases[k].0 as usize;
+        let end = self.phases.get(k + 1).map_or(self.len(), |&(s, _)| s as usize);
+        start..end
+    }
+
+    /// First event of the next phase after the one holding `n`.
+    pub fn next_phase(&self, n: usize) -> Option<usize> {
+        let k = self.phase_span(n);
+        (k + 1..self.phases.len()).map(|k| self.phases[k].0 as usize).find(|&s| s < self.len())
+    }
+
+    /// First event of the phase holding `n` if `n` is past it, else of the phase before.
+    pub fn prev_phase(&self, n: usize) -> Option<usize> {
+        let k = self.phase_span(n);
+        let start = self.phases[k].0 as usize;
+        if n > start {
+            Some(start)
+        } else {
+            (0..k).rev().map(|k| self.phases[k].0 as usize).find(|&s| s < n)
+        }
+    }
+
+    pub fn frame(&self, id: u32) -> Option<&Frame> {
+        self.frames.get(id as usize)
+    }
+
+    /// The loop iteration `up` levels above the innermost one of event `n`.
+    fn frame_above(&self, n: usize, up: usize) -> Option<&Frame> {
+        let mut f = self.frame(self.events.get(n)?.frame)?;
+        for _ in 0..up {
+            f = self.frame(f.parent)?;
+        }
+        Some(f)
+    }
+
+    /// First event after the current iteration of the loop `up` levels above the innermost one
+    /// (`up = 0`: the innermost loop). That is the next iteration's first access, or the first
+    /// access after the loop when this was its last iteration.
+    pub fn next_iteration(&self, n: usize, up: usize) -> Option<usize> {
+        let f = self.frame_above(n, up)?;
+        let end = f.end as usize;
+        (end < self.len() && end > n).then_some(end)
+    }
+
+    /// First event of the previous iteration of that loop (or of the current one when `n` is
+    /// past its start).
+    pub fn prev_iteration(&self, n: usize, up: usize) -> Option<usize> {
+        let f = self.frame_above(n, up)?;
+        let start = f.start as usize;
+        if n > start {
+            return Some(start);
+        }
+        let before = start.checked_sub(1)?;
+        let mut g = self.frame(self.events[before].frame);
+        while let Some(frame) = g {
+            if frame.depth <= f.depth {
+                break;
+            }
+            g = self.frame(frame.parent);
+        }
+        match g {
+            Some(sib) if sib.depth == f.depth && sib.kind == f.kind => Some(sib.start as usize),
+            _ => Some(before),
+        }
+    }
+
+    /// The chain of loop iterations around event `n`, outermost first.
+    pub fn frames_of(&self, n: usize) -> Vec<&Frame> {
+        let mut chain = Vec::new();
+        let mut id = self.events.get(n).map_or(NO_FRAME, |e| e.frame);
+        while let Some(f) = self.frame(id) {
+            chain.push(f);
+            id = f.parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// Source file of event `n` (the file of its innermost loop).
+    pub fn file_of(&self, n: usize) -> &'static str {
+        self.frames_of(n).last().map_or("", |f| self.kinds[f.kind as usize].file)
+    }
+
+    /// Event `n` in its rich form. Panics if `n` is out of range.
+    pub fn view(&self, n: usize) -> EventView {
+        let e = self.events[n];
+        let phase = self.phase_at(n);
+        let mut vars = Vec::new();
+        let mut derived = Vec::new();
+        let chain = self.frames_of(n);
+        for f in &chain {
+            let kind = &self.kinds[f.kind as usize];
+            vars.push((kind.names[0], f.vals[0] as usize));
+            for (k, name) in kind.names.iter().enumerate().skip(1) {
+                derived.push((*name, f.vals[k] as usize));
+            }
+        }
+        let file = chain.last().map_or("", |f| self.kinds[f.kind as usize].file);
+        let index = self
+            .buffer(e.buf)
+            .map_or_else(|| vec![e.offset as usize], |b| unravel(&b.view, e.offset as usize));
+        EventView {
+            seq: n,
+            pass: phase.pass(),
+            phase,
+            op: e.op,
+            buf: e.buf,
+            offset: e.offset as usize,
+            index,
+            value: e.value,
+            vars,
+            derived,
+            file,
+            line: e.line as u32,
+        }
+    }
+
+    /// Value of `buf[offset]` just after event `n` happened.
+    pub fn value_at(&self, buf: Buf, offset: usize, n: usize) -> f32 {
+        match self.index.last_write_at_or_before(buf, offset, n) {
+            Some(w) => self.events[w].value,
+            None => self.buffer(buf).and_then(|b| b.initial.get(offset)).copied().unwrap_or(0.0),
+        }
+    }
+}
