@@ -10,7 +10,11 @@ use serde::Serialize;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Start {
     /// From the input `x [B,T,C]` through the fused projection `w_qkv [C,3C]`, `b_qkv [3C]`.
-    X { x: Vec<f32>, w_qkv: Vec<f32>, b_qkv: Vec<f32> },
+    X {
+        x: Vec<f32>,
+        w_qkv: Vec<f32>,
+        b_qkv: Vec<f32>,
+    },
     /// At the attention core, with `q, k, v [B,T,C]` given.
     Qkv { q: Vec<f32>, k: Vec<f32>, v: Vec<f32> },
 }
@@ -36,8 +40,14 @@ pub struct Passes {
 }
 
 impl Passes {
-    pub const BOTH: Passes = Passes { forward: true, backward: true };
-    pub const FORWARD: Passes = Passes { forward: true, backward: false };
+    pub const BOTH: Passes = Passes {
+        forward: true,
+        backward: true,
+    };
+    pub const FORWARD: Passes = Passes {
+        forward: true,
+        backward: false,
+    };
 }
 
 /// Everything the engine needs to know to count events, without the data.
@@ -172,7 +182,11 @@ impl Tensors {
                 let data = self.get(b);
                 (!data.is_empty()).then(|| {
                     let (shape, view) = shapes(b, variant, sh);
-                    BufferInfo { shape, view, initial: data.to_vec() }
+                    BufferInfo {
+                        shape,
+                        view,
+                        initial: data.to_vec(),
+                    }
                 })
             })
             .collect()
@@ -193,7 +207,9 @@ pub fn shapes(buf: Buf, variant: Variant, sh: Shape) -> (Vec<usize>, Vec<usize>)
         Buf::X | Buf::Out | Buf::DOut | Buf::DX => same(btc),
         Buf::Q | Buf::K | Buf::V | Buf::DQ | Buf::DK | Buf::DV => (btc, if mha { heads } else { vec![B, T, C] }),
         Buf::Att | Buf::DAtt => same(if mha { heads } else { btc }),
-        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => same(if mha { vec![B, H, T, T] } else { vec![B, T, T] }),
+        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => {
+            same(if mha { vec![B, H, T, T] } else { vec![B, T, T] })
+        }
         Buf::WQkv | Buf::DWQkv => same(vec![C, 3 * C]),
         Buf::BQkv | Buf::DBQkv => same(vec![3 * C]),
         Buf::Qkv | Buf::DQkv => same(vec![B, T, 3 * C]),
@@ -223,7 +239,17 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, sh: 
         Variant::Baseline => attention_1h::forward,
         Variant::Mha => attention_mha::forward,
     };
-    core(rec, ksh, mask, &t.q, &t.k, &t.v, &mut t.scores, &mut t.probs, &mut t.att);
+    core(
+        rec,
+        ksh,
+        mask,
+        &t.q,
+        &t.k,
+        &t.v,
+        &mut t.scores,
+        &mut t.probs,
+        &mut t.att,
+    );
     if !t.w_proj.is_empty() {
         linear::forward(
             rec,
@@ -313,7 +339,12 @@ impl Run {
         Buf::ALL
             .iter()
             .filter(|&&b| !self.tensors.get(b).is_empty())
-            .map(|&b| (b, Tensor::new(shapes(b, self.variant, self.shape).0, self.tensors.get(b).to_vec())))
+            .map(|&b| {
+                (
+                    b,
+                    Tensor::new(shapes(b, self.variant, self.shape).0, self.tensors.get(b).to_vec()),
+                )
+            })
             .collect()
     }
 }
@@ -345,7 +376,12 @@ pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> R
         }
         None
     };
-    Run { variant, shape: sh, tensors: t, trace }
+    Run {
+        variant,
+        shape: sh,
+        tensors: t,
+        trace,
+    }
 }
 
 /// Reads and writes one phase makes, in closed form.
@@ -373,7 +409,11 @@ pub fn phase_counts(plan: Plan, variant: Variant, passes: Passes) -> Vec<PhaseCo
     let lin_fwd = |phase, ic: u64, oc: u64| pc(phase, rows * oc * (1 + 2 * ic), rows * oc);
     // dx (IC per row, OC pairs each), dW (IC·OC, one pair per row), db (OC, one read per row)
     let lin_bwd = |phase, ic: u64, oc: u64| {
-        pc(phase, rows * ic * 2 * oc + ic * oc * 2 * rows + oc * rows, rows * ic + ic * oc + oc)
+        pc(
+            phase,
+            rows * ic * 2 * oc + ic * oc * 2 * rows + oc * rows,
+            rows * ic + ic * oc + oc,
+        )
     };
     let mut out = Vec::new();
     if passes.forward {
@@ -393,7 +433,11 @@ pub fn phase_counts(plan: Plan, variant: Variant, passes: Passes) -> Vec<PhaseCo
             out.push(lin_bwd(Phase::OutProjBack, c, c));
         }
         // dP: 2·D reads per (b,h,i,j); dV: 2·T reads per element of v
-        out.push(pc(Phase::WeightedSumBack, 2 * b * t * t * c + 2 * rows * c * t, b * h * t * t + rows * c));
+        out.push(pc(
+            Phase::WeightedSumBack,
+            2 * b * t * t * c + 2 * rows * c * t,
+            b * h * t * t + rows * c,
+        ));
         out.push(pc(Phase::SoftmaxBack, 4 * score_rows * t, score_rows * t));
         // dQ and dK: one (dS, k) or (dS, q) pair per visible pair and channel
         out.push(pc(Phase::ScoresBack, 2 * 2 * b * visible * c, 2 * rows * c));
@@ -407,5 +451,8 @@ pub fn phase_counts(plan: Plan, variant: Variant, passes: Passes) -> Vec<PhaseCo
 
 /// Total events a traced run will record.
 pub fn estimate_events(plan: Plan, variant: Variant, passes: Passes) -> u64 {
-    phase_counts(plan, variant, passes).iter().map(|p| p.reads + p.writes).sum()
+    phase_counts(plan, variant, passes)
+        .iter()
+        .map(|p| p.reads + p.writes)
+        .sum()
 }

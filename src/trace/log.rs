@@ -57,8 +57,16 @@ impl Logger {
         {
             return id;
         }
-        let kind = Kind { names, file: loc.file(), line: loc.line() };
-        let id = match self.kinds.iter().position(|k| k.names == kind.names && k.file == kind.file) {
+        let kind = Kind {
+            names,
+            file: loc.file(),
+            line: loc.line(),
+        };
+        let id = match self
+            .kinds
+            .iter()
+            .position(|k| k.names == kind.names && k.file == kind.file)
+        {
             Some(i) => i,
             None => {
                 self.kinds.push(kind);
@@ -67,7 +75,8 @@ impl Logger {
         };
         let id = u16::try_from(id).expect("fewer than 65536 loop kinds");
         if self.kind_cache.len() <= depth {
-            self.kind_cache.resize(depth + 1, (std::ptr::null(), std::ptr::null(), 0));
+            self.kind_cache
+                .resize(depth + 1, (std::ptr::null(), std::ptr::null(), 0));
         }
         self.kind_cache[depth] = (key.0, key.1, id);
         id
@@ -76,7 +85,11 @@ impl Logger {
     /// Closes the log. `buffers` gives the shape (and display view) and the starting contents
     /// of every buffer the kernels touched, indexed by [`Buf`].
     pub fn finish(self, buffers: Vec<Option<BufferInfo>>) -> Trace {
-        assert!(self.open.is_empty(), "a kernel left {} loop frames open", self.open.len());
+        assert!(
+            self.open.is_empty(),
+            "a kernel left {} loop frames open",
+            self.open.len()
+        );
         let sizes: Vec<usize> = (0..Buf::ALL.len())
             .map(|b| buffers.get(b).and_then(|i| i.as_ref()).map_or(0, |i| i.len()))
             .collect();
@@ -215,7 +228,9 @@ impl Trace {
 
     /// Index into `phases` of the span containing event `n`.
     pub fn phase_span(&self, n: usize) -> usize {
-        self.phases.partition_point(|&(start, _)| start as usize <= n).saturating_sub(1)
+        self.phases
+            .partition_point(|&(start, _)| start as usize <= n)
+            .saturating_sub(1)
     }
 
     pub fn phase_at(&self, n: usize) -> Phase {
@@ -232,7 +247,9 @@ impl Trace {
     /// First event of the next phase after the one holding `n`.
     pub fn next_phase(&self, n: usize) -> Option<usize> {
         let k = self.phase_span(n);
-        (k + 1..self.phases.len()).map(|k| self.phases[k].0 as usize).find(|&s| s < self.len())
+        (k + 1..self.phases.len())
+            .map(|k| self.phases[k].0 as usize)
+            .find(|&s| s < self.len())
     }
 
     /// First event of the phase holding `n` if `n` is past it, else of the phase before.
@@ -304,7 +321,9 @@ impl Trace {
 
     /// Source file of event `n` (the file of its innermost loop).
     pub fn file_of(&self, n: usize) -> &'static str {
-        self.frames_of(n).last().map_or("", |f| self.kinds[f.kind as usize].file)
+        self.frames_of(n)
+            .last()
+            .map_or("", |f| self.kinds[f.kind as usize].file)
     }
 
     /// Event `n` in its rich form. Panics if `n` is out of range.
@@ -345,7 +364,11 @@ impl Trace {
     pub fn value_at(&self, buf: Buf, offset: usize, n: usize) -> f32 {
         match self.index.last_write_at_or_before(buf, offset, n) {
             Some(w) => self.events[w].value,
-            None => self.buffer(buf).and_then(|b| b.initial.get(offset)).copied().unwrap_or(0.0),
+            None => self
+                .buffer(buf)
+                .and_then(|b| b.initial.get(offset))
+                .copied()
+                .unwrap_or(0.0),
         }
     }
 }
