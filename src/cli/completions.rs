@@ -1,0 +1,24 @@
+//! `attn-trace completions SHELL`: prints a shell completion script.
+
+use super::CliError;
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+/// Print a completion script for your shell.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Examples:
+  attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
+  attn-trace completions zsh > ~/.zfunc/_attn-trace
+  attn-trace completions fish > ~/.config/fish/completions/attn-trace.fish")]
+pub struct Args {
+    /// The shell to generate for.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let mut command = crate::Cli::command();
+    clap_complete::generate(args.shell, &mut command, "attn-trace", &mut std::io::stdout());
+    Ok(())
+}
