@@ -40,11 +40,11 @@ pub fn row_backward<R: Recorder>(
     d_probs: &[f32],
     d_scores: &mut [f32],
 ) {
-    // pass a: Σ_k dP[k]·P[k], the part of the gradient every entry of the row shares
+    // pass a: Σ_j dP[j]·P[j], the part of the gradient every entry of the row shares
     let mut dot = 0.0;
-    for k in 0..T {
-        rec.enter(&["k", "off"], [k, row + k]);
-        dot += rec.read(Buf::DProbs, d_probs, row + k) * rec.read(Buf::Probs, probs, row + k);
+    for j in 0..T {
+        rec.enter(&["j", "off"], [j, row + j]);
+        dot += rec.read(Buf::DProbs, d_probs, row + j) * rec.read(Buf::Probs, probs, row + j);
         rec.exit();
     }
     // pass b: each entry's own term

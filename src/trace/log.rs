@@ -186,6 +186,15 @@ pub struct Trace {
     pub index: CellIndex,
 }
 
+/// An offset a kernel derived from its loop variables (`qi`, `k_base`, `off`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Derived {
+    pub name: &'static str,
+    pub value: usize,
+    /// The kernel file that computed it: `off` means different things in different kernels.
+    pub file: &'static str,
+}
+
 /// One event expanded to everything a person wants to see about it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventView {
@@ -201,7 +210,7 @@ pub struct EventView {
     /// Loop variables in scope, outermost first.
     pub vars: Vec<(&'static str, usize)>,
     /// Offsets derived in the enclosing iterations, outermost first.
-    pub derived: Vec<(&'static str, usize)>,
+    pub derived: Vec<Derived>,
     pub file: &'static str,
     pub line: u32,
 }
@@ -337,7 +346,11 @@ impl Trace {
             let kind = &self.kinds[f.kind as usize];
             vars.push((kind.names[0], f.vals[0] as usize));
             for (k, name) in kind.names.iter().enumerate().skip(1) {
-                derived.push((*name, f.vals[k] as usize));
+                derived.push(Derived {
+                    name,
+                    value: f.vals[k] as usize,
+                    file: kind.file,
+                });
             }
         }
         let file = chain.last().map_or("", |f| self.kinds[f.kind as usize].file);

@@ -1,0 +1,252 @@
+//! The offset formulas as the docs write them, and the same formulas with an event's numbers
+//! substituted: `q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10`.
+//!
+//! The kernels compute these offsets in code and record the values; this table holds the text.
+//! A test evaluates every formula for every recorded iteration and compares it with the value
+//! the kernel recorded, so the text cannot drift from the code.
+
+use crate::tensor::Shape;
+use crate::trace::{EventView, Phase};
+use std::fmt;
+
+/// `(kernel file, offset name, formula)`. In formulas `b` and `h` are the loops' `bb` and `hh`.
+const FORMULAS: &[(&str, &str, &str)] = &[
+    ("attention_1h.rs", "qi", "(b*T + i)*C"),
+    ("attention_1h.rs", "kj", "(b*T + j)*C"),
+    ("attention_1h.rs", "off", "(b*T + i)*T + j"),
+    ("attention_1h.rs", "row", "(b*T + i)*T"),
+    ("attention_1h.rs", "ai", "(b*T + i)*C"),
+    ("attention_1h.rs", "vj", "(b*T + j)*C"),
+    ("attention_mha.rs", "q_base", "((b*T + i)*H + h)*D"),
+    ("attention_mha.rs", "k_base", "((b*T + j)*H + h)*D"),
+    ("attention_mha.rs", "off", "((b*H + h)*T + i)*T + j"),
+    ("attention_mha.rs", "row", "((b*H + h)*T + i)*T"),
+    ("attention_mha.rs", "a_base", "((b*T + i)*H + h)*D"),
+    ("attention_mha.rs", "v_base", "((b*T + j)*H + h)*D"),
+    ("softmax.rs", "off", "row + j"),
+    ("split.rs", "qi", "(b*T + i)*C"),
+    ("split.rs", "ri", "(b*T + i)*3*C"),
+    ("linear.rs", "xi", "(b*T + i)*IC"),
+    ("linear.rs", "yi", "(b*T + i)*OC"),
+    ("linear.rs", "w_off", "c*OC + o"),
+];
+
+/// The formula of offset `name` as computed in kernel `file` (a path ending in the file name).
+pub fn formula(file: &str, name: &str) -> Option<&'static str> {
+    let file = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    FORMULAS
+        .iter()
+        .find(|(f, n, _)| *f == file && *n == name)
+        .map(|(_, _, text)| *text)
+}
+
+/// The size symbols a formula may use in `phase`: `B, T, C, H, D`, and a linear layer's input
+/// and output widths `IC, OC`.
+pub fn sizes(shape: Shape, phase: Phase) -> Vec<(&'static str, usize)> {
+    let oc = match phase {
+        Phase::QkvProj | Phase::QkvProjBack => 3 * shape.c,
+        _ => shape.c,
+    };
+    vec![
+        ("B", shape.b),
+        ("T", shape.t),
+        ("C", shape.c),
+        ("H", shape.h),
+        ("D", shape.d()),
+        ("IC", shape.c),
+        ("OC", oc),
+    ]
+}
+
+/// A formula with its numbers filled in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Substituted {
+    pub name: &'static str,
+    pub formula: &'static str,
+    /// The formula with every symbol replaced by its value, e.g. `((0*3 + 2)*2 + 1)*2`.
+    pub numbers: String,
+    /// What the formula evaluates to.
+    pub value: usize,
+}
+
+impl fmt::Display for Substituted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} = {} = {} = {}",
+            self.name, self.formula, self.numbers, self.value
+        )
+    }
+}
+
+/// Substitutes `symbols` into the formula of `name` in `file` and evaluates it.
+/// The loop variables `bb`, `hh` answer to the formula's `b`, `h`.
+pub fn substitute(file: &str, name: &'static str, symbols: &[(&str, usize)]) -> Option<Substituted> {
+    let text = formula(file, name)?;
+    let lookup = |sym: &str| {
+        let alias = match sym {
+            "b" => "bb",
+            "h" => "hh",
+            other => other,
+        };
+        symbols
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == alias || *n == sym)
+            .map(|&(_, v)| v)
+    };
+    let mut numbers = String::new();
+    for tok in tokens(text) {
+        match tok {
+            Tok::Ident(id) => numbers.push_str(&lookup(id)?.to_string()),
+            Tok::Other(s) | Tok::Num(s) => numbers.push_str(s),
+        }
+    }
+    let value = Eval {
+        toks: tokens(&numbers).filter(|t| !matches!(t, Tok::Other(" "))).collect(),
+        at: 0,
+    }
+    .run()?;
+    Some(Substituted {
+        name,
+        formula: text,
+        numbers,
+        value,
+    })
+}
+
+/// Every derived offset of an event, substituted: the lines of the TUI's variables panel.
+pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
+    let mut symbols: Vec<(&str, usize)> = sizes(shape, view.phase);
+    symbols.extend(view.vars.iter().copied());
+    let mut lines = Vec::new();
+    for d in &view.derived {
+        if let Some(s) = substitute(d.file, d.name, &symbols) {
+            lines.push(s);
+        }
+        // later formulas may use earlier offsets (softmax's `row + j`)
+        symbols.push((d.name, d.value));
+    }
+    lines
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
+    Ident(&'a str),
+    Num(&'a str),
+    Other(&'a str),
+}
+
+fn tokens(text: &str) -> impl Iterator<Item = Tok<'_>> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let len = if first.is_ascii_alphabetic() || first == '_' {
+            rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len())
+        } else if first.is_ascii_digit() {
+            rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())
+        } else {
+            first.len_utf8()
+        };
+        let (tok, tail) = rest.split_at(len);
+        rest = tail;
+        Some(if first.is_ascii_alphabetic() || first == '_' {
+            Tok::Ident(tok)
+        } else if first.is_ascii_digit() {
+            Tok::Num(tok)
+        } else {
+            Tok::Other(tok)
+        })
+    })
+}
+
+/// Evaluates `+`, `*` and parentheses over whole numbers.
+struct Eval<'a> {
+    toks: Vec<Tok<'a>>,
+    at: usize,
+}
+
+impl<'a> Eval<'a> {
+    fn run(mut self) -> Option<usize> {
+        let v = self.sum()?;
+        (self.at == self.toks.len()).then_some(v)
+    }
+
+    fn peek(&self) -> Option<Tok<'a>> {
+        self.toks.get(self.at).copied()
+    }
+
+    fn sum(&mut self) -> Option<usize> {
+        let mut v = self.product()?;
+        while self.peek() == Some(Tok::Other("+")) {
+            self.at += 1;
+            v = v.checked_add(self.product()?)?;
+        }
+        Some(v)
+    }
+
+    fn product(&mut self) -> Option<usize> {
+        let mut v = self.atom()?;
+        while self.peek() == Some(Tok::Other("*")) {
+            self.at += 1;
+            v = v.checked_mul(self.atom()?)?;
+        }
+        Some(v)
+    }
+
+    fn atom(&mut self) -> Option<usize> {
+        let tok = self.peek()?;
+        self.at += 1;
+        match tok {
+            Tok::Num(n) => n.parse().ok(),
+            Tok::Other("(") => {
+                let v = self.sum()?;
+                (self.peek() == Some(Tok::Other(")"))).then(|| self.at += 1)?;
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walkthrough_q_base_reads_like_the_docs() {
+        let sh = Shape::new(1, 3, 4, 2);
+        let mut symbols = sizes(sh, Phase::Scores);
+        symbols.extend([("bb", 0), ("hh", 1), ("i", 2), ("j", 1)]);
+        let q = substitute("src/kernels/attention_mha.rs", "q_base", &symbols).unwrap();
+        assert_eq!(q.to_string(), "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10");
+        let k = substitute("src/kernels/attention_mha.rs", "k_base", &symbols).unwrap();
+        assert_eq!(k.value, 6);
+        let off = substitute("src/kernels/attention_mha.rs", "off", &symbols).unwrap();
+        assert_eq!(off.numbers, "((0*2 + 1)*3 + 2)*3 + 1");
+        assert_eq!(off.value, 16);
+    }
+
+    #[test]
+    fn unknown_symbols_and_names_give_none() {
+        assert_eq!(substitute("attention_1h.rs", "qi", &[("T", 3)]), None);
+        assert_eq!(formula("attention_1h.rs", "nope"), None);
+        assert_eq!(formula("other.rs", "qi"), None);
+    }
+
+    #[test]
+    fn evaluator_respects_precedence_and_parentheses() {
+        let eval = |s: &str| {
+            Eval {
+                toks: tokens(s).filter(|t| !matches!(t, Tok::Other(" "))).collect(),
+                at: 0,
+            }
+            .run()
+        };
+        assert_eq!(eval("2 + 3*4"), Some(14));
+        assert_eq!(eval("(2 + 3)*4"), Some(20));
+        assert_eq!(eval("(2 + 3"), None);
+        assert_eq!(eval("2 +"), None);
+    }
+}
