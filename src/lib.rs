@@ -8,5 +8,6 @@
 pub mod engine;
 pub mod formula;
 pub mod kernels;
+pub mod scenario;
 pub mod tensor;
 pub mod trace;

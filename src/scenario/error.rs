@@ -1,0 +1,113 @@
+//! The error every bad scenario file turns into: which file, which field, where, and what was
+//! expected, on one line.
+
+use std::fmt;
+use std::ops::Range;
+
+/// A scenario that cannot be used, with everything a person needs to fix it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The file as the user named it, or `<built-in NAME>`.
+    pub file: String,
+    /// The field at fault, e.g. `[shape].C` or `[values].q[1][2]`; `None` for the whole file.
+    pub field: Option<String>,
+    /// 1-based line and column (in characters), when the position is known.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+impl ScenarioError {
+    /// An error about the whole file, without a position.
+    pub fn file(file: &str, message: impl Into<String>) -> Self {
+        ScenarioError {
+            file: file.to_string(),
+            field: None,
+            line: None,
+            column: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error at byte range `span` of `text` (the position is its start).
+    pub fn at(file: &str, text: &str, span: Option<Range<usize>>, field: Option<String>, message: String) -> Self {
+        let (line, column) = match span {
+            Some(s) => {
+                let (l, c) = line_column(text, s.start);
+                (Some(l), Some(c))
+            }
+            None => (None, None),
+        };
+        ScenarioError {
+            file: file.to_string(),
+            field,
+            line,
+            column,
+            message,
+        }
+    }
+}
+
+/// 1-based line and character column of byte `offset` in `text`.
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |k| k + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+impl fmt::Display for ScenarioError {
+    /// `file:line:column: field: message`, leaving out what is unknown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let text = "a = 1\nτίτλος = 2\n";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 6), (2, 1));
+        // "τίτλος" is 6 characters but 12 bytes: the '=' is column 8
+        let eq = text.rfind('=').unwrap();
+        assert_eq!(line_column(text, eq), (2, 8));
+    }
+
+    #[test]
+    fn display_is_one_line_with_every_known_part() {
+        let e = ScenarioError::at(
+            "x.toml",
+            "[shape]\nB = 1\nC = -2\n",
+            Some(18..20),
+            Some("[shape].C".into()),
+            "expected a positive integer, found -2".into(),
+        );
+        assert_eq!(
+            e.to_string(),
+            "x.toml:3:5: [shape].C: expected a positive integer, found -2"
+        );
+        let e = ScenarioError::file("y.toml", "empty file");
+        assert_eq!(e.to_string(), "y.toml: empty file");
+    }
+}

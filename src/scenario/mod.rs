@@ -1,0 +1,402 @@
+//! Scenario files: the sizes, options and values of one attention problem, as a person writes
+//! them in TOML. See `docs/scenarios.md` for the format.
+//!
+//! Parsing is strict (unknown keys, wrong types and impossible sizes are errors that name the
+//! file, field, line and column), filling is deterministic (tensors the file does not give are
+//! drawn from `[init]`, one random stream per tensor), and the size of the trace is checked
+//! against a memory budget before anything is allocated.
+
+mod error;
+mod fill;
+mod parse;
+mod write;
+
+pub use error::{ScenarioError, line_column};
+pub use parse::MAX_SIZE;
+
+use crate::engine::{self, Inputs, Passes, Plan, Run, Start};
+use crate::kernels::{Mask, Variant};
+use crate::tensor::{Shape, numel};
+use crate::trace::Pass;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One attention problem: what to run, on which values, and where to look first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// The file path as given, or `<built-in NAME>`.
+    pub source: String,
+    pub title: String,
+    pub about: Option<String>,
+    pub shape: Shape,
+    /// Which kernels run, in the file's order (default: both).
+    pub variants: Vec<Variant>,
+    /// Which passes are recorded (default: both).
+    pub passes: Passes,
+    pub mask: Mask,
+    pub init: Init,
+    /// Only the tensors the file gives, flat row-major, already checked against their shapes.
+    pub values: BTreeMap<String, Vec<f32>>,
+    /// The element the TUI opens on.
+    pub focus: Option<Focus>,
+}
+
+/// How the tensors a scenario does not give are filled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Init {
+    pub seed: u64,
+    pub dist: Dist,
+}
+
+impl Default for Init {
+    fn default() -> Self {
+        Init {
+            seed: 0,
+            dist: Dist::Normal { std: 1.0 },
+        }
+    }
+}
+
+/// The distribution of filled values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    /// Normal with mean 0 and standard deviation `std`.
+    Normal {
+        std: f32,
+    },
+    /// Uniform on `[-scale, scale]`.
+    Uniform {
+        scale: f32,
+    },
+    Zeros,
+    Ones,
+    /// `0, 1, 2, …` times `scale`, in row-major order: every value tells you its own offset.
+    Arange {
+        scale: f32,
+    },
+}
+
+impl Dist {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Dist::Normal { .. } => "normal",
+            Dist::Uniform { .. } => "uniform",
+            Dist::Zeros => "zeros",
+            Dist::Ones => "ones",
+            Dist::Arange { .. } => "arange",
+        }
+    }
+}
+
+/// The element of the scores a learner starts from: batch `b`, head `h`, query `i`, key `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Focus {
+    pub variant: Option<Variant>,
+    pub pass: Option<Pass>,
+    pub b: usize,
+    pub h: usize,
+    pub i: usize,
+    pub j: usize,
+}
+
+/// The tensors `[values]` may give, in the engine's order.
+pub const VALUE_NAMES: [&str; 9] = ["x", "w_qkv", "b_qkv", "q", "k", "v", "w_proj", "b_proj", "d_out"];
+
+/// The shape a `[values]` tensor must have, or `None` for a name that is not one.
+pub fn value_shape(name: &str, sh: Shape) -> Option<Vec<usize>> {
+    let Shape { b, t, c, .. } = sh;
+    Some(match name {
+        "x" | "q" | "k" | "v" | "d_out" => vec![b, t, c],
+        "w_qkv" => vec![c, 3 * c],
+        "b_qkv" => vec![3 * c],
+        "w_proj" => vec![c, c],
+        "b_proj" => vec![c],
+        _ => return None,
+    })
+}
+
+/// Most memory the traces of one scenario may take.
+pub const BUDGET_BYTES: u64 = 4 << 30;
+
+/// What one recorded event costs with its share of frames and the cell index (measured on the
+/// shipped scenarios: 16 bytes of event, about 14 of frames, 8 of index, rounded up).
+pub const BYTES_PER_EVENT: u64 = 40;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// What the engine will be asked to do for a scenario with these values.
+fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>) -> Plan {
+    let from_x = !values.contains_key("q");
+    Plan {
+        shape,
+        mask,
+        from_x,
+        // from x the projection is always there (filled if not given); from q, k, v only if given
+        proj: from_x || values.contains_key("w_proj"),
+    }
+}
+
+/// Why the traces of `plan` would not fit in [`BUDGET_BYTES`], or `None` when they fit.
+pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes) -> Option<String> {
+    let Shape { b, t, c, .. } = plan.shape;
+    let shrink = "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes";
+    // an upper bound first, in floating point, so the exact count below cannot overflow
+    let bound = 64.0 * (b as f64) * (t as f64) * (c as f64) * ((t + c + 1) as f64) * variants.len() as f64;
+    if bound > 1e15 {
+        return Some(format!(
+            "the trace would record on the order of {bound:.0e} events, far beyond the {} GiB budget; {shrink}",
+            BUDGET_BYTES >> 30
+        ));
+    }
+    let events: u64 = variants.iter().map(|&v| engine::estimate_events(plan, v, passes)).sum();
+    let bytes = events * BYTES_PER_EVENT;
+    (bytes > BUDGET_BYTES).then(|| {
+        format!(
+            "the trace would record {events} events (about {:.1} GiB at {BYTES_PER_EVENT} bytes per event), over the {} GiB budget; {shrink}",
+            bytes as f64 / GIB,
+            BUDGET_BYTES >> 30
+        )
+    })
+}
+
+/// The shipped scenarios, embedded, by file stem.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("mha_walkthrough", include_str!("../../scenarios/mha_walkthrough.toml")),
+    ("indexing_trace", include_str!("../../scenarios/indexing_trace.toml")),
+    (
+        "numeric_baseline",
+        include_str!("../../scenarios/numeric_baseline.toml"),
+    ),
+    ("numeric_mha", include_str!("../../scenarios/numeric_mha.toml")),
+    ("masked_element", include_str!("../../scenarios/masked_element.toml")),
+    ("batch_b2", include_str!("../../scenarios/batch_b2.toml")),
+    ("heads_h4", include_str!("../../scenarios/heads_h4.toml")),
+    ("why_sqrt_d", include_str!("../../scenarios/why_sqrt_d.toml")),
+    ("backward_simple", include_str!("../../scenarios/backward_simple.toml")),
+];
+
+impl Scenario {
+    /// Reads and validates a scenario file. Every failure (missing file, a directory, not
+    /// UTF-8, empty, bad TOML, bad values) is a [`ScenarioError`] naming the file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let source = path.display().to_string();
+        let meta = std::fs::metadata(path).map_err(|e| {
+            ScenarioError::file(
+                &source,
+                match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file".to_string(),
+                    _ => format!("cannot read: {e}"),
+                },
+            )
+        })?;
+        if meta.is_dir() {
+            return Err(ScenarioError::file(
+                &source,
+                "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml",
+            ));
+        }
+        let bytes = std::fs::read(path).map_err(|e| ScenarioError::file(&source, format!("cannot read: {e}")))?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let bytes = e.as_bytes();
+                let good = String::from_utf8_lossy(&bytes[..valid]);
+                let (line, column) = line_column(&good, good.len());
+                return Err(ScenarioError {
+                    line: Some(line),
+                    column: Some(column),
+                    ..ScenarioError::file(
+                        &source,
+                        format!(
+                            "not UTF-8 text: byte 0x{:02x} cannot start a character; save the file as UTF-8",
+                            bytes[valid]
+                        ),
+                    )
+                });
+            }
+        };
+        Self::parse(&text, &source)
+    }
+
+    /// Parses and validates scenario text; `source` names it in errors.
+    pub fn parse(text: &str, source: &str) -> Result<Scenario, ScenarioError> {
+        // a byte-order mark is not part of the TOML; line and column stay those the user sees
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        parse::parse(text, source)
+    }
+
+    /// The MHA walkthrough (B=1, T=3, C=4, H=2), built into the binary.
+    pub fn builtin() -> Scenario {
+        Self::shipped("mha_walkthrough").expect("the built-in scenario is valid (tested)")
+    }
+
+    /// A shipped scenario by file stem, e.g. `"numeric_mha"`.
+    pub fn shipped(name: &str) -> Option<Scenario> {
+        let (_, text) = SHIPPED.iter().find(|(n, _)| *n == name)?;
+        Self::parse(text, &format!("<built-in {name}>")).ok()
+    }
+
+    /// Starts at `x` (with the input projection), unless the file gives q, k and v.
+    pub fn from_x(&self) -> bool {
+        !self.values.contains_key("q")
+    }
+
+    /// What the engine will run, without the data.
+    pub fn plan(&self) -> Plan {
+        plan_of(self.shape, self.mask, &self.values)
+    }
+
+    /// Events a traced run of `variant` will record.
+    pub fn estimated_events(&self, variant: Variant) -> u64 {
+        engine::estimate_events(self.plan(), variant, self.passes)
+    }
+
+    /// A given tensor, or its deterministic fill.
+    fn tensor(&self, name: &str) -> Vec<f32> {
+        match self.values.get(name) {
+            Some(data) => data.clone(),
+            None => {
+                let n = value_shape(name, self.shape).map_or(0, |s| numel(&s));
+                self.init.fill(name, n)
+            }
+        }
+    }
+
+    /// The engine's inputs: the given tensors, and the rest filled from `[init]`.
+    pub fn inputs(&self) -> Inputs {
+        let start = if self.from_x() {
+            Start::X {
+                x: self.tensor("x"),
+                w_qkv: self.tensor("w_qkv"),
+                b_qkv: self.tensor("b_qkv"),
+            }
+        } else {
+            Start::Qkv {
+                q: self.tensor("q"),
+                k: self.tensor("k"),
+                v: self.tensor("v"),
+            }
+        };
+        let proj = self.plan().proj.then(|| (self.tensor("w_proj"), self.tensor("b_proj")));
+        Inputs {
+            shape: self.shape,
+            mask: self.mask,
+            start,
+            proj,
+            d_out: self.tensor("d_out"),
+        }
+    }
+
+    /// Runs one variant with the scenario's passes.
+    pub fn run(&self, variant: Variant, traced: bool) -> Run {
+        engine::run(&self.inputs(), variant, self.passes, traced)
+    }
+
+    /// Runs every variant of the scenario, in its order.
+    pub fn runs(&self, traced: bool) -> Vec<Run> {
+        let inputs = self.inputs();
+        self.variants
+            .iter()
+            .map(|&v| engine::run(&inputs, v, self.passes, traced))
+            .collect()
+    }
+
+    /// TOML text that [`Scenario::parse`] reads back to an equal scenario (except `source`).
+    pub fn to_toml(&self) -> String {
+        write::to_toml(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Buf;
+
+    #[test]
+    fn every_shipped_scenario_parses() {
+        for (name, text) in SHIPPED {
+            if let Err(e) = Scenario::parse(text, name) {
+                panic!("{e}");
+            }
+        }
+        let s = Scenario::builtin();
+        assert_eq!(s.shape, Shape::new(1, 3, 4, 2));
+        assert_eq!(s.source, "<built-in mha_walkthrough>");
+    }
+
+    #[test]
+    fn defaults_fill_everything_from_x() {
+        let s = Scenario::parse("title = \"t\"\n[shape]\nB = 2\nT = 3\nC = 4\n", "t.toml").unwrap();
+        assert_eq!(s.shape, Shape::new(2, 3, 4, 1));
+        assert_eq!(s.variants, vec![Variant::Baseline, Variant::Mha]);
+        assert_eq!(s.passes, Passes::BOTH);
+        assert_eq!(s.mask, Mask::Causal);
+        assert_eq!(s.init, Init::default());
+        let inputs = s.inputs();
+        let Start::X { x, w_qkv, b_qkv } = &inputs.start else {
+            panic!("starts at x")
+        };
+        assert_eq!((x.len(), w_qkv.len(), b_qkv.len()), (24, 48, 12));
+        assert_eq!(inputs.proj.as_ref().map(|(w, b)| (w.len(), b.len())), Some((16, 4)));
+        assert_eq!(inputs.d_out.len(), 24);
+        assert_eq!(x, &s.init.fill("x", 24));
+    }
+
+    #[test]
+    fn giving_one_tensor_leaves_the_others_unchanged() {
+        let base = "title = \"t\"\n[shape]\nB = 1\nT = 2\nC = 2\n[init]\nseed = 3\n";
+        let a = Scenario::parse(base, "a").unwrap().inputs();
+        let b = Scenario::parse(&format!("{base}[values]\nb_qkv = [1, 2, 3, 4, 5, 6]\n"), "b")
+            .unwrap()
+            .inputs();
+        let (
+            Start::X { x: xa, w_qkv: wa, .. },
+            Start::X {
+                x: xb,
+                w_qkv: wb,
+                b_qkv,
+            },
+        ) = (&a.start, &b.start)
+        else {
+            panic!("both start at x")
+        };
+        assert_eq!((xa, wa), (xb, wb));
+        assert_eq!(b_qkv, &vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(a.proj, b.proj);
+    }
+
+    #[test]
+    fn qkv_start_has_a_projection_only_when_given() {
+        let text = "title = \"t\"\n[shape]\nB = 1\nT = 1\nC = 2\n[values]\nq = [1, 2]\nk = [3, 4]\nv = [[5, 6]]\n";
+        let s = Scenario::parse(text, "t").unwrap();
+        assert!(!s.from_x());
+        assert_eq!(s.inputs().proj, None);
+        assert_eq!(
+            s.inputs().start,
+            Start::Qkv {
+                q: vec![1.0, 2.0],
+                k: vec![3.0, 4.0],
+                v: vec![5.0, 6.0]
+            }
+        );
+        let with = format!("{text}w_proj = [[1, 0], [0, 1]]\nb_proj = [0, 0]\n");
+        let s = Scenario::parse(&with, "t").unwrap();
+        assert_eq!(s.inputs().proj, Some((vec![1.0, 0.0, 0.0, 1.0], vec![0.0, 0.0])));
+        let run = s.run(Variant::Baseline, true);
+        // one query over one key: att = v, out = att·I + 0
+        assert_eq!(run.tensors.get(Buf::Out), &[5.0, 6.0]);
+        assert_eq!(run.events() as u64, s.estimated_events(Variant::Baseline));
+    }
+
+    #[test]
+    fn the_budget_is_checked_before_anything_is_allocated() {
+        let text = "title = \"big\"\n[shape]\nB = 64\nT = 2048\nC = 1024\nH = 16\n";
+        let e = Scenario::parse(text, "big.toml").unwrap_err();
+        assert_eq!((e.line, e.field.as_deref()), (Some(2), Some("[shape]")));
+        assert!(e.message.contains("events") && e.message.contains("GiB"), "{e}");
+        let huge = "title = \"huge\"\n[shape]\nB = 1048576\nT = 1048576\nC = 1048576\n";
+        let e = Scenario::parse(huge, "huge.toml").unwrap_err();
+        assert!(e.message.contains("far beyond"), "{e}");
+    }
+}

@@ -1,0 +1,91 @@
+//! Scenario → TOML text that parses back to an equal scenario.
+
+use super::{Dist, Scenario, VALUE_NAMES, value_shape};
+use std::fmt::Write;
+
+/// A TOML basic string, escaped by the toml crate.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The shortest text that reads back as the same `f32` (always with a `.` or an exponent, so
+/// TOML keeps it a float).
+fn number(x: f32) -> String {
+    format!("{x:?}")
+}
+
+fn list(xs: &[f32]) -> String {
+    let items: Vec<String> = xs.iter().map(|&x| number(x)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+pub fn to_toml(s: &Scenario) -> String {
+    // `write!` into a String cannot fail
+    let mut out = String::new();
+    let _ = writeln!(out, "title = {}", quote(&s.title));
+    if let Some(about) = &s.about {
+        let _ = writeln!(out, "about = {}", quote(about));
+    }
+    let sh = s.shape;
+    let _ = write!(
+        out,
+        "\n[shape]\nB = {}\nT = {}\nC = {}\nH = {}\n",
+        sh.b, sh.t, sh.c, sh.h
+    );
+
+    let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
+    let mut passes = Vec::new();
+    if s.passes.forward {
+        passes.push(quote("forward"));
+    }
+    if s.passes.backward {
+        passes.push(quote("backward"));
+    }
+    let _ = write!(
+        out,
+        "\n[run]\nvariants = [{}]\npasses = [{}]\nmask = {}\n",
+        variants.join(", "),
+        passes.join(", "),
+        quote(s.mask.name())
+    );
+
+    let _ = write!(out, "\n[init]\nseed = {}\n", s.init.seed);
+    let _ = match s.init.dist {
+        Dist::Normal { std } => writeln!(out, "dist = \"normal\"\nstd = {}", number(std)),
+        Dist::Uniform { scale } => writeln!(out, "dist = \"uniform\"\nscale = {}", number(scale)),
+        Dist::Zeros => writeln!(out, "dist = \"zeros\""),
+        Dist::Ones => writeln!(out, "dist = \"ones\""),
+        Dist::Arange { scale } => writeln!(out, "dist = \"arange\"\nscale = {}", number(scale)),
+    };
+
+    if !s.values.is_empty() {
+        out.push_str("\n[values]\n");
+        for name in VALUE_NAMES {
+            let Some(data) = s.values.get(name) else { continue };
+            let shape = value_shape(name, sh).unwrap_or_default();
+            let row = shape.last().copied().unwrap_or(1).max(1);
+            if shape.len() < 2 || data.len() <= row {
+                let _ = writeln!(out, "{name} = {}", list(data));
+            } else {
+                // one line per row of the last dimension: the nesting the parser calls "rows"
+                let _ = writeln!(out, "{name} = [");
+                for chunk in data.chunks(row) {
+                    let _ = writeln!(out, "    {},", list(chunk));
+                }
+                out.push_str("]\n");
+            }
+        }
+    }
+
+    if let Some(f) = &s.focus {
+        out.push_str("\n[focus]\n");
+        if let Some(v) = f.variant {
+            let _ = writeln!(out, "variant = {}", quote(v.name()));
+        }
+        if let Some(p) = f.pass {
+            let _ = writeln!(out, "pass = {}", quote(p.name()));
+        }
+        let _ = writeln!(out, "b = {}\nh = {}\ni = {}\nj = {}", f.b, f.h, f.i, f.j);
+    }
+    out
+}
