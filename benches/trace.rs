@@ -1,1 +1,74 @@
-fn main() {}
+//! The event log's recording speed and size: forward + backward of both variants for
+//! B=2, T=64, C=64, H=4 (`cargo bench --bench trace`).
+
+use attn_trace::engine::{self, Inputs, Passes, Start, Tensors, estimate_events};
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::tensor::Shape;
+use attn_trace::trace::{Logger, NoRecord};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+
+fn inputs(sh: Shape) -> Inputs {
+    let Shape { b, t, c, .. } = sh;
+    let vals = |n: usize, k: usize| {
+        (0..n)
+            .map(|i| ((i * 7919 + k * 104_729) % 2001) as f32 / 1000.0 - 1.0)
+            .collect()
+    };
+    Inputs {
+        shape: sh,
+        mask: Mask::Causal,
+        start: Start::X {
+            x: vals(b * t * c, 1),
+            w_qkv: vals(c * 3 * c, 2),
+            b_qkv: vals(3 * c, 3),
+        },
+        proj: Some((vals(c * c, 4), vals(c, 5))),
+        d_out: vals(b * t * c, 6),
+    }
+}
+
+fn record(inputs: &Inputs, variant: Variant) -> Logger {
+    let mut t = Tensors::new(inputs, variant, Passes::BOTH);
+    let mut log = Logger::with_capacity(estimate_events(inputs.plan(), variant, Passes::BOTH) as usize);
+    engine::forward(&mut log, &mut t, variant, inputs.shape, inputs.mask);
+    engine::backward(&mut log, &mut t, variant, inputs.shape, inputs.mask);
+    log
+}
+
+fn bench(c: &mut Criterion) {
+    let sh = Shape::new(2, 64, 64, 4);
+    let inputs = inputs(sh);
+    let mut group = c.benchmark_group("trace");
+    group.sample_size(10);
+    for variant in Variant::ALL {
+        let run = engine::run(&inputs, variant, Passes::BOTH, true);
+        let trace = run.trace.as_ref().expect("traced");
+        let events = trace.len() as u64;
+        println!(
+            "{variant}: {events} events, log {:.1} bytes/event ({} frames), index {:.1} bytes/event",
+            trace.log_bytes() as f64 / events as f64,
+            trace.frames.len(),
+            trace.index.bytes() as f64 / events as f64,
+        );
+        group.throughput(Throughput::Elements(events));
+        group.bench_with_input(BenchmarkId::new("record", variant), &variant, |b, &v| {
+            b.iter(|| black_box(record(&inputs, v)))
+        });
+        group.bench_with_input(BenchmarkId::new("record+index", variant), &variant, |b, &v| {
+            b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)))
+        });
+        group.bench_with_input(BenchmarkId::new("untraced", variant), &variant, |b, &v| {
+            b.iter(|| {
+                let mut t = Tensors::new(&inputs, v, Passes::BOTH);
+                engine::forward(&mut NoRecord, &mut t, v, sh, Mask::Causal);
+                engine::backward(&mut NoRecord, &mut t, v, sh, Mask::Causal);
+                black_box(t)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

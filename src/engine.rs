@@ -144,7 +144,7 @@ impl Tensors {
 
     /// Buffers given as inputs, in place, and zeroed buffers for everything the requested
     /// passes compute.
-    fn allocate(inputs: &Inputs, variant: Variant, passes: Passes) -> Tensors {
+    pub fn new(inputs: &Inputs, variant: Variant, passes: Passes) -> Tensors {
         let sh = inputs.shape;
         let z = |buf: Buf| vec![0.0; shapes(buf, variant, sh).0.iter().product()];
         let mut t = Tensors::default();
@@ -352,7 +352,7 @@ impl Run {
 /// Runs `variant` on `inputs`. A traced run records the requested passes.
 pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> Run {
     let (sh, mask) = (inputs.shape, inputs.mask);
-    let mut t = Tensors::allocate(inputs, variant, passes);
+    let mut t = Tensors::new(inputs, variant, passes);
     let trace = if traced {
         let mut log = Logger::with_capacity(estimate_events(inputs.plan(), variant, passes) as usize);
         let mut initial = None;
