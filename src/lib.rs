@@ -9,5 +9,6 @@ pub mod engine;
 pub mod formula;
 pub mod kernels;
 pub mod scenario;
+pub mod svg;
 pub mod tensor;
 pub mod trace;
