@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod formula;
 pub mod kernels;
+pub mod model;
 pub mod scenario;
 pub mod svg;
 pub mod tensor;

@@ -1,0 +1,616 @@
+//! The TinyGPT model: configuration, parameters in one flat buffer, and the forward and backward
+//! passes over a batch, with attention run by the tracer's own kernels (untraced).
+#![allow(non_snake_case)]
+
+use super::ModelError;
+use super::ops;
+use crate::kernels::{Mask, attention_1h, attention_mha, split};
+use crate::tensor::Shape;
+use crate::trace::NoRecord;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Normal};
+use rayon::prelude::*;
+
+/// Byte-level tokens.
+pub const VOCAB: usize = 256;
+
+/// Largest sizes accepted from a user or a checkpoint, so a typo cannot ask for terabytes.
+pub const MAX_SEQ: usize = 4096;
+pub const MAX_DMODEL: usize = 4096;
+pub const MAX_LAYERS: usize = 64;
+
+/// The model's sizes. `vocab_size` is always 256 (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub vocab_size: usize,
+    pub seq_len: usize,
+    pub d_model: usize,
+    pub n_layers: usize,
+    pub n_heads: usize,
+}
+
+impl Default for Config {
+    /// The teaching codebase's default: T=64, C=64, one layer, one head.
+    fn default() -> Self {
+        Config {
+            vocab_size: VOCAB,
+            seq_len: 64,
+            d_model: 64,
+            n_layers: 1,
+            n_heads: 1,
+        }
+    }
+}
+
+impl Config {
+    /// Checks the sizes; the error names the offending field.
+    pub fn validate(&self) -> Result<(), ModelError> {
+        let bad = |field: &'static str, msg: String| Err(ModelError::Config { field, msg });
+        if self.vocab_size != VOCAB {
+            return bad("vocab_size", format!("must be {VOCAB} (byte tokens), got {}", self.vocab_size));
+        }
+        if !(1..=MAX_SEQ).contains(&self.seq_len) {
+            return bad("seq_len", format!("must be 1..={MAX_SEQ}, got {}", self.seq_len));
+        }
+        if !(1..=MAX_DMODEL).contains(&self.d_model) {
+            return bad("d_model", format!("must be 1..={MAX_DMODEL}, got {}", self.d_model));
+        }
+        if !(1..=MAX_LAYERS).contains(&self.n_layers) {
+            return bad("n_layers", format!("must be 1..={MAX_LAYERS}, got {}", self.n_layers));
+        }
+        if self.n_heads == 0 || !self.d_model.is_multiple_of(self.n_heads) {
+            return bad(
+                "n_heads",
+                format!(
+                    "must divide d_model: d_model {} is not a multiple of n_heads {}",
+                    self.d_model, self.n_heads
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The attention shape of a batch of `b` sequences of `t ≤ seq_len` tokens.
+    pub fn shape(&self, b: usize, t: usize) -> Shape {
+        Shape::new(b, t, self.d_model, self.n_heads)
+    }
+}
+
+/// One named parameter tensor inside the flat parameter buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+/// Where each parameter tensor lives in the flat buffer, in checkpoint order:
+/// `wte, wpe, blocks.{l}.(w_qkv, b_qkv, w_proj, b_proj, w_fc, b_fc, w_out, b_out), w_lm, b_lm`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub specs: Vec<ParamSpec>,
+    pub total: usize,
+    /// Offsets of the fixed tensors and of each block's first tensor.
+    wte: usize,
+    wpe: usize,
+    blocks: Vec<usize>,
+    w_lm: usize,
+}
+
+/// Offsets of one block's tensors.
+#[derive(Clone, Copy, Debug)]
+struct BlockOffsets {
+    w_qkv: usize,
+    b_qkv: usize,
+    w_proj: usize,
+    b_proj: usize,
+    w_fc: usize,
+    b_fc: usize,
+    w_out: usize,
+    b_out: usize,
+}
+
+impl Layout {
+    pub fn new(cfg: &Config) -> Layout {
+        let (V, T, C) = (cfg.vocab_size, cfg.seq_len, cfg.d_model);
+        let mut specs = Vec::new();
+        let mut total = 0;
+        let mut push = |name: String, shape: Vec<usize>| {
+            let len = shape.iter().product();
+            specs.push(ParamSpec {
+                name,
+                shape,
+                offset: total,
+                len,
+            });
+            total += len;
+            total - len
+        };
+        let wte = push("wte".into(), vec![V, C]);
+        let wpe = push("wpe".into(), vec![T, C]);
+        let mut blocks = Vec::new();
+        for l in 0..cfg.n_layers {
+            let p = |s: &str| format!("blocks.{l}.{s}");
+            blocks.push(push(p("w_qkv"), vec![C, 3 * C]));
+            push(p("b_qkv"), vec![3 * C]);
+            push(p("w_proj"), vec![C, C]);
+            push(p("b_proj"), vec![C]);
+            push(p("w_fc"), vec![C, 4 * C]);
+            push(p("b_fc"), vec![4 * C]);
+            push(p("w_out"), vec![4 * C, C]);
+            push(p("b_out"), vec![C]);
+        }
+        let w_lm = push("w_lm".into(), vec![C, V]);
+        push("b_lm".into(), vec![V]);
+        Layout {
+            specs,
+            total,
+            wte,
+            wpe,
+            blocks,
+            w_lm,
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ParamSpec> {
+        self.specs.iter().find(|s| s.name == name)
+    }
+
+    fn block(&self, l: usize, C: usize) -> BlockOffsets {
+        let w_qkv = self.blocks[l];
+        let b_qkv = w_qkv + C * 3 * C;
+        let w_proj = b_qkv + 3 * C;
+        let b_proj = w_proj + C * C;
+        let w_fc = b_proj + C;
+        let b_fc = w_fc + C * 4 * C;
+        let w_out = b_fc + 4 * C;
+        let b_out = w_out + 4 * C * C;
+        BlockOffsets {
+            w_qkv,
+            b_qkv,
+            w_proj,
+            b_proj,
+            w_fc,
+            b_fc,
+            w_out,
+            b_out,
+        }
+    }
+}
+
+/// The model: its configuration and every parameter in one flat buffer (see [`Layout`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TinyGpt {
+    pub config: Config,
+    pub layout: Layout,
+    pub params: Vec<f32>,
+}
+
+/// How many independent slices of a batch run on their own thread. Fixed (not the core count)
+/// so a seed gives the same numbers on every machine; two match the 2-core target.
+pub const SHARDS: usize = 2;
+
+impl TinyGpt {
+    /// Weights normal with std `1/√fan_in` (`fan_in` = the first dimension of the stored
+    /// `[in, out]` matrix; for `wte` and `wpe`, the one-hot inputs `V` and `T`), biases zero,
+    /// all drawn from one seeded generator in [`Layout`] order.
+    pub fn new(config: Config, seed: u64) -> Result<TinyGpt, ModelError> {
+        config.validate()?;
+        let layout = Layout::new(&config);
+        let mut params = vec![0.0; layout.total];
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        for spec in &layout.specs {
+            if spec.shape.len() == 2 {
+                let std = 1.0 / (spec.shape[0] as f32).sqrt();
+                let normal = Normal::new(0.0, std).map_err(|e| ModelError::Config {
+                    field: "init",
+                    msg: e.to_string(),
+                })?;
+                for p in &mut params[spec.offset..spec.offset + spec.len] {
+                    *p = normal.sample(&mut rng);
+                }
+            }
+        }
+        Ok(TinyGpt { config, layout, params })
+    }
+
+    /// A model with the given parameters (length checked against the layout).
+    pub fn from_params(config: Config, params: Vec<f32>) -> Result<TinyGpt, ModelError> {
+        config.validate()?;
+        let layout = Layout::new(&config);
+        if params.len() != layout.total {
+            return Err(ModelError::Config {
+                field: "params",
+                msg: format!("expected {} values, got {}", layout.total, params.len()),
+            });
+        }
+        Ok(TinyGpt { config, layout, params })
+    }
+
+    /// The named parameter tensor (e.g. `"blocks.0.w_qkv"`).
+    pub fn param(&self, name: &str) -> Option<&[f32]> {
+        self.layout.get(name).map(|s| &self.params[s.offset..s.offset + s.len])
+    }
+
+    pub fn num_params(&self) -> usize {
+        self.layout.total
+    }
+
+    /// Forward pass over `tokens [B,T]` (`T ≤ seq_len`), filling `acts` (which must have been
+    /// made for the same `B, T`). With `targets`, also the per-position losses.
+    pub fn forward(&self, acts: &mut Activations, tokens: &[u8], targets: Option<&[u8]>) {
+        let cfg = &self.config;
+        let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
+        assert!(T <= cfg.seq_len && tokens.len() == B * T, "batch does not fit the model");
+        let bt = [B, T];
+        let p = &self.params;
+        let lo = &self.layout;
+        ops::embedding_forward(bt, tokens, &p[lo.wte..lo.wte + V * C], &p[lo.wpe..lo.wpe + T * C], &mut acts.x0);
+        for l in 0..cfg.n_layers {
+            let o = lo.block(l, C);
+            let (done, rest) = acts.layers.split_at_mut(l);
+            let a = &mut rest[0];
+            let x = if l == 0 { &acts.x0 } else { &done[l - 1].res_out };
+            // attention block: x_mid = x + proj(attention(split(LN(x)·W_qkv + b_qkv)))
+            ops::layernorm_forward(C, x, &mut a.ln1, &mut a.ln1_mean, &mut a.ln1_rstd);
+            ops::linear_forward(bt, &a.ln1, w(p, o.w_qkv, C * 3 * C), w(p, o.b_qkv, 3 * C), &mut a.qkv);
+            split::forward(&mut NoRecord, acts.shape, &a.qkv, &mut a.q, &mut a.k, &mut a.v);
+            attention_forward(acts.shape, a);
+            ops::linear_forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
+            ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
+            // MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
+            ops::layernorm_forward(C, &a.res_mid, &mut a.ln2, &mut a.ln2_mean, &mut a.ln2_rstd);
+            ops::linear_forward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C), &mut a.fc);
+            ops::gelu_forward(&a.fc, &mut a.gelu, &mut a.gelu_tanh);
+            ops::linear_forward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), w(p, o.b_out, C), &mut a.mlp_out);
+            ops::residual_forward(&a.res_mid, &a.mlp_out, &mut a.res_out);
+        }
+        let x = acts.layers.last().map_or(&acts.x0, |a| &a.res_out);
+        ops::layernorm_forward(C, x, &mut acts.lnf, &mut acts.lnf_mean, &mut acts.lnf_rstd);
+        ops::linear_forward(bt, &acts.lnf, w(p, lo.w_lm, C * V), w(p, lo.w_lm + C * V, V), &mut acts.logits);
+        if let Some(targets) = targets {
+            ops::crossentropy_forward(V, &acts.logits, targets, &mut acts.probs, &mut acts.losses);
+        }
+    }
+
+    /// Backward pass after [`TinyGpt::forward`] with targets: writes the gradient of
+    /// `scale · Σ losses` into `grads` (a buffer of [`TinyGpt::num_params`] values; overwritten).
+    pub fn backward(&self, acts: &mut Activations, tokens: &[u8], targets: &[u8], scale: f32, grads: &mut [f32]) {
+        self.backward_rows(acts, tokens, targets, scale, acts.b * acts.t, grads, None);
+    }
+
+    /// [`TinyGpt::backward`] with the loss over the first `rows` of the `[B·T]` positions only,
+    /// optionally copying one layer's attention gradients into `tap`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn backward_rows(
+        &self,
+        acts: &mut Activations,
+        tokens: &[u8],
+        targets: &[u8],
+        scale: f32,
+        rows: usize,
+        grads: &mut [f32],
+        mut tap: Option<&mut Tap>,
+    ) {
+        let cfg = &self.config;
+        let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
+        let bt = [B, T];
+        let p = &self.params;
+        let lo = &self.layout;
+        let g = &mut acts.grad;
+        grads[lo.wte..lo.wpe + cfg.seq_len * C].fill(0.0);
+
+        // loss and LM head
+        g.d_logits.fill(0.0);
+        ops::crossentropy_backward(
+            V,
+            &acts.probs[..rows * V],
+            &targets[..rows],
+            scale,
+            &mut g.d_logits[..rows * V],
+        );
+        let (d_wlm, d_blm) = grads[lo.w_lm..lo.w_lm + C * V + V].split_at_mut(C * V);
+        ops::linear_backward(bt, &acts.lnf, w(p, lo.w_lm, C * V), &g.d_logits, &mut g.d_ln, d_wlm, d_blm);
+        let x = acts.layers.last().map_or(&acts.x0, |a| &a.res_out);
+        g.d_res.fill(0.0);
+        ops::layernorm_backward(C, x, &acts.lnf_mean, &acts.lnf_rstd, &g.d_ln, &mut g.d_res);
+
+        for l in (0..cfg.n_layers).rev() {
+            let o = lo.block(l, C);
+            let a = &acts.layers[l];
+            let x = if l == 0 { &acts.x0 } else { &acts.layers[l - 1].res_out };
+            // MLP block, from d_res (the gradient at x_out)
+            ops::residual_backward(&g.d_res, &mut g.d_mid, &mut g.d_branch);
+            let (d_wout, d_bout) = grads[o.w_out..o.b_out + C].split_at_mut(4 * C * C);
+            ops::linear_backward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), &g.d_branch, &mut g.d_gelu, d_wout, d_bout);
+            ops::gelu_backward(&a.fc, &a.gelu_tanh, &g.d_gelu, &mut g.d_fc);
+            let (d_wfc, d_bfc) = grads[o.w_fc..o.b_fc + 4 * C].split_at_mut(C * 4 * C);
+            ops::linear_backward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), &g.d_fc, &mut g.d_ln, d_wfc, d_bfc);
+            ops::layernorm_backward(C, &a.res_mid, &a.ln2_mean, &a.ln2_rstd, &g.d_ln, &mut g.d_mid);
+            // attention block, from d_mid (the gradient at x_mid)
+            ops::residual_backward(&g.d_mid, &mut g.d_res, &mut g.d_branch);
+            if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {
+                t.d_out = g.d_branch.clone();
+            }
+            let (d_wproj, d_bproj) = grads[o.w_proj..o.b_proj + C].split_at_mut(C * C);
+            ops::linear_backward(bt, &a.att, w(p, o.w_proj, C * C), &g.d_branch, &mut g.d_att, d_wproj, d_bproj);
+            attention_backward(acts.shape, a, g);
+            split::backward(&mut NoRecord, acts.shape, &g.d_q, &g.d_k, &g.d_v, &mut g.d_qkv);
+            let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + 3 * C].split_at_mut(C * 3 * C);
+            ops::linear_backward(bt, &a.ln1, w(p, o.w_qkv, C * 3 * C), &g.d_qkv, &mut g.d_ln, d_wqkv, d_bqkv);
+            if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {
+                t.d_x = g.d_ln.clone();
+            }
+            ops::layernorm_backward(C, x, &a.ln1_mean, &a.ln1_rstd, &g.d_ln, &mut g.d_res);
+        }
+
+        let (d_wte, d_wpe) = grads[lo.wte..lo.wpe + cfg.seq_len * C].split_at_mut(lo.wpe - lo.wte);
+        ops::embedding_backward(bt, tokens, &g.d_res, d_wte, d_wpe);
+    }
+
+    /// Mean cross-entropy over `tokens → targets [B,T]` (B sequences of `T ≤ seq_len`), its
+    /// gradient written into `grads`. The batch is cut into up to [`SHARDS`] slices of whole
+    /// sequences that run on their own threads, each with its own activations and gradients
+    /// from `work`; the slices' gradients are summed in a fixed order, so results do not depend
+    /// on scheduling.
+    pub fn loss_and_grad(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8], grads: &mut [f32]) -> f32 {
+        let (B, T) = (work.b, work.t);
+        let scale = 1.0 / (B * T) as f32;
+        let shards = &mut work.shards;
+        shards.par_iter_mut().for_each(|s| {
+            let rows = s.first * T..(s.first + s.acts.b) * T;
+            self.forward(&mut s.acts, &tokens[rows.clone()], Some(&targets[rows.clone()]));
+            self.backward(&mut s.acts, &tokens[rows.clone()], &targets[rows], scale, &mut s.grads);
+        });
+        grads.copy_from_slice(&shards[0].grads);
+        for s in &shards[1..] {
+            grads.iter_mut().zip(&s.grads).for_each(|(g, &d)| *g += d);
+        }
+        (shards.iter().map(|s| s.acts.loss_sum()).sum::<f64>() / (B * T) as f64) as f32
+    }
+
+    /// Sum of the per-position losses over `tokens → targets [B,T]`, forward only, sharded as
+    /// in [`TinyGpt::loss_and_grad`].
+    pub fn loss_sum(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8]) -> f64 {
+        let T = work.t;
+        work.shards.par_iter_mut().for_each(|s| {
+            let rows = s.first * T..(s.first + s.acts.b) * T;
+            self.forward(&mut s.acts, &tokens[rows.clone()], Some(&targets[rows]));
+        });
+        work.shards.iter().map(|s| s.acts.loss_sum()).sum()
+    }
+
+    /// Logits `[T,V]` of one sequence of `1..=seq_len` tokens.
+    pub fn logits(&self, tokens: &[u8]) -> Vec<f32> {
+        let mut acts = Activations::new(&self.config, 1, tokens.len());
+        self.forward(&mut acts, tokens, None);
+        acts.logits
+    }
+}
+
+/// Gradients copied out of one layer's attention block during a backward pass: at its output
+/// (`d_out`, what the block adds to the residual stream) and at its input (`d_x`, the LN output).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tap {
+    pub layer: usize,
+    pub d_out: Vec<f32>,
+    pub d_x: Vec<f32>,
+}
+
+/// The slice `p[off..off + len]` of the parameter buffer.
+fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
+    &p[off..off + len]
+}
+
+/// The attention core of one layer, by the tracer's kernels: the baseline kernel for one head,
+/// the multi-head kernel otherwise.
+fn attention_forward(sh: Shape, a: &mut LayerActs) {
+    let core = if sh.h == 1 {
+        attention_1h::forward::<NoRecord>
+    } else {
+        attention_mha::forward::<NoRecord>
+    };
+    core(
+        &mut NoRecord,
+        sh,
+        Mask::Causal,
+        &a.q,
+        &a.k,
+        &a.v,
+        &mut a.scores,
+        &mut a.probs,
+        &mut a.att,
+    );
+}
+
+fn attention_backward(sh: Shape, a: &LayerActs, g: &mut Grads) {
+    let core = if sh.h == 1 {
+        attention_1h::backward::<NoRecord>
+    } else {
+        attention_mha::backward::<NoRecord>
+    };
+    core(
+        &mut NoRecord,
+        sh,
+        Mask::Causal,
+        &a.q,
+        &a.k,
+        &a.v,
+        &a.probs,
+        &g.d_att,
+        &mut g.d_probs,
+        &mut g.d_scores,
+        &mut g.d_q,
+        &mut g.d_k,
+        &mut g.d_v,
+    );
+}
+
+/// One layer's forward activations, kept for the backward pass.
+#[derive(Clone, Debug)]
+pub struct LayerActs {
+    pub ln1: Vec<f32>,
+    pub ln1_mean: Vec<f32>,
+    pub ln1_rstd: Vec<f32>,
+    pub qkv: Vec<f32>,
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    pub scores: Vec<f32>,
+    pub probs: Vec<f32>,
+    pub att: Vec<f32>,
+    /// `att·W_proj + b_proj`: what the attention block adds to the residual stream.
+    pub attn_out: Vec<f32>,
+    pub res_mid: Vec<f32>,
+    pub ln2: Vec<f32>,
+    pub ln2_mean: Vec<f32>,
+    pub ln2_rstd: Vec<f32>,
+    pub fc: Vec<f32>,
+    pub gelu: Vec<f32>,
+    pub gelu_tanh: Vec<f32>,
+    pub mlp_out: Vec<f32>,
+    pub res_out: Vec<f32>,
+}
+
+/// Scratch gradients of the activations (the parameter gradients go to a flat buffer).
+#[derive(Clone, Debug)]
+pub struct Grads {
+    pub d_logits: Vec<f32>,
+    /// Gradient at the residual stream between blocks.
+    pub d_res: Vec<f32>,
+    /// Gradient at the residual stream inside a layer, after its attention block.
+    pub d_mid: Vec<f32>,
+    /// Gradient at a block's output (what it added to the stream).
+    pub d_branch: Vec<f32>,
+    /// Gradient at a layernorm's output.
+    pub d_ln: Vec<f32>,
+    pub d_gelu: Vec<f32>,
+    pub d_fc: Vec<f32>,
+    pub d_att: Vec<f32>,
+    pub d_probs: Vec<f32>,
+    pub d_scores: Vec<f32>,
+    pub d_q: Vec<f32>,
+    pub d_k: Vec<f32>,
+    pub d_v: Vec<f32>,
+    pub d_qkv: Vec<f32>,
+}
+
+/// Every buffer one forward and backward of `B` sequences of `T` tokens needs.
+#[derive(Clone, Debug)]
+pub struct Activations {
+    pub b: usize,
+    pub t: usize,
+    pub shape: Shape,
+    pub x0: Vec<f32>,
+    pub layers: Vec<LayerActs>,
+    pub lnf: Vec<f32>,
+    pub lnf_mean: Vec<f32>,
+    pub lnf_rstd: Vec<f32>,
+    pub logits: Vec<f32>,
+    pub probs: Vec<f32>,
+    pub losses: Vec<f32>,
+    pub grad: Grads,
+}
+
+impl Activations {
+    pub fn new(cfg: &Config, b: usize, t: usize) -> Activations {
+        let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);
+        let rows = b * t;
+        let z = |n: usize| vec![0.0f32; n];
+        let layer = || LayerActs {
+            ln1: z(rows * C),
+            ln1_mean: z(rows),
+            ln1_rstd: z(rows),
+            qkv: z(rows * 3 * C),
+            q: z(rows * C),
+            k: z(rows * C),
+            v: z(rows * C),
+            scores: z(b * H * t * t),
+            probs: z(b * H * t * t),
+            att: z(rows * C),
+            attn_out: z(rows * C),
+            res_mid: z(rows * C),
+            ln2: z(rows * C),
+            ln2_mean: z(rows),
+            ln2_rstd: z(rows),
+            fc: z(rows * 4 * C),
+            gelu: z(rows * 4 * C),
+            gelu_tanh: z(rows * 4 * C),
+            mlp_out: z(rows * C),
+            res_out: z(rows * C),
+        };
+        Activations {
+            b,
+            t,
+            shape: cfg.shape(b, t),
+            x0: z(rows * C),
+            layers: (0..cfg.n_layers).map(|_| layer()).collect(),
+            lnf: z(rows * C),
+            lnf_mean: z(rows),
+            lnf_rstd: z(rows),
+            logits: z(rows * V),
+            probs: z(rows * V),
+            losses: z(rows),
+            grad: Grads {
+                d_logits: z(rows * V),
+                d_res: z(rows * C),
+                d_mid: z(rows * C),
+                d_branch: z(rows * C),
+                d_ln: z(rows * C),
+                d_gelu: z(rows * 4 * C),
+                d_fc: z(rows * 4 * C),
+                d_att: z(rows * C),
+                d_probs: z(b * H * t * t),
+                d_scores: z(b * H * t * t),
+                d_q: z(rows * C),
+                d_k: z(rows * C),
+                d_v: z(rows * C),
+                d_qkv: z(rows * 3 * C),
+            },
+        }
+    }
+
+    /// Σ of the per-position losses, accumulated in f64.
+    pub fn loss_sum(&self) -> f64 {
+        self.losses.iter().map(|&l| l as f64).sum()
+    }
+}
+
+/// One thread's slice of a batch: sequences `first..first + acts.b`.
+#[derive(Clone, Debug)]
+pub struct Shard {
+    pub first: usize,
+    pub acts: Activations,
+    pub grads: Vec<f32>,
+}
+
+/// Reusable buffers for batches of `B` sequences of `T` tokens, split into shards.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    pub b: usize,
+    pub t: usize,
+    pub shards: Vec<Shard>,
+}
+
+impl Workspace {
+    pub fn new(model: &TinyGpt, b: usize, t: usize) -> Workspace {
+        let n = SHARDS.min(b).max(1);
+        let mut first = 0;
+        let shards = (0..n)
+            .map(|s| {
+                // split B as evenly as possible, earlier shards taking the remainder
+                let size = b / n + usize::from(s < b % n);
+                let shard = Shard {
+                    first,
+                    acts: Activations::new(&model.config, size, t),
+                    grads: vec![0.0; model.num_params()],
+                };
+                first += size;
+                shard
+            })
+            .collect();
+        Workspace { b, t, shards }
+    }
+}

@@ -1,0 +1,274 @@
+//! TinyGPT's ops besides attention, each forward next to its backward, over flat row-major
+//! buffers. Activations are `[B,T,C]` at `(bb*T + i)*C + c`; weights are stored `[IC, OC]`.
+//!
+//! Conventions for gradients: a backward *writes* the gradient of an op's input unless its doc
+//! says it *accumulates* (`+=`): layernorm and the embeddings add into buffers that several
+//! paths feed (the residual stream, a token row used at many positions).
+#![allow(non_snake_case)]
+
+/// LayerNorm's `ε`, as in the reference.
+pub const LN_EPS: f32 = 1e-5;
+
+/// `√(2/π)`, the constant of GELU's tanh approximation.
+const GELU_SCALE: f32 = 0.797_884_6;
+/// The cubic coefficient of GELU's tanh approximation.
+const GELU_CUBIC: f32 = 0.044_715;
+
+// ---------------------------------------------------------------------------------------------
+// embedding: x[bb,i,:] = wte[token[bb,i], :] + wpe[i, :]
+
+/// Token plus position embedding. `tokens [B,T]`, `wte [V,C]`, `wpe [T_max,C]` (rows `0..T`
+/// used), `x [B,T,C]`.
+pub fn embedding_forward([B, T]: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[f32], x: &mut [f32]) {
+    let C = x.len() / (B * T);
+    for bb in 0..B {
+        for i in 0..T {
+            let xi = (bb * T + i) * C;
+            let ti = tokens[bb * T + i] as usize * C;
+            let pi = i * C;
+            for c in 0..C {
+                x[xi + c] = wte[ti + c] + wpe[pi + c];
+            }
+        }
+    }
+}
+
+/// Accumulates `dx` into the rows it came from: `d_wte[token] += dx[bb,i]`, `d_wpe[i] += dx[bb,i]`
+/// (a token seen at several positions, or a position in several sequences, sums their gradients).
+pub fn embedding_backward([B, T]: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: &mut [f32], d_wpe: &mut [f32]) {
+    let C = dx.len() / (B * T);
+    for bb in 0..B {
+        for i in 0..T {
+            let xi = (bb * T + i) * C;
+            let ti = tokens[bb * T + i] as usize * C;
+            let pi = i * C;
+            for c in 0..C {
+                d_wte[ti + c] += dx[xi + c];
+                d_wpe[pi + c] += dx[xi + c];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// layernorm without learnable scale or shift: y = (x − mean) / √(var + ε) over each row of C
+
+/// Normalises every row of `C` channels; keeps each row's `mean` and `rstd = 1/√(var + ε)` for
+/// the backward pass.
+pub fn layernorm_forward(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) {
+    for (r, (xr, yr)) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)).enumerate() {
+        let m = xr.iter().sum::<f32>() / C as f32;
+        let var = xr.iter().map(|&v| (v - m) * (v - m)).sum::<f32>() / C as f32;
+        let s = 1.0 / (var + LN_EPS).sqrt();
+        for c in 0..C {
+            yr[c] = (xr[c] - m) * s;
+        }
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+/// Accumulates `dx += rstd · (dy − mean(dy) − ŷ · mean(dy ⊙ ŷ))` with `ŷ = (x − mean)·rstd`:
+/// the normalisation removes the components of `dy` along 1 and along `ŷ`.
+pub fn layernorm_backward(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &[f32], dx: &mut [f32]) {
+    let rows = x.chunks_exact(C).zip(dy.chunks_exact(C)).zip(dx.chunks_exact_mut(C));
+    for (r, ((xr, dyr), dxr)) in rows.enumerate() {
+        let (m, s) = (mean[r], rstd[r]);
+        let mut dy_mean = 0.0;
+        let mut dy_yhat_mean = 0.0;
+        for c in 0..C {
+            dy_mean += dyr[c];
+            dy_yhat_mean += dyr[c] * (xr[c] - m) * s;
+        }
+        dy_mean /= C as f32;
+        dy_yhat_mean /= C as f32;
+        for c in 0..C {
+            let yhat = (xr[c] - m) * s;
+            dxr[c] += s * (dyr[c] - dy_mean - yhat * dy_yhat_mean);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GELU, tanh approximation: y = ½·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³)
+
+/// `tanh(u) = 1 − 2/(e^{2u} + 1)`: one `exp`, and exact ±1 at the extremes instead of NaN.
+#[inline]
+fn tanh(u: f32) -> f32 {
+    1.0 - 2.0 / ((2.0 * u).exp() + 1.0)
+}
+
+/// Element-wise GELU. `th` keeps `tanh(u)` of every element so the backward pass need not
+/// recompute it.
+pub fn gelu_forward(x: &[f32], y: &mut [f32], th: &mut [f32]) {
+    for ((&v, y), th) in x.iter().zip(y.iter_mut()).zip(th.iter_mut()) {
+        let t = tanh(GELU_SCALE * (v + GELU_CUBIC * v * v * v));
+        *th = t;
+        *y = 0.5 * v * (1.0 + t);
+    }
+}
+
+/// `dx = dy · (½(1 + tanh u) + ½·x·(1 − tanh² u)·√(2/π)·(1 + 3·0.044715·x²))`.
+pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
+    for (((&v, &t), &g), dx) in x.iter().zip(th).zip(dy).zip(dx.iter_mut()) {
+        let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * v * v);
+        *dx = g * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// linear: y = x·W + b over the rows of a [B,T,IC] input, W stored [IC, OC]. The loop version in
+// `kernels::linear` is the reference; these run the same math through a blocked sgemm.
+
+/// `C[m,n] = β·C[m,n] + Σ_k A[m,k]·B[k,n]` with `A` read transposed when `a_t` (then stored
+/// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
+#[allow(clippy::too_many_arguments)]
+fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool, beta: f32, c: &mut [f32]) {
+    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands too small");
+    let (rsa, csa) = if a_t { (1, m) } else { (k, 1) };
+    let (rsb, csb) = if b_t { (1, k) } else { (n, 1) };
+    // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and
+    // `c` is borrowed mutably, so it does not alias `a` or `b`.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            beta,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+}
+
+/// `y = x·W + b`: each row of `y` starts as the bias, then sgemm adds `x·W`.
+pub fn linear_forward([B, T]: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, y.len() / rows);
+    for yr in y.chunks_exact_mut(OC) {
+        yr.copy_from_slice(b);
+    }
+    gemm(rows, IC, OC, x, false, w, false, 1.0, y);
+}
+
+/// Writes `dx = dy·Wᵀ`, `dW = xᵀ·dy` and `db = Σ_rows dy` (not accumulated).
+pub fn linear_backward(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    w: &[f32],
+    dy: &[f32],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, dy.len() / rows);
+    gemm(rows, OC, IC, dy, false, w, true, 0.0, dx);
+    gemm(IC, rows, OC, x, true, dy, false, 0.0, dw);
+    db.fill(0.0);
+    for dyr in dy.chunks_exact(OC) {
+        for (d, &g) in db.iter_mut().zip(dyr) {
+            *d += g;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// residual: out = x + y, the stream a block's branch is added back into
+
+/// `out = x + y`.
+pub fn residual_forward(x: &[f32], y: &[f32], out: &mut [f32]) {
+    for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+        *o = a + b;
+    }
+}
+
+/// Both inputs receive the output's gradient unchanged: writes `dx = dy_branch = d_out`.
+pub fn residual_backward(d_out: &[f32], dx: &mut [f32], d_branch: &mut [f32]) {
+    dx.copy_from_slice(d_out);
+    d_branch.copy_from_slice(d_out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// cross-entropy with softmax: loss = −ln softmax(logits)[target] for each row of V
+
+/// `probs = softmax(logits)` per row of `V` (max subtracted first), `losses[r] = −ln probs[target]`.
+pub fn crossentropy_forward(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) {
+    for (r, (lr, pr)) in logits.chunks_exact(V).zip(probs.chunks_exact_mut(V)).enumerate() {
+        let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+        let mut sum = 0.0;
+        for (p, &l) in pr.iter_mut().zip(lr) {
+            *p = (l - maxval).exp();
+            sum += *p;
+        }
+        let inv = 1.0 / sum;
+        for p in pr.iter_mut() {
+            *p *= inv;
+        }
+        // −ln p computed from the logits keeps precision when p underflows
+        losses[r] = sum.ln() - (lr[targets[r] as usize] - maxval);
+    }
+}
+
+/// `d_logits = scale · (probs − onehot(target))`; `scale` is `1/N` for a mean over `N` rows.
+pub fn crossentropy_backward(V: usize, probs: &[f32], targets: &[u8], scale: f32, d_logits: &mut [f32]) {
+    for (r, (pr, dr)) in probs.chunks_exact(V).zip(d_logits.chunks_exact_mut(V)).enumerate() {
+        for (d, &p) in dr.iter_mut().zip(pr) {
+            *d = scale * p;
+        }
+        dr[targets[r] as usize] -= scale;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tanh_matches_std_and_saturates() {
+        for u in [-20.0f32, -3.0, -0.5, 0.0, 0.25, 2.0, 50.0, 100.0] {
+            assert!((tanh(u) - u.tanh()).abs() < 1e-6, "tanh({u})");
+        }
+        assert_eq!(tanh(100.0), 1.0);
+        assert_eq!(tanh(-100.0), -1.0);
+    }
+
+    #[test]
+    fn gelu_known_values() {
+        // GELU_tanh(1) = 0.8411920, GELU_tanh(−1) = −0.1588080
+        let (mut y, mut th) = ([0.0; 3], [0.0; 3]);
+        gelu_forward(&[1.0, -1.0, 0.0], &mut y, &mut th);
+        assert!((y[0] - 0.841_192).abs() < 1e-6);
+        assert!((y[1] + 0.158_808).abs() < 1e-6);
+        assert_eq!(y[2], 0.0);
+    }
+
+    #[test]
+    fn layernorm_row_has_zero_mean_unit_variance() {
+        let x = [1.0, 2.0, 3.0, 4.0];
+        let (mut y, mut m, mut s) = ([0.0; 4], [0.0], [0.0]);
+        layernorm_forward(4, &x, &mut y, &mut m, &mut s);
+        assert_eq!(m[0], 2.5);
+        // var = 1.25 → ŷ = (x − 2.5)/√1.25000001
+        assert!((y[0] + 1.341_640_8).abs() < 1e-5);
+        assert!((y.iter().sum::<f32>()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn crossentropy_of_uniform_logits_is_ln_v() {
+        let (mut p, mut l) = ([0.0; 4], [0.0]);
+        crossentropy_forward(4, &[0.5; 4], &[2], &mut p, &mut l);
+        assert!((l[0] - 4f32.ln()).abs() < 1e-6);
+        let mut d = [0.0; 4];
+        crossentropy_backward(4, &p, &[2], 1.0, &mut d);
+        assert_eq!(d, [0.25, 0.25, -0.75, 0.25]);
+    }
+}

@@ -1,0 +1,97 @@
+//! Generating text: repeatedly run the model on the last `seq_len` bytes and draw the next byte
+//! from its temperature-scaled, optionally top-k-filtered distribution.
+
+use super::ModelError;
+use super::gpt::TinyGpt;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// How to draw each byte.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleOptions {
+    /// Bytes to generate.
+    pub n_gen: usize,
+    /// Logits are divided by this; 0 means always the most likely byte (greedy).
+    pub temp: f32,
+    /// Keep only the `topk` most likely bytes (0: all of them).
+    pub topk: usize,
+    pub seed: u64,
+}
+
+impl Default for SampleOptions {
+    fn default() -> Self {
+        SampleOptions {
+            n_gen: 200,
+            temp: 1.0,
+            topk: 0,
+            seed: 0,
+        }
+    }
+}
+
+impl TinyGpt {
+    /// The `n_gen` bytes generated after `prompt` (the prompt itself is not included).
+    pub fn sample(&self, prompt: &[u8], opts: &SampleOptions) -> Result<Vec<u8>, ModelError> {
+        if prompt.is_empty() {
+            return Err(ModelError::Input("the prompt is empty: give at least one byte".into()));
+        }
+        if !(opts.temp.is_finite() && opts.temp >= 0.0) {
+            return Err(ModelError::Input(format!(
+                "temperature must be a number ≥ 0, got {}",
+                opts.temp
+            )));
+        }
+        let v = self.config.vocab_size;
+        let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
+        let mut text = prompt.to_vec();
+        for _ in 0..opts.n_gen {
+            let ctx = &text[text.len().saturating_sub(self.config.seq_len)..];
+            let logits = self.logits(ctx);
+            let last = &logits[(ctx.len() - 1) * v..ctx.len() * v];
+            let next = pick(last, opts.temp, opts.topk, rng.random::<f64>());
+            text.push(next);
+        }
+        Ok(text.split_off(prompt.len()))
+    }
+}
+
+/// The byte drawn from `logits` for a uniform number `u ∈ [0, 1)`.
+fn pick(logits: &[f32], temp: f32, topk: usize, u: f64) -> u8 {
+    // candidates by descending logit, ties broken by the smaller byte
+    let mut order: Vec<usize> = (0..logits.len()).collect();
+    order.sort_by(|&a, &b| logits[b].total_cmp(&logits[a]).then(a.cmp(&b)));
+    if temp == 0.0 {
+        return order[0] as u8;
+    }
+    if topk > 0 {
+        order.truncate(topk);
+    }
+    let max = logits[order[0]] as f64;
+    let weights: Vec<f64> = order
+        .iter()
+        .map(|&k| ((logits[k] as f64 - max) / temp as f64).exp())
+        .collect();
+    let mut target = u * weights.iter().sum::<f64>();
+    for (&k, &w) in order.iter().zip(&weights) {
+        if target < w {
+            return k as u8;
+        }
+        target -= w;
+    }
+    order[order.len() - 1] as u8
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_topk_and_inverse_cdf() {
+        let logits = [0.0, 2.0, 1.0, 2.0f32.ln() + 2.0];
+        assert_eq!(pick(&logits, 0.0, 0, 0.99), 3);
+        // top-2 keeps bytes 3 (weight 2) and 1 (weight 1): u < 2/3 → 3, else 1
+        assert_eq!(pick(&logits, 1.0, 2, 0.6), 3);
+        assert_eq!(pick(&logits, 1.0, 2, 0.7), 1);
+        assert_eq!(pick(&logits, 1.0, 1, 0.99), 3);
+    }
+}
