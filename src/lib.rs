@@ -6,6 +6,7 @@
 //! the CLI step through.
 
 pub mod engine;
+pub mod explain;
 pub mod formula;
 pub mod kernels;
 pub mod model;

@@ -9,7 +9,13 @@ use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
-  attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace";
+  attn-trace run scenarios/mha_walkthrough.toml
+  attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
+  attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
+  attn-trace check scenarios/*.toml
+  attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
+
+Exit codes: 0 success, 2 bad input (a scenario file, an argument), 1 anything else.";
 
 /// Step through transformer attention one memory access at a time.
 #[derive(Parser, Debug)]
@@ -25,6 +31,10 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Check(cli::check::Args),
+    Run(cli::run::Args),
+    Trace(cli::trace::Args),
+    Explain(cli::explain::Args),
     Completions(cli::completions::Args),
 }
 
@@ -47,6 +57,10 @@ fn main() -> ExitCode {
 
     let result = match args.command {
         None => Cli::command().print_help().map_err(CliError::from),
+        Some(Command::Check(a)) => cli::check::run(a),
+        Some(Command::Run(a)) => cli::run::run(a),
+        Some(Command::Trace(a)) => cli::trace::run(a),
+        Some(Command::Explain(a)) => cli::explain::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),
     };
     cli::exit_code(result)

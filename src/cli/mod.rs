@@ -1,9 +1,18 @@
 //! The subcommands, one file each, and what they share: the error type that decides the exit
 //! code, and whether output may be coloured.
 
+pub mod check;
 pub mod completions;
+pub mod explain;
+pub mod run;
+pub mod trace;
 
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::{Scenario, ScenarioError};
+use attn_trace::trace::{Buf, Pass, Phase};
 use std::io::IsTerminal;
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -27,6 +36,103 @@ impl From<std::io::Error> for CliError {
     }
 }
 
+impl From<ScenarioError> for CliError {
+    fn from(e: ScenarioError) -> Self {
+        CliError::Input(e.to_string())
+    }
+}
+
+/// Loads and validates a scenario file; every problem is a user-input error.
+pub fn load(path: &Path) -> Result<Scenario, CliError> {
+    Ok(Scenario::load(path)?)
+}
+
+/// clap value parsers for the engine's names, listing the choices on a mistake.
+pub fn parse_variant(s: &str) -> Result<Variant, String> {
+    Variant::from_name(s).ok_or_else(|| format!("unknown variant \"{s}\"; expected baseline or mha"))
+}
+
+pub fn parse_pass(s: &str) -> Result<Pass, String> {
+    Pass::from_name(s).ok_or_else(|| format!("unknown pass \"{s}\"; expected forward or backward"))
+}
+
+pub fn parse_phase(s: &str) -> Result<Phase, String> {
+    Phase::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown phase \"{s}\"; expected one of {}", names.join(", "))
+    })
+}
+
+pub fn parse_buffer(s: &str) -> Result<Buf, String> {
+    Buf::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = Buf::ALL.iter().map(|b| b.name()).collect();
+        format!("unknown buffer \"{s}\"; expected one of {}", names.join(", "))
+    })
+}
+
+/// Where a subcommand's output goes: stdout, or a file written atomically (a temporary file in
+/// the target's directory, renamed over the target only once everything is written).
+pub enum Output {
+    Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
+    File {
+        temp: std::io::BufWriter<tempfile::NamedTempFile>,
+        target: std::path::PathBuf,
+    },
+}
+
+impl Output {
+    pub fn open(path: Option<&Path>) -> Result<Output, CliError> {
+        let Some(target) = path else {
+            return Ok(Output::Stdout(std::io::BufWriter::new(std::io::stdout().lock())));
+        };
+        if target.is_dir() {
+            return Err(CliError::Input(format!(
+                "{}: is a directory; give a file name to write to",
+                target.display()
+            )));
+        }
+        let dir = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let temp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
+        Ok(Output::File {
+            temp: std::io::BufWriter::new(temp),
+            target: target.to_path_buf(),
+        })
+    }
+
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File { temp, .. } => temp,
+        }
+    }
+
+    /// Flushes, and for a file moves it into place. Dropping an unfinished `Output` instead
+    /// deletes the temporary file, so the target is never left half written.
+    pub fn finish(self) -> Result<(), CliError> {
+        match self {
+            Output::Stdout(mut w) => quiet_pipe(w.flush()),
+            Output::File { temp, target } => {
+                let temp = temp.into_inner().map_err(|e| CliError::from(e.into_error()))?;
+                temp.persist(&target)
+                    .map_err(|e| CliError::Input(format!("{}: cannot write: {}", target.display(), e.error)))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A reader that closed the pipe early (`| head`) is not an error.
+pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
 /// Prints the error (if not already printed) and turns the result into the process exit code.
 pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
     match result {
@@ -37,6 +143,13 @@ pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
         }
         Err(CliError::Reported(_)) => ExitCode::from(2),
         Err(CliError::Other(report)) => {
+            // a reader that closed the pipe early (`| head`) got everything it wanted
+            if report
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
             eprintln!("{report:?}");
             ExitCode::FAILURE
         }

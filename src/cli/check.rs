@@ -1,0 +1,46 @@
+//! `attn-trace check SCENARIO...`: validates scenario files without running them.
+
+use super::{CliError, Style, paint};
+use attn_trace::scenario::Scenario;
+use std::path::PathBuf;
+
+/// Validate scenario files: "OK" for each good one, the error for each bad one.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Exit code 0 when every file is valid, 2 when any is not.
+
+Examples:
+  attn-trace check scenarios/*.toml
+  attn-trace check my_scenario.toml")]
+pub struct Args {
+    /// Scenario files (.toml).
+    #[arg(required = true, value_name = "SCENARIO")]
+    pub scenarios: Vec<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let mut bad = 0;
+    for path in &args.scenarios {
+        match Scenario::load(path) {
+            Ok(s) => {
+                let events: Vec<String> = s
+                    .variants
+                    .iter()
+                    .map(|&v| format!("{v} {} events", s.estimated_events(v)))
+                    .collect();
+                println!(
+                    "{} {}: {} ({})",
+                    paint("OK", Style::Ok),
+                    path.display(),
+                    s.title,
+                    events.join(", ")
+                );
+            }
+            Err(e) => {
+                bad += 1;
+                eprintln!("{}: {e}", paint("error", Style::Error));
+            }
+        }
+    }
+    if bad > 0 { Err(CliError::Reported(bad)) } else { Ok(()) }
+}

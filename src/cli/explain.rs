@@ -1,0 +1,126 @@
+//! `attn-trace explain SCENARIO --variant V --at b=0,h=1,i=2,j=1`: the whiteboard walkthrough
+//! of one attention score, with every number taken from the trace.
+
+use super::{CliError, Style, paint, parse_pass, parse_variant, quiet_pipe};
+use attn_trace::explain::{Element, explain};
+use attn_trace::kernels::Variant;
+use attn_trace::trace::Pass;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Explain one element of the scores: offsets, products, scale, mask, softmax, weighted sum.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Without --variant and --at the scenario's [focus] is used.
+
+Examples:
+  attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
+  attn-trace explain scenarios/mha_walkthrough.toml --variant baseline --at b=0,i=2,j=1
+  attn-trace explain scenarios/masked_element.toml --variant baseline --at i=1,j=3 --pass backward")]
+pub struct Args {
+    /// Scenario file (.toml).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Which kernel: baseline or mha (default: the scenario's [focus] variant).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+    /// The element as b=…,h=…,i=…,j=… (b and h default to 0; i and j are required).
+    #[arg(long, value_name = "b=0,h=1,i=2,j=1", value_parser = parse_at)]
+    pub at: Option<Element>,
+    /// forward (the score, its softmax row and weighted sum) or backward (its gradient).
+    #[arg(long, value_parser = parse_pass)]
+    pub pass: Option<Pass>,
+}
+
+/// `b=0,h=1,i=2,j=1` → an element; b and h may be left out.
+pub fn parse_at(s: &str) -> Result<Element, String> {
+    let mut at = Element { b: 0, h: 0, i: 0, j: 0 };
+    let (mut seen_i, mut seen_j) = (false, false);
+    let mut seen = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(format!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1"));
+        };
+        let key = key.trim();
+        let value: usize = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("{key}={}: expected a non-negative integer", value.trim()))?;
+        if seen.contains(&key.to_string()) {
+            return Err(format!("{key} is given twice"));
+        }
+        seen.push(key.to_string());
+        match key {
+            "b" => at.b = value,
+            "h" => at.h = value,
+            "i" => (at.i, seen_i) = (value, true),
+            "j" => (at.j, seen_j) = (value, true),
+            other => return Err(format!("unknown index \"{other}\"; expected b, h, i and j")),
+        }
+    }
+    if !(seen_i && seen_j) {
+        return Err("i and j are required, e.g. --at b=0,h=1,i=2,j=1".to_string());
+    }
+    Ok(at)
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let scenario = super::load(&args.scenario)?;
+    let file = args.scenario.display();
+    let focus = scenario.focus;
+    let variant = match args.variant.or(focus.and_then(|f| f.variant)) {
+        Some(v) => v,
+        None if scenario.variants.len() == 1 => scenario.variants[0],
+        None => {
+            return Err(CliError::Input(format!(
+                "{file}: say which variant to explain with --variant baseline or --variant mha"
+            )));
+        }
+    };
+    if !scenario.variants.contains(&variant) {
+        return Err(CliError::Input(format!(
+            "{file}: --variant {variant}: the scenario does not run it; add it to [run].variants"
+        )));
+    }
+    let at = match (args.at, focus) {
+        (Some(at), _) => at,
+        (None, Some(f)) => Element {
+            b: f.b,
+            h: if variant == Variant::Baseline { 0 } else { f.h },
+            i: f.i,
+            j: f.j,
+        },
+        (None, None) => {
+            return Err(CliError::Input(format!(
+                "{file}: no [focus] in the scenario; say which element with --at b=0,h=1,i=2,j=1"
+            )));
+        }
+    };
+    let pass = args
+        .pass
+        .or(focus.and_then(|f| f.pass))
+        .unwrap_or(if scenario.passes.forward {
+            Pass::Forward
+        } else {
+            Pass::Backward
+        });
+    let run = scenario.run(variant, true);
+    let walkthrough =
+        explain(&run, scenario.mask, at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
+
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut text = String::new();
+    text.push_str(&format!(
+        "{}\n{}\n",
+        paint(&scenario.title, Style::Dim),
+        paint(&walkthrough.heading, Style::Heading)
+    ));
+    for s in &walkthrough.sections {
+        text.push_str(&format!("\n{}\n", paint(&s.title, Style::Heading)));
+        for line in &s.lines {
+            text.push_str(&format!("  {line}\n"));
+        }
+    }
+    quiet_pipe(out.write_all(text.as_bytes()))?;
+    quiet_pipe(out.flush())
+}

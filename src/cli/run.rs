@@ -1,0 +1,197 @@
+//! `attn-trace run SCENARIO [--json]`: runs every variant of a scenario, traced, and prints the
+//! tensors (as JSON) or a short summary.
+
+use super::{CliError, Style, paint, quiet_pipe};
+use attn_trace::engine::Run;
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::Scenario;
+use attn_trace::tensor::{Shape, Tensor};
+use attn_trace::trace::{Buf, Op, Phase};
+use serde::Serialize;
+use serde::ser::SerializeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Run a scenario: every variant, every pass it asks for, recorded.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The JSON is one object: {\"title\", \"shape\": {\"B\",\"T\",\"C\",\"H\"}, \"runs\": [{\"variant\",
+\"events\", \"tensors\": {NAME: {\"shape\", \"data\"}}}]}, tensors flat and row-major.
+
+Examples:
+  attn-trace run scenarios/mha_walkthrough.toml
+  attn-trace run scenarios/numeric_mha.toml --json
+  attn-trace run scenarios/numeric_mha.toml --json | jq '.runs[0].tensors.probs'")]
+pub struct Args {
+    /// Scenario file (.toml).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Print every tensor of every run as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The `run --json` document.
+#[derive(Serialize)]
+struct Document<'a> {
+    title: &'a str,
+    shape: Shape,
+    runs: Vec<RunJson>,
+}
+
+#[derive(Serialize)]
+struct RunJson {
+    variant: Variant,
+    events: usize,
+    tensors: Named,
+}
+
+/// Tensors as a JSON object keyed by buffer name, in the engine's order.
+struct Named(Vec<(Buf, Tensor)>);
+
+impl Serialize for Named {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (buf, tensor) in &self.0 {
+            map.serialize_entry(buf.name(), tensor)?;
+        }
+        map.end()
+    }
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let scenario = super::load(&args.scenario)?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.json {
+        // one variant at a time: only its tensors outlive its trace
+        let runs = scenario
+            .variants
+            .iter()
+            .map(|&v| {
+                let run = scenario.run(v, true);
+                RunJson {
+                    variant: v,
+                    events: run.events(),
+                    tensors: Named(run.named_tensors()),
+                }
+            })
+            .collect();
+        let doc = Document {
+            title: &scenario.title,
+            shape: scenario.shape,
+            runs,
+        };
+        if let Err(e) = serde_json::to_writer(&mut out, &doc) {
+            return quiet_pipe(Err(e.into()));
+        }
+        quiet_pipe(writeln!(out))?;
+    } else {
+        quiet_pipe(summary(&mut out, &scenario))?;
+    }
+    quiet_pipe(out.flush())
+}
+
+/// The human summary: what runs, then per variant its events, phase counts and output.
+fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
+    let sh = s.shape;
+    writeln!(out, "{}", paint(&s.title, Style::Heading))?;
+    let passes = match (s.passes.forward, s.passes.backward) {
+        (true, true) => "forward and backward",
+        (true, false) => "forward",
+        _ => "backward",
+    };
+    let start = if s.from_x() {
+        "starts at x (input projection, output projection)"
+    } else if s.plan().proj {
+        "starts at q, k, v (output projection given)"
+    } else {
+        "starts at q, k, v (no output projection: out is att)"
+    };
+    writeln!(
+        out,
+        "B={} T={} C={} H={} (D={}), {} mask, {passes}, {start}",
+        sh.b,
+        sh.t,
+        sh.c,
+        sh.h,
+        sh.d(),
+        s.mask.name()
+    )?;
+    for &variant in &s.variants {
+        let run = s.run(variant, true);
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}: {} events",
+            paint(variant.name(), Style::Heading),
+            run.events()
+        )?;
+        phase_table(out, &run)?;
+        probs_check(out, &run)?;
+        let result = if run.tensors.out.is_empty() { Buf::Att } else { Buf::Out };
+        if let Some((_, t)) = run.named_tensors().into_iter().find(|(b, _)| *b == result) {
+            print_tensor(out, result.name(), &t)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads and writes of each recorded phase, counted from the trace.
+fn phase_table(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
+    let Some(trace) = &run.trace else { return Ok(()) };
+    writeln!(out, "  {:<20} {:>10} {:>10}", "phase", "reads", "writes")?;
+    let mut rows: Vec<(Phase, usize, usize)> = Vec::new();
+    for k in 0..trace.phases.len() {
+        let phase = trace.phases[k].1;
+        let events = &trace.events[trace.span_range(k)];
+        let reads = events.iter().filter(|e| e.op == Op::Read).count();
+        match rows.iter_mut().find(|r| r.0 == phase) {
+            Some(r) => (r.1, r.2) = (r.1 + reads, r.2 + events.len() - reads),
+            None => rows.push((phase, reads, events.len() - reads)),
+        }
+    }
+    for (phase, reads, writes) in rows {
+        writeln!(out, "  {:<20} {reads:>10} {writes:>10}", phase.name())?;
+    }
+    Ok(())
+}
+
+/// Every softmax row should sum to 1: say how close they are.
+fn probs_check(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
+    let t = run.shape.t;
+    let probs = &run.tensors.probs;
+    if probs.is_empty() || t == 0 {
+        return Ok(());
+    }
+    let sums: Vec<f32> = probs.chunks(t).map(|r| r.iter().sum()).collect();
+    let lo = sums.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = sums.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    writeln!(
+        out,
+        "  probs: {} rows, each sums to 1 (min {lo:.6}, max {hi:.6})",
+        sums.len()
+    )
+}
+
+/// A small tensor row by row; a large one as its shape and range.
+fn print_tensor(out: &mut dyn Write, name: &str, t: &Tensor) -> std::io::Result<()> {
+    let dims: Vec<String> = t.shape.iter().map(usize::to_string).collect();
+    let row = t.shape.last().copied().unwrap_or(1).max(1);
+    if t.data.len() <= 64 && row <= 8 {
+        writeln!(out, "  {name} [{}]:", dims.join(","))?;
+        for chunk in t.data.chunks(row) {
+            let cells: Vec<String> = chunk.iter().map(|x| format!("{x:>9.4}")).collect();
+            writeln!(out, "    {}", cells.join(" "))?;
+        }
+    } else {
+        let lo = t.data.iter().copied().fold(f32::INFINITY, f32::min);
+        let hi = t.data.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let mean = t.data.iter().sum::<f32>() / t.data.len().max(1) as f32;
+        writeln!(
+            out,
+            "  {name} [{}]: min {lo:.4}, mean {mean:.4}, max {hi:.4}",
+            dims.join(",")
+        )?;
+    }
+    Ok(())
+}

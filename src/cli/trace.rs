@@ -1,0 +1,248 @@
+//! `attn-trace trace SCENARIO`: exports the event log, one event per line, as JSON Lines or CSV.
+
+use super::{CliError, Output, parse_buffer, parse_pass, parse_phase, parse_variant};
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::Scenario;
+use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Export the event log: every read and write, with its loop variables and derived offsets.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Fields (JSON Lines, one object per event; CSV has the same columns):
+  seq      event number within its variant's trace (what `explain` and the TUI call #n)
+  variant  baseline | mha          pass   forward | backward
+  phase    qkv_proj, split, scores, softmax, weighted_sum, out_proj, and their *_back
+  op       read | write (a += is recorded as a read of the old value, then a write)
+  buffer   x, w_qkv, q, k, v, scores, probs, att, out, d_* ...
+  offset   flat offset in the buffer     index  logical coordinates of that offset
+  value    the value read or written
+  vars     loop variables in scope, outermost first, e.g. {\"bb\":0,\"hh\":1,\"i\":2,\"j\":1,\"d\":0}
+  derived  offsets computed in those loops, e.g. {\"q_base\":10,\"k_base\":6,\"off\":16}
+  file     kernel source file        line  source line of the access
+In CSV, index is written \"0;1;2;1\" and vars/derived as \"bb=0;hh=1;i=2\".
+
+Examples:
+  attn-trace trace scenarios/indexing_trace.toml --phase scores
+  attn-trace trace scenarios/mha_walkthrough.toml --variant mha --buffer scores --format csv -o scores.csv
+  python -c \"import pandas as pd; print(pd.read_json('t.jsonl', lines=True).head())\"")]
+pub struct Args {
+    /// Scenario file (.toml).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Only this variant (baseline or mha).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+    /// Only this pass (forward or backward).
+    #[arg(long, value_parser = parse_pass)]
+    pub pass: Option<Pass>,
+    /// Only this phase, e.g. scores or softmax_back.
+    #[arg(long, value_parser = parse_phase)]
+    pub phase: Option<Phase>,
+    /// Only accesses of this buffer, e.g. q or d_scores.
+    #[arg(long, value_name = "NAME", value_parser = parse_buffer)]
+    pub buffer: Option<Buf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Jsonl)]
+    pub format: Format,
+    /// Write to FILE (atomically: complete or not at all) instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values with a header row.
+    Csv,
+}
+
+/// The CSV columns, also the JSON keys, in order.
+pub const FIELDS: [&str; 13] = [
+    "seq", "variant", "pass", "phase", "op", "buffer", "offset", "index", "value", "vars", "derived", "file", "line",
+];
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let scenario = super::load(&args.scenario)?;
+    let variants: Vec<Variant> = match args.variant {
+        Some(v) if !scenario.variants.contains(&v) => {
+            return Err(CliError::Input(format!(
+                "{}: --variant {v}: the scenario does not run it ([run].variants = {})",
+                args.scenario.display(),
+                names(scenario.variants.iter().map(|v| v.name()))
+            )));
+        }
+        Some(v) => vec![v],
+        None => scenario.variants.clone(),
+    };
+    let wanted_pass = args.pass.or(args.phase.map(Phase::pass));
+    if let Some(p) = wanted_pass {
+        let recorded = match p {
+            Pass::Forward => scenario.passes.forward,
+            Pass::Backward => scenario.passes.backward,
+        };
+        if !recorded {
+            return Err(CliError::Input(format!(
+                "{}: the scenario does not record the {} pass; add \"{}\" to [run].passes",
+                args.scenario.display(),
+                p.name(),
+                p.name()
+            )));
+        }
+    }
+    if let (Some(p), Some(ph)) = (args.pass, args.phase)
+        && ph.pass() != p
+    {
+        return Err(CliError::Input(format!(
+            "--phase {ph} belongs to the {} pass, not to --pass {p}",
+            ph.pass().name(),
+            p = p.name()
+        )));
+    }
+
+    let mut output = Output::open(args.output.as_deref())?;
+    let written = match args.format {
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(output.writer());
+            csv_io(w.write_record(FIELDS))?;
+            let n = each_event(&scenario, &variants, &args, |variant, view| {
+                csv_io(w.write_record(csv_record(variant, view)))
+            })?;
+            csv_io(w.flush().map_err(csv::Error::from))?;
+            n
+        }
+        Format::Jsonl => {
+            let w = output.writer();
+            let mut line = String::new();
+            each_event(&scenario, &variants, &args, |variant, view| {
+                line.clear();
+                json_line(&mut line, variant, view);
+                Ok(w.write_all(line.as_bytes())?)
+            })?
+        }
+    };
+    if written == 0 {
+        // dropping the output deletes the temporary file: nothing is left behind
+        return Err(CliError::Input(format!(
+            "{}: no event matches the filters (--variant, --pass, --phase, --buffer); check that the phase runs for this scenario and that it touches the buffer",
+            args.scenario.display()
+        )));
+    }
+    output.finish()?;
+    if let Some(path) = &args.output {
+        eprintln!("wrote {written} events to {}", path.display());
+    }
+    Ok(())
+}
+
+fn csv_io(r: csv::Result<()>) -> Result<(), CliError> {
+    r.map_err(|e| match e.into_kind() {
+        csv::ErrorKind::Io(io) => CliError::from(io),
+        other => CliError::Other(color_eyre::eyre::eyre!("csv: {other:?}")),
+    })
+}
+
+/// Runs each variant traced and hands every event that passes the filters to `emit`; returns
+/// how many there were. Only one variant's trace is alive at a time.
+fn each_event(
+    scenario: &Scenario,
+    variants: &[Variant],
+    args: &Args,
+    mut emit: impl FnMut(Variant, &EventView) -> Result<(), CliError>,
+) -> Result<usize, CliError> {
+    let mut written = 0;
+    for &variant in variants {
+        let run = scenario.run(variant, true);
+        let Some(trace) = &run.trace else { continue };
+        for n in (0..trace.len()).filter(|&n| matches(trace, n, args)) {
+            emit(variant, &trace.view(n))?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}
+
+/// Does event `n` pass the filters? The cheap tests first.
+fn matches(trace: &Trace, n: usize, args: &Args) -> bool {
+    let e = &trace.events[n];
+    if args.buffer.is_some_and(|b| b != e.buf) {
+        return false;
+    }
+    if args.phase.is_none() && args.pass.is_none() {
+        return true;
+    }
+    let phase = trace.phase_at(n);
+    args.phase.is_none_or(|p| p == phase) && args.pass.is_none_or(|p| p == phase.pass())
+}
+
+fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
+    format!("[{}]", it.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))
+}
+
+/// A JSON number for a value; JSON has no NaN or infinity, so those become null.
+fn json_number(x: f32) -> String {
+    if x.is_finite() {
+        format!("{x:?}")
+    } else {
+        "null".to_string()
+    }
+}
+
+/// `{"name":value,...}` keeping the given order.
+fn json_object(out: &mut String, pairs: impl Iterator<Item = (&'static str, usize)>) {
+    out.push('{');
+    for (k, (name, value)) in pairs.enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "\"{name}\":{value}");
+    }
+    out.push('}');
+}
+
+/// One event as a JSON object on one line. Names are the kernels' identifiers; the file path
+/// is escaped by serde_json.
+fn json_line(out: &mut String, variant: Variant, v: &EventView) {
+    let index: Vec<String> = v.index.iter().map(usize::to_string).collect();
+    let file = serde_json::to_string(v.file).unwrap_or_else(|_| "\"\"".to_string());
+    let _ = write!(
+        out,
+        "{{\"seq\":{},\"variant\":\"{}\",\"pass\":\"{}\",\"phase\":\"{}\",\"op\":\"{}\",\"buffer\":\"{}\",\"offset\":{},\"index\":[{}],\"value\":{},\"vars\":",
+        v.seq,
+        variant.name(),
+        v.pass.name(),
+        v.phase.name(),
+        v.op.name(),
+        v.buf.name(),
+        v.offset,
+        index.join(","),
+        json_number(v.value)
+    );
+    json_object(out, v.vars.iter().copied());
+    out.push_str(",\"derived\":");
+    json_object(out, v.derived.iter().map(|d| (d.name, d.value)));
+    let _ = writeln!(out, ",\"file\":{file},\"line\":{}}}", v.line);
+}
+
+/// One event as CSV fields, in [`FIELDS`] order.
+fn csv_record(variant: Variant, v: &EventView) -> [String; 13] {
+    let pairs =
+        |it: &mut dyn Iterator<Item = (&str, usize)>| it.map(|(n, x)| format!("{n}={x}")).collect::<Vec<_>>().join(";");
+    [
+        v.seq.to_string(),
+        variant.name().to_string(),
+        v.pass.name().to_string(),
+        v.phase.name().to_string(),
+        v.op.name().to_string(),
+        v.buf.name().to_string(),
+        v.offset.to_string(),
+        v.index.iter().map(usize::to_string).collect::<Vec<_>>().join(";"),
+        format!("{:?}", v.value),
+        pairs(&mut v.vars.iter().copied()),
+        pairs(&mut v.derived.iter().map(|d| (d.name, d.value))),
+        v.file.to_string(),
+        v.line.to_string(),
+    ]
+}

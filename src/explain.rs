@@ -1,0 +1,682 @@
+//! The walkthrough of one attention score, the way a teacher would write it on a whiteboard:
+//! the offsets with their numbers substituted, each product of the dot product, the scale, the
+//! mask decision and the write; then the softmax of that row and the weighted sum; and, for the
+//! backward pass, how the element's gradient reaches `d_q` and `d_k`.
+//!
+//! Every number comes from the recorded trace (the events, the cell index, the derived offsets
+//! of each loop iteration): nothing here runs the math again. The only arithmetic is the kind a
+//! reader does with the shown numbers, such as adding up the listed products.
+
+use crate::engine::{Run, kernel_shape};
+use crate::formula;
+use crate::kernels::{Mask, Variant};
+use crate::tensor::{Shape, ravel};
+use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
+use std::fmt;
+
+/// The score element to explain: batch `b`, head `h` (0 for the baseline), query `i`, key `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Element {
+    pub b: usize,
+    pub h: usize,
+    pub i: usize,
+    pub j: usize,
+}
+
+/// A titled list of text lines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+/// The whole explanation: a heading and its sections, in reading order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walkthrough {
+    pub heading: String,
+    pub sections: Vec<Section>,
+}
+
+impl fmt::Display for Walkthrough {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.heading)?;
+        for s in &self.sections {
+            writeln!(f)?;
+            writeln!(f, "{}", s.title)?;
+            for line in &s.lines {
+                writeln!(f, "  {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an element cannot be explained.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExplainError {
+    #[error("the run was not traced; explain needs the event log")]
+    NotTraced,
+    #[error("the {0} pass was not recorded; add \"{0}\" to [run].passes in the scenario")]
+    PassNotRecorded(&'static str),
+    #[error("{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})")]
+    OutOfRange {
+        name: &'static str,
+        value: usize,
+        size: usize,
+        dim: &'static str,
+    },
+    #[error("the baseline has a single head: use h=0 (or leave h out)")]
+    BaselineHead,
+    #[error("the trace has no {0}; it does not hold the events this explanation needs")]
+    Missing(String),
+}
+
+type Result<T> = std::result::Result<T, ExplainError>;
+
+/// A number as a person writes it: up to 4 decimals, trailing zeros dropped, `-1e9` for the
+/// mask value, and scientific notation for very large or very small magnitudes.
+pub fn num(x: f32) -> String {
+    if x == MASKED {
+        return "-1e9".to_string();
+    }
+    if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-4) {
+        return format!("{x:.3e}");
+    }
+    let s = format!("{x:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".to_string() } else { s.to_string() }
+}
+
+/// The file name of a kernel source path.
+fn short(file: &str) -> &str {
+    file.rsplit(['/', '\\']).next().unwrap_or(file)
+}
+
+/// Shows at most `keep` items of a long list: the first ones, `…`, and the last two.
+fn elide(items: Vec<String>, keep: usize, sep: &str) -> String {
+    if items.len() <= keep {
+        return items.join(sep);
+    }
+    let head = keep.saturating_sub(2);
+    let mut shown: Vec<String> = items[..head].to_vec();
+    shown.push(format!("… ({} terms in all)", items.len()));
+    shown.extend_from_slice(&items[items.len() - 2..]);
+    shown.join(sep)
+}
+
+/// Most terms or lines a sum shows before eliding.
+const KEEP: usize = 8;
+
+/// What every section needs: the trace, the shapes and the element.
+struct Ctx<'a> {
+    trace: &'a Trace,
+    variant: Variant,
+    /// The shape the kernel saw (the baseline's has one head).
+    ksh: Shape,
+    mask: Mask,
+    at: Element,
+    /// Flat offset of the element in scores, probs and their gradients.
+    off: usize,
+    /// The loop variable of the channel loop: `d` for MHA, `c` for the baseline.
+    ch: &'static str,
+    /// How many channels the dot product runs over: `D` for MHA, `C` for the baseline.
+    width: (&'static str, usize),
+}
+
+/// Explains element `at` of `run` in `pass`. `mask` is the mask the run used.
+pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthrough> {
+    let trace = run.trace.as_ref().ok_or(ExplainError::NotTraced)?;
+    let ksh = kernel_shape(run.shape, run.variant);
+    check_range(run.variant, ksh, at)?;
+    let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
+    let index: Vec<usize> = match run.variant {
+        Variant::Baseline => vec![at.b, at.i, at.j],
+        Variant::Mha => vec![at.b, at.h, at.i, at.j],
+    };
+    let (ch, width) = match run.variant {
+        Variant::Baseline => ("c", ("C", ksh.c)),
+        Variant::Mha => ("d", ("D", ksh.d())),
+    };
+    let cx = Ctx {
+        trace,
+        variant: run.variant,
+        ksh,
+        mask,
+        at,
+        off: ravel(&scores.view, &index),
+        ch,
+        width,
+    };
+    let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
+    let sh = run.shape;
+    let place = match run.variant {
+        Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
+        Variant::Mha => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
+    };
+    let sizes = match run.variant {
+        Variant::Baseline => format!("B={}, T={}, C={}", sh.b, sh.t, sh.c),
+        Variant::Mha => format!("B={}, T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d()),
+    };
+    let mut sections = Vec::new();
+    match pass {
+        Pass::Forward => {
+            if !recorded(Phase::Scores) {
+                return Err(ExplainError::PassNotRecorded("forward"));
+            }
+            let (dot, write) = cx.scores()?;
+            sections.push(dot);
+            sections.push(write);
+            sections.push(cx.softmax()?);
+            sections.push(cx.weighted_sum()?);
+        }
+        Pass::Backward => {
+            if !recorded(Phase::ScoresBack) {
+                return Err(ExplainError::PassNotRecorded("backward"));
+            }
+            sections.push(cx.d_probs()?);
+            sections.push(cx.d_scores()?);
+            sections.push(cx.into_q_and_k()?);
+        }
+    }
+    Ok(Walkthrough {
+        heading: format!(
+            "{place} of the {} variant, {} pass ({sizes}, {} mask)",
+            run.variant,
+            pass.name(),
+            mask.name()
+        ),
+        sections,
+    })
+}
+
+fn missing(what: &str) -> ExplainError {
+    ExplainError::Missing(what.to_string())
+}
+
+fn check_range(variant: Variant, ksh: Shape, at: Element) -> Result<()> {
+    let out = |name, value, size, dim| ExplainError::OutOfRange { name, value, size, dim };
+    if at.b >= ksh.b {
+        return Err(out("b", at.b, ksh.b, "B"));
+    }
+    if variant == Variant::Baseline && at.h != 0 {
+        return Err(ExplainError::BaselineHead);
+    }
+    if at.h >= ksh.h {
+        return Err(out("h", at.h, ksh.h, "H"));
+    }
+    if at.i >= ksh.t {
+        return Err(out("i", at.i, ksh.t, "T"));
+    }
+    if at.j >= ksh.t {
+        return Err(out("j", at.j, ksh.t, "T"));
+    }
+    Ok(())
+}
+
+impl Ctx<'_> {
+    /// The first write of `buf[offset]` in `phase`.
+    fn write_in(&self, buf: Buf, offset: usize, phase: Phase) -> Result<usize> {
+        self.trace
+            .index
+            .writes(buf, offset)
+            .iter()
+            .map(|&n| n as usize)
+            .find(|&n| self.trace.phase_at(n) == phase)
+            .ok_or_else(|| missing(&format!("write of {buf}.data[{offset}] in the {phase} phase")))
+    }
+
+    /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
+    fn before_in_frame(&self, n: usize) -> Result<std::ops::Range<usize>> {
+        let frames = self.trace.frames_of(n);
+        let f = frames.last().ok_or_else(|| missing("loop frame"))?;
+        Ok(f.start as usize..n)
+    }
+
+    /// The substituted formula lines of event `n`'s derived offsets, optionally only `names`.
+    fn formulas(&self, n: usize, names: &[&str]) -> Vec<String> {
+        let view = self.trace.view(n);
+        formula::derived_lines(&view, self.ksh)
+            .into_iter()
+            .filter(|s| names.is_empty() || names.contains(&s.name))
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// `buf.data[offset]`.
+    fn cell(&self, n: usize) -> String {
+        let e = self.trace.events[n];
+        format!("{}.data[{}]", e.buf, e.offset)
+    }
+
+    /// Pairs of reads `(a, b)` that an inner product made in `range`, in order.
+    fn read_pairs(&self, range: std::ops::Range<usize>) -> Vec<(usize, usize)> {
+        let reads: Vec<usize> = range.filter(|&n| self.trace.events[n].op == Op::Read).collect();
+        reads.chunks_exact(2).map(|p| (p[0], p[1])).collect()
+    }
+
+    fn where_(&self, n: usize) -> String {
+        let v = self.trace.view(n);
+        format!("event #{n}, {}:{}", short(v.file), v.line)
+    }
+
+    fn scale_text(&self) -> (String, f32) {
+        let (name, w) = self.width;
+        let scale = 1.0 / (w as f32).sqrt();
+        (format!("1/√{name} = 1/√{w} = {}", num(scale)), scale)
+    }
+
+    /// The scores pass: offsets, products, scale, mask and the write.
+    fn scores(&self) -> Result<(Section, Section)> {
+        let t = self.trace;
+        let w = self.write_in(Buf::Scores, self.off, Phase::Scores)?;
+        let file = short(t.view(w).file);
+        let mut lines = vec![format!("(the scores pass of {file})")];
+        lines.extend(self.formulas(w, &[]));
+        let pairs = self.read_pairs(self.before_in_frame(w)?);
+        let (name, width) = self.width;
+        lines.push(format!(
+            "q·k sums {width} products, one per channel {} in 0..{name}:",
+            self.ch
+        ));
+        let mut sum = 0.0f32;
+        let mut products = Vec::new();
+        for (k, &(a, b)) in pairs.iter().enumerate() {
+            let (x, y) = (t.events[a].value, t.events[b].value);
+            sum += x * y;
+            products.push(format!(
+                "{}={k}: {} × {} = {} × {} = {}",
+                self.ch,
+                self.cell(a),
+                self.cell(b),
+                num(x),
+                num(y),
+                num(x * y)
+            ));
+        }
+        if products.len() > KEEP {
+            let n = products.len();
+            products.drain(KEEP - 2..n - 2);
+            products.insert(KEEP - 2, format!("… ({n} products in all)"));
+        }
+        lines.extend(products.into_iter().map(|p| format!("  {p}")));
+        lines.push(format!("q·k = {}", num(sum)));
+        let dot = Section {
+            title: format!("1. The dot product of query i={} and key j={}", self.at.i, self.at.j),
+            lines,
+        };
+
+        let (scale_text, scale) = self.scale_text();
+        let written = t.events[w].value;
+        let mut lines = vec![format!(
+            "scale: × {scale_text}, so q·k × scale = {} × {} = {}",
+            num(sum),
+            num(scale),
+            num(sum * scale)
+        )];
+        let (i, j) = (self.at.i, self.at.j);
+        if self.mask.hides(i, j) {
+            lines.push(format!(
+                "mask: j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;"
+            ));
+            lines.push("      the dot product above is computed anyway (as in the reference code),".to_string());
+            lines.push(format!(
+                "      then overwritten with {} so that softmax gives it probability 0",
+                num(MASKED)
+            ));
+        } else if self.mask == Mask::None {
+            lines.push("mask: none: every key is visible to every query, so the score is kept".to_string());
+        } else {
+            lines.push(format!(
+                "mask: j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept"
+            ));
+        }
+        lines.push(format!(
+            "write: {} = {}   ({})",
+            self.cell(w),
+            num(written),
+            self.where_(w)
+        ));
+        let write = Section {
+            title: "2. Scale, mask and write".to_string(),
+            lines,
+        };
+        Ok((dot, write))
+    }
+
+    /// The softmax row holding the element, from the row's own loop iteration.
+    fn softmax(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::Scores, self.off, Phase::Scores)?;
+        let first = t
+            .index
+            .next_read_after(Buf::Scores, self.off, w)
+            .filter(|&n| t.phase_at(n) == Phase::Softmax)
+            .ok_or_else(|| missing("softmax read of the score"))?;
+        let chain = t.frames_of(first);
+        let row = chain
+            .len()
+            .checked_sub(2)
+            .map(|k| chain[k])
+            .ok_or_else(|| missing("softmax row frame"))?;
+        let span = row.start as usize..row.end as usize;
+        let row_off = self.off - self.at.j;
+        let mut lines = self.formulas(first, &["row"]);
+        let tt = self.ksh.t;
+        lines.push(format!(
+            "the row is scores.data[{row_off}..={}], one score per key j in 0..T",
+            row_off + tt - 1
+        ));
+        // per key: the score read in the max pass, the exponential and the probability written
+        let mut rows = Vec::new();
+        let mut max = f32::NEG_INFINITY;
+        let mut total = 0.0f32;
+        for jj in 0..tt {
+            let score = t.value_at(Buf::Scores, row_off + jj, span.start);
+            max = max.max(score);
+            let writes: Vec<usize> = t
+                .index
+                .writes(Buf::Probs, row_off + jj)
+                .iter()
+                .map(|&n| n as usize)
+                .filter(|n| span.contains(n))
+                .collect();
+            let (&e_at, &p_at) = writes
+                .first()
+                .zip(writes.last())
+                .ok_or_else(|| missing("softmax writes of probs"))?;
+            let (e, p) = (t.events[e_at].value, t.events[p_at].value);
+            total += e;
+            rows.push((jj, score, e, p, p_at));
+        }
+        lines.push(format!("max = {}   (read first, so exp never overflows)", num(max)));
+        lines.push(format!(
+            "{:>4}  {:>10}  {:>16}  {:>8}",
+            "j", "score", "exp(score − max)", "prob"
+        ));
+        let focus = self.at.j;
+        let mut gap = false;
+        for &(jj, score, e, p, _) in &rows {
+            let show = tt <= 12 || jj < 4 || jj + 2 >= tt || jj.abs_diff(focus) <= 1;
+            if !show {
+                if !gap {
+                    lines.push(format!("{:>4}", "…"));
+                }
+                gap = true;
+                continue;
+            }
+            gap = false;
+            let mark = if jj == focus { "   ◀ this element" } else { "" };
+            lines.push(format!(
+                "{jj:>4}  {:>10}  {:>16}  {:>8}{mark}",
+                num(score),
+                num(e),
+                num(p)
+            ));
+        }
+        lines.push(format!(
+            "Σ exp = {}; each prob = exp / Σ exp, so the row sums to 1",
+            num(total)
+        ));
+        let (_, _, _, p, p_at) = rows[focus];
+        if self.mask.hides(self.at.i, focus) {
+            lines.push(format!(
+                "this element: exp(-1e9 − max) = 0, so probs.data[{}] = {} ({})",
+                self.off,
+                num(p),
+                self.where_(p_at)
+            ));
+        } else {
+            lines.push(format!(
+                "this element: probs.data[{}] = {} ({})",
+                self.off,
+                num(p),
+                self.where_(p_at)
+            ));
+        }
+        let head = match self.variant {
+            Variant::Baseline => String::new(),
+            Variant::Mha => format!(", head h={}", self.at.h),
+        };
+        Ok(Section {
+            title: format!("3. Softmax of row (b={}{head}, i={})", self.at.b, self.at.i),
+            lines,
+        })
+    }
+
+    /// The weighted sum of the element's query row.
+    fn weighted_sum(&self) -> Result<Section> {
+        let t = self.trace;
+        let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
+        let width = self.width.1;
+        let base_index: Vec<usize> = match self.variant {
+            Variant::Baseline => vec![self.at.b, self.at.i, 0],
+            Variant::Mha => vec![self.at.b, self.at.i, self.at.h, 0],
+        };
+        let base = ravel(&att.view, &base_index);
+        let formula = match self.variant {
+            Variant::Baseline => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
+            Variant::Mha => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+        };
+        let mut lines = vec![formula.to_string()];
+        let mut sums = Vec::new();
+        for k in 0..width {
+            let w = self.write_in(Buf::Att, base + k, Phase::WeightedSum)?;
+            if k == 0 {
+                let names: &[&str] = match self.variant {
+                    Variant::Baseline => &["ai"],
+                    Variant::Mha => &["a_base"],
+                };
+                lines.extend(self.formulas(w, names));
+            }
+            let pairs = self.read_pairs(self.before_in_frame(w)?);
+            // this element's term in brackets: its probability times v row j
+            let terms: Vec<String> = pairs
+                .iter()
+                .map(|&(p, v)| {
+                    let term = format!("{}×{}", num(t.events[p].value), num(t.events[v].value));
+                    if t.events[p].offset as usize == self.off {
+                        format!("[{term}]")
+                    } else {
+                        term
+                    }
+                })
+                .collect();
+            sums.push(format!(
+                "{}={k}: {} = {} = {}",
+                self.ch,
+                self.cell(w),
+                elide(terms, KEEP, " + "),
+                num(t.events[w].value)
+            ));
+        }
+        if sums.len() > KEEP {
+            let n = sums.len();
+            sums.drain(KEEP - 2..n - 2);
+            sums.insert(KEEP - 2, format!("… ({n} channels in all)"));
+        }
+        lines.extend(sums);
+        let p = t.value_at(Buf::Probs, self.off, t.len().saturating_sub(1));
+        lines.push(format!(
+            "[bracketed]: this element's term, its probability {} times channel {} of v row j={}",
+            num(p),
+            self.ch,
+            self.at.j
+        ));
+        Ok(Section {
+            title: format!("4. Weighted sum for query i={}", self.at.i),
+            lines,
+        })
+    }
+
+    /// Backward 1: `dP` of the element, from `d_att` and `v`.
+    fn d_probs(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::DProbs, self.off, Phase::WeightedSumBack)?;
+        let mut lines = vec![
+            "dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability".to_string(),
+        ];
+        lines.extend(self.formulas(w, &[]));
+        let pairs = self.read_pairs(self.before_in_frame(w)?);
+        let terms: Vec<String> = pairs
+            .iter()
+            .map(|&(a, v)| format!("{}×{}", num(t.events[a].value), num(t.events[v].value)))
+            .collect();
+        lines.push(format!(
+            "{} = {} = {}   ({})",
+            self.cell(w),
+            elide(terms, KEEP, " + "),
+            num(t.events[w].value),
+            self.where_(w)
+        ));
+        if self.mask.hides(self.at.i, self.at.j) {
+            lines.push("dP is computed for masked pairs too; softmax backward multiplies it by P = 0".to_string());
+        }
+        Ok(Section {
+            title: "1. Gradient of the probability (weighted_sum_back)".to_string(),
+            lines,
+        })
+    }
+
+    /// Backward 2: softmax backward for the element, `dS = P · (dP − Σ_k dP·P)`.
+    fn d_scores(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::DScores, self.off, Phase::SoftmaxBack)?;
+        let chain = t.frames_of(w);
+        let row = chain
+            .len()
+            .checked_sub(2)
+            .map(|k| chain[k])
+            .ok_or_else(|| missing("softmax backward row frame"))?;
+        // pass a of the row: the (dP, P) pairs of Σ_k dP·P, before the first per-key frame ends
+        let own = self.before_in_frame(w)?;
+        let pairs = self.read_pairs(row.start as usize..row.start as usize + 2 * self.ksh.t);
+        let mut dot = 0.0f32;
+        let terms: Vec<String> = pairs
+            .iter()
+            .map(|&(dp, p)| {
+                let (a, b) = (t.events[dp].value, t.events[p].value);
+                dot += a * b;
+                format!("{}×{}", num(a), num(b))
+            })
+            .collect();
+        let mut lines = vec![format!("Σ_k dP·P = {} = {}", elide(terms, KEEP, " + "), num(dot))];
+        let reads = self.read_pairs(own);
+        let &(p_at, dp_at) = reads.first().ok_or_else(|| missing("softmax backward reads"))?;
+        let (p, dp) = (t.events[p_at].value, t.events[dp_at].value);
+        lines.push(format!(
+            "{} = P × (dP − Σ_k dP·P) = {} × ({} − {}) = {}   ({})",
+            self.cell(w),
+            num(p),
+            num(dp),
+            num(dot),
+            num(t.events[w].value),
+            self.where_(w)
+        ));
+        if self.mask.hides(self.at.i, self.at.j) {
+            lines.push("P = 0 for a masked pair, so its score gradient is 0".to_string());
+        }
+        Ok(Section {
+            title: "2. Softmax backward (softmax_back)".to_string(),
+            lines,
+        })
+    }
+
+    /// Backward 3: where `dS` goes: `d_q` of query i and `d_k` of key j.
+    fn into_q_and_k(&self) -> Result<Section> {
+        let t = self.trace;
+        let start = t
+            .phases
+            .iter()
+            .find(|&&(_, p)| p == Phase::ScoresBack)
+            .map(|&(s, _)| s as usize)
+            .ok_or_else(|| missing("scores_back phase"))?;
+        let reads: Vec<usize> = t
+            .index
+            .reads(Buf::DScores, self.off)
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&n| n >= start)
+            .collect();
+        let (i, j) = (self.at.i, self.at.j);
+        let mut lines = Vec::new();
+        if reads.is_empty() {
+            lines.push(format!(
+                "none: j={j} > i={i} is a masked pair. Its score was overwritten by a constant, so it does"
+            ));
+            lines.push(
+                "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it"
+                    .to_string(),
+            );
+            return Ok(Section {
+                title: "3. Into d_q and d_k (scores_back)".to_string(),
+                lines,
+            });
+        }
+        let ds = t.events[reads[0]].value;
+        let (scale_text, scale) = self.scale_text();
+        lines.push(format!(
+            "dS = d_scores.data[{}] = {}; scale = {scale_text}",
+            self.off,
+            num(ds)
+        ));
+        let mut to_q = Vec::new();
+        let mut to_k = Vec::new();
+        for &r in &reads {
+            let other = r + 1;
+            let Some(e) = t.events.get(other) else { continue };
+            // the channel loop's iteration ends with the write of the summed gradient
+            let chain = t.frames_of(r);
+            let Some(target) = chain.len().checked_sub(2).map(|k| chain[k].end as usize - 1) else {
+                continue;
+            };
+            let contribution = ds * e.value * scale;
+            let line = format!(
+                "{} += dS × {} × scale = {} × {} × {} = {}   (with every pair: {})",
+                self.cell(target),
+                self.cell(other),
+                num(ds),
+                num(e.value),
+                num(scale),
+                num(contribution),
+                num(t.events[target].value)
+            );
+            match e.buf {
+                Buf::K => to_q.push(line),
+                _ => to_k.push(line),
+            }
+        }
+        lines.push(format!("into d_q of query i={i} (dQ = dS·K/√{}):", self.width.0));
+        lines.extend(to_q.into_iter().take(KEEP).map(|l| format!("  {l}")));
+        lines.push(format!("into d_k of key j={j} (dK = dSᵀ·Q/√{}):", self.width.0));
+        lines.extend(to_k.into_iter().take(KEEP).map(|l| format!("  {l}")));
+        Ok(Section {
+            title: "3. Into d_q and d_k (scores_back)".to_string(),
+            lines,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_like_handwriting() {
+        assert_eq!(num(0.5), "0.5");
+        assert_eq!(num(0.38275), "0.3828");
+        assert_eq!(num(10.0), "10");
+        assert_eq!(num(-0.0), "0");
+        assert_eq!(num(MASKED), "-1e9");
+        assert_eq!(num(1.5e-7), "1.500e-7");
+    }
+
+    #[test]
+    fn long_sums_are_elided_but_keep_their_ends() {
+        let items: Vec<String> = (0..20).map(|k| k.to_string()).collect();
+        assert_eq!(elide(items[..3].to_vec(), 8, " + "), "0 + 1 + 2");
+        assert_eq!(
+            elide(items, 8, " + "),
+            "0 + 1 + 2 + 3 + 4 + 5 + … (20 terms in all) + 18 + 19"
+        );
+    }
+}
