@@ -2,6 +2,7 @@
 //! B=2, T=64, C=64, H=4 (`cargo bench --bench trace`).
 
 use attn_trace::engine::{self, Inputs, Passes, Start, Tensors, estimate_events};
+use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Logger, NoRecord};
@@ -25,14 +26,16 @@ fn inputs(sh: Shape) -> Inputs {
         },
         proj: Some((vals(c * c, 4), vals(c, 5))),
         d_out: vals(b * t * c, 6),
+        dropout: None,
+        mistakes: Mistakes::NONE,
     }
 }
 
 fn record(inputs: &Inputs, variant: Variant) -> Logger {
     let mut t = Tensors::new(inputs, variant, Passes::BOTH);
-    let mut log = Logger::with_capacity(estimate_events(inputs.plan(), variant, Passes::BOTH) as usize);
-    engine::forward(&mut log, &mut t, variant, inputs.shape, inputs.mask);
-    engine::backward(&mut log, &mut t, variant, inputs.shape, inputs.mask);
+    let mut log = Logger::with_capacity(estimate_events(&inputs.plan(), variant, Passes::BOTH) as usize);
+    engine::forward(&mut log, &mut t, variant, inputs);
+    engine::backward(&mut log, &mut t, variant, inputs);
     log
 }
 
@@ -61,8 +64,8 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("untraced", variant), &variant, |b, &v| {
             b.iter(|| {
                 let mut t = Tensors::new(&inputs, v, Passes::BOTH);
-                engine::forward(&mut NoRecord, &mut t, v, sh, Mask::Causal);
-                engine::backward(&mut NoRecord, &mut t, v, sh, Mask::Causal);
+                engine::forward(&mut NoRecord, &mut t, v, &inputs);
+                engine::backward(&mut NoRecord, &mut t, v, &inputs);
                 black_box(t)
             })
         });

@@ -141,7 +141,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
         trace,
         variant: run.variant,
         ksh,
-        mask,
+        mask: mask.clone(),
         at,
         off: ravel(&scores.view, &index),
         ch,

@@ -9,20 +9,29 @@ use crate::tensor::Shape;
 use crate::trace::{EventView, Phase};
 use std::fmt;
 
-/// `(kernel file, offset name, formula)`. In formulas `b` and `h` are the loops' `bb` and `hh`.
+/// `(kernel file, offset name, formula)`. In formulas `b` and `h` are the loops' `bb` and `hh`;
+/// `S` is the number of queries, `T` of keys (in self-attention both are `T`).
 const FORMULAS: &[(&str, &str, &str)] = &[
-    ("attention_1h.rs", "qi", "(b*T + i)*C"),
+    ("attention_1h.rs", "qi", "(b*S + i)*C"),
     ("attention_1h.rs", "kj", "(b*T + j)*C"),
-    ("attention_1h.rs", "off", "(b*T + i)*T + j"),
-    ("attention_1h.rs", "row", "(b*T + i)*T"),
-    ("attention_1h.rs", "ai", "(b*T + i)*C"),
+    ("attention_1h.rs", "off", "(b*S + i)*T + j"),
+    ("attention_1h.rs", "row", "(b*S + i)*T"),
+    ("attention_1h.rs", "ai", "(b*S + i)*C"),
     ("attention_1h.rs", "vj", "(b*T + j)*C"),
-    ("attention_mha.rs", "q_base", "((b*T + i)*H + h)*D"),
+    ("attention_mha.rs", "q_base", "((b*S + i)*H + h)*D"),
     ("attention_mha.rs", "k_base", "((b*T + j)*H + h)*D"),
-    ("attention_mha.rs", "off", "((b*H + h)*T + i)*T + j"),
-    ("attention_mha.rs", "row", "((b*H + h)*T + i)*T"),
-    ("attention_mha.rs", "a_base", "((b*T + i)*H + h)*D"),
+    ("attention_mha.rs", "off", "((b*H + h)*S + i)*T + j"),
+    ("attention_mha.rs", "row", "((b*H + h)*S + i)*T"),
+    ("attention_mha.rs", "a_base", "((b*S + i)*H + h)*D"),
     ("attention_mha.rs", "v_base", "((b*T + j)*H + h)*D"),
+    ("attention_mistakes.rs", "qi", "(b*S + i)*C"),
+    ("attention_mistakes.rs", "kj", "(b*T + j)*C"),
+    ("attention_mistakes.rs", "q_base", "((b*S + i)*H + h)*D"),
+    ("attention_mistakes.rs", "k_base", "((b*T + j)*H + h)*D"),
+    ("attention_mistakes.rs", "off", "((b*H + h)*S + i)*T + j"),
+    ("attention_mistakes.rs", "row", "(b*H + h)*S*T"),
+    ("dropout.rs", "row", "((b*H + h)*S + i)*T"),
+    ("dropout.rs", "off", "row + j"),
     ("softmax.rs", "off", "row + j"),
     ("split.rs", "qi", "(b*T + i)*C"),
     ("split.rs", "ri", "(b*T + i)*3*C"),
@@ -40,29 +49,49 @@ pub fn formula(file: &str, name: &str) -> Option<&'static str> {
         .map(|(_, _, text)| *text)
 }
 
-/// The size symbols a formula may use in `phase`: `B, T, C, H, D`, and a linear layer's input
-/// and output widths `IC, OC`.
+/// The size symbols a formula may use in `phase`: `B, S, T, C, H, D`, and a linear layer's
+/// input and output widths `IC, OC`. In `linear.rs`, `T` is the layer's own row count: the
+/// queries (`S`) for the query and output projections.
 pub fn sizes(shape: Shape, phase: Phase) -> Vec<(&'static str, usize)> {
     let oc = match phase {
         Phase::QkvProj | Phase::QkvProjBack => 3 * shape.c,
         _ => shape.c,
     };
-    vec![
+    let t = match phase {
+        Phase::QProj | Phase::QProjBack | Phase::OutProj | Phase::OutProjBack => shape.s,
+        _ => shape.t,
+    };
+    let sizes = [
         ("B", shape.b),
-        ("T", shape.t),
+        ("S", shape.s),
+        ("T", t),
         ("C", shape.c),
         ("H", shape.h),
         ("D", shape.d()),
-        ("IC", shape.c),
-        ("OC", oc),
-    ]
+    ];
+    [&sizes[..], &[("IC", shape.c), ("OC", oc)]].concat()
+}
+
+/// The formula as a reader of this run should see it: in self-attention there is one length,
+/// `T`, so `S` is written `T`.
+fn displayed(text: &str, cross: bool) -> String {
+    if cross {
+        return text.to_string();
+    }
+    tokens(text)
+        .map(|t| match t {
+            Tok::Ident("S") => "T",
+            Tok::Ident(s) | Tok::Num(s) | Tok::Other(s) => s,
+        })
+        .collect()
 }
 
 /// A formula with its numbers filled in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Substituted {
     pub name: &'static str,
-    pub formula: &'static str,
+    /// The formula as the docs write it, e.g. `((b*T + i)*H + h)*D`.
+    pub formula: String,
     /// The formula with every symbol replaced by its value, e.g. `((0*3 + 2)*2 + 1)*2`.
     pub numbers: String,
     /// What the formula evaluates to.
@@ -81,8 +110,11 @@ impl fmt::Display for Substituted {
 
 /// Substitutes `symbols` into the formula of `name` in `file` and evaluates it.
 /// The loop variables `bb`, `hh` answer to the formula's `b`, `h`.
+/// `S` and `T` in `symbols` decide whether `S` is shown as `T` (self-attention).
 pub fn substitute(file: &str, name: &'static str, symbols: &[(&str, usize)]) -> Option<Substituted> {
-    let text = formula(file, name)?;
+    let get = |n: &str| symbols.iter().rev().find(|(s, _)| *s == n).map(|&(_, v)| v);
+    let text = displayed(formula(file, name)?, get("S") != get("T"));
+    let text = text.as_str();
     let lookup = |sym: &str| {
         let alias = match sym {
             "b" => "bb",
@@ -109,7 +141,7 @@ pub fn substitute(file: &str, name: &'static str, symbols: &[(&str, usize)]) -> 
     .run()?;
     Some(Substituted {
         name,
-        formula: text,
+        formula: text.to_string(),
         numbers,
         value,
     })

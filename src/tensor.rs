@@ -4,23 +4,49 @@
 //! `[B,T,C] → [B,T,H,D]` is only a different shape laid over the same storage.
 
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 
-/// The sizes of one attention problem: batch `B`, sequence `T`, channels `C`, heads `H`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// The sizes of one attention problem: batch `B`, key/sequence length `T`, channels `C`,
+/// heads `H`, and the query length `S` (equal to `T` in self-attention; cross-attention reads
+/// `S` queries against `T` keys).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
-    #[serde(rename = "B")]
     pub b: usize,
-    #[serde(rename = "T")]
     pub t: usize,
-    #[serde(rename = "C")]
     pub c: usize,
-    #[serde(rename = "H")]
     pub h: usize,
+    pub s: usize,
+}
+
+/// `{"B", "T", "C", "H"}`, plus `"S"` for cross-attention.
+impl Serialize for Shape {
+    fn serialize<Z: Serializer>(&self, ser: Z) -> Result<Z::Ok, Z::Error> {
+        let mut m = ser.serialize_map(None)?;
+        m.serialize_entry("B", &self.b)?;
+        if self.is_cross() {
+            m.serialize_entry("S", &self.s)?;
+        }
+        m.serialize_entry("T", &self.t)?;
+        m.serialize_entry("C", &self.c)?;
+        m.serialize_entry("H", &self.h)?;
+        m.end()
+    }
 }
 
 impl Shape {
+    /// Self-attention sizes: `S = T`.
     pub const fn new(b: usize, t: usize, c: usize, h: usize) -> Self {
-        Shape { b, t, c, h }
+        Shape { b, t, c, h, s: t }
+    }
+
+    /// Cross-attention sizes: `S` queries against `T` keys and values.
+    pub const fn cross(b: usize, s: usize, t: usize, c: usize, h: usize) -> Self {
+        Shape { b, t, c, h, s }
+    }
+
+    /// Queries and keys come from different sequences.
+    pub const fn is_cross(&self) -> bool {
+        self.s != self.t
     }
 
     /// Head size `D = C / H`.
@@ -95,6 +121,14 @@ mod tests {
         // q_base = ((b*T + i)*H + h)*D with T=3, H=2, D=2: i=2, h=1 → 10.
         assert_eq!(ravel(&[1, 3, 2, 2], &[0, 2, 1, 0]), 10);
         assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);
+    }
+
+    #[test]
+    fn shape_serialises_s_only_for_cross_attention() {
+        let own = serde_json::to_string(&Shape::new(1, 3, 4, 2)).unwrap();
+        assert_eq!(own, r#"{"B":1,"T":3,"C":4,"H":2}"#);
+        let cross = serde_json::to_string(&Shape::cross(1, 2, 5, 4, 2)).unwrap();
+        assert_eq!(cross, r#"{"B":1,"S":2,"T":5,"C":4,"H":2}"#);
     }
 
     #[test]

@@ -137,7 +137,7 @@ fn masked_pairs_pass_no_gradient_to_future_keys() {
 #[test]
 fn mha_with_one_head_is_the_baseline_bit_for_bit() {
     for (seed, mask) in [(21, Mask::Causal), (22, Mask::None)] {
-        let inputs = from_x(Shape::new(2, 5, 6, 1), mask, seed);
+        let inputs = from_x(Shape::new(2, 5, 6, 1), mask.clone(), seed);
         let base = run(&inputs, Variant::Baseline, Passes::BOTH, false).tensors;
         let mha = run(&inputs, Variant::Mha, Passes::BOTH, false).tensors;
         for &buf in Buf::ALL {
@@ -151,7 +151,7 @@ fn mha_with_one_head_is_the_baseline_bit_for_bit() {
 fn traced_and_untraced_runs_give_identical_tensors() {
     for variant in Variant::ALL {
         for mask in [Mask::Causal, Mask::None] {
-            let inputs = from_x(Shape::new(2, 4, 6, 3), mask, 31);
+            let inputs = from_x(Shape::new(2, 4, 6, 3), mask.clone(), 31);
             let plain = run(&inputs, variant, Passes::BOTH, false);
             let traced = run(&inputs, variant, Passes::BOTH, true);
             assert_eq!(plain.tensors, traced.tensors, "{variant} {mask:?}");

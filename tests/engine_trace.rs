@@ -52,10 +52,10 @@ fn every_phase_matches_its_closed_form_count() {
     for variant in Variant::ALL {
         for mask in [Mask::Causal, Mask::None] {
             for sh in [Shape::new(1, 3, 4, 2), Shape::new(2, 5, 6, 3), Shape::new(3, 2, 4, 4)] {
-                let inputs = from_x(sh, mask, 1);
+                let inputs = from_x(sh, mask.clone(), 1);
                 let r = run(&inputs, variant, Passes::BOTH, true);
                 let got = counted(r.trace.as_ref().unwrap());
-                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(inputs.plan(), variant, Passes::BOTH)
+                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
                     .into_iter()
                     .map(|p| (p.phase, (p.reads, p.writes)))
                     .collect();

@@ -1,7 +1,8 @@
-//! Baseline causal attention with one head over all `C` channels.
+//! Baseline attention with one head over all `C` channels.
 //!
-//! Layouts (flat, row-major): `q, k, v, att [B,T,C]` at `(bb*T + i)*C + c`;
-//! `scores, probs [B,T,T]` at `(bb*T + i)*T + j`. Scale `1/√C`.
+//! Layouts (flat, row-major): `q, att [B,S,C]` at `(bb*S + i)*C + c`; `k, v [B,T,C]` at
+//! `(bb*T + j)*C + c`; `scores, probs [B,S,T]` at `(bb*S + i)*T + j`. Scale `1/√C`.
+//! In self-attention the query length `S` equals the key length `T`.
 
 use super::{Mask, softmax};
 use crate::tensor::Shape;
@@ -12,7 +13,7 @@ use crate::trace::{Buf, MASKED, Phase, Recorder};
 pub fn forward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    mask: Mask,
+    mask: &Mask,
     q: &[f32],
     k: &[f32],
     v: &[f32],
@@ -20,7 +21,16 @@ pub fn forward<R: Recorder>(
     probs: &mut [f32],
     att: &mut [f32],
 ) {
-    let Shape { b: B, t: T, c: C, .. } = sh;
+    self::scores(rec, sh, mask, q, k, scores);
+    softmax_rows(rec, sh, scores, probs);
+    weighted_sum(rec, sh, (Buf::Probs, probs), v, att);
+}
+
+/// Pass 1 of forward.
+pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, c: C, ..
+    } = sh;
     let scale = 1.0 / (C as f32).sqrt();
 
     // pass 1: S[b,i,j] = q_i · k_j / √C; the dot product is computed for every pair, then the
@@ -28,12 +38,12 @@ pub fn forward<R: Recorder>(
     rec.phase(Phase::Scores);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let qi = (bb * T + i) * C;
+        for i in 0..S {
+            let qi = (bb * S + i) * C;
             rec.enter(&["i", "qi"], [i, qi]);
             for j in 0..T {
                 let kj = (bb * T + j) * C;
-                let off = (bb * T + i) * T + j;
+                let off = (bb * S + i) * T + j;
                 rec.enter(&["j", "kj", "off"], [j, kj, off]);
                 let mut s = 0.0;
                 for c in 0..C {
@@ -52,27 +62,37 @@ pub fn forward<R: Recorder>(
         }
         rec.exit();
     }
+}
 
+/// Pass 2 of forward.
+pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+    let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 2: P = softmax(S) along j, one row (bb, i) at a time
     rec.phase(Phase::Softmax);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let row = (bb * T + i) * T;
+        for i in 0..S {
+            let row = (bb * S + i) * T;
             rec.enter(&["i", "row"], [i, row]);
             softmax::row_forward(rec, T, row, scores, probs);
             rec.exit();
         }
         rec.exit();
     }
+}
 
+/// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
+pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, c: C, ..
+    } = sh;
     // pass 3: att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]
     rec.phase(Phase::WeightedSum);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let ai = (bb * T + i) * C;
-            let row = (bb * T + i) * T;
+        for i in 0..S {
+            let ai = (bb * S + i) * C;
+            let row = (bb * S + i) * T;
             rec.enter(&["i", "ai", "row"], [i, ai, row]);
             for c in 0..C {
                 rec.enter(&["c"], [c]);
@@ -80,7 +100,7 @@ pub fn forward<R: Recorder>(
                 for j in 0..T {
                     let vj = (bb * T + j) * C;
                     rec.enter(&["j", "vj"], [j, vj]);
-                    s += rec.read(Buf::Probs, probs, row + j) * rec.read(Buf::V, v, vj + c);
+                    s += rec.read(pb, p, row + j) * rec.read(Buf::V, v, vj + c);
                     rec.exit();
                 }
                 rec.write(Buf::Att, att, ai + c, s);
@@ -97,7 +117,7 @@ pub fn forward<R: Recorder>(
 pub fn backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    mask: Mask,
+    mask: &Mask,
     q: &[f32],
     k: &[f32],
     v: &[f32],
@@ -109,19 +129,36 @@ pub fn backward<R: Recorder>(
     d_k: &mut [f32],
     d_v: &mut [f32],
 ) {
-    let Shape { b: B, t: T, c: C, .. } = sh;
-    let scale = 1.0 / (C as f32).sqrt();
+    weighted_sum_back(rec, sh, (Buf::Probs, probs), v, d_att, (Buf::DProbs, d_probs), d_v);
+    softmax_rows_back(rec, sh, probs, d_probs, d_scores);
+    scores_back(rec, sh, mask, q, k, d_scores, d_q, d_k);
+}
+
+/// Backward of pass 3: `d_p` is the gradient of whichever probabilities the weighted sum read.
+#[allow(clippy::too_many_arguments)]
+pub fn weighted_sum_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    (pb, p): (Buf, &[f32]),
+    v: &[f32],
+    d_att: &[f32],
+    (dpb, d_p): (Buf, &mut [f32]),
+    d_v: &mut [f32],
+) {
+    let Shape {
+        b: B, s: S, t: T, c: C, ..
+    } = sh;
 
     // pass 1: dP[b,i,j] = Σ_c dAtt[b,i,c] · v[b,j,c], for every (i, j), masked or not
     rec.phase(Phase::WeightedSumBack);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let ai = (bb * T + i) * C;
+        for i in 0..S {
+            let ai = (bb * S + i) * C;
             rec.enter(&["i", "ai"], [i, ai]);
             for j in 0..T {
                 let vj = (bb * T + j) * C;
-                let off = (bb * T + i) * T + j;
+                let off = (bb * S + i) * T + j;
                 rec.enter(&["j", "vj", "off"], [j, vj, off]);
                 let mut s = 0.0;
                 for c in 0..C {
@@ -129,7 +166,7 @@ pub fn backward<R: Recorder>(
                     s += rec.read(Buf::DAtt, d_att, ai + c) * rec.read(Buf::V, v, vj + c);
                     rec.exit();
                 }
-                rec.write(Buf::DProbs, d_probs, off, s);
+                rec.write(dpb, d_p, off, s);
                 rec.exit();
             }
             rec.exit();
@@ -146,11 +183,11 @@ pub fn backward<R: Recorder>(
             for c in 0..C {
                 rec.enter(&["c"], [c]);
                 let mut s = 0.0;
-                for i in 0..T {
-                    let ai = (bb * T + i) * C;
-                    let off = (bb * T + i) * T + j;
+                for i in 0..S {
+                    let ai = (bb * S + i) * C;
+                    let off = (bb * S + i) * T + j;
                     rec.enter(&["i", "ai", "off"], [i, ai, off]);
-                    s += rec.read(Buf::Probs, probs, off) * rec.read(Buf::DAtt, d_att, ai + c);
+                    s += rec.read(pb, p, off) * rec.read(Buf::DAtt, d_att, ai + c);
                     rec.exit();
                 }
                 rec.write(Buf::DV, d_v, vj + c, s);
@@ -160,27 +197,49 @@ pub fn backward<R: Recorder>(
         }
         rec.exit();
     }
+}
 
+/// Backward of pass 2.
+pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+    let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, i) at a time
     rec.phase(Phase::SoftmaxBack);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let row = (bb * T + i) * T;
+        for i in 0..S {
+            let row = (bb * S + i) * T;
             rec.enter(&["i", "row"], [i, row]);
             softmax::row_backward(rec, T, row, probs, d_probs, d_scores);
             rec.exit();
         }
         rec.exit();
     }
+}
+
+/// Backward of pass 1.
+#[allow(clippy::too_many_arguments)]
+pub fn scores_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    mask: &Mask,
+    q: &[f32],
+    k: &[f32],
+    d_scores: &[f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+) {
+    let Shape {
+        b: B, s: S, t: T, c: C, ..
+    } = sh;
+    let scale = 1.0 / (C as f32).sqrt();
 
     // pass 4: dQ[b,i,c] = Σ_j dS[b,i,j] · k[b,j,c] / √C over visible pairs: a masked score was
     // overwritten by a constant, so no gradient flows through it
     rec.phase(Phase::ScoresBack);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
-        for i in 0..T {
-            let qi = (bb * T + i) * C;
+        for i in 0..S {
+            let qi = (bb * S + i) * C;
             rec.enter(&["i", "qi"], [i, qi]);
             for c in 0..C {
                 rec.enter(&["c"], [c]);
@@ -190,7 +249,7 @@ pub fn backward<R: Recorder>(
                         continue;
                     }
                     let kj = (bb * T + j) * C;
-                    let off = (bb * T + i) * T + j;
+                    let off = (bb * S + i) * T + j;
                     rec.enter(&["j", "kj", "off"], [j, kj, off]);
                     s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::K, k, kj + c);
                     rec.exit();
@@ -212,12 +271,12 @@ pub fn backward<R: Recorder>(
             for c in 0..C {
                 rec.enter(&["c"], [c]);
                 let mut s = 0.0;
-                for i in 0..T {
+                for i in 0..S {
                     if mask.hides(i, j) {
                         continue;
                     }
-                    let qi = (bb * T + i) * C;
-                    let off = (bb * T + i) * T + j;
+                    let qi = (bb * S + i) * C;
+                    let off = (bb * S + i) * T + j;
                     rec.enter(&["i", "qi", "off"], [i, qi, off]);
                     s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::Q, q, qi + c);
                     rec.exit();

@@ -1,9 +1,10 @@
-//! Multi-head causal attention: `H` heads of `D = C/H` channels each.
+//! Multi-head attention: `H` heads of `D = C/H` channels each.
 //!
-//! Nothing is copied to split the heads: `q, k, v [B,T,C]` are read as `[B,T,H,D]` views, so
-//! head `hh` of position `i` starts at `q_base = ((bb*T + i)*H + hh)*D`. Scores and probs are
-//! `[B,H,T,T]` at `((bb*H + hh)*T + i)*T + j`; `att [B,T,H,D]` is already `[B,T,C]` in memory,
-//! which is the concatenation of the heads. Scale `1/√D`.
+//! Nothing is copied to split the heads: `q [B,S,C]` and `k, v [B,T,C]` are read as
+//! `[B,S,H,D]` / `[B,T,H,D]` views, so head `hh` of query `i` starts at
+//! `q_base = ((bb*S + i)*H + hh)*D`. Scores and probs are `[B,H,S,T]` at
+//! `((bb*H + hh)*S + i)*T + j`; `att [B,S,H,D]` is already `[B,S,C]` in memory, which is the
+//! concatenation of the heads. Scale `1/√D`. In self-attention `S = T`.
 
 use super::{Mask, softmax};
 use crate::tensor::Shape;
@@ -14,7 +15,7 @@ use crate::trace::{Buf, MASKED, Phase, Recorder};
 pub fn forward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    mask: Mask,
+    mask: &Mask,
     q: &[f32],
     k: &[f32],
     v: &[f32],
@@ -22,7 +23,16 @@ pub fn forward<R: Recorder>(
     probs: &mut [f32],
     att: &mut [f32],
 ) {
-    let Shape { b: B, t: T, h: H, .. } = sh;
+    self::scores(rec, sh, mask, q, k, scores);
+    softmax_rows(rec, sh, scores, probs);
+    weighted_sum(rec, sh, (Buf::Probs, probs), v, att);
+}
+
+/// Pass 1 of forward.
+pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
     let D = sh.d();
     let scale = 1.0 / (D as f32).sqrt();
 
@@ -33,12 +43,12 @@ pub fn forward<R: Recorder>(
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let q_base = ((bb * T + i) * H + hh) * D;
+            for i in 0..S {
+                let q_base = ((bb * S + i) * H + hh) * D;
                 rec.enter(&["i", "q_base"], [i, q_base]);
                 for j in 0..T {
                     let k_base = ((bb * T + j) * H + hh) * D;
-                    let off = ((bb * H + hh) * T + i) * T + j;
+                    let off = ((bb * H + hh) * S + i) * T + j;
                     rec.enter(&["j", "k_base", "off"], [j, k_base, off]);
                     let mut s = 0.0;
                     for d in 0..D {
@@ -59,15 +69,21 @@ pub fn forward<R: Recorder>(
         }
         rec.exit();
     }
+}
 
+/// Pass 2 of forward.
+pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
     // pass 2: P = softmax(S) along j, one row (bb, hh, i) at a time: each head normalises alone
     rec.phase(Phase::Softmax);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let row = ((bb * H + hh) * T + i) * T;
+            for i in 0..S {
+                let row = ((bb * H + hh) * S + i) * T;
                 rec.enter(&["i", "row"], [i, row]);
                 softmax::row_forward(rec, T, row, scores, probs);
                 rec.exit();
@@ -76,17 +92,24 @@ pub fn forward<R: Recorder>(
         }
         rec.exit();
     }
+}
 
+/// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
+pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
+    let D = sh.d();
     // pass 3: att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d], written straight into head hh's
-    // slot of the [B,T,C] row: the heads are concatenated by the layout itself
+    // slot of the [B,S,C] row: the heads are concatenated by the layout itself
     rec.phase(Phase::WeightedSum);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let a_base = ((bb * T + i) * H + hh) * D;
-                let row = ((bb * H + hh) * T + i) * T;
+            for i in 0..S {
+                let a_base = ((bb * S + i) * H + hh) * D;
+                let row = ((bb * H + hh) * S + i) * T;
                 rec.enter(&["i", "a_base", "row"], [i, a_base, row]);
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
@@ -94,7 +117,7 @@ pub fn forward<R: Recorder>(
                     for j in 0..T {
                         let v_base = ((bb * T + j) * H + hh) * D;
                         rec.enter(&["j", "v_base"], [j, v_base]);
-                        s += rec.read(Buf::Probs, probs, row + j) * rec.read(Buf::V, v, v_base + d);
+                        s += rec.read(pb, p, row + j) * rec.read(Buf::V, v, v_base + d);
                         rec.exit();
                     }
                     rec.write(Buf::Att, att, a_base + d, s);
@@ -113,7 +136,7 @@ pub fn forward<R: Recorder>(
 pub fn backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    mask: Mask,
+    mask: &Mask,
     q: &[f32],
     k: &[f32],
     v: &[f32],
@@ -125,9 +148,26 @@ pub fn backward<R: Recorder>(
     d_k: &mut [f32],
     d_v: &mut [f32],
 ) {
-    let Shape { b: B, t: T, h: H, .. } = sh;
+    weighted_sum_back(rec, sh, (Buf::Probs, probs), v, d_att, (Buf::DProbs, d_probs), d_v);
+    softmax_rows_back(rec, sh, probs, d_probs, d_scores);
+    scores_back(rec, sh, mask, q, k, d_scores, d_q, d_k);
+}
+
+/// Backward of pass 3: `d_p` is the gradient of whichever probabilities the weighted sum read.
+#[allow(clippy::too_many_arguments)]
+pub fn weighted_sum_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    (pb, p): (Buf, &[f32]),
+    v: &[f32],
+    d_att: &[f32],
+    (dpb, d_p): (Buf, &mut [f32]),
+    d_v: &mut [f32],
+) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
     let D = sh.d();
-    let scale = 1.0 / (D as f32).sqrt();
 
     // pass 1: dP[b,h,i,j] = Σ_d dAtt[b,i,h,d] · v[b,j,h,d], for every (i, j), masked or not
     rec.phase(Phase::WeightedSumBack);
@@ -135,12 +175,12 @@ pub fn backward<R: Recorder>(
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let a_base = ((bb * T + i) * H + hh) * D;
+            for i in 0..S {
+                let a_base = ((bb * S + i) * H + hh) * D;
                 rec.enter(&["i", "a_base"], [i, a_base]);
                 for j in 0..T {
                     let v_base = ((bb * T + j) * H + hh) * D;
-                    let off = ((bb * H + hh) * T + i) * T + j;
+                    let off = ((bb * H + hh) * S + i) * T + j;
                     rec.enter(&["j", "v_base", "off"], [j, v_base, off]);
                     let mut s = 0.0;
                     for d in 0..D {
@@ -148,7 +188,7 @@ pub fn backward<R: Recorder>(
                         s += rec.read(Buf::DAtt, d_att, a_base + d) * rec.read(Buf::V, v, v_base + d);
                         rec.exit();
                     }
-                    rec.write(Buf::DProbs, d_probs, off, s);
+                    rec.write(dpb, d_p, off, s);
                     rec.exit();
                 }
                 rec.exit();
@@ -169,11 +209,11 @@ pub fn backward<R: Recorder>(
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
                     let mut s = 0.0;
-                    for i in 0..T {
-                        let a_base = ((bb * T + i) * H + hh) * D;
-                        let off = ((bb * H + hh) * T + i) * T + j;
+                    for i in 0..S {
+                        let a_base = ((bb * S + i) * H + hh) * D;
+                        let off = ((bb * H + hh) * S + i) * T + j;
                         rec.enter(&["i", "a_base", "off"], [i, a_base, off]);
-                        s += rec.read(Buf::Probs, probs, off) * rec.read(Buf::DAtt, d_att, a_base + d);
+                        s += rec.read(pb, p, off) * rec.read(Buf::DAtt, d_att, a_base + d);
                         rec.exit();
                     }
                     rec.write(Buf::DV, d_v, v_base + d, s);
@@ -185,15 +225,21 @@ pub fn backward<R: Recorder>(
         }
         rec.exit();
     }
+}
 
+/// Backward of pass 2.
+pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
     // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, hh, i) at a time
     rec.phase(Phase::SoftmaxBack);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let row = ((bb * H + hh) * T + i) * T;
+            for i in 0..S {
+                let row = ((bb * H + hh) * S + i) * T;
                 rec.enter(&["i", "row"], [i, row]);
                 softmax::row_backward(rec, T, row, probs, d_probs, d_scores);
                 rec.exit();
@@ -202,6 +248,25 @@ pub fn backward<R: Recorder>(
         }
         rec.exit();
     }
+}
+
+/// Backward of pass 1.
+#[allow(clippy::too_many_arguments)]
+pub fn scores_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    mask: &Mask,
+    q: &[f32],
+    k: &[f32],
+    d_scores: &[f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
+    let D = sh.d();
+    let scale = 1.0 / (D as f32).sqrt();
 
     // pass 4: dQ[b,i,h,d] = Σ_j dS[b,h,i,j] · k[b,j,h,d] / √D over visible pairs: a masked score
     // was overwritten by a constant, so no gradient flows through it
@@ -210,8 +275,8 @@ pub fn backward<R: Recorder>(
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
             rec.enter(&["hh"], [hh]);
-            for i in 0..T {
-                let q_base = ((bb * T + i) * H + hh) * D;
+            for i in 0..S {
+                let q_base = ((bb * S + i) * H + hh) * D;
                 rec.enter(&["i", "q_base"], [i, q_base]);
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
@@ -221,7 +286,7 @@ pub fn backward<R: Recorder>(
                             continue;
                         }
                         let k_base = ((bb * T + j) * H + hh) * D;
-                        let off = ((bb * H + hh) * T + i) * T + j;
+                        let off = ((bb * H + hh) * S + i) * T + j;
                         rec.enter(&["j", "k_base", "off"], [j, k_base, off]);
                         s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::K, k, k_base + d);
                         rec.exit();
@@ -247,12 +312,12 @@ pub fn backward<R: Recorder>(
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
                     let mut s = 0.0;
-                    for i in 0..T {
+                    for i in 0..S {
                         if mask.hides(i, j) {
                             continue;
                         }
-                        let q_base = ((bb * T + i) * H + hh) * D;
-                        let off = ((bb * H + hh) * T + i) * T + j;
+                        let q_base = ((bb * S + i) * H + hh) * D;
+                        let off = ((bb * H + hh) * S + i) * T + j;
                         rec.enter(&["i", "q_base", "off"], [i, q_base, off]);
                         s += rec.read(Buf::DScores, d_scores, off) * rec.read(Buf::Q, q, q_base + d);
                         rec.exit();

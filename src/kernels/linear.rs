@@ -48,6 +48,23 @@ pub fn forward<R: Recorder>(
 pub fn backward<R: Recorder>(
     rec: &mut R,
     phase: Phase,
+    rows: [usize; 2],
+    x: (Buf, &[f32]),
+    w: (Buf, &[f32]),
+    dy: (Buf, &[f32]),
+    dx: (Buf, &mut [f32]),
+    dw: (Buf, &mut [f32]),
+    db: (Buf, &mut [f32]),
+) {
+    backward_into(rec, phase, rows, x, w, dy, dx, dw, db, false);
+}
+
+/// [`backward`], but adding `dx` to what the buffer holds (`+=`, recorded as a read and a
+/// write): for an input that feeds several layers, such as `x` into the q, k and v projections.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_into<R: Recorder>(
+    rec: &mut R,
+    phase: Phase,
     [B, T]: [usize; 2],
     (x_id, x): (Buf, &[f32]),
     (w_id, w): (Buf, &[f32]),
@@ -55,6 +72,7 @@ pub fn backward<R: Recorder>(
     (dx_id, dx): (Buf, &mut [f32]),
     (dw_id, dw): (Buf, &mut [f32]),
     (db_id, db): (Buf, &mut [f32]),
+    accumulate_dx: bool,
 ) {
     let (IC, OC) = (x.len() / (B * T), dy.len() / (B * T));
     rec.phase(phase);
@@ -74,7 +92,11 @@ pub fn backward<R: Recorder>(
                     s += rec.read(dy_id, dy, yi + o) * rec.read(w_id, w, c * OC + o);
                     rec.exit();
                 }
-                rec.write(dx_id, dx, xi + c, s);
+                if accumulate_dx {
+                    rec.add(dx_id, dx, xi + c, s);
+                } else {
+                    rec.write(dx_id, dx, xi + c, s);
+                }
                 rec.exit();
             }
             rec.exit();

@@ -8,12 +8,15 @@
 
 pub mod attention_1h;
 pub mod attention_mha;
+pub mod attention_mistakes;
+pub mod dropout;
 pub mod linear;
 pub mod softmax;
 pub mod split;
 
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// Which attention kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -51,24 +54,36 @@ impl fmt::Display for Variant {
 }
 
 /// Which (query i, key j) pairs attention may not look at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Mask {
     /// A query sees itself and the past: pairs with `j > i` are hidden.
     #[default]
     Causal,
     /// Every pair is visible.
     None,
+    /// An explicit `[S, T]` matrix: `keep[i*T + j]` says whether query `i` may see key `j`.
+    Explicit { t: usize, keep: Arc<[bool]> },
 }
 
 impl Mask {
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mask::Causal => "causal",
-            Mask::None => "none",
+    /// An explicit mask from `S` rows of `T` entries each (true = visible).
+    pub fn explicit(rows: &[Vec<bool>]) -> Mask {
+        let t = rows.first().map_or(0, Vec::len);
+        Mask::Explicit {
+            t,
+            keep: rows.iter().flatten().copied().collect(),
         }
     }
 
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Mask::Causal => "causal",
+            Mask::None => "none",
+            Mask::Explicit { .. } => "explicit",
+        }
+    }
+
+    /// The named masks (an explicit one is given as a matrix, not by name).
     pub fn from_name(name: &str) -> Option<Mask> {
         match name {
             "causal" => Some(Mask::Causal),
@@ -79,18 +94,26 @@ impl Mask {
 
     /// Is the score of query `i` for key `j` masked out?
     #[inline(always)]
-    pub const fn hides(self, i: usize, j: usize) -> bool {
+    pub fn hides(&self, i: usize, j: usize) -> bool {
         match self {
             Mask::Causal => j > i,
             Mask::None => false,
+            Mask::Explicit { t, keep } => !keep[i * t + j],
         }
     }
 
-    /// How many keys query `i` may see among `T`.
-    pub const fn visible(self, i: usize, T: usize) -> usize {
+    /// How many (i, j) pairs of an `S × T` score matrix are visible.
+    pub fn visible_pairs(&self, S: usize, T: usize) -> usize {
         match self {
-            Mask::Causal => i + 1,
-            Mask::None => T,
+            Mask::Causal => (0..S).map(|i| (i + 1).min(T)).sum(),
+            Mask::None => S * T,
+            Mask::Explicit { keep, .. } => keep.iter().filter(|&&k| k).count(),
         }
+    }
+}
+
+impl Serialize for Mask {
+    fn serialize<Z: serde::Serializer>(&self, ser: Z) -> Result<Z::Ok, Z::Error> {
+        ser.serialize_str(self.name())
     }
 }

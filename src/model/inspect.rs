@@ -4,6 +4,7 @@
 use super::ModelError;
 use super::gpt::{Activations, Tap, TinyGpt};
 use crate::engine::{Inputs, Start};
+use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 
 /// One layer's attention block on a prompt: everything the engine needs, plus what the model
@@ -75,11 +76,17 @@ impl TinyGpt {
             },
             proj: Some((p("w_proj").ok_or_else(missing)?, p("b_proj").ok_or_else(missing)?)),
             d_out: tap.d_out,
+            dropout: None,
+            mistakes: Mistakes::NONE,
         };
         Ok(AttentionCapture {
             layer,
             prompt: prompt.to_vec(),
-            variant: if cfg.n_heads == 1 { Variant::Baseline } else { Variant::Mha },
+            variant: if cfg.n_heads == 1 {
+                Variant::Baseline
+            } else {
+                Variant::Mha
+            },
             inputs,
             out: a.attn_out.clone(),
             d_x: tap.d_x,

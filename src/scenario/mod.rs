@@ -14,7 +14,8 @@ mod write;
 pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
 
-use crate::engine::{self, Inputs, Passes, Plan, Run, Start};
+use crate::engine::{self, Inputs, Passes, Plan, Run, Start, StartKind};
+use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::trace::Pass;
@@ -130,7 +131,9 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>) -> Pla
     Plan {
         shape,
         mask,
-        from_x,
+        start: if from_x { StartKind::Fused } else { StartKind::Qkv },
+        dropout: false,
+        mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
         proj: from_x || values.contains_key("w_proj"),
     }
@@ -148,7 +151,10 @@ pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes) -> Option<
             BUDGET_BYTES >> 30
         ));
     }
-    let events: u64 = variants.iter().map(|&v| engine::estimate_events(plan, v, passes)).sum();
+    let events: u64 = variants
+        .iter()
+        .map(|&v| engine::estimate_events(&plan, v, passes))
+        .sum();
     let bytes = events * BYTES_PER_EVENT;
     (bytes > BUDGET_BYTES).then(|| {
         format!(
@@ -244,12 +250,12 @@ impl Scenario {
 
     /// What the engine will run, without the data.
     pub fn plan(&self) -> Plan {
-        plan_of(self.shape, self.mask, &self.values)
+        plan_of(self.shape, self.mask.clone(), &self.values)
     }
 
     /// Events a traced run of `variant` will record.
     pub fn estimated_events(&self, variant: Variant) -> u64 {
-        engine::estimate_events(self.plan(), variant, self.passes)
+        engine::estimate_events(&self.plan(), variant, self.passes)
     }
 
     /// A given tensor, or its deterministic fill.
@@ -281,10 +287,12 @@ impl Scenario {
         let proj = self.plan().proj.then(|| (self.tensor("w_proj"), self.tensor("b_proj")));
         Inputs {
             shape: self.shape,
-            mask: self.mask,
+            mask: self.mask.clone(),
             start,
             proj,
             d_out: self.tensor("d_out"),
+            dropout: None,
+            mistakes: Mistakes::NONE,
         }
     }
 

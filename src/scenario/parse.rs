@@ -212,13 +212,13 @@ impl Doc<'_> {
     }
 
     /// One name drawn from `choices`.
-    fn choice<T: Copy>(&self, v: &Value<'_>, field: &str, choices: &[(&str, T)], what: &str) -> Result<T> {
+    fn choice<T: Clone>(&self, v: &Value<'_>, field: &str, choices: &[(&str, T)], what: &str) -> Result<T> {
         let quoted: Vec<String> = choices.iter().map(|(n, _)| format!("\"{n}\"")).collect();
         let name = self.string(v, field)?;
         choices
             .iter()
             .find(|(n, _)| *n == name)
-            .map(|&(_, x)| x)
+            .map(|(_, x)| x.clone())
             .ok_or_else(|| {
                 self.err(
                     Some(v.span()),
@@ -332,7 +332,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         None => BTreeMap::new(),
     };
     // decide on the size before a single tensor is filled or a buffer allocated
-    let plan = super::plan_of(shape, mask, &values);
+    let plan = super::plan_of(shape, mask.clone(), &values);
     if let Some(message) = budget_error(plan, &variants, passes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
     }

@@ -3,6 +3,7 @@
 
 use attn_trace::engine::{Inputs, Start};
 use attn_trace::kernels::Mask;
+use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::tensor::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -26,6 +27,8 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
         },
         proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
         d_out: values(b * t * c, seed + 5),
+        dropout: None,
+        mistakes: Mistakes::NONE,
     }
 }
 
@@ -38,6 +41,8 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         start: Start::Qkv { q, k, v },
         proj: None,
         d_out: vec![1.0; n],
+        dropout: None,
+        mistakes: Mistakes::NONE,
     }
 }
 
