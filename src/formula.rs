@@ -148,6 +148,7 @@ pub fn substitute(file: &str, name: &'static str, symbols: &[(&str, usize)]) -> 
 }
 
 /// Every derived offset of an event, substituted: the lines of the TUI's variables panel.
+/// `shape` is the shape the kernel ran with (`engine::kernel_shape`: one head for the baseline).
 pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
     let mut symbols: Vec<(&str, usize)> = sizes(shape, view.phase);
     symbols.extend(view.vars.iter().copied());

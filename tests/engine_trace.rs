@@ -3,7 +3,7 @@
 
 mod common;
 
-use attn_trace::engine::{Passes, Run, phase_counts, run};
+use attn_trace::engine::{Passes, Run, kernel_shape, phase_counts, run};
 use attn_trace::formula::derived_lines;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -99,7 +99,7 @@ fn offset_formulas_reproduce_every_recorded_offset() {
             let t = r.trace.as_ref().unwrap();
             for n in 0..t.len() {
                 let v = t.view(n);
-                let lines = derived_lines(&v, sh);
+                let lines = derived_lines(&v, kernel_shape(sh, variant));
                 assert_eq!(
                     lines.len(),
                     v.derived.len(),

@@ -57,7 +57,7 @@ impl Mistake {
     pub const fn symptom(self) -> &'static str {
         match self {
             Mistake::NoInputProjection => {
-                "queries, keys and values are the same vectors, so every token attends most to itself and nothing is learned about what to look for"
+                "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for"
             }
             Mistake::ScaleBySeqLen => {
                 "scores are scaled by 1/√T instead of 1/√D, so softmax is too flat (T > D) or too sharp (T < D)"
