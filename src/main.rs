@@ -4,11 +4,12 @@
 mod cli;
 
 use clap::{ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
-use cli::CliError;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
+  attn-trace                                   (the TUI on the built-in MHA walkthrough)
+  attn-trace tui scenarios/mha_walkthrough.toml
   attn-trace run scenarios/mha_walkthrough.toml
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
@@ -36,6 +37,7 @@ enum Command {
     Trace(cli::trace::Args),
     Explain(cli::explain::Args),
     Completions(cli::completions::Args),
+    Tui(cli::tui::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,12 +58,13 @@ fn main() -> ExitCode {
     };
 
     let result = match args.command {
-        None => Cli::command().print_help().map_err(CliError::from),
+        None => cli::tui::run(cli::tui::Args::default()),
         Some(Command::Check(a)) => cli::check::run(a),
         Some(Command::Run(a)) => cli::run::run(a),
         Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain(a)) => cli::explain::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),
+        Some(Command::Tui(a)) => cli::tui::run(a),
     };
     cli::exit_code(result)
 }

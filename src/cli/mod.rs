@@ -6,6 +6,7 @@ pub mod completions;
 pub mod explain;
 pub mod run;
 pub mod trace;
+pub mod tui;
 
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
