@@ -63,8 +63,8 @@ const MIN_H: u16 = 6;
 
 impl App {
     /// The app showing the tracer on `walk` at its focus.
-    pub fn new(walk: Walk, theme: Theme, width: u16, height: u16) -> App {
-        let walk = Arc::new(walk);
+    pub fn new(walk: impl Into<Arc<Walk>>, theme: Theme, width: u16, height: u16) -> App {
+        let walk: Arc<Walk> = walk.into();
         App {
             screen: Screen::Tracer(Box::new(Tracer::new(Arc::clone(&walk), None))),
             popup: None,
@@ -77,7 +77,7 @@ impl App {
     }
 
     /// The app showing the main menu.
-    pub fn with_menu(walk: Walk, theme: Theme, width: u16, height: u16) -> App {
+    pub fn with_menu(walk: impl Into<Arc<Walk>>, theme: Theme, width: u16, height: u16) -> App {
         App {
             screen: Screen::Menu(Menu::default()),
             ..App::new(walk, theme, width, height)
