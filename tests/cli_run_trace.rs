@@ -149,7 +149,8 @@ fn run_json_reproduces_the_worked_rows() {
     let doc = run_json("scenarios/numeric_mha.toml");
     let run = &doc["runs"][0];
     // head 1, row i=2 of [B,H,T,T] starts at ((0*2 + 1)*3 + 2)*3 = 15
-    close(&data(run, "scores")[15..18], &[0.7071, -0.7071, 0.0], 1e-4);
+    let r = std::f64::consts::FRAC_1_SQRT_2;
+    close(&data(run, "scores")[15..18], &[r, -r, 0.0], 1e-6);
     close(&data(run, "probs")[15..18], &[0.576, 0.140, 0.284], 1e-3);
     close(&data(run, "att")[10..12], &[7.18, 2.82], 1e-2);
 
