@@ -207,38 +207,35 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
     let out = frame.buffer_mut();
     let cw = 7u16;
     let mut y = inner.y;
+    // only what fits is drawn, centred on the element: T and C may be large
+    let fit_cols = (inner.width.saturating_sub(5) / cw).max(1) as usize;
+    let fit_rows = inner.height.saturating_sub(1).max(1) as usize;
     if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
         // H matrices T×T side by side (one for the baseline)
-        let panel_w = 4 + T as u16 * cw;
+        let js = window(T, fit_cols, e.j);
+        let is = window(T, fit_rows, e.i);
+        let panel_w = 4 + js.len() as u16 * cw;
         let per_row = ((inner.width + 1) / (panel_w + 1)).max(1) as usize;
+        let label = |h: usize| match (variant, buf) {
+            (Variant::Mha, _) => format!("h{h}"),
+            (_, Buf::Scores) => "S".to_string(),
+            _ => "P".to_string(),
+        };
         for h0 in (0..H).step_by(per_row) {
+            if y >= inner.bottom() {
+                break;
+            }
             for h in h0..(h0 + per_row).min(H) {
                 let x0 = inner.x + ((h - h0) as u16) * (panel_w + 1);
-                let label = if variant == Variant::Mha {
-                    format!("h{h}")
-                } else {
-                    "P".into()
-                };
-                let label = if buf == Buf::Scores && variant == Variant::Baseline {
-                    "S".into()
-                } else {
-                    label
-                };
-                put(out, inner, x0, y, &label, t.title());
-                for j in 0..T {
-                    put(
-                        out,
-                        inner,
-                        x0 + 4 + j as u16 * cw,
-                        y,
-                        &format!("{:>6}", format!("j{j}")),
-                        t.dim(),
-                    );
+                put(out, inner, x0, y, &label(h), t.title());
+                for (k, j) in js.clone().enumerate() {
+                    let x = x0 + 4 + k as u16 * cw;
+                    put(out, inner, x, y, &format!("{:>6}", format!("j{j}")), t.dim());
                 }
-                for i in 0..T {
-                    let yy = y + 1 + i as u16;
+                for (row, i) in is.clone().enumerate() {
+                    let yy = y.saturating_add(1 + row as u16);
                     put(out, inner, x0, yy, &format!("i{i}"), t.dim());
-                    for j in 0..T {
+                    for (k, j) in js.clone().enumerate() {
                         let off = ((b * H + h) * T + i) * T + j;
                         let style = if Some(off) == target {
                             t.write()
@@ -249,49 +246,46 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                         } else {
                             t.base()
                         };
-                        put(
-                            out,
-                            inner,
-                            x0 + 4 + j as u16 * cw,
-                            yy,
-                            &format!("{:>6}", num(value(off))),
-                            style,
-                        );
+                        let x = x0 + 4 + k as u16 * cw;
+                        put(out, inner, x, yy, &format!("{:>6}", num(value(off))), style);
                     }
                 }
             }
-            y += T as u16 + 2;
+            y = y.saturating_add(is.len() as u16 + 2);
         }
     } else {
         // [B,T,C] rows; MHA's heads are column groups of D
         let D = if variant == Variant::Mha { sh.d() } else { C };
-        for c in 0..C {
-            let x = inner.x + 4 + c as u16 * cw + (c / D) as u16;
+        let h = if variant == Variant::Mha { e.h } else { 0 };
+        let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
+        let is = window(T, fit_rows, e.i);
+        let x_of = |k: usize, c: usize| inner.x + 4 + k as u16 * cw + (c / D - cs.start / D) as u16;
+        for (k, c) in cs.clone().enumerate() {
             let name = if variant == Variant::Mha {
                 format!("h{}d{}", c / D, c % D)
             } else {
                 format!("c{c}")
             };
-            put(out, inner, x, y, &format!("{name:>6}"), t.dim());
+            put(out, inner, x_of(k, c), y, &format!("{name:>6}"), t.dim());
         }
-        for i in 0..T {
-            let yy = y + 1 + i as u16;
+        for (row, i) in is.clone().enumerate() {
+            let yy = y.saturating_add(1 + row as u16);
             put(out, inner, inner.x, yy, &format!("i{i}"), t.dim());
-            for c in 0..C {
-                let x = inner.x + 4 + c as u16 * cw + (c / D) as u16;
+            for (k, c) in cs.clone().enumerate() {
                 let off = (b * T + i) * C + c;
                 let mine = i == e.i && (variant == Variant::Baseline || c / D == e.h);
-                put(
-                    out,
-                    inner,
-                    x,
-                    yy,
-                    &format!("{:>6}", num(value(off))),
-                    if mine { t.written() } else { t.base() },
-                );
+                let style = if mine { t.written() } else { t.base() };
+                put(out, inner, x_of(k, c), yy, &format!("{:>6}", num(value(off))), style);
             }
         }
     }
+}
+
+/// `count` consecutive indices out of `len`, as close to centred on `at` as the ends allow.
+fn window(len: usize, count: usize, at: usize) -> std::ops::Range<usize> {
+    let count = count.min(len);
+    let start = at.saturating_sub(count / 2).min(len - count);
+    start..start + count
 }
 
 #[allow(non_snake_case)]

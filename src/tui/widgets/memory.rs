@@ -252,8 +252,9 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
 
     let p0 = &ps[fp.min(ps.len() - 1)];
     let lw = (p0.rname.len() + p0.rows.saturating_sub(1).to_string().len() + 1) as u16;
-    let gaps = |cols: usize, group: usize| if group > 0 { (cols / group) as u16 } else { 0 };
-    let full = |cw: u16| lw + p0.cols as u16 * cw + gaps(p0.cols, p0.group);
+    // widths in usize: a [B,T,3C] row of a large model is wider than u16 counts
+    let gaps = p0.cols.checked_div(p0.group).unwrap_or(0);
+    let full = |cw: u16| (lw as usize + p0.cols * cw as usize + gaps).min(u16::MAX as usize) as u16;
     let heat = full(VALUE_W) > area.width;
     let cw = if heat { HEAT_W } else { VALUE_W };
     let panel_w = full(cw).min(area.width) + 2;
@@ -286,8 +287,8 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
             }
             let name = if heat {
                 format!("{}", c % 100)
-            } else if p.group > 0 {
-                format!("h{}d{}", c / p.group, c % p.group)
+            } else if let Some(h) = c.checked_div(p.group) {
+                format!("h{h}d{}", c % p.group)
             } else {
                 format!("{}{c}", p.cname)
             };
