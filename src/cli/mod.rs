@@ -3,9 +3,12 @@
 
 pub mod check;
 pub mod completions;
+pub mod eval;
 pub mod explain;
 pub mod run;
+pub mod sample;
 pub mod trace;
+pub mod train;
 pub mod tui;
 
 use attn_trace::kernels::Variant;
