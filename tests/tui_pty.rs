@@ -21,7 +21,7 @@ struct Pty {
 
 fn spawn(args: &[&str], env: &[(&str, &str)]) -> Pty {
     let (mut master, mut slave) = (0, 0);
-    let mut size = libc::winsize {
+    let size = libc::winsize {
         ws_row: 24,
         ws_col: 80,
         ws_xpixel: 0,
@@ -34,7 +34,7 @@ fn spawn(args: &[&str], env: &[(&str, &str)]) -> Pty {
             &mut slave,
             std::ptr::null_mut(),
             std::ptr::null_mut(),
-            &mut size,
+            &size,
         )
     };
     assert_eq!(rc, 0, "openpty failed");

@@ -84,7 +84,6 @@ impl Open {
                 return Some(Pick::Path(PathBuf::from(self.input.trim())));
             }
             KeyCode::Enter => return self.entries.get(self.selected).map(|e| Pick::Path(e.path.clone())),
-            KeyCode::Char('q') if self.input.is_empty() => return Some(Pick::Back),
             KeyCode::Char(c) if self.input.len() < 4096 => self.input.push(c),
             _ => {}
         }

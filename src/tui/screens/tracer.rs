@@ -243,6 +243,9 @@ impl Tracer {
         let trace = walk.trace(self.variant).ok_or("this variant has no trace")?;
         let text = text.trim();
         let len = trace.len();
+        if len == 0 {
+            return Err("this variant recorded no events".into());
+        }
         if let Ok(n) = text.trim_start_matches('#').parse::<usize>() {
             if n >= len {
                 return Err(format!(

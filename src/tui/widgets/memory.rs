@@ -444,7 +444,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             } else if s.masked {
                 "··".to_string()
             } else if touched.contains(&cell) {
-                "▓▓".to_string()
+                "▪▪".to_string()
             } else {
                 t.heat_glyph(heat_t).to_string()
             };
