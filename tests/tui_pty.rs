@@ -163,3 +163,17 @@ fn a_bad_scenario_is_reported_before_the_terminal_is_touched() {
     assert!(out.contains("no/such/file.toml: no such file"), "{out}");
     assert!(!out.contains(ENTER_ALT_SCREEN));
 }
+
+#[test]
+fn no_color_draws_without_colour_codes_and_colour_is_the_default() {
+    for (env, coloured) in [(vec![("NO_COLOR", "1")], false), (vec![], true)] {
+        let mut pty = spawn(&[], &env);
+        pty.wait_for("q_base");
+        pty.send("q");
+        pty.send("q");
+        assert_eq!(pty.exit_code(), Some(0));
+        let out = pty.text();
+        let has_colour = out.contains("\x1b[38;5;") || out.contains("\x1b[48;5;") || out.contains("\x1b[38;2;");
+        assert_eq!(has_colour, coloured, "NO_COLOR={env:?}");
+    }
+}

@@ -174,7 +174,8 @@ impl Theme {
     }
 
     /// A value as a heat colour, `t` in [0, 1] (0 most negative, 1 most positive). In colour a
-    /// diverging red–blue scale; in monochrome the shade glyph carries the value instead.
+    /// diverging scale, blue (negative) through white to red (positive); in monochrome the
+    /// shade glyph carries the value instead.
     pub fn heat(self, t: f64) -> Style {
         if self.color {
             let c = colorous::RED_BLUE.eval_continuous(1.0 - t);
@@ -197,5 +198,39 @@ impl Theme {
             3 => "▓▓",
             _ => "██",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monochrome_still_tells_read_write_written_and_selected_apart() {
+        let t = Theme::MONO;
+        let styles = [t.read(), t.write(), t.written(), t.selected(), t.base()];
+        for (a, x) in styles.iter().enumerate() {
+            assert_eq!(x.fg, None, "no colour in monochrome");
+            assert_eq!(x.bg, None, "no colour in monochrome");
+            for y in &styles[a + 1..] {
+                assert_ne!(x, y, "two cell states look the same");
+            }
+        }
+    }
+
+    #[test]
+    fn heat_runs_from_blue_through_white_to_red() {
+        let rgb = |t: f64| match Theme::COLOR.heat(t).fg {
+            Some(Color::Rgb(r, g, b)) => (r, g, b),
+            other => panic!("expected an RGB colour, got {other:?}"),
+        };
+        let (r, _, b) = rgb(1.0);
+        assert!(r > b + 50, "positive values are red");
+        let (r, _, b) = rgb(0.0);
+        assert!(b > r + 50, "negative values are blue");
+        let (r, g, b) = rgb(0.5);
+        assert!(r > 220 && g > 220 && b > 220, "zero is near white");
+        assert_eq!(Theme::MONO.heat_glyph(0.5), "  ");
+        assert_eq!(Theme::MONO.heat_glyph(1.0), "██");
     }
 }
