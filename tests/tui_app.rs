@@ -264,3 +264,31 @@ fn the_menu_opens_every_screen_and_q_quits() {
     key(&mut a, KeyCode::Char('q'));
     assert!(a.quit);
 }
+
+#[test]
+fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    a.scenarios_dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
+    key(&mut a, KeyCode::Char('4'));
+    let Screen::Open(open) = &a.screen else {
+        panic!("the open screen")
+    };
+    let k = open
+        .entries
+        .iter()
+        .position(|e| e.path.ends_with("mha_walkthrough.toml"))
+        .expect("the walkthrough is listed");
+    let (title, about) = open.entries[k].summary.as_ref().expect("it parses");
+    assert_eq!(title, "MHA walkthrough: B=1, T=3, C=4, H=2");
+    assert!(about.as_deref().is_some_and(|a| a.contains("Starts at the input x")));
+    assert!(
+        open.entries.iter().all(|e| e.summary.is_ok()),
+        "every shipped scenario is valid"
+    );
+    for _ in 0..k {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
+    assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
+}
