@@ -172,14 +172,13 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         }
         return;
     }
-    let area = app.area;
     match &mut app.screen {
         Screen::Menu(m) => {
             if let Some(item) = m.key(key) {
                 app.choose(item);
             }
         }
-        Screen::Tracer(t) => match t.key(key, area) {
+        Screen::Tracer(t) => match t.key(key) {
             tracer::Outcome::Stay => {}
             tracer::Outcome::Back => app.screen = Screen::Menu(Menu::default()),
             tracer::Outcome::Help => app.popup = Some(Popup::Help),

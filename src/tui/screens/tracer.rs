@@ -130,28 +130,22 @@ impl Tracer {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent, area: Rect) -> Outcome {
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         if self.prompt.is_some() {
             self.prompt_key(key);
             return Outcome::Stay;
         }
-        let Some(trace) = self.walk.trace(self.variant) else {
-            return match key.code {
-                KeyCode::Char('q') | KeyCode::Esc => Outcome::Back,
-                _ => Outcome::Stay,
-            };
-        };
+        // the walk is shared: holding our own handle lets the trace outlive `&mut self` calls
         let walk = Arc::clone(&self.walk);
-        let trace = walk.trace(self.variant).unwrap_or(trace);
-        let len = trace.len();
-        if len == 0 {
+        let len = walk.trace(self.variant).map_or(0, |t| t.len());
+        let Some(trace) = walk.trace(self.variant).filter(|_| len > 0) else {
             return match key.code {
                 KeyCode::Char('q') | KeyCode::Esc => Outcome::Back,
                 KeyCode::Char('?') => Outcome::Help,
                 _ => Outcome::Stay,
             };
-        }
+        };
         let n = self.cursor;
         let shift = key.modifiers.contains(KeyModifiers::SHIFT);
         let arrows_select = self.select || shift;
@@ -212,7 +206,6 @@ impl Tracer {
             KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
             _ => {}
         }
-        let _ = area;
         Outcome::Stay
     }
 
