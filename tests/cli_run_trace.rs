@@ -335,6 +335,16 @@ fn trace_output_file_is_written_whole_or_not_at_all() {
         .stdout(predicate::str::is_empty())
         .stderr(predicate::str::contains("wrote 132 events"));
     let written = std::fs::read_to_string(&target).unwrap();
+    #[cfg(unix)]
+    {
+        // an ordinary file, as private as any file this process creates, no more
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&target), mode(&plain));
+        std::fs::remove_file(&plain).unwrap();
+    }
     assert_eq!(
         written,
         stdout_of(&["trace", "scenarios/indexing_trace.toml", "--format", "csv"])

@@ -99,7 +99,17 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let temp = tempfile::NamedTempFile::new_in(dir)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".attn-trace-");
+        // a temporary file is private by default; the result should be an ordinary file
+        // (0666 less the umask), as if written directly
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
+            .tempfile_in(dir)
             .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
         Ok(Output::File {
             temp: std::io::BufWriter::new(temp),
