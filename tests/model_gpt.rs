@@ -54,7 +54,10 @@ fn check_model_gradients(n_heads: usize) {
     }
     // a meaningful check: the gradients are not all (near) zero
     assert!(grads.iter().filter(|g| g.abs() > 1e-3).count() > grads.len() / 10);
-    eprintln!("H={n_heads}: worst relative gradient error {:.2e} in {}", worst.0, worst.1);
+    eprintln!(
+        "H={n_heads}: worst relative gradient error {:.2e} in {}",
+        worst.0, worst.1
+    );
 }
 
 #[test]
@@ -105,8 +108,16 @@ fn attention_capture_replays_in_the_traced_engine() {
             err / b.iter().map(|y| y.abs()).fold(0.0f32, f32::max)
         };
         // the traced loops and the training path compute the same block, forward and backward
-        assert!(rel(&cap.out, &run.tensors.out) <= 1e-5, "out: {}", rel(&cap.out, &run.tensors.out));
-        assert!(rel(&cap.d_x, &run.tensors.d_x) <= 1e-5, "d_x: {}", rel(&cap.d_x, &run.tensors.d_x));
+        assert!(
+            rel(&cap.out, &run.tensors.out) <= 1e-5,
+            "out: {}",
+            rel(&cap.out, &run.tensors.out)
+        );
+        assert!(
+            rel(&cap.d_x, &run.tensors.d_x) <= 1e-5,
+            "d_x: {}",
+            rel(&cap.d_x, &run.tensors.d_x)
+        );
     }
     let model = TinyGpt::new(tiny(1, 1), 1).unwrap();
     assert!(model.layer_attention_inputs(b"abc", 1).is_err());

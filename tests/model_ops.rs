@@ -187,7 +187,11 @@ fn sgemm_linear_matches_the_loop_reference() {
             (Buf::Qkv, &mut y_ref),
         );
         ops::linear_forward([B, T], &x, &w, &b, &mut y);
-        assert!(max_rel(&y, &y_ref) <= 1e-5, "forward {B}x{T} {IC}→{OC}: {}", max_rel(&y, &y_ref));
+        assert!(
+            max_rel(&y, &y_ref) <= 1e-5,
+            "forward {B}x{T} {IC}→{OC}: {}",
+            max_rel(&y, &y_ref)
+        );
 
         let (mut dx_ref, mut dw_ref, mut db_ref) = (vec![0.0; x.len()], vec![0.0; w.len()], vec![0.0; OC]);
         reference::backward(

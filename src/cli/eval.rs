@@ -1,7 +1,7 @@
 //! `attn-trace eval`: a checkpoint's mean next-byte loss over a file's non-overlapping windows.
 
 use super::{CliError, quiet_pipe};
-use attn_trace::model::{checkpoint, eval_loss};
+use attn_trace::model::eval_loss;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -21,7 +21,12 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub checkpoint: PathBuf,
     /// File of bytes to evaluate on.
-    #[arg(long, value_name = "FILE", required_unless_present = "dataset", conflicts_with = "dataset")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "dataset",
+        conflicts_with = "dataset"
+    )]
     pub data: Option<PathBuf>,
     /// A built-in dataset (kernels, copy, reverse, sort): its held-out validation split.
     #[arg(long, value_name = "NAME")]
@@ -44,7 +49,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if !(1..=4096).contains(&args.batch) {
         return Err(CliError::Input(format!("--batch must be 1..=4096, got {}", args.batch)));
     }
-    let loaded = checkpoint::load(&args.checkpoint).map_err(|e| CliError::Input(format!("--checkpoint: {e}")))?;
+    let loaded = super::train::load_checkpoint("--checkpoint", &args.checkpoint)?;
     let model = loaded.model;
     let seq = model.config.seq_len;
     let (what, bytes) = match &args.data {

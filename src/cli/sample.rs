@@ -1,7 +1,7 @@
 //! `attn-trace sample`: text from a checkpoint, continuing a prompt.
 
 use super::{CliError, quiet_pipe};
-use attn_trace::model::{SampleOptions, checkpoint};
+use attn_trace::model::SampleOptions;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -24,7 +24,7 @@ pub struct Args {
     #[arg(long = "gen", default_value_t = 200, value_name = "N")]
     pub n_gen: usize,
     /// Temperature: logits are divided by it (0: greedy).
-    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    #[arg(long, default_value_t = 1.0, value_name = "X", allow_negative_numbers = true)]
     pub temp: f32,
     /// Draw only from the K most likely bytes (0: from all).
     #[arg(long, default_value_t = 0, value_name = "K")]
@@ -36,12 +36,17 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if args.prompt.is_empty() {
-        return Err(CliError::Input("--prompt is empty: give at least one byte to continue".into()));
+        return Err(CliError::Input(
+            "--prompt is empty: give at least one byte to continue".into(),
+        ));
     }
     if !(args.temp.is_finite() && args.temp >= 0.0) {
-        return Err(CliError::Input(format!("--temp must be a number ≥ 0, got {}", args.temp)));
+        return Err(CliError::Input(format!(
+            "--temp must be a number ≥ 0, got {}",
+            args.temp
+        )));
     }
-    let loaded = checkpoint::load(&args.checkpoint).map_err(|e| CliError::Input(format!("--checkpoint: {e}")))?;
+    let loaded = super::train::load_checkpoint("--checkpoint", &args.checkpoint)?;
     let opts = SampleOptions {
         n_gen: args.n_gen,
         temp: args.temp,

@@ -4,7 +4,7 @@
 use super::{CliError, quiet_pipe};
 use attn_trace::model::gpt::{MAX_DMODEL, MAX_LAYERS, MAX_SEQ};
 use attn_trace::model::trainer::MAX_BATCH;
-use attn_trace::model::{BUILTIN, Config, Dataset, TinyGpt, Trainer, checkpoint};
+use attn_trace::model::{BUILTIN, Config, Dataset, ModelError, TinyGpt, Trainer, checkpoint};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, value_name = "H")]
     pub heads: Option<usize>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
-    #[arg(long, value_name = "LR")]
+    #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
     /// Seed of the initial weights and of the order of training windows.
     #[arg(long, default_value_t = 42, value_name = "S")]
@@ -156,10 +156,21 @@ pub fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Da
     }
 }
 
+/// Loads the checkpoint given by `flag`; the message names the flag and the file.
+pub fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, CliError> {
+    checkpoint::load(path).map_err(|e| match e {
+        ModelError::Checkpoint { path, msg } => bad(format!("{flag} {path}: {msg}")),
+        other => bad(format!("{flag} {}: {other}", path.display())),
+    })
+}
+
 /// Refuses a `--save` target that cannot be written, before hours of training.
 fn check_save_target(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
-        return Err(bad(format!("--save {}: is a directory; give a file name", path.display())));
+        return Err(bad(format!(
+            "--save {}: is a directory; give a file name",
+            path.display()
+        )));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -198,7 +209,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         check_save_target(path)?;
     }
     let loaded = match &args.load {
-        Some(path) => Some(checkpoint::load(path).map_err(|e| bad(format!("--load: {e}")))?),
+        Some(path) => Some(load_checkpoint("--load", path)?),
         None => None,
     };
     let cfg = config(&args, loaded.as_ref().map(|l| &l.model.config))?;
@@ -302,7 +313,10 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
         val = trainer.val_loss().loss;
     }
     if let Some(path) = &args.save {
-        trainer.save(path).map_err(|e| bad(format!("--save: {e}")))?;
+        trainer.save(path).map_err(|e| match e {
+            ModelError::Checkpoint { path, msg } => bad(format!("--save {path}: {msg}")),
+            other => bad(format!("--save: {other}")),
+        })?;
     }
     let end = DoneLine {
         done: true,

@@ -16,7 +16,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ),
     ("copy", "lines `abcde|abcde`: repeat the letters before `|`"),
     ("reverse", "lines `abcde|edcba`: write the letters before `|` backwards"),
-    ("sort", "lines `31415|11345`: write the digits before `|` in ascending order"),
+    (
+        "sort",
+        "lines `31415|11345`: write the digits before `|` in ascending order",
+    ),
 ];
 
 /// The text corpus: the kernel and engine sources, embedded at build time.
@@ -146,7 +149,9 @@ fn task(name: &str, answer: impl Fn(&[u8]) -> Vec<u8>) -> (Vec<u8>, Vec<u8>) {
     let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0000 + name.len() as u64 * 7 + alphabet.len() as u64);
     let mut seen = HashSet::new();
     let example = |rng: &mut ChaCha8Rng| -> Vec<u8> {
-        (0..TASK_LEN).map(|_| alphabet[rng.random_range(0..alphabet.len())]).collect()
+        (0..TASK_LEN)
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+            .collect()
     };
     let mut train = Vec::with_capacity(TASK_TRAIN_BYTES + 32);
     while train.len() < TASK_TRAIN_BYTES {

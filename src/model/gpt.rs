@@ -48,7 +48,10 @@ impl Config {
     pub fn validate(&self) -> Result<(), ModelError> {
         let bad = |field: &'static str, msg: String| Err(ModelError::Config { field, msg });
         if self.vocab_size != VOCAB {
-            return bad("vocab_size", format!("must be {VOCAB} (byte tokens), got {}", self.vocab_size));
+            return bad(
+                "vocab_size",
+                format!("must be {VOCAB} (byte tokens), got {}", self.vocab_size),
+            );
         }
         if !(1..=MAX_SEQ).contains(&self.seq_len) {
             return bad("seq_len", format!("must be 1..={MAX_SEQ}, got {}", self.seq_len));
@@ -243,11 +246,20 @@ impl TinyGpt {
     pub fn forward(&self, acts: &mut Activations, tokens: &[u8], targets: Option<&[u8]>) {
         let cfg = &self.config;
         let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
-        assert!(T <= cfg.seq_len && tokens.len() == B * T, "batch does not fit the model");
+        assert!(
+            T <= cfg.seq_len && tokens.len() == B * T,
+            "batch does not fit the model"
+        );
         let bt = [B, T];
         let p = &self.params;
         let lo = &self.layout;
-        ops::embedding_forward(bt, tokens, &p[lo.wte..lo.wte + V * C], &p[lo.wpe..lo.wpe + T * C], &mut acts.x0);
+        ops::embedding_forward(
+            bt,
+            tokens,
+            &p[lo.wte..lo.wte + V * C],
+            &p[lo.wpe..lo.wpe + T * C],
+            &mut acts.x0,
+        );
         for l in 0..cfg.n_layers {
             let o = lo.block(l, C);
             let (done, rest) = acts.layers.split_at_mut(l);
@@ -269,7 +281,13 @@ impl TinyGpt {
         }
         let x = acts.layers.last().map_or(&acts.x0, |a| &a.res_out);
         ops::layernorm_forward(C, x, &mut acts.lnf, &mut acts.lnf_mean, &mut acts.lnf_rstd);
-        ops::linear_forward(bt, &acts.lnf, w(p, lo.w_lm, C * V), w(p, lo.w_lm + C * V, V), &mut acts.logits);
+        ops::linear_forward(
+            bt,
+            &acts.lnf,
+            w(p, lo.w_lm, C * V),
+            w(p, lo.w_lm + C * V, V),
+            &mut acts.logits,
+        );
         if let Some(targets) = targets {
             ops::crossentropy_forward(V, &acts.logits, targets, &mut acts.probs, &mut acts.losses);
         }
@@ -312,7 +330,15 @@ impl TinyGpt {
             &mut g.d_logits[..rows * V],
         );
         let (d_wlm, d_blm) = grads[lo.w_lm..lo.w_lm + C * V + V].split_at_mut(C * V);
-        ops::linear_backward(bt, &acts.lnf, w(p, lo.w_lm, C * V), &g.d_logits, &mut g.d_ln, d_wlm, d_blm);
+        ops::linear_backward(
+            bt,
+            &acts.lnf,
+            w(p, lo.w_lm, C * V),
+            &g.d_logits,
+            &mut g.d_ln,
+            d_wlm,
+            d_blm,
+        );
         let x = acts.layers.last().map_or(&acts.x0, |a| &a.res_out);
         g.d_res.fill(0.0);
         ops::layernorm_backward(C, x, &acts.lnf_mean, &acts.lnf_rstd, &g.d_ln, &mut g.d_res);
@@ -324,7 +350,15 @@ impl TinyGpt {
             // MLP block, from d_res (the gradient at x_out)
             ops::residual_backward(&g.d_res, &mut g.d_mid, &mut g.d_branch);
             let (d_wout, d_bout) = grads[o.w_out..o.b_out + C].split_at_mut(4 * C * C);
-            ops::linear_backward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), &g.d_branch, &mut g.d_gelu, d_wout, d_bout);
+            ops::linear_backward(
+                bt,
+                &a.gelu,
+                w(p, o.w_out, 4 * C * C),
+                &g.d_branch,
+                &mut g.d_gelu,
+                d_wout,
+                d_bout,
+            );
             ops::gelu_backward(&a.fc, &a.gelu_tanh, &g.d_gelu, &mut g.d_fc);
             let (d_wfc, d_bfc) = grads[o.w_fc..o.b_fc + 4 * C].split_at_mut(C * 4 * C);
             ops::linear_backward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), &g.d_fc, &mut g.d_ln, d_wfc, d_bfc);
@@ -335,11 +369,27 @@ impl TinyGpt {
                 t.d_out = g.d_branch.clone();
             }
             let (d_wproj, d_bproj) = grads[o.w_proj..o.b_proj + C].split_at_mut(C * C);
-            ops::linear_backward(bt, &a.att, w(p, o.w_proj, C * C), &g.d_branch, &mut g.d_att, d_wproj, d_bproj);
+            ops::linear_backward(
+                bt,
+                &a.att,
+                w(p, o.w_proj, C * C),
+                &g.d_branch,
+                &mut g.d_att,
+                d_wproj,
+                d_bproj,
+            );
             attention_backward(acts.shape, a, g);
             split::backward(&mut NoRecord, acts.shape, &g.d_q, &g.d_k, &g.d_v, &mut g.d_qkv);
             let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + 3 * C].split_at_mut(C * 3 * C);
-            ops::linear_backward(bt, &a.ln1, w(p, o.w_qkv, C * 3 * C), &g.d_qkv, &mut g.d_ln, d_wqkv, d_bqkv);
+            ops::linear_backward(
+                bt,
+                &a.ln1,
+                w(p, o.w_qkv, C * 3 * C),
+                &g.d_qkv,
+                &mut g.d_ln,
+                d_wqkv,
+                d_bqkv,
+            );
             if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {
                 t.d_x = g.d_ln.clone();
             }

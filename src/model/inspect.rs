@@ -79,7 +79,11 @@ impl TinyGpt {
         Ok(AttentionCapture {
             layer,
             prompt: prompt.to_vec(),
-            variant: if cfg.n_heads == 1 { Variant::Baseline } else { Variant::Mha },
+            variant: if cfg.n_heads == 1 {
+                Variant::Baseline
+            } else {
+                Variant::Mha
+            },
             inputs,
             out: a.attn_out.clone(),
             d_x: tap.d_x,
