@@ -120,3 +120,48 @@ fn the_shipped_scenarios_round_trip_too() {
         );
     }
 }
+
+/// A shipped scenario with one byte range replaced by arbitrary text.
+fn mutated() -> impl Strategy<Value = String> {
+    let texts: Vec<&'static str> = attn_trace::scenario::SHIPPED.iter().map(|(_, t)| *t).collect();
+    (
+        0..texts.len(),
+        any::<prop::sample::Index>(),
+        0usize..12,
+        "\\PC{0,6}|[\\[\\]=\"',.#\\n0-9a-z-]{0,6}",
+    )
+        .prop_map(move |(k, at, len, insert)| {
+            let text = texts[k];
+            let mut start = at.index(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            format!("{}{insert}{}", &text[..start], &text[end..])
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Bad input is an error, never a panic; whatever is accepted round-trips.
+    #[test]
+    fn edited_scenarios_are_accepted_or_rejected_cleanly(text in mutated()) {
+        match Scenario::parse(&text, "edited.toml") {
+            Ok(s) => prop_assert_eq!(Scenario::parse(&s.to_toml(), "edited.toml").ok(), Some(s)),
+            Err(e) => {
+                let line = e.to_string();
+                prop_assert!(line.starts_with("edited.toml"));
+                prop_assert!(!line.contains('\n'), "one line: {}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        let _ = Scenario::parse(&text, "any.toml");
+    }
+}

@@ -35,7 +35,8 @@ impl Doc<'_> {
 
     /// "found …" for a value of the wrong type: its kind and, briefly, its text.
     fn found(&self, v: &Value<'_>) -> String {
-        let raw = self.text.get(v.span()).unwrap_or("").trim();
+        let raw = self.text.get(v.span()).unwrap_or("");
+        let raw = raw.split_whitespace().collect::<Vec<_>>().join(" ");
         let raw = if raw.chars().count() > 40 {
             format!("{}…", raw.chars().take(40).collect::<String>())
         } else {
