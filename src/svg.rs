@@ -157,7 +157,7 @@ pub fn render(buf: &Buffer) -> String {
 mod tests {
     use super::*;
     use ratatui::layout::Rect;
-    use ratatui::style::{Style, Stylize};
+    use ratatui::style::Style;
 
     #[test]
     fn renders_runs_with_their_colours_and_escapes_text() {
