@@ -79,9 +79,9 @@ fn resuming_from_a_checkpoint_is_bit_exact() {
     let data = Dataset::builtin("sort", 16).unwrap();
     let mut resumed = Trainer::resume(checkpoint::load(&path).unwrap(), data, 4, None, 0).unwrap();
     assert_eq!(resumed.step, n as u64);
-    for k in n..2 * n {
+    for (k, want) in losses.iter().enumerate().skip(n) {
         let loss = resumed.step().loss;
-        assert_eq!(loss.to_bits(), losses[k].to_bits(), "step {}", k + 1);
+        assert_eq!(loss.to_bits(), want.to_bits(), "step {}", k + 1);
     }
     assert_eq!(resumed.model.params, straight.model.params);
 }

@@ -31,15 +31,15 @@ fn check_model_gradients(n_heads: usize) {
     let mut probe = model.clone();
     let mut worst: (f64, String) = (0.0, String::new());
     for spec in &model.layout.specs {
-        for k in spec.offset..spec.offset + spec.len {
-            let x = model.params[k];
+        let range = spec.offset..spec.offset + spec.len;
+        for (k, (&x, &an)) in range.clone().zip(model.params[range].iter().zip(&grads[spec.offset..])) {
             probe.params[k] = x + eps;
             let up = probe.loss_sum(&mut work, &TOKENS, &TARGETS);
             probe.params[k] = x - eps;
             let down = probe.loss_sum(&mut work, &TOKENS, &TARGETS);
             probe.params[k] = x;
             let fd = (up - down) / (2.0 * eps as f64) / TOKENS.len() as f64;
-            let an = grads[k] as f64;
+            let an = an as f64;
             let err = (fd - an).abs() / (1e-3 + an.abs());
             assert!(
                 (fd - an).abs() <= 2e-4 + 2e-2 * an.abs(),

@@ -139,7 +139,7 @@ fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
         n_heads: args.heads.unwrap_or(d.n_heads),
         ..d
     };
-    if !cfg.d_model.is_multiple_of(cfg.n_heads) {
+    if cfg.d_model.checked_rem(cfg.n_heads) != Some(0) {
         return Err(bad(format!(
             "--heads {} does not divide --dmodel {}: each head gets dmodel/heads channels",
             cfg.n_heads, cfg.d_model
