@@ -202,3 +202,46 @@ fn bad_arguments_exit_2_with_a_clear_message() {
         "truncated",
     );
 }
+
+/// Ctrl-C (SIGINT) stops between steps, saves first with `--save`, and reports it.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_and_saves() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("attn-trace"))
+        .current_dir(dir.path())
+        .args([
+            "train",
+            "--dataset",
+            "sort",
+            "--json",
+            "--steps",
+            "1000000",
+            "--log-every",
+            "1",
+        ])
+        .args(TINY)
+        .args(["--save", "m.safetensors"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // training is under way once the first step is logged
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["step"], 1);
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let last: Value = serde_json::from_str(&lines.last().unwrap().unwrap()).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(last["done"], true);
+    assert_eq!(last["interrupted"], true);
+    let steps = last["steps"].as_u64().unwrap();
+    assert!((1..1_000_000).contains(&steps));
+    let saved = attn_trace::model::checkpoint::load(&dir.path().join("m.safetensors")).unwrap();
+    assert_eq!(saved.step, steps);
+}

@@ -149,3 +149,27 @@ fn loss_falls_below_1_7_on_copy_within_400_steps() {
     assert!(first > 5.0, "an untrained model is near ln 256 = 5.55, got {first}");
     assert!(val < 1.7, "val loss after 400 steps: {val}");
 }
+
+/// A UI trains on a worker thread: the trainer must move there.
+#[test]
+fn trainer_can_move_to_a_worker_thread() {
+    let data = Dataset::builtin("sort", 8).unwrap();
+    let config = Config {
+        seq_len: 8,
+        d_model: 8,
+        ..Config::default()
+    };
+    let mut trainer = Trainer::new(TinyGpt::new(config, 3).unwrap(), data, 2, 1e-3, 3).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let worker_stop = stop.clone();
+    let worker = std::thread::spawn(move || {
+        let mut steps = 0;
+        trainer.train(u64::MAX, &worker_stop, |_, s| steps = s.step);
+        (trainer, steps)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (trainer, steps) = worker.join().unwrap();
+    assert!(steps > 0);
+    assert_eq!(trainer.step, steps);
+}
