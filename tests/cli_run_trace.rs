@@ -392,12 +392,13 @@ fn bad_arguments_exit_with_code_2() {
         .args(["trace", file, "--phase", "scorez"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("unknown phase \"scorez\""));
-    cmd()
-        .args(["trace", file, "--buffer", "qq"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("unknown buffer \"qq\""));
+        .stderr(
+            predicate::str::contains("invalid value 'scorez' for '--phase <PHASE>'")
+                .and(predicate::str::contains("a similar value exists: 'scores'")),
+        );
+    cmd().args(["trace", file, "--buffer", "qq"]).assert().code(2).stderr(
+        predicate::str::contains("invalid value 'qq' for '--buffer <NAME>'").and(predicate::str::contains("d_scores")),
+    );
     cmd().args(["trace", file, "--format", "xml"]).assert().code(2);
 }
 

@@ -74,6 +74,32 @@ pub fn parse_buffer(s: &str) -> Result<Buf, String> {
     })
 }
 
+/// The same names as clap parsers that know their possible values, so `--help` lists them and
+/// shell completions offer them.
+fn names_parser<T: Clone + Send + Sync + 'static>(
+    names: impl Iterator<Item = &'static str>,
+    parse: fn(&str) -> Result<T, String>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(names.map(PossibleValue::new)).try_map(move |s| parse(&s))
+}
+
+pub fn variant_arg() -> impl clap::builder::TypedValueParser<Value = Variant> {
+    names_parser(Variant::ALL.iter().map(|v| v.name()), parse_variant)
+}
+
+pub fn pass_arg() -> impl clap::builder::TypedValueParser<Value = Pass> {
+    names_parser(["forward", "backward"].into_iter(), parse_pass)
+}
+
+pub fn phase_arg() -> impl clap::builder::TypedValueParser<Value = Phase> {
+    names_parser(Phase::ALL.iter().map(|p| p.name()), parse_phase)
+}
+
+pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
+    names_parser(Buf::ALL.iter().map(|b| b.name()), parse_buffer)
+}
+
 /// Where a subcommand's output goes: stdout, or a file written atomically (a temporary file in
 /// the target's directory, renamed over the target only once everything is written).
 pub enum Output {
