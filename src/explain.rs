@@ -186,10 +186,13 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     }
     Ok(Walkthrough {
         heading: format!(
-            "{place} of the {} variant, {} pass ({sizes}, {} mask)",
+            "{place} of the {} variant, {} pass ({sizes}, {})",
             run.variant,
             pass.name(),
-            mask.name()
+            match mask {
+                Mask::Causal => "causal mask",
+                Mask::None => "no mask",
+            }
         ),
         sections,
     })
