@@ -87,6 +87,12 @@ pub fn num(x: f32) -> String {
     if s == "-0" { "0".to_string() } else { s.to_string() }
 }
 
+/// [`num`] in parentheses when negative, for use inside a product or a difference.
+fn par(x: f32) -> String {
+    let s = num(x);
+    if s.starts_with('-') { format!("({s})") } else { s }
+}
+
 /// The file name of a kernel source path.
 fn short(file: &str) -> &str {
     file.rsplit(['/', '\\']).next().unwrap_or(file)
@@ -175,15 +181,18 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             }
             sections.push(cx.d_probs()?);
             sections.push(cx.d_scores()?);
-            sections.push(cx.into_q_and_k()?);
+            sections.push(cx.flow_to_q_and_k()?);
         }
     }
     Ok(Walkthrough {
         heading: format!(
-            "{place} of the {} variant, {} pass ({sizes}, {} mask)",
+            "{place} of the {} variant, {} pass ({sizes}, {})",
             run.variant,
             pass.name(),
-            mask.name()
+            match mask {
+                Mask::Causal => "causal mask",
+                Mask::None => "no mask",
+            }
         ),
         sections,
     })
@@ -289,7 +298,7 @@ impl Ctx<'_> {
                 self.cell(a),
                 self.cell(b),
                 num(x),
-                num(y),
+                par(y),
                 num(x * y)
             ));
         }
@@ -473,7 +482,7 @@ impl Ctx<'_> {
             let terms: Vec<String> = pairs
                 .iter()
                 .map(|&(p, v)| {
-                    let term = format!("{}×{}", num(t.events[p].value), num(t.events[v].value));
+                    let term = format!("{}×{}", par(t.events[p].value), par(t.events[v].value));
                     if t.events[p].offset as usize == self.off {
                         format!("[{term}]")
                     } else {
@@ -519,7 +528,7 @@ impl Ctx<'_> {
         let pairs = self.read_pairs(self.before_in_frame(w)?);
         let terms: Vec<String> = pairs
             .iter()
-            .map(|&(a, v)| format!("{}×{}", num(t.events[a].value), num(t.events[v].value)))
+            .map(|&(a, v)| format!("{}×{}", par(t.events[a].value), par(t.events[v].value)))
             .collect();
         lines.push(format!(
             "{} = {} = {}   ({})",
@@ -556,7 +565,7 @@ impl Ctx<'_> {
             .map(|&(dp, p)| {
                 let (a, b) = (t.events[dp].value, t.events[p].value);
                 dot += a * b;
-                format!("{}×{}", num(a), num(b))
+                format!("{}×{}", par(a), par(b))
             })
             .collect();
         let mut lines = vec![format!("Σ_k dP·P = {} = {}", elide(terms, KEEP, " + "), num(dot))];
@@ -568,7 +577,7 @@ impl Ctx<'_> {
             self.cell(w),
             num(p),
             num(dp),
-            num(dot),
+            par(dot),
             num(t.events[w].value),
             self.where_(w)
         ));
@@ -582,7 +591,7 @@ impl Ctx<'_> {
     }
 
     /// Backward 3: where `dS` goes: `d_q` of query i and `d_k` of key j.
-    fn into_q_and_k(&self) -> Result<Section> {
+    fn flow_to_q_and_k(&self) -> Result<Section> {
         let t = self.trace;
         let start = t
             .phases
@@ -631,11 +640,11 @@ impl Ctx<'_> {
             };
             let contribution = ds * e.value * scale;
             let line = format!(
-                "{} += dS × {} × scale = {} × {} × {} = {}   (with every pair: {})",
+                "{} += dS × {} × scale = {} × {} × {} = {}   (after every visible pair: {})",
                 self.cell(target),
                 self.cell(other),
                 num(ds),
-                num(e.value),
+                par(e.value),
                 num(scale),
                 num(contribution),
                 num(t.events[target].value)

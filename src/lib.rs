@@ -14,3 +14,4 @@ pub mod scenario;
 pub mod svg;
 pub mod tensor;
 pub mod trace;
+pub mod tui;

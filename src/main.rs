@@ -4,15 +4,18 @@
 mod cli;
 
 use clap::{ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
-use cli::CliError;
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
 Examples:
+  attn-trace                                   (the TUI on the built-in MHA walkthrough)
+  attn-trace tui scenarios/mha_walkthrough.toml
   attn-trace run scenarios/mha_walkthrough.toml
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
   attn-trace check scenarios/*.toml
+  attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
+  attn-trace sample --checkpoint copy.safetensors --prompt 'hello|' --gen 6 --temp 0
   attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
 
 Exit codes: 0 success, 2 bad input (a scenario file, an argument), 1 anything else.";
@@ -36,6 +39,10 @@ enum Command {
     Trace(cli::trace::Args),
     Explain(cli::explain::Args),
     Completions(cli::completions::Args),
+    Tui(cli::tui::Args),
+    Train(cli::train::Args),
+    Eval(cli::eval::Args),
+    Sample(cli::sample::Args),
 }
 
 fn main() -> ExitCode {
@@ -56,12 +63,16 @@ fn main() -> ExitCode {
     };
 
     let result = match args.command {
-        None => Cli::command().print_help().map_err(CliError::from),
+        None => cli::tui::run(cli::tui::Args::default()),
         Some(Command::Check(a)) => cli::check::run(a),
         Some(Command::Run(a)) => cli::run::run(a),
         Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain(a)) => cli::explain::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),
+        Some(Command::Tui(a)) => cli::tui::run(a),
+        Some(Command::Train(a)) => cli::train::run(a),
+        Some(Command::Eval(a)) => cli::eval::run(a),
+        Some(Command::Sample(a)) => cli::sample::run(a),
     };
     cli::exit_code(result)
 }

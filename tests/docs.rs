@@ -25,6 +25,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const END_GENERATED: &str = "<!-- /generated -->";
+
+/// Makes a block's content from the text after its marker's colon.
+type Producer = fn(&str) -> Result<String, String>;
 const END_SOURCE: &str = "<!-- /source -->";
 
 /// Splits a marker's argument string on spaces, keeping "double quoted" words together.
@@ -120,7 +123,7 @@ fn regenerate(page: &Path) -> Result<(String, usize), String> {
         let marker = &marker_on[..close];
         let body = marker.trim_start_matches("<!-- ").trim_end_matches("-->").trim();
         let (kind, spec) = body.split_once(": ").unwrap_or((body, ""));
-        let (end_marker, lang, produce): (&str, &str, fn(&str) -> Result<String, String>) = match kind {
+        let (end_marker, lang, produce): (&str, &str, Producer) = match kind {
             "generated" => (END_GENERATED, "text", generate),
             "source" => (END_SOURCE, "rust", source),
             _ => {

@@ -58,13 +58,13 @@ fn check(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
         let n = input_mut(&mut inputs.clone(), buf).len();
         assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
         let mut worst = 0.0f64;
-        for k in 0..n {
+        for (k, &g) in grad.iter().enumerate() {
             let mut plus = inputs.clone();
             input_mut(&mut plus, buf)[k] += eps;
             let mut minus = inputs.clone();
             input_mut(&mut minus, buf)[k] -= eps;
             let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
-            let a = grad[k] as f64;
+            let a = g as f64;
             let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
             worst = worst.max(err);
             assert!(

@@ -1,7 +1,7 @@
 //! `attn-trace explain SCENARIO --variant V --at b=0,h=1,i=2,j=1`: the whiteboard walkthrough
 //! of one attention score, with every number taken from the trace.
 
-use super::{CliError, Style, paint, parse_pass, parse_variant, quiet_pipe};
+use super::{CliError, Style, paint, pass_arg, quiet_pipe, variant_arg};
 use attn_trace::explain::{Element, explain};
 use attn_trace::kernels::Variant;
 use attn_trace::trace::Pass;
@@ -22,13 +22,13 @@ pub struct Args {
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
     /// Which kernel: baseline or mha (default: the scenario's [focus] variant).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long, value_parser = variant_arg())]
     pub variant: Option<Variant>,
     /// The element as b=…,h=…,i=…,j=… (b and h default to 0; i and j are required).
     #[arg(long, value_name = "b=0,h=1,i=2,j=1", value_parser = parse_at)]
     pub at: Option<Element>,
     /// forward (the score, its softmax row and weighted sum) or backward (its gradient).
-    #[arg(long, value_parser = parse_pass)]
+    #[arg(long, value_parser = pass_arg())]
     pub pass: Option<Pass>,
 }
 

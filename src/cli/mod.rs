@@ -3,9 +3,13 @@
 
 pub mod check;
 pub mod completions;
+pub mod eval;
 pub mod explain;
 pub mod run;
+pub mod sample;
 pub mod trace;
+pub mod train;
+pub mod tui;
 
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
@@ -70,6 +74,32 @@ pub fn parse_buffer(s: &str) -> Result<Buf, String> {
     })
 }
 
+/// The same names as clap parsers that know their possible values, so `--help` lists them and
+/// shell completions offer them.
+fn names_parser<T: Clone + Send + Sync + 'static>(
+    names: impl Iterator<Item = &'static str>,
+    parse: fn(&str) -> Result<T, String>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(names.map(PossibleValue::new)).try_map(move |s| parse(&s))
+}
+
+pub fn variant_arg() -> impl clap::builder::TypedValueParser<Value = Variant> {
+    names_parser(Variant::ALL.iter().map(|v| v.name()), parse_variant)
+}
+
+pub fn pass_arg() -> impl clap::builder::TypedValueParser<Value = Pass> {
+    names_parser(["forward", "backward"].into_iter(), parse_pass)
+}
+
+pub fn phase_arg() -> impl clap::builder::TypedValueParser<Value = Phase> {
+    names_parser(Phase::ALL.iter().map(|p| p.name()), parse_phase)
+}
+
+pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
+    names_parser(Buf::ALL.iter().map(|b| b.name()), parse_buffer)
+}
+
 /// Where a subcommand's output goes: stdout, or a file written atomically (a temporary file in
 /// the target's directory, renamed over the target only once everything is written).
 pub enum Output {
@@ -95,7 +125,17 @@ impl Output {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let temp = tempfile::NamedTempFile::new_in(dir)
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(".attn-trace-");
+        // a temporary file is private by default; the result should be an ordinary file
+        // (0666 less the umask), as if written directly
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
+            .tempfile_in(dir)
             .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
         Ok(Output::File {
             temp: std::io::BufWriter::new(temp),

@@ -1,6 +1,6 @@
 //! `attn-trace trace SCENARIO`: exports the event log, one event per line, as JSON Lines or CSV.
 
-use super::{CliError, Output, parse_buffer, parse_pass, parse_phase, parse_variant};
+use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
@@ -26,22 +26,23 @@ In CSV, index is written \"0;1;2;1\" and vars/derived as \"bb=0;hh=1;i=2\".
 Examples:
   attn-trace trace scenarios/indexing_trace.toml --phase scores
   attn-trace trace scenarios/mha_walkthrough.toml --variant mha --buffer scores --format csv -o scores.csv
+  attn-trace trace scenarios/mha_walkthrough.toml -o t.jsonl
   python -c \"import pandas as pd; print(pd.read_json('t.jsonl', lines=True).head())\"")]
 pub struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
     /// Only this variant (baseline or mha).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long, value_parser = variant_arg())]
     pub variant: Option<Variant>,
     /// Only this pass (forward or backward).
-    #[arg(long, value_parser = parse_pass)]
+    #[arg(long, value_parser = pass_arg())]
     pub pass: Option<Pass>,
     /// Only this phase, e.g. scores or softmax_back.
-    #[arg(long, value_parser = parse_phase)]
+    #[arg(long, value_parser = phase_arg())]
     pub phase: Option<Phase>,
     /// Only accesses of this buffer, e.g. q or d_scores.
-    #[arg(long, value_name = "NAME", value_parser = parse_buffer)]
+    #[arg(long, value_name = "NAME", value_parser = buffer_arg())]
     pub buffer: Option<Buf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]

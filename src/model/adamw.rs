@@ -38,7 +38,11 @@ impl AdamW {
     /// `p −= lr·(m̂/(√v̂ + ε) + wd·p)` with `m̂ = m/(1−β1ᵗ)`, `v̂ = v/(1−β2ᵗ)`.
     /// Element-wise, so splitting it across threads gives the same bits.
     pub fn update(&mut self, params: &mut [f32], grads: &[f32]) {
-        assert_eq!(params.len(), self.m.len(), "optimizer state does not match the parameters");
+        assert_eq!(
+            params.len(),
+            self.m.len(),
+            "optimizer state does not match the parameters"
+        );
         self.t += 1;
         let &mut AdamW {
             lr,

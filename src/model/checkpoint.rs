@@ -68,14 +68,22 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
     let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     for spec in &model.layout.specs {
         let range = spec.offset..spec.offset + spec.len;
-        named.push((spec.name.clone(), spec.shape.clone(), f32_bytes(&model.params[range.clone()])));
+        named.push((
+            spec.name.clone(),
+            spec.shape.clone(),
+            f32_bytes(&model.params[range.clone()]),
+        ));
         if let Some(st) = state {
             named.push((
                 format!("adamw.m.{}", spec.name),
                 spec.shape.clone(),
                 f32_bytes(&st.opt.m[range.clone()]),
             ));
-            named.push((format!("adamw.v.{}", spec.name), spec.shape.clone(), f32_bytes(&st.opt.v[range])));
+            named.push((
+                format!("adamw.v.{}", spec.name),
+                spec.shape.clone(),
+                f32_bytes(&st.opt.v[range]),
+            ));
         }
     }
     let mut checksum = FNV_OFFSET;
@@ -243,7 +251,10 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
         .iter()
         .find(|s| params[s.offset..s.offset + s.len].iter().any(|x| !x.is_finite()))
     {
-        return Err(format!("corrupted: tensor '{}' holds a NaN or infinite value", spec.name));
+        return Err(format!(
+            "corrupted: tensor '{}' holds a NaN or infinite value",
+            spec.name
+        ));
     }
     let state = if has_state {
         let f = |key: &str| -> Result<f32, String> {

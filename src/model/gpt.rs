@@ -62,7 +62,7 @@ impl Config {
         if !(1..=MAX_LAYERS).contains(&self.n_layers) {
             return bad("n_layers", format!("must be 1..={MAX_LAYERS}, got {}", self.n_layers));
         }
-        if self.n_heads == 0 || !self.d_model.is_multiple_of(self.n_heads) {
+        if self.d_model.checked_rem(self.n_heads) != Some(0) {
             return bad(
                 "n_heads",
                 format!(

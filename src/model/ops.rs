@@ -124,7 +124,10 @@ pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
 /// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
 #[allow(clippy::too_many_arguments)]
 fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool, beta: f32, c: &mut [f32]) {
-    assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n, "gemm operands too small");
+    assert!(
+        a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
+        "gemm operands too small"
+    );
     let (rsa, csa) = if a_t { (1, m) } else { (k, 1) };
     let (rsb, csb) = if b_t { (1, k) } else { (n, 1) };
     // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and

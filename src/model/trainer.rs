@@ -162,12 +162,7 @@ impl Trainer {
 
     /// Runs up to `steps` more steps, checking `stop` before each one, and calls `on_step`
     /// after each. Returns how many ran (fewer than `steps` when stopped).
-    pub fn train(
-        &mut self,
-        steps: u64,
-        stop: &AtomicBool,
-        mut on_step: impl FnMut(&mut Trainer, &StepStats),
-    ) -> u64 {
+    pub fn train(&mut self, steps: u64, stop: &AtomicBool, mut on_step: impl FnMut(&mut Trainer, &StepStats)) -> u64 {
         let mut done = 0;
         while done < steps && !stop.load(Ordering::Relaxed) {
             let stats = self.step();
@@ -228,7 +223,11 @@ pub fn eval_windows(model: &TinyGpt, work: &mut Workspace, bytes: &[u8], max_win
     }
     let n_tokens = windows * t;
     EvalResult {
-        loss: if n_tokens == 0 { f32::NAN } else { (sum / n_tokens as f64) as f32 },
+        loss: if n_tokens == 0 {
+            f32::NAN
+        } else {
+            (sum / n_tokens as f64) as f32
+        },
         tokens: n_tokens,
         windows,
     }

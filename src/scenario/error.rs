@@ -72,10 +72,25 @@ impl fmt::Display for ScenarioError {
             }
         }
         if let Some(field) = &self.field {
-            write!(f, ": {field}")?;
+            f.write_str(": ")?;
+            one_line(f, field)?;
         }
-        write!(f, ": {}", self.message)
+        f.write_str(": ")?;
+        one_line(f, &self.message)
     }
+}
+
+/// Writes `text` with control characters (a newline inside a quoted key or value, say) shown
+/// escaped, so an error is always one line whatever the file held.
+fn one_line(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
+    for c in text.chars() {
+        if c.is_control() {
+            write!(f, "{}", c.escape_debug())?;
+        } else {
+            write!(f, "{c}")?;
+        }
+    }
+    Ok(())
 }
 
 impl std::error::Error for ScenarioError {}
@@ -109,5 +124,7 @@ mod tests {
         );
         let e = ScenarioError::file("y.toml", "empty file");
         assert_eq!(e.to_string(), "y.toml: empty file");
+        let e = ScenarioError::file("z.toml", "unknown variant \"mh\na\" …");
+        assert_eq!(e.to_string(), "z.toml: unknown variant \"mh\\na\" …");
     }
 }

@@ -35,7 +35,8 @@ impl Doc<'_> {
 
     /// "found …" for a value of the wrong type: its kind and, briefly, its text.
     fn found(&self, v: &Value<'_>) -> String {
-        let raw = self.text.get(v.span()).unwrap_or("").trim();
+        let raw = self.text.get(v.span()).unwrap_or("");
+        let raw = raw.split_whitespace().collect::<Vec<_>>().join(" ");
         let raw = if raw.chars().count() > 40 {
             format!("{}…", raw.chars().take(40).collect::<String>())
         } else {
@@ -366,10 +367,81 @@ fn toml_error(doc: &Doc<'_>, e: &toml::de::Error) -> ScenarioError {
             .unwrap_or("")
             .trim()
             .trim_matches('"');
-        let field = if key.is_empty() { String::new() } else { key.to_string() };
+        let field = match (
+            key.is_empty(),
+            span.as_ref().and_then(|s| section_at(doc.text, s.start)),
+        ) {
+            (true, _) => String::new(),
+            (false, Some(section)) => format!("[{section}].{key}"),
+            (false, None) => key.to_string(),
+        };
         return doc.err(span, &field, "duplicate key: each key may be given only once");
     }
     doc.err(span, "", format!("not valid TOML: {message}"))
+}
+
+/// The `[table]` whose header most recently precedes byte `offset`, if any: a `[` at the start
+/// of a line outside every array, string and comment (so rows of a nested array are not taken
+/// for headers).
+fn section_at(text: &str, offset: usize) -> Option<&str> {
+    let before = text.get(..offset)?;
+    let bytes = before.as_bytes();
+    let mut section = None;
+    let (mut depth, mut k, mut line_start) = (0usize, 0usize, true);
+    while k < bytes.len() {
+        let c = bytes[k];
+        match c {
+            b'\n' => line_start = true,
+            b' ' | b'\t' | b'\r' => {}
+            b'#' => {
+                // a comment runs to the end of the line
+                k = before[k..].find('\n').map_or(bytes.len(), |n| k + n);
+                continue;
+            }
+            b'"' | b'\'' => {
+                // skip a string, basic or literal, single- or multi-line
+                let quote = if before[k..].starts_with(if c == b'"' { "\"\"\"" } else { "\'\'\'" }) {
+                    &before[k..k + 3]
+                } else {
+                    &before[k..k + 1]
+                };
+                let mut end = k + quote.len();
+                loop {
+                    match before[end..].find(quote) {
+                        Some(n) if c == b'"' && before[..end + n].ends_with('\\') => end += n + 1,
+                        Some(n) => {
+                            end += n + quote.len();
+                            break;
+                        }
+                        None => return section,
+                    }
+                }
+                k = end;
+                line_start = false;
+                continue;
+            }
+            b'[' if depth == 0 && line_start => {
+                let line_end = before[k..].find('\n').map_or(bytes.len(), |n| k + n);
+                let header = &before[k..line_end];
+                if !header.starts_with("[[") {
+                    section = header[1..].split(']').next().map(str::trim).filter(|s| !s.is_empty());
+                }
+                k = line_end;
+                continue;
+            }
+            b'[' => {
+                depth += 1;
+                line_start = false;
+            }
+            b']' => {
+                depth = depth.saturating_sub(1);
+                line_start = false;
+            }
+            _ => line_start = false,
+        }
+        k += 1;
+    }
+    section
 }
 
 fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<Shape> {
@@ -509,7 +581,10 @@ fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Passes) -> Resu
     let t = doc.table(v, "[values]")?;
     doc.known_keys(t, &super::VALUE_NAMES, "values")?;
     let mut values = BTreeMap::new();
-    for (key, x) in t.iter() {
+    // in file order, so the first bad tensor reported is the first one the reader meets
+    let mut entries: Vec<_> = t.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    for (key, x) in entries {
         let name: &str = key.get_ref();
         let Some(shape) = value_shape(name, sh) else {
             continue;
@@ -727,6 +802,16 @@ fn parse_focus(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, variants: &[Variant], pa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicate_keys_are_named_with_their_table() {
+        let text = "title = \"t\"\n[values]\nq = [\n  [1, 0],\n  [2]\n]\n[shape] # sizes\nB = 1\n";
+        assert_eq!(section_at(text, text.len()), Some("shape"));
+        assert_eq!(section_at(text, text.find("[2]").unwrap_or(0) + 4), Some("values"));
+        assert_eq!(section_at(text, 3), None);
+        let text = "about = \"\"\"\n[fake]\n\"\"\"\n# [nor this]\nB = 1\n";
+        assert_eq!(section_at(text, text.len()), None);
+    }
 
     #[test]
     fn suggestions_catch_case_and_small_typos() {

@@ -1,0 +1,145 @@
+//! Every key of the tracer, update + render of a 120×40 frame on a TestBackend, on a trace of
+//! about 10 million events: MHA forward + backward from x for B=1, T=68, C=64, H=4
+//! (10,021,888 events). `cargo bench --bench tui`. The budget is 16 ms per key.
+
+use attn_trace::scenario::Scenario;
+use attn_trace::tui::app::{self, App, Msg};
+use attn_trace::tui::{Theme, Walk};
+use criterion::{Criterion, criterion_group, criterion_main};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const SCENARIO: &str = r#"
+title = "TUI bench: about ten million events"
+[shape]
+B = 1
+T = 68
+C = 64
+H = 4
+[run]
+variants = ["mha"]
+passes = ["forward", "backward"]
+[init]
+seed = 7
+[focus]
+variant = "mha"
+b = 0
+h = 3
+i = 60
+j = 40
+"#;
+
+fn press(app: &mut App, c: KeyCode) {
+    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+}
+
+fn type_goto(app: &mut App, text: &str) {
+    press(app, KeyCode::Char('g'));
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+    press(app, KeyCode::Enter);
+}
+
+fn tui(c: &mut Criterion) {
+    let scenario = Scenario::parse(SCENARIO, "<bench>").expect("the bench scenario is valid");
+    let start = Instant::now();
+    let walk = Arc::new(Walk::from_scenario(&scenario));
+    let events = walk.trace(attn_trace::kernels::Variant::Mha).map_or(0, |t| t.len());
+    eprintln!("traced {events} events in {:.2?}", start.elapsed());
+    assert!(events > 10_000_000, "the bench needs a ten-million-event trace");
+
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("a test backend");
+    let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 120, 40);
+    let mid = events / 2;
+    let mut g = c.benchmark_group("tui key (update + render 120x40, 10M events)");
+    g.sample_size(30).measurement_time(Duration::from_secs(3));
+
+    let mut key_bench = |name: &str, app: &mut App, setup: &dyn Fn(&mut App), key: &dyn Fn(&mut App)| {
+        setup(app);
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                key(app);
+                term.draw(|f| app::render(f, black_box(app))).expect("draw");
+            })
+        });
+    };
+    let at_focus = |a: &mut App| type_goto(a, "b=0 h=3 i=60 j=40");
+    let at_mid = move |a: &mut App| type_goto(a, &mid.to_string());
+    let wrap = |a: &mut App, c: KeyCode| {
+        let before = a.tracer().map(|t| t.cursor);
+        press(a, c);
+        if a.tracer().map(|t| t.cursor) == before {
+            press(a, KeyCode::Home);
+        }
+    };
+
+    key_bench("render only", &mut app, &at_focus, &|_| {});
+    key_bench("n (next event)", &mut app, &at_mid, &|a| wrap(a, KeyCode::Char('n')));
+    key_bench("p (previous event)", &mut app, &at_mid, &|a| {
+        press(a, KeyCode::Char('p'))
+    });
+    key_bench("j (next iteration)", &mut app, &at_mid, &|a| {
+        wrap(a, KeyCode::Char('j'))
+    });
+    key_bench("J (next outer iteration)", &mut app, &at_mid, &|a| {
+        wrap(a, KeyCode::Char('J'))
+    });
+    key_bench("] (next phase)", &mut app, &at_focus, &|a| wrap(a, KeyCode::Char(']')));
+    key_bench("g element b=0 h=3 i=67 j=60", &mut app, &at_mid, &|a| {
+        type_goto(a, "b=0 h=3 i=67 j=60")
+    });
+    key_bench("g cell w_qkv[8191]", &mut app, &at_mid, &|a| {
+        type_goto(a, "w_qkv[8191]")
+    });
+    key_bench("g event 9000000", &mut app, &at_mid, &|a| type_goto(a, "9000000"));
+    // w and r on a weight read by every row: long per-cell access lists
+    let pin = |a: &mut App| {
+        type_goto(a, "w_qkv[100]");
+        type_goto(a, &mid.to_string());
+    };
+    key_bench(
+        "w then r (two keys: who last wrote, who reads next)",
+        &mut app,
+        &pin,
+        &|a| {
+            press(a, KeyCode::Char('w'));
+            press(a, KeyCode::Char('r'));
+        },
+    );
+    key_bench("r (who reads next)", &mut app, &pin, &|a| wrap(a, KeyCode::Char('r')));
+    let breakpoints = |a: &mut App| {
+        for cell in [
+            "scores[1000]",
+            "probs[9000]",
+            "att[4000]",
+            "d_scores[17000]",
+            "w_qkv[100]",
+        ] {
+            type_goto(a, cell);
+            press(a, KeyCode::Char('b'));
+        }
+        press(a, KeyCode::Home);
+    };
+    key_bench("c (continue to breakpoint)", &mut app, &breakpoints, &|a| {
+        wrap(a, KeyCode::Char('c'))
+    });
+    key_bench("C (back to breakpoint)", &mut app, &|a| press(a, KeyCode::End), &|a| {
+        let before = a.tracer().map(|t| t.cursor);
+        press(a, KeyCode::Char('C'));
+        if a.tracer().map(|t| t.cursor) == before {
+            press(a, KeyCode::End);
+        }
+    });
+    key_bench("f (forward/backward)", &mut app, &at_mid, &|a| {
+        press(a, KeyCode::Char('f'))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, tui);
+criterion_main!(benches);

@@ -1,0 +1,84 @@
+//! `attn-trace eval`: a checkpoint's mean next-byte loss over a file's non-overlapping windows.
+
+use super::{CliError, quiet_pipe};
+use attn_trace::model::eval_loss;
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Mean next-token cross-entropy of a checkpoint on a file (or a built-in dataset's validation
+/// split), over the non-overlapping windows of seq tokens starting at bytes 0, seq, 2·seq, …
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Each window's targets are the next seq bytes, so a file of N bytes gives (N − 1) / seq windows.
+Prints {\"loss\": L, \"tokens\": N} with --json.
+
+Examples:
+  attn-trace eval --checkpoint notes.safetensors --data notes.txt
+  attn-trace eval --checkpoint copy.safetensors --dataset copy --json")]
+pub struct Args {
+    /// Checkpoint written by `attn-trace train --save`.
+    #[arg(long, value_name = "PATH")]
+    pub checkpoint: PathBuf,
+    /// File of bytes to evaluate on.
+    #[arg(
+        long,
+        value_name = "FILE",
+        required_unless_present = "dataset",
+        conflicts_with = "dataset"
+    )]
+    pub data: Option<PathBuf>,
+    /// A built-in dataset (kernels, copy, reverse, sort): its held-out validation split.
+    #[arg(long, value_name = "NAME")]
+    pub dataset: Option<String>,
+    /// Windows per batch.
+    #[arg(long, default_value_t = 16, value_name = "B")]
+    pub batch: usize,
+    /// Print {"loss", "tokens"} as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Line {
+    loss: f32,
+    tokens: usize,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if !(1..=4096).contains(&args.batch) {
+        return Err(CliError::Input(format!("--batch must be 1..=4096, got {}", args.batch)));
+    }
+    let loaded = super::train::load_checkpoint("--checkpoint", &args.checkpoint)?;
+    let model = loaded.model;
+    let seq = model.config.seq_len;
+    let (what, bytes) = match &args.data {
+        Some(path) => {
+            let bytes = std::fs::read(path).map_err(|e| CliError::Input(format!("--data {}: {e}", path.display())))?;
+            (path.display().to_string(), bytes)
+        }
+        None => {
+            let ds = super::train::dataset(None, args.dataset.as_deref(), seq)?;
+            (format!("{} (validation split)", ds.name), ds.val)
+        }
+    };
+    let r = eval_loss(&model, &bytes, args.batch).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let line = serde_json::to_string(&Line {
+            loss: r.loss,
+            tokens: r.tokens,
+        })
+        .map_err(|e| CliError::Other(e.into()))?;
+        quiet_pipe(writeln!(out, "{line}"))
+    } else {
+        quiet_pipe(writeln!(
+            out,
+            "loss {:.4} nats/byte (perplexity {:.2}) over {} tokens: {} windows of {seq} from {what}",
+            r.loss,
+            r.loss.exp(),
+            r.tokens,
+            r.windows
+        ))
+    }
+}

@@ -1,0 +1,349 @@
+//! `attn-trace train`: trains TinyGPT on a file or a built-in dataset, with a progress bar on a
+//! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
+
+use super::{CliError, quiet_pipe};
+use attn_trace::model::gpt::{MAX_DMODEL, MAX_LAYERS, MAX_SEQ};
+use attn_trace::model::trainer::MAX_BATCH;
+use attn_trace::model::{BUILTIN, Config, Dataset, ModelError, TinyGpt, Trainer, checkpoint};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Train TinyGPT (byte-level, attention by the tracer's kernels) and optionally save it.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Built-in datasets (--dataset): kernels (this project's kernel sources), copy, reverse, sort.
+Without --data or --dataset, trains on kernels. Sizes default to B=4 T=64 C=64 L=1 H=1; when
+resuming with --load they come from the checkpoint.
+
+With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"} (loss: mean
+over the steps since the previous line), then {\"done\": true, \"steps\", \"loss\", \"val_loss\",
+\"tokens_per_s\", \"seconds\", \"interrupted\"}.
+
+Examples:
+  attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
+  attn-trace train --data notes.txt --steps 2000 --layers 2 --heads 4 --save notes.safetensors
+  attn-trace train --load notes.safetensors --data notes.txt --steps 1000 --save notes.safetensors
+  attn-trace train --dataset sort --steps 300 --json | jq .loss")]
+pub struct Args {
+    /// Train on the bytes of this file (the last tenth is held out for validation).
+    #[arg(long, value_name = "FILE", conflicts_with = "dataset")]
+    pub data: Option<PathBuf>,
+    /// Train on a built-in dataset: kernels, copy, reverse or sort.
+    #[arg(long, value_name = "NAME")]
+    pub dataset: Option<String>,
+    /// Optimizer steps to run.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub steps: u64,
+    /// Sequences per step.
+    #[arg(long, default_value_t = 4, value_name = "B")]
+    pub batch: usize,
+    /// Tokens per sequence (the model's context length) [default: 64].
+    #[arg(long, value_name = "T")]
+    pub seq: Option<usize>,
+    /// Channels [default: 64].
+    #[arg(long, value_name = "C")]
+    pub dmodel: Option<usize>,
+    /// Transformer blocks [default: 1].
+    #[arg(long, value_name = "L")]
+    pub layers: Option<usize>,
+    /// Attention heads; must divide --dmodel (1 runs the baseline kernel, more the MHA kernel) [default: 1].
+    #[arg(long, value_name = "H")]
+    pub heads: Option<usize>,
+    /// AdamW learning rate [default: 3e-4, or the checkpoint's].
+    #[arg(long, value_name = "LR", allow_negative_numbers = true)]
+    pub lr: Option<f32>,
+    /// Seed of the initial weights and of the order of training windows.
+    #[arg(long, default_value_t = 42, value_name = "S")]
+    pub seed: u64,
+    /// Save weights and optimizer state here at the end (or on Ctrl-C), atomically.
+    #[arg(long, value_name = "PATH")]
+    pub save: Option<PathBuf>,
+    /// Resume from this checkpoint: weights, optimizer state, step and data position.
+    #[arg(long, value_name = "PATH")]
+    pub load: Option<PathBuf>,
+    /// Log (and evaluate the validation loss) every N steps, and after the last.
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    pub log_every: u64,
+    /// JSON lines on stdout instead of a progress bar.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct LogLine {
+    step: u64,
+    loss: f32,
+    val_loss: f32,
+    tokens_per_s: f64,
+}
+
+#[derive(Serialize)]
+struct DoneLine {
+    done: bool,
+    steps: u64,
+    loss: f32,
+    val_loss: f32,
+    tokens_per_s: f64,
+    seconds: f64,
+    interrupted: bool,
+}
+
+fn bad(msg: String) -> CliError {
+    CliError::Input(msg)
+}
+
+/// Checks a size flag against its range.
+fn in_range(flag: &str, v: usize, max: usize) -> Result<usize, CliError> {
+    if (1..=max).contains(&v) {
+        Ok(v)
+    } else {
+        Err(bad(format!("{flag} must be 1..={max}, got {v}")))
+    }
+}
+
+/// The model's configuration from the flags, or the checkpoint's when resuming (then a flag
+/// that disagrees with it is an error).
+fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
+    let flags = [
+        ("--seq", "seq_len", args.seq, MAX_SEQ),
+        ("--dmodel", "d_model", args.dmodel, MAX_DMODEL),
+        ("--layers", "n_layers", args.layers, MAX_LAYERS),
+        ("--heads", "n_heads", args.heads, MAX_DMODEL),
+    ];
+    for (flag, _, v, max) in flags {
+        if let Some(v) = v {
+            in_range(flag, v, max)?;
+        }
+    }
+    if let Some(cfg) = loaded {
+        let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads];
+        for ((flag, field, v, _), have) in flags.into_iter().zip(have) {
+            if let Some(v) = v.filter(|&v| v != have) {
+                return Err(bad(format!(
+                    "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming"
+                )));
+            }
+        }
+        return Ok(*cfg);
+    }
+    let d = Config::default();
+    let cfg = Config {
+        seq_len: args.seq.unwrap_or(d.seq_len),
+        d_model: args.dmodel.unwrap_or(d.d_model),
+        n_layers: args.layers.unwrap_or(d.n_layers),
+        n_heads: args.heads.unwrap_or(d.n_heads),
+        ..d
+    };
+    if cfg.d_model.checked_rem(cfg.n_heads) != Some(0) {
+        return Err(bad(format!(
+            "--heads {} does not divide --dmodel {}: each head gets dmodel/heads channels",
+            cfg.n_heads, cfg.d_model
+        )));
+    }
+    Ok(cfg)
+}
+
+/// The data named by `--data` or `--dataset` (default: the built-in `kernels`).
+pub fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Dataset, CliError> {
+    match data {
+        Some(path) => Dataset::from_file(path, seq).map_err(|e| bad(format!("--data {e}"))),
+        None => Dataset::builtin(name.unwrap_or("kernels"), seq).map_err(|e| bad(format!("--dataset {e}"))),
+    }
+}
+
+/// Loads the checkpoint given by `flag`; the message names the flag and the file.
+pub fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, CliError> {
+    checkpoint::load(path).map_err(|e| match e {
+        ModelError::Checkpoint { path, msg } => bad(format!("{flag} {path}: {msg}")),
+        other => bad(format!("{flag} {}: {other}", path.display())),
+    })
+}
+
+/// Refuses a `--save` target that cannot be written, before hours of training.
+fn check_save_target(path: &Path) -> Result<(), CliError> {
+    if path.is_dir() {
+        return Err(bad(format!(
+            "--save {}: is a directory; give a file name",
+            path.display()
+        )));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(bad(format!(
+            "--save {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    if let Some(lr) = args.lr
+        && !(lr.is_finite() && lr > 0.0)
+    {
+        return Err(bad(format!("--lr must be a positive number, got {lr}")));
+    }
+    in_range("--batch", args.batch, MAX_BATCH)?;
+    if args.log_every == 0 {
+        return Err(bad("--log-every must be at least 1".into()));
+    }
+    if let Some(name) = &args.dataset
+        && !BUILTIN.iter().any(|(n, _)| n == name)
+    {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        return Err(bad(format!(
+            "--dataset {name}: unknown; the built-in datasets are {}",
+            names.join(", ")
+        )));
+    }
+    if let Some(path) = &args.save {
+        check_save_target(path)?;
+    }
+    let loaded = match &args.load {
+        Some(path) => Some(load_checkpoint("--load", path)?),
+        None => None,
+    };
+    let cfg = config(&args, loaded.as_ref().map(|l| &l.model.config))?;
+    let data = dataset(args.data.as_deref(), args.dataset.as_deref(), cfg.seq_len)?;
+    let mut trainer = match loaded {
+        Some(l) => Trainer::resume(l, data, args.batch, args.lr, args.seed),
+        None => TinyGpt::new(cfg, args.seed)
+            .and_then(|m| Trainer::new(m, data, args.batch, args.lr.unwrap_or(3e-4), args.seed)),
+    }
+    .map_err(|e| bad(e.to_string()))?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
+            eprintln!("warning: Ctrl-C will not stop training cleanly: {e}");
+        }
+    }
+    train(&args, &mut trainer, &stop)
+}
+
+/// The training loop and its output.
+fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), CliError> {
+    let started = Instant::now();
+    let first_step = trainer.step;
+    let tokens_per_step = trainer.tokens_per_step() as f64;
+    let mut out = std::io::stdout().lock();
+    let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
+        let bar = ProgressBar::new(args.steps);
+        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} steps  {msg}  ETA {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    });
+    if !args.json {
+        let c = &trainer.model.config;
+        let line = format!(
+            "training {} parameters (T={} C={} L={} H={}, B={}) on {}: {} train / {} validation bytes",
+            trainer.model.num_params(),
+            c.seq_len,
+            c.d_model,
+            c.n_layers,
+            c.n_heads,
+            trainer.batch,
+            trainer.data.name,
+            trainer.data.train.len(),
+            trainer.data.val.len()
+        );
+        match &bar {
+            Some(b) => b.println(line),
+            None => quiet_pipe(writeln!(out, "{line}"))?,
+        }
+    }
+
+    let (mut train_secs, mut window_secs) = (0.0, 0.0);
+    let (mut loss_sum, mut loss_n, mut last_loss, mut val) = (0.0f64, 0u32, f32::NAN, f32::NAN);
+    let mut done = 0;
+    while done < args.steps && !stop.load(Ordering::Relaxed) {
+        let t0 = Instant::now();
+        let s = trainer.step();
+        let dt = t0.elapsed().as_secs_f64();
+        (train_secs, window_secs) = (train_secs + dt, window_secs + dt);
+        done += 1;
+        last_loss = s.loss;
+        loss_sum += s.loss as f64;
+        loss_n += 1;
+        if done % args.log_every == 0 || done == args.steps {
+            val = trainer.val_loss().loss;
+            let line = LogLine {
+                step: s.step,
+                loss: (loss_sum / loss_n as f64) as f32,
+                val_loss: val,
+                tokens_per_s: loss_n as f64 * tokens_per_step / window_secs.max(1e-9),
+            };
+            (loss_sum, loss_n, window_secs) = (0.0, 0, 0.0);
+            if args.json {
+                quiet_pipe(writeln!(out, "{}", json(&line)?))?;
+            } else if let Some(b) = &bar {
+                b.set_message(format!(
+                    "loss {:.4}  val {:.4}  {:.0} tok/s",
+                    line.loss, line.val_loss, line.tokens_per_s
+                ));
+            } else {
+                quiet_pipe(writeln!(
+                    out,
+                    "step {:>6}  loss {:.4}  val {:.4}  {:>8.0} tok/s",
+                    line.step, line.loss, line.val_loss, line.tokens_per_s
+                ))?;
+            }
+        }
+        if let Some(b) = &bar {
+            b.set_position(done);
+        }
+    }
+    let interrupted = done < args.steps;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if interrupted || done == 0 {
+        val = trainer.val_loss().loss;
+    }
+    if let Some(path) = &args.save {
+        trainer.save(path).map_err(|e| match e {
+            ModelError::Checkpoint { path, msg } => bad(format!("--save {path}: {msg}")),
+            other => bad(format!("--save: {other}")),
+        })?;
+    }
+    let end = DoneLine {
+        done: true,
+        steps: trainer.step,
+        loss: last_loss,
+        val_loss: val,
+        tokens_per_s: (trainer.step - first_step) as f64 * tokens_per_step / train_secs.max(1e-9),
+        seconds: started.elapsed().as_secs_f64(),
+        interrupted,
+    };
+    if args.json {
+        quiet_pipe(writeln!(out, "{}", json(&end)?))?;
+    } else {
+        let how = if interrupted { "stopped (Ctrl-C)" } else { "done" };
+        quiet_pipe(writeln!(
+            out,
+            "{how} at step {}: loss {:.4}, val loss {:.4}, {:.0} tokens/s, {:.1} s",
+            end.steps, end.loss, end.val_loss, end.tokens_per_s, end.seconds
+        ))?;
+        if let Some(path) = &args.save {
+            quiet_pipe(writeln!(out, "saved {}", path.display()))?;
+        }
+    }
+    quiet_pipe(out.flush())
+}
+
+/// One JSON line; NaN (no loss yet) becomes null.
+fn json<T: Serialize>(v: &T) -> Result<String, CliError> {
+    serde_json::to_string(v).map_err(|e| CliError::Other(e.into()))
+}

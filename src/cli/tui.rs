@@ -1,0 +1,60 @@
+//! `attn-trace tui [SCENARIO]` (and `attn-trace` alone): the step-through TUI, opened on the
+//! scenario's `[focus]`, or on the built-in MHA walkthrough.
+
+use super::{CliError, load, no_color_env, parse_variant};
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::Scenario;
+use attn_trace::tui::{self, Theme, Walk};
+use std::path::PathBuf;
+
+/// Step through a scenario in the terminal, one memory access at a time.
+#[derive(clap::Args, Debug, Default)]
+#[command(after_help = "\
+Keys: n/p step, j/k next/previous iteration, ]/[ phase, g goto, w/r who wrote/reads the cell,
+b breakpoint, c/C continue, f forward/backward, Tab baseline/MHA, ? all keys, q menu/quit.
+
+Examples:
+  attn-trace
+  attn-trace tui scenarios/mha_walkthrough.toml
+  attn-trace tui scenarios/indexing_trace.toml --variant baseline")]
+pub struct Args {
+    /// Scenario file (.toml); without it, the built-in MHA walkthrough (B=1, T=3, C=4, H=2).
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: Option<PathBuf>,
+    /// Which kernel to open first: baseline or mha (default: the scenario's [focus] variant).
+    #[arg(long, value_parser = parse_variant)]
+    pub variant: Option<Variant>,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    // a bad file is reported before the terminal is taken over: one line, exit code 2
+    let scenario = match &args.scenario {
+        Some(path) => load(path)?,
+        None => Scenario::builtin(),
+    };
+    if let Some(v) = args.variant
+        && !scenario.variants.contains(&v)
+    {
+        let file = args
+            .scenario
+            .as_ref()
+            .map_or("<built-in>".into(), |p| p.display().to_string());
+        return Err(CliError::Input(format!(
+            "{file}: [run].variants: this scenario does not run {v}"
+        )));
+    }
+    let mut walk = Walk::from_scenario(&scenario);
+    if let Some(v) = args.variant {
+        let focus = walk
+            .focus
+            .map_or((Some(v), None, default_element()), |(_, p, e)| (Some(v), p, e));
+        walk.focus = Some(focus);
+    }
+    let plain = no_color_env() || std::env::args_os().any(|a| a == "--no-color");
+    let theme = if plain { Theme::MONO } else { Theme::COLOR };
+    tui::run(walk, theme).map_err(CliError::Other)
+}
+
+fn default_element() -> tui::walk::Element {
+    tui::walk::Element { b: 0, h: 0, i: 0, j: 0 }
+}

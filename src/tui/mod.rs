@@ -1,0 +1,63 @@
+//! The step-through TUI: a cursor over the event log, every panel in sync with it.
+//!
+//! Elm-shaped: [`app::App`] is the state, [`app::update`] the only place it changes and
+//! [`app::render`] a pure function of it, so the whole app is driven headlessly in tests
+//! (TestBackend) exactly as the terminal drives it here.
+//!
+//! Debug builds panic on purpose after the first frame when `ATTN_TRACE_TUI_PANIC` is set, to
+//! test that the terminal is restored on a panic; release builds ignore the variable.
+
+#![allow(non_snake_case)] // sizes keep the docs' capital letters: B, T, C, H, D
+
+pub mod app;
+pub mod screens;
+pub mod source;
+pub mod theme;
+pub mod walk;
+pub mod widgets;
+
+use app::{App, Msg};
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
+use crossterm::execute;
+use std::io::stdout;
+
+pub use theme::Theme;
+pub use walk::Walk;
+
+/// The environment variable that makes a debug build panic after its first frame.
+pub const PANIC_ENV: &str = "ATTN_TRACE_TUI_PANIC";
+
+/// Runs the TUI on `walk` until the user quits. The terminal is restored on return, on error
+/// and on panic.
+pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
+    let mut terminal = ratatui::try_init()?;
+    // ratatui's hook leaves raw mode and the alternate screen; mouse capture is ours to undo
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = execute!(stdout(), DisableMouseCapture);
+        hook(info);
+    }));
+    let result = (|| -> color_eyre::Result<()> {
+        execute!(stdout(), EnableMouseCapture)?;
+        let size = terminal.size()?;
+        let mut app = App::new(walk, theme, size.width, size.height);
+        let panic_on_purpose = cfg!(debug_assertions) && std::env::var_os(PANIC_ENV).is_some();
+        while !app.quit {
+            terminal.draw(|f| app::render(f, &app))?;
+            if panic_on_purpose {
+                panic!("{PANIC_ENV} is set: panicking on purpose to test that the terminal is restored");
+            }
+            let msg = match event::read()? {
+                Event::Key(k) => Msg::Key(k),
+                Event::Mouse(m) => Msg::Mouse(m),
+                Event::Resize(w, h) => Msg::Resize(w, h),
+                _ => continue,
+            };
+            app::update(&mut app, msg);
+        }
+        Ok(())
+    })();
+    let _ = execute!(stdout(), DisableMouseCapture);
+    ratatui::restore();
+    result
+}

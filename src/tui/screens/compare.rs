@@ -1,0 +1,368 @@
+//! Baseline and MHA side by side on the same input, phase by phase: where the same (i, j) lives
+//! in each layout, the two scales, and how H probability rows replace one.
+
+use crate::formula::{sizes, substitute};
+use crate::kernels::Variant;
+use crate::trace::{Buf, Phase, Trace};
+use crate::tui::theme::Theme;
+use crate::tui::walk::{Element, Walk};
+use crate::tui::widgets::{num, put};
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use std::sync::Arc;
+
+/// The phases where the two kernels differ, with the buffer each shows.
+const PHASES: [(Phase, Buf); 6] = [
+    (Phase::Scores, Buf::Scores),
+    (Phase::Softmax, Buf::Probs),
+    (Phase::WeightedSum, Buf::Att),
+    (Phase::WeightedSumBack, Buf::DProbs),
+    (Phase::SoftmaxBack, Buf::DScores),
+    (Phase::ScoresBack, Buf::DQ),
+];
+
+#[derive(Debug)]
+pub struct Compare {
+    pub walk: Arc<Walk>,
+    /// Index into the phases both traces have.
+    pub phase: usize,
+    pub element: Element,
+}
+
+/// What the app should do after a key.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Stay,
+    Back,
+    Help,
+    /// Open the tracer on this variant at this event.
+    Trace(Variant, usize),
+}
+
+impl Compare {
+    pub fn new(walk: Arc<Walk>) -> Compare {
+        let element = walk.focus.map(|f| f.2).unwrap_or(Element {
+            b: 0,
+            h: walk.shape.h.saturating_sub(1),
+            i: walk.shape.t.saturating_sub(1),
+            j: 0,
+        });
+        Compare {
+            walk,
+            phase: 0,
+            element,
+        }
+    }
+
+    /// Phases recorded by both variants.
+    pub fn phases(&self) -> Vec<(Phase, Buf)> {
+        let (Some(a), Some(b)) = (self.walk.trace(Variant::Baseline), self.walk.trace(Variant::Mha)) else {
+            return Vec::new();
+        };
+        let has = |t: &Trace, p: Phase| t.phases.iter().any(|&(s, q)| q == p && (s as usize) < t.len());
+        PHASES
+            .iter()
+            .copied()
+            .filter(|&(p, _)| has(a, p) && has(b, p))
+            .collect()
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        let sh = self.walk.shape;
+        let n = self.phases().len();
+        let e = &mut self.element;
+        match key.code {
+            KeyCode::Char(']') | KeyCode::Char('n') if n > 0 => self.phase = (self.phase + 1) % n,
+            KeyCode::Char('[') | KeyCode::Char('p') if n > 0 => self.phase = (self.phase + n - 1) % n,
+            KeyCode::Left => e.j = e.j.saturating_sub(1),
+            KeyCode::Right => e.j = (e.j + 1).min(sh.t - 1),
+            KeyCode::Up => e.i = e.i.saturating_sub(1),
+            KeyCode::Down => e.i = (e.i + 1).min(sh.t - 1),
+            KeyCode::Char('h') | KeyCode::Tab => e.h = (e.h + 1) % sh.h.max(1),
+            KeyCode::Char('b') => e.b = (e.b + 1) % sh.b.max(1),
+            KeyCode::Enter => {
+                if let Some((phase, _)) = self.phases().get(self.phase)
+                    && let Some(n) = self.event_of(Variant::Mha, *phase)
+                {
+                    return Outcome::Trace(Variant::Mha, n);
+                }
+            }
+            KeyCode::Char('?') => return Outcome::Help,
+            KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
+            _ => {}
+        }
+        Outcome::Stay
+    }
+
+    /// The event in `phase` of `variant` that writes the element's cell (or the phase's first).
+    fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
+        let trace = self.walk.trace(variant)?;
+        let k = trace.phases.iter().position(|&(_, p)| p == phase)?;
+        let range = trace.span_range(k);
+        let buf = PHASES.iter().find(|(p, _)| *p == phase)?.1;
+        let off = self.offset(variant, buf)?;
+        let w = trace.index.writes(buf, off);
+        let at = w.partition_point(|&x| (x as usize) < range.start);
+        Some(
+            w.get(at)
+                .map(|&x| x as usize)
+                .filter(|x| range.contains(x))
+                .unwrap_or(range.start),
+        )
+    }
+
+    /// Flat offset of the element in `buf`: the score cell, or the first channel of row i (and
+    /// head h) for `[B,T,C]` buffers.
+    fn offset(&self, variant: Variant, buf: Buf) -> Option<usize> {
+        let e = self.element;
+        let sh = self.walk.shape;
+        match buf {
+            Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => self.walk.score_offset(variant, e),
+            _ => {
+                let h = if variant == Variant::Mha { e.h } else { 0 };
+                Some((e.b * sh.t + e.i) * sh.c + h * sh.d() * usize::from(variant == Variant::Mha))
+            }
+        }
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
+    let t = theme;
+    let phases = st.phases();
+    let Some(&(phase, buf)) = phases.get(st.phase.min(phases.len().saturating_sub(1))) else {
+        let msg = "Compare needs a scenario that traces both baseline and mha.";
+        frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    };
+    let lines = explain(st, phase, buf);
+    let inner_w = area.width.saturating_sub(2).max(1) as usize;
+    let notes_h: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum::<usize>() + 2;
+    let [head, body, notes, hint] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(notes_h as u16),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let e = st.element;
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" Compare baseline and MHA ", t.title()),
+            Span::styled(
+                format!(
+                    "· {} · {} · element b={} h={} i={} j={}",
+                    phase.name(),
+                    phase.title(),
+                    e.b,
+                    e.h,
+                    e.i,
+                    e.j
+                ),
+                t.dim(),
+            ),
+        ])),
+        head,
+    );
+    let [left, right] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
+    side(frame, left, st, Variant::Baseline, phase, buf, t);
+    side(frame, right, st, Variant::Mha, phase, buf, t);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" same element, two layouts ")),
+        notes,
+    );
+    frame.render_widget(
+        Paragraph::new(Span::styled(
+            " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace MHA here · Esc back",
+            t.dim(),
+        )),
+        hint,
+    );
+}
+
+/// One variant's buffer at the end of the phase, the element's cells highlighted.
+fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Phase, buf: Buf, t: Theme) {
+    let walk = &st.walk;
+    let sh = walk.shape;
+    let (T, C) = (sh.t, sh.c);
+    let H = walk.heads(variant);
+    let e = st.element;
+    let block = Block::bordered()
+        .title(format!(" {variant} · {buf} "))
+        .border_style(t.border(variant == Variant::Mha));
+    let inner = block.inner(area);
+    block.render(area, frame.buffer_mut());
+    let Some(trace) = walk.trace(variant) else { return };
+    let Some(k) = trace.phases.iter().position(|&(_, p)| p == phase) else {
+        return;
+    };
+    let end = trace.span_range(k).end.saturating_sub(1);
+    let value = |off: usize| trace.value_at(buf, off, end);
+    let target = st.offset(variant, buf);
+    let b = e.b.min(sh.b - 1);
+    let out = frame.buffer_mut();
+    let cw = 7u16;
+    let mut y = inner.y;
+    // only what fits is drawn, centred on the element: T and C may be large
+    let fit_cols = (inner.width.saturating_sub(5) / cw).max(1) as usize;
+    let fit_rows = inner.height.saturating_sub(1).max(1) as usize;
+    if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
+        // H matrices T×T side by side (one for the baseline)
+        let js = window(T, fit_cols, e.j);
+        let is = window(T, fit_rows, e.i);
+        let panel_w = 4 + js.len() as u16 * cw;
+        let per_row = ((inner.width + 1) / (panel_w + 1)).max(1) as usize;
+        let label = |h: usize| match (variant, buf) {
+            (Variant::Mha, _) => format!("h{h}"),
+            (_, Buf::Scores) => "S".to_string(),
+            _ => "P".to_string(),
+        };
+        for h0 in (0..H).step_by(per_row) {
+            if y >= inner.bottom() {
+                break;
+            }
+            for h in h0..(h0 + per_row).min(H) {
+                let x0 = inner.x + ((h - h0) as u16) * (panel_w + 1);
+                put(out, inner, x0, y, &label(h), t.title());
+                for (k, j) in js.clone().enumerate() {
+                    let x = x0 + 4 + k as u16 * cw;
+                    put(out, inner, x, y, &format!("{:>6}", format!("j{j}")), t.dim());
+                }
+                for (row, i) in is.clone().enumerate() {
+                    let yy = y.saturating_add(1 + row as u16);
+                    put(out, inner, x0, yy, &format!("i{i}"), t.dim());
+                    for (k, j) in js.clone().enumerate() {
+                        let off = ((b * H + h) * T + i) * T + j;
+                        let style = if Some(off) == target {
+                            t.write()
+                        } else if walk.mask.hides(i, j) {
+                            t.masked()
+                        } else if i == e.i && (variant == Variant::Baseline || h == e.h) {
+                            t.written()
+                        } else {
+                            t.base()
+                        };
+                        let x = x0 + 4 + k as u16 * cw;
+                        put(out, inner, x, yy, &format!("{:>6}", num(value(off))), style);
+                    }
+                }
+            }
+            y = y.saturating_add(is.len() as u16 + 2);
+        }
+    } else {
+        // [B,T,C] rows; MHA's heads are column groups of D
+        let D = if variant == Variant::Mha { sh.d() } else { C };
+        let h = if variant == Variant::Mha { e.h } else { 0 };
+        let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
+        let is = window(T, fit_rows, e.i);
+        let x_of = |k: usize, c: usize| inner.x + 4 + k as u16 * cw + (c / D - cs.start / D) as u16;
+        for (k, c) in cs.clone().enumerate() {
+            let name = if variant == Variant::Mha {
+                format!("h{}d{}", c / D, c % D)
+            } else {
+                format!("c{c}")
+            };
+            put(out, inner, x_of(k, c), y, &format!("{name:>6}"), t.dim());
+        }
+        for (row, i) in is.clone().enumerate() {
+            let yy = y.saturating_add(1 + row as u16);
+            put(out, inner, inner.x, yy, &format!("i{i}"), t.dim());
+            for (k, c) in cs.clone().enumerate() {
+                let off = (b * T + i) * C + c;
+                let mine = i == e.i && (variant == Variant::Baseline || c / D == e.h);
+                let style = if mine { t.written() } else { t.base() };
+                put(out, inner, x_of(k, c), yy, &format!("{:>6}", num(value(off))), style);
+            }
+        }
+    }
+}
+
+/// `count` consecutive indices out of `len`, as close to centred on `at` as the ends allow.
+fn window(len: usize, count: usize, at: usize) -> std::ops::Range<usize> {
+    let count = count.min(len);
+    let start = at.saturating_sub(count / 2).min(len - count);
+    start..start + count
+}
+
+#[allow(non_snake_case)]
+fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
+    let walk = &st.walk;
+    let sh = walk.shape;
+    let e = st.element;
+    let mut lines = Vec::new();
+    let mut symbols = sizes(sh, phase);
+    symbols.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j)]);
+    let mut base_symbols = sizes(sh.single_head(), phase);
+    base_symbols.extend([("bb", e.b), ("hh", 0), ("i", e.i), ("j", e.j)]);
+    if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
+        if let Some(s) = substitute("attention_1h.rs", "off", &base_symbols) {
+            lines.push(Line::from(format!(
+                "baseline {buf}[{},{},{}] at data[{}]: off = {} = {}",
+                e.b, e.i, e.j, s.value, s.formula, s.numbers
+            )));
+        }
+        if let Some(s) = substitute("attention_mha.rs", "off", &symbols) {
+            lines.push(Line::from(format!(
+                "mha head {} {buf}[{},{},{},{}] at data[{}]: off = {} = {}",
+                e.h, e.b, e.h, e.i, e.j, s.value, s.formula, s.numbers
+            )));
+        }
+    } else if let (Some(a), Some(q)) = (
+        substitute("attention_1h.rs", "qi", &base_symbols),
+        substitute("attention_mha.rs", "q_base", &symbols),
+    ) {
+        lines.push(Line::from(format!(
+            "baseline row i={}: data[{}..{}] ({} = {})",
+            e.i,
+            a.value,
+            a.value + sh.c,
+            a.formula,
+            a.numbers
+        )));
+        lines.push(Line::from(format!(
+            "mha head {} of row i={}: data[{}..{}] (q_base = {} = {})",
+            e.h,
+            e.i,
+            q.value,
+            q.value + sh.d(),
+            q.formula,
+            q.numbers
+        )));
+    }
+    let (C, D) = (sh.c, sh.d());
+    lines.push(Line::from(format!(
+        "scale: baseline 1/√C = 1/√{C} = {:.4} · mha 1/√D = 1/√{D} = {:.4}",
+        1.0 / (C as f32).sqrt(),
+        1.0 / (D as f32).sqrt()
+    )));
+    if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
+        let row = |trace: &Trace, variant: Variant, h: usize| -> String {
+            let T = sh.t;
+            let H = walk.heads(variant);
+            let base = ((e.b * H + h) * T + e.i) * T;
+            let last = trace.len().saturating_sub(1);
+            let vals: Vec<String> = (0..T)
+                .map(|j| num(trace.value_at(Buf::Probs, base + j, last)))
+                .collect();
+            vals.join(" ")
+        };
+        lines.push(Line::from(format!(
+            "probability rows of query i={}: baseline one row [{}]",
+            e.i,
+            row(bt, Variant::Baseline, 0)
+        )));
+        let heads: Vec<String> = (0..sh.h)
+            .map(|h| format!("h{h} [{}]", row(mt, Variant::Mha, h)))
+            .collect();
+        lines.push(Line::from(format!(
+            "mha {} rows, one per head, each summing to 1: {}",
+            sh.h,
+            heads.join(" ")
+        )));
+    }
+    lines
+}

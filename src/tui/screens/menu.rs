@@ -1,0 +1,152 @@
+//! The main menu.
+
+use crate::tui::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// The menu's entries, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Item {
+    Baseline,
+    Mha,
+    Compare,
+    Open,
+    Train,
+    Help,
+    Quit,
+}
+
+impl Item {
+    pub const ALL: [Item; 7] = [
+        Item::Baseline,
+        Item::Mha,
+        Item::Compare,
+        Item::Open,
+        Item::Train,
+        Item::Help,
+        Item::Quit,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Item::Baseline => "Step through baseline attention",
+            Item::Mha => "Step through multi-head attention",
+            Item::Compare => "Compare baseline and MHA",
+            Item::Open => "Open scenario…",
+            Item::Train => "Train TinyGPT",
+            Item::Help => "Help",
+            Item::Quit => "Quit",
+        }
+    }
+
+    fn about(self) -> &'static str {
+        match self {
+            Item::Baseline => "One head over all C channels: scores [B,T,T], scale 1/√C.",
+            Item::Mha => "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
+            Item::Compare => {
+                "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales."
+            }
+            Item::Open => "Pick a shipped scenario from scenarios/ or type the path of your own.",
+            Item::Train => "Train a tiny GPT, then trace its attention.",
+            Item::Help => "Every key of the tracer.",
+            Item::Quit => "Leave attn-trace (q from the menu does the same).",
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct Menu {
+    pub selected: usize,
+}
+
+impl Menu {
+    /// Moves the highlight; returns the chosen entry on Enter, a digit or q.
+    pub fn key(&mut self, key: KeyEvent) -> Option<Item> {
+        let n = Item::ALL.len();
+        match key.code {
+            KeyCode::Up | KeyCode::Char('k') => self.selected = (self.selected + n - 1) % n,
+            KeyCode::Down | KeyCode::Char('j') | KeyCode::Tab => self.selected = (self.selected + 1) % n,
+            KeyCode::Home => self.selected = 0,
+            KeyCode::End => self.selected = n - 1,
+            KeyCode::Enter | KeyCode::Char(' ') => return Item::ALL.get(self.selected).copied(),
+            KeyCode::Char('q') => return Some(Item::Quit),
+            KeyCode::Char('?') => return Some(Item::Help),
+            KeyCode::Char(c @ '1'..='7') => {
+                self.selected = c as usize - '1' as usize;
+                return Item::ALL.get(self.selected).copied();
+            }
+            _ => {}
+        }
+        None
+    }
+
+    /// The entry under a click at row `y`, if any.
+    pub fn item_at(&self, area: Rect, y: u16) -> Option<usize> {
+        let list = list_area(area);
+        let row = y.checked_sub(list.y + 1)? as usize;
+        (row < Item::ALL.len() && y < list.bottom().saturating_sub(1)).then_some(row)
+    }
+}
+
+fn list_area(area: Rect) -> Rect {
+    let [_, list, _] =
+        Layout::vertical([Constraint::Length(4), Constraint::Length(9), Constraint::Fill(1)]).areas(area);
+    let w = 46.min(list.width);
+    Rect {
+        x: list.x + (list.width - w) / 2,
+        width: w,
+        ..list
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
+    let t = theme;
+    let [head, _, about] =
+        Layout::vertical([Constraint::Length(4), Constraint::Length(9), Constraint::Fill(1)]).areas(area);
+    let title = vec![
+        Line::from(Span::styled("attn-trace", t.title())).centered(),
+        Line::from(Span::styled(
+            "step through transformer attention one memory access at a time",
+            t.dim(),
+        ))
+        .centered(),
+    ];
+    frame.render_widget(
+        Paragraph::new(title),
+        Rect {
+            y: head.y + 1,
+            height: head.height.saturating_sub(1),
+            ..head
+        },
+    );
+    let list = list_area(area);
+    let lines: Vec<Line> = Item::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, item)| {
+            let text = format!(" {} {:<40}", k + 1, item.label());
+            Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().border_style(t.border(true))),
+        list,
+    );
+    let item = Item::ALL[st.selected.min(Item::ALL.len() - 1)];
+    let help = vec![
+        Line::from(Span::raw(item.about())).centered(),
+        Line::from(""),
+        Line::from(Span::styled("↑/↓ choose · Enter open · q quit · ? help", t.dim())).centered(),
+    ];
+    frame.render_widget(
+        Paragraph::new(help).wrap(Wrap { trim: true }),
+        Rect {
+            y: about.y + 1,
+            height: about.height.saturating_sub(1),
+            ..about
+        },
+    );
+}

@@ -1,0 +1,51 @@
+//! The kernels' real source, embedded at build time, so the code panel shows exactly the lines
+//! the engine ran. Keyed by the path the trace records (`Kind.file`, e.g.
+//! `src/kernels/attention_mha.rs`).
+
+/// `(path as the compiler names it, text)`.
+const FILES: &[(&str, &str)] = &[
+    (
+        "src/kernels/attention_1h.rs",
+        include_str!("../kernels/attention_1h.rs"),
+    ),
+    (
+        "src/kernels/attention_mha.rs",
+        include_str!("../kernels/attention_mha.rs"),
+    ),
+    ("src/kernels/linear.rs", include_str!("../kernels/linear.rs")),
+    ("src/kernels/softmax.rs", include_str!("../kernels/softmax.rs")),
+    ("src/kernels/split.rs", include_str!("../kernels/split.rs")),
+];
+
+/// The source of `file`, matched on the file name so that both `src/kernels/x.rs` and an
+/// absolute path (as some builds record) find it.
+pub fn source(file: &str) -> Option<&'static str> {
+    let name = file.rsplit(['/', '\\']).next()?;
+    FILES
+        .iter()
+        .find(|(path, _)| path.rsplit('/').next() == Some(name))
+        .map(|&(_, text)| text)
+}
+
+/// The short name shown in panel titles: `attention_mha.rs`.
+pub fn short(file: &str) -> &str {
+    file.rsplit(['/', '\\']).next().unwrap_or(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kernel_file_is_embedded_and_found_by_path() {
+        let mha = source("src/kernels/attention_mha.rs").unwrap();
+        assert!(mha.contains("let q_base = ((bb * T + i) * H + hh) * D;"));
+        assert!(
+            source("/abs/path/src/kernels/softmax.rs")
+                .unwrap()
+                .contains("row_forward")
+        );
+        assert_eq!(source("src/kernels/nope.rs"), None);
+        assert_eq!(short("src/kernels/linear.rs"), "linear.rs");
+    }
+}

@@ -1,0 +1,236 @@
+//! Every style and colour of the TUI in one place.
+//!
+//! Two palettes: colour, and monochrome for `--no-color` / `NO_COLOR`, where bold, reverse and
+//! underline alone still tell a cell being read from one being written from one already written.
+
+use ratatui::style::{Color, Modifier, Style};
+
+/// The palette the app draws with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    pub const COLOR: Theme = Theme { color: true };
+    pub const MONO: Theme = Theme { color: false };
+
+    fn pick(self, color: Style, mono: Style) -> Style {
+        if self.color { color } else { mono }
+    }
+
+    pub fn base(self) -> Style {
+        Style::default()
+    }
+
+    pub fn dim(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::DarkGray),
+            Style::default().add_modifier(Modifier::DIM),
+        )
+    }
+
+    pub fn title(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    /// Panel borders; the focused panel's is brighter.
+    pub fn border(self, focused: bool) -> Style {
+        match (self.color, focused) {
+            (true, true) => Style::default().fg(Color::Cyan),
+            (true, false) => Style::default().fg(Color::DarkGray),
+            (false, true) => Style::default().add_modifier(Modifier::BOLD),
+            (false, false) => Style::default(),
+        }
+    }
+
+    /// The highlighted entry of a list, the current line of the log and of the code.
+    pub fn cursor(self) -> Style {
+        self.pick(
+            Style::default()
+                .bg(Color::Blue)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    /// The cell the current event reads.
+    pub fn read(self) -> Style {
+        self.pick(
+            Style::default()
+                .bg(Color::Green)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    /// The cell the current event writes.
+    pub fn write(self) -> Style {
+        self.pick(
+            Style::default()
+                .bg(Color::Red)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::REVERSED | Modifier::BOLD | Modifier::UNDERLINED),
+        )
+    }
+
+    /// Cells already written in the current phase.
+    pub fn written(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::UNDERLINED),
+        )
+    }
+
+    /// Cells the current loop iteration touched before this event (the other operand).
+    pub fn touched(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::LightGreen),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    /// The selected cell (the target of `w`, `r` and `b`).
+    pub fn selected(self) -> Style {
+        self.pick(
+            Style::default().bg(Color::Magenta).fg(Color::White),
+            Style::default().add_modifier(Modifier::ITALIC | Modifier::UNDERLINED | Modifier::BOLD),
+        )
+    }
+
+    /// Masked score cells (j > i under the causal mask).
+    pub fn masked(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT),
+            Style::default().add_modifier(Modifier::DIM | Modifier::CROSSED_OUT),
+        )
+    }
+
+    pub fn breakpoint(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            Style::default(),
+        )
+    }
+
+    pub fn op_read(self) -> Style {
+        self.pick(Style::default().fg(Color::Green), Style::default())
+    }
+
+    pub fn op_write(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Red),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn number(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Yellow),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn name(self) -> Style {
+        self.pick(Style::default().fg(Color::Cyan), Style::default())
+    }
+
+    pub fn keyword(self) -> Style {
+        self.pick(Style::default().fg(Color::Magenta), Style::default())
+    }
+
+    pub fn comment(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::DarkGray),
+            Style::default().add_modifier(Modifier::DIM),
+        )
+    }
+
+    pub fn error(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    pub fn status(self) -> Style {
+        self.pick(
+            Style::default().bg(Color::DarkGray).fg(Color::White),
+            Style::default().add_modifier(Modifier::REVERSED),
+        )
+    }
+
+    pub fn key(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
+    /// A value as a heat colour, `t` in [0, 1] (0 most negative, 1 most positive). In colour a
+    /// diverging scale, blue (negative) through white to red (positive); in monochrome the
+    /// shade glyph carries the value instead.
+    pub fn heat(self, t: f64) -> Style {
+        if self.color {
+            let c = colorous::RED_BLUE.eval_continuous(1.0 - t);
+            Style::default().fg(Color::Rgb(c.r, c.g, c.b))
+        } else {
+            Style::default()
+        }
+    }
+
+    /// Two characters drawing a heat cell: solid in colour, a shade by magnitude in monochrome.
+    pub fn heat_glyph(self, t: f64) -> &'static str {
+        if self.color {
+            return "██";
+        }
+        // distance from the middle (zero) picks the shade: light for small, full for large
+        match ((t - 0.5).abs() * 8.0) as u32 {
+            0 => "  ",
+            1 => "░░",
+            2 => "▒▒",
+            3 => "▓▓",
+            _ => "██",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monochrome_still_tells_read_write_written_and_selected_apart() {
+        let t = Theme::MONO;
+        let styles = [t.read(), t.write(), t.written(), t.selected(), t.base()];
+        for (a, x) in styles.iter().enumerate() {
+            assert_eq!(x.fg, None, "no colour in monochrome");
+            assert_eq!(x.bg, None, "no colour in monochrome");
+            for y in &styles[a + 1..] {
+                assert_ne!(x, y, "two cell states look the same");
+            }
+        }
+    }
+
+    #[test]
+    fn heat_runs_from_blue_through_white_to_red() {
+        let rgb = |t: f64| match Theme::COLOR.heat(t).fg {
+            Some(Color::Rgb(r, g, b)) => (r, g, b),
+            other => panic!("expected an RGB colour, got {other:?}"),
+        };
+        let (r, _, b) = rgb(1.0);
+        assert!(r > b + 50, "positive values are red");
+        let (r, _, b) = rgb(0.0);
+        assert!(b > r + 50, "negative values are blue");
+        let (r, g, b) = rgb(0.5);
+        assert!(r > 220 && g > 220 && b > 220, "zero is near white");
+        assert_eq!(Theme::MONO.heat_glyph(0.5), "  ");
+        assert_eq!(Theme::MONO.heat_glyph(1.0), "██");
+    }
+}

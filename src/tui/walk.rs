@@ -1,0 +1,142 @@
+//! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
+
+use crate::engine::{Run, shapes};
+use crate::kernels::{Mask, Variant};
+use crate::scenario::Scenario;
+use crate::tensor::{Shape, ravel};
+use crate::trace::{Buf, Pass, Trace};
+
+/// The element a walkthrough opens on: batch `b`, head `h`, query `i`, key `j`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Element {
+    pub b: usize,
+    pub h: usize,
+    pub i: usize,
+    pub j: usize,
+}
+
+/// Everything the tracer and compare screens show, computed once when a scenario is opened.
+#[derive(Debug)]
+pub struct Walk {
+    pub title: String,
+    pub about: Option<String>,
+    /// The file it came from, or `<built-in NAME>`.
+    pub source: String,
+    pub shape: Shape,
+    pub mask: Mask,
+    /// Traced runs, in the scenario's variant order.
+    pub runs: Vec<Run>,
+    pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
+}
+
+impl Walk {
+    /// Runs (traced) every variant of the scenario.
+    pub fn from_scenario(s: &Scenario) -> Walk {
+        Walk {
+            title: s.title.clone(),
+            about: s.about.clone(),
+            source: s.source.clone(),
+            shape: s.shape,
+            mask: s.mask,
+            runs: s.runs(true),
+            focus: s.focus.map(|f| {
+                (
+                    f.variant,
+                    f.pass,
+                    Element {
+                        b: f.b,
+                        h: f.h,
+                        i: f.i,
+                        j: f.j,
+                    },
+                )
+            }),
+        }
+    }
+
+    /// The built-in MHA walkthrough (B=1, T=3, C=4, H=2).
+    pub fn builtin() -> Walk {
+        Walk::from_scenario(&Scenario::builtin())
+    }
+
+    pub fn variants(&self) -> Vec<Variant> {
+        self.runs.iter().map(|r| r.variant).collect()
+    }
+
+    pub fn run(&self, variant: Variant) -> Option<&Run> {
+        self.runs.iter().find(|r| r.variant == variant)
+    }
+
+    pub fn trace(&self, variant: Variant) -> Option<&Trace> {
+        self.run(variant).and_then(|r| r.trace.as_ref())
+    }
+
+    /// Heads the variant's kernel sees (the baseline always one).
+    pub fn heads(&self, variant: Variant) -> usize {
+        match variant {
+            Variant::Baseline => 1,
+            Variant::Mha => self.shape.h,
+        }
+    }
+
+    /// The variant to open first: the focus's, else MHA when traced, else the first.
+    pub fn first_variant(&self) -> Option<Variant> {
+        let vs = self.variants();
+        let wanted = self.focus.and_then(|(v, _, _)| v).or(Some(Variant::Mha));
+        wanted.filter(|v| vs.contains(v)).or_else(|| vs.first().copied())
+    }
+
+    /// Flat offset of score element `e` in the variant's scores layout, if it is in range.
+    pub fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
+        let Shape { b: B, t: T, .. } = self.shape;
+        let H = self.heads(variant);
+        let h = if variant == Variant::Baseline { 0 } else { e.h };
+        if e.b >= B || h >= H || e.i >= T || e.j >= T {
+            return None;
+        }
+        let (_, view) = shapes(Buf::Scores, variant, self.shape);
+        let index: Vec<usize> = match variant {
+            Variant::Baseline => vec![e.b, e.i, e.j],
+            Variant::Mha => vec![e.b, h, e.i, e.j],
+        };
+        Some(ravel(&view, &index))
+    }
+
+    /// The event that writes element `e`: its score in the forward pass, its score gradient in
+    /// the backward pass (falling back to whichever pass the trace holds).
+    pub fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
+        let trace = self.trace(variant)?;
+        let off = self.score_offset(variant, e)?;
+        let fwd = trace.index.first_write(Buf::Scores, off);
+        let bwd = trace.index.first_write(Buf::DScores, off);
+        match pass {
+            Pass::Forward => fwd.or(bwd),
+            Pass::Backward => bwd.or(fwd),
+        }
+    }
+
+    /// Where the tracer opens on `variant`: the focus element's write, else the first event.
+    pub fn start_cursor(&self, variant: Variant) -> usize {
+        self.focus
+            .and_then(|(_, pass, e)| self.element_event(variant, pass.unwrap_or(Pass::Forward), e))
+            .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_focus_lands_on_the_docs_score_write() {
+        let w = Walk::builtin();
+        assert_eq!(w.first_variant(), Some(Variant::Mha));
+        let e = Element { b: 0, h: 1, i: 2, j: 1 };
+        assert_eq!(w.score_offset(Variant::Mha, e), Some(16));
+        assert_eq!(w.score_offset(Variant::Baseline, e), Some(7));
+        let n = w.start_cursor(Variant::Mha);
+        let ev = w.trace(Variant::Mha).unwrap().events[n];
+        assert_eq!((ev.buf, ev.offset), (Buf::Scores, 16));
+        assert_eq!(w.score_offset(Variant::Mha, Element { b: 0, h: 2, i: 0, j: 0 }), None);
+    }
+}

@@ -1,0 +1,298 @@
+//! The equation panel: the math of the current phase in Unicode, then the current term's
+//! numbers and the running partial sum, read from the log (only the current iteration's events).
+
+use super::{Ctx, frame_ids, num};
+use crate::kernels::Variant;
+use crate::trace::{Buf, Op, Phase, Trace};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
+pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
+    let mha = variant == Variant::Mha;
+    match (phase, mha) {
+        (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
+        (Phase::Split, _) => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:2C]   v[i] = qkv[i, 2C:3C]"],
+        (Phase::Scores, false) => &["S[i,j] = Q[i]·K[j] / √C + mask(i,j)"],
+        (Phase::Scores, true) => &["S_h[i,j] = Q_h[i]·K_h[j] / √D + mask(i,j)"],
+        (Phase::Softmax, false) => &["P[i,j] = exp(S[i,j] − m_i) / Σ_k exp(S[i,k] − m_i),  m_i = max_k S[i,k]"],
+        (Phase::Softmax, true) => &["P_h[i,j] = exp(S_h[i,j] − m) / Σ_k exp(S_h[i,k] − m),  m = max_k S_h[i,k]"],
+        (Phase::WeightedSum, false) => &["Y[i] = Σ_j P[i,j] V[j]"],
+        (Phase::WeightedSum, true) => &["Y_h[i] = Σ_j P_h[i,j] V_h[j]   (att[i] = concat_h Y_h[i])"],
+        (Phase::OutProj, _) => &["out[i] = att[i]·W_proj + b_proj"],
+        (Phase::OutProjBack, _) => &["dAtt = dOut·W_projᵀ   dW_proj = attᵀ·dOut   db_proj = Σ_i dOut[i]"],
+        (Phase::WeightedSumBack, false) => &["dP[i,j] = dY[i]·V[j]   dV[j] = Σ_i P[i,j] dY[i]"],
+        (Phase::WeightedSumBack, true) => &["dP_h[i,j] = dY_h[i]·V_h[j]   dV_h[j] = Σ_i P_h[i,j] dY_h[i]"],
+        (Phase::SoftmaxBack, false) => &["dS[i,j] = P[i,j] (dP[i,j] − Σ_k dP[i,k] P[i,k])"],
+        (Phase::SoftmaxBack, true) => &["dS_h[i,j] = P_h[i,j] (dP_h[i,j] − Σ_k dP_h[i,k] P_h[i,k])"],
+        (Phase::ScoresBack, false) => &["dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C  (j ≤ i)"],
+        (Phase::ScoresBack, true) => {
+            &["dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D  (j ≤ i)"]
+        }
+        (Phase::SplitBack, _) => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])"],
+        (Phase::QkvProjBack, _) => &["dx = d_qkv·W_qkvᵀ   dW_qkv = xᵀ·d_qkv   db_qkv = Σ_i d_qkv[i]"],
+    }
+}
+
+/// Phases whose writes are sums of products of reads (dot products, matrix products).
+fn accumulates(phase: Phase) -> bool {
+    !matches!(
+        phase,
+        Phase::Split | Phase::SplitBack | Phase::Softmax | Phase::SoftmaxBack
+    )
+}
+
+/// A sum being accumulated in the current loop iteration, up to the cursor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accum {
+    /// The reads of each term so far (`(buf, offset, value)`), in order.
+    pub terms: Vec<Vec<(Buf, usize, f32)>>,
+    /// A read the sum starts from (a bias), when there is one.
+    pub init: Option<(Buf, usize, f32)>,
+    /// The sum of the terms (and `init`) so far.
+    pub sum: f32,
+    /// Terms the complete sum has (including those still to come).
+    pub total: usize,
+}
+
+/// Events in one iteration are scanned only up to this many, so a huge reduction stays cheap.
+const SCAN_LIMIT: usize = 50_000;
+
+/// The accumulation the event `n` takes part in: the innermost iteration that ends with a write
+/// of its own (the `j` of scores, the `d` of the weighted sum, the `o` of a linear layer), read
+/// from its first event up to `n`. Each nested iteration's reads make one product term.
+pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
+    let ids = frame_ids(trace, n);
+    let (acc_id, acc) = ids.iter().take(3).find_map(|&id| {
+        let f = trace.frame(id)?;
+        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
+        (f.end > f.start && last.frame == id && last.op == Op::Write).then_some((id, f))
+    })?;
+    let (start, end) = (acc.start as usize, acc.end as usize);
+    if end - start > SCAN_LIMIT {
+        return None;
+    }
+    let mut terms: Vec<Vec<(Buf, usize, f32)>> = Vec::new();
+    let mut init = None;
+    let mut last_frame = None;
+    let mut total = 0;
+    for k in start..end {
+        let e = trace.events[k];
+        if e.op != Op::Read {
+            continue;
+        }
+        let item = (e.buf, e.offset as usize, e.value);
+        if e.frame == acc_id {
+            if k <= n {
+                init = Some(item);
+            }
+            continue;
+        }
+        if last_frame != Some(e.frame) {
+            total += 1;
+            last_frame = Some(e.frame);
+            if k <= n {
+                terms.push(Vec::new());
+            }
+        }
+        if k <= n
+            && let Some(t) = terms.last_mut()
+        {
+            t.push(item);
+        }
+    }
+    let sum = init.map_or(0.0, |i| i.2)
+        + terms
+            .iter()
+            .map(|t| t.iter().map(|r| r.2).product::<f32>())
+            .sum::<f32>();
+    Some(Accum {
+        terms,
+        init,
+        sum,
+        total,
+    })
+}
+
+fn factors(term: &[(Buf, usize, f32)]) -> (String, String) {
+    let names: Vec<String> = term.iter().map(|(b, o, _)| format!("{b}[{o}]")).collect();
+    let values: Vec<String> = term.iter().map(|r| num(r.2)).collect();
+    (names.join("·"), values.join(" × "))
+}
+
+pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let mut out: Vec<Line> = math(v.phase, ctx.variant)
+        .iter()
+        .map(|m| Line::from(Span::styled(*m, t.title())))
+        .collect();
+    if accumulates(v.phase) {
+        if let Some(acc) = accumulation(ctx.trace, ctx.cursor) {
+            out.extend(accum_lines(ctx, &acc));
+        }
+    } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack) {
+        out.extend(softmax_lines(ctx));
+    } else {
+        out.push(Line::from(format!(
+            "copy: {} {}[{}] = {}",
+            v.op.name(),
+            v.buf,
+            v.offset,
+            num(v.value)
+        )));
+    }
+    out
+}
+
+fn accum_lines<'a>(ctx: &Ctx, acc: &Accum) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let mut out = Vec::new();
+    if let Some(term) = acc.terms.last()
+        && v.op == Op::Read
+    {
+        let (names, values) = factors(term);
+        let product: f32 = term.iter().map(|r| r.2).product();
+        let note = if term.len() == 1 && acc.terms.len() < acc.total {
+            "  (next factor follows)"
+        } else {
+            ""
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("term {}/{}: {names} = {values} = ", acc.terms.len(), acc.total)),
+            Span::styled(num(product), t.number()),
+            Span::styled(note, t.dim()),
+        ]));
+    } else if let Some((b, o, val)) = acc.init
+        && acc.terms.is_empty()
+    {
+        out.push(Line::from(format!("start from {b}[{o}] = {}", num(val))));
+    }
+    let start = acc.init.map(|(b, o, _)| format!("{b}[{o}] + ")).unwrap_or_default();
+    out.push(Line::from(vec![
+        Span::raw(format!(
+            "partial sum {start}Σ ({} of {} terms) = ",
+            acc.terms.len(),
+            acc.total
+        )),
+        Span::styled(format!("{:.4}", acc.sum), t.number()),
+    ]));
+    if v.op == Op::Write {
+        out.push(write_line(ctx, acc.sum));
+    }
+    out
+}
+
+/// What the write makes of the sum: scaled, masked, or stored as is.
+fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let sh = ctx.walk.shape;
+    let (sym, n) = match ctx.variant {
+        Variant::Baseline => ("C", sh.c),
+        Variant::Mha => ("D", sh.d()),
+    };
+    let scale = 1.0 / (n as f32).sqrt();
+    let target = format!("{}[{}]", v.buf, v.offset);
+    let text = match v.phase {
+        Phase::Scores => {
+            let (i, j) = (var(v, "i"), var(v, "j"));
+            if ctx.walk.mask.hides(i, j) {
+                format!("masked (j={j} > i={i}): {target} = −1e9, the dot product {sum:.4} is discarded")
+            } else {
+                format!(
+                    "{target} = Σ × 1/√{sym} = {sum:.4} × 1/√{n} ({scale:.4}) = {}",
+                    num(v.value)
+                )
+            }
+        }
+        Phase::ScoresBack => format!("{target} = Σ × 1/√{sym} = {sum:.4} × {scale:.4} = {}", num(v.value)),
+        _ => format!("{target} = Σ = {}", num(v.value)),
+    };
+    Line::from(Span::styled(text, t.op_write()))
+}
+
+fn var(v: &crate::trace::EventView, name: &str) -> usize {
+    v.vars.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, x)| x)
+}
+
+/// Softmax rows are three passes (max, exponentials, normalise) forward and two backward; the
+/// position in the row's iteration says which one the cursor is in.
+fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let tr = ctx.trace;
+    let T = ctx.walk.shape.t;
+    let Some(row_frame) = frame_ids(tr, ctx.cursor)
+        .into_iter()
+        .filter_map(|id| tr.frame(id))
+        .find(|f| tr.kinds[f.kind as usize].names.contains(&"row"))
+    else {
+        return Vec::new();
+    };
+    let row = row_frame.vals[1] as usize;
+    let p = ctx.cursor - row_frame.start as usize;
+    let j = var(v, "j");
+    let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
+    let n = ctx.cursor;
+    let mut out = Vec::new();
+    if v.phase == Phase::Softmax {
+        let m = (0..T).map(|k| at(Buf::Scores, k, n)).fold(f32::NEG_INFINITY, f32::max);
+        if p < T {
+            let so_far = (0..=j.min(T - 1))
+                .map(|k| at(Buf::Scores, k, n))
+                .fold(f32::NEG_INFINITY, f32::max);
+            out.push(Line::from(vec![
+                Span::raw(format!("pass a: row max so far m = max(S[{row}..={}]) = ", row + j)),
+                Span::styled(num(so_far), t.number()),
+            ]));
+        } else if p < 3 * T {
+            let s = at(Buf::Scores, j, n);
+            let e = (s - m).exp();
+            let written = if v.op == Op::Write { j + 1 } else { j };
+            let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
+            out.push(Line::from(vec![
+                Span::raw(format!("pass b: e_{j} = exp({} − {}) = ", num(s), num(m))),
+                Span::styled(format!("{e:.4}"), t.number()),
+            ]));
+            out.push(Line::from(format!("Σ e so far ({written} of {T}) = {sum:.4}")));
+        } else {
+            let end_b = row_frame.start as usize + 3 * T - 1;
+            let sum: f32 = (0..T).map(|k| at(Buf::Probs, k, end_b)).sum();
+            let e = at(Buf::Probs, j, end_b);
+            out.push(Line::from(vec![
+                Span::raw(format!("pass c: P = e_{j} / Σ e = {e:.4} / {sum:.4} = ")),
+                Span::styled(format!("{:.4}", e / sum), t.number()),
+            ]));
+        }
+    } else if p < 2 * T {
+        let upto = if v.buf == Buf::Probs { j + 1 } else { j };
+        let dot: f32 = (0..upto).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
+        out.push(Line::from(vec![
+            Span::raw(format!("pass a: Σ_k dP·P so far ({upto} of {T}) = ")),
+            Span::styled(format!("{dot:.4}"), t.number()),
+        ]));
+    } else {
+        let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
+        let (pj, dpj) = (at(Buf::Probs, j, n), at(Buf::DProbs, j, n));
+        out.push(Line::from(vec![
+            Span::raw(format!(
+                "pass b: dS = P (dP − Σ) = {} × ({} − {dot:.4}) = ",
+                num(pj),
+                num(dpj)
+            )),
+            Span::styled(format!("{:.4}", pj * (dpj - dot)), t.number()),
+        ]));
+    }
+    out
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    let title = format!(" {} · {} ", ctx.view.phase.name(), ctx.view.phase.title());
+    let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
+    let panel = Paragraph::new(lines(ctx)).block(block).wrap(Wrap { trim: false });
+    frame.render_widget(panel, area);
+}

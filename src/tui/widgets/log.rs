@@ -1,0 +1,74 @@
+//! The event log: the events around the current one, one line each, e.g.
+//! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded.
+
+use super::{Ctx, dim_names, num, put};
+use crate::kernels::Variant;
+use crate::tensor::unravel;
+use crate::trace::{Op, Trace};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::widgets::{Block, Widget};
+
+/// One log line for event `n` (without the marker column).
+pub fn line(trace: &Trace, variant: Variant, n: usize) -> String {
+    let e = trace.events[n];
+    let off = e.offset as usize;
+    let index = trace.buffer(e.buf).map_or_else(|| vec![off], |b| unravel(&b.view, off));
+    let names = dim_names(e.buf, variant);
+    let label: Vec<String> = index
+        .iter()
+        .enumerate()
+        .map(|(k, v)| format!("{}{v}", names.get(k).copied().unwrap_or("?")))
+        .collect();
+    format!(
+        "#{n} {:<5} {}[{off}] = {}  ({})",
+        e.op.name(),
+        e.buf,
+        num(e.value),
+        label.join(" ")
+    )
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    let t = ctx.theme;
+    let block = Block::bordered()
+        .title(format!(" Event log · {} events ", ctx.trace.len()))
+        .border_style(t.border(focused));
+    let inner = block.inner(area);
+    block.render(area, frame.buffer_mut());
+    let h = inner.height as usize;
+    if h == 0 || ctx.trace.is_empty() {
+        return;
+    }
+    let len = ctx.trace.len();
+    // the cursor sits in the middle of the window, except near either end of the log
+    let first = ctx.cursor.saturating_sub(h / 2).min(len.saturating_sub(h));
+    let buf = frame.buffer_mut();
+    for (row, n) in (first..len).take(h).enumerate() {
+        let y = inner.y + row as u16;
+        let e = ctx.trace.events[n];
+        let bp = ctx.breakpoints.contains(&(e.buf, e.offset as usize));
+        let marker = if n == ctx.cursor {
+            "▶"
+        } else if bp {
+            "●"
+        } else {
+            " "
+        };
+        let style = if n == ctx.cursor {
+            t.cursor()
+        } else {
+            match e.op {
+                Op::Read => t.op_read(),
+                Op::Write => t.op_write(),
+            }
+        };
+        let marker_style = if bp && n != ctx.cursor { t.breakpoint() } else { style };
+        let x = put(buf, inner, inner.x, y, marker, marker_style);
+        let text = line(ctx.trace, ctx.variant, n);
+        let end = put(buf, inner, x, y, &text, style);
+        if n == ctx.cursor && end < inner.right() {
+            put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);
+        }
+    }
+}

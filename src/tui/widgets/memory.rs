@@ -1,0 +1,457 @@
+//! The memory panel: each buffer the phase touches as its logical grid (`[B,T,C]`; `[B,H,T,T]`
+//! as H small T×T matrices; `[B,T,H,D]` with the heads side by side) and as the flat row
+//! `data[..]` with offsets. Only a window around the interesting cell is laid out, so drawing
+//! costs the same on a 3×4 buffer as on a million-element one.
+//!
+//! [`plan`] places every cell; [`render`] draws the plan and [`hit`] answers mouse clicks from
+//! the same plan, so what is clicked is what was drawn.
+
+use super::{CellRef, Ctx, frame_ids, is_score_like, num, put};
+use crate::engine::shapes;
+use crate::kernels::Variant;
+use crate::tensor::unravel;
+use crate::trace::{Buf, Op, Phase, Trace};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::widgets::{Block, Widget};
+use std::collections::HashSet;
+
+/// The buffers a phase reads or writes, in the order they are drawn.
+pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
+    use Buf::*;
+    match phase {
+        Phase::QkvProj => &[Qkv, X, WQkv, BQkv],
+        Phase::Split => &[Qkv, Q, K, V],
+        Phase::Scores => &[Scores, Q, K],
+        Phase::Softmax => &[Probs, Scores],
+        Phase::WeightedSum => &[Att, Probs, V],
+        Phase::OutProj => &[Out, Att, WProj, BProj],
+        Phase::OutProjBack => &[DAtt, DOut, WProj, Att, DWProj, DBProj],
+        Phase::WeightedSumBack => &[DProbs, DAtt, V, Probs, DV],
+        Phase::SoftmaxBack => &[DScores, Probs, DProbs],
+        Phase::ScoresBack => &[DQ, DK, DScores, K, Q],
+        Phase::SplitBack => &[DQkv, DQ, DK, DV],
+        Phase::QkvProjBack => &[DX, DQkv, WQkv, X, DWQkv, DBQkv],
+    }
+}
+
+/// Width of one value cell (6 characters and a space) and of one heat cell.
+const VALUE_W: u16 = 7;
+const HEAT_W: u16 = 3;
+
+/// A cell placed on screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spot {
+    pub x: u16,
+    pub y: u16,
+    pub w: u16,
+    pub off: usize,
+    pub masked: bool,
+}
+
+/// One buffer laid out: its labels and its cells (grid cells, then the flat row).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placed {
+    pub buf: Buf,
+    pub heat: bool,
+    pub labels: Vec<(u16, u16, String, bool)>,
+    pub cells: Vec<Spot>,
+}
+
+/// One matrix of a buffer's grid.
+struct Panel {
+    label: String,
+    rows: usize,
+    cols: usize,
+    base: usize,
+    stride: usize,
+    /// Columns per head in a `[B,T,H,D]` view (a gap is drawn between heads), else 0.
+    group: usize,
+    rname: &'static str,
+    cname: &'static str,
+    /// Row and column of each (i, j) pair for the mask, for score-shaped buffers.
+    scores: bool,
+}
+
+/// The matrices of `buf` for batch `b`, and which one holds `focus` at which (row, col).
+fn panels(buf: Buf, variant: Variant, view: &[usize], focus: usize) -> (Vec<Panel>, usize, usize, usize) {
+    let idx = unravel(view, focus);
+    let score = is_score_like(buf);
+    let heads = variant == Variant::Mha && view.len() == 4;
+    match view.len() {
+        4 if score => {
+            let (b, h, t) = (idx[0], view[1], view[2]);
+            let ps = (0..h)
+                .map(|hh| Panel {
+                    label: format!("h{hh}"),
+                    rows: t,
+                    cols: t,
+                    base: (b * h + hh) * t * t,
+                    stride: t,
+                    group: 0,
+                    rname: "i",
+                    cname: "j",
+                    scores: true,
+                })
+                .collect();
+            (ps, idx[1], idx[2], idx[3])
+        }
+        4 => {
+            let (b, t, h, d) = (idx[0], view[1], view[2], view[3]);
+            let p = Panel {
+                label: String::new(),
+                rows: t,
+                cols: h * d,
+                base: b * t * h * d,
+                stride: h * d,
+                group: if heads { d } else { 0 },
+                rname: "i",
+                cname: "c",
+                scores: false,
+            };
+            (vec![p], 0, idx[1], idx[2] * d + idx[3])
+        }
+        3 => {
+            let (b, r, c) = (idx[0], view[1], view[2]);
+            let p = Panel {
+                label: String::new(),
+                rows: r,
+                cols: c,
+                base: b * r * c,
+                stride: c,
+                group: 0,
+                rname: "i",
+                cname: if score { "j" } else { "c" },
+                scores: score,
+            };
+            (vec![p], 0, idx[1], idx[2])
+        }
+        2 => {
+            let p = Panel {
+                label: String::new(),
+                rows: view[0],
+                cols: view[1],
+                base: 0,
+                stride: view[1],
+                group: 0,
+                rname: "c",
+                cname: "o",
+                scores: false,
+            };
+            (vec![p], 0, idx[0], idx[1])
+        }
+        _ => {
+            let n = view.first().copied().unwrap_or(0);
+            let p = Panel {
+                label: String::new(),
+                rows: 1,
+                cols: n,
+                base: 0,
+                stride: 0,
+                group: 0,
+                rname: "",
+                cname: "o",
+                scores: false,
+            };
+            (vec![p], 0, 0, idx.first().copied().unwrap_or(0))
+        }
+    }
+}
+
+/// `count` consecutive items out of `len`, as close to centred on `at` as the ends allow.
+fn window(len: usize, count: usize, at: usize) -> std::ops::Range<usize> {
+    let count = count.min(len);
+    let start = at.saturating_sub(count / 2).min(len - count);
+    start..start + count
+}
+
+/// The cell each buffer centres on: the current event's, the selected one, or the last one the
+/// current iteration touched.
+fn focus_of(ctx: &Ctx, buf: Buf) -> usize {
+    if ctx.view.buf == buf {
+        return ctx.view.offset;
+    }
+    if ctx.selected.0 == buf {
+        return ctx.selected.1;
+    }
+    let lo = ctx.cursor.saturating_sub(256);
+    (lo..=ctx.cursor)
+        .rev()
+        .map(|k| ctx.trace.events[k])
+        .find(|e| e.buf == buf)
+        .map_or(0, |e| e.offset as usize)
+}
+
+/// Buffers to draw: the current event's, the selected cell's, then the rest of the phase's.
+pub fn buffers(ctx: &Ctx) -> Vec<Buf> {
+    let mut out = vec![ctx.view.buf];
+    if ctx.pinned {
+        out.push(ctx.selected.0);
+    }
+    out.extend(phase_buffers(ctx.view.phase));
+    let mut seen = HashSet::new();
+    out.retain(|b| seen.insert(*b) && ctx.trace.buffer(*b).is_some());
+    out
+}
+
+/// Lays out as many buffers as fit in `area` (the panel's inside).
+pub fn plan(area: Rect, ctx: &Ctx) -> Vec<Placed> {
+    let mut out = Vec::new();
+    let mut y = area.y;
+    for buf in buffers(ctx) {
+        let room = area.bottom().saturating_sub(y);
+        if room < 3 {
+            break;
+        }
+        let Some(p) = place(
+            Rect {
+                y,
+                height: room,
+                ..area
+            },
+            ctx,
+            buf,
+        ) else {
+            break;
+        };
+        let used = p
+            .labels
+            .iter()
+            .map(|l| l.1)
+            .chain(p.cells.iter().map(|c| c.y))
+            .max()
+            .map_or(y, |m| m + 1);
+        out.push(p);
+        y = used + 1; // a blank line between buffers
+    }
+    out
+}
+
+fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
+    let info = ctx.trace.buffer(buf)?;
+    let view = &info.view;
+    let len = info.len();
+    if len == 0 || area.width < 8 {
+        return None;
+    }
+    let focus = focus_of(ctx, buf).min(len - 1);
+    let (ps, fp, fr, fc) = panels(buf, ctx.variant, view, focus);
+    let mut labels = Vec::new();
+    let mut cells = Vec::new();
+    let (shape, _) = shapes(buf, ctx.variant, ctx.walk.shape);
+    let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
+    let mut title = format!("{buf} [{}]", dims(view));
+    if shape != *view {
+        title.push_str(&format!(" view of [{}]", dims(&shape)));
+    }
+    if view.len() >= 3 {
+        title.push_str(&format!("  batch {}", unravel(view, focus)[0]));
+    }
+    labels.push((area.x, area.y, title, true));
+
+    let p0 = &ps[fp.min(ps.len() - 1)];
+    let lw = (p0.rname.len() + p0.rows.saturating_sub(1).to_string().len() + 1) as u16;
+    // widths in usize: a [B,T,3C] row of a large model is wider than u16 counts
+    let gaps = p0.cols.checked_div(p0.group).unwrap_or(0);
+    let full = |cw: u16| (lw as usize + p0.cols * cw as usize + gaps).min(u16::MAX as usize) as u16;
+    let heat = full(VALUE_W) > area.width;
+    let cw = if heat { HEAT_W } else { VALUE_W };
+    let panel_w = full(cw).min(area.width) + 2;
+    let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
+    // rows: title, column header, grid rows, blank, two lines of the flat row
+    let avail = area.height.saturating_sub(2) as usize;
+    let flat = avail >= 4;
+    let max_rows = if flat { avail - 3 } else { avail }.max(1);
+    let row_win = window(p0.rows, max_rows, fr);
+    let col_room = (area.width.saturating_sub(lw) / cw) as usize;
+    let col_win = window(p0.cols, col_room.max(1), fc);
+    let mut x0 = area.x;
+    let y_head = area.y + 1;
+    for (k, p) in ps
+        .iter()
+        .enumerate()
+        .skip(window(ps.len(), fit_panels, fp).start)
+        .take(fit_panels)
+    {
+        let mut x = x0 + lw;
+        let label = if p.label.is_empty() {
+            String::new()
+        } else {
+            format!("{}:", p.label)
+        };
+        labels.push((x0, y_head, label, k == fp));
+        for c in col_win.clone() {
+            if p.group > 0 && c > col_win.start && c % p.group == 0 {
+                x += 1;
+            }
+            let name = if heat {
+                format!("{}", c % 100)
+            } else if let Some(h) = c.checked_div(p.group) {
+                format!("h{h}d{}", c % p.group)
+            } else {
+                format!("{}{c}", p.cname)
+            };
+            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y_head, name, false));
+            for (row, r) in row_win.clone().enumerate() {
+                let y = y_head + 1 + row as u16;
+                let off = p.base + r * p.stride + c;
+                if off < len {
+                    let masked = p.scores && ctx.walk.mask.hides(r, c);
+                    cells.push(Spot {
+                        x,
+                        y,
+                        w: cw - 1,
+                        off,
+                        masked,
+                    });
+                }
+            }
+            x += cw;
+        }
+        for (row, r) in row_win.clone().enumerate() {
+            let name = if p.rname.is_empty() {
+                String::new()
+            } else {
+                format!("{}{r}", p.rname)
+            };
+            labels.push((x0, y_head + 1 + row as u16, name, false));
+        }
+        x0 = x0.saturating_add(panel_w);
+        if x0 >= area.right() {
+            break;
+        }
+    }
+    if flat {
+        let y = y_head + 2 + row_win.len() as u16;
+        let lw = 5;
+        labels.push((area.x, y, "off".into(), false));
+        labels.push((area.x, y + 1, "data".into(), false));
+        let count = (area.width.saturating_sub(lw) / cw) as usize;
+        for (k, off) in window(len, count.max(1), focus).enumerate() {
+            let x = area.x + lw + k as u16 * cw;
+            let name = if heat {
+                format!("{}", off % 100)
+            } else {
+                off.to_string()
+            };
+            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y, name, false));
+            cells.push(Spot {
+                x,
+                y: y + 1,
+                w: cw - 1,
+                off,
+                masked: false,
+            });
+        }
+    }
+    Some(Placed {
+        buf,
+        heat,
+        labels,
+        cells,
+    })
+}
+
+/// The cell under a mouse click, if any.
+pub fn hit(plan: &[Placed], x: u16, y: u16) -> Option<CellRef> {
+    plan.iter().find_map(|p| {
+        p.cells
+            .iter()
+            .find(|s| s.y == y && x >= s.x && x < s.x + s.w.max(1))
+            .map(|s| (p.buf, s.off))
+    })
+}
+
+/// Cells the current loop iteration read or wrote before this event: the other operands.
+fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
+    let ids = frame_ids(trace, n);
+    let e = trace.events[n];
+    let frame = if e.op == Op::Write {
+        ids.first()
+    } else {
+        ids.get(1).or(ids.first())
+    };
+    let start = frame.and_then(|&id| trace.frame(id)).map_or(n, |f| f.start as usize);
+    (start.max(n.saturating_sub(256))..n)
+        .map(|k| (trace.events[k].buf, trace.events[k].offset as usize))
+        .collect()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    let t = ctx.theme;
+    let block = Block::bordered().title(" Memory ").border_style(t.border(focused));
+    let inner = block.inner(area);
+    block.render(area, frame.buffer_mut());
+    let placed = plan(inner, ctx);
+    let touched = touched(ctx.trace, ctx.cursor);
+    let phase_start = ctx.phase_start();
+    let cur = (ctx.view.buf, ctx.view.offset);
+    let buf = frame.buffer_mut();
+    for p in &placed {
+        for (x, y, text, strong) in &p.labels {
+            let style = if *strong { t.title() } else { t.dim() };
+            put(buf, inner, *x, *y, text, style);
+        }
+        let values: Vec<f32> = p
+            .cells
+            .iter()
+            .map(|s| ctx.trace.value_at(p.buf, s.off, ctx.cursor))
+            .collect();
+        // heat is relative to the largest magnitude in view (the −1e9 of masked cells left out)
+        let scale = p
+            .cells
+            .iter()
+            .zip(&values)
+            .filter(|(s, _)| !s.masked)
+            .map(|(_, v)| v.abs())
+            .fold(0.0f32, f32::max)
+            .max(1e-6);
+        for (s, &v) in p.cells.iter().zip(&values) {
+            let cell = (p.buf, s.off);
+            let written = ctx
+                .trace
+                .index
+                .last_write_at_or_before(p.buf, s.off, ctx.cursor)
+                .is_some_and(|w| w >= phase_start);
+            let heat_t = 0.5 + 0.5 * f64::from((v / scale).clamp(-1.0, 1.0));
+            let emphasised = cell == cur || (ctx.pinned && cell == ctx.selected);
+            let style = if cell == cur {
+                match ctx.view.op {
+                    Op::Read => t.read(),
+                    Op::Write => t.write(),
+                }
+            } else if ctx.pinned && cell == ctx.selected {
+                t.selected()
+            } else if p.heat && (written || touched.contains(&cell)) && !s.masked {
+                // keep the heat colour, and mark the state with an underline
+                t.heat(heat_t).add_modifier(Modifier::UNDERLINED)
+            } else if touched.contains(&cell) {
+                t.touched()
+            } else if s.masked {
+                t.masked()
+            } else if written {
+                t.written()
+            } else if p.heat {
+                t.heat(heat_t)
+            } else {
+                t.base()
+            };
+            let mut text = if !p.heat {
+                format!("{:>w$}", num(v), w = s.w as usize)
+            } else if emphasised {
+                "◀▶".to_string()
+            } else if s.masked {
+                "··".to_string()
+            } else if touched.contains(&cell) {
+                "▪▪".to_string()
+            } else {
+                t.heat_glyph(heat_t).to_string()
+            };
+            if ctx.breakpoints.contains(&cell) {
+                text = format!("●{}", text.chars().skip(1).collect::<String>());
+            }
+            put(buf, inner, s.x, s.y, &text, style);
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! The variables panel: loop variables, and every derived offset as formula → numbers → value.
+
+use super::{Ctx, index_label, num};
+use crate::formula::derived_lines;
+use crate::tui::walk::Walk;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// The panel's lines (also used for its height).
+pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let mut spans = Vec::new();
+    for (k, (name, value)) in v.vars.iter().enumerate() {
+        if k > 0 {
+            spans.push(Span::raw("  "));
+        }
+        let style = if k + 1 == v.vars.len() { t.number() } else { t.name() };
+        spans.push(Span::styled(format!("{name}={value}"), style));
+    }
+    if spans.is_empty() {
+        spans.push(Span::styled("(outside every loop)", t.dim()));
+    }
+    let mut out = vec![Line::from(spans)];
+    let shape = shape_of(ctx.walk, ctx);
+    for s in derived_lines(v, shape) {
+        out.push(Line::from(vec![
+            Span::styled(s.name, t.name()),
+            Span::raw(format!(" = {} = {} = ", s.formula, s.numbers)),
+            Span::styled(s.value.to_string(), t.number()),
+        ]));
+    }
+    let op_style = match v.op {
+        crate::trace::Op::Read => t.op_read(),
+        crate::trace::Op::Write => t.op_write(),
+    };
+    out.push(Line::from(vec![
+        Span::styled(v.op.name(), op_style),
+        Span::raw(format!(" {}[{}] ", v.buf, v.offset)),
+        Span::styled(format!("({})", index_label(v.buf, ctx.variant, &v.index)), t.dim()),
+        Span::raw(" = "),
+        Span::styled(num(v.value), t.number()),
+    ]));
+    out
+}
+
+/// The sizes the variant's kernel sees (the baseline runs with one head).
+fn shape_of(walk: &Walk, ctx: &Ctx) -> crate::tensor::Shape {
+    crate::engine::kernel_shape(walk.shape, ctx.variant)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    let block = Block::bordered()
+        .title(" Variables ")
+        .border_style(ctx.theme.border(focused));
+    let panel = Paragraph::new(lines(ctx)).block(block).wrap(Wrap { trim: false });
+    frame.render_widget(panel, area);
+}

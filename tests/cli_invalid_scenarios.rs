@@ -1,0 +1,330 @@
+//! Every fixture in tests/invalid_scenarios/ is rejected by `attn-trace check` with exit code 2
+//! and one message naming the file, the position, the field and what was expected.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+/// (fixture, "line:column" or "" when the whole file is at fault, field or "", message part)
+const CASES: &[(&str, &str, &str, &str)] = &[
+    ("not_toml.toml", "2:7", "", "not valid TOML: unclosed table"),
+    ("not_utf8.toml", "1:13", "", "not UTF-8 text: byte 0xe9"),
+    ("empty.toml", "", "", "empty file"),
+    ("is_a_directory.toml", "", "", "is a directory"),
+    (
+        "missing_shape.toml",
+        "",
+        "[shape]",
+        "missing: every scenario needs a [shape] table",
+    ),
+    (
+        "missing_title.toml",
+        "",
+        "title",
+        "missing: every scenario needs a title",
+    ),
+    (
+        "missing_size.toml",
+        "2:1",
+        "[shape].T",
+        "missing: [shape] needs B, T and C",
+    ),
+    (
+        "unknown_top_key.toml",
+        "2:1",
+        "colour",
+        "unknown key; expected one of: title, about, shape",
+    ),
+    (
+        "unknown_shape_key.toml",
+        "5:1",
+        "[shape].c",
+        "unknown key (did you mean C?)",
+    ),
+    (
+        "unknown_run_key.toml",
+        "8:1",
+        "[run].varaints",
+        "unknown key (did you mean variants?)",
+    ),
+    (
+        "unknown_tensor.toml",
+        "8:1",
+        "[values].wq",
+        "unknown key (did you mean q?)",
+    ),
+    ("duplicate_key.toml", "5:1", "[shape].T", "duplicate key"),
+    (
+        "string_size.toml",
+        "4:5",
+        "[shape].T",
+        "expected a positive integer, found a string \"3\"",
+    ),
+    (
+        "float_size.toml",
+        "5:5",
+        "[shape].C",
+        "expected a positive integer, found a float 4.5",
+    ),
+    (
+        "zero_size.toml",
+        "3:5",
+        "[shape].B",
+        "expected a positive integer, found 0",
+    ),
+    (
+        "negative_size.toml",
+        "5:5",
+        "[shape].C",
+        "expected a positive integer, found -2",
+    ),
+    (
+        "c_not_divisible.toml",
+        "6:5",
+        "[shape].H",
+        "C = 4 is not divisible by H = 3",
+    ),
+    (
+        "shape_not_table.toml",
+        "2:9",
+        "[shape]",
+        "expected a table, found an integer 4",
+    ),
+    (
+        "title_not_string.toml",
+        "1:9",
+        "title",
+        "expected a string, found an integer 5",
+    ),
+    (
+        "wrong_length.toml",
+        "8:5",
+        "[values].q",
+        "expected shape [1,3,4] (12 numbers, flat or nested), found 3 numbers",
+    ),
+    (
+        "wrong_nesting.toml",
+        "8:9",
+        "[values].b_qkv",
+        "expected shape [12] (12 numbers, flat or nested), found nesting [3,4]",
+    ),
+    (
+        "ragged.toml",
+        "8:20",
+        "[values].q[1]",
+        "ragged nesting: expected 4 entries",
+    ),
+    (
+        "non_number_element.toml",
+        "8:16",
+        "[values].b_proj[1]",
+        "expected a number, found a string \"two\"",
+    ),
+    (
+        "nan_value.toml",
+        "8:16",
+        "[values].b_proj[1]",
+        "expected a finite number, found nan",
+    ),
+    (
+        "inf_value.toml",
+        "8:21",
+        "[values].b_proj[2]",
+        "expected a finite number, found -inf",
+    ),
+    (
+        "unknown_variant.toml",
+        "8:25",
+        "[run].variants[1]",
+        "unknown variant \"multihead\"; expected one of \"baseline\", \"mha\"",
+    ),
+    (
+        "duplicate_variant.toml",
+        "8:20",
+        "[run].variants[1]",
+        "variant \"mha\" is listed twice",
+    ),
+    (
+        "empty_variants.toml",
+        "8:12",
+        "[run].variants",
+        "expected at least one variant",
+    ),
+    (
+        "unknown_pass.toml",
+        "8:11",
+        "[run].passes[0]",
+        "unknown pass \"forwards\"; expected one of \"forward\", \"backward\"",
+    ),
+    (
+        "unknown_mask.toml",
+        "8:8",
+        "[run].mask",
+        "unknown mask \"triangular\"; expected one of \"causal\", \"none\"",
+    ),
+    (
+        "unknown_dist.toml",
+        "8:8",
+        "[init].dist",
+        "unknown dist \"gaussian\"; expected one of \"normal\"",
+    ),
+    (
+        "param_mismatch.toml",
+        "9:7",
+        "[init].std",
+        "dist = \"uniform\" takes no std",
+    ),
+    (
+        "negative_seed.toml",
+        "8:8",
+        "[init].seed",
+        "expected a non-negative integer, found -1",
+    ),
+    (
+        "partial_qkv.toml",
+        "8:5",
+        "[values].q",
+        "must be given together; missing v",
+    ),
+    (
+        "x_with_qkv.toml",
+        "8:5",
+        "[values].x",
+        "not used when q, k and v are given",
+    ),
+    (
+        "half_projection.toml",
+        "11:10",
+        "[values].w_proj",
+        "needs both w_proj and b_proj; missing b_proj",
+    ),
+    (
+        "d_out_without_backward.toml",
+        "10:9",
+        "[values].d_out",
+        "only the backward pass reads d_out",
+    ),
+    (
+        "focus_outside.toml",
+        "10:5",
+        "[focus].i",
+        "expected an index in 0..3 (T = 3), found 3",
+    ),
+    (
+        "focus_head_on_baseline.toml",
+        "9:5",
+        "[focus].h",
+        "expected 0 (the baseline has a single head), found 1",
+    ),
+    (
+        "focus_variant_not_run.toml",
+        "10:11",
+        "[focus].variant",
+        "variant \"mha\" is not among [run].variants",
+    ),
+    (
+        "too_big.toml",
+        "2:1",
+        "[shape]",
+        "the trace would record 12157987069952 events (about 452920.3 GiB",
+    ),
+];
+
+fn dir() -> &'static Path {
+    Path::new("tests/invalid_scenarios")
+}
+
+/// The one line `check` prints for a fixture: `error: FILE[:L:C][: FIELD]: MESSAGE`.
+fn expected_prefix(file: &str, at: &str, field: &str) -> String {
+    let mut s = format!("error: {}", dir().join(file).display());
+    if !at.is_empty() {
+        s.push(':');
+        s.push_str(at);
+    }
+    if !field.is_empty() {
+        s.push_str(": ");
+        s.push_str(field);
+    }
+    s.push_str(": ");
+    s
+}
+
+#[test]
+fn every_fixture_fails_check_with_exit_code_2_and_a_precise_message() {
+    for &(file, at, field, message) in CASES {
+        let prefix = expected_prefix(file, at, field);
+        Command::cargo_bin("attn-trace")
+            .unwrap()
+            .args(["check", &dir().join(file).display().to_string()])
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::starts_with(prefix.clone()).and(predicate::str::contains(message)))
+            .stderr(predicate::function(|s: &str| s.lines().count() == 1));
+    }
+}
+
+#[test]
+fn every_fixture_has_an_expectation_and_there_are_at_least_25() {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in &names {
+        assert!(
+            CASES.iter().any(|c| c.0 == name),
+            "{name} has no expected message in CASES"
+        );
+    }
+    assert!(names.len() >= 25, "only {} fixtures", names.len());
+    assert_eq!(names.len(), CASES.len());
+}
+
+#[test]
+fn run_trace_and_explain_reject_bad_scenarios_the_same_way() {
+    let bad = dir().join("negative_size.toml").display().to_string();
+    for args in [
+        vec!["run", &bad, "--json"],
+        vec!["trace", &bad],
+        vec!["explain", &bad, "--variant", "mha", "--at", "i=0,j=0"],
+    ] {
+        Command::cargo_bin("attn-trace")
+            .unwrap()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(
+                "[shape].C: expected a positive integer, found -2",
+            ));
+    }
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["check", "tests/invalid_scenarios/no_such_file.toml"])
+        .assert()
+        .code(2)
+        .stderr("error: tests/invalid_scenarios/no_such_file.toml: no such file\n");
+}
+
+#[test]
+fn check_reports_every_file_and_fails_if_any_is_bad() {
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args([
+            "check",
+            "scenarios/numeric_mha.toml",
+            "tests/invalid_scenarios/zero_size.toml",
+            "tests/invalid_scenarios/nan_value.toml",
+        ])
+        .assert()
+        .code(2)
+        .stdout(predicate::str::starts_with(
+            "OK scenarios/numeric_mha.toml: Worked row, MHA head 1",
+        ))
+        .stderr(predicate::str::contains("zero_size.toml:3:5").and(predicate::str::contains("nan_value.toml:8:16")));
+}

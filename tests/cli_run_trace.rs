@@ -1,0 +1,435 @@
+//! `check`, `run --json` and `trace` on the shipped scenarios: the documented JSON, the worked
+//! examples of DESIGN.md, trace exports that parse and agree with `run --json`, atomic `-o`.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+/// Checks that `keys` appear in `json` as object keys, in this order (serde_json's own map
+/// sorts keys, so order is checked on the text).
+fn assert_key_order(json: &str, keys: &[&str]) {
+    let mut at = 0;
+    for k in keys {
+        let pat = format!("\"{k}\":");
+        let found = json[at..]
+            .find(&pat)
+            .unwrap_or_else(|| panic!("{k} missing or out of order in {json:.300}"));
+        at += found + pat.len();
+    }
+}
+
+/// The text of the object after `"key":` in `json` (up to its closing brace; flat objects only).
+fn flat_object<'a>(json: &'a str, key: &str) -> &'a str {
+    let pat = format!("\"{key}\":{{");
+    let start = json.find(&pat).unwrap() + pat.len() - 1;
+    let end = start + json[start..].find('}').unwrap();
+    &json[start..=end]
+}
+
+fn cmd() -> Command {
+    Command::cargo_bin("attn-trace").unwrap()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = cmd().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn run_json(scenario: &str) -> Value {
+    serde_json::from_str(&stdout_of(&["run", scenario, "--json"])).unwrap()
+}
+
+fn shipped() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("scenarios")
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .filter(|p| p.ends_with(".toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn data(run: &Value, name: &str) -> Vec<f64> {
+    run["tensors"][name]["data"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tensor {name}"))
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
+fn shape(run: &Value, name: &str) -> Vec<u64> {
+    run["tensors"][name]["shape"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect()
+}
+
+fn close(got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= tol, "{got:?} vs {want:?}");
+    }
+}
+
+#[test]
+fn check_passes_on_every_shipped_scenario() {
+    let files = shipped();
+    assert!(files.len() >= 9, "{files:?}");
+    let mut args = vec!["check".to_string()];
+    args.extend(files.iter().cloned());
+    let out = stdout_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(out.lines().count(), files.len());
+    assert!(out.lines().all(|l| l.starts_with("OK scenarios/")), "{out}");
+}
+
+#[test]
+fn run_json_has_the_documented_keys_in_order() {
+    let text = stdout_of(&["run", "scenarios/mha_walkthrough.toml", "--json"]);
+    assert!(text.starts_with("{\"title\":"), "{text:.100}");
+    assert_key_order(
+        &text,
+        &[
+            "title", "shape", "B", "T", "C", "H", "runs", "variant", "events", "tensors",
+        ],
+    );
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["title"], "MHA walkthrough: B=1, T=3, C=4, H=2");
+    assert_eq!(doc["shape"], serde_json::json!({"B": 1, "T": 3, "C": 4, "H": 2}));
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        (runs[0]["variant"].as_str(), runs[1]["variant"].as_str()),
+        (Some("baseline"), Some("mha"))
+    );
+    // starting at x with both passes: every buffer exists, in the engine's order
+    let all = [
+        "x", "w_qkv", "b_qkv", "qkv", "q", "k", "v", "scores", "probs", "att", "w_proj", "b_proj", "out", "d_out",
+        "d_att", "d_probs", "d_scores", "d_q", "d_k", "d_v", "d_qkv", "d_x", "d_w_qkv", "d_b_qkv", "d_w_proj",
+        "d_b_proj",
+    ];
+    for run in runs {
+        assert_eq!(run["tensors"].as_object().unwrap().len(), all.len());
+    }
+    let mha = &text[text.find("\"variant\":\"mha\"").unwrap()..];
+    assert_key_order(mha, &all);
+    assert_eq!(shape(&runs[0], "scores"), [1, 3, 3]);
+    assert_eq!(shape(&runs[1], "scores"), [1, 2, 3, 3]);
+    assert_eq!(shape(&runs[0], "att"), [1, 3, 4]);
+    assert_eq!(shape(&runs[1], "att"), [1, 3, 2, 2]);
+    assert_eq!(shape(&runs[1], "q"), [1, 3, 4]);
+    assert_eq!(shape(&runs[1], "w_qkv"), [4, 12]);
+    for run in runs {
+        assert!(run["events"].as_u64().unwrap() > 2000);
+    }
+}
+
+#[test]
+fn run_json_reproduces_the_worked_rows() {
+    let doc = run_json("scenarios/numeric_baseline.toml");
+    let run = &doc["runs"][0];
+    assert_eq!(run["variant"], "baseline");
+    // no projection and forward only: exactly these tensors
+    assert_eq!(run["tensors"].as_object().unwrap().len(), 6);
+    assert_key_order(
+        &stdout_of(&["run", "scenarios/numeric_baseline.toml", "--json"]),
+        &["q", "k", "v", "scores", "probs", "att"],
+    );
+    close(&data(run, "scores")[6..9], &[0.5, 0.0, 0.5], 1e-6);
+    close(&data(run, "probs")[6..9], &[0.383, 0.233, 0.383], 1e-3);
+    close(&data(run, "att")[8..12], &[0.383, 0.466, 1.151, 0.0], 1e-3);
+
+    let doc = run_json("scenarios/numeric_mha.toml");
+    let run = &doc["runs"][0];
+    // head 1, row i=2 of [B,H,T,T] starts at ((0*2 + 1)*3 + 2)*3 = 15
+    let r = std::f64::consts::FRAC_1_SQRT_2;
+    close(&data(run, "scores")[15..18], &[r, -r, 0.0], 1e-6);
+    close(&data(run, "probs")[15..18], &[0.576, 0.140, 0.284], 1e-3);
+    close(&data(run, "att")[10..12], &[7.18, 2.82], 1e-2);
+
+    let doc = run_json("scenarios/indexing_trace.toml");
+    let scores = data(&doc["runs"][0], "scores");
+    // scores[0,1,0] at data[3] = q[1]·k[0]/√2 = (0.2*1.0 + 0.3*1.1)/√2; masked scores[0,1,2] at data[5]
+    close(&scores[3..4], &[(0.2 * 1.0 + 0.3 * 1.1) / 2f64.sqrt()], 1e-5);
+    assert_eq!(scores[5], -1e9);
+}
+
+fn trace_lines(args: &[&str]) -> Vec<serde_json::Map<String, Value>> {
+    let text = stdout_of(args);
+    for line in text.lines().step_by(101) {
+        assert_key_order(line, &FIELDS);
+    }
+    text.lines()
+        .map(|l| match serde_json::from_str(l).unwrap() {
+            Value::Object(m) => m,
+            other => panic!("not an object: {other}"),
+        })
+        .collect()
+}
+
+const FIELDS: [&str; 13] = [
+    "seq", "variant", "pass", "phase", "op", "buffer", "offset", "index", "value", "vars", "derived", "file", "line",
+];
+
+#[test]
+fn trace_jsonl_has_every_field_and_as_many_events_as_run_json() {
+    for file in shipped() {
+        let doc = run_json(&file);
+        let lines = trace_lines(&["trace", &file]);
+        let expected: u64 = doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["events"].as_u64().unwrap())
+            .sum();
+        assert_eq!(lines.len() as u64, expected, "{file}");
+        for run in doc["runs"].as_array().unwrap() {
+            let v = run["variant"].as_str().unwrap();
+            let n = lines.iter().filter(|l| l["variant"] == v).count() as u64;
+            assert_eq!(n, run["events"].as_u64().unwrap(), "{file} {v}");
+        }
+        assert!(lines.iter().all(|l| l.len() == FIELDS.len()), "{file}");
+        for l in lines.iter().step_by(97) {
+            assert!(matches!(l["op"].as_str(), Some("read" | "write")));
+            assert!(matches!(l["pass"].as_str(), Some("forward" | "backward")));
+            assert!(l["index"].is_array() && l["vars"].is_object() && l["derived"].is_object());
+            assert!(l["file"].as_str().unwrap().ends_with(".rs"));
+            assert!(l["line"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn trace_jsonl_shows_the_indexing_example() {
+    let lines = trace_lines(&[
+        "trace",
+        "scenarios/indexing_trace.toml",
+        "--phase",
+        "scores",
+        "--buffer",
+        "scores",
+    ]);
+    assert_eq!(lines.len(), 9, "one write per (i, j)");
+    let at3 = lines.iter().find(|l| l["offset"] == 3).unwrap();
+    assert_eq!(at3["op"], "write");
+    assert_eq!(at3["index"], serde_json::json!([0, 1, 0]));
+    assert_eq!(at3["vars"], serde_json::json!({"bb": 0, "i": 1, "j": 0}));
+    assert_eq!(at3["derived"], serde_json::json!({"qi": 2, "kj": 0, "off": 3}));
+    let raw = stdout_of(&[
+        "trace",
+        "scenarios/indexing_trace.toml",
+        "--phase",
+        "scores",
+        "--buffer",
+        "scores",
+    ]);
+    let raw3 = raw.lines().find(|l| l.contains("\"offset\":3,")).unwrap();
+    assert_eq!(
+        flat_object(raw3, "vars"),
+        "{\"bb\":0,\"i\":1,\"j\":0}",
+        "loop order is kept"
+    );
+    assert_eq!(flat_object(raw3, "derived"), "{\"qi\":2,\"kj\":0,\"off\":3}");
+    let at5 = lines.iter().find(|l| l["offset"] == 5).unwrap();
+    assert_eq!(at5["value"].as_f64(), Some(-1e9));
+
+    // the MHA walkthrough element: reads of q4.data[10..11] and k4.data[6..7], write at 16
+    let lines = trace_lines(&[
+        "trace",
+        "scenarios/mha_walkthrough.toml",
+        "--variant",
+        "mha",
+        "--phase",
+        "scores",
+    ]);
+    let write = lines.iter().find(|l| l["op"] == "write" && l["offset"] == 16).unwrap();
+    assert_eq!(
+        write["derived"],
+        serde_json::json!({"q_base": 10, "k_base": 6, "off": 16})
+    );
+    assert_eq!(write["vars"], serde_json::json!({"bb": 0, "hh": 1, "i": 2, "j": 1}));
+    let seq = write["seq"].as_u64().unwrap();
+    let reads: Vec<(String, u64)> = lines
+        .iter()
+        .filter(|l| (seq - 4..seq).contains(&l["seq"].as_u64().unwrap()))
+        .map(|l| (l["buffer"].as_str().unwrap().to_string(), l["offset"].as_u64().unwrap()))
+        .collect();
+    let want = [("q", 10), ("k", 6), ("q", 11), ("k", 7)].map(|(b, o)| (b.to_string(), o));
+    assert_eq!(reads, want);
+}
+
+#[test]
+fn trace_csv_parses_with_the_same_rows_as_jsonl() {
+    let file = "scenarios/batch_b2.toml";
+    let csv_text = stdout_of(&["trace", file, "--format", "csv"]);
+    let mut reader = csv::Reader::from_reader(csv_text.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(str::to_string).collect();
+    assert_eq!(header, FIELDS);
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let json = trace_lines(&["trace", file]);
+    let raw = stdout_of(&["trace", file]);
+    let raw: Vec<&str> = raw.lines().collect();
+    assert_eq!(rows.len(), json.len());
+    for ((row, l), text) in rows.iter().zip(&json).zip(&raw).step_by(53) {
+        assert_eq!(row[0], l["seq"].to_string());
+        assert_eq!(&row[1], l["variant"].as_str().unwrap());
+        assert_eq!(&row[5], l["buffer"].as_str().unwrap());
+        let index: Vec<String> = l["index"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+        assert_eq!(row[7], index.join(";"));
+        assert_eq!(row[8].parse::<f64>().unwrap(), l["value"].as_f64().unwrap());
+        // "bb=0;i=1" in CSV is {"bb":0,"i":1} in JSON, same order
+        let as_csv = |obj: &str| {
+            obj.trim_matches(['{', '}'])
+                .replace('"', "")
+                .replace(':', "=")
+                .replace(',', ";")
+        };
+        assert_eq!(row[9], as_csv(flat_object(text, "vars")));
+        assert_eq!(row[10], as_csv(flat_object(text, "derived")));
+    }
+    // the batch term: sequence b=1 of MHA writes scores[1,1,2,1] at ((1*2 + 1)*3 + 2)*3 + 1 = 34
+    let hit = rows
+        .iter()
+        .find(|r| &r[1] == "mha" && &r[3] == "scores" && &r[4] == "write" && &r[6] == "34")
+        .unwrap();
+    assert_eq!(&hit[10], "q_base=22;k_base=18;off=34");
+}
+
+#[test]
+fn trace_filters_by_variant_and_pass() {
+    let file = "scenarios/backward_simple.toml";
+    let all = trace_lines(&["trace", file]);
+    let back = trace_lines(&["trace", file, "--variant", "mha", "--pass", "backward"]);
+    let expected = all
+        .iter()
+        .filter(|l| l["variant"] == "mha" && l["pass"] == "backward")
+        .count();
+    assert_eq!(back.len(), expected);
+    assert!(back.iter().all(|l| l["variant"] == "mha" && l["pass"] == "backward"));
+    assert!(expected > 0);
+}
+
+#[test]
+fn trace_output_file_is_written_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("scores.csv");
+    let target_s = target.display().to_string();
+    cmd()
+        .args([
+            "trace",
+            "scenarios/indexing_trace.toml",
+            "--format",
+            "csv",
+            "-o",
+            &target_s,
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains("wrote 132 events"));
+    let written = std::fs::read_to_string(&target).unwrap();
+    #[cfg(unix)]
+    {
+        // an ordinary file, as private as any file this process creates, no more
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&target), mode(&plain));
+        std::fs::remove_file(&plain).unwrap();
+    }
+    assert_eq!(
+        written,
+        stdout_of(&["trace", "scenarios/indexing_trace.toml", "--format", "csv"])
+    );
+
+    // nothing matches: exit 2, the old file is untouched and no temporary file is left behind
+    cmd()
+        .args([
+            "trace",
+            "scenarios/indexing_trace.toml",
+            "--buffer",
+            "d_q",
+            "-o",
+            &target_s,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no event matches the filters"));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), written);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+
+    // a directory that does not exist: exit 2 naming the path
+    let missing = dir.path().join("no/such/dir/t.jsonl").display().to_string();
+    cmd()
+        .args(["trace", "scenarios/indexing_trace.toml", "-o", &missing])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(missing.as_str()).and(predicate::str::contains("cannot write")));
+}
+
+#[test]
+fn bad_arguments_exit_with_code_2() {
+    let file = "scenarios/indexing_trace.toml";
+    cmd()
+        .args(["trace", file, "--variant", "mha"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the scenario does not run it"));
+    cmd()
+        .args(["trace", file, "--pass", "backward"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not record the backward pass"));
+    cmd()
+        .args(["trace", file, "--phase", "scorez"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("invalid value 'scorez' for '--phase <PHASE>'")
+                .and(predicate::str::contains("a similar value exists: 'scores'")),
+        );
+    cmd().args(["trace", file, "--buffer", "qq"]).assert().code(2).stderr(
+        predicate::str::contains("invalid value 'qq' for '--buffer <NAME>'").and(predicate::str::contains("d_scores")),
+    );
+    cmd().args(["trace", file, "--format", "xml"]).assert().code(2);
+}
+
+#[test]
+fn run_summary_names_events_phases_and_output() {
+    cmd()
+        .args(["run", "scenarios/numeric_mha.toml", "--no-color"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("mha: 264 events")
+                .and(predicate::str::contains("scores"))
+                .and(predicate::str::contains("probs: 6 rows, each sums to 1"))
+                .and(predicate::str::contains("att [1,3,2,2]"))
+                .and(predicate::str::contains("\x1b[").not()),
+        );
+}
+
+#[test]
+fn version_and_completions() {
+    cmd()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("attn-trace "));
+    for shell in ["bash", "zsh", "fish"] {
+        cmd()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("attn-trace").and(predicate::str::contains("explain")));
+    }
+    cmd().args(["completions", "tcsh"]).assert().code(2);
+}

@@ -1,0 +1,247 @@
+//! `train`, `eval` and `sample` through the binary: output formats, resuming, and bad input
+//! (each an exit code 2 with one clear message).
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+
+fn cmd() -> Command {
+    let mut c = Command::cargo_bin("attn-trace").unwrap();
+    c.env("NO_COLOR", "1");
+    c
+}
+
+const TINY: &[&str] = &["--seq", "8", "--dmodel", "8", "--heads", "2", "--batch", "2"];
+
+fn train_tiny(dir: &Path, extra: &[&str]) -> Vec<Value> {
+    let out = cmd()
+        .current_dir(dir)
+        .args(["train", "--dataset", "sort", "--json"])
+        .args(TINY)
+        .args(extra)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn train_json_lines_then_resume_eval_and_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = train_tiny(
+        dir.path(),
+        &["--steps", "6", "--log-every", "3", "--save", "m.safetensors"],
+    );
+    // steps 3 and 6 are logged, then the final line
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["step"], 3);
+    assert_eq!(lines[1]["step"], 6);
+    for key in ["loss", "val_loss", "tokens_per_s"] {
+        assert!(lines[1][key].as_f64().unwrap() > 0.0, "{key}");
+    }
+    let done = &lines[2];
+    assert_eq!(done["done"], true);
+    assert_eq!(done["steps"], 6);
+    for key in ["loss", "val_loss", "tokens_per_s", "seconds"] {
+        assert!(done[key].as_f64().unwrap() > 0.0, "{key}");
+    }
+    assert!(dir.path().join("m.safetensors").exists());
+
+    // resuming continues the step count; the sizes come from the checkpoint
+    let lines = cmd()
+        .current_dir(dir.path())
+        .args(["train", "--dataset", "sort", "--json", "--batch", "2", "--steps", "2"])
+        .args(["--load", "m.safetensors", "--save", "m.safetensors"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let last: Value = serde_json::from_str(String::from_utf8(lines).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(last["steps"], 8);
+
+    // eval: 40 bytes give (40 − 1)/8 = 4 windows of 8 tokens (the last byte only a target)
+    std::fs::write(
+        dir.path().join("text.txt"),
+        b"0123456789|0123456789\n9876543210|0123456",
+    )
+    .unwrap();
+    cmd()
+        .current_dir(dir.path())
+        .args(["eval", "--checkpoint", "m.safetensors", "--data", "text.txt", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r#"^\{"loss":[0-9.]+,"tokens":32\}\n$"#).unwrap());
+
+    // greedy sampling is deterministic and prints the prompt first
+    let sample = |seed: &str| {
+        cmd()
+            .current_dir(dir.path())
+            .args([
+                "sample",
+                "--checkpoint",
+                "m.safetensors",
+                "--prompt",
+                "31|",
+                "--gen",
+                "5",
+            ])
+            .args(["--temp", "0", "--seed", seed])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    let a = sample("1");
+    assert_eq!(a.len(), 3 + 5 + 1);
+    assert!(a.starts_with(b"31|"));
+    assert_eq!(a, sample("2"));
+}
+
+#[test]
+fn plain_output_without_json() {
+    let dir = tempfile::tempdir().unwrap();
+    cmd()
+        .current_dir(dir.path())
+        .args(["train", "--dataset", "copy", "--steps", "2", "--log-every", "1"])
+        .args(TINY)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("step      2  loss").and(predicate::str::contains("done at step 2")));
+}
+
+/// Runs `args` in `dir` and expects exit code 2 with `needle` in the one-line message.
+fn fails(dir: &Path, args: &[&str], needle: &str) {
+    let out = cmd().current_dir(dir).args(args).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+}
+
+#[test]
+fn bad_arguments_exit_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("short.txt"), b"tiny").unwrap();
+    std::fs::write(d.join("garbage.safetensors"), b"this is not a checkpoint at all").unwrap();
+    let mut lying = (1u64 << 40).to_le_bytes().to_vec();
+    lying.extend_from_slice(b"{}");
+    std::fs::write(d.join("lying.safetensors"), lying).unwrap();
+
+    fails(d, &["train", "--data", "nope.txt"], "nope.txt");
+    fails(d, &["train", "--data", "short.txt", "--seq", "8"], "at least 18 bytes");
+    fails(d, &["train", "--dataset", "poems"], "kernels, copy, reverse, sort");
+    fails(
+        d,
+        &["train", "--heads", "3", "--dmodel", "64"],
+        "--heads 3 does not divide --dmodel 64",
+    );
+    fails(d, &["train", "--seq", "0"], "--seq must be 1..=");
+    fails(d, &["train", "--lr", "-1"], "--lr must be a positive number");
+    fails(d, &["train", "--batch", "0"], "--batch must be 1..=");
+    fails(d, &["train", "--save", "no/such/dir/m.safetensors"], "does not exist");
+    fails(d, &["train", "--load", "garbage.safetensors"], "garbage.safetensors");
+    fails(d, &["train", "--load", "lying.safetensors"], "header claims");
+    fails(d, &["train", "--load", "missing.safetensors"], "missing.safetensors");
+    fails(
+        d,
+        &["eval", "--checkpoint", "garbage.safetensors", "--data", "short.txt"],
+        "not a safetensors checkpoint",
+    );
+    fails(
+        d,
+        &["sample", "--checkpoint", "garbage.safetensors", "--prompt", "x"],
+        "garbage.safetensors",
+    );
+
+    // a real checkpoint, then input that does not fit it
+    train_tiny(d, &["--steps", "1", "--save", "m.safetensors"]);
+    fails(
+        d,
+        &["train", "--load", "m.safetensors", "--dmodel", "16"],
+        "--dmodel 16 does not match the checkpoint's d_model 8",
+    );
+    fails(
+        d,
+        &["eval", "--checkpoint", "m.safetensors", "--data", "short.txt"],
+        "at least 9 bytes",
+    );
+    fails(
+        d,
+        &["sample", "--checkpoint", "m.safetensors", "--prompt", ""],
+        "--prompt is empty",
+    );
+    fails(
+        d,
+        &[
+            "sample",
+            "--checkpoint",
+            "m.safetensors",
+            "--prompt",
+            "x",
+            "--temp",
+            "-1",
+        ],
+        "--temp",
+    );
+    // a truncated copy of the real checkpoint
+    let bytes = std::fs::read(d.join("m.safetensors")).unwrap();
+    std::fs::write(d.join("cut.safetensors"), &bytes[..bytes.len() / 2]).unwrap();
+    fails(
+        d,
+        &["sample", "--checkpoint", "cut.safetensors", "--prompt", "x"],
+        "truncated",
+    );
+}
+
+/// Ctrl-C (SIGINT) stops between steps, saves first with `--save`, and reports it.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_cleanly_and_saves() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("attn-trace"))
+        .current_dir(dir.path())
+        .args([
+            "train",
+            "--dataset",
+            "sort",
+            "--json",
+            "--steps",
+            "1000000",
+            "--log-every",
+            "1",
+        ])
+        .args(TINY)
+        .args(["--save", "m.safetensors"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // training is under way once the first step is logged
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["step"], 1);
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let last: Value = serde_json::from_str(&lines.last().unwrap().unwrap()).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(last["done"], true);
+    assert_eq!(last["interrupted"], true);
+    let steps = last["steps"].as_u64().unwrap();
+    assert!((1..1_000_000).contains(&steps));
+    let saved = attn_trace::model::checkpoint::load(&dir.path().join("m.safetensors")).unwrap();
+    assert_eq!(saved.step, steps);
+}

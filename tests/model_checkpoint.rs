@@ -1,0 +1,200 @@
+//! Checkpoints: round trip, exact resume, and every kind of bad file refused with a message.
+
+use attn_trace::model::checkpoint::{self, parse};
+use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use std::collections::HashMap;
+
+fn small() -> Config {
+    Config {
+        seq_len: 16,
+        d_model: 16,
+        n_layers: 2,
+        n_heads: 2,
+        ..Config::default()
+    }
+}
+
+fn trainer(seed: u64) -> Trainer {
+    let data = Dataset::builtin("sort", 16).unwrap();
+    Trainer::new(TinyGpt::new(small(), seed).unwrap(), data, 4, 1e-3, seed).unwrap()
+}
+
+#[test]
+fn round_trip_keeps_every_bit_and_the_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut t = trainer(5);
+    for _ in 0..3 {
+        t.step();
+    }
+    t.save(&path).unwrap();
+    let loaded = checkpoint::load(&path).unwrap();
+    assert_eq!(loaded.model, t.model);
+    assert_eq!(loaded.step, 3);
+    let state = loaded.state.unwrap();
+    assert_eq!(state.opt, t.opt);
+    assert_eq!(state.dataset, "sort");
+
+    // the file is plain safetensors with the names, shapes and string metadata
+    let bytes = std::fs::read(&path).unwrap();
+    let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+    assert_eq!(st.tensor("blocks.1.w_fc").unwrap().shape(), &[16, 64]);
+    assert_eq!(st.tensor("w_lm").unwrap().shape(), &[16, 256]);
+    assert_eq!(st.tensor("wpe").unwrap().shape(), &[16, 16]);
+    let (_, header) = safetensors::SafeTensors::read_metadata(&bytes).unwrap();
+    let meta: &HashMap<String, String> = header.metadata().as_ref().unwrap();
+    for (k, v) in [
+        ("vocab_size", "256"),
+        ("seq_len", "16"),
+        ("d_model", "16"),
+        ("n_layers", "2"),
+        ("n_heads", "2"),
+        ("step", "3"),
+    ] {
+        assert_eq!(meta[k], v, "{k}");
+    }
+    // no temporary file is left next to it
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn resuming_from_a_checkpoint_is_bit_exact() {
+    let n = 4;
+    let mut straight = trainer(9);
+    let mut losses = Vec::new();
+    for _ in 0..2 * n {
+        losses.push(straight.step().loss);
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("half.safetensors");
+    let mut first = trainer(9);
+    for _ in 0..n {
+        first.step();
+    }
+    // evaluating in between must not disturb anything either
+    first.val_loss();
+    first.save(&path).unwrap();
+    drop(first);
+    let data = Dataset::builtin("sort", 16).unwrap();
+    let mut resumed = Trainer::resume(checkpoint::load(&path).unwrap(), data, 4, None, 0).unwrap();
+    assert_eq!(resumed.step, n as u64);
+    for (k, want) in losses.iter().enumerate().skip(n) {
+        let loss = resumed.step().loss;
+        assert_eq!(loss.to_bits(), want.to_bits(), "step {}", k + 1);
+    }
+    assert_eq!(resumed.model.params, straight.model.params);
+}
+
+#[test]
+fn saving_replaces_the_previous_file_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    let mut t = trainer(1);
+    t.save(&path).unwrap();
+    t.step();
+    t.save(&path).unwrap();
+    assert_eq!(checkpoint::load(&path).unwrap().step, 1);
+    // a save that cannot happen (its directory does not exist) is an error, not a panic
+    let bad = dir.path().join("missing").join("m.safetensors");
+    let e = t.save(&bad).unwrap_err().to_string();
+    assert!(e.contains("missing"), "{e}");
+    assert_eq!(checkpoint::load(&path).unwrap().step, 1);
+}
+
+fn saved_bytes() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    trainer(2).save(&path).unwrap();
+    std::fs::read(path).unwrap()
+}
+
+#[test]
+fn truncated_files_are_refused() {
+    let bytes = saved_bytes();
+    for cut in [0, 5, 8, 100, bytes.len() / 2, bytes.len() - 1] {
+        let e = parse(&bytes[..cut]).unwrap_err();
+        assert!(e.contains("truncated") || e.contains("shorter"), "cut {cut}: {e}");
+    }
+}
+
+#[test]
+fn a_lying_header_length_is_refused_before_allocating() {
+    let mut bytes = saved_bytes();
+    bytes[..8].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
+    let e = parse(&bytes).unwrap_err();
+    assert!(e.contains("header claims"), "{e}");
+}
+
+#[test]
+fn corrupted_data_is_caught_by_the_checksum() {
+    let mut bytes = saved_bytes();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x10;
+    let e = parse(&bytes).unwrap_err();
+    assert!(e.contains("corrupted") && e.contains("checksum"), "{e}");
+}
+
+#[test]
+fn foreign_and_mismatched_files_are_refused() {
+    // a safetensors file from somewhere else: no TinyGPT metadata
+    let data = vec![0u8; 16];
+    let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2, 2], &data).unwrap();
+    let foreign = safetensors::serialize([("weight", view)], None).unwrap();
+    let e = parse(&foreign).unwrap_err();
+    assert!(e.contains("metadata has no 'vocab_size'"), "{e}");
+
+    // our metadata, but a tensor of the wrong shape
+    let model = TinyGpt::new(small(), 1).unwrap();
+    let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
+    for spec in &model.layout.specs {
+        let mut shape = spec.shape.clone();
+        if spec.name == "blocks.0.w_qkv" {
+            shape = vec![spec.shape[1], spec.shape[0]];
+        }
+        let bytes = model.params[spec.offset..spec.offset + spec.len]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        named.push((spec.name.clone(), shape, bytes));
+    }
+    let meta: HashMap<String, String> = [
+        ("vocab_size", "256"),
+        ("seq_len", "16"),
+        ("d_model", "16"),
+        ("n_layers", "2"),
+        ("n_heads", "2"),
+        ("step", "0"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let views: Vec<_> = named
+        .iter()
+        .map(|(n, s, b)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    let bytes = safetensors::serialize(views, Some(meta.clone())).unwrap();
+    let e = parse(&bytes).unwrap_err();
+    assert!(e.contains("blocks.0.w_qkv") && e.contains("[48, 16]"), "{e}");
+
+    // metadata that contradicts itself: 3 heads cannot split 16 channels
+    let mut bad = meta;
+    bad.insert("n_heads".into(), "3".into());
+    let views: Vec<_> = named
+        .iter()
+        .map(|(n, s, b)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    let bytes = safetensors::serialize(views, Some(bad)).unwrap();
+    let e = parse(&bytes).unwrap_err();
+    assert!(e.contains("n_heads"), "{e}");
+}

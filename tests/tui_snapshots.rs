@@ -1,0 +1,75 @@
+//! The TUI drawn headlessly (TestBackend) at 80×24 and 120×40: menu, tracer, compare, help.
+
+use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::{Theme, Walk};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app::render(f, app)).unwrap();
+    term.backend().to_string()
+}
+
+fn tracer_at_focus(w: u16, h: u16) -> App {
+    App::new(Walk::builtin(), Theme::MONO, w, h)
+}
+
+#[test]
+fn tracer_at_the_walkthrough_element_shows_the_docs_offsets() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let app = tracer_at_focus(w, h);
+        let t = app.tracer().unwrap();
+        let e = t.walk.trace(t.variant).unwrap().events[t.cursor];
+        assert_eq!((e.buf.name(), e.offset), ("scores", 16));
+        let screen = draw(&app, w, h);
+        assert!(
+            screen.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"),
+            "{screen}"
+        );
+        assert!(
+            screen.contains("off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(format!("tracer_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn menu_snapshots() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        insta::assert_snapshot!(format!("menu_{w}x{h}"), draw(&app, w, h));
+    }
+}
+
+#[test]
+fn compare_snapshots() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        app::update(&mut app, key(KeyCode::Char('3')));
+        assert!(matches!(app.screen, Screen::Compare(_)));
+        let screen = draw(&app, w, h);
+        assert!(screen.contains("at data[7]"), "{screen}");
+        assert!(screen.contains("at data[16]"), "{screen}");
+        insta::assert_snapshot!(format!("compare_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn help_snapshots() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut app = tracer_at_focus(w, h);
+        app::update(&mut app, key(KeyCode::Char('?')));
+        insta::assert_snapshot!(format!("help_{w}x{h}"), draw(&app, w, h));
+    }
+}
