@@ -192,6 +192,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             match mask {
                 Mask::Causal => "causal mask",
                 Mask::None => "no mask",
+                Mask::Explicit { .. } => "explicit mask",
             }
         ),
         sections,

@@ -79,7 +79,11 @@ fn generate(spec: &str) -> Result<String, String> {
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     Ok(match filter {
-        Some(word) => text.lines().filter(|l| l.contains(&word)).map(|l| format!("{l}\n")).collect(),
+        Some(word) => text
+            .lines()
+            .filter(|l| l.contains(&word))
+            .map(|l| format!("{l}\n"))
+            .collect(),
         None => text,
     })
 }
@@ -97,17 +101,30 @@ fn source(spec: &str) -> Result<String, String> {
     }
     let text = fs::read_to_string(root().join(path)).map_err(|e| format!("{path}: {e}"))?;
     let lines: Vec<&str> = text.lines().collect();
-    let a = lines.iter().position(|l| l.contains(start.as_str())).ok_or(format!("{path}: no line has `{start}`"))?;
-    let mut b = a + 1 + lines[a + 1..].iter().position(|l| l.contains(end.as_str())).ok_or(format!("{path}: no `{end}`"))?;
+    let a = lines
+        .iter()
+        .position(|l| l.contains(start.as_str()))
+        .ok_or(format!("{path}: no line has `{start}`"))?;
+    let mut b = a
+        + 1
+        + lines[a + 1..]
+            .iter()
+            .position(|l| l.contains(end.as_str()))
+            .ok_or(format!("{path}: no `{end}`"))?;
     if to == "until" {
         b -= 1;
     }
-    while b > a && lines[b].trim().is_empty() {
+    // quoted code keeps its shape but not the kernel's indentation; trailing blank lines and
+    // the closing braces of whatever encloses the quote stay out
+    let indent = lines[a].len() - lines[a].trim_start().len();
+    let indent_of = |l: &str| l.len() - l.trim_start().len();
+    while b > a && (lines[b].trim().is_empty() || indent_of(lines[b]) < indent) {
         b -= 1;
     }
-    // quoted code keeps its shape but not the kernel's indentation
-    let indent = lines[a].len() - lines[a].trim_start().len();
-    Ok(lines[a..=b].iter().map(|l| format!("{}\n", l.get(indent..).unwrap_or(l.trim_start()))).collect())
+    Ok(lines[a..=b]
+        .iter()
+        .map(|l| format!("{}\n", l.get(indent..).unwrap_or(l.trim_start())))
+        .collect())
 }
 
 /// Rebuilds a page with every marked block regenerated.
@@ -132,7 +149,9 @@ fn regenerate(page: &Path) -> Result<(String, usize), String> {
                 continue;
             }
         };
-        let end = marker_on.find(end_marker).ok_or(format!("`{marker}` has no {end_marker}"))?;
+        let end = marker_on
+            .find(end_marker)
+            .ok_or(format!("`{marker}` has no {end_marker}"))?;
         let content = produce(spec).map_err(|e| format!("{}: {e}", page.display()))?;
         out.push_str(&format!("{marker}\n```{lang}\n{content}```\n{end_marker}"));
         blocks += 1;
@@ -199,7 +218,11 @@ fn every_english_page_has_a_chinese_twin() {
                 .map(String::from)
                 .collect()
         };
-        assert_eq!(markers(&page), markers(&twin), "{name} and its twin quote different blocks");
+        assert_eq!(
+            markers(&page),
+            markers(&twin),
+            "{name} and its twin quote different blocks"
+        );
     }
 }
 
@@ -209,7 +232,7 @@ fn grep_filter_and_source_ranges_work() {
     let src = source(r#"src/kernels/attention_mha.rs from "pass 1:" to "rec.phase(Phase::Scores);""#).unwrap();
     assert!(src.starts_with("// pass 1:"), "{src}");
     assert!(src.trim_end().ends_with("rec.phase(Phase::Scores);"), "{src}");
-    let until = source(r#"src/kernels/attention_mha.rs from "pass 1:" until "pass 2:""#).unwrap();
-    assert!(until.trim_end().ends_with('}') && !until.contains("pass 2"), "{until}");
+    let until = source(r#"src/kernels/attention_mha.rs from "pass 1:" until "/// Pass 2""#).unwrap();
+    assert!(until.trim_end().ends_with('}') && !until.contains("Pass 2"), "{until}");
     assert!(source("src/kernels/attention_mha.rs from \"no such line\" to \"x\"").is_err());
 }

@@ -12,6 +12,11 @@ const FILES: &[(&str, &str)] = &[
         "src/kernels/attention_mha.rs",
         include_str!("../kernels/attention_mha.rs"),
     ),
+    (
+        "src/kernels/attention_mistakes.rs",
+        include_str!("../kernels/attention_mistakes.rs"),
+    ),
+    ("src/kernels/dropout.rs", include_str!("../kernels/dropout.rs")),
     ("src/kernels/linear.rs", include_str!("../kernels/linear.rs")),
     ("src/kernels/softmax.rs", include_str!("../kernels/softmax.rs")),
     ("src/kernels/split.rs", include_str!("../kernels/split.rs")),
@@ -39,7 +44,13 @@ mod tests {
     #[test]
     fn every_kernel_file_is_embedded_and_found_by_path() {
         let mha = source("src/kernels/attention_mha.rs").unwrap();
-        assert!(mha.contains("let q_base = ((bb * T + i) * H + hh) * D;"));
+        assert!(mha.contains("let q_base = ((bb * S + i) * H + hh) * D;"));
+        assert!(
+            source("src/kernels/attention_mistakes.rs")
+                .unwrap()
+                .contains("MISTAKE 3")
+        );
+        assert!(source("src/kernels/dropout.rs").unwrap().contains("keep_mask"));
         assert!(
             source("/abs/path/src/kernels/softmax.rs")
                 .unwrap()

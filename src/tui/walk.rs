@@ -37,7 +37,7 @@ impl Walk {
             about: s.about.clone(),
             source: s.source.clone(),
             shape: s.shape,
-            mask: s.mask,
+            mask: s.mask.clone(),
             runs: s.runs(true),
             focus: s.focus.map(|f| {
                 (

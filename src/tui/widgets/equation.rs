@@ -14,6 +14,15 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     let mha = variant == Variant::Mha;
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
+        (Phase::QProj, _) => &["q[i] = x[i]·W_q + b_q"],
+        (Phase::KProj, _) => &["k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)"],
+        (Phase::VProj, _) => &["v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)"],
+        (Phase::NoProj, _) => &["mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for"],
+        (Phase::Dropout, _) => &["P'[i,j] = P[i,j] · keep[i,j] / (1 − p)"],
+        (Phase::DropoutBack, _) => &["dP[i,j] = dP'[i,j] · keep[i,j] / (1 − p)"],
+        (Phase::QProjBack, _) => &["dx += dq·W_qᵀ   dW_q = xᵀ·dq   db_q = Σ_i dq[i]"],
+        (Phase::KProjBack, _) => &["dm += dk·W_kᵀ   dW_k = mᵀ·dk   db_k = Σ_j dk[j]"],
+        (Phase::VProjBack, _) => &["dm = dv·W_vᵀ   dW_v = mᵀ·dv   db_v = Σ_j dv[j]"],
         (Phase::Split, _) => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:2C]   v[i] = qkv[i, 2C:3C]"],
         (Phase::Scores, false) => &["S[i,j] = Q[i]·K[j] / √C + mask(i,j)"],
         (Phase::Scores, true) => &["S_h[i,j] = Q_h[i]·K_h[j] / √D + mask(i,j)"],
@@ -40,7 +49,13 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
 fn accumulates(phase: Phase) -> bool {
     !matches!(
         phase,
-        Phase::Split | Phase::SplitBack | Phase::Softmax | Phase::SoftmaxBack
+        Phase::Split
+            | Phase::SplitBack
+            | Phase::Softmax
+            | Phase::SoftmaxBack
+            | Phase::NoProj
+            | Phase::Dropout
+            | Phase::DropoutBack
     )
 }
 

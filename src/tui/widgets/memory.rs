@@ -23,16 +23,25 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
     match phase {
         Phase::QkvProj => &[Qkv, X, WQkv, BQkv],
         Phase::Split => &[Qkv, Q, K, V],
+        Phase::QProj => &[Q, X, WQ, BQ],
+        Phase::KProj => &[K, Memory, X, WK, BK],
+        Phase::VProj => &[V, Memory, X, WV, BV],
+        Phase::NoProj => &[Q, K, V, X, Memory],
         Phase::Scores => &[Scores, Q, K],
         Phase::Softmax => &[Probs, Scores],
-        Phase::WeightedSum => &[Att, Probs, V],
+        Phase::Dropout => &[ProbsDrop, Probs, DropMask],
+        Phase::WeightedSum => &[Att, ProbsDrop, Probs, V],
         Phase::OutProj => &[Out, Att, WProj, BProj],
         Phase::OutProjBack => &[DAtt, DOut, WProj, Att, DWProj, DBProj],
-        Phase::WeightedSumBack => &[DProbs, DAtt, V, Probs, DV],
+        Phase::WeightedSumBack => &[DProbsDrop, DProbs, DAtt, V, ProbsDrop, Probs, DV],
+        Phase::DropoutBack => &[DProbs, DProbsDrop, DropMask],
         Phase::SoftmaxBack => &[DScores, Probs, DProbs],
         Phase::ScoresBack => &[DQ, DK, DScores, K, Q],
         Phase::SplitBack => &[DQkv, DQ, DK, DV],
         Phase::QkvProjBack => &[DX, DQkv, WQkv, X, DWQkv, DBQkv],
+        Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
+        Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
+        Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
     }
 }
 

@@ -49,7 +49,7 @@ pub fn dim_names(buf: Buf, variant: Variant) -> &'static [&'static str] {
                 &["b", "i", "c"]
             }
         }
-        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => {
+        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs | Buf::DropMask | Buf::ProbsDrop | Buf::DProbsDrop => {
             if mha {
                 &["b", "h", "i", "j"]
             } else {
@@ -57,8 +57,11 @@ pub fn dim_names(buf: Buf, variant: Variant) -> &'static [&'static str] {
             }
         }
         Buf::X | Buf::Out | Buf::DOut | Buf::DX | Buf::Qkv | Buf::DQkv => &["b", "i", "c"],
+        Buf::Memory | Buf::DMemory => &["b", "j", "c"],
         Buf::WQkv | Buf::DWQkv | Buf::WProj | Buf::DWProj => &["c", "o"],
+        Buf::WQ | Buf::DWQ | Buf::WK | Buf::DWK | Buf::WV | Buf::DWV => &["c", "o"],
         Buf::BQkv | Buf::DBQkv | Buf::BProj | Buf::DBProj => &["o"],
+        Buf::BQ | Buf::DBQ | Buf::BK | Buf::DBK | Buf::BV | Buf::DBV => &["o"],
     }
 }
 
@@ -75,7 +78,10 @@ pub fn index_label(buf: Buf, variant: Variant, index: &[usize]) -> String {
 
 /// Is this a `[.., T, T]` score-shaped buffer, where the causal mask applies?
 pub fn is_score_like(buf: Buf) -> bool {
-    matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs)
+    matches!(
+        buf,
+        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs | Buf::DropMask | Buf::ProbsDrop | Buf::DProbsDrop
+    )
 }
 
 use super::theme::Theme;
