@@ -88,12 +88,12 @@ fn check(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
         let grad = gradient(&analytic, buf);
         let n = input_mut(&mut inputs.clone(), buf).len();
         assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
-        for k in 0..n {
+        for (k, &g) in grad.iter().enumerate() {
             let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
             input_mut(&mut plus, buf)[k] += eps;
             input_mut(&mut minus, buf)[k] -= eps;
             let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
-            let a = grad[k] as f64;
+            let a = g as f64;
             let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
             assert!(err < 5e-3, "{variant} d_{buf}[{k}]: analytic {a}, numeric {numeric}");
         }
@@ -418,7 +418,7 @@ fn mistake_5_dropout_not_applied_trains_like_evaluation() {
     .tensors;
     assert_eq!(bad.out, eval.out, "the mistaken training run is the evaluation run");
     assert_ne!(train.out, eval.out);
-    assert!(bad.probs_drop.is_empty() && train.probs_drop.iter().any(|&p| p == 0.0));
+    assert!(bad.probs_drop.is_empty() && train.probs_drop.contains(&0.0));
 }
 
 #[test]
