@@ -109,20 +109,33 @@ fn ticked(text: &str, key: &str) -> bool {
     text.contains(&format!("`{key}`")) || (key == "wheel" || key == "click") && text.contains(&format!("| {key}"))
 }
 
-/// The files whose keys the page documents: the app and every screen but the overlay itself.
-fn screen_files() -> Vec<String> {
-    let mut files = vec!["src/tui/app.rs".to_string()];
+/// The screens whose keys the page documents, each as `(name its section names, its sources)`:
+/// the app, then every module `src/tui/screens/mod.rs` declares but the overlay itself, as a file
+/// (`NAME.rs`) or a folder (`NAME/`, all its files).
+fn screens() -> Vec<(String, Vec<PathBuf>)> {
+    let mut out = vec![("src/tui/app.rs".to_string(), vec![root().join("src/tui/app.rs")])];
     let dir = root().join("src/tui/screens");
-    let mut screens: Vec<String> = fs::read_dir(&dir)
-        .expect("src/tui/screens exists")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".rs") && n != "mod.rs" && n != "help.rs")
-        .map(|n| format!("src/tui/screens/{n}"))
-        .collect();
-    screens.sort();
-    files.extend(screens);
-    files
+    let decl = fs::read_to_string(dir.join("mod.rs")).expect("src/tui/screens/mod.rs");
+    let modules = decl
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .filter(|&m| m != "help");
+    for module in modules {
+        let file = dir.join(format!("{module}.rs"));
+        if file.exists() {
+            out.push((format!("src/tui/screens/{module}.rs"), vec![file]));
+            continue;
+        }
+        let folder = dir.join(module);
+        let mut files: Vec<PathBuf> = fs::read_dir(&folder)
+            .unwrap_or_else(|e| panic!("{}: {e}", folder.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+            .collect();
+        files.sort();
+        out.push((format!("src/tui/screens/{module}/"), files));
+    }
+    out
 }
 
 fn read(page: &str) -> String {
@@ -148,14 +161,25 @@ fn every_key_of_the_help_overlay_is_documented() {
 fn every_key_a_screen_handles_is_in_its_section() {
     for page in PAGES {
         let text = read(page);
-        for file in screen_files() {
-            let src = fs::read_to_string(root().join(&file)).expect("readable source");
-            let body = section(&text, &file)
-                .unwrap_or_else(|| panic!("{page} has no `## …` heading naming `{file}`: a section for the keys {file} handles"));
+        let screens = screens();
+        let names: Vec<&str> = screens.iter().map(|(n, _)| n.as_str()).collect();
+        for must in ["menu.rs", "tracer.rs", "compare.rs", "open.rs"] {
+            assert!(
+                names.iter().any(|n| n.ends_with(must)),
+                "the screen list {names:?} lacks {must}"
+            );
+        }
+        for (screen, files) in screens {
+            let src: String = files
+                .iter()
+                .map(|f| fs::read_to_string(f).expect("readable source"))
+                .collect();
+            let body = section(&text, &screen)
+                .unwrap_or_else(|| panic!("{page} has no `## …` heading naming `{screen}`: a section for its keys"));
             for key in handled_keys(&src) {
                 assert!(
                     ticked(body, &key),
-                    "{page}: {file} handles `{key}`, its section does not say what it does"
+                    "{page}: {screen} handles `{key}`, its section does not say what it does"
                 );
             }
         }
