@@ -173,3 +173,82 @@ fn trainer_can_move_to_a_worker_thread() {
     assert!(steps > 0);
     assert_eq!(trainer.step, steps);
 }
+
+/// Sizes within every limit can still ask for more memory than a machine has: refused up front.
+#[test]
+fn oversized_runs_are_refused_before_allocating() {
+    let config = Config {
+        seq_len: 4096,
+        d_model: 1024,
+        ..Config::default()
+    };
+    let model = TinyGpt::new(config, 1).unwrap();
+    let data = Dataset::from_bytes("zeros", vec![0; 10_000], 4096).unwrap();
+    let e = Trainer::new(model, data, 64, 1e-3, 1).err().unwrap().to_string();
+    assert!(e.contains("GiB") && e.contains("batch 64"), "{e}");
+    // the estimate counts what the buffers really hold: B=2, T=5, C=8, L=2, H=2
+    let cfg = tiny(2, 2);
+    let acts = Activations::new(&cfg, 2, 5);
+    let floats = |v: &Vec<f32>| v.len() as u128;
+    let layer = &acts.layers[0];
+    let per_layer: u128 = [
+        &layer.ln1,
+        &layer.ln1_mean,
+        &layer.ln1_rstd,
+        &layer.qkv,
+        &layer.q,
+        &layer.k,
+        &layer.v,
+        &layer.scores,
+        &layer.probs,
+        &layer.att,
+        &layer.attn_out,
+        &layer.res_mid,
+        &layer.ln2,
+        &layer.ln2_mean,
+        &layer.ln2_rstd,
+        &layer.fc,
+        &layer.gelu,
+        &layer.gelu_tanh,
+        &layer.mlp_out,
+        &layer.res_out,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let g = &acts.grad;
+    let grads: u128 = [
+        &g.d_logits,
+        &g.d_res,
+        &g.d_mid,
+        &g.d_branch,
+        &g.d_ln,
+        &g.d_gelu,
+        &g.d_fc,
+        &g.d_att,
+        &g.d_probs,
+        &g.d_scores,
+        &g.d_q,
+        &g.d_k,
+        &g.d_v,
+        &g.d_qkv,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let top: u128 = [
+        &acts.x0,
+        &acts.lnf,
+        &acts.lnf_mean,
+        &acts.lnf_rstd,
+        &acts.logits,
+        &acts.probs,
+        &acts.losses,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let params = TinyGpt::new(cfg, 1).unwrap().num_params() as u128;
+    let want = 4 * (2 * per_layer + grads + top + params * (4 + 2));
+    assert_eq!(attn_trace::model::gpt::training_bytes(&cfg, 2, 5), want);
+}

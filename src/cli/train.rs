@@ -36,7 +36,7 @@ pub struct Args {
     /// Train on a built-in dataset: kernels, copy, reverse or sort.
     #[arg(long, value_name = "NAME")]
     pub dataset: Option<String>,
-    /// Optimizer steps to run.
+    /// Optimizer steps to run (this many more when resuming).
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub steps: u64,
     /// Sequences per step.
@@ -57,7 +57,7 @@ pub struct Args {
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
     #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
-    /// Seed of the initial weights and of the order of training windows.
+    /// Seed of the initial weights and of the order of training windows (resuming continues the checkpoint's).
     #[arg(long, default_value_t = 42, value_name = "S")]
     pub seed: u64,
     /// Save weights and optimizer state here at the end (or on Ctrl-C), atomically.

@@ -564,6 +564,33 @@ pub struct Activations {
     pub grad: Grads,
 }
 
+/// Memory a run may ask for (activations of every shard plus parameters, gradients and AdamW
+/// moments) before it is refused with a message instead of failing to allocate.
+pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
+
+/// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
+/// [`Workspace::new`], the parameters, the summed gradients and AdamW's two moments.
+pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
+    let (b, t) = (b as u128, t as u128);
+    let (C, V, H, L) = (
+        cfg.d_model as u128,
+        cfg.vocab_size as u128,
+        cfg.n_heads as u128,
+        cfg.n_layers as u128,
+    );
+    let rows = b * t;
+    let att = b * H * t * t;
+    // per layer: 10 [rows,C], qkv, fc/gelu/tanh, 4 row statistics, scores and probs
+    let layer = rows * C * (10 + 3 + 12) + 4 * rows + 2 * att;
+    // embedding and final LN outputs, logits and probs, statistics and losses
+    let top = 2 * rows * C + 2 * rows * V + 3 * rows;
+    // activation gradients: logits, 8 [rows,C], 2 [rows,4C], probs and scores, qkv
+    let grad = rows * V + 8 * rows * C + 8 * rows * C + 2 * att + 3 * rows * C;
+    let params = Layout::new(cfg).total as u128;
+    let shards = SHARDS.min(b as usize).max(1) as u128;
+    4 * (L * layer + top + grad + params * (4 + shards))
+}
+
 impl Activations {
     pub fn new(cfg: &Config, b: usize, t: usize) -> Activations {
         let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);

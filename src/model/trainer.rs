@@ -3,7 +3,7 @@
 
 use super::checkpoint::{self, Loaded, TrainState};
 use super::data::{Dataset, window_count};
-use super::gpt::{TinyGpt, Workspace};
+use super::gpt::{MEMORY_BUDGET_BYTES, TinyGpt, Workspace, training_bytes};
 use super::{AdamW, ModelError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -120,6 +120,7 @@ impl Trainer {
                 Dataset::min_len(t)
             )));
         }
+        check_memory(&model, batch)?;
         let work = Workspace::new(&model, batch, t);
         let grads = vec![0.0; model.num_params()];
         Ok(Trainer {
@@ -195,6 +196,26 @@ impl Trainer {
     }
 }
 
+/// Refuses sizes whose buffers would not fit in [`MEMORY_BUDGET_BYTES`].
+fn check_memory(model: &TinyGpt, batch: usize) -> Result<(), ModelError> {
+    let cfg = &model.config;
+    let need = training_bytes(cfg, batch, cfg.seq_len);
+    if need > MEMORY_BUDGET_BYTES {
+        return Err(ModelError::Config {
+            field: "batch",
+            msg: format!(
+                "batch {batch} of seq {} with d_model {}, {} layers needs about {:.1} GiB; the limit is {} GiB",
+                cfg.seq_len,
+                cfg.d_model,
+                cfg.n_layers,
+                need as f64 / (1u64 << 30) as f64,
+                MEMORY_BUDGET_BYTES >> 30
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Mean next-token cross-entropy over the non-overlapping windows of `seq_len` tokens starting
 /// at bytes 0, seq, 2·seq, … (each window's targets are the next `seq_len` bytes), at most
 /// `max_windows` of them. Batches of the workspace's size run sharded across threads.
@@ -245,6 +266,8 @@ pub fn eval_loss(model: &TinyGpt, bytes: &[u8], batch: usize) -> Result<EvalResu
             t + 1
         )));
     }
-    let mut work = Workspace::new(model, batch.clamp(1, windows), t);
+    let batch = batch.clamp(1, windows);
+    check_memory(model, batch)?;
+    let mut work = Workspace::new(model, batch, t);
     Ok(eval_windows(model, &mut work, bytes, windows))
 }

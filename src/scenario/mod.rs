@@ -7,6 +7,7 @@
 //! against a memory budget before anything is allocated.
 
 mod error;
+mod export;
 mod fill;
 mod parse;
 mod write;

@@ -1,0 +1,106 @@
+//! A scenario from explicit tensors: what the TUI writes when a learner exports the attention of
+//! a trained model's layer, so the same computation can be shared, run and reopened.
+
+use super::{Focus, Init, Scenario, ScenarioError};
+use crate::engine::{Inputs, Passes, Start};
+use crate::kernels::Variant;
+use std::collections::BTreeMap;
+
+impl Scenario {
+    /// The scenario that runs `variant`, both passes, on exactly `inputs`: every tensor goes into
+    /// `[values]`, nothing is filled from `[init]`. It is checked by writing it as TOML and
+    /// parsing that text back (`source` names it in errors), so the scenario returned is the one
+    /// the exported file reads as, value for value.
+    pub fn from_inputs(
+        source: &str,
+        title: &str,
+        about: Option<&str>,
+        inputs: &Inputs,
+        variant: Variant,
+        focus: Option<Focus>,
+    ) -> Result<Scenario, ScenarioError> {
+        let mut values = BTreeMap::new();
+        let mut give = |name: &str, data: &[f32]| {
+            values.insert(name.to_string(), data.to_vec());
+        };
+        match &inputs.start {
+            Start::X { x, w_qkv, b_qkv } => {
+                give("x", x);
+                give("w_qkv", w_qkv);
+                give("b_qkv", b_qkv);
+            }
+            Start::Qkv { q, k, v } => {
+                give("q", q);
+                give("k", k);
+                give("v", v);
+            }
+        }
+        if let Some((w_proj, b_proj)) = &inputs.proj {
+            give("w_proj", w_proj);
+            give("b_proj", b_proj);
+        }
+        give("d_out", &inputs.d_out);
+        let scenario = Scenario {
+            source: source.to_string(),
+            title: title.to_string(),
+            about: about.map(str::to_string),
+            shape: inputs.shape,
+            variants: vec![variant],
+            passes: Passes::BOTH,
+            mask: inputs.mask,
+            init: Init::default(),
+            values,
+            focus,
+        };
+        Scenario::parse(&scenario.to_toml(), source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine;
+    use crate::trace::Buf;
+
+    #[test]
+    fn explicit_tensors_round_trip_and_run_the_same() {
+        // the walkthrough starts at x and fills everything from [init]: the export gives it all
+        let inputs = Scenario::builtin().inputs();
+        let s = Scenario::from_inputs(
+            "out.toml",
+            "copy of the walkthrough",
+            Some("about"),
+            &inputs,
+            Variant::Mha,
+            None,
+        )
+        .expect("valid");
+        assert_eq!(
+            s.values.len(),
+            6,
+            "x, w_qkv, b_qkv, w_proj, b_proj and d_out are all given"
+        );
+        assert_eq!(s.inputs(), inputs);
+        assert_eq!(s.variants, vec![Variant::Mha]);
+        let a = engine::run(&inputs, Variant::Mha, Passes::BOTH, false);
+        let b = s.run(Variant::Mha, false);
+        for &buf in Buf::ALL {
+            assert_eq!(a.tensors.get(buf), b.tensors.get(buf), "{buf}");
+        }
+    }
+
+    #[test]
+    fn a_focus_outside_the_shape_is_refused_with_the_source_named() {
+        let inputs = Scenario::builtin().inputs();
+        let focus = Focus {
+            variant: None,
+            pass: None,
+            b: 0,
+            h: 0,
+            i: 7,
+            j: 0,
+        };
+        let e = Scenario::from_inputs("there.toml", "t", None, &inputs, Variant::Mha, Some(focus)).unwrap_err();
+        assert!(e.to_string().contains("there.toml"), "{e}");
+    }
+}
