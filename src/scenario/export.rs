@@ -29,6 +29,31 @@ impl Scenario {
                 give("w_qkv", w_qkv);
                 give("b_qkv", b_qkv);
             }
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => {
+                give("x", x);
+                if let Some(m) = memory {
+                    give("memory", m);
+                }
+                for (name, data) in [
+                    ("w_q", w_q),
+                    ("b_q", b_q),
+                    ("w_k", w_k),
+                    ("b_k", b_k),
+                    ("w_v", w_v),
+                    ("b_v", b_v),
+                ] {
+                    give(name, data);
+                }
+            }
             Start::Qkv { q, k, v } => {
                 give("q", q);
                 give("k", k);
@@ -47,7 +72,7 @@ impl Scenario {
             shape: inputs.shape,
             variants: vec![variant],
             passes: Passes::BOTH,
-            mask: inputs.mask,
+            mask: inputs.mask.clone(),
             init: Init::default(),
             values,
             focus,
