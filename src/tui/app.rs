@@ -1,11 +1,15 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
+use super::screens::attn_map::{self, AttnMap};
+use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
 use super::screens::help;
 use super::screens::menu::{self, Item, Menu};
 use super::screens::open::{self, Open, Pick};
+use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
+use super::screens::train::{self, Train, Traced};
 use super::theme::Theme;
 use super::walk::Walk;
 use super::widgets::popup;
@@ -26,6 +30,8 @@ pub enum Msg {
     Mouse(MouseEvent),
     /// The terminal's new size (columns, rows).
     Resize(u16, u16),
+    /// Time passed: the training worker's reports are read (sent while it trains).
+    Tick,
 }
 
 /// The screens; each owns its state.
@@ -35,6 +41,11 @@ pub enum Screen {
     Tracer(Box<Tracer>),
     Compare(Box<Compare>),
     Open(Open),
+    /// The train screen; its state is [`App::train`], which outlives the screen.
+    Train,
+    Checkpoint(OpenCheckpoint),
+    Prompt(Box<Prompt>),
+    AttnMap(Box<AttnMap>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -55,6 +66,13 @@ pub struct App {
     /// The walkthrough the menu's entries step through: the built-in one, or the last opened.
     pub walk: Arc<Walk>,
     pub scenarios_dir: PathBuf,
+    /// The training run and its form: kept while other screens are shown, so a run goes on
+    /// while its weights are traced.
+    pub train: Option<Box<Train>>,
+    /// Where "Open checkpoint…" lists files.
+    pub checkpoints_dir: PathBuf,
+    /// Screens to go back to from the trained-model flow (train → prompt → map → tracer).
+    pub back: Vec<Screen>,
 }
 
 /// Below this size only a short note is drawn.
@@ -73,6 +91,9 @@ impl App {
             quit: false,
             walk,
             scenarios_dir: open::default_dir(),
+            train: None,
+            checkpoints_dir: PathBuf::from("."),
+            back: Vec::new(),
         }
     }
 
@@ -90,6 +111,33 @@ impl App {
             Screen::Tracer(t) => Some(t),
             _ => None,
         }
+    }
+
+    /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read.
+    pub fn wants_tick(&self) -> bool {
+        self.train.as_ref().is_some_and(|t| t.is_live())
+    }
+
+    /// Back to the screen the trained-model flow came from, else to the menu.
+    fn go_back(&mut self, menu_entry: usize) {
+        self.screen = self.back.pop().unwrap_or(Screen::Menu(Menu { selected: menu_entry }));
+    }
+
+    /// Opens `next`, remembering the current screen for going back.
+    fn push(&mut self, next: Screen) {
+        let here = std::mem::replace(&mut self.screen, next);
+        self.back.push(here);
+    }
+
+    /// The prompt screen on trained weights.
+    fn trace_model(&mut self, traced: Traced) {
+        self.push(Screen::Prompt(Box::new(Prompt::new(traced.model, traced.origin))));
+    }
+
+    /// A screen's keys in a popup.
+    fn keys_popup(&mut self, title: &str, keys: &[(&str, &str)]) {
+        let text = keys.iter().map(|(k, what)| format!("{k:>16}  {what}")).collect::<Vec<_>>().join("\n");
+        self.message(title, text, false);
     }
 
     fn message(&mut self, title: &str, text: String, error: bool) {
@@ -132,13 +180,15 @@ impl App {
             }
             Item::Compare => self.screen = Screen::Compare(Box::new(Compare::new(walk))),
             Item::Open => self.screen = Screen::Open(Open::new(self.scenarios_dir.clone())),
-            Item::Train => self.message(
-                "Train TinyGPT",
-                "Training from the menu comes with the train screen. Until then train headlessly:\n\
-                 attn-trace train --help"
-                    .into(),
-                false,
-            ),
+            Item::Train => {
+                self.train.get_or_insert_with(Box::default);
+                self.back.clear();
+                self.screen = Screen::Train;
+            }
+            Item::OpenCheckpoint => {
+                self.back.clear();
+                self.screen = Screen::Checkpoint(OpenCheckpoint::new(self.checkpoints_dir.clone()));
+            }
             Item::Help => self.popup = Some(Popup::Help),
             Item::Quit => self.quit = true,
         }
@@ -147,10 +197,16 @@ impl App {
 
 /// Applies one message to the app.
 pub fn update(app: &mut App, msg: Msg) {
+    // whatever happened, first take in what the training worker reported
+    if let Some(traced) = app.train.as_mut().and_then(|t| t.poll()) {
+        app.popup = None;
+        app.trace_model(*traced);
+    }
     match msg {
         Msg::Resize(w, h) => app.area = Rect::new(0, 0, w, h),
         Msg::Key(key) => key_msg(app, key),
         Msg::Mouse(m) => mouse_msg(app, m),
+        Msg::Tick => {}
     }
 }
 
@@ -178,11 +234,21 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 app.choose(item);
             }
         }
-        Screen::Tracer(t) => match t.key(key) {
-            tracer::Outcome::Stay => {}
-            tracer::Outcome::Back => app.screen = Screen::Menu(Menu::default()),
-            tracer::Outcome::Help => app.popup = Some(Popup::Help),
-        },
+        Screen::Tracer(t) => {
+            // `e` on a trained model's layer exports it, as from the attention map
+            if key.code == KeyCode::Char('e')
+                && t.prompt.is_none()
+                && let Some(Screen::AttnMap(map)) = app.back.last()
+            {
+                t.message = Some(map.export_message());
+                return;
+            }
+            match t.key(key) {
+                tracer::Outcome::Stay => {}
+                tracer::Outcome::Back => app.go_back(0),
+                tracer::Outcome::Help => app.popup = Some(Popup::Help),
+            }
+        }
         Screen::Compare(c) => match c.key(key) {
             compare::Outcome::Stay => {}
             compare::Outcome::Back => app.screen = Screen::Menu(Menu { selected: 2 }),
@@ -197,6 +263,32 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             Some(Pick::Back) => app.screen = Screen::Menu(Menu { selected: 3 }),
             Some(Pick::Path(p)) => app.open_path(p),
             None => {}
+        },
+        Screen::Train => {
+            let tr = app.train.get_or_insert_with(Box::default);
+            match tr.key(key) {
+                train::Outcome::Stay => {}
+                train::Outcome::Back => app.go_back(4),
+                train::Outcome::Help => app.keys_popup("Train TinyGPT · keys", train::KEYS),
+                train::Outcome::Trace(traced) => app.trace_model(*traced),
+            }
+        }
+        Screen::Checkpoint(c) => match c.key(key) {
+            checkpoint::Pick::Stay => {}
+            checkpoint::Pick::Back => app.go_back(5),
+            checkpoint::Pick::Loaded(model, origin) => app.trace_model(Traced { model: *model, origin }),
+            checkpoint::Pick::Failed(e) => app.message("Cannot open this checkpoint", e, true),
+        },
+        Screen::Prompt(p) => match p.key(key) {
+            prompt::Outcome::Stay => {}
+            prompt::Outcome::Back => app.go_back(4),
+            prompt::Outcome::Map(map) => app.push(Screen::AttnMap(map)),
+        },
+        Screen::AttnMap(m) => match m.key(key) {
+            attn_map::Outcome::Stay => {}
+            attn_map::Outcome::Back => app.go_back(4),
+            attn_map::Outcome::Help => app.keys_popup("Attention map · keys", attn_map::KEYS),
+            attn_map::Outcome::Trace(t) => app.push(Screen::Tracer(t)),
         },
     }
 }
@@ -219,7 +311,12 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
                 app.choose(Item::ALL[k]);
             }
         }
-        Screen::Compare(_) | Screen::Open(_) => {}
+        Screen::AttnMap(map) => {
+            if let attn_map::Outcome::Trace(t) = map.mouse(m, area) {
+                app.push(Screen::Tracer(t));
+            }
+        }
+        Screen::Compare(_) | Screen::Open(_) | Screen::Train | Screen::Checkpoint(_) | Screen::Prompt(_) => {}
     }
 }
 
@@ -238,6 +335,14 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Tracer(tr) => tracer::render(frame, area, tr, t),
         Screen::Compare(c) => compare::render(frame, area, c, t),
         Screen::Open(o) => open::render(frame, area, o, t),
+        Screen::Train => {
+            if let Some(tr) = &app.train {
+                train::render(frame, area, tr, t);
+            }
+        }
+        Screen::Checkpoint(c) => checkpoint::render(frame, area, c, t),
+        Screen::Prompt(p) => prompt::render(frame, area, p, t),
+        Screen::AttnMap(m) => attn_map::render(frame, area, m, t),
     }
     match &app.popup {
         Some(Popup::Help) => help::render(frame, area, t),

@@ -24,6 +24,9 @@ use std::io::stdout;
 pub use theme::Theme;
 pub use walk::Walk;
 
+/// How often the screen refreshes while a model trains.
+const TICK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The environment variable that makes a debug build panic after its first frame.
 pub const PANIC_ENV: &str = "ATTN_TRACE_TUI_PANIC";
 
@@ -46,6 +49,11 @@ pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
             terminal.draw(|f| app::render(f, &app))?;
             if panic_on_purpose {
                 panic!("{PANIC_ENV} is set: panicking on purpose to test that the terminal is restored");
+            }
+            // while a model trains, wake up on a timer to show its progress; else wait for input
+            if app.wants_tick() && !event::poll(TICK)? {
+                app::update(&mut app, Msg::Tick);
+                continue;
             }
             let msg = match event::read()? {
                 Event::Key(k) => Msg::Key(k),

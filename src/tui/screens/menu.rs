@@ -15,17 +15,19 @@ pub enum Item {
     Compare,
     Open,
     Train,
+    OpenCheckpoint,
     Help,
     Quit,
 }
 
 impl Item {
-    pub const ALL: [Item; 7] = [
+    pub const ALL: [Item; 8] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
         Item::Open,
         Item::Train,
+        Item::OpenCheckpoint,
         Item::Help,
         Item::Quit,
     ];
@@ -37,6 +39,7 @@ impl Item {
             Item::Compare => "Compare baseline and MHA",
             Item::Open => "Open scenario…",
             Item::Train => "Train TinyGPT",
+            Item::OpenCheckpoint => "Open checkpoint…",
             Item::Help => "Help",
             Item::Quit => "Quit",
         }
@@ -50,7 +53,8 @@ impl Item {
                 "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales."
             }
             Item::Open => "Pick a shipped scenario from scenarios/ or type the path of your own.",
-            Item::Train => "Train a tiny GPT, then trace its attention.",
+            Item::Train => "Train a tiny GPT, watch it learn, then trace its attention.",
+            Item::OpenCheckpoint => "Trace the attention of a model saved by the train screen or attn-trace train --save.",
             Item::Help => "Every key of the tracer.",
             Item::Quit => "Leave attn-trace (q from the menu does the same).",
         }
@@ -74,7 +78,7 @@ impl Menu {
             KeyCode::Enter | KeyCode::Char(' ') => return Item::ALL.get(self.selected).copied(),
             KeyCode::Char('q') => return Some(Item::Quit),
             KeyCode::Char('?') => return Some(Item::Help),
-            KeyCode::Char(c @ '1'..='7') => {
+            KeyCode::Char(c @ '1'..='8') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
             }
@@ -93,7 +97,7 @@ impl Menu {
 
 fn list_area(area: Rect) -> Rect {
     let [_, list, _] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(9), Constraint::Fill(1)]).areas(area);
+        Layout::vertical([Constraint::Length(4), Constraint::Length(10), Constraint::Fill(1)]).areas(area);
     let w = 46.min(list.width);
     Rect {
         x: list.x + (list.width - w) / 2,
@@ -105,7 +109,7 @@ fn list_area(area: Rect) -> Rect {
 pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
     let t = theme;
     let [head, _, about] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(9), Constraint::Fill(1)]).areas(area);
+        Layout::vertical([Constraint::Length(4), Constraint::Length(10), Constraint::Fill(1)]).areas(area);
     let title = vec![
         Line::from(Span::styled("attn-trace", t.title())).centered(),
         Line::from(Span::styled(

@@ -1,7 +1,11 @@
 //! One file per screen: each has its own state, its key handling and a pure render function.
 
+pub mod attn_map;
+pub mod checkpoint;
 pub mod compare;
 pub mod help;
 pub mod menu;
 pub mod open;
+pub mod prompt;
 pub mod tracer;
+pub mod train;

@@ -3,6 +3,7 @@
 
 pub mod code;
 pub mod equation;
+pub mod heatgrid;
 pub mod log;
 pub mod memory;
 pub mod popup;

@@ -1,0 +1,500 @@
+//! The attention map of a trained model on a prompt: for each layer and head, the T×T matrix of
+//! attention probabilities as a heat grid with the prompt's bytes on both axes, so patterns
+//! (previous byte, copy, induction) show at a glance. Selecting a cell opens the tracer on that
+//! layer at the event that wrote the probability — the final write of `probs[off]`, the
+//! normalisation — and `e` exports the layer's attention as a scenario file.
+
+use super::prompt::Origin;
+use super::tracer::Tracer;
+use super::train::worker::printable;
+use crate::engine::{self, Passes};
+use crate::kernels::Variant;
+use crate::model::{AttentionCapture, TinyGpt};
+use crate::scenario::{Focus, Scenario};
+use crate::trace::{Buf, Pass};
+use crate::tui::theme::Theme;
+use crate::tui::walk::Walk;
+use crate::tui::widgets::heatgrid::{self, Grid};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Wrap};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Most events one traced layer may record (about 40 bytes each): a longer prompt is refused
+/// with the length that fits, so opening the tracer stays a fraction of a second.
+pub const MAX_TRACE_EVENTS: u64 = 16_000_000;
+
+#[derive(Debug)]
+pub struct AttnMap {
+    pub model: Arc<TinyGpt>,
+    pub origin: Origin,
+    pub prompt: Vec<u8>,
+    /// Every layer's attention inputs on the prompt.
+    pub captures: Vec<AttentionCapture>,
+    /// Every layer's probabilities `[heads, T, T]` (B = 1).
+    pub probs: Vec<Vec<f32>>,
+    pub layer: usize,
+    pub head: usize,
+    /// The selected cell: query `i`, key `j`.
+    pub i: usize,
+    pub j: usize,
+    /// One line of feedback (export path, errors).
+    pub message: Option<String>,
+    /// The last layer traced, kept so that going back and forth does not trace it again.
+    walk: Option<(usize, Arc<Walk>)>,
+    /// The layer of the tracer opened from here, for `e` in the tracer.
+    pub traced_layer: Option<usize>,
+}
+
+/// What the app should do after a key or click.
+#[derive(Debug)]
+pub enum Outcome {
+    Stay,
+    Back,
+    Help,
+    Trace(Box<Tracer>),
+}
+
+/// The keys of this screen, for its `?` popup.
+pub const KEYS: &[(&str, &str)] = &[
+    ("← → ↑ ↓", "select a cell: query i (row), key j (column)"),
+    ("Tab / Shift+Tab", "next / previous head"),
+    ("] / [", "next / previous layer"),
+    (
+        "Enter, click",
+        "open the tracer at the event that wrote this probability",
+    ),
+    ("t", "open the tracer on this layer from its first event"),
+    ("e", "export this layer on this prompt as a scenario TOML"),
+    ("Esc / q", "back to the prompt"),
+];
+
+impl AttnMap {
+    /// Runs `prompt` through the model and captures every layer's attention; opens on `layer`,
+    /// at the last query and the key it attends to most.
+    pub fn new(model: Arc<TinyGpt>, origin: Origin, prompt: &[u8], layer: usize) -> Result<AttnMap, String> {
+        let cfg = model.config;
+        if prompt.is_empty() {
+            return Err("the prompt is empty: type at least one byte".into());
+        }
+        if prompt.len() > cfg.seq_len {
+            return Err(format!(
+                "the prompt has {} bytes but the model reads at most {} (its seq_len): shorten it",
+                prompt.len(),
+                cfg.seq_len
+            ));
+        }
+        let captures = (0..cfg.n_layers)
+            .map(|l| model.layer_attention_inputs(prompt, l).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        // the trace budget: the same for every layer, so check it once
+        let events = engine::estimate_events(&captures[0].inputs.plan(), captures[0].variant, Passes::BOTH);
+        if events > MAX_TRACE_EVENTS {
+            let fits = (1..prompt.len())
+                .rev()
+                .find(|&t| {
+                    let plan = engine::Plan {
+                        shape: cfg.shape(1, t),
+                        ..captures[0].inputs.plan()
+                    };
+                    engine::estimate_events(&plan, captures[0].variant, Passes::BOTH) <= MAX_TRACE_EVENTS
+                })
+                .unwrap_or(1);
+            return Err(format!(
+                "tracing this prompt would record {events} events, over the TUI's {MAX_TRACE_EVENTS}: \
+                 with C = {} prompts up to {fits} bytes fit",
+                cfg.d_model
+            ));
+        }
+        let probs: Vec<Vec<f32>> = captures
+            .iter()
+            .map(|cap| {
+                engine::run(&cap.inputs, cap.variant, Passes::FORWARD, false)
+                    .tensors
+                    .probs
+            })
+            .collect();
+        let mut map = AttnMap {
+            model,
+            origin,
+            prompt: prompt.to_vec(),
+            captures,
+            probs,
+            layer: layer.min(cfg.n_layers - 1),
+            head: 0,
+            i: prompt.len() - 1,
+            j: 0,
+            message: None,
+            walk: None,
+            traced_layer: None,
+        };
+        map.j = map.strongest_key(map.i);
+        Ok(map)
+    }
+
+    pub fn t(&self) -> usize {
+        self.prompt.len()
+    }
+
+    /// Heads the layer's kernel has: 1 for the baseline, H for MHA.
+    pub fn heads(&self) -> usize {
+        match self.variant() {
+            Variant::Baseline => 1,
+            Variant::Mha => self.model.config.n_heads,
+        }
+    }
+
+    pub fn variant(&self) -> Variant {
+        self.captures[self.layer].variant
+    }
+
+    /// Flat offset of `(head, i, j)` in the probabilities `[B=1, heads, T, T]` (the baseline's
+    /// `[B, T, T]` is the same with one head).
+    pub fn offset(&self, h: usize, i: usize, j: usize) -> usize {
+        let t = self.t();
+        (h * t + i) * t + j
+    }
+
+    /// The probability in the selected layer and head.
+    pub fn prob(&self, h: usize, i: usize, j: usize) -> f32 {
+        self.probs[self.layer].get(self.offset(h, i, j)).copied().unwrap_or(0.0)
+    }
+
+    fn strongest_key(&self, i: usize) -> usize {
+        (0..=i.min(self.t() - 1))
+            .max_by(|&a, &b| self.prob(self.head, i, a).total_cmp(&self.prob(self.head, i, b)))
+            .unwrap_or(0)
+    }
+
+    /// The traced walk of the selected layer: built from the scenario [`Self::scenario`] exports,
+    /// so the tracer shows exactly what `attn-trace run` computes on the exported file.
+    pub fn walk(&mut self) -> Result<Arc<Walk>, String> {
+        if let Some((l, w)) = &self.walk
+            && *l == self.layer
+        {
+            return Ok(Arc::clone(w));
+        }
+        let scenario = self.scenario(None)?;
+        let walk = Arc::new(Walk::from_scenario(&scenario));
+        self.walk = Some((self.layer, Arc::clone(&walk)));
+        Ok(walk)
+    }
+
+    /// Where `e` writes the selected layer.
+    pub fn export_path(&self) -> PathBuf {
+        self.origin.dir.join(format!(
+            "{}-step{}-layer{}.toml",
+            self.origin.stem, self.origin.step, self.layer
+        ))
+    }
+
+    fn prompt_text(&self) -> String {
+        printable(&self.prompt).escape_debug().to_string()
+    }
+
+    /// The selected layer on the prompt as a scenario: explicit `x` (the layer's LayerNorm
+    /// output), `w_qkv, b_qkv, w_proj, b_proj` and `d_out`; shape B=1, T = prompt length.
+    pub fn scenario(&self, focus: Option<Focus>) -> Result<Scenario, String> {
+        let cap = &self.captures[self.layer];
+        let cfg = self.model.config;
+        let title = format!("TinyGPT layer {} on \"{}\"", self.layer, self.prompt_text());
+        let about = format!(
+            "The attention of layer {} of {} of a trained TinyGPT ({}, d_model {}, {} heads) on the prompt \"{}\" \
+             ({} bytes). x is the layer's LayerNorm output; d_out is the gradient of the prompt's next-byte loss at \
+             the block's output.",
+            self.layer,
+            cfg.n_layers,
+            self.origin.label,
+            cfg.d_model,
+            cfg.n_heads,
+            self.prompt_text(),
+            self.t()
+        );
+        let source = self.export_path().display().to_string();
+        Scenario::from_inputs(&source, &title, Some(&about), &cap.inputs, cap.variant, focus).map_err(|e| e.to_string())
+    }
+
+    /// `e`: writes the selected layer as a scenario TOML, atomically, and returns its path.
+    pub fn export(&self) -> Result<PathBuf, String> {
+        let focus = Focus {
+            variant: Some(self.variant()),
+            pass: Some(Pass::Forward),
+            b: 0,
+            h: if self.variant() == Variant::Mha { self.head } else { 0 },
+            i: self.i,
+            j: self.j,
+        };
+        let scenario = self.scenario(Some(focus))?;
+        let cfg = self.model.config;
+        let mut text = String::new();
+        text.push_str("# Exported by attn-trace from a trained TinyGPT (the TUI's attention map, key e).\n");
+        match &self.origin.checkpoint {
+            Some(path) => text.push_str(&format!("# checkpoint: {}\n", path.display())),
+            None => text.push_str(&format!("# checkpoint: none ({})\n", self.origin.label)),
+        }
+        text.push_str(&format!("# step: {}\n", self.origin.step));
+        text.push_str(&format!(
+            "# layer: {} of {} (d_model {}, n_heads {}, {} kernel)\n",
+            self.layer,
+            cfg.n_layers,
+            cfg.d_model,
+            cfg.n_heads,
+            self.variant()
+        ));
+        text.push_str(&format!("# prompt: \"{}\" ({} bytes)\n", self.prompt_text(), self.t()));
+        text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
+        text.push_str(&scenario.to_toml());
+        let path = self.export_path();
+        write_atomically(&path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        Ok(path)
+    }
+
+    /// The tracer on the selected layer, at the final write of the selected probability.
+    pub fn trace_cell(&mut self) -> Result<Box<Tracer>, String> {
+        let walk = self.walk()?;
+        let variant = self.variant();
+        let h = if variant == Variant::Mha { self.head } else { 0 };
+        let off = self.offset(h, self.i, self.j);
+        let mut tracer = Tracer::new(Arc::clone(&walk), Some(variant));
+        let trace = walk.trace(variant).ok_or("the layer recorded no trace")?;
+        let last = trace.index.writes(Buf::Probs, off).last().copied();
+        let n = last.ok_or_else(|| format!("nothing wrote probs[{off}]"))? as usize;
+        tracer.cursor = n;
+        tracer.pinned = Some((Buf::Probs, off));
+        tracer.message = Some(format!(
+            "event {n}: the final write of probs[{off}] (layer {}, head {h}, i={}, j={})",
+            self.layer, self.i, self.j
+        ));
+        self.traced_layer = Some(self.layer);
+        Ok(Box::new(tracer))
+    }
+
+    /// The tracer on the selected layer from its first event.
+    pub fn trace_layer(&mut self) -> Result<Box<Tracer>, String> {
+        let walk = self.walk()?;
+        let mut tracer = Tracer::new(walk, Some(self.variant()));
+        tracer.cursor = 0;
+        self.traced_layer = Some(self.layer);
+        Ok(Box::new(tracer))
+    }
+
+    fn open(&mut self, tracer: Result<Box<Tracer>, String>) -> Outcome {
+        match tracer {
+            Ok(t) => Outcome::Trace(t),
+            Err(e) => {
+                self.message = Some(e);
+                Outcome::Stay
+            }
+        }
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.message = None;
+        let t = self.t();
+        let (heads, layers) = (self.heads(), self.captures.len());
+        match key.code {
+            KeyCode::Left => self.j = self.j.saturating_sub(1),
+            KeyCode::Right => self.j = (self.j + 1).min(t - 1),
+            KeyCode::Up => self.i = self.i.saturating_sub(1),
+            KeyCode::Down => self.i = (self.i + 1).min(t - 1),
+            KeyCode::Tab => self.head = (self.head + 1) % heads,
+            KeyCode::BackTab => self.head = (self.head + heads - 1) % heads,
+            KeyCode::Char(']') => self.layer = (self.layer + 1) % layers,
+            KeyCode::Char('[') => self.layer = (self.layer + layers - 1) % layers,
+            KeyCode::Enter => {
+                let tracer = self.trace_cell();
+                return self.open(tracer);
+            }
+            KeyCode::Char('t') => {
+                let tracer = self.trace_layer();
+                return self.open(tracer);
+            }
+            KeyCode::Char('e') => self.message = Some(self.export_message()),
+            KeyCode::Char('?') => return Outcome::Help,
+            KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
+            _ => {}
+        }
+        self.head = self.head.min(self.heads() - 1);
+        Outcome::Stay
+    }
+
+    /// `e`'s one line: where the file went, or why it did not.
+    pub fn export_message(&self) -> String {
+        match self.export() {
+            Ok(p) => format!(
+                "exported layer {} to {} (attn-trace tui reopens it)",
+                self.layer,
+                p.display()
+            ),
+            Err(e) => format!("export failed: {e}"),
+        }
+    }
+
+    /// A click on a cell selects it and opens the tracer there.
+    pub fn mouse(&mut self, m: MouseEvent, area: Rect) -> Outcome {
+        if m.kind != MouseEventKind::Down(MouseButton::Left) {
+            return Outcome::Stay;
+        }
+        for (h, rect) in grid_areas(area, self) {
+            let plan = heatgrid::plan(inner(rect), self.t(), self.selection_in(h));
+            if let Some((i, j)) = heatgrid::hit(&plan, m.column, m.row) {
+                (self.head, self.i, self.j) = (h, i, j);
+                let tracer = self.trace_cell();
+                return self.open(tracer);
+            }
+        }
+        Outcome::Stay
+    }
+
+    fn selection_in(&self, h: usize) -> Option<(usize, usize)> {
+        (h == self.head).then_some((self.i, self.j))
+    }
+}
+
+/// Temp file in the target's directory, then renamed over the target.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = super::train::dir_of(path);
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+fn inner(r: Rect) -> Rect {
+    Block::bordered().inner(r)
+}
+
+/// The body split: grids on top, the selected cell's details, the status line.
+fn split(area: Rect) -> [Rect; 4] {
+    Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(5),
+        Constraint::Length(1),
+    ])
+    .areas(area)
+}
+
+/// The heads whose grids fit side by side, each with its rectangle; the selected head is
+/// always among them.
+fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, Rect)> {
+    let [_, grids, _, _] = split(area);
+    let heads = st.heads();
+    let want = heatgrid::wanted_width(st.t()).saturating_add(2).max(12);
+    let fit = ((grids.width / want) as usize).clamp(1, heads);
+    let first = st.head.saturating_sub(fit - 1);
+    let w = if fit == 1 { grids.width } else { want };
+    (first..(first + fit).min(heads))
+        .enumerate()
+        .map(|(k, h)| {
+            let x = grids.x.saturating_add(k as u16 * w);
+            let width = w.min(grids.right().saturating_sub(x));
+            (h, Rect { x, width, ..grids })
+        })
+        .collect()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
+    let t = theme;
+    let [head, _, detail, status] = split(area);
+    let cfg = st.model.config;
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" Attention map ", t.title()),
+            Span::styled(
+                format!(
+                    "· \"{}\" (T={}) · layer {} of {} · {} · {}",
+                    st.prompt_text(),
+                    st.t(),
+                    st.layer,
+                    cfg.n_layers,
+                    st.variant(),
+                    st.origin.label
+                ),
+                t.dim(),
+            ),
+        ])),
+        head,
+    );
+    let variant = st.variant();
+    let causal = st.captures[st.layer].inputs.mask.hides(0, 1);
+    for (h, rect) in grid_areas(area, st) {
+        let tt = st.t();
+        let start = h * tt * tt;
+        let values = st.probs[st.layer].get(start..start + tt * tt).unwrap_or(&[]);
+        let title = match variant {
+            Variant::Baseline => " one head (baseline) ".to_string(),
+            Variant::Mha => format!(" head {h} "),
+        };
+        let block = Block::bordered().title(title).border_style(t.border(h == st.head));
+        let inner = block.inner(rect);
+        frame.render_widget(block, rect);
+        let grid = Grid {
+            values,
+            t: tt,
+            labels: &st.prompt,
+            selected: st.selection_in(h),
+            causal,
+        };
+        heatgrid::render(frame.buffer_mut(), inner, &grid, t);
+    }
+    let lbl = |k: usize| heatgrid::label(st.prompt.get(k).copied().unwrap_or(b' '));
+    let h = st.head.min(st.heads() - 1);
+    let p = st.prob(h, st.i, st.j);
+    let mut row: Vec<(usize, f32)> = (0..st.t()).map(|j| (j, st.prob(h, st.i, j))).collect();
+    row.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top: Vec<String> = row
+        .iter()
+        .take(3)
+        .map(|&(j, v)| format!("j={j} '{}' {v:.2}", lbl(j)))
+        .collect();
+    let masked = causal && st.j > st.i;
+    let lines = vec![
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    " layer {} head {h}: P[i={} '{}', j={} '{}'] = ",
+                    st.layer,
+                    st.i,
+                    lbl(st.i),
+                    st.j,
+                    lbl(st.j)
+                ),
+                t.base(),
+            ),
+            Span::styled(format!("{p:.4}"), t.number()),
+            Span::styled(
+                format!(
+                    "  at probs[{}]{}",
+                    st.offset(h, st.i, st.j),
+                    if masked { " (masked: j > i)" } else { "" }
+                ),
+                t.dim(),
+            ),
+        ]),
+        Line::styled(format!(" query {} attends most to {}", st.i, top.join(" · ")), t.dim()),
+        Line::styled(
+            format!(" e exports this layer to {}", st.export_path().display()),
+            t.dim(),
+        ),
+    ];
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(Block::bordered().title(" selected ").border_style(t.border(false))),
+        detail,
+    );
+    let line = match &st.message {
+        Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
+        None => Line::styled(
+            " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? · q back",
+            t.status(),
+        ),
+    };
+    frame.render_widget(Paragraph::new(line).style(t.status()), status);
+}

@@ -1,0 +1,430 @@
+//! The training thread. The UI sends it [`Cmd`]s and reads [`Report`]s, both over
+//! `std::sync::mpsc` channels, so a key is never stuck behind a training step. Dropping the
+//! [`Worker`] raises its stop flag and joins the thread.
+
+use crate::model::{Config, Dataset, ModelError, SampleOptions, TinyGpt, Trainer};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// Where the training bytes come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// A built-in dataset by name (see [`crate::model::BUILTIN`]).
+    Builtin(String),
+    File(PathBuf),
+}
+
+impl Source {
+    pub fn label(&self) -> String {
+        match self {
+            Source::Builtin(name) => name.clone(),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+
+    pub fn load(&self, seq: usize) -> Result<Dataset, ModelError> {
+        match self {
+            Source::Builtin(name) => Dataset::builtin(name, seq),
+            Source::File(path) => Dataset::from_file(path, seq),
+        }
+    }
+
+    /// The synthetic tasks, whose validation lines read `input|answer`.
+    pub fn is_task(&self) -> bool {
+        matches!(self, Source::Builtin(n) if n != "kernels")
+    }
+}
+
+/// A checked training configuration: what the form hands to the worker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub config: Config,
+    pub source: Source,
+    pub batch: usize,
+    pub steps: u64,
+    pub lr: f32,
+    pub seed: u64,
+    /// Where `s` saves the checkpoint.
+    pub save: PathBuf,
+}
+
+impl Spec {
+    /// Steps between validation losses: about 30 points on the chart, each costing about as
+    /// much as a few training steps.
+    pub fn val_every(&self) -> u64 {
+        (self.steps / 30).max(10)
+    }
+}
+
+/// Steps between generated samples; a sample is also drawn after [`SAMPLE_SECONDS`], so short
+/// runs of slow steps refresh too.
+pub const SAMPLE_EVERY: u64 = 250;
+pub const SAMPLE_SECONDS: f64 = 3.0;
+
+/// What the UI asks of the worker.
+#[derive(Debug)]
+pub enum Cmd {
+    Pause,
+    Resume,
+    /// Save weights and optimizer state (atomically) to this path.
+    Save(PathBuf),
+    /// Send a copy of the current weights.
+    Snapshot,
+    /// Stop training now and report the result (`x`).
+    Finish,
+}
+
+/// What the model generates for the sample panel.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sample {
+    /// A synthetic task: validation inputs, the model's greedy answers and the right ones, and
+    /// how many of `of` checked lines it answers exactly.
+    Task {
+        lines: Vec<TaskLine>,
+        correct: usize,
+        of: usize,
+    },
+    /// Free text after a prompt from the validation data.
+    Text { prompt: String, text: String },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskLine {
+    pub input: String,
+    pub got: String,
+    pub want: String,
+}
+
+/// What the worker tells the UI.
+#[derive(Debug)]
+pub enum Report {
+    /// The model and data are ready.
+    Started {
+        params: usize,
+        train_bytes: usize,
+        val_bytes: usize,
+    },
+    /// One step done; `seconds` is the time trained so far (pauses excluded).
+    Step {
+        step: u64,
+        loss: f32,
+        seconds: f64,
+    },
+    Val {
+        step: u64,
+        loss: f32,
+    },
+    Sample {
+        step: u64,
+        sample: Sample,
+    },
+    Paused(bool),
+    Saved {
+        step: u64,
+        path: PathBuf,
+        result: Result<(), String>,
+    },
+    Snapshot {
+        step: u64,
+        model: Box<TinyGpt>,
+    },
+    /// Training ended (all steps, or `x`); the worker stays to answer `Save` and `Snapshot`.
+    Finished {
+        step: u64,
+        seconds: f64,
+        stopped: bool,
+        model: Box<TinyGpt>,
+    },
+    /// The model or data could not be built; the worker has ended.
+    Failed(String),
+}
+
+/// The UI's handle on the training thread.
+#[derive(Debug)]
+pub struct Worker {
+    cmds: Sender<Cmd>,
+    pub reports: Receiver<Report>,
+    quit: Arc<AtomicBool>,
+    handle: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts training `spec` on a new thread.
+    pub fn spawn(spec: Spec) -> Worker {
+        let (cmds, cmd_rx) = mpsc::channel();
+        let (out, reports) = mpsc::channel();
+        let quit = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&quit);
+        let failed = out.clone();
+        let handle = thread::Builder::new()
+            .name("tinygpt-train".into())
+            .spawn(move || work(spec, cmd_rx, out, flag));
+        let handle = match handle {
+            Ok(h) => Some(h),
+            Err(e) => {
+                let _ = failed.send(Report::Failed(format!("cannot start the training thread: {e}")));
+                None
+            }
+        };
+        Worker {
+            cmds,
+            reports,
+            quit,
+            handle,
+        }
+    }
+
+    /// Sends a command; false when the thread has ended.
+    pub fn send(&self, cmd: Cmd) -> bool {
+        self.cmds.send(cmd).is_ok()
+    }
+}
+
+impl Drop for Worker {
+    /// Stops the thread between two steps and waits for it: quitting never leaves it running.
+    fn drop(&mut self) {
+        self.quit.store(true, Ordering::Relaxed);
+        // wakes a paused or finished worker blocked on its command channel
+        let _ = self.cmds.send(Cmd::Finish);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Builds the model and data exactly as `attn-trace train` does, so a seed gives the same run.
+pub fn trainer(spec: &Spec) -> Result<Trainer, ModelError> {
+    let data = spec.source.load(spec.config.seq_len)?;
+    let model = TinyGpt::new(spec.config, spec.seed)?;
+    Trainer::new(model, data, spec.batch, spec.lr, spec.seed)
+}
+
+/// Training time: the sum of the running stretches, pauses left out.
+struct Clock {
+    done: Duration,
+    since: Option<Instant>,
+}
+
+impl Clock {
+    fn seconds(&self) -> f64 {
+        (self.done + self.since.map_or(Duration::ZERO, |s| s.elapsed())).as_secs_f64()
+    }
+
+    fn stop(&mut self) {
+        if let Some(s) = self.since.take() {
+            self.done += s.elapsed();
+        }
+    }
+
+    fn start(&mut self) {
+        self.since.get_or_insert_with(Instant::now);
+    }
+}
+
+fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBool>) {
+    let mut tr = match trainer(&spec) {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = out.send(Report::Failed(e.to_string()));
+            return;
+        }
+    };
+    let send = |r: Report| out.send(r).is_ok();
+    let started = Report::Started {
+        params: tr.model.num_params(),
+        train_bytes: tr.data.train.len(),
+        val_bytes: tr.data.val.len(),
+    };
+    let val0 = tr.val_loss().loss;
+    if !send(started) || !send(Report::Val { step: 0, loss: val0 }) {
+        return;
+    }
+    let mut clock = Clock {
+        done: Duration::ZERO,
+        since: Some(Instant::now()),
+    };
+    let (mut paused, mut finished) = (false, false);
+    let mut last_sample = Instant::now();
+    loop {
+        if quit.load(Ordering::Relaxed) {
+            return;
+        }
+        // between steps: every waiting command first; block when there is nothing to train
+        let cmd = if paused || finished {
+            match cmds.recv() {
+                Ok(c) => Some(c),
+                Err(_) => return,
+            }
+        } else {
+            match cmds.try_recv() {
+                Ok(c) => Some(c),
+                Err(TryRecvError::Empty) => None,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        };
+        if quit.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(cmd) = cmd {
+            let ok = match cmd {
+                Cmd::Pause if !finished => {
+                    paused = true;
+                    clock.stop();
+                    send(Report::Paused(true))
+                }
+                Cmd::Resume if !finished => {
+                    paused = false;
+                    clock.start();
+                    send(Report::Paused(false))
+                }
+                Cmd::Pause | Cmd::Resume => true,
+                Cmd::Save(path) => {
+                    let result = tr.save(&path).map_err(|e| e.to_string());
+                    send(Report::Saved {
+                        step: tr.step,
+                        path,
+                        result,
+                    })
+                }
+                Cmd::Snapshot => send(Report::Snapshot {
+                    step: tr.step,
+                    model: Box::new(tr.model.clone()),
+                }),
+                Cmd::Finish if !finished => {
+                    finished = true;
+                    finish(&mut tr, &spec, &mut clock, true, &send)
+                }
+                Cmd::Finish => true,
+            };
+            if !ok {
+                return;
+            }
+            continue;
+        }
+        let s = tr.step();
+        if !send(Report::Step {
+            step: s.step,
+            loss: s.loss,
+            seconds: clock.seconds(),
+        }) {
+            return;
+        }
+        let last = s.step >= spec.steps;
+        if last {
+            finished = true;
+            if !finish(&mut tr, &spec, &mut clock, false, &send) {
+                return;
+            }
+            continue;
+        }
+        if s.step % spec.val_every() == 0
+            && !send(Report::Val {
+                step: s.step,
+                loss: tr.val_loss().loss,
+            })
+        {
+            return;
+        }
+        if s.step % SAMPLE_EVERY == 0 || last_sample.elapsed().as_secs_f64() >= SAMPLE_SECONDS {
+            last_sample = Instant::now();
+            if !send(Report::Sample {
+                step: s.step,
+                sample: sample(&tr, &spec.source, s.step),
+            }) {
+                return;
+            }
+        }
+    }
+}
+
+/// The end of training: a last validation loss and sample, then the final weights.
+fn finish(tr: &mut Trainer, spec: &Spec, clock: &mut Clock, stopped: bool, send: &impl Fn(Report) -> bool) -> bool {
+    clock.stop();
+    let step = tr.step;
+    send(Report::Val {
+        step,
+        loss: tr.val_loss().loss,
+    }) && send(Report::Sample {
+        step,
+        sample: sample(tr, &spec.source, step),
+    }) && send(Report::Finished {
+        step,
+        seconds: clock.seconds(),
+        stopped,
+        model: Box::new(tr.model.clone()),
+    })
+}
+
+/// Lines of a task's validation text that the sample checks.
+const TASK_LINES: usize = 32;
+/// Of those, the lines shown.
+const TASK_SHOWN: usize = 4;
+/// Bytes of free text generated.
+const TEXT_BYTES: usize = 160;
+
+/// Greedy answers to the first validation inputs of a task, or free text after a prompt.
+pub fn sample(tr: &Trainer, source: &Source, step: u64) -> Sample {
+    let model = &tr.model;
+    if source.is_task() {
+        let mut lines = Vec::new();
+        let mut correct = 0;
+        let mut of = 0;
+        for line in tr.data.val.split(|&b| b == b'\n').take(TASK_LINES) {
+            let Some(bar) = line.iter().position(|&b| b == b'|') else {
+                continue;
+            };
+            let (input, want) = (&line[..=bar], &line[bar + 1..]);
+            if input.len() + want.len() > model.config.seq_len {
+                continue; // the answer would not fit in the context
+            }
+            let opts = SampleOptions {
+                n_gen: want.len(),
+                temp: 0.0,
+                ..SampleOptions::default()
+            };
+            let got = model.sample(input, &opts).unwrap_or_default();
+            of += 1;
+            correct += usize::from(got == want);
+            if lines.len() < TASK_SHOWN {
+                lines.push(TaskLine {
+                    input: printable(&input[..bar]),
+                    got: printable(&got),
+                    want: printable(want),
+                });
+            }
+        }
+        return Sample::Task { lines, correct, of };
+    }
+    let prompt_len = 16.min(model.config.seq_len).min(tr.data.val.len());
+    let prompt = &tr.data.val[..prompt_len];
+    let opts = SampleOptions {
+        n_gen: TEXT_BYTES,
+        temp: 0.8,
+        topk: 0,
+        seed: step,
+    };
+    Sample::Text {
+        prompt: printable(prompt),
+        text: model
+            .sample(prompt, &opts)
+            .map(|t| printable(&t))
+            .unwrap_or_else(|e| e.to_string()),
+    }
+}
+
+/// Bytes as text for the screen: newlines kept, other control bytes and non-UTF-8 as `·`.
+pub fn printable(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .map(|c| match c {
+            '\n' => '\n',
+            '\t' => ' ',
+            c if c.is_control() || c == char::REPLACEMENT_CHARACTER => '·',
+            c => c,
+        })
+        .collect()
+}
