@@ -176,9 +176,13 @@ impl Form {
         let batch = whole(Field::Batch, MAX_BATCH, &mut err);
         let steps = whole(Field::Steps, MAX_STEPS as usize, &mut err).map(|s| s as u64);
         if let (Some(c), Some(h)) = (d_model, heads)
-            && c % h != 0
+            && !c.is_multiple_of(h)
         {
-            let divisors: Vec<String> = (1..=c).filter(|k| c % k == 0).take(8).map(|k| k.to_string()).collect();
+            let divisors: Vec<String> = (1..=c)
+                .filter(|&k| c.is_multiple_of(k))
+                .take(8)
+                .map(|k| k.to_string())
+                .collect();
             err(
                 Field::Heads,
                 format!(
@@ -213,13 +217,15 @@ impl Form {
             .map_err(|_| err(Field::Seed, format!("{seed_text:?} is not a whole number ≥ 0")))
             .ok();
         let config = match (layers, d_model, heads, seq) {
-            (Some(n_layers), Some(d_model), Some(n_heads), Some(seq_len)) if d_model % n_heads == 0 => Some(Config {
-                seq_len,
-                d_model,
-                n_layers,
-                n_heads,
-                ..Config::default()
-            }),
+            (Some(n_layers), Some(d_model), Some(n_heads), Some(seq_len)) if d_model.is_multiple_of(n_heads) => {
+                Some(Config {
+                    seq_len,
+                    d_model,
+                    n_layers,
+                    n_heads,
+                    ..Config::default()
+                })
+            }
             _ => None,
         };
         let params = config.map(|c| Layout::new(&c).total);
@@ -719,11 +725,9 @@ impl Train {
                     self.message = Some(format!("saving to {} …", path.display()));
                 }
             }
-            KeyCode::Char('x') => {
-                if running || p.state == RunState::Paused {
-                    send(Cmd::Finish);
-                    self.message = Some("stopping after this step …".into());
-                }
+            KeyCode::Char('x') if running || p.state == RunState::Paused => {
+                send(Cmd::Finish);
+                self.message = Some("stopping after this step …".into());
             }
             KeyCode::Char('t') => {
                 if let (RunState::Finished { .. }, Some(model)) = (&p.state, &p.model) {
@@ -822,7 +826,7 @@ fn grouped(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k) % 3 == 0 {
+        if k > 0 && (s.len() - k).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -321,7 +321,7 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
             }
             continue;
         }
-        if s.step % spec.val_every() == 0
+        if s.step.is_multiple_of(spec.val_every())
             && !send(Report::Val {
                 step: s.step,
                 loss: tr.val_loss().loss,
@@ -329,7 +329,7 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
         {
             return;
         }
-        if s.step % SAMPLE_EVERY == 0 || last_sample.elapsed().as_secs_f64() >= SAMPLE_SECONDS {
+        if s.step.is_multiple_of(SAMPLE_EVERY) || last_sample.elapsed().as_secs_f64() >= SAMPLE_SECONDS {
             last_sample = Instant::now();
             if !send(Report::Sample {
                 step: s.step,
