@@ -11,13 +11,16 @@ use attn_trace::model::{Config, TinyGpt, Trainer};
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
+use attn_trace::tui::screens::attn_map::AttnMap;
+use attn_trace::tui::screens::prompt::Origin;
 use attn_trace::tui::screens::train::worker::{self, Report, Sample, Source, Spec, TaskLine};
 use attn_trace::tui::screens::train::{Field, Form, RunState, Train};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
@@ -648,4 +651,75 @@ fn bad_checkpoints_and_prompts_explain_themselves() {
     let ev = t.walk.trace(Variant::Baseline).unwrap().events[t.cursor];
     assert_eq!((ev.buf, ev.offset), (Buf::Probs, 5), "goto works on the trained trace");
     draw(&app, 120, 40);
+}
+
+#[test]
+fn attention_map_snapshots() {
+    // a fixed-seed (untrained) model: the map's layout, labels and selection, deterministically
+    let cfg = Config {
+        seq_len: 16,
+        d_model: 16,
+        n_layers: 2,
+        n_heads: 4,
+        ..Config::default()
+    };
+    let model = Arc::new(TinyGpt::new(cfg, 5).unwrap());
+    for (w, h) in [(80, 24), (120, 40)] {
+        let origin = Origin {
+            label: "map.safetensors (step 0)".into(),
+            checkpoint: Some(PathBuf::from("map.safetensors")),
+            step: 0,
+            dataset: None,
+            dir: PathBuf::from("."),
+            stem: "map".into(),
+        };
+        let map = AttnMap::new(Arc::clone(&model), origin, b"abc|cba ab", 0).unwrap();
+        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        app.screen = Screen::AttnMap(Box::new(map));
+        key(&mut app, KeyCode::Tab);
+        let Screen::AttnMap(map) = &app.screen else {
+            panic!("the map stays")
+        };
+        assert_eq!((map.head, map.i, map.t()), (1, 9, 10));
+        let screen = draw(&app, w, h);
+        // the prompt's bytes label both axes (space as ␣)
+        assert!(screen.contains("a b c | c b a ␣ a b"), "{screen}");
+        assert!(screen.contains("│b ▓▓░░"), "query labels down the side: {screen}");
+        insta::assert_snapshot!(format!("attn_map_{w}x{h}"), screen);
+    }
+    // at 120×40 both layers show; a click on layer 1, head 2, cell (i=3, j=1) traces it:
+    // that grid's box starts at column 2·24 = 48, row 1 + 13; its cells 3 columns and 2 rows in
+    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let origin = Origin {
+        label: "map".into(),
+        checkpoint: None,
+        step: 0,
+        dataset: None,
+        dir: PathBuf::from("."),
+        stem: "map".into(),
+    };
+    app.screen = Screen::AttnMap(Box::new(AttnMap::new(model, origin, b"abc|cba ab", 0).unwrap()));
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 48 + 3 + 2 * 1,
+        row: 14 + 2 + 3,
+        modifiers: KeyModifiers::NONE,
+    };
+    app::update(&mut app, Msg::Mouse(click));
+    let t = app.tracer().expect("a click on a cell opens the tracer");
+    let ev = t.walk.trace(Variant::Mha).unwrap().events[t.cursor];
+    assert_eq!(
+        (ev.op, ev.buf, ev.offset),
+        (Op::Write, Buf::Probs, (2 * 10 + 3) * 10 + 1)
+    );
+    assert!(t.walk.title.starts_with("TinyGPT layer 1"), "{}", t.walk.title);
+    key(&mut app, KeyCode::Char('q'));
+    let Screen::AttnMap(map) = &app.screen else {
+        panic!("q returns to the map")
+    };
+    assert_eq!(
+        (map.layer, map.head, map.i, map.j),
+        (1, 2, 3, 1),
+        "the clicked cell stays selected"
+    );
 }

@@ -339,10 +339,10 @@ impl AttnMap {
         if m.kind != MouseEventKind::Down(MouseButton::Left) {
             return Outcome::Stay;
         }
-        for (h, rect) in grid_areas(area, self) {
-            let plan = heatgrid::plan(inner(rect), self.t(), self.selection_in(h));
+        for (l, h, rect) in grid_areas(area, self) {
+            let plan = heatgrid::plan(inner(rect), self.t(), self.selection_in(l, h));
             if let Some((i, j)) = heatgrid::hit(&plan, m.column, m.row) {
-                (self.head, self.i, self.j) = (h, i, j);
+                (self.layer, self.head, self.i, self.j) = (l, h, i, j);
                 let tracer = self.trace_cell();
                 return self.open(tracer);
             }
@@ -350,8 +350,8 @@ impl AttnMap {
         Outcome::Stay
     }
 
-    fn selection_in(&self, h: usize) -> Option<(usize, usize)> {
-        (h == self.head).then_some((self.i, self.j))
+    fn selection_in(&self, l: usize, h: usize) -> Option<(usize, usize)> {
+        (l == self.layer && h == self.head).then_some((self.i, self.j))
     }
 }
 
@@ -369,39 +369,58 @@ fn inner(r: Rect) -> Rect {
     Block::bordered().inner(r)
 }
 
-/// The body split: grids on top, the selected cell's details, the status line.
-fn split(area: Rect) -> [Rect; 4] {
+/// Rows the selected cell's details keep under the grids.
+const DETAIL_MIN: u16 = 6;
+
+/// Rows of one layer's grids: border, key labels, T queries, border.
+fn row_height(t: usize) -> u16 {
+    t.saturating_add(3).min(u16::MAX as usize) as u16
+}
+
+/// The screen split: a title line, the grids (one row of heads per layer, as many layers as
+/// fit), the selected cell's details, the status line.
+fn split(area: Rect, st: &AttnMap) -> [Rect; 4] {
+    let room = area.height.saturating_sub(2 + DETAIL_MIN);
+    let row_h = row_height(st.t());
+    let layers = (room / row_h.max(1)).clamp(1, st.captures.len().max(1) as u16);
+    let grid_h = (layers.saturating_mul(row_h)).min(room);
     Layout::vertical([
         Constraint::Length(1),
+        Constraint::Length(grid_h),
         Constraint::Fill(1),
-        Constraint::Length(5),
         Constraint::Length(1),
     ])
     .areas(area)
 }
 
-/// The heads whose grids fit side by side, each with its rectangle; the selected head is
-/// always among them.
-fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, Rect)> {
-    let [_, grids, _, _] = split(area);
-    let heads = st.heads();
+/// The grids on screen: `(layer, head, rectangle)`. Layers stack down, heads go across; the
+/// selected layer and head are always among them.
+fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, usize, Rect)> {
+    let [_, grids, _, _] = split(area, st);
+    let (heads, layers) = (st.heads(), st.captures.len());
     let want = heatgrid::wanted_width(st.t()).saturating_add(2).max(12);
     let fit = ((grids.width / want) as usize).clamp(1, heads);
-    let first = st.head.saturating_sub(fit - 1);
+    let first_h = st.head.saturating_sub(fit - 1);
     let w = if fit == 1 { grids.width } else { want };
-    (first..(first + fit).min(heads))
-        .enumerate()
-        .map(|(k, h)| {
+    let row_h = row_height(st.t()).min(grids.height).max(1);
+    let rows = ((grids.height / row_h) as usize).clamp(1, layers);
+    let first_l = st.layer.saturating_sub(rows - 1);
+    let mut out = Vec::new();
+    for (r, l) in (first_l..(first_l + rows).min(layers)).enumerate() {
+        let y = grids.y.saturating_add(r as u16 * row_h);
+        for (k, h) in (first_h..(first_h + fit).min(heads)).enumerate() {
             let x = grids.x.saturating_add(k as u16 * w);
             let width = w.min(grids.right().saturating_sub(x));
-            (h, Rect { x, width, ..grids })
-        })
-        .collect()
+            let height = row_h.min(grids.bottom().saturating_sub(y));
+            out.push((l, h, Rect { x, y, width, height }));
+        }
+    }
+    out
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     let t = theme;
-    let [head, _, detail, status] = split(area);
+    let [head, _, detail, status] = split(area, st);
     let cfg = st.model.config;
     frame.render_widget(
         Paragraph::new(Line::from(vec![
@@ -423,22 +442,23 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     );
     let variant = st.variant();
     let causal = st.captures[st.layer].inputs.mask.hides(0, 1);
-    for (h, rect) in grid_areas(area, st) {
+    for (l, h, rect) in grid_areas(area, st) {
         let tt = st.t();
         let start = h * tt * tt;
-        let values = st.probs[st.layer].get(start..start + tt * tt).unwrap_or(&[]);
+        let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
         let title = match variant {
-            Variant::Baseline => " one head (baseline) ".to_string(),
-            Variant::Mha => format!(" head {h} "),
+            Variant::Baseline => format!(" layer {l} · one head "),
+            Variant::Mha => format!(" layer {l} · head {h} "),
         };
-        let block = Block::bordered().title(title).border_style(t.border(h == st.head));
+        let here = l == st.layer && h == st.head;
+        let block = Block::bordered().title(title).border_style(t.border(here));
         let inner = block.inner(rect);
         frame.render_widget(block, rect);
         let grid = Grid {
             values,
             t: tt,
             labels: &st.prompt,
-            selected: st.selection_in(h),
+            selected: st.selection_in(l, h),
             causal,
         };
         heatgrid::render(frame.buffer_mut(), inner, &grid, t);
@@ -454,6 +474,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         .map(|&(j, v)| format!("j={j} '{}' {v:.2}", lbl(j)))
         .collect();
     let masked = causal && st.j > st.i;
+    let visible = if causal { st.i + 1 } else { st.t() };
+    let whole_row: Vec<String> = (0..visible).map(|j| format!("{:.2}", st.prob(h, st.i, j))).collect();
     let lines = vec![
         Line::from(vec![
             Span::styled(
@@ -478,6 +500,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
             ),
         ]),
         Line::styled(format!(" query {} attends most to {}", st.i, top.join(" · ")), t.dim()),
+        Line::styled(
+            format!(" P[i={}, j=0..{}] = {}", st.i, visible, whole_row.join(" ")),
+            t.dim(),
+        ),
         Line::styled(
             format!(" e exports this layer to {}", st.export_path().display()),
             t.dim(),

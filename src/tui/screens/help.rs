@@ -21,6 +21,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("c  /  C", "continue to the next / previous breakpoint hit"),
     ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
     ("t  /  1-4", "switch panel tab on small screens"),
+    ("e", "trained model: export this layer as scenario TOML"),
     ("?", "this help"),
     ("Esc", "close a popup, clear the selection, or go back"),
     ("q", "back to the menu; from the menu, quit"),
