@@ -129,6 +129,23 @@ struct Ctx<'a> {
     width: (&'static str, usize),
 }
 
+/// Why the mask keeps or hides the score of query `i` for key `j`, in words.
+fn mask_reason(mask: &Mask, i: usize, j: usize) -> String {
+    match (mask, mask.hides(i, j)) {
+        (Mask::Causal, true) => format!("j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;"),
+        (Mask::Causal, false) => {
+            format!("j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept")
+        }
+        (Mask::None, _) => "none: every key is visible to every query, so the score is kept".to_string(),
+        (Mask::Explicit { .. }, true) => {
+            format!("the explicit mask has 0 at row {i}, column {j}: query {i} may not see key {j};")
+        }
+        (Mask::Explicit { .. }, false) => {
+            format!("the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept")
+        }
+    }
+}
+
 /// Explains element `at` of `run` in `pass`. `mask` is the mask the run used.
 pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthrough> {
     let trace = run.trace.as_ref().ok_or(ExplainError::NotTraced)?;
@@ -159,9 +176,14 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
         Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
         Variant::Mha => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
     };
+    let queries = if sh.is_cross() {
+        format!("S={}, ", sh.s)
+    } else {
+        String::new()
+    };
     let sizes = match run.variant {
-        Variant::Baseline => format!("B={}, T={}, C={}", sh.b, sh.t, sh.c),
-        Variant::Mha => format!("B={}, T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d()),
+        Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
+        Variant::Mha => format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d()),
     };
     let mut sections = Vec::new();
     match pass {
@@ -324,20 +346,12 @@ impl Ctx<'_> {
             num(sum * scale)
         )];
         let (i, j) = (self.at.i, self.at.j);
+        lines.push(format!("mask: {}", mask_reason(&self.mask, i, j)));
         if self.mask.hides(i, j) {
-            lines.push(format!(
-                "mask: j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;"
-            ));
             lines.push("      the dot product above is computed anyway (as in the reference code),".to_string());
             lines.push(format!(
                 "      then overwritten with {} so that softmax gives it probability 0",
                 num(MASKED)
-            ));
-        } else if self.mask == Mask::None {
-            lines.push("mask: none: every key is visible to every query, so the score is kept".to_string());
-        } else {
-            lines.push(format!(
-                "mask: j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept"
             ));
         }
         lines.push(format!(
@@ -611,7 +625,8 @@ impl Ctx<'_> {
         let mut lines = Vec::new();
         if reads.is_empty() {
             lines.push(format!(
-                "none: j={j} > i={i} is a masked pair. Its score was overwritten by a constant, so it does"
+                "none: ({i}, {j}) is a masked pair ({}). Its score was overwritten by a constant, so it does",
+                mask_reason(&self.mask, i, j).trim_end_matches(';')
             ));
             lines.push(
                 "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it"

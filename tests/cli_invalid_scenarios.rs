@@ -51,7 +51,7 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "unknown_tensor.toml",
         "8:1",
         "[values].wq",
-        "unknown key (did you mean q?)",
+        "unknown key (did you mean w_q?)",
     ),
     ("duplicate_key.toml", "5:1", "[shape].T", "duplicate key"),
     (
@@ -227,6 +227,92 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "2:1",
         "[shape]",
         "the trace would record 12157987069952 events (about 452920.3 GiB",
+    ),
+    // issue 8: the standard form's options and the mistakes
+    (
+        "cross_fused.toml",
+        "4:5",
+        "[shape].S",
+        "cross-attention projects x and memory with their own weights",
+    ),
+    (
+        "memory_without_s.toml",
+        "11:10",
+        "[values].memory",
+        "memory is the key/value input of cross-attention",
+    ),
+    (
+        "separate_weight_with_fused.toml",
+        "8:7",
+        "[values].w_q",
+        "belongs to qkv = \"separate\"",
+    ),
+    (
+        "fused_weight_with_separate.toml",
+        "11:9",
+        "[values].w_qkv",
+        "belongs to qkv = \"fused\"",
+    ),
+    (
+        "mask_wrong_rows.toml",
+        "8:8",
+        "[run].mask",
+        "expected an S×T = 3×3 matrix of 0 and 1",
+    ),
+    (
+        "mask_not_binary.toml",
+        "8:18",
+        "[run].mask[1][0]",
+        "expected 0 or 1, found an integer 2",
+    ),
+    (
+        "mask_row_all_hidden.toml",
+        "8:9",
+        "[run].mask[0]",
+        "query 0 may see no key",
+    ),
+    (
+        "dropout_out_of_range.toml",
+        "8:11",
+        "[run].dropout",
+        "expected a probability in [0, 1)",
+    ),
+    (
+        "dropout_seed_alone.toml",
+        "8:16",
+        "[run].dropout_seed",
+        "there is no dropout to seed",
+    ),
+    ("unknown_mode.toml", "8:8", "[run].mode", "unknown mode \"training\""),
+    (
+        "unknown_mistake.toml",
+        "8:13",
+        "[run].mistakes[0]",
+        "unknown mistake \"scale_by_sequence\"",
+    ),
+    (
+        "mistake_without_dropout.toml",
+        "8:12",
+        "[run].mistakes",
+        "\"dropout_not_applied\" needs dropout to forget",
+    ),
+    (
+        "mistake_needs_x.toml",
+        "8:12",
+        "[run].mistakes",
+        "\"no_input_projection\" needs a run that starts at x",
+    ),
+    (
+        "separate_with_core.toml",
+        "8:7",
+        "[run].qkv",
+        "q, k and v are given, so nothing is projected",
+    ),
+    (
+        "focus_query_outside_s.toml",
+        "12:5",
+        "[focus].i",
+        "expected an index in 0..2 (S = 2), found 2",
     ),
 ];
 

@@ -44,13 +44,16 @@ fn run_json(scenario: &str) -> Value {
     serde_json::from_str(&stdout_of(&["run", scenario, "--json"])).unwrap()
 }
 
+/// Every shipped scenario: `scenarios/*.toml` and the mistakes gallery `scenarios/mistakes/*.toml`.
 fn shipped() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("scenarios")
-        .unwrap()
+    let mut v: Vec<String> = ["scenarios", "scenarios/mistakes"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
         .map(|e| e.unwrap().path().display().to_string())
         .filter(|p| p.ends_with(".toml"))
         .collect();
     v.sort();
+    assert!(v.len() >= 18, "{v:?}");
     v
 }
 
@@ -183,14 +186,30 @@ fn trace_jsonl_has_every_field_and_as_many_events_as_run_json() {
     for file in shipped() {
         let doc = run_json(&file);
         let lines = trace_lines(&["trace", &file]);
-        let expected: u64 = doc["runs"]
+        // the correct runs; a mistaken one (`"mistakes"`) is exported by `trace --mistaken`
+        let correct: Vec<&Value> = doc["runs"]
             .as_array()
             .unwrap()
             .iter()
+            .filter(|r| r.get("mistakes").is_none())
+            .collect();
+        let expected: u64 = correct.iter().map(|r| r["events"].as_u64().unwrap()).sum();
+        assert_eq!(lines.len() as u64, expected, "{file}");
+        let mistaken: u64 = doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r.get("mistakes").is_some())
             .map(|r| r["events"].as_u64().unwrap())
             .sum();
-        assert_eq!(lines.len() as u64, expected, "{file}");
-        for run in doc["runs"].as_array().unwrap() {
+        if mistaken > 0 {
+            assert_eq!(
+                trace_lines(&["trace", &file, "--mistaken"]).len() as u64,
+                mistaken,
+                "{file} --mistaken"
+            );
+        }
+        for run in correct {
             let v = run["variant"].as_str().unwrap();
             let n = lines.iter().filter(|l| l["variant"] == v).count() as u64;
             assert_eq!(n, run["events"].as_u64().unwrap(), "{file} {v}");
@@ -432,4 +451,51 @@ fn version_and_completions() {
             .stdout(predicate::str::contains("attn-trace").and(predicate::str::contains("explain")));
     }
     cmd().args(["completions", "tcsh"]).assert().code(2);
+}
+
+#[test]
+fn run_json_reports_the_mistaken_run_after_the_correct_one() {
+    let doc = run_json("scenarios/mistakes/mask_by_multiply.toml");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs[0].get("mistakes").is_none() && runs[0].get("diverges_at").is_none());
+    assert_eq!(runs[1]["mistakes"], serde_json::json!(["mask_by_multiply"]));
+    // the traces part at the first masked score: after 432 + 48 projection events and the
+    // split's 96, the visible score (i0, j0) is the same in both (4 reads, 1 write); the hidden
+    // (i0, j1) reads the same 4 values and then writes 0 instead of −1e9
+    assert_eq!(runs[1]["diverges_at"], 432 + 48 + 96 + 5 + 4);
+    // [B,H,T,T] = [1,2,4,4]: the hidden pair (h0, i0, j1) at offset 1
+    let (good, bad) = (data(&runs[0], "probs"), data(&runs[1], "probs"));
+    assert_eq!(good[1], 0.0);
+    assert!(
+        bad[1] > 0.0,
+        "mask by multiply gives a future key probability {}",
+        bad[1]
+    );
+    assert_eq!(data(&runs[1], "scores")[1], 0.0);
+
+    let text = stdout_of(&["run", "scenarios/mistakes/mask_by_multiply.toml"]);
+    assert!(text.contains("mha with mask_by_multiply (forward only)"), "{text}");
+    assert!(
+        text.contains("leaves the correct run at event #585: write scores[1] in scores"),
+        "{text}"
+    );
+}
+
+#[test]
+fn cross_attention_json_has_s_queries_and_t_keys() {
+    let doc = run_json("scenarios/cross_attention.toml");
+    assert_eq!(
+        doc["shape"],
+        serde_json::json!({"B": 1, "S": 2, "T": 5, "C": 4, "H": 2})
+    );
+    let mha = &doc["runs"][1];
+    assert_eq!(mha["variant"], "mha");
+    assert_eq!(shape(mha, "scores"), vec![1, 2, 2, 5]);
+    assert_eq!(shape(mha, "x"), vec![1, 2, 4]);
+    assert_eq!(shape(mha, "memory"), vec![1, 5, 4]);
+    assert_eq!(shape(mha, "d_memory"), vec![1, 5, 4]);
+    // the explicit mask hides (i0, j2): probability exactly 0 in both heads
+    let p = data(mha, "probs");
+    assert_eq!((p[2], p[10 + 2]), (0.0, 0.0));
 }

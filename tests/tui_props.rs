@@ -12,8 +12,10 @@ use std::sync::{Arc, LazyLock};
 
 /// The built-in walkthrough and every `scenarios/*.toml`, traced once for all cases.
 static WALKS: LazyLock<Vec<Arc<Walk>>> = LazyLock::new(|| {
-    let mut paths: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
-        .expect("scenarios/ exists")
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
+    let mut paths: Vec<_> = [root.to_string(), format!("{root}/mistakes")]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).expect("scenarios/ exists"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .collect();

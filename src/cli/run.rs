@@ -2,7 +2,7 @@
 //! tensors (as JSON) or a short summary.
 
 use super::{CliError, Style, paint, quiet_pipe};
-use attn_trace::engine::Run;
+use attn_trace::engine::{self, Run};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Shape, Tensor};
@@ -17,6 +17,8 @@ use std::path::PathBuf;
 #[command(after_help = "\
 The JSON is one object: {\"title\", \"shape\": {\"B\",\"T\",\"C\",\"H\"}, \"runs\": [{\"variant\",
 \"events\", \"tensors\": {NAME: {\"shape\", \"data\"}}}]}, tensors flat and row-major.
+A scenario with [run].mistakes adds, after each variant's correct run, its mistaken run
+with \"mistakes\": [NAMES] and \"diverges_at\": the first event where its trace differs.
 
 Examples:
   attn-trace run scenarios/mha_walkthrough.toml
@@ -42,8 +44,28 @@ struct Document<'a> {
 #[derive(Serialize)]
 struct RunJson {
     variant: Variant,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    mistakes: Vec<&'static str>,
+    /// For a mistaken run: the first event where its trace leaves the correct run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diverges_at: Option<usize>,
     events: usize,
     tensors: Named,
+}
+
+/// Each variant's correct run, followed by its mistaken twin when the scenario has mistakes,
+/// with the event where the two traces part.
+fn runs_of(s: &Scenario, variant: Variant) -> Vec<(Run, Option<usize>)> {
+    let good = s.run(variant, true);
+    let bad = s.mistaken_inputs().map(|inputs| {
+        let bad = engine::run(&inputs, variant, s.passes, true);
+        let at = match (&good.trace, &bad.trace) {
+            (Some(g), Some(b)) => engine::first_divergence(g, b),
+            _ => None,
+        };
+        (bad, at)
+    });
+    std::iter::once((good, None)).chain(bad).collect()
 }
 
 /// Tensors as a JSON object keyed by buffer name, in the engine's order.
@@ -67,13 +89,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let runs = scenario
             .variants
             .iter()
-            .map(|&v| {
-                let run = scenario.run(v, true);
-                RunJson {
-                    variant: v,
-                    events: run.events(),
-                    tensors: Named(run.named_tensors()),
-                }
+            .flat_map(|&v| runs_of(&scenario, v))
+            .map(|(run, diverges_at)| RunJson {
+                variant: run.variant,
+                mistakes: run.mistakes.list().iter().map(|m| m.name()).collect(),
+                diverges_at,
+                events: run.events(),
+                tensors: Named(run.named_tensors()),
             })
             .collect();
         let doc = Document {
@@ -100,16 +122,21 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
         (true, false) => "forward",
         _ => "backward",
     };
-    let start = if s.from_x() {
+    let start = if s.from_x() && s.cross {
+        "cross-attention: queries from x, keys and values from memory (separate projections, output projection)"
+    } else if s.from_x() && s.qkv == attn_trace::scenario::Qkv::Separate {
+        "starts at x (separate q, k, v projections, output projection)"
+    } else if s.from_x() {
         "starts at x (input projection, output projection)"
     } else if s.plan().proj {
         "starts at q, k, v (output projection given)"
     } else {
         "starts at q, k, v (no output projection: out is att)"
     };
+    let queries = if s.cross { format!("S={} ", sh.s) } else { String::new() };
     writeln!(
         out,
-        "B={} T={} C={} H={} (D={}), {} mask, {passes}, {start}",
+        "B={} {queries}T={} C={} H={} (D={}), {} mask, {passes}, {start}",
         sh.b,
         sh.t,
         sh.c,
@@ -117,15 +144,34 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
         sh.d(),
         s.mask.name()
     )?;
-    for &variant in &s.variants {
-        let run = s.run(variant, true);
+    if let Some(d) = s.dropout {
+        writeln!(out, "dropout p = {} (seed {}), {} mode", d.p, d.seed, s.mode.name())?;
+    }
+    for m in s.mistakes.list() {
+        writeln!(out, "mistake {}: {}", m.name(), m.symptom())?;
+    }
+    for (run, diverges_at) in s.variants.iter().flat_map(|&v| runs_of(s, v)) {
         writeln!(out)?;
-        writeln!(
-            out,
-            "{}: {} events",
-            paint(variant.name(), Style::Heading),
-            run.events()
-        )?;
+        let name = if run.mistakes.is_empty() {
+            run.variant.name().to_string()
+        } else {
+            let names: Vec<&str> = run.mistakes.list().iter().map(|m| m.name()).collect();
+            format!("{} with {} (forward only)", run.variant.name(), names.join(", "))
+        };
+        writeln!(out, "{}: {} events", paint(&name, Style::Heading), run.events())?;
+        if let (Some(n), Some(t)) = (diverges_at, &run.trace)
+            && n < t.len()
+        {
+            let e = t.events[n];
+            writeln!(
+                out,
+                "  leaves the correct run at event #{n}: {} {}[{}] in {}",
+                e.op.name(),
+                e.buf,
+                e.offset,
+                t.phase_at(n)
+            )?;
+        }
         phase_table(out, &run)?;
         probs_check(out, &run)?;
         let result = if run.tensors.out.is_empty() { Buf::Att } else { Buf::Out };

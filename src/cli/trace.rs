@@ -44,6 +44,9 @@ pub struct Args {
     /// Only accesses of this buffer, e.g. q or d_scores.
     #[arg(long, value_name = "NAME", value_parser = buffer_arg())]
     pub buffer: Option<Buf>,
+    /// Export the mistaken runs of a scenario with [run].mistakes instead of the correct ones.
+    #[arg(long)]
+    pub mistaken: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     pub format: Format,
@@ -78,6 +81,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(v) => vec![v],
         None => scenario.variants.clone(),
     };
+    if args.mistaken && scenario.mistakes.is_empty() {
+        return Err(CliError::Input(format!(
+            "{}: --mistaken: the scenario has no [run].mistakes to trace",
+            args.scenario.display()
+        )));
+    }
     let wanted_pass = args.pass.or(args.phase.map(Phase::pass));
     if let Some(p) = wanted_pass {
         let recorded = match p {
@@ -154,8 +163,12 @@ fn each_event(
     mut emit: impl FnMut(Variant, &EventView) -> Result<(), CliError>,
 ) -> Result<usize, CliError> {
     let mut written = 0;
+    let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
     for &variant in variants {
-        let run = scenario.run(variant, true);
+        let run = match &mistaken {
+            Some(inputs) => attn_trace::engine::run(inputs, variant, scenario.passes, true),
+            None => scenario.run(variant, true),
+        };
         let Some(trace) = &run.trace else { continue };
         for n in (0..trace.len()).filter(|&n| matches(trace, n, args)) {
             emit(variant, &trace.view(n))?;

@@ -1,7 +1,7 @@
 //! A scenario from explicit tensors: what the TUI writes when a learner exports the attention of
 //! a trained model's layer, so the same computation can be shared, run and reopened.
 
-use super::{Focus, Init, Scenario, ScenarioError};
+use super::{Focus, Init, Mode, Qkv, Scenario, ScenarioError};
 use crate::engine::{Inputs, Passes, Start};
 use crate::kernels::Variant;
 use std::collections::BTreeMap;
@@ -70,9 +70,18 @@ impl Scenario {
             title: title.to_string(),
             about: about.map(str::to_string),
             shape: inputs.shape,
+            cross: matches!(&inputs.start, Start::Separate { memory: Some(_), .. }),
             variants: vec![variant],
             passes: Passes::BOTH,
             mask: inputs.mask.clone(),
+            qkv: if matches!(inputs.start, Start::Separate { .. }) {
+                Qkv::Separate
+            } else {
+                Qkv::Fused
+            },
+            dropout: inputs.dropout,
+            mode: Mode::Train,
+            mistakes: inputs.mistakes,
             init: Init::default(),
             values,
             focus,

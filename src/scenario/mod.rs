@@ -15,7 +15,7 @@ mod write;
 pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
 
-use crate::engine::{self, Inputs, Passes, Plan, Run, Start, StartKind};
+use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
@@ -30,17 +30,65 @@ pub struct Scenario {
     pub source: String,
     pub title: String,
     pub about: Option<String>,
+    /// Sizes; `shape.s` is the number of queries (`[shape].S`, equal to `T` unless `cross`).
     pub shape: Shape,
+    /// Cross-attention: `[shape].S` was given; queries come from `x [B,S,C]`, keys and values
+    /// from `memory [B,T,C]`.
+    pub cross: bool,
     /// Which kernels run, in the file's order (default: both).
     pub variants: Vec<Variant>,
     /// Which passes are recorded (default: both).
     pub passes: Passes,
     pub mask: Mask,
+    /// How q, k and v are projected from x (default: fused).
+    pub qkv: Qkv,
+    /// Attention dropout probability and seed (`[run].dropout`, `[run].dropout_seed`).
+    pub dropout: Option<Dropout>,
+    /// Train applies dropout, eval does not (default: train).
+    pub mode: Mode,
+    /// Mistakes switched on: each variant then also runs mistaken, forward only.
+    pub mistakes: Mistakes,
     pub init: Init,
     /// Only the tensors the file gives, flat row-major, already checked against their shapes.
     pub values: BTreeMap<String, Vec<f32>>,
     /// The element the TUI opens on.
     pub focus: Option<Focus>,
+}
+
+/// How q, k and v are made from x.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Qkv {
+    /// One fused projection `w_qkv [C,3C]`, then the split at channels 0, C, 2C.
+    #[default]
+    Fused,
+    /// Three projections `w_q, w_k, w_v [C,C]` with biases, like three linear layers.
+    Separate,
+}
+
+impl Qkv {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Qkv::Fused => "fused",
+            Qkv::Separate => "separate",
+        }
+    }
+}
+
+/// Training or evaluation: dropout only acts in training.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    #[default]
+    Train,
+    Eval,
+}
+
+impl Mode {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::Train => "train",
+            Mode::Eval => "eval",
+        }
+    }
 }
 
 /// How the tensors a scenario does not give are filled.
@@ -102,17 +150,22 @@ pub struct Focus {
 }
 
 /// The tensors `[values]` may give, in the engine's order.
-pub const VALUE_NAMES: [&str; 9] = ["x", "w_qkv", "b_qkv", "q", "k", "v", "w_proj", "b_proj", "d_out"];
+pub const VALUE_NAMES: [&str; 16] = [
+    "x", "memory", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "q", "k", "v", "w_proj", "b_proj",
+    "d_out",
+];
 
-/// The shape a `[values]` tensor must have, or `None` for a name that is not one.
+/// The shape a `[values]` tensor must have, or `None` for a name that is not one. Queries
+/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`.
 pub fn value_shape(name: &str, sh: Shape) -> Option<Vec<usize>> {
-    let Shape { b, t, c, .. } = sh;
+    let Shape { b, s, t, c, .. } = sh;
     Some(match name {
-        "x" | "q" | "k" | "v" | "d_out" => vec![b, t, c],
+        "x" | "q" | "d_out" => vec![b, s, c],
+        "memory" | "k" | "v" => vec![b, t, c],
         "w_qkv" => vec![c, 3 * c],
         "b_qkv" => vec![3 * c],
-        "w_proj" => vec![c, c],
-        "b_proj" => vec![c],
+        "w_proj" | "w_q" | "w_k" | "w_v" => vec![c, c],
+        "b_proj" | "b_q" | "b_k" | "b_v" => vec![c],
         _ => return None,
     })
 }
@@ -127,22 +180,37 @@ pub const BYTES_PER_EVENT: u64 = 40;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// What the engine will be asked to do for a scenario with these values.
-fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>) -> Plan {
+/// The options of `[run]` that decide what the engine does, besides the variants and passes.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Options {
+    pub cross: bool,
+    pub qkv: Qkv,
+    pub dropout: Option<Dropout>,
+    pub mode: Mode,
+    pub mistakes: Mistakes,
+}
+
+/// What the engine will be asked to do for a scenario with these values (the correct run).
+fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Options) -> Plan {
     let from_x = !values.contains_key("q");
     Plan {
         shape,
         mask,
-        start: if from_x { StartKind::Fused } else { StartKind::Qkv },
-        dropout: false,
+        start: match (from_x, o.qkv) {
+            (false, _) => StartKind::Qkv,
+            (true, Qkv::Fused) => StartKind::Fused,
+            (true, Qkv::Separate) => StartKind::Separate { cross: o.cross },
+        },
+        dropout: o.dropout.is_some() && o.mode == Mode::Train,
         mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
         proj: from_x || values.contains_key("w_proj"),
     }
 }
 
-/// Why the traces of `plan` would not fit in [`BUDGET_BYTES`], or `None` when they fit.
-pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes) -> Option<String> {
+/// Why the traces of `plan` would not fit in [`BUDGET_BYTES`], or `None` when they fit. With
+/// `mistakes`, every variant also runs mistaken (forward only).
+pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
     let Shape { b, t, c, .. } = plan.shape;
     let shrink = "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes";
     // an upper bound first, in floating point, so the exact count below cannot overflow
@@ -153,9 +221,20 @@ pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes) -> Option<
             BUDGET_BYTES >> 30
         ));
     }
+    let mistaken = Plan {
+        mistakes,
+        ..plan.clone()
+    };
     let events: u64 = variants
         .iter()
-        .map(|&v| engine::estimate_events(&plan, v, passes))
+        .map(|&v| {
+            let wrong = if mistakes.is_empty() {
+                0
+            } else {
+                engine::estimate_events(&mistaken, v, passes)
+            };
+            engine::estimate_events(&plan, v, passes) + wrong
+        })
         .sum();
     let bytes = events * BYTES_PER_EVENT;
     (bytes > BUDGET_BYTES).then(|| {
@@ -181,6 +260,37 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("heads_h4", include_str!("../../scenarios/heads_h4.toml")),
     ("why_sqrt_d", include_str!("../../scenarios/why_sqrt_d.toml")),
     ("backward_simple", include_str!("../../scenarios/backward_simple.toml")),
+    ("separate_qkv", include_str!("../../scenarios/separate_qkv.toml")),
+    ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
+    ("dropout", include_str!("../../scenarios/dropout.toml")),
+];
+
+/// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
+pub const MISTAKES: &[(&str, &str)] = &[
+    (
+        "no_input_projection",
+        include_str!("../../scenarios/mistakes/no_input_projection.toml"),
+    ),
+    (
+        "scale_by_seq_len",
+        include_str!("../../scenarios/mistakes/scale_by_seq_len.toml"),
+    ),
+    (
+        "mask_by_multiply",
+        include_str!("../../scenarios/mistakes/mask_by_multiply.toml"),
+    ),
+    (
+        "no_output_projection",
+        include_str!("../../scenarios/mistakes/no_output_projection.toml"),
+    ),
+    (
+        "dropout_not_applied",
+        include_str!("../../scenarios/mistakes/dropout_not_applied.toml"),
+    ),
+    (
+        "softmax_over_two_dims",
+        include_str!("../../scenarios/mistakes/softmax_over_two_dims.toml"),
+    ),
 ];
 
 impl Scenario {
@@ -245,14 +355,30 @@ impl Scenario {
         Self::parse(text, &format!("<built-in {name}>")).ok()
     }
 
+    /// A scenario of the mistakes gallery by file stem, e.g. `"mask_by_multiply"`.
+    pub fn mistake(name: &str) -> Option<Scenario> {
+        let (_, text) = MISTAKES.iter().find(|(n, _)| *n == name)?;
+        Self::parse(text, &format!("<built-in mistakes/{name}>")).ok()
+    }
+
     /// Starts at `x` (with the input projection), unless the file gives q, k and v.
     pub fn from_x(&self) -> bool {
         !self.values.contains_key("q")
     }
 
-    /// What the engine will run, without the data.
+    pub(crate) fn options(&self) -> Options {
+        Options {
+            cross: self.cross,
+            qkv: self.qkv,
+            dropout: self.dropout,
+            mode: self.mode,
+            mistakes: self.mistakes,
+        }
+    }
+
+    /// What the engine will run (the correct run), without the data.
     pub fn plan(&self) -> Plan {
-        plan_of(self.shape, self.mask.clone(), &self.values)
+        plan_of(self.shape, self.mask.clone(), &self.values, &self.options())
     }
 
     /// Events a traced run of `variant` will record.
@@ -271,45 +397,70 @@ impl Scenario {
         }
     }
 
-    /// The engine's inputs: the given tensors, and the rest filled from `[init]`.
+    /// The engine's inputs for the correct run: the given tensors, and the rest filled from
+    /// `[init]`. [`Scenario::mistaken_inputs`] gives the mistaken run's.
     pub fn inputs(&self) -> Inputs {
-        let start = if self.from_x() {
-            Start::X {
-                x: self.tensor("x"),
-                w_qkv: self.tensor("w_qkv"),
-                b_qkv: self.tensor("b_qkv"),
-            }
-        } else {
-            Start::Qkv {
-                q: self.tensor("q"),
-                k: self.tensor("k"),
-                v: self.tensor("v"),
-            }
+        let t = |name: &str| self.tensor(name);
+        let start = match (self.from_x(), self.qkv) {
+            (false, _) => Start::Qkv {
+                q: t("q"),
+                k: t("k"),
+                v: t("v"),
+            },
+            (true, Qkv::Fused) => Start::X {
+                x: t("x"),
+                w_qkv: t("w_qkv"),
+                b_qkv: t("b_qkv"),
+            },
+            (true, Qkv::Separate) => Start::Separate {
+                x: t("x"),
+                memory: self.cross.then(|| t("memory")),
+                w_q: t("w_q"),
+                b_q: t("b_q"),
+                w_k: t("w_k"),
+                b_k: t("b_k"),
+                w_v: t("w_v"),
+                b_v: t("b_v"),
+            },
         };
-        let proj = self.plan().proj.then(|| (self.tensor("w_proj"), self.tensor("b_proj")));
+        let proj = self.plan().proj.then(|| (t("w_proj"), t("b_proj")));
         Inputs {
             shape: self.shape,
             mask: self.mask.clone(),
             start,
             proj,
-            d_out: self.tensor("d_out"),
-            dropout: None,
+            d_out: t("d_out"),
+            dropout: self.dropout.filter(|_| self.mode == Mode::Train),
             mistakes: Mistakes::NONE,
         }
     }
 
-    /// Runs one variant with the scenario's passes.
+    /// The inputs of the mistaken run: the same values with `[run].mistakes` switched on.
+    pub fn mistaken_inputs(&self) -> Option<Inputs> {
+        (!self.mistakes.is_empty()).then(|| Inputs {
+            mistakes: self.mistakes,
+            ..self.inputs()
+        })
+    }
+
+    /// Runs one variant with the scenario's passes (the correct run).
     pub fn run(&self, variant: Variant, traced: bool) -> Run {
         engine::run(&self.inputs(), variant, self.passes, traced)
     }
 
-    /// Runs every variant of the scenario, in its order.
+    /// Runs every variant of the scenario, in its order; with mistakes, each correct run is
+    /// followed by its mistaken twin (forward only).
     pub fn runs(&self, traced: bool) -> Vec<Run> {
         let inputs = self.inputs();
-        self.variants
-            .iter()
-            .map(|&v| engine::run(&inputs, v, self.passes, traced))
-            .collect()
+        let mistaken = self.mistaken_inputs();
+        let mut runs = Vec::new();
+        for &v in &self.variants {
+            runs.push(engine::run(&inputs, v, self.passes, traced));
+            if let Some(wrong) = &mistaken {
+                runs.push(engine::run(wrong, v, self.passes, traced));
+            }
+        }
+        runs
     }
 
     /// TOML text that [`Scenario::parse`] reads back to an equal scenario (except `source`).

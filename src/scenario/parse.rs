@@ -1,8 +1,9 @@
 //! From TOML text to a validated [`Scenario`]: every key is known, every value has the right
 //! type and range, and every error points at the field, line and column that caused it.
 
-use super::{Dist, Focus, Init, Scenario, ScenarioError, budget_error, value_shape};
-use crate::engine::Passes;
+use super::{Dist, Focus, Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error, value_shape};
+use crate::engine::{Dropout, Passes};
+use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::trace::Pass;
@@ -16,8 +17,17 @@ type Value<'i> = Spanned<DeValue<'i>>;
 
 /// Keys of each table, in the order the docs list them.
 const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus"];
-const SHAPE_KEYS: &[&str] = &["B", "T", "C", "H"];
-const RUN_KEYS: &[&str] = &["variants", "passes", "mask"];
+const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H"];
+const RUN_KEYS: &[&str] = &[
+    "variants",
+    "passes",
+    "mask",
+    "qkv",
+    "dropout",
+    "dropout_seed",
+    "mode",
+    "mistakes",
+];
 const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
 
@@ -317,11 +327,27 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
             ..ScenarioError::file(source, "missing: every scenario needs a [shape] table with B, T and C")
         });
     };
-    let shape = parse_shape(&doc, shape_v)?;
+    let (shape, cross) = parse_shape(&doc, shape_v)?;
 
-    let (variants, passes, mask) = match root.get("run") {
-        Some(v) => parse_run(&doc, v)?,
-        None => (Variant::ALL.to_vec(), Passes::BOTH, Mask::Causal),
+    let RunTable {
+        variants,
+        passes,
+        mask,
+        opts,
+    } = match root.get("run") {
+        Some(v) => parse_run(&doc, v, shape, cross)?,
+        None => RunTable {
+            variants: Variant::ALL.to_vec(),
+            passes: Passes::BOTH,
+            mask: Mask::Causal,
+            opts: Options {
+                cross,
+                qkv: Qkv::Fused,
+                dropout: None,
+                mode: Mode::Train,
+                mistakes: Mistakes::NONE,
+            },
+        },
     };
 
     let init = match root.get("init") {
@@ -332,9 +358,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         Some(v) => parse_values(&doc, v, shape, passes)?,
         None => BTreeMap::new(),
     };
+    // where the run starts and what it projects decide which options make sense together
+    check_start(&doc, root, shape_v, &values, &opts)?;
+    let plan = super::plan_of(shape, mask.clone(), &values, &opts);
+    check_mistakes(&doc, root, &plan, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
-    let plan = super::plan_of(shape, mask.clone(), &values);
-    if let Some(message) = budget_error(plan, &variants, passes) {
+    if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
     }
     let focus = root
@@ -347,13 +376,122 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         title,
         about,
         shape,
+        cross,
         variants,
         passes,
         mask,
+        qkv: opts.qkv,
+        dropout: opts.dropout,
+        mode: opts.mode,
+        mistakes: opts.mistakes,
         init,
         values,
         focus,
     })
+}
+
+/// The `[run]` table.
+struct RunTable {
+    variants: Vec<Variant>,
+    passes: Passes,
+    mask: Mask,
+    opts: Options,
+}
+
+/// The span of `[table].key`, when the file has it.
+fn span_of(root: &DeTable<'_>, table: &str, key: &str) -> Option<Range<usize>> {
+    match root.get(table)?.get_ref() {
+        DeValue::Table(t) => t.get(key).map(|v| v.span()),
+        _ => None,
+    }
+}
+
+/// Cross-attention, the projection style and the tensors given must agree.
+fn check_start(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    shape_v: &Value<'_>,
+    values: &BTreeMap<String, Vec<f32>>,
+    o: &Options,
+) -> Result<()> {
+    let from_x = !values.contains_key("q");
+    let given = |names: &[&'static str]| names.iter().copied().find(|n| values.contains_key(*n));
+    let at = |n: &str| span_of(root, "values", n);
+    if o.cross && from_x && o.qkv == Qkv::Fused {
+        return Err(doc.err(
+            span_of(root, "shape", "S").or(Some(shape_v.span())),
+            "[shape].S",
+            "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
+        ));
+    }
+    if let Some(n) = given(&["memory"]) {
+        let why = if !from_x {
+            "not used when q, k and v are given (the run starts at the attention core)"
+        } else if !o.cross {
+            "memory is the key/value input of cross-attention: give [shape].S, the number of queries"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
+            return Err(doc.err(at(n), "[values].memory", why));
+        }
+    }
+    let separate = ["w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
+    match o.qkv {
+        Qkv::Fused => {
+            if let Some(n) = given(&separate) {
+                return Err(doc.err(
+                    at(n),
+                    &format!("[values].{n}"),
+                    "belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")",
+                ));
+            }
+        }
+        Qkv::Separate => {
+            if let Some(n) = given(&["w_qkv", "b_qkv"]) {
+                return Err(doc.err(
+                    at(n),
+                    &format!("[values].{n}"),
+                    "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
+                ));
+            }
+            if !from_x {
+                return Err(doc.err(
+                    span_of(root, "run", "qkv"),
+                    "[run].qkv",
+                    "q, k and v are given, so nothing is projected: remove qkv or give x instead",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A mistake must have something to get wrong in this scenario.
+fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::engine::Plan, o: &Options) -> Result<()> {
+    let span = span_of(root, "run", "mistakes");
+    let field = "[run].mistakes";
+    let need = |m: Mistake, ok: bool, why: &str| -> Result<()> {
+        if o.mistakes.has(m) && !ok {
+            return Err(doc.err(span.clone(), field, format!("\"{}\" {why}", m.name())));
+        }
+        Ok(())
+    };
+    need(
+        Mistake::NoInputProjection,
+        plan.start != crate::engine::StartKind::Qkv,
+        "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
+    )?;
+    need(
+        Mistake::NoOutputProjection,
+        plan.proj,
+        "needs an output projection to leave out: start at x, or give w_proj and b_proj",
+    )?;
+    need(
+        Mistake::DropoutNotApplied,
+        plan.dropout,
+        "needs dropout to forget: set [run].dropout above 0 with mode = \"train\"",
+    )
 }
 
 /// The TOML parser's own error (syntax, duplicate key), reduced to one line.
@@ -444,7 +582,8 @@ fn section_at(text: &str, offset: usize) -> Option<&str> {
     section
 }
 
-fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<Shape> {
+/// The sizes, and whether `S` (cross-attention) was given.
+fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)> {
     let t = doc.table(v, "[shape]")?;
     doc.known_keys(t, SHAPE_KEYS, "shape")?;
     let get = |key: &str| -> Result<usize> {
@@ -470,10 +609,13 @@ fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<Shape> {
             format!("C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels"),
         ));
     }
-    Ok(Shape::new(b, tt, c, h))
+    Ok(match t.get("S") {
+        Some(x) => (Shape::cross(b, doc.size(x, "[shape].S")?, tt, c, h), true),
+        None => (Shape::new(b, tt, c, h), false),
+    })
 }
 
-fn parse_run(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Vec<Variant>, Passes, Mask)> {
+fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {
     let t = doc.table(v, "[run]")?;
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
@@ -491,10 +633,130 @@ fn parse_run(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Vec<Variant>, Passes, Mask
         None => Passes::BOTH,
     };
     let mask = match t.get("mask") {
+        Some(x) if matches!(x.get_ref(), DeValue::Array(_)) => mask_matrix(doc, x, shape)?,
         Some(x) => doc.choice(x, "[run].mask", MASKS, "mask")?,
         None => Mask::Causal,
     };
-    Ok((variants, passes, mask))
+    let qkv = match t.get("qkv") {
+        Some(x) => doc.choice(
+            x,
+            "[run].qkv",
+            &[("fused", Qkv::Fused), ("separate", Qkv::Separate)],
+            "qkv",
+        )?,
+        None => Qkv::Fused,
+    };
+    let dropout = match t.get("dropout") {
+        Some(x) => {
+            let p = doc.number(x, "[run].dropout")?;
+            if !(0.0..1.0).contains(&p) {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[run].dropout",
+                    format!("expected a probability in [0, 1), found {p}"),
+                ));
+            }
+            let seed = match t.get("dropout_seed") {
+                Some(s) => doc.integer(s, "[run].dropout_seed", 0, i64::MAX as i128, "a non-negative integer")? as u64,
+                None => 0,
+            };
+            (p > 0.0).then_some(Dropout { p, seed })
+        }
+        None => {
+            if let Some(s) = t.get("dropout_seed") {
+                return Err(doc.err(
+                    Some(s.span()),
+                    "[run].dropout_seed",
+                    "there is no dropout to seed: set [run].dropout too",
+                ));
+            }
+            None
+        }
+    };
+    let mode = match t.get("mode") {
+        Some(x) => doc.choice(x, "[run].mode", &[("train", Mode::Train), ("eval", Mode::Eval)], "mode")?,
+        None => Mode::Train,
+    };
+    let mistakes = match t.get("mistakes") {
+        Some(x) => {
+            let table: Vec<(&str, Mistake)> = Mistake::ALL.iter().map(|&m| (m.name(), m)).collect();
+            Mistakes::of(&doc.names(x, "[run].mistakes", &table, "mistake")?)
+        }
+        None => Mistakes::NONE,
+    };
+    Ok(RunTable {
+        variants,
+        passes,
+        mask,
+        opts: Options {
+            cross,
+            qkv,
+            dropout,
+            mode,
+            mistakes,
+        },
+    })
+}
+
+/// An explicit mask: `S` rows of `T` entries, 1 (or true) where query `i` may see key `j`.
+fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<Mask> {
+    let (s, t) = (shape.s, shape.t);
+    let field = "[run].mask";
+    let expected = format!("an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)");
+    let DeValue::Array(rows) = v.get_ref() else {
+        return Err(doc.err(Some(v.span()), field, format!("expected {expected}")));
+    };
+    if rows.len() != s {
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            format!("expected {expected}, found {} rows", rows.len()),
+        ));
+    }
+    let mut keep = Vec::with_capacity(s);
+    for (i, row) in rows.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        let DeValue::Array(items) = row.get_ref() else {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!("expected a row of {t} entries, found {}", doc.found(row)),
+            ));
+        };
+        if items.len() != t {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!("expected a row of {t} entries, found {}", items.len()),
+            ));
+        }
+        let mut out = Vec::with_capacity(t);
+        for (j, item) in items.iter().enumerate() {
+            let visible = match item.get_ref() {
+                DeValue::Boolean(b) => *b,
+                DeValue::Integer(n) if matches!(n.as_str(), "0" | "1") => n.as_str() == "1",
+                _ => {
+                    return Err(doc.err(
+                        Some(item.span()),
+                        &format!("{f}[{j}]"),
+                        format!("expected 0 or 1, found {}", doc.found(item)),
+                    ));
+                }
+            };
+            out.push(visible);
+        }
+        if !out.contains(&true) {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!(
+                    "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1"
+                ),
+            ));
+        }
+        keep.push(out);
+    }
+    Ok(Mask::explicit(&keep))
 }
 
 fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
@@ -608,7 +870,8 @@ fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Passes) -> Resu
                 ),
             ));
         }
-        if let Some(n) = ["x", "w_qkv", "b_qkv"].into_iter().find(|n| has(n).is_some()) {
+        let projections = ["x", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
+        if let Some(n) = projections.into_iter().find(|n| has(n).is_some()) {
             return Err(doc.err(
                 has(n).map(|x| x.span()),
                 &format!("[values].{n}"),
@@ -794,7 +1057,7 @@ fn parse_focus(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, variants: &[Variant], pa
         pass,
         b: index("b", sh.b, range(sh.b, "B"))?,
         h: index("h", heads, h_what)?,
-        i: index("i", sh.t, range(sh.t, "T"))?,
+        i: index("i", sh.s, range(sh.s, if sh.is_cross() { "S" } else { "T" }))?,
         j: index("j", sh.t, range(sh.t, "T"))?,
     })
 }

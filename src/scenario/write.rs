@@ -1,6 +1,7 @@
 //! Scenario → TOML text that parses back to an equal scenario.
 
-use super::{Dist, Scenario, VALUE_NAMES, value_shape};
+use super::{Dist, Mode, Qkv, Scenario, VALUE_NAMES, value_shape};
+use crate::kernels::Mask;
 use std::fmt::Write;
 
 /// A TOML basic string, escaped by the toml crate.
@@ -27,11 +28,11 @@ pub fn to_toml(s: &Scenario) -> String {
         let _ = writeln!(out, "about = {}", quote(about));
     }
     let sh = s.shape;
-    let _ = write!(
-        out,
-        "\n[shape]\nB = {}\nT = {}\nC = {}\nH = {}\n",
-        sh.b, sh.t, sh.c, sh.h
-    );
+    let _ = write!(out, "\n[shape]\nB = {}\n", sh.b);
+    if s.cross {
+        let _ = writeln!(out, "S = {}", sh.s);
+    }
+    let _ = write!(out, "T = {}\nC = {}\nH = {}\n", sh.t, sh.c, sh.h);
 
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
@@ -41,13 +42,38 @@ pub fn to_toml(s: &Scenario) -> String {
     if s.passes.backward {
         passes.push(quote("backward"));
     }
+    let mask = match &s.mask {
+        Mask::Explicit { t, keep } => {
+            let rows: Vec<String> = keep
+                .chunks((*t).max(1))
+                .map(|row| {
+                    let bits: Vec<&str> = row.iter().map(|&k| if k { "1" } else { "0" }).collect();
+                    format!("    [{}],", bits.join(", "))
+                })
+                .collect();
+            format!("[\n{}\n]", rows.join("\n"))
+        }
+        other => quote(other.name()),
+    };
     let _ = write!(
         out,
-        "\n[run]\nvariants = [{}]\npasses = [{}]\nmask = {}\n",
+        "\n[run]\nvariants = [{}]\npasses = [{}]\nmask = {mask}\n",
         variants.join(", "),
         passes.join(", "),
-        quote(s.mask.name())
     );
+    if s.qkv == Qkv::Separate {
+        let _ = writeln!(out, "qkv = {}", quote(s.qkv.name()));
+    }
+    if let Some(d) = s.dropout {
+        let _ = writeln!(out, "dropout = {}\ndropout_seed = {}", number(d.p), d.seed);
+    }
+    if s.mode == Mode::Eval {
+        let _ = writeln!(out, "mode = {}", quote(s.mode.name()));
+    }
+    if !s.mistakes.is_empty() {
+        let names: Vec<String> = s.mistakes.list().iter().map(|m| quote(m.name())).collect();
+        let _ = writeln!(out, "mistakes = [{}]", names.join(", "));
+    }
 
     let _ = write!(out, "\n[init]\nseed = {}\n", s.init.seed);
     let _ = match s.init.dist {

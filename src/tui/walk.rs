@@ -1,6 +1,6 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
-use crate::engine::{Run, shapes};
+use crate::engine::{self, Run, shapes};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::{Shape, ravel};
@@ -26,6 +26,8 @@ pub struct Walk {
     pub mask: Mask,
     /// Traced runs, in the scenario's variant order.
     pub runs: Vec<Run>,
+    /// With `[run].mistakes`: each variant's mistaken run (forward only), in the same order.
+    pub mistaken: Vec<Run>,
     pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
 }
 
@@ -38,7 +40,15 @@ impl Walk {
             source: s.source.clone(),
             shape: s.shape,
             mask: s.mask.clone(),
-            runs: s.runs(true),
+            runs: s.variants.iter().map(|&v| s.run(v, true)).collect(),
+            mistaken: match s.mistaken_inputs() {
+                Some(inputs) => s
+                    .variants
+                    .iter()
+                    .map(|&v| engine::run(&inputs, v, s.passes, true))
+                    .collect(),
+                None => Vec::new(),
+            },
             focus: s.focus.map(|f| {
                 (
                     f.variant,
