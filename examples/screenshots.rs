@@ -5,11 +5,17 @@
 //! cargo run --example screenshots -- --check # exits 1 if a committed picture differs
 //! ```
 //!
-//! The app is driven exactly as the terminal drives it (`app::update` with key messages) and
-//! drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
-//! Every screen here is deterministic, so the pictures only change when the app does.
+//! The app is driven exactly as the terminal drives it (`app::update` with key and tick messages)
+//! and drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
+//!
+//! The menu, tracer, compare and help pictures are deterministic: they change only when the app
+//! does, and `--check` (and `tests/screenshots.rs`) compares them with the committed files. The
+//! train screen and the attention map come from a real training run (a few seconds; faster with
+//! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
+//! they are rewritten, never checked.
 
-use attn_trace::tui::app::{self, App, Msg};
+use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::screens::train::Field;
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -17,6 +23,7 @@ use ratatui::backend::TestBackend;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 /// Terminal size of the tracer screenshots: wide enough for its full layout.
 const W: u16 = 120;
@@ -57,6 +64,53 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     Ok(shots)
 }
 
+/// Training steps of the run the train screen shows: enough for the copy task's diagonal.
+const TRAIN_STEPS: &str = "600";
+
+/// The train screen after a real run of the form's default model (the copy task), and the
+/// attention map of the trained model on the prompt the screen suggests.
+pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
+    let mut app = App::with_menu(Walk::builtin(), Theme::COLOR, W, H);
+    press(&mut app, KeyCode::Char('5'));
+    if !matches!(app.screen, Screen::Train) {
+        return Err("menu entry 5 did not open the train screen".into());
+    }
+    let focus = |app: &App| app.train.as_ref().map(|t| t.form.focus);
+    while focus(&app) != Some(Field::Steps as usize) {
+        press(&mut app, KeyCode::Tab);
+    }
+    press(&mut app, KeyCode::Delete);
+    for c in TRAIN_STEPS.chars() {
+        press(&mut app, KeyCode::Char(c));
+    }
+    press(&mut app, KeyCode::Enter);
+    // the worker trains on its own thread; ticks hand its reports to the screen
+    let start = Instant::now();
+    let done = |app: &App| {
+        app.train
+            .as_ref()
+            .and_then(|t| t.progress())
+            .is_some_and(|p| p.is_done())
+    };
+    while !done(&app) {
+        if start.elapsed() > Duration::from_secs(600) {
+            return Err("the training run did not finish in 10 minutes".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        app::update(&mut app, Msg::Tick);
+    }
+    let mut shots = vec![("train.svg", svg(&app, W, H)?)];
+
+    // t: the trained weights on a prompt; Enter: every head's attention on it
+    press(&mut app, KeyCode::Char('t'));
+    press(&mut app, KeyCode::Enter);
+    if !matches!(app.screen, Screen::AttnMap(_)) {
+        return Err("t then Enter on the finished run did not open the attention map".into());
+    }
+    shots.push(("attention_map.svg", svg(&app, W, H)?));
+    Ok(shots)
+}
+
 /// Writes `text` to `path` through a temporary file in the same folder, then a rename. The
 /// picture gets ordinary permissions (0666 less the umask), not the temporary file's private ones.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
@@ -81,8 +135,12 @@ fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
 fn run(check: bool) -> Result<bool, String> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut shots = screenshots()?;
+    if !check {
+        shots.extend(trained_screenshots()?);
+    }
     let mut same = true;
-    for (name, picture) in screenshots()? {
+    for (name, picture) in shots {
         let path = dir.join(name);
         if check {
             let committed = std::fs::read_to_string(&path).unwrap_or_default();
