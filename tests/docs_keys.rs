@@ -105,8 +105,39 @@ fn section<'a>(page: &'a str, file: &str) -> Option<&'a str> {
     Some(&page[start..end])
 }
 
+/// Is `key` on the page as `` `key` `` (a named key such as `Space` in any case), or, for the
+/// mouse, at the start of a table row?
 fn ticked(text: &str, key: &str) -> bool {
-    text.contains(&format!("`{key}`")) || (key == "wheel" || key == "click") && text.contains(&format!("| {key}"))
+    let named = key.chars().count() > 1;
+    let found = if named {
+        text.to_lowercase().contains(&format!("`{}`", key.to_lowercase()))
+    } else {
+        text.contains(&format!("`{key}`"))
+    };
+    found || (key == "wheel" || key == "click") && text.contains(&format!("| {key}"))
+}
+
+/// The key column of a screen's own key list (`pub const KEYS: &[(&str, &str)] = &[…];`), which
+/// it shows in a popup on `?`.
+fn screen_key_list(src: &str) -> Vec<String> {
+    let Some(start) = src.find("const KEYS: &[(&str, &str)] = &[") else {
+        return Vec::new();
+    };
+    let body = &src[start..];
+    let body = &body[..body.find("\n];").unwrap_or(body.len())];
+    let mut keys = Vec::new();
+    let mut rest = body;
+    // each entry opens with `(` and the key string, on one line or the next
+    while let Some(at) = rest.find('(') {
+        rest = &rest[at + 1..];
+        let trimmed = rest.trim_start();
+        if let Some(inner) = trimmed.strip_prefix('"')
+            && let Some((k, _)) = inner.split_once('"')
+        {
+            keys.extend(overlay_keys(k));
+        }
+    }
+    keys
 }
 
 /// The screens whose keys the page documents, each as `(name its section names, its sources)`:
@@ -211,6 +242,9 @@ fn the_key_scanner_reads_the_patterns_the_screens_use() {
     ];
     assert_eq!(keys, want.iter().map(|s| s.to_string()).collect::<Vec<_>>());
     assert_eq!(overlay_keys("n →  /  p ←"), ["n", "→", "p", "←"]);
+    let list = "pub const KEYS: &[(&str, &str)] = &[\n    (\"space\", \"pause (or not)\"),\n    (\n        \"t\",\n        \"trace\",\n    ),\n    (\"Enter, click\", \"open\"),\n];\nfn after() { (\"z\", 1); }";
+    assert_eq!(screen_key_list(list), ["space", "t", "Enter", "click"]);
+    assert!(ticked("| `Space` | pause |", "space") && !ticked("| `T` |", "t"));
     let page = "# t\n\n## A (`a.rs`)\n| `x` | y |\n\n## B (`b.rs`)\n| click | z |\n";
     assert!(section(page, "a.rs").is_some_and(|s| ticked(s, "x") && !ticked(s, "click")));
     assert!(section(page, "b.rs").is_some_and(|s| ticked(s, "click") && !ticked(s, "x")));
