@@ -21,8 +21,9 @@ Without --data or --dataset, trains on kernels. Sizes default to B=4 T=64 C=64 L
 resuming with --load they come from the checkpoint.
 
 With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"} (loss: mean
-over the steps since the previous line), then {\"done\": true, \"steps\", \"loss\", \"val_loss\",
-\"tokens_per_s\", \"seconds\", \"interrupted\"}.
+over the steps since the previous line; val_loss: over the first ~4096 tokens of the held-out
+part), then {\"done\": true, \"steps\", \"loss\", \"val_loss\", \"tokens_per_s\", \"seconds\",
+\"interrupted\"}. tokens_per_s counts training steps only, not the validation passes.
 
 Examples:
   attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
