@@ -701,7 +701,7 @@ fn attention_map_snapshots() {
     app.screen = Screen::AttnMap(Box::new(AttnMap::new(model, origin, b"abc|cba ab", 0).unwrap()));
     let click = MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),
-        column: 48 + 3 + 2 * 1,
+        column: 48 + 3 + 2, // j = 1: one cell of two columns in
         row: 14 + 2 + 3,
         modifiers: KeyModifiers::NONE,
     };
@@ -722,4 +722,106 @@ fn attention_map_snapshots() {
         (1, 2, 3, 1),
         "the clicked cell stays selected"
     );
+}
+
+mod random_input {
+    use super::*;
+    use proptest::prelude::*;
+
+    const KEYS: &[KeyCode] = &[
+        KeyCode::Char('a'),
+        KeyCode::Char('|'),
+        KeyCode::Char('e'),
+        KeyCode::Char('t'),
+        KeyCode::Char('q'),
+        KeyCode::Char('?'),
+        KeyCode::Char('['),
+        KeyCode::Char(']'),
+        KeyCode::Char(' '),
+        KeyCode::Char('s'),
+        KeyCode::Char('x'),
+        KeyCode::Char('l'),
+        KeyCode::Char('n'),
+        KeyCode::Char('5'),
+        KeyCode::Char('6'),
+        KeyCode::Char('9'),
+        KeyCode::Enter,
+        KeyCode::Esc,
+        KeyCode::Tab,
+        KeyCode::BackTab,
+        KeyCode::Backspace,
+        KeyCode::Delete,
+        KeyCode::Left,
+        KeyCode::Right,
+        KeyCode::Up,
+        KeyCode::Down,
+    ];
+
+    #[derive(Clone, Debug)]
+    enum Act {
+        Key(usize),
+        Click(u16, u16),
+        Resize(u16, u16),
+    }
+
+    fn act() -> impl Strategy<Value = Act> {
+        prop_oneof![
+            8 => (0..KEYS.len()).prop_map(Act::Key),
+            2 => (0u16..140, 0u16..45).prop_map(|(x, y)| Act::Click(x, y)),
+            1 => prop_oneof![Just((10u16, 3u16)), Just((80, 24)), Just((120, 40)), (1u16..160, 1u16..50)]
+                .prop_map(|(w, h)| Act::Resize(w, h)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        /// From the attention map of a 2-layer, 2-head model (the prompt screen behind it),
+        /// random keys, clicks and resizes: the map, the prompt, the tracer on a trained layer,
+        /// the menu, the train form and the checkpoint list never panic.
+        #[test]
+        fn the_trained_model_screens_never_panic(acts in prop::collection::vec(act(), 1..60)) {
+            let dir = tempfile::tempdir().unwrap();
+            let cfg = Config { seq_len: 8, d_model: 8, n_layers: 2, n_heads: 2, ..Config::default() };
+            let model = TinyGpt::new(cfg, 11).unwrap();
+            let origin = Origin {
+                label: "random".into(),
+                checkpoint: None,
+                step: 0,
+                dataset: None,
+                dir: dir.path().to_path_buf(),
+                stem: "random".into(),
+            };
+            let map = AttnMap::new(Arc::new(model.clone()), origin.clone(), b"ab|ba", 0).unwrap();
+            let mut app = App::with_menu(Walk::builtin(), Theme::COLOR, 120, 40);
+            app.checkpoints_dir = dir.path().to_path_buf();
+            app.back.push(Screen::Prompt(Box::new(attn_trace::tui::screens::prompt::Prompt::new(model, origin))));
+            app.screen = Screen::AttnMap(Box::new(map));
+            for a in &acts {
+                let msg = match *a {
+                    Act::Key(k) => Msg::Key(KeyEvent::new(KEYS[k], KeyModifiers::NONE)),
+                    Act::Click(x, y) => Msg::Mouse(MouseEvent {
+                        kind: MouseEventKind::Down(MouseButton::Left),
+                        column: x,
+                        row: y,
+                        modifiers: KeyModifiers::NONE,
+                    }),
+                    Act::Resize(w, h) => Msg::Resize(w, h),
+                };
+                app::update(&mut app, msg);
+                if app.quit {
+                    break;
+                }
+                let (w, h) = (app.area.width.max(1), app.area.height.max(1));
+                let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+                term.draw(|f| app::render(f, &app)).unwrap();
+                if let Screen::AttnMap(m) = &app.screen {
+                    prop_assert!(m.i < m.t() && m.j < m.t() && m.head < m.heads() && m.layer < 2);
+                }
+                if let Some(t) = app.tracer() {
+                    prop_assert!(t.cursor < t.len());
+                }
+            }
+        }
+    }
 }

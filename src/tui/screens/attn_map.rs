@@ -355,10 +355,19 @@ impl AttnMap {
     }
 }
 
-/// Temp file in the target's directory, then renamed over the target.
+/// Temp file in the target's directory, then renamed over the target: an interrupted export
+/// never leaves half a file.
 fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = super::train::dir_of(path);
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".attn-trace-");
+    // a temporary file is private; the export is an ordinary file (0666 less the umask)
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
