@@ -198,3 +198,20 @@ fn foreign_and_mismatched_files_are_refused() {
     let e = parse(&bytes).unwrap_err();
     assert!(e.contains("n_heads"), "{e}");
 }
+
+#[test]
+fn weights_only_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.safetensors");
+    let model = TinyGpt::new(small(), 4).unwrap();
+    model.save(&path, 17).unwrap();
+    assert_eq!(TinyGpt::load(&path).unwrap(), model);
+    let loaded = checkpoint::load(&path).unwrap();
+    assert_eq!(loaded.step, 17);
+    assert!(loaded.state.is_none());
+    // a weights-only file resumes with fresh moments at the saved step
+    let data = Dataset::builtin("sort", 16).unwrap();
+    let mut t = Trainer::resume(loaded, data, 2, Some(1e-3), 5).unwrap();
+    assert_eq!(t.opt.t, 0);
+    assert_eq!(t.step().step, 18);
+}

@@ -123,6 +123,19 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
     write_atomically(path, &bytes).map_err(|e| err(e.to_string()))
 }
 
+impl TinyGpt {
+    /// Saves the weights alone (no optimizer state: enough for `eval`, `sample` and tracing),
+    /// atomically, recording `step` in the metadata.
+    pub fn save(&self, path: &Path, step: u64) -> Result<(), ModelError> {
+        save(path, self, step, None)
+    }
+
+    /// The model of a checkpoint, ignoring any optimizer state in it.
+    pub fn load(path: &Path) -> Result<TinyGpt, ModelError> {
+        Ok(load(path)?.model)
+    }
+}
+
 /// Temp file in the target's directory, flushed to disk, then renamed over the target.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {

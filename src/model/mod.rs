@@ -42,8 +42,9 @@
 //!   returns [`StepStats`] `{ step, loss, tokens_per_s }`; [`Trainer::train`] checks an
 //!   `AtomicBool` between steps; [`Trainer::val_loss`] evaluates the held-out split.
 //! - [`eval_loss`] is the `eval` subcommand's measure: non-overlapping windows from byte 0.
-//! - [`checkpoint::save`] / [`checkpoint::load`] read and write safetensors (see there for the
-//!   tensor names and metadata); [`Trainer::resume`] continues bit for bit.
+//! - [`checkpoint::save`] / [`checkpoint::load`] (and [`TinyGpt::save`] / [`TinyGpt::load`] for
+//!   weights alone) read and write safetensors (see there for the tensor names and metadata);
+//!   [`Trainer::resume`] continues bit for bit.
 //! - [`TinyGpt::layer_attention_inputs`] gives an [`engine::Inputs`](crate::engine::Inputs) for
 //!   one layer on a prompt, including `d_out`, the gradient of the prompt's next-byte loss at the
 //!   block's output.
