@@ -6,14 +6,8 @@ use crate::scenario::Scenario;
 use crate::tensor::{Shape, ravel};
 use crate::trace::{Buf, Pass, Trace};
 
-/// The element a walkthrough opens on: batch `b`, head `h`, query `i`, key `j`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Element {
-    pub b: usize,
-    pub h: usize,
-    pub i: usize,
-    pub j: usize,
-}
+/// The element a walkthrough opens on: the same score coordinates `explain` takes.
+pub use crate::explain::Element;
 
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]
