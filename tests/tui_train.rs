@@ -825,3 +825,39 @@ mod random_input {
         }
     }
 }
+
+#[test]
+fn a_prompt_whose_trace_is_too_big_is_refused_with_the_length_that_fits() {
+    use attn_trace::tui::screens::attn_map::MAX_TRACE_EVENTS;
+    let cfg = Config {
+        seq_len: 64,
+        d_model: 128,
+        n_layers: 1,
+        n_heads: 4,
+        ..Config::default()
+    };
+    let model = Arc::new(TinyGpt::new(cfg, 1).unwrap());
+    let origin = Origin {
+        label: "big".into(),
+        checkpoint: None,
+        step: 0,
+        dataset: None,
+        dir: PathBuf::from("."),
+        stem: "big".into(),
+    };
+    let prompt = [b'a'; 64];
+    let e = AttnMap::new(Arc::clone(&model), origin.clone(), &prompt, 0).unwrap_err();
+    assert!(e.contains(&format!("over the TUI's {MAX_TRACE_EVENTS}")), "{e}");
+    let fits: usize = e
+        .split("prompts up to ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no length in {e}"));
+    assert!((1..64).contains(&fits), "{e}");
+    assert!(AttnMap::new(Arc::clone(&model), origin.clone(), &prompt[..fits], 0).is_ok());
+    assert!(
+        AttnMap::new(model, origin, &prompt[..fits + 1], 0).is_err(),
+        "the longest that fits"
+    );
+}

@@ -24,9 +24,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Most events one traced layer may record (about 40 bytes each): a longer prompt is refused
-/// with the length that fits, so opening the tracer stays a fraction of a second.
-pub const MAX_TRACE_EVENTS: u64 = 16_000_000;
+/// Most events one traced layer may record (about 40 bytes each, the size of trace the TUI
+/// bench measures): a longer prompt is refused with the length that fits, so opening the
+/// tracer stays quick and its memory under half a gigabyte.
+pub const MAX_TRACE_EVENTS: u64 = 10_000_000;
 
 #[derive(Debug)]
 pub struct AttnMap {
