@@ -249,7 +249,10 @@ fn the_menu_opens_every_screen_and_q_quits() {
     );
     key(&mut a, KeyCode::Char('q'));
     key(&mut a, KeyCode::Char('5'));
-    assert!(matches!(a.screen, Screen::Train), "5 opens the train screen (tests/tui_train.rs)");
+    assert!(
+        matches!(a.screen, Screen::Train),
+        "5 opens the train screen (tests/tui_train.rs)"
+    );
     key(&mut a, KeyCode::Esc);
     key(&mut a, KeyCode::Char('3'));
     assert!(matches!(a.screen, Screen::Compare(_)));

@@ -9,7 +9,7 @@ use super::screens::menu::{self, Item, Menu};
 use super::screens::open::{self, Open, Pick};
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
-use super::screens::train::{self, Train, Traced};
+use super::screens::train::{self, Traced, Train};
 use super::theme::Theme;
 use super::walk::Walk;
 use super::widgets::popup;
@@ -136,7 +136,11 @@ impl App {
 
     /// A screen's keys in a popup.
     fn keys_popup(&mut self, title: &str, keys: &[(&str, &str)]) {
-        let text = keys.iter().map(|(k, what)| format!("{k:>16}  {what}")).collect::<Vec<_>>().join("\n");
+        let text = keys
+            .iter()
+            .map(|(k, what)| format!("{k:>16}  {what}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         self.message(title, text, false);
     }
 

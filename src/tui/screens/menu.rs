@@ -54,7 +54,9 @@ impl Item {
             }
             Item::Open => "Pick a shipped scenario from scenarios/ or type the path of your own.",
             Item::Train => "Train a tiny GPT, watch it learn, then trace its attention.",
-            Item::OpenCheckpoint => "Trace the attention of a model saved by the train screen or attn-trace train --save.",
+            Item::OpenCheckpoint => {
+                "Trace the attention of a model saved by the train screen or attn-trace train --save."
+            }
             Item::Help => "Every key of the tracer.",
             Item::Quit => "Leave attn-trace (q from the menu does the same).",
         }
