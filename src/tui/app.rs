@@ -6,6 +6,7 @@ use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
 use super::screens::help;
 use super::screens::menu::{self, Item, Menu};
+use super::screens::mistakes::{self, Gallery, SideBySide};
 use super::screens::open::{self, Open, Pick};
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
@@ -46,6 +47,10 @@ pub enum Screen {
     Checkpoint(OpenCheckpoint),
     Prompt(Box<Prompt>),
     AttnMap(Box<AttnMap>),
+    /// The mistakes gallery.
+    Gallery(Gallery),
+    /// A correct and a mistaken run side by side.
+    Mistakes(Box<SideBySide>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -84,7 +89,7 @@ impl App {
     pub fn new(walk: impl Into<Arc<Walk>>, theme: Theme, width: u16, height: u16) -> App {
         let walk: Arc<Walk> = walk.into();
         App {
-            screen: Screen::Tracer(Box::new(Tracer::new(Arc::clone(&walk), None))),
+            screen: first_screen(&walk),
             popup: None,
             theme,
             area: Rect::new(0, 0, width, height),
@@ -157,7 +162,7 @@ impl App {
             Ok(s) => {
                 let walk = Arc::new(Walk::from_scenario(&s));
                 self.walk = Arc::clone(&walk);
-                self.screen = Screen::Tracer(Box::new(Tracer::new(walk, None)));
+                self.screen = first_screen(&walk);
             }
             Err(e) => self.message("Cannot open this scenario", e.to_string(), true),
         }
@@ -193,9 +198,33 @@ impl App {
                 self.back.clear();
                 self.screen = Screen::Checkpoint(OpenCheckpoint::new(self.checkpoints_dir.clone()));
             }
+            Item::Mistakes => {
+                self.back.clear();
+                self.screen = Screen::Gallery(Gallery::default());
+            }
             Item::Help => self.popup = Some(Popup::Help),
             Item::Quit => self.quit = true,
         }
+    }
+
+    /// Opens gallery entry `k` side by side.
+    fn open_mistake(&mut self, k: usize) {
+        let Screen::Gallery(g) = &self.screen else { return };
+        let view = g
+            .scenario(k)
+            .and_then(|s| SideBySide::new(Arc::new(Walk::from_scenario(&s)), Some(k)));
+        match view {
+            Some(v) => self.screen = Screen::Mistakes(Box::new(v)),
+            None => self.message("Cannot open this mistake", format!("entry {} has no mistaken run", k + 1), true),
+        }
+    }
+}
+
+/// A scenario with mistakes opens side by side with its correct run; any other in the tracer.
+fn first_screen(walk: &Arc<Walk>) -> Screen {
+    match SideBySide::new(Arc::clone(walk), None) {
+        Some(view) => Screen::Mistakes(Box::new(view)),
+        None => Screen::Tracer(Box::new(Tracer::new(Arc::clone(walk), None))),
     }
 }
 
@@ -294,6 +323,28 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             attn_map::Outcome::Help => app.keys_popup("Attention map · keys", attn_map::KEYS),
             attn_map::Outcome::Trace(t) => app.push(Screen::Tracer(t)),
         },
+        Screen::Gallery(g) => match g.key(key) {
+            Some(mistakes::Pick::Open(k)) => app.open_mistake(k),
+            Some(mistakes::Pick::Back) => app.screen = Screen::Menu(Menu { selected: 6 }),
+            Some(mistakes::Pick::Help) => app.keys_popup("Mistakes gallery · keys", mistakes::GALLERY_KEYS),
+            None => {}
+        },
+        Screen::Mistakes(s) => match s.key(key) {
+            mistakes::Outcome::Stay => {}
+            mistakes::Outcome::Back => {
+                app.screen = match s.gallery {
+                    Some(k) => Screen::Gallery(Gallery::new(k)),
+                    None => Screen::Menu(Menu { selected: 6 }),
+                }
+            }
+            mistakes::Outcome::Help => app.keys_popup("Side by side · keys", mistakes::KEYS),
+            // the tracer's q comes back here
+            mistakes::Outcome::Trace(v, n) => {
+                let mut t = Tracer::new(Arc::clone(&s.walk), Some(v));
+                t.cursor = n.min(t.len().saturating_sub(1));
+                app.push(Screen::Tracer(Box::new(t)));
+            }
+        },
     }
 }
 
@@ -320,6 +371,12 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
                 app.push(Screen::Tracer(t));
             }
         }
+        Screen::Gallery(g) => {
+            if let Some(mistakes::Pick::Open(k)) = g.mouse(m, area) {
+                app.open_mistake(k);
+            }
+        }
+        Screen::Mistakes(s) => s.mouse(m),
         Screen::Compare(_) | Screen::Open(_) | Screen::Train | Screen::Checkpoint(_) | Screen::Prompt(_) => {}
     }
 }
@@ -347,6 +404,8 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Checkpoint(c) => checkpoint::render(frame, area, c, t),
         Screen::Prompt(p) => prompt::render(frame, area, p, t),
         Screen::AttnMap(m) => attn_map::render(frame, area, m, t),
+        Screen::Gallery(g) => mistakes::render_gallery(frame, area, g, t),
+        Screen::Mistakes(s) => mistakes::render(frame, area, s, t),
     }
     match &app.popup {
         Some(Popup::Help) => help::render(frame, area, t),

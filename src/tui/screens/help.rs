@@ -22,6 +22,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
     ("t  /  1-4", "switch panel tab on small screens"),
     ("e", "trained model: export this layer as scenario TOML"),
+    ("d", "mistakes side by side: both runs to where they diverge"),
     ("?", "this help"),
     ("Esc", "close a popup, clear the selection, or go back"),
     ("q", "back to the menu; from the menu, quit"),

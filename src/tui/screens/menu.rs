@@ -16,18 +16,20 @@ pub enum Item {
     Open,
     Train,
     OpenCheckpoint,
+    Mistakes,
     Help,
     Quit,
 }
 
 impl Item {
-    pub const ALL: [Item; 8] = [
+    pub const ALL: [Item; 9] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
         Item::Open,
         Item::Train,
         Item::OpenCheckpoint,
+        Item::Mistakes,
         Item::Help,
         Item::Quit,
     ];
@@ -40,6 +42,7 @@ impl Item {
             Item::Open => "Open scenario…",
             Item::Train => "Train TinyGPT",
             Item::OpenCheckpoint => "Open checkpoint…",
+            Item::Mistakes => "Mistakes gallery",
             Item::Help => "Help",
             Item::Quit => "Quit",
         }
@@ -56,6 +59,9 @@ impl Item {
             Item::Train => "Train a tiny GPT, watch it learn, then trace its attention.",
             Item::OpenCheckpoint => {
                 "Trace the attention of a model saved by the train screen or attn-trace train --save."
+            }
+            Item::Mistakes => {
+                "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
             }
             Item::Help => "Every key of the tracer.",
             Item::Quit => "Leave attn-trace (q from the menu does the same).",
@@ -80,7 +86,7 @@ impl Menu {
             KeyCode::Enter | KeyCode::Char(' ') => return Item::ALL.get(self.selected).copied(),
             KeyCode::Char('q') => return Some(Item::Quit),
             KeyCode::Char('?') => return Some(Item::Help),
-            KeyCode::Char(c @ '1'..='8') => {
+            KeyCode::Char(c @ '1'..='9') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
             }
@@ -99,7 +105,7 @@ impl Menu {
 
 fn list_area(area: Rect) -> Rect {
     let [_, list, _] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(10), Constraint::Fill(1)]).areas(area);
+        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
     let w = 46.min(list.width);
     Rect {
         x: list.x + (list.width - w) / 2,
@@ -111,7 +117,7 @@ fn list_area(area: Rect) -> Rect {
 pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
     let t = theme;
     let [head, _, about] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(10), Constraint::Fill(1)]).areas(area);
+        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
     let title = vec![
         Line::from(Span::styled("attn-trace", t.title())).centered(),
         Line::from(Span::styled(

@@ -5,6 +5,7 @@ pub mod checkpoint;
 pub mod compare;
 pub mod help;
 pub mod menu;
+pub mod mistakes;
 pub mod open;
 pub mod prompt;
 pub mod tracer;
