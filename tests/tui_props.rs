@@ -55,6 +55,9 @@ const KEYS: &[KeyCode] = &[
     KeyCode::Char('3'),
     KeyCode::Char('4'),
     KeyCode::Char('9'),
+    // the mistakes gallery (menu entry 7) and the side-by-side view's divergence
+    KeyCode::Char('7'),
+    KeyCode::Char('d'),
     KeyCode::Char('='),
     KeyCode::Char('['),
     KeyCode::Char(' '),
@@ -146,6 +149,13 @@ proptest! {
                 prop_assert!(len > 0, "every shipped scenario records events");
                 prop_assert!(t.cursor < len, "cursor {} outside the log of {len} events", t.cursor);
             }
+            if let Screen::Mistakes(s) = &app.screen {
+                prop_assert!(s.t < s.timeline.len, "step {} outside the timeline of {}", s.t, s.timeline.len);
+                let traces = s.traces().expect("both runs are traced");
+                for (place, trace) in s.places().iter().zip(traces) {
+                    prop_assert!(place.event() < trace.len(), "{place:?} outside the log of {}", trace.len());
+                }
+            }
         }
     }
 }
@@ -153,7 +163,14 @@ proptest! {
 #[test]
 fn tiny_terminals_never_panic_on_any_screen() {
     let walk = Arc::clone(&WALKS[0]);
-    for keys in [vec![], vec!['?'], vec!['q'], vec!['q', '3'], vec!['q', '4']] {
+    let menu = [vec![], vec!['?'], vec!['q'], vec!['q', '3'], vec!['q', '4']];
+    let gallery = [
+        vec!['q', '7'],
+        vec!['q', '7', '3'],
+        vec!['q', '7', '4', 't'],
+        vec!['q', '7', '2', 'd', '?'],
+    ];
+    for keys in menu.into_iter().chain(gallery) {
         let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 80, 24);
         for c in keys {
             app::update(&mut app, Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
