@@ -528,3 +528,39 @@ fn side_by_side_snapshots() {
     key(&mut a, KeyCode::Char('7'));
     insta::assert_snapshot!("gallery_80x24", draw(&a, 80, 24));
 }
+
+#[test]
+fn two_variants_with_backward_switch_with_tab_and_the_mistaken_run_waits_in_backward() {
+    let text = "title = \"both\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\n\
+                [run]\nmistakes = [\"mask_by_multiply\", \"scale_by_seq_len\"]\n";
+    let s = Scenario::parse(text, "both.toml").expect("a valid scenario");
+    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    assert_eq!(view(&a).variant().name(), "mha", "MHA first, as the tracer opens");
+    let names: Vec<&str> = view(&a).mistakes().list().iter().map(|m| m.name()).collect();
+    assert_eq!(names, ["scale_by_seq_len", "mask_by_multiply"]);
+    key(&mut a, KeyCode::Char(']'));
+    key(&mut a, KeyCode::Char(']'));
+    let phase = |a: &App| {
+        let v = view(a);
+        v.timeline.segments[v.timeline.segment_at(v.t)].phase
+    };
+    assert_eq!(phase(&a), Phase::Scores);
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(view(&a).variant().name(), "baseline");
+    assert_eq!(phase(&a), Phase::Scores, "Tab keeps the phase");
+    // both mistakes' lines are marked in the scores pass
+    let v = view(&a);
+    let [_, bad] = v.traces().unwrap();
+    let code = mistakes::code_view(bad, v.places()[MISTAKEN], MISTAKEN, Phase::Scores, v.mistakes());
+    let marked: Vec<&str> = lines_of(&code.marks).collect();
+    assert!(marked.iter().any(|l| l.contains("MISTAKE 2")) && marked.iter().any(|l| l.contains("MISTAKE 3")));
+    // the correct run goes on backward; the mistaken one is forward only
+    key(&mut a, KeyCode::End);
+    let v = view(&a);
+    assert!(matches!(v.places()[MISTAKEN], Place::Waiting(_)));
+    let screen = draw(&a, 120, 40);
+    assert!(screen.contains("a mistaken run is forward only"), "{screen}");
+    // the downstream panel has both mistakes, in the kernel file's order
+    let headings: Vec<&str> = v.report.iter().filter(|n| n.heading).map(|n| n.text.as_str()).collect();
+    assert!(headings[0].starts_with("MISTAKE 2 scale_by_seq_len") && headings[1].starts_with("MISTAKE 3"));
+}
