@@ -98,7 +98,8 @@ impl Mask {
         match self {
             Mask::Causal => j > i,
             Mask::None => false,
-            Mask::Explicit { t, keep } => !keep[i * t + j],
+            // a pair outside the S×T matrix does not exist, so nothing there is visible
+            Mask::Explicit { t, keep } => j >= *t || !keep.get(i * t + j).copied().unwrap_or(false),
         }
     }
 
@@ -115,5 +116,25 @@ impl Mask {
 impl Serialize for Mask {
     fn serialize<Z: serde::Serializer>(&self, ser: Z) -> Result<Z::Ok, Z::Error> {
         ser.serialize_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masks_hide_what_they_say_and_nothing_outside_the_matrix_is_visible() {
+        assert!(Mask::Causal.hides(0, 1) && !Mask::Causal.hides(1, 1));
+        assert!(!Mask::None.hides(0, 5));
+        // 2 queries × 3 keys
+        let m = Mask::explicit(&[vec![true, false, true], vec![false, true, false]]);
+        assert!(!m.hides(0, 0) && m.hides(0, 1) && !m.hides(0, 2));
+        assert!(m.hides(1, 0) && !m.hides(1, 1));
+        // outside: a fourth key, a third query
+        assert!(m.hides(0, 3) && m.hides(2, 0) && m.hides(9, 9));
+        assert_eq!(m.visible_pairs(2, 3), 3);
+        assert_eq!(Mask::Causal.visible_pairs(2, 5), 1 + 2);
+        assert_eq!(Mask::Causal.visible_pairs(3, 2), 1 + 2 + 2);
     }
 }
