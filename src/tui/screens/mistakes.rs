@@ -362,7 +362,7 @@ impl SideBySide {
     }
 
     /// `d`: both runs to the first event where they differ, described on the status line.
-    fn to_divergence(&mut self) {
+    fn jump_to_divergence(&mut self) {
         let Some(traces) = self.traces() else { return };
         let (Some(n), Some(step)) = (self.diverges_at, self.divergence_step()) else {
             self.message = Some("the two runs never diverge: every event is the same".into());
@@ -427,7 +427,7 @@ impl SideBySide {
             KeyCode::PageUp => self.t = t.saturating_sub(100),
             KeyCode::Home => self.t = 0,
             KeyCode::End => self.t = last,
-            KeyCode::Char('d') => self.to_divergence(),
+            KeyCode::Char('d') => self.jump_to_divergence(),
             KeyCode::Char('t') => {
                 self.panel = match self.panel {
                     Panel::Code => Panel::Memory,
