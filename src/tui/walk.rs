@@ -92,10 +92,10 @@ impl Walk {
 
     /// Flat offset of score element `e` in the variant's scores layout, if it is in range.
     pub fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
-        let Shape { b: B, t: T, .. } = self.shape;
+        let Shape { b: B, s: S, t: T, .. } = self.shape;
         let H = self.heads(variant);
         let h = if variant == Variant::Baseline { 0 } else { e.h };
-        if e.b >= B || h >= H || e.i >= T || e.j >= T {
+        if e.b >= B || h >= H || e.i >= S || e.j >= T {
             return None;
         }
         let (_, view) = shapes(Buf::Scores, variant, self.shape);

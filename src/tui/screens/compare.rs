@@ -47,7 +47,7 @@ impl Compare {
         let element = walk.focus.map(|f| f.2).unwrap_or(Element {
             b: 0,
             h: walk.shape.h.saturating_sub(1),
-            i: walk.shape.t.saturating_sub(1),
+            i: walk.shape.s.saturating_sub(1),
             j: 0,
         });
         Compare {
@@ -80,7 +80,7 @@ impl Compare {
             KeyCode::Left => e.j = e.j.saturating_sub(1),
             KeyCode::Right => e.j = (e.j + 1).min(sh.t - 1),
             KeyCode::Up => e.i = e.i.saturating_sub(1),
-            KeyCode::Down => e.i = (e.i + 1).min(sh.t - 1),
+            KeyCode::Down => e.i = (e.i + 1).min(sh.s - 1),
             KeyCode::Char('h') | KeyCode::Tab => e.h = (e.h + 1) % sh.h.max(1),
             KeyCode::Char('b') => e.b = (e.b + 1) % sh.b.max(1),
             KeyCode::Enter => {
@@ -123,7 +123,8 @@ impl Compare {
             Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => self.walk.score_offset(variant, e),
             _ => {
                 let h = if variant == Variant::Mha { e.h } else { 0 };
-                Some((e.b * sh.t + e.i) * sh.c + h * sh.d() * usize::from(variant == Variant::Mha))
+                // query rows: S of them (T in self-attention)
+                Some((e.b * sh.s + e.i) * sh.c + h * sh.d() * usize::from(variant == Variant::Mha))
             }
         }
     }
@@ -188,7 +189,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
 fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Phase, buf: Buf, t: Theme) {
     let walk = &st.walk;
     let sh = walk.shape;
-    let (T, C) = (sh.t, sh.c);
+    let (S, T, C) = (sh.s, sh.t, sh.c);
     let H = walk.heads(variant);
     let e = st.element;
     let block = Block::bordered()
@@ -211,9 +212,9 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
     let fit_cols = (inner.width.saturating_sub(5) / cw).max(1) as usize;
     let fit_rows = inner.height.saturating_sub(1).max(1) as usize;
     if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
-        // H matrices T×T side by side (one for the baseline)
+        // H matrices S×T side by side (one for the baseline)
         let js = window(T, fit_cols, e.j);
-        let is = window(T, fit_rows, e.i);
+        let is = window(S, fit_rows, e.i);
         let panel_w = 4 + js.len() as u16 * cw;
         let per_row = ((inner.width + 1) / (panel_w + 1)).max(1) as usize;
         let label = |h: usize| match (variant, buf) {
@@ -236,7 +237,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                     let yy = y.saturating_add(1 + row as u16);
                     put(out, inner, x0, yy, &format!("i{i}"), t.dim());
                     for (k, j) in js.clone().enumerate() {
-                        let off = ((b * H + h) * T + i) * T + j;
+                        let off = ((b * H + h) * S + i) * T + j;
                         let style = if Some(off) == target {
                             t.write()
                         } else if walk.mask.hides(i, j) {
@@ -341,9 +342,9 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     )));
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
         let row = |trace: &Trace, variant: Variant, h: usize| -> String {
-            let T = sh.t;
+            let (S, T) = (sh.s, sh.t);
             let H = walk.heads(variant);
-            let base = ((e.b * H + h) * T + e.i) * T;
+            let base = ((e.b * H + h) * S + e.i) * T;
             let last = trace.len().saturating_sub(1);
             let vals: Vec<String> = (0..T)
                 .map(|j| num(trace.value_at(Buf::Probs, base + j, last)))
