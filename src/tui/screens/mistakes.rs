@@ -821,6 +821,14 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
     };
     let (header, halves, notes, status, both) = areas(area, st);
     let seg = &st.timeline.segments[st.timeline.segment_at(st.t)];
+    // the phase's title is the correct run's; a mistake whose own code runs here is named
+    let here: Vec<String> = st
+        .mistakes()
+        .list()
+        .into_iter()
+        .filter(|&m| phase_of(m) == Some(seg.phase))
+        .map(|m| format!(" · here runs MISTAKE {}", number(m)))
+        .collect();
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(format!(" {} ", st.walk.title), t.title()),
@@ -833,6 +841,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
                 ),
                 t.dim(),
             ),
+            Span::styled(here.concat(), t.error()),
         ])),
         header,
     );
@@ -984,7 +993,8 @@ fn code_panel(frame: &mut Frame, area: Rect, cv: &CodeView, t: Theme) {
     let hi = focus.iter().copied().max().unwrap_or(1);
     let anchor = if hi - lo < h { lo } else { cv.current.unwrap_or(lo) };
     let room = h.saturating_sub(hi.saturating_sub(anchor) + 1);
-    let first = (anchor - 1)
+    let first = anchor
+        .saturating_sub(1)
         .saturating_sub(room.min(h / 3))
         .min(lines.len().saturating_sub(h));
     let indent = |l: &str| l.len() - l.trim_start().len();
