@@ -102,6 +102,35 @@ fn saving_replaces_the_previous_file_whole() {
     assert_eq!(checkpoint::load(&path).unwrap().step, 1);
 }
 
+#[test]
+fn checkpoints_are_ordinary_files_not_private_temp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    trainer(1).save(&path).unwrap();
+    TinyGpt::new(small(), 1)
+        .unwrap()
+        .save(&dir.path().join("w.safetensors"), 0)
+        .unwrap();
+    #[cfg(unix)]
+    {
+        // as open as any file this process creates directly (0666 less the umask), not the
+        // temporary file's 0600
+        use std::os::unix::fs::PermissionsExt;
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain));
+        assert_eq!(mode(&dir.path().join("w.safetensors")), mode(&plain));
+    }
+    // nothing else is left behind: the temporary files were renamed, not copied
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["m.safetensors", "plain", "w.safetensors"]);
+}
+
 fn saved_bytes() -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.safetensors");

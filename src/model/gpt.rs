@@ -1,10 +1,12 @@
 //! The TinyGPT model: configuration, parameters in one flat buffer, and the forward and backward
-//! passes over a batch, with attention run by the tracer's own kernels (untraced).
+//! passes over a batch, with attention through sgemm ([`super::attention`], held to the tracer's
+//! kernels by tests).
 #![allow(non_snake_case)]
 
 use super::ModelError;
+use super::attention;
 use super::ops;
-use crate::kernels::{Mask, attention_1h, attention_mha, split};
+use crate::kernels::split;
 use crate::tensor::Shape;
 use crate::trace::NoRecord;
 use rand::SeedableRng;
@@ -454,37 +456,14 @@ fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
     &p[off..off + len]
 }
 
-/// The attention core of one layer, by the tracer's kernels: the baseline kernel for one head,
-/// the multi-head kernel otherwise.
+/// The attention core of one layer: the kernels' math through sgemm ([`super::attention`]).
 fn attention_forward(sh: Shape, a: &mut LayerActs) {
-    let core = if sh.h == 1 {
-        attention_1h::forward::<NoRecord>
-    } else {
-        attention_mha::forward::<NoRecord>
-    };
-    core(
-        &mut NoRecord,
-        sh,
-        &Mask::Causal,
-        &a.q,
-        &a.k,
-        &a.v,
-        &mut a.scores,
-        &mut a.probs,
-        &mut a.att,
-    );
+    attention::forward(sh, &a.q, &a.k, &a.v, &mut a.scores, &mut a.probs, &mut a.att);
 }
 
 fn attention_backward(sh: Shape, a: &LayerActs, g: &mut Grads) {
-    let core = if sh.h == 1 {
-        attention_1h::backward::<NoRecord>
-    } else {
-        attention_mha::backward::<NoRecord>
-    };
-    core(
-        &mut NoRecord,
+    attention::backward(
         sh,
-        &Mask::Causal,
         &a.q,
         &a.k,
         &a.v,

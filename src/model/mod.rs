@@ -1,14 +1,17 @@
-//! TinyGPT: a byte-level GPT small enough to train in seconds, whose attention runs on the same
-//! kernels the tracer shows.
+//! TinyGPT: a byte-level GPT small enough to train in seconds, whose attention computes what the
+//! kernels the tracer shows compute.
 //!
 //! The model (the facts of the C++ teaching codebase this project follows): vocabulary 256
 //! (bytes); learned `wte [V,C]` and `wpe [T,C]`; `L` pre-LN blocks `x += attention(LN(x))`,
 //! `x += W_out·gelu(W_fc·LN(x))` with LayerNorm without scale or shift (ε 1e-5) and tanh-GELU;
 //! final LN and an untied head `w_lm [C,V]`, `b_lm [V]`; mean cross-entropy over all positions.
-//! Attention runs [`crate::kernels::attention_1h`] for one head and
-//! [`crate::kernels::attention_mha`] otherwise, with the no-op recorder; the linear layers run
-//! through sgemm ([`ops`]); a batch is split into [`gpt::SHARDS`] slices that run on their own
-//! threads.
+//! Training, evaluation and sampling run attention through [`attention`]: the math of
+//! [`crate::kernels::attention_1h`] (one head) and [`crate::kernels::attention_mha`] (`H` heads)
+//! with each head's products as sgemm calls, held to those kernels (every buffer, forward and
+//! backward, ≤ 1e-5 relative) by `tests/model_attention.rs`; the kernels themselves stay the
+//! reference the tracer shows, and [`TinyGpt::layer_attention_inputs`] replays a layer on them.
+//! The linear layers run through sgemm too ([`ops`]); a batch is split into [`gpt::SHARDS`]
+//! slices that run on their own threads.
 //!
 //! # Using it from a UI
 //!
@@ -50,6 +53,7 @@
 //!   block's output.
 
 pub mod adamw;
+pub mod attention;
 pub mod checkpoint;
 pub mod data;
 pub mod gpt;
