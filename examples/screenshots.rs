@@ -14,6 +14,7 @@
 //! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
 //! they are rewritten, never checked.
 
+use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::screens::train::Field;
 use attn_trace::tui::{Theme, Walk};
@@ -60,6 +61,12 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let mut help = App::new(walk(), Theme::COLOR, W, H);
     press(&mut help, KeyCode::Char('?'));
     shots.push(("help.svg", svg(&help, W, H)?));
+
+    // the mistakes gallery's mask-by-multiply side by side, at the event where the runs part (d)
+    let scenario = Scenario::mistake("mask_by_multiply").ok_or("the gallery ships mask_by_multiply")?;
+    let mut mistakes = App::new(Walk::from_scenario(&scenario), Theme::COLOR, W, H);
+    press(&mut mistakes, KeyCode::Char('d'));
+    shots.push(("mistakes.svg", svg(&mistakes, W, H)?));
 
     Ok(shots)
 }
