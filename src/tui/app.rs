@@ -215,7 +215,11 @@ impl App {
             .and_then(|s| SideBySide::new(Arc::new(Walk::from_scenario(&s)), Some(k)));
         match view {
             Some(v) => self.screen = Screen::Mistakes(Box::new(v)),
-            None => self.message("Cannot open this mistake", format!("entry {} has no mistaken run", k + 1), true),
+            None => self.message(
+                "Cannot open this mistake",
+                format!("entry {} has no mistaken run", k + 1),
+                true,
+            ),
         }
     }
 }
