@@ -36,19 +36,23 @@ fn random(rng: &mut ChaCha8Rng, n: usize, amp: f32) -> Vec<f32> {
 
 /// Forward and backward of both on the same random inputs, every buffer compared.
 fn check(b: usize, t: usize, c: usize, h: usize, seed: u64) {
-    let sh = Shape::new(b, t, c, h);
+    check_shape(Shape::new(b, t, c, h), seed);
+}
+
+fn check_shape(sh: Shape, seed: u64) {
+    let Shape { b, s, t, c, h } = sh;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // amplitude 2 makes some rows of the softmax peaked, others flat
-    let q = random(&mut rng, b * t * c, 2.0);
+    let q = random(&mut rng, b * s * c, 2.0);
     let k = random(&mut rng, b * t * c, 2.0);
     let v = random(&mut rng, b * t * c, 1.0);
-    let d_att = random(&mut rng, b * t * c, 1.0);
-    let (n_x, n_st) = (b * t * c, b * h * t * t);
+    let d_att = random(&mut rng, b * s * c, 1.0);
+    let (n_q, n_x, n_st) = (b * s * c, b * t * c, b * h * s * t);
 
     // the kernels: the baseline one for H = 1, the multi-head one otherwise
-    let (mut ks, mut kp, mut ka) = (vec![0.0; n_st], vec![0.0; n_st], vec![0.0; n_x]);
+    let (mut ks, mut kp, mut ka) = (vec![0.0; n_st], vec![0.0; n_st], vec![0.0; n_q]);
     let (mut kdp, mut kds) = (vec![0.0; n_st], vec![0.0; n_st]);
-    let (mut kdq, mut kdk, mut kdv) = (vec![0.0; n_x], vec![0.0; n_x], vec![0.0; n_x]);
+    let (mut kdq, mut kdk, mut kdv) = (vec![0.0; n_q], vec![0.0; n_x], vec![0.0; n_x]);
     let mask = Mask::Causal;
     if h == 1 {
         attention_1h::forward(&mut NoRecord, sh, &mask, &q, &k, &v, &mut ks, &mut kp, &mut ka);
@@ -88,13 +92,13 @@ fn check(b: usize, t: usize, c: usize, h: usize, seed: u64) {
 
     // the fast path, into buffers full of NaN so anything it fails to write shows
     let nan = |n: usize| vec![f32::NAN; n];
-    let (mut s, mut p, mut a) = (nan(n_st), nan(n_st), nan(n_x));
+    let (mut sc, mut p, mut a) = (nan(n_st), nan(n_st), nan(n_q));
     let (mut dp, mut ds) = (nan(n_st), nan(n_st));
-    let (mut dq, mut dk, mut dv) = (nan(n_x), nan(n_x), nan(n_x));
-    attention::forward(sh, &q, &k, &v, &mut s, &mut p, &mut a);
+    let (mut dq, mut dk, mut dv) = (nan(n_q), nan(n_x), nan(n_x));
+    attention::forward(sh, &q, &k, &v, &mut sc, &mut p, &mut a);
     attention::backward(sh, &q, &k, &v, &p, &d_att, &mut dp, &mut ds, &mut dq, &mut dk, &mut dv);
 
-    assert_close("scores", sh, &s, &ks);
+    assert_close("scores", sh, &sc, &ks);
     assert_close("probs", sh, &p, &kp);
     assert_close("att", sh, &a, &ka);
     assert_close("d_probs", sh, &dp, &kdp);
@@ -104,7 +108,7 @@ fn check(b: usize, t: usize, c: usize, h: usize, seed: u64) {
     assert_close("d_v", sh, &dv, &kdv);
     // hidden pairs: probability and score gradient exactly 0
     for (n, (&pn, &dsn)) in p.iter().zip(&ds).enumerate() {
-        let (i, j) = ((n / t) % t, n % t);
+        let (i, j) = ((n / t) % s, n % t);
         if j > i {
             assert!(
                 pn == 0.0 && dsn == 0.0,
@@ -131,6 +135,16 @@ fn multi_head_equals_the_mha_kernel() {
     check(2, 13, 16, 4, 9);
     check(2, 17, 24, 2, 10);
     check(3, 64, 128, 4, 11); // the bench's configuration (b), a shard's worth
+}
+
+#[test]
+fn more_or_fewer_queries_than_keys_equal_the_kernels() {
+    // the causal rule j > i with S ≠ T: queries past the last key see every key, keys past the
+    // last query are seen by none (their dK and dV are 0)
+    check_shape(Shape::cross(2, 21, 9, 8, 1), 13);
+    check_shape(Shape::cross(2, 9, 21, 8, 1), 14);
+    check_shape(Shape::cross(2, 40, 19, 12, 3), 15);
+    check_shape(Shape::cross(1, 19, 40, 12, 3), 16);
 }
 
 #[test]
