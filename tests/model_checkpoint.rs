@@ -111,13 +111,13 @@ fn checkpoints_are_ordinary_files_not_private_temp_files() {
         .unwrap()
         .save(&dir.path().join("w.safetensors"), 0)
         .unwrap();
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "").unwrap();
     #[cfg(unix)]
     {
         // as open as any file this process creates directly (0666 less the umask), not the
         // temporary file's 0600
         use std::os::unix::fs::PermissionsExt;
-        let plain = dir.path().join("plain");
-        std::fs::write(&plain, "").unwrap();
         let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), mode(&plain));
         assert_eq!(mode(&dir.path().join("w.safetensors")), mode(&plain));
