@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Train TinyGPT (byte-level, attention by the tracer's kernels) and optionally save it.
+/// Train TinyGPT (byte-level, the tracer's attention math through sgemm) and optionally save it.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 Built-in datasets (--dataset): kernels (this project's kernel sources), copy, reverse, sort.
@@ -52,7 +52,7 @@ pub struct Args {
     /// Transformer blocks [default: 1].
     #[arg(long, value_name = "L")]
     pub layers: Option<usize>,
-    /// Attention heads; must divide --dmodel (1 runs the baseline kernel, more the MHA kernel) [default: 1].
+    /// Attention heads; must divide --dmodel (1 is the baseline kernel's math, more the MHA kernel's) [default: 1].
     #[arg(long, value_name = "H")]
     pub heads: Option<usize>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].

@@ -72,7 +72,7 @@ impl Field {
             Field::Dataset => "←/→ kernels · copy · reverse · sort, or type a file path",
             Field::Layers => "L, transformer blocks",
             Field::DModel => "C, channels of every token",
-            Field::Heads => "H, divides d_model (1: baseline kernel, more: MHA)",
+            Field::Heads => "H, divides d_model (1: baseline kernel's math, more: MHA)",
             Field::Seq => "T, tokens of context",
             Field::Batch => "B, sequences per step",
             Field::Steps => "optimizer steps",
