@@ -21,7 +21,6 @@ use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -120,23 +119,9 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
 
 /// Writes `text` to `path` through a temporary file in the same folder, then a rename. The
 /// picture gets ordinary permissions (0666 less the umask), not the temporary file's private ones.
+/// An interrupted run never leaves half a picture.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| format!("{}: no parent folder", path.display()))?;
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    tmp.write_all(text.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    tmp.persist(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(())
+    attn_trace::atomic::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run(check: bool) -> Result<bool, String> {

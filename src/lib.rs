@@ -5,6 +5,7 @@
 //! either run untraced or record every read and write into a [`trace::Trace`], which the TUI and
 //! the CLI step through.
 
+pub mod atomic;
 pub mod engine;
 pub mod explain;
 pub mod formula;

@@ -121,21 +121,7 @@ impl Output {
                 target.display()
             )));
         }
-        let dir = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(".attn-trace-");
-        // a temporary file is private by default; the result should be an ordinary file
-        // (0666 less the umask), as if written directly
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
-        }
-        let temp = builder
-            .tempfile_in(dir)
+        let temp = attn_trace::atomic::temp_beside(target)
             .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
         Ok(Output::File {
             temp: std::io::BufWriter::new(temp),

@@ -15,7 +15,6 @@ use super::gpt::{Config, Layout, TinyGpt};
 use super::{AdamW, ModelError};
 use safetensors::{Dtype, SafeTensors, tensor::TensorView};
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::Path;
 
 /// The `format` metadata value of our checkpoints.
@@ -120,7 +119,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let bytes = safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))?;
-    write_atomically(path, &bytes).map_err(|e| err(e.to_string()))
+    crate::atomic::write(path, &bytes).map_err(|e| err(e.to_string()))
 }
 
 impl TinyGpt {
@@ -134,28 +133,6 @@ impl TinyGpt {
     pub fn load(path: &Path) -> Result<TinyGpt, ModelError> {
         Ok(load(path)?.model)
     }
-}
-
-/// Temp file in the target's directory, flushed to disk, then renamed over the target.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".attn-trace-");
-    // a temporary file is private (0600); a checkpoint should be an ordinary file (0666 less the
-    // umask), as if written directly, like the CLI's other outputs
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 /// Reads and checks a checkpoint.

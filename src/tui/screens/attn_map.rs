@@ -20,7 +20,6 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -250,7 +249,7 @@ impl AttnMap {
         text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
         text.push_str(&scenario.to_toml());
         let path = self.export_path();
-        write_atomically(&path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        crate::atomic::write(&path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         Ok(path)
     }
 
@@ -354,25 +353,6 @@ impl AttnMap {
     fn selection_in(&self, l: usize, h: usize) -> Option<(usize, usize)> {
         (l == self.layer && h == self.head).then_some((self.i, self.j))
     }
-}
-
-/// Temp file in the target's directory, then renamed over the target: an interrupted export
-/// never leaves half a file.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = super::train::dir_of(path);
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".attn-trace-");
-    // a temporary file is private; the export is an ordinary file (0666 less the umask)
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 fn inner(r: Rect) -> Rect {

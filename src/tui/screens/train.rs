@@ -365,10 +365,7 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
 
 /// The directory a file goes into (`.` for a bare name).
 pub fn dir_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
+    crate::atomic::dir_of(path).to_path_buf()
 }
 
 /// Where a run is.
