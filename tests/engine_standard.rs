@@ -4,13 +4,13 @@
 
 mod common;
 
-use attn_trace::engine::{Dropout, Inputs, Passes, Start, Tensors, first_divergence, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
 use attn_trace::formula::derived_lines;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, MASKED, Op, Phase};
-use common::values;
+use common::{check_gradients, values};
 use std::collections::BTreeMap;
 
 /// Separate projections; keys and values from `memory` when `cross`.
@@ -36,70 +36,6 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
     }
 }
 
-fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
-    match (buf, &mut inputs.start, &mut inputs.proj) {
-        (Buf::X, Start::Separate { x, .. }, _) => x,
-        (Buf::Memory, Start::Separate { memory: Some(m), .. }, _) => m,
-        (Buf::WQ, Start::Separate { w_q, .. }, _) => w_q,
-        (Buf::BQ, Start::Separate { b_q, .. }, _) => b_q,
-        (Buf::WK, Start::Separate { w_k, .. }, _) => w_k,
-        (Buf::BK, Start::Separate { b_k, .. }, _) => b_k,
-        (Buf::WV, Start::Separate { w_v, .. }, _) => w_v,
-        (Buf::BV, Start::Separate { b_v, .. }, _) => b_v,
-        (Buf::WProj, _, Some((w, _))) => w,
-        (Buf::BProj, _, Some((_, b))) => b,
-        _ => panic!("{buf} is not an input of this run"),
-    }
-}
-
-fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
-    let grad = match buf {
-        Buf::X => Buf::DX,
-        Buf::Memory => Buf::DMemory,
-        Buf::WQ => Buf::DWQ,
-        Buf::BQ => Buf::DBQ,
-        Buf::WK => Buf::DWK,
-        Buf::BK => Buf::DBK,
-        Buf::WV => Buf::DWV,
-        Buf::BV => Buf::DBV,
-        Buf::WProj => Buf::DWProj,
-        Buf::BProj => Buf::DBProj,
-        _ => unreachable!(),
-    };
-    t.get(grad)
-}
-
-/// L = Σ out ⊙ d_out in f64.
-fn loss(inputs: &Inputs, variant: Variant) -> f64 {
-    let r = run(inputs, variant, Passes::FORWARD, false);
-    r.tensors
-        .output()
-        .iter()
-        .zip(&inputs.d_out)
-        .map(|(&o, &g)| o as f64 * g as f64)
-        .sum()
-}
-
-/// Central differences for every element of every listed input.
-fn check(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
-    let analytic = run(inputs, variant, Passes::BOTH, false).tensors;
-    let eps = 1e-3f32;
-    for &buf in bufs {
-        let grad = gradient(&analytic, buf);
-        let n = input_mut(&mut inputs.clone(), buf).len();
-        assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
-        for (k, &g) in grad.iter().enumerate() {
-            let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
-            input_mut(&mut plus, buf)[k] += eps;
-            input_mut(&mut minus, buf)[k] -= eps;
-            let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
-            let a = g as f64;
-            let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
-            assert!(err < 5e-3, "{variant} d_{buf}[{k}]: analytic {a}, numeric {numeric}");
-        }
-    }
-}
-
 const SEPARATE: &[Buf] = &[
     Buf::X,
     Buf::WQ,
@@ -115,8 +51,8 @@ const SEPARATE: &[Buf] = &[
 #[test]
 fn separate_projections_match_finite_differences() {
     let inputs = separate(Shape::new(2, 4, 6, 3), Mask::Causal, false, 1);
-    check(&inputs, Variant::Baseline, SEPARATE);
-    check(&inputs, Variant::Mha, SEPARATE);
+    check_gradients(&inputs, Variant::Baseline, SEPARATE);
+    check_gradients(&inputs, Variant::Mha, SEPARATE);
 }
 
 #[test]
@@ -131,8 +67,8 @@ fn cross_attention_matches_finite_differences_with_every_kind_of_mask() {
     for mask in [Mask::None, Mask::Causal, explicit] {
         let inputs = separate(sh, mask, true, 2);
         let all: Vec<Buf> = [Buf::Memory].iter().chain(SEPARATE).copied().collect();
-        check(&inputs, Variant::Mha, &all);
-        check(&inputs, Variant::Baseline, &all);
+        check_gradients(&inputs, Variant::Mha, &all);
+        check_gradients(&inputs, Variant::Baseline, &all);
     }
 }
 
@@ -140,8 +76,8 @@ fn cross_attention_matches_finite_differences_with_every_kind_of_mask() {
 fn dropout_with_a_fixed_mask_matches_finite_differences() {
     let mut inputs = separate(Shape::new(1, 5, 4, 2), Mask::Causal, false, 3);
     inputs.dropout = Some(Dropout { p: 0.3, seed: 9 });
-    check(&inputs, Variant::Mha, SEPARATE);
-    check(&inputs, Variant::Baseline, SEPARATE);
+    check_gradients(&inputs, Variant::Mha, SEPARATE);
+    check_gradients(&inputs, Variant::Baseline, SEPARATE);
 }
 
 #[test]
