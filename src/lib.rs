@@ -12,6 +12,7 @@ pub mod formula;
 pub mod kernels;
 pub mod model;
 pub mod scenario;
+pub mod simd;
 pub mod svg;
 pub mod tensor;
 pub mod trace;

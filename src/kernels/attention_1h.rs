@@ -4,6 +4,7 @@
 //! `(bb*T + j)*C + c`; `scores, probs [B,S,T]` at `(bb*S + i)*T + j`. Scale `1/√C`.
 //! In self-attention the query length `S` equals the key length `T`.
 
+use super::untraced::{self, Heads};
 use super::{Mask, softmax};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
@@ -28,6 +29,10 @@ pub fn forward<R: Recorder>(
 
 /// Pass 1 of forward.
 pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::scores(Heads::baseline(sh), mask, q, k, scores);
+    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -66,6 +71,10 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
 
 /// Pass 2 of forward.
 pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same arithmetic, without the exponentials that are exactly 0 (untraced.rs)
+        return untraced::softmax_rows(Heads::baseline(sh), scores, probs);
+    }
     let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 2: P = softmax(S) along j, one row (bb, i) at a time
     rec.phase(Phase::Softmax);
@@ -83,6 +92,10 @@ pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: 
 
 /// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
 pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::weighted_sum(Heads::baseline(sh), p, v, att);
+    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -145,6 +158,10 @@ pub fn weighted_sum_back<R: Recorder>(
     (dpb, d_p): (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::weighted_sum_back(Heads::baseline(sh), p, v, d_att, d_p, d_v);
+    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -228,6 +245,10 @@ pub fn scores_back<R: Recorder>(
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::scores_back(Heads::baseline(sh), mask, q, k, d_scores, d_q, d_k);
+    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;

@@ -6,6 +6,7 @@
 //! `((bb*H + hh)*S + i)*T + j`; `att [B,S,H,D]` is already `[B,S,C]` in memory, which is the
 //! concatenation of the heads. Scale `1/√D`. In self-attention `S = T`.
 
+use super::untraced::{self, Heads};
 use super::{Mask, softmax};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
@@ -30,6 +31,10 @@ pub fn forward<R: Recorder>(
 
 /// Pass 1 of forward.
 pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::scores(Heads::mha(sh), mask, q, k, scores);
+    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -73,6 +78,10 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
 
 /// Pass 2 of forward.
 pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same arithmetic, without the exponentials that are exactly 0 (untraced.rs)
+        return untraced::softmax_rows(Heads::mha(sh), scores, probs);
+    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -96,6 +105,10 @@ pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: 
 
 /// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
 pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::weighted_sum(Heads::mha(sh), p, v, att);
+    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -164,6 +177,10 @@ pub fn weighted_sum_back<R: Recorder>(
     (dpb, d_p): (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::weighted_sum_back(Heads::mha(sh), p, v, d_att, d_p, d_v);
+    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -262,6 +279,10 @@ pub fn scores_back<R: Recorder>(
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::scores_back(Heads::mha(sh), mask, q, k, d_scores, d_q, d_k);
+    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;

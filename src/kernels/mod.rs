@@ -13,6 +13,7 @@ pub mod dropout;
 pub mod linear;
 pub mod softmax;
 pub mod split;
+pub mod untraced;
 
 use serde::Serialize;
 use std::fmt;

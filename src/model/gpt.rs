@@ -1,12 +1,10 @@
 //! The TinyGPT model: configuration, parameters in one flat buffer, and the forward and backward
-//! passes over a batch, with attention through sgemm ([`super::attention`], held to the tracer's
-//! kernels by tests).
+//! passes over a batch. Attention runs the tracer's own kernels with the no-op recorder.
 #![allow(non_snake_case)]
 
 use super::ModelError;
-use super::attention;
 use super::ops;
-use crate::kernels::split;
+use crate::kernels::{Mask, attention_1h, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::NoRecord;
 use rand::SeedableRng;
@@ -456,14 +454,37 @@ fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
     &p[off..off + len]
 }
 
-/// The attention core of one layer: the kernels' math through sgemm ([`super::attention`]).
+/// The attention core of one layer: the tracer's kernels with the no-op recorder, causal mask.
+/// One head runs the baseline kernel (`attention_1h.rs`), several the MHA kernel.
 fn attention_forward(sh: Shape, a: &mut LayerActs) {
-    attention::forward(sh, &a.q, &a.k, &a.v, &mut a.scores, &mut a.probs, &mut a.att);
+    let kernel = if sh.h == 1 {
+        attention_1h::forward
+    } else {
+        attention_mha::forward
+    };
+    kernel(
+        &mut NoRecord,
+        sh,
+        &Mask::Causal,
+        &a.q,
+        &a.k,
+        &a.v,
+        &mut a.scores,
+        &mut a.probs,
+        &mut a.att,
+    );
 }
 
 fn attention_backward(sh: Shape, a: &LayerActs, g: &mut Grads) {
-    attention::backward(
+    let kernel = if sh.h == 1 {
+        attention_1h::backward
+    } else {
+        attention_mha::backward
+    };
+    kernel(
+        &mut NoRecord,
         sh,
+        &Mask::Causal,
         &a.q,
         &a.k,
         &a.v,

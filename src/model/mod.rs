@@ -53,7 +53,6 @@
 //!   block's output.
 
 pub mod adamw;
-pub mod attention;
 pub mod checkpoint;
 pub mod data;
 pub mod gpt;

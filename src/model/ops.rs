@@ -1,10 +1,14 @@
 //! TinyGPT's ops besides attention, each forward next to its backward, over flat row-major
 //! buffers. Activations are `[B,T,C]` at `(bb*T + i)*C + c`; weights are stored `[IC, OC]`.
 //!
+//! Each op is compiled for the baseline CPU and for AVX2, picked at run time ([`crate::simd`]).
+//!
 //! Conventions for gradients: a backward *writes* the gradient of an op's input unless its doc
 //! says it *accumulates* (`+=`): layernorm and the embeddings add into buffers that several
 //! paths feed (the residual stream, a token row used at many positions).
 #![allow(non_snake_case)]
+
+use crate::simd::{self, with_avx2};
 
 /// LayerNorm's `ε`, as in the reference.
 pub const LN_EPS: f32 = 1e-5;
@@ -17,9 +21,14 @@ const GELU_CUBIC: f32 = 0.044_715;
 // ---------------------------------------------------------------------------------------------
 // embedding: x[bb,i,:] = wte[token[bb,i], :] + wpe[i, :]
 
-/// Token plus position embedding. `tokens [B,T]`, `wte [V,C]`, `wpe [T_max,C]` (rows `0..T`
-/// used), `x [B,T,C]`.
-pub fn embedding_forward([B, T]: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[f32], x: &mut [f32]) {
+with_avx2! {
+    /// Token plus position embedding. `tokens [B,T]`, `wte [V,C]`, `wpe [T_max,C]` (rows `0..T`
+    /// used), `x [B,T,C]`.
+    pub fn embedding_forward(bt: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[f32], x: &mut [f32]) => embedding_forward_impl;
+}
+
+#[inline(always)]
+fn embedding_forward_impl([B, T]: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[f32], x: &mut [f32]) {
     let C = x.len() / (B * T);
     for bb in 0..B {
         for i in 0..T {
@@ -33,9 +42,14 @@ pub fn embedding_forward([B, T]: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[
     }
 }
 
-/// Accumulates `dx` into the rows it came from: `d_wte[token] += dx[bb,i]`, `d_wpe[i] += dx[bb,i]`
-/// (a token seen at several positions, or a position in several sequences, sums their gradients).
-pub fn embedding_backward([B, T]: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: &mut [f32], d_wpe: &mut [f32]) {
+with_avx2! {
+    /// Accumulates `dx` into the rows it came from: `d_wte[token] += dx[bb,i]`, `d_wpe[i] += dx[bb,i]`
+    /// (a token seen at several positions, or a position in several sequences, sums their gradients).
+    pub fn embedding_backward(bt: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: &mut [f32], d_wpe: &mut [f32]) => embedding_backward_impl;
+}
+
+#[inline(always)]
+fn embedding_backward_impl([B, T]: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: &mut [f32], d_wpe: &mut [f32]) {
     let C = dx.len() / (B * T);
     for bb in 0..B {
         for i in 0..T {
@@ -53,9 +67,14 @@ pub fn embedding_backward([B, T]: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: 
 // ---------------------------------------------------------------------------------------------
 // layernorm without learnable scale or shift: y = (x − mean) / √(var + ε) over each row of C
 
-/// Normalises every row of `C` channels; keeps each row's `mean` and `rstd = 1/√(var + ε)` for
-/// the backward pass.
-pub fn layernorm_forward(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) {
+with_avx2! {
+    /// Normalises every row of `C` channels; keeps each row's `mean` and `rstd = 1/√(var + ε)` for
+    /// the backward pass.
+    pub fn layernorm_forward(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) => layernorm_forward_impl;
+}
+
+#[inline(always)]
+fn layernorm_forward_impl(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) {
     for (r, (xr, yr)) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)).enumerate() {
         let m = xr.iter().sum::<f32>() / C as f32;
         let var = xr.iter().map(|&v| (v - m) * (v - m)).sum::<f32>() / C as f32;
@@ -68,9 +87,14 @@ pub fn layernorm_forward(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], r
     }
 }
 
-/// Accumulates `dx += rstd · (dy − mean(dy) − ŷ · mean(dy ⊙ ŷ))` with `ŷ = (x − mean)·rstd`:
-/// the normalisation removes the components of `dy` along 1 and along `ŷ`.
-pub fn layernorm_backward(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &[f32], dx: &mut [f32]) {
+with_avx2! {
+    /// Accumulates `dx += rstd · (dy − mean(dy) − ŷ · mean(dy ⊙ ŷ))` with `ŷ = (x − mean)·rstd`:
+    /// the normalisation removes the components of `dy` along 1 and along `ŷ`.
+    pub fn layernorm_backward(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &[f32], dx: &mut [f32]) => layernorm_backward_impl;
+}
+
+#[inline(always)]
+fn layernorm_backward_impl(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &[f32], dx: &mut [f32]) {
     let rows = x.chunks_exact(C).zip(dy.chunks_exact(C)).zip(dx.chunks_exact_mut(C));
     for (r, ((xr, dyr), dxr)) in rows.enumerate() {
         let (m, s) = (mean[r], rstd[r]);
@@ -92,15 +116,21 @@ pub fn layernorm_backward(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &
 // ---------------------------------------------------------------------------------------------
 // GELU, tanh approximation: y = ½·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³)
 
-/// `tanh(u) = 1 − 2/(e^{2u} + 1)`: one `exp`, and exact ±1 at the extremes instead of NaN.
-#[inline]
+/// `tanh(u) = 1 − 2/(e^{2u} + 1)`: one `exp` (the vectorisable [`simd::exp`]), and exact ±1 at
+/// the extremes instead of NaN.
+#[inline(always)]
 fn tanh(u: f32) -> f32 {
-    1.0 - 2.0 / ((2.0 * u).exp() + 1.0)
+    1.0 - 2.0 / (simd::exp(2.0 * u) + 1.0)
 }
 
-/// Element-wise GELU. `th` keeps `tanh(u)` of every element so the backward pass need not
-/// recompute it.
-pub fn gelu_forward(x: &[f32], y: &mut [f32], th: &mut [f32]) {
+with_avx2! {
+    /// Element-wise GELU. `th` keeps `tanh(u)` of every element so the backward pass need not
+    /// recompute it.
+    pub fn gelu_forward(x: &[f32], y: &mut [f32], th: &mut [f32]) => gelu_forward_impl;
+}
+
+#[inline(always)]
+fn gelu_forward_impl(x: &[f32], y: &mut [f32], th: &mut [f32]) {
     for ((&v, y), th) in x.iter().zip(y.iter_mut()).zip(th.iter_mut()) {
         let t = tanh(GELU_SCALE * (v + GELU_CUBIC * v * v * v));
         *th = t;
@@ -108,8 +138,13 @@ pub fn gelu_forward(x: &[f32], y: &mut [f32], th: &mut [f32]) {
     }
 }
 
-/// `dx = dy · (½(1 + tanh u) + ½·x·(1 − tanh² u)·√(2/π)·(1 + 3·0.044715·x²))`.
-pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
+with_avx2! {
+    /// `dx = dy · (½(1 + tanh u) + ½·x·(1 − tanh² u)·√(2/π)·(1 + 3·0.044715·x²))`.
+    pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) => gelu_backward_impl;
+}
+
+#[inline(always)]
+fn gelu_backward_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
     for (((&v, &t), &g), dx) in x.iter().zip(th).zip(dy).zip(dx.iter_mut()) {
         let du = GELU_SCALE * (1.0 + 3.0 * GELU_CUBIC * v * v);
         *dx = g * (0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * du);
@@ -187,8 +222,13 @@ pub fn linear_backward(
 // ---------------------------------------------------------------------------------------------
 // residual: out = x + y, the stream a block's branch is added back into
 
-/// `out = x + y`.
-pub fn residual_forward(x: &[f32], y: &[f32], out: &mut [f32]) {
+with_avx2! {
+    /// `out = x + y`.
+    pub fn residual_forward(x: &[f32], y: &[f32], out: &mut [f32]) => residual_forward_impl;
+}
+
+#[inline(always)]
+fn residual_forward_impl(x: &[f32], y: &[f32], out: &mut [f32]) {
     for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
         *o = a + b;
     }
@@ -203,15 +243,19 @@ pub fn residual_backward(d_out: &[f32], dx: &mut [f32], d_branch: &mut [f32]) {
 // ---------------------------------------------------------------------------------------------
 // cross-entropy with softmax: loss = −ln softmax(logits)[target] for each row of V
 
-/// `probs = softmax(logits)` per row of `V` (max subtracted first), `losses[r] = −ln probs[target]`.
-pub fn crossentropy_forward(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) {
+with_avx2! {
+    /// `probs = softmax(logits)` per row of `V` (max subtracted first), `losses[r] = −ln probs[target]`.
+    pub fn crossentropy_forward(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) => crossentropy_forward_impl;
+}
+
+#[inline(always)]
+fn crossentropy_forward_impl(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) {
     for (r, (lr, pr)) in logits.chunks_exact(V).zip(probs.chunks_exact_mut(V)).enumerate() {
         let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        let mut sum = 0.0;
         for (p, &l) in pr.iter_mut().zip(lr) {
-            *p = (l - maxval).exp();
-            sum += *p;
+            *p = simd::exp(l - maxval);
         }
+        let sum: f32 = pr.iter().sum();
         let inv = 1.0 / sum;
         for p in pr.iter_mut() {
             *p *= inv;
@@ -221,8 +265,13 @@ pub fn crossentropy_forward(V: usize, logits: &[f32], targets: &[u8], probs: &mu
     }
 }
 
-/// `d_logits = scale · (probs − onehot(target))`; `scale` is `1/N` for a mean over `N` rows.
-pub fn crossentropy_backward(V: usize, probs: &[f32], targets: &[u8], scale: f32, d_logits: &mut [f32]) {
+with_avx2! {
+    /// `d_logits = scale · (probs − onehot(target))`; `scale` is `1/N` for a mean over `N` rows.
+    pub fn crossentropy_backward(V: usize, probs: &[f32], targets: &[u8], scale: f32, d_logits: &mut [f32]) => crossentropy_backward_impl;
+}
+
+#[inline(always)]
+fn crossentropy_backward_impl(V: usize, probs: &[f32], targets: &[u8], scale: f32, d_logits: &mut [f32]) {
     for (r, (pr, dr)) in probs.chunks_exact(V).zip(d_logits.chunks_exact_mut(V)).enumerate() {
         for (d, &p) in dr.iter_mut().zip(pr) {
             *d = scale * p;
