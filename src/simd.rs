@@ -35,21 +35,24 @@ pub(crate) use with_avx2;
 /// `f32::exp` for `−87 ≤ x ≤ 88`; below −87 it returns 0 (instead of a subnormal), above 88 +∞
 /// (e⁸⁸ ≈ 1.65·10³⁸ is already near f32's largest value); NaN stays NaN.
 ///
-/// The traced kernels keep `f32::exp`: this one serves the model's own ops (GELU's tanh, the
-/// loss's softmax), where nothing is compared bit for bit with a trace.
+/// The attention softmax (traced and untraced alike, so both give the same bits), GELU's tanh
+/// and the loss's softmax all use it.
 #[inline(always)]
 pub fn exp(x: f32) -> f32 {
     const LN2_HI: f32 = 0.693_145_75; // ln 2 to 17 bits: n·LN2_HI is exact for |n| < 2⁷
     const LN2_LO: f32 = 1.428_606_8e-6; // ln 2 − LN2_HI
+    // adding 1.5·2²³ rounds to the nearest integer n and leaves n in the low mantissa bits
+    const SHIFT: f32 = 12_582_912.0;
     let xc = x.clamp(-87.0, 88.0);
-    let n = (xc * std::f32::consts::LOG2_E).round_ties_even();
+    let t = xc * std::f32::consts::LOG2_E + SHIFT;
+    let n = t - SHIFT;
     let r = (xc - n * LN2_HI) - n * LN2_LO;
     let p = 1.0
         + r * (1.0
             + r * (1.0 / 2.0
                 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
     // 2ⁿ for −126 ≤ n ≤ 127: the biased exponent n + 127 and a zero mantissa
-    let two_n = f32::from_bits(((n as i32 + 127) as u32) << 23);
+    let two_n = f32::from_bits((t.to_bits().wrapping_sub(SHIFT.to_bits()).wrapping_add(127)) << 23);
     let y = p * two_n;
     if x < -87.0 {
         0.0

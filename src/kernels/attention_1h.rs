@@ -218,6 +218,10 @@ pub fn weighted_sum_back<R: Recorder>(
 
 /// Backward of pass 2.
 pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+    if !R::ENABLED {
+        // untraced: the same sums in the same order, vectorised (untraced.rs)
+        return untraced::softmax_rows_back(Heads::baseline(sh), probs, d_probs, d_scores);
+    }
     let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, i) at a time
     rec.phase(Phase::SoftmaxBack);

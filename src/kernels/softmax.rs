@@ -1,6 +1,7 @@
 //! Softmax over one row of scores, `P[j] = exp(S[j] − max) / Σ_k exp(S[k] − max)`, and its
 //! backward. The attention kernels loop over rows (bb, hh, i) and call these for each.
 
+use crate::simd::exp;
 use crate::trace::{Buf, Recorder};
 
 /// `probs[row + j]` for `j < T` from `scores[row + j]`, in three passes as in the reference.
@@ -12,11 +13,12 @@ pub fn row_forward<R: Recorder>(rec: &mut R, T: usize, row: usize, scores: &[f32
         maxval = maxval.max(rec.read(Buf::Scores, scores, row + j));
         rec.exit();
     }
-    // pass b: unnormalised exponentials and their sum (a masked −1e9 becomes exactly 0)
+    // pass b: unnormalised exponentials and their sum (a masked −1e9 becomes exactly 0); `exp`
+    // is computed from + and × (simd.rs), so the untraced path can vectorise it, same bits
     let mut sum = 0.0;
     for j in 0..T {
         rec.enter(&["j", "off"], [j, row + j]);
-        let e = (rec.read(Buf::Scores, scores, row + j) - maxval).exp();
+        let e = exp(rec.read(Buf::Scores, scores, row + j) - maxval);
         rec.write(Buf::Probs, probs, row + j, e);
         sum += e;
         rec.exit();

@@ -12,14 +12,13 @@
 //! reads a key or value row across channels, its head is first copied transposed so the row of
 //! outputs reads contiguous memory.
 //!
-//! Work the kernel does whose result it then discards is skipped: dot products of masked pairs
-//! (overwritten with −1e9) and exponentials far below f32's smallest value (exactly 0 either
-//! way). `tests/kernels_untraced.rs` and the engine tests hold every pass to the traced kernel
+//! Work the kernel does whose result it then discards is skipped: dot products of masked pairs,
+//! which the mask overwrites with −1e9. `tests/kernels_untraced.rs` and the engine tests hold every pass to the traced kernel
 //! bit for bit.
 #![allow(non_snake_case)]
 
 use super::Mask;
-use crate::simd::with_avx2;
+use crate::simd::{exp, with_avx2};
 use crate::tensor::Shape;
 use crate::trace::MASKED;
 
@@ -184,6 +183,8 @@ with_avx2! {
     pub fn scores(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) => scores_impl;
     /// Softmax pass, row by row.
     pub fn softmax_rows(hd: Heads, scores: &[f32], probs: &mut [f32]) => softmax_rows_impl;
+    /// Backward of the softmax, row by row.
+    pub fn softmax_rows_back(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) => softmax_rows_back_impl;
     /// Weighted-sum pass: `att = P·V` per head.
     pub fn weighted_sum(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) => weighted_sum_impl;
     /// Backward of the weighted sum: `dP` for every pair, then `dV`.
@@ -233,25 +234,85 @@ fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32])
     }
 }
 
-/// Softmax pass, row by row: the row maximum, `e = exp(s − max)` summed left to right, `e / sum`
-/// as `e · (1/sum)`. `exp` of anything below −200 is 0 in f32 (the smallest positive value is
-/// about e^−103), so masked entries of a row that has a visible one are written as 0 directly.
+/// Softmax pass, row by row: the row maximum, `e = exp(s − max)` for every entry, their sum left
+/// to right, then `e · (1/sum)`. The maximum is the same whatever order it is taken in, so it
+/// is taken eight entries at a time; the sums are not, so eight rows' sums run side by side.
 #[inline(always)]
 fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
     let Heads { B, S, T, H, .. } = hd;
-    let rows = scores.chunks_exact(T).zip(probs.chunks_exact_mut(T));
-    for (s, p) in rows.take(B * H * S) {
-        let maxval = s.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
-        let mut sum = 0.0;
-        for (p, &s) in p.iter_mut().zip(s) {
-            let x = s - maxval;
-            let e = if x < -200.0 { 0.0 } else { x.exp() };
-            *p = e;
-            sum += e;
+    let n = B * H * S * T;
+    let rows = scores[..n].chunks(8 * T).zip(probs[..n].chunks_mut(8 * T));
+    for (s8, p8) in rows {
+        for (s, p) in s8.chunks_exact(T).zip(p8.chunks_exact_mut(T)) {
+            let maxval = max(s);
+            for (p, &s) in p.iter_mut().zip(s) {
+                *p = exp(s - maxval);
+            }
         }
-        let inv = 1.0 / sum;
-        p.iter_mut().for_each(|p| *p *= inv);
+        let sums = row_sums(p8, T, |_, e| e);
+        for (p, sum) in p8.chunks_exact_mut(T).zip(sums) {
+            let inv = 1.0 / sum;
+            p.iter_mut().for_each(|p| *p *= inv);
+        }
     }
+}
+
+/// Backward of the softmax, row by row: `dot = Σ_j dP[j]·P[j]` left to right (eight rows side
+/// by side), then `dS[j] = P[j]·(dP[j] − dot)`.
+#[inline(always)]
+fn softmax_rows_back_impl(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+    let Heads { B, S, T, H, .. } = hd;
+    let n = B * H * S * T;
+    let rows = probs[..n].chunks(8 * T).zip(d_probs[..n].chunks(8 * T));
+    for ((p8, dp8), ds8) in rows.zip(d_scores[..n].chunks_mut(8 * T)) {
+        let dots = row_sums(p8, T, |k, p| dp8[k] * p);
+        let rows = p8.chunks_exact(T).zip(dp8.chunks_exact(T)).zip(ds8.chunks_exact_mut(T));
+        for (((p, dp), ds), dot) in rows.zip(dots) {
+            for ((ds, &p), &dp) in ds.iter_mut().zip(p).zip(dp) {
+                *ds = p * (dp - dot);
+            }
+        }
+    }
+}
+
+/// The largest value of `x` (NaN ignored), as `f32::max` over it left to right gives: which
+/// of two equal values wins never matters, so the order of comparisons does not either.
+#[inline(always)]
+fn max(x: &[f32]) -> f32 {
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    let mut chunks = x.chunks_exact(8);
+    for c in &mut chunks {
+        for l in 0..8 {
+            lanes[l] = lanes[l].max(c[l]);
+        }
+    }
+    let tail = chunks.remainder().iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    lanes.iter().fold(tail, |m, &v| m.max(v))
+}
+
+/// `Σ_j term(k, x[k])` with `k = r·T + j` for each of the (up to 8) rows `r` of length `T` in
+/// `x`, each sum from 0 adding `j = 0, 1, …` in order; the rows' additions are independent, so
+/// the CPU overlaps them.
+#[inline(always)]
+fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> Vec<f32> {
+    let rows = x.len() / T;
+    let mut sums = [0.0f32; 8];
+    if rows == 8 {
+        for j in 0..T {
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let k = r * T + j;
+                *sum += term(k, x[k]);
+            }
+        }
+    } else {
+        for (r, sum) in sums.iter_mut().enumerate().take(rows) {
+            for j in 0..T {
+                let k = r * T + j;
+                *sum += term(k, x[k]);
+            }
+        }
+    }
+    sums[..rows].to_vec()
 }
 
 /// Weighted-sum pass: `att[b,i,h,d] = Σ_j P[b,h,i,j]·v[b,j,h,d]` over every key.

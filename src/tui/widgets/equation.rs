@@ -266,7 +266,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             ]));
         } else if p < 3 * T {
             let s = at(Buf::Scores, j, n);
-            let e = (s - m).exp();
+            let e = crate::simd::exp(s - m);
             let written = if v.op == Op::Write { j + 1 } else { j };
             let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
             out.push(Line::from(vec![
