@@ -1,9 +1,9 @@
 //! TinyGPT training speed in tokens per second, one full step (batch draw, forward, backward,
 //! AdamW) at the two configurations (`cargo bench --bench train`):
 //! (a) B=4, T=64, C=64, L=1, H=1 and (b) B=16, T=64, C=128, L=2, H=4, on the `kernels` corpus.
-//! Criterion's `thrpt` line is tokens/s. Attention runs through `model::attention` (sgemm per
-//! head) and the linear layers through `model::ops` (sgemm); the two threads each take half the
-//! batch.
+//! Criterion's `thrpt` line is tokens/s. Attention runs the tracer's kernels untraced (their
+//! vectorised loop order, `kernels::untraced`), the linear layers sgemm (`model::ops`); the two
+//! threads each take half the batch.
 
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -220,8 +220,6 @@ fn oversized_runs_are_refused_before_allocating() {
     let grads: u128 = [
         &g.d_logits,
         &g.d_res,
-        &g.d_mid,
-        &g.d_branch,
         &g.d_ln,
         &g.d_gelu,
         &g.d_fc,

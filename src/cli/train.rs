@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Train TinyGPT (byte-level, the tracer's attention math through sgemm) and optionally save it.
+/// Train TinyGPT (byte-level, on the tracer's own attention kernels) and optionally save it.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 Built-in datasets (--dataset): kernels (this project's kernel sources), copy, reverse, sort.

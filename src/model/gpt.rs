@@ -347,14 +347,16 @@ impl TinyGpt {
             let o = lo.block(l, C);
             let a = &acts.layers[l];
             let x = if l == 0 { &acts.x0 } else { &acts.layers[l - 1].res_out };
-            // MLP block, from d_res (the gradient at x_out)
-            ops::residual_backward(&g.d_res, &mut g.d_mid, &mut g.d_branch);
+            // MLP block, from d_res (the gradient at x_out). A residual add hands its output's
+            // gradient to both inputs unchanged (ops::residual_backward), so d_res serves as the
+            // branch's gradient as it is, and the branch's layernorm then adds its share into
+            // it: afterwards d_res is the gradient at x_mid, without a copy.
             let (d_wout, d_bout) = grads[o.w_out..o.b_out + C].split_at_mut(4 * C * C);
             ops::linear_backward(
                 bt,
                 &a.gelu,
                 w(p, o.w_out, 4 * C * C),
-                &g.d_branch,
+                &g.d_res,
                 &mut g.d_gelu,
                 d_wout,
                 d_bout,
@@ -362,18 +364,17 @@ impl TinyGpt {
             ops::gelu_backward(&a.fc, &a.gelu_tanh, &g.d_gelu, &mut g.d_fc);
             let (d_wfc, d_bfc) = grads[o.w_fc..o.b_fc + 4 * C].split_at_mut(C * 4 * C);
             ops::linear_backward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), &g.d_fc, &mut g.d_ln, d_wfc, d_bfc);
-            ops::layernorm_backward(C, &a.res_mid, &a.ln2_mean, &a.ln2_rstd, &g.d_ln, &mut g.d_mid);
-            // attention block, from d_mid (the gradient at x_mid)
-            ops::residual_backward(&g.d_mid, &mut g.d_res, &mut g.d_branch);
+            ops::layernorm_backward(C, &a.res_mid, &a.ln2_mean, &a.ln2_rstd, &g.d_ln, &mut g.d_res);
+            // attention block, the same way: from d_res at x_mid to d_res at x
             if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {
-                t.d_out = g.d_branch.clone();
+                t.d_out = g.d_res.clone();
             }
             let (d_wproj, d_bproj) = grads[o.w_proj..o.b_proj + C].split_at_mut(C * C);
             ops::linear_backward(
                 bt,
                 &a.att,
                 w(p, o.w_proj, C * C),
-                &g.d_branch,
+                &g.d_res,
                 &mut g.d_att,
                 d_wproj,
                 d_bproj,
@@ -530,10 +531,6 @@ pub struct Grads {
     pub d_logits: Vec<f32>,
     /// Gradient at the residual stream between blocks.
     pub d_res: Vec<f32>,
-    /// Gradient at the residual stream inside a layer, after its attention block.
-    pub d_mid: Vec<f32>,
-    /// Gradient at a block's output (what it added to the stream).
-    pub d_branch: Vec<f32>,
     /// Gradient at a layernorm's output.
     pub d_ln: Vec<f32>,
     pub d_gelu: Vec<f32>,
@@ -584,8 +581,8 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let layer = rows * C * (10 + 3 + 12) + 4 * rows + 2 * att;
     // embedding and final LN outputs, logits and probs, statistics and losses
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
-    // activation gradients: logits, 8 [rows,C], 2 [rows,4C], probs and scores, qkv
-    let grad = rows * V + 8 * rows * C + 8 * rows * C + 2 * att + 3 * rows * C;
+    // activation gradients: logits, 6 [rows,C], 2 [rows,4C], probs and scores, qkv
+    let grad = rows * V + 6 * rows * C + 8 * rows * C + 2 * att + 3 * rows * C;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
     4 * (L * layer + top + grad + params * (4 + shards))
@@ -633,8 +630,6 @@ impl Activations {
             grad: Grads {
                 d_logits: z(rows * V),
                 d_res: z(rows * C),
-                d_mid: z(rows * C),
-                d_branch: z(rows * C),
                 d_ln: z(rows * C),
                 d_gelu: z(rows * 4 * C),
                 d_fc: z(rows * 4 * C),

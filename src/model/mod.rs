@@ -5,12 +5,13 @@
 //! (bytes); learned `wte [V,C]` and `wpe [T,C]`; `L` pre-LN blocks `x += attention(LN(x))`,
 //! `x += W_out·gelu(W_fc·LN(x))` with LayerNorm without scale or shift (ε 1e-5) and tanh-GELU;
 //! final LN and an untied head `w_lm [C,V]`, `b_lm [V]`; mean cross-entropy over all positions.
-//! Training, evaluation and sampling run attention through [`attention`]: the math of
-//! [`crate::kernels::attention_1h`] (one head) and [`crate::kernels::attention_mha`] (`H` heads)
-//! with each head's products as sgemm calls, held to those kernels (every buffer, forward and
-//! backward, ≤ 1e-5 relative) by `tests/model_attention.rs`; the kernels themselves stay the
-//! reference the tracer shows, and [`TinyGpt::layer_attention_inputs`] replays a layer on them.
-//! The linear layers run through sgemm too ([`ops`]); a batch is split into [`gpt::SHARDS`]
+//! Training, evaluation and sampling run the tracer's own kernels for attention,
+//! [`crate::kernels::attention_1h`] (one head) and [`crate::kernels::attention_mha`] (`H` heads),
+//! with the no-op recorder: untraced, each pass takes the vectorised loop order of
+//! [`crate::kernels::untraced`], which gives the traced loops' numbers bit for bit
+//! (`tests/kernels_untraced.rs`). [`TinyGpt::layer_attention_inputs`] replays a trained layer
+//! on them traced. The linear layers run through sgemm ([`ops`], held to
+//! [`crate::kernels::linear`] by `tests/model_ops.rs`); a batch is split into [`gpt::SHARDS`]
 //! slices that run on their own threads.
 //!
 //! # Using it from a UI

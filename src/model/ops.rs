@@ -187,14 +187,12 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool
     }
 }
 
-/// `y = x·W + b`: each row of `y` starts as the bias, then sgemm adds `x·W`.
+/// `y = x·W + b`: sgemm writes `x·W`, then the bias is added to every row.
 pub fn linear_forward([B, T]: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) {
     let rows = B * T;
     let (IC, OC) = (x.len() / rows, y.len() / rows);
-    for yr in y.chunks_exact_mut(OC) {
-        yr.copy_from_slice(b);
-    }
-    gemm(rows, IC, OC, x, false, w, false, 1.0, y);
+    gemm(rows, IC, OC, x, false, w, false, 0.0, y);
+    add_to_rows(y, b);
 }
 
 /// Writes `dx = dy·Wᵀ`, `dW = xᵀ·dy` and `db = Σ_rows dy` (not accumulated).
@@ -211,10 +209,34 @@ pub fn linear_backward(
     let (IC, OC) = (x.len() / rows, dy.len() / rows);
     gemm(rows, OC, IC, dy, false, w, true, 0.0, dx);
     gemm(IC, rows, OC, x, true, dy, false, 0.0, dw);
-    db.fill(0.0);
-    for dyr in dy.chunks_exact(OC) {
-        for (d, &g) in db.iter_mut().zip(dyr) {
-            *d += g;
+    sum_rows(dy, db);
+}
+
+with_avx2! {
+    /// `y[r, :] += b` for every row `r` of `y` (rows of `b.len()` values).
+    fn add_to_rows(y: &mut [f32], b: &[f32]) => add_to_rows_impl;
+}
+
+#[inline(always)]
+fn add_to_rows_impl(y: &mut [f32], b: &[f32]) {
+    for yr in y.chunks_exact_mut(b.len()) {
+        for (y, &b) in yr.iter_mut().zip(b) {
+            *y += b;
+        }
+    }
+}
+
+with_avx2! {
+    /// `out = Σ_r x[r, :]` over the rows of `x` (rows of `out.len()` values), from the first row.
+    fn sum_rows(x: &[f32], out: &mut [f32]) => sum_rows_impl;
+}
+
+#[inline(always)]
+fn sum_rows_impl(x: &[f32], out: &mut [f32]) {
+    out.fill(0.0);
+    for xr in x.chunks_exact(out.len()) {
+        for (o, &v) in out.iter_mut().zip(xr) {
+            *o += v;
         }
     }
 }
@@ -235,6 +257,8 @@ fn residual_forward_impl(x: &[f32], y: &[f32], out: &mut [f32]) {
 }
 
 /// Both inputs receive the output's gradient unchanged: writes `dx = dy_branch = d_out`.
+/// (`TinyGpt` applies this without copying: the stream's gradient buffer is read as the branch's
+/// gradient, then the branch's layernorm accumulates into it.)
 pub fn residual_backward(d_out: &[f32], dx: &mut [f32], d_branch: &mut [f32]) {
     dx.copy_from_slice(d_out);
     d_branch.copy_from_slice(d_out);
