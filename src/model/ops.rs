@@ -67,6 +67,22 @@ fn embedding_backward_impl([B, T]: [usize; 2], tokens: &[u8], dx: &[f32], d_wte:
 // ---------------------------------------------------------------------------------------------
 // layernorm without learnable scale or shift: y = (x − mean) / √(var + ε) over each row of C
 
+/// `Σ_{c<n} f(c)` in eight interleaved partial sums, so the additions vectorise (a model op:
+/// nothing here is compared bit for bit with a trace).
+#[inline(always)]
+fn sum8(n: usize, f: impl Fn(usize) -> f32) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let mut c = 0;
+    while c + 8 <= n {
+        for (l, lane) in lanes.iter_mut().enumerate() {
+            *lane += f(c + l);
+        }
+        c += 8;
+    }
+    let tail: f32 = (c..n).map(&f).sum();
+    lanes.iter().sum::<f32>() + tail
+}
+
 with_avx2! {
     /// Normalises every row of `C` channels; keeps each row's `mean` and `rstd = 1/√(var + ε)` for
     /// the backward pass.
@@ -76,8 +92,8 @@ with_avx2! {
 #[inline(always)]
 fn layernorm_forward_impl(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) {
     for (r, (xr, yr)) in x.chunks_exact(C).zip(y.chunks_exact_mut(C)).enumerate() {
-        let m = xr.iter().sum::<f32>() / C as f32;
-        let var = xr.iter().map(|&v| (v - m) * (v - m)).sum::<f32>() / C as f32;
+        let m = sum8(C, |c| xr[c]) / C as f32;
+        let var = sum8(C, |c| (xr[c] - m) * (xr[c] - m)) / C as f32;
         let s = 1.0 / (var + LN_EPS).sqrt();
         for c in 0..C {
             yr[c] = (xr[c] - m) * s;
@@ -98,14 +114,8 @@ fn layernorm_backward_impl(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: 
     let rows = x.chunks_exact(C).zip(dy.chunks_exact(C)).zip(dx.chunks_exact_mut(C));
     for (r, ((xr, dyr), dxr)) in rows.enumerate() {
         let (m, s) = (mean[r], rstd[r]);
-        let mut dy_mean = 0.0;
-        let mut dy_yhat_mean = 0.0;
-        for c in 0..C {
-            dy_mean += dyr[c];
-            dy_yhat_mean += dyr[c] * (xr[c] - m) * s;
-        }
-        dy_mean /= C as f32;
-        dy_yhat_mean /= C as f32;
+        let dy_mean = sum8(C, |c| dyr[c]) / C as f32;
+        let dy_yhat_mean = sum8(C, |c| dyr[c] * (xr[c] - m) * s) / C as f32;
         for c in 0..C {
             let yhat = (xr[c] - m) * s;
             dxr[c] += s * (dyr[c] - dy_mean - yhat * dy_yhat_mean);
