@@ -292,9 +292,9 @@ fn max(x: &[f32]) -> f32 {
 
 /// `Σ_j term(k, x[k])` with `k = r·T + j` for each of the (up to 8) rows `r` of length `T` in
 /// `x`, each sum from 0 adding `j = 0, 1, …` in order; the rows' additions are independent, so
-/// the CPU overlaps them.
+/// the CPU overlaps them. Entries past the last row are 0 (callers zip with the rows).
 #[inline(always)]
-fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> Vec<f32> {
+fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> [f32; 8] {
     let rows = x.len() / T;
     let mut sums = [0.0f32; 8];
     if rows == 8 {
@@ -312,7 +312,7 @@ fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> Vec<f32> {
             }
         }
     }
-    sums[..rows].to_vec()
+    sums
 }
 
 /// Weighted-sum pass: `att[b,i,h,d] = Σ_j P[b,h,i,j]·v[b,j,h,d]` over every key.
