@@ -1,33 +1,84 @@
 //! Helpers for the loops that run untraced and hot (training, untraced attention): compiling a
 //! function for the CPU it runs on, and an exponential the compiler can vectorise.
 
+use std::sync::OnceLock;
+
+/// The instruction sets [`with_simd!`] compiles for, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// x86-64's baseline (SSE2, 4 floats per instruction), or any other architecture.
+    Baseline,
+    /// AVX2, 8 floats per instruction.
+    Avx2,
+    /// AVX-512 (F, VL, BW, DQ), 16 floats per instruction.
+    Avx512,
+}
+
+/// The widest [`Level`] this CPU supports, found once. The environment variable
+/// `ATTN_TRACE_SIMD=baseline` or `=avx2` caps it, so the narrower copies can be run (and tested)
+/// on a wider CPU; every level gives the same bits.
+pub fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        let cap = match std::env::var("ATTN_TRACE_SIMD").as_deref() {
+            Ok("baseline") => Level::Baseline,
+            Ok("avx2") => Level::Avx2,
+            _ => Level::Avx512,
+        };
+        detected().min(cap)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn detected() -> Level {
+    use std::arch::is_x86_feature_detected as has;
+    if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
+        Level::Avx512
+    } else if has!("avx2") {
+        Level::Avx2
+    } else {
+        Level::Baseline
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn detected() -> Level {
+    Level::Baseline
+}
+
 /// Defines each `fn name(args) => imp;` as `fn name(args)` calling `imp(args)`, with `imp`
-/// compiled twice: for the baseline x86-64 every CPU has (SSE2, 4 floats per instruction) and
-/// with AVX2 (8 per instruction), the second picked at run time when the CPU supports it. No
-/// build flag is needed and the binary still runs everywhere. Both copies perform the same IEEE
+/// compiled once per [`Level`] and the copy for [`level()`] picked at run time. No build flag is
+/// needed and the binary still runs on every x86-64 CPU. All copies perform the same IEEE
 /// operations (the compiler never fuses a multiply and an add on its own), so they return the
 /// same bits. `imp` should be `#[inline(always)]` so its loops are compiled into each copy.
-macro_rules! with_avx2 {
+macro_rules! with_simd {
     ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:path;)*) => {$(
         $(#[$attr])*
         #[allow(clippy::too_many_arguments)]
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
+                #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+                fn avx512($($arg: $ty),*) $(-> $ret)? {
+                    $imp($($arg),*)
+                }
                 #[target_feature(enable = "avx2")]
                 fn avx2($($arg: $ty),*) $(-> $ret)? {
                     $imp($($arg),*)
                 }
-                if std::arch::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has just been seen to support AVX2.
-                    return unsafe { avx2($($arg),*) };
+                match $crate::simd::level() {
+                    // SAFETY: `level()` only returns a level the CPU was seen to support.
+                    $crate::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },
+                    // SAFETY: as above.
+                    $crate::simd::Level::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::simd::Level::Baseline => {}
                 }
             }
             $imp($($arg),*)
         }
     )*};
 }
-pub(crate) use with_avx2;
+pub(crate) use with_simd;
 
 /// `e^x` from plain arithmetic, so a loop over it vectorises (the C library's `expf` is a call
 /// per element). `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2`, `e^r` from its Taylor series to `r⁷`

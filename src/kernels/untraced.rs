@@ -18,7 +18,7 @@
 #![allow(non_snake_case)]
 
 use super::Mask;
-use crate::simd::{exp, with_avx2};
+use crate::simd::{exp, with_simd};
 use crate::tensor::Shape;
 use crate::trace::MASKED;
 
@@ -177,8 +177,8 @@ fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32)
     }
 }
 
-// Each pass is compiled for the baseline CPU and for AVX2, picked at run time (same bits).
-with_avx2! {
+// Each pass is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time (same bits).
+with_simd! {
     /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides it.
     pub fn scores(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) => scores_impl;
     /// Softmax pass, row by row.

@@ -2,6 +2,8 @@
 
 use rayon::prelude::*;
 
+use crate::simd::with_simd;
+
 /// Optimizer state: hyper-parameters, step count and one first and second moment per parameter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdamW {
@@ -44,31 +46,48 @@ impl AdamW {
             "optimizer state does not match the parameters"
         );
         self.t += 1;
-        let &mut AdamW {
-            lr,
-            beta1,
-            beta2,
-            eps,
-            weight_decay,
-            t,
-            ..
-        } = self;
-        let bc1 = 1.0 - beta1.powf(t as f32);
-        let bc2 = 1.0 - beta2.powf(t as f32);
+        let h = Step {
+            lr: self.lr,
+            beta1: self.beta1,
+            beta2: self.beta2,
+            eps: self.eps,
+            weight_decay: self.weight_decay,
+            bc1: 1.0 - self.beta1.powf(self.t as f32),
+            bc2: 1.0 - self.beta2.powf(self.t as f32),
+        };
         params
             .par_chunks_mut(CHUNK)
             .zip(grads.par_chunks(CHUNK))
             .zip(self.m.par_chunks_mut(CHUNK))
             .zip(self.v.par_chunks_mut(CHUNK))
-            .for_each(|(((p, g), m), v)| {
-                for k in 0..p.len() {
-                    m[k] = beta1 * m[k] + (1.0 - beta1) * g[k];
-                    v[k] = beta2 * v[k] + (1.0 - beta2) * g[k] * g[k];
-                    let m_hat = m[k] / bc1;
-                    let v_hat = v[k] / bc2;
-                    p[k] -= lr * (m_hat / (v_hat.sqrt() + eps) + weight_decay * p[k]);
-                }
-            });
+            .for_each(|(((p, g), m), v)| update_chunk(h, p, g, m, v));
+    }
+}
+
+/// The constants of one update, with the bias corrections `1−β1ᵗ` and `1−β2ᵗ`.
+#[derive(Clone, Copy)]
+struct Step {
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
+    bc1: f32,
+    bc2: f32,
+}
+
+with_simd! {
+    fn update_chunk(h: Step, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) => update_chunk_impl;
+}
+
+#[inline(always)]
+fn update_chunk_impl(h: Step, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
+    for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+        *m = h.beta1 * *m + (1.0 - h.beta1) * g;
+        *v = h.beta2 * *v + (1.0 - h.beta2) * g * g;
+        let m_hat = *m / h.bc1;
+        let v_hat = *v / h.bc2;
+        *p -= h.lr * (m_hat / (v_hat.sqrt() + h.eps) + h.weight_decay * *p);
     }
 }
 

@@ -1,14 +1,14 @@
 //! TinyGPT's ops besides attention, each forward next to its backward, over flat row-major
 //! buffers. Activations are `[B,T,C]` at `(bb*T + i)*C + c`; weights are stored `[IC, OC]`.
 //!
-//! Each op is compiled for the baseline CPU and for AVX2, picked at run time ([`crate::simd`]).
+//! Each op is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time ([`crate::simd`]).
 //!
 //! Conventions for gradients: a backward *writes* the gradient of an op's input unless its doc
 //! says it *accumulates* (`+=`): layernorm and the embeddings add into buffers that several
 //! paths feed (the residual stream, a token row used at many positions).
 #![allow(non_snake_case)]
 
-use crate::simd::{self, with_avx2};
+use crate::simd::{self, with_simd};
 
 /// LayerNorm's `ε`, as in the reference.
 pub const LN_EPS: f32 = 1e-5;
@@ -21,7 +21,7 @@ const GELU_CUBIC: f32 = 0.044_715;
 // ---------------------------------------------------------------------------------------------
 // embedding: x[bb,i,:] = wte[token[bb,i], :] + wpe[i, :]
 
-with_avx2! {
+with_simd! {
     /// Token plus position embedding. `tokens [B,T]`, `wte [V,C]`, `wpe [T_max,C]` (rows `0..T`
     /// used), `x [B,T,C]`.
     pub fn embedding_forward(bt: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &[f32], x: &mut [f32]) => embedding_forward_impl;
@@ -42,7 +42,7 @@ fn embedding_forward_impl([B, T]: [usize; 2], tokens: &[u8], wte: &[f32], wpe: &
     }
 }
 
-with_avx2! {
+with_simd! {
     /// Accumulates `dx` into the rows it came from: `d_wte[token] += dx[bb,i]`, `d_wpe[i] += dx[bb,i]`
     /// (a token seen at several positions, or a position in several sequences, sums their gradients).
     pub fn embedding_backward(bt: [usize; 2], tokens: &[u8], dx: &[f32], d_wte: &mut [f32], d_wpe: &mut [f32]) => embedding_backward_impl;
@@ -83,7 +83,7 @@ fn sum8(n: usize, f: impl Fn(usize) -> f32) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
-with_avx2! {
+with_simd! {
     /// Normalises every row of `C` channels; keeps each row's `mean` and `rstd = 1/√(var + ε)` for
     /// the backward pass.
     pub fn layernorm_forward(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], rstd: &mut [f32]) => layernorm_forward_impl;
@@ -103,7 +103,7 @@ fn layernorm_forward_impl(C: usize, x: &[f32], y: &mut [f32], mean: &mut [f32], 
     }
 }
 
-with_avx2! {
+with_simd! {
     /// Accumulates `dx += rstd · (dy − mean(dy) − ŷ · mean(dy ⊙ ŷ))` with `ŷ = (x − mean)·rstd`:
     /// the normalisation removes the components of `dy` along 1 and along `ŷ`.
     pub fn layernorm_backward(C: usize, x: &[f32], mean: &[f32], rstd: &[f32], dy: &[f32], dx: &mut [f32]) => layernorm_backward_impl;
@@ -133,7 +133,7 @@ fn tanh(u: f32) -> f32 {
     1.0 - 2.0 / (simd::exp(2.0 * u) + 1.0)
 }
 
-with_avx2! {
+with_simd! {
     /// Element-wise GELU. `th` keeps `tanh(u)` of every element so the backward pass need not
     /// recompute it.
     pub fn gelu_forward(x: &[f32], y: &mut [f32], th: &mut [f32]) => gelu_forward_impl;
@@ -148,7 +148,7 @@ fn gelu_forward_impl(x: &[f32], y: &mut [f32], th: &mut [f32]) {
     }
 }
 
-with_avx2! {
+with_simd! {
     /// `dx = dy · (½(1 + tanh u) + ½·x·(1 − tanh² u)·√(2/π)·(1 + 3·0.044715·x²))`.
     pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) => gelu_backward_impl;
 }
@@ -163,7 +163,8 @@ fn gelu_backward_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
 
 // ---------------------------------------------------------------------------------------------
 // linear: y = x·W + b over the rows of a [B,T,IC] input, W stored [IC, OC]. The loop version in
-// `kernels::linear` is the reference; these run the same math through a blocked sgemm.
+// `kernels::linear` is the reference; these run the same math through the `gemm` crate's blocked
+// sgemm, which picks AVX-512 or AVX2 kernels at run time.
 
 /// `C[m,n] = β·C[m,n] + Σ_k A[m,k]·B[k,n]` with `A` read transposed when `a_t` (then stored
 /// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
@@ -178,21 +179,26 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool
     // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and
     // `c` is borrowed mutably, so it does not alias `a` or `b`.
     unsafe {
-        matrixmultiply::sgemm(
+        gemm::gemm(
             m,
-            k,
             n,
-            1.0,
-            a.as_ptr(),
-            rsa as isize,
-            csa as isize,
-            b.as_ptr(),
-            rsb as isize,
-            csb as isize,
-            beta,
+            k,
             c.as_mut_ptr(),
-            n as isize,
             1,
+            n as isize,
+            beta != 0.0,
+            a.as_ptr(),
+            csa as isize,
+            rsa as isize,
+            b.as_ptr(),
+            csb as isize,
+            rsb as isize,
+            beta,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
         );
     }
 }
@@ -222,7 +228,7 @@ pub fn linear_backward(
     sum_rows(dy, db);
 }
 
-with_avx2! {
+with_simd! {
     /// `y[r, :] += b` for every row `r` of `y` (rows of `b.len()` values).
     fn add_to_rows(y: &mut [f32], b: &[f32]) => add_to_rows_impl;
 }
@@ -236,7 +242,7 @@ fn add_to_rows_impl(y: &mut [f32], b: &[f32]) {
     }
 }
 
-with_avx2! {
+with_simd! {
     /// `out = Σ_r x[r, :]` over the rows of `x` (rows of `out.len()` values), from the first row.
     fn sum_rows(x: &[f32], out: &mut [f32]) => sum_rows_impl;
 }
@@ -254,7 +260,7 @@ fn sum_rows_impl(x: &[f32], out: &mut [f32]) {
 // ---------------------------------------------------------------------------------------------
 // residual: out = x + y, the stream a block's branch is added back into
 
-with_avx2! {
+with_simd! {
     /// `out = x + y`.
     pub fn residual_forward(x: &[f32], y: &[f32], out: &mut [f32]) => residual_forward_impl;
 }
@@ -277,7 +283,7 @@ pub fn residual_backward(d_out: &[f32], dx: &mut [f32], d_branch: &mut [f32]) {
 // ---------------------------------------------------------------------------------------------
 // cross-entropy with softmax: loss = −ln softmax(logits)[target] for each row of V
 
-with_avx2! {
+with_simd! {
     /// `probs = softmax(logits)` per row of `V` (max subtracted first), `losses[r] = −ln probs[target]`.
     pub fn crossentropy_forward(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) => crossentropy_forward_impl;
 }
@@ -299,7 +305,7 @@ fn crossentropy_forward_impl(V: usize, logits: &[f32], targets: &[u8], probs: &m
     }
 }
 
-with_avx2! {
+with_simd! {
     /// `d_logits = scale · (probs − onehot(target))`; `scale` is `1/N` for a mean over `N` rows.
     pub fn crossentropy_backward(V: usize, probs: &[f32], targets: &[u8], scale: f32, d_logits: &mut [f32]) => crossentropy_backward_impl;
 }
