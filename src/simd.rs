@@ -16,7 +16,7 @@ pub enum Level {
 
 /// The widest [`Level`] this CPU supports, found once. The environment variable
 /// `ATTN_TRACE_SIMD=baseline` or `=avx2` caps it, so the narrower copies can be run (and tested)
-/// on a wider CPU; every level gives the same bits.
+/// on a wider CPU; every level gives the same bits. Any other value, or none, leaves no cap.
 pub fn level() -> Level {
     static LEVEL: OnceLock<Level> = OnceLock::new();
     *LEVEL.get_or_init(|| {
