@@ -140,9 +140,14 @@ fn screen_key_list(src: &str) -> Vec<String> {
     keys
 }
 
+/// Modules of `src/tui/screens/` that are parts of screens, not screens: `picker.rs` handles the
+/// keys of both "Open" screens, so its keys belong in the section of each screen that uses it.
+const SHARED: [&str; 1] = ["picker"];
+
 /// The screens whose keys the page documents, each as `(name its section names, its sources)`:
-/// the app, then every module `src/tui/screens/mod.rs` declares but the overlay itself, as a file
-/// (`NAME.rs`) or a folder (`NAME/`, all its files).
+/// the app, then every module `src/tui/screens/mod.rs` declares but the overlay itself and the
+/// shared parts, as a file (`NAME.rs`, with each shared part it uses) or a folder (`NAME/`, all
+/// its files).
 fn screens() -> Vec<(String, Vec<PathBuf>)> {
     let mut out = vec![("src/tui/app.rs".to_string(), vec![root().join("src/tui/app.rs")])];
     let dir = root().join("src/tui/screens");
@@ -150,11 +155,16 @@ fn screens() -> Vec<(String, Vec<PathBuf>)> {
     let modules = decl
         .lines()
         .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
-        .filter(|&m| m != "help");
+        .filter(|&m| m != "help" && !SHARED.contains(&m));
     for module in modules {
         let file = dir.join(format!("{module}.rs"));
         if file.exists() {
-            out.push((format!("src/tui/screens/{module}.rs"), vec![file]));
+            let src = fs::read_to_string(&file).expect("readable source");
+            let mut files = vec![file];
+            for part in SHARED.iter().filter(|p| src.contains(&format!("super::{p}::"))) {
+                files.push(dir.join(format!("{part}.rs")));
+            }
+            out.push((format!("src/tui/screens/{module}.rs"), files));
             continue;
         }
         let folder = dir.join(module);

@@ -281,11 +281,11 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
         .iter()
         .position(|e| e.path.ends_with("mha_walkthrough.toml"))
         .expect("the walkthrough is listed");
-    let (title, about) = open.entries[k].summary.as_ref().expect("it parses");
+    let (title, about) = open.entries[k].info.as_ref().expect("it parses");
     assert_eq!(title, "MHA walkthrough: B=1, T=3, C=4, H=2");
     assert!(about.as_deref().is_some_and(|a| a.contains("Starts at the input x")));
     assert!(
-        open.entries.iter().all(|e| e.summary.is_ok()),
+        open.entries.iter().all(|e| e.info.is_ok()),
         "every shipped scenario is valid"
     );
     for _ in 0..k {

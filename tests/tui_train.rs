@@ -509,7 +509,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     let Screen::Checkpoint(c) = &app.screen else {
         panic!("menu entry 6 is Open checkpoint…")
     };
-    assert_eq!(c.files.len(), 1, "the saved checkpoint is listed");
+    assert_eq!(c.entries.len(), 1, "the saved checkpoint is listed");
     key(&mut app, KeyCode::Enter);
     let Screen::Prompt(p) = &app.screen else {
         panic!("a good checkpoint opens the prompt screen")

@@ -7,7 +7,8 @@ use super::screens::compare::{self, Compare};
 use super::screens::help;
 use super::screens::menu::{self, Item, Menu};
 use super::screens::mistakes::{self, Gallery, SideBySide};
-use super::screens::open::{self, Open, Pick};
+use super::screens::open::{self, Open};
+use super::screens::picker::Choice;
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
 use super::screens::train::{self, Traced, Train};
@@ -188,7 +189,7 @@ impl App {
                 self.screen = Screen::Tracer(Box::new(Tracer::new(walk, Some(v))));
             }
             Item::Compare => self.screen = Screen::Compare(Box::new(Compare::new(walk))),
-            Item::Open => self.screen = Screen::Open(Open::new(self.scenarios_dir.clone())),
+            Item::Open => self.screen = Screen::Open(open::list(self.scenarios_dir.clone())),
             Item::Train => {
                 self.train.get_or_insert_with(Box::default);
                 self.back.clear();
@@ -196,7 +197,7 @@ impl App {
             }
             Item::OpenCheckpoint => {
                 self.back.clear();
-                self.screen = Screen::Checkpoint(OpenCheckpoint::new(self.checkpoints_dir.clone()));
+                self.screen = Screen::Checkpoint(checkpoint::list(self.checkpoints_dir.clone()));
             }
             Item::Mistakes => {
                 self.back.clear();
@@ -297,8 +298,8 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         },
         Screen::Open(o) => match o.key(key) {
-            Some(Pick::Back) => app.screen = Screen::Menu(Menu { selected: 3 }),
-            Some(Pick::Path(p)) => app.open_path(p),
+            Some(Choice::Back) => app.screen = Screen::Menu(Menu { selected: 3 }),
+            Some(Choice::Path(p)) => app.open_path(p),
             None => {}
         },
         Screen::Train => {
@@ -311,10 +312,12 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
-            checkpoint::Pick::Stay => {}
-            checkpoint::Pick::Back => app.go_back(5),
-            checkpoint::Pick::Loaded(model, origin) => app.trace_model(Traced { model: *model, origin }),
-            checkpoint::Pick::Failed(e) => app.message("Cannot open this checkpoint", e, true),
+            None => {}
+            Some(Choice::Back) => app.go_back(5),
+            Some(Choice::Path(p)) => match checkpoint::open(&p) {
+                Ok(traced) => app.trace_model(traced),
+                Err(e) => app.message("Cannot open this checkpoint", e, true),
+            },
         },
         Screen::Prompt(p) => match p.key(key) {
             prompt::Outcome::Stay => {}

@@ -7,6 +7,7 @@ pub mod help;
 pub mod menu;
 pub mod mistakes;
 pub mod open;
+pub mod picker;
 pub mod prompt;
 pub mod tracer;
 pub mod train;
