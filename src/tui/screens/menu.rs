@@ -114,25 +114,33 @@ fn list_area(area: Rect) -> Rect {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
-    let t = theme;
-    let [head, _, about] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
-    let title = vec![
-        Line::from(Span::styled("attn-trace", t.title())).centered(),
-        Line::from(Span::styled(
-            "step through transformer attention one memory access at a time",
-            t.dim(),
-        ))
-        .centered(),
+/// A title and its subtitle, centred, a line below the top of `head`: the menu's heading, which
+/// the mistakes gallery shares.
+pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str, t: Theme) {
+    let lines = vec![
+        Line::from(Span::styled(title, t.title())).centered(),
+        Line::from(Span::styled(subtitle, t.dim())).centered(),
     ];
     frame.render_widget(
-        Paragraph::new(title),
+        Paragraph::new(lines),
         Rect {
             y: head.y + 1,
             height: head.height.saturating_sub(1),
             ..head
         },
+    );
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
+    let t = theme;
+    let [head, _, about] =
+        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
+    render_heading(
+        frame,
+        head,
+        "attn-trace",
+        "step through transformer attention one memory access at a time",
+        t,
     );
     let list = list_area(area);
     let lines: Vec<Line> = Item::ALL

@@ -9,6 +9,7 @@
 //! saying why. The timeline is built once per pair of traces; a step, a phase jump or the
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
+use super::menu;
 use crate::engine::{Run, first_divergence, kernel_shape};
 use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
@@ -724,21 +725,12 @@ fn gallery_areas(area: Rect, n: usize) -> (Rect, Rect, Rect) {
 pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme) {
     let t = theme;
     let (head, list, details) = gallery_areas(area, st.entries.len());
-    let title = vec![
-        Line::from(Span::styled("Mistakes gallery", t.title())).centered(),
-        Line::from(Span::styled(
-            "six classic multi-head attention mistakes, each traced beside the correct run",
-            t.dim(),
-        ))
-        .centered(),
-    ];
-    frame.render_widget(
-        Paragraph::new(title),
-        Rect {
-            y: head.y + 1,
-            height: head.height.saturating_sub(1),
-            ..head
-        },
+    menu::render_heading(
+        frame,
+        head,
+        "Mistakes gallery",
+        "six classic multi-head attention mistakes, each traced beside the correct run",
+        t,
     );
     let lines: Vec<Line> = st
         .entries
