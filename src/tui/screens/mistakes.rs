@@ -18,13 +18,12 @@ use crate::trace::{Event, Pass, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
-use crate::tui::widgets::{CellRef, Ctx, frame_ids, log, memory, num, put};
+use crate::tui::widgets::{CellRef, Ctx, code, frame_ids, log, memory, num, put};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use ratatui::widgets::{Block, Paragraph, Wrap};
 use std::collections::BTreeSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -961,17 +960,7 @@ fn same_event(a: &Event, b: Option<&Event>) -> bool {
 
 /// The kernel source around the line that ran, with the mistake's lines marked `!`.
 fn code_panel(frame: &mut Frame, area: Rect, cv: &CodeView, t: Theme) {
-    let title = match cv.current {
-        Some(l) if !cv.file.is_empty() => format!(" Code · {}:{l} ", source::short(cv.file)),
-        _ if !cv.file.is_empty() => format!(" Code · {} ", source::short(cv.file)),
-        _ => " Code ".to_string(),
-    };
-    let block = Block::bordered().title(title).border_style(t.border(false));
-    let inner = block.inner(area);
-    block.render(area, frame.buffer_mut());
-    let buf = frame.buffer_mut();
-    let Some(text) = source::source(cv.file) else {
-        put(buf, inner, inner.x, inner.y, "(no source for this event)", t.dim());
+    let Some((inner, text)) = code::panel(frame, area, cv.file, cv.current, false, t) else {
         return;
     };
     let lines: Vec<&str> = text.lines().collect();
@@ -989,49 +978,13 @@ fn code_panel(frame: &mut Frame, area: Rect, cv: &CodeView, t: Theme) {
         .saturating_sub(1)
         .saturating_sub(room.min(h / 3))
         .min(lines.len().saturating_sub(h));
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let shift = lines
-        .iter()
-        .skip(first)
-        .take(h)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| indent(l))
-        .min()
-        .unwrap_or(0);
-    for (row, no) in (first..lines.len()).take(h).enumerate() {
-        let y = inner.y + row as u16;
-        let line_no = no + 1;
-        let is_current = cv.current == Some(line_no);
-        let marked = cv.marks.contains(&line_no);
-        let marker = if is_current {
-            "▶"
-        } else if marked {
-            "!"
-        } else if cv.loops.contains(&line_no) {
-            "›"
-        } else {
-            " "
-        };
-        let code = &lines[no][shift.min(indent(lines[no]))..];
-        let style = if is_current {
-            t.cursor()
-        } else if marked {
-            t.error()
-        } else if code.trim_start().starts_with("//") {
-            t.comment()
-        } else if cv.loops.contains(&line_no) {
-            t.base().add_modifier(Modifier::BOLD)
-        } else {
-            t.base()
-        };
-        let gutter_style = if is_current || marked { style } else { t.dim() };
-        let x = put(buf, inner, inner.x, y, &format!("{line_no:>4}{marker}"), gutter_style);
-        let x = put(buf, inner, x, y, " ", style);
-        let end = put(buf, inner, x, y, code, style);
-        if is_current && end < inner.right() {
-            put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);
-        }
-    }
+    let shift = code::least_indent(&lines[first..], h);
+    let marks = code::Marks {
+        current: cv.current,
+        marked: &cv.marks,
+        loops: &cv.loops,
+    };
+    code::draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
 }
 
 fn render_status(frame: &mut Frame, area: Rect, st: &SideBySide, phase: Phase, t: Theme) {

@@ -2,36 +2,27 @@
 
 use super::{Ctx, put};
 use crate::tui::source;
+use crate::tui::theme::Theme;
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::widgets::{Block, Widget};
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
-    let file = ctx.view.file;
-    let title = if file.is_empty() {
-        " Code ".to_string()
-    } else {
-        format!(" Code · {}:{} ", source::short(file), ctx.view.line)
-    };
-    let block = Block::bordered().title(title).border_style(t.border(focused));
-    let inner = block.inner(area);
-    block.render(area, frame.buffer_mut());
-    let buf = frame.buffer_mut();
-    let Some(text) = source::source(file) else {
-        put(buf, inner, inner.x, inner.y, "(no source for this event)", t.dim());
+    let current = ctx.view.line as usize;
+    let Some((inner, text)) = panel(frame, area, ctx.view.file, Some(current), focused, t) else {
         return;
     };
     // lines of the enclosing `rec.enter` calls: the loops this access is nested in
-    let loops: Vec<u32> = ctx
+    let loops: Vec<usize> = ctx
         .frame_ids()
         .iter()
         .filter_map(|&id| ctx.trace.frame(id))
-        .map(|f| ctx.trace.kinds[f.kind as usize].line)
+        .map(|f| ctx.trace.kinds[f.kind as usize].line as usize)
         .collect();
     let lines: Vec<&str> = text.lines().collect();
-    let current = ctx.view.line as usize;
     let h = inner.height as usize;
     // keep the current line a third of the way down, so the loops above it stay in view
     let first = current
@@ -40,48 +31,112 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         .min(lines.len().saturating_sub(h));
     // deep loops push the code right: shift every line left so the current one starts near
     // the gutter (lines indented less just lose their leading spaces)
-    let indent = |l: &str| l.len() - l.trim_start().len();
-    let least = lines
+    let shift = lines
+        .get(current.saturating_sub(1))
+        .map_or(0, |l| indent(l).saturating_sub(8))
+        .min(least_indent(&lines[first.min(lines.len())..], h));
+    let marks = Marks {
+        current: Some(current),
+        marked: &[],
+        loops: &loops,
+    };
+    draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
+}
+
+/// Draws a code panel's bordered block, titled with the file and the line that ran, and returns
+/// its inner area and the file's source; without a source it says so and returns `None`.
+pub fn panel(
+    frame: &mut Frame,
+    area: Rect,
+    file: &'static str,
+    current: Option<usize>,
+    focused: bool,
+    t: Theme,
+) -> Option<(Rect, &'static str)> {
+    let title = match current {
+        _ if file.is_empty() => " Code ".to_string(),
+        Some(l) => format!(" Code · {}:{l} ", source::short(file)),
+        None => format!(" Code · {} ", source::short(file)),
+    };
+    let block = Block::bordered().title(title).border_style(t.border(focused));
+    let inner = block.inner(area);
+    block.render(area, frame.buffer_mut());
+    let text = source::source(file);
+    if text.is_none() {
+        put(
+            frame.buffer_mut(),
+            inner,
+            inner.x,
+            inner.y,
+            "(no source for this event)",
+            t.dim(),
+        );
+    }
+    Some(inner).zip(text)
+}
+
+/// Leading spaces of a line.
+pub fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The least indentation among the first `h` of `lines` that are not blank.
+pub fn least_indent(lines: &[&str], h: usize) -> usize {
+    lines
         .iter()
-        .skip(first)
         .take(h)
         .filter(|l| !l.trim().is_empty())
         .map(|l| indent(l))
         .min()
-        .unwrap_or(0);
-    let shift = lines
-        .get(current.saturating_sub(1))
-        .map_or(0, |l| indent(l).saturating_sub(8))
-        .min(least);
-    for (row, no) in (first..lines.len()).take(h).enumerate() {
+        .unwrap_or(0)
+}
+
+/// The source lines a panel draws apart from the rest (numbered from 1): the line that ran
+/// (`▶`, highlighted), lines marked `!` (a mistake's, in the error colour) and the `rec.enter`
+/// lines of the loops around the access (`›`, bold).
+pub struct Marks<'a> {
+    pub current: Option<usize>,
+    pub marked: &'a [usize],
+    pub loops: &'a [usize],
+}
+
+/// Draws `lines` from index `first` into `inner`, one per row, each behind a gutter with its
+/// number and marker and shifted left by up to `shift` spaces; the current line is highlighted
+/// to the panel's right edge.
+pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, shift: usize, marks: &Marks, t: Theme) {
+    for (row, no) in (first..lines.len()).take(inner.height as usize).enumerate() {
         let y = inner.y + row as u16;
         let line_no = no + 1;
-        let is_current = line_no == current;
+        let is_current = marks.current == Some(line_no);
+        let marked = marks.marked.contains(&line_no);
+        let is_loop = marks.loops.contains(&line_no);
         let marker = if is_current {
             "▶"
-        } else if loops.contains(&(line_no as u32)) {
+        } else if marked {
+            "!"
+        } else if is_loop {
             "›"
         } else {
             " "
         };
-        let gutter = format!("{line_no:>4}{marker}");
-        let gutter_style = if is_current { t.cursor() } else { t.dim() };
-        let x = put(buf, inner, inner.x, y, &gutter, gutter_style);
         let code = &lines[no][shift.min(indent(lines[no]))..];
         let style = if is_current {
             t.cursor()
+        } else if marked {
+            t.error()
         } else if code.trim_start().starts_with("//") {
             t.comment()
-        } else if loops.contains(&(line_no as u32)) {
+        } else if is_loop {
             t.base().add_modifier(Modifier::BOLD)
         } else {
             t.base()
         };
+        let gutter_style = if is_current || marked { style } else { t.dim() };
+        let x = put(buf, inner, inner.x, y, &format!("{line_no:>4}{marker}"), gutter_style);
         let x = put(buf, inner, x, y, " ", style);
         let end = put(buf, inner, x, y, code, style);
         if is_current && end < inner.right() {
-            let pad = " ".repeat((inner.right() - end) as usize);
-            put(buf, inner, end, y, &pad, style);
+            put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);
         }
     }
 }
