@@ -99,40 +99,22 @@ pub fn cell(theme: Theme, p: f32) -> (Style, &'static str) {
 pub fn render(buf: &mut Buffer, area: Rect, g: &Grid, theme: Theme) {
     let p = plan(area, g.t, g.selected);
     let w = p.cell_w as usize;
-    // key labels across the top, query labels down the side
+    // key labels across the top, query labels down the side; the selected pair's in the key colour
+    let token = |k: usize, selected: bool| {
+        let style = if selected { theme.key() } else { theme.dim() };
+        (label(g.labels.get(k).copied().unwrap_or(b' ')).to_string(), style)
+    };
     for dj in 0..p.cols {
         let j = p.first_j + dj;
         let x = p.x + (dj * w) as u16;
-        let style = if g.selected.is_some_and(|(_, sj)| sj == j) {
-            theme.key()
-        } else {
-            theme.dim()
-        };
-        put(
-            buf,
-            area,
-            x,
-            area.y,
-            &label(g.labels.get(j).copied().unwrap_or(b' ')).to_string(),
-            style,
-        );
+        let (text, style) = token(j, g.selected.is_some_and(|(_, sj)| sj == j));
+        put(buf, area, x, area.y, &text, style);
     }
     for di in 0..p.rows {
         let i = p.first_i + di;
         let y = p.y + di as u16;
-        let style = if g.selected.is_some_and(|(si, _)| si == i) {
-            theme.key()
-        } else {
-            theme.dim()
-        };
-        put(
-            buf,
-            area,
-            area.x,
-            y,
-            &label(g.labels.get(i).copied().unwrap_or(b' ')).to_string(),
-            style,
-        );
+        let (text, style) = token(i, g.selected.is_some_and(|(si, _)| si == i));
+        put(buf, area, area.x, y, &text, style);
         for dj in 0..p.cols {
             let j = p.first_j + dj;
             let x = p.x + (dj * w) as u16;
