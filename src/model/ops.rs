@@ -166,13 +166,13 @@ fn gelu_backward_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
 // `kernels::linear` is the reference; these run the same math through the `gemm` crate's blocked
 // sgemm, which picks AVX-512 or AVX2 kernels at run time.
 
-/// `C[m,n] = β·C[m,n] + Σ_k A[m,k]·B[k,n]` with `A` read transposed when `a_t` (then stored
+/// Writes `C[m,n] = Σ_k A[m,k]·B[k,n]` with `A` read transposed when `a_t` (then stored
 /// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
 #[allow(clippy::too_many_arguments)]
-fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool, beta: f32, c: &mut [f32]) {
+fn matmul(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool, c: &mut [f32]) {
     assert!(
         a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
-        "gemm operands too small"
+        "matmul operands too small"
     );
     let (rsa, csa) = if a_t { (1, m) } else { (k, 1) };
     let (rsb, csb) = if b_t { (1, k) } else { (n, 1) };
@@ -186,14 +186,14 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool
             c.as_mut_ptr(),
             1,
             n as isize,
-            beta != 0.0,
+            false, // C is written, not read: the α·C term is left out
             a.as_ptr(),
             csa as isize,
             rsa as isize,
             b.as_ptr(),
             csb as isize,
             rsb as isize,
-            beta,
+            0.0,
             1.0,
             false,
             false,
@@ -203,11 +203,11 @@ fn gemm(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool
     }
 }
 
-/// `y = x·W + b`: sgemm writes `x·W`, then the bias is added to every row.
+/// `y = x·W + b`: the product writes `x·W`, then the bias is added to every row.
 pub fn linear_forward([B, T]: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) {
     let rows = B * T;
     let (IC, OC) = (x.len() / rows, y.len() / rows);
-    gemm(rows, IC, OC, x, false, w, false, 0.0, y);
+    matmul(rows, IC, OC, x, false, w, false, y);
     add_to_rows(y, b);
 }
 
@@ -223,8 +223,8 @@ pub fn linear_backward(
 ) {
     let rows = B * T;
     let (IC, OC) = (x.len() / rows, dy.len() / rows);
-    gemm(rows, OC, IC, dy, false, w, true, 0.0, dx);
-    gemm(IC, rows, OC, x, true, dy, false, 0.0, dw);
+    matmul(rows, OC, IC, dy, false, w, true, dx);
+    matmul(IC, rows, OC, x, true, dy, false, dw);
     sum_rows(dy, db);
 }
 
