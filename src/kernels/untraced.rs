@@ -13,7 +13,7 @@
 //! outputs reads contiguous memory.
 //!
 //! Work the kernel does whose result it then discards is skipped: dot products of masked pairs,
-//! which the mask overwrites with −1e9. `tests/kernels_untraced.rs` and the engine tests hold every pass to the traced kernel
+//! which the mask overwrites with −1e9. `tests/it/kernels_untraced.rs` and the engine tests hold every pass to the traced kernel
 //! bit for bit.
 #![allow(non_snake_case)]
 
