@@ -6,10 +6,14 @@
 //! the CLI step through.
 
 pub mod atomic;
+pub mod dispatch;
 pub mod engine;
 pub mod explain;
+pub mod fast;
+pub mod format;
 pub mod formula;
 pub mod kernels;
+pub mod mistakes;
 pub mod model;
 pub mod scenario;
 pub mod simd;

@@ -52,16 +52,16 @@ fn masked_pairs_pass_no_gradient_to_future_keys() {
     inputs.d_out[0] = 1.0; // only row 0 of att matters
     let t = run(&inputs, Variant::Baseline, Passes::BOTH, false).tensors;
     assert!(
-        t.d_k[2..].iter().all(|&g| g == 0.0),
+        t[Buf::DK][2..].iter().all(|&g| g == 0.0),
         "keys 1..3 got gradient from query 0: {:?}",
-        t.d_k
+        &t[Buf::DK]
     );
     assert!(
-        t.d_v[2..].iter().all(|&g| g == 0.0),
+        t[Buf::DV][2..].iter().all(|&g| g == 0.0),
         "values 1..3 got gradient from query 0: {:?}",
-        t.d_v
+        &t[Buf::DV]
     );
-    assert!(t.d_v[0] != 0.0);
+    assert!(t[Buf::DV][0] != 0.0);
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn mha_with_one_head_is_the_baseline_bit_for_bit() {
         for &buf in Buf::ALL {
             assert_eq!(base.get(buf), mha.get(buf), "{buf} differs ({mask:?})");
         }
-        assert!(!base.d_w_qkv.is_empty() && !base.d_x.is_empty());
+        assert!(!base[Buf::DWQkv].is_empty() && !base[Buf::DX].is_empty());
     }
 }
 

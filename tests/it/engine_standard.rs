@@ -84,9 +84,9 @@ fn dropout_zeroes_the_masked_probabilities_and_rescales_the_rest() {
     let p = 0.25;
     inputs.dropout = Some(Dropout { p, seed: 5 });
     let t = run(&inputs, Variant::Mha, Passes::FORWARD, false).tensors;
-    let dropped = t.drop_mask.iter().filter(|&&k| k == 0.0).count();
-    assert!(dropped > 0 && dropped < t.drop_mask.len(), "{dropped} dropped");
-    for ((&keep, &pr), &pd) in t.drop_mask.iter().zip(&t.probs).zip(&t.probs_drop) {
+    let dropped = t[Buf::DropMask].iter().filter(|&&k| k == 0.0).count();
+    assert!(dropped > 0 && dropped < t[Buf::DropMask].len(), "{dropped} dropped");
+    for ((&keep, &pr), &pd) in t[Buf::DropMask].iter().zip(&t[Buf::Probs]).zip(&t[Buf::ProbsDrop]) {
         if keep == 0.0 {
             assert_eq!(pd, 0.0);
         } else {
@@ -104,8 +104,8 @@ fn dropout_zeroes_the_masked_probabilities_and_rescales_the_rest() {
         false,
     )
     .tensors;
-    assert!(eval.drop_mask.is_empty() && eval.probs_drop.is_empty());
-    assert_ne!(eval.att, t.att);
+    assert!(eval[Buf::DropMask].is_empty() && eval[Buf::ProbsDrop].is_empty());
+    assert_ne!(eval[Buf::Att], t[Buf::Att]);
 }
 
 #[test]
@@ -113,9 +113,9 @@ fn cross_attention_layouts_use_s_for_queries_and_t_for_keys() {
     let sh = Shape::cross(1, 2, 4, 4, 2);
     let r = run(&separate(sh, Mask::None, true, 6), Variant::Mha, Passes::BOTH, true);
     let tr = r.trace.as_ref().unwrap();
-    assert_eq!(tr.buffer(Buf::Scores).unwrap().shape, vec![1, 2, 2, 4]); // [B,H,S,T]
-    assert_eq!(tr.buffer(Buf::Q).unwrap().view, vec![1, 2, 2, 2]); // [B,S,H,D]
-    assert_eq!(tr.buffer(Buf::K).unwrap().view, vec![1, 4, 2, 2]); // [B,T,H,D]
+    assert_eq!(tr.buffer(Buf::Scores).unwrap().spec.shape, vec![1, 2, 2, 4]); // [B,H,S,T]
+    assert_eq!(tr.buffer(Buf::Q).unwrap().layout().sizes(), vec![1, 2, 2, 2]); // [B,S,H,D]
+    assert_eq!(tr.buffer(Buf::K).unwrap().layout().sizes(), vec![1, 4, 2, 2]); // [B,T,H,D]
     // head 1, query 1, key 3: off = ((0*2 + 1)*2 + 1)*4 + 3 = 15, q_base = ((0*2 + 1)*2 + 1)*2 = 6
     let w = tr.index.first_write(Buf::Scores, 15).unwrap();
     let v = tr.view(w);
@@ -213,9 +213,12 @@ fn mistake_1_no_input_projection_makes_q_k_v_the_input_and_scores_symmetric() {
     inputs.mistakes = Mistakes::of(&[Mistake::NoInputProjection]);
     let r = run(&inputs, Variant::Mha, Passes::BOTH, true);
     let t = &r.tensors;
-    assert_eq!((&t.q, &t.k, &t.v), (&t.x, &t.x, &t.x));
+    assert_eq!(
+        (&t[Buf::Q], &t[Buf::K], &t[Buf::V]),
+        (&t[Buf::X], &t[Buf::X], &t[Buf::X])
+    );
     assert!(
-        t.w_q.is_empty() && t.w_k.is_empty(),
+        t[Buf::WQ].is_empty() && t[Buf::WK].is_empty(),
         "the mistaken module has no projection weights"
     );
     // S[h,i,j] = x_i·x_j/√D = S[h,j,i]
@@ -223,13 +226,13 @@ fn mistake_1_no_input_projection_makes_q_k_v_the_input_and_scores_symmetric() {
     for hh in 0..h {
         for i in 0..tt {
             for j in 0..tt {
-                let at = |i: usize, j: usize| t.scores[(hh * tt + i) * tt + j];
+                let at = |i: usize, j: usize| t[Buf::Scores][(hh * tt + i) * tt + j];
                 assert!((at(i, j) - at(j, i)).abs() < 1e-6);
             }
         }
     }
     // forward only
-    assert!(t.d_x.is_empty());
+    assert!(t[Buf::DX].is_empty());
     assert!(
         r.trace
             .unwrap()
@@ -251,7 +254,7 @@ fn mistake_2_scale_by_seq_len_changes_scores_by_sqrt_d_over_sqrt_t() {
         true,
     );
     let factor = (2f32).sqrt() / (8f32).sqrt();
-    for (&g, &b) in good.tensors.scores.iter().zip(&bad.tensors.scores) {
+    for (&g, &b) in good.tensors[Buf::Scores].iter().zip(&bad.tensors[Buf::Scores]) {
         if g == MASKED {
             assert_eq!(b, MASKED);
         } else {
@@ -260,7 +263,7 @@ fn mistake_2_scale_by_seq_len_changes_scores_by_sqrt_d_over_sqrt_t() {
     }
     // T > D: the softmax is flatter: the largest probability of each full row shrinks
     let row_max = |p: &[f32]| p[7 * 8..8 * 8].iter().copied().fold(0.0, f32::max);
-    assert!(row_max(&bad.tensors.probs) < row_max(&good.tensors.probs));
+    assert!(row_max(&bad.tensors[Buf::Probs]) < row_max(&good.tensors[Buf::Probs]));
     // the traces agree until the first score is written
     let (gt, bt) = (good.trace.as_ref().unwrap(), bad.trace.as_ref().unwrap());
     let n = first_divergence(gt, bt).unwrap();
@@ -283,12 +286,12 @@ fn mistake_3_mask_by_multiply_gives_future_positions_probability() {
         for i in 0..4 {
             for j in i + 1..4 {
                 let off = (hh * 4 + i) * 4 + j;
-                assert_eq!(bad.tensors.scores[off], 0.0, "a hidden score is multiplied to 0");
+                assert_eq!(bad.tensors[Buf::Scores][off], 0.0, "a hidden score is multiplied to 0");
                 assert!(
-                    bad.tensors.probs[off] > 0.0,
+                    bad.tensors[Buf::Probs][off] > 0.0,
                     "the future position ({i},{j}) gets probability"
                 );
-                assert_eq!(good.tensors.probs[off], 0.0);
+                assert_eq!(good.tensors[Buf::Probs][off], 0.0);
             }
         }
     }
@@ -310,7 +313,7 @@ fn mistake_4_no_output_projection_keeps_heads_from_mixing() {
         run(&bad, Variant::Mha, Passes::FORWARD, false),
         run(&nudge(&bad), Variant::Mha, Passes::FORWARD, false),
     );
-    assert!(before.tensors.out.is_empty() && before.tensors.w_proj.is_empty());
+    assert!(before.tensors[Buf::Out].is_empty() && before.tensors[Buf::WProj].is_empty());
     let (o1, o2) = (before.tensors.output(), after.tensors.output());
     for row in 0..3 {
         assert_eq!(
@@ -325,7 +328,7 @@ fn mistake_4_no_output_projection_keeps_heads_from_mixing() {
         run(&inputs, Variant::Mha, Passes::FORWARD, false),
         run(&nudge(&inputs), Variant::Mha, Passes::FORWARD, false),
     );
-    assert!((0..4).all(|c| g1.tensors.out[c] != g2.tensors.out[c]));
+    assert!((0..4).all(|c| g1.tensors[Buf::Out][c] != g2.tensors[Buf::Out][c]));
 }
 
 #[test]
@@ -350,9 +353,13 @@ fn mistake_5_dropout_not_applied_trains_like_evaluation() {
         false,
     )
     .tensors;
-    assert_eq!(bad.out, eval.out, "the mistaken training run is the evaluation run");
-    assert_ne!(train.out, eval.out);
-    assert!(bad.probs_drop.is_empty() && train.probs_drop.contains(&0.0));
+    assert_eq!(
+        bad[Buf::Out],
+        eval[Buf::Out],
+        "the mistaken training run is the evaluation run"
+    );
+    assert_ne!(train[Buf::Out], eval[Buf::Out]);
+    assert!(bad[Buf::ProbsDrop].is_empty() && train[Buf::ProbsDrop].contains(&0.0));
 }
 
 #[test]
@@ -364,7 +371,7 @@ fn mistake_6_softmax_over_two_dims_normalises_the_matrix_not_the_rows() {
         Passes::FORWARD,
         false,
     );
-    let p = &bad.tensors.probs;
+    let p = &bad.tensors[Buf::Probs];
     for head in 0..2 * 2 {
         let m = &p[head * 16..(head + 1) * 16];
         assert!((m.iter().sum::<f32>() - 1.0).abs() < 1e-5, "a head's matrix sums to 1");

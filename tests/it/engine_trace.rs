@@ -84,7 +84,7 @@ fn backward_only_records_only_backward_phases() {
     );
     // the forward activations it starts from are its buffers' initial contents
     let both = run(&inputs, Variant::Mha, Passes::BOTH, false);
-    assert_eq!(t.buffer(Buf::Probs).unwrap().initial, both.tensors.probs);
+    assert_eq!(t.buffer(Buf::Probs).unwrap().initial, both.tensors[Buf::Probs]);
     assert_eq!(r.tensors, both.tensors);
 }
 
@@ -151,10 +151,10 @@ fn navigation_by_iteration_phase_and_cell() {
     assert_eq!(t.index.last_write_at_or_before(Buf::Scores, 16, w), Some(w));
     // values through time: 0 before the write, the score after
     assert_eq!(t.value_at(Buf::Scores, 16, w - 1), 0.0);
-    assert_eq!(t.value_at(Buf::Scores, 16, w), r.tensors.scores[16]);
+    assert_eq!(t.value_at(Buf::Scores, 16, w), r.tensors[Buf::Scores][16]);
     // probs[16] is written twice (exp, then normalised): the value at the end is the final one
     assert_eq!(t.index.writes(Buf::Probs, 16).len(), 2);
-    assert_eq!(t.value_at(Buf::Probs, 16, t.len() - 1), r.tensors.probs[16]);
+    assert_eq!(t.value_at(Buf::Probs, 16, t.len() - 1), r.tensors[Buf::Probs][16]);
 }
 
 #[test]

@@ -63,9 +63,9 @@ fn baseline_scores_0_2_1_reads_q_8_to_11_and_k_4_to_7_and_writes_data_7() {
     assert_eq!(reads, want);
     // the value written is q[2]·k[1] scaled by 1/√C = 1/2
     let tn = &r.tensors;
-    let dot: f32 = (0..4).map(|c| tn.q[8 + c] * tn.k[4 + c]).sum();
+    let dot: f32 = (0..4).map(|c| tn[Buf::Q][8 + c] * tn[Buf::K][4 + c]).sum();
     assert!((t.events[w].value - dot * 0.5).abs() < 1e-6);
-    assert_eq!(t.events[w].value, tn.scores[7]);
+    assert_eq!(t.events[w].value, tn[Buf::Scores][7]);
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn mha_head_1_i_2_j_1_reads_q_10_11_and_k_6_7_and_writes_data_16() {
     let first = t.index.first_access(Buf::Q, 10).unwrap();
     assert_eq!(t.view(first).index, vec![0, 2, 1, 0]);
     let tn = &r.tensors;
-    let dot = tn.q[10] * tn.k[6] + tn.q[11] * tn.k[7];
+    let dot = tn[Buf::Q][10] * tn[Buf::K][6] + tn[Buf::Q][11] * tn[Buf::K][7];
     assert!((t.events[w].value - dot / 2f32.sqrt()).abs() < 1e-6);
 }
 
@@ -104,13 +104,13 @@ fn indexing_trace_scores_0_1_0_at_data_3_and_masked_0_1_2_at_data_5() {
     let m = forward_write(t, Buf::Scores, 5);
     assert_eq!(t.view(m).index, vec![0, 1, 2]);
     assert_eq!(t.events[m].value, MASKED);
-    assert_eq!(r.tensors.scores[5], -1e9);
+    assert_eq!(r.tensors[Buf::Scores][5], -1e9);
     // the dot product of a masked pair is still computed before it is overwritten
     assert_eq!(
         reads_of_iteration(t, m),
         vec![(Buf::Q, 2), (Buf::K, 4), (Buf::Q, 3), (Buf::K, 5)]
     );
-    assert_eq!(r.tensors.probs[5], 0.0);
+    assert_eq!(r.tensors[Buf::Probs][5], 0.0);
 }
 
 /// Baseline worked row: Q[2]=[1,0,1,0]; K rows e0, e1, e0+e1; V rows e0, 2·e1, 3·e2.
@@ -130,22 +130,22 @@ fn numeric_baseline() -> Run {
 fn numeric_baseline_row_2_in_tensors_and_in_the_log() {
     let r = numeric_baseline();
     let t = trace(&r);
-    assert_close(&r.tensors.scores[6..9], &[0.5, 0.0, 0.5], 1e-6);
+    assert_close(&r.tensors[Buf::Scores][6..9], &[0.5, 0.0, 0.5], 1e-6);
     // exactly: P = [e^½, 1, e^½] / (2e^½ + 1) and att = P0·V0 + P1·V1 + P2·V2
     let e = 0.5f32.exp();
     let p = [e / (2.0 * e + 1.0), 1.0 / (2.0 * e + 1.0), e / (2.0 * e + 1.0)];
-    assert_close(&r.tensors.probs[6..9], &p, 1e-6);
-    assert_close(&r.tensors.att[8..12], &[p[0], 2.0 * p[1], 3.0 * p[2], 0.0], 1e-5);
+    assert_close(&r.tensors[Buf::Probs][6..9], &p, 1e-6);
+    assert_close(&r.tensors[Buf::Att][8..12], &[p[0], 2.0 * p[1], 3.0 * p[2], 0.0], 1e-5);
     // the walkthrough quotes 3 decimals (att computed from the rounded probabilities)
-    assert_close(&r.tensors.probs[6..9], &[0.383, 0.233, 0.383], 1e-3);
-    assert_close(&r.tensors.att[8..12], &[0.383, 0.466, 1.149, 0.0], 2e-3);
+    assert_close(&r.tensors[Buf::Probs][6..9], &[0.383, 0.233, 0.383], 1e-3);
+    assert_close(&r.tensors[Buf::Att][8..12], &[0.383, 0.466, 1.149, 0.0], 2e-3);
     // the log's last write of each cell carries the same numbers
     let logged = |buf: Buf, offs: std::ops::Range<usize>| -> Vec<f32> {
         offs.map(|o| t.events[forward_write(t, buf, o)].value).collect()
     };
     assert_close(&logged(Buf::Probs, 6..9), &p, 1e-6);
     assert_close(&logged(Buf::Att, 8..12), &[p[0], 2.0 * p[1], 3.0 * p[2], 0.0], 1e-5);
-    assert_eq!(logged(Buf::Probs, 6..9), r.tensors.probs[6..9].to_vec());
+    assert_eq!(logged(Buf::Probs, 6..9), r.tensors[Buf::Probs][6..9].to_vec());
 }
 
 #[test]
@@ -163,25 +163,25 @@ fn numeric_mha_head_1_row_2() {
     let t = trace(&r);
     // [B,H,T,T]: head 1, row 2 starts at ((0*2 + 1)*3 + 2)*3 = 15
     let s = std::f32::consts::FRAC_1_SQRT_2;
-    assert_close(&r.tensors.scores[15..18], &[s, -s, 0.0], 1e-6);
+    assert_close(&r.tensors[Buf::Scores][15..18], &[s, -s, 0.0], 1e-6);
     let z = s.exp() + (-s).exp() + 1.0;
     let p = [s.exp() / z, (-s).exp() / z, 1.0 / z];
-    assert_close(&r.tensors.probs[15..18], &p, 1e-6);
-    assert_close(&r.tensors.probs[15..18], &[0.576, 0.140, 0.284], 1e-3);
+    assert_close(&r.tensors[Buf::Probs][15..18], &p, 1e-6);
+    assert_close(&r.tensors[Buf::Probs][15..18], &[0.576, 0.140, 0.284], 1e-3);
     // att [B,T,H,D]: (b0, t2, h1) starts at ((0*3 + 2)*2 + 1)*2 = 10
     let att = [10.0 * p[0] + 5.0 * p[2], 10.0 * p[1] + 5.0 * p[2]];
-    assert_close(&r.tensors.att[10..12], &att, 1e-5);
-    assert_close(&r.tensors.att[10..12], &[7.18, 2.82], 5e-3);
+    assert_close(&r.tensors[Buf::Att][10..12], &att, 1e-5);
+    assert_close(&r.tensors[Buf::Att][10..12], &[7.18, 2.82], 5e-3);
     let w = forward_write(t, Buf::Att, 10);
     assert_eq!(derived(t, w, "a_base"), 10);
-    assert_eq!(t.events[w].value, r.tensors.att[10]);
+    assert_eq!(t.events[w].value, r.tensors[Buf::Att][10]);
 }
 
 #[test]
 fn numeric_rows_sum_to_one_and_masked_probabilities_are_zero() {
     let r = numeric_baseline();
     for i in 0..3 {
-        let row = &r.tensors.probs[i * 3..i * 3 + 3];
+        let row = &r.tensors[Buf::Probs][i * 3..i * 3 + 3];
         assert!((row.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         for (j, &p) in row.iter().enumerate() {
             assert_eq!(p == 0.0, j > i, "probs[{i},{j}] = {p}");

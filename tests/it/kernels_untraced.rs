@@ -1,9 +1,10 @@
-//! The attention kernels run untraced (the no-op recorder, which takes the vectorised loops of
-//! `kernels/untraced.rs`) against the same kernels traced (the step-by-step loops the tracer
-//! shows): every buffer of forward and backward must be identical bit for bit, for both kernels,
+//! The attention passes run untraced (the no-op recorder, for which `dispatch.rs` picks the
+//! vectorised loops of `fast.rs`) against the same passes traced (the lesson files' loops the
+//! tracer shows): every buffer of forward and backward must be identical bit for bit, for both kernels,
 //! every mask, self- and cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
 
-use attn_trace::kernels::{Mask, attention_1h, attention_mha};
+use attn_trace::dispatch;
+use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Logger, NoRecord, Recorder};
 use proptest::prelude::*;
@@ -59,31 +60,31 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
         d_k: nan(n_x),
         d_v: nan(n_x),
     };
-    macro_rules! both_passes {
-        ($kernel:ident) => {{
-            $kernel::forward(rec, sh, mask, &x.q, &x.k, &x.v, &mut o.scores, &mut o.probs, &mut o.att);
-            $kernel::backward(
-                rec,
-                sh,
-                mask,
-                &x.q,
-                &x.k,
-                &x.v,
-                &o.probs,
-                &x.d_att,
-                &mut o.d_probs,
-                &mut o.d_scores,
-                &mut o.d_q,
-                &mut o.d_k,
-                &mut o.d_v,
-            );
-        }};
-    }
-    if mha {
-        both_passes!(attention_mha);
-    } else {
-        both_passes!(attention_1h);
-    }
+    let v = if mha { Variant::Mha } else { Variant::Baseline };
+    // the one dispatcher: a recording `R` runs the lesson files' loops, `NoRecord` the fast path
+    dispatch::forward(
+        rec,
+        v,
+        sh,
+        mask,
+        &x.q,
+        &x.k,
+        &x.v,
+        &mut o.scores,
+        &mut o.probs,
+        &mut o.att,
+    );
+    dispatch::backward(
+        rec,
+        v,
+        sh,
+        mask,
+        (&x.q, &x.k, &x.v, &o.probs),
+        &x.d_att,
+        &mut o.d_probs,
+        &mut o.d_scores,
+        (&mut o.d_q, &mut o.d_k, &mut o.d_v),
+    );
     o
 }
 

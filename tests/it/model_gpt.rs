@@ -4,6 +4,7 @@
 use attn_trace::engine::{self, Passes};
 use attn_trace::kernels::Variant;
 use attn_trace::model::{Activations, Config, Dataset, TinyGpt, Trainer, Workspace};
+use attn_trace::trace::Buf;
 use std::sync::atomic::AtomicBool;
 
 fn tiny(n_layers: usize, n_heads: usize) -> Config {
@@ -109,14 +110,14 @@ fn attention_capture_replays_in_the_traced_engine() {
         };
         // the traced loops and the training path compute the same block, forward and backward
         assert!(
-            rel(&cap.out, &run.tensors.out) <= 1e-5,
+            rel(&cap.out, &run.tensors[Buf::Out]) <= 1e-5,
             "out: {}",
-            rel(&cap.out, &run.tensors.out)
+            rel(&cap.out, &run.tensors[Buf::Out])
         );
         assert!(
-            rel(&cap.d_x, &run.tensors.d_x) <= 1e-5,
+            rel(&cap.d_x, &run.tensors[Buf::DX]) <= 1e-5,
             "d_x: {}",
-            rel(&cap.d_x, &run.tensors.d_x)
+            rel(&cap.d_x, &run.tensors[Buf::DX])
         );
     }
     let model = TinyGpt::new(tiny(1, 1), 1).unwrap();

@@ -7,10 +7,12 @@
 use attn_trace::engine::{Run, first_divergence};
 use attn_trace::kernels::Mask;
 use attn_trace::kernels::attention_mistakes::Mistake;
+use attn_trace::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
 use attn_trace::scenario::Scenario;
+use attn_trace::trace::Buf;
 use attn_trace::trace::Phase;
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
-use attn_trace::tui::screens::mistakes::{self, CORRECT, MISTAKEN, Place, SideBySide, Timeline};
+use attn_trace::tui::screens::mistakes::{self, SideBySide};
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
@@ -341,8 +343,8 @@ fn enter_traces_the_correct_run_here_and_q_comes_back() {
 fn no_input_projection_shows_symmetric_scores() {
     let (good, bad) = runs("no_input_projection");
     let (g, w) = (&good.tensors, &bad.tensors);
-    assert_eq!(w.q, w.x, "q is x itself");
-    assert!(w.w_qkv.is_empty());
+    assert_eq!(w[Buf::Q], w[Buf::X], "q is x itself");
+    assert!(w[Buf::WQkv].is_empty());
     // mask = "none", B = 1, H = 2, T = 4: every pair is visible both ways
     let T = 4;
     let asym = |s: &[f32]| {
@@ -356,19 +358,20 @@ fn no_input_projection_shows_symmetric_scores() {
         }
         worst
     };
-    assert_eq!(asym(&w.scores), 0.0);
-    assert!(asym(&g.scores) > 0.1);
+    assert_eq!(asym(&w[Buf::Scores]), 0.0);
+    assert!(asym(&g[Buf::Scores]) > 0.1);
     let screen = panel("no_input_projection");
     assert!(
         screen.contains(&format!(
             "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = 0.0000 over 12 pairs (correct run: {:.4})",
-            asym(&g.scores)
+            asym(&g[Buf::Scores])
         )),
         "{screen}"
     );
     assert!(screen.contains(&format!(
         "mistaken S[0,1] = {:.3}, S[1,0] = {:.3}",
-        w.scores[1], w.scores[4]
+        w[Buf::Scores][1],
+        w[Buf::Scores][4]
     )));
 }
 
@@ -377,9 +380,9 @@ fn scale_by_seq_len_shows_the_score_ratio_and_a_flatter_softmax() {
     let (good, bad) = runs("scale_by_seq_len");
     let (g, w) = (&good.tensors, &bad.tensors);
     let (T, D) = (16usize, 2usize);
-    let ratios: Vec<f32> = (0..g.scores.len())
-        .filter(|&o| !Mask::Causal.hides(o / T % T, o % T) && g.scores[o].abs() > 1e-3)
-        .map(|o| w.scores[o] / g.scores[o])
+    let ratios: Vec<f32> = (0..g[Buf::Scores].len())
+        .filter(|&o| !Mask::Causal.hides(o / T % T, o % T) && g[Buf::Scores][o].abs() > 1e-3)
+        .map(|o| w[Buf::Scores][o] / g[Buf::Scores][o])
         .collect();
     let mean = ratios.iter().sum::<f32>() / ratios.len() as f32;
     assert!((mean - (D as f32).sqrt() / (T as f32).sqrt()).abs() < 1e-4, "{mean}");
@@ -389,7 +392,7 @@ fn scale_by_seq_len_shows_the_score_ratio_and_a_flatter_softmax() {
             .sum::<f32>()
             / 64.0
     };
-    let (sharp, flat) = (row_max(&g.probs), row_max(&w.probs));
+    let (sharp, flat) = (row_max(&g[Buf::Probs]), row_max(&w[Buf::Probs]));
     assert!(flat < sharp);
     let screen = panel("scale_by_seq_len");
     for want in [
@@ -399,7 +402,7 @@ fn scale_by_seq_len_shows_the_score_ratio_and_a_flatter_softmax() {
         format!(
             "  mistaken {}",
             list(
-                w.probs[..T * T]
+                w[Buf::Probs][..T * T]
                     .chunks(T)
                     .map(|r| r.iter().copied().fold(0.0, f32::max))
             )
@@ -414,12 +417,16 @@ fn mask_by_multiply_shows_masked_probabilities_above_zero() {
     let (good, bad) = runs("mask_by_multiply");
     let (g, w) = (&good.tensors, &bad.tensors);
     let T = 4;
-    let hidden: Vec<usize> = (0..w.probs.len())
+    let hidden: Vec<usize> = (0..w[Buf::Probs].len())
         .filter(|&o| Mask::Causal.hides(o / T % T, o % T))
         .collect();
     assert_eq!(hidden.len(), 12);
-    assert!(hidden.iter().all(|&o| w.probs[o] > 0.0 && g.probs[o] == 0.0));
-    let worst = hidden.iter().map(|&o| w.probs[o]).fold(0.0f32, f32::max);
+    assert!(
+        hidden
+            .iter()
+            .all(|&o| w[Buf::Probs][o] > 0.0 && g[Buf::Probs][o] == 0.0)
+    );
+    let worst = hidden.iter().map(|&o| w[Buf::Probs][o]).fold(0.0f32, f32::max);
     let screen = panel("mask_by_multiply");
     assert!(
         screen.contains(&format!(
@@ -430,7 +437,7 @@ fn mask_by_multiply_shows_masked_probabilities_above_zero() {
     assert!(screen.contains("(correct run: at most 0.000)"));
     let row0 = format!(
         "row i=0, b0 h0: correct [1.00 0.00 0.00 0.00] · mistaken [{}]",
-        list(w.probs[..T].to_vec())
+        list(w[Buf::Probs][..T].to_vec())
     );
     assert!(screen.contains(&row0), "{row0}\n{screen}");
 }
@@ -439,11 +446,15 @@ fn mask_by_multiply_shows_masked_probabilities_above_zero() {
 fn no_output_projection_shows_each_head_in_its_own_channels() {
     let (good, bad) = runs("no_output_projection");
     let (g, w) = (&good.tensors, &bad.tensors);
-    assert!(w.w_proj.is_empty() && w.out.is_empty());
-    assert_eq!(bad.tensors.output(), &w.att[..], "the mistaken output is att");
+    assert!(w[Buf::WProj].is_empty() && w[Buf::Out].is_empty());
+    assert_eq!(bad.tensors.output(), &w[Buf::Att][..], "the mistaken output is att");
     // C = 4, H = 2, D = 2, T = 3: the last query's row
     let (C, D, row) = (4usize, 2usize, 2 * 4);
-    let part = |h: usize, c: usize| -> f32 { (h * D..(h + 1) * D).map(|k| g.att[row + k] * g.w_proj[k * C + c]).sum() };
+    let part = |h: usize, c: usize| -> f32 {
+        (h * D..(h + 1) * D)
+            .map(|k| g[Buf::Att][row + k] * g[Buf::WProj][k * C + c])
+            .sum()
+    };
     let correct = format!(
         "  correct  h0 [{}] h1 [{}]",
         list((0..C).map(|c| part(0, c))),
@@ -451,10 +462,10 @@ fn no_output_projection_shows_each_head_in_its_own_channels() {
     );
     let mistaken = format!(
         "  mistaken h0 [{:.2} {:.2} 0.00 0.00] h1 [0.00 0.00 {:.2} {:.2}]",
-        w.att[row],
-        w.att[row + 1],
-        w.att[row + 2],
-        w.att[row + 3]
+        w[Buf::Att][row],
+        w[Buf::Att][row + 1],
+        w[Buf::Att][row + 2],
+        w[Buf::Att][row + 3]
     );
     let screen = panel("no_output_projection");
     for want in [&correct, &mistaken] {
@@ -468,17 +479,18 @@ fn dropout_not_applied_shows_the_probabilities_that_were_never_dropped() {
     let (good, bad) = runs("dropout_not_applied");
     let (g, w) = (&good.tensors, &bad.tensors);
     assert!(
-        w.drop_mask.is_empty() && w.probs_drop.is_empty(),
+        w[Buf::DropMask].is_empty() && w[Buf::ProbsDrop].is_empty(),
         "the mistaken run never drops"
     );
-    let dropped: Vec<usize> = (0..g.drop_mask.len()).filter(|&o| g.drop_mask[o] == 0.0).collect();
+    let dropped: Vec<usize> = (0..g[Buf::DropMask].len())
+        .filter(|&o| g[Buf::DropMask][o] == 0.0)
+        .collect();
     assert!(!dropped.is_empty());
-    let used = dropped.iter().filter(|&&o| w.probs[o] > 0.0).count();
-    assert!(used > 0 && dropped.iter().all(|&o| g.probs_drop[o] == 0.0));
-    let diff = g
-        .att
+    let used = dropped.iter().filter(|&&o| w[Buf::Probs][o] > 0.0).count();
+    assert!(used > 0 && dropped.iter().all(|&o| g[Buf::ProbsDrop][o] == 0.0));
+    let diff = g[Buf::Att]
         .iter()
-        .zip(&w.att)
+        .zip(&w[Buf::Att])
         .map(|(a, b)| (a - b).abs())
         .fold(0.0f32, f32::max);
     let screen = panel("dropout_not_applied");
@@ -499,10 +511,14 @@ fn softmax_over_two_dims_shows_rows_that_no_longer_sum_to_one() {
     let (good, bad) = runs("softmax_over_two_dims");
     let (g, w) = (&good.tensors, &bad.tensors);
     let T = 4;
-    let sums: Vec<f32> = w.probs.chunks(T).map(|r| r.iter().sum()).collect();
+    let sums: Vec<f32> = w[Buf::Probs].chunks(T).map(|r| r.iter().sum()).collect();
     assert!(sums.iter().all(|s| (s - 1.0).abs() > 1e-3), "{sums:?}");
-    assert!(g.probs.chunks(T).all(|r| (r.iter().sum::<f32>() - 1.0).abs() < 1e-5));
-    let heads: Vec<f32> = w.probs.chunks(T * T).map(|m| m.iter().sum()).collect();
+    assert!(
+        g[Buf::Probs]
+            .chunks(T)
+            .all(|r| (r.iter().sum::<f32>() - 1.0).abs() < 1e-5)
+    );
+    let heads: Vec<f32> = w[Buf::Probs].chunks(T * T).map(|m| m.iter().sum()).collect();
     assert!(heads.iter().all(|s| (s - 1.0).abs() < 1e-5), "{heads:?}");
     let screen = panel("softmax_over_two_dims");
     for want in [

@@ -1,4 +1,5 @@
-//! The attention passes as they run untraced (training, `run` without a log): the same sums, in
+//! The attention passes as they run untraced (training, `run` without a log; chosen by
+//! `dispatch.rs`): the same sums, in
 //! the same order, over the same buffers as the loops of `attention_1h.rs` and `attention_mha.rs`,
 //! with the loops reordered so the CPU can do eight outputs per instruction.
 //!
@@ -17,7 +18,7 @@
 //! bit for bit.
 #![allow(non_snake_case)]
 
-use super::Mask;
+use crate::kernels::Mask;
 use crate::simd::{exp, with_simd};
 use crate::tensor::Shape;
 use crate::trace::MASKED;
