@@ -279,6 +279,8 @@ pub struct Run {
     pub shape: Shape,
     /// The mistakes this run made (empty for the correct implementation).
     pub mistakes: Mistakes,
+    /// Attention dropout, when the run applies it.
+    pub dropout: Option<Dropout>,
     /// The run's buffers: which exist, their shapes and layouts.
     pub registry: Registry,
     pub tensors: Tensors,
@@ -335,6 +337,7 @@ pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> R
         variant,
         shape: inputs.shape,
         mistakes: inputs.mistakes,
+        dropout: inputs.dropout.filter(|_| registry.has(Buf::DropMask)),
         registry,
         tensors: t,
         trace,

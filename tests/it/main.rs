@@ -9,6 +9,8 @@ mod cli_explain;
 mod cli_invalid_scenarios;
 mod cli_run_trace;
 mod cli_train;
+mod display_oracle;
+mod display_regressions;
 mod docs;
 mod docs_keys;
 mod engine_gradients;

@@ -11,6 +11,7 @@
 
 use super::menu;
 use crate::engine::first_divergence;
+use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::mistakes::{
@@ -631,7 +632,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
                     "· {} · {} · {}",
                     st.variant(),
                     seg.phase.pass().name(),
-                    seg.phase.title()
+                    phase_title(seg.phase, &st.walk.mask)
                 ),
                 t.dim(),
             ),

@@ -3,6 +3,7 @@
 //! State changes only in [`Tracer::key`] / [`Tracer::mouse`]; [`render`] draws from the state and
 //! never mutates. Every key is answered with O(1) or O(log n) queries on the trace's indexes.
 
+use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::theme::Theme;
@@ -625,7 +626,12 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     let header = Line::from(vec![
         Span::styled(format!(" {} ", st.walk.title), t.title()),
         Span::styled(
-            format!("· {} · {} · {}", st.variant, v.pass.name(), v.phase.title()),
+            format!(
+                "· {} · {} · {}",
+                st.variant,
+                v.pass.name(),
+                phase_title(v.phase, &st.walk.mask)
+            ),
             t.dim(),
         ),
     ]);

@@ -61,7 +61,10 @@ pub struct Spot {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     pub buf: Buf,
+    /// Cells too narrow for numbers: each is a colour (or a shade) of its value.
     pub heat: bool,
+    /// The row of the heat legend, in heat mode.
+    pub legend: Option<u16>,
     pub labels: Vec<(u16, u16, String, bool)>,
     pub cells: Vec<Spot>,
 }
@@ -272,15 +275,27 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     let cw = if heat { HEAT_W } else { VALUE_W };
     let panel_w = full(cw).min(area.width) + 2;
     let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
-    // rows: title, column header, grid rows, blank, two lines of the flat row
-    let avail = area.height.saturating_sub(2) as usize;
+    // rows: title, (heat legend,) column header, grid rows, blank, two lines of the flat row
+    let legend = heat.then_some(area.y + 1);
+    let avail = area.height.saturating_sub(2 + u16::from(heat)) as usize;
     let flat = avail >= 4;
     let max_rows = if flat { avail - 3 } else { avail }.max(1);
     let row_win = window(p0.rows, max_rows, fr);
     let col_room = (area.width.saturating_sub(lw) / cw) as usize;
     let col_win = window(p0.cols, col_room.max(1), fc);
     let mut x0 = area.x;
-    let y_head = area.y + 1;
+    let y_head = area.y + 1 + u16::from(heat);
+    // heat cells are narrower than their labels: a label goes where it fits, whole, and the
+    // columns between are unlabelled (never a number cut to its last digits)
+    let mut next_free = area.x;
+    let label_over = |labels: &mut Vec<(u16, u16, String, bool)>, next_free: &mut u16, x: u16, y: u16, name: String| {
+        let width = name.chars().count() as u16;
+        let start = (x + cw).saturating_sub(1 + width);
+        if !heat || start >= *next_free {
+            *next_free = start + width + 1;
+            labels.push((start, y, name, false));
+        }
+    };
     for (k, p) in ps
         .iter()
         .enumerate()
@@ -298,14 +313,11 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
             if p.group > 0 && c > col_win.start && c % p.group == 0 {
                 x += 1;
             }
-            let name = if heat {
-                format!("{}", c % 100)
-            } else if let Some(h) = c.checked_div(p.group) {
-                format!("{}{h}{}{}", p.cnames[0], p.cnames[1], c % p.group)
-            } else {
-                format!("{}{c}", p.cnames[0])
+            let name = match c.checked_div(p.group) {
+                Some(h) => format!("{}{h}{}{}", p.cnames[0], p.cnames[1], c % p.group),
+                None => format!("{}{c}", p.cnames[0]),
             };
-            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y_head, name, false));
+            label_over(&mut labels, &mut next_free, x, y_head, name);
             for (row, r) in row_win.clone().enumerate() {
                 let y = y_head + 1 + row as u16;
                 let off = p.base + r * p.stride + c;
@@ -341,14 +353,10 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
         labels.push((area.x, y, "off".into(), false));
         labels.push((area.x, y + 1, "data".into(), false));
         let count = (area.width.saturating_sub(lw) / cw) as usize;
+        next_free = area.x + lw;
         for (k, off) in window(len, count.max(1), focus).enumerate() {
             let x = area.x + lw + k as u16 * cw;
-            let name = if heat {
-                format!("{}", off % 100)
-            } else {
-                off.to_string()
-            };
-            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y, name, false));
+            label_over(&mut labels, &mut next_free, x, y, off.to_string());
             cells.push(Spot {
                 x,
                 y: y + 1,
@@ -361,6 +369,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     Some(Placed {
         buf,
         heat,
+        legend,
         labels,
         cells,
     })
@@ -420,6 +429,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             .map(|(_, v)| v.abs())
             .fold(0.0f32, f32::max)
             .max(1e-6);
+        if let Some(y) = p.legend {
+            legend(buf, inner, y, scale, t);
+        }
         for (s, &v) in p.cells.iter().zip(&values) {
             let cell = (p.buf, s.off);
             let written = ctx
@@ -467,4 +479,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             put(buf, inner, s.x, s.y, &text, style);
         }
     }
+}
+
+/// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
+/// marks drawn on cells instead of numbers.
+fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
+    let mut x = put(buf, area, area.x, y, &format!("heat −{} ", num(scale)), t.dim());
+    for k in 0..=4 {
+        let heat = f64::from(k) / 4.0;
+        x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
+    }
+    let marks = format!(" +{}  ◀▶ this access  ▪▪ read this iteration  ·· masked", num(scale));
+    put(buf, area, x, y, &marks, t.dim());
 }
