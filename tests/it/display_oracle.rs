@@ -25,7 +25,6 @@ use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
 use ratatui::style::Color;
 use ratatui::widgets::Block;
 use std::sync::Arc;
@@ -509,18 +508,32 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
     }
 }
 
-/// A small scenario: self- or cross-attention, any mask, maybe dropout, both passes.
-fn scenario_text(
+/// A small scenario's choices: self- or cross-attention, any mask, maybe dropout.
+struct Gen<'a> {
     b: usize,
     s: usize,
     t: usize,
     h: usize,
     d: usize,
     mask: u8,
-    keep: &[bool],
+    keep: &'a [bool],
     dropout: bool,
     seed: u64,
-) -> String {
+}
+
+/// The scenario file of `g`, both passes.
+fn scenario_text(g: &Gen) -> String {
+    let Gen {
+        b,
+        s,
+        t,
+        h,
+        d,
+        mask,
+        keep,
+        dropout,
+        seed,
+    } = *g;
     let c = h * d;
     let cross = s != t;
     let mut text = format!("title = \"oracle\"\n[shape]\nB = {b}\nT = {t}\nC = {c}\nH = {h}\n");
@@ -577,7 +590,7 @@ proptest! {
         seed in 0u64..1000,
     ) {
         let s = if cross { (t + s_extra) % 4 + 1 } else { t };
-        let text = scenario_text(b, s, t, h, d, mask, &keep, dropout, seed);
+        let text = scenario_text(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed });
         let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
         check_walk(&text, Walk::from_scenario(&sc));
     }

@@ -58,7 +58,7 @@ fn partial_sum(lines: &[String]) -> f64 {
         .expect("a number")
 }
 
-fn trace<'a>(walk: &'a Walk, v: Variant) -> &'a Trace {
+fn trace(walk: &Walk, v: Variant) -> &Trace {
     walk.trace(v).expect("traced")
 }
 
