@@ -9,6 +9,7 @@ pub mod atomic;
 pub mod engine;
 pub mod explain;
 pub mod formula;
+pub mod input;
 pub mod kernels;
 pub mod model;
 pub mod scenario;

@@ -11,6 +11,7 @@ pub mod trace;
 pub mod train;
 pub mod tui;
 
+use attn_trace::atomic::AtomicFile;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
 use attn_trace::trace::{Buf, Pass, Phase};
@@ -29,14 +30,23 @@ pub enum CliError {
     /// The messages were already printed (e.g. `check` reporting several files): exit code 2.
     #[error("{0} of the inputs had errors")]
     Reported(usize),
+    /// Standard output could not be written (a full disk): one line, exit code 1. A reader that
+    /// closed the pipe (`| head`) got what it wanted: no message, exit code 0.
+    #[error("cannot write to standard output: {0}")]
+    Write(std::io::Error),
+    /// Something that is not the user's input failed and says so in one line (a file that could
+    /// not be written, training that diverged): exit code 1.
+    #[error("{0}")]
+    Failed(String),
     /// Anything else: a bug or an environment failure, reported by color-eyre, exit code 1.
     #[error(transparent)]
     Other(#[from] color_eyre::Report),
 }
 
 impl From<std::io::Error> for CliError {
+    /// The subcommands' `?` on an I/O error: a write to standard output.
     fn from(e: std::io::Error) -> Self {
-        CliError::Other(e.into())
+        CliError::Write(e)
     }
 }
 
@@ -100,12 +110,13 @@ pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
     names_parser(Buf::ALL.iter().map(|b| b.name()), parse_buffer)
 }
 
-/// Where a subcommand's output goes: stdout, or a file written atomically (a temporary file in
-/// the target's directory, renamed over the target only once everything is written).
+/// Where a subcommand's output goes: stdout, or a file written atomically (see
+/// [`attn_trace::atomic`]: a temporary file renamed over the target only once everything is
+/// written; a FIFO or a character device is written in place).
 pub enum Output {
     Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
     File {
-        temp: std::io::BufWriter<tempfile::NamedTempFile>,
+        file: std::io::BufWriter<AtomicFile>,
         target: std::path::PathBuf,
     },
 }
@@ -121,10 +132,13 @@ impl Output {
                 target.display()
             )));
         }
-        let temp = attn_trace::atomic::temp_beside(target)
-            .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
+        let file = AtomicFile::create(target).map_err(|e| match e.kind() {
+            // a socket or a block device: what it is, and that it stays
+            std::io::ErrorKind::InvalidInput => CliError::Input(format!("{}: {e}", target.display())),
+            _ => CliError::Input(format!("{}: cannot write there: {e}", target.display())),
+        })?;
         Ok(Output::File {
-            temp: std::io::BufWriter::new(temp),
+            file: std::io::BufWriter::new(file),
             target: target.to_path_buf(),
         })
     }
@@ -132,7 +146,15 @@ impl Output {
     pub fn writer(&mut self) -> &mut dyn Write {
         match self {
             Output::Stdout(w) => w,
-            Output::File { temp, .. } => temp,
+            Output::File { file, .. } => file,
+        }
+    }
+
+    /// The error for a failed write, naming the file (a closed pipe stays quiet).
+    pub fn write_error(&self, e: std::io::Error) -> CliError {
+        match self {
+            Output::File { target, .. } => file_error(target, e),
+            Output::Stdout(_) => CliError::Write(e),
         }
     }
 
@@ -141,13 +163,21 @@ impl Output {
     pub fn finish(self) -> Result<(), CliError> {
         match self {
             Output::Stdout(mut w) => quiet_pipe(w.flush()),
-            Output::File { temp, target } => {
-                let temp = temp.into_inner().map_err(|e| CliError::from(e.into_error()))?;
-                temp.persist(&target)
-                    .map_err(|e| CliError::Input(format!("{}: cannot write: {}", target.display(), e.error)))?;
-                Ok(())
+            Output::File { file, target } => {
+                let file = file.into_inner().map_err(|e| file_error(&target, e.into_error()))?;
+                file.commit()
+                    .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", target.display())))
             }
         }
+    }
+}
+
+/// A failed write to `target`: one line naming it (a reader that closed a FIFO stays quiet).
+fn file_error(target: &Path, e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CliError::Write(e)
+    } else {
+        CliError::Failed(format!("{}: {e}", target.display()))
     }
 }
 
@@ -159,15 +189,26 @@ pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
     }
 }
 
+/// Prints `error: MSG` on standard error. A standard error that cannot be written is no reason to
+/// panic: the exit code still tells.
+pub fn error_line(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "{}: {msg}", paint("error", Style::Error));
+}
+
 /// Prints the error (if not already printed) and turns the result into the process exit code.
 pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Input(msg)) => {
-            eprintln!("{}: {msg}", paint("error", Style::Error));
+            error_line(&msg);
             ExitCode::from(2)
         }
         Err(CliError::Reported(_)) => ExitCode::from(2),
+        Err(CliError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e @ (CliError::Write(_) | CliError::Failed(_))) => {
+            error_line(&e.to_string());
+            ExitCode::FAILURE
+        }
         Err(CliError::Other(report)) => {
             // a reader that closed the pipe early (`| head`) got everything it wanted
             if report
