@@ -28,17 +28,20 @@ pub fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// The temporary files being written right now, so a signal handler can remove them.
-static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The temporary files being written right now, so a signal handler can remove them; and
+/// whether the process is ending (then no new one may start).
+static LIVE: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
 
-fn live() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+fn live() -> std::sync::MutexGuard<'static, (Vec<PathBuf>, bool)> {
     LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Removes every temporary file this process is writing. For a signal handler that is about to
-/// end the process: the targets keep their previous contents.
+/// Removes every temporary file this process is writing, and makes later writes fail. For a
+/// signal handler that is about to end the process: the targets keep their previous contents.
 pub fn remove_live_temps() {
-    for path in live().drain(..) {
+    let mut live = live();
+    live.1 = true;
+    for path in live.0.drain(..) {
         let _ = std::fs::remove_file(path);
     }
 }
@@ -156,7 +159,15 @@ impl AtomicFile {
             builder.permissions(std::fs::Permissions::from_mode(0o666));
         }
         let file = builder.tempfile_in(dir_of(&target))?;
-        live().push(file.path().to_path_buf());
+        {
+            let mut live = live();
+            if live.1 {
+                // the process is ending on a signal: this file would outlive the clean-up
+                drop(file);
+                return Err(io::Error::other("the process is ending"));
+            }
+            live.0.push(file.path().to_path_buf());
+        }
         Ok(AtomicFile {
             inner: Some(Inner::Temp { file, target, old }),
         })
@@ -183,7 +194,7 @@ impl AtomicFile {
                     Ok(())
                 })();
                 // persisted or dropped (and so removed): no longer ours to clean up
-                live().retain(|p| *p != temp_path);
+                live().0.retain(|p| *p != temp_path);
                 result
             }
         }
@@ -203,7 +214,7 @@ impl Drop for AtomicFile {
         if let Some(Inner::Temp { file, .. }) = self.inner.take() {
             let path = file.path().to_path_buf();
             drop(file); // removes it
-            live().retain(|p| *p != path);
+            live().0.retain(|p| *p != path);
         }
     }
 }
@@ -269,6 +280,8 @@ mod tests {
         v
     }
 
+    // `remove_live_temps` is tested through the binary (tests/cli_hostile.rs): here it would end
+    // the writes of the other tests running in this process.
     #[test]
     fn writes_whole_files_with_ordinary_permissions_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -297,11 +310,11 @@ mod tests {
                 .collect()
         };
         assert!(others(dir.path()).is_empty());
-        assert!(!live().iter().any(|p| p.starts_with(dir.path())));
+        assert!(!live().0.iter().any(|p| p.starts_with(dir.path())));
         assert_eq!(dir_of(Path::new("bare.txt")), Path::new("."));
 
-        // temporary files are named after the target and this process, and the signal
-        // handler's clean-up removes them (one test: the list of live files is process-wide)
+        // temporary files are named after the target and this process, and listed for the
+        // signal handler while they live
         let path = dir.path().join("m.safetensors");
         let f = AtomicFile::create(&path).unwrap();
         let listed = others(dir.path());
@@ -311,9 +324,8 @@ mod tests {
             listed[0].starts_with(&want) && listed[0].ends_with(".tmp"),
             "{listed:?}"
         );
-        assert!(live().iter().any(|p| p.starts_with(dir.path())));
-        remove_live_temps();
-        assert!(others(dir.path()).is_empty());
+        assert!(live().0.iter().any(|p| p.starts_with(dir.path())));
         drop(f);
+        assert!(others(dir.path()).is_empty());
     }
 }

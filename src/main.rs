@@ -62,6 +62,7 @@ fn main() -> ExitCode {
         Err(e) => e.exit(),
     };
 
+    cli::handle_signals();
     let result = match args.command {
         None => cli::tui::run(cli::tui::Args::default()),
         Some(Command::Check(a)) => cli::check::run(a),

@@ -751,7 +751,7 @@ fn sigterm_stops_training_between_steps_and_saves_first() {
             "--heads",
             "2",
         ])
-        .args(["--batch", "2", "--steps", "100000000", "--log-every", "10", "--json"])
+        .args(["--batch", "2", "--steps", "10000000", "--log-every", "10", "--json"])
         .args(["--save", "m.safetensors"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

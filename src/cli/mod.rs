@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -220,6 +221,53 @@ pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
             eprintln!("{report:?}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Set by a long run (`train`) that stops between two steps on the first signal.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Makes the first Ctrl-C, SIGTERM or SIGHUP raise `flag` instead of ending the process; the
+/// next one ends it as usual.
+pub fn stop_on_signal(flag: Arc<AtomicBool>) {
+    let _ = STOP.set(flag);
+}
+
+/// What Ctrl-C, SIGTERM and SIGHUP do, for every subcommand: remove the temporary files being
+/// written (the targets keep their previous contents), give the terminal back if the TUI has it,
+/// and exit with 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM). A run registered
+/// with [`stop_on_signal`] is asked to stop first.
+pub fn handle_signals() {
+    fn on_signal(number: i32) {
+        if let Some(flag) = STOP.get()
+            && !flag.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        attn_trace::atomic::remove_live_temps();
+        attn_trace::tui::restore_after_signal();
+        std::process::exit(128 + number);
+    }
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            Ok(mut signals) => {
+                let spawned = std::thread::Builder::new()
+                    .name("signals".into())
+                    .spawn(move || signals.forever().for_each(on_signal));
+                if let Err(e) = spawned {
+                    let _ = writeln!(std::io::stderr(), "warning: signals will not clean up: {e}");
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "warning: signals will not clean up: {e}");
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    if let Err(e) = ctrlc::set_handler(|| on_signal(2)) {
+        let _ = writeln!(std::io::stderr(), "warning: Ctrl-C will not clean up: {e}");
     }
 }
 
