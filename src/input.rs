@@ -15,8 +15,8 @@ pub enum ReadError {
     /// A directory, FIFO, device or socket; the text says which.
     #[error("{0}, not a regular file")]
     NotRegular(&'static str),
-    #[error("{size} bytes is more than the {} this tool reads from such a file", human_bytes(*max))]
-    TooLarge { size: u64, max: u64 },
+    #[error("{size} bytes is larger than the {} {what} may be", human_bytes(*max))]
+    TooLarge { size: u64, max: u64, what: &'static str },
     #[error("cannot read: {0}")]
     Io(io::Error),
 }
@@ -79,11 +79,12 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
     Ok((file, meta.len()))
 }
 
-/// The whole of a regular file of at most `max` bytes.
-pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
+/// The whole of a regular file of at most `max` bytes; `what` names such a file for the message
+/// ("a scenario file").
+pub fn read(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
     let (file, size) = open_regular(path)?;
     if size > max {
-        return Err(ReadError::TooLarge { size, max });
+        return Err(ReadError::TooLarge { size, max, what });
     }
     let mut bytes = Vec::with_capacity(size as usize);
     // the file may grow while it is read: never take more than the cap
@@ -92,6 +93,7 @@ pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, ReadError> {
         return Err(ReadError::TooLarge {
             size: bytes.len() as u64,
             max,
+            what,
         });
     }
     Ok(bytes)
@@ -106,12 +108,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("a.txt");
         std::fs::write(&path, b"hello").unwrap();
-        assert_eq!(read(&path, 5).unwrap(), b"hello");
-        let e = read(&path, 4).unwrap_err().to_string();
-        assert_eq!(e, "5 bytes is more than the 4 bytes this tool reads from such a file");
-        assert!(matches!(read(&dir.path().join("no"), 9), Err(ReadError::NotFound)));
+        assert_eq!(read(&path, 5, "a note").unwrap(), b"hello");
+        let e = read(&path, 4, "a note").unwrap_err().to_string();
+        assert_eq!(e, "5 bytes is larger than the 4 bytes a note may be");
+        assert!(matches!(
+            read(&dir.path().join("no"), 9, "a note"),
+            Err(ReadError::NotFound)
+        ));
         assert_eq!(
-            read(dir.path(), 9).unwrap_err().to_string(),
+            read(dir.path(), 9, "a note").unwrap_err().to_string(),
             "is a directory, not a regular file"
         );
         assert_eq!(human_bytes(16 << 20), "16 MiB");

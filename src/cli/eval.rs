@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let seq = model.config.seq_len;
     let (what, bytes) = match &args.data {
         Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| CliError::Input(format!("--data {}: {e}", path.display())))?;
+            let bytes = attn_trace::model::data::read_file(path).map_err(|e| CliError::Input(format!("--data {e}")))?;
             (path.display().to_string(), bytes)
         }
         None => {

@@ -9,8 +9,9 @@
 pub mod worker;
 
 use super::prompt::Origin;
+use crate::input::{human_bytes, kind_of};
 use crate::model::gpt::Layout;
-use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec};
+use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -320,6 +321,25 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
             err(Field::Dataset, "is a directory: give a file of text".into());
             None
         }
+        // a FIFO or a device would be waited on or read without end
+        Ok(m) if !m.is_file() => {
+            err(
+                Field::Dataset,
+                format!("{}, not a regular file", kind_of(m.file_type())),
+            );
+            None
+        }
+        Ok(m) if m.len() > data::MAX_FILE_BYTES => {
+            err(
+                Field::Dataset,
+                format!(
+                    "{} bytes is larger than the {} a data file may be",
+                    m.len(),
+                    human_bytes(data::MAX_FILE_BYTES)
+                ),
+            );
+            None
+        }
         Ok(m) => {
             if let Some(seq) = seq {
                 let need = Dataset::min_len(seq);
@@ -346,6 +366,15 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
     let path = PathBuf::from(text);
     if path.is_dir() {
         err(Field::Save, "is a directory: give a file name".into());
+        return None;
+    }
+    if let Ok(m) = std::fs::metadata(&path)
+        && !m.is_file()
+    {
+        err(
+            Field::Save,
+            format!("{}: give the name of a file", kind_of(m.file_type())),
+        );
         return None;
     }
     let dir = dir_of(&path);
