@@ -1001,7 +1001,7 @@ fn explain_bounds_the_query_index_by_s_in_cross_attention() {
             cmd(root)
                 .args(["explain", "scenarios/cross_attention.toml", "--variant", "mha"])
                 .args(["--at", "i=2,j=1", "--pass", pass]),
-            &["cross_attention.toml", "i = 2", "S = 2"],
+            &["cross_attention.toml", "i=2", "S = 2"],
         );
     }
     // the last query row and the last key are still in range
