@@ -4,6 +4,7 @@
 mod cli;
 
 use clap::{ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -47,7 +48,7 @@ enum Command {
 
 fn main() -> ExitCode {
     if let Err(e) = color_eyre::install() {
-        eprintln!("warning: could not install the error reporter: {e}");
+        let _ = writeln!(std::io::stderr(), "warning: could not install the error reporter: {e}");
     }
     // Decide on colour before clap prints anything, so `--help --no-color` is plain too.
     let plain = std::env::args_os().any(|a| a == "--no-color") || cli::no_color_env();
@@ -56,10 +57,13 @@ fn main() -> ExitCode {
     if plain {
         command = command.color(ColorChoice::Never);
     }
-    let matches = command.get_matches();
-    let args = match Cli::from_arg_matches(&matches) {
+    let help_color = !plain && std::io::stdout().is_terminal();
+    let args = match command
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(args) => args,
-        Err(e) => e.exit(),
+        Err(e) => return cli::clap_exit(e, help_color),
     };
 
     cli::handle_signals();

@@ -1059,7 +1059,7 @@ fn flag_errors_are_one_line() {
         (vec!["run", s, "extra"], vec!["extra"]),
         (vec!["completions", "tcsh"], vec!["tcsh", "bash"]),
         (vec!["completions"], vec!["SHELL"]),
-        (vec!["rnu", s], vec!["rnu", "run"]),
+        (vec!["tarce", s], vec!["tarce", "trace"]),
         (vec!["--colour"], vec!["--colour"]),
         (vec!["-1"], vec!["-1"]),
         (vec!["tui", "--variant", "x"], vec!["--variant", "x"]),
@@ -1067,6 +1067,10 @@ fn flag_errors_are_one_line() {
     for (args, needles) in cases {
         let err = refused(cmd(root).args(&args), &needles);
         assert!(!err.contains("Usage:") && !err.contains("tip:"), "{args:?}: {err}");
+        // and where to read more
+        let sub = args.first().filter(|a| !a.starts_with('-') && **a != "tarce");
+        let help = sub.map_or("attn-trace --help".to_string(), |s| format!("attn-trace {s} --help"));
+        assert!(err.trim_end().ends_with(&format!("; see {help}")), "{args:?}: {err}");
     }
 }
 

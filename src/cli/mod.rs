@@ -85,6 +85,128 @@ pub fn parse_buffer(s: &str) -> Result<Buf, String> {
     })
 }
 
+/// clap parser of a whole number ≥ 0 that calls a negative number one (clap alone would take
+/// `--steps -1` for an unknown flag `-1`; the flags that use this allow negative numbers so
+/// they reach it).
+pub fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
+    let t = s.trim();
+    match t.parse::<u128>() {
+        Ok(v) => T::try_from(v).map_err(|_| "is too large".to_string()),
+        Err(_) if t.strip_prefix('-').is_some_and(|r| r.parse::<f64>().is_ok()) => {
+            Err("is negative; expected a whole number ≥ 0".into())
+        }
+        Err(_) => Err("is not a whole number ≥ 0".into()),
+    }
+}
+
+/// clap's errors as one line, like every other error of this tool: what is wrong with which
+/// flag, and a suggestion if clap has one ([`clap_exit`] adds where the help is). clap's own
+/// are 3–5 lines with the usage.
+pub struct OneLine;
+
+impl clap::error::ErrorFormatter for OneLine {
+    fn format_error(error: &clap::error::Error<Self>) -> clap::builder::StyledStr {
+        let mut out = clap::builder::StyledStr::new();
+        out.push_str(&one_line(error));
+        out
+    }
+}
+
+/// The message of a clap error (without `error: `).
+fn one_line(e: &clap::error::Error<OneLine>) -> String {
+    use clap::error::{ContextKind as K, ContextValue as V, ErrorKind};
+    let text = |k: K| -> Option<String> {
+        match e.get(k)? {
+            V::String(s) => Some(s.clone()),
+            V::Strings(v) => Some(v.join(", ")),
+            V::StyledStr(s) => Some(s.to_string()),
+            V::StyledStrs(v) => Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")),
+            V::Number(n) => Some(n.to_string()),
+            V::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    };
+    // "--steps <N>" → "--steps"; a positional "<SCENARIO>" stays as it is
+    let flag_only = |a: String| match a.split_once(' ') {
+        Some((flag, _)) if flag.starts_with('-') => flag.to_string(),
+        _ => a,
+    };
+    let arg = text(K::InvalidArg).map(flag_only);
+    let arg = arg.unwrap_or_else(|| "an argument".into());
+    let value = text(K::InvalidValue).unwrap_or_default();
+    let source = std::error::Error::source(e).map(|s| s.to_string());
+    let mut msg = match e.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation if value.is_empty() => {
+            format!("{arg} needs a value")
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let why = match (source, text(K::ValidValue)) {
+                (Some(s), _) => s,
+                (None, Some(valid)) => format!("expected one of {valid}"),
+                (None, None) => "invalid value".into(),
+            };
+            format!("{arg} {value}: {why}")
+        }
+        ErrorKind::UnknownArgument => format!("unexpected argument '{arg}'"),
+        ErrorKind::InvalidSubcommand => {
+            format!("unknown command '{}'", text(K::InvalidSubcommand).unwrap_or_default())
+        }
+        ErrorKind::MissingRequiredArgument => format!("missing {arg}"),
+        ErrorKind::MissingSubcommand => "a command is required".into(),
+        ErrorKind::ArgumentConflict => match text(K::PriorArg).map(flag_only) {
+            Some(prior) if prior != arg => format!("{arg} cannot be used with {prior}"),
+            _ => format!("{arg} cannot be given more than once"),
+        },
+        ErrorKind::TooManyValues => format!("unexpected value '{value}' for {arg}"),
+        ErrorKind::NoEquals => format!("{arg} needs its value after an equal sign"),
+        kind => source
+            .or_else(|| kind.as_str().map(str::to_string))
+            .unwrap_or_else(|| "invalid arguments".into()),
+    };
+    for k in [K::SuggestedArg, K::SuggestedSubcommand, K::SuggestedValue] {
+        if let Some(s) = text(k) {
+            msg.push_str(&format!(" (did you mean '{s}'?)"));
+        }
+    }
+    msg
+}
+
+/// The subcommand the command line names (`attn-trace train`), or `attn-trace`: where to look
+/// for help.
+fn help_command() -> String {
+    use clap::CommandFactory;
+    let names: Vec<String> = crate::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    match std::env::args().skip(1).find(|a| names.contains(a)) {
+        Some(sub) if sub != "help" => format!("attn-trace {sub}"),
+        _ => "attn-trace".into(),
+    }
+}
+
+/// Handles what clap stopped on: help and version go to standard output (a failed write is one
+/// line, exit 1; a closed pipe is quiet); a mistake in the flags is one line and exit code 2.
+pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let styled = e.render();
+        let text = if help_color {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        let mut out = std::io::stdout().lock();
+        return exit_code(quiet_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush())));
+    }
+    // an error of clap's own making (not one of our formatter) keeps only its first line
+    let rendered = e.apply::<OneLine>().render().to_string();
+    let line = rendered.lines().next().unwrap_or_default();
+    let msg = line.strip_prefix("error: ").unwrap_or(line);
+    error_line(&format!("{msg}; see {} --help", help_command()));
+    ExitCode::from(2)
+}
+
 /// The same names as clap parsers that know their possible values, so `--help` lists them and
 /// shell completions offer them.
 fn names_parser<T: Clone + Send + Sync + 'static>(
@@ -190,10 +312,29 @@ pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
     }
 }
 
-/// Prints `error: MSG` on standard error. A standard error that cannot be written is no reason to
-/// panic: the exit code still tells.
+/// Prints `error: MSG` on standard error, on one line (control characters escaped). A standard
+/// error that cannot be written is no reason to panic: the exit code still tells.
 pub fn error_line(msg: &str) {
-    let _ = writeln!(std::io::stderr(), "{}: {msg}", paint("error", Style::Error));
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}: {}",
+        paint("error", Style::Error),
+        escape_controls(msg)
+    );
+}
+
+/// `text` with its control characters escaped as Rust writes them (`\n`, `\u{1b}`), so text
+/// from a file (a scenario's title) stays on its line and sends no codes to the terminal.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Prints the error (if not already printed) and turns the result into the process exit code.
@@ -218,7 +359,7 @@ pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("{report:?}");
+            let _ = writeln!(std::io::stderr(), "{report:?}");
             ExitCode::FAILURE
         }
     }

@@ -1,7 +1,7 @@
 //! `attn-trace train`: trains TinyGPT on a file or a built-in dataset, with a progress bar on a
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
-use super::{CliError, quiet_pipe};
+use super::{CliError, quiet_pipe, whole};
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
@@ -38,28 +38,28 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub dataset: Option<String>,
     /// Optimizer steps to run (this many more when resuming).
-    #[arg(long, default_value_t = 1000, value_name = "N")]
+    #[arg(long, default_value_t = 1000, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub steps: u64,
     /// Sequences per step.
-    #[arg(long, default_value_t = 4, value_name = "B")]
+    #[arg(long, default_value_t = 4, value_name = "B", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub batch: usize,
     /// Tokens per sequence (the model's context length) [default: 64].
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub seq: Option<usize>,
     /// Channels [default: 64].
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub dmodel: Option<usize>,
     /// Transformer blocks [default: 1].
-    #[arg(long, value_name = "L")]
+    #[arg(long, value_name = "L", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub layers: Option<usize>,
     /// Attention heads; must divide --dmodel (1 is the baseline kernel's math, more the MHA kernel's) [default: 1].
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "H", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub heads: Option<usize>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
     #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
     /// Seed of the initial weights and of the order of training windows (resuming continues the checkpoint's).
-    #[arg(long, default_value_t = 42, value_name = "S")]
+    #[arg(long, default_value_t = 42, value_name = "S", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub seed: u64,
     /// Save weights and optimizer state here at the end (or on Ctrl-C), atomically.
     #[arg(long, value_name = "PATH")]
@@ -68,7 +68,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub load: Option<PathBuf>,
     /// Log (and evaluate the validation loss) every N steps, and after the last.
-    #[arg(long, default_value_t = 50, value_name = "N")]
+    #[arg(long, default_value_t = 50, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub log_every: u64,
     /// JSON lines on stdout instead of a progress bar.
     #[arg(long)]
