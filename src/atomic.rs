@@ -6,7 +6,8 @@
 //! - a symbolic link is followed, and the file it points to is replaced (the link stays a link);
 //! - an existing file keeps its permissions (and, where the process may, its owner);
 //! - a FIFO or a character device (`/dev/null`, a terminal) is written to directly, as a shell's
-//!   `>` would: it is a stream, not a file to replace;
+//!   `>` would: it is a stream, not a file to replace (a FIFO that no process reads is an error
+//!   at once, not a wait);
 //! - a directory, a block device or a socket is refused.
 //!
 //! Temporary files are named `.NAME.attn-trace-PID.XXXXXX.tmp` beside the target `NAME`. They are
@@ -129,9 +130,8 @@ impl AtomicFile {
         match std::fs::metadata(path) {
             // FIFOs and character devices, including /dev/stdout and /proc/self/fd/N: in place
             Ok(m) if is_stream(&m) => {
-                let file = std::fs::OpenOptions::new().write(true).open(path)?;
                 return Ok(AtomicFile {
-                    inner: Some(Inner::Stream(file)),
+                    inner: Some(Inner::Stream(open_stream(path, &m)?)),
                 });
             }
             Ok(m) if !m.is_file() => {
@@ -227,6 +227,39 @@ impl Write for AtomicFile {
     fn flush(&mut self) -> io::Result<()> {
         self.writer()?.flush()
     }
+}
+
+/// Opens a FIFO or a character device for writing. A FIFO nobody reads is an error at once
+/// rather than a wait without end (a program that hangs on its output looks broken).
+fn open_stream(path: &Path, m: &std::fs::Metadata) -> io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if m.file_type().is_fifo() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => io::Error::other("a FIFO that no process is reading: start the reader first"),
+                    _ => e,
+                })?;
+            // writes wait for the reader as usual from here on
+            use std::os::fd::AsRawFd;
+            let fd = file.as_raw_fd();
+            // SAFETY: fcntl on a descriptor this function owns, with flags it just read.
+            let ok = unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+            };
+            if !ok {
+                return Err(io::Error::last_os_error());
+            }
+            return Ok(file);
+        }
+    }
+    let _ = m;
+    std::fs::OpenOptions::new().write(true).open(path)
 }
 
 /// A destination written in place rather than replaced.
