@@ -19,7 +19,8 @@ Examples:
   attn-trace sample --checkpoint copy.safetensors --prompt 'hello|' --gen 6 --temp 0
   attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
 
-Exit codes: 0 success, 2 bad input (a scenario file, an argument), 1 anything else.";
+Exit codes: 0 success, 2 bad input (a file, an argument), 1 anything else (such as a full disk),
+128 + n when ended by signal n (130: Ctrl-C, 143: SIGTERM).";
 
 /// Step through transformer attention one memory access at a time.
 #[derive(Parser, Debug)]
