@@ -134,16 +134,7 @@ impl AtomicFile {
                     inner: Some(Inner::Stream(open_stream(path, &m)?)),
                 });
             }
-            Ok(m) if !m.is_file() => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "{}; refusing to replace it with a file",
-                        crate::input::kind_of(m.file_type())
-                    ),
-                ));
-            }
-            _ => {}
+            _ => check_destination(path)?,
         }
         let target = resolve_links(path)?;
         let old = std::fs::metadata(&target).ok();
@@ -226,6 +217,21 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer()?.flush()
+    }
+}
+
+/// Refuses a destination that cannot be written: a directory, a block device or a socket (an
+/// error of kind `InvalidInput` saying what it is). For checking a path long before writing it.
+pub fn check_destination(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !is_stream(&m) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}; refusing to replace it with a file",
+                crate::input::kind_of(m.file_type())
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -607,6 +607,11 @@ fn destinations_that_are_not_plain_files_are_written_through_or_refused() {
     // a socket cannot be replaced by a file
     let _listener = std::os::unix::net::UnixListener::bind(d.join("sock")).unwrap();
     refused(cmd(d).args(["trace", "s.toml", "-o", "sock"]), &["sock", "socket"]);
+    // before any training, not after
+    refused(
+        cmd(d).args(["train", "--dataset", "sort", "--steps", "1000000", "--save", "sock"]),
+        &["--save sock", "socket"],
+    );
     assert!(
         std::fs::symlink_metadata(d.join("sock"))
             .unwrap()

@@ -195,7 +195,8 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
             dir.display()
         )));
     }
-    Ok(())
+    // a socket or a block device
+    attn_trace::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
