@@ -1,9 +1,24 @@
 //! Writing files so that nobody ever sees half of one: everything goes to a temporary file in the
 //! target's own directory (so the final rename stays on one filesystem), which is renamed over
 //! the target only once it is complete. An interrupted write leaves the previous file intact.
+//!
+//! What is at the destination is respected:
+//! - a symbolic link is followed, and the file it points to is replaced (the link stays a link);
+//! - an existing file keeps its permissions (and, where the process may, its owner);
+//! - a FIFO or a character device (`/dev/null`, a terminal) is written to directly, as a shell's
+//!   `>` would: it is a stream, not a file to replace (a FIFO that no process reads is an error
+//!   at once, not a wait);
+//! - a directory, a block device or a socket is refused.
+//!
+//! Temporary files are named `.NAME.attn-trace-PID.XXXXXX.tmp` beside the target `NAME`. They are
+//! removed when a write fails or is dropped, on Ctrl-C and SIGTERM ([`remove_live_temps`], called
+//! by the CLI's signal handler), and a later write to the same target removes those left by a
+//! process that no longer runs (killed with SIGKILL, or a power cut).
 
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use tempfile::NamedTempFile;
 
 /// The directory a file lives in (`.` for a bare file name).
@@ -14,33 +29,298 @@ pub fn dir_of(path: &Path) -> &Path {
     }
 }
 
-/// An empty temporary file beside `path`. Temporary files are private (0600); this one gets the
-/// permissions of an ordinary file (0666 less the umask), as if `path` had been written directly.
-/// `persist(path)` moves it into place; dropping it deletes it.
-pub fn temp_beside(path: &Path) -> io::Result<NamedTempFile> {
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".attn-trace-");
+/// The temporary files being written right now, so a signal handler can remove them; and
+/// whether the process is ending (then no new one may start).
+static LIVE: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
+
+fn live() -> std::sync::MutexGuard<'static, (Vec<PathBuf>, bool)> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Removes every temporary file this process is writing, and makes later writes fail. For a
+/// signal handler that is about to end the process: the targets keep their previous contents.
+pub fn remove_live_temps() {
+    let mut live = live();
+    live.1 = true;
+    for path in live.0.drain(..) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+/// The part of a temporary file's name before the process id: `.NAME.attn-trace-`.
+fn temp_prefix(target: &Path) -> String {
+    let name = target
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    // keep the whole name within the usual 255-byte limit
+    let mut end = name.len().min(160);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(".{}.attn-trace-", &name[..end])
+}
+
+/// Removes the temporary files beside `target` left by processes that no longer run. Only names
+/// of exactly our pattern are touched, and only when the process id is known to be gone (Linux:
+/// no `/proc/PID`); elsewhere nothing is removed.
+fn remove_stale_temps(target: &Path) {
+    if !cfg!(target_os = "linux") || !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = temp_prefix(target);
+    let Ok(entries) = std::fs::read_dir(dir_of(target)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(rest) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let Some(pid) = rest.split_once('.').and_then(|(pid, _)| pid.parse::<u32>().ok()) else {
+            continue;
+        };
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if regular && pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Follows symbolic links from `path` to the file they lead to, which need not exist yet (a
+/// dangling link names the file to create). Relative links are resolved from the link's folder.
+fn resolve_links(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    // as many hops as the kernel allows before ELOOP
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = if to.is_absolute() { to } else { dir_of(&p).join(to) };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// A file being written: a temporary file renamed over the target by [`AtomicFile::commit`], or
+/// a stream (FIFO, character device) written in place. Dropping it uncommitted removes the
+/// temporary file, so the target is never left half written.
+#[derive(Debug)]
+pub struct AtomicFile {
+    inner: Option<Inner>,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Temp {
+        file: NamedTempFile,
+        target: PathBuf,
+        /// The replaced file's metadata, whose mode and owner the new file takes.
+        old: Option<std::fs::Metadata>,
+    },
+    Stream(File),
+}
+
+impl AtomicFile {
+    /// Starts writing `path` (see the module's documentation for what each kind of destination
+    /// gets).
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        match std::fs::metadata(path) {
+            // FIFOs and character devices, including /dev/stdout and /proc/self/fd/N: in place
+            Ok(m) if is_stream(&m) => {
+                return Ok(AtomicFile {
+                    inner: Some(Inner::Stream(open_stream(path, &m)?)),
+                });
+            }
+            _ => check_destination(path)?,
+        }
+        let target = resolve_links(path)?;
+        let old = std::fs::metadata(&target).ok();
+        remove_stale_temps(&target);
+        let mut builder = tempfile::Builder::new();
+        let prefix = format!("{}{}.", temp_prefix(&target), std::process::id());
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            // temporary files are private (0600); a new file gets the mode of a file written
+            // directly (0666 less the umask), an existing one its own mode at commit
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let file = builder.tempfile_in(dir_of(&target))?;
+        {
+            let mut live = live();
+            if live.1 {
+                // the process is ending on a signal: this file would outlive the clean-up
+                drop(file);
+                return Err(io::Error::other("the process is ending"));
+            }
+            live.0.push(file.path().to_path_buf());
+        }
+        Ok(AtomicFile {
+            inner: Some(Inner::Temp { file, target, old }),
+        })
+    }
+
+    /// True when the destination is a stream written in place (nothing is renamed).
+    pub fn is_stream(&self) -> bool {
+        matches!(self.inner, Some(Inner::Stream(_)))
+    }
+
+    /// Flushes to disk and moves the file into place (for a stream: flushes).
+    pub fn commit(mut self) -> io::Result<()> {
+        let Some(inner) = self.inner.take() else { return Ok(()) };
+        match inner {
+            Inner::Stream(mut f) => f.flush(),
+            Inner::Temp { file, target, old } => {
+                let temp_path = file.path().to_path_buf();
+                let result = (|| {
+                    if let Some(old) = &old {
+                        keep_mode_and_owner(file.as_file(), old)?;
+                    }
+                    file.as_file().sync_all()?;
+                    file.persist(&target).map_err(|e| e.error)?;
+                    Ok(())
+                })();
+                // persisted or dropped (and so removed): no longer ours to clean up
+                live().0.retain(|p| *p != temp_path);
+                result
+            }
+        }
+    }
+
+    fn writer(&mut self) -> io::Result<&mut dyn Write> {
+        match &mut self.inner {
+            Some(Inner::Temp { file, .. }) => Ok(file),
+            Some(Inner::Stream(f)) => Ok(f),
+            None => Err(io::Error::other("the file was already committed")),
+        }
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if let Some(Inner::Temp { file, .. }) = self.inner.take() {
+            let path = file.path().to_path_buf();
+            drop(file); // removes it
+            live().0.retain(|p| *p != path);
+        }
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.writer()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.writer()?.flush()
+    }
+}
+
+/// Refuses a destination that cannot be written: a directory, a block device or a socket (an
+/// error of kind `InvalidInput` saying what it is). For checking a path long before writing it.
+pub fn check_destination(path: &Path) -> io::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() && !is_stream(&m) => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{}; refusing to replace it with a file",
+                crate::input::kind_of(m.file_type())
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Opens a FIFO or a character device for writing. A FIFO nobody reads is an error at once
+/// rather than a wait without end (a program that hangs on its output looks broken).
+fn open_stream(path: &Path, m: &std::fs::Metadata) -> io::Result<File> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        if m.file_type().is_fifo() {
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|e| match e.raw_os_error() {
+                    Some(libc::ENXIO) => io::Error::other("a FIFO that no process is reading: start the reader first"),
+                    _ => e,
+                })?;
+            // writes wait for the reader as usual from here on
+            use std::os::fd::AsRawFd;
+            let fd = file.as_raw_fd();
+            // SAFETY: fcntl on a descriptor this function owns, with flags it just read.
+            let ok = unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+            };
+            if !ok {
+                return Err(io::Error::last_os_error());
+            }
+            return Ok(file);
+        }
     }
-    builder.tempfile_in(dir_of(path))
+    let _ = m;
+    std::fs::OpenOptions::new().write(true).open(path)
+}
+
+/// A destination written in place rather than replaced.
+fn is_stream(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        m.file_type().is_fifo() || m.file_type().is_char_device()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
+}
+
+/// Gives the new file the replaced one's permissions, and its owner when that differs and the
+/// process may change it (root); a failure to change the owner is not an error.
+fn keep_mode_and_owner(file: &File, old: &std::fs::Metadata) -> io::Result<()> {
+    file.set_permissions(old.permissions())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let now = file.metadata()?;
+        if (now.uid(), now.gid()) != (old.uid(), old.gid()) {
+            let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+            // chown clears set-id bits: put the mode back
+            file.set_permissions(old.permissions())?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` atomically, flushed to disk before the rename.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = temp_beside(path)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    let mut f = AtomicFile::create(path)?;
+    f.write_all(bytes)?;
+    f.commit()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    // `remove_live_temps` is tested through the binary (tests/cli_hostile.rs): here it would end
+    // the writes of the other tests running in this process.
     #[test]
     fn writes_whole_files_with_ordinary_permissions_and_leaves_no_temp_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -48,11 +328,7 @@ mod tests {
         write(&path, b"first").unwrap();
         write(&path, b"second").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"second");
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            1,
-            "no temporary file is left"
-        );
+        assert_eq!(names(dir.path()), ["out.txt"], "no temporary file is left");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -61,10 +337,34 @@ mod tests {
             let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
             assert_eq!(mode(&path), mode(&direct), "same mode as a file written directly");
         }
-        // a dropped temporary file never reaches the target
-        let tmp = temp_beside(&path).unwrap();
-        drop(tmp);
+        // a dropped file never reaches the target, and its temporary file is gone
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write_all(b"half").unwrap();
+        drop(f);
         assert_eq!(std::fs::read(&path).unwrap(), b"second");
+        let others = |dir: &Path| -> Vec<String> {
+            names(dir)
+                .into_iter()
+                .filter(|n| n != "out.txt" && n != "direct.txt")
+                .collect()
+        };
+        assert!(others(dir.path()).is_empty());
+        assert!(!live().0.iter().any(|p| p.starts_with(dir.path())));
         assert_eq!(dir_of(Path::new("bare.txt")), Path::new("."));
+
+        // temporary files are named after the target and this process, and listed for the
+        // signal handler while they live
+        let path = dir.path().join("m.safetensors");
+        let f = AtomicFile::create(&path).unwrap();
+        let listed = others(dir.path());
+        assert_eq!(listed.len(), 1);
+        let want = format!(".m.safetensors.attn-trace-{}.", std::process::id());
+        assert!(
+            listed[0].starts_with(&want) && listed[0].ends_with(".tmp"),
+            "{listed:?}"
+        );
+        assert!(live().0.iter().any(|p| p.starts_with(dir.path())));
+        drop(f);
+        assert!(others(dir.path()).is_empty());
     }
 }

@@ -273,8 +273,9 @@ fn check_range(variant: Variant, ksh: Shape, at: Element) -> Result<()> {
     if at.h >= ksh.h {
         return Err(out("h", at.h, ksh.h, "H"));
     }
-    if at.i >= ksh.t {
-        return Err(out("i", at.i, ksh.t, "T"));
+    // queries run over S (T in self-attention), keys over T
+    if at.i >= ksh.s {
+        return Err(out("i", at.i, ksh.s, if ksh.is_cross() { "S" } else { "T" }));
     }
     if at.j >= ksh.t {
         return Err(out("j", at.j, ksh.t, "T"));

@@ -4,6 +4,7 @@
 mod cli;
 
 use clap::{ColorChoice, CommandFactory, FromArgMatches, Parser, Subcommand};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 const EXAMPLES: &str = "\
@@ -18,7 +19,8 @@ Examples:
   attn-trace sample --checkpoint copy.safetensors --prompt 'hello|' --gen 6 --temp 0
   attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
 
-Exit codes: 0 success, 2 bad input (a scenario file, an argument), 1 anything else.";
+Exit codes: 0 success, 2 bad input (a file, an argument), 1 anything else (such as a full disk),
+128 + n when ended by signal n (130: Ctrl-C, 143: SIGTERM).";
 
 /// Step through transformer attention one memory access at a time.
 #[derive(Parser, Debug)]
@@ -47,7 +49,7 @@ enum Command {
 
 fn main() -> ExitCode {
     if let Err(e) = color_eyre::install() {
-        eprintln!("warning: could not install the error reporter: {e}");
+        let _ = writeln!(std::io::stderr(), "warning: could not install the error reporter: {e}");
     }
     // Decide on colour before clap prints anything, so `--help --no-color` is plain too.
     let plain = std::env::args_os().any(|a| a == "--no-color") || cli::no_color_env();
@@ -56,12 +58,16 @@ fn main() -> ExitCode {
     if plain {
         command = command.color(ColorChoice::Never);
     }
-    let matches = command.get_matches();
-    let args = match Cli::from_arg_matches(&matches) {
+    let help_color = !plain && std::io::stdout().is_terminal();
+    let args = match command
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(args) => args,
-        Err(e) => e.exit(),
+        Err(e) => return cli::clap_exit(e, help_color),
     };
 
+    cli::handle_signals();
     let result = match args.command {
         None => cli::tui::run(cli::tui::Args::default()),
         Some(Command::Check(a)) => cli::check::run(a),

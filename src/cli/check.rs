@@ -1,7 +1,8 @@
 //! `attn-trace check SCENARIO...`: validates scenario files without running them.
 
-use super::{CliError, Style, paint};
+use super::{CliError, Style, error_line, escape_controls, paint};
 use attn_trace::scenario::Scenario;
+use std::io::Write;
 use std::path::PathBuf;
 
 /// Validate scenario files: "OK" for each good one, the error for each bad one.
@@ -19,6 +20,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
     let mut bad = 0;
     for path in &args.scenarios {
         match Scenario::load(path) {
@@ -28,19 +30,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     .iter()
                     .map(|&v| format!("{v} {} events", s.estimated_events(v)))
                     .collect();
-                println!(
+                writeln!(
+                    out,
                     "{} {}: {} ({})",
                     paint("OK", Style::Ok),
                     path.display(),
-                    s.title,
+                    escape_controls(&s.title),
                     events.join(", ")
-                );
+                )?;
             }
             Err(e) => {
                 bad += 1;
-                eprintln!("{}: {e}", paint("error", Style::Error));
+                error_line(&e.to_string());
             }
         }
     }
+    out.flush()?;
     if bad > 0 { Err(CliError::Reported(bad)) } else { Ok(()) }
 }

@@ -3,6 +3,7 @@
 use super::CliError;
 use clap::CommandFactory;
 use clap_complete::Shell;
+use std::io::Write;
 
 /// Print a completion script for your shell.
 #[derive(clap::Args, Debug)]
@@ -19,6 +20,10 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let mut command = crate::Cli::command();
-    clap_complete::generate(args.shell, &mut command, "attn-trace", &mut std::io::stdout());
-    Ok(())
+    // generated in memory first: clap_complete panics on a failed write
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "attn-trace", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)?;
+    Ok(out.flush()?)
 }

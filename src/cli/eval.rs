@@ -1,6 +1,6 @@
 //! `attn-trace eval`: a checkpoint's mean next-byte loss over a file's non-overlapping windows.
 
-use super::{CliError, quiet_pipe};
+use super::{CliError, quiet_pipe, whole};
 use attn_trace::model::eval_loss;
 use serde::Serialize;
 use std::io::Write;
@@ -32,7 +32,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub dataset: Option<String>,
     /// Windows per batch.
-    #[arg(long, default_value_t = 16, value_name = "B")]
+    #[arg(long, default_value_t = 16, value_name = "B", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub batch: usize,
     /// Print {"loss", "tokens"} as JSON.
     #[arg(long)]
@@ -54,7 +54,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let seq = model.config.seq_len;
     let (what, bytes) = match &args.data {
         Some(path) => {
-            let bytes = std::fs::read(path).map_err(|e| CliError::Input(format!("--data {}: {e}", path.display())))?;
+            let bytes = attn_trace::model::data::read_file(path).map_err(|e| CliError::Input(format!("--data {e}")))?;
             (path.display().to_string(), bytes)
         }
         None => {

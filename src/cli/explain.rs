@@ -1,7 +1,7 @@
 //! `attn-trace explain SCENARIO --variant V --at b=0,h=1,i=2,j=1`: the whiteboard walkthrough
 //! of one attention score, with every number taken from the trace.
 
-use super::{CliError, Style, paint, pass_arg, quiet_pipe, variant_arg};
+use super::{CliError, Style, escape_controls, paint, pass_arg, quiet_pipe, variant_arg};
 use attn_trace::explain::{Element, explain};
 use attn_trace::kernels::Variant;
 use attn_trace::trace::Pass;
@@ -85,7 +85,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut text = String::new();
     text.push_str(&format!(
         "{}\n{}\n",
-        paint(&scenario.title, Style::Dim),
+        paint(&escape_controls(&scenario.title), Style::Dim),
         paint(&walkthrough.heading, Style::Heading)
     ));
     for s in &walkthrough.sections {

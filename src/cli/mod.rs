@@ -11,6 +11,7 @@ pub mod trace;
 pub mod train;
 pub mod tui;
 
+use attn_trace::atomic::AtomicFile;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
 use attn_trace::trace::{Buf, Pass, Phase};
@@ -19,6 +20,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -29,14 +31,23 @@ pub enum CliError {
     /// The messages were already printed (e.g. `check` reporting several files): exit code 2.
     #[error("{0} of the inputs had errors")]
     Reported(usize),
+    /// Standard output could not be written (a full disk): one line, exit code 1. A reader that
+    /// closed the pipe (`| head`) got what it wanted: no message, exit code 0.
+    #[error("cannot write to standard output: {0}")]
+    Write(std::io::Error),
+    /// Something that is not the user's input failed and says so in one line (a file that could
+    /// not be written, training that diverged): exit code 1.
+    #[error("{0}")]
+    Failed(String),
     /// Anything else: a bug or an environment failure, reported by color-eyre, exit code 1.
     #[error(transparent)]
     Other(#[from] color_eyre::Report),
 }
 
 impl From<std::io::Error> for CliError {
+    /// The subcommands' `?` on an I/O error: a write to standard output.
     fn from(e: std::io::Error) -> Self {
-        CliError::Other(e.into())
+        CliError::Write(e)
     }
 }
 
@@ -74,6 +85,128 @@ pub fn parse_buffer(s: &str) -> Result<Buf, String> {
     })
 }
 
+/// clap parser of a whole number ≥ 0 that calls a negative number one (clap alone would take
+/// `--steps -1` for an unknown flag `-1`; the flags that use this allow negative numbers so
+/// they reach it).
+pub fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
+    let t = s.trim();
+    match t.parse::<u128>() {
+        Ok(v) => T::try_from(v).map_err(|_| "is too large".to_string()),
+        Err(_) if t.strip_prefix('-').is_some_and(|r| r.parse::<f64>().is_ok()) => {
+            Err("is negative; expected a whole number ≥ 0".into())
+        }
+        Err(_) => Err("is not a whole number ≥ 0".into()),
+    }
+}
+
+/// clap's errors as one line, like every other error of this tool: what is wrong with which
+/// flag, and a suggestion if clap has one ([`clap_exit`] adds where the help is). clap's own
+/// are 3–5 lines with the usage.
+pub struct OneLine;
+
+impl clap::error::ErrorFormatter for OneLine {
+    fn format_error(error: &clap::error::Error<Self>) -> clap::builder::StyledStr {
+        let mut out = clap::builder::StyledStr::new();
+        out.push_str(&one_line(error));
+        out
+    }
+}
+
+/// The message of a clap error (without `error: `).
+fn one_line(e: &clap::error::Error<OneLine>) -> String {
+    use clap::error::{ContextKind as K, ContextValue as V, ErrorKind};
+    let text = |k: K| -> Option<String> {
+        match e.get(k)? {
+            V::String(s) => Some(s.clone()),
+            V::Strings(v) => Some(v.join(", ")),
+            V::StyledStr(s) => Some(s.to_string()),
+            V::StyledStrs(v) => Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")),
+            V::Number(n) => Some(n.to_string()),
+            V::Bool(b) => Some(b.to_string()),
+            _ => None,
+        }
+    };
+    // "--steps <N>" → "--steps"; a positional "<SCENARIO>" stays as it is
+    let flag_only = |a: String| match a.split_once(' ') {
+        Some((flag, _)) if flag.starts_with('-') => flag.to_string(),
+        _ => a,
+    };
+    let arg = text(K::InvalidArg).map(flag_only);
+    let arg = arg.unwrap_or_else(|| "an argument".into());
+    let value = text(K::InvalidValue).unwrap_or_default();
+    let source = std::error::Error::source(e).map(|s| s.to_string());
+    let mut msg = match e.kind() {
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation if value.is_empty() => {
+            format!("{arg} needs a value")
+        }
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
+            let why = match (source, text(K::ValidValue)) {
+                (Some(s), _) => s,
+                (None, Some(valid)) => format!("expected one of {valid}"),
+                (None, None) => "invalid value".into(),
+            };
+            format!("{arg} {value}: {why}")
+        }
+        ErrorKind::UnknownArgument => format!("unexpected argument '{arg}'"),
+        ErrorKind::InvalidSubcommand => {
+            format!("unknown command '{}'", text(K::InvalidSubcommand).unwrap_or_default())
+        }
+        ErrorKind::MissingRequiredArgument => format!("missing {arg}"),
+        ErrorKind::MissingSubcommand => "a command is required".into(),
+        ErrorKind::ArgumentConflict => match text(K::PriorArg).map(flag_only) {
+            Some(prior) if prior != arg => format!("{arg} cannot be used with {prior}"),
+            _ => format!("{arg} cannot be given more than once"),
+        },
+        ErrorKind::TooManyValues => format!("unexpected value '{value}' for {arg}"),
+        ErrorKind::NoEquals => format!("{arg} needs its value after an equal sign"),
+        kind => source
+            .or_else(|| kind.as_str().map(str::to_string))
+            .unwrap_or_else(|| "invalid arguments".into()),
+    };
+    for k in [K::SuggestedArg, K::SuggestedSubcommand, K::SuggestedValue] {
+        if let Some(s) = text(k) {
+            msg.push_str(&format!(" (did you mean '{s}'?)"));
+        }
+    }
+    msg
+}
+
+/// The subcommand the command line names (`attn-trace train`), or `attn-trace`: where to look
+/// for help.
+fn help_command() -> String {
+    use clap::CommandFactory;
+    let names: Vec<String> = crate::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    match std::env::args().skip(1).find(|a| names.contains(a)) {
+        Some(sub) if sub != "help" => format!("attn-trace {sub}"),
+        _ => "attn-trace".into(),
+    }
+}
+
+/// Handles what clap stopped on: help and version go to standard output (a failed write is one
+/// line, exit 1; a closed pipe is quiet); a mistake in the flags is one line and exit code 2.
+pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let styled = e.render();
+        let text = if help_color {
+            styled.ansi().to_string()
+        } else {
+            styled.to_string()
+        };
+        let mut out = std::io::stdout().lock();
+        return exit_code(quiet_pipe(out.write_all(text.as_bytes()).and_then(|()| out.flush())));
+    }
+    // an error of clap's own making (not one of our formatter) keeps only its first line
+    let rendered = e.apply::<OneLine>().render().to_string();
+    let line = rendered.lines().next().unwrap_or_default();
+    let msg = line.strip_prefix("error: ").unwrap_or(line);
+    error_line(&format!("{msg}; see {} --help", help_command()));
+    ExitCode::from(2)
+}
+
 /// The same names as clap parsers that know their possible values, so `--help` lists them and
 /// shell completions offer them.
 fn names_parser<T: Clone + Send + Sync + 'static>(
@@ -100,12 +233,13 @@ pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
     names_parser(Buf::ALL.iter().map(|b| b.name()), parse_buffer)
 }
 
-/// Where a subcommand's output goes: stdout, or a file written atomically (a temporary file in
-/// the target's directory, renamed over the target only once everything is written).
+/// Where a subcommand's output goes: stdout, or a file written atomically (see
+/// [`attn_trace::atomic`]: a temporary file renamed over the target only once everything is
+/// written; a FIFO or a character device is written in place).
 pub enum Output {
     Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
     File {
-        temp: std::io::BufWriter<tempfile::NamedTempFile>,
+        file: std::io::BufWriter<AtomicFile>,
         target: std::path::PathBuf,
     },
 }
@@ -121,10 +255,13 @@ impl Output {
                 target.display()
             )));
         }
-        let temp = attn_trace::atomic::temp_beside(target)
-            .map_err(|e| CliError::Input(format!("{}: cannot write there: {e}", target.display())))?;
+        let file = AtomicFile::create(target).map_err(|e| match e.kind() {
+            // a socket or a block device: what it is, and that it stays
+            std::io::ErrorKind::InvalidInput => CliError::Input(format!("{}: {e}", target.display())),
+            _ => CliError::Input(format!("{}: cannot write there: {e}", target.display())),
+        })?;
         Ok(Output::File {
-            temp: std::io::BufWriter::new(temp),
+            file: std::io::BufWriter::new(file),
             target: target.to_path_buf(),
         })
     }
@@ -132,7 +269,15 @@ impl Output {
     pub fn writer(&mut self) -> &mut dyn Write {
         match self {
             Output::Stdout(w) => w,
-            Output::File { temp, .. } => temp,
+            Output::File { file, .. } => file,
+        }
+    }
+
+    /// The error for a failed write, naming the file (a closed pipe stays quiet).
+    pub fn write_error(&self, e: std::io::Error) -> CliError {
+        match self {
+            Output::File { target, .. } => file_error(target, e),
+            Output::Stdout(_) => CliError::Write(e),
         }
     }
 
@@ -141,13 +286,21 @@ impl Output {
     pub fn finish(self) -> Result<(), CliError> {
         match self {
             Output::Stdout(mut w) => quiet_pipe(w.flush()),
-            Output::File { temp, target } => {
-                let temp = temp.into_inner().map_err(|e| CliError::from(e.into_error()))?;
-                temp.persist(&target)
-                    .map_err(|e| CliError::Input(format!("{}: cannot write: {}", target.display(), e.error)))?;
-                Ok(())
+            Output::File { file, target } => {
+                let file = file.into_inner().map_err(|e| file_error(&target, e.into_error()))?;
+                file.commit()
+                    .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", target.display())))
             }
         }
+    }
+}
+
+/// A failed write to `target`: one line naming it (a reader that closed a FIFO stays quiet).
+fn file_error(target: &Path, e: std::io::Error) -> CliError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CliError::Write(e)
+    } else {
+        CliError::Failed(format!("{}: {e}", target.display()))
     }
 }
 
@@ -159,15 +312,45 @@ pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
     }
 }
 
+/// Prints `error: MSG` on standard error, on one line (control characters escaped). A standard
+/// error that cannot be written is no reason to panic: the exit code still tells.
+pub fn error_line(msg: &str) {
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}: {}",
+        paint("error", Style::Error),
+        escape_controls(msg)
+    );
+}
+
+/// `text` with its control characters escaped as Rust writes them (`\n`, `\u{1b}`), so text
+/// from a file (a scenario's title) stays on its line and sends no codes to the terminal.
+pub fn escape_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Prints the error (if not already printed) and turns the result into the process exit code.
 pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Input(msg)) => {
-            eprintln!("{}: {msg}", paint("error", Style::Error));
+            error_line(&msg);
             ExitCode::from(2)
         }
         Err(CliError::Reported(_)) => ExitCode::from(2),
+        Err(CliError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e @ (CliError::Write(_) | CliError::Failed(_))) => {
+            error_line(&e.to_string());
+            ExitCode::FAILURE
+        }
         Err(CliError::Other(report)) => {
             // a reader that closed the pipe early (`| head`) got everything it wanted
             if report
@@ -176,9 +359,56 @@ pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("{report:?}");
+            let _ = writeln!(std::io::stderr(), "{report:?}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Set by a long run (`train`) that stops between two steps on the first signal.
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Makes the first Ctrl-C, SIGTERM or SIGHUP raise `flag` instead of ending the process; the
+/// next one ends it as usual.
+pub fn stop_on_signal(flag: Arc<AtomicBool>) {
+    let _ = STOP.set(flag);
+}
+
+/// What Ctrl-C, SIGTERM and SIGHUP do, for every subcommand: remove the temporary files being
+/// written (the targets keep their previous contents), give the terminal back if the TUI has it,
+/// and exit with 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM). A run registered
+/// with [`stop_on_signal`] is asked to stop first.
+pub fn handle_signals() {
+    fn on_signal(number: i32) {
+        if let Some(flag) = STOP.get()
+            && !flag.swap(true, Ordering::SeqCst)
+        {
+            return;
+        }
+        attn_trace::atomic::remove_live_temps();
+        attn_trace::tui::restore_after_signal();
+        std::process::exit(128 + number);
+    }
+    #[cfg(unix)]
+    {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        match signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) {
+            Ok(mut signals) => {
+                let spawned = std::thread::Builder::new()
+                    .name("signals".into())
+                    .spawn(move || signals.forever().for_each(on_signal));
+                if let Err(e) = spawned {
+                    let _ = writeln!(std::io::stderr(), "warning: signals will not clean up: {e}");
+                }
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "warning: signals will not clean up: {e}");
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    if let Err(e) = ctrlc::set_handler(|| on_signal(2)) {
+        let _ = writeln!(std::io::stderr(), "warning: Ctrl-C will not clean up: {e}");
     }
 }
 

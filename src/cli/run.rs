@@ -1,7 +1,7 @@
 //! `attn-trace run SCENARIO [--json]`: runs every variant of a scenario, traced, and prints the
 //! tensors (as JSON) or a short summary.
 
-use super::{CliError, Style, paint, quiet_pipe};
+use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace::engine::{self, Run};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
@@ -116,7 +116,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// The human summary: what runs, then per variant its events, phase counts and output.
 fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     let sh = s.shape;
-    writeln!(out, "{}", paint(&s.title, Style::Heading))?;
+    writeln!(out, "{}", paint(&escape_controls(&s.title), Style::Heading))?;
     let passes = match (s.passes.forward, s.passes.backward) {
         (true, true) => "forward and backward",
         (true, false) => "forward",

@@ -1,8 +1,9 @@
 //! `attn-trace sample`: text from a checkpoint, continuing a prompt.
 
-use super::{CliError, quiet_pipe};
+use super::{CliError, whole};
 use attn_trace::model::SampleOptions;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 /// Generate bytes from a trained checkpoint after a prompt.
@@ -21,16 +22,16 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub prompt: String,
     /// Bytes to generate.
-    #[arg(long = "gen", default_value_t = 200, value_name = "N")]
+    #[arg(long = "gen", default_value_t = 200, value_name = "N", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub n_gen: usize,
     /// Temperature: logits are divided by it (0: greedy).
     #[arg(long, default_value_t = 1.0, value_name = "X", allow_negative_numbers = true)]
     pub temp: f32,
     /// Draw only from the K most likely bytes (0: from all).
-    #[arg(long, default_value_t = 0, value_name = "K")]
+    #[arg(long, default_value_t = 0, value_name = "K", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub topk: usize,
     /// Seed of the draws.
-    #[arg(long, default_value_t = 0, value_name = "S")]
+    #[arg(long, default_value_t = 0, value_name = "S", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub seed: u64,
 }
 
@@ -53,13 +54,26 @@ pub fn run(args: Args) -> Result<(), CliError> {
         topk: args.topk,
         seed: args.seed,
     };
-    let text = loaded
-        .model
-        .sample(args.prompt.as_bytes(), &opts)
-        .map_err(|e| CliError::Input(e.to_string()))?;
+    // the prompt, then each byte as soon as it is drawn, flushed even into a pipe or a file
     let mut out = std::io::stdout().lock();
-    quiet_pipe(out.write_all(args.prompt.as_bytes()))?;
-    quiet_pipe(out.write_all(&text))?;
-    quiet_pipe(writeln!(out))?;
-    quiet_pipe(out.flush())
+    out.write_all(args.prompt.as_bytes())?;
+    out.flush()?;
+    let mut failed = None;
+    loaded
+        .model
+        .sample_each(args.prompt.as_bytes(), &opts, |b| {
+            match out.write_all(&[b]).and_then(|()| out.flush()) {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(e) => {
+                    failed = Some(e);
+                    ControlFlow::Break(())
+                }
+            }
+        })
+        .map_err(|e| CliError::Input(e.to_string()))?;
+    if let Some(e) = failed {
+        return Err(CliError::Write(e));
+    }
+    writeln!(out)?;
+    Ok(out.flush()?)
 }

@@ -5,6 +5,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 
 /// Export the event log: every read and write, with its loop variables and derived offsets.
@@ -113,25 +114,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 
     let mut output = Output::open(args.output.as_deref())?;
-    let written = match args.format {
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(output.writer());
-            csv_io(w.write_record(FIELDS))?;
-            let n = each_event(&scenario, &variants, &args, |variant, view| {
-                csv_io(w.write_record(csv_record(variant, view)))
-            })?;
-            csv_io(w.flush().map_err(csv::Error::from))?;
-            n
-        }
-        Format::Jsonl => {
-            let w = output.writer();
-            let mut line = String::new();
-            each_event(&scenario, &variants, &args, |variant, view| {
-                line.clear();
-                json_line(&mut line, variant, view);
-                Ok(w.write_all(line.as_bytes())?)
-            })?
-        }
+    let written = match export(&scenario, &variants, &args, output.writer()) {
+        Ok(n) => n,
+        Err(CliError::Write(e)) => return Err(output.write_error(e)),
+        Err(e) => return Err(e),
     };
     if written == 0 {
         // dropping the output deletes the temporary file: nothing is left behind
@@ -142,9 +128,37 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     output.finish()?;
     if let Some(path) = &args.output {
-        eprintln!("wrote {written} events to {}", path.display());
+        let _ = writeln!(std::io::stderr(), "wrote {written} events to {}", path.display());
     }
     Ok(())
+}
+
+/// Writes the events that pass the filters to `w`, in the chosen format; returns how many.
+fn export(
+    scenario: &Scenario,
+    variants: &[Variant],
+    args: &Args,
+    w: &mut dyn std::io::Write,
+) -> Result<usize, CliError> {
+    match args.format {
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(w);
+            csv_io(w.write_record(FIELDS))?;
+            let n = each_event(scenario, variants, args, |variant, view| {
+                csv_io(w.write_record(csv_record(variant, view)))
+            })?;
+            csv_io(w.flush().map_err(csv::Error::from))?;
+            Ok(n)
+        }
+        Format::Jsonl => {
+            let mut line = String::new();
+            each_event(scenario, variants, args, |variant, view| {
+                line.clear();
+                json_line(&mut line, variant, view);
+                Ok(w.write_all(line.as_bytes())?)
+            })
+        }
+    }
 }
 
 fn csv_io(r: csv::Result<()>) -> Result<(), CliError> {

@@ -1,10 +1,10 @@
 //! `attn-trace train`: trains TinyGPT on a file or a built-in dataset, with a progress bar on a
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
-use super::{CliError, quiet_pipe};
-use attn_trace::model::gpt::{MAX_DMODEL, MAX_LAYERS, MAX_SEQ};
-use attn_trace::model::trainer::MAX_BATCH;
-use attn_trace::model::{BUILTIN, Config, Dataset, ModelError, TinyGpt, Trainer, checkpoint};
+use super::{CliError, quiet_pipe, whole};
+use attn_trace::model::{
+    BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
+};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -38,28 +38,28 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub dataset: Option<String>,
     /// Optimizer steps to run (this many more when resuming).
-    #[arg(long, default_value_t = 1000, value_name = "N")]
+    #[arg(long, default_value_t = 1000, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub steps: u64,
     /// Sequences per step.
-    #[arg(long, default_value_t = 4, value_name = "B")]
+    #[arg(long, default_value_t = 4, value_name = "B", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub batch: usize,
     /// Tokens per sequence (the model's context length) [default: 64].
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub seq: Option<usize>,
     /// Channels [default: 64].
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub dmodel: Option<usize>,
     /// Transformer blocks [default: 1].
-    #[arg(long, value_name = "L")]
+    #[arg(long, value_name = "L", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub layers: Option<usize>,
     /// Attention heads; must divide --dmodel (1 is the baseline kernel's math, more the MHA kernel's) [default: 1].
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "H", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub heads: Option<usize>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
     #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
     /// Seed of the initial weights and of the order of training windows (resuming continues the checkpoint's).
-    #[arg(long, default_value_t = 42, value_name = "S")]
+    #[arg(long, default_value_t = 42, value_name = "S", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub seed: u64,
     /// Save weights and optimizer state here at the end (or on Ctrl-C), atomically.
     #[arg(long, value_name = "PATH")]
@@ -68,7 +68,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub load: Option<PathBuf>,
     /// Log (and evaluate the validation loss) every N steps, and after the last.
-    #[arg(long, default_value_t = 50, value_name = "N")]
+    #[arg(long, default_value_t = 50, value_name = "N", allow_negative_numbers = true, value_parser = whole::<u64>)]
     pub log_every: u64,
     /// JSON lines on stdout instead of a progress bar.
     #[arg(long)]
@@ -98,54 +98,65 @@ fn bad(msg: String) -> CliError {
     CliError::Input(msg)
 }
 
-/// Checks a size flag against its range.
-fn in_range(flag: &str, v: usize, max: usize) -> Result<usize, CliError> {
-    if (1..=max).contains(&v) {
-        Ok(v)
-    } else {
-        Err(bad(format!("{flag} must be 1..={max}, got {v}")))
+/// The flag that sets `setting`.
+fn flag(setting: Setting) -> &'static str {
+    match setting {
+        Setting::SeqLen => "--seq",
+        Setting::DModel => "--dmodel",
+        Setting::Layers => "--layers",
+        Setting::Heads => "--heads",
+        Setting::Batch => "--batch",
+        Setting::Steps => "--steps",
+        Setting::Lr => "--lr",
     }
 }
 
+/// A problem of the settings, as one line naming the flag.
+fn flag_error(e: SpecError) -> CliError {
+    bad(format!("{} {}", flag(e.setting), e.msg))
+}
+
 /// The model's configuration from the flags, or the checkpoint's when resuming (then a flag
-/// that disagrees with it is an error).
+/// that disagrees with it is an error), checked with the rest of the settings by the validator
+/// the train form uses.
 fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
     let flags = [
-        ("--seq", "seq_len", args.seq, MAX_SEQ),
-        ("--dmodel", "d_model", args.dmodel, MAX_DMODEL),
-        ("--layers", "n_layers", args.layers, MAX_LAYERS),
-        ("--heads", "n_heads", args.heads, MAX_DMODEL),
+        ("--seq", "seq_len", args.seq),
+        ("--dmodel", "d_model", args.dmodel),
+        ("--layers", "n_layers", args.layers),
+        ("--heads", "n_heads", args.heads),
     ];
-    for (flag, _, v, max) in flags {
-        if let Some(v) = v {
-            in_range(flag, v, max)?;
+    let cfg = match loaded {
+        Some(cfg) => {
+            let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads];
+            for ((flag, field, v), have) in flags.into_iter().zip(have) {
+                if let Some(v) = v.filter(|&v| v != have) {
+                    return Err(bad(format!(
+                        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming"
+                    )));
+                }
+            }
+            *cfg
         }
-    }
-    if let Some(cfg) = loaded {
-        let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads];
-        for ((flag, field, v, _), have) in flags.into_iter().zip(have) {
-            if let Some(v) = v.filter(|&v| v != have) {
-                return Err(bad(format!(
-                    "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming"
-                )));
+        None => {
+            let d = Config::default();
+            Config {
+                seq_len: args.seq.unwrap_or(d.seq_len),
+                d_model: args.dmodel.unwrap_or(d.d_model),
+                n_layers: args.layers.unwrap_or(d.n_layers),
+                n_heads: args.heads.unwrap_or(d.n_heads),
+                ..d
             }
         }
-        return Ok(*cfg);
-    }
-    let d = Config::default();
-    let cfg = Config {
-        seq_len: args.seq.unwrap_or(d.seq_len),
-        d_model: args.dmodel.unwrap_or(d.d_model),
-        n_layers: args.layers.unwrap_or(d.n_layers),
-        n_heads: args.heads.unwrap_or(d.n_heads),
-        ..d
     };
-    if cfg.d_model.checked_rem(cfg.n_heads) != Some(0) {
-        return Err(bad(format!(
-            "--heads {} does not divide --dmodel {}: each head gets dmodel/heads channels",
-            cfg.n_heads, cfg.d_model
-        )));
+    TrainSpec {
+        batch: Some(args.batch),
+        steps: Some(args.steps),
+        lr: args.lr,
+        ..TrainSpec::of_config(&cfg)
     }
+    .validate()
+    .map_err(flag_error)?;
     Ok(cfg)
 }
 
@@ -184,16 +195,11 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
             dir.display()
         )));
     }
-    Ok(())
+    // a socket or a block device
+    attn_trace::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    if let Some(lr) = args.lr
-        && !(lr.is_finite() && lr > 0.0)
-    {
-        return Err(bad(format!("--lr must be a positive number, got {lr}")));
-    }
-    in_range("--batch", args.batch, MAX_BATCH)?;
     if args.log_every == 0 {
         return Err(bad("--log-every must be at least 1".into()));
     }
@@ -206,6 +212,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
             names.join(", ")
         )));
     }
+    // the settings alone first, so a bad flag is named before a checkpoint is read
+    TrainSpec {
+        seq_len: args.seq,
+        d_model: args.dmodel,
+        n_layers: args.layers,
+        n_heads: args.heads,
+        batch: Some(args.batch),
+        steps: Some(args.steps),
+        lr: args.lr,
+    }
+    .validate()
+    .map_err(flag_error)?;
     if let Some(path) = &args.save {
         check_save_target(path)?;
     }
@@ -222,13 +240,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     .map_err(|e| bad(e.to_string()))?;
 
+    // Ctrl-C, SIGTERM or SIGHUP stop training between two steps (and the run is saved); a
+    // second one ends the process at once
     let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        if let Err(e) = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed)) {
-            eprintln!("warning: Ctrl-C will not stop training cleanly: {e}");
-        }
-    }
+    super::stop_on_signal(Arc::clone(&stop));
     train(&args, &mut trainer, &stop)
 }
 
@@ -272,6 +287,19 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     while done < args.steps && !stop.load(Ordering::Relaxed) {
         let t0 = Instant::now();
         let s = trainer.step();
+        if !s.loss.is_finite() {
+            if let Some(b) = &bar {
+                b.finish_and_clear();
+            }
+            let kept = match &args.save {
+                Some(path) => format!("; {} was not written", path.display()),
+                None => String::new(),
+            };
+            return Err(CliError::Failed(format!(
+                "training diverged: the loss of step {} is {}, not finite{kept}; try a smaller --lr",
+                s.step, s.loss
+            )));
+        }
         let dt = t0.elapsed().as_secs_f64();
         (train_secs, window_secs) = (train_secs + dt, window_secs + dt);
         done += 1;
@@ -315,8 +343,8 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     }
     if let Some(path) = &args.save {
         trainer.save(path).map_err(|e| match e {
-            ModelError::Checkpoint { path, msg } => bad(format!("--save {path}: {msg}")),
-            other => bad(format!("--save: {other}")),
+            ModelError::Checkpoint { path, msg } => CliError::Failed(format!("--save {path}: {msg}")),
+            other => CliError::Failed(format!("--save: {other}")),
         })?;
     }
     let end = DoneLine {

@@ -2,26 +2,73 @@
 //!
 //! Tensors (f32, little-endian): the model's parameters under the names of [`Layout`], and, for
 //! resuming training, AdamW's moments as `adamw.m.<name>` and `adamw.v.<name>`. Metadata (all
-//! plain strings): `vocab_size, seq_len, d_model, n_layers, n_heads, step`, and `format`,
-//! `checksum` (FNV-1a over every tensor's bytes), and when optimizer state is present `lr, beta1,
-//! beta2, eps, weight_decay, data_seed, data_rng_pos, dataset`.
+//! plain strings): `format`, `vocab_size, seq_len, d_model, n_layers, n_heads, step`, `checksum`,
+//! and when optimizer state is present `lr, beta1, beta2, eps, weight_decay, adamw_t, data_seed,
+//! data_rng_pos, dataset`.
+//!
+//! What a checkpoint promises (docs/tinygpt.md says the same for users):
+//! - **Integrity.** `checksum` is FNV-1a (64-bit) over every other metadata entry and every
+//!   tensor's name, shape and bytes; it is required, so a flipped bit anywhere in the metadata
+//!   or the tensors is caught. It guards against damage, not against someone who rewrites the
+//!   file on purpose. Files of the first format version (`format = attn-trace-tinygpt`) are
+//!   still read; their checksum covers the tensor bytes only.
+//! - **Nothing unknown.** A metadata key or a tensor that a checkpoint of this configuration does
+//!   not have is an error naming it.
+//! - **Sane values.** Weights and moments are finite, second moments are not negative, and the
+//!   optimizer's settings are in range (`0 ≤ β < 1`, `ε > 0`, the learning rate as
+//!   [`TrainSpec`](super::TrainSpec) accepts it, `adamw_t ≤ step`). Saving refuses what loading
+//!   would refuse, so a run that diverged never overwrites a good checkpoint.
 //!
 //! Saving writes a temporary file in the target's directory and renames it over the target, so
-//! an interrupted save leaves the previous checkpoint intact. Loading checks the header length
-//! against the file size before parsing, then every tensor's name, dtype and shape against the
-//! configuration in the metadata.
+//! an interrupted save leaves the previous checkpoint intact. Loading reads the 8-byte header
+//! length, checks it against the file's size, reads only the header, and checks every tensor's
+//! name, dtype and shape against the configuration in the metadata before reading the tensors:
+//! the memory a checkpoint can make us use is bounded by its own size.
 
 use super::gpt::{Config, Layout, TinyGpt};
-use super::{AdamW, ModelError};
-use safetensors::{Dtype, SafeTensors, tensor::TensorView};
+use super::{AdamW, ModelError, TrainSpec};
+use crate::input::{ReadError, human_bytes};
+use safetensors::Dtype;
+use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
-/// The `format` metadata value of our checkpoints.
-pub const FORMAT: &str = "attn-trace-tinygpt";
+/// The `format` metadata value of the checkpoints this version writes.
+pub const FORMAT: &str = "attn-trace-tinygpt/2";
+
+/// The first format version, still read: its checksum covers the tensor bytes only.
+pub const FORMAT_V1: &str = "attn-trace-tinygpt";
 
 /// Files larger than this are refused before being read (our largest configs are far smaller).
 pub const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// Headers larger than this are refused before being read: the largest configuration's header
+/// (64 layers with optimizer state) is under 200 KiB.
+pub const MAX_HEADER_BYTES: u64 = 1 << 20;
+
+/// The metadata keys of every checkpoint, and those of the optimizer state.
+const MODEL_KEYS: [&str; 8] = [
+    "format",
+    "vocab_size",
+    "seq_len",
+    "d_model",
+    "n_layers",
+    "n_heads",
+    "step",
+    "checksum",
+];
+const STATE_KEYS: [&str; 9] = [
+    "lr",
+    "beta1",
+    "beta2",
+    "eps",
+    "weight_decay",
+    "adamw_t",
+    "data_seed",
+    "data_rng_pos",
+    "dataset",
+];
 
 /// What resuming training needs besides the weights.
 #[derive(Clone, Debug, PartialEq)]
@@ -47,7 +94,7 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-/// FNV-1a, 64-bit, over bytes: detects a flipped bit anywhere in the tensor data.
+/// FNV-1a, 64-bit, over bytes: detects a flipped bit anywhere in what it covers.
 fn fnv1a(h: &mut u64, bytes: &[u8]) {
     for &b in bytes {
         *h ^= b as u64;
@@ -57,12 +104,116 @@ fn fnv1a(h: &mut u64, bytes: &[u8]) {
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// Writes `model` (and `state`, for resuming) to `path` atomically.
+/// A length-prefixed piece of the checksum, so that moving bytes from one piece to the next
+/// changes the sum.
+fn fnv1a_piece(h: &mut u64, bytes: &[u8]) {
+    fnv1a(h, &(bytes.len() as u64).to_le_bytes());
+    fnv1a(h, bytes);
+}
+
+/// The checksum of a checkpoint: in the current format, every metadata entry but `checksum`
+/// (sorted by key) and every tensor's name, shape and bytes, in the order given; in the first
+/// format, the tensors' bytes alone.
+fn checksum<'a>(
+    v1: bool,
+    meta: &HashMap<String, String>,
+    tensors: impl Iterator<Item = (&'a str, &'a [usize], &'a [u8])>,
+) -> String {
+    let mut h = FNV_OFFSET;
+    if !v1 {
+        let mut keys: Vec<&String> = meta.keys().filter(|k| *k != "checksum").collect();
+        keys.sort();
+        for k in keys {
+            fnv1a_piece(&mut h, k.as_bytes());
+            fnv1a_piece(&mut h, meta[k].as_bytes());
+        }
+    }
+    for (name, shape, bytes) in tensors {
+        if !v1 {
+            fnv1a_piece(&mut h, name.as_bytes());
+            let dims: Vec<u8> = shape.iter().flat_map(|&d| (d as u64).to_le_bytes()).collect();
+            fnv1a_piece(&mut h, &dims);
+        }
+        fnv1a(&mut h, bytes);
+    }
+    format!("{h:016x}")
+}
+
+/// The first non-finite value of a parameter tensor, as an error naming it.
+fn check_finite(layout: &Layout, values: &[f32], prefix: &str) -> Result<(), String> {
+    for spec in &layout.specs {
+        let t = &values[spec.offset..spec.offset + spec.len];
+        if let Some(k) = t.iter().position(|x| !x.is_finite()) {
+            return Err(format!(
+                "tensor '{prefix}{}' holds {} at element {k}: a run that diverged",
+                spec.name, t[k]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks what resuming would take from `state`: the optimizer's settings and moments.
+fn check_state(layout: &Layout, st: &TrainState, step: u64) -> Result<(), String> {
+    let opt = &st.opt;
+    if let Err(e) = (TrainSpec {
+        lr: Some(opt.lr),
+        ..TrainSpec::default()
+    })
+    .validate()
+    {
+        return Err(format!("metadata 'lr' {}", e.msg));
+    }
+    for (key, v) in [("beta1", opt.beta1), ("beta2", opt.beta2)] {
+        if !(0.0..1.0).contains(&v) {
+            return Err(format!("metadata '{key}' must be in [0, 1), got {v:?}"));
+        }
+    }
+    if !(opt.eps.is_finite() && opt.eps > 0.0) {
+        return Err(format!("metadata 'eps' must be a positive number, got {:?}", opt.eps));
+    }
+    if !(opt.weight_decay.is_finite() && opt.weight_decay >= 0.0) {
+        return Err(format!(
+            "metadata 'weight_decay' must be a number ≥ 0, got {:?}",
+            opt.weight_decay
+        ));
+    }
+    if opt.t > step {
+        return Err(format!(
+            "metadata 'adamw_t' is {}, more updates than the {step} steps taken",
+            opt.t
+        ));
+    }
+    if opt.m.len() != layout.total || opt.v.len() != layout.total {
+        return Err("the optimizer state does not match the parameters".into());
+    }
+    check_finite(layout, &opt.m, "adamw.m.")?;
+    check_finite(layout, &opt.v, "adamw.v.")?;
+    for spec in &layout.specs {
+        let v = &opt.v[spec.offset..spec.offset + spec.len];
+        if let Some(k) = v.iter().position(|&x| x < 0.0) {
+            return Err(format!(
+                "tensor 'adamw.v.{}' holds a negative second moment ({}) at element {k}",
+                spec.name, v[k]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `model` (and `state`, for resuming) to `path` atomically. A model or a state that
+/// [`load`] would refuse (a NaN weight after a diverged run, say) is refused here, and the file
+/// at `path` is left as it was.
 pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<(), ModelError> {
     let err = |msg: String| ModelError::Checkpoint {
         path: path.display().to_string(),
         msg,
     };
+    let refuse = |msg: String| err(format!("not saved: {msg}"));
+    check_finite(&model.layout, &model.params, "").map_err(refuse)?;
+    if let Some(st) = state {
+        check_state(&model.layout, st, step).map_err(refuse)?;
+    }
     let cfg = &model.config;
     let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     for spec in &model.layout.specs {
@@ -85,10 +236,6 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
             ));
         }
     }
-    let mut checksum = FNV_OFFSET;
-    for (_, _, bytes) in &named {
-        fnv1a(&mut checksum, bytes);
-    }
     let mut meta: HashMap<String, String> = HashMap::new();
     let mut put = |k: &str, v: String| meta.insert(k.to_string(), v);
     put("format", FORMAT.to_string());
@@ -98,7 +245,6 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
     put("n_layers", cfg.n_layers.to_string());
     put("n_heads", cfg.n_heads.to_string());
     put("step", step.to_string());
-    put("checksum", format!("{checksum:016x}"));
     if let Some(st) = state {
         put("lr", st.opt.lr.to_string());
         put("beta1", st.opt.beta1.to_string());
@@ -110,6 +256,12 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
         put("data_rng_pos", st.data_rng_pos.to_string());
         put("dataset", st.dataset.clone());
     }
+    let sum = checksum(
+        false,
+        &meta,
+        named.iter().map(|(n, s, b)| (n.as_str(), s.as_slice(), b.as_slice())),
+    );
+    meta.insert("checksum".into(), sum);
     let views = named
         .iter()
         .map(|(name, shape, bytes)| {
@@ -135,46 +287,102 @@ impl TinyGpt {
     }
 }
 
-/// Reads and checks a checkpoint.
+/// Reads and checks a checkpoint: the length, then the header alone, and the tensors only once
+/// the header describes exactly the tensors of the configuration it names.
 pub fn load(path: &Path) -> Result<Loaded, ModelError> {
     let err = |msg: String| ModelError::Checkpoint {
         path: path.display().to_string(),
         msg,
     };
-    let size = std::fs::metadata(path).map_err(|e| err(e.to_string()))?.len();
+    let (mut file, size) = crate::input::open_regular(path).map_err(|e| err(e.to_string()))?;
     if size > MAX_FILE_BYTES {
         return Err(err(format!(
-            "{size} bytes is larger than any checkpoint this tool writes ({MAX_FILE_BYTES} at most)"
+            "{size} bytes is larger than any checkpoint this tool writes ({} at most)",
+            human_bytes(MAX_FILE_BYTES)
         )));
     }
-    let bytes = std::fs::read(path).map_err(|e| err(e.to_string()))?;
-    parse(&bytes).map_err(err)
+    let io = |e: std::io::Error| err(ReadError::Io(e).to_string());
+    let mut len_bytes = [0u8; 8];
+    if size < 8 {
+        return Err(err(too_short(size)));
+    }
+    file.read_exact(&mut len_bytes).map_err(io)?;
+    let header_len = header_length(len_bytes, size - 8).map_err(err)?;
+    let mut header = vec![0u8; header_len as usize];
+    file.read_exact(&mut header).map_err(io)?;
+    let data_len = size - 8 - header_len;
+    let plan = plan(&header, data_len).map_err(err)?;
+    // only now, with a header that describes exactly this configuration's tensors, the tensors
+    let mut data = Vec::with_capacity(data_len as usize);
+    file.take(data_len).read_to_end(&mut data).map_err(io)?;
+    if data.len() as u64 != data_len {
+        return Err(err("the file shrank while it was read".into()));
+    }
+    decode(plan, &data).map_err(err)
+}
+
+fn too_short(size: u64) -> String {
+    format!("not a safetensors checkpoint: {size} bytes is shorter than the 8-byte header length")
+}
+
+/// The header length, checked against the `rest` of the file after it and against the largest
+/// header a checkpoint has.
+fn header_length(len_bytes: [u8; 8], rest: u64) -> Result<u64, String> {
+    let header_len = u64::from_le_bytes(len_bytes);
+    if header_len > rest {
+        return Err(format!(
+            "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {rest} \
+             after the length"
+        ));
+    }
+    if header_len > MAX_HEADER_BYTES {
+        return Err(format!(
+            "not a TinyGPT checkpoint: its header of {header_len} bytes is larger than any checkpoint's ({} at most)",
+            human_bytes(MAX_HEADER_BYTES)
+        ));
+    }
+    Ok(header_len)
 }
 
 /// Parses checkpoint bytes; the error is the message without the path.
 pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
-    // the first 8 bytes give the header length: check it against the size before trusting it
     let Some(len_bytes) = bytes.get(..8) else {
-        return Err(format!(
-            "not a safetensors checkpoint: {} bytes is shorter than the 8-byte header length",
-            bytes.len()
-        ));
+        return Err(too_short(bytes.len() as u64));
     };
     let mut n = [0u8; 8];
     n.copy_from_slice(len_bytes);
-    let header_len = u64::from_le_bytes(n);
-    if header_len > (bytes.len() - 8) as u64 {
+    let header_len = header_length(n, bytes.len() as u64 - 8)? as usize;
+    let (header, data) = bytes[8..].split_at(header_len);
+    decode(plan(header, data.len() as u64)?, data)
+}
+
+/// What the header promises, checked: the configuration, and where each expected tensor's bytes
+/// are.
+struct Plan {
+    config: Config,
+    layout: Layout,
+    step: u64,
+    /// A file of the first format version.
+    v1: bool,
+    meta: HashMap<String, String>,
+    /// Every tensor of the file, by name.
+    infos: HashMap<String, TensorInfo>,
+    has_state: bool,
+}
+
+/// Checks a header against the `data_len` bytes that follow it, without reading them: the
+/// metadata (every key known, the configuration valid, a checksum present), then the tensors
+/// (exactly those of the configuration, as F32 of the right shapes, filling the data).
+fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
+    let metadata: Metadata = serde_json::from_slice(header)
+        .map_err(|e| format!("not a valid safetensors checkpoint (truncated or corrupted?): {e}"))?;
+    if metadata.data_len() as u64 != data_len {
         return Err(format!(
-            "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {} after \
-             the length",
-            bytes.len() - 8
+            "truncated or corrupted: the header describes {} bytes of tensors but the file holds {data_len}",
+            metadata.data_len()
         ));
     }
-    let st = SafeTensors::deserialize(bytes)
-        .map_err(|e| format!("not a valid safetensors checkpoint (truncated or corrupted?): {e}"))?;
-    let (_, header) =
-        SafeTensors::read_metadata(bytes).map_err(|e| format!("not a valid safetensors checkpoint: {e}"))?;
-    let meta = header.metadata().clone().unwrap_or_default();
+    let meta = metadata.metadata().clone().unwrap_or_default();
     let get = |key: &str| {
         meta.get(key)
             .ok_or_else(|| format!("metadata has no '{key}': not a TinyGPT checkpoint"))
@@ -184,11 +392,6 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
         v.parse()
             .map_err(|_| format!("metadata '{key}' is '{v}', expected a whole number"))
     };
-    if let Some(f) = meta.get("format")
-        && f != FORMAT
-    {
-        return Err(format!("metadata 'format' is '{f}', expected '{FORMAT}'"));
-    }
     let config = Config {
         vocab_size: num("vocab_size")?,
         seq_len: num("seq_len")?,
@@ -196,75 +399,173 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
         n_layers: num("n_layers")?,
         n_heads: num("n_heads")?,
     };
+    let v1 = match get("format")
+        .map_err(|_| "metadata has no 'format': not a TinyGPT checkpoint written by attn-trace".to_string())?
+    {
+        f if f == FORMAT => false,
+        f if f == FORMAT_V1 => true,
+        f => return Err(format!("metadata 'format' is '{f}', expected '{FORMAT}'")),
+    };
     config.validate().map_err(|e| format!("metadata: {e}"))?;
     let step: u64 = get("step")?
         .parse()
         .map_err(|_| "metadata 'step' is not a whole number".to_string())?;
+    let infos: HashMap<String, TensorInfo> = metadata.tensors().into_iter().map(|(k, v)| (k, v.clone())).collect();
+    let has_state = infos.keys().any(|n| n.starts_with("adamw."));
+    let mut unknown: Vec<&String> = meta
+        .keys()
+        .filter(|k| !MODEL_KEYS.contains(&k.as_str()) && !(has_state && STATE_KEYS.contains(&k.as_str())))
+        .collect();
+    unknown.sort();
+    if let Some(k) = unknown.first() {
+        let why = if STATE_KEYS.contains(&k.as_str()) {
+            "an optimizer setting, but the file holds no adamw.* tensors"
+        } else {
+            "not a key of TinyGPT checkpoints"
+        };
+        return Err(format!("metadata key '{k}' is {why}"));
+    }
+    if has_state && let Some(k) = STATE_KEYS.iter().find(|k| !meta.contains_key(**k)) {
+        return Err(format!(
+            "metadata has no '{k}', which the optimizer state in the file needs"
+        ));
+    }
+    if !meta.contains_key("checksum") {
+        return Err(
+            "metadata has no 'checksum': every checkpoint attn-trace writes has one, so this file was altered or \
+             not written by attn-trace"
+                .into(),
+        );
+    }
 
+    // the bytes the configuration needs, before any tensor is looked at: a small file that
+    // claims a big model is refused here
     let layout = Layout::new(&config);
-    let mut checksum = FNV_OFFSET;
-    let mut read = |name: &str, shape: &[usize], out: &mut [f32]| -> Result<(), String> {
-        let t = st
-            .tensor(name)
-            .map_err(|_| format!("tensor '{name}' is missing (the metadata says {config:?})"))?;
-        if t.dtype() != Dtype::F32 {
-            return Err(format!("tensor '{name}' is {:?}, expected F32", t.dtype()));
+    let copies: u128 = if has_state { 3 } else { 1 };
+    let need = layout.total as u128 * 4 * copies;
+    if (data_len as u128) < need {
+        return Err(format!(
+            "the metadata's configuration (T={} C={} L={} H={}{}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
+            config.seq_len,
+            config.d_model,
+            config.n_layers,
+            config.n_heads,
+            if has_state { ", with optimizer state" } else { "" },
+        ));
+    }
+    let mut expected: Vec<(String, &[usize])> = Vec::new();
+    for spec in &layout.specs {
+        expected.push((spec.name.clone(), &spec.shape));
+        if has_state {
+            expected.push((format!("adamw.m.{}", spec.name), &spec.shape));
+            expected.push((format!("adamw.v.{}", spec.name), &spec.shape));
         }
-        if t.shape() != shape {
+    }
+    let mut extra: Vec<&String> = infos
+        .keys()
+        .filter(|n| !expected.iter().any(|(e, _)| e == *n))
+        .collect();
+    extra.sort();
+    if !extra.is_empty() {
+        let shown: Vec<String> = extra.iter().take(3).map(|n| format!("'{n}'")).collect();
+        let more = if extra.len() > 3 {
+            format!(" and {} more", extra.len() - 3)
+        } else {
+            String::new()
+        };
+        return Err(format!(
+            "tensor {}{more} is not part of a TinyGPT checkpoint of this configuration ({config:?})",
+            shown.join(", ")
+        ));
+    }
+    for (name, shape) in &expected {
+        let t = infos
+            .get(name)
+            .ok_or_else(|| format!("tensor '{name}' is missing (the metadata says {config:?})"))?;
+        if t.dtype != Dtype::F32 {
+            return Err(format!("tensor '{name}' is {:?}, expected F32", t.dtype));
+        }
+        if t.shape != *shape {
             return Err(format!(
                 "tensor '{name}' has shape {:?}, but the metadata's config needs {shape:?}",
-                t.shape()
+                t.shape
             ));
         }
-        fnv1a(&mut checksum, t.data());
-        for (o, c) in out.iter_mut().zip(t.data().chunks_exact(4)) {
+    }
+    Ok(Plan {
+        config,
+        layout,
+        step,
+        v1,
+        meta,
+        infos,
+        has_state,
+    })
+}
+
+/// Reads the tensors a checked header promised from its `data`, then checks the checksum and
+/// the values.
+fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
+    let Plan {
+        config,
+        layout,
+        step,
+        v1,
+        meta,
+        infos,
+        has_state,
+    } = plan;
+    let bytes_of = |name: &str| -> &[u8] {
+        let (s, e) = infos[name].data_offsets;
+        &data[s..e]
+    };
+    // same order as `save`, so the checksum covers the same bytes
+    let mut order: Vec<(String, &[usize])> = Vec::new();
+    for spec in &layout.specs {
+        order.push((spec.name.clone(), &spec.shape));
+        if has_state {
+            order.push((format!("adamw.m.{}", spec.name), &spec.shape));
+            order.push((format!("adamw.v.{}", spec.name), &spec.shape));
+        }
+    }
+    let want = &meta["checksum"];
+    let have = checksum(v1, &meta, order.iter().map(|(n, s)| (n.as_str(), *s, bytes_of(n))));
+    if *want != have {
+        let covers = if v1 { "tensor data" } else { "metadata and tensors" };
+        return Err(format!(
+            "corrupted: the checksum of the {covers} is {have}, the metadata says {want}"
+        ));
+    }
+    let floats = |name: &str, out: &mut [f32]| {
+        for (o, c) in out.iter_mut().zip(bytes_of(name).chunks_exact(4)) {
             *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         }
-        Ok(())
     };
     let mut params = vec![0.0; layout.total];
-    let has_state = st.names().iter().any(|n| n.starts_with("adamw."));
     let (mut m, mut v) = if has_state {
         (vec![0.0; layout.total], vec![0.0; layout.total])
     } else {
         (Vec::new(), Vec::new())
     };
-    // same order as `save`, so the checksum covers the same bytes
     for spec in &layout.specs {
         let range = spec.offset..spec.offset + spec.len;
-        read(&spec.name, &spec.shape, &mut params[range.clone()])?;
+        floats(&spec.name, &mut params[range.clone()]);
         if has_state {
-            read(&format!("adamw.m.{}", spec.name), &spec.shape, &mut m[range.clone()])?;
-            read(&format!("adamw.v.{}", spec.name), &spec.shape, &mut v[range])?;
+            floats(&format!("adamw.m.{}", spec.name), &mut m[range.clone()]);
+            floats(&format!("adamw.v.{}", spec.name), &mut v[range]);
         }
     }
-    if let Some(want) = meta.get("checksum")
-        && *want != format!("{checksum:016x}")
-    {
-        return Err(format!(
-            "corrupted: the tensor data's checksum is {checksum:016x}, the metadata says {want}"
-        ));
-    }
-    if let Some(spec) = layout
-        .specs
-        .iter()
-        .find(|s| params[s.offset..s.offset + s.len].iter().any(|x| !x.is_finite()))
-    {
-        return Err(format!(
-            "corrupted: tensor '{}' holds a NaN or infinite value",
-            spec.name
-        ));
-    }
+    check_finite(&layout, &params, "").map_err(|e| format!("corrupted: {e}"))?;
     let state = if has_state {
         let f = |key: &str| -> Result<f32, String> {
-            let v = get(key)?;
+            let v = &meta[key];
             v.parse()
                 .ok()
-                .filter(|x: &f32| x.is_finite())
+                .filter(|x: &f32| !x.is_nan())
                 .ok_or_else(|| format!("metadata '{key}' is '{v}', expected a number"))
         };
         let int = |key: &str| -> Result<u128, String> {
-            let v = get(key)?;
+            let v = &meta[key];
             v.parse()
                 .map_err(|_| format!("metadata '{key}' is '{v}', expected a whole number"))
         };
@@ -278,12 +579,14 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
             m,
             v,
         };
-        Some(TrainState {
+        let st = TrainState {
             opt,
             data_seed: u64::try_from(int("data_seed")?).map_err(|_| "metadata 'data_seed' is too large".to_string())?,
             data_rng_pos: int("data_rng_pos")?,
-            dataset: meta.get("dataset").cloned().unwrap_or_default(),
-        })
+            dataset: meta["dataset"].clone(),
+        };
+        check_state(&layout, &st, step)?;
+        Some(st)
     } else {
         None
     };

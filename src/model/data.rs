@@ -50,6 +50,16 @@ pub struct Dataset {
     pub val: Vec<u8>,
 }
 
+/// Largest file trained or evaluated on: it is held in memory whole.
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
+/// The bytes of a data file: a regular file of at most [`MAX_FILE_BYTES`] (a FIFO or a device
+/// such as `/dev/urandom` is refused at once, not read until memory runs out).
+pub fn read_file(path: &Path) -> Result<Vec<u8>, ModelError> {
+    crate::input::read(path, MAX_FILE_BYTES, "a data file")
+        .map_err(|e| ModelError::Data(format!("{}: {e}", path.display())))
+}
+
 impl Dataset {
     /// Smallest input that gives both a training and a validation window of `seq + 1` bytes.
     pub const fn min_len(seq: usize) -> usize {
@@ -107,8 +117,7 @@ impl Dataset {
 
     /// The bytes of a file, split as in [`Dataset::from_bytes`].
     pub fn from_file(path: &Path, seq: usize) -> Result<Dataset, ModelError> {
-        let bytes = std::fs::read(path).map_err(|e| ModelError::Data(format!("{}: {e}", path.display())))?;
-        Dataset::from_bytes(&path.display().to_string(), bytes, seq)
+        Dataset::from_bytes(&path.display().to_string(), read_file(path)?, seq)
     }
 
     fn check(&self, seq: usize) -> Result<(), ModelError> {

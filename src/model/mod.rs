@@ -60,6 +60,7 @@ pub mod gpt;
 pub mod inspect;
 pub mod ops;
 pub mod sample;
+pub mod spec;
 pub mod trainer;
 
 pub use adamw::AdamW;
@@ -68,6 +69,7 @@ pub use data::{BUILTIN, Dataset};
 pub use gpt::{Activations, Config, Layout, TinyGpt, Workspace};
 pub use inspect::AttentionCapture;
 pub use sample::SampleOptions;
+pub use spec::{Setting, SpecError, TrainSpec};
 pub use trainer::{EvalResult, StepStats, Trainer, eval_loss};
 
 /// Why building, training, loading or sampling a model failed. Every variant is about input the

@@ -5,6 +5,7 @@ use super::ModelError;
 use super::gpt::TinyGpt;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::ops::ControlFlow;
 
 /// How to draw each byte.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -32,6 +33,23 @@ impl Default for SampleOptions {
 impl TinyGpt {
     /// The `n_gen` bytes generated after `prompt` (the prompt itself is not included).
     pub fn sample(&self, prompt: &[u8], opts: &SampleOptions) -> Result<Vec<u8>, ModelError> {
+        let mut out = Vec::with_capacity(opts.n_gen.min(1 << 20));
+        self.sample_each(prompt, opts, |b| {
+            out.push(b);
+            ControlFlow::Continue(())
+        })?;
+        Ok(out)
+    }
+
+    /// Generates as [`TinyGpt::sample`] does, handing each byte to `each` as soon as it is
+    /// drawn (so a caller can print text as it comes); `each` may break to stop early. Only the
+    /// last `seq_len` bytes are kept as context, so any `n_gen` runs in constant memory.
+    pub fn sample_each(
+        &self,
+        prompt: &[u8],
+        opts: &SampleOptions,
+        mut each: impl FnMut(u8) -> ControlFlow<()>,
+    ) -> Result<(), ModelError> {
         if prompt.is_empty() {
             return Err(ModelError::Input("the prompt is empty: give at least one byte".into()));
         }
@@ -42,16 +60,23 @@ impl TinyGpt {
             )));
         }
         let v = self.config.vocab_size;
+        let seq = self.config.seq_len;
         let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-        let mut text = prompt.to_vec();
+        let mut text = prompt[prompt.len().saturating_sub(seq)..].to_vec();
         for _ in 0..opts.n_gen {
-            let ctx = &text[text.len().saturating_sub(self.config.seq_len)..];
+            let ctx = &text[text.len().saturating_sub(seq)..];
             let logits = self.logits(ctx);
             let last = &logits[(ctx.len() - 1) * v..ctx.len() * v];
             let next = pick(last, opts.temp, opts.topk, rng.random::<f64>());
             text.push(next);
+            if text.len() >= 2 * seq {
+                text.drain(..text.len() - seq);
+            }
+            if each(next).is_break() {
+                break;
+            }
         }
-        Ok(text.split_off(prompt.len()))
+        Ok(())
     }
 }
 

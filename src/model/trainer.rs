@@ -3,8 +3,8 @@
 
 use super::checkpoint::{self, Loaded, TrainState};
 use super::data::{Dataset, window_count};
-use super::gpt::{MEMORY_BUDGET_BYTES, TinyGpt, Workspace, training_bytes};
-use super::{AdamW, ModelError};
+use super::gpt::{TinyGpt, Workspace};
+use super::{AdamW, ModelError, TrainSpec};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
@@ -99,18 +99,11 @@ impl Trainer {
         rng: ChaCha8Rng,
     ) -> Result<Trainer, ModelError> {
         let t = model.config.seq_len;
-        if !(1..=MAX_BATCH).contains(&batch) {
-            return Err(ModelError::Config {
-                field: "batch",
-                msg: format!("must be 1..={MAX_BATCH}, got {batch}"),
-            });
-        }
-        if !(opt.lr.is_finite() && opt.lr > 0.0) {
-            return Err(ModelError::Config {
-                field: "lr",
-                msg: format!("must be a positive number, got {}", opt.lr),
-            });
-        }
+        check_spec(TrainSpec {
+            batch: Some(batch),
+            lr: Some(opt.lr),
+            ..TrainSpec::of_config(&model.config)
+        })?;
         if data.train.len() <= t || data.val.len() <= t {
             return Err(ModelError::Data(format!(
                 "{}: too short for seq {t}: the training and validation parts need at least {} bytes each \
@@ -120,7 +113,6 @@ impl Trainer {
                 Dataset::min_len(t)
             )));
         }
-        check_memory(&model, batch)?;
         let work = Workspace::new(&model, batch, t);
         let grads = vec![0.0; model.num_params()];
         Ok(Trainer {
@@ -196,24 +188,13 @@ impl Trainer {
     }
 }
 
-/// Refuses sizes whose buffers would not fit in [`MEMORY_BUDGET_BYTES`].
-fn check_memory(model: &TinyGpt, batch: usize) -> Result<(), ModelError> {
-    let cfg = &model.config;
-    let need = training_bytes(cfg, batch, cfg.seq_len);
-    if need > MEMORY_BUDGET_BYTES {
-        return Err(ModelError::Config {
-            field: "batch",
-            msg: format!(
-                "batch {batch} of seq {} with d_model {}, {} layers needs about {:.1} GiB; the limit is {} GiB",
-                cfg.seq_len,
-                cfg.d_model,
-                cfg.n_layers,
-                need as f64 / (1u64 << 30) as f64,
-                MEMORY_BUDGET_BYTES >> 30
-            ),
-        });
-    }
-    Ok(())
+/// The settings' check shared with the CLI and the train form (see [`TrainSpec`]), as a
+/// [`ModelError`] naming the setting.
+fn check_spec(spec: TrainSpec) -> Result<(), ModelError> {
+    spec.validate().map_err(|e| ModelError::Config {
+        field: e.setting.name(),
+        msg: e.msg,
+    })
 }
 
 /// Mean next-token cross-entropy over the non-overlapping windows of `seq_len` tokens starting
@@ -267,7 +248,10 @@ pub fn eval_loss(model: &TinyGpt, bytes: &[u8], batch: usize) -> Result<EvalResu
         )));
     }
     let batch = batch.clamp(1, windows);
-    check_memory(model, batch)?;
+    check_spec(TrainSpec {
+        batch: Some(batch),
+        ..TrainSpec::of_config(&model.config)
+    })?;
     let mut work = Workspace::new(model, batch, t);
     Ok(eval_windows(model, &mut work, bytes, windows))
 }

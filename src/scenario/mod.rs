@@ -16,6 +16,7 @@ pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
 
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
+use crate::input::ReadError;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
@@ -293,27 +294,27 @@ pub const MISTAKES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Largest scenario file read: a few million values, far more than any traceable scenario holds.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+
 impl Scenario {
-    /// Reads and validates a scenario file. Every failure (missing file, a directory, not
-    /// UTF-8, empty, bad TOML, bad values) is a [`ScenarioError`] naming the file.
+    /// Reads and validates a scenario file. Every failure (missing file, a directory, a FIFO or
+    /// a device, larger than [`MAX_FILE_BYTES`], not UTF-8, empty, bad TOML, bad values) is a
+    /// [`ScenarioError`] naming the file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let source = path.display().to_string();
-        let meta = std::fs::metadata(path).map_err(|e| {
+        // a regular file of a sane size, opened without blocking: a FIFO or /dev/zero is refused
+        let bytes = crate::input::read(path, MAX_FILE_BYTES, "a scenario file").map_err(|e| {
             ScenarioError::file(
                 &source,
-                match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file".to_string(),
-                    _ => format!("cannot read: {e}"),
+                match e {
+                    ReadError::NotRegular("is a directory") => {
+                        "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml".to_string()
+                    }
+                    e => e.to_string(),
                 },
             )
         })?;
-        if meta.is_dir() {
-            return Err(ScenarioError::file(
-                &source,
-                "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml",
-            ));
-        }
-        let bytes = std::fs::read(path).map_err(|e| ScenarioError::file(&source, format!("cannot read: {e}")))?;
         let text = match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(e) => {

@@ -20,6 +20,7 @@ use app::{App, Msg};
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use crossterm::execute;
 use std::io::stdout;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use theme::Theme;
 pub use walk::Walk;
@@ -30,10 +31,23 @@ const TICK: std::time::Duration = std::time::Duration::from_millis(50);
 /// The environment variable that makes a debug build panic after its first frame.
 pub const PANIC_ENV: &str = "ATTN_TRACE_TUI_PANIC";
 
-/// Runs the TUI on `walk` until the user quits. The terminal is restored on return, on error
-/// and on panic.
+/// Whether [`run`] has the terminal (raw mode, alternate screen, mouse capture).
+static TERMINAL_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// Gives the terminal back if the TUI has it: for a signal handler that is about to end the
+/// process (SIGTERM, SIGHUP) from another thread.
+pub fn restore_after_signal() {
+    if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout(), DisableMouseCapture);
+        ratatui::restore();
+    }
+}
+
+/// Runs the TUI on `walk` until the user quits. The terminal is restored on return, on error,
+/// on panic and on SIGTERM (see [`restore_after_signal`]).
 pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
+    TERMINAL_TAKEN.store(true, Ordering::SeqCst);
     // ratatui's hook leaves raw mode and the alternate screen; mouse capture is ours to undo
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -65,7 +79,9 @@ pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
         }
         Ok(())
     })();
-    let _ = execute!(stdout(), DisableMouseCapture);
-    ratatui::restore();
+    if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+        let _ = execute!(stdout(), DisableMouseCapture);
+        ratatui::restore();
+    }
     result
 }

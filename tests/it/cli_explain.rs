@@ -164,7 +164,7 @@ fn bad_elements_and_passes_exit_with_code_2() {
         ),
         (
             &["scenarios/numeric_mha.toml", "--variant", "gqa"],
-            "invalid value 'gqa' for '--variant <VARIANT>'",
+            "--variant gqa: expected one of baseline, mha",
         ),
     ];
     for (args, message) in cases {

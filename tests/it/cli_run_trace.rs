@@ -412,12 +412,14 @@ fn bad_arguments_exit_with_code_2() {
         .assert()
         .code(2)
         .stderr(
-            predicate::str::contains("invalid value 'scorez' for '--phase <PHASE>'")
-                .and(predicate::str::contains("a similar value exists: 'scores'")),
+            predicate::str::contains("--phase scorez: expected one of")
+                .and(predicate::str::contains("(did you mean 'scores'?)")),
         );
-    cmd().args(["trace", file, "--buffer", "qq"]).assert().code(2).stderr(
-        predicate::str::contains("invalid value 'qq' for '--buffer <NAME>'").and(predicate::str::contains("d_scores")),
-    );
+    cmd()
+        .args(["trace", file, "--buffer", "qq"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--buffer qq: expected one of").and(predicate::str::contains("d_scores")));
     cmd().args(["trace", file, "--format", "xml"]).assert().code(2);
 }
 

@@ -143,10 +143,10 @@ fn bad_arguments_exit_2_with_a_clear_message() {
     fails(
         d,
         &["train", "--heads", "3", "--dmodel", "64"],
-        "--heads 3 does not divide --dmodel 64",
+        "--heads must divide d_model: 64 is not a multiple of 3",
     );
     fails(d, &["train", "--seq", "0"], "--seq must be 1..=");
-    fails(d, &["train", "--lr", "-1"], "--lr must be a positive number");
+    fails(d, &["train", "--lr", "-1"], "--lr must be in (0, 1]");
     fails(d, &["train", "--batch", "0"], "--batch must be 1..=");
     fails(d, &["train", "--save", "no/such/dir/m.safetensors"], "does not exist");
     fails(d, &["train", "--load", "garbage.safetensors"], "garbage.safetensors");

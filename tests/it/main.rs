@@ -6,6 +6,8 @@
 mod common;
 
 mod cli_explain;
+#[cfg(unix)]
+mod cli_hostile;
 mod cli_invalid_scenarios;
 mod cli_run_trace;
 mod cli_train;
@@ -26,6 +28,8 @@ mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;
 mod tui_app;
+#[cfg(unix)]
+mod tui_hostile;
 mod tui_mistakes;
 mod tui_props;
 // the real binary in a pseudo-terminal (openpty)

@@ -173,7 +173,8 @@ fn foreign_and_mismatched_files_are_refused() {
     let e = parse(&foreign).unwrap_err();
     assert!(e.contains("metadata has no 'vocab_size'"), "{e}");
 
-    // our metadata, but a tensor of the wrong shape
+    // our metadata (the checksum's value is checked only after the shapes), but a tensor of the
+    // wrong shape
     let model = TinyGpt::new(small(), 1).unwrap();
     let mut named: Vec<(String, Vec<usize>, Vec<u8>)> = Vec::new();
     for spec in &model.layout.specs {
@@ -194,6 +195,8 @@ fn foreign_and_mismatched_files_are_refused() {
         ("n_layers", "2"),
         ("n_heads", "2"),
         ("step", "0"),
+        ("format", checkpoint::FORMAT),
+        ("checksum", "0"),
     ]
     .iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -243,4 +246,35 @@ fn weights_only_round_trip() {
     let mut t = Trainer::resume(loaded, data, 2, Some(1e-3), 5).unwrap();
     assert_eq!(t.opt.t, 0);
     assert_eq!(t.step().step, 18);
+}
+
+#[test]
+fn what_loading_would_refuse_is_never_saved() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.safetensors");
+    trainer(1).save(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    // a run that diverged: a NaN weight
+    let mut t = trainer(1);
+    t.model.params[3] = f32::NAN;
+    let e = t.save(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("not saved") && e.contains("'wte'") && e.contains("NaN"),
+        "{e}"
+    );
+    // a negative second moment, an impossible β1
+    let mut t = trainer(1);
+    t.opt.v[0] = -1.0;
+    let e = t.save(&path).unwrap_err().to_string();
+    assert!(e.contains("adamw.v.wte") && e.contains("negative"), "{e}");
+    let mut t = trainer(1);
+    t.opt.beta1 = 2.0;
+    let e = t.save(&path).unwrap_err().to_string();
+    assert!(e.contains("beta1"), "{e}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        before,
+        "the good checkpoint is untouched"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }

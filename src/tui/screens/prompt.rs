@@ -105,8 +105,11 @@ pub fn default_prompt(source: Option<&Source>, seq: usize) -> String {
             .unwrap_or_default(),
         Some(Source::File(path)) => {
             let mut head = Vec::new();
-            let read = std::fs::File::open(path).and_then(|f| f.take(4096).read_to_end(&mut head));
-            if read.is_ok() {
+            // a regular file only, opened without blocking
+            let read = crate::input::open_regular(path)
+                .ok()
+                .and_then(|(f, _)| f.take(4096).read_to_end(&mut head).ok());
+            if read.is_some() {
                 first_line(&head, seq)
             } else {
                 Vec::new()

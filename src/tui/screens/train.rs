@@ -9,9 +9,9 @@
 pub mod worker;
 
 use super::prompt::Origin;
-use crate::model::gpt::{Layout, MAX_DMODEL, MAX_LAYERS, MAX_SEQ};
-use crate::model::trainer::MAX_BATCH;
-use crate::model::{BUILTIN, Config, Dataset, TinyGpt};
+use crate::input::{human_bytes, kind_of};
+use crate::model::gpt::Layout;
+use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -100,12 +100,24 @@ impl Field {
     }
 }
 
+/// The form's field of a setting.
+fn field_of(setting: Setting) -> Field {
+    match setting {
+        Setting::SeqLen => Field::Seq,
+        Setting::DModel => Field::DModel,
+        Setting::Layers => Field::Layers,
+        Setting::Heads => Field::Heads,
+        Setting::Batch => Field::Batch,
+        Setting::Steps => Field::Steps,
+        Setting::Lr => Field::Lr,
+    }
+}
+
 /// Largest model the TUI trains (the headless `train` has no such limit): more would take
 /// minutes per step and gigabytes of memory.
 pub const MAX_PARAMS: usize = 50_000_000;
 /// Largest `batch · seq`, which sizes the activations.
 pub const MAX_TOKENS_PER_STEP: usize = 1 << 16;
-pub const MAX_STEPS: u64 = 10_000_000;
 /// Longest text a field takes.
 const MAX_FIELD: usize = 1024;
 
@@ -151,14 +163,11 @@ impl Form {
                 errors[f as usize] = Some(msg);
             }
         };
-        let whole = |f: Field, max: usize, err: &mut dyn FnMut(Field, String)| -> Option<usize> {
+        // each number as typed; the ranges and the cross-checks are the shared validator's
+        let whole = |f: Field, err: &mut dyn FnMut(Field, String)| -> Option<usize> {
             let text = self.value(f).trim();
             match text.parse::<usize>() {
-                Ok(v) if (1..=max).contains(&v) => Some(v),
-                Ok(v) => {
-                    err(f, format!("must be 1..={max}, got {v}"));
-                    None
-                }
+                Ok(v) => Some(v),
                 Err(_) if text.is_empty() => {
                     err(f, "empty: give a whole number".into());
                     None
@@ -169,65 +178,50 @@ impl Form {
                 }
             }
         };
-        let layers = whole(Field::Layers, MAX_LAYERS, &mut err);
-        let d_model = whole(Field::DModel, MAX_DMODEL, &mut err);
-        let heads = whole(Field::Heads, MAX_DMODEL, &mut err);
-        let seq = whole(Field::Seq, MAX_SEQ, &mut err);
-        let batch = whole(Field::Batch, MAX_BATCH, &mut err);
-        let steps = whole(Field::Steps, MAX_STEPS as usize, &mut err).map(|s| s as u64);
-        if let (Some(c), Some(h)) = (d_model, heads)
-            && !c.is_multiple_of(h)
-        {
-            let divisors: Vec<String> = (1..=c)
-                .filter(|&k| c.is_multiple_of(k))
-                .take(8)
-                .map(|k| k.to_string())
-                .collect();
-            err(
-                Field::Heads,
-                format!(
-                    "C % H ≠ 0: d_model {c} is not a multiple of {h} (try {})",
-                    divisors.join(", ")
-                ),
-            );
-        }
-        if let (Some(b), Some(t)) = (batch, seq)
-            && b * t > MAX_TOKENS_PER_STEP
-        {
-            err(
-                Field::Batch,
-                format!("batch · seq = {} is over {MAX_TOKENS_PER_STEP} tokens per step", b * t),
-            );
-        }
+        let layers = whole(Field::Layers, &mut err);
+        let d_model = whole(Field::DModel, &mut err);
+        let heads = whole(Field::Heads, &mut err);
+        let seq = whole(Field::Seq, &mut err);
+        let batch = whole(Field::Batch, &mut err);
+        let steps = whole(Field::Steps, &mut err).map(|s| s as u64);
         let lr_text = self.value(Field::Lr).trim();
         let lr = match lr_text.parse::<f32>() {
-            Ok(v) if v.is_finite() && v > 0.0 && v <= 1.0 => Some(v),
-            Ok(v) => {
-                err(Field::Lr, format!("must be in (0, 1], got {v}"));
-                None
-            }
+            Ok(v) => Some(v),
             Err(_) => {
                 err(Field::Lr, format!("{lr_text:?} is not a number such as 0.003 or 3e-3"));
                 None
             }
         };
+        let spec = TrainSpec {
+            seq_len: seq,
+            d_model,
+            n_layers: layers,
+            n_heads: heads,
+            batch,
+            steps,
+            lr,
+        };
+        for e in spec.problems() {
+            err(field_of(e.setting), e.msg);
+        }
+        // the TUI's own limits, on top: a run here must stay quick
+        if let (Some(b), Some(t)) = (batch, seq)
+            && b.saturating_mul(t) > MAX_TOKENS_PER_STEP
+        {
+            err(
+                Field::Batch,
+                format!(
+                    "batch · seq = {} is over {MAX_TOKENS_PER_STEP} tokens per step",
+                    b.saturating_mul(t)
+                ),
+            );
+        }
         let seed_text = self.value(Field::Seed).trim();
         let seed = seed_text
             .parse::<u64>()
             .map_err(|_| err(Field::Seed, format!("{seed_text:?} is not a whole number ≥ 0")))
             .ok();
-        let config = match (layers, d_model, heads, seq) {
-            (Some(n_layers), Some(d_model), Some(n_heads), Some(seq_len)) if d_model.is_multiple_of(n_heads) => {
-                Some(Config {
-                    seq_len,
-                    d_model,
-                    n_layers,
-                    n_heads,
-                    ..Config::default()
-                })
-            }
-            _ => None,
-        };
+        let config = spec.config();
         let params = config.map(|c| Layout::new(&c).total);
         if let Some(p) = params.filter(|&p| p > MAX_PARAMS) {
             err(
@@ -327,6 +321,25 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
             err(Field::Dataset, "is a directory: give a file of text".into());
             None
         }
+        // a FIFO or a device would be waited on or read without end
+        Ok(m) if !m.is_file() => {
+            err(
+                Field::Dataset,
+                format!("{}, not a regular file", kind_of(m.file_type())),
+            );
+            None
+        }
+        Ok(m) if m.len() > data::MAX_FILE_BYTES => {
+            err(
+                Field::Dataset,
+                format!(
+                    "{} bytes is larger than the {} a data file may be",
+                    m.len(),
+                    human_bytes(data::MAX_FILE_BYTES)
+                ),
+            );
+            None
+        }
         Ok(m) => {
             if let Some(seq) = seq {
                 let need = Dataset::min_len(seq);
@@ -353,6 +366,15 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
     let path = PathBuf::from(text);
     if path.is_dir() {
         err(Field::Save, "is a directory: give a file name".into());
+        return None;
+    }
+    if let Ok(m) = std::fs::metadata(&path)
+        && !m.is_file()
+    {
+        err(
+            Field::Save,
+            format!("{}: give the name of a file", kind_of(m.file_type())),
+        );
         return None;
     }
     let dir = dir_of(&path);

@@ -139,7 +139,8 @@ pub enum Report {
         stopped: bool,
         model: Box<TinyGpt>,
     },
-    /// The model or data could not be built; the worker has ended.
+    /// The model or data could not be built, or training diverged (a loss that is not finite);
+    /// the worker has ended.
     Failed(String),
 }
 
@@ -306,6 +307,14 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
             continue;
         }
         let s = tr.step();
+        if !s.loss.is_finite() {
+            // the weights are no longer worth anything: nothing is saved from here on
+            let _ = send(Report::Failed(format!(
+                "training diverged: the loss of step {} is {}, not finite; try a smaller learning rate",
+                s.step, s.loss
+            )));
+            return;
+        }
         if !send(Report::Step {
             step: s.step,
             loss: s.loss,

@@ -1,0 +1,126 @@
+//! Reading the files a user names (scenarios, training data, checkpoints): regular files only,
+//! never more than a stated number of bytes, and never blocking. A FIFO, a terminal or a device
+//! such as `/dev/zero` is refused with one line instead of being read until memory runs out or
+//! waited on forever.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("no such file")]
+    NotFound,
+    /// A directory, FIFO, device or socket; the text says which.
+    #[error("{0}, not a regular file")]
+    NotRegular(&'static str),
+    #[error("{size} bytes is larger than the {} {what} may be", human_bytes(*max))]
+    TooLarge { size: u64, max: u64, what: &'static str },
+    #[error("cannot read: {0}")]
+    Io(io::Error),
+}
+
+/// `n` bytes in words: "16 MiB", "4 GiB", or the number itself below 1 KiB.
+pub fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 && n.is_multiple_of(1 << 30) => format!("{} GiB", n >> 30),
+        n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// What a file that is not regular is, for a message.
+pub fn kind_of(file_type: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "is a FIFO (named pipe)";
+        }
+        if file_type.is_char_device() {
+            return "is a character device";
+        }
+        if file_type.is_block_device() {
+            return "is a block device";
+        }
+        if file_type.is_socket() {
+            return "is a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "is a directory"
+    } else {
+        "is not a file"
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (symbolic links followed), and returns it
+/// with its size. The file is opened without blocking, so a FIFO that slipped past the check is
+/// not waited on; the type is checked on the opened file itself.
+pub fn open_regular(path: &Path) -> Result<(File, u64), ReadError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    // a directory opens on Unix; a FIFO or a device opens without waiting: both are refused below
+    let file = options.open(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => ReadError::NotFound,
+        _ => ReadError::Io(e),
+    })?;
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_of(meta.file_type())));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The whole of a regular file of at most `max` bytes; `what` names such a file for the message
+/// ("a scenario file").
+pub fn read(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, ReadError> {
+    let (file, size) = open_regular(path)?;
+    if size > max {
+        return Err(ReadError::TooLarge { size, max, what });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // the file may grow while it is read: never take more than the cap
+    file.take(max + 1).read_to_end(&mut bytes).map_err(ReadError::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(ReadError::TooLarge {
+            size: bytes.len() as u64,
+            max,
+            what,
+        });
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_regular_files_up_to_the_cap_and_refuses_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.txt");
+        std::fs::write(&path, b"hello").unwrap();
+        assert_eq!(read(&path, 5, "a note").unwrap(), b"hello");
+        let e = read(&path, 4, "a note").unwrap_err().to_string();
+        assert_eq!(e, "5 bytes is larger than the 4 bytes a note may be");
+        assert!(matches!(
+            read(&dir.path().join("no"), 9, "a note"),
+            Err(ReadError::NotFound)
+        ));
+        assert_eq!(
+            read(dir.path(), 9, "a note").unwrap_err().to_string(),
+            "is a directory, not a regular file"
+        );
+        assert_eq!(human_bytes(16 << 20), "16 MiB");
+        assert_eq!(human_bytes(4 << 30), "4 GiB");
+        assert_eq!(human_bytes(1000), "1000 bytes");
+    }
+}

@@ -1,0 +1,216 @@
+//! The one check of a training run's settings, shared by `attn-trace train`, the TUI's train
+//! form and [`Trainer`](super::Trainer): the same ranges and the same messages wherever a run is
+//! configured, so the command line refuses exactly what the form refuses.
+
+use super::gpt::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
+use super::trainer::MAX_BATCH;
+
+/// Most optimizer steps one run takes.
+pub const MAX_STEPS: u64 = 10_000_000;
+/// Largest learning rate accepted: AdamW moves each weight by about `lr` per step, so more
+/// than 1 only diverges.
+pub const MAX_LR: f32 = 1.0;
+
+/// A setting of a training run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    SeqLen,
+    DModel,
+    Layers,
+    Heads,
+    Batch,
+    Steps,
+    Lr,
+}
+
+impl Setting {
+    /// The name in the model's configuration and in checkpoints (`seq_len`, `d_model`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::SeqLen => "seq_len",
+            Setting::DModel => "d_model",
+            Setting::Layers => "n_layers",
+            Setting::Heads => "n_heads",
+            Setting::Batch => "batch",
+            Setting::Steps => "steps",
+            Setting::Lr => "lr",
+        }
+    }
+}
+
+/// What is wrong with one setting; `msg` reads after the setting's name
+/// (`--lr must be in (0, 1], got 2`, or in the form's lr field).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub setting: Setting,
+    pub msg: String,
+}
+
+impl std::fmt::Display for SpecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.setting.name(), self.msg)
+    }
+}
+
+/// A training run's settings as a user gave them. A `None` is a setting not given or not
+/// readable (the caller reports why); the checks that need it are skipped.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TrainSpec {
+    pub seq_len: Option<usize>,
+    pub d_model: Option<usize>,
+    pub n_layers: Option<usize>,
+    pub n_heads: Option<usize>,
+    pub batch: Option<usize>,
+    pub steps: Option<u64>,
+    pub lr: Option<f32>,
+}
+
+impl TrainSpec {
+    /// The sizes of `config`, with no batch, steps or learning rate yet.
+    pub fn of_config(config: &Config) -> TrainSpec {
+        TrainSpec {
+            seq_len: Some(config.seq_len),
+            d_model: Some(config.d_model),
+            n_layers: Some(config.n_layers),
+            n_heads: Some(config.n_heads),
+            ..TrainSpec::default()
+        }
+    }
+
+    /// Every problem, at most one per setting, in the order of [`Setting`].
+    pub fn problems(&self) -> Vec<SpecError> {
+        let mut out: Vec<SpecError> = Vec::new();
+        fn bad(out: &mut Vec<SpecError>, setting: Setting, msg: String) {
+            if !out.iter().any(|e| e.setting == setting) {
+                out.push(SpecError { setting, msg });
+            }
+        }
+        let range = |v: usize, max: usize| (1..=max).contains(&v).then_some(v);
+        let sized = [
+            (Setting::SeqLen, self.seq_len, MAX_SEQ),
+            (Setting::DModel, self.d_model, MAX_DMODEL),
+            (Setting::Layers, self.n_layers, MAX_LAYERS),
+            (Setting::Heads, self.n_heads, MAX_DMODEL),
+            (Setting::Batch, self.batch, MAX_BATCH),
+        ];
+        for (setting, v, max) in sized {
+            if let Some(v) = v
+                && range(v, max).is_none()
+            {
+                bad(&mut out, setting, format!("must be 1..={max}, got {v}"));
+            }
+        }
+        if let Some(s) = self.steps
+            && !(1..=MAX_STEPS).contains(&s)
+        {
+            bad(&mut out, Setting::Steps, format!("must be 1..={MAX_STEPS}, got {s}"));
+        }
+        if let Some(lr) = self.lr
+            && !(lr.is_finite() && lr > 0.0 && lr <= MAX_LR)
+        {
+            bad(&mut out, Setting::Lr, format!("must be in (0, {MAX_LR}], got {lr:?}"));
+        }
+        if let (Some(c), Some(h)) = (self.d_model, self.n_heads)
+            && h > 0
+            && !c.is_multiple_of(h)
+        {
+            let divisors: Vec<String> = (1..=c)
+                .filter(|&k| c.is_multiple_of(k))
+                .take(8)
+                .map(|k| k.to_string())
+                .collect();
+            bad(
+                &mut out,
+                Setting::Heads,
+                format!(
+                    "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {})",
+                    divisors.join(", ")
+                ),
+            );
+        }
+        if out.is_empty()
+            && let (Some(config), Some(b)) = (self.config(), self.batch)
+        {
+            let need = training_bytes(&config, b, config.seq_len);
+            if need > MEMORY_BUDGET_BYTES {
+                bad(
+                    &mut out,
+                    Setting::Batch,
+                    format!(
+                        "is too large for memory: batch {b} of seq {} with d_model {} and {} layers needs \
+                         about {:.1} GiB; the limit is {} GiB",
+                        config.seq_len,
+                        config.d_model,
+                        config.n_layers,
+                        need as f64 / (1u64 << 30) as f64,
+                        MEMORY_BUDGET_BYTES >> 30
+                    ),
+                );
+            }
+        }
+        out
+    }
+
+    /// The first problem, if any.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        match self.problems().into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The model's configuration, when all four sizes are given and valid.
+    pub fn config(&self) -> Option<Config> {
+        let config = Config {
+            seq_len: self.seq_len?,
+            d_model: self.d_model?,
+            n_layers: self.n_layers?,
+            n_heads: self.n_heads?,
+            ..Config::default()
+        };
+        config.validate().ok().map(|()| config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_setting_is_checked_once_and_cross_checks_wait_for_both_values() {
+        let ok = TrainSpec {
+            batch: Some(4),
+            steps: Some(10),
+            lr: Some(3e-3),
+            ..TrainSpec::of_config(&Config::default())
+        };
+        assert_eq!(ok.validate(), Ok(()));
+        let bad = TrainSpec {
+            d_model: Some(64),
+            n_heads: Some(3),
+            lr: Some(1e30),
+            steps: Some(0),
+            ..ok
+        };
+        let p = bad.problems();
+        let settings: Vec<Setting> = p.iter().map(|e| e.setting).collect();
+        assert_eq!(settings, [Setting::Steps, Setting::Lr, Setting::Heads]);
+        assert_eq!(p[1].msg, "must be in (0, 1], got 1e30");
+        assert!(p[2].msg.contains("C % H") && p[2].msg.contains("try 1, 2, 4, 8, 16, 32, 64"));
+        // an unreadable d_model leaves heads unchecked against it
+        let partial = TrainSpec { d_model: None, ..bad };
+        assert!(partial.problems().iter().all(|e| e.setting != Setting::Heads));
+        // the memory estimate refuses what would not fit
+        let huge = TrainSpec {
+            batch: Some(4096),
+            ..TrainSpec::of_config(&Config {
+                seq_len: 4096,
+                d_model: 4096,
+                ..Config::default()
+            })
+        };
+        let e = huge.validate().unwrap_err();
+        assert_eq!(e.setting, Setting::Batch);
+        assert!(e.msg.starts_with("is too large for memory"), "{e}");
+    }
+}
