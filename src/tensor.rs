@@ -69,7 +69,7 @@ pub struct Tensor {
 
 impl Tensor {
     pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Self {
-        debug_assert_eq!(numel(&shape), data.len(), "tensor data does not fit its shape");
+        assert_eq!(numel(&shape), data.len(), "tensor data does not fit its shape");
         Tensor { shape, data }
     }
 

@@ -16,7 +16,7 @@ pub fn forward<R: Recorder>(
     (y_id, y): (Buf, &mut [f32]),
 ) {
     let (IC, OC) = (x.len() / (B * T), y.len() / (B * T));
-    debug_assert_eq!(w.len(), IC * OC);
+    assert_eq!(w.len(), IC * OC);
     rec.phase(phase);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);

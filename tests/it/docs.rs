@@ -17,7 +17,7 @@
 //! just before it).
 //!
 //! After changing a kernel or a command's output, regenerate with
-//! `ATTN_TRACE_UPDATE_DOCS=1 cargo test --test it docs::`, read the diff, and commit it.
+//! `ATTN_TRACE_UPDATE_DOCS=1 cargo test --release --test it docs::`, read the diff, and commit it.
 
 use assert_cmd::Command;
 use std::fs;
@@ -195,7 +195,7 @@ fn generated_blocks_match_the_engine() {
     assert!(
         stale.is_empty(),
         "these pages quote output the engine no longer produces: {stale:?}\n\
-         regenerate with `ATTN_TRACE_UPDATE_DOCS=1 cargo test --test it docs::` and review the diff"
+         regenerate with `ATTN_TRACE_UPDATE_DOCS=1 cargo test --release --test it docs::` and review the diff"
     );
     assert!(total >= 10, "only {total} generated blocks across the docs");
 }

@@ -1,6 +1,6 @@
 //! The integration tests, as modules of one test binary: compiled and linked once instead of
 //! once per file. Each file is what a `tests/*.rs` target used to be; run one of them with
-//! `cargo test --test it MODULE::` (e.g. `cargo test --test it engine_gradients::`).
+//! `cargo test --release --test it MODULE::` (e.g. `cargo test --release --test it engine_gradients::`).
 //! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`).
 
 mod common;
