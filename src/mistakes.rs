@@ -151,6 +151,63 @@ impl Timeline {
     }
 }
 
+/// Where a mistaken run first leaves the correct one: the event, and what each run does there.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Divergence {
+    pub event: usize,
+    /// `write scores[2] = -1e9 (scores)`, or `has ended (N events)`.
+    pub correct: String,
+    pub mistaken: String,
+}
+
+impl std::fmt::Display for Divergence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "diverge at #{}: correct {} · mistaken {}",
+            self.event, self.correct, self.mistaken
+        )
+    }
+}
+
+/// The first event where the traces differ, in words; `None` when they never do.
+pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
+    let n = crate::engine::first_divergence(correct, mistaken)?;
+    let say = |t: &Trace| {
+        if n < t.len() {
+            format!("{} ({})", event_words(t, n), t.phase_at(n))
+        } else {
+            format!("has ended ({} events)", t.len())
+        }
+    };
+    Some(Divergence {
+        event: n,
+        correct: say(correct),
+        mistaken: say(mistaken),
+    })
+}
+
+/// What a mistaken run does, for `run --json` and `explain`: where it parts from the correct
+/// run and its symptoms in numbers.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    pub mistakes: Vec<&'static str>,
+    pub divergence: Option<Divergence>,
+    pub symptoms: Vec<Note>,
+}
+
+/// The report on `bad`, the mistaken twin of `good` (same inputs and variant, both traced).
+pub fn report(good: &Run, bad: &Run, mask: &Mask) -> Report {
+    Report {
+        mistakes: bad.mistakes.list().iter().map(|m| m.name()).collect(),
+        divergence: match (&good.trace, &bad.trace) {
+            (Some(g), Some(b)) => divergence(g, b),
+            _ => None,
+        },
+        symptoms: downstream(good, bad, mask),
+    }
+}
+
 /// One line of the downstream panel: a mistake's heading, or a finding under it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Note {

@@ -2,8 +2,10 @@
 //! of one attention score, with every number taken from the trace.
 
 use super::{CliError, Style, escape_controls, paint, pass_arg, quiet_pipe, variant_arg};
+use attn_trace::engine;
 use attn_trace::explain::{Element, explain};
 use attn_trace::kernels::Variant;
+use attn_trace::mistakes;
 use attn_trace::trace::Pass;
 use std::io::Write;
 use std::path::PathBuf;
@@ -79,7 +81,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         });
     let run = scenario.run(variant, true);
     let walkthrough =
-        explain(&run, scenario.mask, at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
+        explain(&run, scenario.mask.clone(), at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
 
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut text = String::new();
@@ -91,6 +93,25 @@ pub fn run(args: Args) -> Result<(), CliError> {
     for s in &walkthrough.sections {
         text.push_str(&format!("\n{}\n", paint(&s.title, Style::Heading)));
         for line in &s.lines {
+            text.push_str(&format!("  {line}\n"));
+        }
+    }
+    // a scenario with mistakes: where the mistaken run parts from this one, and what follows
+    if let Some(inputs) = scenario.mistaken_inputs() {
+        let bad = engine::run(&inputs, variant, scenario.passes, true);
+        let report = mistakes::report(&run, &bad, &scenario.mask);
+        let title = format!("The mistaken run ({})", report.mistakes.join(", "));
+        text.push_str(&format!("\n{}\n", paint(&title, Style::Heading)));
+        match &report.divergence {
+            Some(d) => text.push_str(&format!("  {d}\n")),
+            None => text.push_str("  the two runs never diverge: every event is the same\n"),
+        }
+        for note in &report.symptoms {
+            let line = if note.heading {
+                paint(&note.text, Style::Dim)
+            } else {
+                format!("  {}", note.text)
+            };
             text.push_str(&format!("  {line}\n"));
         }
     }

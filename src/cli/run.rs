@@ -4,6 +4,7 @@
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace::engine::{self, Run};
 use attn_trace::kernels::Variant;
+use attn_trace::mistakes::{self, Divergence, Note, Report};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Shape, Tensor};
 use attn_trace::trace::{Buf, Op, Phase};
@@ -18,7 +19,9 @@ use std::path::PathBuf;
 The JSON is one object: {\"title\", \"shape\": {\"B\",\"T\",\"C\",\"H\"}, \"runs\": [{\"variant\",
 \"events\", \"tensors\": {NAME: {\"shape\", \"data\"}}}]}, tensors flat and row-major.
 A scenario with [run].mistakes adds, after each variant's correct run, its mistaken run
-with \"mistakes\": [NAMES] and \"diverges_at\": the first event where its trace differs.
+with \"mistakes\": [NAMES], \"diverges_at\": the first event where its trace differs,
+\"divergence\": {\"event\", \"correct\", \"mistaken\"} (what each run does there) and
+\"symptoms\": [{\"heading\", \"text\"}] (each mistake's effect, in numbers).
 
 Examples:
   attn-trace run scenarios/mha_walkthrough.toml
@@ -49,21 +52,24 @@ struct RunJson {
     /// For a mistaken run: the first event where its trace leaves the correct run's.
     #[serde(skip_serializing_if = "Option::is_none")]
     diverges_at: Option<usize>,
+    /// For a mistaken run: what each run does at that event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    divergence: Option<Divergence>,
+    /// For a mistaken run: each mistake's symptom, in numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    symptoms: Vec<Note>,
     events: usize,
     tensors: Named,
 }
 
-/// Each variant's correct run, followed by its mistaken twin when the scenario has mistakes,
-/// with the event where the two traces part.
-fn runs_of(s: &Scenario, variant: Variant) -> Vec<(Run, Option<usize>)> {
+/// Each variant's correct run, followed by its mistaken twin (and the report on it) when the
+/// scenario has mistakes.
+fn runs_of(s: &Scenario, variant: Variant) -> Vec<(Run, Option<Report>)> {
     let good = s.run(variant, true);
     let bad = s.mistaken_inputs().map(|inputs| {
         let bad = engine::run(&inputs, variant, s.passes, true);
-        let at = match (&good.trace, &bad.trace) {
-            (Some(g), Some(b)) => engine::first_divergence(g, b),
-            _ => None,
-        };
-        (bad, at)
+        let report = mistakes::report(&good, &bad, &s.mask);
+        (bad, Some(report))
     });
     std::iter::once((good, None)).chain(bad).collect()
 }
@@ -90,10 +96,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .variants
             .iter()
             .flat_map(|&v| runs_of(&scenario, v))
-            .map(|(run, diverges_at)| RunJson {
+            .map(|(run, report)| RunJson {
                 variant: run.variant,
                 mistakes: run.mistakes.list().iter().map(|m| m.name()).collect(),
-                diverges_at,
+                diverges_at: report.as_ref().and_then(|r| r.divergence.as_ref()).map(|d| d.event),
+                divergence: report.as_ref().and_then(|r| r.divergence.clone()),
+                symptoms: report.map(|r| r.symptoms).unwrap_or_default(),
                 events: run.events(),
                 tensors: Named(run.named_tensors()),
             })
@@ -150,7 +158,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     for m in s.mistakes.list() {
         writeln!(out, "mistake {}: {}", m.name(), m.symptom())?;
     }
-    for (run, diverges_at) in s.variants.iter().flat_map(|&v| runs_of(s, v)) {
+    for (run, report) in s.variants.iter().flat_map(|&v| runs_of(s, v)) {
         writeln!(out)?;
         let name = if run.mistakes.is_empty() {
             run.variant.name().to_string()
@@ -159,18 +167,8 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             format!("{} with {} (forward only)", run.variant.name(), names.join(", "))
         };
         writeln!(out, "{}: {} events", paint(&name, Style::Heading), run.events())?;
-        if let (Some(n), Some(t)) = (diverges_at, &run.trace)
-            && n < t.len()
-        {
-            let e = t.events[n];
-            writeln!(
-                out,
-                "  leaves the correct run at event #{n}: {} {}[{}] in {}",
-                e.op.name(),
-                e.buf,
-                e.offset,
-                t.phase_at(n)
-            )?;
+        if let Some(d) = report.as_ref().and_then(|r| r.divergence.as_ref()) {
+            writeln!(out, "  leaves the correct run at event #{}: {}", d.event, d.mistaken)?;
         }
         phase_table(out, &run)?;
         probs_check(out, &run)?;

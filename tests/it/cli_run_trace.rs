@@ -476,12 +476,50 @@ fn run_json_reports_the_mistaken_run_after_the_correct_one() {
     );
     assert_eq!(data(&runs[1], "scores")[1], 0.0);
 
+    // what each run does there, and the symptom in numbers, from the log and the tensors
+    let d = &runs[1]["divergence"];
+    assert_eq!(d["event"], 585);
+    assert_eq!(d["correct"], "write scores[1] = -1e9 (scores)");
+    assert_eq!(d["mistaken"], "write scores[1] = 0.00 (scores)");
+    let symptoms: Vec<&str> = runs[1]["symptoms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    let leaked = bad.iter().zip(&good).filter(|&(&b, &g)| g == 0.0 && b > 0.0).count();
+    assert_eq!(leaked, 12, "every hidden pair of [1,2,4,4] leaks");
+    assert!(
+        symptoms
+            .iter()
+            .any(|t| t.starts_with("12 of 12 masked probabilities are > 0")),
+        "{symptoms:#?}"
+    );
+    assert!(runs[0].get("symptoms").is_none());
+
     let text = stdout_of(&["run", "scenarios/mistakes/mask_by_multiply.toml"]);
     assert!(text.contains("mha with mask_by_multiply (forward only)"), "{text}");
     assert!(
-        text.contains("leaves the correct run at event #585: write scores[1] in scores"),
+        text.contains("leaves the correct run at event #585: write scores[1] = 0.00 (scores)"),
         "{text}"
     );
+    // explain reports the same divergence and symptoms after the element's walkthrough
+    let text = stdout_of(&[
+        "explain",
+        "scenarios/mistakes/mask_by_multiply.toml",
+        "--variant",
+        "mha",
+        "--at",
+        "i=0,j=1",
+    ]);
+    assert!(text.contains("The mistaken run (mask_by_multiply)"), "{text}");
+    assert!(
+        text.contains(
+            "diverge at #585: correct write scores[1] = -1e9 (scores) · mistaken write scores[1] = 0.00 (scores)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("12 of 12 masked probabilities are > 0"), "{text}");
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::mistakes::{
-    CORRECT, MISTAKEN, Note, Place, Timeline, downstream, event_words, missing_why, number, phase_of, removed_by,
+    CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phase_of, removed_by,
 };
 use crate::scenario::{self, Scenario};
 use crate::trace::{Event, Phase, Trace};
@@ -218,22 +218,13 @@ impl SideBySide {
 
     /// `d`: both runs to the first event where they differ, described on the status line.
     fn jump_to_divergence(&mut self) {
-        let Some(traces) = self.traces() else { return };
-        let (Some(n), Some(step)) = (self.diverges_at, self.divergence_step()) else {
+        let Some([a, b]) = self.traces() else { return };
+        let (Some(d), Some(step)) = (divergence(a, b), self.divergence_step()) else {
             self.message = Some("the two runs never diverge: every event is the same".into());
             return;
         };
-        let say = |side: usize| -> String {
-            let t = traces[side];
-            if n < t.len() {
-                format!("{} ({})", event_words(t, n), t.phase_at(n))
-            } else {
-                format!("has ended ({} events)", t.len())
-            }
-        };
-        let message = format!("diverge at #{n}: correct {} · mistaken {}", say(CORRECT), say(MISTAKEN));
         self.t = step;
-        self.message = Some(message);
+        self.message = Some(d.to_string());
     }
 
     fn toggle_variant(&mut self) {
