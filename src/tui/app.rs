@@ -77,8 +77,12 @@ pub struct App {
     pub train: Option<Box<Train>>,
     /// Where "Open checkpoint…" lists files.
     pub checkpoints_dir: PathBuf,
-    /// Screens to go back to from the trained-model flow (train → prompt → map → tracer).
+    /// The screens to go back to, the latest last: `q`/`Esc` on a screen returns to the one
+    /// it was opened from (compare → tracer, train → prompt → map → tracer, gallery → side by
+    /// side), and below them all is the menu.
     pub back: Vec<Screen>,
+    /// The menu's state while other screens are shown, so going back finds it as it was left.
+    pub menu: Menu,
 }
 
 /// Below this size only a short note is drawn.
@@ -100,6 +104,7 @@ impl App {
             train: None,
             checkpoints_dir: PathBuf::from("."),
             back: Vec::new(),
+            menu: Menu::default(),
         }
     }
 
@@ -124,15 +129,18 @@ impl App {
         self.train.as_ref().is_some_and(|t| t.is_live())
     }
 
-    /// Back to the screen the trained-model flow came from, else to the menu.
-    fn go_back(&mut self, menu_entry: usize) {
-        self.screen = self.back.pop().unwrap_or(Screen::Menu(Menu { selected: menu_entry }));
+    /// Back to the screen the current one was opened from, else to the menu.
+    fn go_back(&mut self) {
+        self.screen = self.back.pop().unwrap_or_else(|| Screen::Menu(self.menu.clone()));
     }
 
-    /// Opens `next`, remembering the current screen for going back.
+    /// Opens `next` over the current screen, which `q`/`Esc` on it returns to. The menu is
+    /// not stacked: its state is kept in [`App::menu`].
     fn push(&mut self, next: Screen) {
-        let here = std::mem::replace(&mut self.screen, next);
-        self.back.push(here);
+        match std::mem::replace(&mut self.screen, next) {
+            Screen::Menu(m) => self.menu = m,
+            here => self.back.push(here),
+        }
     }
 
     /// The prompt screen on trained weights.
@@ -186,36 +194,30 @@ impl App {
                     );
                     return;
                 }
-                self.screen = Screen::Tracer(Box::new(Tracer::new(walk, Some(v))));
+                self.push(Screen::Tracer(Box::new(Tracer::new(walk, Some(v)))));
             }
-            Item::Compare => self.screen = Screen::Compare(Box::new(Compare::new(walk))),
-            Item::Open => self.screen = Screen::Open(open::list(self.scenarios_dir.clone())),
+            Item::Compare => self.push(Screen::Compare(Box::new(Compare::new(walk)))),
+            Item::Open => self.push(Screen::Open(open::list(self.scenarios_dir.clone()))),
             Item::Train => {
                 self.train.get_or_insert_with(Box::default);
-                self.back.clear();
-                self.screen = Screen::Train;
+                self.push(Screen::Train);
             }
-            Item::OpenCheckpoint => {
-                self.back.clear();
-                self.screen = Screen::Checkpoint(checkpoint::list(self.checkpoints_dir.clone()));
-            }
-            Item::Mistakes => {
-                self.back.clear();
-                self.screen = Screen::Gallery(Gallery::default());
-            }
+            Item::OpenCheckpoint => self.push(Screen::Checkpoint(checkpoint::list(self.checkpoints_dir.clone()))),
+            Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
             Item::Help => self.popup = Some(Popup::Help),
             Item::Quit => self.quit = true,
         }
     }
 
-    /// Opens gallery entry `k` side by side.
+    /// Opens gallery entry `k` side by side, over the gallery (which keeps `k` highlighted).
     fn open_mistake(&mut self, k: usize) {
-        let Screen::Gallery(g) = &self.screen else { return };
+        let Screen::Gallery(g) = &mut self.screen else { return };
+        g.selected = k;
         let view = g
             .scenario(k)
             .and_then(|s| SideBySide::new(Arc::new(Walk::from_scenario(&s)), Some(k)));
         match view {
-            Some(v) => self.screen = Screen::Mistakes(Box::new(v)),
+            Some(v) => self.push(Screen::Mistakes(Box::new(v))),
             None => self.message(
                 "Cannot open this mistake",
                 format!("entry {} has no mistaken run", k + 1),
@@ -283,22 +285,22 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
             match t.key(key) {
                 tracer::Outcome::Stay => {}
-                tracer::Outcome::Back => app.go_back(0),
+                tracer::Outcome::Back => app.go_back(),
                 tracer::Outcome::Help => app.popup = Some(Popup::Help),
             }
         }
         Screen::Compare(c) => match c.key(key) {
             compare::Outcome::Stay => {}
-            compare::Outcome::Back => app.screen = Screen::Menu(Menu { selected: 2 }),
+            compare::Outcome::Back => app.go_back(),
             compare::Outcome::Help => app.popup = Some(Popup::Help),
             compare::Outcome::Trace(v, n) => {
                 let mut t = Tracer::new(Arc::clone(&c.walk), Some(v));
                 t.cursor = n.min(t.len().saturating_sub(1));
-                app.screen = Screen::Tracer(Box::new(t));
+                app.push(Screen::Tracer(Box::new(t)));
             }
         },
         Screen::Open(o) => match o.key(key) {
-            Some(Choice::Back) => app.screen = Screen::Menu(Menu { selected: 3 }),
+            Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
             None => {}
         },
@@ -306,14 +308,14 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             let tr = app.train.get_or_insert_with(Box::default);
             match tr.key(key) {
                 train::Outcome::Stay => {}
-                train::Outcome::Back => app.go_back(4),
+                train::Outcome::Back => app.go_back(),
                 train::Outcome::Help => app.keys_popup("Train TinyGPT · keys", train::KEYS),
                 train::Outcome::Trace(traced) => app.trace_model(*traced),
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
             None => {}
-            Some(Choice::Back) => app.go_back(5),
+            Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => match checkpoint::open(&p) {
                 Ok(traced) => app.trace_model(traced),
                 Err(e) => app.message("Cannot open this checkpoint", e, true),
@@ -321,29 +323,24 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         },
         Screen::Prompt(p) => match p.key(key) {
             prompt::Outcome::Stay => {}
-            prompt::Outcome::Back => app.go_back(4),
+            prompt::Outcome::Back => app.go_back(),
             prompt::Outcome::Map(map) => app.push(Screen::AttnMap(map)),
         },
         Screen::AttnMap(m) => match m.key(key) {
             attn_map::Outcome::Stay => {}
-            attn_map::Outcome::Back => app.go_back(4),
+            attn_map::Outcome::Back => app.go_back(),
             attn_map::Outcome::Help => app.keys_popup("Attention map · keys", attn_map::KEYS),
             attn_map::Outcome::Trace(t) => app.push(Screen::Tracer(t)),
         },
         Screen::Gallery(g) => match g.key(key) {
             Some(mistakes::Pick::Open(k)) => app.open_mistake(k),
-            Some(mistakes::Pick::Back) => app.screen = Screen::Menu(Menu { selected: 6 }),
+            Some(mistakes::Pick::Back) => app.go_back(),
             Some(mistakes::Pick::Help) => app.keys_popup("Mistakes gallery · keys", mistakes::GALLERY_KEYS),
             None => {}
         },
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
-            mistakes::Outcome::Back => {
-                app.screen = match s.gallery {
-                    Some(k) => Screen::Gallery(Gallery::new(k)),
-                    None => Screen::Menu(Menu { selected: 6 }),
-                }
-            }
+            mistakes::Outcome::Back => app.go_back(),
             mistakes::Outcome::Help => app.keys_popup("Side by side · keys", mistakes::KEYS),
             // the tracer's q comes back here
             mistakes::Outcome::Trace(v, n) => {

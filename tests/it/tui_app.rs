@@ -262,7 +262,14 @@ fn the_menu_opens_every_screen_and_q_quits() {
         (Op::Write, Buf::Scores, 16),
         "Enter in compare traces the element"
     );
+    // q goes back the way it came: tracer → compare → the menu, as it was left → quit
     key(&mut a, KeyCode::Char('q'));
+    assert!(matches!(a.screen, Screen::Compare(_)), "q returns to compare");
+    key(&mut a, KeyCode::Char('q'));
+    assert!(
+        matches!(a.screen, Screen::Menu(ref m) if m.selected == 2),
+        "then to the menu on Compare"
+    );
     assert!(!a.quit);
     key(&mut a, KeyCode::Char('q'));
     assert!(a.quit);

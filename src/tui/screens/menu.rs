@@ -69,7 +69,7 @@ impl Item {
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Menu {
     pub selected: usize,
 }
