@@ -4,7 +4,8 @@
 use super::{CliError, load, no_color_env, parse_variant};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
-use attn_trace::tui::{self, Theme, Walk};
+use attn_trace::tui::app::App;
+use attn_trace::tui::{self, Theme};
 use std::path::PathBuf;
 
 /// Step through a scenario in the terminal, one memory access at a time.
@@ -43,18 +44,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "{file}: [run].variants: this scenario does not run {v}"
         )));
     }
-    let mut walk = Walk::from_scenario(&scenario);
-    if let Some(v) = args.variant {
-        let focus = walk
-            .focus
-            .map_or((Some(v), None, default_element()), |(_, p, e)| (Some(v), p, e));
-        walk.focus = Some(focus);
-    }
     let plain = no_color_env() || std::env::args_os().any(|a| a == "--no-color");
     let theme = if plain { Theme::MONO } else { Theme::COLOR };
-    tui::run(walk, theme).map_err(CliError::Other)
-}
-
-fn default_element() -> tui::walk::Element {
-    tui::walk::Element { b: 0, h: 0, i: 0, j: 0 }
+    // the scenario is traced on a worker thread behind a progress screen: a large one never
+    // leaves the terminal blank
+    let variant = args.variant;
+    tui::run(|w, h| App::opening(scenario, variant, theme, w, h)).map_err(CliError::Other)
 }

@@ -19,7 +19,7 @@ use crate::dispatch;
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::{Mask, Variant, dropout, linear, split};
 use crate::tensor::{Shape, Tensor};
-use crate::trace::{Buf, Logger, NoRecord, Phase, Recorder, Trace};
+use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
 
 /// Where the run starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -306,12 +306,20 @@ impl Run {
 /// Runs `variant` on `inputs`. A traced run records the requested passes; a mistaken run
 /// makes (and records) the forward pass only.
 pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> Run {
+    run_watched(inputs, variant, passes, traced, None)
+}
+
+/// [`run`], reporting a traced run's progress to `progress` as it records.
+pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool, progress: Option<Progress>) -> Run {
     let plan = inputs.plan();
     let passes = plan.possible(passes);
     let registry = Registry::new(&plan, variant, passes);
     let mut t = Tensors::new(inputs, &registry);
     let trace = if traced {
         let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes) as usize);
+        if let Some(p) = progress {
+            log = log.watched(p);
+        }
         let mut initial = None;
         if passes.forward {
             initial = Some(t.snapshot(&registry));

@@ -4,6 +4,8 @@ use super::index::CellIndex;
 use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
 use crate::tensor::{Layout, Spec};
 use std::panic::Location;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Which loop a frame is an iteration of: the names it records and the file it is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +27,30 @@ pub struct Logger {
     /// over and over, so this turns interning into one pointer comparison.
     kind_cache: Vec<(*const &'static str, *const u8, u16)>,
     phases: Vec<(u32, Phase)>,
+    /// Where a watcher (the TUI's "tracing…" screen) reads how far the recording is.
+    progress: Option<Progress>,
+}
+
+/// How far a recording has got, shared with whoever waits for it: events recorded so far (in
+/// steps of [`Progress::STEP`]), and a flag the waiter sets when it no longer wants the result
+/// (checked between recordings, see `tui::walk`).
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    pub events: Arc<AtomicU64>,
+    pub cancel: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// The counter moves once every this many events, so recording stays one store per 64k.
+    pub const STEP: usize = 1 << 16;
+
+    pub fn events(&self) -> u64 {
+        self.events.load(Ordering::Relaxed)
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
 }
 
 impl Logger {
@@ -39,6 +65,13 @@ impl Logger {
             frames: Vec::with_capacity(events / 2 + 16),
             ..Self::default()
         }
+    }
+
+    /// Reports its progress to `p`: `p.events` grows by the events recorded (from what it holds
+    /// now, so several recordings can share one counter).
+    pub fn watched(mut self, p: Progress) -> Self {
+        self.progress = Some(p);
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -110,6 +143,12 @@ impl Recorder for Logger {
 
     #[inline]
     fn log(&mut self, op: Op, buf: Buf, offset: usize, value: f32, line: u32) {
+        if self.events.len() % Progress::STEP == 0
+            && !self.events.is_empty()
+            && let Some(p) = &self.progress
+        {
+            p.events.fetch_add(Progress::STEP as u64, Ordering::Relaxed);
+        }
         let frame = self.open.last().copied().unwrap_or(NO_FRAME);
         self.events.push(Event {
             offset: offset as u32,

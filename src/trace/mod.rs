@@ -12,7 +12,7 @@ mod index;
 mod log;
 
 pub use index::CellIndex;
-pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Trace};
+pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Progress, Trace};
 
 use serde::Serialize;
 use std::fmt;

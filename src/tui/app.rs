@@ -5,6 +5,7 @@ use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
 use super::screens::help;
+use super::screens::loading::{self, Loading};
 use super::screens::menu::{self, Item, Menu};
 use super::screens::mistakes::{self, Gallery, SideBySide};
 use super::screens::open::{self, Open};
@@ -52,6 +53,8 @@ pub enum Screen {
     Gallery(Gallery),
     /// A correct and a mistaken run side by side.
     Mistakes(Box<SideBySide>),
+    /// A scenario being traced on a worker thread.
+    Loading(Box<Loading>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -124,9 +127,19 @@ impl App {
         }
     }
 
-    /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read.
+    /// The app opening `scenario`: traced on a worker thread behind a progress screen, then
+    /// shown like [`App::new`] (on `variant` when given).
+    pub fn opening(scenario: Scenario, variant: Option<Variant>, theme: Theme, width: u16, height: u16) -> App {
+        App {
+            screen: Screen::Loading(Box::new(Loading::start(scenario, variant))),
+            ..App::new(Walk::builtin(), theme, width, height)
+        }
+    }
+
+    /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
+    /// and while a scenario is traced, so its progress shows.
     pub fn wants_tick(&self) -> bool {
-        self.train.as_ref().is_some_and(|t| t.is_live())
+        self.train.as_ref().is_some_and(|t| t.is_live()) || matches!(self.screen, Screen::Loading(_))
     }
 
     /// Back to the screen the current one was opened from, else to the menu.
@@ -168,11 +181,7 @@ impl App {
 
     fn open_path(&mut self, path: PathBuf) {
         match Scenario::load(&path) {
-            Ok(s) => {
-                let walk = Arc::new(Walk::from_scenario(&s));
-                self.walk = Arc::clone(&walk);
-                self.screen = first_screen(&walk);
-            }
+            Ok(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
             Err(e) => self.message("Cannot open this scenario", e.to_string(), true),
         }
     }
@@ -237,10 +246,17 @@ fn first_screen(walk: &Arc<Walk>) -> Screen {
 
 /// Applies one message to the app.
 pub fn update(app: &mut App, msg: Msg) {
-    // whatever happened, first take in what the training worker reported
+    // whatever happened, first take in what the workers reported
     if let Some(traced) = app.train.as_mut().and_then(|t| t.poll()) {
         app.popup = None;
         app.trace_model(*traced);
+    }
+    if let Screen::Loading(l) = &app.screen
+        && let Some(walk) = l.poll()
+    {
+        let walk = Arc::new(walk);
+        app.walk = Arc::clone(&walk);
+        app.screen = first_screen(&walk);
     }
     match msg {
         Msg::Resize(w, h) => app.area = Rect::new(0, 0, w, h),
@@ -338,6 +354,11 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             Some(mistakes::Pick::Help) => app.keys_popup("Mistakes gallery · keys", mistakes::GALLERY_KEYS),
             None => {}
         },
+        Screen::Loading(l) => {
+            if l.key(key) == loading::Outcome::Cancel {
+                app.go_back();
+            }
+        }
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
@@ -381,7 +402,12 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
             }
         }
         Screen::Mistakes(s) => s.mouse(m),
-        Screen::Compare(_) | Screen::Open(_) | Screen::Train | Screen::Checkpoint(_) | Screen::Prompt(_) => {}
+        Screen::Compare(_)
+        | Screen::Open(_)
+        | Screen::Train
+        | Screen::Checkpoint(_)
+        | Screen::Prompt(_)
+        | Screen::Loading(_) => {}
     }
 }
 
@@ -410,6 +436,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::AttnMap(m) => attn_map::render(frame, area, m, t),
         Screen::Gallery(g) => mistakes::render_gallery(frame, area, g, t),
         Screen::Mistakes(s) => mistakes::render(frame, area, s, t),
+        Screen::Loading(l) => loading::render(frame, area, l, t),
     }
     match &app.popup {
         Some(Popup::Help) => help::render(frame, area, t),

@@ -44,9 +44,10 @@ pub fn restore_after_signal() {
     }
 }
 
-/// Runs the TUI on `walk` until the user quits. The terminal is restored on return, on error,
-/// on panic and on SIGTERM (see [`restore_after_signal`]).
-pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
+/// Runs the TUI until the user quits, on the app `open` makes for the terminal's size (columns,
+/// rows). The terminal is restored on return, on error, on panic and on SIGTERM (see
+/// [`restore_after_signal`]).
+pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
     TERMINAL_TAKEN.store(true, Ordering::SeqCst);
     // ratatui's hook leaves raw mode and the alternate screen; mouse capture is ours to undo
@@ -58,7 +59,7 @@ pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
     let result = (|| -> color_eyre::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
         let size = terminal.size()?;
-        let mut app = App::new(walk, theme, size.width, size.height);
+        let mut app = open(size.width, size.height);
         let panic_on_purpose = std::env::var_os(PANIC_ENV).is_some();
         while !app.quit {
             terminal.draw(|f| app::render(f, &app))?;

@@ -4,7 +4,7 @@ use crate::engine::{self, Run};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
-use crate::trace::{Buf, Pass, Trace};
+use crate::trace::{Buf, Pass, Progress, Trace};
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
 pub use crate::explain::Element;
@@ -28,21 +28,46 @@ pub struct Walk {
 impl Walk {
     /// Runs (traced) every variant of the scenario.
     pub fn from_scenario(s: &Scenario) -> Walk {
+        Self::traced(s, &Progress::default()).unwrap_or_else(|| Self::empty(s))
+    }
+
+    /// Runs every variant of the scenario, reporting the events recorded to `progress`; `None`
+    /// when `progress` is cancelled before the last run (a run under way finishes first).
+    pub fn traced(s: &Scenario, progress: &Progress) -> Option<Walk> {
+        let inputs = s.inputs();
+        let mut runs = Vec::new();
+        for &v in &s.variants {
+            if progress.cancelled() {
+                return None;
+            }
+            runs.push(engine::run_watched(&inputs, v, s.passes, true, Some(progress.clone())));
+        }
+        let mut mistaken = Vec::new();
+        if let Some(wrong) = s.mistaken_inputs() {
+            for &v in &s.variants {
+                if progress.cancelled() {
+                    return None;
+                }
+                mistaken.push(engine::run_watched(&wrong, v, s.passes, true, Some(progress.clone())));
+            }
+        }
+        Some(Walk {
+            runs,
+            mistaken,
+            ..Self::empty(s)
+        })
+    }
+
+    /// The scenario's description with no runs yet.
+    fn empty(s: &Scenario) -> Walk {
         Walk {
             title: s.title.clone(),
             about: s.about.clone(),
             source: s.source.clone(),
             shape: s.shape,
             mask: s.mask.clone(),
-            runs: s.variants.iter().map(|&v| s.run(v, true)).collect(),
-            mistaken: match s.mistaken_inputs() {
-                Some(inputs) => s
-                    .variants
-                    .iter()
-                    .map(|&v| engine::run(&inputs, v, s.passes, true))
-                    .collect(),
-                None => Vec::new(),
-            },
+            runs: Vec::new(),
+            mistaken: Vec::new(),
             focus: s.focus.map(|f| {
                 (
                     f.variant,

@@ -43,6 +43,16 @@ fn phase(app: &App) -> Phase {
     t.walk.trace(t.variant).unwrap().phase_at(t.cursor)
 }
 
+/// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile).
+fn settle(app: &mut App) {
+    let started = std::time::Instant::now();
+    while matches!(app.screen, Screen::Loading(_)) {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "tracing finishes");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        app::update(app, Msg::Tick);
+    }
+}
+
 fn app() -> App {
     App::new(Walk::builtin(), Theme::MONO, 120, 40)
 }
@@ -299,6 +309,52 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
         key(&mut a, KeyCode::Down);
     }
     key(&mut a, KeyCode::Enter);
+    settle(&mut a);
     assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
     assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
+}
+
+#[test]
+fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
+    use attn_trace::scenario::Scenario;
+    use std::time::{Duration, Instant};
+    let s = Scenario::shipped("heads_h4").expect("shipped");
+    let total: u64 = s.variants.iter().map(|&v| s.estimated_events(v)).sum();
+    let mut a = App::opening(s, Some(Variant::Baseline), Theme::MONO, 80, 24);
+    let Screen::Loading(l) = &a.screen else {
+        panic!("the app opens on the progress screen")
+    };
+    assert_eq!(l.total, total, "the closed-form count of every variant's events");
+    assert!(a.wants_tick(), "ticks keep the progress moving");
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    term.draw(|f| app::render(f, &a)).unwrap();
+    let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+    assert!(
+        text.contains("tracing…") && text.contains(&format!("of {total} events")),
+        "{text}"
+    );
+    let started = Instant::now();
+    let progress = l.progress.clone();
+    while matches!(a.screen, Screen::Loading(_)) {
+        assert!(started.elapsed() < Duration::from_secs(60), "tracing finishes");
+        std::thread::sleep(Duration::from_millis(5));
+        app::update(&mut a, Msg::Tick);
+    }
+    assert_eq!(tracer(&a).variant, Variant::Baseline, "--variant is honoured");
+    assert_eq!(
+        tracer(&a).walk.title,
+        a.walk.title,
+        "the opened scenario becomes the menu's"
+    );
+    let recorded: u64 = a.walk.runs.iter().map(|r| r.events() as u64).sum();
+    assert_eq!(recorded, total);
+    // the counter moves in steps of 64k events per run, so it ends within one step per run
+    let runs = a.walk.runs.len() as u64;
+    assert!(progress.events() <= total && progress.events() + runs * attn_trace::trace::Progress::STEP as u64 >= total);
+
+    // Esc while tracing goes back to the menu
+    let s = Scenario::shipped("heads_h4").expect("shipped");
+    let mut a = App::opening(s, None, Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Esc);
+    assert!(matches!(a.screen, Screen::Menu(_)), "Esc cancels the opening");
 }

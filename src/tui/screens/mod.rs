@@ -4,6 +4,7 @@ pub mod attn_map;
 pub mod checkpoint;
 pub mod compare;
 pub mod help;
+pub mod loading;
 pub mod menu;
 pub mod mistakes;
 pub mod open;

@@ -1,0 +1,101 @@
+//! Opening a scenario: its variants are traced on a worker thread while this screen says how
+//! many events are recorded so far, so a large scenario never freezes the terminal.
+
+use crate::engine::estimate_events;
+use crate::kernels::Variant;
+use crate::scenario::Scenario;
+use crate::trace::Progress;
+use crate::tui::theme::Theme;
+use crate::tui::walk::{Element, Walk};
+use crate::tui::widgets::popup;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use std::sync::mpsc::{Receiver, TryRecvError, channel};
+use std::time::Instant;
+
+#[derive(Debug)]
+pub struct Loading {
+    pub title: String,
+    /// Events the traces will record in all (the engine's closed-form count).
+    pub total: u64,
+    pub progress: Progress,
+    pub started: Instant,
+    /// The variant to open on, instead of the scenario's `[focus]` one.
+    pub variant: Option<Variant>,
+    done: Receiver<Walk>,
+}
+
+/// What the app should do after a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Stay,
+    /// Stop waiting (the worker finishes its run under way and its result is dropped).
+    Cancel,
+}
+
+impl Loading {
+    /// Starts tracing `s` on a worker thread.
+    pub fn start(s: Scenario, variant: Option<Variant>) -> Loading {
+        let mistaken = s.mistaken_inputs().map(|i| i.plan());
+        let total = s
+            .variants
+            .iter()
+            .map(|&v| s.estimated_events(v) + mistaken.as_ref().map_or(0, |p| estimate_events(p, v, s.passes)))
+            .sum();
+        let title = format!("Opening {}", s.title);
+        let progress = Progress::default();
+        let (tx, done) = channel();
+        let watch = progress.clone();
+        std::thread::spawn(move || {
+            if let Some(walk) = Walk::traced(&s, &watch) {
+                // the receiver is gone when the user cancelled: nothing to do then
+                let _ = tx.send(walk);
+            }
+        });
+        Loading {
+            title,
+            total,
+            progress,
+            started: Instant::now(),
+            variant,
+            done,
+        }
+    }
+
+    /// The traced walk, once the worker has finished (with the variant asked for in focus).
+    pub fn poll(&self) -> Option<Walk> {
+        match self.done.try_recv() {
+            Ok(mut walk) => {
+                if let Some(v) = self.variant {
+                    let (_, pass, e) = walk.focus.unwrap_or((None, None, Element { b: 0, h: 0, i: 0, j: 0 }));
+                    walk.focus = Some((Some(v), pass, e));
+                }
+                Some(walk)
+            }
+            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
+        }
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        match key.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.progress.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                Outcome::Cancel
+            }
+            _ => Outcome::Stay,
+        }
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
+    let done = st.progress.events().min(st.total);
+    let pct = if st.total == 0 { 100 } else { done * 100 / st.total };
+    let lines = vec![
+        Line::raw(format!("tracing… {done} of {} events ({pct}%)", st.total)),
+        Line::raw(format!("{:.1} s", st.started.elapsed().as_secs_f32())),
+        Line::styled("Esc cancels", theme.dim()),
+    ];
+    popup::render(frame, area, &st.title, lines, theme.title(), theme);
+}
