@@ -5,6 +5,9 @@
 //! vectorised loop order, `kernels::untraced`), the linear layers sgemm (`model::ops`); the two
 //! threads each take half the batch.
 
+// a benchmark or example stops on what it cannot do, like a test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -2,6 +2,9 @@
 //! about 10 million events: MHA forward + backward from x for B=1, T=68, C=64, H=4
 //! (10,021,888 events). `cargo bench --bench tui`. The budget is 16 ms per key.
 
+// a benchmark or example stops on what it cannot do, like a test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::{Theme, Walk};

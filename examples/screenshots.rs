@@ -14,6 +14,9 @@
 //! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
 //! they are rewritten, never checked.
 
+// a benchmark or example stops on what it cannot do, like a test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::screens::train::Field;

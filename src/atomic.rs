@@ -118,7 +118,7 @@ enum Inner {
         file: NamedTempFile,
         target: PathBuf,
         /// The replaced file's metadata, whose mode and owner the new file takes.
-        old: Option<std::fs::Metadata>,
+        old: Option<Box<std::fs::Metadata>>,
     },
     Stream(File),
 }
@@ -137,7 +137,7 @@ impl AtomicFile {
             _ => check_destination(path)?,
         }
         let target = resolve_links(path)?;
-        let old = std::fs::metadata(&target).ok();
+        let old = std::fs::metadata(&target).ok().map(Box::new);
         remove_stale_temps(&target);
         let mut builder = tempfile::Builder::new();
         let prefix = format!("{}{}.", temp_prefix(&target), std::process::id());

@@ -347,6 +347,7 @@ impl Scenario {
 
     /// The MHA walkthrough (B=1, T=3, C=4, H=2), built into the binary.
     pub fn builtin() -> Scenario {
+        #[allow(clippy::expect_used, reason = "embedded at build time and parsed by a unit test")]
         Self::shipped("mha_walkthrough").expect("the built-in scenario is valid (tested)")
     }
 

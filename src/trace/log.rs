@@ -106,6 +106,7 @@ impl Logger {
                 self.kinds.len() - 1
             }
         };
+        #[allow(clippy::expect_used, reason = "the kernels have a few dozen loop sites, not 65536")]
         let id = u16::try_from(id).expect("fewer than 65536 loop kinds");
         if self.kind_cache.len() <= depth {
             self.kind_cache
@@ -143,7 +144,7 @@ impl Recorder for Logger {
 
     #[inline]
     fn log(&mut self, op: Op, buf: Buf, offset: usize, value: f32, line: u32) {
-        if self.events.len() % Progress::STEP == 0
+        if self.events.len().is_multiple_of(Progress::STEP)
             && !self.events.is_empty()
             && let Some(p) = &self.progress
         {
@@ -187,6 +188,10 @@ impl Recorder for Logger {
 
     #[inline]
     fn exit(&mut self) {
+        #[allow(
+            clippy::expect_used,
+            reason = "a kernel that exits a loop it never entered is a bug of ours"
+        )]
         let id = self.open.pop().expect("exit without enter");
         self.frames[id as usize].end = self.events.len() as u32;
     }

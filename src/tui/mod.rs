@@ -44,6 +44,12 @@ pub fn restore_after_signal() {
     }
 }
 
+/// With [`PANIC_ENV`] set: the panic that tests the terminal is restored.
+#[allow(clippy::panic, reason = "on purpose, for the test that the terminal is restored")]
+fn panic_to_test_the_restore() -> ! {
+    panic!("{PANIC_ENV} is set: panicking on purpose to test that the terminal is restored");
+}
+
 /// Runs the TUI until the user quits, on the app `open` makes for the terminal's size (columns,
 /// rows). The terminal is restored on return, on error, on panic and on SIGTERM (see
 /// [`restore_after_signal`]).
@@ -64,7 +70,7 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
         while !app.quit {
             terminal.draw(|f| app::render(f, &app))?;
             if panic_on_purpose {
-                panic!("{PANIC_ENV} is set: panicking on purpose to test that the terminal is restored");
+                panic_to_test_the_restore();
             }
             // while a model trains, wake up on a timer to show its progress; else wait for input
             if app.wants_tick() && !event::poll(TICK)? {

@@ -3,6 +3,9 @@
 //! `cargo test --release --test it MODULE::` (e.g. `cargo test --release --test it engine_gradients::`).
 //! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`).
 
+// tests state their expectations by panicking
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod common;
 
 mod cli_explain;

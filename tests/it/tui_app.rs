@@ -47,7 +47,10 @@ fn phase(app: &App) -> Phase {
 fn settle(app: &mut App) {
     let started = std::time::Instant::now();
     while matches!(app.screen, Screen::Loading(_)) {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "tracing finishes");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "tracing finishes"
+        );
         std::thread::sleep(std::time::Duration::from_millis(2));
         app::update(app, Msg::Tick);
     }

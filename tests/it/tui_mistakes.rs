@@ -41,7 +41,10 @@ fn opened(name: &str, w: u16, h: u16) -> App {
 fn settle(app: &mut App) {
     let started = std::time::Instant::now();
     while matches!(app.screen, Screen::Loading(_)) {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60), "tracing finishes");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "tracing finishes"
+        );
         std::thread::sleep(std::time::Duration::from_millis(2));
         app::update(app, Msg::Tick);
     }

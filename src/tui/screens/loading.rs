@@ -91,7 +91,7 @@ impl Loading {
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
     let done = st.progress.events().min(st.total);
-    let pct = if st.total == 0 { 100 } else { done * 100 / st.total };
+    let pct = (done * 100).checked_div(st.total).unwrap_or(100);
     let lines = vec![
         Line::raw(format!("tracing… {done} of {} events ({pct}%)", st.total)),
         Line::raw(format!("{:.1} s", st.started.elapsed().as_secs_f32())),
