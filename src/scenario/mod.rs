@@ -10,6 +10,9 @@ mod error;
 mod export;
 mod fill;
 mod parse;
+mod reader;
+mod sections;
+mod validate;
 mod write;
 
 pub use error::{ScenarioError, line_column};

@@ -1,0 +1,532 @@
+//! The tables of a scenario, one function each: `[shape]`, `[run]` (with an explicit mask),
+//! `[init]`, `[values]` and `[focus]`. Each checks its own keys, types and ranges.
+
+use super::reader::{Doc, Result, Value};
+use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
+use crate::engine::{Dropout, Passes};
+use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::{Mask, Variant};
+use crate::tensor::{Shape, numel};
+use crate::trace::Pass;
+use std::collections::BTreeMap;
+use toml::de::DeValue;
+
+/// Keys of each table, in the order the docs list them.
+pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus"];
+pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H"];
+pub(super) const RUN_KEYS: &[&str] = &[
+    "variants",
+    "passes",
+    "mask",
+    "qkv",
+    "dropout",
+    "dropout_seed",
+    "mode",
+    "mistakes",
+];
+pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
+pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
+
+pub(super) const VARIANTS: &[(&str, Variant)] = &[("baseline", Variant::Baseline), ("mha", Variant::Mha)];
+pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
+pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
+pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
+
+/// The `[run]` table.
+pub(super) struct RunTable {
+    pub variants: Vec<Variant>,
+    pub passes: Passes,
+    pub mask: Mask,
+    pub opts: Options,
+}
+
+/// The sizes, and whether `S` (cross-attention) was given.
+pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)> {
+    let t = doc.table(v, "[shape]")?;
+    doc.known_keys(t, SHAPE_KEYS, "shape")?;
+    let get = |key: &str| -> Result<usize> {
+        match t.get(key) {
+            Some(x) => doc.size(x, &format!("[shape].{key}")),
+            None => Err(doc.err(
+                Some(v.span()),
+                &format!("[shape].{key}"),
+                "missing: [shape] needs B, T and C (and optionally H, default 1)",
+            )),
+        }
+    };
+    let (b, tt, c) = (get("B")?, get("T")?, get("C")?);
+    let h = match t.get("H") {
+        Some(x) => doc.size(x, "[shape].H")?,
+        None => 1,
+    };
+    if c % h != 0 {
+        let span = t.get("H").map(|x| x.span());
+        return Err(doc.err(
+            span,
+            "[shape].H",
+            format!("C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels"),
+        ));
+    }
+    Ok(match t.get("S") {
+        Some(x) => (Shape::cross(b, doc.size(x, "[shape].S")?, tt, c, h), true),
+        None => (Shape::new(b, tt, c, h), false),
+    })
+}
+
+pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {
+    let t = doc.table(v, "[run]")?;
+    doc.known_keys(t, RUN_KEYS, "run")?;
+    let variants = match t.get("variants") {
+        Some(x) => doc.names(x, "[run].variants", VARIANTS, "variant")?,
+        None => Variant::ALL.to_vec(),
+    };
+    let passes = match t.get("passes") {
+        Some(x) => {
+            let list = doc.names(x, "[run].passes", PASSES, "pass")?;
+            Passes {
+                forward: list.contains(&Pass::Forward),
+                backward: list.contains(&Pass::Backward),
+            }
+        }
+        None => Passes::BOTH,
+    };
+    let mask = match t.get("mask") {
+        Some(x) if matches!(x.get_ref(), DeValue::Array(_)) => mask_matrix(doc, x, shape)?,
+        Some(x) => doc.choice(x, "[run].mask", MASKS, "mask")?,
+        None => Mask::Causal,
+    };
+    let qkv = match t.get("qkv") {
+        Some(x) => doc.choice(
+            x,
+            "[run].qkv",
+            &[("fused", Qkv::Fused), ("separate", Qkv::Separate)],
+            "qkv",
+        )?,
+        None => Qkv::Fused,
+    };
+    let dropout = match t.get("dropout") {
+        Some(x) => {
+            let p = doc.number(x, "[run].dropout")?;
+            if !(0.0..1.0).contains(&p) {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[run].dropout",
+                    format!("expected a probability in [0, 1), found {p}"),
+                ));
+            }
+            let seed = match t.get("dropout_seed") {
+                Some(s) => doc.integer(s, "[run].dropout_seed", 0, i64::MAX as i128, "a non-negative integer")? as u64,
+                None => 0,
+            };
+            (p > 0.0).then_some(Dropout { p, seed })
+        }
+        None => {
+            if let Some(s) = t.get("dropout_seed") {
+                return Err(doc.err(
+                    Some(s.span()),
+                    "[run].dropout_seed",
+                    "there is no dropout to seed: set [run].dropout too",
+                ));
+            }
+            None
+        }
+    };
+    let mode = match t.get("mode") {
+        Some(x) => doc.choice(x, "[run].mode", &[("train", Mode::Train), ("eval", Mode::Eval)], "mode")?,
+        None => Mode::Train,
+    };
+    let mistakes = match t.get("mistakes") {
+        Some(x) => {
+            let table: Vec<(&str, Mistake)> = Mistake::ALL.iter().map(|&m| (m.name(), m)).collect();
+            Mistakes::of(&doc.names(x, "[run].mistakes", &table, "mistake")?)
+        }
+        None => Mistakes::NONE,
+    };
+    Ok(RunTable {
+        variants,
+        passes,
+        mask,
+        opts: Options {
+            cross,
+            qkv,
+            dropout,
+            mode,
+            mistakes,
+        },
+    })
+}
+
+/// An explicit mask: `S` rows of `T` entries, 1 (or true) where query `i` may see key `j`.
+pub(super) fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<Mask> {
+    let (s, t) = (shape.s, shape.t);
+    let field = "[run].mask";
+    let expected = format!("an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)");
+    let DeValue::Array(rows) = v.get_ref() else {
+        return Err(doc.err(Some(v.span()), field, format!("expected {expected}")));
+    };
+    if rows.len() != s {
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            format!("expected {expected}, found {} rows", rows.len()),
+        ));
+    }
+    let mut keep = Vec::with_capacity(s);
+    for (i, row) in rows.iter().enumerate() {
+        let f = format!("{field}[{i}]");
+        let DeValue::Array(items) = row.get_ref() else {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!("expected a row of {t} entries, found {}", doc.found(row)),
+            ));
+        };
+        if items.len() != t {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!("expected a row of {t} entries, found {}", items.len()),
+            ));
+        }
+        let mut out = Vec::with_capacity(t);
+        for (j, item) in items.iter().enumerate() {
+            let visible = match item.get_ref() {
+                DeValue::Boolean(b) => *b,
+                DeValue::Integer(n) if matches!(n.as_str(), "0" | "1") => n.as_str() == "1",
+                _ => {
+                    return Err(doc.err(
+                        Some(item.span()),
+                        &format!("{f}[{j}]"),
+                        format!("expected 0 or 1, found {}", doc.found(item)),
+                    ));
+                }
+            };
+            out.push(visible);
+        }
+        if !out.contains(&true) {
+            return Err(doc.err(
+                Some(row.span()),
+                &f,
+                format!(
+                    "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1"
+                ),
+            ));
+        }
+        keep.push(out);
+    }
+    Ok(Mask::explicit(&keep))
+}
+
+pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
+    let t = doc.table(v, "[init]")?;
+    doc.known_keys(t, INIT_KEYS, "init")?;
+    let seed = match t.get("seed") {
+        Some(x) => doc.integer(x, "[init].seed", 0, i64::MAX as i128, "a non-negative integer")? as u64,
+        None => 0,
+    };
+    let dist_name = match t.get("dist") {
+        Some(x) => {
+            let name = doc.string(x, "[init].dist")?;
+            if !DISTS.contains(&name) {
+                let quoted: Vec<String> = DISTS.iter().map(|d| format!("\"{d}\"")).collect();
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[init].dist",
+                    format!("unknown dist \"{name}\"; expected one of {}", quoted.join(", ")),
+                ));
+            }
+            name
+        }
+        None => "normal",
+    };
+    // each dist takes at most its own parameter; another one is a mistake, not a no-op
+    let param = |key: &str, default: f32, non_negative: bool| -> Result<f32> {
+        let field = format!("[init].{key}");
+        match t.get(key) {
+            Some(x) => {
+                let p = doc.number(x, &field)?;
+                if non_negative && p < 0.0 {
+                    return Err(doc.err(
+                        Some(x.span()),
+                        &field,
+                        format!("expected a non-negative number, found {p}"),
+                    ));
+                }
+                Ok(p)
+            }
+            None => Ok(default),
+        }
+    };
+    let reject = |key: &str| -> Result<()> {
+        match t.get(key) {
+            Some(x) => Err(doc.err(
+                Some(x.span()),
+                &format!("[init].{key}"),
+                format!(
+                    "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\""
+                ),
+            )),
+            None => Ok(()),
+        }
+    };
+    let dist = match dist_name {
+        "normal" => {
+            reject("scale")?;
+            Dist::Normal {
+                std: param("std", 1.0, true)?,
+            }
+        }
+        "uniform" => {
+            reject("std")?;
+            Dist::Uniform {
+                scale: param("scale", 1.0, true)?,
+            }
+        }
+        "arange" => {
+            reject("std")?;
+            Dist::Arange {
+                scale: param("scale", 1.0, false)?,
+            }
+        }
+        other => {
+            reject("std")?;
+            reject("scale")?;
+            if other == "zeros" { Dist::Zeros } else { Dist::Ones }
+        }
+    };
+    Ok(Init { seed, dist })
+}
+
+pub(super) fn parse_values(
+    doc: &Doc<'_>,
+    v: &Value<'_>,
+    sh: Shape,
+    passes: Passes,
+) -> Result<BTreeMap<String, Vec<f32>>> {
+    let t = doc.table(v, "[values]")?;
+    doc.known_keys(t, &super::VALUE_NAMES, "values")?;
+    let mut values = BTreeMap::new();
+    // in file order, so the first bad tensor reported is the first one the reader meets
+    let mut entries: Vec<_> = t.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    for (key, x) in entries {
+        let name: &str = key.get_ref();
+        let Some(shape) = value_shape(name, sh) else {
+            continue;
+        };
+        values.insert(name.to_string(), tensor(doc, x, &format!("[values].{name}"), &shape)?);
+    }
+
+    // where the run starts decides which tensors may be given together
+    let has = |n: &str| t.get(n);
+    let core: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_some()).collect();
+    if !core.is_empty() {
+        if core.len() < 3 {
+            let missing: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_none()).collect();
+            let first = has(core[0]).map(|x| x.span());
+            return Err(doc.err(
+                first,
+                &format!("[values].{}", core[0]),
+                format!(
+                    "q, k and v start the run at the attention core and must be given together; missing {}",
+                    missing.join(" and ")
+                ),
+            ));
+        }
+        let projections = ["x", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
+        if let Some(n) = projections.into_iter().find(|n| has(n).is_some()) {
+            return Err(doc.err(
+                has(n).map(|x| x.span()),
+                &format!("[values].{n}"),
+                "not used when q, k and v are given (the run starts at the attention core, after the input projection)",
+            ));
+        }
+        let (w, b) = (has("w_proj"), has("b_proj"));
+        if w.is_some() != b.is_some() {
+            let (given, missing, span) = match w {
+                Some(w) => ("w_proj", "b_proj", w.span()),
+                None => ("b_proj", "w_proj", b.map_or(0..0, |b| b.span())),
+            };
+            return Err(doc.err(
+                Some(span),
+                &format!("[values].{given}"),
+                format!("the output projection needs both w_proj and b_proj; missing {missing}"),
+            ));
+        }
+    }
+    if let Some(x) = has("d_out")
+        && !passes.backward
+    {
+        return Err(doc.err(
+            Some(x.span()),
+            "[values].d_out",
+            "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
+        ));
+    }
+    Ok(values)
+}
+
+/// One tensor: a flat array of `numel(shape)` numbers, or nested arrays whose inner levels are
+/// the trailing dimensions of `shape` and whose outer level holds all the leading ones (so a
+/// `[B,T,C]` tensor may be written flat, as `B*T` rows of `C`, or fully nested).
+pub(super) fn tensor(doc: &Doc<'_>, v: &Value<'_>, field: &str, shape: &[usize]) -> Result<Vec<f32>> {
+    let expected = numel(shape);
+    let dims_text = shape.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let DeValue::Array(_) = v.get_ref() else {
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            format!(
+                "expected an array of {expected} numbers (shape [{dims_text}]), found {}",
+                doc.found(v)
+            ),
+        ));
+    };
+    // the nesting, read down the first elements; every other branch must match it
+    let mut dims = Vec::new();
+    let mut probe = v;
+    while let DeValue::Array(a) = probe.get_ref() {
+        dims.push(a.len());
+        match a.first() {
+            Some(first) => probe = first,
+            None => break,
+        }
+    }
+    let mut out = Vec::with_capacity(expected.min(1 << 20));
+    collect(doc, v, field, &dims, &mut out)?;
+
+    let n = dims.len();
+    let fits = n <= shape.len()
+        && dims[1..] == shape[shape.len() + 1 - n..]
+        && dims[0] == shape[..shape.len() + 1 - n].iter().product::<usize>();
+    if !fits {
+        let found = if n == 1 {
+            format!("{} numbers", dims[0])
+        } else {
+            format!(
+                "nesting [{}]",
+                dims.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            )
+        };
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            format!("expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}"),
+        ));
+    }
+    Ok(out)
+}
+
+/// Walks nested arrays whose level `k` must hold `dims[k]` entries, appending the numbers.
+pub(super) fn collect(doc: &Doc<'_>, v: &Value<'_>, field: &str, dims: &[usize], out: &mut Vec<f32>) -> Result<()> {
+    let items: &[Value<'_>] = match v.get_ref() {
+        DeValue::Array(items) => items,
+        _ => &[],
+    };
+    let (len, inner) = (dims[0], &dims[1..]);
+    if items.len() != len {
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            format!(
+                "ragged nesting: expected {len} entries like the first row at this level, found {}",
+                items.len()
+            ),
+        ));
+    }
+    for (k, item) in items.iter().enumerate() {
+        let f = format!("{field}[{k}]");
+        match (item.get_ref(), inner.is_empty()) {
+            (DeValue::Array(_), false) => collect(doc, item, &f, inner, out)?,
+            (DeValue::Array(_), true) => {
+                return Err(doc.err(
+                    Some(item.span()),
+                    &f,
+                    "ragged nesting: expected a number here like the other entries at this level, found an array",
+                ));
+            }
+            (_, false) => {
+                return Err(doc.err(
+                    Some(item.span()),
+                    &f,
+                    format!(
+                        "ragged nesting: expected an array of {} entries like the first row, found {}",
+                        inner[0],
+                        doc.found(item)
+                    ),
+                ));
+            }
+            (_, true) => out.push(doc.number(item, &f)?),
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn parse_focus(
+    doc: &Doc<'_>,
+    v: &Value<'_>,
+    sh: Shape,
+    variants: &[Variant],
+    passes: Passes,
+) -> Result<Focus> {
+    let t = doc.table(v, "[focus]")?;
+    doc.known_keys(t, FOCUS_KEYS, "focus")?;
+    let variant = match t.get("variant") {
+        Some(x) => {
+            let var = doc.choice(x, "[focus].variant", VARIANTS, "variant")?;
+            if !variants.contains(&var) {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[focus].variant",
+                    format!("variant \"{var}\" is not among [run].variants"),
+                ));
+            }
+            Some(var)
+        }
+        None => None,
+    };
+    let pass = match t.get("pass") {
+        Some(x) => {
+            let p = doc.choice(x, "[focus].pass", PASSES, "pass")?;
+            let runs = match p {
+                Pass::Forward => passes.forward,
+                Pass::Backward => passes.backward,
+            };
+            if !runs {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[focus].pass",
+                    format!("pass \"{}\" is not among [run].passes", p.name()),
+                ));
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    let index = |key: &str, size: usize, what: String| -> Result<usize> {
+        match t.get(key) {
+            Some(x) => Ok(doc.integer(x, &format!("[focus].{key}"), 0, size as i128 - 1, &what)? as usize),
+            None => Ok(0),
+        }
+    };
+    let range = |size: usize, dim: &str| {
+        if size == 1 {
+            format!("0 (the only index, since {dim} = 1)")
+        } else {
+            format!("an index in 0..{size} ({dim} = {size})")
+        }
+    };
+    // the baseline has a single head, so a focus on it can only name head 0
+    let (heads, h_what) = match variant {
+        Some(Variant::Baseline) => (1, "0 (the baseline has a single head)".to_string()),
+        _ => (sh.h, range(sh.h, "H")),
+    };
+    Ok(Focus {
+        variant,
+        pass,
+        b: index("b", sh.b, range(sh.b, "B"))?,
+        h: index("h", heads, h_what)?,
+        i: index("i", sh.s, range(sh.s, if sh.is_cross() { "S" } else { "T" }))?,
+        j: index("j", sh.t, range(sh.t, "T"))?,
+    })
+}
