@@ -387,7 +387,9 @@ fn optimizer_state_from_a_file_is_validated() {
         .assert()
         .success();
 
-    let cases: Vec<(&str, Vec<f32>, Vec<f32>, Vec<(&str, &str)>, &str)> = vec![
+    // (file name, m, v, metadata overrides, what the message names)
+    type Case<'a> = (&'a str, Vec<f32>, Vec<f32>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         ("nan_v", zeros.clone(), nan_v, vec![], "adamw.v.wte"),
         ("negative_v", zeros.clone(), negative_v, vec![], "adamw.v.wte"),
         ("inf_m", inf_m, zeros.clone(), vec![], "adamw.m.wte"),

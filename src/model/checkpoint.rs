@@ -414,7 +414,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     let has_state = infos.keys().any(|n| n.starts_with("adamw."));
     let mut unknown: Vec<&String> = meta
         .keys()
-        .filter(|k| !MODEL_KEYS.contains(&k.as_str()) && !(has_state && STATE_KEYS.contains(&k.as_str())))
+        .filter(|k| !(MODEL_KEYS.contains(&k.as_str()) || has_state && STATE_KEYS.contains(&k.as_str())))
         .collect();
     unknown.sort();
     if let Some(k) = unknown.first() {
