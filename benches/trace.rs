@@ -1,7 +1,7 @@
 //! The event log's recording speed and size: forward + backward of both variants for
 //! B=2, T=64, C=64, H=4 (`cargo bench --bench trace`).
 
-use attn_trace::engine::{self, Inputs, Passes, Start, Tensors, estimate_events};
+use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -32,7 +32,8 @@ fn inputs(sh: Shape) -> Inputs {
 }
 
 fn record(inputs: &Inputs, variant: Variant) -> Logger {
-    let mut t = Tensors::new(inputs, variant, Passes::BOTH);
+    let registry = Registry::new(&inputs.plan(), variant, Passes::BOTH);
+    let mut t = Tensors::new(inputs, &registry);
     let mut log = Logger::with_capacity(estimate_events(&inputs.plan(), variant, Passes::BOTH) as usize);
     engine::forward(&mut log, &mut t, variant, inputs);
     engine::backward(&mut log, &mut t, variant, inputs);
@@ -63,7 +64,8 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("untraced", variant), &variant, |b, &v| {
             b.iter(|| {
-                let mut t = Tensors::new(&inputs, v, Passes::BOTH);
+                let registry = Registry::new(&inputs.plan(), v, Passes::BOTH);
+                let mut t = Tensors::new(&inputs, &registry);
                 engine::forward(&mut NoRecord, &mut t, v, &inputs);
                 engine::backward(&mut NoRecord, &mut t, v, &inputs);
                 black_box(t)

@@ -9,7 +9,7 @@
 //! and drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
 //!
 //! The menu, tracer, compare and help pictures are deterministic: they change only when the app
-//! does, and `--check` (and `tests/screenshots.rs`) compares them with the committed files. The
+//! does, and `--check` (and `tests/it/screenshots.rs`) compares them with the committed files. The
 //! train screen and the attention map come from a real training run (a few seconds; faster with
 //! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
 //! they are rewritten, never checked.

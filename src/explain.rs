@@ -10,7 +10,7 @@
 use crate::engine::{Run, kernel_shape};
 use crate::formula;
 use crate::kernels::{Mask, Variant};
-use crate::tensor::{Shape, ravel};
+use crate::tensor::{Layout, Shape};
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 use std::fmt;
 
@@ -21,6 +21,45 @@ pub struct Element {
     pub h: usize,
     pub i: usize,
     pub j: usize,
+}
+
+impl Element {
+    /// `b=0,h=1,i=2,j=1` (or separated by spaces, as the tracer's goto takes it) → an element;
+    /// `b` and `h` may be left out. The one parser of `explain --at` and the tracer's `g`.
+    pub fn parse(text: &str) -> std::result::Result<Element, String> {
+        let mut at = Element { b: 0, h: 0, i: 0, j: 0 };
+        let mut seen: Vec<&str> = Vec::new();
+        for part in text.split([',', ' ']).map(str::trim).filter(|p| !p.is_empty()) {
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(format!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1"));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let value: usize = value
+                .parse()
+                .map_err(|_| format!("{key}={value}: expected a non-negative integer"))?;
+            if seen.contains(&key) {
+                return Err(format!("{key} is given twice"));
+            }
+            match key {
+                "b" => at.b = value,
+                "h" => at.h = value,
+                "i" => at.i = value,
+                "j" => at.j = value,
+                other => return Err(format!("unknown index \"{other}\"; expected b, h, i and j")),
+            }
+            seen.push(key);
+        }
+        if !(seen.contains(&"i") && seen.contains(&"j")) {
+            return Err("i and j are required, e.g. b=0,h=1,i=2,j=1".to_string());
+        }
+        Ok(at)
+    }
+
+    /// The element's offset in a score-shaped layout (`[B,S,T]`, or `[B,H,S,T]` in MHA), or
+    /// `None` when it lies outside.
+    pub fn offset(&self, scores: &Layout) -> Option<usize> {
+        scores.offset_of(&[("b", self.b), ("h", self.h), ("i", self.i), ("j", self.j)])
+    }
 }
 
 /// A titled list of text lines.
@@ -152,10 +191,6 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let ksh = kernel_shape(run.shape, run.variant);
     check_range(run.variant, ksh, at)?;
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
-    let index: Vec<usize> = match run.variant {
-        Variant::Baseline => vec![at.b, at.i, at.j],
-        Variant::Mha => vec![at.b, at.h, at.i, at.j],
-    };
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
         Variant::Mha => ("d", ("D", ksh.d())),
@@ -166,7 +201,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
         ksh,
         mask: mask.clone(),
         at,
-        off: ravel(&scores.view, &index),
+        off: at
+            .offset(scores.layout())
+            .ok_or_else(|| missing("the element in the scores layout"))?,
         ch,
         width,
     };
@@ -473,11 +510,11 @@ impl Ctx<'_> {
         let t = self.trace;
         let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
         let width = self.width.1;
-        let base_index: Vec<usize> = match self.variant {
-            Variant::Baseline => vec![self.at.b, self.at.i, 0],
-            Variant::Mha => vec![self.at.b, self.at.i, self.at.h, 0],
-        };
-        let base = ravel(&att.view, &base_index);
+        let coords = [("b", self.at.b), ("i", self.at.i), ("h", self.at.h)];
+        let base = att
+            .layout()
+            .offset_of(&coords)
+            .ok_or_else(|| missing("the element's row in the att layout"))?;
         let formula = match self.variant {
             Variant::Baseline => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
             Variant::Mha => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",

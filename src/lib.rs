@@ -6,11 +6,15 @@
 //! the CLI step through.
 
 pub mod atomic;
+pub mod dispatch;
 pub mod engine;
 pub mod explain;
+pub mod fast;
+pub mod format;
 pub mod formula;
 pub mod input;
 pub mod kernels;
+pub mod mistakes;
 pub mod model;
 pub mod scenario;
 pub mod simd;

@@ -69,7 +69,7 @@ pub struct Tensor {
 
 impl Tensor {
     pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Self {
-        debug_assert_eq!(numel(&shape), data.len(), "tensor data does not fit its shape");
+        assert_eq!(numel(&shape), data.len(), "tensor data does not fit its shape");
         Tensor { shape, data }
     }
 
@@ -109,6 +109,194 @@ pub fn unravel(shape: &[usize], mut offset: usize) -> Vec<usize> {
     index
 }
 
+/// One dimension of a buffer's layout: its size and the loop variable that walks it in the
+/// kernel (`i` for a query row, `j` for a key row, `h` for a head, `d` for a head channel …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim {
+    pub name: &'static str,
+    pub size: usize,
+}
+
+/// `Dim { name, size }`, short for the registry's tables.
+pub const fn dim(name: &'static str, size: usize) -> Dim {
+    Dim { name, size }
+}
+
+/// How a flat row-major buffer is indexed: its dimensions, outermost first, each named as the
+/// kernel's loop names it. The flat offset of a logical index is `Σ index[k]·stride[k]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub dims: Vec<Dim>,
+}
+
+impl Layout {
+    pub fn new(dims: Vec<Dim>) -> Self {
+        Layout { dims }
+    }
+
+    /// The sizes alone, e.g. `[1, 2, 3, 3]`.
+    pub fn sizes(&self) -> Vec<usize> {
+        self.dims.iter().map(|d| d.size).collect()
+    }
+
+    /// The dimension names, e.g. `["b", "h", "i", "j"]`.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.dims.iter().map(|d| d.name).collect()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.dims.iter().map(|d| d.size).product()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Position of the dimension called `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.dims.iter().position(|d| d.name == name)
+    }
+
+    /// Distance in the flat buffer between neighbours along dimension `k`.
+    pub fn stride(&self, k: usize) -> usize {
+        self.dims[k + 1..].iter().map(|d| d.size).product()
+    }
+
+    /// Flat offset of a logical index, or `None` when it has the wrong rank or is out of range.
+    pub fn offset(&self, index: &[usize]) -> Option<usize> {
+        if index.len() != self.dims.len() || index.iter().zip(&self.dims).any(|(i, d)| *i >= d.size) {
+            return None;
+        }
+        Some(ravel(&self.sizes(), index))
+    }
+
+    /// Flat offset of the element with these named coordinates: a dimension not named is 0, a
+    /// name the layout lacks must be 0 (the baseline's `[B,S,T]` scores are the case `h = 0` of
+    /// MHA's `[B,H,S,T]`). `None` when a coordinate is out of range.
+    pub fn offset_of(&self, coords: &[(&str, usize)]) -> Option<usize> {
+        if coords.iter().any(|&(n, v)| v != 0 && self.position(n).is_none()) {
+            return None;
+        }
+        let index: Vec<usize> = self
+            .dims
+            .iter()
+            .map(|d| coords.iter().find(|(n, _)| *n == d.name).map_or(0, |&(_, v)| v))
+            .collect();
+        self.offset(&index)
+    }
+
+    /// Logical index of a flat offset.
+    pub fn index(&self, offset: usize) -> Vec<usize> {
+        unravel(&self.sizes(), offset)
+    }
+
+    /// The dimension a learner reads as the rows of the buffer's matrix: the first position
+    /// (`i` for queries, `j` for keys) or input channel (`c`). The dimensions after it are the
+    /// columns (`j` of a score row, `h, d` of a per-head row, `o` of a weight); the ones before
+    /// it pick the matrix (batch `b`, head `h` of the scores). `None` for a vector such as a bias.
+    pub fn row_dim(&self) -> Option<usize> {
+        self.dims.iter().position(|d| matches!(d.name, "i" | "j" | "c"))
+    }
+
+    /// Does this layout hold one value per (query `i`, key `j`) pair, where a mask applies?
+    pub fn is_pairs(&self) -> bool {
+        let n = self.dims.len();
+        n >= 2 && self.dims[n - 2].name == "i" && self.dims[n - 1].name == "j"
+    }
+
+    /// The coordinate called `name` of the element at `offset` (0 when the layout has no such
+    /// dimension, as the baseline has no head).
+    pub fn coord(&self, offset: usize, name: &str) -> usize {
+        self.position(name).map_or(0, |k| self.index(offset)[k])
+    }
+
+    /// `b0 j1 h1 d0`: the logical index of `offset`, each coordinate with its dimension's name.
+    pub fn label(&self, offset: usize) -> String {
+        self.index(offset)
+            .iter()
+            .zip(&self.dims)
+            .map(|(v, d)| format!("{}{v}", d.name))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// `[B,H,S,T]`-style sizes as text: `[1,2,3,3]`.
+    pub fn sizes_text(&self) -> String {
+        let s: Vec<String> = self.dims.iter().map(|d| d.size.to_string()).collect();
+        format!("[{}]", s.join(","))
+    }
+}
+
+/// What a buffer is to the computation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Given data: the input `x`, the key/value `memory`, the upstream gradient `d_out`, the
+    /// dropout keep mask, or `q, k, v` when a scenario starts at the attention core.
+    Input,
+    /// A learned weight or bias.
+    Parameter,
+    /// Computed by the forward pass.
+    Activation,
+    /// Computed by the backward pass.
+    Gradient,
+}
+
+impl Role {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Parameter => "parameter",
+            Role::Activation => "activation",
+            Role::Gradient => "gradient",
+        }
+    }
+}
+
+/// Where a buffer lives: main memory, or the small working set a tiled kernel keeps on chip
+/// (FlashAttention's SRAM). The plain kernels touch only global buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Global,
+    Tile,
+}
+
+impl Level {
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Global => "global",
+            Level::Tile => "tile",
+        }
+    }
+}
+
+/// Everything fixed about one buffer of one run: its role, level, the shape it is reported in
+/// (`run --json`, exports) and the layout the kernel indexes it with (MHA reads `q [B,S,C]` as
+/// `[B,S,H,D]`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spec {
+    pub role: Role,
+    pub level: Level,
+    pub shape: Vec<usize>,
+    pub layout: Layout,
+}
+
+impl Spec {
+    pub fn len(&self) -> usize {
+        self.layout.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.layout.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +317,29 @@ mod tests {
         assert_eq!(own, r#"{"B":1,"T":3,"C":4,"H":2}"#);
         let cross = serde_json::to_string(&Shape::cross(1, 2, 5, 4, 2)).unwrap();
         assert_eq!(cross, r#"{"B":1,"S":2,"T":5,"C":4,"H":2}"#);
+    }
+
+    #[test]
+    fn layouts_name_their_dimensions_and_agree_with_ravel() {
+        // MHA's k view [B,T,H,D] = [1,3,2,2]: key row j=1, head 1, channel 0 is k_base = 6
+        let k = Layout::new(vec![dim("b", 1), dim("j", 3), dim("h", 2), dim("d", 2)]);
+        assert_eq!(k.offset(&[0, 1, 1, 0]), Some(6));
+        assert_eq!(k.label(6), "b0 j1 h1 d0");
+        assert_eq!((k.row_dim(), k.is_pairs()), (Some(1), false));
+        assert_eq!(k.offset(&[0, 3, 0, 0]), None);
+        assert_eq!(k.offset(&[0, 1, 1]), None);
+        assert_eq!((k.stride(1), k.stride(3), k.len()), (4, 1, 12));
+        // cross-attention scores [B,H,S,T] = [1,2,2,5]: rows of T = 5, not S
+        let s = Layout::new(vec![dim("b", 1), dim("h", 2), dim("i", 2), dim("j", 5)]);
+        assert_eq!(s.offset(&[0, 1, 1, 3]), Some(18));
+        assert_eq!(s.index(18), vec![0, 1, 1, 3]);
+        assert_eq!(s.sizes_text(), "[1,2,2,5]");
+        assert_eq!((s.row_dim(), s.is_pairs()), (Some(2), true));
+        assert_eq!((s.coord(18, "h"), s.coord(18, "j"), s.coord(18, "d")), (1, 3, 0));
+        assert_eq!(s.offset_of(&[("h", 1), ("i", 1), ("j", 3)]), Some(18));
+        let base = Layout::new(vec![dim("b", 1), dim("i", 3), dim("j", 3)]);
+        assert_eq!(base.offset_of(&[("b", 0), ("h", 0), ("i", 2), ("j", 1)]), Some(7));
+        assert_eq!(base.offset_of(&[("h", 1), ("i", 2), ("j", 1)]), None);
     }
 
     #[test]

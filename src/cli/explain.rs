@@ -34,34 +34,7 @@ pub struct Args {
 
 /// `b=0,h=1,i=2,j=1` → an element; b and h may be left out.
 pub fn parse_at(s: &str) -> Result<Element, String> {
-    let mut at = Element { b: 0, h: 0, i: 0, j: 0 };
-    let (mut seen_i, mut seen_j) = (false, false);
-    let mut seen = Vec::new();
-    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let Some((key, value)) = part.split_once('=') else {
-            return Err(format!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1"));
-        };
-        let key = key.trim();
-        let value: usize = value
-            .trim()
-            .parse()
-            .map_err(|_| format!("{key}={}: expected a non-negative integer", value.trim()))?;
-        if seen.contains(&key.to_string()) {
-            return Err(format!("{key} is given twice"));
-        }
-        seen.push(key.to_string());
-        match key {
-            "b" => at.b = value,
-            "h" => at.h = value,
-            "i" => (at.i, seen_i) = (value, true),
-            "j" => (at.j, seen_j) = (value, true),
-            other => return Err(format!("unknown index \"{other}\"; expected b, h, i and j")),
-        }
-    }
-    if !(seen_i && seen_j) {
-        return Err("i and j are required, e.g. --at b=0,h=1,i=2,j=1".to_string());
-    }
-    Ok(at)
+    Element::parse(s)
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

@@ -174,7 +174,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
         }
         phase_table(out, &run)?;
         probs_check(out, &run)?;
-        let result = if run.tensors.out.is_empty() { Buf::Att } else { Buf::Out };
+        let result = if run.tensors.has(Buf::Out) { Buf::Out } else { Buf::Att };
         if let Some((_, t)) = run.named_tensors().into_iter().find(|(b, _)| *b == result) {
             print_tensor(out, result.name(), &t)?;
         }
@@ -205,7 +205,7 @@ fn phase_table(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
 /// Every softmax row should sum to 1: say how close they are.
 fn probs_check(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
     let t = run.shape.t;
-    let probs = &run.tensors.probs;
+    let probs = &run.tensors[Buf::Probs];
     if probs.is_empty() || t == 0 {
         return Ok(());
     }

@@ -3,36 +3,18 @@
 //! Layouts (flat, row-major): `q, att [B,S,C]` at `(bb*S + i)*C + c`; `k, v [B,T,C]` at
 //! `(bb*T + j)*C + c`; `scores, probs [B,S,T]` at `(bb*S + i)*T + j`. Scale `1/√C`.
 //! In self-attention the query length `S` equals the key length `T`.
+//!
+//! Forward is three passes, `scores`, `softmax_rows`, `weighted_sum`; backward walks them back,
+//! `weighted_sum_back`, `softmax_rows_back`, `scores_back`. These are the reference loops: a
+//! traced run executes exactly them. Untraced runs take the vectorised loop order of `fast.rs`,
+//! chosen in `dispatch.rs` and held to these loops bit for bit by tests.
 
-use super::untraced::{self, Heads};
 use super::{Mask, softmax};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
 
-/// `S = Q·Kᵀ/√C + mask`, `P = softmax(S)`, `att = P·V`.
-#[allow(clippy::too_many_arguments)]
-pub fn forward<R: Recorder>(
-    rec: &mut R,
-    sh: Shape,
-    mask: &Mask,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    scores: &mut [f32],
-    probs: &mut [f32],
-    att: &mut [f32],
-) {
-    self::scores(rec, sh, mask, q, k, scores);
-    softmax_rows(rec, sh, scores, probs);
-    weighted_sum(rec, sh, (Buf::Probs, probs), v, att);
-}
-
 /// Pass 1 of forward.
 pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::scores(Heads::baseline(sh), mask, q, k, scores);
-    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -71,10 +53,6 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
 
 /// Pass 2 of forward.
 pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same arithmetic, without the exponentials that are exactly 0 (untraced.rs)
-        return untraced::softmax_rows(Heads::baseline(sh), scores, probs);
-    }
     let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 2: P = softmax(S) along j, one row (bb, i) at a time
     rec.phase(Phase::Softmax);
@@ -92,10 +70,6 @@ pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: 
 
 /// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
 pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::weighted_sum(Heads::baseline(sh), p, v, att);
-    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -125,28 +99,6 @@ pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]),
     }
 }
 
-/// From `d_att` to `d_probs`, `d_v`, `d_scores`, `d_q`, `d_k` (each written once).
-#[allow(clippy::too_many_arguments)]
-pub fn backward<R: Recorder>(
-    rec: &mut R,
-    sh: Shape,
-    mask: &Mask,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    probs: &[f32],
-    d_att: &[f32],
-    d_probs: &mut [f32],
-    d_scores: &mut [f32],
-    d_q: &mut [f32],
-    d_k: &mut [f32],
-    d_v: &mut [f32],
-) {
-    weighted_sum_back(rec, sh, (Buf::Probs, probs), v, d_att, (Buf::DProbs, d_probs), d_v);
-    softmax_rows_back(rec, sh, probs, d_probs, d_scores);
-    scores_back(rec, sh, mask, q, k, d_scores, d_q, d_k);
-}
-
 /// Backward of pass 3: `d_p` is the gradient of whichever probabilities the weighted sum read.
 #[allow(clippy::too_many_arguments)]
 pub fn weighted_sum_back<R: Recorder>(
@@ -158,10 +110,6 @@ pub fn weighted_sum_back<R: Recorder>(
     (dpb, d_p): (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::weighted_sum_back(Heads::baseline(sh), p, v, d_att, d_p, d_v);
-    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;
@@ -218,10 +166,6 @@ pub fn weighted_sum_back<R: Recorder>(
 
 /// Backward of pass 2.
 pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::softmax_rows_back(Heads::baseline(sh), probs, d_probs, d_scores);
-    }
     let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, i) at a time
     rec.phase(Phase::SoftmaxBack);
@@ -249,10 +193,6 @@ pub fn scores_back<R: Recorder>(
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::scores_back(Heads::baseline(sh), mask, q, k, d_scores, d_q, d_k);
-    }
     let Shape {
         b: B, s: S, t: T, c: C, ..
     } = sh;

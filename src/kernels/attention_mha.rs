@@ -5,36 +5,18 @@
 //! `q_base = ((bb*S + i)*H + hh)*D`. Scores and probs are `[B,H,S,T]` at
 //! `((bb*H + hh)*S + i)*T + j`; `att [B,S,H,D]` is already `[B,S,C]` in memory, which is the
 //! concatenation of the heads. Scale `1/√D`. In self-attention `S = T`.
+//!
+//! Forward is three passes, `scores`, `softmax_rows`, `weighted_sum`; backward walks them back,
+//! `weighted_sum_back`, `softmax_rows_back`, `scores_back`. These are the reference loops: a
+//! traced run executes exactly them. Untraced runs take the vectorised loop order of `fast.rs`,
+//! chosen in `dispatch.rs` and held to these loops bit for bit by tests.
 
-use super::untraced::{self, Heads};
 use super::{Mask, softmax};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
 
-/// Per head: `S_h = Q_h·K_hᵀ/√D + mask`, `P_h = softmax(S_h)`, `att_h = P_h·V_h`.
-#[allow(clippy::too_many_arguments)]
-pub fn forward<R: Recorder>(
-    rec: &mut R,
-    sh: Shape,
-    mask: &Mask,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    scores: &mut [f32],
-    probs: &mut [f32],
-    att: &mut [f32],
-) {
-    self::scores(rec, sh, mask, q, k, scores);
-    softmax_rows(rec, sh, scores, probs);
-    weighted_sum(rec, sh, (Buf::Probs, probs), v, att);
-}
-
 /// Pass 1 of forward.
 pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::scores(Heads::mha(sh), mask, q, k, scores);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -78,10 +60,6 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
 
 /// Pass 2 of forward.
 pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same arithmetic, without the exponentials that are exactly 0 (untraced.rs)
-        return untraced::softmax_rows(Heads::mha(sh), scores, probs);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -105,10 +83,6 @@ pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: 
 
 /// Pass 3 of forward. `p` is `probs`, or the dropped-out probabilities when dropout is on.
 pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), v: &[f32], att: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::weighted_sum(Heads::mha(sh), p, v, att);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -144,28 +118,6 @@ pub fn weighted_sum<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]),
     }
 }
 
-/// From `d_att` to `d_probs`, `d_v`, `d_scores`, `d_q`, `d_k`, head by head (each written once).
-#[allow(clippy::too_many_arguments)]
-pub fn backward<R: Recorder>(
-    rec: &mut R,
-    sh: Shape,
-    mask: &Mask,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    probs: &[f32],
-    d_att: &[f32],
-    d_probs: &mut [f32],
-    d_scores: &mut [f32],
-    d_q: &mut [f32],
-    d_k: &mut [f32],
-    d_v: &mut [f32],
-) {
-    weighted_sum_back(rec, sh, (Buf::Probs, probs), v, d_att, (Buf::DProbs, d_probs), d_v);
-    softmax_rows_back(rec, sh, probs, d_probs, d_scores);
-    scores_back(rec, sh, mask, q, k, d_scores, d_q, d_k);
-}
-
 /// Backward of pass 3: `d_p` is the gradient of whichever probabilities the weighted sum read.
 #[allow(clippy::too_many_arguments)]
 pub fn weighted_sum_back<R: Recorder>(
@@ -177,10 +129,6 @@ pub fn weighted_sum_back<R: Recorder>(
     (dpb, d_p): (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::weighted_sum_back(Heads::mha(sh), p, v, d_att, d_p, d_v);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -246,10 +194,6 @@ pub fn weighted_sum_back<R: Recorder>(
 
 /// Backward of pass 2.
 pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::softmax_rows_back(Heads::mha(sh), probs, d_probs, d_scores);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -283,10 +227,6 @@ pub fn scores_back<R: Recorder>(
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
-    if !R::ENABLED {
-        // untraced: the same sums in the same order, vectorised (untraced.rs)
-        return untraced::scores_back(Heads::mha(sh), mask, q, k, d_scores, d_q, d_k);
-    }
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;

@@ -1,7 +1,7 @@
 //! Linear layer `y = x·W + b` over the rows of a `[B,T,IC]` input, `W` stored `[IC, OC]`.
 //!
 //! This loop version is the reference; TinyGPT's training path runs the same math through sgemm
-//! (`model::ops`) and `tests/model_ops.rs` holds the two together (≤ 1e-5 relative).
+//! (`model::ops`) and `tests/it/model_ops.rs` holds the two together (≤ 1e-5 relative).
 
 use crate::trace::{Buf, Phase, Recorder};
 
@@ -16,7 +16,7 @@ pub fn forward<R: Recorder>(
     (y_id, y): (Buf, &mut [f32]),
 ) {
     let (IC, OC) = (x.len() / (B * T), y.len() / (B * T));
-    debug_assert_eq!(w.len(), IC * OC);
+    assert_eq!(w.len(), IC * OC);
     rec.phase(phase);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);

@@ -13,7 +13,6 @@ pub mod dropout;
 pub mod linear;
 pub mod softmax;
 pub mod split;
-pub mod untraced;
 
 use serde::Serialize;
 use std::fmt;

@@ -30,7 +30,7 @@ const KERNELS_CORPUS: &[&str] = &[
     include_str!("../kernels/softmax.rs"),
     include_str!("../kernels/linear.rs"),
     include_str!("../kernels/split.rs"),
-    include_str!("../engine.rs"),
+    include_str!("../engine/mod.rs"),
 ];
 
 /// Bytes of each synthetic task's training and validation text.

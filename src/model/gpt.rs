@@ -4,7 +4,8 @@
 
 use super::ModelError;
 use super::ops;
-use crate::kernels::{Mask, attention_1h, attention_mha, split};
+use crate::dispatch;
+use crate::kernels::{Mask, Variant, split};
 use crate::tensor::Shape;
 use crate::trace::NoRecord;
 use rand::SeedableRng;
@@ -455,47 +456,33 @@ fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
     &p[off..off + len]
 }
 
-/// The attention core of one layer: the tracer's kernels with the no-op recorder, causal mask.
-/// One head runs the baseline kernel (`attention_1h.rs`), several the MHA kernel.
+/// The attention core of one layer, causal, untraced: through the same dispatcher as the
+/// engine, so one head runs the baseline variant and several the MHA variant, on the fast path
+/// that `tests/kernels_untraced.rs` holds to the traced kernels bit for bit.
+fn attention_variant(sh: Shape) -> Variant {
+    if sh.h == 1 { Variant::Baseline } else { Variant::Mha }
+}
+
 fn attention_forward(sh: Shape, a: &mut LayerActs) {
-    let kernel = if sh.h == 1 {
-        attention_1h::forward
-    } else {
-        attention_mha::forward
-    };
-    kernel(
-        &mut NoRecord,
-        sh,
-        &Mask::Causal,
-        &a.q,
-        &a.k,
-        &a.v,
-        &mut a.scores,
-        &mut a.probs,
-        &mut a.att,
-    );
+    let v = attention_variant(sh);
+    let (s, p, att) = (&mut a.scores, &mut a.probs, &mut a.att);
+    dispatch::forward(&mut NoRecord, v, sh, &Mask::Causal, &a.q, &a.k, &a.v, s, p, att);
 }
 
 fn attention_backward(sh: Shape, a: &LayerActs, g: &mut Grads) {
-    let kernel = if sh.h == 1 {
-        attention_1h::backward
-    } else {
-        attention_mha::backward
-    };
-    kernel(
+    let v = attention_variant(sh);
+    let grads = (&mut g.d_q[..], &mut g.d_k[..], &mut g.d_v[..]);
+    let (d_p, d_s) = (&mut g.d_probs, &mut g.d_scores);
+    dispatch::backward(
         &mut NoRecord,
+        v,
         sh,
         &Mask::Causal,
-        &a.q,
-        &a.k,
-        &a.v,
-        &a.probs,
+        (&a.q, &a.k, &a.v, &a.probs),
         &g.d_att,
-        &mut g.d_probs,
-        &mut g.d_scores,
-        &mut g.d_q,
-        &mut g.d_k,
-        &mut g.d_v,
+        d_p,
+        d_s,
+        grads,
     );
 }
 

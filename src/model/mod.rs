@@ -9,9 +9,9 @@
 //! [`crate::kernels::attention_1h`] (one head) and [`crate::kernels::attention_mha`] (`H` heads),
 //! with the no-op recorder: untraced, each pass takes the vectorised loop order of
 //! [`crate::kernels::untraced`], which gives the traced loops' numbers bit for bit
-//! (`tests/kernels_untraced.rs`). [`TinyGpt::layer_attention_inputs`] replays a trained layer
+//! (`tests/it/kernels_untraced.rs`). [`TinyGpt::layer_attention_inputs`] replays a trained layer
 //! on them traced. The linear layers run through sgemm ([`ops`], held to
-//! [`crate::kernels::linear`] by `tests/model_ops.rs`); a batch is split into [`gpt::SHARDS`]
+//! [`crate::kernels::linear`] by `tests/it/model_ops.rs`); a batch is split into [`gpt::SHARDS`]
 //! slices that run on their own threads.
 //!
 //! # Using it from a UI

@@ -2,7 +2,7 @@
 
 use super::index::CellIndex;
 use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
-use crate::tensor::unravel;
+use crate::tensor::{Layout, Spec};
 use std::panic::Location;
 
 /// Which loop a frame is an iteration of: the names it records and the file it is written in.
@@ -153,13 +153,11 @@ impl Recorder for Logger {
     }
 }
 
-/// Shape and starting contents of one buffer of a traced run.
+/// What the registry says of one buffer of a traced run, and its starting contents.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BufferInfo {
-    /// The shape the buffer is reported in (`run --json`).
-    pub shape: Vec<usize>,
-    /// The shape it is indexed in by the kernel, e.g. MHA's `[B,T,H,D]` view of q.
-    pub view: Vec<usize>,
+    /// Role, level, reported shape and the layout the kernel indexes it with.
+    pub spec: Spec,
     /// Contents before the first event: the inputs' values, zeros for everything computed.
     pub initial: Vec<f32>,
 }
@@ -171,6 +169,11 @@ impl BufferInfo {
 
     pub fn is_empty(&self) -> bool {
         self.initial.is_empty()
+    }
+
+    /// The layout the kernel indexes this buffer with, dimensions named as its loops name them.
+    pub fn layout(&self) -> &Layout {
+        &self.spec.layout
     }
 }
 
@@ -356,7 +359,7 @@ impl Trace {
         let file = chain.last().map_or("", |f| self.kinds[f.kind as usize].file);
         let index = self
             .buffer(e.buf)
-            .map_or_else(|| vec![e.offset as usize], |b| unravel(&b.view, e.offset as usize));
+            .map_or_else(|| vec![e.offset as usize], |b| b.layout().index(e.offset as usize));
         EventView {
             seq: n,
             pass: phase.pass(),
@@ -371,6 +374,13 @@ impl Trace {
             file,
             line: e.line as u32,
         }
+    }
+
+    /// `b0 j1 h1 d0`: the logical index of `buf[offset]` with the kernel's names for its
+    /// dimensions, from the registry's layout.
+    pub fn label(&self, buf: Buf, offset: usize) -> String {
+        self.buffer(buf)
+            .map_or_else(|| offset.to_string(), |b| b.layout().label(offset))
     }
 
     /// Value of `buf[offset]` just after event `n` happened.

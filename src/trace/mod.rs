@@ -157,7 +157,7 @@ phases! {
     KProj => ("k_proj", Forward, "key projection k = m·W_k + b_k"),
     VProj => ("v_proj", Forward, "value projection v = m·W_v + b_v"),
     NoProj => ("no_proj", Forward, "mistake: q = k = v = x, no input projections"),
-    Scores => ("scores", Forward, "scores S = Q·Kᵀ/√d, causal mask"),
+    Scores => ("scores", Forward, "scores S = Q·Kᵀ/√d"),
     Softmax => ("softmax", Forward, "softmax over each score row"),
     Dropout => ("dropout", Forward, "dropout P' = P ⊙ keep / (1 − p)"),
     WeightedSum => ("weighted_sum", Forward, "weighted sum att = P·V"),

@@ -28,7 +28,8 @@ pub use walk::Walk;
 /// How often the screen refreshes while a model trains.
 const TICK: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// The environment variable that makes a debug build panic after its first frame.
+/// The environment variable that makes the TUI panic after its first frame, so that a test can
+/// check that the real binary restores the terminal on a panic (the tests run the release build).
 pub const PANIC_ENV: &str = "ATTN_TRACE_TUI_PANIC";
 
 /// Whether [`run`] has the terminal (raw mode, alternate screen, mouse capture).
@@ -58,7 +59,7 @@ pub fn run(walk: Walk, theme: Theme) -> color_eyre::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
         let size = terminal.size()?;
         let mut app = App::new(walk, theme, size.width, size.height);
-        let panic_on_purpose = cfg!(debug_assertions) && std::env::var_os(PANIC_ENV).is_some();
+        let panic_on_purpose = std::env::var_os(PANIC_ENV).is_some();
         while !app.quit {
             terminal.draw(|f| app::render(f, &app))?;
             if panic_on_purpose {

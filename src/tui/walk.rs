@@ -1,9 +1,9 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
-use crate::engine::{self, Run, shapes};
+use crate::engine::{self, Run};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
-use crate::tensor::{Shape, ravel};
+use crate::tensor::Shape;
 use crate::trace::{Buf, Pass, Trace};
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
@@ -90,20 +90,15 @@ impl Walk {
         wanted.filter(|v| vs.contains(v)).or_else(|| vs.first().copied())
     }
 
-    /// Flat offset of score element `e` in the variant's scores layout, if it is in range.
+    /// Flat offset of score element `e` in the variant's scores layout, if it is in range. The
+    /// baseline has one head: an MHA element's `(b, i, j)` is the same pair there.
     pub fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
-        let Shape { b: B, s: S, t: T, .. } = self.shape;
-        let H = self.heads(variant);
-        let h = if variant == Variant::Baseline { 0 } else { e.h };
-        if e.b >= B || h >= H || e.i >= S || e.j >= T {
-            return None;
-        }
-        let (_, view) = shapes(Buf::Scores, variant, self.shape);
-        let index: Vec<usize> = match variant {
-            Variant::Baseline => vec![e.b, e.i, e.j],
-            Variant::Mha => vec![e.b, h, e.i, e.j],
+        let e = if variant == Variant::Baseline {
+            Element { h: 0, ..e }
+        } else {
+            e
         };
-        Some(ravel(&view, &index))
+        e.offset(self.run(variant)?.registry.layout(Buf::Scores)?)
     }
 
     /// The event that writes element `e`: its score in the forward pass, its score gradient in

@@ -112,11 +112,7 @@ impl AttnMap {
         }
         let probs: Vec<Vec<f32>> = captures
             .iter()
-            .map(|cap| {
-                engine::run(&cap.inputs, cap.variant, Passes::FORWARD, false)
-                    .tensors
-                    .probs
-            })
+            .map(|cap| engine::run(&cap.inputs, cap.variant, Passes::FORWARD, false).tensors[Buf::Probs].to_vec())
             .collect();
         let mut map = AttnMap {
             model,

@@ -1,6 +1,7 @@
 //! Baseline and MHA side by side on the same input, phase by phase: where the same (i, j) lives
 //! in each layout, the two scales, and how H probability rows replace one.
 
+use crate::format::phase_title;
 use crate::formula::{sizes, substitute};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Phase, Trace};
@@ -97,7 +98,8 @@ impl Compare {
         Outcome::Stay
     }
 
-    /// The event in `phase` of `variant` that writes the element's cell (or the phase's first).
+    /// The event in `phase` of `variant` that writes the element's cell its final value there
+    /// (the normalised probability, not softmax's intermediate exponential), or the phase's first.
     fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
         let trace = self.walk.trace(variant)?;
         let k = trace.phases.iter().position(|&(_, p)| p == phase)?;
@@ -105,28 +107,25 @@ impl Compare {
         let buf = PHASES.iter().find(|(p, _)| *p == phase)?.1;
         let off = self.offset(variant, buf)?;
         let w = trace.index.writes(buf, off);
-        let at = w.partition_point(|&x| (x as usize) < range.start);
+        let end = w.partition_point(|&x| (x as usize) < range.end);
         Some(
-            w.get(at)
-                .map(|&x| x as usize)
+            end.checked_sub(1)
+                .map(|last| w[last] as usize)
                 .filter(|x| range.contains(x))
                 .unwrap_or(range.start),
         )
     }
 
-    /// Flat offset of the element in `buf`: the score cell, or the first channel of row i (and
-    /// head h) for `[B,T,C]` buffers.
+    /// Flat offset of the element in `buf`, from the variant's registry layout: the score cell,
+    /// or the first channel of query row i (of head h) for the `[B,S,C]` buffers.
     fn offset(&self, variant: Variant, buf: Buf) -> Option<usize> {
         let e = self.element;
-        let sh = self.walk.shape;
-        match buf {
-            Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs => self.walk.score_offset(variant, e),
-            _ => {
-                let h = if variant == Variant::Mha { e.h } else { 0 };
-                // query rows: S of them (T in self-attention)
-                Some((e.b * sh.s + e.i) * sh.c + h * sh.d() * usize::from(variant == Variant::Mha))
-            }
+        let layout = self.walk.run(variant)?.registry.layout(buf)?;
+        if layout.is_pairs() {
+            return self.walk.score_offset(variant, e);
         }
+        let h = if variant == Variant::Mha { e.h } else { 0 };
+        layout.offset_of(&[("b", e.b), ("i", e.i), ("h", h)])
     }
 }
 
@@ -156,7 +155,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
                 format!(
                     "· {} · {} · element b={} h={} i={} j={}",
                     phase.name(),
-                    phase.title(),
+                    phase_title(phase, &st.walk.mask),
                     e.b,
                     e.h,
                     e.i,
@@ -204,6 +203,9 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
     let end = trace.span_range(k).end.saturating_sub(1);
     let value = |off: usize| trace.value_at(buf, off, end);
     let target = st.offset(variant, buf);
+    let Some(layout) = walk.run(variant).and_then(|r| r.registry.layout(buf)) else {
+        return;
+    };
     let b = e.b.min(sh.b - 1);
     let out = frame.buffer_mut();
     let cw = 7u16;
@@ -237,7 +239,9 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                     let yy = y.saturating_add(1 + row as u16);
                     put(out, inner, x0, yy, &format!("i{i}"), t.dim());
                     for (k, j) in js.clone().enumerate() {
-                        let off = ((b * H + h) * S + i) * T + j;
+                        let Some(off) = layout.offset_of(&[("b", b), ("h", h), ("i", i), ("j", j)]) else {
+                            continue;
+                        };
                         let style = if Some(off) == target {
                             t.write()
                         } else if walk.mask.hides(i, j) {
@@ -259,7 +263,8 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         let D = if variant == Variant::Mha { sh.d() } else { C };
         let h = if variant == Variant::Mha { e.h } else { 0 };
         let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
-        let is = window(T, fit_rows, e.i);
+        // query rows: S of them (T in self-attention)
+        let is = window(S, fit_rows, e.i);
         let x_of = |k: usize, c: usize| inner.x + 4 + k as u16 * cw + (c / D - cs.start / D) as u16;
         for (k, c) in cs.clone().enumerate() {
             let name = if variant == Variant::Mha {
@@ -273,7 +278,12 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
             let yy = y.saturating_add(1 + row as u16);
             put(out, inner, inner.x, yy, &format!("i{i}"), t.dim());
             for (k, c) in cs.clone().enumerate() {
-                let off = (b * T + i) * C + c;
+                let coords = if variant == Variant::Mha {
+                    [("b", b), ("i", i), ("h", c / D), ("d", c % D)]
+                } else {
+                    [("b", b), ("i", i), ("c", c), ("h", 0)]
+                };
+                let Some(off) = layout.offset_of(&coords) else { continue };
                 let mine = i == e.i && (variant == Variant::Baseline || c / D == e.h);
                 let style = if mine { t.written() } else { t.base() };
                 put(out, inner, x_of(k, c), yy, &format!("{:>6}", num(value(off))), style);
@@ -341,24 +351,23 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
         1.0 / (D as f32).sqrt()
     )));
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
-        let row = |trace: &Trace, variant: Variant, h: usize| -> String {
-            let (S, T) = (sh.s, sh.t);
-            let H = walk.heads(variant);
-            let base = ((e.b * H + h) * S + e.i) * T;
+        let row = |trace: &Trace, h: usize| -> String {
             let last = trace.len().saturating_sub(1);
-            let vals: Vec<String> = (0..T)
-                .map(|j| num(trace.value_at(Buf::Probs, base + j, last)))
+            let Some(probs) = trace.buffer(Buf::Probs).map(|b| b.layout()) else {
+                return String::new();
+            };
+            let vals: Vec<String> = (0..sh.t)
+                .filter_map(|j| probs.offset_of(&[("b", e.b), ("h", h), ("i", e.i), ("j", j)]))
+                .map(|off| num(trace.value_at(Buf::Probs, off, last)))
                 .collect();
             vals.join(" ")
         };
         lines.push(Line::from(format!(
             "probability rows of query i={}: baseline one row [{}]",
             e.i,
-            row(bt, Variant::Baseline, 0)
+            row(bt, 0)
         )));
-        let heads: Vec<String> = (0..sh.h)
-            .map(|h| format!("h{h} [{}]", row(mt, Variant::Mha, h)))
-            .collect();
+        let heads: Vec<String> = (0..sh.h).map(|h| format!("h{h} [{}]", row(mt, h))).collect();
         lines.push(Line::from(format!(
             "mha {} rows, one per head, each summing to 1: {}",
             sh.h,

@@ -10,22 +10,25 @@
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
 use super::menu;
-use crate::engine::{Run, first_divergence, kernel_shape};
+use crate::engine::first_divergence;
+use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::mistakes::{
+    CORRECT, MISTAKEN, Note, Place, Timeline, downstream, event_words, missing_why, number, phase_of, removed_by,
+};
 use crate::scenario::{self, Scenario};
-use crate::trace::{Event, Pass, Phase, Trace};
+use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
-use crate::tui::widgets::{CellRef, Ctx, code, frame_ids, log, memory, num, put};
+use crate::tui::widgets::{CellRef, Ctx, code, frame_ids, log, memory, put};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use std::collections::BTreeSet;
-use std::ops::Range;
 use std::sync::Arc;
 
 /// The side-by-side view's keys, shown on `?`.
@@ -54,154 +57,6 @@ pub const GALLERY_KEYS: &[(&str, &str)] = &[
     ("?", "these keys"),
     ("Esc  /  q", "back to the menu"),
 ];
-
-/// The two runs of the view, as indexes into [`Timeline`]'s per-run arrays.
-pub const CORRECT: usize = 0;
-pub const MISTAKEN: usize = 1;
-
-/// Where one run is at a step of the timeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
-    /// At this event of its trace.
-    At(usize),
-    /// This run has no such phase: it waits at this event (its last before the phase, or its
-    /// first after when the phase comes before everything it does).
-    Waiting(usize),
-}
-
-impl Place {
-    pub fn event(self) -> usize {
-        match self {
-            Place::At(n) | Place::Waiting(n) => n,
-        }
-    }
-}
-
-/// One phase on the shared timeline.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Segment {
-    pub phase: Phase,
-    /// The phase's events in each run, `None` where that run does not make it.
-    pub spans: [Option<Range<usize>>; 2],
-    /// First step of the segment on the timeline, and its number of steps (the longer span).
-    pub t0: usize,
-    pub len: usize,
-    /// Where a run without this phase waits.
-    hold: [usize; 2],
-}
-
-/// The phases of two traces matched in order, as one sequence of steps.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Timeline {
-    pub segments: Vec<Segment>,
-    /// Steps in all.
-    pub len: usize,
-}
-
-impl Timeline {
-    pub fn new(traces: [&Trace; 2]) -> Timeline {
-        // each trace's non-empty phase spans, in order
-        let spans = traces.map(|t| {
-            (0..t.phases.len())
-                .map(|k| (t.phases[k].1, t.span_range(k)))
-                .filter(|(_, r)| !r.is_empty())
-                .collect::<Vec<_>>()
-        });
-        let (a, b) = (&spans[CORRECT], &spans[MISTAKEN]);
-        // lcs[x][y]: phases a[x..] and b[y..] have in common, in order
-        let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-        for x in (0..a.len()).rev() {
-            for y in (0..b.len()).rev() {
-                lcs[x][y] = if a[x].0 == b[y].0 {
-                    lcs[x + 1][y + 1] + 1
-                } else {
-                    lcs[x + 1][y].max(lcs[x][y + 1])
-                };
-            }
-        }
-        let mut raw: Vec<(Phase, [Option<Range<usize>>; 2])> = Vec::new();
-        let (mut x, mut y) = (0, 0);
-        while x < a.len() || y < b.len() {
-            if x < a.len() && y < b.len() && a[x].0 == b[y].0 {
-                raw.push((a[x].0, [Some(a[x].1.clone()), Some(b[y].1.clone())]));
-                (x, y) = (x + 1, y + 1);
-            } else if x < a.len() && (y == b.len() || lcs[x + 1][y] >= lcs[x][y + 1]) {
-                // the correct run's own phases come first: what the mistaken one replaced
-                raw.push((a[x].0, [Some(a[x].1.clone()), None]));
-                x += 1;
-            } else {
-                raw.push((b[y].0, [None, Some(b[y].1.clone())]));
-                y += 1;
-            }
-        }
-        let hold = |g: usize, side: usize| -> usize {
-            let before = raw[..g]
-                .iter()
-                .rev()
-                .find_map(|(_, s)| s[side].as_ref().map(|r| r.end - 1));
-            let after = || raw[g..].iter().find_map(|(_, s)| s[side].as_ref().map(|r| r.start));
-            before.or_else(after).unwrap_or(0)
-        };
-        let mut segments = Vec::with_capacity(raw.len());
-        let mut t0 = 0;
-        for (g, (phase, sp)) in raw.iter().enumerate() {
-            let len = sp.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
-            segments.push(Segment {
-                phase: *phase,
-                spans: sp.clone(),
-                t0,
-                len,
-                hold: [hold(g, CORRECT), hold(g, MISTAKEN)],
-            });
-            t0 += len;
-        }
-        Timeline { segments, len: t0 }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The segment holding step `t`.
-    pub fn segment_at(&self, t: usize) -> usize {
-        self.segments.partition_point(|s| s.t0 <= t).saturating_sub(1)
-    }
-
-    /// Where run `side` is at step `t`.
-    pub fn place(&self, t: usize, side: usize) -> Place {
-        let Some(seg) = self.segments.get(self.segment_at(t)) else {
-            return Place::Waiting(0);
-        };
-        match &seg.spans[side] {
-            // a shorter span stays on its last event while the longer one finishes
-            Some(r) => Place::At(r.start + (t - seg.t0).min(r.len() - 1)),
-            None => Place::Waiting(seg.hold[side]),
-        }
-    }
-
-    /// The step at which run `side` is at event `n`.
-    pub fn step_of(&self, side: usize, n: usize) -> Option<usize> {
-        self.segments.iter().find_map(|s| {
-            let r = s.spans[side].as_ref()?;
-            r.contains(&n).then(|| s.t0 + (n - r.start))
-        })
-    }
-}
-
-/// One line of the downstream panel: a mistake's heading, or a finding under it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Note {
-    pub heading: bool,
-    pub text: String,
-}
-
-fn heading(text: String) -> Note {
-    Note { heading: true, text }
-}
-
-fn note(text: String) -> Note {
-    Note { heading: false, text }
-}
 
 /// Which panel each half shows when the screen is too small for both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,7 +128,7 @@ impl SideBySide {
         self.k = k;
         self.timeline = Timeline::new([a, b]);
         self.diverges_at = first_divergence(a, b);
-        self.report = downstream(&walk, good, bad);
+        self.report = downstream(good, bad, &walk.mask);
         self.t = 0;
         true
     }
@@ -454,57 +309,6 @@ impl SideBySide {
             MouseEventKind::ScrollUp => self.go(self.t.checked_sub(1), "first step of both runs"),
             _ => {}
         }
-    }
-}
-
-/// `write scores[2] = -1e9`: an event in words.
-fn event_words(trace: &Trace, n: usize) -> String {
-    let e = trace.events[n];
-    format!("{} {}[{}] = {}", e.op.name(), e.buf, e.offset, num(e.value))
-}
-
-/// The mistake's number in the kernel file's comments (`MISTAKE 3`).
-fn number(m: Mistake) -> usize {
-    Mistake::ALL.iter().position(|&x| x == m).map_or(0, |k| k + 1)
-}
-
-/// The phase where a mistake's own code runs, for the ones `attention_mistakes.rs` implements.
-fn phase_of(m: Mistake) -> Option<Phase> {
-    match m {
-        Mistake::NoInputProjection => Some(Phase::NoProj),
-        Mistake::ScaleBySeqLen | Mistake::MaskByMultiply => Some(Phase::Scores),
-        Mistake::SoftmaxOverTwoDims => Some(Phase::Softmax),
-        Mistake::NoOutputProjection | Mistake::DropoutNotApplied => None,
-    }
-}
-
-/// The mistake that leaves a phase of the correct run out of the mistaken one.
-fn removed_by(phase: Phase, mistakes: Mistakes) -> Option<Mistake> {
-    let m = match phase {
-        Phase::QkvProj | Phase::Split | Phase::QProj | Phase::KProj | Phase::VProj => Mistake::NoInputProjection,
-        Phase::Dropout => Mistake::DropoutNotApplied,
-        Phase::OutProj => Mistake::NoOutputProjection,
-        _ => return None,
-    };
-    mistakes.has(m).then_some(m)
-}
-
-/// Why a run has no such phase, in words.
-fn missing_why(side: usize, phase: Phase, mistakes: Mistakes) -> String {
-    if side == MISTAKEN {
-        if phase.pass() == Pass::Backward {
-            return "a mistaken run is forward only".into();
-        }
-        return match removed_by(phase, mistakes) {
-            Some(Mistake::NoInputProjection) => "mistake 1 uses x itself as q, k and v".into(),
-            Some(Mistake::DropoutNotApplied) => "mistake 5 never applies dropout".into(),
-            Some(Mistake::NoOutputProjection) => "mistake 4 returns att as the output".into(),
-            _ => "the mistaken module skips it".into(),
-        };
-    }
-    match phase {
-        Phase::NoProj => "it projects x with learned weights instead".into(),
-        _ => "only the mistaken module makes it".into(),
     }
 }
 
@@ -828,7 +632,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
                     "· {} · {} · {}",
                     st.variant(),
                     seg.phase.pass().name(),
-                    seg.phase.title()
+                    phase_title(seg.phase, &st.walk.mask)
                 ),
                 t.dim(),
             ),
@@ -900,10 +704,7 @@ fn half(
     // the event line: what this run does at this step, or why it waits
     let event_line = match place {
         Place::At(_) => {
-            let mut spans = vec![Span::styled(
-                format!(" {}", log::line(trace, st.variant(), n)),
-                t.base(),
-            )];
+            let mut spans = vec![Span::styled(format!(" {}", log::line(trace, n)), t.base())];
             let other = places[1 - side];
             if let Place::At(m) = other
                 && side == MISTAKEN
@@ -1013,297 +814,4 @@ fn render_status(frame: &mut Frame, area: Rect, st: &SideBySide, phase: Phase, t
             t.status(),
         ),
     };
-}
-
-/// `0.12 0.40 …`: values with two decimals.
-fn list(values: impl IntoIterator<Item = f32>) -> String {
-    values
-        .into_iter()
-        // + 0.0 turns the −0.0 of an empty sum into 0.0
-        .map(|v| format!("{:.2}", v + 0.0))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// The downstream panel: for every mistake of the run, its documented symptom in numbers, read
-/// from the final tensors of the correct run `good` and the mistaken run `bad`.
-#[allow(non_snake_case)]
-pub fn downstream(walk: &Walk, good: &Run, bad: &Run) -> Vec<Note> {
-    let sh = walk.shape;
-    let ksh = kernel_shape(sh, good.variant);
-    let (B, S, T, C, H, D) = (sh.b, sh.s, sh.t, sh.c, ksh.h, ksh.d());
-    let mask = &walk.mask;
-    let (g, w) = (&good.tensors, &bad.tensors);
-    // [B,H,S,T] score-shaped buffers
-    let at = |b: usize, h: usize, i: usize, j: usize| ((b * H + h) * S + i) * T + j;
-    let mut out = Vec::new();
-    for m in bad.mistakes.list() {
-        out.push(heading(format!("MISTAKE {} {}: {}", number(m), m.name(), m.symptom())));
-        match m {
-            Mistake::NoInputProjection => {
-                let weights = if g.w_qkv.is_empty() { "w_q, w_k, w_v" } else { "w_qkv" };
-                let q_is_x = !w.q.is_empty() && w.q == w.x;
-                out.push(note(format!(
-                    "the mistaken run has no {weights}: its q {} x itself, so no weights decide what a token looks for",
-                    if q_is_x { "is" } else { "comes from" }
-                )));
-                if S != T || !w.memory.is_empty() {
-                    out.push(note(
-                        "cross-attention: q = x and k = v = memory, straight from the inputs".into(),
-                    ));
-                    continue;
-                }
-                // |S[i,j] − S[j,i]| over the pairs visible both ways
-                let asym = |s: &[f32]| -> (f32, usize) {
-                    let mut worst = (0.0f32, 0);
-                    for b in 0..B {
-                        for h in 0..H {
-                            for i in 0..S {
-                                for j in i + 1..T {
-                                    if !mask.hides(i, j) && !mask.hides(j, i) {
-                                        let d = (s[at(b, h, i, j)] - s[at(b, h, j, i)]).abs();
-                                        worst = (worst.0.max(d), worst.1 + 1);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    worst
-                };
-                let ((bad_d, pairs), (good_d, _)) = (asym(&w.scores), asym(&g.scores));
-                if pairs == 0 {
-                    out.push(note(
-                        "this mask shows no pair (i, j) both ways, so the symmetry hides behind it".into(),
-                    ));
-                    continue;
-                }
-                out.push(note(format!(
-                    "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad_d:.4} over {pairs} pairs (correct run: {good_d:.4})"
-                )));
-                if let Some((i, j)) = (0..S)
-                    .flat_map(|i| (i + 1..T).map(move |j| (i, j)))
-                    .find(|&(i, j)| !mask.hides(i, j) && !mask.hides(j, i))
-                {
-                    let s = |t: &[f32], i, j| t[at(0, 0, i, j)];
-                    out.push(note(format!(
-                        "b0 h0: mistaken S[{i},{j}] = {:.3}, S[{j},{i}] = {:.3} · correct S[{i},{j}] = {:.3}, S[{j},{i}] = {:.3}",
-                        s(&w.scores, i, j),
-                        s(&w.scores, j, i),
-                        s(&g.scores, i, j),
-                        s(&g.scores, j, i)
-                    )));
-                }
-            }
-            Mistake::ScaleBySeqLen => {
-                let ratio = (D as f32).sqrt() / (T as f32).sqrt();
-                out.push(note(format!(
-                    "scores × 1/√T = 1/√{T} = {:.3} instead of 1/√D = 1/√{D} = {:.3}: each is √D/√T = {ratio:.3} times the correct one",
-                    1.0 / (T as f32).sqrt(),
-                    1.0 / (D as f32).sqrt()
-                )));
-                // the ratio measured on the visible scores the correct run does not have near 0
-                let ratios: Vec<f32> = (0..B * H * S * T)
-                    .filter(|&o| !mask.hides(o / T % S, o % T) && g.scores[o].abs() > 1e-3)
-                    .map(|o| w.scores[o] / g.scores[o])
-                    .collect();
-                if !ratios.is_empty() {
-                    let mean = ratios.iter().sum::<f32>() / ratios.len() as f32;
-                    out.push(note(format!(
-                        "measured on the two runs' scores: mistaken / correct = {mean:.3} (over {} scores)",
-                        ratios.len()
-                    )));
-                }
-                let row_max =
-                    |p: &[f32], b: usize, h: usize, i: usize| (0..T).map(|j| p[at(b, h, i, j)]).fold(0.0f32, f32::max);
-                let rows = B * H * S;
-                let mean = |p: &[f32]| {
-                    let sum: f32 = (0..B * H * S).map(|r| row_max(p, r / (H * S), r / S % H, r % S)).sum();
-                    sum / rows.max(1) as f32
-                };
-                let verdict = match T.cmp(&D) {
-                    std::cmp::Ordering::Greater => format!("too flat (T = {T} > D = {D})"),
-                    std::cmp::Ordering::Less => format!("too sharp (T = {T} < D = {D})"),
-                    std::cmp::Ordering::Equal => format!("unchanged (T = D = {D})"),
-                };
-                out.push(note(format!(
-                    "mean max probability over all {rows} rows: correct {:.3}, mistaken {:.3}: the softmax is {verdict}",
-                    mean(&g.probs),
-                    mean(&w.probs)
-                )));
-                out.push(note("max probability per row, b0 h0:".into()));
-                out.push(note(format!(
-                    "  correct  {}",
-                    list((0..S).map(|i| row_max(&g.probs, 0, 0, i)))
-                )));
-                out.push(note(format!(
-                    "  mistaken {}",
-                    list((0..S).map(|i| row_max(&w.probs, 0, 0, i)))
-                )));
-            }
-            Mistake::MaskByMultiply => {
-                let hidden: Vec<usize> = (0..B * H * S * T).filter(|&o| mask.hides(o / T % S, o % T)).collect();
-                if hidden.is_empty() {
-                    out.push(note(
-                        "this scenario hides no pair: multiplying by an all-ones mask changes nothing".into(),
-                    ));
-                    continue;
-                }
-                let leak = hidden.iter().filter(|&&o| w.probs[o] > 0.0).count();
-                let (worst, o) = hidden
-                    .iter()
-                    .map(|&o| (w.probs[o], o))
-                    .fold((0.0f32, 0), |a, b| if b.0 > a.0 { b } else { a });
-                let good_max = hidden.iter().map(|&o| g.probs[o]).fold(0.0f32, f32::max);
-                let (b, h, i, j) = (o / (H * S * T), o / (S * T) % H, o / T % S, o % T);
-                out.push(note(format!(
-                    "{leak} of {} masked probabilities are > 0 in the mistaken run, the largest {worst:.3} at b{b} h{h} i{i} j{j} (correct run: at most {good_max:.3})",
-                    hidden.len()
-                )));
-                let future = |p: &[f32], i: usize| {
-                    (0..T)
-                        .filter(|&j| mask.hides(i, j))
-                        .map(|j| p[at(0, 0, i, j)])
-                        .sum::<f32>()
-                };
-                out.push(note(format!(
-                    "weight on hidden keys per row, b0 h0: correct {} · mistaken {}",
-                    list((0..S).map(|i| future(&g.probs, i))),
-                    list((0..S).map(|i| future(&w.probs, i)))
-                )));
-                if let Some(i) = (0..S).find(|&i| (0..T).any(|j| mask.hides(i, j))) {
-                    let row = |p: &[f32]| list((0..T).map(|j| p[at(0, 0, i, j)]));
-                    out.push(note(format!(
-                        "row i={i}, b0 h0: correct [{}] · mistaken [{}]",
-                        row(&g.probs),
-                        row(&w.probs)
-                    )));
-                }
-            }
-            Mistake::NoOutputProjection => {
-                out.push(note(
-                    "the mistaken run has no w_proj and no out_proj phase: its output is att itself".into(),
-                ));
-                if g.w_proj.is_empty() {
-                    out.push(note(
-                        "the correct run has no output projection either: nothing differs".into(),
-                    ));
-                    continue;
-                }
-                if H == 1 {
-                    out.push(note(
-                        "one head: nothing to mix, but out = att skips the learned W_proj".into(),
-                    ));
-                    continue;
-                }
-                // what head hh adds to out[b0, i, c]: Σ over its channels c' of att[c']·W[c', c]
-                let i = S - 1;
-                let row = i * C;
-                let part = |hh: usize, c: usize| -> f32 {
-                    (hh * D..(hh + 1) * D)
-                        .map(|cp| g.att[row + cp] * g.w_proj[cp * C + c])
-                        .sum()
-                };
-                let mine = |hh: usize, c: usize| if c / D == hh { w.att[row + c] } else { 0.0 };
-                let heads = |f: &dyn Fn(usize, usize) -> f32| -> String {
-                    (0..H)
-                        .map(|hh| format!("h{hh} [{}]", list((0..C).map(|c| f(hh, c)))))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                };
-                out.push(note(format!("what each head adds to out[b0, i={i}, c], c = 0..{C}:")));
-                out.push(note(format!("  correct  {}", heads(&part))));
-                out.push(note(format!("  mistaken {}", heads(&mine))));
-                let mixed = (0..C)
-                    .filter(|&c| (0..H).filter(|&hh| part(hh, c) != 0.0).count() > 1)
-                    .count();
-                out.push(note(format!(
-                    "correct: {mixed} of {C} output channels mix several heads · mistaken: none, channel c comes only from head c/D (D = {D})"
-                )));
-            }
-            Mistake::DropoutNotApplied => {
-                if g.drop_mask.is_empty() {
-                    out.push(note(
-                        "dropout is off in this scenario (eval mode, or no [run].dropout): both runs compute the same"
-                            .into(),
-                    ));
-                    continue;
-                }
-                let dropped: Vec<usize> = (0..g.drop_mask.len()).filter(|&o| g.drop_mask[o] == 0.0).collect();
-                let rescale = (0..g.probs.len())
-                    .find(|&o| g.drop_mask[o] != 0.0 && g.probs[o] > 1e-6)
-                    .map(|o| g.probs_drop[o] / g.probs[o]);
-                let scale = rescale.map_or(String::new(), |r| {
-                    format!(" and scales the kept ones by 1/(1 − p) = {r:.3}")
-                });
-                out.push(note(format!(
-                    "the correct run drops {} of {} probabilities (drop_mask = 0){scale}",
-                    dropped.len(),
-                    g.drop_mask.len()
-                )));
-                let used = dropped.iter().filter(|&&o| w.probs[o] > 0.0).count();
-                out.push(note(format!(
-                    "the mistaken run still uses {used} of those {}: its weighted sum reads probs, never probs_drop",
-                    dropped.len()
-                )));
-                // the largest weights the mistaken run keeps that the correct one dropped
-                let mut kept: Vec<usize> = dropped.iter().copied().filter(|&o| w.probs[o] > 0.0).collect();
-                kept.sort_by(|&a, &b| w.probs[b].total_cmp(&w.probs[a]).then(a.cmp(&b)));
-                let examples: Vec<String> = kept
-                    .iter()
-                    .take(3)
-                    .map(|&o| {
-                        let (b, h, i, j) = (o / (H * S * T), o / (S * T) % H, o / T % S, o % T);
-                        format!(
-                            "b{b} h{h} i{i} j{j}: correct {:.2}, mistaken {:.2}",
-                            g.probs_drop[o], w.probs[o]
-                        )
-                    })
-                    .collect();
-                if !examples.is_empty() {
-                    out.push(note(format!("dropped weights: {}", examples.join(" · "))));
-                }
-                let diff = g
-                    .att
-                    .iter()
-                    .zip(&w.att)
-                    .map(|(a, b)| (a - b).abs())
-                    .fold(0.0f32, f32::max);
-                out.push(note(format!("att differs between the runs by up to {diff:.3}")));
-            }
-            Mistake::SoftmaxOverTwoDims => {
-                let sum_row = |p: &[f32], b: usize, h: usize, i: usize| (0..T).map(|j| p[at(b, h, i, j)]).sum::<f32>();
-                for h in 0..H {
-                    out.push(note(format!(
-                        "row sums, mistaken b0 h{h}: {}",
-                        list((0..S).map(|i| sum_row(&w.probs, 0, h, i)))
-                    )));
-                }
-                let rows: Vec<(usize, usize, usize)> = (0..B)
-                    .flat_map(|b| (0..H).flat_map(move |h| (0..S).map(move |i| (b, h, i))))
-                    .collect();
-                let off = rows
-                    .iter()
-                    .filter(|&&(b, h, i)| (sum_row(&w.probs, b, h, i) - 1.0).abs() > 1e-3)
-                    .count();
-                let sums: Vec<f32> = rows.iter().map(|&(b, h, i)| sum_row(&g.probs, b, h, i)).collect();
-                let lo = sums.iter().copied().fold(f32::INFINITY, f32::min);
-                let hi = sums.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                out.push(note(format!(
-                    "{off} of {} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo:.4}, max {hi:.4})",
-                    rows.len()
-                )));
-                let whole = (0..H)
-                    .map(|h| {
-                        let sum: f32 = (0..S).map(|i| sum_row(&w.probs, 0, h, i)).sum();
-                        format!("h{h} {sum:.3}")
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" · ");
-                out.push(note(format!(
-                    "each head's whole S×T matrix sums to 1 instead, b0: {whole}"
-                )));
-            }
-        }
-    }
-    out
 }

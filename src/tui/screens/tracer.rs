@@ -3,12 +3,12 @@
 //! State changes only in [`Tracer::key`] / [`Tracer::mouse`]; [`render`] draws from the state and
 //! never mutates. Every key is answered with O(1) or O(log n) queries on the trace's indexes.
 
+use crate::format::phase_title;
 use crate::kernels::Variant;
-use crate::tensor::{ravel, unravel};
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{self, CellRef, Ctx, code, equation, is_score_like, log, memory, put, variables};
+use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, put, variables};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -256,7 +256,7 @@ impl Tracer {
             return Ok(());
         }
         if text.contains('=') {
-            let e = parse_element(text)?;
+            let e = Element::parse(text)?;
             let pass = trace.view(self.cursor).pass;
             let n = walk.element_event(self.variant, pass, e).ok_or_else(|| {
                 let sh = walk.shape;
@@ -289,15 +289,17 @@ impl Tracer {
                 .iter()
                 .map(|p| p.parse::<usize>().map_err(|_| format!("{p:?} is not a whole number")))
                 .collect::<Result<_, _>>()?;
+            let layout = info.layout();
             let off = match nums.as_slice() {
                 [off] => *off,
-                idx if idx.len() == info.view.len() => {
-                    if let Some(k) = idx.iter().zip(&info.view).position(|(i, d)| i >= d) {
-                        return Err(format!("index {} is out of range: {name} is {:?}", idx[k], info.view));
-                    }
-                    ravel(&info.view, idx)
-                }
-                _ => return Err(format!("{name} has {} dimensions {:?}", info.view.len(), info.view)),
+                idx => layout.offset(idx).ok_or_else(|| {
+                    format!(
+                        "{name}[{}] is not in {name} {} ({})",
+                        inside.trim(),
+                        layout.sizes_text(),
+                        layout.names().join(",")
+                    )
+                })?,
             };
             if off >= info.len() {
                 return Err(format!(
@@ -399,18 +401,11 @@ impl Tracer {
         let Some(info) = self.walk.trace(self.variant).and_then(|t| t.buffer(buf)) else {
             return;
         };
-        let view = &info.view;
-        // a row is the last dimension, or the whole C = H·D row of a [B,T,H,D] view
-        let row_len = match view.len() {
-            4 if !is_score_like(buf) => view[2] * view[3],
-            _ => view.last().copied().unwrap_or(1),
-        }
-        .max(1);
-        let rows = match view.len() {
-            0 | 1 => 1,
-            4 if !is_score_like(buf) => view[1],
-            r => view[r - 2],
-        };
+        // a row is what the memory panel draws as one: everything after the row dimension
+        let layout = info.layout();
+        let r = layout.row_dim().unwrap_or(0);
+        let row_len = layout.stride(r).max(1);
+        let rows = layout.dims.get(r).map_or(1, |d| d.size);
         let block = row_len * rows;
         let next = match code {
             KeyCode::Left => off.checked_sub(1).filter(|o| o / row_len == off / row_len),
@@ -457,13 +452,16 @@ impl Tracer {
         };
         let v = here.view(self.cursor);
         // the same score element in the other layout, else the same phase, else where we were
-        let element = is_score_like(v.buf).then(|| {
-            let (b, h, i, j) = match self.variant {
-                Variant::Baseline => (v.index[0], 0, v.index[1], v.index[2]),
-                Variant::Mha => (v.index[0], v.index[1], v.index[2], v.index[3]),
-            };
-            let h = if other == Variant::Baseline { 0 } else { h };
-            Element { b, h, i, j }
+        let layout = here.buffer(v.buf).map(|b| b.layout()).filter(|l| l.is_pairs());
+        let element = layout.map(|l| {
+            let at = |name| l.coord(v.offset, name);
+            let h = if other == Variant::Baseline { 0 } else { at("h") };
+            Element {
+                b: at("b"),
+                h,
+                i: at("i"),
+                j: at("j"),
+            }
         });
         let same_element = element.and_then(|e| walk.element_event(other, v.pass, e));
         let same_phase = there
@@ -518,35 +516,6 @@ impl Tracer {
 }
 
 /// Parses `b=0 h=1 i=2 j=1` (commas or spaces; `b` and `h` default to 0).
-fn parse_element(text: &str) -> Result<Element, String> {
-    let mut e = Element {
-        b: 0,
-        h: 0,
-        i: usize::MAX,
-        j: usize::MAX,
-    };
-    for part in text.split([' ', ',']).filter(|p| !p.is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("{part:?}: write each coordinate as name=value"))?;
-        let v: usize = v
-            .trim()
-            .parse()
-            .map_err(|_| format!("{part:?}: {v:?} is not a whole number"))?;
-        match k.trim() {
-            "b" => e.b = v,
-            "h" => e.h = v,
-            "i" => e.i = v,
-            "j" => e.j = v,
-            other => return Err(format!("unknown coordinate {other:?}: use b, h, i and j")),
-        }
-    }
-    if e.i == usize::MAX || e.j == usize::MAX {
-        return Err("an element needs at least i and j, e.g. b=0 h=1 i=2 j=1".into());
-    }
-    Ok(e)
-}
-
 /// Where each panel goes. Panels that do not fit are `None` and reached through the tabs.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Areas {
@@ -657,7 +626,12 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     let header = Line::from(vec![
         Span::styled(format!(" {} ", st.walk.title), t.title()),
         Span::styled(
-            format!("· {} · {} · {}", st.variant, v.pass.name(), v.phase.title()),
+            format!(
+                "· {} · {} · {}",
+                st.variant,
+                v.pass.name(),
+                phase_title(v.phase, &st.walk.mask)
+            ),
             t.dim(),
         ),
     ]);
@@ -721,5 +695,5 @@ fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
 pub fn selected_index(st: &Tracer) -> Option<Vec<usize>> {
     let (buf, off) = st.selected()?;
     let info = st.walk.trace(st.variant)?.buffer(buf)?;
-    Some(unravel(&info.view, off))
+    Some(info.layout().index(off))
 }

@@ -2,6 +2,7 @@
 //! numbers and the running partial sum, read from the log (only the current iteration's events).
 
 use super::{Ctx, frame_ids, num};
+use crate::format::{hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
@@ -36,9 +37,11 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::WeightedSumBack, true) => &["dP_h[i,j] = dY_h[i]·V_h[j]   dV_h[j] = Σ_i P_h[i,j] dY_h[i]"],
         (Phase::SoftmaxBack, false) => &["dS[i,j] = P[i,j] (dP[i,j] − Σ_k dP[i,k] P[i,k])"],
         (Phase::SoftmaxBack, true) => &["dS_h[i,j] = P_h[i,j] (dP_h[i,j] − Σ_k dP_h[i,k] P_h[i,k])"],
-        (Phase::ScoresBack, false) => &["dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C  (j ≤ i)"],
+        (Phase::ScoresBack, false) => {
+            &["dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)"]
+        }
         (Phase::ScoresBack, true) => {
-            &["dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D  (j ≤ i)"]
+            &["dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"]
         }
         (Phase::SplitBack, _) => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])"],
         (Phase::QkvProjBack, _) => &["dx = d_qkv·W_qkvᵀ   dW_qkv = xᵀ·d_qkv   db_qkv = Σ_i d_qkv[i]"],
@@ -62,14 +65,23 @@ fn accumulates(phase: Phase) -> bool {
 /// A sum being accumulated in the current loop iteration, up to the cursor.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Accum {
-    /// The reads of each term so far (`(buf, offset, value)`), in order.
-    pub terms: Vec<Vec<(Buf, usize, f32)>>,
-    /// A read the sum starts from (a bias), when there is one.
+    /// The terms whose every factor has been read by the cursor (`(buf, offset, value)` each).
+    pub done: Vec<Vec<(Buf, usize, f32)>>,
+    /// The term the cursor is reading, while it still waits for a factor.
+    pub partial: Option<Vec<(Buf, usize, f32)>>,
+    /// A read the sum starts from (a bias, or the old value of a `+=`), once it has been read.
     pub init: Option<(Buf, usize, f32)>,
-    /// The sum of the terms (and `init`) so far.
+    /// The sum of the finished terms (and `init`) so far: what the kernel's `s` holds.
     pub sum: f32,
     /// Terms the complete sum has (including those still to come).
     pub total: usize,
+}
+
+impl Accum {
+    /// The term the cursor's read belongs to: the one still being read, else the last done.
+    pub fn current(&self) -> Option<&Vec<(Buf, usize, f32)>> {
+        self.partial.as_ref().or(self.done.last())
+    }
 }
 
 /// Events in one iteration are scanned only up to this many, so a huge reduction stays cheap.
@@ -77,7 +89,9 @@ const SCAN_LIMIT: usize = 50_000;
 
 /// The accumulation the event `n` takes part in: the innermost iteration that ends with a write
 /// of its own (the `j` of scores, the `d` of the weighted sum, the `o` of a linear layer), read
-/// from its first event up to `n`. Each nested iteration's reads make one product term.
+/// from its first event up to `n`. Each nested iteration's reads make one product term, which
+/// counts in the sum only once all its factors are read: at the read of `q[q_base + d]` the
+/// kernel's `s` does not yet hold `q·k`.
 pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
     let ids = frame_ids(trace, n);
     let (acc_id, acc) = ids.iter().take(3).find_map(|&id| {
@@ -89,9 +103,10 @@ pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
     if end - start > SCAN_LIMIT {
         return None;
     }
-    let mut terms: Vec<Vec<(Buf, usize, f32)>> = Vec::new();
+    let mut done: Vec<Vec<(Buf, usize, f32)>> = Vec::new();
+    let mut partial: Option<Vec<(Buf, usize, f32)>> = None;
     let mut init = None;
-    let mut last_frame = None;
+    let mut term_frame = None;
     let mut total = 0;
     for k in start..end {
         let e = trace.events[k];
@@ -105,26 +120,29 @@ pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
             }
             continue;
         }
-        if last_frame != Some(e.frame) {
+        if term_frame != Some(e.frame) {
             total += 1;
-            last_frame = Some(e.frame);
+            term_frame = Some(e.frame);
             if k <= n {
-                terms.push(Vec::new());
+                // a new term started by the cursor: the one before it is finished
+                done.extend(partial.take());
+                partial = Some(Vec::new());
             }
         }
         if k <= n
-            && let Some(t) = terms.last_mut()
+            && let Some(t) = partial.as_mut()
         {
             t.push(item);
         }
+        // the term is finished at its last read, once the cursor has reached it
+        if k <= n && trace.frame(e.frame).is_some_and(|f| f.end as usize == k + 1) {
+            done.extend(partial.take());
+        }
     }
-    let sum = init.map_or(0.0, |i| i.2)
-        + terms
-            .iter()
-            .map(|t| t.iter().map(|r| r.2).product::<f32>())
-            .sum::<f32>();
+    let sum = init.map_or(0.0, |i| i.2) + done.iter().map(|t| t.iter().map(|r| r.2).product::<f32>()).sum::<f32>();
     Some(Accum {
-        terms,
+        done,
+        partial,
         init,
         sum,
         total,
@@ -133,7 +151,7 @@ pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
 
 fn factors(term: &[(Buf, usize, f32)]) -> (String, String) {
     let names: Vec<String> = term.iter().map(|(b, o, _)| format!("{b}[{o}]")).collect();
-    let values: Vec<String> = term.iter().map(|r| num(r.2)).collect();
+    let values: Vec<String> = term.iter().map(|r| exact(r.2)).collect();
     (names.join("·"), values.join(" × "))
 }
 
@@ -150,6 +168,8 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         }
     } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack) {
         out.extend(softmax_lines(ctx));
+    } else if matches!(v.phase, Phase::Dropout | Phase::DropoutBack) {
+        out.extend(dropout_lines(ctx));
     } else {
         out.push(Line::from(format!(
             "copy: {} {}[{}] = {}",
@@ -166,34 +186,31 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accum) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let mut out = Vec::new();
-    if let Some(term) = acc.terms.last()
+    let finished = acc.done.len();
+    if let Some(term) = acc.current()
         && v.op == Op::Read
     {
         let (names, values) = factors(term);
-        let product: f32 = term.iter().map(|r| r.2).product();
-        let note = if term.len() == 1 && acc.terms.len() < acc.total {
-            "  (next factor follows)"
+        let waiting = acc.partial.is_some();
+        let number = finished + usize::from(waiting);
+        let mut spans = vec![Span::raw(format!("term {number}/{}: {names} = {values}", acc.total))];
+        if waiting {
+            spans.push(Span::styled("  (next factor follows)", t.dim()));
         } else {
-            ""
-        };
-        out.push(Line::from(vec![
-            Span::raw(format!("term {}/{}: {names} = {values} = ", acc.terms.len(), acc.total)),
-            Span::styled(num(product), t.number()),
-            Span::styled(note, t.dim()),
-        ]));
+            let product: f32 = term.iter().map(|r| r.2).product();
+            spans.push(Span::raw(" = "));
+            spans.push(Span::styled(exact(product), t.number()));
+        }
+        out.push(Line::from(spans));
     } else if let Some((b, o, val)) = acc.init
-        && acc.terms.is_empty()
+        && finished == 0
     {
-        out.push(Line::from(format!("start from {b}[{o}] = {}", num(val))));
+        out.push(Line::from(format!("start from {b}[{o}] = {}", exact(val))));
     }
     let start = acc.init.map(|(b, o, _)| format!("{b}[{o}] + ")).unwrap_or_default();
     out.push(Line::from(vec![
-        Span::raw(format!(
-            "partial sum {start}Σ ({} of {} terms) = ",
-            acc.terms.len(),
-            acc.total
-        )),
-        Span::styled(format!("{:.4}", acc.sum), t.number()),
+        Span::raw(format!("partial sum {start}Σ ({finished} of {} terms) = ", acc.total)),
+        Span::styled(exact(acc.sum), t.number()),
     ]));
     if v.op == Op::Write {
         out.push(write_line(ctx, acc.sum));
@@ -216,7 +233,11 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
         Phase::Scores => {
             let (i, j) = (var(v, "i"), var(v, "j"));
             if ctx.walk.mask.hides(i, j) {
-                format!("masked (j={j} > i={i}): {target} = −1e9, the dot product {sum:.4} is discarded")
+                let why = hidden_because(&ctx.walk.mask, i, j);
+                format!(
+                    "masked ({why}): {target} = −1e9, the dot product {} is discarded",
+                    exact(sum)
+                )
             } else {
                 format!(
                     "{target} = Σ × 1/√{sym} = {sum:.4} × 1/√{n} ({scale:.4}) = {}",
@@ -230,8 +251,52 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
     Line::from(Span::styled(text, t.op_write()))
 }
 
+/// A factor, product or sum with enough digits to check by hand: four decimals, and at least
+/// four significant digits for small values (`0.0001234`, not `0.00`).
+fn exact(v: f32) -> String {
+    if v == 0.0 || !v.is_finite() || v.abs() >= 999.5 {
+        return num(v);
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize;
+    format!("{v:.digits$}")
+}
+
 fn var(v: &crate::trace::EventView, name: &str) -> usize {
     v.vars.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, x)| x)
+}
+
+/// Dropout multiplies each probability (or its gradient) by its keep flag and 1/(1 − p): the
+/// iteration's reads, as the log has them so far, and at the write the product.
+fn dropout_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let tr = ctx.trace;
+    let p = ctx.walk.run(ctx.variant).and_then(|r| r.dropout).map_or(0.0, |d| d.p);
+    let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
+        return Vec::new();
+    };
+    // the iteration reads the keep flag and the value, then writes their product
+    let read = |buf: Buf| {
+        (f.start as usize..=ctx.cursor)
+            .map(|k| tr.events[k])
+            .find(|e| e.op == Op::Read && e.buf == buf)
+            .map_or("…".to_string(), |e| exact(e.value))
+    };
+    let (target, source) = match v.phase {
+        Phase::Dropout => (Buf::ProbsDrop, Buf::Probs),
+        _ => (Buf::DProbs, Buf::DProbsDrop),
+    };
+    let mut spans = vec![Span::raw(format!(
+        "{target}[{}] = {source} × keep × 1/(1 − p) = {} × {} × 1/(1 − {p})",
+        v.offset,
+        read(source),
+        read(Buf::DropMask)
+    ))];
+    if v.op == Op::Write {
+        spans.push(Span::raw(" = "));
+        spans.push(Span::styled(exact(v.value), t.number()));
+    }
+    vec![Line::from(spans)]
 }
 
 /// Softmax rows are three passes (max, exponentials, normalise) forward and two backward; the
@@ -306,7 +371,11 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
-    let title = format!(" {} · {} ", ctx.view.phase.name(), ctx.view.phase.title());
+    let title = format!(
+        " {} · {} ",
+        ctx.view.phase.name(),
+        phase_title(ctx.view.phase, &ctx.walk.mask)
+    );
     let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
     let panel = Paragraph::new(lines(ctx)).block(block).wrap(Wrap { trim: false });
     frame.render_widget(panel, area);

@@ -1,31 +1,22 @@
 //! The event log: the events around the current one, one line each, e.g.
 //! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded.
 
-use super::{Ctx, dim_names, num, put};
-use crate::kernels::Variant;
-use crate::tensor::unravel;
+use super::{Ctx, num, put};
 use crate::trace::{Op, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Widget};
 
 /// One log line for event `n` (without the marker column).
-pub fn line(trace: &Trace, variant: Variant, n: usize) -> String {
+pub fn line(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     let off = e.offset as usize;
-    let index = trace.buffer(e.buf).map_or_else(|| vec![off], |b| unravel(&b.view, off));
-    let names = dim_names(e.buf, variant);
-    let label: Vec<String> = index
-        .iter()
-        .enumerate()
-        .map(|(k, v)| format!("{}{v}", names.get(k).copied().unwrap_or("?")))
-        .collect();
     format!(
         "#{n} {:<5} {}[{off}] = {}  ({})",
         e.op.name(),
         e.buf,
         num(e.value),
-        label.join(" ")
+        trace.label(e.buf, off)
     )
 }
 
@@ -65,7 +56,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         };
         let marker_style = if bp && n != ctx.cursor { t.breakpoint() } else { style };
         let x = put(buf, inner, inner.x, y, marker, marker_style);
-        let text = line(ctx.trace, ctx.variant, n);
+        let text = line(ctx.trace, n);
         let end = put(buf, inner, x, y, &text, style);
         if n == ctx.cursor && end < inner.right() {
             put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);

@@ -6,10 +6,8 @@
 //! [`plan`] places every cell; [`render`] draws the plan and [`hit`] answers mouse clicks from
 //! the same plan, so what is clicked is what was drawn.
 
-use super::{CellRef, Ctx, frame_ids, is_score_like, num, put};
-use crate::engine::shapes;
-use crate::kernels::Variant;
-use crate::tensor::unravel;
+use super::{CellRef, Ctx, frame_ids, num, put};
+use crate::tensor::Layout;
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -63,7 +61,10 @@ pub struct Spot {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Placed {
     pub buf: Buf,
+    /// Cells too narrow for numbers: each is a colour (or a shade) of its value.
     pub heat: bool,
+    /// The row of the heat legend, in heat mode.
+    pub legend: Option<u16>,
     pub labels: Vec<(u16, u16, String, bool)>,
     pub cells: Vec<Spot>,
 }
@@ -78,94 +79,100 @@ struct Panel {
     /// Columns per head in a `[B,T,H,D]` view (a gap is drawn between heads), else 0.
     group: usize,
     rname: &'static str,
-    cname: &'static str,
-    /// Row and column of each (i, j) pair for the mask, for score-shaped buffers.
-    scores: bool,
+    /// The names of the column dimensions: `[j, ""]`, or `[h, d]` for heads of channels.
+    cnames: [&'static str; 2],
+    /// One value per (query i, key j): rows are `i`, columns `j`, and the mask applies.
+    pairs: bool,
 }
 
-/// The matrices of `buf` for batch `b`, and which one holds `focus` at which (row, col).
-fn panels(buf: Buf, variant: Variant, view: &[usize], focus: usize) -> (Vec<Panel>, usize, usize, usize) {
-    let idx = unravel(view, focus);
-    let score = is_score_like(buf);
-    let heads = variant == Variant::Mha && view.len() == 4;
-    match view.len() {
-        4 if score => {
-            let (b, h, t) = (idx[0], view[1], view[2]);
-            let ps = (0..h)
-                .map(|hh| Panel {
-                    label: format!("h{hh}"),
-                    rows: t,
-                    cols: t,
-                    base: (b * h + hh) * t * t,
-                    stride: t,
-                    group: 0,
-                    rname: "i",
-                    cname: "j",
-                    scores: true,
-                })
-                .collect();
-            (ps, idx[1], idx[2], idx[3])
-        }
-        4 => {
-            let (b, t, h, d) = (idx[0], view[1], view[2], view[3]);
-            let p = Panel {
-                label: String::new(),
-                rows: t,
-                cols: h * d,
-                base: b * t * h * d,
-                stride: h * d,
-                group: if heads { d } else { 0 },
-                rname: "i",
-                cname: "c",
-                scores: false,
-            };
-            (vec![p], 0, idx[1], idx[2] * d + idx[3])
-        }
-        3 => {
-            let (b, r, c) = (idx[0], view[1], view[2]);
-            let p = Panel {
-                label: String::new(),
-                rows: r,
-                cols: c,
-                base: b * r * c,
-                stride: c,
-                group: 0,
-                rname: "i",
-                cname: if score { "j" } else { "c" },
-                scores: score,
-            };
-            (vec![p], 0, idx[1], idx[2])
-        }
-        2 => {
-            let p = Panel {
-                label: String::new(),
-                rows: view[0],
-                cols: view[1],
-                base: 0,
-                stride: view[1],
-                group: 0,
-                rname: "c",
-                cname: "o",
-                scores: false,
-            };
-            (vec![p], 0, idx[0], idx[1])
-        }
-        _ => {
-            let n = view.first().copied().unwrap_or(0);
-            let p = Panel {
-                label: String::new(),
-                rows: 1,
-                cols: n,
-                base: 0,
-                stride: 0,
-                group: 0,
-                rname: "",
-                cname: "o",
-                scores: false,
-            };
-            (vec![p], 0, 0, idx.first().copied().unwrap_or(0))
-        }
-    }
+/// The matrices of a buffer for the batch holding `focus`, and which one holds `focus` at which
+/// (row, col). All of it comes from the registry's layout: the row dimension and its name (`i`
+/// for queries, `j` for keys), the columns after it (grouped per head when they are `h, d`), and
+/// one matrix per value of the dimensions between the batch and the rows (the heads of the
+/// scores).
+fn panels(layout: &Layout, focus: usize) -> (Vec<Panel>, usize, usize, usize) {
+    let idx = layout.index(focus);
+    let dims = &layout.dims;
+    let Some(r) = layout.row_dim() else {
+        // a vector: one row of columns
+        let (cname, cols) = dims.first().map_or(("o", 0), |d| (d.name, d.size));
+        let p = Panel {
+            label: String::new(),
+            rows: 1,
+            cols,
+            base: 0,
+            stride: 0,
+            group: 0,
+            rname: "",
+            cnames: [cname, ""],
+            pairs: false,
+        };
+        return (vec![p], 0, 0, idx.first().copied().unwrap_or(0));
+    };
+    let after = &dims[r + 1..];
+    let cols: usize = after.iter().map(|d| d.size).product();
+    // columns of several dimensions are heads of channels: a gap between heads
+    let group = if after.len() > 1 {
+        after[after.len() - 1].size
+    } else {
+        0
+    };
+    let cnames = match after {
+        [] => ["", ""],
+        [c] => [c.name, ""],
+        [.., h, d] => [h.name, d.name],
+    };
+    // the batch (dimension 0, when the rows are not it) is fixed; the others before the rows
+    // each give one matrix
+    let lead = usize::from(r > 0);
+    let outer = &dims[lead..r];
+    let count: usize = outer.iter().map(|d| d.size).product();
+    let batch_base = if lead == 1 { idx[0] * layout.stride(0) } else { 0 };
+    let stride = layout.stride(r);
+    let ps = (0..count)
+        .map(|k| {
+            // the outer coordinates of matrix k, and their label (`h1`)
+            let mut rest = k;
+            let mut coords = vec![0; outer.len()];
+            for (n, d) in outer.iter().enumerate().rev() {
+                coords[n] = rest % d.size;
+                rest /= d.size;
+            }
+            let base = batch_base
+                + coords
+                    .iter()
+                    .enumerate()
+                    .map(|(n, c)| c * layout.stride(lead + n))
+                    .sum::<usize>();
+            let label = outer
+                .iter()
+                .zip(&coords)
+                .map(|(d, c)| format!("{}{c}", d.name))
+                .collect::<Vec<_>>()
+                .join(" ");
+            Panel {
+                label,
+                rows: dims[r].size,
+                cols,
+                base,
+                stride,
+                group,
+                rname: dims[r].name,
+                cnames,
+                pairs: layout.is_pairs(),
+            }
+        })
+        .collect();
+    // which matrix holds the focus, and where in it
+    let fp = outer
+        .iter()
+        .enumerate()
+        .fold(0, |acc, (n, d)| acc * d.size + idx[lead + n]);
+    let fc = after
+        .iter()
+        .enumerate()
+        .fold(0, |acc, (n, d)| acc * d.size + idx[r + 1 + n]);
+    (ps, fp, idx[r], fc)
 }
 
 /// `count` consecutive items out of `len`, as close to centred on `at` as the ends allow.
@@ -239,23 +246,23 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Vec<Placed> {
 
 fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     let info = ctx.trace.buffer(buf)?;
-    let view = &info.view;
+    let layout = info.layout();
     let len = info.len();
     if len == 0 || area.width < 8 {
         return None;
     }
     let focus = focus_of(ctx, buf).min(len - 1);
-    let (ps, fp, fr, fc) = panels(buf, ctx.variant, view, focus);
+    let (ps, fp, fr, fc) = panels(layout, focus);
     let mut labels = Vec::new();
     let mut cells = Vec::new();
-    let (shape, _) = shapes(buf, ctx.variant, ctx.walk.shape);
-    let dims = |s: &[usize]| s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",");
-    let mut title = format!("{buf} [{}]", dims(view));
-    if shape != *view {
-        title.push_str(&format!(" view of [{}]", dims(&shape)));
+    let view = layout.sizes();
+    let mut title = format!("{buf} {}", layout.sizes_text());
+    if info.spec.shape != view {
+        let stored: Vec<String> = info.spec.shape.iter().map(|d| d.to_string()).collect();
+        title.push_str(&format!(" view of [{}]", stored.join(",")));
     }
-    if view.len() >= 3 {
-        title.push_str(&format!("  batch {}", unravel(view, focus)[0]));
+    if layout.row_dim().is_some_and(|r| r > 0) {
+        title.push_str(&format!("  batch {}", layout.index(focus)[0]));
     }
     labels.push((area.x, area.y, title, true));
 
@@ -268,15 +275,27 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     let cw = if heat { HEAT_W } else { VALUE_W };
     let panel_w = full(cw).min(area.width) + 2;
     let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
-    // rows: title, column header, grid rows, blank, two lines of the flat row
-    let avail = area.height.saturating_sub(2) as usize;
+    // rows: title, (heat legend,) column header, grid rows, blank, two lines of the flat row
+    let legend = heat.then_some(area.y + 1);
+    let avail = area.height.saturating_sub(2 + u16::from(heat)) as usize;
     let flat = avail >= 4;
     let max_rows = if flat { avail - 3 } else { avail }.max(1);
     let row_win = window(p0.rows, max_rows, fr);
     let col_room = (area.width.saturating_sub(lw) / cw) as usize;
     let col_win = window(p0.cols, col_room.max(1), fc);
     let mut x0 = area.x;
-    let y_head = area.y + 1;
+    let y_head = area.y + 1 + u16::from(heat);
+    // heat cells are narrower than their labels: a label goes where it fits, whole, and the
+    // columns between are unlabelled (never a number cut to its last digits)
+    let mut next_free = area.x;
+    let label_over = |labels: &mut Vec<(u16, u16, String, bool)>, next_free: &mut u16, x: u16, y: u16, name: String| {
+        let width = name.chars().count() as u16;
+        let start = (x + cw).saturating_sub(1 + width);
+        if !heat || start >= *next_free {
+            *next_free = start + width + 1;
+            labels.push((start, y, name, false));
+        }
+    };
     for (k, p) in ps
         .iter()
         .enumerate()
@@ -294,19 +313,16 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
             if p.group > 0 && c > col_win.start && c % p.group == 0 {
                 x += 1;
             }
-            let name = if heat {
-                format!("{}", c % 100)
-            } else if let Some(h) = c.checked_div(p.group) {
-                format!("h{h}d{}", c % p.group)
-            } else {
-                format!("{}{c}", p.cname)
+            let name = match c.checked_div(p.group) {
+                Some(h) => format!("{}{h}{}{}", p.cnames[0], p.cnames[1], c % p.group),
+                None => format!("{}{c}", p.cnames[0]),
             };
-            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y_head, name, false));
+            label_over(&mut labels, &mut next_free, x, y_head, name);
             for (row, r) in row_win.clone().enumerate() {
                 let y = y_head + 1 + row as u16;
                 let off = p.base + r * p.stride + c;
                 if off < len {
-                    let masked = p.scores && ctx.walk.mask.hides(r, c);
+                    let masked = p.pairs && ctx.walk.mask.hides(r, c);
                     cells.push(Spot {
                         x,
                         y,
@@ -337,14 +353,10 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
         labels.push((area.x, y, "off".into(), false));
         labels.push((area.x, y + 1, "data".into(), false));
         let count = (area.width.saturating_sub(lw) / cw) as usize;
+        next_free = area.x + lw;
         for (k, off) in window(len, count.max(1), focus).enumerate() {
             let x = area.x + lw + k as u16 * cw;
-            let name = if heat {
-                format!("{}", off % 100)
-            } else {
-                off.to_string()
-            };
-            labels.push((x + cw.saturating_sub(1 + name.len() as u16), y, name, false));
+            label_over(&mut labels, &mut next_free, x, y, off.to_string());
             cells.push(Spot {
                 x,
                 y: y + 1,
@@ -357,6 +369,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     Some(Placed {
         buf,
         heat,
+        legend,
         labels,
         cells,
     })
@@ -416,6 +429,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             .map(|(_, v)| v.abs())
             .fold(0.0f32, f32::max)
             .max(1e-6);
+        if let Some(y) = p.legend {
+            legend(buf, inner, y, scale, t);
+        }
         for (s, &v) in p.cells.iter().zip(&values) {
             let cell = (p.buf, s.off);
             let written = ctx
@@ -463,4 +479,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             put(buf, inner, s.x, s.y, &text, style);
         }
     }
+}
+
+/// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
+/// marks drawn on cells instead of numbers.
+fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
+    let mut x = put(buf, area, area.x, y, &format!("heat −{} ", num(scale)), t.dim());
+    for k in 0..=4 {
+        let heat = f64::from(k) / 4.0;
+        x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
+    }
+    let marks = format!(" +{}  ◀▶ this access  ▪▪ read this iteration  ·· masked", num(scale));
+    put(buf, area, x, y, &marks, t.dim());
 }

@@ -27,63 +27,7 @@ pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Styl
     buf.set_stringn(x, y, text, room, style).0
 }
 
-/// A value in at most 6 characters: `1.00`, `-0.71`, `-1e9` for the mask constant.
-pub fn num(v: f32) -> String {
-    if !v.is_finite() {
-        return format!("{v}");
-    }
-    if v.abs() >= 999.5 {
-        format!("{v:.0e}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-/// Names of the dimensions of a buffer's view, for `(b0 i2 h1 d0)` labels.
-pub fn dim_names(buf: Buf, variant: Variant) -> &'static [&'static str] {
-    let mha = variant == Variant::Mha;
-    match buf {
-        Buf::Q | Buf::K | Buf::V | Buf::DQ | Buf::DK | Buf::DV | Buf::Att | Buf::DAtt => {
-            if mha {
-                &["b", "i", "h", "d"]
-            } else {
-                &["b", "i", "c"]
-            }
-        }
-        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs | Buf::DropMask | Buf::ProbsDrop | Buf::DProbsDrop => {
-            if mha {
-                &["b", "h", "i", "j"]
-            } else {
-                &["b", "i", "j"]
-            }
-        }
-        Buf::X | Buf::Out | Buf::DOut | Buf::DX | Buf::Qkv | Buf::DQkv => &["b", "i", "c"],
-        Buf::Memory | Buf::DMemory => &["b", "j", "c"],
-        Buf::WQkv | Buf::DWQkv | Buf::WProj | Buf::DWProj => &["c", "o"],
-        Buf::WQ | Buf::DWQ | Buf::WK | Buf::DWK | Buf::WV | Buf::DWV => &["c", "o"],
-        Buf::BQkv | Buf::DBQkv | Buf::BProj | Buf::DBProj => &["o"],
-        Buf::BQ | Buf::DBQ | Buf::BK | Buf::DBK | Buf::BV | Buf::DBV => &["o"],
-    }
-}
-
-/// `b0 i2 h1 d0`: a logical index with its dimension names.
-pub fn index_label(buf: Buf, variant: Variant, index: &[usize]) -> String {
-    let names = dim_names(buf, variant);
-    index
-        .iter()
-        .enumerate()
-        .map(|(k, v)| format!("{}{v}", names.get(k).copied().unwrap_or("?")))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Is this a `[.., T, T]` score-shaped buffer, where the causal mask applies?
-pub fn is_score_like(buf: Buf) -> bool {
-    matches!(
-        buf,
-        Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs | Buf::DropMask | Buf::ProbsDrop | Buf::DProbsDrop
-    )
-}
+pub use crate::format::num;
 
 use super::theme::Theme;
 use super::walk::Walk;

@@ -1,6 +1,6 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
-use super::{Ctx, index_label, num};
+use super::{Ctx, num};
 use crate::formula::derived_lines;
 use crate::tui::walk::Walk;
 use ratatui::Frame;
@@ -39,7 +39,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     out.push(Line::from(vec![
         Span::styled(v.op.name(), op_style),
         Span::raw(format!(" {}[{}] ", v.buf, v.offset)),
-        Span::styled(format!("({})", index_label(v.buf, ctx.variant, &v.index)), t.dim()),
+        Span::styled(format!("({})", ctx.trace.label(v.buf, v.offset)), t.dim()),
         Span::raw(" = "),
         Span::styled(num(v.value), t.number()),
     ]));

@@ -1,0 +1,160 @@
+//! The one place that decides which code runs an attention pass.
+//!
+//! A traced run (a recording [`Recorder`]) runs the reference loops of the lesson files,
+//! `kernels/attention_1h.rs` for the baseline and `kernels/attention_mha.rs` for MHA, exactly as
+//! the code panel shows them. An untraced run (the engine without a log, TinyGPT's training)
+//! runs [`crate::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
+//! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
+//! functions, so a variant is chosen here and nowhere else.
+
+use crate::fast::{self, Heads};
+use crate::kernels::{Mask, Variant, attention_1h, attention_mha};
+use crate::tensor::Shape;
+use crate::trace::{Buf, Recorder};
+
+/// The shape a variant's kernel sees: the baseline always has one head.
+pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
+    match variant {
+        Variant::Baseline => sh.single_head(),
+        Variant::Mha => sh,
+    }
+}
+
+/// The fast path's geometry for the variant.
+const fn heads(sh: Shape, variant: Variant) -> Heads {
+    match variant {
+        Variant::Baseline => Heads::baseline(sh),
+        Variant::Mha => Heads::mha(sh),
+    }
+}
+
+/// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`.
+macro_rules! pass {
+    ($rec:ident, $variant:ident, $sh:ident, $f:ident($($arg:expr),* $(,)?), fast($($farg:expr),* $(,)?)) => {
+        if R::ENABLED {
+            let ksh = kernel_shape($sh, $variant);
+            match $variant {
+                Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
+                Variant::Mha => attention_mha::$f($rec, ksh, $($arg),*),
+            }
+        } else {
+            fast::$f(heads($sh, $variant), $($farg),*)
+        }
+    };
+}
+
+/// `S = Q·Kᵀ/√D + mask`.
+pub fn scores<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], s: &mut [f32]) {
+    pass!(rec, variant, sh, scores(mask, q, k, s), fast(mask, q, k, s))
+}
+
+/// `P = softmax(S)` along each row.
+pub fn softmax_rows<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, s: &[f32], p: &mut [f32]) {
+    pass!(rec, variant, sh, softmax_rows(s, p), fast(s, p))
+}
+
+/// `att = P·V`; `p` is `probs`, or the dropped-out probabilities when dropout is on.
+pub fn weighted_sum<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    p: (Buf, &[f32]),
+    v: &[f32],
+    att: &mut [f32],
+) {
+    pass!(rec, variant, sh, weighted_sum(p, v, att), fast(p.1, v, att))
+}
+
+/// `dP = dAtt·Vᵀ` and `dV = Pᵀ·dAtt`; `d_p` is the gradient of whichever probabilities were read.
+#[allow(clippy::too_many_arguments)]
+pub fn weighted_sum_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    p: (Buf, &[f32]),
+    v: &[f32],
+    d_att: &[f32],
+    d_p: (Buf, &mut [f32]),
+    d_v: &mut [f32],
+) {
+    if R::ENABLED {
+        let ksh = kernel_shape(sh, variant);
+        match variant {
+            Variant::Baseline => attention_1h::weighted_sum_back(rec, ksh, p, v, d_att, d_p, d_v),
+            Variant::Mha => attention_mha::weighted_sum_back(rec, ksh, p, v, d_att, d_p, d_v),
+        }
+    } else {
+        fast::weighted_sum_back(heads(sh, variant), p.1, v, d_att, d_p.1, d_v)
+    }
+}
+
+/// `dS = P ⊙ (dP − Σ dP·P)` along each row.
+pub fn softmax_rows_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    p: &[f32],
+    d_p: &[f32],
+    d_s: &mut [f32],
+) {
+    pass!(rec, variant, sh, softmax_rows_back(p, d_p, d_s), fast(p, d_p, d_s))
+}
+
+/// `dQ = dS·K/√D` and `dK = dSᵀ·Q/√D` over the visible pairs.
+#[allow(clippy::too_many_arguments)]
+pub fn scores_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    mask: &Mask,
+    q: &[f32],
+    k: &[f32],
+    d_s: &[f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+) {
+    pass!(
+        rec,
+        variant,
+        sh,
+        scores_back(mask, q, k, d_s, d_q, d_k),
+        fast(mask, q, k, d_s, d_q, d_k)
+    )
+}
+
+/// The attention core forward: scores, softmax, weighted sum (no dropout).
+#[allow(clippy::too_many_arguments)]
+pub fn forward<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    mask: &Mask,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    s: &mut [f32],
+    p: &mut [f32],
+    att: &mut [f32],
+) {
+    scores(rec, variant, sh, mask, q, k, s);
+    softmax_rows(rec, variant, sh, s, p);
+    weighted_sum(rec, variant, sh, (Buf::Probs, p), v, att);
+}
+
+/// The attention core backward, from `d_att` to `d_q`, `d_k`, `d_v` (no dropout).
+#[allow(clippy::too_many_arguments)]
+pub fn backward<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    mask: &Mask,
+    (q, k, v, p): (&[f32], &[f32], &[f32], &[f32]),
+    d_att: &[f32],
+    d_p: &mut [f32],
+    d_s: &mut [f32],
+    (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
+) {
+    weighted_sum_back(rec, variant, sh, (Buf::Probs, p), v, d_att, (Buf::DProbs, d_p), d_v);
+    softmax_rows_back(rec, variant, sh, p, d_p, d_s);
+    scores_back(rec, variant, sh, mask, q, k, d_s, d_q, d_k);
+}

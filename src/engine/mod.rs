@@ -1,0 +1,358 @@
+//! Runs one attention variant on concrete inputs, traced or not, and says in advance how many
+//! events that will record.
+//!
+//! - [`plan`]: what a run will do without its data, and its closed-form event counts;
+//! - [`registry`]: every buffer's role, shape and named layout, declared once;
+//! - [`tensors`]: the run's buffers, stored keyed by [`Buf`];
+//! - this file: the forward and backward passes in order, and [`run`].
+
+pub mod plan;
+pub mod registry;
+pub mod tensors;
+
+pub use crate::dispatch::kernel_shape;
+pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_counts};
+pub use registry::Registry;
+pub use tensors::Tensors;
+
+use crate::dispatch;
+use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
+use crate::kernels::{Mask, Variant, dropout, linear, split};
+use crate::tensor::{Shape, Tensor};
+use crate::trace::{Buf, Logger, NoRecord, Phase, Recorder, Trace};
+
+/// Where the run starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Start {
+    /// From the input `x [B,T,C]` through the fused projection `w_qkv [C,3C]`, `b_qkv [3C]`.
+    X {
+        x: Vec<f32>,
+        w_qkv: Vec<f32>,
+        b_qkv: Vec<f32>,
+    },
+    /// From `x [B,S,C]` through three separate projections `w_q, w_k, w_v [C,C]` with biases
+    /// `[C]`, like three linear layers. Keys and values come from `memory [B,T,C]` when it is
+    /// given (cross-attention), else from `x` too.
+    Separate {
+        x: Vec<f32>,
+        memory: Option<Vec<f32>>,
+        w_q: Vec<f32>,
+        b_q: Vec<f32>,
+        w_k: Vec<f32>,
+        b_k: Vec<f32>,
+        w_v: Vec<f32>,
+        b_v: Vec<f32>,
+    },
+    /// At the attention core, with `q [B,S,C]` and `k, v [B,T,C]` given.
+    Qkv { q: Vec<f32>, k: Vec<f32>, v: Vec<f32> },
+}
+
+/// Training-mode attention dropout: probability `p`, keep mask drawn from `seed`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Dropout {
+    pub p: f32,
+    pub seed: u64,
+}
+
+/// Everything a run needs: sizes, mask, the starting tensors, the optional output projection,
+/// dropout, mistakes, and the upstream gradient `d_out` (the loss is `L = Σ out ⊙ d_out`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inputs {
+    pub shape: Shape,
+    pub mask: Mask,
+    pub start: Start,
+    /// `w_proj [C,C]` and `b_proj [C]`; without them the output is `att` itself.
+    pub proj: Option<(Vec<f32>, Vec<f32>)>,
+    pub d_out: Vec<f32>,
+    /// Attention dropout (training mode); `None` in evaluation.
+    pub dropout: Option<Dropout>,
+    /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only.
+    pub mistakes: Mistakes,
+}
+
+impl Inputs {
+    pub fn plan(&self) -> Plan {
+        Plan {
+            shape: self.shape,
+            mask: self.mask.clone(),
+            start: match &self.start {
+                Start::X { .. } => StartKind::Fused,
+                Start::Separate { memory, .. } => StartKind::Separate {
+                    cross: memory.is_some(),
+                },
+                Start::Qkv { .. } => StartKind::Qkv,
+            },
+            proj: self.proj.is_some(),
+            dropout: self.dropout.is_some(),
+            mistakes: self.mistakes,
+        }
+    }
+
+    /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
+    pub fn corrected(&self) -> Inputs {
+        Inputs {
+            mistakes: Mistakes::NONE,
+            ..self.clone()
+        }
+    }
+
+    /// The passes a run of these inputs can make: a mistaken run is forward only.
+    pub fn possible(&self, passes: Passes) -> Passes {
+        self.plan().possible(passes)
+    }
+}
+
+/// The forward pass: the input projections (or the split, or nothing when starting at q, k, v),
+/// the attention core of the variant, dropout, and the output projection (when there is one).
+pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (mask, m) = (&inputs.mask, inputs.mistakes);
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    // keys and values come from memory in cross-attention, else from x
+    let mem = if t.has(Memory) { Memory } else { X };
+
+    // input projections: q = x·W_q + b_q, k = m·W_k + b_k, v = m·W_v + b_v (fused: one of 3C)
+    if m.has(Mistake::NoInputProjection) && t.has(X) {
+        t.write([Q, K, V], |t, [q, k, v]| {
+            attention_mistakes::no_input_projection(rec, sh, t.arg(X), t.arg(mem), q, k, v)
+        });
+    } else if t.has(WQkv) {
+        t.write([Qkv], |t, [y]| {
+            linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
+        });
+        t.write([Q, K, V], |t, [q, k, v]| split::forward(rec, sh, t.get(Qkv), q, k, v));
+    } else if t.has(WQ) {
+        t.write([Q], |t, [y]| {
+            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y))
+        });
+        t.write([K], |t, [y]| {
+            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), t.arg(BK), (K, y))
+        });
+        t.write([V], |t, [y]| {
+            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), t.arg(BV), (V, y))
+        });
+    }
+
+    // the attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V
+    let ksh = kernel_shape(sh, variant);
+    t.write([Scores], |t, [s]| {
+        if m.has(Mistake::ScaleBySeqLen) || m.has(Mistake::MaskByMultiply) {
+            attention_mistakes::scores(rec, ksh, mask, m, t.get(Q), t.get(K), s)
+        } else {
+            dispatch::scores(rec, variant, sh, mask, t.get(Q), t.get(K), s)
+        }
+    });
+    t.write([Probs], |t, [p]| {
+        if m.has(Mistake::SoftmaxOverTwoDims) {
+            attention_mistakes::softmax_over_two_dims(rec, ksh, t.get(Scores), p)
+        } else {
+            dispatch::softmax_rows(rec, variant, sh, t.get(Scores), p)
+        }
+    });
+    let p = match inputs.dropout {
+        Some(d) if t.has(ProbsDrop) => {
+            t.write([ProbsDrop], |t, [pd]| {
+                dropout::forward(rec, ksh, d.p, t.get(DropMask), t.get(Probs), pd)
+            });
+            ProbsDrop
+        }
+        _ => Probs,
+    };
+    t.write([Att], |t, [att]| {
+        dispatch::weighted_sum(rec, variant, sh, t.arg(p), t.get(V), att)
+    });
+
+    // output projection: out = att·W_proj + b_proj
+    if t.has(WProj) {
+        t.write([Out], |t, [y]| {
+            linear::forward(
+                rec,
+                Phase::OutProj,
+                queries,
+                t.arg(Att),
+                t.arg(WProj),
+                t.arg(BProj),
+                (Out, y),
+            )
+        });
+    }
+}
+
+/// The backward pass from `d_out`, in the reverse order of [`forward`].
+pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    assert!(inputs.mistakes.is_empty(), "a mistaken run is forward only");
+    let sh = inputs.shape;
+    let mask = &inputs.mask;
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+
+    // output projection: dAtt = dOut·W_projᵀ, dW_proj = attᵀ·dOut, db_proj = Σ dOut
+    if t.has(WProj) {
+        t.write([DAtt, DWProj, DBProj], |t, [d_att, d_w, d_b]| {
+            let (att, w, d_out) = (t.arg(Att), t.arg(WProj), t.arg(DOut));
+            linear::backward(
+                rec,
+                Phase::OutProjBack,
+                queries,
+                att,
+                w,
+                d_out,
+                (DAtt, d_att),
+                (DWProj, d_w),
+                (DBProj, d_b),
+            )
+        });
+    } else {
+        // no output projection: out is att, so its gradient is d_out unchanged
+        t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
+    }
+
+    // the attention core, backwards: dP and dV, (dropout), dS, then dQ and dK
+    let (p, d_p) = if t.has(ProbsDrop) {
+        (ProbsDrop, DProbsDrop)
+    } else {
+        (Probs, DProbs)
+    };
+    t.write([d_p, DV], |t, [dp, d_v]| {
+        dispatch::weighted_sum_back(rec, variant, sh, t.arg(p), t.get(V), t.get(DAtt), (d_p, dp), d_v)
+    });
+    if let Some(d) = inputs.dropout.filter(|_| t.has(DropMask)) {
+        let ksh = kernel_shape(sh, variant);
+        t.write([DProbs], |t, [dp]| {
+            dropout::backward(rec, ksh, d.p, t.get(DropMask), t.get(DProbsDrop), dp)
+        });
+    }
+    t.write([DScores], |t, [ds]| {
+        dispatch::softmax_rows_back(rec, variant, sh, t.get(Probs), t.get(DProbs), ds)
+    });
+    t.write([DQ, DK], |t, [d_q, d_k]| {
+        dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
+    });
+
+    // input projections, backwards
+    if t.has(WQkv) {
+        t.write([DQkv], |t, [d]| {
+            split::backward(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+        });
+        t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
+            let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));
+            linear::backward(
+                rec,
+                Phase::QkvProjBack,
+                keys,
+                x,
+                w,
+                dy,
+                (DX, d_x),
+                (DWQkv, d_w),
+                (DBQkv, d_b),
+            )
+        });
+    } else if t.has(WQ) {
+        // k and v read memory (cross-attention) or x: their input gradients add up there,
+        // and in self-attention the query projection's adds to the same d_x
+        let cross = t.has(Memory);
+        let (mem, d_mem) = if cross { (Memory, DMemory) } else { (X, DX) };
+        t.write([d_mem, DWV, DBV], |t, [d_m, d_w, d_b]| {
+            let (m, w, dy) = (t.arg(mem), t.arg(WV), t.arg(DV));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), (DBV, d_b));
+            linear::backward_into(rec, Phase::VProjBack, keys, m, w, dy, d_m, d_w, d_b, false)
+        });
+        t.write([d_mem, DWK, DBK], |t, [d_m, d_w, d_b]| {
+            let (m, w, dy) = (t.arg(mem), t.arg(WK), t.arg(DK));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), (DBK, d_b));
+            linear::backward_into(rec, Phase::KProjBack, keys, m, w, dy, d_m, d_w, d_b, true)
+        });
+        t.write([DX, DWQ, DBQ], |t, [d_x, d_w, d_b]| {
+            let (x, w, dy) = (t.arg(X), t.arg(WQ), t.arg(DQ));
+            let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), (DBQ, d_b));
+            linear::backward_into(rec, Phase::QProjBack, queries, x, w, dy, d_x, d_w, d_b, !cross)
+        });
+    }
+}
+
+/// The result of running one variant.
+#[derive(Debug)]
+pub struct Run {
+    pub variant: Variant,
+    pub shape: Shape,
+    /// The mistakes this run made (empty for the correct implementation).
+    pub mistakes: Mistakes,
+    /// Attention dropout, when the run applies it.
+    pub dropout: Option<Dropout>,
+    /// The run's buffers: which exist, their shapes and layouts.
+    pub registry: Registry,
+    pub tensors: Tensors,
+    /// The event log, for traced runs.
+    pub trace: Option<Trace>,
+}
+
+impl Run {
+    /// Number of recorded events (0 for an untraced run).
+    pub fn events(&self) -> usize {
+        self.trace.as_ref().map_or(0, Trace::len)
+    }
+
+    /// Every present buffer with its reported shape, in [`Buf`] order.
+    pub fn named_tensors(&self) -> Vec<(Buf, Tensor)> {
+        self.registry
+            .iter()
+            .map(|(b, spec)| (b, Tensor::new(spec.shape.clone(), self.tensors.get(b).to_vec())))
+            .collect()
+    }
+}
+
+/// Runs `variant` on `inputs`. A traced run records the requested passes; a mistaken run
+/// makes (and records) the forward pass only.
+pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> Run {
+    let plan = inputs.plan();
+    let passes = plan.possible(passes);
+    let registry = Registry::new(&plan, variant, passes);
+    let mut t = Tensors::new(inputs, &registry);
+    let trace = if traced {
+        let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes) as usize);
+        let mut initial = None;
+        if passes.forward {
+            initial = Some(t.snapshot(&registry));
+            forward(&mut log, &mut t, variant, inputs);
+        } else {
+            forward(&mut NoRecord, &mut t, variant, inputs);
+        }
+        if passes.backward {
+            if initial.is_none() {
+                initial = Some(t.snapshot(&registry));
+            }
+            backward(&mut log, &mut t, variant, inputs);
+        }
+        Some(log.finish(initial.unwrap_or_default()))
+    } else {
+        forward(&mut NoRecord, &mut t, variant, inputs);
+        if passes.backward {
+            backward(&mut NoRecord, &mut t, variant, inputs);
+        }
+        None
+    };
+    Run {
+        variant,
+        shape: inputs.shape,
+        mistakes: inputs.mistakes,
+        dropout: inputs.dropout.filter(|_| registry.has(Buf::DropMask)),
+        registry,
+        tensors: t,
+        trace,
+    }
+}
+
+/// The first event at which two traces differ (in buffer, offset, op or value), or the shorter
+/// one's length when one is a prefix of the other; `None` when they are identical.
+pub fn first_divergence(a: &Trace, b: &Trace) -> Option<usize> {
+    let same = |x: &crate::trace::Event, y: &crate::trace::Event| {
+        (x.buf, x.offset, x.op, x.value.to_bits()) == (y.buf, y.offset, y.op, y.value.to_bits())
+    };
+    match a.events.iter().zip(&b.events).position(|(x, y)| !same(x, y)) {
+        Some(n) => Some(n),
+        None if a.len() != b.len() => Some(a.len().min(b.len())),
+        None => None,
+    }
+}

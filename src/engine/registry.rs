@@ -1,0 +1,274 @@
+//! The buffer registry: every buffer a run can have, declared once — its role, the shape it is
+//! reported in, and the layout the variant's kernel indexes it with, each dimension named as the
+//! kernel's loop names it (`k`'s row is the key position `j`, not the query `i`).
+//!
+//! The engine allocates from it, the trace records it, and every panel, `explain`, Compare, the
+//! exports and the scenario format read names, shapes, labels and offsets from it. A new buffer
+//! is one arm of [`declare`] and one line of [`Registry::new`].
+#![allow(non_snake_case)]
+
+use super::plan::{Passes, Plan, StartKind};
+use crate::kernels::Variant;
+use crate::kernels::attention_mistakes::Mistake;
+use crate::tensor::{Dim, Layout, Level, Role, Shape, Spec, dim};
+use crate::trace::Buf;
+
+/// The buffer whose gradient `buf` is (`d_q` → `q`), for gradient buffers.
+pub const fn primal(buf: Buf) -> Option<Buf> {
+    use Buf::*;
+    Some(match buf {
+        DOut => Out,
+        DAtt => Att,
+        DProbs => Probs,
+        DProbsDrop => ProbsDrop,
+        DScores => Scores,
+        DQ => Q,
+        DK => K,
+        DV => V,
+        DQkv => Qkv,
+        DX => X,
+        DMemory => Memory,
+        DWQkv => WQkv,
+        DBQkv => BQkv,
+        DWProj => WProj,
+        DBProj => BProj,
+        DWQ => WQ,
+        DBQ => BQ,
+        DWK => WK,
+        DBK => BK,
+        DWV => WV,
+        DBV => BV,
+        _ => return None,
+    })
+}
+
+/// Role, stored dimensions and (when the kernel reads it differently) the viewed dimensions of
+/// `buf` for `variant` on sizes `sh`. Gradients are declared through the buffer they belong to.
+pub fn declare(buf: Buf, variant: Variant, sh: Shape) -> Spec {
+    let Shape {
+        b: B,
+        s: S,
+        t: T,
+        c: C,
+        h: H,
+    } = sh;
+    let D = sh.d();
+    let mha = variant == Variant::Mha;
+    // a row of channels: the query rows are walked by `i`, the key/value rows by `j`
+    let channels = |row: Dim| vec![dim("b", B), row, dim("c", C)];
+    // the same rows as the variant's kernel reads them: per head in MHA
+    let heads = |row: Dim| {
+        if mha {
+            vec![dim("b", B), row, dim("h", H), dim("d", D)]
+        } else {
+            channels(row)
+        }
+    };
+    // one score per (query i, key j), per head in MHA
+    let pairs = if mha {
+        vec![dim("b", B), dim("h", H), dim("i", S), dim("j", T)]
+    } else {
+        vec![dim("b", B), dim("i", S), dim("j", T)]
+    };
+    let (i, j) = (dim("i", S), dim("j", T));
+    let weights = |oc: usize| vec![dim("c", C), dim("o", oc)];
+    let bias = |oc: usize| vec![dim("o", oc)];
+    let (role, stored, view) = match buf {
+        Buf::X => (Role::Input, channels(i), None),
+        Buf::Memory => (Role::Input, channels(j), None),
+        Buf::DOut => (Role::Input, channels(i), None),
+        Buf::DropMask => (Role::Input, pairs, None),
+        Buf::WQkv => (Role::Parameter, weights(3 * C), None),
+        Buf::BQkv => (Role::Parameter, bias(3 * C), None),
+        Buf::WQ | Buf::WK | Buf::WV | Buf::WProj => (Role::Parameter, weights(C), None),
+        Buf::BQ | Buf::BK | Buf::BV | Buf::BProj => (Role::Parameter, bias(C), None),
+        // the fused projection's rows are the keys' positions (self-attention: S = T)
+        Buf::Qkv => (Role::Activation, vec![dim("b", B), dim("i", T), dim("c", 3 * C)], None),
+        Buf::Q => (Role::Activation, channels(i), Some(heads(i))),
+        Buf::K | Buf::V => (Role::Activation, channels(j), Some(heads(j))),
+        Buf::Scores | Buf::Probs | Buf::ProbsDrop => (Role::Activation, pairs, None),
+        // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
+        Buf::Att => (Role::Activation, heads(i), None),
+        Buf::Out => (Role::Activation, channels(i), None),
+        grad => {
+            let of = primal(grad).unwrap_or(grad);
+            let spec = declare(of, variant, sh);
+            return Spec {
+                role: Role::Gradient,
+                ..spec
+            };
+        }
+    };
+    Spec {
+        role,
+        level: Level::Global,
+        shape: stored.iter().map(|d| d.size).collect(),
+        layout: Layout::new(view.unwrap_or(stored)),
+    }
+}
+
+/// The buffers of one run: which exist for a plan, variant and passes, and each one's [`Spec`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Registry {
+    pub variant: Variant,
+    pub shape: Shape,
+    specs: Vec<Option<Spec>>,
+}
+
+impl Registry {
+    /// The buffers a run of `plan` on `variant` has: what it starts from, what its forward pass
+    /// computes, and with a backward pass every gradient. Weights a mistake leaves out (no input
+    /// or output projection) are absent.
+    pub fn new(plan: &Plan, variant: Variant, passes: Passes) -> Registry {
+        let m = plan.mistakes;
+        let backward = plan.possible(passes).backward;
+        let mut has = vec![false; Buf::ALL.len()];
+        let mut add = |bufs: &[Buf]| bufs.iter().for_each(|&b| has[b as usize] = true);
+        let project = !m.has(Mistake::NoInputProjection);
+        use Buf::*;
+        match plan.start {
+            StartKind::Fused => {
+                add(&[X, Q, K, V]);
+                if project {
+                    add(&[WQkv, BQkv, Qkv]);
+                }
+            }
+            StartKind::Separate { cross } => {
+                add(&[X, Q, K, V]);
+                if cross {
+                    add(&[Memory]);
+                }
+                if project {
+                    add(&[WQ, BQ, WK, BK, WV, BV]);
+                }
+            }
+            StartKind::Qkv => add(&[Q, K, V]),
+        }
+        add(&[Scores, Probs, Att]);
+        if plan.dropout && !m.has(Mistake::DropoutNotApplied) {
+            add(&[DropMask, ProbsDrop]);
+        }
+        if plan.proj && !m.has(Mistake::NoOutputProjection) {
+            add(&[WProj, BProj, Out]);
+        }
+        if backward {
+            add(&[DOut, DAtt, DProbs, DScores, DQ, DK, DV]);
+            // every buffer that is not given data has a gradient when it exists
+            let grads: Vec<Buf> = Buf::ALL
+                .iter()
+                .copied()
+                .filter(|&g| primal(g).is_some_and(|p| has[p as usize]))
+                .collect();
+            for g in grads {
+                has[g as usize] = true;
+            }
+        }
+        let start_given = plan.start == StartKind::Qkv;
+        let specs = Buf::ALL
+            .iter()
+            .map(|&b| {
+                has[b as usize].then(|| {
+                    let spec = declare(b, variant, plan.shape);
+                    match b {
+                        Q | K | V if start_given => Spec {
+                            role: Role::Input,
+                            ..spec
+                        },
+                        _ => spec,
+                    }
+                })
+            })
+            .collect();
+        Registry {
+            variant,
+            shape: plan.shape,
+            specs,
+        }
+    }
+
+    pub fn get(&self, buf: Buf) -> Option<&Spec> {
+        self.specs.get(buf as usize).and_then(Option::as_ref)
+    }
+
+    pub fn has(&self, buf: Buf) -> bool {
+        self.get(buf).is_some()
+    }
+
+    pub fn layout(&self, buf: Buf) -> Option<&Layout> {
+        self.get(buf).map(|s| &s.layout)
+    }
+
+    /// The present buffers with their specs, in [`Buf`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (Buf, &Spec)> {
+        Buf::ALL.iter().filter_map(|&b| self.get(b).map(|s| (b, s)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::Mask;
+    use crate::kernels::attention_mistakes::Mistakes;
+
+    fn plan(shape: Shape, start: StartKind) -> Plan {
+        Plan {
+            shape,
+            mask: Mask::Causal,
+            start,
+            proj: true,
+            dropout: false,
+            mistakes: Mistakes::NONE,
+        }
+    }
+
+    #[test]
+    fn key_rows_are_named_j_and_query_rows_i() {
+        let sh = Shape::new(1, 3, 4, 2);
+        let mha = Registry::new(&plan(sh, StartKind::Fused), Variant::Mha, Passes::BOTH);
+        assert_eq!(mha.layout(Buf::K).unwrap().label(6), "b0 j1 h1 d0");
+        assert_eq!(mha.layout(Buf::Q).unwrap().label(10), "b0 i2 h1 d0");
+        assert_eq!(mha.layout(Buf::DV).unwrap().names(), ["b", "j", "h", "d"]);
+        assert_eq!(mha.layout(Buf::Scores).unwrap().label(16), "b0 h1 i2 j1");
+        assert_eq!(mha.get(Buf::K).unwrap().shape, [1, 3, 4]);
+        let base = Registry::new(&plan(sh, StartKind::Fused), Variant::Baseline, Passes::BOTH);
+        assert_eq!(base.layout(Buf::Scores).unwrap().label(7), "b0 i2 j1");
+        assert_eq!(base.layout(Buf::V).unwrap().label(5), "b0 j1 c1");
+    }
+
+    #[test]
+    fn cross_attention_scores_are_s_rows_of_t() {
+        let sh = Shape::cross(1, 2, 5, 4, 2);
+        let r = Registry::new(
+            &plan(sh, StartKind::Separate { cross: true }),
+            Variant::Mha,
+            Passes::BOTH,
+        );
+        assert_eq!(r.layout(Buf::Probs).unwrap().sizes(), [1, 2, 2, 5]);
+        assert_eq!(r.layout(Buf::Memory).unwrap().names(), ["b", "j", "c"]);
+        assert!(r.has(Buf::DMemory) && r.has(Buf::DWK) && !r.has(Buf::WQkv) && !r.has(Buf::DQkv));
+    }
+
+    #[test]
+    fn presence_follows_the_plan() {
+        let sh = Shape::new(1, 3, 4, 2);
+        let fwd = Registry::new(&plan(sh, StartKind::Fused), Variant::Mha, Passes::FORWARD);
+        assert!(fwd.has(Buf::Qkv) && !fwd.has(Buf::DOut) && !fwd.has(Buf::DropMask));
+        let core = Registry::new(
+            &Plan {
+                proj: false,
+                ..plan(sh, StartKind::Qkv)
+            },
+            Variant::Mha,
+            Passes::BOTH,
+        );
+        assert_eq!(core.get(Buf::Q).unwrap().role, Role::Input);
+        assert!(!core.has(Buf::X) && !core.has(Buf::DX) && !core.has(Buf::Out) && core.has(Buf::DQ));
+        let present: Vec<&str> = core.iter().map(|(b, _)| b.name()).collect();
+        assert_eq!(
+            present,
+            [
+                "q", "k", "v", "scores", "probs", "att", "d_out", "d_att", "d_probs", "d_scores", "d_q", "d_k", "d_v"
+            ]
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! The buffers of one run, stored keyed by [`Buf`]: the given data in place, zeros for
+//! everything the passes compute, nothing for a buffer the run does not have.
+
+use super::registry::Registry;
+use super::{Inputs, Start};
+use crate::kernels::dropout;
+use crate::trace::{Buf, BufferInfo};
+use std::ops::Index;
+
+/// Every buffer of a run, flat row-major, indexed by [`Buf`]. An empty vector is a buffer this
+/// run does not have.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Tensors {
+    data: Vec<Vec<f32>>,
+}
+
+impl Tensors {
+    /// The registry's buffers: the inputs' data where they give it, the keep mask drawn from
+    /// the dropout seed, zeros for everything computed.
+    pub fn new(inputs: &Inputs, registry: &Registry) -> Tensors {
+        let mut t = Tensors {
+            data: vec![Vec::new(); Buf::ALL.len()],
+        };
+        for (b, spec) in registry.iter() {
+            t.data[b as usize] = vec![0.0; spec.len()];
+        }
+        let mut given = |b: Buf, data: &[f32]| {
+            if registry.has(b) {
+                debug_assert_eq!(t.data[b as usize].len(), data.len(), "{b} does not fit its shape");
+                t.data[b as usize] = data.to_vec();
+            }
+        };
+        match &inputs.start {
+            Start::X { x, w_qkv, b_qkv } => {
+                given(Buf::X, x);
+                given(Buf::WQkv, w_qkv);
+                given(Buf::BQkv, b_qkv);
+            }
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => {
+                given(Buf::X, x);
+                if let Some(m) = memory {
+                    given(Buf::Memory, m);
+                }
+                for (b, data) in [
+                    (Buf::WQ, w_q),
+                    (Buf::BQ, b_q),
+                    (Buf::WK, w_k),
+                    (Buf::BK, b_k),
+                    (Buf::WV, w_v),
+                    (Buf::BV, b_v),
+                ] {
+                    given(b, data);
+                }
+            }
+            Start::Qkv { q, k, v } => {
+                given(Buf::Q, q);
+                given(Buf::K, k);
+                given(Buf::V, v);
+            }
+        }
+        if let Some((w, b)) = &inputs.proj {
+            given(Buf::WProj, w);
+            given(Buf::BProj, b);
+        }
+        given(Buf::DOut, &inputs.d_out);
+        if let Some(d) = inputs.dropout
+            && registry.has(Buf::DropMask)
+        {
+            let n = t.data[Buf::DropMask as usize].len();
+            t.data[Buf::DropMask as usize] = dropout::keep_mask(n, d.p, d.seed);
+        }
+        t
+    }
+
+    /// The contents of `buf` (empty when the run does not have it).
+    pub fn get(&self, buf: Buf) -> &[f32] {
+        &self.data[buf as usize]
+    }
+
+    /// `(buf, contents)`: how the kernels take a buffer, so they can record its name.
+    pub fn arg(&self, buf: Buf) -> (Buf, &[f32]) {
+        (buf, self.get(buf))
+    }
+
+    pub fn has(&self, buf: Buf) -> bool {
+        !self.data[buf as usize].is_empty()
+    }
+
+    /// Runs `f` with the buffers `outs` writable and every other buffer readable: the shape of
+    /// one kernel call, which reads some buffers and writes others.
+    pub fn write<const N: usize, T>(&mut self, outs: [Buf; N], f: impl FnOnce(&Tensors, [&mut [f32]; N]) -> T) -> T {
+        let mut taken = outs.map(|b| std::mem::take(&mut self.data[b as usize]));
+        let result = f(self, taken.each_mut().map(|v| v.as_mut_slice()));
+        for (b, v) in outs.into_iter().zip(taken) {
+            self.data[b as usize] = v;
+        }
+        result
+    }
+
+    /// The output of the forward pass: `out`, or `att` when there is no output projection.
+    pub fn output(&self) -> &[f32] {
+        if self.has(Buf::Out) {
+            self.get(Buf::Out)
+        } else {
+            self.get(Buf::Att)
+        }
+    }
+
+    /// Specs and current contents of every present buffer, indexed by [`Buf`]: the trace's
+    /// starting point.
+    pub(super) fn snapshot(&self, registry: &Registry) -> Vec<Option<BufferInfo>> {
+        Buf::ALL
+            .iter()
+            .map(|&b| {
+                registry.get(b).map(|spec| BufferInfo {
+                    spec: spec.clone(),
+                    initial: self.get(b).to_vec(),
+                })
+            })
+            .collect()
+    }
+}
+
+impl Index<Buf> for Tensors {
+    type Output = [f32];
+
+    fn index(&self, buf: Buf) -> &[f32] {
+        self.get(buf)
+    }
+}

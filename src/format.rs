@@ -1,0 +1,65 @@
+//! How numbers and phases are written wherever a learner reads them: the TUI's panels,
+//! `explain`, the mistakes report.
+
+use crate::kernels::Mask;
+use crate::trace::Phase;
+
+/// A value in at most 6 characters: `1.00`, `-0.71`, `-1e9` for the mask constant.
+pub fn num(v: f32) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.abs() >= 999.5 {
+        format!("{v:.0e}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// `causal mask`, `explicit mask`, `no mask`.
+pub fn mask_words(mask: &Mask) -> &'static str {
+    match mask {
+        Mask::Causal => "causal mask",
+        Mask::Explicit { .. } => "explicit mask",
+        Mask::None => "no mask",
+    }
+}
+
+/// What a phase computes, with the run's mask where it matters.
+pub fn phase_title(phase: Phase, mask: &Mask) -> String {
+    match phase {
+        Phase::Scores if *mask == Mask::None => format!("{}, no mask", phase.title()),
+        Phase::Scores => format!("{} + {}", phase.title(), mask_words(mask)),
+        Phase::ScoresBack => format!("{}, {}", phase.title(), mask_words(mask)),
+        _ => phase.title().to_string(),
+    }
+}
+
+/// Why the mask hides the pair (`i`, `j`): `j=3 > i=1` for the causal mask, the matrix entry
+/// for an explicit one.
+pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
+    match mask {
+        Mask::Causal => format!("j={j} > i={i}"),
+        Mask::Explicit { .. } => format!("the explicit mask has 0 at row i={i}, column j={j}"),
+        Mask::None => "no mask hides it".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_name_the_runs_own_mask() {
+        let explicit = Mask::explicit(&[vec![true, false]]);
+        assert_eq!(
+            phase_title(Phase::Scores, &Mask::Causal),
+            "scores S = Q·Kᵀ/√d + causal mask"
+        );
+        assert_eq!(phase_title(Phase::Scores, &Mask::None), "scores S = Q·Kᵀ/√d, no mask");
+        assert!(phase_title(Phase::Scores, &explicit).ends_with("explicit mask"));
+        assert_eq!(phase_title(Phase::Softmax, &explicit), Phase::Softmax.title());
+        assert_eq!(hidden_because(&Mask::Causal, 1, 3), "j=3 > i=1");
+        assert!(hidden_because(&explicit, 0, 1).contains("row i=0, column j=1"));
+    }
+}

@@ -1,0 +1,147 @@
+//! Inputs for engine tests, built directly (the scenario format has its own tests).
+#![allow(dead_code)]
+
+use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
+use attn_trace::kernels::attention_mistakes::Mistakes;
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::tensor::Shape;
+use attn_trace::trace::Buf;
+use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+/// `n` values uniform in [-1, 1) from `seed`.
+pub fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
+}
+
+/// A full run from `x`: random x, weights, biases and upstream gradient.
+pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
+    let Shape { b, t, c, .. } = shape;
+    Inputs {
+        shape,
+        mask,
+        start: Start::X {
+            x: values(b * t * c, seed),
+            w_qkv: values(c * 3 * c, seed + 1),
+            b_qkv: values(3 * c, seed + 2),
+        },
+        proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
+        d_out: values(b * t * c, seed + 5),
+        dropout: None,
+        mistakes: Mistakes::NONE,
+    }
+}
+
+/// A run that starts at the attention core with the given q, k, v and no output projection.
+pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>) -> Inputs {
+    let n = shape.b * shape.t * shape.c;
+    Inputs {
+        shape,
+        mask,
+        start: Start::Qkv { q, k, v },
+        proj: None,
+        d_out: vec![1.0; n],
+        dropout: None,
+        mistakes: Mistakes::NONE,
+    }
+}
+
+/// Rows of a `[T, C]` matrix written as `[[..], [..]]`, flattened.
+pub fn rows<const C: usize>(rows: &[[f32; C]]) -> Vec<f32> {
+    rows.iter().flatten().copied().collect()
+}
+
+/// L = Σ out ⊙ d_out, accumulated in f64 (out is att when there is no output projection).
+pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {
+    let r = run(inputs, variant, Passes::FORWARD, false);
+    r.tensors
+        .output()
+        .iter()
+        .zip(&inputs.d_out)
+        .map(|(&o, &g)| o as f64 * g as f64)
+        .sum()
+}
+
+/// Every input tensor of a run, addressed by buffer, for perturbation.
+pub fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
+    match (buf, &mut inputs.start, &mut inputs.proj) {
+        (Buf::X, Start::X { x, .. } | Start::Separate { x, .. }, _) => x,
+        (Buf::WQkv, Start::X { w_qkv, .. }, _) => w_qkv,
+        (Buf::BQkv, Start::X { b_qkv, .. }, _) => b_qkv,
+        (Buf::Memory, Start::Separate { memory: Some(m), .. }, _) => m,
+        (Buf::WQ, Start::Separate { w_q, .. }, _) => w_q,
+        (Buf::BQ, Start::Separate { b_q, .. }, _) => b_q,
+        (Buf::WK, Start::Separate { w_k, .. }, _) => w_k,
+        (Buf::BK, Start::Separate { b_k, .. }, _) => b_k,
+        (Buf::WV, Start::Separate { w_v, .. }, _) => w_v,
+        (Buf::BV, Start::Separate { b_v, .. }, _) => b_v,
+        (Buf::Q, Start::Qkv { q, .. }, _) => q,
+        (Buf::K, Start::Qkv { k, .. }, _) => k,
+        (Buf::V, Start::Qkv { v, .. }, _) => v,
+        (Buf::WProj, _, Some((w, _))) => w,
+        (Buf::BProj, _, Some((_, b))) => b,
+        _ => panic!("{buf} is not an input of this run"),
+    }
+}
+
+/// The gradient buffer of an input.
+pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
+    let grad = match buf {
+        Buf::X => Buf::DX,
+        Buf::Memory => Buf::DMemory,
+        Buf::WQkv => Buf::DWQkv,
+        Buf::BQkv => Buf::DBQkv,
+        Buf::WQ => Buf::DWQ,
+        Buf::BQ => Buf::DBQ,
+        Buf::WK => Buf::DWK,
+        Buf::BK => Buf::DBK,
+        Buf::WV => Buf::DWV,
+        Buf::BV => Buf::DBV,
+        Buf::Q => Buf::DQ,
+        Buf::K => Buf::DK,
+        Buf::V => Buf::DV,
+        Buf::WProj => Buf::DWProj,
+        Buf::BProj => Buf::DBProj,
+        _ => panic!("{buf} is not an input"),
+    };
+    t.get(grad)
+}
+
+/// Central differences (ε = 1e-3) for every element of every listed input, against the
+/// analytic gradient: relative error below 5e-3.
+pub fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
+    let analytic = run(inputs, variant, Passes::BOTH, false).tensors;
+    let eps = 1e-3f32;
+    for &buf in bufs {
+        let grad = gradient(&analytic, buf);
+        let n = input_mut(&mut inputs.clone(), buf).len();
+        assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
+        for (k, &g) in grad.iter().enumerate() {
+            let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
+            input_mut(&mut plus, buf)[k] += eps;
+            input_mut(&mut minus, buf)[k] -= eps;
+            let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
+            let a = g as f64;
+            let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
+            assert!(
+                err < 5e-3,
+                "{variant} d_{buf}[{k}]: analytic {a}, numeric {numeric} (shape {:?})",
+                inputs.shape
+            );
+        }
+    }
+}
+
+/// Proptest's settings with `cases` cases, failures kept beside the test's source file
+/// (`tests/it/NAME.proptest-regressions`) and re-run first. (Proptest's default looks for the
+/// nearest directory with a `main.rs`, which in this one test binary is `tests/it/` itself,
+/// and would keep them in `tests/proptest-regressions/NAME.txt` instead.)
+pub fn proptest_config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    }
+}

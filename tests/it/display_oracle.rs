@@ -1,0 +1,617 @@
+//! The display oracle: what the tracer draws is the log's truth.
+//!
+//! For every shipped scenario and property-generated small ones (cross-attention with S ≠ T,
+//! H = 1..4, B = 2, explicit masks, dropout, forward and backward), the tracer is drawn
+//! headlessly at 120×40 and 80×24 on every event (a dense sample on large logs), and each frame
+//! is checked against the event log alone, with this file's own table of the docs' layouts:
+//!
+//! - every partial sum in the equation panel is the sum of the terms the log has completed at
+//!   that event (a term whose second factor is still to come is not in it), and says so;
+//! - every memory-grid cell sits under the row, column, head and batch labels whose layout
+//!   offset is the cell's offset, and shows the value the cell holds at that event;
+//! - the flat row's offsets are the offsets of the cells under them;
+//! - the highlighted cells are the current event's, and only those;
+//! - every index label on screen (`k[6] … (b0 j1 h1 d0)`) is the docs' layout of that offset,
+//!   and in the attention passes each coordinate is the kernel's loop variable of that name.
+
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::scenario::Scenario;
+use attn_trace::tensor::Shape;
+use attn_trace::trace::{Buf, Op, Phase, Trace};
+use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::widgets::{equation, memory, num};
+use attn_trace::tui::{Theme, Walk};
+use proptest::prelude::*;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::Color;
+use ratatui::widgets::Block;
+use std::sync::Arc;
+
+/// The docs' layout of a buffer: `(dimension name, size)`, outermost first. Queries are walked
+/// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`.
+fn layout(buf: &str, mha: bool, sh: Shape) -> Vec<(&'static str, usize)> {
+    let Shape { b, s, t, c, h } = sh;
+    let (h, d) = if mha { (h, c / h) } else { (1, c) };
+    let rows = |r: &'static str, n: usize| {
+        if mha {
+            vec![("b", b), (r, n), ("h", h), ("d", d)]
+        } else {
+            vec![("b", b), (r, n), ("c", c)]
+        }
+    };
+    let pairs = if mha {
+        vec![("b", b), ("h", h), ("i", s), ("j", t)]
+    } else {
+        vec![("b", b), ("i", s), ("j", t)]
+    };
+    let name = buf.strip_prefix("d_").unwrap_or(buf);
+    match name {
+        "q" | "att" => rows("i", s),
+        "k" | "v" => rows("j", t),
+        "scores" | "probs" | "drop_mask" | "probs_drop" => pairs,
+        "x" | "out" => vec![("b", b), ("i", s), ("c", c)],
+        "memory" => vec![("b", b), ("j", t), ("c", c)],
+        "qkv" => vec![("b", b), ("i", t), ("c", 3 * c)],
+        "w_qkv" => vec![("c", c), ("o", 3 * c)],
+        "b_qkv" => vec![("o", 3 * c)],
+        "w_q" | "w_k" | "w_v" | "w_proj" => vec![("c", c), ("o", c)],
+        "b_q" | "b_k" | "b_v" | "b_proj" => vec![("o", c)],
+        other => panic!("the oracle has no layout for {other}"),
+    }
+}
+
+/// Offset of the element with these named coordinates (missing ones are 0).
+fn offset(dims: &[(&str, usize)], coords: &[(String, usize)]) -> Option<usize> {
+    let mut off = 0;
+    for &(name, size) in dims {
+        let v = coords.iter().find(|(n, _)| n == name).map_or(0, |&(_, v)| v);
+        if v >= size {
+            return None;
+        }
+        off = off * size + v;
+    }
+    // every coordinate given must be a dimension of the layout (or 0)
+    coords
+        .iter()
+        .all(|(n, v)| *v == 0 || dims.iter().any(|(d, _)| d == n))
+        .then_some(off)
+}
+
+/// `b0 j1 h1 d0` for an offset.
+fn label(dims: &[(&str, usize)], mut off: usize) -> String {
+    let mut parts = Vec::new();
+    for &(name, size) in dims.iter().rev() {
+        parts.push(format!("{name}{}", off % size));
+        off /= size;
+    }
+    parts.reverse();
+    parts.join(" ")
+}
+
+/// `j12` → `[("j", 12)]`, `h1d0` → `[("h", 1), ("d", 0)]`; `None` for anything else.
+fn coords(text: &str) -> Option<Vec<(String, usize)>> {
+    let mut out = Vec::new();
+    let mut rest = text.trim().trim_end_matches(':');
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        rest = rest.trim_start();
+        let name_len = rest.find(|c: char| !c.is_ascii_lowercase())?;
+        let digits = rest[name_len..]
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len() - name_len);
+        if name_len == 0 || digits == 0 {
+            return None;
+        }
+        let value = rest[name_len..name_len + digits].parse().ok()?;
+        out.push((rest[..name_len].to_string(), value));
+        rest = &rest[name_len + digits..];
+    }
+    Some(out)
+}
+
+fn text_at(buf: &Buffer, x: u16, y: u16, w: u16) -> String {
+    (x..x + w).map(|x| buf[(x, y)].symbol()).collect()
+}
+
+fn screen_lines(buf: &Buffer) -> Vec<String> {
+    let a = buf.area;
+    (a.y..a.bottom()).map(|y| text_at(buf, a.x, y, a.width)).collect()
+}
+
+/// What the log says the accumulation around event `n` is: its constant part and terms done by
+/// `n`, how many terms it has in all, and whether the term holding `n` still waits for a factor.
+struct Truth {
+    done: usize,
+    total: usize,
+    sum: f64,
+    incomplete_current: bool,
+}
+
+/// From the log alone: the write that ends the accumulation is the first write at or after
+/// `n`; its loop iteration holds the reads that feed it. Reads made directly in that iteration
+/// are constants (a bias, the old value of `+=`); each nested iteration's reads are one product.
+fn truth(trace: &Trace, n: usize) -> Option<Truth> {
+    let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
+    let frame_id = trace.events[w].frame;
+    let f = trace.frame(frame_id)?;
+    let mut sum = 0.0f64;
+    let mut terms: Vec<(u32, f64, usize, bool)> = Vec::new(); // (frame, product, last event, any read > n)
+    for k in f.start as usize..=w {
+        let e = trace.events[k];
+        if e.op != Op::Read {
+            continue;
+        }
+        if e.frame == frame_id {
+            if k <= n {
+                sum += f64::from(e.value);
+            }
+            continue;
+        }
+        match terms.last_mut() {
+            Some(t) if t.0 == e.frame => {
+                t.1 *= f64::from(e.value);
+                t.2 = k;
+            }
+            _ => terms.push((e.frame, f64::from(e.value), k, false)),
+        }
+    }
+    let done: Vec<_> = terms.iter().filter(|t| t.2 <= n).collect();
+    sum += done.iter().map(|t| t.1).sum::<f64>();
+    let e = trace.events[n];
+    let incomplete_current = e.op == Op::Read && e.frame != frame_id && terms.iter().any(|t| t.0 == e.frame && t.2 > n);
+    Some(Truth {
+        done: done.len(),
+        total: terms.len(),
+        sum,
+        incomplete_current,
+    })
+}
+
+/// Phases whose writes are sums of products of reads.
+fn accumulates(p: Phase) -> bool {
+    !matches!(
+        p,
+        Phase::Split
+            | Phase::SplitBack
+            | Phase::Softmax
+            | Phase::SoftmaxBack
+            | Phase::NoProj
+            | Phase::Dropout
+            | Phase::DropoutBack
+    )
+}
+
+/// Phases of the attention kernels themselves, where every buffer index is a loop variable.
+fn attention_core(p: Phase) -> bool {
+    matches!(
+        p,
+        Phase::Scores
+            | Phase::Softmax
+            | Phase::Dropout
+            | Phase::WeightedSum
+            | Phase::WeightedSumBack
+            | Phase::DropoutBack
+            | Phase::SoftmaxBack
+            | Phase::ScoresBack
+    )
+}
+
+/// The equation panel's `partial sum … (m of N terms) = X`, as `(m, N, X)`.
+fn shown_partial_sum(lines: &[String]) -> Option<(usize, usize, f64)> {
+    let line = lines.iter().find(|l| l.starts_with("partial sum"))?;
+    let open = line.rfind('(')?;
+    let inner = &line[open + 1..line.rfind(')')?];
+    let mut words = inner.split_whitespace();
+    let m = words.next()?.parse().ok()?;
+    let n = words.nth(1)?.parse().ok()?;
+    let x = line.rsplit("= ").next()?.trim().parse().ok()?;
+    Some((m, n, x))
+}
+
+struct Checker<'a> {
+    walk: &'a Arc<Walk>,
+    variant: Variant,
+    mha: bool,
+    name: &'a str,
+}
+
+impl Checker<'_> {
+    fn dims(&self, buf: &str) -> Vec<(&'static str, usize)> {
+        layout(buf, self.mha, self.walk.shape)
+    }
+
+    /// Draws the tracer at event `n` on a `w × h` screen and checks what it shows.
+    fn check(&self, n: usize, w: u16, h: u16) -> Result<(), String> {
+        let mut st = Tracer::new(Arc::clone(self.walk), Some(self.variant));
+        st.cursor = n;
+        let theme = Theme::COLOR;
+        let mut term = Terminal::new(TestBackend::new(w, h)).map_err(|e| e.to_string())?;
+        term.draw(|f| tracer::render(f, f.area(), &st, theme))
+            .map_err(|e| e.to_string())?;
+        let screen = term.backend().buffer().clone();
+        let ctx = st.ctx(theme).ok_or("no context")?;
+        let trace = ctx.trace;
+        let ev = trace.events[n];
+        let phase = trace.phase_at(n);
+        let at = || format!("{} {} event #{n} ({phase}) at {w}×{h}", self.name, self.variant);
+
+        // the equation panel's running sum
+        if accumulates(phase) {
+            let lines: Vec<String> = equation::lines(&ctx)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            let truth = truth(trace, n).ok_or_else(|| format!("{}: no write ends this sum", at()))?;
+            let (m, total, x) =
+                shown_partial_sum(&lines).ok_or_else(|| format!("{}: no partial sum shown in {lines:?}", at()))?;
+            if (m, total) != (truth.done, truth.total) {
+                return Err(format!(
+                    "{}: shows {m} of {total} terms, the log has {} of {} done\n{lines:#?}",
+                    at(),
+                    truth.done,
+                    truth.total
+                ));
+            }
+            if (x - truth.sum).abs() > 1e-4 * truth.sum.abs().max(1.0) {
+                return Err(format!(
+                    "{}: partial sum shown {x}, the log's {:.6}\n{lines:#?}",
+                    at(),
+                    truth.sum
+                ));
+            }
+            let noted = lines.iter().any(|l| l.contains("next factor follows"));
+            if noted != truth.incomplete_current {
+                return Err(format!(
+                    "{}: '(next factor follows)' shown: {noted}, the term waits for a factor: {}\n{lines:#?}",
+                    at(),
+                    truth.incomplete_current
+                ));
+            }
+        }
+
+        // every index label on screen, and the kernel's loop names in the attention passes
+        let vars = trace.view(n).vars;
+        for line in screen_lines(&screen) {
+            for (k, _) in line.match_indices('[') {
+                let name_start = line[..k]
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_ascii_lowercase() || c == '_'))
+                    .map_or(0, |(p, c)| p + c.len_utf8());
+                let name = &line[name_start..k];
+                let Some(close) = line[k..].find(']') else { continue };
+                let Ok(off) = line[k + 1..k + close].parse::<usize>() else {
+                    continue;
+                };
+                if Buf::from_name(name).and_then(|b| trace.buffer(b)).is_none() {
+                    continue;
+                }
+                // the label in the parentheses that follow (after an optional `= value`)
+                let rest = &line[k + close + 1..];
+                let Some(p) = rest.find('(') else { continue };
+                let between = rest[..p].trim();
+                // nothing, or `= value`: one number, so a label further along the line (another
+                // panel's) is not taken for this one's
+                let value_only = between
+                    .strip_prefix('=')
+                    .is_some_and(|v| v.split_whitespace().count() == 1);
+                if !(between.is_empty() || value_only) {
+                    continue;
+                }
+                let Some(q) = rest[p..].find(')') else { continue };
+                let shown = &rest[p + 1..p + q];
+                if coords(shown).is_none() {
+                    continue;
+                }
+                let want = label(&self.dims(name), off);
+                if shown != want {
+                    return Err(format!(
+                        "{}: {name}[{off}] is labelled ({shown}), the layout says ({want})\n{line}",
+                        at()
+                    ));
+                }
+                if attention_core(phase) && name == ev.buf.name() && off == ev.offset as usize {
+                    for (dim, value) in coords(shown).unwrap_or_default() {
+                        let var = match dim.as_str() {
+                            "b" => "bb",
+                            "h" => "hh",
+                            d => d,
+                        };
+                        let in_scope = vars.iter().rev().find(|(v, _)| *v == var);
+                        if in_scope.map(|&(_, v)| v) != Some(value) {
+                            return Err(format!(
+                                "{}: {name}[{off}] ({shown}): {dim}{value} is not the kernel's loop variable {var} (in scope: {vars:?})",
+                                at()
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+
+        // the memory grid
+        let areas = tracer::areas(screen.area, &st, &ctx);
+        let Some(mem) = areas.memory else { return Ok(()) };
+        let inner = Block::bordered().inner(mem);
+        let placed = memory::plan(inner, &ctx);
+        let hot = |x: u16, y: u16| {
+            let c = &screen[(x, y)];
+            c.bg == theme.read().bg.unwrap_or(Color::Reset) && ev.op == Op::Read
+                || c.bg == theme.write().bg.unwrap_or(Color::Reset) && ev.op == Op::Write
+        };
+        let mut highlighted = 0;
+        for p in &placed {
+            let name = p.buf.name();
+            let dims = self.dims(name);
+            let title = p.labels.first().map(|l| l.2.clone()).unwrap_or_default();
+            let batch = title
+                .split("batch ")
+                .nth(1)
+                .and_then(|b| b.trim().parse::<usize>().ok())
+                .unwrap_or(0);
+            let data_y = p.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
+            for s in &p.cells {
+                let cell_text = text_at(&screen, s.x, s.y, s.w);
+                let value = trace.value_at(p.buf, s.off, n);
+                let is_current = (p.buf, s.off) == (ev.buf, ev.offset as usize);
+                if !p.heat && cell_text.trim() != num(value) {
+                    return Err(format!(
+                        "{}: {name}[{}] shows {:?}, holds {}",
+                        at(),
+                        s.off,
+                        cell_text.trim(),
+                        num(value)
+                    ));
+                }
+                if hot(s.x, s.y) != is_current {
+                    return Err(format!(
+                        "{}: {name}[{}] highlighted: {}, current event {}[{}]",
+                        at(),
+                        s.off,
+                        hot(s.x, s.y),
+                        ev.buf,
+                        ev.offset
+                    ));
+                }
+                highlighted += usize::from(is_current);
+                // the label right-aligned above the cell: a column name, or a flat offset
+                let above = p
+                    .labels
+                    .iter()
+                    .filter(|l| !l.3 && !l.2.ends_with(':') && l.1 < s.y)
+                    .filter(|l| l.0 + l.2.chars().count() as u16 == s.x + s.w)
+                    .max_by_key(|l| l.1);
+                if Some(s.y) == data_y {
+                    if let Some(l) = above.filter(|l| l.1 + 1 == s.y)
+                        && l.2 != s.off.to_string()
+                    {
+                        return Err(format!("{}: {name}: offset label {:?} over data[{}]", at(), l.2, s.off));
+                    }
+                    continue;
+                }
+                let row = p
+                    .labels
+                    .iter()
+                    .filter(|l| l.1 == s.y && l.0 <= s.x && coords(&l.2).is_some())
+                    .max_by_key(|l| l.0);
+                let panel = p
+                    .labels
+                    .iter()
+                    .filter(|l| l.2.ends_with(':') && l.0 <= s.x)
+                    .max_by_key(|l| l.0);
+                let mut c = vec![("b".to_string(), batch)];
+                for l in [panel, row, above].into_iter().flatten() {
+                    c.extend(coords(&l.2).unwrap_or_default());
+                }
+                let (Some(_), Some(col)) = (row, above) else {
+                    // heat columns are labelled where a whole label fits, not every one
+                    if !(p.heat && row.is_some()) && (dims.len() > 1 || row.is_some()) {
+                        return Err(format!("{}: {name}[{}] has no row or column label", at(), s.off));
+                    }
+                    continue;
+                };
+                if coords(&col.2).is_none() {
+                    return Err(format!("{}: {name}: column label {:?} names no dimension", at(), col.2));
+                }
+                let want = offset(&dims, &c);
+                if want != Some(s.off) {
+                    return Err(format!(
+                        "{}: {name}: the cell under {c:?} is offset {}, the layout says {want:?}",
+                        at(),
+                        s.off
+                    ));
+                }
+                let pairs = dims.len() >= 2 && dims[dims.len() - 2].0 == "i" && dims[dims.len() - 1].0 == "j";
+                let get = |n: &str| c.iter().find(|(x, _)| x == n).map_or(0, |&(_, v)| v);
+                let hidden = pairs && self.walk.mask.hides(get("i"), get("j"));
+                if s.masked != hidden {
+                    return Err(format!(
+                        "{}: {name}[{}] masked: {}, the mask says {hidden}",
+                        at(),
+                        s.off,
+                        s.masked
+                    ));
+                }
+            }
+        }
+        if placed.iter().any(|p| p.buf == ev.buf) && highlighted == 0 {
+            return Err(format!(
+                "{}: the current cell {}[{}] is not highlighted",
+                at(),
+                ev.buf,
+                ev.offset
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Events to draw: all of a small log, a dense spread over a large one.
+fn sample(len: usize) -> Vec<usize> {
+    if len <= 700 {
+        return (0..len).collect();
+    }
+    // an odd stride lands on every position of a term and a row in turn
+    let stride = (len / 700) | 1;
+    (0..len).step_by(stride).collect()
+}
+
+fn check_walk(name: &str, walk: Walk) {
+    let walk = Arc::new(walk);
+    for run in &walk.runs {
+        let Some(trace) = &run.trace else { continue };
+        let checker = Checker {
+            walk: &walk,
+            variant: run.variant,
+            mha: run.variant == Variant::Mha,
+            name,
+        };
+        let events = sample(trace.len());
+        for (k, &n) in events.iter().enumerate() {
+            // both sizes on a quarter of the events, the wide one on the rest
+            let sizes: &[(u16, u16)] = if k % 4 == 0 {
+                &[(120, 40), (80, 24)]
+            } else {
+                &[(120, 40)]
+            };
+            for &(w, h) in sizes {
+                if let Err(e) = checker.check(n, w, h) {
+                    panic!("{e}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_shipped_scenario_shows_the_logs_numbers() {
+    for name in [
+        "mha_walkthrough",
+        "indexing_trace",
+        "numeric_baseline",
+        "numeric_mha",
+        "masked_element",
+        "batch_b2",
+        "heads_h4",
+        "why_sqrt_d",
+        "backward_simple",
+        "separate_qkv",
+        "cross_attention",
+        "dropout",
+    ] {
+        let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
+        check_walk(name, Walk::from_scenario(&s));
+    }
+}
+
+/// A small scenario's choices: self- or cross-attention, any mask, maybe dropout.
+struct Gen<'a> {
+    b: usize,
+    s: usize,
+    t: usize,
+    h: usize,
+    d: usize,
+    mask: u8,
+    keep: &'a [bool],
+    dropout: bool,
+    seed: u64,
+}
+
+/// The scenario file of `g`, both passes.
+fn scenario_text(g: &Gen) -> String {
+    let Gen {
+        b,
+        s,
+        t,
+        h,
+        d,
+        mask,
+        keep,
+        dropout,
+        seed,
+    } = *g;
+    let c = h * d;
+    let cross = s != t;
+    let mut text = format!("title = \"oracle\"\n[shape]\nB = {b}\nT = {t}\nC = {c}\nH = {h}\n");
+    if cross {
+        text.push_str(&format!("S = {s}\n"));
+    }
+    text.push_str("[run]\n");
+    if cross {
+        text.push_str("qkv = \"separate\"\n");
+    }
+    match mask {
+        0 if !cross => text.push_str("mask = \"causal\"\n"),
+        1 => text.push_str("mask = \"none\"\n"),
+        _ => {
+            let rows: Vec<String> = (0..s)
+                .map(|i| {
+                    // every query sees at least one key (the scenario format requires it)
+                    let row: Vec<&str> = (0..t)
+                        .map(|j| {
+                            if j == i % t || keep[(i * t + j) % keep.len()] {
+                                "1"
+                            } else {
+                                "0"
+                            }
+                        })
+                        .collect();
+                    format!("[{}]", row.join(", "))
+                })
+                .collect();
+            text.push_str(&format!("mask = [{}]\n", rows.join(", ")));
+        }
+    }
+    if dropout {
+        text.push_str("dropout = 0.25\ndropout_seed = 3\n");
+    }
+    text.push_str(&format!("[init]\nseed = {seed}\ndist = \"normal\"\nstd = 0.7\n"));
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_scenarios_show_the_logs_numbers(
+        b in 1usize..=2,
+        t in 1usize..=4,
+        s_extra in 0usize..=2,
+        cross in any::<bool>(),
+        h in 1usize..=4,
+        d in 1usize..=2,
+        mask in 0u8..=2,
+        keep in proptest::collection::vec(any::<bool>(), 1..7),
+        dropout in any::<bool>(),
+        seed in 0u64..1000,
+    ) {
+        let s = if cross { (t + s_extra) % 4 + 1 } else { t };
+        let text = scenario_text(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed });
+        let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        check_walk(&text, Walk::from_scenario(&sc));
+    }
+}
+
+#[test]
+fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
+    // q_base = 10 (MHA, T=3, H=2, D=2: i=2, h=1), k_base = 6 (j=1, h=1), scores[16] = (h1, i2, j1)
+    let sh = Shape::new(1, 3, 4, 2);
+    assert_eq!(label(&layout("q", true, sh), 10), "b0 i2 h1 d0");
+    assert_eq!(label(&layout("k", true, sh), 6), "b0 j1 h1 d0");
+    assert_eq!(label(&layout("scores", true, sh), 16), "b0 h1 i2 j1");
+    assert_eq!(label(&layout("scores", false, sh), 7), "b0 i2 j1");
+    let c = |v: &[(&str, usize)]| v.iter().map(|&(n, x)| (n.to_string(), x)).collect::<Vec<_>>();
+    assert_eq!(
+        offset(&layout("scores", true, sh), &c(&[("h", 1), ("i", 2), ("j", 1)])),
+        Some(16)
+    );
+    assert_eq!(coords("h1d0"), Some(c(&[("h", 1), ("d", 0)])));
+    assert_eq!(coords("j12"), Some(c(&[("j", 12)])));
+    assert_eq!(coords("45"), None);
+    let mask = Mask::Causal;
+    assert!(mask.hides(0, 1));
+}

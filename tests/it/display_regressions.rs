@@ -1,0 +1,287 @@
+//! Seven things the tracer once showed that its own log contradicted, one test each: the
+//! running partial sum, the cross-attention grid, the key rows' labels, the phase title of an
+//! explicit mask, heat mode's offsets and legend, Compare's jump into softmax, and dropout's
+//! arithmetic.
+
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::Scenario;
+use attn_trace::trace::{Buf, Op, Phase, Trace};
+use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::widgets::{equation, memory};
+use attn_trace::tui::{Theme, Walk};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::widgets::Block;
+use std::sync::Arc;
+
+fn walk(name: &str) -> Arc<Walk> {
+    let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
+    Arc::new(Walk::from_scenario(&s))
+}
+
+fn at(walk: &Arc<Walk>, v: Variant, n: usize) -> Tracer {
+    let mut t = Tracer::new(Arc::clone(walk), Some(v));
+    t.cursor = n;
+    t
+}
+
+fn equation_text(st: &Tracer) -> Vec<String> {
+    let ctx = st.ctx(Theme::MONO).expect("a context");
+    equation::lines(&ctx)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+fn screen(st: &Tracer, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("a test backend");
+    term.draw(|f| tracer::render(f, f.area(), st, Theme::MONO))
+        .expect("drawn");
+    let buf = term.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `partial sum … = X` of the equation panel.
+fn partial_sum(lines: &[String]) -> f64 {
+    let line = lines
+        .iter()
+        .find(|l| l.starts_with("partial sum"))
+        .expect("a partial sum");
+    line.rsplit("= ")
+        .next()
+        .and_then(|x| x.trim().parse().ok())
+        .expect("a number")
+}
+
+fn trace(walk: &Walk, v: Variant) -> &Trace {
+    walk.trace(v).expect("traced")
+}
+
+/// The events of the loop iteration whose last event is event `w`.
+fn iteration(trace: &Trace, w: usize) -> std::ops::RangeInclusive<usize> {
+    let f = trace.frame(trace.events[w].frame).expect("inside a loop");
+    f.start as usize..=w
+}
+
+#[test]
+fn item1_partial_sums_hold_only_finished_terms() {
+    // scores[7] of the walkthrough's baseline: the panel went 0.8595 → −0.7497 → −0.3655 →
+    // −0.6691 → −1.7916 while the kernel's s goes 0 → −0.7497 → −0.7497 → −0.6691 → −0.6691
+    let w = walk("mha_walkthrough");
+    let tr = trace(&w, Variant::Baseline);
+    let write = tr.index.first_write(Buf::Scores, 7).expect("scores[7] is written");
+    let events: Vec<usize> = iteration(tr, write).collect();
+    let sums: Vec<f64> = events[..5]
+        .iter()
+        .map(|&n| partial_sum(&equation_text(&at(&w, Variant::Baseline, n))))
+        .collect();
+    let want = [0.0, -0.7497, -0.7497, -0.6691, -0.6691];
+    for (got, want) in sums.iter().zip(want) {
+        assert!(
+            (got - want).abs() < 1e-4,
+            "partial sums {sums:?}, the kernel's s {want:?}"
+        );
+    }
+    // every read of a first factor says the second follows, the last term's too
+    for &n in &events[..events.len() - 1] {
+        let lines = equation_text(&at(&w, Variant::Baseline, n));
+        let first_factor = tr.events[n].buf == Buf::Q;
+        assert_eq!(
+            lines.iter().any(|l| l.contains("(next factor follows)")),
+            first_factor,
+            "event #{n}: {lines:#?}"
+        );
+    }
+    // the weighted sum's first read: no term is finished yet
+    let ws = tr
+        .phases
+        .iter()
+        .find(|p| p.1 == Phase::WeightedSum)
+        .expect("a weighted sum")
+        .0 as usize;
+    let lines = equation_text(&at(&w, Variant::Baseline, ws));
+    assert!(lines.iter().any(|l| l.contains("(0 of 3 terms)")), "{lines:#?}");
+    assert_eq!(partial_sum(&lines), 0.0);
+    // and the backward scores pass
+    let sb = tr
+        .phases
+        .iter()
+        .find(|p| p.1 == Phase::ScoresBack)
+        .expect("scores_back")
+        .0 as usize;
+    let lines = equation_text(&at(&w, Variant::Baseline, sb));
+    assert_eq!(partial_sum(&lines), 0.0, "{lines:#?}");
+    assert!(lines.iter().any(|l| l.contains("(0 of ")), "{lines:#?}");
+}
+
+#[test]
+fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
+    // S = 2 queries, T = 5 keys, an explicit mask
+    let w = walk("cross_attention");
+    let tr = trace(&w, Variant::Mha);
+    let write = (0..tr.len())
+        .find(|&n| tr.events[n].buf == Buf::Scores && tr.events[n].op == Op::Write)
+        .expect("a score write");
+    let st = at(&w, Variant::Mha, write);
+    let ctx = st.ctx(Theme::MONO).expect("a context");
+    let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 40), &st, &ctx);
+    let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
+    let plan = memory::plan(inner, &ctx);
+    let scores = plan
+        .iter()
+        .find(|p| p.buf == Buf::Scores)
+        .expect("the scores are drawn");
+    let mut rows: Vec<&str> = scores
+        .labels
+        .iter()
+        .map(|l| l.2.as_str())
+        .filter(|l| l.starts_with('i'))
+        .collect();
+    let mut cols: Vec<&str> = scores
+        .labels
+        .iter()
+        .map(|l| l.2.as_str())
+        .filter(|l| l.starts_with('j'))
+        .collect();
+    rows.sort();
+    rows.dedup();
+    cols.sort();
+    cols.dedup();
+    assert_eq!(rows, ["i0", "i1"], "{:?}", scores.labels);
+    assert_eq!(cols, ["j0", "j1", "j2", "j3", "j4"], "{:?}", scores.labels);
+    // the grid's cells (not the flat row) are S·T per head, masked where the matrix says 0
+    let keep = [[true, true, false, true, false], [false, true, true, true, true]];
+    let data_y = scores.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
+    let grid: Vec<_> = scores.cells.iter().filter(|c| Some(c.y) != data_y).collect();
+    for c in &grid {
+        let (i, j) = (c.off / 5 % 2, c.off % 5);
+        assert_eq!(c.masked, !keep[i][j], "scores[{}] (i{i} j{j})", c.off);
+    }
+    assert!(grid.len() >= 10, "at least one head's 2×5 matrix: {} cells", grid.len());
+}
+
+#[test]
+fn item3_key_rows_are_labelled_j() {
+    // MHA walkthrough: the read of k[6] is key j = 1 of head 1
+    let w = walk("mha_walkthrough");
+    let tr = trace(&w, Variant::Mha);
+    let n = (0..tr.len())
+        .find(|&n| {
+            let e = tr.events[n];
+            (e.buf, e.offset, e.op) == (Buf::K, 6, Op::Read) && tr.phase_at(n) == Phase::Scores
+        })
+        .expect("scores read k[6]");
+    let text = screen(&at(&w, Variant::Mha, n), 120, 40);
+    assert!(text.contains("(b0 j1 h1 d0)"), "{text}");
+    assert!(!text.contains("k[6] = 0.82  (b0 i1"), "{text}");
+    // the k grid's rows are keys
+    for row in ["j0 ", "j1 ", "j2 "] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(&format!("│{row}")) || l.contains(&format!(" {row}"))),
+            "{row}\n{text}"
+        );
+    }
+}
+
+#[test]
+fn item4_the_phase_title_names_the_runs_mask() {
+    let w = walk("cross_attention");
+    let tr = trace(&w, Variant::Mha);
+    let n = tr.phases.iter().find(|p| p.1 == Phase::Scores).expect("scores").0 as usize;
+    let text = screen(&at(&w, Variant::Mha, n), 120, 40);
+    assert!(text.contains("explicit mask"), "{text}");
+    assert!(!text.contains("causal"), "{text}");
+    // a hidden pair's write says why in the mask's own terms
+    let hidden = (0..tr.len())
+        .find(|&n| tr.events[n].buf == Buf::Scores && tr.events[n].op == Op::Write && tr.events[n].value == -1e9)
+        .expect("a masked score");
+    let lines = equation_text(&at(&w, Variant::Mha, hidden));
+    assert!(lines.iter().any(|l| l.contains("explicit mask has 0")), "{lines:#?}");
+}
+
+#[test]
+fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
+    // why_sqrt_d's buffers are too wide for numbers at 120 columns
+    let w = walk("why_sqrt_d");
+    let tr = trace(&w, Variant::Baseline);
+    let n = tr.len() / 3;
+    let st = at(&w, Variant::Baseline, n);
+    let ctx = st.ctx(Theme::MONO).expect("a context");
+    let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 40), &st, &ctx);
+    let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
+    let plan = memory::plan(inner, &ctx);
+    let heat = plan.iter().find(|p| p.heat).expect("a buffer in heat mode");
+    let data_y = heat.labels.iter().find(|l| l.2 == "data").expect("the flat row").1;
+    let mut labelled = 0;
+    for c in heat.cells.iter().filter(|c| c.y == data_y) {
+        if let Some(l) = heat
+            .labels
+            .iter()
+            .find(|l| l.1 + 1 == data_y && l.0 + l.2.chars().count() as u16 == c.x + c.w)
+        {
+            assert_eq!(l.2, c.off.to_string(), "the label over data[{}]", c.off);
+            labelled += 1;
+        }
+    }
+    assert!(labelled >= 3, "some flat offsets are labelled: {:?}", heat.labels);
+    assert!(screen(&st, 120, 40).contains("heat −"), "a legend");
+}
+
+#[test]
+fn item6_compare_enter_on_softmax_lands_on_the_final_probability() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let key = |a: &mut App, c: KeyCode| app::update(a, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    key(&mut a, KeyCode::Char('3')); // Compare
+    assert!(matches!(a.screen, Screen::Compare(_)), "menu entry 3 is Compare");
+    key(&mut a, KeyCode::Char(']')); // softmax
+    key(&mut a, KeyCode::Enter);
+    let t = a.tracer().expect("Enter opens the tracer");
+    let tr = t.walk.trace(t.variant).expect("traced");
+    let e = tr.events[t.cursor];
+    assert_eq!(
+        (e.buf, e.op, tr.phase_at(t.cursor)),
+        (Buf::Probs, Op::Write, Phase::Softmax)
+    );
+    let final_value = t.walk.run(t.variant).expect("a run").tensors[Buf::Probs][e.offset as usize];
+    assert_eq!(e.value, final_value, "the probability Compare showed, not exp(S − max)");
+    let writes = tr.index.writes(Buf::Probs, e.offset as usize);
+    assert_eq!(writes.last().map(|&x| x as usize), Some(t.cursor), "its last write");
+}
+
+#[test]
+fn item7_dropout_shows_its_arithmetic() {
+    let w = walk("dropout");
+    let tr = trace(&w, Variant::Mha);
+    let n = (0..tr.len())
+        .find(|&n| tr.events[n].buf == Buf::ProbsDrop && tr.events[n].op == Op::Write)
+        .expect("a probs_drop write");
+    let lines = equation_text(&at(&w, Variant::Mha, n));
+    let keep = tr.events[n - 2].value;
+    let p = tr.events[n - 1].value;
+    let line = lines
+        .iter()
+        .find(|l| l.contains("1/(1 − 0.25)"))
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    assert!(!line.starts_with("copy"), "{line}");
+    let product = f64::from(p) * f64::from(keep) / 0.75;
+    let shown: f64 = line
+        .rsplit("= ")
+        .next()
+        .and_then(|x| x.trim().parse().ok())
+        .expect("a result");
+    assert!(
+        (shown - product).abs() < 1e-4,
+        "{line}: {p} × {keep} / 0.75 = {product}"
+    );
+    assert_eq!(
+        tr.events[n].value,
+        (p * keep * (1.0 / 0.75)),
+        "the kernel's own product"
+    );
+}

@@ -1,0 +1,166 @@
+//! The event log: closed-form counts, navigation, the cell index, and the offset formulas
+//! checked against every value the kernels recorded.
+
+use crate::common::from_x;
+use attn_trace::engine::{Passes, Run, kernel_shape, phase_counts, run};
+use attn_trace::formula::derived_lines;
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::tensor::Shape;
+use attn_trace::trace::{Buf, Op, Phase, Trace};
+use std::collections::BTreeMap;
+
+fn traced(sh: Shape, mask: Mask, variant: Variant) -> Run {
+    run(&from_x(sh, mask, 5), variant, Passes::BOTH, true)
+}
+
+/// (reads, writes) per phase, counted from the log.
+fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for k in 0..t.phases.len() {
+        let phase = t.phases[k].1;
+        let e = m.entry(phase).or_insert((0, 0));
+        for n in t.span_range(k) {
+            match t.events[n].op {
+                Op::Read => e.0 += 1,
+                Op::Write => e.1 += 1,
+            }
+        }
+    }
+    m
+}
+
+#[test]
+fn mha_scores_phase_reads_2bhttd_and_writes_bhtt() {
+    let sh = Shape::new(2, 5, 8, 4);
+    let (b, h, t, d) = (2u64, 4u64, 5u64, 2u64);
+    let r = traced(sh, Mask::Causal, Variant::Mha);
+    let c = counted(r.trace.as_ref().unwrap());
+    assert_eq!(c[&Phase::Scores], (2 * b * h * t * t * d, b * h * t * t));
+    // softmax: per row 3T reads (max, exp, normalise) and 2T writes (exp, normalise)
+    assert_eq!(c[&Phase::Softmax], (3 * b * h * t * t, 2 * b * h * t * t));
+    // dQ and dK skip the masked pairs: T(T+1)/2 visible pairs per (b, h), 2 reads per channel each
+    assert_eq!(
+        c[&Phase::ScoresBack],
+        (2 * 2 * b * h * (t * (t + 1) / 2) * d, 2 * b * t * h * d)
+    );
+}
+
+#[test]
+fn every_phase_matches_its_closed_form_count() {
+    for variant in Variant::ALL {
+        for mask in [Mask::Causal, Mask::None] {
+            for sh in [Shape::new(1, 3, 4, 2), Shape::new(2, 5, 6, 3), Shape::new(3, 2, 4, 4)] {
+                let inputs = from_x(sh, mask.clone(), 1);
+                let r = run(&inputs, variant, Passes::BOTH, true);
+                let got = counted(r.trace.as_ref().unwrap());
+                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
+                    .into_iter()
+                    .map(|p| (p.phase, (p.reads, p.writes)))
+                    .collect();
+                assert_eq!(got, want, "{variant} {mask:?} {sh:?}");
+                assert_eq!(r.events() as u64, want.values().map(|(r, w)| r + w).sum::<u64>());
+            }
+        }
+    }
+}
+
+#[test]
+fn backward_only_records_only_backward_phases() {
+    let inputs = from_x(Shape::new(1, 3, 4, 2), Mask::Causal, 2);
+    let r = run(
+        &inputs,
+        Variant::Mha,
+        Passes {
+            forward: false,
+            backward: true,
+        },
+        true,
+    );
+    let t = r.trace.as_ref().unwrap();
+    assert!(
+        t.phases
+            .iter()
+            .all(|(_, p)| p.pass() == attn_trace::trace::Pass::Backward)
+    );
+    // the forward activations it starts from are its buffers' initial contents
+    let both = run(&inputs, Variant::Mha, Passes::BOTH, false);
+    assert_eq!(t.buffer(Buf::Probs).unwrap().initial, both.tensors[Buf::Probs]);
+    assert_eq!(r.tensors, both.tensors);
+}
+
+#[test]
+fn offset_formulas_reproduce_every_recorded_offset() {
+    let mut checked = 0;
+    for variant in Variant::ALL {
+        for sh in [Shape::new(1, 3, 4, 2), Shape::new(2, 4, 6, 3)] {
+            let r = traced(sh, Mask::Causal, variant);
+            let t = r.trace.as_ref().unwrap();
+            for n in 0..t.len() {
+                let v = t.view(n);
+                let lines = derived_lines(&v, kernel_shape(sh, variant));
+                assert_eq!(
+                    lines.len(),
+                    v.derived.len(),
+                    "a derived offset has no formula at #{n}: {v:?}"
+                );
+                for (line, d) in lines.iter().zip(&v.derived) {
+                    assert_eq!(line.value, d.value, "#{n} {line} but the kernel recorded {}", d.value);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 10_000, "only {checked} offsets checked");
+}
+
+#[test]
+fn navigation_by_iteration_phase_and_cell() {
+    let sh = Shape::new(1, 3, 4, 2);
+    let r = traced(sh, Mask::Causal, Variant::Mha);
+    let t = r.trace.as_ref().unwrap();
+    // the read of q[10] for (h1, i2, j1), d = 0
+    let w = *t.index.writes(Buf::Scores, 16).first().unwrap() as usize;
+    let f = t.frame(t.events[w].frame).unwrap();
+    let first = f.start as usize;
+    assert_eq!((t.events[first].buf, t.events[first].offset), (Buf::Q, 10));
+    // next iteration of the innermost loop (d): the read of q[11]
+    let next = t.next_iteration(first, 0).unwrap();
+    assert_eq!((t.events[next].buf, t.events[next].offset), (Buf::Q, 11));
+    // after the last d comes the write itself; previous iteration goes back to d = 0
+    assert_eq!(t.next_iteration(next, 0), Some(w));
+    assert_eq!(t.prev_iteration(next, 0), Some(first));
+    // next iteration of the enclosing loop (j): the first read for j = 2, q[10] against k[10]
+    let j2 = t.next_iteration(first, 1).unwrap();
+    assert_eq!(t.view(j2).vars.last(), Some(&("d", 0)));
+    assert!(t.view(j2).vars.contains(&("j", 2)));
+    assert_eq!(t.events[j2 + 1].offset, 10);
+    assert_eq!(t.prev_iteration(j2, 1), Some(first));
+
+    // phases: the softmax phase starts right after the last score write
+    let soft = t.next_phase(w).unwrap();
+    assert_eq!(t.phase_at(soft), Phase::Softmax);
+    assert_eq!(t.phase_at(soft - 1), Phase::Scores);
+    assert_eq!(t.prev_phase(soft), t.prev_phase(w));
+    assert_eq!(t.prev_phase(soft + 3), Some(soft));
+
+    // the cell index: who reads scores[16] next is softmax's max pass, who last wrote it is w
+    let reader = t.index.next_read_after(Buf::Scores, 16, w).unwrap();
+    assert_eq!(t.phase_at(reader), Phase::Softmax);
+    assert_eq!(t.index.last_write_before(Buf::Scores, 16, reader), Some(w));
+    assert_eq!(t.index.last_write_before(Buf::Scores, 16, w), None);
+    assert_eq!(t.index.last_write_at_or_before(Buf::Scores, 16, w), Some(w));
+    // values through time: 0 before the write, the score after
+    assert_eq!(t.value_at(Buf::Scores, 16, w - 1), 0.0);
+    assert_eq!(t.value_at(Buf::Scores, 16, w), r.tensors[Buf::Scores][16]);
+    // probs[16] is written twice (exp, then normalised): the value at the end is the final one
+    assert_eq!(t.index.writes(Buf::Probs, 16).len(), 2);
+    assert_eq!(t.value_at(Buf::Probs, 16, t.len() - 1), r.tensors[Buf::Probs][16]);
+}
+
+#[test]
+fn log_stays_within_32_bytes_per_event() {
+    let r = traced(Shape::new(2, 16, 16, 4), Mask::Causal, Variant::Mha);
+    let t = r.trace.as_ref().unwrap();
+    let per_event = t.log_bytes() as f64 / t.len() as f64;
+    assert!(per_event <= 32.0, "{per_event:.1} bytes/event");
+}

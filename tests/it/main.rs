@@ -1,0 +1,39 @@
+//! The integration tests, as modules of one test binary: compiled and linked once instead of
+//! once per file. Each file is what a `tests/*.rs` target used to be; run one of them with
+//! `cargo test --release --test it MODULE::` (e.g. `cargo test --release --test it engine_gradients::`).
+//! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`).
+
+mod common;
+
+mod cli_explain;
+#[cfg(unix)]
+mod cli_hostile;
+mod cli_invalid_scenarios;
+mod cli_run_trace;
+mod cli_train;
+mod display_oracle;
+mod display_regressions;
+mod docs;
+mod docs_keys;
+mod engine_gradients;
+mod engine_standard;
+mod engine_trace;
+mod engine_worked_examples;
+mod kernels_untraced;
+mod model_checkpoint;
+mod model_gpt;
+mod model_ops;
+mod scenario_docs;
+mod scenario_roundtrip;
+mod screenshots;
+mod simd_levels;
+mod tui_app;
+#[cfg(unix)]
+mod tui_hostile;
+mod tui_mistakes;
+mod tui_props;
+// the real binary in a pseudo-terminal (openpty)
+#[cfg(unix)]
+mod tui_pty;
+mod tui_snapshots;
+mod tui_train;

@@ -1,0 +1,253 @@
+//! The whole model: gradients of every parameter against finite differences, sharded against
+//! unsharded, the attention capture against the tracer's engine, and learning a synthetic task.
+
+use attn_trace::engine::{self, Passes};
+use attn_trace::kernels::Variant;
+use attn_trace::model::{Activations, Config, Dataset, TinyGpt, Trainer, Workspace};
+use attn_trace::trace::Buf;
+use std::sync::atomic::AtomicBool;
+
+fn tiny(n_layers: usize, n_heads: usize) -> Config {
+    Config {
+        seq_len: 5,
+        d_model: 8,
+        n_layers,
+        n_heads,
+        ..Config::default()
+    }
+}
+
+const TOKENS: [u8; 10] = [72, 101, 108, 108, 111, 32, 119, 111, 114, 108];
+const TARGETS: [u8; 10] = [101, 108, 108, 111, 32, 119, 111, 114, 108, 100];
+
+/// Every parameter's gradient against central differences of the mean loss (accumulated in
+/// f64), for a 2-layer model with the given heads.
+fn check_model_gradients(n_heads: usize) {
+    let model = TinyGpt::new(tiny(2, n_heads), 7).unwrap();
+    let mut work = Workspace::new(&model, 2, 5);
+    let mut grads = vec![0.0; model.num_params()];
+    model.loss_and_grad(&mut work, &TOKENS, &TARGETS, &mut grads);
+
+    let eps = 1e-2f32;
+    let mut probe = model.clone();
+    let mut worst: (f64, String) = (0.0, String::new());
+    for spec in &model.layout.specs {
+        let range = spec.offset..spec.offset + spec.len;
+        for (k, (&x, &an)) in range.clone().zip(model.params[range].iter().zip(&grads[spec.offset..])) {
+            probe.params[k] = x + eps;
+            let up = probe.loss_sum(&mut work, &TOKENS, &TARGETS);
+            probe.params[k] = x - eps;
+            let down = probe.loss_sum(&mut work, &TOKENS, &TARGETS);
+            probe.params[k] = x;
+            let fd = (up - down) / (2.0 * eps as f64) / TOKENS.len() as f64;
+            let an = an as f64;
+            let err = (fd - an).abs() / (1e-3 + an.abs());
+            assert!(
+                (fd - an).abs() <= 2e-4 + 2e-2 * an.abs(),
+                "{}[{}]: finite difference {fd}, backward {an}",
+                spec.name,
+                k - spec.offset
+            );
+            if err > worst.0 {
+                worst = (err, spec.name.clone());
+            }
+        }
+    }
+    // a meaningful check: the gradients are not all (near) zero
+    assert!(grads.iter().filter(|g| g.abs() > 1e-3).count() > grads.len() / 10);
+    eprintln!(
+        "H={n_heads}: worst relative gradient error {:.2e} in {}",
+        worst.0, worst.1
+    );
+}
+
+#[test]
+fn model_gradients_match_finite_differences_single_head() {
+    check_model_gradients(1);
+}
+
+#[test]
+fn model_gradients_match_finite_differences_multi_head() {
+    check_model_gradients(2);
+}
+
+#[test]
+fn sharded_batch_matches_one_pass() {
+    let model = TinyGpt::new(tiny(2, 2), 3).unwrap();
+    let mut work = Workspace::new(&model, 2, 5);
+    assert_eq!(work.shards.len(), 2);
+    let mut sharded = vec![0.0; model.num_params()];
+    let loss = model.loss_and_grad(&mut work, &TOKENS, &TARGETS, &mut sharded);
+
+    let mut acts = Activations::new(&model.config, 2, 5);
+    model.forward(&mut acts, &TOKENS, Some(&TARGETS));
+    let mut whole = vec![0.0; model.num_params()];
+    model.backward(&mut acts, &TOKENS, &TARGETS, 0.1, &mut whole);
+    assert!((loss as f64 - acts.loss_sum() / 10.0).abs() < 1e-6);
+    let scale = whole.iter().fold(0.0f32, |m, g| m.max(g.abs()));
+    for (a, b) in sharded.iter().zip(&whole) {
+        assert!((a - b).abs() <= 1e-6 * scale, "{a} vs {b}");
+    }
+}
+
+#[test]
+fn attention_capture_replays_in_the_traced_engine() {
+    for (n_heads, variant) in [(1, Variant::Baseline), (2, Variant::Mha)] {
+        let model = TinyGpt::new(tiny(2, n_heads), 11).unwrap();
+        let prompt = b"abcab";
+        let cap = model.layer_attention_inputs(prompt, 1).unwrap();
+        assert_eq!(cap.variant, variant);
+        assert_eq!(cap.inputs.shape.t, 5);
+        // the last position has no target: nothing downstream of it, so no gradient
+        assert!(cap.inputs.d_out[4 * 8..].iter().all(|&g| g == 0.0));
+        assert!(cap.inputs.d_out[..4 * 8].iter().any(|&g| g != 0.0));
+
+        let run = engine::run(&cap.inputs, cap.variant, Passes::BOTH, true);
+        assert!(run.events() > 0);
+        let rel = |a: &[f32], b: &[f32]| {
+            let err = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+            err / b.iter().map(|y| y.abs()).fold(0.0f32, f32::max)
+        };
+        // the traced loops and the training path compute the same block, forward and backward
+        assert!(
+            rel(&cap.out, &run.tensors[Buf::Out]) <= 1e-5,
+            "out: {}",
+            rel(&cap.out, &run.tensors[Buf::Out])
+        );
+        assert!(
+            rel(&cap.d_x, &run.tensors[Buf::DX]) <= 1e-5,
+            "d_x: {}",
+            rel(&cap.d_x, &run.tensors[Buf::DX])
+        );
+    }
+    let model = TinyGpt::new(tiny(1, 1), 1).unwrap();
+    assert!(model.layer_attention_inputs(b"abc", 1).is_err());
+    assert!(model.layer_attention_inputs(b"abcdef", 0).is_err());
+    assert!(model.layer_attention_inputs(b"", 0).is_err());
+}
+
+/// The copy task: after `|` the model must repeat the 5 letters before it, which needs an
+/// attention head that looks 6 positions back. Of a line's 12 bytes only the 5 input letters are
+/// unpredictable (5 · ln 26 / 12 ≈ 1.36 nats per byte is the floor); a model that knows the line
+/// structure but does not copy stays near 10 · ln 26 / 12 ≈ 2.7. (Seeds 1, 2, 3 reach 1.55, 1.54,
+/// 1.54 here; with one head the copy is found less reliably.)
+#[test]
+fn loss_falls_below_1_7_on_copy_within_400_steps() {
+    let config = Config {
+        seq_len: 24,
+        d_model: 32,
+        n_layers: 1,
+        n_heads: 4,
+        ..Config::default()
+    };
+    let data = Dataset::builtin("copy", config.seq_len).unwrap();
+    let mut trainer = Trainer::new(TinyGpt::new(config, 1).unwrap(), data, 8, 3e-3, 1).unwrap();
+    let first = trainer.val_loss().loss;
+    let stop = AtomicBool::new(false);
+    assert_eq!(trainer.train(400, &stop, |_, _| {}), 400);
+    let val = trainer.val_loss().loss;
+    eprintln!("copy: val loss {first:.3} → {val:.3} after 400 steps");
+    assert!(first > 5.0, "an untrained model is near ln 256 = 5.55, got {first}");
+    assert!(val < 1.7, "val loss after 400 steps: {val}");
+}
+
+/// A UI trains on a worker thread: the trainer must move there.
+#[test]
+fn trainer_can_move_to_a_worker_thread() {
+    let data = Dataset::builtin("sort", 8).unwrap();
+    let config = Config {
+        seq_len: 8,
+        d_model: 8,
+        ..Config::default()
+    };
+    let mut trainer = Trainer::new(TinyGpt::new(config, 3).unwrap(), data, 2, 1e-3, 3).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let worker_stop = stop.clone();
+    let worker = std::thread::spawn(move || {
+        let mut steps = 0;
+        trainer.train(u64::MAX, &worker_stop, |_, s| steps = s.step);
+        (trainer, steps)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (trainer, steps) = worker.join().unwrap();
+    assert!(steps > 0);
+    assert_eq!(trainer.step, steps);
+}
+
+/// Sizes within every limit can still ask for more memory than a machine has: refused up front.
+#[test]
+fn oversized_runs_are_refused_before_allocating() {
+    let config = Config {
+        seq_len: 4096,
+        d_model: 1024,
+        ..Config::default()
+    };
+    let model = TinyGpt::new(config, 1).unwrap();
+    let data = Dataset::from_bytes("zeros", vec![0; 10_000], 4096).unwrap();
+    let e = Trainer::new(model, data, 64, 1e-3, 1).err().unwrap().to_string();
+    assert!(e.contains("GiB") && e.contains("batch 64"), "{e}");
+    // the estimate counts what the buffers really hold: B=2, T=5, C=8, L=2, H=2
+    let cfg = tiny(2, 2);
+    let acts = Activations::new(&cfg, 2, 5);
+    let floats = |v: &Vec<f32>| v.len() as u128;
+    let layer = &acts.layers[0];
+    let per_layer: u128 = [
+        &layer.ln1,
+        &layer.ln1_mean,
+        &layer.ln1_rstd,
+        &layer.qkv,
+        &layer.q,
+        &layer.k,
+        &layer.v,
+        &layer.scores,
+        &layer.probs,
+        &layer.att,
+        &layer.attn_out,
+        &layer.res_mid,
+        &layer.ln2,
+        &layer.ln2_mean,
+        &layer.ln2_rstd,
+        &layer.fc,
+        &layer.gelu,
+        &layer.gelu_tanh,
+        &layer.mlp_out,
+        &layer.res_out,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let g = &acts.grad;
+    let grads: u128 = [
+        &g.d_logits,
+        &g.d_res,
+        &g.d_ln,
+        &g.d_gelu,
+        &g.d_fc,
+        &g.d_att,
+        &g.d_probs,
+        &g.d_scores,
+        &g.d_q,
+        &g.d_k,
+        &g.d_v,
+        &g.d_qkv,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let top: u128 = [
+        &acts.x0,
+        &acts.lnf,
+        &acts.lnf_mean,
+        &acts.lnf_rstd,
+        &acts.logits,
+        &acts.probs,
+        &acts.losses,
+    ]
+    .iter()
+    .map(|v| floats(v))
+    .sum();
+    let params = TinyGpt::new(cfg, 1).unwrap().num_params() as u128;
+    let want = 4 * (2 * per_layer + grads + top + params * (4 + 2));
+    assert_eq!(attn_trace::model::gpt::training_bytes(&cfg, 2, 5), want);
+}

@@ -1,0 +1,213 @@
+//! Random valid scenarios survive the TOML writer and the parser unchanged, bit for bit.
+
+use attn_trace::engine::{Dropout, Passes};
+use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario, value_shape};
+use attn_trace::tensor::{Shape, numel};
+use attn_trace::trace::Pass;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+/// Any finite f32: normal, subnormal or zero, either sign.
+fn finite() -> impl Strategy<Value = f32> {
+    use proptest::num::f32::{NEGATIVE, NORMAL, POSITIVE, SUBNORMAL, ZERO};
+    POSITIVE | NEGATIVE | NORMAL | SUBNORMAL | ZERO
+}
+
+fn dist() -> impl Strategy<Value = Dist> {
+    prop_oneof![
+        finite().prop_map(|x| Dist::Normal { std: x.abs() }),
+        finite().prop_map(|x| Dist::Uniform { scale: x.abs() }),
+        Just(Dist::Zeros),
+        Just(Dist::Ones),
+        finite().prop_map(|scale| Dist::Arange { scale }),
+    ]
+}
+
+fn text() -> impl Strategy<Value = String> {
+    any::<String>().prop_filter("not blank", |s| !s.trim().is_empty())
+}
+
+prop_compose! {
+    fn scenario()(
+        (b, t, h, d, s_len) in (1usize..3, 1usize..5, 1usize..4, 1usize..4, 1usize..5),
+        variants in prop_oneof![
+            Just(vec![Variant::Baseline]),
+            Just(vec![Variant::Mha]),
+            Just(vec![Variant::Baseline, Variant::Mha]),
+            Just(vec![Variant::Mha, Variant::Baseline]),
+        ],
+        passes in prop_oneof![Just(Passes::BOTH), Just(Passes::FORWARD), Just(Passes { forward: false, backward: true })],
+        mask_kind in 0usize..3,
+        mask_bits in proptest::collection::vec(any::<bool>(), 16),
+        init in (0..=i64::MAX as u64, dist()).prop_map(|(seed, dist)| Init { seed, dist }),
+        title in text(),
+        about in proptest::option::of(text()),
+        start in 0usize..5,
+        given in proptest::collection::vec(any::<bool>(), 16),
+        seed_values in proptest::collection::vec(finite(), 1..64),
+        dropout in proptest::option::of((0.001f32..0.999, 0..=i64::MAX as u64)),
+        eval in any::<bool>(),
+        wrong in proptest::collection::vec(any::<bool>(), 6),
+        focus in proptest::option::of((any::<bool>(), any::<bool>(), 0usize..100, 0usize..100, 0usize..100, 0usize..100)),
+    ) -> Scenario {
+        // start: 0 fused from x with everything filled, 1 fused with some tensors given,
+        // 2 q, k, v given, 3 separate projections, 4 cross-attention (S queries, memory)
+        let cross = start == 4;
+        let shape = if cross { Shape::cross(b, s_len, t, h * d, h) } else { Shape::new(b, t, h * d, h) };
+        let qkv = if start >= 3 { Qkv::Separate } else { Qkv::Fused };
+        let pick = |names: &[&'static str]| -> Vec<&'static str> {
+            names.iter().zip(&given).filter(|(_, g)| **g).map(|(n, _)| *n).collect()
+        };
+        let mut names: Vec<&str> = match start {
+            0 => vec![],
+            1 => pick(&["x", "w_qkv", "b_qkv", "w_proj", "b_proj"]),
+            2 => {
+                let mut n = vec!["q", "k", "v"];
+                if given[0] {
+                    n.extend(["w_proj", "b_proj"]);
+                }
+                n
+            }
+            3 => pick(&["x", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_proj", "b_proj"]),
+            _ => pick(&["x", "memory", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "w_proj"]),
+        };
+        if start == 4 && names.contains(&"w_proj") {
+            names.push("b_proj");
+        }
+        if passes.backward && given[15] {
+            names.push("d_out");
+        }
+        let mut values = BTreeMap::new();
+        for name in names {
+            let len = value_shape(name, shape).map_or(0, |s| numel(&s));
+            let data = (0..len).map(|k| seed_values[(k * 7 + name.len()) % seed_values.len()]).collect();
+            values.insert(name.to_string(), data);
+        }
+        let mask = match mask_kind {
+            0 => Mask::Causal,
+            1 => Mask::None,
+            _ => {
+                // every query sees at least one key
+                let rows: Vec<Vec<bool>> = (0..shape.s)
+                    .map(|i| (0..t).map(|j| j == i % t || mask_bits[(i * 5 + j) % 16]).collect())
+                    .collect();
+                Mask::explicit(&rows)
+            }
+        };
+        let dropout = dropout.map(|(p, seed)| Dropout { p, seed });
+        let mode = if eval { Mode::Eval } else { Mode::Train };
+        // only the mistakes this scenario can make
+        let from_x = start != 2;
+        let proj = from_x || values.contains_key("w_proj");
+        let possible = [
+            (Mistake::NoInputProjection, from_x),
+            (Mistake::ScaleBySeqLen, true),
+            (Mistake::MaskByMultiply, true),
+            (Mistake::NoOutputProjection, proj),
+            (Mistake::DropoutNotApplied, dropout.is_some() && mode == Mode::Train),
+            (Mistake::SoftmaxOverTwoDims, true),
+        ];
+        let list: Vec<Mistake> = possible.iter().zip(&wrong).filter(|((_, ok), w)| *ok && **w).map(|((m, _), _)| *m).collect();
+        let focus = focus.map(|(pick_variant, pick_pass, fb, fh, fi, fj)| {
+            let variant = pick_variant.then_some(variants[0]);
+            let pass = pick_pass.then_some(if passes.forward { Pass::Forward } else { Pass::Backward });
+            let heads = if variant == Some(Variant::Baseline) { 1 } else { h };
+            Focus { variant, pass, b: fb % b, h: fh % heads, i: fi % shape.s, j: fj % t }
+        });
+        Scenario {
+            source: "prop.toml".to_string(),
+            title,
+            about,
+            shape,
+            cross,
+            variants,
+            passes,
+            mask,
+            qkv,
+            dropout,
+            mode,
+            mistakes: Mistakes::of(&list),
+            init,
+            values,
+            focus,
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(crate::common::proptest_config(256))]
+
+    #[test]
+    fn written_scenarios_parse_back_equal(s in scenario()) {
+        let text = s.to_toml();
+        let back = Scenario::parse(&text, "prop.toml").map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        // f32 equality is not enough for -0.0 vs 0.0: compare the bits too
+        for (name, data) in &s.values {
+            let bits: Vec<u32> = data.iter().map(|x| x.to_bits()).collect();
+            let back_bits: Vec<u32> = back.values[name].iter().map(|x| x.to_bits()).collect();
+            prop_assert_eq!(bits, back_bits, "{}", name);
+        }
+        prop_assert_eq!(back, s);
+    }
+}
+
+#[test]
+fn the_shipped_scenarios_round_trip_too() {
+    for (name, text) in attn_trace::scenario::SHIPPED {
+        let s = Scenario::parse(text, name).unwrap();
+        let back = Scenario::parse(&s.to_toml(), name).unwrap();
+        assert_eq!(back, s, "{name}");
+        assert_eq!(
+            back.inputs(),
+            s.inputs(),
+            "{name}: the filled values depend only on what round-trips"
+        );
+    }
+}
+
+/// A shipped scenario with one byte range replaced by arbitrary text.
+fn mutated() -> impl Strategy<Value = String> {
+    let texts: Vec<&'static str> = attn_trace::scenario::SHIPPED.iter().map(|(_, t)| *t).collect();
+    (
+        0..texts.len(),
+        any::<prop::sample::Index>(),
+        0usize..12,
+        "\\PC{0,6}|[\\[\\]=\"',.#\\n0-9a-z-]{0,6}",
+    )
+        .prop_map(move |(k, at, len, insert)| {
+            let text = texts[k];
+            let mut start = at.index(text.len());
+            while !text.is_char_boundary(start) {
+                start -= 1;
+            }
+            let mut end = (start + len).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            format!("{}{insert}{}", &text[..start], &text[end..])
+        })
+}
+
+proptest! {
+    #![proptest_config(crate::common::proptest_config(512))]
+
+    /// Bad input is an error, never a panic; whatever is accepted round-trips.
+    #[test]
+    fn edited_scenarios_are_accepted_or_rejected_cleanly(text in mutated()) {
+        match Scenario::parse(&text, "edited.toml") {
+            Ok(s) => prop_assert_eq!(Scenario::parse(&s.to_toml(), "edited.toml").ok(), Some(s)),
+            Err(e) => {
+                let line = e.to_string();
+                prop_assert!(line.starts_with("edited.toml"));
+                prop_assert!(!line.contains('\n'), "one line: {}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics(text in any::<String>()) {
+        let _ = Scenario::parse(&text, "any.toml");
+    }
+}

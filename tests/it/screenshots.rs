@@ -1,0 +1,39 @@
+//! The README's screenshots in `assets/` are what the app draws now: a change to a screen that
+//! forgets `cargo run --example screenshots` fails here.
+
+#[allow(dead_code)] // the example's main and file writing are not used by the test
+#[path = "../../examples/screenshots.rs"]
+mod example;
+
+use std::path::Path;
+
+#[test]
+fn committed_screenshots_match_the_app() {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
+    let shots = example::screenshots().expect("the app renders");
+    let names: Vec<&str> = shots.iter().map(|(name, _)| *name).collect();
+    for required in ["menu.svg", "tracer.svg", "compare.svg", "help.svg"] {
+        assert!(names.contains(&required), "no {required} among {names:?}");
+    }
+    for (name, picture) in &shots {
+        let committed = std::fs::read_to_string(assets.join(name)).unwrap_or_default();
+        assert!(
+            committed == *picture,
+            "assets/{name} is not what the app draws now: run `cargo run --example screenshots` and commit it"
+        );
+    }
+    // the tracer picture is the walkthrough element, with the offsets the docs quote
+    let tracer = &shots.iter().find(|(n, _)| *n == "tracer.svg").expect("tracer shot").1;
+    // (runs of one colour are separate <text> elements: the variable, the formula, the value)
+    let text_runs: Vec<&str> = tracer
+        .lines()
+        .filter_map(|l| l.strip_suffix("</text>")?.rsplit_once('>').map(|(_, t)| t))
+        .collect();
+    let joined = text_runs.concat();
+    assert!(
+        joined.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        "{joined}"
+    );
+    assert!(joined.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
+    assert!(joined.contains("off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"));
+}

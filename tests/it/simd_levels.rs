@@ -1,0 +1,80 @@
+//! The hot loops (model ops, untraced attention passes, AdamW) are compiled once per instruction
+//! set and the widest the CPU has is picked at run time (`attn_trace::simd`). Every copy must
+//! give the same bits. This test runs itself again with `ATTN_TRACE_SIMD` capping the level and
+//! compares a fingerprint of a few training steps made at each level.
+
+use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace::simd::{self, Level};
+use std::process::Command;
+
+const CHILD: &str = "ATTN_TRACE_SIMD_CHILD";
+
+/// FNV-1a over the bits of every value, so one flipped bit anywhere changes the result.
+fn fnv(values: impl IntoIterator<Item = u32>, mut h: u64) -> u64 {
+    for v in values {
+        for byte in v.to_le_bytes() {
+            h = (h ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Three steps of training for one head (the baseline kernel) and for three heads (MHA), at
+/// sizes that are not multiples of the vector widths: the losses and every parameter after.
+fn fingerprint() -> u64 {
+    let mut h = 0xcbf2_9ce4_8422_2325;
+    for (seq_len, d_model, n_heads) in [(11, 20, 1), (13, 24, 3)] {
+        let cfg = Config {
+            seq_len,
+            d_model,
+            n_layers: 2,
+            n_heads,
+            ..Config::default()
+        };
+        let model = TinyGpt::new(cfg, 5).expect("valid config");
+        let data = Dataset::builtin("copy", seq_len).expect("built-in dataset");
+        let mut trainer = Trainer::new(model, data, 5, 3e-3, 9).expect("valid trainer");
+        for _ in 0..3 {
+            h = fnv([trainer.step().loss.to_bits()], h);
+        }
+        h = fnv(trainer.model.params.iter().map(|p| p.to_bits()), h);
+    }
+    h
+}
+
+/// Runs this test again with `ATTN_TRACE_SIMD=cap` and returns the level and fingerprint it saw.
+fn child(cap: &str) -> (String, u64) {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    // the harness names a test by its module path without the crate's name
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::every_instruction_set_gives_the_same_bits");
+    let out = Command::new(exe)
+        .args(["--exact", &name, "--nocapture"])
+        .env(CHILD, "1")
+        .env("ATTN_TRACE_SIMD", cap)
+        .output()
+        .expect("the test binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "child at {cap} failed:\n{stdout}");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("fingerprint "))
+        .unwrap_or_else(|| panic!("no fingerprint from the child at {cap}:\n{stdout}"));
+    let (level, hash) = line.split_once(' ').expect("level and hash");
+    (level.to_string(), hash.parse().expect("a number"))
+}
+
+#[test]
+fn every_instruction_set_gives_the_same_bits() {
+    if std::env::var_os(CHILD).is_some() {
+        println!("fingerprint {:?} {}", simd::level(), fingerprint());
+        return;
+    }
+    let here = fingerprint();
+    let best = simd::level();
+    for (cap, level) in [("baseline", Level::Baseline), ("avx2", Level::Avx2)] {
+        let (seen, hash) = child(cap);
+        assert_eq!(seen, format!("{:?}", level.min(best)), "the cap {cap} was not applied");
+        assert_eq!(hash, here, "{seen} gives different bits than {best:?}");
+    }
+}

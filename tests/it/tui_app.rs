@@ -1,0 +1,297 @@
+//! The app driven through `update` as the terminal drives it: navigation, goto, who-wrote /
+//! who-reads, breakpoints, variant and pass switching, mouse selection, bad scenario files.
+
+use attn_trace::kernels::Variant;
+use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
+use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::widgets::memory;
+use attn_trace::tui::{Theme, Walk};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Rect;
+use std::io::Write;
+
+fn key(app: &mut App, c: KeyCode) {
+    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+}
+
+fn chars(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn goto(app: &mut App, s: &str) {
+    key(app, KeyCode::Char('g'));
+    chars(app, s);
+    key(app, KeyCode::Enter);
+}
+
+fn tracer(app: &App) -> &Tracer {
+    app.tracer().expect("the tracer is open")
+}
+
+/// (op, buffer, offset) of the current event.
+fn here(app: &App) -> (Op, Buf, usize) {
+    let t = tracer(app);
+    let e = t.walk.trace(t.variant).unwrap().events[t.cursor];
+    (e.op, e.buf, e.offset as usize)
+}
+
+fn phase(app: &App) -> Phase {
+    let t = tracer(app);
+    t.walk.trace(t.variant).unwrap().phase_at(t.cursor)
+}
+
+fn app() -> App {
+    App::new(Walk::builtin(), Theme::MONO, 120, 40)
+}
+
+#[test]
+fn goto_accepts_events_elements_cells_and_phases() {
+    let mut a = app();
+    goto(&mut a, "17");
+    assert_eq!(tracer(&a).cursor, 17);
+    goto(&mut a, "b=0 h=1 i=2 j=1");
+    assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
+    goto(&mut a, "q[10]");
+    assert_eq!(
+        here(&a),
+        (Op::Write, Buf::Q, 10),
+        "q[10] is first accessed when the split writes it"
+    );
+    assert_eq!(tracer(&a).pinned, Some((Buf::Q, 10)));
+    goto(&mut a, "scores[0,1,2,1]");
+    assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
+    goto(&mut a, "softmax");
+    assert_eq!(phase(&a), Phase::Softmax);
+    let before = tracer(&a).cursor;
+    for bad in ["99999999", "b=0 h=5 i=0 j=0", "nope[3]", "q[999]", "hello"] {
+        goto(&mut a, bad);
+        assert_eq!(tracer(&a).cursor, before, "{bad} must not move the cursor");
+        assert!(tracer(&a).message.is_some(), "{bad} explains itself");
+    }
+    // Esc abandons the prompt
+    key(&mut a, KeyCode::Char('g'));
+    chars(&mut a, "12");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(tracer(&a).cursor, before);
+    assert!(tracer(&a).prompt.is_none());
+}
+
+#[test]
+fn who_wrote_and_who_reads_follow_the_selected_cell() {
+    let mut a = app();
+    goto(&mut a, "b=0 h=1 i=2 j=1");
+    let write = tracer(&a).cursor;
+    // r: the next read of scores[16] is softmax's row maximum
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(here(&a), (Op::Read, Buf::Scores, 16));
+    assert_eq!(phase(&a), Phase::Softmax);
+    // w: back to the write that produced it
+    key(&mut a, KeyCode::Char('w'));
+    assert_eq!(tracer(&a).cursor, write);
+    // before it, nothing wrote the cell: the cursor stays and the message says so
+    key(&mut a, KeyCode::Char('w'));
+    assert_eq!(tracer(&a).cursor, write);
+    assert!(tracer(&a).message.as_deref().unwrap().contains("initial value"));
+}
+
+#[test]
+fn breakpoints_continue_forward_and_backward() {
+    let mut a = app();
+    goto(&mut a, "scores[16]");
+    key(&mut a, KeyCode::Char('b'));
+    assert!(tracer(&a).breakpoints.contains(&(Buf::Scores, 16)));
+    key(&mut a, KeyCode::Home);
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
+    let first = tracer(&a).cursor;
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(here(&a), (Op::Read, Buf::Scores, 16));
+    key(&mut a, KeyCode::Char('C'));
+    assert_eq!(tracer(&a).cursor, first);
+    // toggling it off again leaves nothing to continue to
+    key(&mut a, KeyCode::Char('b'));
+    key(&mut a, KeyCode::Char('c'));
+    assert_eq!(tracer(&a).cursor, first);
+}
+
+#[test]
+fn stepping_iterations_and_phases() {
+    let mut a = app();
+    goto(&mut a, "b=0 h=1 i=2 j=1");
+    let w = tracer(&a).cursor;
+    // the score's dot product: q[10]·k[6] + q[11]·k[7], four reads before the write
+    key(&mut a, KeyCode::Char('p'));
+    assert_eq!(here(&a), (Op::Read, Buf::K, 7));
+    key(&mut a, KeyCode::Char('k'));
+    assert_eq!(here(&a), (Op::Read, Buf::Q, 11));
+    key(&mut a, KeyCode::Char('k'));
+    assert_eq!(here(&a), (Op::Read, Buf::Q, 10));
+    assert_eq!(tracer(&a).cursor, w - 4);
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(here(&a), (Op::Read, Buf::Q, 11));
+    // J: the next key j of the same query
+    key(&mut a, KeyCode::Char('J'));
+    assert_eq!(tracer(&a).cursor, w + 1);
+    assert_eq!(here(&a), (Op::Read, Buf::Q, 10));
+    key(&mut a, KeyCode::Char(']'));
+    assert_eq!(phase(&a), Phase::Softmax);
+    key(&mut a, KeyCode::Char('['));
+    assert_eq!(phase(&a), Phase::Scores);
+    key(&mut a, KeyCode::End);
+    let last = tracer(&a).cursor;
+    key(&mut a, KeyCode::Char('n'));
+    assert_eq!(tracer(&a).cursor, last, "n at the end stays");
+    key(&mut a, KeyCode::Home);
+    key(&mut a, KeyCode::Char('p'));
+    assert_eq!(tracer(&a).cursor, 0, "p at the start stays");
+}
+
+#[test]
+fn tab_finds_the_same_element_in_the_other_layout_and_f_switches_pass() {
+    let mut a = app();
+    goto(&mut a, "b=0 h=1 i=2 j=1");
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(tracer(&a).variant, Variant::Baseline);
+    assert_eq!(
+        here(&a),
+        (Op::Write, Buf::Scores, 7),
+        "baseline keeps scores[0,2,1] at data[7]"
+    );
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(tracer(&a).variant, Variant::Mha);
+    let fwd = tracer(&a).cursor;
+    key(&mut a, KeyCode::Char('f'));
+    let t = tracer(&a);
+    assert_eq!(t.walk.trace(t.variant).unwrap().view(t.cursor).pass.name(), "backward");
+    key(&mut a, KeyCode::Char('f'));
+    assert_eq!(tracer(&a).cursor, fwd, "f comes back to where forward was left");
+    // in the backward pass an element goto lands on its score gradient
+    key(&mut a, KeyCode::Char('f'));
+    goto(&mut a, "b=0 h=1 i=2 j=1");
+    assert_eq!(here(&a), (Op::Write, Buf::DScores, 16));
+}
+
+#[test]
+fn clicking_a_memory_cell_selects_it_and_arrows_move_it() {
+    let mut a = app();
+    let area = Rect::new(0, 0, 120, 40);
+    let (buf, off, x, y) = {
+        let t = tracer(&a);
+        let ctx = t.ctx(Theme::MONO).unwrap();
+        let areas = tracer::areas(area, t, &ctx);
+        let inner = ratatui::widgets::Block::bordered().inner(areas.memory.unwrap());
+        let plan = memory::plan(inner, &ctx);
+        let q = plan
+            .iter()
+            .find(|p| p.buf == Buf::Q)
+            .expect("q is drawn in the scores phase");
+        let spot = q.cells.iter().find(|s| s.off == 5).expect("q[5] is drawn");
+        (q.buf, spot.off, spot.x + 1, spot.y)
+    };
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: x,
+        row: y,
+        modifiers: KeyModifiers::NONE,
+    };
+    app::update(&mut a, Msg::Mouse(click));
+    assert_eq!(tracer(&a).pinned, Some((buf, off)));
+    app::update(&mut a, Msg::Key(KeyEvent::new(KeyCode::Right, KeyModifiers::SHIFT)));
+    assert_eq!(tracer(&a).pinned, Some((Buf::Q, 6)));
+    app::update(&mut a, Msg::Key(KeyEvent::new(KeyCode::Down, KeyModifiers::SHIFT)));
+    assert_eq!(tracer(&a).pinned, Some((Buf::Q, 10)), "down one row of C = 4");
+    // w now asks about q[10]: the split wrote it
+    key(&mut a, KeyCode::Char('w'));
+    assert_eq!(here(&a), (Op::Write, Buf::Q, 10));
+    assert_eq!(phase(&a), Phase::Split);
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(tracer(&a).pinned, None, "Esc clears the selection before leaving");
+    key(&mut a, KeyCode::Esc);
+    assert!(matches!(a.screen, Screen::Menu(_)));
+}
+
+#[test]
+fn a_bad_scenario_file_shows_its_error_in_a_popup() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    let mut f = std::fs::File::create(&path).unwrap();
+    writeln!(f, "title = \"bad\"\n[shape]\nB = 1\nT = 3\nC = -2\nH = 2").unwrap();
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Char('4'));
+    assert!(matches!(a.screen, Screen::Open(_)));
+    chars(&mut a, &path.display().to_string());
+    key(&mut a, KeyCode::Enter);
+    match &a.popup {
+        Some(Popup::Message { text, error, .. }) => {
+            assert!(*error);
+            assert!(text.contains("bad.toml"), "{text}");
+            assert!(text.contains("C"), "{text}");
+        }
+        other => panic!("expected an error popup, got {other:?}"),
+    }
+    assert!(matches!(a.screen, Screen::Open(_)), "the screen stays");
+    key(&mut a, KeyCode::Char('x'));
+    assert!(a.popup.is_none(), "any key closes the popup");
+}
+
+#[test]
+fn the_menu_opens_every_screen_and_q_quits() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(tracer(&a).variant, Variant::Baseline);
+    assert_eq!(
+        here(&a),
+        (Op::Write, Buf::Scores, 7),
+        "the baseline opens on the focus element"
+    );
+    key(&mut a, KeyCode::Char('q'));
+    key(&mut a, KeyCode::Char('5'));
+    assert!(
+        matches!(a.screen, Screen::Train),
+        "5 opens the train screen (tests/it/tui_train.rs)"
+    );
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('3'));
+    assert!(matches!(a.screen, Screen::Compare(_)));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(
+        here(&a),
+        (Op::Write, Buf::Scores, 16),
+        "Enter in compare traces the element"
+    );
+    key(&mut a, KeyCode::Char('q'));
+    assert!(!a.quit);
+    key(&mut a, KeyCode::Char('q'));
+    assert!(a.quit);
+}
+
+#[test]
+fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    a.scenarios_dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
+    key(&mut a, KeyCode::Char('4'));
+    let Screen::Open(open) = &a.screen else {
+        panic!("the open screen")
+    };
+    let k = open
+        .entries
+        .iter()
+        .position(|e| e.path.ends_with("mha_walkthrough.toml"))
+        .expect("the walkthrough is listed");
+    let (title, about) = open.entries[k].info.as_ref().expect("it parses");
+    assert_eq!(title, "MHA walkthrough: B=1, T=3, C=4, H=2");
+    assert!(about.as_deref().is_some_and(|a| a.contains("Starts at the input x")));
+    assert!(
+        open.entries.iter().all(|e| e.info.is_ok()),
+        "every shipped scenario is valid"
+    );
+    for _ in 0..k {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
+    assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
+}
