@@ -403,7 +403,13 @@ fn optimizer_state_from_a_file_is_validated() {
             "weight_decay",
         ),
         ("lr", zeros.clone(), zeros.clone(), vec![("lr", "-1")], "metadata 'lr'"),
-        ("huge_lr", zeros.clone(), zeros.clone(), vec![("lr", "1e30")], "learning rate"),
+        (
+            "huge_lr",
+            zeros.clone(),
+            zeros.clone(),
+            vec![("lr", "1e30")],
+            "learning rate",
+        ),
         ("t", zeros.clone(), zeros.clone(), vec![("adamw_t", "3")], "adamw_t"),
     ];
     for (name, m, v, meta, needle) in cases {
@@ -420,7 +426,15 @@ fn optimizer_state_from_a_file_is_validated() {
         .assert()
         .success();
     cmd(d)
-        .args(["train", "--load", "huge_lr.safetensors", "--data", "text.txt", "--steps", "1"])
+        .args([
+            "train",
+            "--load",
+            "huge_lr.safetensors",
+            "--data",
+            "text.txt",
+            "--steps",
+            "1",
+        ])
         .args(["--batch", "2", "--lr", "0.001"])
         .assert()
         .success();
