@@ -117,8 +117,8 @@ enum Inner {
     Temp {
         file: NamedTempFile,
         target: PathBuf,
-        /// The replaced file's metadata, whose mode and owner the new file takes.
-        old: Option<Box<std::fs::Metadata>>,
+        /// The replaced file's mode and owner, which the new file takes.
+        old: Option<Kept>,
     },
     Stream(File),
 }
@@ -137,7 +137,7 @@ impl AtomicFile {
             _ => check_destination(path)?,
         }
         let target = resolve_links(path)?;
-        let old = std::fs::metadata(&target).ok().map(Box::new);
+        let old = std::fs::metadata(&target).ok().map(|m| Kept::of(&m));
         remove_stale_temps(&target);
         let mut builder = tempfile::Builder::new();
         let prefix = format!("{}{}.", temp_prefix(&target), std::process::id());
@@ -268,6 +268,27 @@ fn open_stream(path: &Path, m: &std::fs::Metadata) -> io::Result<File> {
     std::fs::OpenOptions::new().write(true).open(path)
 }
 
+/// What a replaced file passes on to its successor.
+#[derive(Debug)]
+struct Kept {
+    permissions: std::fs::Permissions,
+    #[cfg(unix)]
+    owner: (u32, u32),
+}
+
+impl Kept {
+    fn of(m: &std::fs::Metadata) -> Kept {
+        Kept {
+            permissions: m.permissions(),
+            #[cfg(unix)]
+            owner: {
+                use std::os::unix::fs::MetadataExt;
+                (m.uid(), m.gid())
+            },
+        }
+    }
+}
+
 /// A destination written in place rather than replaced.
 fn is_stream(m: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
@@ -284,16 +305,16 @@ fn is_stream(m: &std::fs::Metadata) -> bool {
 
 /// Gives the new file the replaced one's permissions, and its owner when that differs and the
 /// process may change it (root); a failure to change the owner is not an error.
-fn keep_mode_and_owner(file: &File, old: &std::fs::Metadata) -> io::Result<()> {
-    file.set_permissions(old.permissions())?;
+fn keep_mode_and_owner(file: &File, old: &Kept) -> io::Result<()> {
+    file.set_permissions(old.permissions.clone())?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let now = file.metadata()?;
-        if (now.uid(), now.gid()) != (old.uid(), old.gid()) {
-            let _ = std::os::unix::fs::fchown(file, Some(old.uid()), Some(old.gid()));
+        if (now.uid(), now.gid()) != old.owner {
+            let _ = std::os::unix::fs::fchown(file, Some(old.owner.0), Some(old.owner.1));
             // chown clears set-id bits: put the mode back
-            file.set_permissions(old.permissions())?;
+            file.set_permissions(old.permissions.clone())?;
         }
     }
     Ok(())

@@ -232,6 +232,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         None => None,
     };
     let cfg = config(&args, loaded.as_ref().map(|l| &l.model.config))?;
+    // resuming at the checkpoint's learning rate: held to the same range as --lr
+    if let (Some(path), Some(st), None) = (&args.load, loaded.as_ref().and_then(|l| l.state.as_ref()), args.lr) {
+        let spec = TrainSpec {
+            lr: Some(st.opt.lr),
+            ..TrainSpec::default()
+        };
+        if let Err(e) = spec.validate() {
+            return Err(bad(format!(
+                "--load {}: its learning rate {}; give --lr to resume with another",
+                path.display(),
+                e.msg
+            )));
+        }
+    }
     let data = dataset(args.data.as_deref(), args.dataset.as_deref(), cfg.seq_len)?;
     let mut trainer = match loaded {
         Some(l) => Trainer::resume(l, data, args.batch, args.lr, args.seed),

@@ -15,9 +15,10 @@
 //! - **Nothing unknown.** A metadata key or a tensor that a checkpoint of this configuration does
 //!   not have is an error naming it.
 //! - **Sane values.** Weights and moments are finite, second moments are not negative, and the
-//!   optimizer's settings are in range (`0 ≤ β < 1`, `ε > 0`, the learning rate as
-//!   [`TrainSpec`](super::TrainSpec) accepts it, `adamw_t ≤ step`). Saving refuses what loading
-//!   would refuse, so a run that diverged never overwrites a good checkpoint.
+//!   optimizer's settings are in range (`0 ≤ β < 1`, `ε > 0`, a positive learning rate,
+//!   `adamw_t ≤ step`). Saving refuses what loading would refuse, so a run that diverged never
+//!   overwrites a good checkpoint. (Resuming also holds the learning rate to the range of
+//!   [`TrainSpec`](super::TrainSpec), unless a new one is given.)
 //!
 //! Saving writes a temporary file in the target's directory and renames it over the target, so
 //! an interrupted save leaves the previous checkpoint intact. Loading reads the 8-byte header
@@ -26,7 +27,7 @@
 //! the memory a checkpoint can make us use is bounded by its own size.
 
 use super::gpt::{Config, Layout, TinyGpt};
-use super::{AdamW, ModelError, TrainSpec};
+use super::{AdamW, ModelError};
 use crate::input::{ReadError, human_bytes};
 use safetensors::Dtype;
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
@@ -156,13 +157,9 @@ fn check_finite(layout: &Layout, values: &[f32], prefix: &str) -> Result<(), Str
 /// Checks what resuming would take from `state`: the optimizer's settings and moments.
 fn check_state(layout: &Layout, st: &TrainState, step: u64) -> Result<(), String> {
     let opt = &st.opt;
-    if let Err(e) = (TrainSpec {
-        lr: Some(opt.lr),
-        ..TrainSpec::default()
-    })
-    .validate()
-    {
-        return Err(format!("metadata 'lr' {}", e.msg));
+    // the range `train` accepts is checked when resuming, where --lr can replace it
+    if !(opt.lr.is_finite() && opt.lr > 0.0) {
+        return Err(format!("metadata 'lr' must be a positive number, got {:?}", opt.lr));
     }
     for (key, v) in [("beta1", opt.beta1), ("beta2", opt.beta2)] {
         if !(0.0..1.0).contains(&v) {

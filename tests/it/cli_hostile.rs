@@ -386,7 +386,9 @@ fn optimizer_state_from_a_file_is_validated() {
         .assert()
         .success();
 
-    let cases: Vec<(&str, Vec<f32>, Vec<f32>, Vec<(&str, &str)>, &str)> = vec![
+    // (file name, m, v, metadata overrides, what the message names)
+    type Case<'a> = (&'a str, Vec<f32>, Vec<f32>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         ("nan_v", zeros.clone(), nan_v, vec![], "adamw.v.wte"),
         ("negative_v", zeros.clone(), negative_v, vec![], "adamw.v.wte"),
         ("inf_m", inf_m, zeros.clone(), vec![], "adamw.m.wte"),
@@ -400,7 +402,14 @@ fn optimizer_state_from_a_file_is_validated() {
             vec![("weight_decay", "-1")],
             "weight_decay",
         ),
-        ("lr", zeros.clone(), zeros.clone(), vec![("lr", "1e30")], "lr"),
+        ("lr", zeros.clone(), zeros.clone(), vec![("lr", "-1")], "metadata 'lr'"),
+        (
+            "huge_lr",
+            zeros.clone(),
+            zeros.clone(),
+            vec![("lr", "1e30")],
+            "learning rate",
+        ),
         ("t", zeros.clone(), zeros.clone(), vec![("adamw_t", "3")], "adamw_t"),
     ];
     for (name, m, v, meta, needle) in cases {
@@ -411,6 +420,24 @@ fn optimizer_state_from_a_file_is_validated() {
             &[&file, needle],
         );
     }
+    // a learning rate out of train's range stops resuming at it, not using the weights
+    cmd(d)
+        .args(["eval", "--checkpoint", "huge_lr.safetensors", "--data", "text.txt"])
+        .assert()
+        .success();
+    cmd(d)
+        .args([
+            "train",
+            "--load",
+            "huge_lr.safetensors",
+            "--data",
+            "text.txt",
+            "--steps",
+            "1",
+        ])
+        .args(["--batch", "2", "--lr", "0.001"])
+        .assert()
+        .success();
 }
 
 /// Issue item 5: `--lr` is checked as the train form checks it, and training that diverges

@@ -139,7 +139,7 @@ fn visible(out: &str) -> (String, Vec<usize>) {
         if c == '\x1b' {
             // CSI: ESC [ parameters, ended by a byte in @..~; other escapes: one more char
             if chars.next_if(|&(_, c)| c == '[').is_some() {
-                while let Some((_, c)) = chars.next() {
+                for (_, c) in chars.by_ref() {
                     if ('@'..='~').contains(&c) {
                         break;
                     }
