@@ -350,6 +350,7 @@ pub(super) fn section_at(text: &str, offset: usize) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::scenario::sections::{RUN_KEYS, SHAPE_KEYS};
 
     #[test]
     pub(super) fn duplicate_keys_are_named_with_their_table() {
