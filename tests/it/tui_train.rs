@@ -861,3 +861,22 @@ fn a_prompt_whose_trace_is_too_big_is_refused_with_the_length_that_fits() {
         "the longest that fits"
     );
 }
+
+#[test]
+fn drawing_the_form_never_looks_at_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("text.txt");
+    std::fs::write(&data, "abcdefghij".repeat(100)).unwrap();
+    let mut app = menu_to_train(120, 40);
+    set_field(&mut app, Field::Dataset, &data.display().to_string());
+    assert_eq!(train(&app).form.checked.errors[Field::Dataset as usize], None);
+    // the file goes away between two frames: the frames show the form as last checked
+    std::fs::remove_file(&data).unwrap();
+    let screen = draw(&app, 120, 40);
+    assert!(!screen.contains("no such file"), "{screen}");
+    // the next key checks again
+    key(&mut app, KeyCode::End);
+    let message = train(&app).form.checked.errors[Field::Dataset as usize].clone();
+    assert!(message.is_some_and(|m| m.contains("no such file")));
+    assert!(draw(&app, 120, 40).contains("no such file"));
+}

@@ -4,11 +4,11 @@
 //! layer at the event that wrote the probability — the final write of `probs[off]`, the
 //! normalisation — and `e` exports the layer's attention as a scenario file.
 
-use super::prompt::Origin;
 use super::tracer::Tracer;
 use super::train::worker::printable;
 use crate::engine::{self, Passes};
 use crate::kernels::Variant;
+use crate::model::Origin;
 use crate::model::{AttentionCapture, TinyGpt};
 use crate::scenario::{Focus, Scenario};
 use crate::trace::{Buf, Pass};

@@ -3,9 +3,9 @@
 //! one-line error in a popup.
 
 use super::picker::{FilePicker, file_name};
-use super::prompt::Origin;
 use super::train::worker::Source;
 use super::train::{Traced, dir_of};
+use crate::model::Origin;
 use crate::model::{BUILTIN, checkpoint};
 use crate::tui::theme::Theme;
 use ratatui::Frame;

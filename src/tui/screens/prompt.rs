@@ -3,8 +3,9 @@
 //! ([`super::attn_map`]), from which the tracer opens on the chosen layer.
 
 use super::attn_map::AttnMap;
-use super::train::worker::{Source, printable};
+use super::train::worker::printable;
 use crate::model::{Dataset, TinyGpt};
+pub use crate::model::{Origin, Source};
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -12,24 +13,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 use std::io::Read;
-use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Where a model's weights came from: shown in titles, written into exported scenarios.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Origin {
-    /// One line for titles, e.g. `copy.safetensors (step 3000)`.
-    pub label: String,
-    /// The checkpoint file holding exactly these weights, when there is one.
-    pub checkpoint: Option<PathBuf>,
-    pub step: u64,
-    /// The data it was trained on, when known (for a default prompt).
-    pub dataset: Option<Source>,
-    /// Exports are written into this directory …
-    pub dir: PathBuf,
-    /// … under names starting with this.
-    pub stem: String,
-}
 
 #[derive(Debug)]
 pub struct Prompt {

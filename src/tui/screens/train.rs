@@ -8,8 +8,8 @@
 
 pub mod worker;
 
-use super::prompt::Origin;
 use crate::input::{human_bytes, kind_of};
+use crate::model::Origin;
 use crate::model::gpt::Layout;
 use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
 use crate::tui::theme::Theme;
@@ -122,23 +122,29 @@ pub const MAX_TOKENS_PER_STEP: usize = 1 << 16;
 const MAX_FIELD: usize = 1024;
 
 /// The configuration being typed. `focus == Field::ALL.len()` is the Start button.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Form {
     pub values: [String; 10],
     pub focus: usize,
+    /// [`Form::check`] of the values as they are: recomputed when a value changes, so drawing
+    /// the form never looks at the disk.
+    pub checked: Checked,
 }
 
 impl Default for Form {
     fn default() -> Self {
-        Form {
+        let mut form = Form {
             values: Field::ALL.map(|f| f.default_value().to_string()),
             focus: 0,
-        }
+            checked: Checked::default(),
+        };
+        form.checked = form.check();
+        form
     }
 }
 
 /// The form checked: an error per field, and the run to start when there is none.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Checked {
     pub errors: [Option<String>; 10],
     pub spec: Option<Spec>,
@@ -153,6 +159,7 @@ impl Form {
 
     pub fn set(&mut self, f: Field, v: &str) {
         self.values[f as usize] = v.to_string();
+        self.checked = self.check();
     }
 
     /// Checks every field; each message says what is wrong and what is accepted.
@@ -712,7 +719,9 @@ impl Train {
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         let Some(session) = &mut self.session else {
-            return match self.form.key(key) {
+            let outcome = self.form.key(key);
+            self.form.checked = self.form.check();
+            return match outcome {
                 FormKey::Stay => Outcome::Stay,
                 FormKey::Back => Outcome::Back,
                 FormKey::Start => {
@@ -863,7 +872,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
 fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     let t = theme;
     let form = &st.form;
-    let checked = form.check();
+    let checked = &form.checked;
     let rows = Field::ALL.len() as u16 + 4;
     let [head, body, about, status] = Split::vertical([
         Constraint::Length(1),

@@ -2,42 +2,14 @@
 //! `std::sync::mpsc` channels, so a key is never stuck behind a training step. Dropping the
 //! [`Worker`] raises its stop flag and joins the thread.
 
-use crate::model::{Config, Dataset, ModelError, SampleOptions, TinyGpt, Trainer};
+pub use crate::model::Source;
+use crate::model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
-
-/// Where the training bytes come from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// A built-in dataset by name (see [`crate::model::BUILTIN`]).
-    Builtin(String),
-    File(PathBuf),
-}
-
-impl Source {
-    pub fn label(&self) -> String {
-        match self {
-            Source::Builtin(name) => name.clone(),
-            Source::File(p) => p.display().to_string(),
-        }
-    }
-
-    pub fn load(&self, seq: usize) -> Result<Dataset, ModelError> {
-        match self {
-            Source::Builtin(name) => Dataset::builtin(name, seq),
-            Source::File(path) => Dataset::from_file(path, seq),
-        }
-    }
-
-    /// The synthetic tasks, whose validation lines read `input|answer`.
-    pub fn is_task(&self) -> bool {
-        matches!(self, Source::Builtin(n) if n != "kernels")
-    }
-}
 
 /// A checked training configuration: what the form hands to the worker.
 #[derive(Clone, Debug, PartialEq)]
