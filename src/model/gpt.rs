@@ -1,5 +1,6 @@
 //! The TinyGPT model: configuration, parameters in one flat buffer, and the forward and backward
-//! passes over a batch. Attention runs the tracer's own kernels with the no-op recorder.
+//! passes over a batch. Attention goes through `dispatch.rs`, untraced: the tracer's kernels'
+//! numbers, on their vectorised fast path.
 #![allow(non_snake_case)]
 
 use super::ModelError;
@@ -458,7 +459,7 @@ fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
 
 /// The attention core of one layer, causal, untraced: through the same dispatcher as the
 /// engine, so one head runs the baseline variant and several the MHA variant, on the fast path
-/// that `tests/kernels_untraced.rs` holds to the traced kernels bit for bit.
+/// that `tests/it/kernels_untraced.rs` holds to the traced kernels bit for bit.
 fn attention_variant(sh: Shape) -> Variant {
     if sh.h == 1 { Variant::Baseline } else { Variant::Mha }
 }

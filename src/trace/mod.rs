@@ -1,7 +1,8 @@
 //! The event log: what a kernel read and wrote, in order, and where in its loops it was.
 //!
 //! Kernels are written once, generic over a [`Recorder`]. With [`NoRecord`] every call inlines to
-//! nothing and the loops are the fast path; with [`Logger`] every element read or written becomes
+//! nothing (the attention passes then take their fast path instead, `dispatch.rs`); with
+//! [`Logger`] every element read or written becomes
 //! one compact [`Event`], and every loop iteration one [`Frame`] holding its loop variable and the
 //! offsets derived from it. [`Trace`] is the finished log with the indexes the TUI queries.
 //!
@@ -231,8 +232,8 @@ pub struct Frame {
     pub vals: [u32; FRAME_VALUES],
 }
 
-/// Where a kernel reports what it does. Kernels are generic over it, so the untraced build of a
-/// kernel is the same source with every call below compiled away.
+/// Where a kernel reports what it does. Kernels are generic over it: with [`NoRecord`] every
+/// call below compiles away.
 pub trait Recorder {
     /// `false` for the no-op recorder: lets the provided methods skip all bookkeeping.
     const ENABLED: bool;
