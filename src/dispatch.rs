@@ -77,15 +77,13 @@ pub fn weighted_sum_back<R: Recorder>(
     d_p: (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
-    if R::ENABLED {
-        let ksh = kernel_shape(sh, variant);
-        match variant {
-            Variant::Baseline => attention_1h::weighted_sum_back(rec, ksh, p, v, d_att, d_p, d_v),
-            Variant::Mha => attention_mha::weighted_sum_back(rec, ksh, p, v, d_att, d_p, d_v),
-        }
-    } else {
-        fast::weighted_sum_back(heads(sh, variant), p.1, v, d_att, d_p.1, d_v)
-    }
+    pass!(
+        rec,
+        variant,
+        sh,
+        weighted_sum_back(p, v, d_att, d_p, d_v),
+        fast(p.1, v, d_att, d_p.1, d_v)
+    )
 }
 
 /// `dS = P ⊙ (dP − Σ dP·P)` along each row.

@@ -145,3 +145,18 @@ pub fn proptest_config(cases: u32) -> ProptestConfig {
         ..ProptestConfig::default()
     }
 }
+
+/// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile, as
+/// the terminal loop does).
+pub fn settle(app: &mut attn_trace::tui::app::App) {
+    use attn_trace::tui::app::{self, Msg, Screen};
+    let started = std::time::Instant::now();
+    while matches!(app.screen, Screen::Loading(_)) {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "tracing finishes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        app::update(app, Msg::Tick);
+    }
+}

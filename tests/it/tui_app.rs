@@ -43,19 +43,6 @@ fn phase(app: &App) -> Phase {
     t.walk.trace(t.variant).unwrap().phase_at(t.cursor)
 }
 
-/// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile).
-fn settle(app: &mut App) {
-    let started = std::time::Instant::now();
-    while matches!(app.screen, Screen::Loading(_)) {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "tracing finishes"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        app::update(app, Msg::Tick);
-    }
-}
-
 fn app() -> App {
     App::new(Walk::builtin(), Theme::MONO, 120, 40)
 }
@@ -312,7 +299,7 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
         key(&mut a, KeyCode::Down);
     }
     key(&mut a, KeyCode::Enter);
-    settle(&mut a);
+    crate::common::settle(&mut a);
     assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
     assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
 }

@@ -37,19 +37,6 @@ fn opened(name: &str, w: u16, h: u16) -> App {
     App::new(Walk::from_scenario(&scenario(name)), Theme::MONO, w, h)
 }
 
-/// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile).
-fn settle(app: &mut App) {
-    let started = std::time::Instant::now();
-    while matches!(app.screen, Screen::Loading(_)) {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "tracing finishes"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        app::update(app, Msg::Tick);
-    }
-}
-
 fn view(app: &App) -> &SideBySide {
     match &app.screen {
         Screen::Mistakes(s) => s,
@@ -159,7 +146,7 @@ fn a_scenario_with_mistakes_opens_side_by_side_however_it_is_opened() {
     a.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/mistakes").into();
     key(&mut a, KeyCode::Char('4'));
     key(&mut a, KeyCode::Enter);
-    settle(&mut a);
+    crate::common::settle(&mut a);
     assert!(!view(&a).mistakes().is_empty());
     key(&mut a, KeyCode::Esc);
     assert!(
