@@ -23,7 +23,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
             "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
         ));
     }
-    let root = DeTable::parse(text).map_err(|e| toml_error(&doc, &e))?;
+    // every syntax error, so the one reported is the first in the file (the parser's own choice
+    // is the last: an unterminated string on line 1 was reported as an unclosed table on line 2)
+    let (root, errors) = DeTable::parse_recoverable(text);
+    if let Some(first) = errors.iter().min_by_key(|e| e.span().map_or(usize::MAX, |s| s.start)) {
+        return Err(toml_error(&doc, first));
+    }
     let root = root.get_ref();
     doc.known_keys(root, ROOT_KEYS, "")?;
 
