@@ -44,6 +44,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             "{file}: [run].variants: this scenario does not run {v}"
         )));
     }
+    // without a terminal there is nothing to draw on: say so plainly instead of drawing escape
+    // codes into a file or failing with a report
+    use std::io::IsTerminal;
+    if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return Err(CliError::Input(
+            "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)".into(),
+        ));
+    }
     let plain = no_color_env() || std::env::args_os().any(|a| a == "--no-color");
     let theme = if plain { Theme::MONO } else { Theme::COLOR };
     // the scenario is traced on a worker thread behind a progress screen: a large one never

@@ -539,3 +539,25 @@ fn cross_attention_json_has_s_queries_and_t_keys() {
     let p = data(mha, "probs");
     assert_eq!((p[2], p[10 + 2]), (0.0, 0.0));
 }
+
+#[test]
+fn the_tui_without_a_terminal_is_one_plain_line() {
+    // no terminal on stdin (as `attn-trace < /dev/null`), and none on stdout (as `> out.txt`):
+    // one line naming the commands that work without one, no escape codes, exit 2
+    for args in [vec![], vec!["tui", "scenarios/mha_walkthrough.toml"]] {
+        let out = cmd().args(&args).write_stdin("").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "nothing is drawn into the output");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("error: the TUI needs a terminal"), "{err}");
+        assert!(err.contains("run, explain or trace"), "{err}");
+        assert!(!err.contains('\u{1b}'), "no escape codes: {err:?}");
+    }
+    // a bad file is still named first
+    cmd()
+        .args(["tui", "no/such/file.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no/such/file.toml"));
+}
