@@ -273,7 +273,7 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
         "normal" => {
             reject("scale")?;
             Dist::Normal {
-                std: param("std", 1.0, true)?,
+                std: param("std", super::DEFAULT_STD, true)?,
             }
         }
         "uniform" => {

@@ -9,7 +9,12 @@ use std::path::Path;
 const CASES: &[(&str, &str, &str, &str)] = &[
     ("not_toml.toml", "2:7", "", "not valid TOML: unclosed table"),
     // two syntax errors: the first in the file is the one reported (line 1, not the `[run` of line 6)
-    ("unterminated_string.toml", "1:33", "", "not valid TOML: invalid basic string"),
+    (
+        "unterminated_string.toml",
+        "1:33",
+        "",
+        "not valid TOML: invalid basic string",
+    ),
     ("not_utf8.toml", "1:13", "", "not UTF-8 text: byte 0xe9"),
     ("empty.toml", "", "", "empty file"),
     ("is_a_directory.toml", "", "", "is a directory"),
