@@ -348,3 +348,25 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     key(&mut a, KeyCode::Esc);
     assert!(matches!(a.screen, Screen::Menu(_)), "Esc cancels the opening");
 }
+
+#[test]
+fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    key(&mut a, KeyCode::Char('3'));
+    key(&mut a, KeyCode::Char(']'));
+    key(&mut a, KeyCode::Char(']')); // weighted sum: att's rows start at ai / a_base
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| app::render(f, &a)).unwrap();
+    let text = term.backend().to_string();
+    assert!(text.contains("weighted_sum"), "{text}");
+    // element b=0 h=1 i=2: ai = (0*3 + 2)*4 = 8, a_base = ((0*3 + 2)*2 + 1)*2 = 10
+    assert!(
+        text.contains("baseline row i=2: data[8..=11] (ai = (b*T + i)*C"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mha head 1 of row i=2: data[10..=11] (a_base = ((b*T + i)*H + h)*D"),
+        "{text}"
+    );
+    assert!(!text.contains("q_base"), "{text}");
+}

@@ -487,7 +487,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         ]),
         Line::styled(format!(" query {} attends most to {}", st.i, top.join(" · ")), t.dim()),
         Line::styled(
-            format!(" P[i={}, j=0..{}] = {}", st.i, visible, whole_row.join(" ")),
+            format!(" P[i={}, j=0..={}] = {}", st.i, visible - 1, whole_row.join(" ")),
             t.dim(),
         ),
         Line::styled(

@@ -322,27 +322,36 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
                 e.h, e.b, e.h, e.i, e.j, s.value, s.formula, s.numbers
             )));
         }
-    } else if let (Some(a), Some(q)) = (
-        substitute("attention_1h.rs", "qi", &base_symbols),
-        substitute("attention_mha.rs", "q_base", &symbols),
-    ) {
-        lines.push(Line::from(format!(
-            "baseline row i={}: data[{}..{}] ({} = {})",
-            e.i,
-            a.value,
-            a.value + sh.c,
-            a.formula,
-            a.numbers
-        )));
-        lines.push(Line::from(format!(
-            "mha head {} of row i={}: data[{}..{}] (q_base = {} = {})",
-            e.h,
-            e.i,
-            q.value,
-            q.value + sh.d(),
-            q.formula,
-            q.numbers
-        )));
+    } else {
+        // the row's start as each kernel names it: qi / q_base for the queries (and d_q), ai /
+        // a_base for the weighted sum's output
+        let (base, head) = if phase == Phase::WeightedSum {
+            ("ai", "a_base")
+        } else {
+            ("qi", "q_base")
+        };
+        if let (Some(a), Some(q)) = (
+            substitute("attention_1h.rs", base, &base_symbols),
+            substitute("attention_mha.rs", head, &symbols),
+        ) {
+            lines.push(Line::from(format!(
+                "baseline row i={}: data[{}..={}] ({base} = {} = {})",
+                e.i,
+                a.value,
+                a.value + sh.c - 1,
+                a.formula,
+                a.numbers
+            )));
+            lines.push(Line::from(format!(
+                "mha head {} of row i={}: data[{}..={}] ({head} = {} = {})",
+                e.h,
+                e.i,
+                q.value,
+                q.value + sh.d() - 1,
+                q.formula,
+                q.numbers
+            )));
+        }
     }
     let (C, D) = (sh.c, sh.d());
     lines.push(Line::from(format!(
