@@ -35,6 +35,7 @@ mod tui_app;
 mod tui_hostile;
 mod tui_mistakes;
 mod tui_props;
+mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
 #[cfg(unix)]
 mod tui_pty;

@@ -29,12 +29,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         .saturating_sub(1)
         .saturating_sub(h / 3)
         .min(lines.len().saturating_sub(h));
-    // deep loops push the code right: shift every line left so the current one starts near
-    // the gutter (lines indented less just lose their leading spaces)
-    let shift = lines
-        .get(current.saturating_sub(1))
-        .map_or(0, |l| indent(l).saturating_sub(8))
-        .min(least_indent(&lines[first.min(lines.len())..], h));
+    // dedent by what every line in view shares, in every layout; the current line, however deep
+    // and long, is then wrapped rather than cut (draw_lines)
+    let shift = least_indent(&lines[first.min(lines.len())..], h);
     let marks = Marks {
         current: Some(current),
         marked: &[],
@@ -101,11 +98,13 @@ pub struct Marks<'a> {
 }
 
 /// Draws `lines` from index `first` into `inner`, one per row, each behind a gutter with its
-/// number and marker and shifted left by up to `shift` spaces; the current line is highlighted
-/// to the panel's right edge.
+/// number and marker and shifted left by up to `shift` spaces. The current line is highlighted to
+/// the panel's right edge and, when it is wider than the panel, continues on the rows below
+/// (`↪`), so the access being stepped is always on screen whole.
 pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, shift: usize, marks: &Marks, t: Theme) {
-    for (row, no) in (first..lines.len()).take(inner.height as usize).enumerate() {
-        let y = inner.y + row as u16;
+    let mut y = inner.y;
+    let mut no = first;
+    while no < lines.len() && y < inner.bottom() {
         let line_no = no + 1;
         let is_current = marks.current == Some(line_no);
         let marked = marks.marked.contains(&line_no);
@@ -132,11 +131,86 @@ pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, s
             t.base()
         };
         let gutter_style = if is_current || marked { style } else { t.dim() };
-        let x = put(buf, inner, inner.x, y, &format!("{line_no:>4}{marker}"), gutter_style);
-        let x = put(buf, inner, x, y, " ", style);
-        let end = put(buf, inner, x, y, code, style);
-        if is_current && end < inner.right() {
-            put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);
+        let room = (inner.width as usize).saturating_sub(GUTTER);
+        let rows = if is_current {
+            wrap(code, room)
+        } else {
+            vec![code.to_string()]
+        };
+        for (k, text) in rows.iter().enumerate() {
+            if y >= inner.bottom() {
+                break;
+            }
+            let gutter = if k == 0 {
+                format!("{line_no:>4}{marker} ")
+            } else {
+                "    ↪ ".to_string()
+            };
+            let x = put(buf, inner, inner.x, y, &gutter, gutter_style);
+            let end = put(buf, inner, x, y, text, style);
+            if is_current && end < inner.right() {
+                put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);
+            }
+            y += 1;
         }
+        no += 1;
+    }
+}
+
+/// Columns of the gutter: the line number, the marker and a space.
+const GUTTER: usize = 6;
+
+/// `code` in rows of at most `room` characters, broken after a space where one is near (so a
+/// `rec.read(…)` call stays whole when it can); the rows after the first keep the line's
+/// indentation and two more spaces.
+pub fn wrap(code: &str, room: usize) -> Vec<String> {
+    let chars: Vec<char> = code.chars().collect();
+    if room < 8 || chars.len() <= room {
+        return vec![code.to_string()];
+    }
+    let lead = indent(code) + 2;
+    let mut rows = Vec::new();
+    let mut start = 0;
+    let mut width = room;
+    while start < chars.len() {
+        let end = (start + width).min(chars.len());
+        let cut = if end == chars.len() {
+            end
+        } else {
+            // the last space in the second half of the row, else a hard break
+            (start + width / 2..end)
+                .rev()
+                .find(|&k| chars[k] == ' ')
+                .map_or(end, |k| k + 1)
+        };
+        let text: String = chars[start..cut].iter().collect();
+        rows.push(if rows.is_empty() {
+            text
+        } else {
+            format!("{}{}", " ".repeat(lead), text.trim_start())
+        });
+        start = cut;
+        width = room.saturating_sub(lead).max(8);
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_wraps_at_spaces_and_keeps_every_character() {
+        let line = "        s += rec.read(Buf::Q, q, q_base + d) * rec.read(Buf::K, k, k_base + d);";
+        let rows = wrap(line, 40);
+        assert!(rows.len() >= 2, "{rows:?}");
+        assert!(rows.iter().all(|r| r.chars().count() <= 40), "{rows:?}");
+        assert!(
+            rows[1].starts_with("          "),
+            "continuations are indented: {rows:?}"
+        );
+        let joined: String = rows.iter().map(|r| r.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(joined, line.trim());
+        assert_eq!(wrap("short", 40), vec!["short".to_string()]);
     }
 }
