@@ -54,7 +54,7 @@ fn the_line_being_stepped_is_on_screen_whole() {
         let code: String = text
             .lines()
             .map(|l| l.trim_matches('│').split("││").next().unwrap_or(""))
-            .filter_map(|l| l.get(l.find(|c: char| c == '▶' || c == '↪').map(|k| k + 3)?..))
+            .filter_map(|l| l.get(l.find(['▶', '↪']).map(|k| k + 3)?..))
             .map(str::trim)
             .collect::<Vec<_>>()
             .join(" ");
