@@ -26,6 +26,8 @@ mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
+#[cfg(unix)]
+mod pty;
 mod scenario_docs;
 mod scenario_roundtrip;
 mod screenshots;
