@@ -22,6 +22,7 @@ mod engine_gradients;
 mod engine_standard;
 mod engine_trace;
 mod engine_worked_examples;
+mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
