@@ -9,6 +9,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
     (" and ", " 和 "),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
+    (
+        "--batch must be 1..=4096, got {n}",
+        "--batch 必须在 1..=4096 之间，实际是 {n}",
+    ),
+    (
+        "--phase {ph} belongs to the {pass} pass, not to --pass {p}",
+        "--phase {ph} 属于 {pass} 这一遍，而不是 --pass {p}",
+    ),
+    (
+        "--prompt is empty: give at least one byte to continue",
+        "--prompt 为空：请至少给出一个字节让模型续写",
+    ),
+    (
+        "--temp must be a number ≥ 0, got {temp}",
+        "--temp 必须是 ≥ 0 的数，实际是 {temp}",
+    ),
     ("0 (the baseline has a single head)", "0（baseline 只有一个头）"),
     ("0 (the only index, since {dim} = 1)", "0（唯一的下标，因为 {dim} = 1）"),
     (
@@ -121,6 +137,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a file", "不是文件"),
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
+    (
+        "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
+        "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
+    ),
     ("mask", "掩码"),
     (
         "memory is the key/value input of cross-attention: give [shape].S, the number of queries",
@@ -203,6 +223,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "嵌套不整齐：这一层应该和第一行一样有 {len} 个元素，实际有 {found} 个",
     ),
     (
+        "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
+        "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
+    ),
+    (
         "the output projection needs both w_proj and b_proj; missing {missing}",
         "输出投影需要 w_proj 和 b_proj 两者；缺少 {missing}",
     ),
@@ -262,6 +286,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "variant \"{var}\" is not among [run].variants",
         "变体 \"{var}\" 不在 [run].variants 中",
     ),
+    ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
     ("{arg} needs a value", "{arg} 需要一个值"),
@@ -269,8 +294,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{arg} needs its value after an equal sign",
         "{arg} 的值需要写在等号后面",
     ),
+    (
+        "{file}: --mistaken: the scenario has no [run].mistakes to trace",
+        "{file}：--mistaken：场景没有可以追踪的 [run].mistakes",
+    ),
+    (
+        "{file}: --variant {v}: the scenario does not run it ([run].variants = {variants})",
+        "{file}：--variant {v}：场景不运行它（[run].variants = {variants}）",
+    ),
+    (
+        "{file}: [run].variants: this scenario does not run {v}",
+        "{file}：[run].variants：这个场景不运行 {v}",
+    ),
+    (
+        "{file}: no event matches the filters (--variant, --pass, --phase, --buffer); check that the phase runs for this scenario and that it touches the buffer",
+        "{file}：没有事件符合筛选条件（--variant、--pass、--phase、--buffer）；请检查这个阶段在这个场景中是否运行、是否访问这个缓冲区",
+    ),
+    (
+        "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
+        "{file}：场景没有记录 {pass} 这一遍；请在 [run].passes 中加上 \"{pass}\"",
+    ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
+    ("{name} (validation split)", "{name}（验证集部分）"),
     ("{n} bytes", "{n} 字节"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),
