@@ -163,8 +163,12 @@ fn bad_elements_and_passes_exit_with_code_2() {
             "unknown index \"k\"",
         ),
         (
+            &["scenarios/numeric_mha.toml", "--variant", "sparse"],
+            "--variant sparse: expected one of baseline, mha, gqa",
+        ),
+        (
             &["scenarios/numeric_mha.toml", "--variant", "gqa"],
-            "--variant gqa: expected one of baseline, mha",
+            "--variant gqa: the scenario does not run it",
         ),
     ];
     for (args, message) in cases {

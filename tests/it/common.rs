@@ -31,6 +31,8 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
         d_out: values(b * t * c, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 
@@ -45,6 +47,8 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         d_out: vec![1.0; n],
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 

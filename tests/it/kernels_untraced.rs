@@ -47,7 +47,7 @@ fn inputs(sh: Shape, seed: u64) -> In {
 /// Forward and backward with recorder `R` into buffers full of NaN, so an entry left unwritten
 /// shows. `mha` picks the kernel (`H` must be 1 for the baseline).
 fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
-    let Shape { b, s, t, c, h } = sh;
+    let Shape { b, s, t, c, h, .. } = sh;
     let nan = |n: usize| vec![f32::NAN; n];
     let (n_q, n_x, n_st) = (b * s * c, b * t * c, b * h * s * t);
     let mut o = Out {
