@@ -86,7 +86,7 @@ impl Heads {
     /// Does query head `hh` read the same key/value head as `hh − 1`?
     #[inline(always)]
     const fn shares_kv(&self, hh: usize) -> bool {
-        hh % (self.H / self.H_kv) != 0
+        !hh.is_multiple_of(self.H / self.H_kv)
     }
 
     /// Start of the score row of query `i` in head `hh`.

@@ -335,7 +335,10 @@ mod tests {
         assert_eq!(kv.to_string(), "kv_h = h/(H/H_kv) = 3/(4/2) = 1");
         symbols.push(("kv_h", kv.value));
         let k = substitute("src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
-        assert_eq!(k.to_string(), "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6");
+        assert_eq!(
+            k.to_string(),
+            "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
+        );
         let mut symbols = sizes(sh, Phase::Split);
         symbols.extend([("bb", 0), ("i", 2)]);
         let ri = substitute("src/kernels/attention_gqa.rs", "ri", &symbols).unwrap();

@@ -21,8 +21,8 @@ use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear, split};
 use crate::tensor::{Shape, Tensor};
-use std::borrow::Cow;
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
+use std::borrow::Cow;
 
 /// Where the run starts.
 #[derive(Clone, Debug, PartialEq)]

@@ -109,8 +109,26 @@ pub fn forward<R: Recorder>(
     // rope: rotate every (d0, d1) pair of q and of k by t·θ_m
     rec.phase(Phase::Rope);
     let (H, H_kv) = (sh.h, sh.h_kv);
-    rotate(rec, sh, pairs, rows.clone(), (cos, sin), false, (&["hh", "q_base"], H), (Buf::Q, q));
-    rotate(rec, sh, pairs, rows, (cos, sin), false, (&["kv_h", "k_base"], H_kv), (kb, k));
+    rotate(
+        rec,
+        sh,
+        pairs,
+        rows.clone(),
+        (cos, sin),
+        false,
+        (&["hh", "q_base"], H),
+        (Buf::Q, q),
+    );
+    rotate(
+        rec,
+        sh,
+        pairs,
+        rows,
+        (cos, sin),
+        false,
+        (&["kv_h", "k_base"], H_kv),
+        (kb, k),
+    );
 }
 
 /// Backward: `d_q` and `d_k` rotated back in place, by `−t·θ_m`, into the gradients of q and k
@@ -126,8 +144,26 @@ pub fn backward<R: Recorder>(
     // rope backward: rotate every pair of dQ and dK back by −t·θ_m
     rec.phase(Phase::RopeBack);
     let (rows, H, H_kv) = ((0..sh.b, 0..sh.t), sh.h, sh.h_kv);
-    rotate(rec, sh, pairs, rows.clone(), (cos, sin), true, (&["hh", "q_base"], H), (Buf::DQ, d_q));
-    rotate(rec, sh, pairs, rows, (cos, sin), true, (&["kv_h", "k_base"], H_kv), (Buf::DK, d_k));
+    rotate(
+        rec,
+        sh,
+        pairs,
+        rows.clone(),
+        (cos, sin),
+        true,
+        (&["hh", "q_base"], H),
+        (Buf::DQ, d_q),
+    );
+    rotate(
+        rec,
+        sh,
+        pairs,
+        rows,
+        (cos, sin),
+        true,
+        (&["kv_h", "k_base"], H_kv),
+        (Buf::DK, d_k),
+    );
 }
 
 /// Rotates the heads of `x` (q, k or their gradients) in the rows `rows`: by `+t·θ_m`, or by

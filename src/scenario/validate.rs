@@ -144,7 +144,7 @@ pub(super) fn check_modern(
         }
         for &v in variants {
             let d = kernel_shape(plan.shape, v).d();
-            if d % 2 != 0 {
+            if !d.is_multiple_of(2) {
                 let size = if v == Variant::Baseline { "C" } else { "C/H" };
                 return Err(doc.err(
                     span,

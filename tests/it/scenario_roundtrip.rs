@@ -60,7 +60,7 @@ prop_compose! {
         let shape = if cross { Shape::cross(b, s_len, t, h * d, h) } else { Shape::new(b, t, h * d, h) };
         // grouped-query attention: the gqa variant with H_kv some divisor of H
         let with_gqa = kv_pick > 0;
-        let divisors: Vec<usize> = (1..=h).filter(|k| h % k == 0).collect();
+        let divisors: Vec<usize> = (1..=h).filter(|k| h.is_multiple_of(*k)).collect();
         let shape = if with_gqa { shape.grouped(divisors[kv_pick % divisors.len()]) } else { shape };
         let mut variants = variants;
         if with_gqa {
