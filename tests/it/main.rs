@@ -23,6 +23,7 @@ mod engine_gqa;
 mod engine_gradients;
 mod engine_rope;
 mod engine_standard;
+mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
 mod kernels_untraced;
