@@ -288,6 +288,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("separate_qkv", include_str!("../../scenarios/separate_qkv.toml")),
     ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
     ("dropout", include_str!("../../scenarios/dropout.toml")),
+    ("gqa", include_str!("../../scenarios/gqa.toml")),
+    ("mqa", include_str!("../../scenarios/mqa.toml")),
+    ("rope", include_str!("../../scenarios/rope.toml")),
+    ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
