@@ -1,9 +1,10 @@
 //! The buffers of one run, stored keyed by [`Buf`]: the given data in place, zeros for
 //! everything the passes compute, nothing for a buffer the run does not have.
+#![allow(non_snake_case)]
 
 use super::Inputs;
 use super::registry::Registry;
-use crate::kernels::dropout;
+use crate::kernels::{dropout, rope};
 use crate::trace::{Buf, BufferInfo};
 use std::ops::Index;
 
@@ -32,6 +33,15 @@ impl Tensors {
         };
         for (b, data) in inputs.given() {
             given(b, data);
+        }
+        // the rotation tables, [T, D/2] in the kernel's head size
+        if let Some(r) = inputs.rope
+            && let Some(spec) = registry.get(Buf::RopeCos)
+        {
+            let (T, half) = (spec.layout.dims[0].size, spec.layout.dims[1].size);
+            let (cos, sin) = rope::tables(r, T, 2 * half);
+            t.data[Buf::RopeCos as usize] = cos;
+            t.data[Buf::RopeSin as usize] = sin;
         }
         if let Some(d) = inputs.dropout
             && registry.has(Buf::DropMask)

@@ -41,6 +41,8 @@ impl Scenario {
             dropout: inputs.dropout,
             mode: Mode::Train,
             mistakes: inputs.mistakes,
+            rope: inputs.rope,
+            decode: false,
             init: Init::default(),
             values,
             focus,

@@ -21,6 +21,7 @@ pub use parse::MAX_SIZE;
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
 use crate::input::ReadError;
 use crate::kernels::attention_mistakes::Mistakes;
+use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::tr;
@@ -53,6 +54,10 @@ pub struct Scenario {
     pub mode: Mode,
     /// Mistakes switched on: each variant then also runs mistaken, forward only.
     pub mistakes: Mistakes,
+    /// Rotary position embeddings on q and k (`[run].rope`, `[run].rope_base`).
+    pub rope: Option<Rope>,
+    /// Generation token by token from a key/value cache (`[run].decode`), forward only.
+    pub decode: bool,
     pub init: Init,
     /// Only the tensors the file gives, flat row-major, already checked against their shapes.
     pub values: BTreeMap<String, Vec<f32>>,
@@ -167,16 +172,22 @@ pub const VALUE_NAMES: [&str; 16] = [
 ];
 
 /// The shape a `[values]` tensor must have, or `None` for a name that is not one. Queries
-/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`.
+/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`. Keys and values
+/// have `H_kv·D` channels (`C` unless `[shape].H_kv` groups them), so the fused projection is
+/// `[C, C + 2·H_kv·D]`.
 pub fn value_shape(name: &str, sh: Shape) -> Option<Vec<usize>> {
     let Shape { b, s, t, c, .. } = sh;
+    let kv = sh.kv_c();
     Some(match name {
         "x" | "q" | "d_out" => vec![b, s, c],
-        "memory" | "k" | "v" => vec![b, t, c],
-        "w_qkv" => vec![c, 3 * c],
-        "b_qkv" => vec![3 * c],
-        "w_proj" | "w_q" | "w_k" | "w_v" => vec![c, c],
-        "b_proj" | "b_q" | "b_k" | "b_v" => vec![c],
+        "memory" => vec![b, t, c],
+        "k" | "v" => vec![b, t, kv],
+        "w_qkv" => vec![c, c + 2 * kv],
+        "b_qkv" => vec![c + 2 * kv],
+        "w_proj" | "w_q" => vec![c, c],
+        "w_k" | "w_v" => vec![c, kv],
+        "b_proj" | "b_q" => vec![c],
+        "b_k" | "b_v" => vec![kv],
         _ => return None,
     })
 }
@@ -199,6 +210,8 @@ pub(crate) struct Options {
     pub dropout: Option<Dropout>,
     pub mode: Mode,
     pub mistakes: Mistakes,
+    pub rope: Option<Rope>,
+    pub decode: bool,
 }
 
 /// What the engine will be asked to do for a scenario with these values (the correct run).
@@ -216,6 +229,8 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
         proj: from_x || values.contains_key("w_proj"),
+        rope: o.rope,
+        decode: o.decode,
     }
 }
 
@@ -279,6 +294,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("separate_qkv", include_str!("../../scenarios/separate_qkv.toml")),
     ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
     ("dropout", include_str!("../../scenarios/dropout.toml")),
+    ("gqa", include_str!("../../scenarios/gqa.toml")),
+    ("mqa", include_str!("../../scenarios/mqa.toml")),
+    ("rope", include_str!("../../scenarios/rope.toml")),
+    ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -391,6 +410,8 @@ impl Scenario {
             dropout: self.dropout,
             mode: self.mode,
             mistakes: self.mistakes,
+            rope: self.rope,
+            decode: self.decode,
         }
     }
 
@@ -450,6 +471,8 @@ impl Scenario {
             d_out: t("d_out"),
             dropout: self.dropout.filter(|_| self.mode == Mode::Train),
             mistakes: Mistakes::NONE,
+            rope: self.rope,
+            decode: self.decode,
         }
     }
 

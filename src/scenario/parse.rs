@@ -4,7 +4,7 @@
 
 use super::reader::{Doc, Result, toml_error};
 use super::sections::{ROOT_KEYS, RunTable, parse_focus, parse_init, parse_run, parse_shape, parse_values};
-use super::validate::{check_mistakes, check_start};
+use super::validate::{check_mistakes, check_modern, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_mistakes::Mistakes;
@@ -73,7 +73,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     } = match root.get("run") {
         Some(v) => parse_run(&doc, v, shape, cross)?,
         None => RunTable {
-            variants: Variant::ALL.to_vec(),
+            variants: Variant::DEFAULT.to_vec(),
             passes: Passes::BOTH,
             mask: Mask::Causal,
             opts: Options {
@@ -82,6 +82,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 dropout: None,
                 mode: Mode::Train,
                 mistakes: Mistakes::NONE,
+                rope: None,
+                decode: false,
             },
         },
     };
@@ -98,6 +100,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     check_start(&doc, root, shape_v, &values, &opts)?;
     let plan = super::plan_of(shape, mask.clone(), &values, &opts);
     check_mistakes(&doc, root, &plan, &opts)?;
+    check_modern(&doc, root, &plan, &variants, passes, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
     if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
@@ -120,6 +123,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         dropout: opts.dropout,
         mode: opts.mode,
         mistakes: opts.mistakes,
+        rope: opts.rope,
+        decode: opts.decode,
         init,
         values,
         focus,

@@ -163,6 +163,18 @@ impl Doc<'_> {
         }
     }
 
+    /// `true` or `false`.
+    pub(super) fn boolean(&self, v: &Value<'_>, field: &str) -> Result<bool> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            _ => Err(self.err(
+                Some(v.span()),
+                field,
+                format!("expected true or false, found {}", self.found(v)),
+            )),
+        }
+    }
+
     /// A list of distinct names drawn from `choices`, at least one.
     pub(super) fn names<T: PartialEq + Copy>(
         &self,

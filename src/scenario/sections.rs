@@ -5,6 +5,7 @@ use super::reader::{Doc, Result, Value};
 use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
 use crate::engine::{Dropout, Passes};
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::tr;
@@ -14,7 +15,7 @@ use toml::de::DeValue;
 
 /// Keys of each table, in the order the docs list them.
 pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus"];
-pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H"];
+pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
     "passes",
@@ -24,11 +25,19 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "dropout_seed",
     "mode",
     "mistakes",
+    "rope",
+    "rope_base",
+    "decode",
 ];
 pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
 
-pub(super) const VARIANTS: &[(&str, Variant)] = &[("baseline", Variant::Baseline), ("mha", Variant::Mha)];
+pub(super) const VARIANTS: &[(&str, Variant)] = &[
+    ("baseline", Variant::Baseline),
+    ("mha", Variant::Mha),
+    ("gqa", Variant::Gqa),
+];
+pub(super) const ROPES: &[(&str, Pairs)] = &[("interleaved", Pairs::Interleaved), ("half", Pairs::Half)];
 pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
 pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
 pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
@@ -72,10 +81,27 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
             ),
         ));
     }
-    Ok(match t.get("S") {
+    let h_kv = match t.get("H_kv") {
+        Some(x) => {
+            let h_kv = doc.size(x, "[shape].H_kv")?;
+            if h % h_kv != 0 {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[shape].H_kv",
+                    format!(
+                        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})"
+                    ),
+                ));
+            }
+            h_kv
+        }
+        None => h,
+    };
+    let shape = match t.get("S") {
         Some(x) => (Shape::cross(b, doc.size(x, "[shape].S")?, tt, c, h), true),
         None => (Shape::new(b, tt, c, h), false),
-    })
+    };
+    Ok((shape.0.grouped(h_kv), shape.1))
 }
 
 pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {
@@ -83,7 +109,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
         Some(x) => doc.names(x, "[run].variants", VARIANTS, tr!("variant"))?,
-        None => Variant::ALL.to_vec(),
+        None => Variant::DEFAULT.to_vec(),
     };
     let passes = match t.get("passes") {
         Some(x) => {
@@ -158,6 +184,46 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         }
         None => Mistakes::NONE,
     };
+    let rope = match t.get("rope") {
+        Some(x) => {
+            let pairs = doc.choice(x, "[run].rope", ROPES, "rope")?;
+            let base = match t.get("rope_base") {
+                Some(b) => {
+                    let base = doc.number(b, "[run].rope_base")?;
+                    if base <= 1.0 {
+                        return Err(doc.err(
+                            Some(b.span()),
+                            "[run].rope_base",
+                            format!("expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}"),
+                        ));
+                    }
+                    base
+                }
+                None => DEFAULT_BASE,
+            };
+            Some(Rope { pairs, base })
+        }
+        None => {
+            if let Some(b) = t.get("rope_base") {
+                return Err(doc.err(
+                    Some(b.span()),
+                    "[run].rope_base",
+                    "there is no rotation to set the base of: set [run].rope = \"interleaved\" or \"half\" too",
+                ));
+            }
+            None
+        }
+    };
+    let decode = match t.get("decode") {
+        Some(x) => doc.boolean(x, "[run].decode")?,
+        None => false,
+    };
+    // a decode run generates: forward only, so its default is the forward pass alone
+    let passes = if decode && t.get("passes").is_none() {
+        Passes::FORWARD
+    } else {
+        passes
+    };
     Ok(RunTable {
         variants,
         passes,
@@ -168,6 +234,8 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             dropout,
             mode,
             mistakes,
+            rope,
+            decode,
         },
     })
 }

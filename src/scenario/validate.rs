@@ -1,9 +1,11 @@
-//! Checks that span tables: where the run starts, what it projects and which mistakes it makes
-//! must agree with each other.
+//! Checks that span tables: where the run starts, what it projects, which mistakes it makes,
+//! and its grouped heads, rotary positions and decoding must agree with each other.
 
 use super::reader::{Doc, Result, Value};
 use super::{Options, Qkv};
+use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
+use crate::kernels::{Mask, Variant};
 use crate::tr;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -103,4 +105,76 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
         plan.dropout,
         tr!("needs dropout to forget: set [run].dropout above 0 with mode = \"train\""),
     )
+}
+
+/// Grouped key/value heads, rotary positions and decoding must have something to act on, and
+/// fit the rest of the scenario.
+pub(super) fn check_modern(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    plan: &Plan,
+    variants: &[Variant],
+    passes: Passes,
+    o: &Options,
+) -> Result<()> {
+    let gqa = variants.contains(&Variant::Gqa);
+    if let Some(span) = span_of(root, "shape", "H_kv")
+        && !gqa
+    {
+        return Err(doc.err(
+            Some(span),
+            "[shape].H_kv",
+            "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
+        ));
+    }
+    if gqa && !o.mistakes.is_empty() {
+        return Err(doc.err(
+            span_of(root, "run", "mistakes"),
+            "[run].mistakes",
+            "the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\"",
+        ));
+    }
+    if o.rope.is_some() {
+        let (span, field) = (span_of(root, "run", "rope"), "[run].rope");
+        if o.cross {
+            return Err(doc.err(
+                span,
+                field,
+                "rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S",
+            ));
+        }
+        for &v in variants {
+            let d = kernel_shape(plan.shape, v).d();
+            if !d.is_multiple_of(2) {
+                let size = if v == Variant::Baseline { "C" } else { "C/H" };
+                return Err(doc.err(
+                    span,
+                    field,
+                    format!("rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}"),
+                ));
+            }
+        }
+    }
+    if o.decode {
+        let (span, field) = (span_of(root, "run", "decode"), "[run].decode");
+        let why = if passes.backward {
+            "decode generates token by token, forward only: remove \"backward\" from [run].passes"
+        } else if o.cross {
+            "decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)"
+        } else if plan.start != StartKind::Fused {
+            "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
+        } else if plan.mask != Mask::Causal {
+            "decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask"
+        } else if plan.dropout {
+            "decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\""
+        } else if !o.mistakes.is_empty() {
+            "decode runs the correct kernels only: remove [run].mistakes"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
+            return Err(doc.err(span, field, why));
+        }
+    }
+    Ok(())
 }

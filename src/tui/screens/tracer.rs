@@ -169,7 +169,8 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab | KeyCode::BackTab => self.toggle_variant(),
+            KeyCode::Tab => self.toggle_variant(1),
+            KeyCode::BackTab => self.toggle_variant(-1),
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -440,13 +441,17 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    fn toggle_variant(&mut self) {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around.
+    fn toggle_variant(&mut self, step: isize) {
         let walk = Arc::clone(&self.walk);
-        let other = match self.variant {
-            Variant::Baseline => Variant::Mha,
-            Variant::Mha => Variant::Baseline,
-        };
-        let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
+        let variants = walk.variants();
+        let n = variants.len() as isize;
+        let here_at = variants.iter().position(|&v| v == self.variant).unwrap_or(0) as isize;
+        let other = variants[(here_at + step).rem_euclid(n.max(1)) as usize % variants.len().max(1)];
+        let (Some(here), Some(there)) = (
+            walk.trace(self.variant),
+            walk.trace(other).filter(|_| other != self.variant),
+        ) else {
             self.message = Some(format!("this scenario traces only {}", self.variant));
             return;
         };

@@ -40,6 +40,13 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
         Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
         Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
         Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
+        Phase::Rope => &[Q, K, KCache, RopeCos, RopeSin],
+        Phase::RopeBack => &[DQ, DK, RopeCos, RopeSin],
+        Phase::DecodeQkv => &[Q, KCache, VCache, X, WQkv, BQkv],
+        Phase::DecodeScores => &[Scores, Q, KCache],
+        Phase::DecodeSoftmax => &[Probs, Scores],
+        Phase::DecodeSum => &[Att, Probs, VCache],
+        Phase::DecodeOut => &[Out, Att, WProj, BProj],
     }
 }
 
