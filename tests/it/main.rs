@@ -22,6 +22,7 @@ mod engine_gradients;
 mod engine_standard;
 mod engine_trace;
 mod engine_worked_examples;
+mod gradcheck;
 mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
