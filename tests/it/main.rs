@@ -41,4 +41,5 @@ mod tui_readable;
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;
+mod tui_timeline;
 mod tui_train;
