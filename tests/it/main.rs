@@ -26,6 +26,7 @@ mod engine_standard;
 mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
+mod gradcheck;
 mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
@@ -47,4 +48,5 @@ mod tui_readable;
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;
+mod tui_timeline;
 mod tui_train;
