@@ -573,7 +573,7 @@ impl Tracer {
                 }
                 if let Some(mem) = areas.memory {
                     let inner = inner(mem);
-                    let hit = memory::hit(&memory::plan(inner, &ctx), m.column, m.row);
+                    let hit = memory::hit(&memory::plan(inner, &ctx), ctx.trace, m.column, m.row);
                     if let Some(cell) = hit {
                         self.pinned = Some(cell);
                         self.message = Some(format!("selected {}[{}]: w, r, b act on it", cell.0, cell.1));

@@ -2,6 +2,7 @@
 //! the cursor and the view options: it reads, it never mutates.
 
 pub mod code;
+pub mod dot;
 pub mod equation;
 pub mod heatgrid;
 pub mod log;
