@@ -368,10 +368,9 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     }
     let size = |v: Variant, buf: Buf| walk.run(v).and_then(|r| r.registry.get(buf)).map_or(0, |s| s.len());
     let (km, kg) = (size(Variant::Mha, Buf::K), size(Variant::Gqa, Buf::K));
-    if km > 0 {
+    if let Some(pct) = (100 * kg).checked_div(km) {
         lines.push(Line::from(format!(
-            "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {}% of MHA's, what a KV cache keeps per layer",
-            100 * kg / km
+            "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer"
         )));
     }
     let (wm, wg) = (size(Variant::Mha, Buf::WQkv), size(Variant::Gqa, Buf::WQkv));
