@@ -400,3 +400,21 @@ fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
     );
     assert!(text.contains("out: identical, bit for bit"), "{text}");
 }
+
+#[test]
+fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
+    use attn_trace::scenario::Scenario;
+    let text = "title = \"t\"\n[shape]\nB = 1\nT = 3\nC = 8\nH = 4\nH_kv = 2\n[run]\nvariants = [\"gqa\", \"baseline\", \"mha\"]\n";
+    let s = Scenario::parse(text, "t.toml").unwrap();
+    let mut a = App::opening(s, Some(Variant::Gqa), Theme::MONO, 120, 40);
+    crate::common::settle(&mut a);
+    assert_eq!(tracer(&a).variant, Variant::Gqa);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Tab);
+        seen.push(tracer(&a).variant);
+    }
+    assert_eq!(seen, [Variant::Baseline, Variant::Mha, Variant::Gqa]);
+    key(&mut a, KeyCode::BackTab);
+    assert_eq!(tracer(&a).variant, Variant::Mha);
+}
