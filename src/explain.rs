@@ -8,8 +8,9 @@
 //! reader does with the shown numbers, such as adding up the listed products.
 #![allow(non_snake_case)]
 
-use crate::engine::{Run, kernel_shape};
+use crate::engine::{Inputs, Run, kernel_shape};
 use crate::formula;
+use crate::gradcheck;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Layout, Shape};
@@ -313,6 +314,40 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             pass.name()
         ),
         sections,
+    })
+}
+
+/// Backward 4: the element's gradients, `d_probs` and `d_scores` at its offset, checked by the
+/// central finite difference of `L = Σ out ⊙ d_out` (see [`crate::gradcheck`]): two lines each,
+/// the numbers and what was perturbed. `inputs` are the run's.
+pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
+    let scores = run
+        .registry
+        .layout(Buf::Scores)
+        .ok_or_else(|| missing("scores buffer"))?;
+    let off = at
+        .offset(scores)
+        .ok_or_else(|| missing("the element in the scores layout"))?;
+    let mut lines = Vec::new();
+    for grad in [Buf::DProbs, Buf::DScores] {
+        let Some(p) = crate::engine::registry::primal(grad).filter(|&p| run.registry.has(p)) else {
+            continue;
+        };
+        let (Some(&value), Some(&analytic)) = (run.tensors.get(p).get(off), run.tensors.get(grad).get(off)) else {
+            continue;
+        };
+        let label = run.registry.layout(p).map_or_else(|| off.to_string(), |l| l.label(off));
+        match gradcheck::check(inputs, run.variant, grad, off, value, analytic, label) {
+            Ok(c) => {
+                lines.push(c.line());
+                lines.push(format!("  {}", c.perturbed()));
+            }
+            Err(e) => lines.push(format!("{grad}[{off}]: no finite difference: {e}")),
+        }
+    }
+    Ok(Section {
+        title: "4. Checked by finite differences (L = Σ out ⊙ d_out)".to_string(),
+        lines,
     })
 }
 

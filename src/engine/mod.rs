@@ -165,6 +165,44 @@ impl Inputs {
         })
     }
 
+    /// The buffers these inputs give data for, with that data: the start's tensors, the output
+    /// projection's weights and `d_out` (the dropout keep mask is drawn, not given).
+    pub fn given(&self) -> Vec<(Buf, &[f32])> {
+        let mut given: Vec<(Buf, &[f32])> = match &self.start {
+            Start::X { x, w_qkv, b_qkv } => vec![(Buf::X, x), (Buf::WQkv, w_qkv), (Buf::BQkv, b_qkv)],
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => {
+                let mut g = vec![(Buf::X, x.as_slice())];
+                if let Some(m) = memory {
+                    g.push((Buf::Memory, m));
+                }
+                g.extend([
+                    (Buf::WQ, w_q.as_slice()),
+                    (Buf::BQ, b_q),
+                    (Buf::WK, w_k),
+                    (Buf::BK, b_k),
+                    (Buf::WV, w_v),
+                    (Buf::BV, b_v),
+                ]);
+                g
+            }
+            Start::Qkv { q, k, v } => vec![(Buf::Q, q), (Buf::K, k), (Buf::V, v)],
+        };
+        if let Some((w, b)) = &self.proj {
+            given.extend([(Buf::WProj, w.as_slice()), (Buf::BProj, b)]);
+        }
+        given.push((Buf::DOut, &self.d_out));
+        given
+    }
+
     /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
     pub fn corrected(&self) -> Inputs {
         Inputs {

@@ -24,6 +24,7 @@ use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
+use crate::tr;
 use crate::trace::Pass;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -237,13 +238,15 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
 /// `mistakes`, every variant also runs mistaken (forward only).
 pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
     let Shape { b, t, c, .. } = plan.shape;
-    let shrink = "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes";
+    let shrink = tr!("use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes");
     // an upper bound first, in floating point, so the exact count below cannot overflow
     let bound = 64.0 * (b as f64) * (t as f64) * (c as f64) * ((t + c + 1) as f64) * variants.len() as f64;
     if bound > 1e15 {
-        return Some(format!(
-            "the trace would record on the order of {bound:.0e} events, far beyond the {} GiB budget; {shrink}",
-            BUDGET_BYTES >> 30
+        return Some(tr!(
+            "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
+            bound = format!("{bound:.0e}"),
+            budget = BUDGET_BYTES >> 30,
+            shrink
         ));
     }
     let mistaken = Plan {
@@ -263,10 +266,13 @@ pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: 
         .sum();
     let bytes = events * BYTES_PER_EVENT;
     (bytes > BUDGET_BYTES).then(|| {
-        format!(
-            "the trace would record {events} events (about {:.1} GiB at {BYTES_PER_EVENT} bytes per event), over the {} GiB budget; {shrink}",
-            bytes as f64 / GIB,
-            BUDGET_BYTES >> 30
+        tr!(
+            "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",
+            events,
+            gib = format!("{:.1}", bytes as f64 / GIB),
+            per_event = BYTES_PER_EVENT,
+            budget = BUDGET_BYTES >> 30,
+            shrink
         )
     })
 }
@@ -332,12 +338,13 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let source = path.display().to_string();
         // a regular file of a sane size, opened without blocking: a FIFO or /dev/zero is refused
-        let bytes = crate::input::read(path, MAX_FILE_BYTES, "a scenario file").map_err(|e| {
+        let bytes = crate::input::read(path, MAX_FILE_BYTES, crate::msg!("a scenario file")).map_err(|e| {
             ScenarioError::file(
                 &source,
                 match e {
                     ReadError::NotRegular("is a directory") => {
-                        "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml".to_string()
+                        tr!("is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml")
+                            .to_string()
                     }
                     e => e.to_string(),
                 },
@@ -355,9 +362,9 @@ impl Scenario {
                     column: Some(column),
                     ..ScenarioError::file(
                         &source,
-                        format!(
-                            "not UTF-8 text: byte 0x{:02x} cannot start a character; save the file as UTF-8",
-                            bytes[valid]
+                        tr!(
+                            "not UTF-8 text: byte {byte} cannot start a character; save the file as UTF-8",
+                            byte = format!("0x{:02x}", bytes[valid])
                         ),
                     )
                 });

@@ -9,6 +9,7 @@ use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
+use crate::tr;
 use std::collections::BTreeMap;
 use toml::de::DeTable;
 
@@ -20,7 +21,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     if text.trim().is_empty() {
         return Err(ScenarioError::file(
             source,
-            "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
+            tr!("empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C"),
         ));
     }
     // every syntax error, so the one reported is the first in the file (the parser's own choice
@@ -36,14 +37,14 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         Some(v) => {
             let t = doc.string(v, "title")?;
             if t.trim().is_empty() {
-                return Err(doc.err(Some(v.span()), "title", "expected a non-empty string"));
+                return Err(doc.err(Some(v.span()), "title", tr!("expected a non-empty string")));
             }
             t.to_string()
         }
         None => {
             return Err(ScenarioError {
                 field: Some("title".into()),
-                ..ScenarioError::file(source, "missing: every scenario needs a title = \"…\" at the top")
+                ..ScenarioError::file(source, tr!("missing: every scenario needs a title = \"…\" at the top"))
             });
         }
     };
@@ -56,7 +57,10 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     let Some(shape_v) = root.get("shape") else {
         return Err(ScenarioError {
             field: Some("[shape]".into()),
-            ..ScenarioError::file(source, "missing: every scenario needs a [shape] table with B, T and C")
+            ..ScenarioError::file(
+                source,
+                tr!("missing: every scenario needs a [shape] table with B, T and C"),
+            )
         });
     };
     let (shape, cross) = parse_shape(&doc, shape_v)?;

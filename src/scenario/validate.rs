@@ -6,6 +6,7 @@ use super::{Options, Qkv};
 use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::kernels::{Mask, Variant};
+use crate::tr;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
@@ -33,14 +34,14 @@ pub(super) fn check_start(
         return Err(doc.err(
             span_of(root, "shape", "S").or(Some(shape_v.span())),
             "[shape].S",
-            "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
+            tr!("cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)"),
         ));
     }
     if let Some(n) = given(&["memory"]) {
         let why = if !from_x {
-            "not used when q, k and v are given (the run starts at the attention core)"
+            tr!("not used when q, k and v are given (the run starts at the attention core)")
         } else if !o.cross {
-            "memory is the key/value input of cross-attention: give [shape].S, the number of queries"
+            tr!("memory is the key/value input of cross-attention: give [shape].S, the number of queries")
         } else {
             ""
         };
@@ -55,7 +56,7 @@ pub(super) fn check_start(
                 return Err(doc.err(
                     at(n),
                     &format!("[values].{n}"),
-                    "belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")",
+                    tr!("belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")"),
                 ));
             }
         }
@@ -64,14 +65,14 @@ pub(super) fn check_start(
                 return Err(doc.err(
                     at(n),
                     &format!("[values].{n}"),
-                    "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
+                    tr!("belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v"),
                 ));
             }
             if !from_x {
                 return Err(doc.err(
                     span_of(root, "run", "qkv"),
                     "[run].qkv",
-                    "q, k and v are given, so nothing is projected: remove qkv or give x instead",
+                    tr!("q, k and v are given, so nothing is projected: remove qkv or give x instead"),
                 ));
             }
         }
@@ -85,24 +86,24 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
     let field = "[run].mistakes";
     let need = |m: Mistake, ok: bool, why: &str| -> Result<()> {
         if o.mistakes.has(m) && !ok {
-            return Err(doc.err(span.clone(), field, format!("\"{}\" {why}", m.name())));
+            return Err(doc.err(span.clone(), field, tr!("\"{mistake}\" {why}", mistake = m.name(), why)));
         }
         Ok(())
     };
     need(
         Mistake::NoInputProjection,
         plan.start != crate::engine::StartKind::Qkv,
-        "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
+        tr!("needs a run that starts at x: with q, k and v given there is no input projection to leave out"),
     )?;
     need(
         Mistake::NoOutputProjection,
         plan.proj,
-        "needs an output projection to leave out: start at x, or give w_proj and b_proj",
+        tr!("needs an output projection to leave out: start at x, or give w_proj and b_proj"),
     )?;
     need(
         Mistake::DropoutNotApplied,
         plan.dropout,
-        "needs dropout to forget: set [run].dropout above 0 with mode = \"train\"",
+        tr!("needs dropout to forget: set [run].dropout above 0 with mode = \"train\""),
     )
 }
 

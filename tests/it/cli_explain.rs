@@ -93,6 +93,31 @@ fn backward_of_a_visible_element() {
     ]);
     assert!(text.contains("into d_q of query i=2"));
     assert!(text.contains("into d_k of key j=1"));
+    // the element's gradients against finite differences of the loss, numbers from the run
+    let scenario =
+        attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/backward_simple.toml")).unwrap();
+    let run = scenario.run(attn_trace::kernels::Variant::Mha, false);
+    for (primal, grad) in [
+        ("probs", attn_trace::trace::Buf::DProbs),
+        ("scores", attn_trace::trace::Buf::DScores),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("finite difference ∂L/∂{primal}[7] = ")))
+            .unwrap_or_else(|| panic!("no finite difference line for {primal}[7]:\n{text}"));
+        let number = |after: &str| -> f64 {
+            let rest = &line[line.find(after).unwrap() + after.len()..];
+            rest.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        let (numeric, analytic) = (number("] = "), number(&format!("backward {grad}[7] = ")));
+        let want = run.tensors.get(grad)[7] as f64;
+        assert!(
+            (analytic - want).abs() <= 1e-6 * want.abs().max(1.0),
+            "{line}: the run has {want}"
+        );
+        assert!((numeric - analytic).abs() <= 1e-4 * analytic.abs().max(1e-3), "{line}");
+        assert!(line.ends_with(", agree"), "{line}");
+    }
     insta::assert_snapshot!(text);
 }
 

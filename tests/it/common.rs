@@ -115,22 +115,35 @@ pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
     t.get(grad)
 }
 
+/// The step of [`central_difference`].
+pub const EPS: f32 = 1e-3;
+
+/// `(L(x + ε) − L(x − ε)) / 2ε` for element `k` of input `buf`, ε = [`EPS`].
+pub fn central_difference(inputs: &Inputs, variant: Variant, buf: Buf, k: usize) -> f64 {
+    let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
+    input_mut(&mut plus, buf)[k] += EPS;
+    input_mut(&mut minus, buf)[k] -= EPS;
+    (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * EPS as f64)
+}
+
+/// How [`check_gradients`] compares an analytic gradient with a finite difference: relative
+/// to the larger of their sizes, or absolute below 1.
+pub fn gradient_error(a: f64, numeric: f64) -> f64 {
+    (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0)
+}
+
 /// Central differences (ε = 1e-3) for every element of every listed input, against the
 /// analytic gradient: relative error below 5e-3.
 pub fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
     let analytic = run(inputs, variant, Passes::BOTH, false).tensors;
-    let eps = 1e-3f32;
     for &buf in bufs {
         let grad = gradient(&analytic, buf);
         let n = input_mut(&mut inputs.clone(), buf).len();
         assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
         for (k, &g) in grad.iter().enumerate() {
-            let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
-            input_mut(&mut plus, buf)[k] += eps;
-            input_mut(&mut minus, buf)[k] -= eps;
-            let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
+            let numeric = central_difference(inputs, variant, buf, k);
             let a = g as f64;
-            let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
+            let err = gradient_error(a, numeric);
             assert!(
                 err < 5e-3,
                 "{variant} d_{buf}[{k}]: analytic {a}, numeric {numeric} (shape {:?})",

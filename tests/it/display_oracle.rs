@@ -15,6 +15,7 @@
 //! - every index label on screen (`k[6] … (b0 j1 h1 d0)`) is the docs' layout of that offset,
 //!   and in the attention passes each coordinate is the kernel's loop variable of that name.
 
+use attn_trace::format::exact;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;
@@ -430,14 +431,17 @@ impl Checker<'_> {
         let areas = tracer::areas(screen.area, &st, &ctx);
         let Some(mem) = areas.memory else { return Ok(()) };
         let inner = Block::bordered().inner(mem);
-        let placed = memory::plan(inner, &ctx);
+        let plan = memory::plan(inner, &ctx);
+        self.check_dot(&screen, &plan, trace, n, inner.height)
+            .map_err(|e| format!("{}: {e}", at()))?;
+        let placed = &plan.grids;
         let hot = |x: u16, y: u16| {
             let c = &screen[(x, y)];
             c.bg == theme.read().bg.unwrap_or(Color::Reset) && ev.op == Op::Read
                 || c.bg == theme.write().bg.unwrap_or(Color::Reset) && ev.op == Op::Write
         };
         let mut highlighted = 0;
-        for p in &placed {
+        for p in placed {
             let name = p.buf.name();
             let dims = self.dims(name);
             let title = p.labels.first().map(|l| l.2.clone()).unwrap_or_default();
@@ -541,6 +545,177 @@ impl Checker<'_> {
         }
         Ok(())
     }
+}
+
+impl Checker<'_> {
+    /// The dot product strip against the log: its terms are the nested iterations of the loop
+    /// that ends with the write (found here from the log alone), each factor shows the value its
+    /// read returned, each product is drawn once the term is finished and is the product of its
+    /// reads, each column's header is the term's loop variable, each operand's offsets are the
+    /// ones its reads used, and the title names the cell written.
+    fn check_dot(
+        &self,
+        screen: &Buffer,
+        plan: &memory::Plan,
+        trace: &Trace,
+        n: usize,
+        height: u16,
+    ) -> Result<(), String> {
+        let phase = trace.phase_at(n);
+        let terms = log_terms(trace, n);
+        let Some(d) = &plan.dot else {
+            if accumulates(phase) && terms.as_ref().is_some_and(|(t, _)| !t.is_empty()) && height >= 6 {
+                return Err("a dot product is stepped but the memory panel does not show it".into());
+            }
+            return Ok(());
+        };
+        let (terms, write) = terms.ok_or("a dot product is drawn where the log has none")?;
+        if terms.is_empty() {
+            return Err("a dot product of no terms is drawn".into());
+        }
+        let w = trace.events[write];
+        let title = format!(
+            "{}[{}] ({})",
+            w.buf,
+            w.offset,
+            label(&self.dims(w.buf.name()), w.offset as usize)
+        );
+        // the pieces as drawn, one space apart: on a narrow panel they flow onto more lines
+        let line: String = d
+            .title
+            .iter()
+            .map(|(x, y, text, _)| text_at(screen, *x, *y, text.chars().count() as u16))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !line.starts_with(&format!("dot product → {title}")) {
+            return Err(format!("the dot product's title does not name {title}: {line}"));
+        }
+        let written = format!("{title} = {}", exact(w.value));
+        if line.contains(&written) != (n == write) {
+            return Err(format!(
+                "`{written}` shown: {}, the cursor at the write: {}",
+                n != write,
+                n == write
+            ));
+        }
+        let mut drawn_products = 0;
+        for s in &d.spots {
+            let term = terms
+                .get(s.term)
+                .ok_or_else(|| format!("term {} is not in the log", s.term))?;
+            let shown = text_at(screen, s.x, s.y, s.w);
+            let want = match s.factor {
+                Some(f) => {
+                    let k = *term.get(f).ok_or("a factor the term does not have")?;
+                    exact(trace.events[k].value)
+                }
+                None => {
+                    drawn_products += 1;
+                    if term.last().is_some_and(|&k| k > n) {
+                        return Err(format!("term {} has a product drawn before its last read", s.term));
+                    }
+                    exact(term.iter().map(|&k| trace.events[k].value).product::<f32>())
+                }
+            };
+            if shown.trim() != want {
+                return Err(format!(
+                    "dot product term {} shows {:?}, the log says {want}",
+                    s.term,
+                    shown.trim()
+                ));
+            }
+        }
+        let shown_terms: Vec<usize> = d.heads.iter().map(|h| h.3).collect();
+        let finished = shown_terms
+            .iter()
+            .filter(|&&k| terms[k].len() >= 2 && terms[k].last().is_some_and(|&r| r <= n))
+            .count();
+        if finished != drawn_products {
+            return Err(format!(
+                "{finished} finished terms in view, {drawn_products} products drawn"
+            ));
+        }
+        for &(x, y, w, k) in &d.heads {
+            let first = trace.view(terms[k][0]);
+            let innermost = first.vars.last().map(|v| v.1.to_string()).unwrap_or_default();
+            let shown = text_at(screen, x, y, w);
+            if shown.split_whitespace().last() != Some(innermost.as_str()) {
+                return Err(format!(
+                    "term {k}'s header shows {shown:?}, its loop variable is {innermost}"
+                ));
+            }
+        }
+        // each operand's label: its buffer and the offsets its reads used
+        for (f, (x, y, text)) in d.labels.iter().skip(1).enumerate().take(terms[0].len()) {
+            let shown = text_at(screen, *x, *y, text.chars().count() as u16);
+            let offs: Vec<usize> = terms
+                .iter()
+                .filter_map(|t| t.get(f))
+                .map(|&k| trace.events[k].offset as usize)
+                .collect();
+            let buf = trace.events[terms[0][f]].buf;
+            let inside = shown
+                .strip_prefix(&format!("{buf}["))
+                .and_then(|r| r.strip_suffix(']'))
+                .ok_or_else(|| format!("operand {f} is labelled {shown:?}, not {buf}[…]"))?;
+            if !covers(inside, &offs) {
+                return Err(format!("operand {buf} is labelled [{inside}], its reads used {offs:?}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Does `text` (`10..=11`, `2..=10 step 4`, `3, 5, 6`, `3, 5, …, 14`) name exactly `offs`, in
+/// order (an elided list only its ends)?
+fn covers(text: &str, offs: &[usize]) -> bool {
+    let parse = |t: &str| t.trim().parse::<usize>().ok();
+    if let Some((a, rest)) = text.split_once("..=") {
+        let (b, step) = rest.split_once(" step ").unwrap_or((rest, "1"));
+        let (Some(a), Some(b), Some(step)) = (parse(a), parse(b), parse(step)) else {
+            return false;
+        };
+        return (a..=b).step_by(step).eq(offs.iter().copied());
+    }
+    let parts: Vec<&str> = text.split(", ").collect();
+    if text == "…" {
+        return true;
+    }
+    if parts.contains(&"…") {
+        let ends = (parse(parts[0]), parts.last().and_then(|p| parse(p)));
+        return ends == (offs.first().copied(), offs.last().copied());
+    }
+    parts.iter().map(|p| parse(p)).eq(offs.iter().map(|&o| Some(o)))
+}
+
+/// From the log alone, the terms of the sum event `n` is part of (each term's read events) and
+/// the write that ends it: the write is the first write at or after `n` in the innermost loop
+/// iteration holding `n` that ends with its own write; its nested iterations' reads are terms.
+fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
+    if !accumulates(trace.phase_at(n)) {
+        return None;
+    }
+    let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
+    let frame_id = trace.events[w].frame;
+    let f = trace.frame(frame_id)?;
+    if (f.start as usize) > n {
+        return None;
+    }
+    let mut terms: Vec<(u32, Vec<usize>)> = Vec::new();
+    for k in f.start as usize..w {
+        let e = trace.events[k];
+        if e.op != Op::Read || e.frame == frame_id {
+            continue;
+        }
+        match terms.last_mut() {
+            Some(t) if t.0 == e.frame => t.1.push(k),
+            _ => terms.push((e.frame, vec![k])),
+        }
+    }
+    Some((terms.into_iter().map(|t| t.1).collect(), w))
 }
 
 /// Events to draw: all of a small log, a dense spread over a large one.

@@ -26,10 +26,14 @@ mod engine_standard;
 mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
+mod gradcheck;
+mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
+#[cfg(unix)]
+mod pty;
 mod scenario_docs;
 mod scenario_roundtrip;
 mod screenshots;
@@ -44,4 +48,5 @@ mod tui_readable;
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;
+mod tui_timeline;
 mod tui_train;

@@ -185,6 +185,7 @@ fn clicking_a_memory_cell_selects_it_and_arrows_move_it() {
         let inner = ratatui::widgets::Block::bordered().inner(areas.memory.unwrap());
         let plan = memory::plan(inner, &ctx);
         let q = plan
+            .grids
             .iter()
             .find(|p| p.buf == Buf::Q)
             .expect("q is drawn in the scores phase");

@@ -19,6 +19,8 @@ pub const KEYS: &[(&str, &str)] = &[
     ("w  /  r", "who last wrote / who reads next the selected cell"),
     ("b", "toggle a breakpoint on the selected cell"),
     ("c  /  C", "continue to the next / previous breakpoint hit"),
+    ("<  /  >", "timeline: one column back / forward (or click it)"),
+    ("{  /  }", "previous / next access of the selected cell (its ticks)"),
     ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
     ("t  /  1-4", "switch panel tab on small screens"),
     ("e", "trained model: export this layer as scenario TOML"),

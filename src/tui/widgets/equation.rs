@@ -3,7 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::{Ctx, frame_ids, num};
-use crate::format::{hidden_because, phase_title};
+use crate::format::{exact, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
@@ -90,7 +90,7 @@ fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
 }
 
 /// Phases whose writes are sums of products of reads (dot products, matrix products).
-fn accumulates(phase: Phase) -> bool {
+pub fn accumulates(phase: Phase) -> bool {
     !matches!(
         phase,
         Phase::Split
@@ -299,19 +299,6 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
         _ => format!("{target} = Σ = {}", num(v.value)),
     };
     Line::from(Span::styled(text, t.op_write()))
-}
-
-/// A factor, product or sum with enough digits to check by hand: four decimals, and at least
-/// four significant digits for small values (`0.0001234`, not `0.00`).
-fn exact(v: f32) -> String {
-    if v == 0.0 {
-        return "0.0000".to_string();
-    }
-    if !v.is_finite() || v.abs() >= 999.5 {
-        return num(v);
-    }
-    let digits = (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize;
-    format!("{v:.digits$}")
 }
 
 fn var(v: &crate::trace::EventView, name: &str) -> usize {

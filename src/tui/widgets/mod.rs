@@ -2,11 +2,13 @@
 //! the cursor and the view options: it reads, it never mutates.
 
 pub mod code;
+pub mod dot;
 pub mod equation;
 pub mod heatgrid;
 pub mod log;
 pub mod memory;
 pub mod popup;
+pub mod timeline;
 pub mod variables;
 
 use crate::kernels::Variant;
