@@ -233,11 +233,12 @@ impl Layout {
     }
 
     /// The dimension a learner reads as the rows of the buffer's matrix: the first position
-    /// (`i` for queries, `j` for keys) or input channel (`c`). The dimensions after it are the
-    /// columns (`j` of a score row, `h, d` of a per-head row, `o` of a weight); the ones before
-    /// it pick the matrix (batch `b`, head `h` of the scores). `None` for a vector such as a bias.
+    /// (`i` for queries, `j` for keys, `t` of the rotation tables) or input channel (`c`). The
+    /// dimensions after it are the columns (`j` of a score row, `h, d` of a per-head row, `o` of
+    /// a weight, `m` of a table); the ones before it pick the matrix (batch `b`, head `h` of the
+    /// scores). `None` for a vector such as a bias.
     pub fn row_dim(&self) -> Option<usize> {
-        self.dims.iter().position(|d| matches!(d.name, "i" | "j" | "c"))
+        self.dims.iter().position(|d| matches!(d.name, "i" | "j" | "c" | "t"))
     }
 
     /// Does this layout hold one value per (query `i`, key `j`) pair, where a mask applies?

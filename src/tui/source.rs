@@ -26,6 +26,12 @@ const FILES: &[(&str, &str)] = &[
     ("src/kernels/rope.rs", include_str!("../kernels/rope.rs")),
     ("src/kernels/softmax.rs", include_str!("../kernels/softmax.rs")),
     ("src/kernels/split.rs", include_str!("../kernels/split.rs")),
+    (
+        "src/kernels/attention_gqa.rs",
+        include_str!("../kernels/attention_gqa.rs"),
+    ),
+    ("src/kernels/rope.rs", include_str!("../kernels/rope.rs")),
+    ("src/kernels/decode.rs", include_str!("../kernels/decode.rs")),
 ];
 
 /// The source of `file`, matched on the file name so that both `src/kernels/x.rs` and an
@@ -62,6 +68,13 @@ mod tests {
                 .unwrap()
                 .contains("row_forward")
         );
+        assert!(
+            source("src/kernels/attention_gqa.rs")
+                .unwrap()
+                .contains("let k_base = ((bb * T + j) * H_kv + kv_h) * D;")
+        );
+        assert!(source("src/kernels/rope.rs").unwrap().contains("x0 * c - x1 * s"));
+        assert!(source("src/kernels/decode.rs").unwrap().contains("Buf::KCache"));
         assert_eq!(source("src/kernels/nope.rs"), None);
         // every lesson file is there, byte for byte: a new kernel the code panel cannot show
         // fails here, not in front of a learner
