@@ -26,12 +26,6 @@ const FILES: &[(&str, &str)] = &[
     ("src/kernels/rope.rs", include_str!("../kernels/rope.rs")),
     ("src/kernels/softmax.rs", include_str!("../kernels/softmax.rs")),
     ("src/kernels/split.rs", include_str!("../kernels/split.rs")),
-    (
-        "src/kernels/attention_gqa.rs",
-        include_str!("../kernels/attention_gqa.rs"),
-    ),
-    ("src/kernels/rope.rs", include_str!("../kernels/rope.rs")),
-    ("src/kernels/decode.rs", include_str!("../kernels/decode.rs")),
 ];
 
 /// The source of `file`, matched on the file name so that both `src/kernels/x.rs` and an
