@@ -3,10 +3,12 @@
 
 pub mod code;
 pub mod equation;
+pub mod gradcheck;
 pub mod heatgrid;
 pub mod log;
 pub mod memory;
 pub mod popup;
+pub mod quiz;
 pub mod timeline;
 pub mod variables;
 
