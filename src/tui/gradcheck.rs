@@ -1,7 +1,8 @@
 //! The tracer's gradient checks ([`crate::gradcheck`]), computed on a worker thread so that no
 //! key waits for the four forward passes a check takes (about 7 ms on the ten-million-event
-//! bench scenario). The tracer asks for the cell at its cursor; the worker takes the latest
-//! request only (an earlier one not yet started is dropped), and every result is kept, so
+//! bench scenario). The tracer asks for the cell at its cursor; the worker starts on the latest
+//! request once no newer one has come for [`SETTLE`] (a key held down asks for a new cell every
+//! few milliseconds: only where the cursor stops is checked), and every result is kept, so
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
 use crate::engine::Inputs;
@@ -14,6 +15,9 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// How long a request must stay the latest before the worker starts on it.
+pub const SETTLE: Duration = Duration::from_millis(25);
 
 /// Which check: the variant, the gradient buffer and the cell.
 pub type Key = (Variant, Buf, usize);
@@ -59,7 +63,8 @@ pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
 
 #[derive(Default)]
 struct Slot {
-    request: Option<Request>,
+    /// The latest request, and when it was made.
+    request: Option<(Request, Instant)>,
     done: Vec<(Key, Result<Check, Skip>)>,
     quit: bool,
 }
@@ -104,10 +109,22 @@ fn work(shared: Arc<Shared>) {
                 if slot.quit {
                     return;
                 }
-                if let Some(r) = slot.request.take() {
-                    break r;
+                match &slot.request {
+                    // the cursor has rested on this cell long enough
+                    Some((_, at)) if at.elapsed() >= SETTLE => {
+                        if let Some((r, _)) = slot.request.take() {
+                            break r;
+                        }
+                    }
+                    Some((_, at)) => {
+                        let rest = SETTLE.saturating_sub(at.elapsed());
+                        slot = shared
+                            .wake
+                            .wait_timeout(slot, rest)
+                            .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+                    }
+                    None => slot = shared.wake.wait(slot).unwrap_or_else(PoisonError::into_inner),
                 }
-                slot = shared.wake.wait(slot).unwrap_or_else(PoisonError::into_inner);
             }
         };
         let (variant, grad, off) = request.key;
@@ -130,6 +147,11 @@ impl Checker {
         self.cache.get(key)
     }
 
+    /// Whether `key` is known or under way already (nothing to ask).
+    pub fn asked(&self, key: &Key) -> bool {
+        self.cache.contains_key(key) || self.pending.as_ref() == Some(key)
+    }
+
     /// Whether a check is under way.
     pub fn busy(&self) -> bool {
         self.pending.is_some()
@@ -138,11 +160,11 @@ impl Checker {
     /// Asks for `request` unless it is known or already under way; it replaces an earlier
     /// request the worker has not started.
     pub fn want(&mut self, request: Request) {
-        if self.cache.contains_key(&request.key) || self.pending == Some(request.key) {
+        if self.asked(&request.key) {
             return;
         }
         self.pending = Some(request.key);
-        self.shared.lock().request = Some(request);
+        self.shared.lock().request = Some((request, Instant::now()));
         if self.worker.is_none() {
             let shared = Arc::clone(&self.shared);
             self.worker = std::thread::Builder::new()
@@ -188,7 +210,7 @@ impl Checker {
 
 /// The key of the request still in the slot (taking it out).
 fn request_key(shared: &Shared) -> Option<Key> {
-    shared.lock().request.take().map(|r| r.key)
+    shared.lock().request.take().map(|(r, _)| r.key)
 }
 
 impl Drop for Checker {

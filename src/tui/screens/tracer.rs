@@ -20,7 +20,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent,
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::{Block, Paragraph};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -155,6 +155,9 @@ impl Tracer {
             return;
         };
         let Some(p) = primal(grad) else { return };
+        if self.checks.asked(&(self.variant, grad, off)) {
+            return;
+        }
         let at = |b: Buf| run.tensors.get(b).get(off).copied().unwrap_or(0.0);
         self.checks.want(Request {
             key: (self.variant, grad, off),
@@ -870,14 +873,9 @@ pub struct Areas {
 
 /// Rows a bordered paragraph of `lines` needs at `width` columns, wrapping included.
 fn wrapped_height(lines: &[Line], width: u16) -> u16 {
-    wrapped_rows(lines, width.saturating_sub(2)) + 2
-}
-
-/// Rows `lines` take at `width` columns, wrapping included.
-fn wrapped_rows(lines: &[Line], width: u16) -> u16 {
-    let w = width.max(1) as usize;
+    let w = width.saturating_sub(2).max(1) as usize;
     let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(w)).sum();
-    rows as u16
+    rows as u16 + 2
 }
 
 fn inner(r: Rect) -> Rect {
@@ -911,8 +909,8 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let wide = area.width >= 110 && area.height >= 30;
     let quiz = quiz_lines(st, ctx.theme);
     let quiz_h = match &quiz {
-        Some(l) if wide => wrapped_height(l, area.width).min(7),
-        Some(l) => wrapped_rows(l, area.width).min(3),
+        Some(l) if wide => (widgets::wrapped_rows(l, area.width.saturating_sub(2)) + 2).min(7),
+        Some(l) => widgets::wrapped_rows(l, area.width).min(3),
         None => 0,
     };
     let [header, body, quiz_area, timeline, status] = Layout::vertical([
@@ -934,8 +932,8 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     // below the large layout the quiz needs the rows more than the gradient check does
     let grad = grad_lines(st, ctx, wide).filter(|_| wide || st.quiz.is_none());
     let grad_h = match &grad {
-        Some(l) if wide => wrapped_height(l, left_w).min(9),
-        Some(l) => wrapped_rows(l, left_w).min(2),
+        Some(l) if wide => (widgets::wrapped_rows(l, left_w.saturating_sub(2)) + 2).min(9),
+        Some(l) => widgets::wrapped_rows(l, left_w).min(2),
         None => 0,
     };
     let mut a = Areas {
@@ -1034,23 +1032,12 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         log::render_until(frame, r, &ctx, false, shown);
     }
     if let (Some(r), Some(lines)) = (a.grad, grad_lines(st, &ctx, a.boxed)) {
-        let mut p = Paragraph::new(lines).wrap(Wrap { trim: false });
-        if a.boxed {
-            p = p.block(
-                Block::bordered()
-                    .title(" Gradient check · L = Σ out ⊙ d_out ")
-                    .border_style(t.border(false)),
-            );
-        }
-        frame.render_widget(p, r);
+        let title = " Gradient check · L = Σ out ⊙ d_out ";
+        boxed_text(frame, r, a.boxed.then_some((title, t.border(false))), &lines);
     }
     if let (Some(r), Some(lines)) = (a.quiz, quiz_lines(st, t)) {
-        let mut p = Paragraph::new(lines).wrap(Wrap { trim: false });
-        if a.boxed {
-            let title = " Quiz · Enter check · v reveal · n skip · l level · Q stop ";
-            p = p.block(Block::bordered().title(title).border_style(t.border(true)));
-        }
-        frame.render_widget(p, r);
+        let title = " Quiz · Enter check · v reveal · n skip · l level · Q stop ";
+        boxed_text(frame, r, a.boxed.then_some((title, t.border(true))), &lines);
     }
     if let Some(r) = a.tabs {
         let mut spans = Vec::new();
@@ -1074,6 +1061,20 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     );
     timeline::render(frame.buffer_mut(), a.timeline, ctx.trace, &cols, t);
     render_status(frame, a.status, st, &ctx);
+}
+
+/// `lines` word-wrapped into `area`, in a titled border when one is given.
+fn boxed_text(frame: &mut Frame, area: Rect, border: Option<(&str, ratatui::style::Style)>, lines: &[Line]) {
+    let inner = match border {
+        Some((title, style)) => {
+            let block = Block::bordered().title(title).border_style(style);
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            inner
+        }
+        None => area,
+    };
+    widgets::draw_wrapped(frame.buffer_mut(), inner, lines);
 }
 
 fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
