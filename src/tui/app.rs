@@ -1,6 +1,7 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
+use super::quiz::Level;
 use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
@@ -86,6 +87,8 @@ pub struct App {
     pub back: Vec<Screen>,
     /// The menu's state while other screens are shown, so going back finds it as it was left.
     pub menu: Menu,
+    /// `tui --quiz`: the tracer a scenario opens on starts in quiz mode at this level.
+    pub quiz: Option<Level>,
 }
 
 /// Below this size only a short note is drawn.
@@ -108,6 +111,7 @@ impl App {
             checkpoints_dir: PathBuf::from("."),
             back: Vec::new(),
             menu: Menu::default(),
+            quiz: None,
         }
     }
 
@@ -139,7 +143,9 @@ impl App {
     /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
     /// and while a scenario is traced, so its progress shows.
     pub fn wants_tick(&self) -> bool {
-        self.train.as_ref().is_some_and(|t| t.is_live()) || matches!(self.screen, Screen::Loading(_))
+        self.train.as_ref().is_some_and(|t| t.is_live())
+            || matches!(self.screen, Screen::Loading(_))
+            || matches!(&self.screen, Screen::Tracer(t) if t.checks.busy())
     }
 
     /// Back to the screen the current one was opened from, else to the menu.
@@ -257,6 +263,13 @@ pub fn update(app: &mut App, msg: Msg) {
         let walk = Arc::new(walk);
         app.walk = Arc::clone(&walk);
         app.screen = first_screen(&walk);
+        if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
+            t.start_quiz(level);
+        }
+    }
+    // a gradient check finished on the tracer's worker
+    if let Screen::Tracer(t) = &mut app.screen {
+        t.tick();
     }
     match msg {
         Msg::Resize(w, h) => app.area = Rect::new(0, 0, w, h),
@@ -294,7 +307,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             t.width = app.area.width;
             // `e` on a trained model's layer exports it, as from the attention map
             if key.code == KeyCode::Char('e')
-                && t.prompt.is_none()
+                && !t.typing()
                 && let Some(Screen::AttnMap(map)) = app.back.last()
             {
                 t.message = Some(map.export_message());
@@ -304,6 +317,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 tracer::Outcome::Stay => {}
                 tracer::Outcome::Back => app.go_back(),
                 tracer::Outcome::Help => app.popup = Some(Popup::Help),
+                tracer::Outcome::Note { title, text } => app.message(&title, text, false),
             }
         }
         Screen::Compare(c) => match c.key(key) {
