@@ -1,9 +1,10 @@
 //! The buffers of one run, stored keyed by [`Buf`]: the given data in place, zeros for
 //! everything the passes compute, nothing for a buffer the run does not have.
+#![allow(non_snake_case)]
 
+use super::Inputs;
 use super::registry::Registry;
-use super::{Inputs, Start};
-use crate::kernels::dropout;
+use crate::kernels::{dropout, rope};
 use crate::trace::{Buf, BufferInfo};
 use std::ops::Index;
 
@@ -44,48 +45,18 @@ impl Tensors {
                 t.data[b as usize] = data.to_vec();
             }
         };
-        match &inputs.start {
-            Start::X { x, w_qkv, b_qkv } => {
-                given(Buf::X, x);
-                given(Buf::WQkv, w_qkv);
-                given(Buf::BQkv, b_qkv);
-            }
-            Start::Separate {
-                x,
-                memory,
-                w_q,
-                b_q,
-                w_k,
-                b_k,
-                w_v,
-                b_v,
-            } => {
-                given(Buf::X, x);
-                if let Some(m) = memory {
-                    given(Buf::Memory, m);
-                }
-                for (b, data) in [
-                    (Buf::WQ, w_q),
-                    (Buf::BQ, b_q),
-                    (Buf::WK, w_k),
-                    (Buf::BK, b_k),
-                    (Buf::WV, w_v),
-                    (Buf::BV, b_v),
-                ] {
-                    given(b, data);
-                }
-            }
-            Start::Qkv { q, k, v } => {
-                given(Buf::Q, q);
-                given(Buf::K, k);
-                given(Buf::V, v);
-            }
+        for (b, data) in inputs.given() {
+            given(b, data);
         }
-        if let Some((w, b)) = &inputs.proj {
-            given(Buf::WProj, w);
-            given(Buf::BProj, b);
+        // the rotation tables, [T, D/2] in the kernel's head size
+        if let Some(r) = inputs.rope
+            && let Some(spec) = registry.get(Buf::RopeCos)
+        {
+            let (T, half) = (spec.layout.dims[0].size, spec.layout.dims[1].size);
+            let (cos, sin) = rope::tables(r, T, 2 * half);
+            t.data[Buf::RopeCos as usize] = cos;
+            t.data[Buf::RopeSin as usize] = sin;
         }
-        given(Buf::DOut, &inputs.d_out);
         if let Some(d) = inputs.dropout
             && registry.has(Buf::DropMask)
         {

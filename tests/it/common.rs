@@ -16,21 +16,25 @@ pub fn values(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
-/// A full run from `x`: random x, weights, biases and upstream gradient.
+/// A full run from `x`: random x, weights, biases and upstream gradient. The fused projection
+/// is `[C, C + 2·H_kv·D]` (`[C, 3C]` unless the shape groups its key/value heads).
 pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
     let Shape { b, t, c, .. } = shape;
+    let qkv = c + 2 * shape.kv_c();
     Inputs {
         shape,
         mask,
         start: Start::X {
             x: values(b * t * c, seed),
-            w_qkv: values(c * 3 * c, seed + 1),
-            b_qkv: values(3 * c, seed + 2),
+            w_qkv: values(c * qkv, seed + 1),
+            b_qkv: values(qkv, seed + 2),
         },
         proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
         d_out: values(b * t * c, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 
@@ -45,6 +49,8 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         d_out: vec![1.0; n],
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 

@@ -199,6 +199,7 @@ impl Tracer {
             selected: self.selected()?,
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
+            quiz: self.quiz.is_some(),
         })
     }
 
@@ -270,7 +271,8 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab | KeyCode::BackTab => self.toggle_variant(),
+            KeyCode::Tab => self.toggle_variant(1),
+            KeyCode::BackTab => self.toggle_variant(-1),
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -753,13 +755,17 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    fn toggle_variant(&mut self) {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around.
+    fn toggle_variant(&mut self, step: isize) {
         let walk = Arc::clone(&self.walk);
-        let other = match self.variant {
-            Variant::Baseline => Variant::Mha,
-            Variant::Mha => Variant::Baseline,
-        };
-        let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
+        let variants = walk.variants();
+        let n = variants.len() as isize;
+        let here_at = variants.iter().position(|&v| v == self.variant).unwrap_or(0) as isize;
+        let other = variants[(here_at + step).rem_euclid(n.max(1)) as usize % variants.len().max(1)];
+        let (Some(here), Some(there)) = (
+            walk.trace(self.variant),
+            walk.trace(other).filter(|_| other != self.variant),
+        ) else {
             self.message = Some(format!("this scenario traces only {}", self.variant));
             return;
         };
@@ -835,7 +841,7 @@ impl Tracer {
                 }
                 if let Some(mem) = areas.memory {
                     let inner = inner(mem);
-                    let hit = memory::hit(&memory::plan(inner, &ctx), m.column, m.row);
+                    let hit = memory::hit(&memory::plan(inner, &ctx), ctx.trace, m.column, m.row);
                     if let Some(cell) = hit {
                         self.pinned = Some(cell);
                         self.message = Some(format!("selected {}[{}]: w, r, b act on it", cell.0, cell.1));
@@ -1028,7 +1034,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     }
     if let Some(r) = a.log {
         // in quiz mode the log does not give the next access away
-        let shown = st.quiz.as_ref().map(|_| ctx.cursor);
+        let shown = ctx.quiz.then_some(ctx.cursor);
         log::render_until(frame, r, &ctx, false, shown);
     }
     if let (Some(r), Some(lines)) = (a.grad, grad_lines(st, &ctx, a.boxed)) {

@@ -2,6 +2,7 @@
 //! the cursor and the view options: it reads, it never mutates.
 
 pub mod code;
+pub mod dot;
 pub mod equation;
 pub mod gradcheck;
 pub mod heatgrid;
@@ -125,6 +126,8 @@ pub struct Ctx<'a> {
     pub selected: CellRef,
     pub pinned: bool,
     pub breakpoints: &'a BTreeSet<CellRef>,
+    /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
+    pub quiz: bool,
 }
 
 impl Ctx<'_> {
