@@ -141,7 +141,8 @@ impl App {
     }
 
     /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
-    /// and while a scenario is traced, so its progress shows.
+    /// while a scenario is traced, so its progress shows, and while the tracer's gradient check
+    /// is computed, so it shows when it is done.
     pub fn wants_tick(&self) -> bool {
         self.train.as_ref().is_some_and(|t| t.is_live())
             || matches!(self.screen, Screen::Loading(_))

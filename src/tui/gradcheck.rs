@@ -164,7 +164,14 @@ impl Checker {
             return;
         }
         self.pending = Some(request.key);
-        self.shared.lock().request = Some((request, Instant::now()));
+        // the worker sleeps until a request comes, and re-reads the slot every SETTLE while one
+        // waits: only the first of a run of requests (a key held down) needs to wake it
+        let was_idle = {
+            let mut slot = self.shared.lock();
+            let idle = slot.request.is_none();
+            slot.request = Some((request, Instant::now()));
+            idle
+        };
         if self.worker.is_none() {
             let shared = Arc::clone(&self.shared);
             self.worker = std::thread::Builder::new()
@@ -180,7 +187,9 @@ impl Checker {
                 self.pending = None;
             }
         }
-        self.shared.wake.notify_one();
+        if was_idle {
+            self.shared.wake.notify_one();
+        }
     }
 
     /// Takes in what the worker finished; true when something arrived.

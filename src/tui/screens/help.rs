@@ -21,7 +21,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("c  /  C", "continue to the next / previous breakpoint hit"),
     ("<  /  >", "timeline: one column back / forward (or click it)"),
     ("{  /  }", "previous / next access of the selected cell (its ticks)"),
-    ("Q", "quiz: type the next access's offset, Enter (v reveal, l level)"),
+    ("Q", "quiz: predict the next access (Enter · v reveal · l level)"),
     ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
     ("t  /  1-4", "switch panel tab on small screens"),
     ("e", "trained model: export this layer as scenario TOML"),

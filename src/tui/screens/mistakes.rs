@@ -733,6 +733,7 @@ fn half(
         selected,
         pinned: false,
         breakpoints: &empty,
+        quiz: false,
     };
     if both {
         let [c, m] = Layout::vertical([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(rest);

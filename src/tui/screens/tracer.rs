@@ -199,6 +199,7 @@ impl Tracer {
             selected: self.selected()?,
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
+            quiz: self.quiz.is_some(),
         })
     }
 
@@ -1033,7 +1034,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     }
     if let Some(r) = a.log {
         // in quiz mode the log does not give the next access away
-        let shown = st.quiz.as_ref().map(|_| ctx.cursor);
+        let shown = ctx.quiz.then_some(ctx.cursor);
         log::render_until(frame, r, &ctx, false, shown);
     }
     if let (Some(r), Some(lines)) = (a.grad, grad_lines(st, &ctx, a.boxed)) {

@@ -126,6 +126,8 @@ pub struct Ctx<'a> {
     pub selected: CellRef,
     pub pinned: bool,
     pub breakpoints: &'a BTreeSet<CellRef>,
+    /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
+    pub quiz: bool,
 }
 
 impl Ctx<'_> {
