@@ -487,11 +487,16 @@ impl Checker<'_> {
             w.offset,
             label(&self.dims(w.buf.name()), w.offset as usize)
         );
-        let line: String = d
-            .title
-            .iter()
-            .map(|(x, y, text, _)| text_at(screen, *x, *y, text.chars().count() as u16))
-            .collect();
+        // the title's pieces as drawn, a space where one goes on a new line
+        let mut line = String::new();
+        let mut last_y = None;
+        for (x, y, text, _) in &d.title {
+            if last_y.is_some_and(|ly| ly != *y) {
+                line.push(' ');
+            }
+            line.push_str(&text_at(screen, *x, *y, text.chars().count() as u16));
+            last_y = Some(*y);
+        }
         if !line.starts_with(&format!("dot product → {title}")) {
             return Err(format!("the dot product's title does not name {title}: {line}"));
         }

@@ -15,6 +15,18 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use std::sync::Arc;
 
+/// Compare's keys, for its `?` overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("]  n  /  [  p", "next / previous phase"),
+    ("←  /  →", "key j − 1 / + 1"),
+    ("↑  /  ↓", "query i − 1 / + 1"),
+    ("h, Tab", "next head"),
+    ("b", "next batch item"),
+    ("Enter", "open the tracer (MHA) at the event that writes this element"),
+    ("?", "these keys"),
+    ("Esc  /  q", "back"),
+];
+
 /// The phases where the two kernels differ, with the buffer each shows.
 const PHASES: [(Phase, Buf); 6] = [
     (Phase::Scores, Buf::Scores),

@@ -8,7 +8,7 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, put, variables};
+use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, variables};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -45,6 +45,8 @@ pub enum Outcome {
     Stay,
     Back,
     Help,
+    /// `Tab` asked for a kernel the scenario does not trace.
+    NotTraced(Variant),
 }
 
 #[derive(Debug)]
@@ -169,7 +171,11 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab | KeyCode::BackTab => self.toggle_variant(),
+            KeyCode::Tab | KeyCode::BackTab => {
+                if let Err(v) = self.toggle_variant() {
+                    return Outcome::NotTraced(v);
+                }
+            }
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -440,15 +446,15 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    fn toggle_variant(&mut self) {
+    /// Baseline ↔ MHA; the kernel asked for when the scenario does not trace it.
+    fn toggle_variant(&mut self) -> Result<(), Variant> {
         let walk = Arc::clone(&self.walk);
         let other = match self.variant {
             Variant::Baseline => Variant::Mha,
             Variant::Mha => Variant::Baseline,
         };
         let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
-            self.message = Some(format!("this scenario traces only {}", self.variant));
-            return;
+            return Err(other);
         };
         let v = here.view(self.cursor);
         // the same score element in the other layout, else the same phase, else where we were
@@ -479,6 +485,7 @@ impl Tracer {
             .min(there.len().saturating_sub(1));
         self.pinned = None;
         self.breakpoints.clear();
+        Ok(())
     }
 
     pub fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
@@ -554,8 +561,14 @@ fn tab_labels(with_vars: bool) -> Vec<(Tab, String)> {
 /// Large screens show every panel; from 80×24 the variables and equation stay in view and the
 /// code, memory and log share the rest as tabs; below that everything is a tab.
 pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
-    let [header, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let head_h = header_lines(st, ctx, area.width).len() as u16;
+    let status_h = status_lines(st, ctx, area.width).len() as u16;
+    let [header, body, status] = Layout::vertical([
+        Constraint::Length(head_h),
+        Constraint::Fill(1),
+        Constraint::Length(status_h),
+    ])
+    .areas(area);
     let wide = area.width >= 110 && area.height >= 30;
     // the left column is wide enough for a whole `q_base = … = 10` line where possible
     let left_w = if wide {
@@ -622,19 +635,22 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     };
     let a = areas(area, st, &ctx);
     let t = theme;
-    let v = &ctx.view;
-    let header = Line::from(vec![
-        Span::styled(format!(" {} ", st.walk.title), t.title()),
-        Span::styled(
-            format!(
-                "· {} · {} · {}",
-                st.variant,
-                v.pass.name(),
-                phase_title(v.phase, &st.walk.mask)
-            ),
-            t.dim(),
-        ),
-    ]);
+    // the title bold, the rest dim, over as many lines as it takes
+    let title_len = st.walk.title.chars().count() + 1;
+    let header: Vec<Line> = header_lines(st, &ctx, area.width)
+        .into_iter()
+        .enumerate()
+        .map(|(k, text)| {
+            if k > 0 || text.chars().count() < title_len {
+                return Line::styled(text, t.dim());
+            }
+            let (head, rest) = text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i));
+            Line::from(vec![
+                Span::styled(head.to_string(), t.title()),
+                Span::styled(rest.to_string(), t.dim()),
+            ])
+        })
+        .collect();
     frame.render_widget(Paragraph::new(header), a.header);
     if let Some(r) = a.code {
         code::render(frame, r, &ctx, false);
@@ -661,34 +677,71 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         for (tab, label) in tab_labels(a.wide_vars) {
             spans.push(Span::styled(label, if tab == shown { t.cursor() } else { t.dim() }));
         }
-        spans.push(Span::styled("  t: next tab", t.dim()));
+        let used: usize = spans.iter().map(|s| s.width()).sum();
+        if used + 13 <= r.width as usize {
+            spans.push(Span::styled("  t: next tab", t.dim()));
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
     render_status(frame, a.status, st, &ctx);
 }
 
+/// The header: the scenario's title, the kernel, the pass and what the phase computes, as much
+/// of it as fits (the kernel and pass are in the status line too).
+fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
+    let v = &ctx.view;
+    let title = &st.walk.title;
+    let what = phase_title(v.phase, &st.walk.mask);
+    let choices = [
+        format!(" {title} · {} · {} · {what}", st.variant, v.pass.name()),
+        format!(" {title} · {what}"),
+        format!(" {title} · {}", v.phase.name()),
+        format!(" {title}"),
+    ];
+    widgets::bar::header(&choices, width)
+}
+
+/// The status line: where the cursor is, then the goto prompt, a message, or the keys, as much
+/// of them as fits; a message goes on the next line rather than be cut.
+fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
+    let (n, len) = (ctx.cursor, ctx.trace.len());
+    let (variant, pass, phase) = (st.variant, ctx.view.pass.name(), ctx.view.phase.name());
+    let lefts = [
+        format!(" #{n}/{len} │ {variant} │ {pass} │ {phase} "),
+        format!(" #{n}/{len} │ {phase} "),
+        format!(" #{n} "),
+    ];
+    if let Some(p) = &st.prompt {
+        let rights = [
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)"),
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])"),
+            format!(" goto: {p}▏"),
+        ];
+        return widgets::bar::status(&lefts, &rights, true, width);
+    }
+    if let Some(m) = &st.message {
+        return widgets::bar::status(&lefts, &[format!(" {m}")], true, width);
+    }
+    let hints = [
+        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
+        " n/p · j/k · ]/[ · g · ? keys",
+        " ? keys",
+    ]
+    .map(String::from);
+    widgets::bar::status(&lefts, &hints, false, width)
+}
+
 fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
     let t = ctx.theme;
-    let buf = frame.buffer_mut();
-    buf.set_style(area.intersection(buf.area), t.status());
-    let left = format!(
-        " #{}/{} │ {} │ {} │ {} ",
-        ctx.cursor,
-        ctx.trace.len(),
-        st.variant,
-        ctx.view.pass.name(),
-        ctx.view.phase.name()
-    );
-    let x = put(buf, area, area.x, area.y, &left, t.status());
-    if let Some(p) = &st.prompt {
-        let text = format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)");
-        put(buf, area, x, area.y, &text, t.status().patch(t.key()));
-    } else if let Some(m) = &st.message {
-        put(buf, area, x, area.y, &format!(" {m}"), t.status().patch(t.key()));
+    let lines = status_lines(st, ctx, area.width);
+    let right = if st.prompt.is_some() || st.message.is_some() {
+        t.status().patch(t.key())
     } else {
-        let hints = " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r · b/c · f · Tab · ? help";
-        put(buf, area, x, area.y, hints, t.status());
-    }
+        t.status()
+    };
+    widgets::bar::render_status(frame.buffer_mut(), area, &lines, t.status(), right);
 }
 
 /// The logical coordinates of the selected cell, for tests and the status of the compare view.

@@ -574,7 +574,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     }
     if !plan.unshown.is_empty() {
         let names: Vec<&str> = plan.unshown.iter().map(|b| b.name()).collect();
-        let text = format!("no room for {} (a taller terminal shows them)", names.join(", "));
+        let mut text = format!("no room for {} (a taller terminal shows them)", names.join(", "));
+        if text.chars().count() > inner.width as usize {
+            text = format!("no room for {}", names.join(", "));
+        }
+        if text.chars().count() > inner.width as usize {
+            text = format!("no room for {} more buffers", names.len());
+        }
         put(buf, inner, inner.x, plan.unshown_y, &text, t.dim());
     }
     for p in &plan.grids {
