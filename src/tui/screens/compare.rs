@@ -7,7 +7,7 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{num, put};
+use crate::tui::widgets::{bar, num, put};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -151,33 +151,54 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     };
     let lines = explain(st, phase, buf);
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
-    let notes_h: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum::<usize>() + 2;
+    let notes_h: usize = lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            super::help::wrap(&text, inner_w).len().max(1)
+        })
+        .sum::<usize>()
+        + 2;
+    // the header as much of it as fits, never cut: the element is kept over the phase's formula
+    let e = st.element;
+    let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
+    let what = phase_title(phase, &st.walk.mask);
+    let choices = [
+        format!(
+            " Compare baseline and MHA · {} · {what} · element {element}",
+            phase.name()
+        ),
+        format!(" Compare baseline and MHA · {what} · {element}"),
+        format!(" Compare baseline and MHA · {} · {element}", phase.name()),
+        format!(" Compare · {} · {element}", phase.name()),
+    ];
+    let header = bar::header(&choices, area.width);
+    let hints = [
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace MHA here · ? keys · Esc back",
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys",
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys",
+    ]
+    .map(String::from);
+    let hint_lines = bar::status(&[String::new()], &hints, false, area.width);
     let [head, body, notes, hint] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(header.len() as u16),
         Constraint::Fill(1),
         Constraint::Length(notes_h as u16),
         Constraint::Length(1),
     ])
     .areas(area);
-    let e = st.element;
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(" Compare baseline and MHA ", t.title()),
-            Span::styled(
-                format!(
-                    "· {} · {} · element b={} h={} i={} j={}",
-                    phase.name(),
-                    phase_title(phase, &st.walk.mask),
-                    e.b,
-                    e.h,
-                    e.i,
-                    e.j
-                ),
-                t.dim(),
-            ),
-        ])),
-        head,
-    );
+    let title = " Compare baseline and MHA".len().min(header[0].len());
+    let (bold, rest) = header[0].split_at(if header[0].starts_with(" Compare baseline") {
+        title
+    } else {
+        0
+    });
+    let mut head_lines = vec![Line::from(vec![
+        Span::styled(bold.to_string(), t.title()),
+        Span::styled(rest.to_string(), t.dim()),
+    ])];
+    head_lines.extend(header[1..].iter().map(|l| Line::styled(l.clone(), t.dim())));
+    frame.render_widget(Paragraph::new(head_lines), head);
     let [left, right] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
     side(frame, left, st, Variant::Baseline, phase, buf, t);
     side(frame, right, st, Variant::Mha, phase, buf, t);
@@ -187,13 +208,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
             .block(Block::bordered().title(" same element, two layouts ")),
         notes,
     );
-    frame.render_widget(
-        Paragraph::new(Span::styled(
-            " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace MHA here · Esc back",
-            t.dim(),
-        )),
-        hint,
-    );
+    let text = hint_lines.first().map_or(String::new(), |l| l.1.clone());
+    frame.render_widget(Paragraph::new(Span::styled(text, t.dim())), hint);
 }
 
 /// One variant's buffer at the end of the phase, the element's cells highlighted.
