@@ -212,13 +212,15 @@ impl App {
                 }
                 self.push(Screen::Tracer(Box::new(Tracer::new(walk, Some(v)))));
             }
-            Item::Compare => match [Variant::Baseline, Variant::Mha]
-                .into_iter()
-                .find(|&v| walk.run(v).is_none())
-            {
-                Some(v) => self.refuse(v),
-                None => self.push(Screen::Compare(Box::new(Compare::new(walk)))),
-            },
+            Item::Compare => {
+                // Compare puts two kernels side by side: baseline and MHA, or MHA and GQA
+                let compare = Compare::new(walk);
+                let (left, right) = compare.pair();
+                match [left, right].into_iter().find(|&v| compare.walk.run(v).is_none()) {
+                    Some(v) => self.refuse(v),
+                    None => self.push(Screen::Compare(Box::new(compare))),
+                }
+            }
             Item::Builtin => {
                 if !walk.is_builtin() {
                     self.walk = Arc::new(Walk::builtin());
@@ -315,6 +317,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         }
         Screen::Tracer(t) => {
+            t.width = app.area.width;
             // `e` on a trained model's layer exports it, as from the attention map
             if key.code == KeyCode::Char('e')
                 && t.prompt.is_none()

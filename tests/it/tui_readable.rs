@@ -384,7 +384,11 @@ fn a_kernel_the_scenario_does_not_trace_is_refused_with_one_popup_everywhere() {
 fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
     let dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
     let open = attn_trace::tui::screens::open::list(dir.clone());
-    assert_eq!(open.entries.len(), 12);
+    assert!(
+        open.entries.len() >= 12,
+        "the shipped scenarios: {}",
+        open.entries.len()
+    );
     for e in &open.entries {
         let (_, about) = e.info.as_ref().expect("shipped scenarios parse");
         let about = about
@@ -411,7 +415,7 @@ fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = dir.clone();
     key(&mut a, KeyCode::Char('4'));
-    for _ in 0..12 {
+    for _ in 0..open.entries.len() {
         key(&mut a, KeyCode::Down);
     }
     let text = screen(&a, 80, 24);

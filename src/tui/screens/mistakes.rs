@@ -229,13 +229,13 @@ impl SideBySide {
         self.message = Some(d.to_string());
     }
 
-    /// Baseline ↔ MHA; the kernel asked for when the scenario does not trace it.
+    /// The scenario's next kernel; the kernel asked for when the scenario traces no other.
     fn toggle_variant(&mut self) -> Result<(), Variant> {
         let n = self.walk.runs.len().min(self.walk.mistaken.len());
         if n < 2 {
             return Err(match self.variant() {
                 Variant::Baseline => Variant::Mha,
-                Variant::Mha => Variant::Baseline,
+                Variant::Mha | Variant::Gqa => Variant::Baseline,
             });
         }
         let phase = self

@@ -8,7 +8,7 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, variables};
+use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, timeline, variables};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -67,6 +67,8 @@ pub struct Tracer {
     pub tab: Tab,
     /// Arrow keys move the selected cell instead of the cursor.
     pub select: bool,
+    /// The terminal's width, which the timeline spans (set by the app before each key).
+    pub width: u16,
 }
 
 impl Tracer {
@@ -88,6 +90,7 @@ impl Tracer {
             message: None,
             tab: Tab::Memory,
             select: false,
+            width: 120,
         }
     }
 
@@ -172,7 +175,8 @@ impl Tracer {
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
             KeyCode::Tab | KeyCode::BackTab => {
-                if let Err(v) = self.toggle_variant() {
+                let step = if key.code == KeyCode::Tab { 1 } else { -1 };
+                if let Err(v) = self.toggle_variant(step) {
                     return Outcome::NotTraced(v);
                 }
             }
@@ -204,6 +208,10 @@ impl Tracer {
             KeyCode::Char('2') => self.tab = Tab::Code,
             KeyCode::Char('3') => self.tab = Tab::Log,
             KeyCode::Char('4') => self.tab = Tab::Vars,
+            KeyCode::Char('>') => self.along_timeline(true),
+            KeyCode::Char('<') => self.along_timeline(false),
+            KeyCode::Char('}') => self.tick(true),
+            KeyCode::Char('{') => self.tick(false),
             KeyCode::Char('?') => return Outcome::Help,
             KeyCode::Esc if self.select || self.pinned.is_some() => {
                 self.select = false;
@@ -402,6 +410,50 @@ impl Tracer {
         );
     }
 
+    /// `>` / `<`: the first event of the next / previous column of the timeline.
+    fn along_timeline(&mut self, forward: bool) {
+        let (len, w) = (self.len(), self.width.max(1) as usize);
+        let here = timeline::column_of(self.cursor, len, w);
+        let mut x = here;
+        let to = loop {
+            x = match (forward, x.checked_sub(1)) {
+                (true, _) if x + 1 < w => x + 1,
+                (false, Some(prev)) => prev,
+                _ => break None,
+            };
+            let r = timeline::range(x, len, w);
+            if !r.is_empty() {
+                break Some(r.start);
+            }
+        };
+        let none = if forward {
+            "the cursor is in the timeline's last column"
+        } else {
+            "the cursor is in the timeline's first column"
+        };
+        self.go(to, none);
+    }
+
+    /// `}` / `{`: the next / previous access of the selected cell (the timeline's ticks).
+    fn tick(&mut self, forward: bool) {
+        let Some((buf, off)) = self.selected() else { return };
+        let walk = Arc::clone(&self.walk);
+        let Some(trace) = walk.trace(self.variant) else { return };
+        let to = if forward {
+            trace.index.next_access_after(buf, off, self.cursor)
+        } else {
+            trace.index.prev_access_before(buf, off, self.cursor)
+        };
+        match to {
+            Some(n) => self.cursor = n,
+            None => {
+                let which = if forward { "after" } else { "before" };
+                self.message = Some(format!("no access of {buf}[{off}] {which} this event"));
+            }
+        }
+        self.pinned = Some((buf, off));
+    }
+
     fn move_selection(&mut self, code: KeyCode) {
         let Some((buf, off)) = self.selected() else { return };
         let Some(info) = self.walk.trace(self.variant).and_then(|t| t.buffer(buf)) else {
@@ -446,15 +498,22 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    /// Baseline ↔ MHA; the kernel asked for when the scenario does not trace it.
-    fn toggle_variant(&mut self) -> Result<(), Variant> {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around;
+    /// the kernel asked for when the scenario traces no other.
+    fn toggle_variant(&mut self, step: isize) -> Result<(), Variant> {
         let walk = Arc::clone(&self.walk);
-        let other = match self.variant {
-            Variant::Baseline => Variant::Mha,
-            Variant::Mha => Variant::Baseline,
-        };
-        let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
-            return Err(other);
+        let variants = walk.variants();
+        let n = variants.len() as isize;
+        let here_at = variants.iter().position(|&v| v == self.variant).unwrap_or(0) as isize;
+        let other = variants[(here_at + step).rem_euclid(n.max(1)) as usize % variants.len().max(1)];
+        let (Some(here), Some(there)) = (
+            walk.trace(self.variant),
+            walk.trace(other).filter(|_| other != self.variant),
+        ) else {
+            return Err(match self.variant {
+                Variant::Baseline => Variant::Mha,
+                Variant::Mha | Variant::Gqa => Variant::Baseline,
+            });
         };
         let v = here.view(self.cursor);
         // the same score element in the other layout, else the same phase, else where we were
@@ -495,6 +554,20 @@ impl Tracer {
             MouseEventKind::Down(MouseButton::Left) => {
                 let Some(ctx) = self.ctx(theme) else { return };
                 let areas = areas(area, self, &ctx);
+                if m.row == areas.timeline.y && areas.timeline.height > 0 {
+                    let x = m.column.saturating_sub(areas.timeline.x) as usize;
+                    let cols = timeline::strip(
+                        ctx.trace,
+                        areas.timeline.width as usize,
+                        ctx.cursor,
+                        Some(ctx.selected),
+                        &self.breakpoints,
+                    );
+                    if let Some(n) = timeline::target(&cols, x) {
+                        self.cursor = n;
+                    }
+                    return;
+                }
                 if let Some(tabs) = areas.tabs
                     && m.row == tabs.y
                 {
@@ -533,6 +606,8 @@ pub struct Areas {
     pub memory: Option<Rect>,
     pub log: Option<Rect>,
     pub tabs: Option<Rect>,
+    /// The timeline strip, one row above the status bar.
+    pub timeline: Rect,
     pub status: Rect,
     /// The variables panel is itself a tab (very small screens).
     pub wide_vars: bool,
@@ -563,9 +638,10 @@ fn tab_labels(with_vars: bool) -> Vec<(Tab, String)> {
 pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let head_h = header_lines(st, ctx, area.width).len() as u16;
     let status_h = status_lines(st, ctx, area.width).len() as u16;
-    let [header, body, status] = Layout::vertical([
+    let [header, body, timeline, status] = Layout::vertical([
         Constraint::Length(head_h),
         Constraint::Fill(1),
+        Constraint::Length(1),
         Constraint::Length(status_h),
     ])
     .areas(area);
@@ -580,6 +656,7 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let eq_h = wrapped_height(&equation::lines(ctx), left_w);
     let mut a = Areas {
         header,
+        timeline,
         status,
         ..Areas::default()
     };
@@ -683,6 +760,14 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
+    let cols = timeline::strip(
+        ctx.trace,
+        a.timeline.width as usize,
+        ctx.cursor,
+        Some(ctx.selected),
+        ctx.breakpoints,
+    );
+    timeline::render(frame.buffer_mut(), a.timeline, ctx.trace, &cols, t);
     render_status(frame, a.status, st, &ctx);
 }
 

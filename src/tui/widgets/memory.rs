@@ -12,6 +12,7 @@ use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
 use std::collections::HashSet;
 
@@ -40,6 +41,13 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
         Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
         Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
         Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
+        Phase::Rope => &[Q, K, KCache, RopeCos, RopeSin],
+        Phase::RopeBack => &[DQ, DK, RopeCos, RopeSin],
+        Phase::DecodeQkv => &[Q, KCache, VCache, X, WQkv, BQkv],
+        Phase::DecodeScores => &[Scores, Q, KCache],
+        Phase::DecodeSoftmax => &[Probs, Scores],
+        Phase::DecodeSum => &[Att, Probs, VCache],
+        Phase::DecodeOut => &[Out, Att, WProj, BProj],
     }
 }
 
@@ -231,9 +239,10 @@ pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
 pub struct Plan {
     pub dot: Option<dot::DotPlan>,
     pub grids: Vec<Placed>,
-    /// Buffers of the phase left out for lack of room, and the line that says so.
+    /// Buffers of the phase left out for lack of room, and the line inside the panel that says
+    /// so; `None` when the dot product fills the panel, and the panel's bottom border says it.
     pub unshown: Vec<Buf>,
-    pub unshown_y: u16,
+    pub unshown_y: Option<u16>,
 }
 
 /// How a buffer's grid can shrink: lines it always takes, the rows it has, and whether some of
@@ -331,11 +340,15 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
         y += need.height(rows, flat) + 1;
     }
     let unshown: Vec<Buf> = needs[shape.len()..].iter().map(|(b, _)| *b).collect();
+    // below the last grid, or without the blank line before it; never over the dot product
+    let unshown_y = [y, y.saturating_sub(1)]
+        .into_iter()
+        .find(|&row| row < area.bottom() && dot.as_ref().is_none_or(|d| row >= area.y + d.height));
     Plan {
         dot,
         grids,
         unshown,
-        unshown_y: y.min(area.bottom().saturating_sub(1)),
+        unshown_y,
     }
 }
 
@@ -559,12 +572,27 @@ fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
         .collect()
 }
 
+/// The line that names the buffers left out, in at most `width` characters where it can.
+fn left_out(bufs: &[Buf], width: usize) -> String {
+    let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
+    let long = format!("no room for {} (a taller terminal shows them)", names.join(", "));
+    let short = format!("no room for {}", names.join(", "));
+    [long, short]
+        .into_iter()
+        .find(|t| t.chars().count() <= width)
+        .unwrap_or_else(|| format!("no room for {} more buffers", names.len()))
+}
+
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
-    let block = Block::bordered().title(" Memory ").border_style(t.border(focused));
+    let mut block = Block::bordered().title(" Memory ").border_style(t.border(focused));
     let inner = block.inner(area);
-    block.render(area, frame.buffer_mut());
     let plan = plan(inner, ctx);
+    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
+    if !plan.unshown.is_empty() && plan.unshown_y.is_none() {
+        block = block.title_bottom(Line::styled(format!(" {left_out} "), t.dim()));
+    }
+    block.render(area, frame.buffer_mut());
     let touched = touched(ctx.trace, ctx.cursor);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
@@ -572,16 +600,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     if let Some(d) = &plan.dot {
         dot::render(buf, inner, ctx, d);
     }
-    if !plan.unshown.is_empty() {
-        let names: Vec<&str> = plan.unshown.iter().map(|b| b.name()).collect();
-        let mut text = format!("no room for {} (a taller terminal shows them)", names.join(", "));
-        if text.chars().count() > inner.width as usize {
-            text = format!("no room for {}", names.join(", "));
-        }
-        if text.chars().count() > inner.width as usize {
-            text = format!("no room for {} more buffers", names.len());
-        }
-        put(buf, inner, inner.x, plan.unshown_y, &text, t.dim());
+    if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
+        put(buf, inner, inner.x, y, &left_out, t.dim());
     }
     for p in &plan.grids {
         for (x, y, text, strong) in &p.labels {
