@@ -400,8 +400,17 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     // widths in usize: a [B,T,3C] row of a large model is wider than u16 counts
     let gaps = p0.cols.checked_div(p0.group).unwrap_or(0);
     let full = |cw: u16| (lw as usize + p0.cols * cw as usize + gaps).min(u16::MAX as usize) as u16;
-    let heat = full(VALUE_W) > area.width;
-    let cw = if heat { HEAT_W } else { VALUE_W };
+    // a value cell is wide enough for its number and for its column's name (`kv_h1d0`)
+    let digits = |n: usize| n.to_string().len();
+    let name_w = match p0.cols.checked_div(p0.group) {
+        Some(heads) => {
+            p0.cnames[0].len() + digits(heads.saturating_sub(1)) + p0.cnames[1].len() + digits(p0.group.saturating_sub(1))
+        }
+        None => p0.cnames[0].len() + digits(p0.cols.saturating_sub(1)),
+    };
+    let value_w = VALUE_W.max(name_w as u16 + 1);
+    let heat = full(value_w) > area.width;
+    let cw = if heat { HEAT_W } else { value_w };
     let panel_w = full(cw).min(area.width) + 2;
     let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
     // rows: title, (heat legend,) column header, grid rows, a note or a blank, the flat row
@@ -685,6 +694,17 @@ fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: 
         let heat = f64::from(k) / 4.0;
         x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
     }
-    let marks = format!(" +{}  ◀▶ this access  ▪▪ read this iteration  ·· masked", num(scale));
-    put(buf, area, x, y, &marks, t.dim());
+    // the marks that fit, whole: the scale's end first
+    let marks = [
+        format!(" +{}", num(scale)),
+        "  ◀▶ this access".to_string(),
+        "  ▪▪ read this iteration".to_string(),
+        "  ·· masked".to_string(),
+    ];
+    for m in marks {
+        if x + m.chars().count() as u16 > area.right() {
+            break;
+        }
+        x = put(buf, area, x, y, &m, t.dim());
+    }
 }
