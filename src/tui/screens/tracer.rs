@@ -13,8 +13,7 @@ use crate::tui::quiz::{self, Feedback, Level, Question, Quiz, Verdict};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{
-    self, CellRef, Ctx, code, equation, gradcheck as grad_panel, log, memory, put, quiz as quiz_panel, timeline,
-    variables,
+    self, CellRef, Ctx, code, equation, gradcheck as grad_panel, log, memory, quiz as quiz_panel, timeline, variables,
 };
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
@@ -57,6 +56,8 @@ pub enum Outcome {
         title: String,
         text: String,
     },
+    /// `Tab` asked for a kernel the scenario does not trace.
+    NotTraced(Variant),
 }
 
 #[derive(Debug)]
@@ -271,8 +272,12 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab => self.toggle_variant(1),
-            KeyCode::BackTab => self.toggle_variant(-1),
+            KeyCode::Tab | KeyCode::BackTab => {
+                let step = if key.code == KeyCode::Tab { 1 } else { -1 };
+                if let Err(v) = self.toggle_variant(step) {
+                    return Outcome::NotTraced(v);
+                }
+            }
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -755,8 +760,9 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around.
-    fn toggle_variant(&mut self, step: isize) {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around;
+    /// the kernel asked for when the scenario traces no other.
+    fn toggle_variant(&mut self, step: isize) -> Result<(), Variant> {
         let walk = Arc::clone(&self.walk);
         let variants = walk.variants();
         let n = variants.len() as isize;
@@ -766,8 +772,10 @@ impl Tracer {
             walk.trace(self.variant),
             walk.trace(other).filter(|_| other != self.variant),
         ) else {
-            self.message = Some(format!("this scenario traces only {}", self.variant));
-            return;
+            return Err(match self.variant {
+                Variant::Baseline => Variant::Mha,
+                Variant::Mha | Variant::Gqa => Variant::Baseline,
+            });
         };
         let v = here.view(self.cursor);
         // the same score element in the other layout, else the same phase, else where we were
@@ -798,6 +806,7 @@ impl Tracer {
             .min(there.len().saturating_sub(1));
         self.pinned = None;
         self.breakpoints.clear();
+        Ok(())
     }
 
     pub fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
@@ -919,12 +928,14 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
         Some(l) => widgets::wrapped_rows(l, area.width).min(3),
         None => 0,
     };
+    let head_h = header_lines(st, ctx, area.width).len() as u16;
+    let status_h = status_lines(st, ctx, area.width).len() as u16;
     let [header, body, quiz_area, timeline, status] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(head_h),
         Constraint::Fill(1),
         Constraint::Length(quiz_h),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(status_h),
     ])
     .areas(area);
     // the left column is wide enough for a whole `q_base = … = 10` line where possible
@@ -1006,19 +1017,22 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     };
     let a = areas(area, st, &ctx);
     let t = theme;
-    let v = &ctx.view;
-    let header = Line::from(vec![
-        Span::styled(format!(" {} ", st.walk.title), t.title()),
-        Span::styled(
-            format!(
-                "· {} · {} · {}",
-                st.variant,
-                v.pass.name(),
-                phase_title(v.phase, &st.walk.mask)
-            ),
-            t.dim(),
-        ),
-    ]);
+    // the title bold, the rest dim, over as many lines as it takes
+    let title_len = st.walk.title.chars().count() + 1;
+    let header: Vec<Line> = header_lines(st, &ctx, area.width)
+        .into_iter()
+        .enumerate()
+        .map(|(k, text)| {
+            if k > 0 || text.chars().count() < title_len {
+                return Line::styled(text, t.dim());
+            }
+            let (head, rest) = text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i));
+            Line::from(vec![
+                Span::styled(head.to_string(), t.title()),
+                Span::styled(rest.to_string(), t.dim()),
+            ])
+        })
+        .collect();
     frame.render_widget(Paragraph::new(header), a.header);
     if let Some(r) = a.code {
         code::render(frame, r, &ctx, false);
@@ -1055,7 +1069,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         for (tab, label) in tab_labels(a.wide_vars) {
             spans.push(Span::styled(label, if tab == shown { t.cursor() } else { t.dim() }));
         }
-        spans.push(Span::styled("  t: next tab", t.dim()));
+        let used: usize = spans.iter().map(|s| s.width()).sum();
+        if used + 13 <= r.width as usize {
+            spans.push(Span::styled("  t: next tab", t.dim()));
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
     let cols = timeline::strip(
@@ -1083,39 +1100,78 @@ fn boxed_text(frame: &mut Frame, area: Rect, border: Option<(&str, ratatui::styl
     widgets::draw_wrapped(frame.buffer_mut(), inner, lines);
 }
 
-fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
-    let t = ctx.theme;
-    let buf = frame.buffer_mut();
-    buf.set_style(area.intersection(buf.area), t.status());
-    let left = format!(
-        " #{}/{} │ {} │ {} │ {} ",
-        ctx.cursor,
-        ctx.trace.len(),
-        st.variant,
-        ctx.view.pass.name(),
-        ctx.view.phase.name()
-    );
-    let x = put(buf, area, area.x, area.y, &left, t.status());
+/// The header: the scenario's title, the kernel, the pass and what the phase computes, as much
+/// of it as fits (the kernel and pass are in the status line too).
+fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
+    let v = &ctx.view;
+    let title = &st.walk.title;
+    let what = phase_title(v.phase, &st.walk.mask);
+    let choices = [
+        format!(" {title} · {} · {} · {what}", st.variant, v.pass.name()),
+        format!(" {title} · {what}"),
+        format!(" {title} · {}", v.phase.name()),
+        format!(" {title}"),
+    ];
+    widgets::bar::header(&choices, width)
+}
+
+/// The status line: where the cursor is, then the goto prompt, a message, or the keys, as much
+/// of them as fits; a message goes on the next line rather than be cut.
+fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
+    let (n, len) = (ctx.cursor, ctx.trace.len());
+    let (variant, pass, phase) = (st.variant, ctx.view.pass.name(), ctx.view.phase.name());
+    let lefts = [
+        format!(" #{n}/{len} │ {variant} │ {pass} │ {phase} "),
+        format!(" #{n}/{len} │ {phase} "),
+        format!(" #{n} "),
+    ];
     if let Some(p) = &st.prompt {
-        let text = format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)");
-        put(buf, area, x, area.y, &text, t.status().patch(t.key()));
-    } else if let Some(m) = &st.message {
-        put(buf, area, x, area.y, &format!(" {m}"), t.status().patch(t.key()));
-    } else if let Some(q) = &st.quiz {
+        let rights = [
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)"),
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])"),
+            format!(" goto: {p}▏"),
+        ];
+        return widgets::bar::status(&lefts, &rights, true, width);
+    }
+    if let Some(m) = &st.message {
+        return widgets::bar::status(&lefts, &[format!(" {m}")], true, width);
+    }
+    if let Some(q) = &st.quiz {
         // the score of the phase the next access is in
         let next = (ctx.cursor + 1).min(ctx.trace.len().saturating_sub(1));
         let span = ctx.trace.phase_span(next);
         let phase = ctx.trace.phases.get(span).map_or("", |&(_, p)| p.name());
         let score = q.scores.get(&(st.variant, span)).map_or("0/0".into(), |s| s.short());
-        let text = format!(
-            " quiz {} · {phase} {score} · v reveal · n skip · l level · Q stop",
-            q.level.name()
-        );
-        put(buf, area, x, area.y, &text, t.status().patch(t.key()));
-    } else {
-        let hints = " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r · b/c · f · Tab · ? help";
-        put(buf, area, x, area.y, hints, t.status());
+        let level = q.level.name();
+        let rights = [
+            format!(" quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop"),
+            format!(" quiz {level} · {phase} {score} · v reveal · n skip · Q stop"),
+            format!(" quiz {phase} {score} · ? keys"),
+        ];
+        // the phase is in the score: below the widest, the position is the one to shorten
+        let whole = lefts[0].chars().count() + rights[0].chars().count() <= width as usize;
+        return widgets::bar::status(if whole { &lefts } else { &lefts[1..] }, &rights, true, width);
     }
+    let hints = [
+        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
+        " n/p · j/k · ]/[ · g · ? keys",
+        " ? keys",
+    ]
+    .map(String::from);
+    widgets::bar::status(&lefts, &hints, false, width)
+}
+
+fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
+    let t = ctx.theme;
+    let lines = status_lines(st, ctx, area.width);
+    let right = if st.prompt.is_some() || st.message.is_some() || st.quiz.is_some() {
+        t.status().patch(t.key())
+    } else {
+        t.status()
+    };
+    widgets::bar::render_status(frame.buffer_mut(), area, &lines, t.status(), right);
 }
 
 /// The logical coordinates of the selected cell, for tests and the status of the compare view.

@@ -205,7 +205,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let trace = ctx.trace;
     let dot = find(trace, ctx.cursor)?;
     let factors = dot.terms.iter().map(|t| t.reads.len()).max().unwrap_or(0);
-    let most = (area.width as usize / 3).max(8);
+    let most = (area.width as usize * 2 / 5).max(8);
     let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
     let with_product = factors >= 2;
     let mut product_name = ops.iter().map(|(b, _)| b.name()).collect::<Vec<_>>().join("·");

@@ -75,7 +75,11 @@ pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, las
         let marker_style = if bp && n != ctx.cursor { t.breakpoint() } else { style };
         let buf = frame.buffer_mut();
         let x = put(buf, inner, inner.x, y, marker, marker_style);
-        let text = line(ctx.trace, n);
+        let mut text = line(ctx.trace, n);
+        // on a narrow panel the padding goes before the label is cut
+        if text.chars().count() + 1 > inner.width as usize {
+            text = text.replace("read  ", "read ").replace("  (", " (");
+        }
         let end = put(buf, inner, x, y, &text, style);
         if n == ctx.cursor && end < inner.right() {
             put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);

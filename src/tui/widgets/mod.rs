@@ -1,6 +1,7 @@
 //! Panels of the tracer and helpers they share. Every panel is a pure function of the trace,
 //! the cursor and the view options: it reads, it never mutates.
 
+pub mod bar;
 pub mod code;
 pub mod dot;
 pub mod equation;
