@@ -34,7 +34,7 @@ pub struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
-    /// Only this variant (baseline or mha).
+    /// Only this variant (one of the scenario's `[run] variants`).
     #[arg(long, value_parser = variant_arg())]
     pub variant: Option<Variant>,
     /// Only this pass (forward or backward).
