@@ -87,8 +87,8 @@ impl Field {
             Field::Layers => "L, transformer blocks",
             Field::DModel => "C, channels of every token",
             Field::Heads => "H, divides d_model (1: baseline kernel's math, more: MHA)",
-            Field::KvHeads => tr!("H_kv, key/value heads shared by the heads: divides heads (empty: one per head)"),
-            Field::Rope => tr!("←/→ none · interleaved · half: rotary positions on q and k"),
+            Field::KvHeads => tr!("H_kv, shared k/v heads: divides H (empty: H)"),
+            Field::Rope => tr!("←/→ none · interleaved · half: RoPE on q, k"),
             Field::Seq => "T, tokens of context",
             Field::Batch => "B, sequences per step",
             Field::Steps => "optimizer steps",
@@ -1011,6 +1011,11 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
                 spec.config.n_heads,
                 spec.config.d_model / spec.config.n_heads
             ));
+            // grouped heads: how many key/value heads, and the k/v memory they save
+            let (h, kv) = (spec.config.n_heads, spec.config.kv_heads());
+            if kv != h {
+                text.push_str(&tr!(" · {kv} key/value heads (k, v {kv}/{h} of MHA's)", kv, h));
+            }
         }
         info.push(Line::styled(text, t.dim()));
     }
