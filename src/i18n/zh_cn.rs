@@ -39,10 +39,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
-    (
-        "H_kv, shared k/v heads: divides H (empty: H)",
-        "H_kv，共享的键/值头数：须整除 H（留空：等于 H）",
-    ),
+    ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
     ("a boolean {raw}", "布尔值 {raw}"),
     ("a command is required", "需要一个子命令"),
     ("a data file", "数据文件"),
@@ -356,8 +353,5 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
-    (
-        "←/→ none · interleaved · half: RoPE on q, k",
-        "←/→ none · interleaved · half：对 q、k 施加 RoPE",
-    ),
+    ("←/→ none · interleaved · half", "←/→ none · interleaved · half"),
 ];

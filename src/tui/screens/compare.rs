@@ -9,13 +9,25 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{num, put};
+use crate::tui::widgets::{bar, num, put};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use std::sync::Arc;
+
+/// Compare's keys, for its `?` overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("]  n  /  [  p", "next / previous phase"),
+    ("←  /  →", "key j − 1 / + 1"),
+    ("↑  /  ↓", "query i − 1 / + 1"),
+    ("h, Tab", "next head"),
+    ("b", "next batch item"),
+    ("Enter", "open the tracer (MHA) at the event that writes this element"),
+    ("?", "these keys"),
+    ("Esc  /  q", "back"),
+];
 
 /// The phases where the two kernels differ, with the buffer each shows.
 const PHASES: [(Phase, Buf); 6] = [
@@ -155,36 +167,48 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     };
     let lines = explain(st, phase, buf);
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
-    let notes_h: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum::<usize>() + 2;
+    let notes_h: usize = lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            super::help::wrap(&text, inner_w).len().max(1)
+        })
+        .sum::<usize>()
+        + 2;
+    // the header as much of it as fits, never cut: the element is kept over the phase's formula
+    let e = st.element;
+    let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
+    let what = phase_title(phase, &st.walk.mask);
+    let title = format!(" Compare {} and {}", title_name(left_v), title_name(right_v));
+    let choices = [
+        format!("{title} · {} · {what} · element {element}", phase.name()),
+        format!("{title} · {what} · {element}"),
+        format!("{title} · {} · {element}", phase.name()),
+        format!(" Compare · {} · {element}", phase.name()),
+    ];
+    let header = bar::header(&choices, area.width);
+    let right_name = title_name(right_v);
+    let hints = [
+        format!(" ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back"),
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys".to_string(),
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys".to_string(),
+    ];
+    let hint_lines = bar::status(&[String::new()], &hints, false, area.width);
     let [head, body, notes, hint] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(header.len() as u16),
         Constraint::Fill(1),
         Constraint::Length(notes_h as u16),
         Constraint::Length(1),
     ])
     .areas(area);
-    let e = st.element;
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(
-                format!(" Compare {} and {} ", title_name(left_v), title_name(right_v)),
-                t.title(),
-            ),
-            Span::styled(
-                format!(
-                    "· {} · {} · element b={} h={} i={} j={}",
-                    phase.name(),
-                    phase_title(phase, &st.walk.mask),
-                    e.b,
-                    e.h,
-                    e.i,
-                    e.j
-                ),
-                t.dim(),
-            ),
-        ])),
-        head,
-    );
+    let bold_len = if header[0].starts_with(&title) { title.len() } else { 0 };
+    let (bold, rest) = header[0].split_at(bold_len);
+    let mut head_lines = vec![Line::from(vec![
+        Span::styled(bold.to_string(), t.title()),
+        Span::styled(rest.to_string(), t.dim()),
+    ])];
+    head_lines.extend(header[1..].iter().map(|l| Line::styled(l.clone(), t.dim())));
+    frame.render_widget(Paragraph::new(head_lines), head);
     let [left, right] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
     side(frame, left, st, left_v, phase, buf, t);
     side(frame, right, st, right_v, phase, buf, t);
@@ -194,16 +218,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
             .block(Block::bordered().title(" same element, two layouts ")),
         notes,
     );
-    frame.render_widget(
-        Paragraph::new(Span::styled(
-            format!(
-                " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {} here · Esc back",
-                title_name(right_v)
-            ),
-            t.dim(),
-        )),
-        hint,
-    );
+    let text = hint_lines.first().map_or(String::new(), |l| l.1.clone());
+    frame.render_widget(Paragraph::new(Span::styled(text, t.dim())), hint);
 }
 
 /// `baseline`, `MHA`, `GQA`: a kernel as a title names it.

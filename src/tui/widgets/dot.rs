@@ -4,7 +4,8 @@
 //!
 //! Everything comes from the log: the terms are the nested iterations of the loop that ends
 //! with the write, a factor is the value its read returned, a product is the product of a
-//! finished term's reads. Terms after the cursor are drawn dim: the log already has them.
+//! finished term's reads. Terms after the cursor are drawn dim: the log already has them (in quiz
+//! mode, where they are what the learner predicts, the strip is not drawn).
 
 use super::{Ctx, frame_ids, put};
 use crate::format::exact;
@@ -197,10 +198,14 @@ pub fn product(trace: &Trace, term: &Term) -> f32 {
 
 /// Lays out the strip of the dot product at the cursor in `area`, if there is one.
 pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
+    // the strip shows the terms still to come: in quiz mode that is the answer
+    if ctx.quiz {
+        return None;
+    }
     let trace = ctx.trace;
     let dot = find(trace, ctx.cursor)?;
     let factors = dot.terms.iter().map(|t| t.reads.len()).max().unwrap_or(0);
-    let most = (area.width as usize / 3).max(8);
+    let most = (area.width as usize * 2 / 5).max(8);
     let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
     let with_product = factors >= 2;
     let mut product_name = ops.iter().map(|(b, _)| b.name()).collect::<Vec<_>>().join("·");

@@ -323,6 +323,21 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
             }
         }
     };
+    // too short for a grid with its note and the line naming the rest: the first grid alone,
+    // as many rows as fit, its note and the rest said on the panel's bottom border
+    let tight = shape.is_empty() && needs.first().is_some_and(|(_, n)| n.fixed < room);
+    if tight {
+        let (_, n) = &needs[0];
+        let rows = usize::from(room - n.fixed).min(n.rows);
+        let mut grids = Vec::new();
+        grids.extend(place(Rect { y: top, ..area }, ctx, needs[0].0, rows, false));
+        return Plan {
+            dot,
+            grids,
+            unshown: needs[1..].iter().map(|(b, _)| *b).collect(),
+            unshown_y: None,
+        };
+    }
     grow(&mut shape, FEW_ROWS);
     for k in 0..shape.len() {
         shape[k].1 = true;
@@ -400,8 +415,20 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     // widths in usize: a [B,T,3C] row of a large model is wider than u16 counts
     let gaps = p0.cols.checked_div(p0.group).unwrap_or(0);
     let full = |cw: u16| (lw as usize + p0.cols * cw as usize + gaps).min(u16::MAX as usize) as u16;
-    let heat = full(VALUE_W) > area.width;
-    let cw = if heat { HEAT_W } else { VALUE_W };
+    // a value cell is wide enough for its number and for its column's name (`kv_h1d0`)
+    let digits = |n: usize| n.to_string().len();
+    let name_w = match p0.cols.checked_div(p0.group) {
+        Some(heads) => {
+            p0.cnames[0].len()
+                + digits(heads.saturating_sub(1))
+                + p0.cnames[1].len()
+                + digits(p0.group.saturating_sub(1))
+        }
+        None => p0.cnames[0].len() + digits(p0.cols.saturating_sub(1)),
+    };
+    let value_w = VALUE_W.max(name_w as u16 + 1);
+    let heat = full(value_w) > area.width;
+    let cw = if heat { HEAT_W } else { value_w };
     let panel_w = full(cw).min(area.width) + 2;
     let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
     // rows: title, (heat legend,) column header, grid rows, a note or a blank, the flat row
@@ -572,15 +599,34 @@ fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
         .collect()
 }
 
+/// The line that names the buffers left out, in at most `width` characters where it can.
+fn left_out(bufs: &[Buf], width: usize) -> String {
+    let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
+    let long = format!("no room for {} (a taller terminal shows them)", names.join(", "));
+    let short = format!("no room for {}", names.join(", "));
+    [long, short]
+        .into_iter()
+        .find(|t| t.chars().count() <= width)
+        .unwrap_or_else(|| format!("no room for {} more buffers", names.len()))
+}
+
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
     let mut block = Block::bordered().title(" Memory ").border_style(t.border(focused));
     let inner = block.inner(area);
     let plan = plan(inner, ctx);
-    let names: Vec<&str> = plan.unshown.iter().map(|b| b.name()).collect();
-    let left_out = format!("no room for {} (a taller terminal shows them)", names.join(", "));
-    if !plan.unshown.is_empty() && plan.unshown_y.is_none() {
-        block = block.title_bottom(Line::styled(format!(" {left_out} "), t.dim()));
+    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
+    // a grid's note below the panel's last line goes on its bottom border, with what is left out
+    let low_note = plan
+        .grids
+        .iter()
+        .filter_map(|p| p.note.as_ref())
+        .find(|(_, y, _)| *y >= inner.bottom())
+        .map(|(_, _, text)| text.clone());
+    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out.clone());
+    let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
+    if !border.is_empty() {
+        block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
     }
     block.render(area, frame.buffer_mut());
     let touched = touched(ctx.trace, ctx.cursor);
@@ -675,6 +721,17 @@ fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: 
         let heat = f64::from(k) / 4.0;
         x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
     }
-    let marks = format!(" +{}  ◀▶ this access  ▪▪ read this iteration  ·· masked", num(scale));
-    put(buf, area, x, y, &marks, t.dim());
+    // the marks that fit, whole: the scale's end first
+    let marks = [
+        format!(" +{}", num(scale)),
+        "  ◀▶ this access".to_string(),
+        "  ▪▪ read this iteration".to_string(),
+        "  ·· masked".to_string(),
+    ];
+    for m in marks {
+        if x + m.chars().count() as u16 > area.right() {
+            break;
+        }
+        x = put(buf, area, x, y, &m, t.dim());
+    }
 }
