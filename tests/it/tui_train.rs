@@ -332,6 +332,33 @@ fn the_log_scale_toggle_plots_the_logarithm() {
     assert!((chart.train[0].1 - mean as f64).abs() < 1e-6);
 }
 
+/// A grouped, rotated model from the form: the header names its key/value heads and rotation,
+/// and the losses shown are those of a trainer with the same configuration, bit for bit.
+#[test]
+fn a_grouped_rotated_run_from_the_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = menu_to_train(120, 40);
+    tiny_form(&mut app, 12, &dir.path().join("g.safetensors"));
+    set_field(&mut app, Field::KvHeads, "1");
+    set_field(&mut app, Field::Rope, "interleaved");
+    let spec = train(&app).form.check().spec.expect("valid");
+    assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (2, 1));
+    key(&mut app, KeyCode::Enter);
+    tick_until(&mut app, "the run to finish", |a| {
+        train(a).progress().is_some_and(|p| p.is_done())
+    });
+    let screen = draw(&app, 120, 40);
+    assert!(
+        screen.contains("· copy · L1 C16 H2 H_kv1 rope=interleaved T12 B4 lr 0.003 ·"),
+        "{screen}"
+    );
+    let mut direct: Trainer = worker::trainer(&spec).unwrap();
+    let mut losses = Vec::new();
+    direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
+    assert_eq!(train(&app).progress().unwrap().losses, losses);
+    assert_eq!(direct.model.config.rope, Some(Pairs::Interleaved));
+}
+
 /// The whole loop: train from the form, check what the screen shows against a trainer run
 /// directly, save, trace, open the map, trace a probability, export, and compare the tracer
 /// with `attn-trace run` on the exported file.

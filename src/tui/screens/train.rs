@@ -1106,11 +1106,12 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
             Span::styled(" Train TinyGPT ", t.title()),
             Span::styled(
                 format!(
-                    "· {} · L{} C{} H{} T{} B{} lr {} · ",
+                    "· {} · L{} C{} H{}{} T{} B{} lr {} · ",
                     spec.source.label(),
                     c.n_layers,
                     c.d_model,
                     c.n_heads,
+                    attention_label(c),
                     c.seq_len,
                     spec.batch,
                     spec.lr
@@ -1297,4 +1298,17 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
             .block(Block::bordered().title(title).border_style(t.border(false))),
         area,
     );
+}
+
+/// The header's note of grouped key/value heads and rotary positions, when the model has them:
+/// ` H_kv2 rope=half` (empty for plain multi-head attention).
+fn attention_label(c: &crate::model::Config) -> String {
+    let mut label = String::new();
+    if c.kv_heads() != c.n_heads {
+        label.push_str(&format!(" H_kv{}", c.kv_heads()));
+    }
+    if let Some(r) = c.rope {
+        label.push_str(&format!(" rope={}", r.name()));
+    }
+    label
 }
