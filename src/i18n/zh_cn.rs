@@ -8,10 +8,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
     (" and ", " 和 "),
-    (
-        " · {kv} key/value heads (k, v {kv}/{h} of MHA's)",
-        " · {kv} 个键/值头（k、v 为 MHA 的 {kv}/{h}）",
-    ),
+    (" · {kv} of {h} k/v heads", " · {h} 个头共享 {kv} 个键/值头"),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
         "--batch must be 1..=4096, got {n}",

@@ -183,10 +183,7 @@ fn every_field_is_checked_inline_and_a_bad_form_does_not_start() {
     assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (4, 2));
     assert_eq!(spec.config.rope, Some(Pairs::Half));
     let screen = draw(&app, 120, 40);
-    assert!(
-        screen.contains("4 heads of D = 8 · 2 key/value heads (k, v 2/4 of MHA's)"),
-        "{screen}"
-    );
+    assert!(screen.contains("4 heads of D = 8 · 2 of 4 k/v heads"), "{screen}");
     // rotating pairs needs an even D: 12 channels over 4 heads is D = 3
     set_field(&mut app, Field::DModel, "12");
     let err = train(&app).form.check().errors[Field::Rope as usize]
@@ -349,7 +346,7 @@ fn a_grouped_rotated_run_from_the_form() {
     });
     let screen = draw(&app, 120, 40);
     assert!(
-        screen.contains("· copy · L1 C16 H2 H_kv1 rope=interleaved T12 B4 lr 0.003 ·"),
+        screen.contains("· copy · L1 C16 H2 kv1 rope T12 B4 lr 0.003 ·"),
         "{screen}"
     );
     let mut direct: Trainer = worker::trainer(&spec).unwrap();

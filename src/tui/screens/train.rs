@@ -1063,10 +1063,10 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
                 spec.config.n_heads,
                 spec.config.d_model / spec.config.n_heads
             ));
-            // grouped heads: how many key/value heads, and the k/v memory they save
+            // grouped heads: how many key/value heads the query heads share
             let (h, kv) = (spec.config.n_heads, spec.config.kv_heads());
             if kv != h {
-                text.push_str(&tr!(" · {kv} key/value heads (k, v {kv}/{h} of MHA's)", kv, h));
+                text.push_str(&tr!(" · {kv} of {h} k/v heads", kv, h));
             }
         }
         info.push(Line::styled(text, t.dim()));
@@ -1301,14 +1301,15 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
 }
 
 /// The header's note of grouped key/value heads and rotary positions, when the model has them:
-/// ` H_kv2 rope=half` (empty for plain multi-head attention).
+/// ` kv2 rope` (empty for plain multi-head attention), short enough that the run's state still
+/// fits at 80 columns.
 fn attention_label(c: &crate::model::Config) -> String {
     let mut label = String::new();
     if c.kv_heads() != c.n_heads {
-        label.push_str(&format!(" H_kv{}", c.kv_heads()));
+        label.push_str(&format!(" kv{}", c.kv_heads()));
     }
-    if let Some(r) = c.rope {
-        label.push_str(&format!(" rope={}", r.name()));
+    if c.rope.is_some() {
+        label.push_str(" rope");
     }
     label
 }
