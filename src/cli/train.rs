@@ -2,9 +2,12 @@
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
 use super::{CliError, quiet_pipe, whole};
+use attn_trace::kernels::rope::Pairs;
+use attn_trace::model::spec::parse_rope;
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
+use attn_trace::tr;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -18,7 +21,7 @@ use std::time::{Duration, Instant};
 #[command(after_help = "\
 Built-in datasets (--dataset): kernels (this project's kernel sources), copy, reverse, sort.
 Without --data or --dataset, trains on kernels. Sizes default to B=4 T=64 C=64 L=1 H=1; when
-resuming with --load they come from the checkpoint.
+resuming with --load they come from the checkpoint (as do --kv-heads and --rope).
 
 With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"} (loss: mean
 over the steps since the previous line; val_loss: over the first ~4096 tokens of the held-out
@@ -28,6 +31,7 @@ part), then {\"done\": true, \"steps\", \"loss\", \"val_loss\", \"tokens_per_s\"
 Examples:
   attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
   attn-trace train --data notes.txt --steps 2000 --layers 2 --heads 4 --save notes.safetensors
+  attn-trace train --dataset copy --steps 600 --heads 4 --kv-heads 2 --rope half --dmodel 32 --seq 24 --batch 8 --lr 3e-3
   attn-trace train --load notes.safetensors --data notes.txt --steps 1000 --save notes.safetensors
   attn-trace train --dataset sort --steps 300 --json | jq .loss")]
 pub struct Args {
@@ -55,6 +59,12 @@ pub struct Args {
     /// Attention heads; must divide --dmodel (1 is the baseline kernel's math, more the MHA kernel's) [default: 1].
     #[arg(long, value_name = "H", allow_negative_numbers = true, value_parser = whole::<usize>)]
     pub heads: Option<usize>,
+    /// Key/value heads shared by the query heads (grouped-query attention, the GQA kernel's math); must divide --heads; 1 is multi-query attention [default: --heads].
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<usize>)]
+    pub kv_heads: Option<usize>,
+    /// Rotary positions on q and k: none, interleaved (pairs 2m, 2m+1) or half (pairs m, m + D/2) [default: none].
+    #[arg(long, value_name = "PAIRS")]
+    pub rope: Option<String>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
     #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
@@ -105,6 +115,8 @@ fn flag(setting: Setting) -> &'static str {
         Setting::DModel => "--dmodel",
         Setting::Layers => "--layers",
         Setting::Heads => "--heads",
+        Setting::KvHeads => "--kv-heads",
+        Setting::Rope => "--rope",
         Setting::Batch => "--batch",
         Setting::Steps => "--steps",
         Setting::Lr => "--lr",
@@ -119,22 +131,30 @@ fn flag_error(e: SpecError) -> CliError {
 /// The model's configuration from the flags, or the checkpoint's when resuming (then a flag
 /// that disagrees with it is an error), checked with the rest of the settings by the validator
 /// the train form uses.
-fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
+fn config(args: &Args, rope: Option<Option<Pairs>>, loaded: Option<&Config>) -> Result<Config, CliError> {
     let flags = [
         ("--seq", "seq_len", args.seq),
         ("--dmodel", "d_model", args.dmodel),
         ("--layers", "n_layers", args.layers),
         ("--heads", "n_heads", args.heads),
+        ("--kv-heads", "n_kv_heads", args.kv_heads),
     ];
     let cfg = match loaded {
         Some(cfg) => {
-            let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads];
+            let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.kv_heads()];
             for ((flag, field, v), have) in flags.into_iter().zip(have) {
                 if let Some(v) = v.filter(|&v| v != have) {
                     return Err(bad(format!(
                         "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming"
                     )));
                 }
+            }
+            if let Some(r) = rope.filter(|&r| r != cfg.rope) {
+                return Err(bad(tr!(
+                    "--rope {given} does not match the checkpoint's rope {have}; leave it out when resuming",
+                    given = rope_name(r),
+                    have = rope_name(cfg.rope)
+                )));
             }
             *cfg
         }
@@ -145,8 +165,11 @@ fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
                 d_model: args.dmodel.unwrap_or(d.d_model),
                 n_layers: args.layers.unwrap_or(d.n_layers),
                 n_heads: args.heads.unwrap_or(d.n_heads),
+                n_kv_heads: args.kv_heads,
+                rope: rope.flatten(),
                 ..d
             }
+            .normalized()
         }
     };
     TrainSpec {
@@ -158,6 +181,11 @@ fn config(args: &Args, loaded: Option<&Config>) -> Result<Config, CliError> {
     .validate()
     .map_err(flag_error)?;
     Ok(cfg)
+}
+
+/// `none`, `interleaved` or `half`.
+fn rope_name(r: Option<Pairs>) -> &'static str {
+    r.map_or("none", Pairs::name)
 }
 
 /// The data named by `--data` or `--dataset` (default: the built-in `kernels`).
@@ -213,11 +241,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read
+    let rope = args.rope.as_deref().map(parse_rope).transpose().map_err(flag_error)?;
     TrainSpec {
         seq_len: args.seq,
         d_model: args.dmodel,
         n_layers: args.layers,
         n_heads: args.heads,
+        n_kv_heads: args.kv_heads,
+        rope: rope.flatten(),
         batch: Some(args.batch),
         steps: Some(args.steps),
         lr: args.lr,
@@ -231,7 +262,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(path) => Some(load_checkpoint("--load", path)?),
         None => None,
     };
-    let cfg = config(&args, loaded.as_ref().map(|l| &l.model.config))?;
+    let cfg = config(&args, rope, loaded.as_ref().map(|l| &l.model.config))?;
     // resuming at the checkpoint's learning rate: held to the same range as --lr
     if let (Some(path), Some(st), None) = (&args.load, loaded.as_ref().and_then(|l| l.state.as_ref()), args.lr) {
         let spec = TrainSpec {
@@ -277,8 +308,16 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     });
     if !args.json {
         let c = &trainer.model.config;
+        // grouped heads and rotary positions only when the model has them
+        let mut attention = String::new();
+        if c.kv_heads() != c.n_heads {
+            attention.push_str(&format!(" H_kv={}", c.kv_heads()));
+        }
+        if let Some(r) = c.rope {
+            attention.push_str(&format!(" rope={}", r.name()));
+        }
         let line = format!(
-            "training {} parameters (T={} C={} L={} H={}, B={}) on {}: {} train / {} validation bytes",
+            "training {} parameters (T={} C={} L={} H={}{attention}, B={}) on {}: {} train / {} validation bytes",
             trainer.model.num_params(),
             c.seq_len,
             c.d_model,

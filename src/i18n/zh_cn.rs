@@ -8,6 +8,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
     (" and ", " 和 "),
+    (" · {kv} of {h} k/v heads", " · {h} 个头共享 {kv} 个键/值头"),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
         "--batch must be 1..=4096, got {n}",
@@ -22,6 +23,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "--prompt 为空：请至少给出一个字节让模型续写",
     ),
     (
+        "--rope {given} does not match the checkpoint's rope {have}; leave it out when resuming",
+        "--rope {given} 与检查点的 rope {have} 不一致；继续训练时请省略它",
+    ),
+    (
         "--temp must be a number ≥ 0, got {temp}",
         "--temp 必须是 ≥ 0 的数，实际是 {temp}",
     ),
@@ -31,6 +36,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
+    ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
     ("a boolean {raw}", "布尔值 {raw}"),
     ("a command is required", "需要一个子命令"),
     ("a data file", "数据文件"),
@@ -162,6 +168,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("mistake", "错误示例"),
     ("mode", "模式"),
     (
+        "must be none, interleaved or half, got {name}",
+        "必须是 none、interleaved 或 half，收到的是 {name}",
+    ),
+    (
+        "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
+        "必须整除头数：{h} 个查询头无法平均分给 {kv} 个键/值头（H % H_kv ≠ 0；可试 {divisors}）",
+    ),
+    (
         "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
         "需要从 x 开始的运行：给出 q、k 和 v 时没有可以省略的输入投影",
     ),
@@ -241,6 +255,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "there is no dropout to seed: set [run].dropout too",
         "没有需要设置种子的 dropout：请同时设置 [run].dropout",
+    ),
+    (
+        "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
+        "按通道对旋转，所以每个头的通道数必须是偶数：D = d_model / heads = {c} / {h} = {d}",
     ),
     ("unexpected argument '{arg}'", "意外的参数 '{arg}'"),
     ("unexpected value '{value}' for {arg}", "{arg} 的意外取值 '{value}'"),
@@ -332,4 +350,5 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
+    ("←/→ none · interleaved · half", "←/→ none · interleaved · half"),
 ];

@@ -2,9 +2,12 @@
 //!
 //! Tensors (f32, little-endian): the model's parameters under the names of [`Layout`], and, for
 //! resuming training, AdamW's moments as `adamw.m.<name>` and `adamw.v.<name>`. Metadata (all
-//! plain strings): `format`, `vocab_size, seq_len, d_model, n_layers, n_heads, step`, `checksum`,
-//! and when optimizer state is present `lr, beta1, beta2, eps, weight_decay, adamw_t, data_seed,
-//! data_rng_pos, dataset`.
+//! plain strings): `format`, `vocab_size, seq_len, d_model, n_layers, n_heads, n_kv_heads, rope,
+//! step`, `checksum`, and when optimizer state is present `lr, beta1, beta2, eps, weight_decay,
+//! adamw_t, data_seed, data_rng_pos, dataset`. `n_kv_heads` (the key/value heads, `n_heads` for
+//! multi-head attention) and `rope` (`none`, `interleaved` or `half`) are written by every save;
+//! a checkpoint without them (written before grouped heads and rotary positions existed) loads
+//! as multi-head attention without rotation.
 //!
 //! What a checkpoint promises (docs/tinygpt.md says the same for users):
 //! - **Integrity.** `checksum` is FNV-1a (64-bit) over every other metadata entry and every
@@ -29,6 +32,7 @@
 use super::gpt::{Config, Layout, TinyGpt};
 use super::{AdamW, ModelError};
 use crate::input::{ReadError, human_bytes};
+use crate::kernels::rope::Pairs;
 use safetensors::Dtype;
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use std::collections::HashMap;
@@ -59,6 +63,9 @@ const MODEL_KEYS: [&str; 8] = [
     "step",
     "checksum",
 ];
+/// Keys every save writes but older checkpoints lack: their absence means multi-head attention
+/// without rotary positions.
+const ATTENTION_KEYS: [&str; 2] = ["n_kv_heads", "rope"];
 const STATE_KEYS: [&str; 9] = [
     "lr",
     "beta1",
@@ -241,6 +248,8 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
     put("d_model", cfg.d_model.to_string());
     put("n_layers", cfg.n_layers.to_string());
     put("n_heads", cfg.n_heads.to_string());
+    put("n_kv_heads", cfg.kv_heads().to_string());
+    put("rope", cfg.rope.map_or("none", Pairs::name).to_string());
     put("step", step.to_string());
     if let Some(st) = state {
         put("lr", st.opt.lr.to_string());
@@ -389,13 +398,27 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
         v.parse()
             .map_err(|_| format!("metadata '{key}' is '{v}', expected a whole number"))
     };
-    let config = Config {
+    let mut config = Config {
         vocab_size: num("vocab_size")?,
         seq_len: num("seq_len")?,
         d_model: num("d_model")?,
         n_layers: num("n_layers")?,
         n_heads: num("n_heads")?,
+        ..Config::default()
     };
+    // both absent in checkpoints older than grouped heads and rotary positions: one key/value
+    // head per query head, no rotation
+    if meta.contains_key("n_kv_heads") {
+        config.n_kv_heads = Some(num("n_kv_heads")?);
+    }
+    config.rope = match meta.get("rope").map(String::as_str) {
+        None | Some("none") => None,
+        Some(name) => Some(
+            Pairs::from_name(name)
+                .ok_or_else(|| format!("metadata 'rope' is '{name}', expected none, interleaved or half"))?,
+        ),
+    };
+    let config = config.normalized();
     let v1 = match get("format")
         .map_err(|_| "metadata has no 'format': not a TinyGPT checkpoint written by attn-trace".to_string())?
     {
@@ -411,7 +434,10 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     let has_state = infos.keys().any(|n| n.starts_with("adamw."));
     let mut unknown: Vec<&String> = meta
         .keys()
-        .filter(|k| !(MODEL_KEYS.contains(&k.as_str()) || has_state && STATE_KEYS.contains(&k.as_str())))
+        .filter(|k| {
+            let k = k.as_str();
+            !(MODEL_KEYS.contains(&k) || ATTENTION_KEYS.contains(&k) || has_state && STATE_KEYS.contains(&k))
+        })
         .collect();
     unknown.sort();
     if let Some(k) = unknown.first() {
@@ -442,11 +468,12 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     let need = layout.total as u128 * 4 * copies;
     if (data_len as u128) < need {
         return Err(format!(
-            "the metadata's configuration (T={} C={} L={} H={}{}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
+            "the metadata's configuration (T={} C={} L={} H={} H_kv={}{}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
             config.seq_len,
             config.d_model,
             config.n_layers,
             config.n_heads,
+            config.kv_heads(),
             if has_state { ", with optimizer state" } else { "" },
         ));
     }

@@ -6,9 +6,10 @@
 use super::ModelError;
 use super::ops;
 use crate::dispatch;
-use crate::kernels::{Mask, Variant, split};
+use crate::kernels::rope::{self, Pairs, Rope};
+use crate::kernels::{Mask, Variant, attention_gqa, split};
 use crate::tensor::Shape;
-use crate::trace::NoRecord;
+use crate::trace::{Buf, NoRecord};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -30,6 +31,13 @@ pub struct Config {
     pub d_model: usize,
     pub n_layers: usize,
     pub n_heads: usize,
+    /// Key/value heads shared by the query heads (grouped-query attention, `H_kv`): query head
+    /// `h` reads key/value head `h / (n_heads / n_kv_heads)`. `None` is one per query head
+    /// (multi-head attention); `Some(1)` is multi-query attention.
+    pub n_kv_heads: Option<usize>,
+    /// Rotary positions on q and k ([`crate::kernels::rope`], base [`rope::DEFAULT_BASE`]), on
+    /// top of the learned position embedding `wpe`; `None`: no rotation.
+    pub rope: Option<Pairs>,
 }
 
 impl Default for Config {
@@ -41,6 +49,8 @@ impl Default for Config {
             d_model: 64,
             n_layers: 1,
             n_heads: 1,
+            n_kv_heads: None,
+            rope: None,
         }
     }
 }
@@ -73,12 +83,71 @@ impl Config {
                 ),
             );
         }
+        if let Some(kv) = self.n_kv_heads
+            && !(kv >= 1 && self.n_heads.is_multiple_of(kv))
+        {
+            return bad(
+                "n_kv_heads",
+                format!(
+                    "must divide n_heads: n_heads {} is not a multiple of n_kv_heads {kv}",
+                    self.n_heads
+                ),
+            );
+        }
+        if self.rope.is_some() && !(self.d_model / self.n_heads).is_multiple_of(2) {
+            return bad(
+                "rope",
+                format!(
+                    "turns channel pairs, so a head needs an even number of channels: D = d_model/n_heads = {}",
+                    self.d_model / self.n_heads
+                ),
+            );
+        }
         Ok(())
+    }
+
+    /// Key/value heads: `n_kv_heads`, or one per query head.
+    pub fn kv_heads(&self) -> usize {
+        self.n_kv_heads.unwrap_or(self.n_heads)
+    }
+
+    /// Channels of one token's keys (and of its values): `H_kv·D`, `C` unless grouped.
+    pub fn kv_channels(&self) -> usize {
+        self.kv_heads() * (self.d_model / self.n_heads)
+    }
+
+    /// The same configuration with `n_kv_heads = None` when it equals `n_heads`: the two
+    /// spellings of multi-head attention compare equal.
+    pub fn normalized(self) -> Config {
+        Config {
+            n_kv_heads: self.n_kv_heads.filter(|&kv| kv != self.n_heads),
+            ..self
+        }
+    }
+
+    /// The rotation the model applies, if any.
+    pub fn rotation(&self) -> Option<Rope> {
+        self.rope.map(|pairs| Rope {
+            pairs,
+            base: rope::DEFAULT_BASE,
+        })
     }
 
     /// The attention shape of a batch of `b` sequences of `t ≤ seq_len` tokens.
     pub fn shape(&self, b: usize, t: usize) -> Shape {
-        Shape::new(b, t, self.d_model, self.n_heads)
+        Shape::new(b, t, self.d_model, self.n_heads).grouped(self.kv_heads())
+    }
+
+    /// The attention kernel training runs, as the engine would choose it: the baseline for one
+    /// head, grouped-query attention when key/value heads are shared, else MHA.
+    pub fn variant(&self) -> Variant {
+        if self.n_heads == 1 {
+            Variant::Baseline
+        } else if self.kv_heads() != self.n_heads {
+            Variant::Gqa
+        } else {
+            Variant::Mha
+        }
     }
 }
 
@@ -102,24 +171,28 @@ pub struct Layout {
     wpe: usize,
     blocks: Vec<usize>,
     w_lm: usize,
+    /// Width of the fused projection's output, `C + 2·H_kv·D`.
+    qkv: usize,
 }
 
 /// Offsets of one block's tensors.
 #[derive(Clone, Copy, Debug)]
-struct BlockOffsets {
-    w_qkv: usize,
-    b_qkv: usize,
-    w_proj: usize,
-    b_proj: usize,
-    w_fc: usize,
-    b_fc: usize,
-    w_out: usize,
-    b_out: usize,
+pub(crate) struct BlockOffsets {
+    pub w_qkv: usize,
+    pub b_qkv: usize,
+    pub w_proj: usize,
+    pub b_proj: usize,
+    pub w_fc: usize,
+    pub b_fc: usize,
+    pub w_out: usize,
+    pub b_out: usize,
 }
 
 impl Layout {
     pub fn new(cfg: &Config) -> Layout {
         let (V, T, C) = (cfg.vocab_size, cfg.seq_len, cfg.d_model);
+        // q, k and v of a token: C + 2·H_kv·D channels (3C unless grouped)
+        let QKV = C + 2 * cfg.kv_channels();
         let mut specs = Vec::new();
         let mut total = 0;
         let mut push = |name: String, shape: Vec<usize>| {
@@ -138,8 +211,8 @@ impl Layout {
         let mut blocks = Vec::new();
         for l in 0..cfg.n_layers {
             let p = |s: &str| format!("blocks.{l}.{s}");
-            blocks.push(push(p("w_qkv"), vec![C, 3 * C]));
-            push(p("b_qkv"), vec![3 * C]);
+            blocks.push(push(p("w_qkv"), vec![C, QKV]));
+            push(p("b_qkv"), vec![QKV]);
             push(p("w_proj"), vec![C, C]);
             push(p("b_proj"), vec![C]);
             push(p("w_fc"), vec![C, 4 * C]);
@@ -156,6 +229,7 @@ impl Layout {
             wpe,
             blocks,
             w_lm,
+            qkv: QKV,
         }
     }
 
@@ -163,10 +237,27 @@ impl Layout {
         self.specs.iter().find(|s| s.name == name)
     }
 
-    fn block(&self, l: usize, C: usize) -> BlockOffsets {
+    /// Width of the fused projection's output: `C + 2·H_kv·D`.
+    pub fn qkv(&self) -> usize {
+        self.qkv
+    }
+
+    pub(crate) fn wte(&self) -> usize {
+        self.wte
+    }
+
+    pub(crate) fn wpe(&self) -> usize {
+        self.wpe
+    }
+
+    pub(crate) fn w_lm(&self) -> usize {
+        self.w_lm
+    }
+
+    pub(crate) fn block(&self, l: usize, C: usize) -> BlockOffsets {
         let w_qkv = self.blocks[l];
-        let b_qkv = w_qkv + C * 3 * C;
-        let w_proj = b_qkv + 3 * C;
+        let b_qkv = w_qkv + C * self.qkv;
+        let w_proj = b_qkv + self.qkv;
         let b_proj = w_proj + C * C;
         let w_fc = b_proj + C;
         let b_fc = w_fc + C * 4 * C;
@@ -246,6 +337,11 @@ impl TinyGpt {
     /// Forward pass over `tokens [B,T]` (`T ≤ seq_len`), filling `acts` (which must have been
     /// made for the same `B, T`). With `targets`, also the per-position losses.
     pub fn forward(&self, acts: &mut Activations, tokens: &[u8], targets: Option<&[u8]>) {
+        self.forward_with(Linear::Gemm, acts, tokens, targets);
+    }
+
+    /// [`TinyGpt::forward`] with the linear layers computed as `lin` says.
+    pub fn forward_with(&self, lin: Linear, acts: &mut Activations, tokens: &[u8], targets: Option<&[u8]>) {
         let cfg = &self.config;
         let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
         assert!(
@@ -255,6 +351,7 @@ impl TinyGpt {
         let bt = [B, T];
         let p = &self.params;
         let lo = &self.layout;
+        let QKV = lo.qkv;
         ops::embedding_forward(
             bt,
             tokens,
@@ -267,23 +364,24 @@ impl TinyGpt {
             let (done, rest) = acts.layers.split_at_mut(l);
             let a = &mut rest[0];
             let x = if l == 0 { &acts.x0 } else { &done[l - 1].res_out };
-            // attention block: x_mid = x + proj(attention(split(LN(x)·W_qkv + b_qkv)))
+            // attention block: x_mid = x + proj(attention(rope(split(LN(x)·W_qkv + b_qkv))))
             ops::layernorm_forward(C, x, &mut a.ln1, &mut a.ln1_mean, &mut a.ln1_rstd);
-            ops::linear_forward(bt, &a.ln1, w(p, o.w_qkv, C * 3 * C), w(p, o.b_qkv, 3 * C), &mut a.qkv);
-            split::forward(&mut NoRecord, acts.shape, &a.qkv, &mut a.q, &mut a.k, &mut a.v);
-            attention_forward(acts.shape, a);
-            ops::linear_forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
+            lin.forward(bt, &a.ln1, w(p, o.w_qkv, C * QKV), w(p, o.b_qkv, QKV), &mut a.qkv);
+            split_forward(cfg, acts.shape, a);
+            rope_forward(cfg, acts.shape, acts.rope.as_ref(), a);
+            attention_forward(cfg, acts.shape, a);
+            lin.forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
             ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
             // MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
             ops::layernorm_forward(C, &a.res_mid, &mut a.ln2, &mut a.ln2_mean, &mut a.ln2_rstd);
-            ops::linear_forward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C), &mut a.fc);
+            lin.forward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C), &mut a.fc);
             ops::gelu_forward(&a.fc, &mut a.gelu, &mut a.gelu_tanh);
-            ops::linear_forward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), w(p, o.b_out, C), &mut a.mlp_out);
+            lin.forward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), w(p, o.b_out, C), &mut a.mlp_out);
             ops::residual_forward(&a.res_mid, &a.mlp_out, &mut a.res_out);
         }
         let x = acts.layers.last().map_or(&acts.x0, |a| &a.res_out);
         ops::layernorm_forward(C, x, &mut acts.lnf, &mut acts.lnf_mean, &mut acts.lnf_rstd);
-        ops::linear_forward(
+        lin.forward(
             bt,
             &acts.lnf,
             w(p, lo.w_lm, C * V),
@@ -381,13 +479,15 @@ impl TinyGpt {
                 d_wproj,
                 d_bproj,
             );
-            attention_backward(acts.shape, a, g);
-            split::backward(&mut NoRecord, acts.shape, &g.d_q, &g.d_k, &g.d_v, &mut g.d_qkv);
-            let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + 3 * C].split_at_mut(C * 3 * C);
+            attention_backward(cfg, acts.shape, a, g);
+            rope_backward(cfg, acts.shape, acts.rope.as_ref(), g);
+            split_backward(cfg, acts.shape, g);
+            let QKV = lo.qkv;
+            let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + QKV].split_at_mut(C * QKV);
             ops::linear_backward(
                 bt,
                 &a.ln1,
-                w(p, o.w_qkv, C * 3 * C),
+                w(p, o.w_qkv, C * QKV),
                 &g.d_qkv,
                 &mut g.d_ln,
                 d_wqkv,
@@ -457,21 +557,98 @@ fn w(p: &[f32], off: usize, len: usize) -> &[f32] {
     &p[off..off + len]
 }
 
-/// The attention core of one layer, causal, untraced: through the same dispatcher as the
-/// engine, so one head runs the baseline variant and several the MHA variant, on the fast path
-/// that `tests/it/kernels_untraced.rs` holds to the traced kernels bit for bit.
-fn attention_variant(sh: Shape) -> Variant {
-    if sh.h == 1 { Variant::Baseline } else { Variant::Mha }
+/// How the linear layers of a forward pass are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Linear {
+    /// All rows at once through sgemm ([`ops::linear_forward`]): training and evaluation.
+    Gemm,
+    /// One row at a time in the reference loop's order ([`ops::linear_rows`], the sums of
+    /// `kernels/linear.rs`), so a row's numbers do not depend on the rows computed with it:
+    /// sampling, where a token decoded alone from the KV cache must get exactly the numbers
+    /// it gets in a pass over the whole window.
+    Rows,
 }
 
-fn attention_forward(sh: Shape, a: &mut LayerActs) {
-    let v = attention_variant(sh);
+impl Linear {
+    /// `y = x·W + b` over the `[B,T]` rows of `x`.
+    pub fn forward(self, bt: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) {
+        match self {
+            Linear::Gemm => ops::linear_forward(bt, x, w, b, y),
+            Linear::Rows => ops::linear_rows(x, w, b, y),
+        }
+    }
+}
+
+/// `q, k, v` from the fused projection's rows: the grouped split (k and v `H_kv·D` wide) when
+/// key/value heads are shared, else the `[B,T,3C]` one, as the engine picks them.
+pub(crate) fn split_forward(cfg: &Config, sh: Shape, a: &mut LayerActs) {
+    let (q, k, v) = (&mut a.q, &mut a.k, &mut a.v);
+    if cfg.variant() == Variant::Gqa {
+        attention_gqa::split(&mut NoRecord, sh, &a.qkv, q, k, v);
+    } else {
+        split::forward(&mut NoRecord, sh, &a.qkv, q, k, v);
+    }
+}
+
+fn split_backward(cfg: &Config, sh: Shape, g: &mut Grads) {
+    let (d_q, d_k, d_v) = (&g.d_q, &g.d_k, &g.d_v);
+    if cfg.variant() == Variant::Gqa {
+        attention_gqa::split_back(&mut NoRecord, sh, d_q, d_k, d_v, &mut g.d_qkv);
+    } else {
+        split::backward(&mut NoRecord, sh, d_q, d_k, d_v, &mut g.d_qkv);
+    }
+}
+
+/// Rotary positions: q and k of every position turned in place (the reference loops of
+/// `kernels/rope.rs`, untraced), when the model uses them.
+pub(crate) fn rope_forward(cfg: &Config, sh: Shape, tables: Option<&RopeTables>, a: &mut LayerActs) {
+    if let (Some(pairs), Some(t)) = (cfg.rope, tables) {
+        let rows = (0..sh.b, 0..sh.t);
+        rope::forward(
+            &mut NoRecord,
+            sh,
+            pairs,
+            rows,
+            (&t.cos, &t.sin),
+            &mut a.q,
+            (Buf::K, &mut a.k),
+        );
+    }
+}
+
+fn rope_backward(cfg: &Config, sh: Shape, tables: Option<&RopeTables>, g: &mut Grads) {
+    if let (Some(pairs), Some(t)) = (cfg.rope, tables) {
+        rope::backward(&mut NoRecord, sh, pairs, (&t.cos, &t.sin), &mut g.d_q, &mut g.d_k);
+    }
+}
+
+/// The cosines and sines of the rotation, `[T, D/2]` ([`rope::tables`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RopeTables {
+    pub cos: Vec<f32>,
+    pub sin: Vec<f32>,
+}
+
+impl RopeTables {
+    /// The tables of `cfg`'s rotation for positions `0..t`, or `None` without one.
+    pub fn of(cfg: &Config, t: usize) -> Option<RopeTables> {
+        let (cos, sin) = rope::tables(cfg.rotation()?, t, cfg.d_model / cfg.n_heads);
+        Some(RopeTables { cos, sin })
+    }
+}
+
+/// The attention core of one layer, causal, untraced: through the same dispatcher as the
+/// engine, so one head runs the baseline variant, grouped key/value heads the GQA variant and
+/// several heads otherwise the MHA variant, on the fast path that `tests/it/kernels_untraced.rs`
+/// holds to the traced kernels bit for bit.
+fn attention_forward(cfg: &Config, sh: Shape, a: &mut LayerActs) {
+    let v = cfg.variant();
     let (s, p, att) = (&mut a.scores, &mut a.probs, &mut a.att);
     dispatch::forward(&mut NoRecord, v, sh, &Mask::Causal, &a.q, &a.k, &a.v, s, p, att);
 }
 
-fn attention_backward(sh: Shape, a: &LayerActs, g: &mut Grads) {
-    let v = attention_variant(sh);
+fn attention_backward(cfg: &Config, sh: Shape, a: &LayerActs, g: &mut Grads) {
+    let v = cfg.variant();
     let grads = (&mut g.d_q[..], &mut g.d_k[..], &mut g.d_v[..]);
     let (d_p, d_s) = (&mut g.d_probs, &mut g.d_scores);
     dispatch::backward(
@@ -547,6 +724,8 @@ pub struct Activations {
     pub probs: Vec<f32>,
     pub losses: Vec<f32>,
     pub grad: Grads,
+    /// The rotation's tables for positions `0..t`, when the model uses rotary positions.
+    pub rope: Option<RopeTables>,
 }
 
 /// Memory a run may ask for (activations of every shard plus parameters, gradients and AdamW
@@ -565,12 +744,15 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     );
     let rows = b * t;
     let att = b * H * t * t;
-    // per layer: 10 [rows,C], qkv, fc/gelu/tanh, 4 row statistics, scores and probs
-    let layer = rows * C * (10 + 3 + 12) + 4 * rows + 2 * att;
+    // channels of k (and of v): H_kv·D; of qkv: C + 2·H_kv·D
+    let KV = cfg.kv_channels() as u128;
+    let QKV = C + 2 * KV;
+    // per layer: 8 [rows,C], k and v, qkv, fc/gelu/tanh, 4 row statistics, scores and probs
+    let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + 2 * att;
     // embedding and final LN outputs, logits and probs, statistics and losses
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
-    // activation gradients: logits, 6 [rows,C], 2 [rows,4C], probs and scores, qkv
-    let grad = rows * V + 6 * rows * C + 8 * rows * C + 2 * att + 3 * rows * C;
+    // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C], probs and scores, qkv
+    let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + 2 * att + rows * QKV;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
     4 * (L * layer + top + grad + params * (4 + shards))
@@ -579,16 +761,17 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
 impl Activations {
     pub fn new(cfg: &Config, b: usize, t: usize) -> Activations {
         let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);
+        let KV = cfg.kv_channels();
         let rows = b * t;
         let z = |n: usize| vec![0.0f32; n];
         let layer = || LayerActs {
             ln1: z(rows * C),
             ln1_mean: z(rows),
             ln1_rstd: z(rows),
-            qkv: z(rows * 3 * C),
+            qkv: z(rows * (C + 2 * KV)),
             q: z(rows * C),
-            k: z(rows * C),
-            v: z(rows * C),
+            k: z(rows * KV),
+            v: z(rows * KV),
             scores: z(b * H * t * t),
             probs: z(b * H * t * t),
             att: z(rows * C),
@@ -625,10 +808,11 @@ impl Activations {
                 d_probs: z(b * H * t * t),
                 d_scores: z(b * H * t * t),
                 d_q: z(rows * C),
-                d_k: z(rows * C),
-                d_v: z(rows * C),
-                d_qkv: z(rows * 3 * C),
+                d_k: z(rows * KV),
+                d_v: z(rows * KV),
+                d_qkv: z(rows * (C + 2 * KV)),
             },
+            rope: RopeTables::of(cfg, t),
         }
     }
 

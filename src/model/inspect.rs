@@ -13,10 +13,12 @@ use crate::kernels::{Mask, Variant};
 pub struct AttentionCapture {
     pub layer: usize,
     pub prompt: Vec<u8>,
-    /// `Baseline` for one head, `Mha` otherwise: the kernel training ran.
+    /// `Baseline` for one head, `Gqa` when key/value heads are shared, `Mha` otherwise: the
+    /// kernel training ran.
     pub variant: Variant,
-    /// Shape `B=1, T=prompt length`; starts at `x = LN(residual) [1,T,C]` with the layer's
-    /// `w_qkv, b_qkv`; projection `w_proj, b_proj`; causal mask; `d_out` as below.
+    /// Shape `B=1, T=prompt length` (with the model's `H_kv`); starts at `x = LN(residual)
+    /// [1,T,C]` with the layer's `w_qkv, b_qkv`; projection `w_proj, b_proj`; causal mask; the
+    /// model's rotary positions; `d_out` as below.
     pub inputs: Inputs,
     /// The block's output `att·W_proj + b_proj [1,T,C]` as the model computed it.
     pub out: Vec<f32>,
@@ -78,17 +80,13 @@ impl TinyGpt {
             d_out: tap.d_out,
             dropout: None,
             mistakes: Mistakes::NONE,
-            rope: None,
+            rope: cfg.rotation(),
             decode: false,
         };
         Ok(AttentionCapture {
             layer,
             prompt: prompt.to_vec(),
-            variant: if cfg.n_heads == 1 {
-                Variant::Baseline
-            } else {
-                Variant::Mha
-            },
+            variant: cfg.variant(),
             inputs,
             out: a.attn_out.clone(),
             d_x: tap.d_x,

@@ -56,6 +56,7 @@
 pub mod adamw;
 pub mod checkpoint;
 pub mod data;
+pub mod decode;
 pub mod gpt;
 pub mod inspect;
 pub mod ops;
@@ -67,7 +68,8 @@ pub mod trainer;
 pub use adamw::AdamW;
 pub use checkpoint::{Loaded, TrainState};
 pub use data::{BUILTIN, Dataset};
-pub use gpt::{Activations, Config, Layout, TinyGpt, Workspace};
+pub use decode::KvCache;
+pub use gpt::{Activations, Config, Layout, Linear, TinyGpt, Workspace};
 pub use inspect::AttentionCapture;
 pub use origin::{Origin, Source};
 pub use sample::SampleOptions;

@@ -271,6 +271,29 @@ fn sum_rows_impl(x: &[f32], out: &mut [f32]) {
     }
 }
 
+with_simd! {
+    /// `y = x·W + b` one row at a time, each output summed as the reference loop of
+    /// `kernels/linear.rs` sums it, `b[o] + x[0]·W[0,o] + x[1]·W[1,o] + …` (the same bits): the
+    /// row's outputs are accumulated together, term `c` added to all of them before term
+    /// `c + 1`, so they vectorise without reordering any sum. A row's numbers do not depend on
+    /// the other rows, as sgemm's blocking may make them do.
+    pub fn linear_rows(x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) => linear_rows_impl;
+}
+
+#[inline(always)]
+fn linear_rows_impl(x: &[f32], w: &[f32], b: &[f32], y: &mut [f32]) {
+    let OC = b.len();
+    let IC = w.len() / OC;
+    for (xr, yr) in x.chunks_exact(IC).zip(y.chunks_exact_mut(OC)) {
+        yr.copy_from_slice(b);
+        for (c, &xc) in xr.iter().enumerate() {
+            for (y, &w) in yr.iter_mut().zip(&w[c * OC..(c + 1) * OC]) {
+                *y += xc * w;
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // residual: out = x + y, the stream a block's branch is added back into
 

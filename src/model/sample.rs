@@ -1,8 +1,15 @@
 //! Generating text: repeatedly run the model on the last `seq_len` bytes and draw the next byte
 //! from its temperature-scaled, optionally top-k-filtered distribution.
+//!
+//! [`TinyGpt::sample_each`] keeps the keys and values of the window in a [`KvCache`]
+//! (`model/decode.rs`), so each new byte is one decoding step instead of a pass over the whole
+//! window; [`TinyGpt::sample_each_without_cache`] runs the window through the model again for
+//! every byte. Both draw exactly the same bytes: a decoding step computes the same bits as the
+//! window's last position (a test holds them to it).
 
 use super::ModelError;
-use super::gpt::TinyGpt;
+use super::decode::KvCache;
+use super::gpt::{Activations, Linear, TinyGpt};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::ops::ControlFlow;
@@ -43,11 +50,35 @@ impl TinyGpt {
 
     /// Generates as [`TinyGpt::sample`] does, handing each byte to `each` as soon as it is
     /// drawn (so a caller can print text as it comes); `each` may break to stop early. Only the
-    /// last `seq_len` bytes are kept as context, so any `n_gen` runs in constant memory.
+    /// last `seq_len` bytes are kept as context, so any `n_gen` runs in constant memory. Decodes
+    /// from a KV cache while the window fills; once it is full, every step moves all positions,
+    /// and the window is run again (prefilled).
     pub fn sample_each(
         &self,
         prompt: &[u8],
         opts: &SampleOptions,
+        each: impl FnMut(u8) -> ControlFlow<()>,
+    ) -> Result<(), ModelError> {
+        let mut cache = KvCache::new(self);
+        self.generate(prompt, opts, Some(&mut cache), each)
+    }
+
+    /// [`TinyGpt::sample_each`] without a cache: every byte runs the whole window through the
+    /// model. The same bytes, more slowly; kept to hold the cache to it.
+    pub fn sample_each_without_cache(
+        &self,
+        prompt: &[u8],
+        opts: &SampleOptions,
+        each: impl FnMut(u8) -> ControlFlow<()>,
+    ) -> Result<(), ModelError> {
+        self.generate(prompt, opts, None, each)
+    }
+
+    fn generate(
+        &self,
+        prompt: &[u8],
+        opts: &SampleOptions,
+        mut cache: Option<&mut KvCache>,
         mut each: impl FnMut(u8) -> ControlFlow<()>,
     ) -> Result<(), ModelError> {
         if prompt.is_empty() {
@@ -63,11 +94,21 @@ impl TinyGpt {
         let seq = self.config.seq_len;
         let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
         let mut text = prompt[prompt.len().saturating_sub(seq)..].to_vec();
+        // the logits of the window's last position, from the cache when it holds the window
+        // but its newest byte, else from a pass over the whole window
         for _ in 0..opts.n_gen {
             let ctx = &text[text.len().saturating_sub(seq)..];
-            let logits = self.logits(ctx);
-            let last = &logits[(ctx.len() - 1) * v..ctx.len() * v];
-            let next = pick(last, opts.temp, opts.topk, rng.random::<f64>());
+            let n = ctx.len();
+            let last: Vec<f32> = match cache.as_deref_mut() {
+                Some(c) if c.len + 1 == n => self.decode_step(ctx[n - 1], c).to_vec(),
+                Some(c) => self.prefill(ctx, c),
+                None => {
+                    let mut acts = Activations::new(&self.config, 1, n);
+                    self.forward_with(Linear::Rows, &mut acts, ctx, None);
+                    acts.logits[(n - 1) * v..n * v].to_vec()
+                }
+            };
+            let next = pick(&last, opts.temp, opts.topk, rng.random::<f64>());
             text.push(next);
             if text.len() >= 2 * seq {
                 text.drain(..text.len() - seq);

@@ -4,6 +4,8 @@
 
 use super::gpt::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
 use super::trainer::MAX_BATCH;
+use crate::kernels::rope::Pairs;
+use crate::tr;
 
 /// Most optimizer steps one run takes.
 pub const MAX_STEPS: u64 = 10_000_000;
@@ -18,6 +20,8 @@ pub enum Setting {
     DModel,
     Layers,
     Heads,
+    KvHeads,
+    Rope,
     Batch,
     Steps,
     Lr,
@@ -31,6 +35,8 @@ impl Setting {
             Setting::DModel => "d_model",
             Setting::Layers => "n_layers",
             Setting::Heads => "n_heads",
+            Setting::KvHeads => "n_kv_heads",
+            Setting::Rope => "rope",
             Setting::Batch => "batch",
             Setting::Steps => "steps",
             Setting::Lr => "lr",
@@ -60,6 +66,10 @@ pub struct TrainSpec {
     pub d_model: Option<usize>,
     pub n_layers: Option<usize>,
     pub n_heads: Option<usize>,
+    /// Key/value heads (grouped-query attention); `None`: one per query head.
+    pub n_kv_heads: Option<usize>,
+    /// Rotary positions; `None`: none.
+    pub rope: Option<Pairs>,
     pub batch: Option<usize>,
     pub steps: Option<u64>,
     pub lr: Option<f32>,
@@ -73,6 +83,8 @@ impl TrainSpec {
             d_model: Some(config.d_model),
             n_layers: Some(config.n_layers),
             n_heads: Some(config.n_heads),
+            n_kv_heads: config.n_kv_heads,
+            rope: config.rope,
             ..TrainSpec::default()
         }
     }
@@ -91,6 +103,7 @@ impl TrainSpec {
             (Setting::DModel, self.d_model, MAX_DMODEL),
             (Setting::Layers, self.n_layers, MAX_LAYERS),
             (Setting::Heads, self.n_heads, MAX_DMODEL),
+            (Setting::KvHeads, self.n_kv_heads, MAX_DMODEL),
             (Setting::Batch, self.batch, MAX_BATCH),
         ];
         for (setting, v, max) in sized {
@@ -125,6 +138,42 @@ impl TrainSpec {
                 format!(
                     "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {})",
                     divisors.join(", ")
+                ),
+            );
+        }
+        if let (Some(h), Some(kv)) = (self.n_heads, self.n_kv_heads)
+            && kv > 0
+            && !h.is_multiple_of(kv)
+        {
+            let divisors: Vec<String> = (1..=h)
+                .filter(|&k| h.is_multiple_of(k))
+                .take(8)
+                .map(|k| k.to_string())
+                .collect();
+            bad(
+                &mut out,
+                Setting::KvHeads,
+                tr!(
+                    "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
+                    h,
+                    kv,
+                    divisors = divisors.join(", ")
+                ),
+            );
+        }
+        if let (Some(_), Some(c), Some(h)) = (self.rope, self.d_model, self.n_heads)
+            && h > 0
+            && c.is_multiple_of(h)
+            && !(c / h).is_multiple_of(2)
+        {
+            bad(
+                &mut out,
+                Setting::Rope,
+                tr!(
+                    "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
+                    c,
+                    h,
+                    d = c / h
                 ),
             );
         }
@@ -166,9 +215,27 @@ impl TrainSpec {
             d_model: self.d_model?,
             n_layers: self.n_layers?,
             n_heads: self.n_heads?,
+            n_kv_heads: self.n_kv_heads,
+            rope: self.rope,
             ..Config::default()
-        };
+        }
+        .normalized();
         config.validate().ok().map(|()| config)
+    }
+}
+
+/// The rotation named on the command line or in the train form: `none`, `interleaved` (pairs
+/// `(2m, 2m+1)`) or `half` (pairs `(m, m + D/2)`). The error reads after the setting's name.
+pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
+    match text.trim() {
+        "none" | "" => Ok(None),
+        name => Pairs::from_name(name).map(Some).ok_or_else(|| SpecError {
+            setting: Setting::Rope,
+            msg: tr!(
+                "must be none, interleaved or half, got {name}",
+                name = format!("{name:?}")
+            ),
+        }),
     }
 }
 

@@ -315,10 +315,12 @@ fn the_checksum_is_required_and_covers_the_metadata_and_extra_tensors_are_named(
     weights(&d.join("good.safetensors"));
     eval("good.safetensors").assert().success();
 
-    // the heads of a layer can be regrouped without changing a shape: only the checksum sees it
+    // the heads of a layer can be regrouped without changing a shape (4 heads, each still its
+    // own key/value head): only the checksum sees it
     std::fs::copy(d.join("good.safetensors"), d.join("heads.safetensors")).unwrap();
     edit_header(&d.join("heads.safetensors"), |h| {
         h["__metadata__"]["n_heads"] = json!("4");
+        h["__metadata__"]["n_kv_heads"] = json!("4");
     });
     refused(&mut eval("heads.safetensors"), &["heads.safetensors", "checksum"]);
 

@@ -106,6 +106,76 @@ fn train_json_lines_then_resume_eval_and_sample() {
     assert_eq!(a, sample("2"));
 }
 
+/// `--kv-heads` and `--rope`: the plain output names them, the checkpoint keeps them (resuming
+/// needs neither flag, and a disagreeing one is refused), and sampling from it works.
+#[test]
+fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cmd()
+        .current_dir(d)
+        .args(["train", "--dataset", "sort", "--steps", "2", "--log-every", "1"])
+        .args([
+            "--seq",
+            "8",
+            "--dmodel",
+            "8",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--rope",
+            "half",
+        ])
+        .args(["--batch", "2", "--save", "g.safetensors"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(T=8 C=8 L=1 H=4 H_kv=2 rope=half, B=2)"));
+    let loaded = attn_trace::model::checkpoint::load(&d.join("g.safetensors")).unwrap();
+    assert_eq!(loaded.model.config.kv_heads(), 2);
+    assert_eq!(loaded.model.config.rope.map(|r| r.name()), Some("half"));
+    let lines = cmd()
+        .current_dir(d)
+        .args(["train", "--dataset", "sort", "--json", "--batch", "2", "--steps", "1"])
+        .args(["--load", "g.safetensors", "--kv-heads", "2", "--rope", "half"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let last: Value = serde_json::from_str(String::from_utf8(lines).unwrap().lines().last().unwrap()).unwrap();
+    assert_eq!(last["steps"], 3);
+    fails(
+        d,
+        &["train", "--load", "g.safetensors", "--kv-heads", "1"],
+        "--kv-heads 1 does not match the checkpoint's n_kv_heads 2",
+    );
+    fails(
+        d,
+        &["train", "--load", "g.safetensors", "--rope", "interleaved"],
+        "--rope interleaved does not match the checkpoint's rope half",
+    );
+    let out = cmd()
+        .current_dir(d)
+        .args([
+            "sample",
+            "--checkpoint",
+            "g.safetensors",
+            "--prompt",
+            "31|",
+            "--gen",
+            "12",
+            "--temp",
+            "0",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(out.len(), 3 + 12 + 1);
+}
+
 #[test]
 fn plain_output_without_json() {
     let dir = tempfile::tempdir().unwrap();
@@ -144,6 +214,22 @@ fn bad_arguments_exit_2_with_a_clear_message() {
         d,
         &["train", "--heads", "3", "--dmodel", "64"],
         "--heads must divide d_model: 64 is not a multiple of 3",
+    );
+    fails(
+        d,
+        &["train", "--heads", "4", "--kv-heads", "3"],
+        "--kv-heads must divide the heads: 4 query heads cannot be shared out among 3 key/value heads (H % H_kv ≠ 0; try 1, 2, 4)",
+    );
+    fails(d, &["train", "--kv-heads", "0"], "--kv-heads must be 1..=");
+    fails(
+        d,
+        &["train", "--rope", "spiral"],
+        "--rope must be none, interleaved or half, got \"spiral\"",
+    );
+    fails(
+        d,
+        &["train", "--rope", "half", "--dmodel", "12", "--heads", "4"],
+        "--rope turns pairs of channels, so a head needs an even number of them: D = d_model / heads = 12 / 4 = 3",
     );
     fails(d, &["train", "--seq", "0"], "--seq must be 1..=");
     fails(d, &["train", "--lr", "-1"], "--lr must be in (0, 1]");

@@ -1,5 +1,6 @@
 //! Checkpoints: round trip, exact resume, and every kind of bad file refused with a message.
 
+use attn_trace::kernels::rope::Pairs;
 use attn_trace::model::checkpoint::{self, parse};
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
 use std::collections::HashMap;
@@ -277,4 +278,113 @@ fn what_loading_would_refuse_is_never_saved() {
         "the good checkpoint is untouched"
     );
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+/// Every header entry of a saved file, and its tensors as (name, shape, bytes).
+type Parts = (HashMap<String, String>, Vec<(String, Vec<usize>, Vec<u8>)>);
+
+fn parts(bytes: &[u8]) -> Parts {
+    let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let meta = header.metadata().clone().unwrap();
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let tensors = st
+        .tensors()
+        .into_iter()
+        .map(|(n, v)| (n, v.shape().to_vec(), v.data().to_vec()))
+        .collect();
+    (meta, tensors)
+}
+
+fn rebuild((meta, tensors): &Parts) -> Vec<u8> {
+    let views: Vec<_> = tensors
+        .iter()
+        .map(|(n, s, b)| {
+            (
+                n.clone(),
+                safetensors::tensor::TensorView::new(safetensors::Dtype::F32, s.clone(), b).unwrap(),
+            )
+        })
+        .collect();
+    safetensors::serialize(views, Some(meta.clone())).unwrap()
+}
+
+/// A grouped model with rotary positions: the metadata names its key/value heads and rotation,
+/// `w_qkv` is `[C, C + 2·H_kv·D]`, and loading gives back the same model, which resumes.
+#[test]
+fn grouped_rotated_checkpoints_record_kv_heads_and_rope() {
+    let config = Config {
+        n_heads: 4,
+        n_kv_heads: Some(2),
+        rope: Some(Pairs::Half),
+        ..small()
+    };
+    let data = Dataset::builtin("sort", 16).unwrap();
+    let mut t = Trainer::new(TinyGpt::new(config, 3).unwrap(), data, 4, 1e-3, 3).unwrap();
+    t.step();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.safetensors");
+    t.save(&path).unwrap();
+    let (meta, tensors) = parts(&std::fs::read(&path).unwrap());
+    assert_eq!(meta["n_heads"], "4");
+    assert_eq!(meta["n_kv_heads"], "2");
+    assert_eq!(meta["rope"], "half");
+    // C=16, H=4 so D=4: q 16 columns, k and v 2·4 = 8 each
+    let shape = |name: &str| tensors.iter().find(|(n, ..)| n == name).unwrap().1.clone();
+    assert_eq!(shape("blocks.0.w_qkv"), vec![16, 32]);
+    assert_eq!(shape("blocks.1.b_qkv"), vec![32]);
+    assert_eq!(shape("adamw.m.blocks.0.w_qkv"), vec![16, 32]);
+    let loaded = checkpoint::load(&path).unwrap();
+    assert_eq!(loaded.model, t.model);
+    assert_eq!(loaded.model.config.kv_heads(), 2);
+    assert_eq!(loaded.model.config.rope, Some(Pairs::Half));
+    // multi-head attention writes one key/value head per head and no rotation
+    let mha = saved_bytes();
+    let (meta, _) = parts(&mha);
+    assert_eq!((meta["n_heads"].as_str(), meta["n_kv_heads"].as_str()), ("2", "2"));
+    assert_eq!(meta["rope"], "none");
+}
+
+/// `tests/data/mha_pre_gqa.safetensors` was written by attn-trace before grouped heads and
+/// rotary positions existed (`train --dataset copy --steps 2 --seq 4 --dmodel 8 --heads 2
+/// --batch 2`): it has neither key, and loads as multi-head attention without rotation.
+#[test]
+fn checkpoints_from_before_grouped_heads_load_as_mha() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/mha_pre_gqa.safetensors"
+    ))
+    .unwrap();
+    let (meta, _) = parts(&bytes);
+    assert!(!meta.contains_key("n_kv_heads") && !meta.contains_key("rope"));
+    let loaded = parse(&bytes).unwrap();
+    let c = loaded.model.config;
+    assert_eq!((c.seq_len, c.d_model, c.n_heads), (4, 8, 2));
+    assert_eq!((c.n_kv_heads, c.kv_heads(), c.rope), (None, 2, None));
+    assert_eq!(loaded.step, 2);
+    assert_eq!(loaded.model.layout.get("blocks.0.w_qkv").unwrap().shape, vec![8, 24]);
+    // and it trains on
+    let data = Dataset::builtin("copy", 4).unwrap();
+    let mut t = Trainer::resume(loaded, data, 2, None, 0).unwrap();
+    assert!(t.step().loss.is_finite());
+}
+
+/// Key/value heads or a rotation the metadata cannot mean are refused, naming the key.
+#[test]
+fn bad_kv_heads_and_rope_metadata_are_refused() {
+    let good = parts(&saved_bytes());
+    for (key, value, needle) in [
+        (
+            "rope",
+            "spiral",
+            "metadata 'rope' is 'spiral', expected none, interleaved or half",
+        ),
+        ("n_kv_heads", "3", "n_kv_heads"),
+        ("n_kv_heads", "0", "n_kv_heads"),
+        ("n_kv_heads", "two", "metadata 'n_kv_heads' is 'two'"),
+    ] {
+        let mut bad = good.clone();
+        bad.0.insert(key.into(), value.into());
+        let e = parse(&rebuild(&bad)).unwrap_err();
+        assert!(e.contains(needle), "{key}={value}: {e}");
+    }
 }

@@ -3,8 +3,10 @@
 
 use attn_trace::engine::{self, Passes};
 use attn_trace::kernels::Variant;
-use attn_trace::model::{Activations, Config, Dataset, TinyGpt, Trainer, Workspace};
+use attn_trace::kernels::rope::Pairs;
+use attn_trace::model::{Activations, Config, Dataset, KvCache, Linear, SampleOptions, TinyGpt, Trainer, Workspace};
 use attn_trace::trace::Buf;
+use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
 fn tiny(n_layers: usize, n_heads: usize) -> Config {
@@ -20,10 +22,25 @@ fn tiny(n_layers: usize, n_heads: usize) -> Config {
 const TOKENS: [u8; 10] = [72, 101, 108, 108, 111, 32, 119, 111, 114, 108];
 const TARGETS: [u8; 10] = [101, 108, 108, 111, 32, 119, 111, 114, 108, 100];
 
+/// Grouped key/value heads and rotary positions on top of [`tiny`].
+fn grouped(n_layers: usize, n_heads: usize, kv: usize, rope: Option<Pairs>) -> Config {
+    Config {
+        n_kv_heads: Some(kv),
+        rope,
+        ..tiny(n_layers, n_heads)
+    }
+    .normalized()
+}
+
 /// Every parameter's gradient against central differences of the mean loss (accumulated in
 /// f64), for a 2-layer model with the given heads.
 fn check_model_gradients(n_heads: usize) {
-    let model = TinyGpt::new(tiny(2, n_heads), 7).unwrap();
+    check_config_gradients(tiny(2, n_heads));
+}
+
+fn check_config_gradients(config: Config) {
+    let n_heads = config.n_heads;
+    let model = TinyGpt::new(config, 7).unwrap();
     let mut work = Workspace::new(&model, 2, 5);
     let mut grads = vec![0.0; model.num_params()];
     model.loss_and_grad(&mut work, &TOKENS, &TARGETS, &mut grads);
@@ -71,6 +88,86 @@ fn model_gradients_match_finite_differences_multi_head() {
     check_model_gradients(2);
 }
 
+/// Grouped-query attention (4 query heads sharing 2 key/value heads) with half-split rotary
+/// positions, and multi-query attention with interleaved ones: every parameter, including the
+/// narrower k/v columns of `w_qkv`, against finite differences.
+#[test]
+fn model_gradients_match_finite_differences_grouped_and_rotated() {
+    check_config_gradients(grouped(2, 4, 2, Some(Pairs::Half)));
+    check_config_gradients(grouped(1, 2, 1, Some(Pairs::Interleaved)));
+}
+
+/// `w_qkv` of a grouped model is `[C, C + 2·H_kv·D]`: C=8, H=4, H_kv=2 (D=2) gives 16 columns
+/// (24 for MHA), and the parameter count drops by `(C + 1)·2·(H − H_kv)·D` per layer.
+#[test]
+fn grouped_models_have_narrower_qkv_projections() {
+    let mha = TinyGpt::new(tiny(2, 4), 1).unwrap();
+    let gqa = TinyGpt::new(grouped(2, 4, 2, None), 1).unwrap();
+    assert_eq!(mha.layout.get("blocks.0.w_qkv").unwrap().shape, vec![8, 24]);
+    assert_eq!(gqa.layout.get("blocks.0.w_qkv").unwrap().shape, vec![8, 16]);
+    assert_eq!(gqa.layout.get("blocks.1.b_qkv").unwrap().shape, vec![16]);
+    assert_eq!(mha.num_params() - gqa.num_params(), 2 * (8 + 1) * 2 * 2 * 2);
+    // H_kv = H is multi-head attention, spelled either way
+    assert_eq!(grouped(2, 4, 4, None), tiny(2, 4));
+    assert_eq!(grouped(2, 4, 4, None).variant(), Variant::Mha);
+    assert_eq!(grouped(2, 4, 1, None).variant(), Variant::Gqa);
+}
+
+/// Sampling from the KV cache draws exactly the bytes sampling without one draws, for plain,
+/// grouped and rotated models, greedy and at temperature 1, past the point where the window
+/// fills and slides; and each decoding step's logits are the bits of the window's last row.
+#[test]
+fn kv_cache_sampling_draws_the_same_bytes() {
+    let configs = [
+        tiny(2, 1),
+        tiny(2, 2),
+        grouped(2, 4, 2, Some(Pairs::Half)),
+        grouped(1, 4, 1, Some(Pairs::Interleaved)),
+    ];
+    for config in configs {
+        let model = TinyGpt::new(config, 5).unwrap();
+        // logits step by step: prefill "He", then decode "llo" one byte at a time
+        let mut cache = KvCache::new(&model);
+        let mut logits = model.prefill(b"He", &mut cache);
+        for (n, &byte) in [3usize, 4, 5].into_iter().zip(b"llo") {
+            let mut acts = Activations::new(&model.config, 1, n);
+            model.forward_with(Linear::Rows, &mut acts, &b"Hello"[..n], None);
+            let want = &acts.logits[(n - 1) * 256..n * 256];
+            let prev_last = {
+                let mut a = Activations::new(&model.config, 1, n - 1);
+                model.forward_with(Linear::Rows, &mut a, &b"Hello"[..n - 1], None);
+                a.logits[(n - 2) * 256..(n - 1) * 256].to_vec()
+            };
+            assert_eq!(logits, prev_last, "{config:?}: position {}", n - 2);
+            logits = model.decode_step(byte, &mut cache).to_vec();
+            assert_eq!(cache.len, n);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&logits), bits(want), "{config:?}: position {}", n - 1);
+        }
+        // the cache holds H_kv·D channels per position and layer
+        assert_eq!(cache.bytes(), 2 * config.n_layers * 5 * config.kv_channels() * 4);
+
+        for temp in [0.0, 1.0] {
+            let opts = SampleOptions {
+                n_gen: 23,
+                temp,
+                seed: 9,
+                ..SampleOptions::default()
+            };
+            let cached = model.sample(b"a", &opts).unwrap();
+            let mut plain = Vec::new();
+            model
+                .sample_each_without_cache(b"a", &opts, |b| {
+                    plain.push(b);
+                    ControlFlow::Continue(())
+                })
+                .unwrap();
+            assert_eq!(cached.len(), 23);
+            assert_eq!(cached, plain, "{config:?} at temperature {temp}");
+        }
+    }
+}
+
 #[test]
 fn sharded_batch_matches_one_pass() {
     let model = TinyGpt::new(tiny(2, 2), 3).unwrap();
@@ -92,8 +189,14 @@ fn sharded_batch_matches_one_pass() {
 
 #[test]
 fn attention_capture_replays_in_the_traced_engine() {
-    for (n_heads, variant) in [(1, Variant::Baseline), (2, Variant::Mha)] {
-        let model = TinyGpt::new(tiny(2, n_heads), 11).unwrap();
+    let configs = [
+        (tiny(2, 1), Variant::Baseline),
+        (tiny(2, 2), Variant::Mha),
+        (grouped(2, 4, 2, Some(Pairs::Half)), Variant::Gqa),
+        (grouped(2, 2, 2, Some(Pairs::Interleaved)), Variant::Mha),
+    ];
+    for (config, variant) in configs {
+        let model = TinyGpt::new(config, 11).unwrap();
         let prompt = b"abcab";
         let cap = model.layer_attention_inputs(prompt, 1).unwrap();
         assert_eq!(cap.variant, variant);
@@ -187,67 +290,69 @@ fn oversized_runs_are_refused_before_allocating() {
     let data = Dataset::from_bytes("zeros", vec![0; 10_000], 4096).unwrap();
     let e = Trainer::new(model, data, 64, 1e-3, 1).err().unwrap().to_string();
     assert!(e.contains("GiB") && e.contains("batch 64"), "{e}");
-    // the estimate counts what the buffers really hold: B=2, T=5, C=8, L=2, H=2
-    let cfg = tiny(2, 2);
-    let acts = Activations::new(&cfg, 2, 5);
-    let floats = |v: &Vec<f32>| v.len() as u128;
-    let layer = &acts.layers[0];
-    let per_layer: u128 = [
-        &layer.ln1,
-        &layer.ln1_mean,
-        &layer.ln1_rstd,
-        &layer.qkv,
-        &layer.q,
-        &layer.k,
-        &layer.v,
-        &layer.scores,
-        &layer.probs,
-        &layer.att,
-        &layer.attn_out,
-        &layer.res_mid,
-        &layer.ln2,
-        &layer.ln2_mean,
-        &layer.ln2_rstd,
-        &layer.fc,
-        &layer.gelu,
-        &layer.gelu_tanh,
-        &layer.mlp_out,
-        &layer.res_out,
-    ]
-    .iter()
-    .map(|v| floats(v))
-    .sum();
-    let g = &acts.grad;
-    let grads: u128 = [
-        &g.d_logits,
-        &g.d_res,
-        &g.d_ln,
-        &g.d_gelu,
-        &g.d_fc,
-        &g.d_att,
-        &g.d_probs,
-        &g.d_scores,
-        &g.d_q,
-        &g.d_k,
-        &g.d_v,
-        &g.d_qkv,
-    ]
-    .iter()
-    .map(|v| floats(v))
-    .sum();
-    let top: u128 = [
-        &acts.x0,
-        &acts.lnf,
-        &acts.lnf_mean,
-        &acts.lnf_rstd,
-        &acts.logits,
-        &acts.probs,
-        &acts.losses,
-    ]
-    .iter()
-    .map(|v| floats(v))
-    .sum();
-    let params = TinyGpt::new(cfg, 1).unwrap().num_params() as u128;
-    let want = 4 * (2 * per_layer + grads + top + params * (4 + 2));
-    assert_eq!(attn_trace::model::gpt::training_bytes(&cfg, 2, 5), want);
+    // the estimate counts what the buffers really hold: B=2, T=5, C=8, L=2, H=2, and H=4
+    // sharing 2 key/value heads
+    for cfg in [tiny(2, 2), grouped(2, 4, 2, Some(Pairs::Half))] {
+        let acts = Activations::new(&cfg, 2, 5);
+        let floats = |v: &Vec<f32>| v.len() as u128;
+        let layer = &acts.layers[0];
+        let per_layer: u128 = [
+            &layer.ln1,
+            &layer.ln1_mean,
+            &layer.ln1_rstd,
+            &layer.qkv,
+            &layer.q,
+            &layer.k,
+            &layer.v,
+            &layer.scores,
+            &layer.probs,
+            &layer.att,
+            &layer.attn_out,
+            &layer.res_mid,
+            &layer.ln2,
+            &layer.ln2_mean,
+            &layer.ln2_rstd,
+            &layer.fc,
+            &layer.gelu,
+            &layer.gelu_tanh,
+            &layer.mlp_out,
+            &layer.res_out,
+        ]
+        .iter()
+        .map(|v| floats(v))
+        .sum();
+        let g = &acts.grad;
+        let grads: u128 = [
+            &g.d_logits,
+            &g.d_res,
+            &g.d_ln,
+            &g.d_gelu,
+            &g.d_fc,
+            &g.d_att,
+            &g.d_probs,
+            &g.d_scores,
+            &g.d_q,
+            &g.d_k,
+            &g.d_v,
+            &g.d_qkv,
+        ]
+        .iter()
+        .map(|v| floats(v))
+        .sum();
+        let top: u128 = [
+            &acts.x0,
+            &acts.lnf,
+            &acts.lnf_mean,
+            &acts.lnf_rstd,
+            &acts.logits,
+            &acts.probs,
+            &acts.losses,
+        ]
+        .iter()
+        .map(|v| floats(v))
+        .sum();
+        let params = TinyGpt::new(cfg, 1).unwrap().num_params() as u128;
+        let want = 4 * (2 * per_layer + grads + top + params * (4 + 2));
+        assert_eq!(attn_trace::model::gpt::training_bytes(&cfg, 2, 5), want);
+    }
 }

@@ -7,6 +7,7 @@
 use assert_cmd::Command;
 use attn_trace::engine;
 use attn_trace::kernels::Variant;
+use attn_trace::kernels::rope::Pairs;
 use attn_trace::model::{Config, TinyGpt, Trainer};
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op};
@@ -133,6 +134,18 @@ fn every_field_is_checked_inline_and_a_bad_form_does_not_start() {
         (Field::Dataset, short.display().to_string(), "too short"),
         (Field::Dataset, dir.path().display().to_string(), "directory"),
         (Field::Save, "/no/such/dir/x.safetensors".into(), "does not exist"),
+        (
+            Field::KvHeads,
+            "3".into(),
+            "must divide the heads: 4 query heads cannot be shared out among 3 key/value heads",
+        ),
+        (Field::KvHeads, "0".into(), "must be 1..="),
+        (Field::KvHeads, "a few".into(), "not a whole number"),
+        (
+            Field::Rope,
+            "spiral".into(),
+            "must be none, interleaved or half, got \"spiral\"",
+        ),
     ];
     for (f, text, want) in cases {
         let before = train(&app).form.value(f).to_string();
@@ -158,6 +171,30 @@ fn every_field_is_checked_inline_and_a_bad_form_does_not_start() {
     key(&mut app, KeyCode::Left);
     key(&mut app, KeyCode::Left);
     assert_eq!(train(&app).form.value(Field::Dataset), "kernels");
+    // key/value heads and the rotation reach the model's configuration; the rope field cycles
+    // none → interleaved → half with →
+    set_field(&mut app, Field::KvHeads, "2");
+    set_field(&mut app, Field::Rope, "none");
+    key(&mut app, KeyCode::Right);
+    assert_eq!(train(&app).form.value(Field::Rope), "interleaved");
+    key(&mut app, KeyCode::Right);
+    assert_eq!(train(&app).form.value(Field::Rope), "half");
+    let spec = train(&app).form.check().spec.unwrap();
+    assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (4, 2));
+    assert_eq!(spec.config.rope, Some(Pairs::Half));
+    let screen = draw(&app, 120, 40);
+    assert!(screen.contains("4 heads of D = 8 · 2 of 4 k/v heads"), "{screen}");
+    // rotating pairs needs an even D: 12 channels over 4 heads is D = 3
+    set_field(&mut app, Field::DModel, "12");
+    let err = train(&app).form.check().errors[Field::Rope as usize]
+        .clone()
+        .unwrap_or_default();
+    assert!(err.contains("D = d_model / heads = 12 / 4 = 3"), "{err}");
+    set_field(&mut app, Field::DModel, "32");
+    // empty key/value heads: one per query head, multi-head attention
+    set_field(&mut app, Field::KvHeads, "");
+    let spec = train(&app).form.check().spec.unwrap();
+    assert_eq!((spec.config.n_kv_heads, spec.config.kv_heads()), (None, 4));
     key(&mut app, KeyCode::Esc);
     assert!(matches!(app.screen, Screen::Menu(_)));
 }
@@ -290,6 +327,33 @@ fn the_log_scale_toggle_plots_the_logarithm() {
     assert_eq!(chart.train[0].0, 2.0, "steps 1, 2, 3");
     let mean = (losses[0] + losses[1] + losses[2]) / 3.0;
     assert!((chart.train[0].1 - mean as f64).abs() < 1e-6);
+}
+
+/// A grouped, rotated model from the form: the header names its key/value heads and rotation,
+/// and the losses shown are those of a trainer with the same configuration, bit for bit.
+#[test]
+fn a_grouped_rotated_run_from_the_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = menu_to_train(120, 40);
+    tiny_form(&mut app, 12, &dir.path().join("g.safetensors"));
+    set_field(&mut app, Field::KvHeads, "1");
+    set_field(&mut app, Field::Rope, "interleaved");
+    let spec = train(&app).form.check().spec.expect("valid");
+    assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (2, 1));
+    key(&mut app, KeyCode::Enter);
+    tick_until(&mut app, "the run to finish", |a| {
+        train(a).progress().is_some_and(|p| p.is_done())
+    });
+    let screen = draw(&app, 120, 40);
+    assert!(
+        screen.contains("· copy · L1 C16 H2 kv1 rope T12 B4 lr 0.003 ·"),
+        "{screen}"
+    );
+    let mut direct: Trainer = worker::trainer(&spec).unwrap();
+    let mut losses = Vec::new();
+    direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
+    assert_eq!(train(&app).progress().unwrap().losses, losses);
+    assert_eq!(direct.model.config.rope, Some(Pairs::Interleaved));
 }
 
 /// The whole loop: train from the form, check what the screen shows against a trainer run

@@ -11,7 +11,9 @@ pub mod worker;
 use crate::input::{human_bytes, kind_of};
 use crate::model::Origin;
 use crate::model::gpt::Layout;
+use crate::model::spec::parse_rope;
 use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
+use crate::tr;
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -30,6 +32,8 @@ pub enum Field {
     Layers,
     DModel,
     Heads,
+    KvHeads,
+    Rope,
     Seq,
     Batch,
     Steps,
@@ -38,12 +42,20 @@ pub enum Field {
     Save,
 }
 
+/// The form's fields, one slot each.
+const FIELDS: usize = 12;
+
+/// The rotations the rope field cycles through with ←/→.
+const ROPES: [&str; 3] = ["none", "interleaved", "half"];
+
 impl Field {
-    pub const ALL: [Field; 10] = [
+    pub const ALL: [Field; FIELDS] = [
         Field::Dataset,
         Field::Layers,
         Field::DModel,
         Field::Heads,
+        Field::KvHeads,
+        Field::Rope,
         Field::Seq,
         Field::Batch,
         Field::Steps,
@@ -58,6 +70,8 @@ impl Field {
             Field::Layers => "layers",
             Field::DModel => "d_model",
             Field::Heads => "heads",
+            Field::KvHeads => "kv heads",
+            Field::Rope => "rope",
             Field::Seq => "seq",
             Field::Batch => "batch",
             Field::Steps => "steps",
@@ -73,6 +87,8 @@ impl Field {
             Field::Layers => "L, transformer blocks",
             Field::DModel => "C, channels of every token",
             Field::Heads => "H, divides d_model (1: baseline kernel's math, more: MHA)",
+            Field::KvHeads => tr!("H_kv: divides H (empty: H)"),
+            Field::Rope => tr!("←/→ none · interleaved · half"),
             Field::Seq => "T, tokens of context",
             Field::Batch => "B, sequences per step",
             Field::Steps => "optimizer steps",
@@ -90,6 +106,8 @@ impl Field {
             Field::Layers => "1",
             Field::DModel => "32",
             Field::Heads => "4",
+            Field::KvHeads => "",
+            Field::Rope => "none",
             Field::Seq => "24",
             Field::Batch => "16",
             Field::Steps => "3000",
@@ -111,6 +129,8 @@ fn field_of(setting: Setting) -> Field {
         Setting::DModel => Field::DModel,
         Setting::Layers => Field::Layers,
         Setting::Heads => Field::Heads,
+        Setting::KvHeads => Field::KvHeads,
+        Setting::Rope => Field::Rope,
         Setting::Batch => Field::Batch,
         Setting::Steps => Field::Steps,
         Setting::Lr => Field::Lr,
@@ -128,7 +148,7 @@ const MAX_FIELD: usize = 1024;
 /// The configuration being typed. `focus == Field::ALL.len()` is the Start button.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Form {
-    pub values: [String; 10],
+    pub values: [String; FIELDS],
     pub focus: usize,
     /// [`Form::check`] of the values as they are: recomputed when a value changes, so drawing
     /// the form never looks at the disk.
@@ -150,7 +170,7 @@ impl Default for Form {
 /// The form checked: an error per field, and the run to start when there is none.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Checked {
-    pub errors: [Option<String>; 10],
+    pub errors: [Option<String>; FIELDS],
     pub spec: Option<Spec>,
     /// Parameters of the configured model, when its sizes are valid.
     pub params: Option<usize>,
@@ -170,7 +190,7 @@ impl Form {
 
     /// Checks every field; each message says what is wrong and what is accepted.
     pub fn check(&self) -> Checked {
-        let mut errors: [Option<String>; 10] = Default::default();
+        let mut errors: [Option<String>; FIELDS] = Default::default();
         let mut err = |f: Field, msg: String| {
             if errors[f as usize].is_none() {
                 errors[f as usize] = Some(msg);
@@ -194,6 +214,20 @@ impl Form {
         let layers = whole(Field::Layers, &mut err);
         let d_model = whole(Field::DModel, &mut err);
         let heads = whole(Field::Heads, &mut err);
+        // empty: one key/value head per query head
+        let kv_text = self.value(Field::KvHeads).trim();
+        let kv_heads = if kv_text.is_empty() {
+            None
+        } else {
+            whole(Field::KvHeads, &mut err)
+        };
+        let rope = match parse_rope(self.value(Field::Rope)) {
+            Ok(r) => r,
+            Err(e) => {
+                err(Field::Rope, e.msg);
+                None
+            }
+        };
         let seq = whole(Field::Seq, &mut err);
         let batch = whole(Field::Batch, &mut err);
         let steps = whole(Field::Steps, &mut err).map(|s| s as u64);
@@ -210,6 +244,8 @@ impl Form {
             d_model,
             n_layers: layers,
             n_heads: heads,
+            n_kv_heads: kv_heads,
+            rope,
             batch,
             steps,
             lr,
@@ -286,6 +322,15 @@ impl Form {
                     (None, _) => 0,
                 };
                 self.set(Field::Dataset, names[next]);
+            }
+            KeyCode::Left | KeyCode::Right if field == Some(Field::Rope) => {
+                let k = ROPES.iter().position(|&name| name == self.value(Field::Rope).trim());
+                let next = match (k, key.code == KeyCode::Right) {
+                    (Some(k), true) => (k + 1) % ROPES.len(),
+                    (Some(k), false) => (k + ROPES.len() - 1) % ROPES.len(),
+                    (None, _) => 0,
+                };
+                self.set(Field::Rope, ROPES[next]);
             }
             KeyCode::Backspace => {
                 if let Some(f) = field {
@@ -1018,6 +1063,11 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
                 spec.config.n_heads,
                 spec.config.d_model / spec.config.n_heads
             ));
+            // grouped heads: how many key/value heads the query heads share
+            let (h, kv) = (spec.config.n_heads, spec.config.kv_heads());
+            if kv != h {
+                text.push_str(&tr!(" · {kv} of {h} k/v heads", kv, h));
+            }
         }
         info.push(Line::styled(text, t.dim()));
     }
@@ -1056,11 +1106,12 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
             Span::styled(" Train TinyGPT ", t.title()),
             Span::styled(
                 format!(
-                    "· {} · L{} C{} H{} T{} B{} lr {} · ",
+                    "· {} · L{} C{} H{}{} T{} B{} lr {} · ",
                     spec.source.label(),
                     c.n_layers,
                     c.d_model,
                     c.n_heads,
+                    attention_label(c),
                     c.seq_len,
                     spec.batch,
                     spec.lr
@@ -1247,4 +1298,18 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
             .block(Block::bordered().title(title).border_style(t.border(false))),
         area,
     );
+}
+
+/// The header's note of grouped key/value heads and rotary positions, when the model has them:
+/// ` kv2 rope` (empty for plain multi-head attention), short enough that the run's state still
+/// fits at 80 columns.
+fn attention_label(c: &crate::model::Config) -> String {
+    let mut label = String::new();
+    if c.kv_heads() != c.n_heads {
+        label.push_str(&format!(" kv{}", c.kv_heads()));
+    }
+    if c.rope.is_some() {
+        label.push_str(" rope");
+    }
+    label
 }
