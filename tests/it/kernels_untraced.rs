@@ -90,11 +90,15 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
 
 /// Untraced against traced, every buffer bit for bit; returns the untraced buffers.
 fn check(sh: Shape, mask: &Mask, mha: bool, seed: u64) -> Out {
-    let x = inputs(sh, seed);
+    check_inputs(sh, mask, mha, &inputs(sh, seed))
+}
+
+/// [`check`] on given inputs.
+fn check_inputs(sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
     let mut log = Logger::new();
-    let traced = run(&mut log, sh, mask, mha, &x);
+    let traced = run(&mut log, sh, mask, mha, x);
     assert!(!log.is_empty(), "the traced run recorded nothing");
-    let fast = run(&mut NoRecord, sh, mask, mha, &x);
+    let fast = run(&mut NoRecord, sh, mask, mha, x);
     let pairs = [
         ("scores", &fast.scores, &traced.scores),
         ("probs", &fast.probs, &traced.probs),
@@ -182,6 +186,25 @@ fn untraced_kernels_write_every_output_once() {
         &out.d_v,
     ] {
         assert!(buf.iter().all(|x| x.is_finite()));
+    }
+}
+
+#[test]
+fn infinities_behind_zero_probabilities_give_nan_as_traced() {
+    // The untraced passes skip products with a probability of exactly 0 (the keys a causal mask
+    // hides) when the values they multiply are finite, since those add ±0. Zero times an
+    // infinity is NaN, which the traced kernels add: with an infinity there, nothing is skipped.
+    for (h, mha) in [(1, false), (2, true)] {
+        let sh = Shape::new(1, 9, 8, h);
+        let mut x = inputs(sh, 11);
+        // the last key's value: query 0 sees it with probability 0, so att[0] = … + 0·∞ = NaN
+        x.v[(sh.t - 1) * sh.c] = f32::INFINITY;
+        // query 0's gradient: every later key's dV gets P[0, j]·dAtt[0] = 0·(−∞) = NaN
+        x.d_att[1] = f32::NEG_INFINITY;
+        let out = check_inputs(sh, &Mask::Causal, mha, &x);
+        assert!(out.att[0].is_nan(), "att[0] = {}", out.att[0]);
+        assert!(out.d_v[sh.c + 1].is_nan(), "dV[1, 1] = {}", out.d_v[sh.c + 1]);
+        assert!(out.d_scores[0].is_nan(), "dS[0, 0] = {}", out.d_scores[0]);
     }
 }
 
