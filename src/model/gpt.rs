@@ -409,6 +409,22 @@ impl TinyGpt {
     /// from `work`; the slices' gradients are summed in a fixed order, so results do not depend
     /// on scheduling.
     pub fn loss_and_grad(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8], grads: &mut [f32]) -> f32 {
+        let loss = self.loss_and_shard_grads(work, tokens, targets);
+        let parts: Vec<&[f32]> = work.shards.iter().map(|s| &s.grads[..]).collect();
+        grads.par_chunks_mut(1 << 14).enumerate().for_each(|(n, g)| {
+            let at = n << 14;
+            let n = g.len();
+            g.copy_from_slice(&parts[0][at..at + n]);
+            for part in &parts[1..] {
+                g.iter_mut().zip(&part[at..at + n]).for_each(|(g, &d)| *g += d);
+            }
+        });
+        loss
+    }
+
+    /// [`TinyGpt::loss_and_grad`] without the sum: each shard's gradient is left in
+    /// `work.shards[s].grads` (AdamW adds them up as it updates, [`crate::model::AdamW::update_sum`]).
+    pub(crate) fn loss_and_shard_grads(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8]) -> f32 {
         let (B, T) = (work.b, work.t);
         let scale = 1.0 / (B * T) as f32;
         let shards = &mut work.shards;
@@ -417,10 +433,6 @@ impl TinyGpt {
             self.forward(&mut s.acts, &tokens[rows.clone()], Some(&targets[rows.clone()]));
             self.backward(&mut s.acts, &tokens[rows.clone()], &targets[rows], scale, &mut s.grads);
         });
-        grads.copy_from_slice(&shards[0].grads);
-        for s in &shards[1..] {
-            grads.iter_mut().zip(&s.grads).for_each(|(g, &d)| *g += d);
-        }
         (shards.iter().map(|s| s.acts.loss_sum()).sum::<f64>() / (B * T) as f64) as f32
     }
 
@@ -549,12 +561,12 @@ pub struct Activations {
     pub grad: Grads,
 }
 
-/// Memory a run may ask for (activations of every shard plus parameters, gradients and AdamW
-/// moments) before it is refused with a message instead of failing to allocate.
+/// Memory a run may ask for (activations and gradients of every shard plus parameters and
+/// AdamW moments) before it is refused with a message instead of failing to allocate.
 pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
 
 /// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
-/// [`Workspace::new`], the parameters, the summed gradients and AdamW's two moments.
+/// [`Workspace::new`] (each shard's gradients), the parameters and AdamW's two moments.
 pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let (b, t) = (b as u128, t as u128);
     let (C, V, H, L) = (
@@ -573,7 +585,7 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let grad = rows * V + 6 * rows * C + 8 * rows * C + 2 * att + 3 * rows * C;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
-    4 * (L * layer + top + grad + params * (4 + shards))
+    4 * (L * layer + top + grad + params * (3 + shards))
 }
 
 impl Activations {
