@@ -154,6 +154,7 @@ macro_rules! col_blocks {
 /// `col_blocks!` cuts `0..m`: the block of width `W` at column `c0` goes to
 /// `out[c0·n..(c0 + W)·n]` as `[n][W]`, so a tile of those W columns reads row `k` at
 /// `c0·n + k·W`.
+#[inline(always)]
 fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
@@ -167,6 +168,7 @@ fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &m
 
 /// [`pack_panels`] of the transpose: `x`'s `m` rows of `n` values read column by column, so
 /// the block at column `c0` of the transpose is `[n][W]` with `[k][l] = row(c0 + l)[k]`.
+#[inline(always)]
 fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
@@ -204,6 +206,7 @@ fn pack_rows<const R: usize>(rows: [&[f32]; R], k0: usize, k1: usize, out: &mut 
 
 /// Packs the `R` columns `c0..c0 + R` of the rows `k0..k1` of `block` (rows of `n` values):
 /// `out[(k − k0)·R + r] = block[k·n + c0 + r]`, a tile's `a` operand for sums down columns.
+#[inline(always)]
 fn pack_cols<const R: usize>(block: &[f32], n: usize, c0: usize, k0: usize, k1: usize, out: &mut Vec<f32>) {
     out.clear();
     for row in block[k0 * n..k1 * n].chunks_exact(n) {
