@@ -3,7 +3,10 @@
 
 For each round and each config, runs `attn-trace train --json` and then bench/pytorch_train.py
 (A B A B ...), each printing tokens/s, and records how busy the rest of the machine was during
-the run (CPU time of other processes, in cores, from /proc/stat minus the run's own CPU time).
+the run (CPU time of other processes, in cores, from /proc/stat minus the run's own CPU time),
+and tokens per CPU-second of each program (its own CPU time, all threads: attn-trace's counts
+the whole process, start and final validation included; PyTorch's the timed steps only), a
+measure of work per core that the others' load disturbs much less than wall time.
 Before each run it waits (up to --quiet-wait seconds) for the others to use less than
 --quiet cores, so that runs land in the machine's quieter moments; a run that had to start
 anyway is still counted and its load shown.
@@ -64,14 +67,17 @@ def main():
     ap.add_argument("--quiet", type=float, default=0.3, help="cores the others may use when a run starts")
     ap.add_argument("--quiet-wait", type=float, default=60, help="seconds to wait for that at most")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--threads", type=int, default=2, help="threads of each program (attn-trace: RAYON_NUM_THREADS)")
     a = ap.parse_args()
 
     ours_env, torch_env = dict(os.environ), dict(os.environ)
+    ours_env["RAYON_NUM_THREADS"] = str(a.threads)
     if a.avx2:
         ours_env["ATTN_TRACE_SIMD"] = "avx2"
         torch_env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
     here = os.path.dirname(os.path.abspath(__file__))
-    results = {c: {"ours": [], "torch": [], "ratio": [], "load": []} for c in a.configs.split(",")}
+    keys = ("ours", "torch", "ratio", "load", "ours_cpu", "torch_cpu", "cpu_ratio")
+    results = {c: {k: [] for k in keys} for c in a.configs.split(",")}
     for r in range(a.rounds):
         for name in results:
             B, T, C, L, H, ours_steps, torch_steps = CONFIGS[name]
@@ -83,6 +89,7 @@ def main():
                     env = ours_env
                 else:
                     cmd = [a.python, os.path.join(here, "pytorch_train.py"), *size, "--steps", str(torch_steps)]
+                    cmd += ["--threads", str(a.threads)]
                     env = torch_env
                 before = wait_quiet(a.quiet_wait, a.quiet)
                 t0 = time.time()
@@ -95,27 +102,33 @@ def main():
                 others = max(0.0, (busy_jiffies() - b0) / HZ - own) / wall
                 line = json.loads(out.strip().splitlines()[-1])
                 tps = line["tokens_per_s"]
-                pair[who] = tps
+                steps = ours_steps if who == "ours" else torch_steps
+                cpu = own if who == "ours" else line["cpu_seconds"]
+                per_cpu = steps * B * T / cpu
+                pair[who], pair[who + "_cpu"] = tps, per_cpu
                 results[name][who].append(tps)
+                results[name][who + "_cpu"].append(per_cpu)
                 results[name]["load"].append(others)
                 print(
-                    f"round {r + 1} ({name}) {who:5}: {tps:10.0f} tokens/s   others used {others:.2f} cores "
-                    f"during the run ({before:.2f} just before)",
+                    f"round {r + 1} ({name}) {who:5}: {tps:10.0f} tokens/s {per_cpu:10.0f} tokens/CPU-s   "
+                    f"others used {others:.2f} cores during the run ({before:.2f} just before)",
                     flush=True,
                 )
             results[name]["ratio"].append(pair["ours"] / pair["torch"])
+            results[name]["cpu_ratio"].append(pair["ours_cpu"] / pair["torch_cpu"])
 
     mode = "AVX2 only" if a.avx2 else "as is"
-    print(f"\nsummary ({mode}, {a.rounds} alternating rounds): min–max")
-    print("| config | attn-trace tokens/s | PyTorch tokens/s | ratio | others' load (cores) |")
-    print("|---|---|---|---|---|")
+    print(f"\nsummary ({mode}, {a.threads} threads, {a.rounds} alternating rounds): min–max")
+    print("| config | attn-trace tokens/s | PyTorch tokens/s | ratio | others' load (cores) | ratio per CPU-s |")
+    print("|---|---|---|---|---|---|")
     for name, res in results.items():
         B, T, C, L, H, *_ = CONFIGS[name]
         rng = lambda xs, f: f"{f(min(xs))}–{f(max(xs))}"
         k = lambda x: f"{x / 1000:.1f}k"
         print(
             f"| ({name}) B{B} T{T} C{C} L{L} H{H} | {rng(res['ours'], k)} | {rng(res['torch'], k)} | "
-            f"{rng(res['ratio'], lambda x: f'{x:.2f}')} | {rng(res['load'], lambda x: f'{x:.2f}')} |"
+            f"{rng(res['ratio'], lambda x: f'{x:.2f}')} | {rng(res['load'], lambda x: f'{x:.2f}')} | "
+            f"{rng(res['cpu_ratio'], lambda x: f'{x:.2f}')} |"
         )
 
 

@@ -17,7 +17,8 @@ allocates and picks kernels on its first steps; leaving them out favours PyTorch
 Run from the repository root:
   python3 bench/pytorch_train.py --batch 16 --seq 64 --dmodel 128 --layers 2 --heads 4 --steps 200
 It prints one JSON line like the last line of `attn-trace train --json`:
-  {"done": true, "steps": ..., "loss": ..., "tokens_per_s": ..., "seconds": ...}
+  {"done": true, "steps": ..., "loss": ..., "tokens_per_s": ..., "seconds": ..., "cpu_seconds": ...}
+(cpu_seconds: CPU time of all its threads over the timed steps).
 Instruction sets: ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 cap PyTorch's own kernels, MKL's and oneDNN's at AVX2.
 """
@@ -126,7 +127,7 @@ def main():
 
     for _ in range(a.warmup):
         step()
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), time.process_time()
     secs = 0.0
     loss = float("nan")
     for _ in range(a.steps):
@@ -141,6 +142,7 @@ def main():
                 "loss": loss,
                 "tokens_per_s": a.steps * a.batch * a.seq / max(secs, 1e-9),
                 "seconds": time.perf_counter() - started,
+                "cpu_seconds": time.process_time() - cpu0,
                 "capability": torch.backends.cpu.get_cpu_capability(),
                 "threads": torch.get_num_threads(),
             }
