@@ -8,7 +8,7 @@
 //! functions, so a variant is chosen here and nowhere else.
 
 use crate::fast::{self, Heads};
-use crate::kernels::{Mask, Variant, attention_1h, attention_mha};
+use crate::kernels::{Mask, Variant, attention_1h, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 
@@ -41,6 +41,24 @@ macro_rules! pass {
             fast::$f(heads($sh, $variant), $($farg),*)
         }
     };
+}
+
+/// The head split `q | k | v = qkv`: `kernels/split.rs` traced, row copies untraced.
+pub fn split<R: Recorder>(rec: &mut R, sh: Shape, qkv: &[f32], q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
+    if R::ENABLED {
+        split::forward(rec, sh, qkv, q, k, v)
+    } else {
+        fast::split(sh, qkv, q, k, v)
+    }
+}
+
+/// The split's backward: `d_qkv` gathered from `d_q, d_k, d_v`.
+pub fn split_back<R: Recorder>(rec: &mut R, sh: Shape, d_q: &[f32], d_k: &[f32], d_v: &[f32], d_qkv: &mut [f32]) {
+    if R::ENABLED {
+        split::backward(rec, sh, d_q, d_k, d_v, d_qkv)
+    } else {
+        fast::split_back(sh, d_q, d_k, d_v, d_qkv)
+    }
 }
 
 /// `S = Q·Kᵀ/√D + mask`.

@@ -614,3 +614,35 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
         }
     }
 }
+
+/// The head split as it runs untraced (`kernels/split.rs` traced): `q, k, v [B,T,C]` out of
+/// `qkv [B,T,3C]` (channel offsets 0, C and 2C), three contiguous copies per row instead of three
+/// values per channel.
+pub fn split(sh: Shape, qkv: &[f32], q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
+    let (n, C) = (sh.b * sh.t, sh.c);
+    let rows = qkv[..n * 3 * C].chunks_exact(3 * C);
+    let outs = q[..n * C]
+        .chunks_exact_mut(C)
+        .zip(k[..n * C].chunks_exact_mut(C))
+        .zip(v[..n * C].chunks_exact_mut(C));
+    for (row, ((q, k), v)) in rows.zip(outs) {
+        q.copy_from_slice(&row[..C]);
+        k.copy_from_slice(&row[C..2 * C]);
+        v.copy_from_slice(&row[2 * C..]);
+    }
+}
+
+/// The split's backward untraced: `d_qkv [B,T,3C]` gathered from `d_q, d_k, d_v [B,T,C]`.
+pub fn split_back(sh: Shape, d_q: &[f32], d_k: &[f32], d_v: &[f32], d_qkv: &mut [f32]) {
+    let (n, C) = (sh.b * sh.t, sh.c);
+    let rows = d_qkv[..n * 3 * C].chunks_exact_mut(3 * C);
+    let ins = d_q[..n * C]
+        .chunks_exact(C)
+        .zip(d_k[..n * C].chunks_exact(C))
+        .zip(d_v[..n * C].chunks_exact(C));
+    for (row, ((d_q, d_k), d_v)) in rows.zip(ins) {
+        row[..C].copy_from_slice(d_q);
+        row[C..2 * C].copy_from_slice(d_k);
+        row[2 * C..].copy_from_slice(d_v);
+    }
+}

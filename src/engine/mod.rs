@@ -17,7 +17,7 @@ pub use tensors::Tensors;
 
 use crate::dispatch;
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
-use crate::kernels::{Mask, Variant, dropout, linear, split};
+use crate::kernels::{Mask, Variant, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
 
@@ -121,7 +121,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         t.write([Qkv], |t, [y]| {
             linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
         });
-        t.write([Q, K, V], |t, [q, k, v]| split::forward(rec, sh, t.get(Qkv), q, k, v));
+        t.write([Q, K, V], |t, [q, k, v]| dispatch::split(rec, sh, t.get(Qkv), q, k, v));
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
             linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y))
@@ -233,7 +233,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     // input projections, backwards
     if t.has(WQkv) {
         t.write([DQkv], |t, [d]| {
-            split::backward(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            dispatch::split_back(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
         });
         t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));

@@ -304,19 +304,68 @@ with_simd! {
 
 #[inline(always)]
 fn crossentropy_forward_impl(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) {
-    for (r, (lr, pr)) in logits.chunks_exact(V).zip(probs.chunks_exact_mut(V)).enumerate() {
-        let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        for (p, &l) in pr.iter_mut().zip(lr) {
-            *p = simd::exp(l - maxval);
+    // eight rows at a time: each row's sum runs left to right, one add after another, so the
+    // eight rows' sums are interleaved to keep the adder busy
+    let groups = logits.chunks(8 * V).zip(probs.chunks_mut(8 * V));
+    for (g, (l8, p8)) in groups.enumerate() {
+        let mut maxes = [0.0f32; 8];
+        for ((lr, pr), maxval) in l8.chunks_exact(V).zip(p8.chunks_exact_mut(V)).zip(&mut maxes) {
+            *maxval = max(lr);
+            for (p, &l) in pr.iter_mut().zip(lr) {
+                *p = simd::exp(l - *maxval);
+            }
         }
-        let sum: f32 = pr.iter().sum();
-        let inv = 1.0 / sum;
-        for p in pr.iter_mut() {
-            *p *= inv;
+        let sums = row_sums(p8, V);
+        let rows = l8
+            .chunks_exact(V)
+            .zip(p8.chunks_exact_mut(V))
+            .zip(sums.iter().zip(maxes));
+        for (r, ((lr, pr), (&sum, maxval))) in rows.enumerate() {
+            let inv = 1.0 / sum;
+            for p in pr.iter_mut() {
+                *p *= inv;
+            }
+            // −ln p computed from the logits keeps precision when p underflows
+            let row = g * 8 + r;
+            losses[row] = sum.ln() - (lr[targets[row] as usize] - maxval);
         }
-        // −ln p computed from the logits keeps precision when p underflows
-        losses[r] = sum.ln() - (lr[targets[r] as usize] - maxval);
     }
+}
+
+/// The largest value of `x` (NaN ignored), as `f32::max` over it left to right gives, taken
+/// eight at a time: which of two equal values wins never matters to the callers (they subtract
+/// it, and `x − (+0)` and `x − (−0)` differ only for `x = −0`, whose exponential is 1 either way).
+#[inline(always)]
+fn max(x: &[f32]) -> f32 {
+    let (chunks, tail) = x.as_chunks::<8>();
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    for c in chunks {
+        for l in 0..8 {
+            lanes[l] = lanes[l].max(c[l]);
+        }
+    }
+    let tail = tail.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    lanes.iter().fold(tail, |m, &v| m.max(v))
+}
+
+/// `Σ_j x[r·n + j]` for each of the (up to 8) rows `r` of `n` values in `x`, each from 0 adding
+/// `j = 0, 1, …` in order (the order of `iter().sum()`); the eight rows' additions are
+/// independent, so the CPU overlaps them. Entries past the last row are 0.
+#[inline(always)]
+fn row_sums(x: &[f32], n: usize) -> [f32; 8] {
+    let mut sums = [0.0f32; 8];
+    if x.len() == 8 * n {
+        for j in 0..n {
+            for (r, sum) in sums.iter_mut().enumerate() {
+                *sum += x[r * n + j];
+            }
+        }
+    } else {
+        for (sum, row) in sums.iter_mut().zip(x.chunks_exact(n)) {
+            *sum = row.iter().sum();
+        }
+    }
+    sums
 }
 
 with_simd! {
@@ -366,6 +415,30 @@ mod tests {
         // var = 1.25 → ŷ = (x − 2.5)/√1.25000001
         assert!((y[0] + 1.341_640_8).abs() < 1e-5);
         assert!((y.iter().sum::<f32>()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn crossentropy_forward_gives_the_bits_of_the_row_by_row_loop() {
+        // 13 rows: a group of eight side by side, then five; V = 256 as in the model
+        let (rows, V) = (13, 256);
+        let logits: Vec<f32> = (0..rows * V)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 97.0)
+            .collect();
+        let targets: Vec<u8> = (0..rows).map(|r| (r * 37 % V) as u8).collect();
+        let (mut probs, mut losses) = (vec![0.0; rows * V], vec![0.0; rows]);
+        crossentropy_forward(V, &logits, &targets, &mut probs, &mut losses);
+        for r in 0..rows {
+            let lr = &logits[r * V..(r + 1) * V];
+            let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let e: Vec<f32> = lr.iter().map(|&l| simd::exp(l - maxval)).collect();
+            let sum: f32 = e.iter().sum();
+            let inv = 1.0 / sum;
+            for (j, &e) in e.iter().enumerate() {
+                assert_eq!((e * inv).to_bits(), probs[r * V + j].to_bits(), "p[{r}, {j}]");
+            }
+            let loss = sum.ln() - (lr[targets[r] as usize] - maxval);
+            assert_eq!(loss.to_bits(), losses[r].to_bits(), "loss[{r}]");
+        }
     }
 
     #[test]

@@ -208,6 +208,43 @@ fn infinities_behind_zero_probabilities_give_nan_as_traced() {
     }
 }
 
+/// The split forward and backward with recorder `R`, into NaN-filled buffers:
+/// `(q, k, v, d_qkv)`.
+fn split_run<R: Recorder>(rec: &mut R, sh: Shape, qkv: &[f32], d: [&[f32]; 3]) -> [Vec<f32>; 4] {
+    let n = sh.b * sh.t * sh.c;
+    let [mut q, mut k, mut v, mut d_qkv] = [n, n, n, 3 * n].map(|n| vec![f32::NAN; n]);
+    dispatch::split(rec, sh, qkv, &mut q, &mut k, &mut v);
+    dispatch::split_back(rec, sh, d[0], d[1], d[2], &mut d_qkv);
+    [q, k, v, d_qkv]
+}
+
+#[test]
+fn the_split_is_identical_traced_and_untraced() {
+    // the fused projection's q | k | v slices, and their gradients gathered back
+    for sh in [Shape::new(2, 5, 12, 3), Shape::new(1, 64, 64, 1)] {
+        let n = sh.b * sh.t * sh.c;
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let mut random = |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (qkv, d_q, d_k, d_v) = (random(3 * n), random(n), random(n), random(n));
+        let mut log = Logger::new();
+        let traced = split_run(&mut log, sh, &qkv, [&d_q, &d_k, &d_v]);
+        assert!(!log.is_empty(), "the traced split recorded nothing");
+        let fast = split_run(&mut NoRecord, sh, &qkv, [&d_q, &d_k, &d_v]);
+        for (name, got, want) in ["q", "k", "v", "d_qkv"]
+            .into_iter()
+            .zip(&fast)
+            .zip(&traced)
+            .map(|((a, b), c)| (a, b, c))
+        {
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got), bits(want), "{name} of {sh:?}");
+        }
+        // k's row 1 is qkv's row 1 from channel C; d_qkv's row 1 ends with d_v's row 1
+        assert_eq!(fast[1][sh.c], qkv[3 * sh.c + sh.c]);
+        assert_eq!(fast[3][6 * sh.c - 1], d_v[2 * sh.c - 1]);
+    }
+}
+
 proptest! {
     #![proptest_config(crate::common::proptest_config(24))]
 
