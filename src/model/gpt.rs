@@ -276,8 +276,8 @@ impl TinyGpt {
             ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
             // MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
             ops::layernorm_forward(C, &a.res_mid, &mut a.ln2, &mut a.ln2_mean, &mut a.ln2_rstd);
-            ops::linear_forward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C), &mut a.fc);
-            ops::gelu_forward(&a.fc, &mut a.gelu, &mut a.gelu_tanh);
+            let (w_fc, b_fc) = (w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C));
+            ops::linear_gelu_forward(bt, &a.ln2, w_fc, b_fc, &mut a.fc, &mut a.gelu, &mut a.gelu_tanh);
             ops::linear_forward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), w(p, o.b_out, C), &mut a.mlp_out);
             ops::residual_forward(&a.res_mid, &a.mlp_out, &mut a.res_out);
         }
@@ -363,9 +363,20 @@ impl TinyGpt {
                 d_wout,
                 d_bout,
             );
-            ops::gelu_backward(&a.fc, &a.gelu_tanh, &g.d_gelu, &mut g.d_fc);
             let (d_wfc, d_bfc) = grads[o.w_fc..o.b_fc + 4 * C].split_at_mut(C * 4 * C);
-            ops::linear_backward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), &g.d_fc, &mut g.d_ln, d_wfc, d_bfc);
+            let fc = (&a.fc[..], &a.gelu_tanh[..]);
+            let (d_fc, d_ln) = (&mut g.d_fc, &mut g.d_ln);
+            ops::gelu_linear_backward(
+                bt,
+                &a.ln2,
+                w(p, o.w_fc, C * 4 * C),
+                fc,
+                &g.d_gelu,
+                d_fc,
+                d_ln,
+                d_wfc,
+                d_bfc,
+            );
             ops::layernorm_backward(C, &a.res_mid, &a.ln2_mean, &a.ln2_rstd, &g.d_ln, &mut g.d_res);
             // attention block, the same way: from d_res at x_mid to d_res at x
             if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {

@@ -242,6 +242,83 @@ pub fn linear_backward(
     sum_rows(dy, db);
 }
 
+/// `y = x·W + b`, then `g = gelu(y)` with `th = tanh u` kept as [`gelu_forward`] keeps it: the
+/// bias is added in the same pass over `y` that takes GELU, instead of a pass of its own (the
+/// same operations on every element, so the same bits as [`linear_forward`] then
+/// [`gelu_forward`]).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_gelu_forward(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    w: &[f32],
+    b: &[f32],
+    y: &mut [f32],
+    g: &mut [f32],
+    th: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, y.len() / rows);
+    matmul(rows, IC, OC, x, false, w, false, y);
+    bias_gelu(y, b, g, th);
+}
+
+/// The backward of [`linear_gelu_forward`]: `dy = gelu'(y) ⊙ dg` (as [`gelu_backward`]) with the
+/// bias gradient `db = Σ_rows dy` added up in the same pass, row after row as [`linear_backward`]
+/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`.
+#[allow(clippy::too_many_arguments)]
+pub fn gelu_linear_backward(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    w: &[f32],
+    (y, th): (&[f32], &[f32]),
+    dg: &[f32],
+    dy: &mut [f32],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, y.len() / rows);
+    gelu_backward_sum(y, th, dg, dy, db);
+    matmul(rows, OC, IC, dy, false, w, true, dx);
+    matmul(IC, rows, OC, x, true, dy, false, dw);
+}
+
+with_simd! {
+    /// `y[r, :] += b`, then GELU of `y` into `g` and `th`, row by row.
+    fn bias_gelu(y: &mut [f32], b: &[f32], g: &mut [f32], th: &mut [f32]) => bias_gelu_impl;
+    /// [`gelu_backward`] into `dx`, and `db = Σ_r dx[r, :]` from the first row on.
+    fn gelu_backward_sum(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db: &mut [f32]) => gelu_backward_sum_impl;
+}
+
+#[inline(always)]
+fn bias_gelu_impl(y: &mut [f32], b: &[f32], g: &mut [f32], th: &mut [f32]) {
+    let n = b.len();
+    let rows = y
+        .chunks_exact_mut(n)
+        .zip(g.chunks_exact_mut(n))
+        .zip(th.chunks_exact_mut(n));
+    for ((y, g), th) in rows {
+        for (y, &b) in y.iter_mut().zip(b) {
+            *y += b;
+        }
+        gelu_forward_impl(y, g, th);
+    }
+}
+
+#[inline(always)]
+fn gelu_backward_sum_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db: &mut [f32]) {
+    let n = db.len();
+    db.fill(0.0);
+    let rows = x.chunks_exact(n).zip(th.chunks_exact(n)).zip(dy.chunks_exact(n));
+    for (((x, th), dy), dx) in rows.zip(dx.chunks_exact_mut(n)) {
+        gelu_backward_impl(x, th, dy, dx);
+        for (db, &d) in db.iter_mut().zip(dx.iter()) {
+            *db += d;
+        }
+    }
+}
+
 with_simd! {
     /// `y[r, :] += b` for every row `r` of `y` (rows of `b.len()` values).
     fn add_to_rows(y: &mut [f32], b: &[f32]) => add_to_rows_impl;
@@ -439,6 +516,30 @@ mod tests {
             let loss = sum.ln() - (lr[targets[r] as usize] - maxval);
             assert_eq!(loss.to_bits(), losses[r].to_bits(), "loss[{r}]");
         }
+    }
+
+    #[test]
+    fn fused_gelu_layers_give_the_bits_of_their_parts() {
+        // B=2, T=3, IC=5, OC=12 (not a multiple of the vector widths)
+        let ([B, T], IC, OC) = ([2, 3], 5, 12);
+        let v = |n: usize, s: usize| -> Vec<f32> { (0..n).map(|i| ((i * s % 101) as f32 - 50.0) / 23.0).collect() };
+        let (x, w, b, dg) = (v(B * T * IC, 7), v(IC * OC, 11), v(OC, 13), v(B * T * OC, 17));
+        let z = |n: usize| vec![0.0f32; n];
+        let (mut y, mut g, mut th) = (z(B * T * OC), z(B * T * OC), z(B * T * OC));
+        linear_forward([B, T], &x, &w, &b, &mut y);
+        gelu_forward(&y.clone(), &mut g, &mut th);
+        let (mut y2, mut g2, mut th2) = (z(B * T * OC), z(B * T * OC), z(B * T * OC));
+        linear_gelu_forward([B, T], &x, &w, &b, &mut y2, &mut g2, &mut th2);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!((bits(&y), bits(&g), bits(&th)), (bits(&y2), bits(&g2), bits(&th2)));
+
+        let (mut dy, mut dx, mut dw, mut db) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
+        gelu_backward(&y, &th, &dg, &mut dy);
+        linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
+        let (mut dy2, mut dx2, mut dw2, mut db2) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
+        gelu_linear_backward([B, T], &x, &w, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
+        assert_eq!(bits(&dy), bits(&dy2));
+        assert_eq!((bits(&dx), bits(&dw), bits(&db)), (bits(&dx2), bits(&dw2), bits(&db2)));
     }
 
     #[test]
