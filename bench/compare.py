@@ -11,6 +11,10 @@ Before each run it waits (up to --quiet-wait seconds) for the others to use less
 --quiet cores, so that runs land in the machine's quieter moments; a run that had to start
 anyway is still counted and its load shown.
 
+On a shared machine whose other work never stops, --fifo runs both programs at real-time
+priority (chrt -f 1, root only): the others then wait, which approximates a quiet machine; the
+load column shows what was left to them.
+
 Run from the repository root after `cargo build --release`:
   python3 bench/compare.py --rounds 3                 # as is (AVX-512 where the CPU has it)
   python3 bench/compare.py --rounds 3 --avx2 --bin /tmp/attn-trace-avx2
@@ -68,6 +72,12 @@ def main():
     ap.add_argument("--quiet-wait", type=float, default=60, help="seconds to wait for that at most")
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--threads", type=int, default=2, help="threads of each program (attn-trace: RAYON_NUM_THREADS)")
+    ap.add_argument(
+        "--fifo",
+        action="store_true",
+        help="run both programs under `chrt -f 1` (real-time priority, needs root): the machine's other "
+        "work waits while they run (the kernel still leaves it 5%% of each second), as on a quiet machine",
+    )
     a = ap.parse_args()
 
     ours_env, torch_env = dict(os.environ), dict(os.environ)
@@ -91,6 +101,8 @@ def main():
                     cmd = [a.python, os.path.join(here, "pytorch_train.py"), *size, "--steps", str(torch_steps)]
                     cmd += ["--threads", str(a.threads)]
                     env = torch_env
+                if a.fifo:
+                    cmd = ["chrt", "-f", "1", *cmd]
                 before = wait_quiet(a.quiet_wait, a.quiet)
                 t0 = time.time()
                 usage0 = os.times()
@@ -117,7 +129,7 @@ def main():
             results[name]["ratio"].append(pair["ours"] / pair["torch"])
             results[name]["cpu_ratio"].append(pair["ours_cpu"] / pair["torch_cpu"])
 
-    mode = "AVX2 only" if a.avx2 else "as is"
+    mode = ("AVX2 only" if a.avx2 else "as is") + (", SCHED_FIFO" if a.fifo else "")
     print(f"\nsummary ({mode}, {a.threads} threads, {a.rounds} alternating rounds): min–max")
     print("| config | attn-trace tokens/s | PyTorch tokens/s | ratio | others' load (cores) | ratio per CPU-s |")
     print("|---|---|---|---|---|---|")
