@@ -264,12 +264,13 @@ pub fn linear_gelu_forward(
 
 /// The backward of [`linear_gelu_forward`]: `dy = gelu'(y) ⊙ dg` (as [`gelu_backward`]) with the
 /// bias gradient `db = Σ_rows dy` added up in the same pass, row after row as [`linear_backward`]
-/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`.
+/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`, with `W` given transposed as in
+/// [`linear_backward_wt`].
 #[allow(clippy::too_many_arguments)]
 pub fn gelu_linear_backward(
     [B, T]: [usize; 2],
     x: &[f32],
-    w: &[f32],
+    wt: &[f32],
     (y, th): (&[f32], &[f32]),
     dg: &[f32],
     dy: &mut [f32],
@@ -280,7 +281,7 @@ pub fn gelu_linear_backward(
     let rows = B * T;
     let (IC, OC) = (x.len() / rows, y.len() / rows);
     gelu_backward_sum(y, th, dg, dy, db);
-    matmul(rows, OC, IC, dy, false, w, true, dx);
+    matmul(rows, OC, IC, dy, false, wt, false, dx);
     matmul(IC, rows, OC, x, true, dy, false, dw);
 }
 
@@ -315,6 +316,45 @@ fn gelu_backward_sum_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db:
         gelu_backward_impl(x, th, dy, dx);
         for (db, &d) in db.iter_mut().zip(dx.iter()) {
             *db += d;
+        }
+    }
+}
+
+/// [`linear_backward`] with `W` given transposed, `wt [OC, IC]`: the product `dy·Wᵀ` then reads
+/// `Wᵀ` along its rows, as stored, and the sgemm need not gather `W` column by column on every
+/// call (see [`transpose`]).
+pub fn linear_backward_wt(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    wt: &[f32],
+    dy: &[f32],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, dy.len() / rows);
+    matmul(rows, OC, IC, dy, false, wt, false, dx);
+    matmul(IC, rows, OC, x, true, dy, false, dw);
+    sum_rows(dy, db);
+}
+
+with_simd! {
+    /// `out [m, n] = xᵀ` for `x [n, m]`: `out[j·n + i] = x[i·m + j]`, in blocks of 16×16 so that
+    /// both sides stay in the cache.
+    pub fn transpose(n: usize, m: usize, x: &[f32], out: &mut [f32]) => transpose_impl;
+}
+
+#[inline(always)]
+fn transpose_impl(n: usize, m: usize, x: &[f32], out: &mut [f32]) {
+    const BLOCK: usize = 16;
+    for i0 in (0..n).step_by(BLOCK) {
+        for j0 in (0..m).step_by(BLOCK) {
+            for i in i0..(i0 + BLOCK).min(n) {
+                for j in j0..(j0 + BLOCK).min(m) {
+                    out[j * n + i] = x[i * m + j];
+                }
+            }
         }
     }
 }
@@ -533,13 +573,38 @@ mod tests {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!((bits(&y), bits(&g), bits(&th)), (bits(&y2), bits(&g2), bits(&th2)));
 
+        let mut wt = z(IC * OC);
+        transpose(IC, OC, &w, &mut wt);
         let (mut dy, mut dx, mut dw, mut db) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
         gelu_backward(&y, &th, &dg, &mut dy);
-        linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
+        linear_backward_wt([B, T], &x, &wt, &dy, &mut dx, &mut dw, &mut db);
         let (mut dy2, mut dx2, mut dw2, mut db2) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
-        gelu_linear_backward([B, T], &x, &w, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
+        gelu_linear_backward([B, T], &x, &wt, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
         assert_eq!(bits(&dy), bits(&dy2));
         assert_eq!((bits(&dx), bits(&dw), bits(&db)), (bits(&dx2), bits(&dw2), bits(&db2)));
+    }
+
+    #[test]
+    fn transposed_weights_give_the_same_gradients() {
+        // dy·Wᵀ from W read transposed, or from Wᵀ stored: the same sums, which the sgemm may
+        // round differently; dW and db are computed the same way
+        for ([B, T], IC, OC) in [([2, 3], 5, 12), ([2, 64], 64, 192), ([1, 64], 256, 64)] {
+            let v = |n: usize, s: usize| -> Vec<f32> { (0..n).map(|i| ((i * s % 101) as f32 - 50.0) / 23.0).collect() };
+            let (x, w, dy) = (v(B * T * IC, 7), v(IC * OC, 11), v(B * T * OC, 17));
+            let mut wt = vec![0.0; IC * OC];
+            transpose(IC, OC, &w, &mut wt);
+            assert_eq!(wt[3 * IC + 1], w[OC + 3], "wt[j][i] = w[i][j]");
+            let z = |n: usize| vec![0.0f32; n];
+            let (mut dx, mut dw, mut db) = (z(B * T * IC), z(IC * OC), z(OC));
+            linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
+            let (mut dx2, mut dw2, mut db2) = (z(B * T * IC), z(IC * OC), z(OC));
+            linear_backward_wt([B, T], &x, &wt, &dy, &mut dx2, &mut dw2, &mut db2);
+            let scale = dx.iter().fold(0.0f32, |m, d| m.max(d.abs()));
+            for (a, b) in dx.iter().zip(&dx2) {
+                assert!((a - b).abs() <= 1e-6 * scale, "dx {a} vs {b}");
+            }
+            assert_eq!((&dw, &db), (&dw2, &db2));
+        }
     }
 
     #[test]
