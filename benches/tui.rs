@@ -1,6 +1,11 @@
 //! Every key of the tracer, update + render of a 120×40 frame on a TestBackend, on a trace of
 //! about 10 million events: MHA forward + backward from x for B=1, T=68, C=64, H=4
 //! (10,021,888 events). `cargo bench --bench tui`. The budget is 16 ms per key.
+//!
+//! Each key is measured twice: in wall-clock time (the group `tui key`), and on Unix in the CPU
+//! time of the measuring thread (`tui key, thread CPU time`), which other programs sharing the
+//! machine hardly move: `cargo bench --bench tui -- "thread CPU"` compares two builds on a busy
+//! machine.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -8,6 +13,7 @@
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::{Theme, Walk};
+use criterion::measurement::Measurement;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -48,7 +54,87 @@ fn type_goto(app: &mut App, text: &str) {
     press(app, KeyCode::Enter);
 }
 
-fn tui(c: &mut Criterion) {
+/// The CPU time the calling thread has used, in seconds.
+#[cfg(unix)]
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec through the valid pointer it is given
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Criterion's measurement of the CPU time of the benchmarking thread.
+#[cfg(unix)]
+struct ThreadCpu;
+
+#[cfg(unix)]
+impl Measurement for ThreadCpu {
+    type Intermediate = f64;
+    type Value = f64;
+
+    fn start(&self) -> f64 {
+        thread_cpu_seconds()
+    }
+
+    fn end(&self, start: f64) -> f64 {
+        thread_cpu_seconds() - start
+    }
+
+    fn add(&self, a: &f64, b: &f64) -> f64 {
+        a + b
+    }
+
+    fn zero(&self) -> f64 {
+        0.0
+    }
+
+    /// Nanoseconds, as criterion's wall clock.
+    fn to_f64(&self, v: &f64) -> f64 {
+        v * 1e9
+    }
+
+    fn formatter(&self) -> &dyn criterion::measurement::ValueFormatter {
+        &Nanoseconds
+    }
+}
+
+/// Nanoseconds shown as ns, µs or ms.
+#[cfg(unix)]
+struct Nanoseconds;
+
+#[cfg(unix)]
+impl criterion::measurement::ValueFormatter for Nanoseconds {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = match typical {
+            t if t < 1e3 => (1.0, "ns"),
+            t if t < 1e6 => (1e3, "µs"),
+            t if t < 1e9 => (1e6, "ms"),
+            _ => (1e9, "s"),
+        };
+        values.iter_mut().for_each(|v| *v /= div);
+        unit
+    }
+
+    /// No throughput is declared: the values stay nanoseconds.
+    fn scale_throughputs(&self, _: f64, _: &criterion::Throughput, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+
+    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn tui_wall(c: &mut Criterion) {
+    tui(c, "tui key (update + render 120x40, 10M events)");
+}
+
+#[cfg(unix)]
+fn tui_cpu(c: &mut Criterion<ThreadCpu>) {
+    tui(c, "tui key, thread CPU time (update + render 120x40, 10M events)");
+}
+
+fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let scenario = Scenario::parse(SCENARIO, "<bench>").expect("the bench scenario is valid");
     let start = Instant::now();
     let walk = Arc::new(Walk::from_scenario(&scenario));
@@ -59,7 +145,7 @@ fn tui(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("a test backend");
     let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 120, 40);
     let mid = events / 2;
-    let mut g = c.benchmark_group("tui key (update + render 120x40, 10M events)");
+    let mut g = c.benchmark_group(group);
     g.sample_size(30).measurement_time(Duration::from_secs(3));
 
     let mut key_bench = |name: &str, app: &mut App, setup: &dyn Fn(&mut App), key: &dyn Fn(&mut App)| {
@@ -141,8 +227,24 @@ fn tui(c: &mut Criterion) {
     key_bench("f (forward/backward)", &mut app, &at_mid, &|a| {
         press(a, KeyCode::Char('f'))
     });
+    // the timeline: one column on, and the selected weight's next access (its next tick)
+    key_bench("> (timeline: next column)", &mut app, &at_mid, &|a| {
+        wrap(a, KeyCode::Char('>'))
+    });
+    key_bench("} (next access of the selected cell)", &mut app, &pin, &|a| {
+        wrap(a, KeyCode::Char('}'))
+    });
     g.finish();
 }
 
-criterion_group!(benches, tui);
-criterion_main!(benches);
+criterion_group!(wall, tui_wall);
+#[cfg(unix)]
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(ThreadCpu);
+    targets = tui_cpu
+}
+#[cfg(unix)]
+criterion_main!(wall, cpu);
+#[cfg(not(unix))]
+criterion_main!(wall);

@@ -1,22 +1,25 @@
 //! The one place that decides which code runs an attention pass.
 //!
 //! A traced run (a recording [`Recorder`]) runs the reference loops of the lesson files,
-//! `kernels/attention_1h.rs` for the baseline and `kernels/attention_mha.rs` for MHA, exactly as
+//! `kernels/attention_1h.rs` for the baseline, `kernels/attention_mha.rs` for MHA and
+//! `kernels/attention_gqa.rs` for grouped-query attention, exactly as
 //! the code panel shows them. An untraced run (the engine without a log, TinyGPT's training)
 //! runs [`crate::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
 //! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
 //! functions, so a variant is chosen here and nowhere else.
 
 use crate::fast::{self, Heads};
-use crate::kernels::{Mask, Variant, attention_1h, attention_mha, split};
+use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 
-/// The shape a variant's kernel sees: the baseline always has one head.
+/// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
+/// per query head, GQA `H_kv` of them.
 pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
     match variant {
         Variant::Baseline => sh.single_head(),
-        Variant::Mha => sh,
+        Variant::Mha => sh.ungrouped(),
+        Variant::Gqa => sh,
     }
 }
 
@@ -24,7 +27,8 @@ pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
 const fn heads(sh: Shape, variant: Variant) -> Heads {
     match variant {
         Variant::Baseline => Heads::baseline(sh),
-        Variant::Mha => Heads::mha(sh),
+        Variant::Mha => Heads::mha(sh.ungrouped()),
+        Variant::Gqa => Heads::mha(sh),
     }
 }
 
@@ -36,6 +40,7 @@ macro_rules! pass {
             match $variant {
                 Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
                 Variant::Mha => attention_mha::$f($rec, ksh, $($arg),*),
+                Variant::Gqa => attention_gqa::$f($rec, ksh, $($arg),*),
             }
         } else {
             fast::$f(heads($sh, $variant), $($farg),*)
@@ -43,21 +48,44 @@ macro_rules! pass {
     };
 }
 
-/// The head split `q | k | v = qkv`: `kernels/split.rs` traced, row copies untraced.
-pub fn split<R: Recorder>(rec: &mut R, sh: Shape, qkv: &[f32], q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
-    if R::ENABLED {
-        split::forward(rec, sh, qkv, q, k, v)
+/// The head split `q | k | v = qkv`: traced, `kernels/split.rs` (or `attention_gqa.rs`'s own,
+/// whose `k`, `v` are `H_kv·D` wide); untraced, row copies.
+pub fn split<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    qkv: &[f32],
+    q: &mut [f32],
+    k: &mut [f32],
+    v: &mut [f32],
+) {
+    let ksh = kernel_shape(sh, variant);
+    if !R::ENABLED {
+        fast::split(ksh, qkv, q, k, v)
+    } else if variant.grouped() {
+        attention_gqa::split(rec, ksh, qkv, q, k, v)
     } else {
-        fast::split(sh, qkv, q, k, v)
+        split::forward(rec, sh, qkv, q, k, v)
     }
 }
 
 /// The split's backward: `d_qkv` gathered from `d_q, d_k, d_v`.
-pub fn split_back<R: Recorder>(rec: &mut R, sh: Shape, d_q: &[f32], d_k: &[f32], d_v: &[f32], d_qkv: &mut [f32]) {
-    if R::ENABLED {
-        split::backward(rec, sh, d_q, d_k, d_v, d_qkv)
+pub fn split_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    d_q: &[f32],
+    d_k: &[f32],
+    d_v: &[f32],
+    d_qkv: &mut [f32],
+) {
+    let ksh = kernel_shape(sh, variant);
+    if !R::ENABLED {
+        fast::split_back(ksh, d_q, d_k, d_v, d_qkv)
+    } else if variant.grouped() {
+        attention_gqa::split_back(rec, ksh, d_q, d_k, d_v, d_qkv)
     } else {
-        fast::split_back(sh, d_q, d_k, d_v, d_qkv)
+        split::backward(rec, sh, d_q, d_k, d_v, d_qkv)
     }
 }
 

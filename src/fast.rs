@@ -1,7 +1,8 @@
 //! The attention passes as they run untraced (training, `run` without a log; chosen by
 //! `dispatch.rs`): the same sums, in the same order, over the same buffers as the loops of
-//! `attention_1h.rs` and `attention_mha.rs`, with the loops reordered so the CPU can do eight or
-//! sixteen outputs per instruction.
+//! `attention_1h.rs`, `attention_mha.rs` and `attention_gqa.rs`, with the loops reordered so
+//! the CPU can do eight or sixteen outputs per instruction. Grouped-query attention adds each
+//! query head's `d_k`, `d_v` share in head order, as its kernel does.
 //!
 //! Each output of a kernel is a dot product `s = 0; for k { s += a[k]·b[k] }` accumulated one
 //! term at a time. Floating-point addition is not associative, so that chain cannot be split
@@ -26,9 +27,10 @@ use crate::simd::{exp, with_simd};
 use crate::tensor::Shape;
 use crate::trace::MASKED;
 
-/// The geometry both kernels share once written per head: `q, att [B,S,H,D]`, `k, v [B,T,H,D]`
-/// (rows `C = H·D` apart), `scores, probs [B,H,S,T]`. The baseline kernel is the case `H = 1`,
-/// `D = C`, where the offsets reduce to its own `qi = (bb*S + i)*C` and `(bb*S + i)*T + j`.
+/// The geometry the kernels share once written per head: `q, att [B,S,H,D]`, `k, v
+/// [B,T,H_kv,D]` (query head `hh` reads key/value head `hh / (H/H_kv)`), `scores, probs
+/// [B,H,S,T]`. MHA is the case `H_kv = H`; the baseline kernel is `H = H_kv = 1`, `D = C`, where
+/// the offsets reduce to its own `qi = (bb*S + i)*C` and `(bb*S + i)*T + j`.
 #[derive(Clone, Copy, Debug)]
 pub struct Heads {
     B: usize,
@@ -36,6 +38,7 @@ pub struct Heads {
     T: usize,
     H: usize,
     D: usize,
+    H_kv: usize,
 }
 
 impl Heads {
@@ -47,10 +50,12 @@ impl Heads {
             T: sh.t,
             H: 1,
             D: sh.c,
+            H_kv: 1,
         }
     }
 
-    /// The MHA kernel's view: `H` heads of `D = C/H` channels.
+    /// The MHA and GQA kernels' view: `H` query heads of `D = C/H` channels over `H_kv`
+    /// key/value heads (`H_kv = H` in MHA).
     pub const fn mha(sh: Shape) -> Heads {
         Heads {
             B: sh.b,
@@ -58,7 +63,13 @@ impl Heads {
             T: sh.t,
             H: sh.h,
             D: sh.d(),
+            H_kv: sh.h_kv,
         }
+    }
+
+    /// Do several query heads share a key/value head? Then their `d_k`, `d_v` add up.
+    const fn grouped(&self) -> bool {
+        self.H_kv != self.H
     }
 
     /// Start of head `hh` of query `i`: the kernels' `q_base` (and `a_base`).
@@ -67,10 +78,17 @@ impl Heads {
         ((bb * self.S + i) * self.H + hh) * self.D
     }
 
-    /// Start of head `hh` of key (or value) `j`: the kernels' `k_base` (and `v_base`).
+    /// Start of the key/value head query head `hh` reads, for key (or value) `j`: the kernels'
+    /// `k_base` (and `v_base`).
     #[inline(always)]
     const fn k_base(&self, bb: usize, j: usize, hh: usize) -> usize {
-        ((bb * self.T + j) * self.H + hh) * self.D
+        ((bb * self.T + j) * self.H_kv + hh / (self.H / self.H_kv)) * self.D
+    }
+
+    /// Does query head `hh` read the same key/value head as `hh − 1`?
+    #[inline(always)]
+    const fn shares_kv(&self, hh: usize) -> bool {
+        !hh.is_multiple_of(self.H / self.H_kv)
     }
 
     /// Start of the score row of query `i` in head `hh`.
@@ -84,8 +102,8 @@ impl Heads {
         1.0 / (self.D as f32).sqrt()
     }
 
-    /// The rows of head `hh` of batch `bb` in a `[B,T,H,D]` buffer (keys, values): row `j` is
-    /// `x[k_base..k_base + D]`.
+    /// The rows of the key/value head query head `hh` reads, of batch `bb`, in a
+    /// `[B,T,H_kv,D]` buffer (keys, values): row `j` is `x[k_base..k_base + D]`.
     fn key_rows<'a>(&self, x: &'a [f32], bb: usize, hh: usize) -> impl Fn(usize) -> &'a [f32] + use<'a> {
         let (hd, D) = (*self, self.D);
         move |j| &x[hd.k_base(bb, j, hh)..hd.k_base(bb, j, hh) + D]
@@ -297,6 +315,26 @@ fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32)
     }
 }
 
+/// Adds one tile row, times `scale`, to `out[at..at + W]`: a query head's share of a `d_k` or
+/// `d_v` its group's other heads add to as well (the kernel's `rec.add`).
+#[inline(always)]
+fn accumulate<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+    for (o, &s) in out[at..at + W].iter_mut().zip(acc) {
+        *o += s * scale;
+    }
+}
+
+/// `d_k` or `d_v` gets one tile row: stored when each key/value head has one query head,
+/// added (after the buffer was cleared) when a group shares it.
+#[inline(always)]
+fn store_kv<const W: usize>(hd: Heads, out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+    if hd.grouped() {
+        accumulate(out, at, acc, scale);
+    } else {
+        store(out, at, acc, scale);
+    }
+}
+
 // Each pass is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time (same bits).
 with_simd! {
     /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides it.
@@ -325,13 +363,16 @@ fn extent(mask: &Mask, i: usize, T: usize) -> usize {
 /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides the pair.
 #[inline(always)]
 fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
     let (mut kp, mut qa) = (Vec::new(), Vec::new());
     for bb in 0..B {
         for hh in 0..H {
-            // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys
-            pack_panels_t(D, T, hd.key_rows(k, bb, hh), &mut kp);
+            // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys (once per key/value
+            // head: the query heads of a group read the same)
+            if !hd.shares_kv(hh) {
+                pack_panels_t(D, T, hd.key_rows(k, bb, hh), &mut kp);
+            }
             let q_row = hd.query_rows(q, bb, hh);
             row_tiles!(S, i0, R, {
                 pack_rows::<R>(std::array::from_fn(|r| q_row(i0 + r)), 0, D, &mut qa);
@@ -465,13 +506,15 @@ fn row_sums(x: &[f32], T: usize, lens: [usize; 8], term: impl Fn(usize, f32) -> 
 /// Weighted-sum pass: `att[b,i,h,d] = Σ_j P[b,h,i,j]·v[b,j,h,d]` over every key.
 #[inline(always)]
 fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
-    let (mut vp, mut pa) = (Vec::new(), Vec::new());
+    let Heads { B, S, T, H, D, .. } = hd;
+    let (mut vp, mut pa, mut finite) = (Vec::new(), Vec::new(), true);
     for bb in 0..B {
         for hh in 0..H {
-            // b[j][d] = v[j][d], in blocks of W channels
-            pack_panels(T, D, hd.key_rows(v, bb, hh), &mut vp);
-            let finite = all_finite(&vp);
+            // b[j][d] = v[j][d], in blocks of W channels (once per key/value head)
+            if !hd.shares_kv(hh) {
+                pack_panels(T, D, hd.key_rows(v, bb, hh), &mut vp);
+                finite = all_finite(&vp);
+            }
             row_tiles!(S, i0, R, {
                 let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
                 let p_rows = rows.map(|row| &p[row..row + T]);
@@ -497,12 +540,14 @@ fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
 /// then `dV[b,j,h,d] = Σ_i P[b,h,i,j]·dAtt[b,i,h,d]`.
 #[inline(always)]
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let (mut vp, mut da) = (Vec::new(), Vec::new());
     for bb in 0..B {
         for hh in 0..H {
-            // b[d][j] = v[j][d], in blocks of W keys
-            pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut vp);
+            // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
+            if !hd.shares_kv(hh) {
+                pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut vp);
+            }
             let d_att_row = hd.query_rows(d_att, bb, hh);
             row_tiles!(S, i0, R, {
                 pack_rows::<R>(std::array::from_fn(|r| d_att_row(i0 + r)), 0, D, &mut da);
@@ -516,6 +561,10 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
         }
     }
     let (mut dap, mut pc, mut lens) = (Vec::new(), Vec::new(), vec![0; S]);
+    // the query heads of a group add into the same d_v: it starts at 0
+    if hd.grouped() {
+        d_v[..B * T * hd.H_kv * D].fill(0.0);
+    }
     for bb in 0..B {
         for hh in 0..H {
             // b[i][d] = dAtt[i][d], in blocks of W channels
@@ -533,7 +582,7 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
                 col_blocks!(D, d0, W, {
                     let acc = tile::<R, W>([[0.0; W]; R], &pc, &dap[d0 * S + first * W..(d0 + W) * S]);
                     for (r, acc) in acc.iter().enumerate() {
-                        store(d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
+                        store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
                     }
                 });
             });
@@ -549,9 +598,13 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
 /// explicit mask is taken one row at a time.
 #[inline(always)]
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
     let (mut kp, mut qp, mut ds, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // the query heads of a group add into the same d_k: it starts at 0
+    if hd.grouped() {
+        d_k[..B * T * hd.H_kv * D].fill(0.0);
+    }
     for bb in 0..B {
         for hh in 0..H {
             let ds_block = &d_scores[hd.row(bb, hh, 0)..hd.row(bb, hh, S)];
@@ -569,14 +622,17 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
                     col_blocks!(D, d0, W, {
                         let queries = (0..S).filter(|&i| !mask.hides(i, j));
                         let acc = tile_at::<W>([0.0; W], d0, queries, |i| ds_row(i)[j], &q_row);
-                        store(d_k, hd.k_base(bb, j, hh) + d0, &acc, scale);
+                        store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc, scale);
                     });
                 }
                 continue;
             }
-            // causal or no mask: every row's terms are a range. dQ: b[j][d] = k[j][d]; the
-            // rows of a tile share the keys of its first row, then each continues alone
-            pack_panels(T, D, hd.key_rows(k, bb, hh), &mut kp);
+            // causal or no mask: every row's terms are a range. dQ: b[j][d] = k[j][d] (packed
+            // once per key/value head); the rows of a tile share the keys of its first row,
+            // then each continues alone
+            if !hd.shares_kv(hh) {
+                pack_panels(T, D, hd.key_rows(k, bb, hh), &mut kp);
+            }
             row_tiles!(S, i0, R, {
                 let shared = extent(mask, i0, T);
                 pack_rows::<R>(std::array::from_fn(|r| ds_row(i0 + r)), 0, shared, &mut ds);
@@ -607,7 +663,7 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
                     }
                     let acc = tile::<R, W>(acc, &ds, &q_block[shared * W..]);
                     for (r, acc) in acc.iter().enumerate() {
-                        store(d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
+                        store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
                     }
                 });
             });
@@ -615,34 +671,36 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
     }
 }
 
-/// The head split as it runs untraced (`kernels/split.rs` traced): `q, k, v [B,T,C]` out of
-/// `qkv [B,T,3C]` (channel offsets 0, C and 2C), three contiguous copies per row instead of three
-/// values per channel.
+/// The head split as it runs untraced (`kernels/split.rs`, `attention_gqa.rs`'s `split`
+/// traced): `q [B,T,C]` and `k, v [B,T,C_kv]` out of `qkv [B,T,C + 2·C_kv]` (channel offsets 0,
+/// C and C + C_kv; `C_kv = H_kv·D`, which is `C` unless grouped), three contiguous copies per
+/// row instead of three values per channel.
 pub fn split(sh: Shape, qkv: &[f32], q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
-    let (n, C) = (sh.b * sh.t, sh.c);
-    let rows = qkv[..n * 3 * C].chunks_exact(3 * C);
+    let (n, C, Ckv) = (sh.b * sh.t, sh.c, sh.kv_c());
+    let rows = qkv[..n * (C + 2 * Ckv)].chunks_exact(C + 2 * Ckv);
     let outs = q[..n * C]
         .chunks_exact_mut(C)
-        .zip(k[..n * C].chunks_exact_mut(C))
-        .zip(v[..n * C].chunks_exact_mut(C));
+        .zip(k[..n * Ckv].chunks_exact_mut(Ckv))
+        .zip(v[..n * Ckv].chunks_exact_mut(Ckv));
     for (row, ((q, k), v)) in rows.zip(outs) {
         q.copy_from_slice(&row[..C]);
-        k.copy_from_slice(&row[C..2 * C]);
-        v.copy_from_slice(&row[2 * C..]);
+        k.copy_from_slice(&row[C..C + Ckv]);
+        v.copy_from_slice(&row[C + Ckv..]);
     }
 }
 
-/// The split's backward untraced: `d_qkv [B,T,3C]` gathered from `d_q, d_k, d_v [B,T,C]`.
+/// The split's backward untraced: `d_qkv [B,T,C + 2·C_kv]` gathered from `d_q [B,T,C]` and
+/// `d_k, d_v [B,T,C_kv]`.
 pub fn split_back(sh: Shape, d_q: &[f32], d_k: &[f32], d_v: &[f32], d_qkv: &mut [f32]) {
-    let (n, C) = (sh.b * sh.t, sh.c);
-    let rows = d_qkv[..n * 3 * C].chunks_exact_mut(3 * C);
+    let (n, C, Ckv) = (sh.b * sh.t, sh.c, sh.kv_c());
+    let rows = d_qkv[..n * (C + 2 * Ckv)].chunks_exact_mut(C + 2 * Ckv);
     let ins = d_q[..n * C]
         .chunks_exact(C)
-        .zip(d_k[..n * C].chunks_exact(C))
-        .zip(d_v[..n * C].chunks_exact(C));
+        .zip(d_k[..n * Ckv].chunks_exact(Ckv))
+        .zip(d_v[..n * Ckv].chunks_exact(Ckv));
     for (row, ((d_q, d_k), d_v)) in rows.zip(ins) {
         row[..C].copy_from_slice(d_q);
-        row[C..2 * C].copy_from_slice(d_k);
-        row[2 * C..].copy_from_slice(d_v);
+        row[C..C + Ckv].copy_from_slice(d_k);
+        row[C + Ckv..].copy_from_slice(d_v);
     }
 }

@@ -5,6 +5,7 @@
 //! - [`registry`]: every buffer's role, shape and named layout, declared once;
 //! - [`tensors`]: the run's buffers, stored keyed by [`Buf`];
 //! - this file: the forward and backward passes in order, and [`run`].
+#![allow(non_snake_case)]
 
 pub mod plan;
 pub mod registry;
@@ -17,22 +18,25 @@ pub use tensors::Tensors;
 
 use crate::dispatch;
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
-use crate::kernels::{Mask, Variant, dropout, linear};
+use crate::kernels::rope::{self, Rope};
+use crate::kernels::{Mask, Variant, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
+use std::borrow::Cow;
 
 /// Where the run starts.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Start {
-    /// From the input `x [B,T,C]` through the fused projection `w_qkv [C,3C]`, `b_qkv [3C]`.
+    /// From the input `x [B,T,C]` through the fused projection `w_qkv [C, C + 2·H_kv·D]`,
+    /// `b_qkv [C + 2·H_kv·D]` (`[C,3C]` and `[3C]` unless grouped).
     X {
         x: Vec<f32>,
         w_qkv: Vec<f32>,
         b_qkv: Vec<f32>,
     },
-    /// From `x [B,S,C]` through three separate projections `w_q, w_k, w_v [C,C]` with biases
-    /// `[C]`, like three linear layers. Keys and values come from `memory [B,T,C]` when it is
-    /// given (cross-attention), else from `x` too.
+    /// From `x [B,S,C]` through three separate projections `w_q [C,C]`, `w_k, w_v [C,H_kv·D]`
+    /// with biases, like three linear layers. Keys and values come from `memory [B,T,C]` when
+    /// it is given (cross-attention), else from `x` too.
     Separate {
         x: Vec<f32>,
         memory: Option<Vec<f32>>,
@@ -43,7 +47,7 @@ pub enum Start {
         w_v: Vec<f32>,
         b_v: Vec<f32>,
     },
-    /// At the attention core, with `q [B,S,C]` and `k, v [B,T,C]` given.
+    /// At the attention core, with `q [B,S,C]` and `k, v [B,T,H_kv·D]` given.
     Qkv { q: Vec<f32>, k: Vec<f32>, v: Vec<f32> },
 }
 
@@ -68,6 +72,10 @@ pub struct Inputs {
     pub dropout: Option<Dropout>,
     /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only.
     pub mistakes: Mistakes,
+    /// Rotary position embeddings on q and k (`kernels::rope`).
+    pub rope: Option<Rope>,
+    /// Generate token by token from a key/value cache (`kernels::decode`); forward only.
+    pub decode: bool,
 }
 
 impl Inputs {
@@ -85,7 +93,114 @@ impl Inputs {
             proj: self.proj.is_some(),
             dropout: self.dropout.is_some(),
             mistakes: self.mistakes,
+            rope: self.rope,
+            decode: self.decode,
         }
+    }
+
+    /// The inputs as `variant` reads them. Grouped-query attention reads `H_kv` key/value heads;
+    /// the other kernels read one per query head, so on grouped inputs they get each key/value
+    /// head's weights (or k and v) repeated for every query head of its group: MHA with the
+    /// heads of a group tied, which computes exactly what GQA does.
+    pub fn for_variant(&self, variant: Variant) -> Cow<'_, Inputs> {
+        let sh = self.shape;
+        if variant.grouped() || !sh.is_grouped() {
+            return Cow::Borrowed(self);
+        }
+        let (C, D, G) = (sh.c, sh.d(), sh.group());
+        let KV = sh.kv_c();
+        // one row's key/value block of H_kv·D channels, as H·D: head hh reads kv head hh / G
+        let repeat = |block: &[f32], out: &mut Vec<f32>| {
+            for hh in 0..sh.h {
+                out.extend_from_slice(&block[(hh / G) * D..(hh / G + 1) * D]);
+            }
+        };
+        // rows of `width` = lead + KV (+ KV): the lead copied, each key/value block repeated
+        let widen = |data: &[f32], lead: usize, blocks: usize| {
+            let width = lead + blocks * KV;
+            let mut out = Vec::with_capacity(data.len() / width * (lead + blocks * C));
+            for row in data.chunks(width) {
+                out.extend_from_slice(&row[..lead]);
+                for k in 0..blocks {
+                    repeat(&row[lead + k * KV..lead + (k + 1) * KV], &mut out);
+                }
+            }
+            out
+        };
+        let start = match &self.start {
+            Start::X { x, w_qkv, b_qkv } => Start::X {
+                x: x.clone(),
+                w_qkv: widen(w_qkv, C, 2),
+                b_qkv: widen(b_qkv, C, 2),
+            },
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => Start::Separate {
+                x: x.clone(),
+                memory: memory.clone(),
+                w_q: w_q.clone(),
+                b_q: b_q.clone(),
+                w_k: widen(w_k, 0, 1),
+                b_k: widen(b_k, 0, 1),
+                w_v: widen(w_v, 0, 1),
+                b_v: widen(b_v, 0, 1),
+            },
+            Start::Qkv { q, k, v } => Start::Qkv {
+                q: q.clone(),
+                k: widen(k, 0, 1),
+                v: widen(v, 0, 1),
+            },
+        };
+        Cow::Owned(Inputs {
+            shape: sh.ungrouped(),
+            start,
+            ..self.clone()
+        })
+    }
+
+    /// The buffers these inputs give data for, with that data: the start's tensors, the output
+    /// projection's weights and `d_out` (the dropout keep mask is drawn, not given).
+    pub fn given(&self) -> Vec<(Buf, &[f32])> {
+        let mut given: Vec<(Buf, &[f32])> = match &self.start {
+            Start::X { x, w_qkv, b_qkv } => vec![(Buf::X, x), (Buf::WQkv, w_qkv), (Buf::BQkv, b_qkv)],
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => {
+                let mut g = vec![(Buf::X, x.as_slice())];
+                if let Some(m) = memory {
+                    g.push((Buf::Memory, m));
+                }
+                g.extend([
+                    (Buf::WQ, w_q.as_slice()),
+                    (Buf::BQ, b_q),
+                    (Buf::WK, w_k),
+                    (Buf::BK, b_k),
+                    (Buf::WV, w_v),
+                    (Buf::BV, b_v),
+                ]);
+                g
+            }
+            Start::Qkv { q, k, v } => vec![(Buf::Q, q), (Buf::K, k), (Buf::V, v)],
+        };
+        if let Some((w, b)) = &self.proj {
+            given.extend([(Buf::WProj, w.as_slice()), (Buf::BProj, b)]);
+        }
+        given.push((Buf::DOut, &self.d_out));
+        given
     }
 
     /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
@@ -106,6 +221,9 @@ impl Inputs {
 /// the attention core of the variant, dropout, and the output projection (when there is one).
 pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
     use Buf::*;
+    if inputs.decode {
+        return generate(rec, t, variant, inputs);
+    }
     let sh = inputs.shape;
     let (mask, m) = (&inputs.mask, inputs.mistakes);
     let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
@@ -121,7 +239,9 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         t.write([Qkv], |t, [y]| {
             linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
         });
-        t.write([Q, K, V], |t, [q, k, v]| dispatch::split(rec, sh, t.get(Qkv), q, k, v));
+        t.write([Q, K, V], |t, [q, k, v]| {
+            dispatch::split(rec, variant, sh, t.get(Qkv), q, k, v)
+        });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
             linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y))
@@ -134,8 +254,16 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
     }
 
-    // the attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V
+    // rotary positions: q and k turned pair by pair, by an angle that grows with the position
     let ksh = kernel_shape(sh, variant);
+    if let Some(r) = inputs.rope {
+        t.write([Q, K], |t, [q, k]| {
+            let tables = (t.get(RopeCos), t.get(RopeSin));
+            rope::forward(rec, ksh, r.pairs, (0..sh.b, 0..sh.t), tables, q, (K, k))
+        });
+    }
+
+    // the attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V
     t.write([Scores], |t, [s]| {
         if m.has(Mistake::ScaleBySeqLen) || m.has(Mistake::MaskByMultiply) {
             attention_mistakes::scores(rec, ksh, mask, m, t.get(Q), t.get(K), s)
@@ -229,11 +357,19 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     t.write([DQ, DK], |t, [d_q, d_k]| {
         dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
     });
+    // rotary positions, backwards: dQ and dK turned back into the gradients of q and k as
+    // they were before the rotation
+    if let Some(r) = inputs.rope {
+        let ksh = kernel_shape(sh, variant);
+        t.write([DQ, DK], |t, [d_q, d_k]| {
+            rope::backward(rec, ksh, r.pairs, (t.get(RopeCos), t.get(RopeSin)), d_q, d_k)
+        });
+    }
 
     // input projections, backwards
     if t.has(WQkv) {
         t.write([DQkv], |t, [d]| {
-            dispatch::split_back(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            dispatch::split_back(rec, variant, sh, t.get(DQ), t.get(DK), t.get(DV), d)
         });
         t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));
@@ -272,6 +408,37 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     }
 }
 
+/// A decode run: every sequence generated token by token from the key/value cache
+/// (`kernels/decode.rs`), in the kernel shape of the variant.
+fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let ksh = kernel_shape(inputs.shape, variant);
+    let pairs = inputs.rope.map(|r| r.pairs);
+    t.write(
+        [Q, KCache, VCache, Scores, Probs, Att, Out],
+        |t, [q, k_cache, v_cache, scores, probs, att, out]| {
+            let given = decode::Given {
+                x: t.get(X),
+                w_qkv: t.get(WQkv),
+                b_qkv: t.get(BQkv),
+                w_proj: t.get(WProj),
+                b_proj: t.get(BProj),
+                rope: pairs.map(|p| (p, t.get(RopeCos), t.get(RopeSin))),
+            };
+            let written = decode::Written {
+                q,
+                k_cache,
+                v_cache,
+                scores,
+                probs,
+                att,
+                out,
+            };
+            decode::generate(rec, ksh, &given, written)
+        },
+    );
+}
+
 /// The result of running one variant.
 #[derive(Debug)]
 pub struct Run {
@@ -281,6 +448,10 @@ pub struct Run {
     pub mistakes: Mistakes,
     /// Attention dropout, when the run applies it.
     pub dropout: Option<Dropout>,
+    /// Rotary position embeddings, when the run applies them.
+    pub rope: Option<Rope>,
+    /// The run generated token by token from a key/value cache.
+    pub decode: bool,
     /// The run's buffers: which exist, their shapes and layouts.
     pub registry: Registry,
     pub tensors: Tensors,
@@ -311,6 +482,7 @@ pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> R
 
 /// [`run`], reporting a traced run's progress to `progress` as it records.
 pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool, progress: Option<Progress>) -> Run {
+    let inputs = &*inputs.for_variant(variant);
     let plan = inputs.plan();
     let passes = plan.possible(passes);
     let registry = Registry::new(&plan, variant, passes);
@@ -346,6 +518,8 @@ pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bo
         shape: inputs.shape,
         mistakes: inputs.mistakes,
         dropout: inputs.dropout.filter(|_| registry.has(Buf::DropMask)),
+        rope: inputs.rope,
+        decode: inputs.decode,
         registry,
         tensors: t,
         trace,

@@ -7,10 +7,13 @@
 #![allow(non_snake_case)]
 
 pub mod attention_1h;
+pub mod attention_gqa;
 pub mod attention_mha;
 pub mod attention_mistakes;
+pub mod decode;
 pub mod dropout;
 pub mod linear;
+pub mod rope;
 pub mod softmax;
 pub mod split;
 
@@ -26,15 +29,27 @@ pub enum Variant {
     Baseline,
     /// `H` heads of `D = C/H` channels each (`attention_mha.rs`).
     Mha,
+    /// `H` query heads sharing `H_kv` key/value heads (`attention_gqa.rs`).
+    Gqa,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Baseline, Variant::Mha];
+    pub const ALL: [Variant; 3] = [Variant::Baseline, Variant::Mha, Variant::Gqa];
+
+    /// What a scenario runs when `[run].variants` does not say.
+    pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
+
+    /// Does this variant's kernel read grouped key/value heads (`H_kv` of them)? The others
+    /// read one key/value head per query head.
+    pub const fn grouped(self) -> bool {
+        matches!(self, Variant::Gqa)
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Baseline => "baseline",
             Variant::Mha => "mha",
+            Variant::Gqa => "gqa",
         }
     }
 
@@ -42,6 +57,7 @@ impl Variant {
         match name {
             "baseline" => Some(Variant::Baseline),
             "mha" => Some(Variant::Mha),
+            "gqa" => Some(Variant::Gqa),
             _ => None,
         }
     }

@@ -270,7 +270,15 @@ impl TinyGpt {
             // attention block: x_mid = x + proj(attention(split(LN(x)·W_qkv + b_qkv)))
             ops::layernorm_forward(C, x, &mut a.ln1, &mut a.ln1_mean, &mut a.ln1_rstd);
             ops::linear_forward(bt, &a.ln1, w(p, o.w_qkv, C * 3 * C), w(p, o.b_qkv, 3 * C), &mut a.qkv);
-            dispatch::split(&mut NoRecord, acts.shape, &a.qkv, &mut a.q, &mut a.k, &mut a.v);
+            dispatch::split(
+                &mut NoRecord,
+                attention_variant(acts.shape),
+                acts.shape,
+                &a.qkv,
+                &mut a.q,
+                &mut a.k,
+                &mut a.v,
+            );
             attention_forward(acts.shape, a);
             ops::linear_forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
             ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
@@ -429,7 +437,15 @@ impl TinyGpt {
                 d_bproj,
             );
             attention_backward(acts.shape, a, g);
-            dispatch::split_back(&mut NoRecord, acts.shape, &g.d_q, &g.d_k, &g.d_v, &mut g.d_qkv);
+            dispatch::split_back(
+                &mut NoRecord,
+                attention_variant(acts.shape),
+                acts.shape,
+                &g.d_q,
+                &g.d_k,
+                &g.d_v,
+                &mut g.d_qkv,
+            );
             let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + 3 * C].split_at_mut(C * 3 * C);
             ops::linear_backward_wt(
                 bt,

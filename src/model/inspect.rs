@@ -88,6 +88,8 @@ impl TinyGpt {
             d_out: tap.d_out,
             dropout: None,
             mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
         };
         Ok(AttentionCapture {
             layer,

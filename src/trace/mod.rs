@@ -87,6 +87,10 @@ buffers! {
     DWV => "d_w_v",
     DBV => "d_b_v",
     DProbsDrop => "d_probs_drop",
+    RopeCos => "rope_cos",
+    RopeSin => "rope_sin",
+    KCache => "k_cache",
+    VCache => "v_cache",
 }
 
 impl fmt::Display for Buf {
@@ -173,6 +177,13 @@ phases! {
     VProjBack => ("v_proj_back", Backward, "backward of the value projection"),
     KProjBack => ("k_proj_back", Backward, "backward of the key projection"),
     QProjBack => ("q_proj_back", Backward, "backward of the query projection"),
+    Rope => ("rope", Forward, "rotary positions: turn each channel pair of q and k by t·θ_m"),
+    RopeBack => ("rope_back", Backward, "rotary positions backward: turn dQ and dK back by −t·θ_m"),
+    DecodeQkv => ("decode_qkv", Forward, "decode step t: project token t into q and the k/v cache"),
+    DecodeScores => ("decode_scores", Forward, "decode step t: q[t] against the cached keys 0..=t"),
+    DecodeSoftmax => ("decode_softmax", Forward, "decode step t: softmax over the t + 1 cached positions"),
+    DecodeSum => ("decode_sum", Forward, "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]"),
+    DecodeOut => ("decode_out", Forward, "decode step t: out[t] = att[t]·W_proj + b_proj"),
 }
 
 impl fmt::Display for Phase {

@@ -1,10 +1,11 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
-use crate::engine::{self, Run};
+use crate::engine::{self, Inputs, Run};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
 use crate::trace::{Buf, Pass, Progress, Trace};
+use std::sync::Arc;
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
 pub use crate::explain::Element;
@@ -23,6 +24,8 @@ pub struct Walk {
     /// With `[run].mistakes`: each variant's mistaken run (forward only), in the same order.
     pub mistaken: Vec<Run>,
     pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
+    /// The correct runs' inputs, for the gradient check's finite differences (re-run untraced).
+    pub inputs: Option<Arc<Inputs>>,
 }
 
 impl Walk {
@@ -54,6 +57,7 @@ impl Walk {
         Some(Walk {
             runs,
             mistaken,
+            inputs: Some(Arc::new(inputs)),
             ..Self::empty(s)
         })
     }
@@ -80,12 +84,45 @@ impl Walk {
                     },
                 )
             }),
+            inputs: None,
         }
     }
 
     /// The built-in MHA walkthrough (B=1, T=3, C=4, H=2).
     pub fn builtin() -> Walk {
         Walk::from_scenario(&Scenario::builtin())
+    }
+
+    /// Is this the built-in walkthrough (the one `attn-trace` opens on)?
+    pub fn is_builtin(&self) -> bool {
+        self.source == "<built-in mha_walkthrough>"
+    }
+
+    /// `B=1, T=3, C=4, H=2`, with `S=` when the queries are not the keys.
+    pub fn shape_text(&self) -> String {
+        let sh = self.shape;
+        let s = if sh.s != sh.t {
+            format!(", S={}", sh.s)
+        } else {
+            String::new()
+        };
+        format!("B={}, T={}{s}, C={}, H={}", sh.b, sh.t, sh.c, sh.h)
+    }
+
+    /// Why a screen that needs `variant` cannot open on this scenario: the same words wherever
+    /// that happens (the menu, Compare, `Tab` in the tracer and the side-by-side view).
+    pub fn not_traced(&self, variant: Variant) -> String {
+        let runs: Vec<String> = self.variants().iter().map(|v| v.to_string()).collect();
+        let runs = if runs.is_empty() {
+            "no kernel".to_string()
+        } else {
+            format!("only {}", runs.join(" and "))
+        };
+        format!(
+            "\"{}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs \
+             both, or press w on the menu for the built-in walkthrough.",
+            self.title
+        )
     }
 
     pub fn variants(&self) -> Vec<Variant> {
@@ -104,7 +141,7 @@ impl Walk {
     pub fn heads(&self, variant: Variant) -> usize {
         match variant {
             Variant::Baseline => 1,
-            Variant::Mha => self.shape.h,
+            Variant::Mha | Variant::Gqa => self.shape.h,
         }
     }
 

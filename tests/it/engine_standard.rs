@@ -31,6 +31,8 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         d_out: values(b * s * c, seed + 10),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 
@@ -197,6 +199,8 @@ fn core(sh: Shape, seed: u64) -> Inputs {
         d_out: values(n, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
     }
 }
 

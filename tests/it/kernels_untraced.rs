@@ -1,7 +1,8 @@
 //! The attention passes run untraced (the no-op recorder, for which `dispatch.rs` picks the
 //! vectorised loops of `fast.rs`) against the same passes traced (the lesson files' loops the
-//! tracer shows): every buffer of forward and backward must be identical bit for bit, for both kernels,
-//! every mask, self- and cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
+//! tracer shows): every buffer of forward and backward must be identical bit for bit, for every
+//! kernel (grouped-query attention with every divisor of H as H_kv), every mask, self- and
+//! cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
 
 use attn_trace::dispatch;
 use attn_trace::kernels::{Mask, Variant};
@@ -33,23 +34,25 @@ struct In {
 
 fn inputs(sh: Shape, seed: u64) -> In {
     let Shape { b, s, t, c, .. } = sh;
+    let kv = sh.kv_c();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // amplitude 2 makes some softmax rows peaked, others flat
     let mut random = |n: usize, amp: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-amp..amp)).collect() };
     In {
         q: random(b * s * c, 2.0),
-        k: random(b * t * c, 2.0),
-        v: random(b * t * c, 1.0),
+        k: random(b * t * kv, 2.0),
+        v: random(b * t * kv, 1.0),
         d_att: random(b * s * c, 1.0),
     }
 }
 
 /// Forward and backward with recorder `R` into buffers full of NaN, so an entry left unwritten
-/// shows. `mha` picks the kernel (`H` must be 1 for the baseline).
-fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
-    let Shape { b, s, t, c, h } = sh;
+/// shows (GQA's `d_k`, `d_v` hold NaN too: the kernel clears them before adding). `H` must be 1
+/// for the baseline, and `H_kv = H` unless `v` is GQA.
+fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+    let Shape { b, s, t, c, h, .. } = sh;
     let nan = |n: usize| vec![f32::NAN; n];
-    let (n_q, n_x, n_st) = (b * s * c, b * t * c, b * h * s * t);
+    let (n_q, n_x, n_st) = (b * s * c, b * t * sh.kv_c(), b * h * s * t);
     let mut o = Out {
         scores: nan(n_st),
         probs: nan(n_st),
@@ -60,7 +63,6 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
         d_k: nan(n_x),
         d_v: nan(n_x),
     };
-    let v = if mha { Variant::Mha } else { Variant::Baseline };
     // the one dispatcher: a recording `R` runs the lesson files' loops, `NoRecord` the fast path
     dispatch::forward(
         rec,
@@ -89,16 +91,16 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
 }
 
 /// Untraced against traced, every buffer bit for bit; returns the untraced buffers.
-fn check(sh: Shape, mask: &Mask, mha: bool, seed: u64) -> Out {
-    check_inputs(sh, mask, mha, &inputs(sh, seed))
+fn check(sh: Shape, mask: &Mask, v: Variant, seed: u64) -> Out {
+    check_inputs(sh, mask, v, &inputs(sh, seed))
 }
 
 /// [`check`] on given inputs.
-fn check_inputs(sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
+fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
     let mut log = Logger::new();
-    let traced = run(&mut log, sh, mask, mha, x);
+    let traced = run(&mut log, sh, mask, v, x);
     assert!(!log.is_empty(), "the traced run recorded nothing");
-    let fast = run(&mut NoRecord, sh, mask, mha, x);
+    let fast = run(&mut NoRecord, sh, mask, v, x);
     let pairs = [
         ("scores", &fast.scores, &traced.scores),
         ("probs", &fast.probs, &traced.probs),
@@ -114,7 +116,7 @@ fn check_inputs(sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
         for (n, (g, w)) in got.iter().zip(want.iter()).enumerate() {
             assert!(
                 g.to_bits() == w.to_bits(),
-                "{name} [{n}] {sh:?} {mask:?} mha={mha}: untraced {g:e} vs traced {w:e}"
+                "{name} [{n}] {sh:?} {mask:?} {v}: untraced {g:e} vs traced {w:e}"
             );
         }
     }
@@ -129,9 +131,13 @@ fn check_all_masks(sh: Shape, seed: u64) {
         .map(|i| (0..sh.t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
         .collect();
     for mask in [Mask::Causal, Mask::None, Mask::explicit(&rows)] {
-        check(sh, &mask, true, seed);
+        check(sh, &mask, Variant::Mha, seed);
         if sh.h == 1 {
-            check(sh, &mask, false, seed);
+            check(sh, &mask, Variant::Baseline, seed);
+        }
+        // every grouping of the heads: H_kv = H (MHA's numbers) down to 1 (multi-query)
+        for h_kv in (1..=sh.h).filter(|k| sh.h.is_multiple_of(*k)) {
+            check(sh.grouped(h_kv), &mask, Variant::Gqa, seed);
         }
     }
 }
@@ -140,8 +146,9 @@ fn check_all_masks(sh: Shape, seed: u64) {
 fn the_training_configurations_are_identical_traced_and_untraced() {
     // (a) one head, C = 64 (a 64-wide block); (b) four heads of 32 (32-wide blocks), a shard's
     // worth of batch
-    let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, false, 1);
-    check(Shape::new(1, 64, 128, 4), &Mask::Causal, true, 2);
+    let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, Variant::Baseline, 1);
+    check(Shape::new(1, 64, 128, 4), &Mask::Causal, Variant::Mha, 2);
+    check(Shape::new(1, 64, 128, 4).grouped(2), &Mask::Causal, Variant::Gqa, 2);
     // the causal mask's results, seen from the untraced side: −1e9, probability 0, no gradient
     let t = 64;
     for (n, &s) in a.scores.iter().enumerate() {
@@ -174,7 +181,8 @@ fn cross_attention_is_identical_traced_and_untraced() {
 #[test]
 fn untraced_kernels_write_every_output_once() {
     // NaN-filled buffers come back finite: nothing was left unwritten or read before written
-    let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, true, 10);
+    let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, Variant::Mha, 10);
+    check(Shape::new(3, 13, 24, 6).grouped(2), &Mask::Causal, Variant::Gqa, 10);
     for buf in [
         &out.scores,
         &out.probs,
@@ -194,42 +202,52 @@ fn infinities_behind_zero_probabilities_give_nan_as_traced() {
     // The untraced passes skip products with a probability of exactly 0 (the keys a causal mask
     // hides) when the values they multiply are finite, since those add ±0. Zero times an
     // infinity is NaN, which the traced kernels add: with an infinity there, nothing is skipped.
-    for (h, mha) in [(1, false), (2, true)] {
-        let sh = Shape::new(1, 9, 8, h);
-        let mut x = inputs(sh, 11);
+    let shapes = [
+        (Shape::new(1, 9, 8, 1), Variant::Baseline),
+        (Shape::new(1, 9, 8, 2), Variant::Mha),
+        (Shape::new(1, 9, 8, 4).grouped(2), Variant::Gqa),
+    ];
+    for (sh, v) in shapes {
+        let (mut x, kv) = (inputs(sh, 11), sh.kv_c());
         // the last key's value: query 0 sees it with probability 0, so att[0] = … + 0·∞ = NaN
-        x.v[(sh.t - 1) * sh.c] = f32::INFINITY;
+        x.v[(sh.t - 1) * kv] = f32::INFINITY;
         // query 0's gradient: every later key's dV gets P[0, j]·dAtt[0] = 0·(−∞) = NaN
         x.d_att[1] = f32::NEG_INFINITY;
-        let out = check_inputs(sh, &Mask::Causal, mha, &x);
+        let out = check_inputs(sh, &Mask::Causal, v, &x);
         assert!(out.att[0].is_nan(), "att[0] = {}", out.att[0]);
-        assert!(out.d_v[sh.c + 1].is_nan(), "dV[1, 1] = {}", out.d_v[sh.c + 1]);
+        assert!(out.d_v[kv + 1].is_nan(), "dV[1, 1] = {}", out.d_v[kv + 1]);
         assert!(out.d_scores[0].is_nan(), "dS[0, 0] = {}", out.d_scores[0]);
     }
 }
 
 /// The split forward and backward with recorder `R`, into NaN-filled buffers:
 /// `(q, k, v, d_qkv)`.
-fn split_run<R: Recorder>(rec: &mut R, sh: Shape, qkv: &[f32], d: [&[f32]; 3]) -> [Vec<f32>; 4] {
-    let n = sh.b * sh.t * sh.c;
-    let [mut q, mut k, mut v, mut d_qkv] = [n, n, n, 3 * n].map(|n| vec![f32::NAN; n]);
-    dispatch::split(rec, sh, qkv, &mut q, &mut k, &mut v);
-    dispatch::split_back(rec, sh, d[0], d[1], d[2], &mut d_qkv);
+fn split_run<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, qkv: &[f32], d: [&[f32]; 3]) -> [Vec<f32>; 4] {
+    let (n, n_kv) = (sh.b * sh.t * sh.c, sh.b * sh.t * sh.kv_c());
+    let [mut q, mut k, mut v, mut d_qkv] = [n, n_kv, n_kv, n + 2 * n_kv].map(|n| vec![f32::NAN; n]);
+    dispatch::split(rec, variant, sh, qkv, &mut q, &mut k, &mut v);
+    dispatch::split_back(rec, variant, sh, d[0], d[1], d[2], &mut d_qkv);
     [q, k, v, d_qkv]
 }
 
 #[test]
 fn the_split_is_identical_traced_and_untraced() {
     // the fused projection's q | k | v slices, and their gradients gathered back
-    for sh in [Shape::new(2, 5, 12, 3), Shape::new(1, 64, 64, 1)] {
-        let n = sh.b * sh.t * sh.c;
+    // (grouped: k and v are H_kv·D wide, as attention_gqa.rs splits them)
+    let shapes = [
+        (Shape::new(2, 5, 12, 3), Variant::Mha),
+        (Shape::new(1, 64, 64, 1), Variant::Baseline),
+        (Shape::new(2, 5, 12, 6).grouped(2), Variant::Gqa),
+    ];
+    for (sh, variant) in shapes {
+        let (n, n_kv, kv) = (sh.b * sh.t * sh.c, sh.b * sh.t * sh.kv_c(), sh.kv_c());
         let mut rng = ChaCha8Rng::seed_from_u64(12);
         let mut random = |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
-        let (qkv, d_q, d_k, d_v) = (random(3 * n), random(n), random(n), random(n));
+        let (qkv, d_q, d_k, d_v) = (random(n + 2 * n_kv), random(n), random(n_kv), random(n_kv));
         let mut log = Logger::new();
-        let traced = split_run(&mut log, sh, &qkv, [&d_q, &d_k, &d_v]);
+        let traced = split_run(&mut log, variant, sh, &qkv, [&d_q, &d_k, &d_v]);
         assert!(!log.is_empty(), "the traced split recorded nothing");
-        let fast = split_run(&mut NoRecord, sh, &qkv, [&d_q, &d_k, &d_v]);
+        let fast = split_run(&mut NoRecord, variant, sh, &qkv, [&d_q, &d_k, &d_v]);
         for (name, got, want) in ["q", "k", "v", "d_qkv"]
             .into_iter()
             .zip(&fast)
@@ -240,8 +258,9 @@ fn the_split_is_identical_traced_and_untraced() {
             assert_eq!(bits(got), bits(want), "{name} of {sh:?}");
         }
         // k's row 1 is qkv's row 1 from channel C; d_qkv's row 1 ends with d_v's row 1
-        assert_eq!(fast[1][sh.c], qkv[3 * sh.c + sh.c]);
-        assert_eq!(fast[3][6 * sh.c - 1], d_v[2 * sh.c - 1]);
+        let row = sh.c + 2 * kv;
+        assert_eq!(fast[1][kv], qkv[row + sh.c]);
+        assert_eq!(fast[3][2 * row - 1], d_v[2 * kv - 1]);
     }
 }
 

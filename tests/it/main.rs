@@ -18,26 +18,37 @@ mod display_oracle;
 mod display_regressions;
 mod docs;
 mod docs_keys;
+mod engine_decode;
+mod engine_gqa;
 mod engine_gradients;
+mod engine_rope;
 mod engine_standard;
+mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
+mod gradcheck;
+mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
+#[cfg(unix)]
+mod pty;
 mod scenario_docs;
 mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;
 mod tui_app;
+mod tui_gradcheck;
 #[cfg(unix)]
 mod tui_hostile;
 mod tui_mistakes;
 mod tui_props;
+mod tui_quiz;
 mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;
+mod tui_timeline;
 mod tui_train;
