@@ -27,6 +27,7 @@ ONEDNN_MAX_CPU_ISA=AVX2.
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -130,12 +131,12 @@ def main():
             results[name]["cpu_ratio"].append(pair["ours_cpu"] / pair["torch_cpu"])
 
     mode = ("AVX2 only" if a.avx2 else "as is") + (", SCHED_FIFO" if a.fifo else "")
-    print(f"\nsummary ({mode}, {a.threads} threads, {a.rounds} alternating rounds): min–max")
+    print(f"\nsummary ({mode}, {a.threads} threads, {a.rounds} alternating rounds): min / median / max")
     print("| config | attn-trace tokens/s | PyTorch tokens/s | ratio | others' load (cores) | ratio per CPU-s |")
     print("|---|---|---|---|---|---|")
     for name, res in results.items():
         B, T, C, L, H, *_ = CONFIGS[name]
-        rng = lambda xs, f: f"{f(min(xs))}–{f(max(xs))}"
+        rng = lambda xs, f: f"{f(min(xs))} / {f(statistics.median(xs))} / {f(max(xs))}"
         k = lambda x: f"{x / 1000:.1f}k"
         print(
             f"| ({name}) B{B} T{T} C{C} L{L} H{H} | {rng(res['ours'], k)} | {rng(res['torch'], k)} | "
