@@ -340,21 +340,38 @@ pub fn linear_backward_wt(
 }
 
 with_simd! {
-    /// `out [m, n] = xᵀ` for `x [n, m]`: `out[j·n + i] = x[i·m + j]`, in blocks of 16×16 so that
-    /// both sides stay in the cache.
+    /// `out [m, n] = xᵀ` for `x [n, m]`: `out[j·n + i] = x[i·m + j]`, in blocks of 8×8 held in
+    /// registers (eight rows read, eight columns written), the edges value by value.
     pub fn transpose(n: usize, m: usize, x: &[f32], out: &mut [f32]) => transpose_impl;
 }
 
 #[inline(always)]
 fn transpose_impl(n: usize, m: usize, x: &[f32], out: &mut [f32]) {
-    const BLOCK: usize = 16;
-    for i0 in (0..n).step_by(BLOCK) {
-        for j0 in (0..m).step_by(BLOCK) {
-            for i in i0..(i0 + BLOCK).min(n) {
-                for j in j0..(j0 + BLOCK).min(m) {
-                    out[j * n + i] = x[i * m + j];
-                }
+    const B: usize = 8;
+    let (x, out) = (&x[..n * m], &mut out[..n * m]);
+    let (n8, m8) = (n - n % B, m - m % B);
+    for i0 in (0..n8).step_by(B) {
+        for j0 in (0..m8).step_by(B) {
+            let rows: [[f32; B]; B] = std::array::from_fn(|r| {
+                let at = (i0 + r) * m + j0;
+                std::array::from_fn(|c| x[at + c])
+            });
+            for c in 0..B {
+                let at = (j0 + c) * n + i0;
+                let col: [f32; B] = std::array::from_fn(|r| rows[r][c]);
+                out[at..at + B].copy_from_slice(&col);
             }
+        }
+    }
+    // the columns past the last whole block, then the rows past it
+    for i in 0..n {
+        for j in m8..m {
+            out[j * n + i] = x[i * m + j];
+        }
+    }
+    for i in n8..n {
+        for j in 0..m8 {
+            out[j * n + i] = x[i * m + j];
         }
     }
 }
@@ -582,6 +599,21 @@ mod tests {
         gelu_linear_backward([B, T], &x, &wt, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
         assert_eq!(bits(&dy), bits(&dy2));
         assert_eq!((bits(&dx), bits(&dw), bits(&db)), (bits(&dx2), bits(&dw2), bits(&db2)));
+    }
+
+    #[test]
+    fn transpose_moves_every_value() {
+        // whole 8×8 blocks, edges on either side, and both
+        for (n, m) in [(16, 24), (13, 8), (8, 21), (19, 11), (3, 5), (64, 256)] {
+            let x: Vec<f32> = (0..n * m).map(|k| k as f32).collect();
+            let mut out = vec![f32::NAN; n * m];
+            transpose(n, m, &x, &mut out);
+            for i in 0..n {
+                for j in 0..m {
+                    assert_eq!(out[j * n + i], x[i * m + j], "{n}×{m} at ({i}, {j})");
+                }
+            }
+        }
     }
 
     #[test]
