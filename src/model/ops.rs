@@ -356,10 +356,10 @@ fn transpose_impl(n: usize, m: usize, x: &[f32], out: &mut [f32]) {
                 let at = (i0 + r) * m + j0;
                 std::array::from_fn(|c| x[at + c])
             });
-            for c in 0..B {
+            let cols: [[f32; B]; B] = std::array::from_fn(|c| std::array::from_fn(|r| rows[r][c]));
+            for (c, col) in cols.iter().enumerate() {
                 let at = (j0 + c) * n + i0;
-                let col: [f32; B] = std::array::from_fn(|r| rows[r][c]);
-                out[at..at + B].copy_from_slice(&col);
+                out[at..at + B].copy_from_slice(col);
             }
         }
     }
