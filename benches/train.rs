@@ -1,8 +1,10 @@
 //! TinyGPT training speed in tokens per second, one full step (batch draw, forward, backward,
-//! AdamW) at the two configurations (`cargo bench --bench train`):
-//! (a) B=4, T=64, C=64, L=1, H=1 and (b) B=16, T=64, C=128, L=2, H=4, on the `kernels` corpus.
+//! AdamW) at the three configurations (`cargo bench --bench train`):
+//! (a) B=4, T=64, C=64, L=1, H=1, (b) B=16, T=64, C=128, L=2, H=4 and (c) B=8, T=128, C=256,
+//! L=4, H=8, on the `kernels` corpus. `cargo run --release --example speed` prints the same
+//! steps' GFLOP/s next to the machine's sgemm ceiling.
 //! Criterion's `thrpt` line is tokens/s. Attention runs the tracer's kernels untraced (their
-//! vectorised loop order, `kernels::untraced`), the linear layers sgemm (`model::ops`); the two
+//! vectorised loop order, `src/fast.rs`), the linear layers sgemm (`model::ops`); the two
 //! threads each take half the batch.
 
 // a benchmark or example stops on what it cannot do, like a test
@@ -18,6 +20,7 @@ fn bench(c: &mut Criterion) {
     let configs = [
         ("a: B=4 T=64 C=64 L=1 H=1", 4, 64, 64, 1, 1),
         ("b: B=16 T=64 C=128 L=2 H=4", 16, 64, 128, 2, 4),
+        ("c: B=8 T=128 C=256 L=4 H=8", 8, 128, 256, 4, 8),
     ];
     for (name, b, t, d_model, n_layers, n_heads) in configs {
         let config = Config {

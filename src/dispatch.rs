@@ -9,7 +9,7 @@
 //! functions, so a variant is chosen here and nowhere else.
 
 use crate::fast::{self, Heads};
-use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha};
+use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 
@@ -46,6 +46,47 @@ macro_rules! pass {
             fast::$f(heads($sh, $variant), $($farg),*)
         }
     };
+}
+
+/// The head split `q | k | v = qkv`: traced, `kernels/split.rs` (or `attention_gqa.rs`'s own,
+/// whose `k`, `v` are `H_kv·D` wide); untraced, row copies.
+pub fn split<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    qkv: &[f32],
+    q: &mut [f32],
+    k: &mut [f32],
+    v: &mut [f32],
+) {
+    let ksh = kernel_shape(sh, variant);
+    if !R::ENABLED {
+        fast::split(ksh, qkv, q, k, v)
+    } else if variant.grouped() {
+        attention_gqa::split(rec, ksh, qkv, q, k, v)
+    } else {
+        split::forward(rec, sh, qkv, q, k, v)
+    }
+}
+
+/// The split's backward: `d_qkv` gathered from `d_q, d_k, d_v`.
+pub fn split_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    d_q: &[f32],
+    d_k: &[f32],
+    d_v: &[f32],
+    d_qkv: &mut [f32],
+) {
+    let ksh = kernel_shape(sh, variant);
+    if !R::ENABLED {
+        fast::split_back(ksh, d_q, d_k, d_v, d_qkv)
+    } else if variant.grouped() {
+        attention_gqa::split_back(rec, ksh, d_q, d_k, d_v, d_qkv)
+    } else {
+        split::backward(rec, sh, d_q, d_k, d_v, d_qkv)
+    }
 }
 
 /// `S = Q·Kᵀ/√D + mask`.

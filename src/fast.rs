@@ -1,23 +1,25 @@
 //! The attention passes as they run untraced (training, `run` without a log; chosen by
-//! `dispatch.rs`): the same sums, in
-//! the same order, over the same buffers as the loops of `attention_1h.rs`, `attention_mha.rs`
-//! and `attention_gqa.rs`, with the loops reordered so the CPU can do eight outputs per
-//! instruction. Grouped-query attention adds each query head's `d_k`, `d_v` share in head order,
-//! as its kernel does.
+//! `dispatch.rs`): the same sums, in the same order, over the same buffers as the loops of
+//! `attention_1h.rs`, `attention_mha.rs` and `attention_gqa.rs`, with the loops reordered so
+//! the CPU can do eight or sixteen outputs per instruction. Grouped-query attention adds each
+//! query head's `d_k`, `d_v` share in head order, as its kernel does.
 //!
 //! Each output of a kernel is a dot product `s = 0; for k { s += a[k]·b[k] }` accumulated one
 //! term at a time. Floating-point addition is not associative, so that chain cannot be split
 //! into partial sums without changing the result; a single chain, though, runs at one add per
-//! add-latency and cannot use SIMD. Here the loops are interchanged instead: one row of outputs
-//! is accumulated together, term `k` added to every output of the row before term `k + 1`, so
-//! each output still sees `0 + a₀b₀ + a₁b₁ + …` in the kernel's order — the same bits — while
-//! the additions of neighbouring outputs sit side by side in vector registers. Where the kernel
-//! reads a key or value row across channels, its head is first copied transposed so the row of
-//! outputs reads contiguous memory.
+//! add-latency and cannot use SIMD. Here the loops are interchanged instead: a tile of outputs
+//! (a few rows of neighbouring outputs) is accumulated together, term `k` added to every output
+//! of the tile before term `k + 1`, so each output still sees `0 + a₀b₀ + a₁b₁ + …` in the
+//! kernel's order — the same bits — while the additions of neighbouring outputs sit side by side
+//! in vector registers. The operands are first copied into the order the tile reads them
+//! ("packed", as a matrix library does; see [`tile`]).
 //!
-//! Work the kernel does whose result it then discards is skipped: dot products of masked pairs,
-//! which the mask overwrites with −1e9. `tests/it/kernels_untraced.rs` and the engine tests hold every pass to the traced kernel
-//! bit for bit.
+//! Work whose result cannot matter is skipped. Dot products of masked pairs, which the mask
+//! overwrites with −1e9. And products with a probability of exactly 0 (the pairs a causal mask
+//! hides), at the end or the start of a sum, when the values they multiply are finite: such a
+//! product is ±0, and adding ±0 to a sum that began at +0 leaves it as it was (see
+//! [`nonzero_len`]). `tests/it/kernels_untraced.rs` and the engine tests hold every pass to the
+//! traced kernel bit for bit, infinities included.
 #![allow(non_snake_case)]
 
 use crate::kernels::Mask;
@@ -100,41 +102,18 @@ impl Heads {
         1.0 / (self.D as f32).sqrt()
     }
 
-    /// Copies head `hh` of the `[B,T,H,D]` buffer `x` for batch `bb` into `xt [D,T]`, so that
-    /// channel `d` of every key is one contiguous row.
-    fn transpose_head(&self, x: &[f32], bb: usize, hh: usize, xt: &mut [f32]) {
-        let (T, D) = (self.T, self.D);
-        for j in 0..T {
-            let k_base = self.k_base(bb, j, hh);
-            for (d, &x) in x[k_base..k_base + D].iter().enumerate() {
-                xt[d * T + j] = x;
-            }
-        }
+    /// The rows of the key/value head query head `hh` reads, of batch `bb`, in a
+    /// `[B,T,H_kv,D]` buffer (keys, values): row `j` is `x[k_base..k_base + D]`.
+    fn key_rows<'a>(&self, x: &'a [f32], bb: usize, hh: usize) -> impl Fn(usize) -> &'a [f32] + use<'a> {
+        let (hd, D) = (*self, self.D);
+        move |j| &x[hd.k_base(bb, j, hh)..hd.k_base(bb, j, hh) + D]
     }
-}
 
-/// Continues `acc[r][l] += a(r, k)·b(k)[c0 + l]` for the terms `k` in the order `ks` yields
-/// them: `R` rows of `W` neighbouring outputs, each its own running sum with one multiply and
-/// one add per term, exactly as the kernels' innermost loops do. The `R·W` sums live in
-/// registers; rows share each loaded `b(k)`, and their chains of additions overlap in time.
-#[inline(always)]
-fn tile<'a, const R: usize, const W: usize>(
-    mut acc: [[f32; W]; R],
-    c0: usize,
-    ks: impl Iterator<Item = usize>,
-    a: impl Fn(usize, usize) -> f32,
-    b: impl Fn(usize) -> &'a [f32],
-) -> [[f32; W]; R] {
-    for k in ks {
-        let bk = lanes::<W>(b(k), c0);
-        for (r, acc) in acc.iter_mut().enumerate() {
-            let ark = a(r, k);
-            for l in 0..W {
-                acc[l] += ark * bk[l];
-            }
-        }
+    /// The rows of head `hh` of batch `bb` in a `[B,S,H,D]` buffer (queries, `d_att`).
+    fn query_rows<'a>(&self, x: &'a [f32], bb: usize, hh: usize) -> impl Fn(usize) -> &'a [f32] + use<'a> {
+        let (hd, D) = (*self, self.D);
+        move |i| &x[hd.q_base(bb, i, hh)..hd.q_base(bb, i, hh) + D]
     }
-    acc
 }
 
 /// Runs `$body` for tiles of 4 rows of `0..$rows` (then single rows): `$r0` is the tile's first
@@ -178,6 +157,144 @@ macro_rules! col_blocks {
             $c0 += 1;
         }
     }};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packed operands. Every pass is a set of dot products `out[r][l] = Σ_k a[r][k]·b[k][l]` with the
+// terms in the kernel's order. A tile of R rows × W columns of outputs reads, for each k, the R
+// values a[·][k] and the W values b[k][·]; both are first copied next to each other ("packed",
+// as a matrix library does), so the innermost loop reads two contiguous streams and keeps its
+// R·W sums in registers. Copying moves each input once per head; the sums then read it D or T
+// times. It also takes the rows of a head, which lie C = H·D values apart in the big buffers,
+// out of the few L1 cache sets such a stride falls into, where they would evict each other.
+
+/// Copies `x`'s `n` rows of `m` values (row `k` is `row(k)[..m]`) into column blocks as
+/// `col_blocks!` cuts `0..m`: the block of width `W` at column `c0` goes to
+/// `out[c0·n..(c0 + W)·n]` as `[n][W]`, so a tile of those W columns reads row `k` at
+/// `c0·n + k·W`.
+#[inline(always)]
+fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
+    out.clear();
+    out.resize(n * m, 0.0);
+    for k in 0..n {
+        let x = &row(k)[..m];
+        col_blocks!(m, c0, W, {
+            out[c0 * n + k * W..c0 * n + k * W + W].copy_from_slice(&x[c0..c0 + W]);
+        });
+    }
+}
+
+/// [`pack_panels`] of the transpose: `x`'s `m` rows of `n` values read column by column, so
+/// the block at column `c0` of the transpose is `[n][W]` with `[k][l] = row(c0 + l)[k]`.
+#[inline(always)]
+fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
+    out.clear();
+    out.resize(n * m, 0.0);
+    col_blocks!(m, c0, W, {
+        for l in 0..W {
+            for (k, &x) in row(c0 + l)[..n].iter().enumerate() {
+                out[c0 * n + k * W + l] = x;
+            }
+        }
+    });
+}
+
+/// Packs `R` rows' terms `k0..k1` side by side: `out[(k − k0)·R + r] = rows[r][k]`, a tile's
+/// `a` operand for sums along rows.
+#[inline(always)]
+fn pack_rows<const R: usize>(rows: [&[f32]; R], k0: usize, k1: usize, out: &mut Vec<f32>) {
+    out.clear();
+    out.resize((k1 - k0) * R, 0.0);
+    let rows = rows.map(|row| &row[k0..k1]);
+    let (out, _) = out.as_chunks_mut::<R>();
+    if let Ok([r0, r1, r2, r3]) = <[&[f32]; 4]>::try_from(&rows[..]) {
+        // four rows zipped: no index to check, and the compiler interleaves them with shuffles
+        let terms = r0.iter().zip(r1).zip(r2).zip(r3);
+        for (o, (((&a, &b), &c), &d)) in out.iter_mut().zip(terms) {
+            o.copy_from_slice(&[a, b, c, d]);
+        }
+    } else {
+        for (r, row) in rows.iter().enumerate() {
+            for (o, &x) in out.iter_mut().zip(*row) {
+                o[r] = x;
+            }
+        }
+    }
+}
+
+/// Packs the `R` columns `c0..c0 + R` of the rows `k0..k1` of `block` (rows of `n` values):
+/// `out[(k − k0)·R + r] = block[k·n + c0 + r]`, a tile's `a` operand for sums down columns.
+#[inline(always)]
+fn pack_cols<const R: usize>(block: &[f32], n: usize, c0: usize, k0: usize, k1: usize, out: &mut Vec<f32>) {
+    out.clear();
+    for row in block[k0 * n..k1 * n].chunks_exact(n) {
+        out.extend_from_slice(lanes::<R>(row, c0));
+    }
+}
+
+/// Where the products of a row of probabilities with a block of finite values stop mattering:
+/// one past the last `p[j]` that is not zero (0 for a row of zeros). A zero times a finite value
+/// is ±0, and adding ±0 to a sum that started at +0 leaves it exactly as it was (such a sum is
+/// never −0), so a dot product may stop there with the same bits. Under a causal mask a row's
+/// hidden keys have probability exactly 0, so this skips them.
+#[inline(always)]
+fn nonzero_len(p: &[f32]) -> usize {
+    // whole blocks of eight zeros from the end, eight at a time, then one by one
+    let (blocks, tail) = p.as_chunks::<8>();
+    if tail.iter().any(|&x| x != 0.0) {
+        return p.len() - tail.iter().rev().position(|&x| x != 0.0).map_or(0, |n| n);
+    }
+    match blocks
+        .iter()
+        .rposition(|b| b.iter().fold(false, |nz, &x| nz | (x != 0.0)))
+    {
+        Some(n) => 8 * n + 8 - blocks[n].iter().rev().position(|&x| x != 0.0).map_or(0, |n| n),
+        None => 0,
+    }
+}
+
+/// Whether every value is finite: only then may terms whose probability is zero be skipped
+/// (zero times an infinity or NaN is NaN, which the kernel would have added).
+#[inline(always)]
+fn all_finite(x: &[f32]) -> bool {
+    x.iter().fold(true, |ok, v| ok & v.is_finite())
+}
+
+/// Continues `acc[r][l] += a[k][r]·b[k][l]` for `k = 0, 1, …` over packed operands: `a` holds
+/// rows of `R` values (`R` output rows' terms side by side, see [`pack_rows`], [`pack_cols`]),
+/// `b` rows of `W` (`W` neighbouring outputs' terms, see [`pack_panels`]); the shorter of the two
+/// ends the sum. Each of the `R·W` sums has one multiply and one add per term, in order, exactly
+/// as the kernels' innermost loops do. The sums live in registers; rows share each loaded
+/// `b[k]`, and their chains of additions overlap in time.
+#[inline(always)]
+fn tile<const R: usize, const W: usize>(mut acc: [[f32; W]; R], a: &[f32], b: &[f32]) -> [[f32; W]; R] {
+    for (ak, bk) in a.as_chunks::<R>().0.iter().zip(b.as_chunks::<W>().0) {
+        for (acc, &ark) in acc.iter_mut().zip(ak) {
+            for l in 0..W {
+                acc[l] += ark * bk[l];
+            }
+        }
+    }
+    acc
+}
+
+/// [`tile`] for one row whose terms `k` come from `ks` (an explicit mask's visible pairs), read
+/// through `a(k)` and `b(k)[c0..c0 + W]` in place.
+#[inline(always)]
+fn tile_at<'a, const W: usize>(
+    mut acc: [f32; W],
+    c0: usize,
+    ks: impl Iterator<Item = usize>,
+    a: impl Fn(usize) -> f32,
+    b: impl Fn(usize) -> &'a [f32],
+) -> [f32; W] {
+    for k in ks {
+        let (ak, bk) = (a(k), lanes::<W>(b(k), c0));
+        for l in 0..W {
+            acc[l] += ak * bk[l];
+        }
+    }
+    acc
 }
 
 /// `x[c0..c0 + W]` as an array, so the compiler sees its length.
@@ -248,28 +365,44 @@ fn extent(mask: &Mask, i: usize, T: usize) -> usize {
 fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
-    let mut kt = vec![0.0; D * T];
+    let (mut kp, mut qa) = (Vec::new(), Vec::new());
     for bb in 0..B {
         for hh in 0..H {
+            // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys (once per key/value
+            // head: the query heads of a group read the same)
             if !hd.shares_kv(hh) {
-                hd.transpose_head(k, bb, hh, &mut kt);
+                pack_panels_t(D, T, hd.key_rows(k, bb, hh), &mut kp);
             }
+            let q_row = hd.query_rows(q, bb, hh);
             row_tiles!(S, i0, R, {
-                let q_base: [usize; R] = std::array::from_fn(|r| hd.q_base(bb, i0 + r, hh));
+                pack_rows::<R>(std::array::from_fn(|r| q_row(i0 + r)), 0, D, &mut qa);
                 let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
-                // keys past the tile's last visible one are hidden from all its rows; a few
-                // hidden pairs before that are summed too, and overwritten below as the kernel does
+                // blocks of keys past the tile's last visible one are hidden from all its rows;
+                // a few hidden pairs before that are summed too, and overwritten below as the
+                // kernel does
                 let keys = (i0..i0 + R).map(|i| extent(mask, i, T)).fold(0, usize::max);
-                col_blocks!(keys.next_multiple_of(8).min(T), j0, W, {
-                    let kt_row = |d: usize| &kt[d * T..d * T + T];
-                    let acc = tile::<R, W>([[0.0; W]; R], j0, 0..D, |r, d| q[q_base[r] + d], kt_row);
-                    for (r, acc) in acc.iter().enumerate() {
-                        store(scores, rows[r] + j0, acc, 1.0);
+                col_blocks!(T, j0, W, {
+                    if j0 < keys {
+                        let acc = tile::<R, W>([[0.0; W]; R], &qa, &kp[j0 * D..(j0 + W) * D]);
+                        for (r, acc) in acc.iter().enumerate() {
+                            store(scores, rows[r] + j0, acc, scale);
+                        }
                     }
                 });
                 for (r, &row) in rows.iter().enumerate() {
-                    for (j, s) in scores[row..row + T].iter_mut().enumerate() {
-                        *s = if mask.hides(i0 + r, j) { MASKED } else { *s * scale };
+                    let i = i0 + r;
+                    let s = &mut scores[row..row + T];
+                    match mask {
+                        // the keys after the row's extent, summed or not, are hidden
+                        Mask::Causal => s[extent(mask, i, T)..].fill(MASKED),
+                        Mask::None => {}
+                        Mask::Explicit { .. } => {
+                            for (j, s) in s.iter_mut().enumerate() {
+                                if mask.hides(i, j) {
+                                    *s = MASKED;
+                                }
+                            }
+                        }
                     }
                 }
             });
@@ -279,20 +412,24 @@ fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32])
 
 /// Softmax pass, row by row: the row maximum, `e = exp(s − max)` for every entry, their sum left
 /// to right, then `e · (1/sum)`. The maximum is the same whatever order it is taken in, so it
-/// is taken eight entries at a time; the sums are not, so eight rows' sums run side by side.
+/// is taken eight entries at a time; the sums are not, so eight rows' sums run side by side,
+/// each stopping after its last nonzero `e` (adding +0 to a positive sum changes nothing; the
+/// entries a causal mask hides are exactly 0).
 #[inline(always)]
 fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
     let Heads { B, S, T, H, .. } = hd;
     let n = B * H * S * T;
     let rows = scores[..n].chunks(8 * T).zip(probs[..n].chunks_mut(8 * T));
     for (s8, p8) in rows {
-        for (s, p) in s8.chunks_exact(T).zip(p8.chunks_exact_mut(T)) {
+        let mut lens = [0; 8];
+        for ((s, p), len) in s8.chunks_exact(T).zip(p8.chunks_exact_mut(T)).zip(&mut lens) {
             let maxval = max(s);
             for (p, &s) in p.iter_mut().zip(s) {
                 *p = exp(s - maxval);
             }
+            *len = nonzero_len(p);
         }
-        let sums = row_sums(p8, T, |_, e| e);
+        let sums = row_sums(p8, T, lens, |_, e| e);
         for (p, sum) in p8.chunks_exact_mut(T).zip(sums) {
             let inv = 1.0 / sum;
             p.iter_mut().for_each(|p| *p *= inv);
@@ -301,14 +438,19 @@ fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
 }
 
 /// Backward of the softmax, row by row: `dot = Σ_j dP[j]·P[j]` left to right (eight rows side
-/// by side), then `dS[j] = P[j]·(dP[j] − dot)`.
+/// by side, each stopping after its last nonzero `P[j]` when its `dP` is finite: the rest add
+/// ±0 to a sum that is never −0), then `dS[j] = P[j]·(dP[j] − dot)`.
 #[inline(always)]
 fn softmax_rows_back_impl(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
     let Heads { B, S, T, H, .. } = hd;
     let n = B * H * S * T;
     let rows = probs[..n].chunks(8 * T).zip(d_probs[..n].chunks(8 * T));
     for ((p8, dp8), ds8) in rows.zip(d_scores[..n].chunks_mut(8 * T)) {
-        let dots = row_sums(p8, T, |k, p| dp8[k] * p);
+        let mut lens = [0; 8];
+        for ((p, dp), len) in p8.chunks_exact(T).zip(dp8.chunks_exact(T)).zip(&mut lens) {
+            *len = if all_finite(dp) { nonzero_len(p) } else { T };
+        }
+        let dots = row_sums(p8, T, lens, |k, p| dp8[k] * p);
         let rows = p8.chunks_exact(T).zip(dp8.chunks_exact(T)).zip(ds8.chunks_exact_mut(T));
         for (((p, dp), ds), dot) in rows.zip(dots) {
             for ((ds, &p), &dp) in ds.iter_mut().zip(p).zip(dp) {
@@ -333,26 +475,29 @@ fn max(x: &[f32]) -> f32 {
     lanes.iter().fold(tail, |m, &v| m.max(v))
 }
 
-/// `Σ_j term(k, x[k])` with `k = r·T + j` for each of the (up to 8) rows `r` of length `T` in
-/// `x`, each sum from 0 adding `j = 0, 1, …` in order; the rows' additions are independent, so
-/// the CPU overlaps them. Entries past the last row are 0 (callers zip with the rows).
+/// `Σ_j term(k, x[k])` over `j < lens[r]` with `k = r·T + j` for each of the (up to 8) rows `r`
+/// of length `T` in `x`, each sum from 0 adding `j = 0, 1, …` in order. While every row still
+/// has terms, the rows' additions are independent and the CPU overlaps them; then each row
+/// finishes alone. Entries past the last row are 0 (callers zip with the rows).
 #[inline(always)]
-fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> [f32; 8] {
+fn row_sums(x: &[f32], T: usize, lens: [usize; 8], term: impl Fn(usize, f32) -> f32) -> [f32; 8] {
     let rows = x.len() / T;
     let mut sums = [0.0f32; 8];
-    if rows == 8 {
-        for j in 0..T {
-            for (r, sum) in sums.iter_mut().enumerate() {
-                let k = r * T + j;
-                *sum += term(k, x[k]);
-            }
-        }
+    let together = if rows == 8 {
+        lens.iter().copied().fold(T, usize::min)
     } else {
-        for (r, sum) in sums.iter_mut().enumerate().take(rows) {
-            for j in 0..T {
-                let k = r * T + j;
-                *sum += term(k, x[k]);
-            }
+        0
+    };
+    for j in 0..together {
+        for (r, sum) in sums.iter_mut().enumerate() {
+            let k = r * T + j;
+            *sum += term(k, x[k]);
+        }
+    }
+    for (r, sum) in sums.iter_mut().enumerate().take(rows) {
+        for j in together..lens[r] {
+            let k = r * T + j;
+            *sum += term(k, x[k]);
         }
     }
     sums
@@ -362,16 +507,26 @@ fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> [f32; 8] {
 #[inline(always)]
 fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
+    let (mut vp, mut pa, mut finite) = (Vec::new(), Vec::new(), true);
     for bb in 0..B {
         for hh in 0..H {
-            let v_row = |j: usize| {
-                let v_base = hd.k_base(bb, j, hh);
-                &v[v_base..v_base + D]
-            };
+            // b[j][d] = v[j][d], in blocks of W channels (once per key/value head)
+            if !hd.shares_kv(hh) {
+                pack_panels(T, D, hd.key_rows(v, bb, hh), &mut vp);
+                finite = all_finite(&vp);
+            }
             row_tiles!(S, i0, R, {
                 let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
+                let p_rows = rows.map(|row| &p[row..row + T]);
+                // the keys after the tile's last nonzero probability add ±0 (see nonzero_len)
+                let keys = if finite {
+                    p_rows.iter().map(|p| nonzero_len(p)).fold(0, usize::max)
+                } else {
+                    T
+                };
+                pack_rows::<R>(p_rows, 0, keys, &mut pa);
                 col_blocks!(D, d0, W, {
-                    let acc = tile::<R, W>([[0.0; W]; R], d0, 0..T, |r, j| p[rows[r] + j], v_row);
+                    let acc = tile::<R, W>([[0.0; W]; R], &pa, &vp[d0 * T..(d0 + W) * T]);
                     for (r, acc) in acc.iter().enumerate() {
                         store(att, hd.q_base(bb, i0 + r, hh) + d0, acc, 1.0);
                     }
@@ -386,22 +541,18 @@ fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
 #[inline(always)]
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
-    let mut vt = vec![0.0; D * T];
+    let (mut vp, mut da) = (Vec::new(), Vec::new());
     for bb in 0..B {
         for hh in 0..H {
+            // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
             if !hd.shares_kv(hh) {
-                hd.transpose_head(v, bb, hh, &mut vt);
+                pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut vp);
             }
+            let d_att_row = hd.query_rows(d_att, bb, hh);
             row_tiles!(S, i0, R, {
-                let a_base: [usize; R] = std::array::from_fn(|r| hd.q_base(bb, i0 + r, hh));
+                pack_rows::<R>(std::array::from_fn(|r| d_att_row(i0 + r)), 0, D, &mut da);
                 col_blocks!(T, j0, W, {
-                    let acc = tile::<R, W>(
-                        [[0.0; W]; R],
-                        j0,
-                        0..D,
-                        |r, d| d_att[a_base[r] + d],
-                        |d| &vt[d * T..d * T + T],
-                    );
+                    let acc = tile::<R, W>([[0.0; W]; R], &da, &vp[j0 * D..(j0 + W) * D]);
                     for (r, acc) in acc.iter().enumerate() {
                         store(d_p, hd.row(bb, hh, i0 + r) + j0, acc, 1.0);
                     }
@@ -409,20 +560,27 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
             });
         }
     }
+    let (mut dap, mut pc, mut lens) = (Vec::new(), Vec::new(), vec![0; S]);
     // the query heads of a group add into the same d_v: it starts at 0
     if hd.grouped() {
         d_v[..B * T * hd.H_kv * D].fill(0.0);
     }
     for bb in 0..B {
         for hh in 0..H {
-            let d_att_row = |i: usize| {
-                let a_base = hd.q_base(bb, i, hh);
-                &d_att[a_base..a_base + D]
-            };
+            // b[i][d] = dAtt[i][d], in blocks of W channels
+            pack_panels(S, D, hd.query_rows(d_att, bb, hh), &mut dap);
+            let finite = all_finite(&dap);
+            let p_block = &p[hd.row(bb, hh, 0)..hd.row(bb, hh, S)];
+            for (len, p_row) in lens.iter_mut().zip(p_block.chunks_exact(T)) {
+                *len = if finite { nonzero_len(p_row) } else { T };
+            }
             row_tiles!(T, j0, R, {
+                // queries before the first with a nonzero probability at or after key j0 add ±0
+                // to every key of the tile, and a sum from +0 stays +0 (see nonzero_len)
+                let first = lens.iter().position(|&len| len > j0).unwrap_or(S);
+                pack_cols::<R>(p_block, T, j0, first, S, &mut pc);
                 col_blocks!(D, d0, W, {
-                    let p_ij = |r: usize, i: usize| p[hd.row(bb, hh, i) + j0 + r];
-                    let acc = tile::<R, W>([[0.0; W]; R], d0, 0..S, p_ij, d_att_row);
+                    let acc = tile::<R, W>([[0.0; W]; R], &pc, &dap[d0 * S + first * W..(d0 + W) * S]);
                     for (r, acc) in acc.iter().enumerate() {
                         store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
                     }
@@ -442,70 +600,107 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
-    let explicit = matches!(mask, Mask::Explicit { .. });
+    let (mut kp, mut qp, mut ds, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // the query heads of a group add into the same d_k: it starts at 0
     if hd.grouped() {
         d_k[..B * T * hd.H_kv * D].fill(0.0);
     }
     for bb in 0..B {
         for hh in 0..H {
-            let k_row = |j: usize| {
-                let k_base = hd.k_base(bb, j, hh);
-                &k[k_base..k_base + D]
-            };
-            let q_row = |i: usize| {
-                let q_base = hd.q_base(bb, i, hh);
-                &q[q_base..q_base + D]
-            };
-            if explicit {
+            let ds_block = &d_scores[hd.row(bb, hh, 0)..hd.row(bb, hh, S)];
+            let ds_row = |i: usize| &ds_block[i * T..i * T + T];
+            if let Mask::Explicit { .. } = mask {
+                let (k_row, q_row) = (hd.key_rows(k, bb, hh), hd.query_rows(q, bb, hh));
                 for i in 0..S {
-                    let row = hd.row(bb, hh, i);
                     col_blocks!(D, d0, W, {
                         let keys = (0..T).filter(|&j| !mask.hides(i, j));
-                        let acc = tile::<1, W>([[0.0; W]], d0, keys, |_, j| d_scores[row + j], k_row);
-                        store(d_q, hd.q_base(bb, i, hh) + d0, &acc[0], scale);
+                        let acc = tile_at::<W>([0.0; W], d0, keys, |j| ds_row(i)[j], &k_row);
+                        store(d_q, hd.q_base(bb, i, hh) + d0, &acc, scale);
                     });
                 }
                 for j in 0..T {
                     col_blocks!(D, d0, W, {
                         let queries = (0..S).filter(|&i| !mask.hides(i, j));
-                        let ds_ij = |_, i: usize| d_scores[hd.row(bb, hh, i) + j];
-                        let acc = tile::<1, W>([[0.0; W]], d0, queries, ds_ij, q_row);
-                        store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc[0], scale);
+                        let acc = tile_at::<W>([0.0; W], d0, queries, |i| ds_row(i)[j], &q_row);
+                        store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc, scale);
                     });
                 }
                 continue;
             }
-            // causal or no mask: every row's terms are a range
+            // causal or no mask: every row's terms are a range. dQ: b[j][d] = k[j][d] (packed
+            // once per key/value head); the rows of a tile share the keys of its first row,
+            // then each continues alone
+            if !hd.shares_kv(hh) {
+                pack_panels(T, D, hd.key_rows(k, bb, hh), &mut kp);
+            }
             row_tiles!(S, i0, R, {
-                let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
                 let shared = extent(mask, i0, T);
+                pack_rows::<R>(std::array::from_fn(|r| ds_row(i0 + r)), 0, shared, &mut ds);
                 col_blocks!(D, d0, W, {
-                    let ds_ij = |r: usize, j: usize| d_scores[rows[r] + j];
-                    let mut acc = tile::<R, W>([[0.0; W]; R], d0, 0..shared, ds_ij, k_row);
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let own = shared..extent(mask, i0 + r, T);
-                        *acc = tile::<1, W>([*acc], d0, own, |_, j| d_scores[rows[r] + j], k_row)[0];
-                        store(d_q, hd.q_base(bb, i0 + r, hh) + d0, acc, scale);
+                    let k_block = &kp[d0 * T..(d0 + W) * T];
+                    let acc = tile::<R, W>([[0.0; W]; R], &ds, k_block);
+                    for (r, acc) in acc.iter().enumerate() {
+                        // a row of one: its terms are the row itself
+                        let own = &ds_row(i0 + r)[shared..extent(mask, i0 + r, T)];
+                        let acc = tile::<1, W>([*acc], own, &k_block[shared * W..]);
+                        store(d_q, hd.q_base(bb, i0 + r, hh) + d0, &acc[0], scale);
                     }
                 });
             });
+            // dK: b[i][d] = q[i][d]; key j is seen by queries first(j)..S: each row of a tile
+            // first takes its own queries, then all share the rest
+            pack_panels(S, D, hd.query_rows(q, bb, hh), &mut qp);
+            let first = |j: usize| if matches!(mask, Mask::Causal) { j.min(S) } else { 0 };
             row_tiles!(T, j0, R, {
-                let first = |j: usize| if matches!(mask, Mask::Causal) { j.min(S) } else { 0 };
                 let shared = first(j0 + R - 1);
+                pack_cols::<R>(ds_block, T, j0, shared, S, &mut ds);
                 col_blocks!(D, d0, W, {
-                    let ds_ij = |r: usize, i: usize| d_scores[hd.row(bb, hh, i) + j0 + r];
+                    let q_block = &qp[d0 * S..(d0 + W) * S];
                     let mut acc = [[0.0; W]; R];
                     for (r, acc) in acc.iter_mut().enumerate() {
-                        let own = first(j0 + r)..shared;
-                        *acc = tile::<1, W>([*acc], d0, own, |_, i| ds_ij(r, i), q_row)[0];
+                        pack_cols::<1>(ds_block, T, j0 + r, first(j0 + r), shared, &mut own);
+                        *acc = tile::<1, W>([*acc], &own, &q_block[first(j0 + r) * W..])[0];
                     }
-                    let acc = tile::<R, W>(acc, d0, shared..S, ds_ij, q_row);
+                    let acc = tile::<R, W>(acc, &ds, &q_block[shared * W..]);
                     for (r, acc) in acc.iter().enumerate() {
                         store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
                     }
                 });
             });
         }
+    }
+}
+
+/// The head split as it runs untraced (`kernels/split.rs`, `attention_gqa.rs`'s `split`
+/// traced): `q [B,T,C]` and `k, v [B,T,C_kv]` out of `qkv [B,T,C + 2·C_kv]` (channel offsets 0,
+/// C and C + C_kv; `C_kv = H_kv·D`, which is `C` unless grouped), three contiguous copies per
+/// row instead of three values per channel.
+pub fn split(sh: Shape, qkv: &[f32], q: &mut [f32], k: &mut [f32], v: &mut [f32]) {
+    let (n, C, Ckv) = (sh.b * sh.t, sh.c, sh.kv_c());
+    let rows = qkv[..n * (C + 2 * Ckv)].chunks_exact(C + 2 * Ckv);
+    let outs = q[..n * C]
+        .chunks_exact_mut(C)
+        .zip(k[..n * Ckv].chunks_exact_mut(Ckv))
+        .zip(v[..n * Ckv].chunks_exact_mut(Ckv));
+    for (row, ((q, k), v)) in rows.zip(outs) {
+        q.copy_from_slice(&row[..C]);
+        k.copy_from_slice(&row[C..C + Ckv]);
+        v.copy_from_slice(&row[C + Ckv..]);
+    }
+}
+
+/// The split's backward untraced: `d_qkv [B,T,C + 2·C_kv]` gathered from `d_q [B,T,C]` and
+/// `d_k, d_v [B,T,C_kv]`.
+pub fn split_back(sh: Shape, d_q: &[f32], d_k: &[f32], d_v: &[f32], d_qkv: &mut [f32]) {
+    let (n, C, Ckv) = (sh.b * sh.t, sh.c, sh.kv_c());
+    let rows = d_qkv[..n * (C + 2 * Ckv)].chunks_exact_mut(C + 2 * Ckv);
+    let ins = d_q[..n * C]
+        .chunks_exact(C)
+        .zip(d_k[..n * Ckv].chunks_exact(Ckv))
+        .zip(d_v[..n * Ckv].chunks_exact(Ckv));
+    for (row, ((d_q, d_k), d_v)) in rows.zip(ins) {
+        row[..C].copy_from_slice(d_q);
+        row[C..C + Ckv].copy_from_slice(d_k);
+        row[C + Ckv..].copy_from_slice(d_v);
     }
 }

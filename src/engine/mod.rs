@@ -19,7 +19,7 @@ pub use tensors::Tensors;
 use crate::dispatch;
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
-use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear, split};
+use crate::kernels::{Mask, Variant, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
 use std::borrow::Cow;
@@ -240,11 +240,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
             linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
         });
         t.write([Q, K, V], |t, [q, k, v]| {
-            if variant.grouped() {
-                attention_gqa::split(rec, sh, t.get(Qkv), q, k, v)
-            } else {
-                split::forward(rec, sh, t.get(Qkv), q, k, v)
-            }
+            dispatch::split(rec, variant, sh, t.get(Qkv), q, k, v)
         });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
@@ -373,11 +369,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     // input projections, backwards
     if t.has(WQkv) {
         t.write([DQkv], |t, [d]| {
-            if variant.grouped() {
-                attention_gqa::split_back(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
-            } else {
-                split::backward(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
-            }
+            dispatch::split_back(rec, variant, sh, t.get(DQ), t.get(DK), t.get(DV), d)
         });
         t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));

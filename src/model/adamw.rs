@@ -40,10 +40,16 @@ impl AdamW {
     /// `p −= lr·(m̂/(√v̂ + ε) + wd·p)` with `m̂ = m/(1−β1ᵗ)`, `v̂ = v/(1−β2ᵗ)`.
     /// Element-wise, so splitting it across threads gives the same bits.
     pub fn update(&mut self, params: &mut [f32], grads: &[f32]) {
-        assert_eq!(
-            params.len(),
-            self.m.len(),
-            "optimizer state does not match the parameters"
+        self.update_sum(params, &[grads]);
+    }
+
+    /// [`AdamW::update`] with the gradient `g = parts[0] + parts[1] + …`, added element by
+    /// element in that order as the update goes (the gradients of a batch's shards, which are
+    /// then never summed into a buffer of their own: one pass over memory less).
+    pub fn update_sum(&mut self, params: &mut [f32], parts: &[&[f32]]) {
+        assert!(
+            params.len() == self.m.len() && parts.iter().all(|g| g.len() == params.len()),
+            "optimizer state or gradients do not match the parameters"
         );
         self.t += 1;
         let h = Step {
@@ -57,10 +63,45 @@ impl AdamW {
         };
         params
             .par_chunks_mut(CHUNK)
-            .zip(grads.par_chunks(CHUNK))
             .zip(self.m.par_chunks_mut(CHUNK))
             .zip(self.v.par_chunks_mut(CHUNK))
-            .for_each(|(((p, g), m), v)| update_chunk(h, p, g, m, v));
+            .enumerate()
+            .for_each(|(n, ((p, m), v))| {
+                let mut g = [0.0f32; SUM];
+                for (s, ((p, m), v)) in p
+                    .chunks_mut(SUM)
+                    .zip(m.chunks_mut(SUM))
+                    .zip(v.chunks_mut(SUM))
+                    .enumerate()
+                {
+                    let at = n * CHUNK + s * SUM;
+                    let g = &mut g[..p.len()];
+                    sum_parts(parts, at, g);
+                    update_chunk(h, p, g, m, v);
+                }
+            });
+    }
+}
+
+/// Parameters whose gradient [`AdamW::update_sum`] adds up at a time, in a buffer that stays in
+/// the L1 cache.
+const SUM: usize = 512;
+
+with_simd! {
+    /// `g = parts[0][at..] + parts[1][at..] + …` over `g.len()` values, added in that order.
+    fn sum_parts(parts: &[&[f32]], at: usize, g: &mut [f32]) => sum_parts_impl;
+}
+
+#[inline(always)]
+fn sum_parts_impl(parts: &[&[f32]], at: usize, g: &mut [f32]) {
+    let n = g.len();
+    if let Some((first, rest)) = parts.split_first() {
+        g.copy_from_slice(&first[at..at + n]);
+        for part in rest {
+            for (g, &x) in g.iter_mut().zip(&part[at..at + n]) {
+                *g += x;
+            }
+        }
     }
 }
 

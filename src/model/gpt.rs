@@ -7,7 +7,7 @@ use super::ModelError;
 use super::ops;
 use crate::dispatch;
 use crate::kernels::rope::{self, Pairs, Rope};
-use crate::kernels::{Mask, Variant, attention_gqa, split};
+use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
 use crate::trace::{Buf, NoRecord};
 use rand::SeedableRng;
@@ -374,8 +374,8 @@ impl TinyGpt {
             ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
             // MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
             ops::layernorm_forward(C, &a.res_mid, &mut a.ln2, &mut a.ln2_mean, &mut a.ln2_rstd);
-            lin.forward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C), &mut a.fc);
-            ops::gelu_forward(&a.fc, &mut a.gelu, &mut a.gelu_tanh);
+            let (w_fc, b_fc) = (w(p, o.w_fc, C * 4 * C), w(p, o.b_fc, 4 * C));
+            lin.forward_gelu(bt, &a.ln2, w_fc, b_fc, &mut a.fc, &mut a.gelu, &mut a.gelu_tanh);
             lin.forward(bt, &a.gelu, w(p, o.w_out, 4 * C * C), w(p, o.b_out, C), &mut a.mlp_out);
             ops::residual_forward(&a.res_mid, &a.mlp_out, &mut a.res_out);
         }
@@ -396,11 +396,47 @@ impl TinyGpt {
     /// Backward pass after [`TinyGpt::forward`] with targets: writes the gradient of
     /// `scale · Σ losses` into `grads` (a buffer of [`TinyGpt::num_params`] values; overwritten).
     pub fn backward(&self, acts: &mut Activations, tokens: &[u8], targets: &[u8], scale: f32, grads: &mut [f32]) {
-        self.backward_rows(acts, tokens, targets, scale, acts.b * acts.t, grads, None);
+        let wt = self.transposed_weights();
+        self.backward_rows(acts, tokens, targets, scale, acts.b * acts.t, grads, None, &wt);
+    }
+
+    /// The weight matrices transposed: each `[IC, OC]` matrix stored `[OC, IC]` at its own offset
+    /// of the parameter layout, the embeddings and biases left out (zero). The backward pass's
+    /// products `dy·Wᵀ` read these; transposed once per step, they serve every shard.
+    pub(crate) fn transposed_weights(&self) -> Vec<f32> {
+        let mut wt = vec![0.0; self.num_params()];
+        self.transpose_weights(&mut wt);
+        wt
+    }
+
+    /// [`TinyGpt::transposed_weights`] into `wt`, one matrix per task on the thread pool.
+    pub(crate) fn transpose_weights(&self, wt: &mut [f32]) {
+        let (C, V) = (self.config.d_model, self.config.vocab_size);
+        // (offset, IC, OC) of every weight matrix, in layout order
+        let mut mats = Vec::new();
+        for l in 0..self.config.n_layers {
+            let o = self.layout.block(l, C);
+            mats.extend([
+                (o.w_qkv, C, self.layout.qkv),
+                (o.w_proj, C, C),
+                (o.w_fc, C, 4 * C),
+                (o.w_out, 4 * C, C),
+            ]);
+        }
+        mats.push((self.layout.w_lm, C, V));
+        let (mut rest, mut at, mut jobs) = (wt, 0, Vec::new());
+        for (off, ic, oc) in mats {
+            let (out, tail) = rest[off - at..].split_at_mut(ic * oc);
+            jobs.push((&self.params[off..off + ic * oc], ic, oc, out));
+            (rest, at) = (tail, off + ic * oc);
+        }
+        jobs.into_par_iter()
+            .for_each(|(w, ic, oc, out)| ops::transpose(ic, oc, w, out));
     }
 
     /// [`TinyGpt::backward`] with the loss over the first `rows` of the `[B·T]` positions only,
-    /// optionally copying one layer's attention gradients into `tap`.
+    /// optionally copying one layer's attention gradients into `tap`; `wt` holds
+    /// [`TinyGpt::transposed_weights`].
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn backward_rows(
         &self,
@@ -411,11 +447,11 @@ impl TinyGpt {
         rows: usize,
         grads: &mut [f32],
         mut tap: Option<&mut Tap>,
+        wt: &[f32],
     ) {
         let cfg = &self.config;
         let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
         let bt = [B, T];
-        let p = &self.params;
         let lo = &self.layout;
         let g = &mut acts.grad;
         grads[lo.wte..lo.wpe + cfg.seq_len * C].fill(0.0);
@@ -430,10 +466,10 @@ impl TinyGpt {
             &mut g.d_logits[..rows * V],
         );
         let (d_wlm, d_blm) = grads[lo.w_lm..lo.w_lm + C * V + V].split_at_mut(C * V);
-        ops::linear_backward(
+        ops::linear_backward_wt(
             bt,
             &acts.lnf,
-            w(p, lo.w_lm, C * V),
+            w(wt, lo.w_lm, C * V),
             &g.d_logits,
             &mut g.d_ln,
             d_wlm,
@@ -452,28 +488,39 @@ impl TinyGpt {
             // branch's gradient as it is, and the branch's layernorm then adds its share into
             // it: afterwards d_res is the gradient at x_mid, without a copy.
             let (d_wout, d_bout) = grads[o.w_out..o.b_out + C].split_at_mut(4 * C * C);
-            ops::linear_backward(
+            ops::linear_backward_wt(
                 bt,
                 &a.gelu,
-                w(p, o.w_out, 4 * C * C),
+                w(wt, o.w_out, 4 * C * C),
                 &g.d_res,
                 &mut g.d_gelu,
                 d_wout,
                 d_bout,
             );
-            ops::gelu_backward(&a.fc, &a.gelu_tanh, &g.d_gelu, &mut g.d_fc);
             let (d_wfc, d_bfc) = grads[o.w_fc..o.b_fc + 4 * C].split_at_mut(C * 4 * C);
-            ops::linear_backward(bt, &a.ln2, w(p, o.w_fc, C * 4 * C), &g.d_fc, &mut g.d_ln, d_wfc, d_bfc);
+            let fc = (&a.fc[..], &a.gelu_tanh[..]);
+            let (d_fc, d_ln) = (&mut g.d_fc, &mut g.d_ln);
+            ops::gelu_linear_backward(
+                bt,
+                &a.ln2,
+                w(wt, o.w_fc, C * 4 * C),
+                fc,
+                &g.d_gelu,
+                d_fc,
+                d_ln,
+                d_wfc,
+                d_bfc,
+            );
             ops::layernorm_backward(C, &a.res_mid, &a.ln2_mean, &a.ln2_rstd, &g.d_ln, &mut g.d_res);
             // attention block, the same way: from d_res at x_mid to d_res at x
             if let Some(t) = tap.as_deref_mut().filter(|t| t.layer == l) {
                 t.d_out = g.d_res.clone();
             }
             let (d_wproj, d_bproj) = grads[o.w_proj..o.b_proj + C].split_at_mut(C * C);
-            ops::linear_backward(
+            ops::linear_backward_wt(
                 bt,
                 &a.att,
-                w(p, o.w_proj, C * C),
+                w(wt, o.w_proj, C * C),
                 &g.d_res,
                 &mut g.d_att,
                 d_wproj,
@@ -484,10 +531,10 @@ impl TinyGpt {
             split_backward(cfg, acts.shape, g);
             let QKV = lo.qkv;
             let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + QKV].split_at_mut(C * QKV);
-            ops::linear_backward(
+            ops::linear_backward_wt(
                 bt,
                 &a.ln1,
-                w(p, o.w_qkv, C * QKV),
+                w(wt, o.w_qkv, C * QKV),
                 &g.d_qkv,
                 &mut g.d_ln,
                 d_wqkv,
@@ -509,18 +556,33 @@ impl TinyGpt {
     /// from `work`; the slices' gradients are summed in a fixed order, so results do not depend
     /// on scheduling.
     pub fn loss_and_grad(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8], grads: &mut [f32]) -> f32 {
+        let loss = self.loss_and_shard_grads(work, tokens, targets);
+        let parts: Vec<&[f32]> = work.shards.iter().map(|s| &s.grads[..]).collect();
+        grads.par_chunks_mut(1 << 14).enumerate().for_each(|(n, g)| {
+            let at = n << 14;
+            let n = g.len();
+            g.copy_from_slice(&parts[0][at..at + n]);
+            for part in &parts[1..] {
+                g.iter_mut().zip(&part[at..at + n]).for_each(|(g, &d)| *g += d);
+            }
+        });
+        loss
+    }
+
+    /// [`TinyGpt::loss_and_grad`] without the sum: each shard's gradient is left in
+    /// `work.shards[s].grads` (AdamW adds them up as it updates, [`crate::model::AdamW::update_sum`]).
+    pub(crate) fn loss_and_shard_grads(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8]) -> f32 {
         let (B, T) = (work.b, work.t);
         let scale = 1.0 / (B * T) as f32;
-        let shards = &mut work.shards;
+        self.transpose_weights(&mut work.wt);
+        let (shards, wt) = (&mut work.shards, &work.wt);
         shards.par_iter_mut().for_each(|s| {
             let rows = s.first * T..(s.first + s.acts.b) * T;
-            self.forward(&mut s.acts, &tokens[rows.clone()], Some(&targets[rows.clone()]));
-            self.backward(&mut s.acts, &tokens[rows.clone()], &targets[rows], scale, &mut s.grads);
+            let (tokens, targets) = (&tokens[rows.clone()], &targets[rows]);
+            self.forward(&mut s.acts, tokens, Some(targets));
+            let n = s.acts.b * T;
+            self.backward_rows(&mut s.acts, tokens, targets, scale, n, &mut s.grads, None, wt);
         });
-        grads.copy_from_slice(&shards[0].grads);
-        for s in &shards[1..] {
-            grads.iter_mut().zip(&s.grads).for_each(|(g, &d)| *g += d);
-        }
         (shards.iter().map(|s| s.acts.loss_sum()).sum::<f64>() / (B * T) as f64) as f32
     }
 
@@ -577,26 +639,41 @@ impl Linear {
             Linear::Rows => ops::linear_rows(x, w, b, y),
         }
     }
+
+    /// `y = x·W + b`, then `g = gelu(y)` (`th`: the tanh GELU's backward reuses), over the
+    /// `[B,T]` rows of `x`: with sgemm, in one pass that adds the bias as it takes GELU.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_gelu(
+        self,
+        bt: [usize; 2],
+        x: &[f32],
+        w: &[f32],
+        b: &[f32],
+        y: &mut [f32],
+        g: &mut [f32],
+        th: &mut [f32],
+    ) {
+        match self {
+            Linear::Gemm => ops::linear_gelu_forward(bt, x, w, b, y, g, th),
+            Linear::Rows => {
+                ops::linear_rows(x, w, b, y);
+                ops::gelu_forward(y, g, th);
+            }
+        }
+    }
 }
 
 /// `q, k, v` from the fused projection's rows: the grouped split (k and v `H_kv·D` wide) when
-/// key/value heads are shared, else the `[B,T,3C]` one, as the engine picks them.
+/// key/value heads are shared, else the `[B,T,3C]` one, through the dispatcher as the engine's
+/// untraced runs (row copies that give the reference loops' numbers).
 pub(crate) fn split_forward(cfg: &Config, sh: Shape, a: &mut LayerActs) {
     let (q, k, v) = (&mut a.q, &mut a.k, &mut a.v);
-    if cfg.variant() == Variant::Gqa {
-        attention_gqa::split(&mut NoRecord, sh, &a.qkv, q, k, v);
-    } else {
-        split::forward(&mut NoRecord, sh, &a.qkv, q, k, v);
-    }
+    dispatch::split(&mut NoRecord, cfg.variant(), sh, &a.qkv, q, k, v);
 }
 
 fn split_backward(cfg: &Config, sh: Shape, g: &mut Grads) {
     let (d_q, d_k, d_v) = (&g.d_q, &g.d_k, &g.d_v);
-    if cfg.variant() == Variant::Gqa {
-        attention_gqa::split_back(&mut NoRecord, sh, d_q, d_k, d_v, &mut g.d_qkv);
-    } else {
-        split::backward(&mut NoRecord, sh, d_q, d_k, d_v, &mut g.d_qkv);
-    }
+    dispatch::split_back(&mut NoRecord, cfg.variant(), sh, d_q, d_k, d_v, &mut g.d_qkv);
 }
 
 /// Rotary positions: q and k of every position turned in place (the reference loops of
@@ -728,12 +805,13 @@ pub struct Activations {
     pub rope: Option<RopeTables>,
 }
 
-/// Memory a run may ask for (activations of every shard plus parameters, gradients and AdamW
-/// moments) before it is refused with a message instead of failing to allocate.
+/// Memory a run may ask for (activations and gradients of every shard plus parameters and
+/// AdamW moments) before it is refused with a message instead of failing to allocate.
 pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
 
 /// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
-/// [`Workspace::new`], the parameters, the summed gradients and AdamW's two moments.
+/// [`Workspace::new`] (each shard's gradients, the transposed weights), the parameters and
+/// AdamW's two moments.
 pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let (b, t) = (b as u128, t as u128);
     let (C, V, H, L) = (
@@ -836,6 +914,8 @@ pub struct Workspace {
     pub b: usize,
     pub t: usize,
     pub shards: Vec<Shard>,
+    /// [`TinyGpt::transposed_weights`], made once per step for all shards.
+    pub wt: Vec<f32>,
 }
 
 impl Workspace {
@@ -855,6 +935,11 @@ impl Workspace {
                 shard
             })
             .collect();
-        Workspace { b, t, shards }
+        Workspace {
+            b,
+            t,
+            shards,
+            wt: vec![0.0; model.num_params()],
+        }
     }
 }

@@ -63,7 +63,17 @@ impl TinyGpt {
             ..Tap::default()
         };
         let scale = 1.0 / rows.max(1) as f32;
-        self.backward_rows(&mut acts, prompt, &targets, scale, rows, &mut grads, Some(&mut tap));
+        let wt = self.transposed_weights();
+        self.backward_rows(
+            &mut acts,
+            prompt,
+            &targets,
+            scale,
+            rows,
+            &mut grads,
+            Some(&mut tap),
+            &wt,
+        );
 
         let p = |name: &str| self.param(&format!("blocks.{layer}.{name}")).map(<[f32]>::to_vec);
         let missing = || ModelError::Input(format!("layer {layer} has no parameters"));

@@ -242,6 +242,140 @@ pub fn linear_backward(
     sum_rows(dy, db);
 }
 
+/// `y = x·W + b`, then `g = gelu(y)` with `th = tanh u` kept as [`gelu_forward`] keeps it: the
+/// bias is added in the same pass over `y` that takes GELU, instead of a pass of its own (the
+/// same operations on every element, so the same bits as [`linear_forward`] then
+/// [`gelu_forward`]).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_gelu_forward(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    w: &[f32],
+    b: &[f32],
+    y: &mut [f32],
+    g: &mut [f32],
+    th: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, y.len() / rows);
+    matmul(rows, IC, OC, x, false, w, false, y);
+    bias_gelu(y, b, g, th);
+}
+
+/// The backward of [`linear_gelu_forward`]: `dy = gelu'(y) ⊙ dg` (as [`gelu_backward`]) with the
+/// bias gradient `db = Σ_rows dy` added up in the same pass, row after row as [`linear_backward`]
+/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`, with `W` given transposed as in
+/// [`linear_backward_wt`].
+#[allow(clippy::too_many_arguments)]
+pub fn gelu_linear_backward(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    wt: &[f32],
+    (y, th): (&[f32], &[f32]),
+    dg: &[f32],
+    dy: &mut [f32],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, y.len() / rows);
+    gelu_backward_sum(y, th, dg, dy, db);
+    matmul(rows, OC, IC, dy, false, wt, false, dx);
+    matmul(IC, rows, OC, x, true, dy, false, dw);
+}
+
+with_simd! {
+    /// `y[r, :] += b`, then GELU of `y` into `g` and `th`, row by row.
+    fn bias_gelu(y: &mut [f32], b: &[f32], g: &mut [f32], th: &mut [f32]) => bias_gelu_impl;
+    /// [`gelu_backward`] into `dx`, and `db = Σ_r dx[r, :]` from the first row on.
+    fn gelu_backward_sum(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db: &mut [f32]) => gelu_backward_sum_impl;
+}
+
+#[inline(always)]
+fn bias_gelu_impl(y: &mut [f32], b: &[f32], g: &mut [f32], th: &mut [f32]) {
+    let n = b.len();
+    let rows = y
+        .chunks_exact_mut(n)
+        .zip(g.chunks_exact_mut(n))
+        .zip(th.chunks_exact_mut(n));
+    for ((y, g), th) in rows {
+        for (y, &b) in y.iter_mut().zip(b) {
+            *y += b;
+        }
+        gelu_forward_impl(y, g, th);
+    }
+}
+
+#[inline(always)]
+fn gelu_backward_sum_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db: &mut [f32]) {
+    let n = db.len();
+    db.fill(0.0);
+    let rows = x.chunks_exact(n).zip(th.chunks_exact(n)).zip(dy.chunks_exact(n));
+    for (((x, th), dy), dx) in rows.zip(dx.chunks_exact_mut(n)) {
+        gelu_backward_impl(x, th, dy, dx);
+        for (db, &d) in db.iter_mut().zip(dx.iter()) {
+            *db += d;
+        }
+    }
+}
+
+/// [`linear_backward`] with `W` given transposed, `wt [OC, IC]`: the product `dy·Wᵀ` then reads
+/// `Wᵀ` along its rows, as stored, and the sgemm need not gather `W` column by column on every
+/// call (see [`transpose`]).
+pub fn linear_backward_wt(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    wt: &[f32],
+    dy: &[f32],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, dy.len() / rows);
+    matmul(rows, OC, IC, dy, false, wt, false, dx);
+    matmul(IC, rows, OC, x, true, dy, false, dw);
+    sum_rows(dy, db);
+}
+
+with_simd! {
+    /// `out [m, n] = xᵀ` for `x [n, m]`: `out[j·n + i] = x[i·m + j]`, in blocks of 8×8 held in
+    /// registers (eight rows read, eight columns written), the edges value by value.
+    pub fn transpose(n: usize, m: usize, x: &[f32], out: &mut [f32]) => transpose_impl;
+}
+
+#[inline(always)]
+fn transpose_impl(n: usize, m: usize, x: &[f32], out: &mut [f32]) {
+    const B: usize = 8;
+    let (x, out) = (&x[..n * m], &mut out[..n * m]);
+    let (n8, m8) = (n - n % B, m - m % B);
+    for i0 in (0..n8).step_by(B) {
+        for j0 in (0..m8).step_by(B) {
+            let rows: [[f32; B]; B] = std::array::from_fn(|r| {
+                let at = (i0 + r) * m + j0;
+                std::array::from_fn(|c| x[at + c])
+            });
+            let cols: [[f32; B]; B] = std::array::from_fn(|c| std::array::from_fn(|r| rows[r][c]));
+            for (c, col) in cols.iter().enumerate() {
+                let at = (j0 + c) * n + i0;
+                out[at..at + B].copy_from_slice(col);
+            }
+        }
+    }
+    // the columns past the last whole block, then the rows past it
+    for i in 0..n {
+        for j in m8..m {
+            out[j * n + i] = x[i * m + j];
+        }
+    }
+    for i in n8..n {
+        for j in 0..m8 {
+            out[j * n + i] = x[i * m + j];
+        }
+    }
+}
+
 with_simd! {
     /// `y[r, :] += b` for every row `r` of `y` (rows of `b.len()` values).
     fn add_to_rows(y: &mut [f32], b: &[f32]) => add_to_rows_impl;
@@ -327,19 +461,68 @@ with_simd! {
 
 #[inline(always)]
 fn crossentropy_forward_impl(V: usize, logits: &[f32], targets: &[u8], probs: &mut [f32], losses: &mut [f32]) {
-    for (r, (lr, pr)) in logits.chunks_exact(V).zip(probs.chunks_exact_mut(V)).enumerate() {
-        let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
-        for (p, &l) in pr.iter_mut().zip(lr) {
-            *p = simd::exp(l - maxval);
+    // eight rows at a time: each row's sum runs left to right, one add after another, so the
+    // eight rows' sums are interleaved to keep the adder busy
+    let groups = logits.chunks(8 * V).zip(probs.chunks_mut(8 * V));
+    for (g, (l8, p8)) in groups.enumerate() {
+        let mut maxes = [0.0f32; 8];
+        for ((lr, pr), maxval) in l8.chunks_exact(V).zip(p8.chunks_exact_mut(V)).zip(&mut maxes) {
+            *maxval = max(lr);
+            for (p, &l) in pr.iter_mut().zip(lr) {
+                *p = simd::exp(l - *maxval);
+            }
         }
-        let sum: f32 = pr.iter().sum();
-        let inv = 1.0 / sum;
-        for p in pr.iter_mut() {
-            *p *= inv;
+        let sums = row_sums(p8, V);
+        let rows = l8
+            .chunks_exact(V)
+            .zip(p8.chunks_exact_mut(V))
+            .zip(sums.iter().zip(maxes));
+        for (r, ((lr, pr), (&sum, maxval))) in rows.enumerate() {
+            let inv = 1.0 / sum;
+            for p in pr.iter_mut() {
+                *p *= inv;
+            }
+            // −ln p computed from the logits keeps precision when p underflows
+            let row = g * 8 + r;
+            losses[row] = sum.ln() - (lr[targets[row] as usize] - maxval);
         }
-        // −ln p computed from the logits keeps precision when p underflows
-        losses[r] = sum.ln() - (lr[targets[r] as usize] - maxval);
     }
+}
+
+/// The largest value of `x` (NaN ignored), as `f32::max` over it left to right gives, taken
+/// eight at a time: which of two equal values wins never matters to the callers (they subtract
+/// it, and `x − (+0)` and `x − (−0)` differ only for `x = −0`, whose exponential is 1 either way).
+#[inline(always)]
+fn max(x: &[f32]) -> f32 {
+    let (chunks, tail) = x.as_chunks::<8>();
+    let mut lanes = [f32::NEG_INFINITY; 8];
+    for c in chunks {
+        for l in 0..8 {
+            lanes[l] = lanes[l].max(c[l]);
+        }
+    }
+    let tail = tail.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+    lanes.iter().fold(tail, |m, &v| m.max(v))
+}
+
+/// `Σ_j x[r·n + j]` for each of the (up to 8) rows `r` of `n` values in `x`, each from 0 adding
+/// `j = 0, 1, …` in order (the order of `iter().sum()`); the eight rows' additions are
+/// independent, so the CPU overlaps them. Entries past the last row are 0.
+#[inline(always)]
+fn row_sums(x: &[f32], n: usize) -> [f32; 8] {
+    let mut sums = [0.0f32; 8];
+    if x.len() == 8 * n {
+        for j in 0..n {
+            for (r, sum) in sums.iter_mut().enumerate() {
+                *sum += x[r * n + j];
+            }
+        }
+    } else {
+        for (sum, row) in sums.iter_mut().zip(x.chunks_exact(n)) {
+            *sum = row.iter().sum();
+        }
+    }
+    sums
 }
 
 with_simd! {
@@ -389,6 +572,94 @@ mod tests {
         // var = 1.25 → ŷ = (x − 2.5)/√1.25000001
         assert!((y[0] + 1.341_640_8).abs() < 1e-5);
         assert!((y.iter().sum::<f32>()).abs() < 1e-6);
+    }
+
+    #[test]
+    fn crossentropy_forward_gives_the_bits_of_the_row_by_row_loop() {
+        // 13 rows: a group of eight side by side, then five; V = 256 as in the model
+        let (rows, V) = (13, 256);
+        let logits: Vec<f32> = (0..rows * V)
+            .map(|i| ((i * 7919 % 1000) as f32 - 500.0) / 97.0)
+            .collect();
+        let targets: Vec<u8> = (0..rows).map(|r| (r * 37 % V) as u8).collect();
+        let (mut probs, mut losses) = (vec![0.0; rows * V], vec![0.0; rows]);
+        crossentropy_forward(V, &logits, &targets, &mut probs, &mut losses);
+        for r in 0..rows {
+            let lr = &logits[r * V..(r + 1) * V];
+            let maxval = lr.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let e: Vec<f32> = lr.iter().map(|&l| simd::exp(l - maxval)).collect();
+            let sum: f32 = e.iter().sum();
+            let inv = 1.0 / sum;
+            for (j, &e) in e.iter().enumerate() {
+                assert_eq!((e * inv).to_bits(), probs[r * V + j].to_bits(), "p[{r}, {j}]");
+            }
+            let loss = sum.ln() - (lr[targets[r] as usize] - maxval);
+            assert_eq!(loss.to_bits(), losses[r].to_bits(), "loss[{r}]");
+        }
+    }
+
+    #[test]
+    fn fused_gelu_layers_give_the_bits_of_their_parts() {
+        // B=2, T=3, IC=5, OC=12 (not a multiple of the vector widths)
+        let ([B, T], IC, OC) = ([2, 3], 5, 12);
+        let v = |n: usize, s: usize| -> Vec<f32> { (0..n).map(|i| ((i * s % 101) as f32 - 50.0) / 23.0).collect() };
+        let (x, w, b, dg) = (v(B * T * IC, 7), v(IC * OC, 11), v(OC, 13), v(B * T * OC, 17));
+        let z = |n: usize| vec![0.0f32; n];
+        let (mut y, mut g, mut th) = (z(B * T * OC), z(B * T * OC), z(B * T * OC));
+        linear_forward([B, T], &x, &w, &b, &mut y);
+        gelu_forward(&y.clone(), &mut g, &mut th);
+        let (mut y2, mut g2, mut th2) = (z(B * T * OC), z(B * T * OC), z(B * T * OC));
+        linear_gelu_forward([B, T], &x, &w, &b, &mut y2, &mut g2, &mut th2);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!((bits(&y), bits(&g), bits(&th)), (bits(&y2), bits(&g2), bits(&th2)));
+
+        let mut wt = z(IC * OC);
+        transpose(IC, OC, &w, &mut wt);
+        let (mut dy, mut dx, mut dw, mut db) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
+        gelu_backward(&y, &th, &dg, &mut dy);
+        linear_backward_wt([B, T], &x, &wt, &dy, &mut dx, &mut dw, &mut db);
+        let (mut dy2, mut dx2, mut dw2, mut db2) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
+        gelu_linear_backward([B, T], &x, &wt, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
+        assert_eq!(bits(&dy), bits(&dy2));
+        assert_eq!((bits(&dx), bits(&dw), bits(&db)), (bits(&dx2), bits(&dw2), bits(&db2)));
+    }
+
+    #[test]
+    fn transpose_moves_every_value() {
+        // whole 8×8 blocks, edges on either side, and both
+        for (n, m) in [(16, 24), (13, 8), (8, 21), (19, 11), (3, 5), (64, 256)] {
+            let x: Vec<f32> = (0..n * m).map(|k| k as f32).collect();
+            let mut out = vec![f32::NAN; n * m];
+            transpose(n, m, &x, &mut out);
+            for i in 0..n {
+                for j in 0..m {
+                    assert_eq!(out[j * n + i], x[i * m + j], "{n}×{m} at ({i}, {j})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn transposed_weights_give_the_same_gradients() {
+        // dy·Wᵀ from W read transposed, or from Wᵀ stored: the same sums, which the sgemm may
+        // round differently; dW and db are computed the same way
+        for ([B, T], IC, OC) in [([2, 3], 5, 12), ([2, 64], 64, 192), ([1, 64], 256, 64)] {
+            let v = |n: usize, s: usize| -> Vec<f32> { (0..n).map(|i| ((i * s % 101) as f32 - 50.0) / 23.0).collect() };
+            let (x, w, dy) = (v(B * T * IC, 7), v(IC * OC, 11), v(B * T * OC, 17));
+            let mut wt = vec![0.0; IC * OC];
+            transpose(IC, OC, &w, &mut wt);
+            assert_eq!(wt[3 * IC + 1], w[OC + 3], "wt[j][i] = w[i][j]");
+            let z = |n: usize| vec![0.0f32; n];
+            let (mut dx, mut dw, mut db) = (z(B * T * IC), z(IC * OC), z(OC));
+            linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
+            let (mut dx2, mut dw2, mut db2) = (z(B * T * IC), z(IC * OC), z(OC));
+            linear_backward_wt([B, T], &x, &wt, &dy, &mut dx2, &mut dw2, &mut db2);
+            let scale = dx.iter().fold(0.0f32, |m, d| m.max(d.abs()));
+            for (a, b) in dx.iter().zip(&dx2) {
+                assert!((a - b).abs() <= 1e-6 * scale, "dx {a} vs {b}");
+            }
+            assert_eq!((&dw, &db), (&dw2, &db2));
+        }
     }
 
     #[test]

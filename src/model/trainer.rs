@@ -51,7 +51,6 @@ pub struct Trainer {
     data_seed: u64,
     rng: ChaCha8Rng,
     work: Workspace,
-    grads: Vec<f32>,
     tokens: Vec<u8>,
     targets: Vec<u8>,
 }
@@ -114,7 +113,6 @@ impl Trainer {
             )));
         }
         let work = Workspace::new(&model, batch, t);
-        let grads = vec![0.0; model.num_params()];
         Ok(Trainer {
             model,
             opt,
@@ -124,7 +122,6 @@ impl Trainer {
             data_seed,
             rng,
             work,
-            grads,
             tokens: Vec::new(),
             targets: Vec::new(),
         })
@@ -143,8 +140,10 @@ impl Trainer {
             .batch(&mut self.rng, [self.batch, t], &mut self.tokens, &mut self.targets);
         let loss = self
             .model
-            .loss_and_grad(&mut self.work, &self.tokens, &self.targets, &mut self.grads);
-        self.opt.update(&mut self.model.params, &self.grads);
+            .loss_and_shard_grads(&mut self.work, &self.tokens, &self.targets);
+        // the shards' gradients are summed as AdamW reads them
+        let parts: Vec<&[f32]> = self.work.shards.iter().map(|s| &s.grads[..]).collect();
+        self.opt.update_sum(&mut self.model.params, &parts);
         self.step += 1;
         StepStats {
             step: self.step,

@@ -92,11 +92,15 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &In) -> 
 
 /// Untraced against traced, every buffer bit for bit; returns the untraced buffers.
 fn check(sh: Shape, mask: &Mask, v: Variant, seed: u64) -> Out {
-    let x = inputs(sh, seed);
+    check_inputs(sh, mask, v, &inputs(sh, seed))
+}
+
+/// [`check`] on given inputs.
+fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
     let mut log = Logger::new();
-    let traced = run(&mut log, sh, mask, v, &x);
+    let traced = run(&mut log, sh, mask, v, x);
     assert!(!log.is_empty(), "the traced run recorded nothing");
-    let fast = run(&mut NoRecord, sh, mask, v, &x);
+    let fast = run(&mut NoRecord, sh, mask, v, x);
     let pairs = [
         ("scores", &fast.scores, &traced.scores),
         ("probs", &fast.probs, &traced.probs),
@@ -190,6 +194,73 @@ fn untraced_kernels_write_every_output_once() {
         &out.d_v,
     ] {
         assert!(buf.iter().all(|x| x.is_finite()));
+    }
+}
+
+#[test]
+fn infinities_behind_zero_probabilities_give_nan_as_traced() {
+    // The untraced passes skip products with a probability of exactly 0 (the keys a causal mask
+    // hides) when the values they multiply are finite, since those add ±0. Zero times an
+    // infinity is NaN, which the traced kernels add: with an infinity there, nothing is skipped.
+    let shapes = [
+        (Shape::new(1, 9, 8, 1), Variant::Baseline),
+        (Shape::new(1, 9, 8, 2), Variant::Mha),
+        (Shape::new(1, 9, 8, 4).grouped(2), Variant::Gqa),
+    ];
+    for (sh, v) in shapes {
+        let (mut x, kv) = (inputs(sh, 11), sh.kv_c());
+        // the last key's value: query 0 sees it with probability 0, so att[0] = … + 0·∞ = NaN
+        x.v[(sh.t - 1) * kv] = f32::INFINITY;
+        // query 0's gradient: every later key's dV gets P[0, j]·dAtt[0] = 0·(−∞) = NaN
+        x.d_att[1] = f32::NEG_INFINITY;
+        let out = check_inputs(sh, &Mask::Causal, v, &x);
+        assert!(out.att[0].is_nan(), "att[0] = {}", out.att[0]);
+        assert!(out.d_v[kv + 1].is_nan(), "dV[1, 1] = {}", out.d_v[kv + 1]);
+        assert!(out.d_scores[0].is_nan(), "dS[0, 0] = {}", out.d_scores[0]);
+    }
+}
+
+/// The split forward and backward with recorder `R`, into NaN-filled buffers:
+/// `(q, k, v, d_qkv)`.
+fn split_run<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, qkv: &[f32], d: [&[f32]; 3]) -> [Vec<f32>; 4] {
+    let (n, n_kv) = (sh.b * sh.t * sh.c, sh.b * sh.t * sh.kv_c());
+    let [mut q, mut k, mut v, mut d_qkv] = [n, n_kv, n_kv, n + 2 * n_kv].map(|n| vec![f32::NAN; n]);
+    dispatch::split(rec, variant, sh, qkv, &mut q, &mut k, &mut v);
+    dispatch::split_back(rec, variant, sh, d[0], d[1], d[2], &mut d_qkv);
+    [q, k, v, d_qkv]
+}
+
+#[test]
+fn the_split_is_identical_traced_and_untraced() {
+    // the fused projection's q | k | v slices, and their gradients gathered back
+    // (grouped: k and v are H_kv·D wide, as attention_gqa.rs splits them)
+    let shapes = [
+        (Shape::new(2, 5, 12, 3), Variant::Mha),
+        (Shape::new(1, 64, 64, 1), Variant::Baseline),
+        (Shape::new(2, 5, 12, 6).grouped(2), Variant::Gqa),
+    ];
+    for (sh, variant) in shapes {
+        let (n, n_kv, kv) = (sh.b * sh.t * sh.c, sh.b * sh.t * sh.kv_c(), sh.kv_c());
+        let mut rng = ChaCha8Rng::seed_from_u64(12);
+        let mut random = |n: usize| -> Vec<f32> { (0..n).map(|_| rng.random_range(-1.0..1.0)).collect() };
+        let (qkv, d_q, d_k, d_v) = (random(n + 2 * n_kv), random(n), random(n_kv), random(n_kv));
+        let mut log = Logger::new();
+        let traced = split_run(&mut log, variant, sh, &qkv, [&d_q, &d_k, &d_v]);
+        assert!(!log.is_empty(), "the traced split recorded nothing");
+        let fast = split_run(&mut NoRecord, variant, sh, &qkv, [&d_q, &d_k, &d_v]);
+        for (name, got, want) in ["q", "k", "v", "d_qkv"]
+            .into_iter()
+            .zip(&fast)
+            .zip(&traced)
+            .map(|((a, b), c)| (a, b, c))
+        {
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(got), bits(want), "{name} of {sh:?}");
+        }
+        // k's row 1 is qkv's row 1 from channel C; d_qkv's row 1 ends with d_v's row 1
+        let row = sh.c + 2 * kv;
+        assert_eq!(fast[1][kv], qkv[row + sh.c]);
+        assert_eq!(fast[3][2 * row - 1], d_v[2 * kv - 1]);
     }
 }
 

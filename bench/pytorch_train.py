@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""TinyGPT in eager PyTorch, for comparing training speed with `attn-trace train --json`.
+
+The same model as src/model/gpt.rs (docs/tinygpt.md): byte tokens, learned token and position
+embeddings, L pre-LN blocks (LayerNorm without scale or shift, fused q|k|v projection, causal
+softmax attention over H heads with scores scaled by 1/sqrt(D) and hidden pairs set to -1e9,
+output projection, residual; LayerNorm, C -> 4C, GELU (tanh), 4C -> C, residual), a final
+LayerNorm and an untied head C -> 256, mean cross-entropy of the next byte. AdamW with the
+program's defaults (lr 3e-4, betas 0.9/0.999, eps 1e-8, weight decay 0.01 on every parameter).
+The data is the built-in `kernels` corpus, read from the same source files in the same order
+and split the same way (last tenth held out); each step draws B random windows of T bytes.
+
+Timing is counted as `train --json` counts it: each step's wall time (batch draw, forward,
+backward, optimizer), no validation. `--warmup` steps run first and are not counted (PyTorch
+allocates and picks kernels on its first steps; leaving them out favours PyTorch).
+
+Run from the repository root:
+  python3 bench/pytorch_train.py --batch 16 --seq 64 --dmodel 128 --layers 2 --heads 4 --steps 200
+It prints one JSON line like the last line of `attn-trace train --json`:
+  {"done": true, "steps": ..., "loss": ..., "tokens_per_s": ..., "seconds": ..., "cpu_seconds": ...}
+(cpu_seconds: CPU time of all its threads over the timed steps).
+Instruction sets: ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
+cap PyTorch's own kernels, MKL's and oneDNN's at AVX2.
+"""
+
+import argparse
+import json
+import math
+import os
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# src/model/data.rs, KERNELS_CORPUS
+CORPUS = [
+    "src/kernels/mod.rs",
+    "src/kernels/attention_1h.rs",
+    "src/kernels/attention_mha.rs",
+    "src/kernels/softmax.rs",
+    "src/kernels/linear.rs",
+    "src/kernels/split.rs",
+    "src/engine/mod.rs",
+]
+VOCAB = 256
+
+
+def layernorm(x):  # no learnable scale or shift, eps as in src/model/ops.rs
+    return F.layer_norm(x, x.shape[-1:], eps=1e-5)
+
+
+class Block(nn.Module):
+    def __init__(self, C, H):
+        super().__init__()
+        self.H = H
+        self.qkv = nn.Linear(C, 3 * C)
+        self.proj = nn.Linear(C, C)
+        self.fc = nn.Linear(C, 4 * C)
+        self.out = nn.Linear(4 * C, C)
+
+    def forward(self, x, hidden):
+        B, T, C = x.shape
+        H, D = self.H, C // self.H
+        # attention block: x_mid = x + proj(attention(split(LN(x)·W_qkv + b_qkv)))
+        q, k, v = (t.reshape(B, T, H, D).transpose(1, 2) for t in self.qkv(layernorm(x)).split(C, dim=-1))
+        s = (q @ k.transpose(-2, -1) * (1.0 / math.sqrt(D))).masked_fill(hidden, -1e9)
+        att = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+        x = x + self.proj(att)
+        # MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
+        return x + self.out(F.gelu(self.fc(layernorm(x)), approximate="tanh"))
+
+
+class TinyGpt(nn.Module):
+    def __init__(self, T, C, L, H):
+        super().__init__()
+        self.wte = nn.Parameter(torch.randn(VOCAB, C) / math.sqrt(VOCAB))
+        self.wpe = nn.Parameter(torch.randn(T, C) / math.sqrt(T))
+        self.blocks = nn.ModuleList(Block(C, H) for _ in range(L))
+        self.lm = nn.Linear(C, VOCAB)
+        # key j after query i is hidden
+        self.register_buffer("hidden", torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1))
+
+    def forward(self, tokens, targets):
+        T = tokens.shape[1]
+        x = self.wte[tokens] + self.wpe[:T]
+        for block in self.blocks:
+            x = block(x, self.hidden[:T, :T])
+        logits = self.lm(layernorm(x))
+        return F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--seq", type=int, default=64)
+    ap.add_argument("--dmodel", type=int, default=64)
+    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--heads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    a = ap.parse_args()
+
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    data = b"".join(open(os.path.join(a.root, p), "rb").read() for p in CORPUS)
+    n_val = max(len(data) // 10, a.seq + 1)
+    train = torch.tensor(list(data[: len(data) - n_val]), dtype=torch.long)
+
+    model = TinyGpt(a.seq, a.dmodel, a.layers, a.heads)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
+    offsets = torch.arange(a.seq + 1)
+    last_start = len(train) - a.seq - 1
+
+    def step():
+        starts = torch.randint(0, last_start + 1, (a.batch, 1))
+        windows = train[starts + offsets]
+        loss = model(windows[:, :-1], windows[:, 1:])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    for _ in range(a.warmup):
+        step()
+    started, cpu0 = time.perf_counter(), time.process_time()
+    secs = 0.0
+    loss = float("nan")
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        loss = step()
+        secs += time.perf_counter() - t0
+    print(
+        json.dumps(
+            {
+                "done": True,
+                "steps": a.steps,
+                "loss": loss,
+                "tokens_per_s": a.steps * a.batch * a.seq / max(secs, 1e-9),
+                "seconds": time.perf_counter() - started,
+                "cpu_seconds": time.process_time() - cpu0,
+                "capability": torch.backends.cpu.get_cpu_capability(),
+                "threads": torch.get_num_threads(),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

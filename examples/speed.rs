@@ -1,0 +1,228 @@
+//! Training speed next to the machine's sgemm ceiling, both measured here and now.
+//!
+//! ```sh
+//! cargo run --release --example speed                      # configs a, b, c; 2048² sgemm
+//! cargo run --release --example speed -- --configs b,c --seconds 10 --n 1024
+//! ATTN_TRACE_SIMD=avx2 cargo run --release --no-default-features --example speed   # AVX2 only
+//! ```
+//!
+//! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through `gemm-f32` (the
+//!    matrix product the linear layers use, single-threaded as each training shard calls it), on
+//!    one thread, then on both cores at once (two independent products, as the two shards run).
+//!    `2n³` floating-point operations per product; the best of several repetitions.
+//! 2. **The training step** of each config (`Trainer::step`: batch draw, forward, backward,
+//!    AdamW, the batch split over two threads) for about `--seconds`: tokens/s, and GFLOP/s from
+//!    the model's operation count per token (a multiply-add counts 2, the backward pass twice the
+//!    forward):
+//!
+//!    `flops/token = 6·(12·L·C² + C·V) + 12·L·T·C`
+//!
+//!    `12·L·C²` are the weights the linear layers multiply per block (`w_qkv` 3C², `w_proj` C²,
+//!    `w_fc` 4C², `w_out` 4C²) and `C·V` the head's; `12·L·T·C` is attention's `Q·Kᵀ` and `P·V`
+//!    over all `T×T` pairs (forward 4·T·C per token and layer, backward 8·T·C), as PyTorch
+//!    computes them; the causal mask lets the kernels skip part of that work, which is not
+//!    subtracted. Embeddings, LayerNorm, GELU, softmax and AdamW are not counted.
+//!
+//! The two-thread ceiling is the figure to compare the step with. On a shared machine both move
+//! with the load, so each config alternates them: ten rounds of one two-thread product and a
+//! tenth of `--seconds` of training steps; the best round of each (and the median) is printed,
+//! and the step's GFLOP/s as a percentage of the ceiling.
+
+// a benchmark or example stops on what it cannot do, like a test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use std::time::{Duration, Instant};
+
+/// `c = a·b`, all `n × n` column-major (the layout gemm-f32's kernels write fastest, and the one
+/// `model::ops` hands it: it computes a row-major `Y = X·W` as the column-major `Yᵀ = Wᵀ·Xᵀ`),
+/// through gemm-f32 on the calling thread.
+fn sgemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
+    assert!(a.len() >= n * n && b.len() >= n * n && c.len() >= n * n);
+    let n_ = n as isize;
+    // SAFETY: the three buffers hold n·n values each and `c` does not alias `a` or `b`; column
+    // stride n, row stride 1.
+    unsafe {
+        gemm_f32::gemm::f32::get_gemm_fn()(
+            n,
+            n,
+            n,
+            c.as_mut_ptr(),
+            n_,
+            1,
+            false,
+            a.as_ptr(),
+            n_,
+            1,
+            b.as_ptr(),
+            n_,
+            1,
+            0.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm_common::Parallelism::None,
+        );
+    }
+}
+
+/// Best GFLOP/s of `threads` concurrent `n × n` products, over `reps` rounds.
+fn ceiling(n: usize, threads: usize, reps: usize) -> f64 {
+    let a: Vec<f32> = (0..n * n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect();
+    let b: Vec<f32> = (0..n * n).map(|i| ((i * 5 % 11) as f32 - 5.0) / 5.0).collect();
+    let mut outs = vec![vec![0.0f32; n * n]; threads];
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            for c in outs.iter_mut() {
+                let (a, b) = (&a, &b);
+                s.spawn(move || sgemm(n, a, b, c));
+            }
+        });
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    threads as f64 * 2.0 * (n as f64).powi(3) / best / 1e9
+}
+
+/// Floating-point operations per trained token (see the module's doc).
+fn flops_per_token(cfg: &Config) -> f64 {
+    let (t, c, l, v) = (
+        cfg.seq_len as f64,
+        cfg.d_model as f64,
+        cfg.n_layers as f64,
+        cfg.vocab_size as f64,
+    );
+    6.0 * (12.0 * l * c * c + c * v) + 12.0 * l * t * c
+}
+
+struct Run {
+    name: &'static str,
+    b: usize,
+    config: Config,
+}
+
+fn runs() -> Vec<Run> {
+    let cfg = |t, c, l, h| Config {
+        seq_len: t,
+        d_model: c,
+        n_layers: l,
+        n_heads: h,
+        ..Config::default()
+    };
+    vec![
+        Run {
+            name: "a",
+            b: 4,
+            config: cfg(64, 64, 1, 1),
+        },
+        Run {
+            name: "b",
+            b: 16,
+            config: cfg(64, 128, 2, 4),
+        },
+        Run {
+            name: "c",
+            b: 8,
+            config: cfg(128, 256, 4, 8),
+        },
+    ]
+}
+
+/// A trainer for the run, warmed up for a second.
+fn trainer(run: &Run) -> Trainer {
+    let data = Dataset::builtin("kernels", run.config.seq_len).unwrap();
+    let model = TinyGpt::new(run.config, 1).unwrap();
+    let mut trainer = Trainer::new(model, data, run.b, 3e-4, 1).unwrap();
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_secs(1) {
+        trainer.step();
+    }
+    trainer
+}
+
+/// Tokens/s of the training steps run within about `secs` seconds (at least one step).
+fn tokens_per_s(trainer: &mut Trainer, secs: f64) -> f64 {
+    let (t0, mut steps) = (Instant::now(), 0usize);
+    while steps == 0 || t0.elapsed().as_secs_f64() < secs {
+        trainer.step();
+        steps += 1;
+    }
+    (steps * trainer.tokens_per_step()) as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// The best and the median of `xs`.
+fn best_median(mut xs: Vec<f64>) -> (f64, f64) {
+    xs.sort_by(f64::total_cmp);
+    (xs[xs.len() - 1], xs[xs.len() / 2])
+}
+
+fn cpu_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+/// Rounds per config: the ceiling and the step are measured alternately, so both see the same
+/// moments of a shared machine.
+const ROUNDS: usize = 10;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let opt = |name: &str| args.iter().position(|a| a == name).map(|i| args[i + 1].clone());
+    let n: usize = opt("--n").map_or(2048, |v| v.parse().unwrap());
+    let secs: f64 = opt("--seconds").map_or(5.0, |v| v.parse().unwrap());
+    let pick = opt("--configs").unwrap_or_else(|| "a,b,c".into());
+
+    let avx512_gemm = cfg!(feature = "avx512") && std::arch::is_x86_feature_detected!("avx512f");
+    println!(
+        "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
+        cpu_name(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        attn_trace::simd::level(),
+        if avx512_gemm { "AVX-512" } else { "AVX2 (FMA)" }
+    );
+    ceiling(n.min(512), 1, 2); // warm-up
+    let one = ceiling(n, 1, 5);
+    println!("sgemm {n}×{n} on one thread: {one:.1} GFLOP/s (best of 5)");
+    println!(
+        "each config: {ROUNDS} rounds of [two {n}×{n} products at once, then {:.2} s of training steps]; best (median)",
+        secs / ROUNDS as f64
+    );
+    for run in runs().iter().filter(|r| pick.split(',').any(|p| p == r.name)) {
+        let c = &run.config;
+        let mut trainer = trainer(run);
+        let (mut ceil, mut tps) = (Vec::new(), Vec::new());
+        for _ in 0..ROUNDS {
+            ceil.push(ceiling(n, 2, 1));
+            tps.push(tokens_per_s(&mut trainer, secs / ROUNDS as f64));
+        }
+        let ((ceil_best, ceil_med), (tps_best, tps_med)) = (best_median(ceil), best_median(tps));
+        let gflops = |tps: f64| tps * flops_per_token(c) / 1e9;
+        println!(
+            "({}) B{} T{} C{} L{} H{}: {:.0} ({:.0}) tokens/s, {:.1} ({:.1}) GFLOP/s; \
+             sgemm on two threads {:.1} ({:.1}) GFLOP/s: the step at {:.0}% ({:.0}%) of it",
+            run.name,
+            run.b,
+            c.seq_len,
+            c.d_model,
+            c.n_layers,
+            c.n_heads,
+            tps_best,
+            tps_med,
+            gflops(tps_best),
+            gflops(tps_med),
+            ceil_best,
+            ceil_med,
+            100.0 * gflops(tps_best) / ceil_best,
+            100.0 * gflops(tps_med) / ceil_med,
+        );
+    }
+}
