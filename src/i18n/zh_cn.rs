@@ -5,10 +5,101 @@
 
 /// (English, 简体中文), each pair with the same `{name}` placeholders.
 pub static MESSAGES: &[(&str, &str)] = &[
+    (
+        "      the dot product above is computed anyway (as in the reference code),",
+        "      上面的点积照样计算（和参考实现一样），",
+    ),
+    (
+        "      then overwritten with {masked} so that softmax gives it probability 0",
+        "      然后被 {masked} 覆盖，这样 softmax 给它的概率为 0",
+    ),
+    ("   ◀ this element", "   ◀ 这个元素"),
+    ("  (next factor follows)", "  （下一个因子随后读取）"),
+    ("  batch {b}", "  批次 {b}"),
+    ("  t: next tab", "  t：下一个标签页"),
+    ("  ·· masked", "  ·· 被掩码"),
+    ("  … ({n} pairs in all)", "  …（共 {n} 对）"),
+    ("  ▪▪ read this iteration", "  ▪▪ 本次迭代已读"),
+    ("  ◀▶ this access", "  ◀▶ 本次访问"),
+    (" #{n} ?  (quiz: predict it)", " #{n} ?  （测验：预测它）"),
+    (" (built in)", "（内置）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
+    (
+        " (that is the access after it, {key})",
+        "（那是它之后的那次访问，{key}）",
+    ),
+    (
+        " (that is {buf}[{off}], the access after it)",
+        "（那是它之后的那次访问 {buf}[{off}]）",
+    ),
+    (" ? keys", " ? 按键"),
+    (" Code ", " 代码 "),
+    (" Code · {file} ", " 代码 · {file} "),
+    (" Code · {file}:{l} ", " 代码 · {file}:{l} "),
+    (" Event log · {n} events ", " 事件日志 · {n} 个事件 "),
+    (" Gradient check · L = Σ out ⊙ d_out ", " 梯度校验 · L = Σ out ⊙ d_out "),
+    (" Keys · {screen} ", " 按键 · {screen} "),
+    (" Memory ", " 内存 "),
+    (
+        " Quiz · Enter check · v reveal · n skip · l level · Q stop ",
+        " 测验 · Enter 检查 · v 揭晓 · n 跳过 · l 级别 · Q 退出 ",
+    ),
+    (" Variables ", " 变量 "),
     (" and ", " 和 "),
+    (" goto: {p}▏", " 跳转：{p}▏"),
+    (
+        " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
+        " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc）",
+    ),
+    (
+        " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])",
+        " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16]）",
+    ),
+    (
+        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
+        " n/p 单步 · j/k 迭代 · J/K 外层 · ]/[ 阶段 · g 跳转 · w/r 写读 · b/c 断点 · f 遍 · Tab 内核 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · w/r · b/c · f · Tab · ? 按键",
+    ),
+    (
+        " quiz {level} · {phase} {score} · v reveal · n skip · Q stop",
+        " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · Q 退出",
+    ),
+    (
+        " quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop",
+        " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · l 级别 · Q 退出",
+    ),
+    (" quiz {phase} {score} · ? keys", " 测验 {phase} {score} · ? 按键"),
+    (" view of [{dims}]", "，[{dims}] 的视图"),
+    (
+        " {more} {first}-{last} of {n} ",
+        " {more} 第 {first}-{last} 行，共 {n} 行 ",
+    ),
+    (" · w: the built-in one", " · w：内置的那个"),
+    (" ↑ {n} more ", " ↑ 还有 {n} 项 "),
+    (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
+    (
+        "\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1",
+        "\"{part}\" 不是 key=value 的形式；请写成例如 b=0,h=1,i=2,j=1",
+    ),
+    (
+        "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs both, or press w on the menu for the built-in walkthrough.",
+        "“{title}”没有追踪 {variant} 内核（它运行的内核：{runs}）。请打开一个两者都运行的场景，或者在菜单里按 w 使用内置的 walkthrough。",
+    ),
+    ("(no source for this event)", "（这个事件没有源代码）"),
+    ("(outside every loop)", "（不在任何循环中）"),
+    ("(the {phase} pass of {file})", "（{phase} 这一遍，{file}）"),
+    (", head h={h}", "，头 h={h}"),
+    (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
+    (", turned back by its negative", "，反向时转过它的相反数"),
     (
         "--batch must be 1..=4096, got {n}",
         "--batch 必须在 1..=4096 之间，实际是 {n}",
@@ -27,31 +118,194 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("0 (the baseline has a single head)", "0（baseline 只有一个头）"),
     ("0 (the only index, since {dim} = 1)", "0（唯一的下标，因为 {dim} = 1）"),
+    ("0..={i}, the cached positions", "0..={i}，即缓存中的位置"),
+    (
+        "1. Gradient of the probability (weighted_sum_back)",
+        "1. 概率的梯度（weighted_sum_back）",
+    ),
+    (
+        "1. The dot product of query i={i} and key j={j}",
+        "1. 查询 i={i} 与键 j={j} 的点积",
+    ),
+    ("2. Scale, mask and write", "2. 缩放、掩码和写入"),
+    (
+        "2. Softmax backward (softmax_back)",
+        "2. softmax 的反向传播（softmax_back）",
+    ),
+    ("3. Into d_q and d_k (scores_back)", "3. 流入 d_q 和 d_k（scores_back）"),
+    (
+        "3. Softmax of row (b={b}{head}, i={i})",
+        "3. 行（b={b}{head}，i={i}）的 softmax",
+    ),
+    (
+        "4. Checked by finite differences (L = Σ out ⊙ d_out)",
+        "4. 用有限差分校验（L = Σ out ⊙ d_out）",
+    ),
+    ("4. Turned back (rope_back)", "4. 转回去（rope_back）"),
+    ("4. Weighted sum for query i={i}", "4. 查询 i={i} 的加权求和"),
+    ("Back to the built-in walkthrough", "回到内置的 walkthrough"),
+    (
+        "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)",
+        "分数之前：旋转位置编码，查询 i={i} 转过 {i}·θ_m，键 j={j} 转过 {j}·θ_m（rope 这一遍）",
+    ),
+    (
+        "Before the scores: the key/value cache at step t={i}",
+        "分数之前：第 t={i} 步时的键/值缓存",
+    ),
     (
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
+    ("Cannot open this checkpoint", "无法打开这个检查点"),
+    ("Cannot open this mistake", "无法打开这个错误示例"),
+    ("Cannot open this scenario", "无法打开这个场景"),
+    ("Code", "代码"),
+    ("Compare", "对照"),
+    ("Compare baseline and MHA", "对照 baseline 和 MHA"),
+    (
+        "DISAGREE: f32 rounding allows ±{noise}",
+        "不一致：f32 舍入误差只允许 ±{noise}",
+    ),
+    (
+        "Entries 1-3 step through the built-in MHA walkthrough again.",
+        "第 1 到 3 项重新单步执行内置的 MHA walkthrough。",
+    ),
+    (
+        "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
+        "H 个头，每个头 D = C/H 个通道，从同样的 q、k、v 行中读取：分数 [B,H,T,T]，缩放 1/√D。",
+    ),
+    ("Help", "帮助"),
+    (
+        "Leave attn-trace (q from the menu does the same).",
+        "退出 attn-trace（在菜单里按 q 也一样）。",
+    ),
+    ("Log", "日志"),
+    ("Memory", "内存"),
+    ("Mistakes gallery", "错误示例集"),
+    ("Not traced", "没有追踪"),
+    (
+        "One head over all C channels: scores [B,T,T], scale 1/√C.",
+        "一个头覆盖全部 C 个通道：分数 [B,T,T]，缩放 1/√C。",
+    ),
+    ("Open checkpoint", "打开检查点"),
+    ("Open checkpoint…", "打开检查点…"),
+    ("Open scenario", "打开场景"),
+    ("Open scenario…", "打开场景…"),
+    (
+        "P = 0 for a masked pair, so its score gradient is 0",
+        "被掩码的位置对 P = 0，所以它的分数梯度为 0",
+    ),
+    (
+        "Pick a shipped scenario from scenarios/ or type the path of your own.",
+        "从 scenarios/ 中选一个随附的场景，或者输入你自己的场景路径。",
+    ),
+    ("Quit", "退出"),
+    ("Quiz · {level} · ", "测验 · {level} · "),
+    ("Quiz · {phase} ({pass}) done", "测验 · {phase}（{pass}）完成"),
+    (
+        "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream.",
+        "六个经典的多头注意力错误，每个都和正确的运行并排追踪：两者在哪里分开，以及对下游有什么影响。",
+    ),
+    ("Step through baseline attention", "单步执行 baseline 注意力"),
+    ("Step through multi-head attention", "单步执行多头注意力"),
+    (
+        "The menu's keys. On every screen, ? lists that screen's keys.",
+        "菜单的按键。在每个界面上，? 都会列出那个界面的按键。",
+    ),
+    (
+        "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.",
+        "同一份输入经过两个内核，一个阶段一个阶段地看：每个 (i, j) 存放在哪里，以及缩放因子。",
+    ),
+    (
+        "Trace the attention of a model saved by the train screen or attn-trace train --save.",
+        "追踪由训练界面或 attn-trace train --save 保存的模型的注意力。",
+    ),
+    ("Train TinyGPT", "训练 TinyGPT"),
+    (
+        "Train a tiny GPT, watch it learn, then trace its attention.",
+        "训练一个很小的 GPT，看它学习，然后追踪它的注意力。",
+    ),
+    ("Vars", "变量"),
+    (
+        "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
+        "[方括号]：这个元素的那一项，即它的概率 {p} 乘以 v 第 j={j} 行的通道 {ch}",
+    ),
     ("a boolean {raw}", "布尔值 {raw}"),
+    (
+        "a cell is written like q[10] or scores[0,1,2,1]",
+        "单元格的写法是 q[10] 或 scores[0,1,2,1]",
+    ),
     ("a command is required", "需要一个子命令"),
     ("a data file", "数据文件"),
     ("a date {raw}", "日期 {raw}"),
+    (
+        "a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet",
+        "解码运行中没有 j={j} > i={i} 的分数：第 {i} 步时键 {j} 还没有生成",
+    ),
     ("a float {raw}", "浮点数 {raw}"),
+    ("a gradient", "梯度"),
     ("a non-negative integer", "非负整数"),
+    ("a parameter", "参数"),
     ("a positive integer", "正整数"),
+    ("a read of {buf}", "对 {buf} 的一次读"),
     ("a scenario file", "场景文件"),
     ("a string {raw}", "字符串 {raw}"),
     ("a table", "表"),
+    ("a write of {buf}", "对 {buf} 的一次写"),
+    (
+        "after every visible pair: {total}",
+        "累加完所有可见的位置对之后：{total}",
+    ),
+    ("agree", "一致"),
+    (
+        "agree within f32 rounding (±{noise})",
+        "在 f32 舍入误差（±{noise}）内一致",
+    ),
     (
         "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
         "一个由 0 和 1 组成的 S×T = {s}×{t} 矩阵（1：这个查询可以看到这个键）",
     ),
+    ("an activation", "激活值"),
     ("an argument", "某个参数"),
     ("an array {raw}", "数组 {raw}"),
     (
         "an index in 0..{size} ({dim} = {size})",
         "0..{size} 中的一个下标（{dim} = {size}）",
     ),
+    ("an input", "输入"),
     ("an integer {raw}", "整数 {raw}"),
+    ("and re-ran the forward pass untraced", "然后不记录地重新运行前向传播"),
+    ("answer: {answer}", "答案：{answer}"),
+    ("any key closes", "按任意键关闭"),
+    (
+        "arrows move the selected cell (s or Esc to step again)",
+        "方向键移动选中的单元格（按 s 或 Esc 恢复单步）",
+    ),
+    ("arrows step through events", "方向键逐个事件单步"),
+    ("as they were before the rotation", "即旋转之前 q 和 k 的梯度"),
+    ("attention map", "注意力图"),
+    (
+        "attn-trace: enlarge the terminal (q quits)",
+        "attn-trace：请把终端放大（q 退出）",
+    ),
+    ("back", "返回"),
+    ("back to the gallery (or the menu)", "回到示例集（或菜单）"),
+    ("back to the menu", "回到菜单"),
+    (
+        "back to the menu (training goes on; Train TinyGPT returns here)",
+        "回到菜单（训练继续进行；再选“训练 TinyGPT”回到这里）",
+    ),
+    ("back to the menu; from the menu, quit", "回到菜单；在菜单里则退出"),
+    ("back to the prompt", "回到提示词界面"),
+    ("backward of the input projection", "输入投影的反向传播"),
+    ("backward of the key projection", "键投影的反向传播"),
+    ("backward of the output projection", "输出投影的反向传播"),
+    ("backward of the query projection", "查询投影的反向传播"),
+    ("backward of the value projection", "值投影的反向传播"),
+    (
+        "baseline ↔ MHA, when the scenario runs both",
+        "baseline ↔ MHA（场景两者都运行时）",
+    ),
     (
         "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
         "属于 qkv = \"fused\"；qkv = \"separate\" 时请给出 w_q、b_q、w_k、b_k、w_v、b_v",
@@ -60,15 +314,116 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")",
         "属于 qkv = \"separate\"；这个场景使用融合的 w_qkv（请设置 [run].qkv = \"separate\"）",
     ),
+    ("both runs one step forward / back", "两次运行一起前进 / 后退一步"),
+    (
+        "both runs to the first event where they diverge",
+        "两次运行都跳到它们第一次不同的事件",
+    ),
+    ("breakpoint on {buf}[{off}] removed", "已取消 {buf}[{off}] 上的断点"),
+    (
+        "breakpoint on {buf}[{off}]: c / C continue to its accesses",
+        "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
+    ),
     ("cannot read: {e}", "无法读取：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
+    ("causal mask", "因果掩码"),
+    ("clear the typed path, else go back", "清空输入的路径，否则返回"),
+    (
+        "close a popup, clear the selection, or go back",
+        "关闭弹窗、取消选中，或者返回",
+    ),
+    ("close it", "关闭浮层"),
+    (
+        "code ↔ memory in each half (small screens)",
+        "每一半在代码和内存之间切换（小屏幕）",
+    ),
+    ("column ", "列 "),
+    (
+        "continue to the next / previous breakpoint hit",
+        "继续执行到下一个 / 上一个断点命中",
+    ),
+    ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
+    (
+        "correct: the {n} reads of iteration {name}",
+        "正确：迭代 {name} 的 {n} 次读取",
+    ),
+    ("correct: {working}", "正确：{working}"),
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
     ),
     (
+        "dK starts at 0; every query head h of group g adds its share",
+        "dK 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
+    ),
+    ("dP = dAtt·Vᵀ and dV = Pᵀ·dAtt", "dP = dAtt·Vᵀ 和 dV = Pᵀ·dAtt"),
+    (
+        "dP is computed for masked pairs too; softmax backward multiplies it by P = 0",
+        "被掩码的位置对也计算 dP；softmax 的反向传播把它乘以 P = 0",
+    ),
+    (
+        "dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability",
+        "dP[i,j] = 对各通道求和的 d_att[i] · v[j]：损失随这个概率如何变化",
+    ),
+    ("dQ = dS·K/√d and dK = dSᵀ·Q/√d", "dQ = dS·K/√d 和 dK = dSᵀ·Q/√d"),
+    (
+        "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)",
+        "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   （只对可见的位置对）",
+    ),
+    (
+        "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
+        "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   （只对可见的位置对）",
+    ),
+    (
+        "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
+        "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   （只对可见的位置对）",
+    ),
+    (
+        "dV starts at 0; every query head h of group g adds its share",
+        "dV 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
+    ),
+    (
+        "d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)",
+        "d_qkv[i] = concat(dq[i], dk[i], dv[i])   （C + 2·H_kv·D 个通道）",
+    ),
+    ("data", "数据"),
+    (
+        "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]",
+        "解码第 t 步：att[t] = Σ_j P[t,j]·v_cache[j]",
+    ),
+    (
+        "decode step t: out[t] = att[t]·W_proj + b_proj",
+        "解码第 t 步：out[t] = att[t]·W_proj + b_proj",
+    ),
+    (
+        "decode step t: project token t into q and the k/v cache",
+        "解码第 t 步：把 token t 投影到 q 和 k/v 缓存",
+    ),
+    (
+        "decode step t: q[t] against the cached keys 0..=t",
+        "解码第 t 步：q[t] 与缓存的键 0..=t 相乘",
+    ),
+    (
+        "decode step t: softmax over the t + 1 cached positions",
+        "解码第 t 步：对缓存的 t + 1 个位置做 softmax",
+    ),
+    (
+        "decoded token by token from the KV cache",
+        "借助 KV 缓存逐个 token 解码",
+    ),
+    (
+        "delete the last character of the typed path",
+        "删除输入路径的最后一个字符",
+    ),
+    (
         "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"",
         "dist = \"{dist_name}\" 不接受 {key}；std 配合 \"normal\"，scale 配合 \"uniform\" 和 \"arange\"",
+    ),
+    ("dot product →", "点积 →"),
+    ("dropout P' = P ⊙ keep / (1 − p)", "dropout P' = P ⊙ keep / (1 − p)"),
+    (
+        "dropout backward dP = dP' ⊙ keep / (1 − p)",
+        "dropout 的反向传播 dP = dP' ⊙ keep / (1 − p)",
     ),
     (
         "duplicate key: each key may be given only once",
@@ -78,7 +433,23 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
         "空文件：场景至少需要 title = \"…\" 和一个含 B、T、C 的 [shape] 表",
     ),
+    (
+        "entries 1-3 on the built-in walkthrough again (after opening a scenario)",
+        "第 1 到 3 项重新使用内置的 walkthrough（打开过场景之后）",
+    ),
+    ("entry {n} has no mistaken run", "第 {n} 项没有带错误的运行"),
     ("error", "错误"),
+    ("event #{n}, {file}:{line}", "事件 #{n}，{file}:{line}"),
+    (
+        "event {n} is past the end: the log has {len} events (0..{last})",
+        "事件 {n} 超出了末尾：日志共有 {len} 个事件（0..{last}）",
+    ),
+    ("event {r} reads {buf}[{off}] next", "事件 {r} 接下来读取 {buf}[{off}]"),
+    (
+        "event {w} last wrote {buf}[{off}]",
+        "事件 {w} 最后一次写入 {buf}[{off}]",
+    ),
+    ("exp(score − max)", "exp(分数 − max)"),
     ("expected 0 or 1, found {found}", "应为 0 或 1，实际是 {found}"),
     ("expected a finite number, found {found}", "应为有限数，实际是 {found}"),
     (
@@ -122,6 +493,63 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
+    ("explicit mask", "显式掩码"),
+    (
+        "export this layer on this prompt as a scenario TOML",
+        "把这一层在这个提示词上的计算导出为场景 TOML",
+    ),
+    (
+        "finite difference ∂L/∂{primal}[{off}] = {numeric} · backward {grad}[{off}] = {analytic} · relative error {rel}, {verdict}",
+        "有限差分 ∂L/∂{primal}[{off}] = {numeric} · 反向传播 {grad}[{off}] = {analytic} · 相对误差 {rel}, {verdict}",
+    ),
+    ("first / last entry", "第一项 / 最后一项"),
+    (
+        "first / last event   (PgDn/PgUp: ±100)",
+        "第一个 / 最后一个事件   （PgDn/PgUp：±100）",
+    ),
+    ("first / last mistake", "第一个 / 最后一个错误"),
+    (
+        "first / last step   (PgDn/PgUp: ±100)",
+        "第一步 / 最后一步   （PgDn/PgUp：±100）",
+    ),
+    ("first event of the log", "日志的第一个事件"),
+    ("forward ↔ backward", "前向 ↔ 反向"),
+    (
+        "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k",
+        "g'[d0] = g[d0]·cos + g[d1]·sin，g'[d1] = −g[d0]·sin + g[d1]·cos，得到",
+    ),
+    ("gather dq, dk, dv into d_qkv", "把 dq、dk、dv 汇集到 d_qkv"),
+    (
+        "generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache",
+        "生成一步一步进行：第 t 步把 token t 投影一次，并把它的键和值写入 k_cache 和 v_cache 的第 t 行",
+    ),
+    (
+        "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
+        "跳转：123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
+    ),
+    (
+        "goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase",
+        "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
+    ),
+    ("heat −{max} ", "热度 −{max} "),
+    ("highlight the previous / next entry", "高亮上一项 / 下一项"),
+    ("highlight the previous / next line", "高亮上一行 / 下一行"),
+    (
+        "i and j are required, e.g. b=0,h=1,i=2,j=1",
+        "必须给出 i 和 j，例如 b=0,h=1,i=2,j=1",
+    ),
+    (
+        "input projection qkv = x·W_qkv + b_qkv",
+        "输入投影 qkv = x·W_qkv + b_qkv",
+    ),
+    (
+        "into d_k of key j={j} (dK = dSᵀ·Q/√{w}):",
+        "流入键 j={j} 的 d_k（dK = dSᵀ·Q/√{w}）：",
+    ),
+    (
+        "into d_q of query i={i} (dQ = dS·K/√{w}):",
+        "流入查询 i={i} 的 d_q（dQ = dS·K/√{w}）：",
+    ),
     ("invalid arguments", "参数无效"),
     ("invalid value", "取值无效"),
     ("is a FIFO (named pipe)", "是一个 FIFO（命名管道）"),
@@ -137,15 +565,54 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a file", "不是文件"),
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
+    ("iteration {name}", "迭代 {name}"),
+    (
+        "iteration {name} reads {cells}: type {offsets}",
+        "迭代 {name} 读取 {cells}：输入 {offsets}",
+    ),
+    (
+        "j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;",
+        "j={j} > i={i}：键 {j} 在查询 {i} 之后，所以因果掩码遮住了它；",
+    ),
+    (
+        "j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept",
+        "j={j} ≤ i={i}：键 {j} 不在查询 {i} 的未来，所以分数保留",
+    ),
+    (
+        "k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)",
+        "k[j] = m[j]·W_k + b_k   （交叉注意力中 m = memory，否则 m = x）",
+    ),
+    ("key", "键"),
+    ("key j − 1 / + 1", "键 j − 1 / + 1"),
+    ("key j=", "键 j="),
+    ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
+    ("last event of the log", "日志的最后一个事件"),
+    ("level {level}: predict {what}", "级别 {level}：预测{what}"),
+    ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
     (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
     ("mask", "掩码"),
     (
+        "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
+        "掩码：不需要：第 {i} 步只读取缓存中的键 0..={i}，键 {j} 就在其中",
+    ),
+    ("mask: {reason}", "掩码：{reason}"),
+    (
+        "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
+        "被掩码（{why}）：{target} = −1e9，点积 {sum} 被丢弃",
+    ),
+    (
+        "max = {max}   (read first, so exp never overflows)",
+        "max = {max}   （先读出它，这样 exp 不会溢出）",
+    ),
+    (
         "memory is the key/value input of cross-attention: give [shape].S, the number of queries",
         "memory 是交叉注意力中键和值的输入：请给出 [shape].S，即查询的个数",
     ),
+    ("menu", "菜单"),
+    ("missed most: {top}", "错得最多：{top}"),
     ("missing {arg}", "缺少 {arg}"),
     (
         "missing: [shape] needs B, T and C (and optionally H, default 1)",
@@ -160,6 +627,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "缺失：每个场景都需要在开头写 title = \"…\"",
     ),
     ("mistake", "错误示例"),
+    (
+        "mistake: q = k = v = x, no input projections",
+        "错误：q = k = v = x，没有输入投影",
+    ),
+    (
+        "mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for",
+        "错误：q = k = v = x，没有 W_q、W_k、W_v 来学习该关注什么",
+    ),
+    ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
     (
         "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
@@ -174,10 +650,121 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "需要一个会被忘掉的 dropout：在 mode = \"train\" 下把 [run].dropout 设为大于 0",
     ),
     ("nesting [{dims}]", "嵌套 [{dims}]"),
+    ("new run (once this one has finished)", "新的训练（本次结束之后）"),
+    (
+        "next / previous event (reverse stepping)",
+        "下一个 / 上一个事件（反向单步）",
+    ),
+    ("next / previous head", "下一个 / 上一个头"),
+    (
+        "next / previous iteration of the enclosing loop",
+        "外一层循环的下一次 / 上一次迭代",
+    ),
+    (
+        "next / previous iteration of the innermost loop",
+        "最内层循环的下一次 / 上一次迭代",
+    ),
+    ("next / previous layer", "下一层 / 上一层"),
+    ("next / previous phase", "下一个 / 上一个阶段"),
+    ("next batch item", "下一个批次样本"),
+    ("next head", "下一个头"),
+    (
+        "next kernel: baseline → MHA → GQA (same score element)",
+        "下一个内核：baseline → MHA → GQA（同一个分数元素）",
+    ),
+    (
+        "next: the 1 read of iteration {name} ({bufs}): its offset?",
+        "下一步：迭代 {name} 的 1 次读（{bufs}）：它的偏移？",
+    ),
+    (
+        "next: the {n} reads of iteration {name} ({bufs}): their offsets in order?",
+        "下一步：迭代 {name} 的 {n} 次读（{bufs}）：按顺序给出它们的偏移？",
+    ),
+    ("next: {what}: its flat offset?", "下一步：{what}：它的扁平偏移？"),
+    (
+        "next: {what}: its offset and the value it writes?",
+        "下一步：{what}：它的偏移和写入的值？",
+    ),
+    (
+        "no access of {buf}[{off}] after this event",
+        "这个事件之后没有对 {buf}[{off}] 的访问",
+    ),
+    (
+        "no access of {buf}[{off}] before this event",
+        "这个事件之前没有对 {buf}[{off}] 的访问",
+    ),
+    (
+        "no breakpoints: select a cell and press b",
+        "没有断点：先选中一个单元格，再按 b",
+    ),
+    ("no buffer named {name}", "没有名为 {name} 的缓冲区"),
+    ("no earlier breakpoint hit", "前面没有断点命中"),
+    (
+        "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences",
+        "这里没有梯度单元：每次写入梯度单元（d_q、d_k、d_x、d_w_qkv……）都会用有限差分校验",
+    ),
+    ("no kernel", "没有内核"),
+    (
+        "no kernel wrote {buf}, so changing it cannot change the loss",
+        "没有内核写入 {buf}，所以改变它不会改变损失",
+    ),
+    ("no later breakpoint hit", "后面没有断点命中"),
+    ("no mask", "无掩码"),
+    ("no mask hides it", "没有掩码遮住它"),
+    ("no next iteration", "没有下一次迭代"),
+    ("no next iteration of the enclosing loop", "外一层循环没有下一次迭代"),
+    ("no previous iteration", "没有上一次迭代"),
+    (
+        "no previous iteration of the enclosing loop",
+        "外一层循环没有上一次迭代",
+    ),
+    ("no room for {names}", "放不下 {names}"),
+    (
+        "no room for {names} (a taller terminal shows them)",
+        "放不下 {names}（终端更高时会显示）",
+    ),
+    ("no room for {n} more buffers", "还有 {n} 个缓冲区放不下"),
+    (
+        "no score element b={b} h={h} i={i} j={j} in {variant}: B={nb}, H={nh}, T={nt}",
+        "{variant} 中没有分数元素 b={b} h={h} i={i} j={j}：B={nb}，H={nh}，T={nt}",
+    ),
     ("no such file", "文件不存在"),
+    ("no thread could be started to compute it", "无法启动计算它的线程"),
+    (
+        "none: ({i}, {j}) is a masked pair ({reason}). Its score was overwritten by a constant, so it does",
+        "没有：({i}, {j}) 是被掩码的位置对（{reason}）。它的分数被一个常数覆盖，所以",
+    ),
+    (
+        "none: every key is visible to every query, so the score is kept",
+        "无：每个查询都能看到每个键，所以分数保留",
+    ),
     (
         "not UTF-8 text: byte {byte} cannot start a character; save the file as UTF-8",
         "不是 UTF-8 文本：字节 {byte} 不能作为字符的开头；请把文件保存为 UTF-8",
+    ),
+    (
+        "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it",
+        "不依赖 q 或 k；内核跳过这一对，没有梯度经由它到达 d_q 或 d_k",
+    ),
+    (
+        "not quite: iteration {name} makes {n} reads, you typed {typed} offsets",
+        "不太对：迭代 {name} 有 {n} 次读，你输入了 {typed} 个偏移",
+    ),
+    (
+        "not quite: read {k} of {n} of iteration {name}: {working}, you typed {t}",
+        "不太对：迭代 {name} 的第 {k} 次读（共 {n} 次）：{working}，你输入的是 {t}",
+    ),
+    (
+        "not quite: the first {n} are right, but iteration {name} makes only {n} reads",
+        "不太对：前 {n} 个是对的，但迭代 {name} 只有 {n} 次读",
+    ),
+    (
+        "not quite: {buf}[{off}] is right, but the value is not {v}: {math}",
+        "不太对：{buf}[{off}] 是对的，但值不是 {v}：{math}",
+    ),
+    (
+        "not quite: {working}, you typed {off}{hint}",
+        "不太对：{working}，你输入的是 {off}{hint}",
     ),
     (
         "not used when q, k and v are given (the run starts at the attention core)",
@@ -189,14 +776,98 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("not valid TOML: {message}", "不是合法的 TOML：{message}"),
     (
+        "nothing reads {buf}[{off}] after this event",
+        "这个事件之后没有读取 {buf}[{off}] 的事件",
+    ),
+    (
+        "nothing wrote {buf}[{off}] before this event: it holds its initial value {v}",
+        "这个事件之前没有写入 {buf}[{off}] 的事件：它保存的是初始值 {v}",
+    ),
+    ("off", "偏移"),
+    ("one step forward / back", "前进 / 后退一步"),
+    (
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
+    ),
+    ("only {names}", "只有 {names}"),
+    ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
+    ("open mistake 1 to 6 directly", "直接打开第 1 到第 6 个错误"),
+    ("open the entry under the pointer", "打开鼠标所指的项"),
+    ("open the highlighted entry", "打开高亮的项"),
+    (
+        "open the highlighted file, or enter the highlighted folder",
+        "打开高亮的文件，或者进入高亮的文件夹",
+    ),
+    ("open the highlighted mistake side by side", "并排打开高亮的错误"),
+    ("open the mistake under the pointer", "打开鼠标所指的错误"),
+    (
+        "open the tracer (MHA) at the event that writes this element",
+        "在 MHA 上打开 tracer，停在写这个元素的事件",
+    ),
+    (
+        "open the tracer at the event that wrote this probability",
+        "打开 tracer，停在写出这个概率的事件",
+    ),
+    (
+        "open the tracer on the correct run here",
+        "在正确的运行上、停在这里打开 tracer",
+    ),
+    (
+        "open the tracer on this layer from its first event",
+        "在这一层上从第一个事件打开 tracer",
+    ),
+    (
+        "output projection out = att·W_proj + b_proj",
+        "输出投影 out = att·W_proj + b_proj",
+    ),
+    (
+        "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
+        "通道对 m={m}（通道 {d0}、{d1}），位置 t={pos}：角度 t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
+    ),
+    (
+        "partial sum {start}Σ ({finished} of {total} terms) = ",
+        "部分和 {start}Σ（{total} 项中的 {finished} 项）= ",
     ),
     ("pass", "遍"),
     (
         "pass \"{pass}\" is not among [run].passes",
         "遍 \"{pass}\" 不在 [run].passes 中",
     ),
+    (
+        "pass a: row max so far m = max(S[{row}..={end}]) = ",
+        "pass a：这一行目前的最大值 m = max(S[{row}..={end}]) = ",
+    ),
+    (
+        "pass a: Σ_k dP·P so far ({upto} of {T}) = ",
+        "pass a：目前的 Σ_k dP·P（{T} 项中的 {upto} 项）= ",
+    ),
+    (
+        "pass b: dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
+        "pass b：dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
+    ),
+    ("pass b: e_{j} = exp({s} − {m}) = ", "pass b：e_{j} = exp({s} − {m}) = "),
+    (
+        "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+        "pass c：P = e_{j} / Σ e = {e} / {sum} = ",
+    ),
+    ("pause / resume training", "暂停 / 继续训练"),
+    (
+        "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
+        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
+    ),
+    ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
+    ("plus {buf}[{off}] = {value}", "加上 {buf}[{off}] = {value}"),
+    (
+        "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
+        "预测{what}：输入答案，Enter 检查，v 揭晓，n 跳过，l 换级别，Q 退出",
+    ),
+    (
+        "previous / next access of the selected cell (its ticks)",
+        "选中单元格的上一次 / 下一次访问（时间线上的刻度）",
+    ),
+    ("previous / next mistake", "上一个 / 下一个错误"),
+    ("prob", "概率"),
+    ("product", "乘积"),
     (
         "q, k and v are given, so nothing is projected: remove qkv or give x instead",
         "已给出 q、k 和 v，没有需要投影的东西：请删除 qkv，或者改为给出 x",
@@ -206,9 +877,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "q、k 和 v 让运行从注意力核心开始，必须一起给出；缺少 {missing}",
     ),
     ("qkv", "qkv"),
+    ("query", "查询"),
+    ("query i − 1 / + 1", "查询 i − 1 / + 1"),
+    ("query projection q = x·W_q + b_q", "查询投影 q = x·W_q + b_q"),
     (
         "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1",
         "查询 {i} 看不到任何键：一整行 −1e9 的 softmax 是均匀分布而不是零；请至少给它一个 1",
+    ),
+    ("quit", "退出"),
+    ("quiz off (Q starts it again)", "测验已关闭（按 Q 重新开始）"),
+    (
+        "quiz: predict the next access (Enter · v reveal · l level)",
+        "测验：预测下一次访问（Enter · v 揭晓 · l 级别）",
+    ),
+    (
+        "q·k sums {width} products, one per channel {ch} in 0..{name}:",
+        "q·k 是 {width} 个乘积之和，通道 {ch} 取遍 0..{name}，每个通道一个：",
     ),
     (
         "ragged nesting: expected a number here like the other entries at this level, found an array",
@@ -222,13 +906,134 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "ragged nesting: expected {len} entries like the first row at this level, found {found}",
         "嵌套不整齐：这一层应该和第一行一样有 {len} 个元素，实际有 {found} 个",
     ),
+    ("read", "读"),
+    (
+        "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
+        "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
+    ),
+    (
+        "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):",
+        "rope_back 随后把 d_q 第 i 行和 d_k 第 j 行的每一对通道转回 −t·θ_m（rope.rs）：",
+    ),
+    (
+        "rotary positions backward: turn dQ and dK back by −t·θ_m",
+        "旋转位置编码的反向传播：把 dQ 和 dK 转回 −t·θ_m",
+    ),
+    (
+        "rotary positions: turn each channel pair of q and k by t·θ_m",
+        "旋转位置编码：把 q 和 k 的每一对通道转过 t·θ_m",
+    ),
+    (
+        "save the checkpoint (atomically) to the path shown",
+        "把检查点（原子地）保存到显示的路径",
+    ),
+    (
+        "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
+        "缩放：× {scale_text}，所以 q·k × scale = {sum} × {scale} = {product}",
+    ),
+    ("score", "分数"),
+    ("scores S = Q·Kᵀ/√d", "分数 S = Q·Kᵀ/√d"),
+    (
+        "scroll this list (PgDn / PgUp: a page, Home / End)",
+        "滚动这个列表（PgDn / PgUp：一页，Home / End）",
+    ),
+    (
+        "select a cell with the arrows (or click it)",
+        "用方向键选择单元格（或者单击它）",
+    ),
+    (
+        "select a cell: query i (row), key j (column)",
+        "选择格子：查询 i（行），键 j（列）",
+    ),
+    (
+        "selected {buf}[{off}]: w, r, b act on it",
+        "已选中 {buf}[{off}]：w、r、b 作用于它",
+    ),
+    (
+        "showing {names} {first}..={last} of {total}",
+        "显示 {names} {first}..={last}，共 {total}",
+    ),
+    ("side by side", "并排对照"),
+    ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
+    (
+        "softmax backward dS = P ⊙ (dP − Σ dP·P)",
+        "softmax 的反向传播 dS = P ⊙ (dP − Σ dP·P)",
+    ),
+    ("softmax over each score row", "对每一行分数做 softmax"),
+    ("start from {b}[{o}] = {value}", "从 {b}[{o}] = {value} 开始"),
+    (
+        "step through transformer attention one memory access at a time",
+        "一次一个内存访问，单步执行 transformer 的注意力",
+    ),
+    (
+        "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
+        "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
+    ),
+    ("stop training here", "在这里停止训练"),
+    ("switch panel tab on small screens", "小屏幕上切换面板标签页"),
+    (
+        "term {number}/{total}: {names} = {values}",
+        "第 {number}/{total} 项：{names} = {values}",
+    ),
+    (
+        "that is more offsets than the iteration reads",
+        "偏移个数比这次迭代的读还多",
+    ),
     (
         "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
         "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
     ),
     (
+        "the baseline has a single head: use h=0 (or leave h out)",
+        "baseline 只有一个头：请用 h=0（或者不写 h）",
+    ),
+    ("the cursor is in the timeline's first column", "光标已在时间线的第一列"),
+    (
+        "the cursor is in the timeline's last column",
+        "光标已在时间线的最后一列",
+    ),
+    (
+        "the explicit mask has 0 at row i={i}, column j={j}",
+        "显式掩码的值为 0，在第 i={i} 行、第 j={j} 列",
+    ),
+    (
+        "the explicit mask has 0 at row {i}, column {j}: query {i} may not see key {j};",
+        "显式掩码的值为 0，在第 {i} 行、第 {j} 列：查询 {i} 不能看到键 {j}；",
+    ),
+    (
+        "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
+        "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
+    ),
+    ("the flat offset of each next access", "每一次访问的扁平偏移"),
+    (
+        "the log ends here: nothing left to predict",
+        "日志到此结束：没有可以预测的了",
+    ),
+    (
+        "the offset of each next access, and the value of each write",
+        "每一次访问的偏移，以及每次写入的值",
+    ),
+    (
+        "the offsets of every read of the next loop iteration, in order",
+        "下一次循环迭代中每次读的偏移，按顺序",
+    ),
+    (
         "the output projection needs both w_proj and b_proj; missing {missing}",
         "输出投影需要 w_proj 和 b_proj 两者；缺少 {missing}",
+    ),
+    ("the parent folder", "上一级文件夹"),
+    ("the query's own token ", "查询自己的 token "),
+    (
+        "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
+        "这一行是 scores.data[{row_off}..={end}]，键 j 取遍 {keys}，每个键一个分数",
+    ),
+    (
+        "the run was not traced; explain needs the event log",
+        "这次运行没有被追踪；explain 需要事件日志",
+    ),
+    (
+        "the trace has no {what}; it does not hold the events this explanation needs",
+        "trace 中没有 {what}；它不包含这个解释所需的事件",
     ),
     (
         "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
@@ -238,9 +1043,66 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",
         "trace 将记录 {events} 个事件（按每个事件 {per_event} 字节计约 {gib} GiB），超出 {budget} GiB 的预算；{shrink}",
     ),
+    ("the turn by −tθ_m, for dQ and for dK", "转过 −tθ_m，对 dQ 和 dK 都一样"),
+    (
+        "the value after the offset is not a number (e.g. -0.31, -1e9)",
+        "偏移后面的值不是数（例如 -0.31、-1e9）",
+    ),
+    (
+        "the {pass} pass was not recorded; add \"{pass}\" to [run].passes in the scenario",
+        "没有记录 {pass} 这一遍；请在场景的 [run].passes 中加上 \"{pass}\"",
+    ),
     (
         "there is no dropout to seed: set [run].dropout too",
         "没有需要设置种子的 dropout：请同时设置 [run].dropout",
+    ),
+    ("these keys", "这些按键"),
+    ("these keys (when no path is typed)", "这些按键（没有输入路径时）"),
+    (
+        "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
+        "这个元素：exp(-1e9 − max) = 0，所以 probs.data[{off}] = {p}（{place}）",
+    ),
+    (
+        "this element: probs.data[{off}] = {p} ({place})",
+        "这个元素：probs.data[{off}] = {p}（{place}）",
+    ),
+    ("this event writes {grad}[{off}]", "这个事件写入 {grad}[{off}]"),
+    (
+        "this head's visible pairs: {own}; added to its group's earlier heads: {total}",
+        "这个头的可见位置对：{own}；加上同组前面各头之后：{total}",
+    ),
+    ("this help", "这个帮助"),
+    ("this is the first phase", "这已经是第一个阶段"),
+    ("this is the last phase", "这已经是最后一个阶段"),
+    ("this iteration sums {grad}[{off}]", "这次迭代累加 {grad}[{off}]"),
+    ("this trace has no {pass} pass", "这个 trace 没有 {pass} 这一遍"),
+    ("this variant has no trace", "这个变体没有 trace"),
+    ("this variant recorded no events", "这个变体没有记录任何事件"),
+    (
+        "this write stores {now} so far; {grad}[{off}] ends at {end} when backward is done",
+        "这次写入的是目前为止的 {now}；反向传播结束时 {grad}[{off}] 为 {end}",
+    ),
+    (
+        "timeline: one column back / forward (or click it)",
+        "时间线：后退 / 前进一列（或者单击它）",
+    ),
+    (
+        "toggle a breakpoint on the selected cell",
+        "在选中的单元格上设置 / 取消断点",
+    ),
+    (
+        "trace: a prompt, then the attention map and the tracer, on the current weights",
+        "追踪：用当前的权重输入提示词，然后看注意力图和 tracer",
+    ),
+    ("tracer", "tracer"),
+    (
+        "trained model: export this layer as scenario TOML",
+        "训练好的模型：把这一层导出为场景 TOML",
+    ),
+    ("type a path instead (Enter opens it)", "改为输入路径（Enter 打开）"),
+    (
+        "type the offset, then Enter (v reveals it)",
+        "输入偏移，然后按 Enter（v 揭晓答案）",
     ),
     ("unexpected argument '{arg}'", "意外的参数 '{arg}'"),
     ("unexpected value '{value}' for {arg}", "{arg} 的意外取值 '{value}'"),
@@ -252,6 +1114,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "unknown dist \"{name}\"; expected one of {choices}",
         "未知的分布 \"{name}\"；应为以下之一：{choices}",
+    ),
+    (
+        "unknown index \"{other}\"; expected b, h, i and j",
+        "未知的下标 \"{other}\"；应为 b、h、i 和 j",
     ),
     (
         "unknown key{hint}; expected one of: {expected}",
@@ -281,10 +1147,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes",
         "请用更小的 T（事件数随 T²·C 增长）、C（以及 C²·T）或 B，或者更少的变体或遍",
     ),
+    (
+        "v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)",
+        "v[j] = m[j]·W_v + b_v   （交叉注意力中 m = memory，否则 m = x）",
+    ),
+    ("value projection v = m·W_v + b_v", "值投影 v = m·W_v + b_v"),
     ("variant", "变体"),
     (
         "variant \"{var}\" is not among [run].variants",
         "变体 \"{var}\" 不在 [run].variants 中",
+    ),
+    ("weighted sum att = P·V", "加权求和 att = P·V"),
+    (
+        "who last wrote / who reads next the selected cell",
+        "谁最后写入 / 谁接下来读取选中的单元格",
+    ),
+    ("write", "写"),
+    (
+        "write of {buf}.data[{offset}] in the {phase} phase",
+        "{phase} 阶段中对 {buf}.data[{offset}] 的写入",
+    ),
+    (
+        "write: {cell} = {value}   ({place})",
+        "写入：{cell} = {value}   （{place}）",
     ),
     ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
@@ -293,6 +1178,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{arg} needs its value after an equal sign",
         "{arg} 的值需要写在等号后面",
+    ),
+    (
+        "{buf} is not part of this run's forward pass",
+        "{buf} 不属于这次运行的前向传播",
+    ),
+    ("{buf} is not the gradient of a buffer", "{buf} 不是某个缓冲区的梯度"),
+    (
+        "{buf} lives in a tile that every block reuses: no single value of it to perturb",
+        "{buf} 位于每个块都会重复使用的 tile 中：没有单独的值可以扰动",
+    ),
+    ("{buf}[{off}] is outside the buffer", "{buf}[{off}] 在缓冲区之外"),
+    (
+        "{buf}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {example}",
+        "{buf}[{off}] 是对的；再输入它的值：{off} 值，例如 {off} {example}",
     ),
     (
         "{file}: --mistaken: the scenario has no [run].mistakes to trace",
@@ -314,12 +1213,59 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
         "{file}：场景没有记录 {pass} 这一遍；请在 [run].passes 中加上 \"{pass}\"",
     ),
+    ("{first}, …, {last} hidden", "{first}, …, {last} 未显示"),
+    ("{first}..={last} step {s}", "{first}..={last} 步长 {s}"),
+    (
+        "{grad}[{off}]: no finite difference: {e}",
+        "{grad}[{off}]：没有有限差分：{e}",
+    ),
+    ("{key} (value)", "{key}（值）"),
+    ("{key} is given twice", "{key} 给出了两次"),
+    (
+        "{key}={value}: expected a non-negative integer",
+        "{key}={value}：应为非负整数",
+    ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
+    (
+        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
+        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（四次不记录的前向传播）…",
+    ),
+    (
+        "{lead}no finite difference: this walkthrough keeps no inputs to re-run",
+        "{lead}没有有限差分：这个 walkthrough 没有保留可以重新运行的输入",
+    ),
+    (
+        "{lead}{grad}[{off}]: no finite difference: {e}",
+        "{lead}{grad}[{off}]：没有有限差分：{e}",
+    ),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
+    ("{names} hidden", "{names} 未显示"),
     ("{name} (validation split)", "{name}（验证集部分）"),
+    ("{name} is not part of this trace", "{name} 不在这个 trace 中"),
+    (
+        "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
+        "{name}={value} 超出了形状：{name} 应在 0..{size} 中（{dim} = {size}）",
+    ),
+    (
+        "{name}[{idx}] is not in {name} {sizes} ({names})",
+        "{name}[{idx}] 不在 {name} {sizes}（{names}）中",
+    ),
+    (
+        "{name}[{off}] is never accessed in this trace",
+        "这个 trace 从未访问 {name}[{off}]",
+    ),
+    (
+        "{name}[{off}] is out of range: {name} has {n} elements",
+        "{name}[{off}] 超出范围：{name} 只有 {n} 个元素",
+    ),
     ("{n} bytes", "{n} 字节"),
+    ("{n} more matrices", "还有 {n} 个矩阵"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),
+    (
+        "{off} is not an offset: type a whole number, e.g. 10",
+        "{off} 不是偏移：请输入整数，例如 10",
+    ),
     ("{path}: cannot write there: {e}", "{path}：无法写入那里：{e}"),
     ("{path}: cannot write: {e}", "{path}：无法写入：{e}"),
     (
@@ -327,9 +1273,64 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{path}：是一个目录；请给出要写入的文件名",
     ),
     (
+        "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
+        "{variant} 变体的 {place}，{pass} 这一遍（{sizes}，{how}）",
+    ),
+    ("{p} is not a whole number", "{p} 不是整数"),
+    (
+        "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
+        "{asked} 题中第一次就答对 {right} 题，再试后答对 {retried} 题，揭晓 {revealed} 题，跳过 {skipped} 题",
+    ),
+    (
         "{size} bytes is larger than the {max} {what} may be",
         "{size} 字节超过了{what}允许的 {max}",
     ),
+    ("{text} · try again, or v reveals", "{text} · 再试一次，或者按 v 揭晓"),
+    ("{title}, no mask", "{title}，无掩码"),
+    (
+        "{title}: this variant recorded no events",
+        "{title}：这个变体没有记录任何事件",
+    ),
+    (
+        "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
+        "{tok} 不是偏移：请输入整数（或者 10..=13 这样的区间）",
+    ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
+    (
+        "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
+        "{what} {pos}，通道对 m={m}（通道 {d0}、{d1}）：角度 {pos}·θ_{m} = {angle}，cos = {cos}，sin = {sin}",
+    ),
+    ("{what}: ", "{what}："),
+    (
+        "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
+        "{what}{row}：第 {row} 步写入了 k_cache.data[{off}] = {value}   （{place}）；{ci}",
+    ),
+    ("{working} (holding {value})", "{working}（值为 {value}）"),
+    (
+        "Σ e so far ({written} of {T}) = {sum}",
+        "目前的 Σ e（{T} 项中的 {written} 项）= {sum}",
+    ),
+    (
+        "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
+        "Σ exp = {total}；每个概率 = exp / Σ exp，所以这一行的和为 1",
+    ),
+    (
+        "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+        "θ_m = base^(−2m/D) = {base}^(−2m/{D})；第 m 对是 ({pair})，在计算分数之前转过 t·θ_m：",
+    ),
+    (
+        "θ_m = base^(−2m/D), for q and for k",
+        "θ_m = base^(−2m/D)，对 q 和 k 都一样",
+    ),
+    ("… ({n} channels in all)", "…（共 {n} 个通道）"),
+    ("… ({n} products in all)", "…（共 {n} 个乘积）"),
+    ("… ({n} terms in all)", "…（共 {n} 项）"),
+    ("… 1 more row", "… 还有 1 行"),
+    ("… {n} more columns", "… 还有 {n} 列"),
+    ("… {n} more rows", "… 还有 {n} 行"),
+    (
+        "↑/↓ choose · Enter open · ? keys · q quit",
+        "↑/↓ 选择 · Enter 打开 · ? 按键 · q 退出",
+    ),
 ];

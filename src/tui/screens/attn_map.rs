@@ -15,6 +15,7 @@ use crate::trace::{Buf, Pass};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::heatgrid::{self, Grid};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -61,16 +62,16 @@ pub enum Outcome {
 
 /// The keys of this screen, for its `?` popup.
 pub const KEYS: &[(&str, &str)] = &[
-    ("← → ↑ ↓", "select a cell: query i (row), key j (column)"),
-    ("Tab / Shift+Tab", "next / previous head"),
-    ("] / [", "next / previous layer"),
+    ("← → ↑ ↓", msg!("select a cell: query i (row), key j (column)")),
+    ("Tab / Shift+Tab", msg!("next / previous head")),
+    ("] / [", msg!("next / previous layer")),
     (
         "Enter, click",
-        "open the tracer at the event that wrote this probability",
+        msg!("open the tracer at the event that wrote this probability"),
     ),
-    ("t", "open the tracer on this layer from its first event"),
-    ("e", "export this layer on this prompt as a scenario TOML"),
-    ("Esc / q", "back to the prompt"),
+    ("t", msg!("open the tracer on this layer from its first event")),
+    ("e", msg!("export this layer on this prompt as a scenario TOML")),
+    ("Esc / q", msg!("back to the prompt")),
 ];
 
 impl AttnMap {

@@ -10,6 +10,7 @@ use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -19,14 +20,17 @@ use std::sync::Arc;
 
 /// Compare's keys, for its `?` overlay.
 pub const KEYS: &[(&str, &str)] = &[
-    ("]  n  /  [  p", "next / previous phase"),
-    ("←  /  →", "key j − 1 / + 1"),
-    ("↑  /  ↓", "query i − 1 / + 1"),
-    ("h, Tab", "next head"),
-    ("b", "next batch item"),
-    ("Enter", "open the tracer (MHA) at the event that writes this element"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back"),
+    ("]  n  /  [  p", msg!("next / previous phase")),
+    ("←  /  →", msg!("key j − 1 / + 1")),
+    ("↑  /  ↓", msg!("query i − 1 / + 1")),
+    ("h, Tab", msg!("next head")),
+    ("b", msg!("next batch item")),
+    (
+        "Enter",
+        msg!("open the tracer (MHA) at the event that writes this element"),
+    ),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back")),
 ];
 
 /// The phases where the two kernels differ, with the buffer each shows.

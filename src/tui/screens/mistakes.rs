@@ -23,6 +23,7 @@ use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, frame_ids, log, memory};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -33,29 +34,29 @@ use std::sync::Arc;
 
 /// The side-by-side view's keys, shown on `?`.
 pub const KEYS: &[(&str, &str)] = &[
-    ("n →  /  p ←", "both runs one step forward / back"),
-    ("j ↓  /  k ↑", "next / previous iteration of the innermost loop"),
-    ("J  /  K", "next / previous iteration of the enclosing loop"),
-    ("]  /  [", "next / previous phase"),
-    ("Home / End", "first / last step   (PgDn/PgUp: ±100)"),
-    ("d", "both runs to the first event where they diverge"),
-    ("t", "code ↔ memory in each half (small screens)"),
-    ("Tab", "baseline ↔ MHA, when the scenario runs both"),
-    ("Enter", "open the tracer on the correct run here"),
-    ("wheel", "one step forward / back"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back to the gallery (or the menu)"),
+    ("n →  /  p ←", msg!("both runs one step forward / back")),
+    ("j ↓  /  k ↑", msg!("next / previous iteration of the innermost loop")),
+    ("J  /  K", msg!("next / previous iteration of the enclosing loop")),
+    ("]  /  [", msg!("next / previous phase")),
+    ("Home / End", msg!("first / last step   (PgDn/PgUp: ±100)")),
+    ("d", msg!("both runs to the first event where they diverge")),
+    ("t", msg!("code ↔ memory in each half (small screens)")),
+    ("Tab", msg!("baseline ↔ MHA, when the scenario runs both")),
+    ("Enter", msg!("open the tracer on the correct run here")),
+    ("wheel", msg!("one step forward / back")),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back to the gallery (or the menu)")),
 ];
 
 /// The gallery's keys, shown on `?`.
 pub const GALLERY_KEYS: &[(&str, &str)] = &[
-    ("↑ k  /  ↓ j", "previous / next mistake"),
-    ("Home / End", "first / last mistake"),
-    ("Enter, Space", "open the highlighted mistake side by side"),
-    ("1-6", "open mistake 1 to 6 directly"),
-    ("click", "open the mistake under the pointer"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back to the menu"),
+    ("↑ k  /  ↓ j", msg!("previous / next mistake")),
+    ("Home / End", msg!("first / last mistake")),
+    ("Enter, Space", msg!("open the highlighted mistake side by side")),
+    ("1-6", msg!("open mistake 1 to 6 directly")),
+    ("click", msg!("open the mistake under the pointer")),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back to the menu")),
 ];
 
 /// Which panel each half shows when the screen is too small for both.

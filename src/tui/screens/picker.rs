@@ -3,6 +3,7 @@
 //! instead. Each screen renders its own list lines and acts on the path picked.
 
 use crate::tui::theme::Theme;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -43,13 +44,16 @@ pub enum Choice {
 
 /// The picker's keys, for its `?` overlay.
 pub const KEYS: &[(&str, &str)] = &[
-    ("↑  /  ↓", "highlight the previous / next line"),
-    ("Enter", "open the highlighted file, or enter the highlighted folder"),
-    ("←", "the parent folder"),
-    ("any character", "type a path instead (Enter opens it)"),
-    ("Backspace", "delete the last character of the typed path"),
-    ("?", "these keys (when no path is typed)"),
-    ("Esc", "clear the typed path, else go back"),
+    ("↑  /  ↓", msg!("highlight the previous / next line")),
+    (
+        "Enter",
+        msg!("open the highlighted file, or enter the highlighted folder"),
+    ),
+    ("←", msg!("the parent folder")),
+    ("any character", msg!("type a path instead (Enter opens it)")),
+    ("Backspace", msg!("delete the last character of the typed path")),
+    ("?", msg!("these keys (when no path is typed)")),
+    ("Esc", msg!("clear the typed path, else go back")),
 ];
 
 /// Longest path the prompt accepts.

@@ -13,6 +13,7 @@ use crate::model::Origin;
 use crate::model::gpt::Layout;
 use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
 use crate::tui::theme::Theme;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
@@ -670,18 +671,18 @@ pub struct Train {
 
 /// The keys of the run, for its `?` popup (the form lists its own under it).
 pub const KEYS: &[(&str, &str)] = &[
-    ("space", "pause / resume training"),
-    ("s", "save the checkpoint (atomically) to the path shown"),
-    ("x", "stop training here"),
+    ("space", msg!("pause / resume training")),
+    ("s", msg!("save the checkpoint (atomically) to the path shown")),
+    ("x", msg!("stop training here")),
     (
         "t",
-        "trace: a prompt, then the attention map and the tracer, on the current weights",
+        msg!("trace: a prompt, then the attention map and the tracer, on the current weights"),
     ),
-    ("l", "loss chart: log ↔ linear scale"),
-    ("n", "new run (once this one has finished)"),
+    ("l", msg!("loss chart: log ↔ linear scale")),
+    ("n", msg!("new run (once this one has finished)")),
     (
         "q / Esc",
-        "back to the menu (training goes on; Train TinyGPT returns here)",
+        msg!("back to the menu (training goes on; Train TinyGPT returns here)"),
     ),
 ];
 
