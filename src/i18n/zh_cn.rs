@@ -16,9 +16,28 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("   ◀ this element", "   ◀ 这个元素"),
     ("  (next factor follows)", "  （下一个因子随后读取）"),
     ("  batch {b}", "  批次 {b}"),
+    ("  correct  {values}", "  正确    {values}"),
+    (
+        "  leaves the correct run at event #{n}: {what}",
+        "  在事件 #{n} 处离开正确的运行：{what}",
+    ),
+    ("  mistaken {values}", "  带错误  {values}"),
+    (
+        "  probs: {n} rows, each sums to 1 (min {lo}, max {hi})",
+        "  probs：{n} 行，每行的和都是 1（最小 {lo}，最大 {hi}）",
+    ),
+    (
+        "  probs: {n} rows, {off} of them do not sum to 1: their scores overflowed f32",
+        "  probs：{n} 行，其中 {off} 行的和不是 1：它们的分数超出了 f32 的范围",
+    ),
     ("  t: next tab", "  t：下一个标签页"),
+    (
+        "  {name} [{dims}]: min {lo}, mean {mean}, max {hi}",
+        "  {name} [{dims}]：最小 {lo}，平均 {mean}，最大 {hi}",
+    ),
     ("  ·· masked", "  ·· 被掩码"),
     ("  … ({n} pairs in all)", "  …（共 {n} 对）"),
+    ("  ≠ correct", "  ≠ 正确"),
     ("  ▪▪ read this iteration", "  ▪▪ 本次迭代已读"),
     ("  ◀▶ this access", "  ◀▶ 本次访问"),
     (" #{n} ?  (quiz: predict it)", " #{n} ?  （测验：预测它）"),
@@ -37,6 +56,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" Code ", " 代码 "),
     (" Code · {file} ", " 代码 · {file} "),
     (" Code · {file}:{l} ", " 代码 · {file}:{l} "),
+    (" Compare {left} and {right}", " 对照 {left} 和 {right}"),
+    (" Compare · {phase} · {element}", " 对照 · {phase} · {element}"),
     (" Event log · {n} events ", " 事件日志 · {n} 个事件 "),
     (" Gradient check · L = Σ out ⊙ d_out ", " 梯度校验 · L = Σ out ⊙ d_out "),
     (" Keys · {screen} ", " 按键 · {screen} "),
@@ -46,7 +67,23 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " 测验 · Enter 检查 · v 揭晓 · n 跳过 · l 级别 · Q 退出 ",
     ),
     (" Variables ", " 变量 "),
+    (
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back",
+        " ]/[ 阶段 · ←→ j · ↑↓ i · h 头 · Enter 在 {right_name} 上追踪 · ? 按键 · Esc 返回",
+    ),
+    (
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys",
+        " ]/[ 阶段 · ←→ j · ↑↓ i · h 头 · Enter 追踪 · ? 按键",
+    ),
+    (
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys",
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? 按键",
+    ),
     (" and ", " 和 "),
+    (
+        " and scales the kept ones by 1/(1 − p) = {r}",
+        "，并把保留的乘以 1/(1 − p) = {r}",
+    ),
     (" goto: {p}▏", " 跳转：{p}▏"),
     (
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
@@ -57,8 +94,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16]）",
     ),
     (
+        " n/p step · ]/[ phase · d divergence · Enter trace · ? keys",
+        " n/p 单步 · ]/[ 阶段 · d 分歧点 · Enter 追踪 · ? 按键",
+    ),
+    (
         " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
         " n/p 单步 · j/k 迭代 · J/K 外层 · ]/[ 阶段 · g 跳转 · w/r 写读 · b/c 断点 · f 遍 · Tab 内核 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · d 分歧点 · Enter 追踪 · t 面板 · ? 按键 · q 返回",
     ),
     (
         " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
@@ -68,6 +113,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
         " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · w/r · b/c · f · Tab · ? 按键",
     ),
+    (" n/p · d divergence · ? keys", " n/p · d 分歧点 · ? 按键"),
+    (" no {phase} here: ", " 这里没有 {phase}："),
     (
         " quiz {level} · {phase} {score} · v reveal · n skip · Q stop",
         " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · Q 退出",
@@ -77,11 +124,21 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · l 级别 · Q 退出",
     ),
     (" quiz {phase} {score} · ? keys", " 测验 {phase} {score} · ? 按键"),
+    (" same element, two layouts ", " 同一个元素，两种布局 "),
+    (" step {step}/{len} │ {phase} ", " 第 {step}/{len} 步 │ {phase} "),
+    (
+        " step {step}/{len} │ {variant} │ {phase} │ {diverge} ",
+        " 第 {step}/{len} 步 │ {variant} │ {phase} │ {diverge} ",
+    ),
     (" view of [{dims}]", "，[{dims}] 的视图"),
+    (" what it does downstream ", " 下游影响 "),
     (
         " {more} {first}-{last} of {n} ",
         " {more} 第 {first}-{last} 行，共 {n} 行 ",
     ),
+    (" · code (t: memory)", " · 代码（t：内存）"),
+    (" · here runs MISTAKE", " · 这里运行 MISTAKE"),
+    (" · memory (t: code)", " · 内存（t：代码）"),
     (" · w: the built-in one", " · w：内置的那个"),
     (" ↑ {n} more ", " ↑ 还有 {n} 项 "),
     (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
@@ -105,12 +162,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "--batch 必须在 1..=4096 之间，实际是 {n}",
     ),
     (
+        "--dataset {name}: unknown; the built-in datasets are {names}",
+        "--dataset {name}：未知；内置的数据集有 {names}",
+    ),
+    (
+        "--load {path}: its learning rate {msg}; give --lr to resume with another",
+        "--load {path}：它的学习率{msg}；请用 --lr 指定另一个学习率继续训练",
+    ),
+    ("--log-every must be at least 1", "--log-every 至少为 1"),
+    (
         "--phase {ph} belongs to the {pass} pass, not to --pass {p}",
         "--phase {ph} 属于 {pass} 这一遍，而不是 --pass {p}",
     ),
     (
         "--prompt is empty: give at least one byte to continue",
         "--prompt 为空：请至少给出一个字节让模型续写",
+    ),
+    (
+        "--save {path}: is a directory; give a file name",
+        "--save {path}：是一个目录；请给出文件名",
+    ),
+    (
+        "--save {path}: the directory {dir} does not exist",
+        "--save {path}：目录 {dir} 不存在",
     ),
     (
         "--temp must be a number ≥ 0, got {temp}",
@@ -143,6 +217,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("4. Turned back (rope_back)", "4. 转回去（rope_back）"),
     ("4. Weighted sum for query i={i}", "4. 查询 i={i} 的加权求和"),
+    ("; {path} was not written", "；没有写入 {path}"),
+    (
+        "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
+        "B={b} {queries}T={t} C={c} H={h} (D={d})，掩码 {mask}，{passes}，{start}",
+    ),
     ("Back to the built-in walkthrough", "回到内置的 walkthrough"),
     (
         "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)",
@@ -162,6 +241,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Code", "代码"),
     ("Compare", "对照"),
     ("Compare baseline and MHA", "对照 baseline 和 MHA"),
+    (
+        "Compare needs a scenario that traces both baseline and mha (or mha and gqa).",
+        "对照需要一个同时追踪 baseline 和 mha（或者 mha 和 gqa）的场景。",
+    ),
     (
         "DISAGREE: f32 rounding allows ±{noise}",
         "不一致：f32 舍入误差只允许 ±{noise}",
@@ -244,6 +327,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("a float {raw}", "浮点数 {raw}"),
     ("a gradient", "梯度"),
+    ("a mistaken run is forward only", "带错误的运行只有前向"),
     ("a non-negative integer", "非负整数"),
     ("a parameter", "参数"),
     ("a positive integer", "正整数"),
@@ -283,10 +367,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("arrows step through events", "方向键逐个事件单步"),
     ("as they were before the rotation", "即旋转之前 q 和 k 的梯度"),
+    (
+        "att differs between the runs by up to {diff}",
+        "两次运行的 att 最多相差 {diff}",
+    ),
     ("attention map", "注意力图"),
     (
         "attn-trace: enlarge the terminal (q quits)",
         "attn-trace：请把终端放大（q 退出）",
+    ),
+    (
+        "b0 h0: mistaken S[{i},{j}] = {wij}, S[{j},{i}] = {wji} · correct S[{i},{j}] = {gij}, S[{j},{i}] = {gji}",
+        "b0 h0：带错误 S[{i},{j}] = {wij}，S[{j},{i}] = {wji} · 正确 S[{i},{j}] = {gij}，S[{j},{i}] = {gji}",
     ),
     ("back", "返回"),
     ("back to the gallery (or the menu)", "回到示例集（或菜单）"),
@@ -302,6 +394,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("backward of the output projection", "输出投影的反向传播"),
     ("backward of the query projection", "查询投影的反向传播"),
     ("backward of the value projection", "值投影的反向传播"),
+    (
+        "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
+        "baseline 第 i={i} 行：data[{first}..={last}]（{base} = {formula} = {numbers}）",
+    ),
+    (
+        "baseline {buf}[{b},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+        "baseline {buf}[{b},{i},{j}] 位于 data[{off}]：off = {formula} = {numbers}",
+    ),
     (
         "baseline ↔ MHA, when the scenario runs both",
         "baseline ↔ MHA（场景两者都运行时）",
@@ -343,14 +443,27 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "继续执行到下一个 / 上一个断点命中",
     ),
     ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
+    ("correct", "正确"),
     (
         "correct: the {n} reads of iteration {name}",
         "正确：迭代 {name} 的 {n} 次读取",
+    ),
+    (
+        "correct: {mixed} of {C} output channels mix several heads · mistaken: none, channel c comes only from head c/D (D = {D})",
+        "正确：{C} 个输出通道中有 {mixed} 个混合了多个头 · 带错误：没有，通道 c 只来自头 c/D（D = {D}）",
     ),
     ("correct: {working}", "正确：{working}"),
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
+    ),
+    (
+        "cross-attention: q = x and k = v = memory, straight from the inputs",
+        "交叉注意力：q = x，k = v = memory，直接来自输入",
+    ),
+    (
+        "cross-attention: queries from x, keys and values from memory (separate projections, output projection)",
+        "交叉注意力：查询来自 x，键和值来自 memory（各自的投影，输出投影）",
     ),
     (
         "dK starts at 0; every query head h of group g adds its share",
@@ -419,6 +532,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"",
         "dist = \"{dist_name}\" 不接受 {key}；std 配合 \"normal\"，scale 配合 \"uniform\" 和 \"arange\"",
     ),
+    ("diverge #{n}", "分歧 #{n}"),
+    (
+        "diverge at #{n}: correct {correct} · mistaken {mistaken}",
+        "在 #{n} 处分歧：正确 {correct} · 带错误 {mistaken}",
+    ),
+    ("done", "完成"),
     ("dot product →", "点积 →"),
     ("dropout P' = P ⊙ keep / (1 − p)", "dropout P' = P ⊙ keep / (1 − p)"),
     (
@@ -426,8 +545,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "dropout 的反向传播 dP = dP' ⊙ keep / (1 − p)",
     ),
     (
+        "dropout is off in this scenario (eval mode, or no [run].dropout): both runs compute the same",
+        "这个场景关闭了 dropout（eval 模式，或者没有 [run].dropout）：两次运行算出的结果相同",
+    ),
+    (
+        "dropout p = {p} (seed {seed}), {mode} mode",
+        "dropout p = {p}（种子 {seed}），{mode} 模式",
+    ),
+    ("dropped weights: {list}", "被丢弃的权重：{list}"),
+    (
         "duplicate key: each key may be given only once",
         "键重复：每个键只能给出一次",
+    ),
+    (
+        "each head's output stays in its own channels: the heads are concatenated but never mixed",
+        "每个头的输出停留在自己的通道里：各个头被拼接起来，但从不混合",
+    ),
+    (
+        "each head's whole S×T matrix sums to 1 instead, b0: {whole}",
+        "改为每个头的整个 S×T 矩阵的和为 1，b0：{whole}",
+    ),
+    (
+        "each head's whole matrix sums to 1 but its rows do not, so a query's weights are not a distribution",
+        "每个头的整个矩阵之和为 1，但各行不是，所以一个查询的权重不构成概率分布",
     ),
     (
         "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
@@ -513,6 +653,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第一步 / 最后一步   （PgDn/PgUp：±100）",
     ),
     ("first event of the log", "日志的第一个事件"),
+    ("first step of both runs", "两次运行的第一步"),
+    ("forward and backward", "forward 和 backward"),
     ("forward ↔ backward", "前向 ↔ 反向"),
     (
         "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k",
@@ -531,6 +673,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase",
         "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
     ),
+    ("has ended ({n} events)", "已经结束（{n} 个事件）"),
     ("heat −{max} ", "热度 −{max} "),
     ("highlight the previous / next entry", "高亮上一项 / 下一项"),
     ("highlight the previous / next line", "高亮上一行 / 下一行"),
@@ -565,6 +708,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a file", "不是文件"),
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
+    ("it projects x with learned weights instead", "它改为用学到的权重投影 x"),
     ("iteration {name}", "迭代 {name}"),
     (
         "iteration {name} reads {cells}: type {offsets}",
@@ -579,14 +723,23 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "j={j} ≤ i={i}：键 {j} 不在查询 {i} 的未来，所以分数保留",
     ),
     (
+        "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer",
+        "k 和 v：mha 2 × {km} 个值，gqa 2 × {kg} 个（H_kv/H = {H_kv}/{H}）：是 MHA 的 {pct}%，也就是 KV 缓存每层保存的量",
+    ),
+    (
         "k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)",
         "k[j] = m[j]·W_k + b_k   （交叉注意力中 m = memory，否则 m = x）",
     ),
     ("key", "键"),
     ("key j − 1 / + 1", "键 j − 1 / + 1"),
     ("key j=", "键 j="),
+    (
+        "key j={j} in {name}: k[{first}..={last}], k_base = {formula} = {numbers}",
+        "键 j={j} 在 {name} 中：k[{first}..={last}]，k_base = {formula} = {numbers}",
+    ),
     ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
     ("last event of the log", "日志的最后一个事件"),
+    ("last step of both runs", "两次运行的最后一步"),
     ("level {level}: predict {what}", "级别 {level}：预测{what}"),
     ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
     (
@@ -604,14 +757,39 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "被掩码（{why}）：{target} = −1e9，点积 {sum} 被丢弃",
     ),
     (
+        "masked scores become 0 instead of −∞, so future positions still get probability",
+        "被掩码的分数变成 0 而不是 −∞，所以未来的位置仍然得到概率",
+    ),
+    (
         "max = {max}   (read first, so exp never overflows)",
         "max = {max}   （先读出它，这样 exp 不会溢出）",
+    ),
+    ("max probability per row, b0 h0:", "每行的最大概率，b0 h0："),
+    (
+        "mean max probability over all {rows} rows: correct {good}, mistaken {bad}: the softmax is {verdict}",
+        "全部 {rows} 行的平均最大概率：正确 {good}，带错误 {bad}：softmax {verdict}",
+    ),
+    (
+        "measured on the two runs' scores: mistaken / correct = {mean} (over {n} scores)",
+        "在两次运行的分数上测得：带错误 / 正确 = {mean}（共 {n} 个分数）",
     ),
     (
         "memory is the key/value input of cross-attention: give [shape].S, the number of queries",
         "memory 是交叉注意力中键和值的输入：请给出 [shape].S，即查询的个数",
     ),
     ("menu", "菜单"),
+    (
+        "mha head {h} of row i={i}: data[{first}..={last}] ({head} = {formula} = {numbers})",
+        "mha 头 {h} 的第 i={i} 行：data[{first}..={last}]（{head} = {formula} = {numbers}）",
+    ),
+    (
+        "mha head {h} {buf}[{b},{h},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+        "mha 头 {h} {buf}[{b},{h},{i},{j}] 位于 data[{off}]：off = {formula} = {numbers}",
+    ),
+    (
+        "mha {n} rows, one per head, each summing to 1: {heads}",
+        "mha 有 {n} 行，每个头一行，各自的和为 1：{heads}",
+    ),
     ("missed most: {top}", "错得最多：{top}"),
     ("missing {arg}", "缺少 {arg}"),
     (
@@ -628,6 +806,13 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("mistake", "错误示例"),
     (
+        "mistake 1 uses x itself as q, k and v",
+        "错误 1 直接把 x 当作 q、k 和 v",
+    ),
+    ("mistake 4 returns att as the output", "错误 4 把 att 作为输出返回"),
+    ("mistake 5 never applies dropout", "错误 5 从不应用 dropout"),
+    ("mistake {name}: {symptom}", "错误 {name}：{symptom}"),
+    (
         "mistake: q = k = v = x, no input projections",
         "错误：q = k = v = x，没有输入投影",
     ),
@@ -635,6 +820,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for",
         "错误：q = k = v = x，没有 W_q、W_k、W_v 来学习该关注什么",
     ),
+    ("mistaken: {names}", "带错误：{names}"),
     ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
     (
@@ -650,6 +836,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "需要一个会被忘掉的 dropout：在 mode = \"train\" 下把 [run].dropout 设为大于 0",
     ),
     ("nesting [{dims}]", "嵌套 [{dims}]"),
+    ("never diverge", "从不分歧"),
     ("new run (once this one has finished)", "新的训练（本次结束之后）"),
     (
         "next / previous event (reverse stepping)",
@@ -784,11 +971,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "这个事件之前没有写入 {buf}[{off}] 的事件：它保存的是初始值 {v}",
     ),
     ("off", "偏移"),
+    (
+        "one head: nothing to mix, but out = att skips the learned W_proj",
+        "只有一个头：没有什么可混合的，但 out = att 跳过了学到的 W_proj",
+    ),
     ("one step forward / back", "前进 / 后退一步"),
     (
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
     ),
+    ("only the mistaken module makes it", "只有带错误的模块有这个阶段"),
     ("only {names}", "只有 {names}"),
     ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
     ("open mistake 1 to 6 directly", "直接打开第 1 到第 6 个错误"),
@@ -816,6 +1008,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "open the tracer on this layer from its first event",
         "在这一层上从第一个事件打开 tracer",
     ),
+    (
+        "out: identical, bit for bit: MHA here is GQA with the heads of each group tied",
+        "out：逐位相同：这里的 MHA 就是每组的头绑在一起的 GQA",
+    ),
+    ("out: {n} of {total} values differ", "out：{total} 个值中有 {n} 个不同"),
     (
         "output projection out = att·W_proj + b_proj",
         "输出投影 out = att·W_proj + b_proj",
@@ -855,6 +1052,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
         "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
     ),
+    ("phase", "阶段"),
     ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
     ("plus {buf}[{off}] = {value}", "加上 {buf}[{off}] = {value}"),
     (
@@ -867,6 +1065,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("previous / next mistake", "上一个 / 下一个错误"),
     ("prob", "概率"),
+    (
+        "probability rows of query i={i}: baseline one row [{row}]",
+        "查询 i={i} 的概率行：baseline 一行 [{row}]",
+    ),
     ("product", "乘积"),
     (
         "q, k and v are given, so nothing is projected: remove qkv or give x instead",
@@ -877,7 +1079,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "q、k 和 v 让运行从注意力核心开始，必须一起给出；缺少 {missing}",
     ),
     ("qkv", "qkv"),
+    (
+        "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for",
+        "查询、键和值都是 x 本身：分数是对称的（S[i,j] = S[j,i]），也没有权重去学习一个 token 该关注什么",
+    ),
     ("query", "查询"),
+    (
+        "query head h={h}: mha reads k head {h}; gqa reads kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}, shared by heads {first}..={last}",
+        "查询头 h={h}：mha 读取 k 的头 {h}；gqa 读取 kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}，由头 {first}..={last} 共享",
+    ),
     ("query i − 1 / + 1", "查询 i − 1 / + 1"),
     ("query projection q = x·W_q + b_q", "查询投影 q = x·W_q + b_q"),
     (
@@ -907,6 +1117,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "嵌套不整齐：这一层应该和第一行一样有 {len} 个元素，实际有 {found} 个",
     ),
     ("read", "读"),
+    ("reads", "读"),
     (
         "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
         "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
@@ -924,8 +1135,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "旋转位置编码：把 q 和 k 的每一对通道转过 t·θ_m",
     ),
     (
+        "row i={i}, b0 h0: correct [{good}] · mistaken [{bad}]",
+        "第 i={i} 行，b0 h0：正确 [{good}] · 带错误 [{bad}]",
+    ),
+    ("row sums, mistaken b0 h{h}: {sums}", "各行之和，带错误 b0 h{h}：{sums}"),
+    (
         "save the checkpoint (atomically) to the path shown",
         "把检查点（原子地）保存到显示的路径",
+    ),
+    ("saved {path}", "已保存 {path}"),
+    (
+        "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
+        "缩放：baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
     ),
     (
         "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
@@ -933,6 +1154,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("score", "分数"),
     ("scores S = Q·Kᵀ/√d", "分数 S = Q·Kᵀ/√d"),
+    (
+        "scores are scaled by 1/√T instead of 1/√D, so softmax is too flat (T > D) or too sharp (T < D)",
+        "分数按 1/√T 而不是 1/√D 缩放，所以 softmax 太平（T > D）或太尖（T < D）",
+    ),
+    (
+        "scores × 1/√T = 1/√{T} = {st} instead of 1/√D = 1/√{D} = {sd}: each is √D/√T = {ratio} times the correct one",
+        "分数 × 1/√T = 1/√{T} = {st}，而不是 1/√D = 1/√{D} = {sd}：每个分数都是正确值的 √D/√T = {ratio} 倍",
+    ),
     (
         "scroll this list (PgDn / PgUp: a page, Home / End)",
         "滚动这个列表（PgDn / PgUp：一页，Home / End）",
@@ -954,6 +1183,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "显示 {names} {first}..={last}，共 {total}",
     ),
     ("side by side", "并排对照"),
+    (
+        "six classic multi-head attention mistakes, each traced beside the correct run",
+        "六个经典的多头注意力错误，每个都和正确的运行并排追踪",
+    ),
     ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
     (
         "softmax backward dS = P ⊙ (dP − Σ dP·P)",
@@ -961,6 +1194,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("softmax over each score row", "对每一行分数做 softmax"),
     ("start from {b}[{o}] = {value}", "从 {b}[{o}] = {value} 开始"),
+    (
+        "starts at q, k, v (no output projection: out is att)",
+        "从 q、k、v 开始（没有输出投影：out 就是 att）",
+    ),
+    (
+        "starts at q, k, v (output projection given)",
+        "从 q、k、v 开始（给出了输出投影）",
+    ),
+    (
+        "starts at x (input projection, output projection)",
+        "从 x 开始（输入投影，输出投影）",
+    ),
+    (
+        "starts at x (separate q, k, v projections, output projection)",
+        "从 x 开始（q、k、v 各自投影，输出投影）",
+    ),
     (
         "step through transformer attention one memory access at a time",
         "一次一个内存访问，单步执行 transformer 的注意力",
@@ -970,7 +1219,9 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
     ("stop training here", "在这里停止训练"),
+    ("stopped (Ctrl-C)", "已停止（Ctrl-C）"),
     ("switch panel tab on small screens", "小屏幕上切换面板标签页"),
+    ("symptom: ", "症状："),
     (
         "term {number}/{total}: {names} = {values}",
         "第 {number}/{total} 项：{names} = {values}",
@@ -987,10 +1238,26 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the baseline has a single head: use h=0 (or leave h out)",
         "baseline 只有一个头：请用 h=0（或者不写 h）",
     ),
+    (
+        "the correct run drops {n} of {total} probabilities (drop_mask = 0){scale}",
+        "正确的运行丢弃了 {total} 个概率中的 {n} 个（drop_mask = 0）{scale}",
+    ),
+    (
+        "the correct run has no output projection either: nothing differs",
+        "正确的运行也没有输出投影：没有差别",
+    ),
+    (
+        "the correct run has no such phase: step to one it makes",
+        "正确的运行没有这个阶段：请走到它有的阶段",
+    ),
     ("the cursor is in the timeline's first column", "光标已在时间线的第一列"),
     (
         "the cursor is in the timeline's last column",
         "光标已在时间线的最后一列",
+    ),
+    (
+        "the dropout layer exists but is never called, so training runs without attention dropout",
+        "dropout 层存在但从未被调用，所以训练时没有注意力 dropout",
     ),
     (
         "the explicit mask has 0 at row i={i}, column j={j}",
@@ -1008,6 +1275,27 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the log ends here: nothing left to predict",
         "日志到此结束：没有可以预测的了",
+    ),
+    ("the mistaken module skips it", "带错误的模块跳过了它"),
+    (
+        "the mistaken run has no w_proj and no out_proj phase: its output is att itself",
+        "带错误的运行没有 w_proj，也没有 out_proj 阶段：它的输出就是 att 本身",
+    ),
+    (
+        "the mistaken run has no {weights}: its q comes from x itself, so no weights decide what a token looks for",
+        "带错误的运行没有 {weights}：它的 q 直接来自 x，所以没有权重决定一个 token 关注什么",
+    ),
+    (
+        "the mistaken run has no {weights}: its q is x itself, so no weights decide what a token looks for",
+        "带错误的运行没有 {weights}：它的 q 就是 x 本身，所以没有权重决定一个 token 关注什么",
+    ),
+    (
+        "the mistaken run still uses {used} of those {n}: its weighted sum reads probs, never probs_drop",
+        "带错误的运行仍然使用了其中 {n} 个中的 {used} 个：它的加权求和读取 probs，从不读取 probs_drop",
+    ),
+    (
+        "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad} over {pairs} pairs (correct run: {good})",
+        "带错误的分数是对称的：在 {pairs} 对上 max |S[i,j] − S[j,i]| = {bad}（正确的运行：{good}）",
     ),
     (
         "the offset of each next access, and the value of each write",
@@ -1045,6 +1333,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("the turn by −tθ_m, for dQ and for dK", "转过 −tθ_m，对 dQ 和 dK 都一样"),
     (
+        "the two runs never diverge: every event is the same",
+        "两次运行从不分歧：每个事件都相同",
+    ),
+    (
         "the value after the offset is not a number (e.g. -0.31, -1e9)",
         "偏移后面的值不是数（例如 -0.31、-1e9）",
     ),
@@ -1075,6 +1367,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("this is the first phase", "这已经是第一个阶段"),
     ("this is the last phase", "这已经是最后一个阶段"),
     ("this iteration sums {grad}[{off}]", "这次迭代累加 {grad}[{off}]"),
+    (
+        "this mask shows no pair (i, j) both ways, so the symmetry hides behind it",
+        "这个掩码没有双向都可见的位置对 (i, j)，所以对称性被它掩盖了",
+    ),
+    (
+        "this scenario hides no pair: multiplying by an all-ones mask changes nothing",
+        "这个场景没有遮住任何位置对：乘以全 1 的掩码什么也不会改变",
+    ),
+    ("this scenario: ", "这个场景："),
     ("this trace has no {pass} pass", "这个 trace 没有 {pass} 这一遍"),
     ("this variant has no trace", "这个变体没有 trace"),
     ("this variant recorded no events", "这个变体没有记录任何事件"),
@@ -1090,6 +1391,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "toggle a breakpoint on the selected cell",
         "在选中的单元格上设置 / 取消断点",
     ),
+    ("too flat (T = {T} > D = {D})", "太平（T = {T} > D = {D}）"),
+    ("too sharp (T = {T} < D = {D})", "太尖（T = {T} < D = {D}）"),
     (
         "trace: a prompt, then the attention map and the tracer, on the current weights",
         "追踪：用当前的权重输入提示词，然后看注意力图和 tracer",
@@ -1099,11 +1402,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "trained model: export this layer as scenario TOML",
         "训练好的模型：把这一层导出为场景 TOML",
     ),
+    (
+        "training diverged: the loss of step {step} is {loss}, not finite{kept}; try a smaller --lr",
+        "训练发散：第 {step} 步的损失是 {loss}，不是有限数{kept}；请试试更小的 --lr",
+    ),
+    (
+        "training {params} parameters (T={t} C={c} L={l} H={h}, B={b}) on {data}: {train} train / {val} validation bytes",
+        "训练 {params} 个参数（T={t} C={c} L={l} H={h}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",
+    ),
     ("type a path instead (Enter opens it)", "改为输入路径（Enter 打开）"),
     (
         "type the offset, then Enter (v reveals it)",
         "输入偏移，然后按 Enter（v 揭晓答案）",
     ),
+    ("unchanged (T = D = {D})", "不变（T = D = {D}）"),
     ("unexpected argument '{arg}'", "意外的参数 '{arg}'"),
     ("unexpected value '{value}' for {arg}", "{arg} 的意外取值 '{value}'"),
     (
@@ -1157,7 +1469,19 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "variant \"{var}\" is not among [run].variants",
         "变体 \"{var}\" 不在 [run].variants 中",
     ),
+    (
+        "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}",
+        "w_qkv：mha [C, 3C] = {wm} 个权重，gqa [C, C + 2·H_kv·D] = {wg} 个",
+    ),
+    (
+        "weight on hidden keys per row, b0 h0: correct {good} · mistaken {bad}",
+        "每行落在被遮住的键上的权重，b0 h0：正确 {good} · 带错误 {bad}",
+    ),
     ("weighted sum att = P·V", "加权求和 att = P·V"),
+    (
+        "what each head adds to out[b0, i={i}, c], c = 0..{C}:",
+        "每个头对 out[b0, i={i}, c] 的贡献，c = 0..{C}：",
+    ),
     (
         "who last wrote / who reads next the selected cell",
         "谁最后写入 / 谁接下来读取选中的单元格",
@@ -1171,6 +1495,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "write: {cell} = {value}   ({place})",
         "写入：{cell} = {value}   （{place}）",
     ),
+    ("writes", "写"),
     ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
@@ -1178,6 +1503,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{arg} needs its value after an equal sign",
         "{arg} 的值需要写在等号后面",
+    ),
+    (
+        "{at}: correct {good}, mistaken {bad}",
+        "{at}：正确 {good}，带错误 {bad}",
     ),
     (
         "{buf} is not part of this run's forward pass",
@@ -1216,8 +1545,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("{first}, …, {last} hidden", "{first}, …, {last} 未显示"),
     ("{first}..={last} step {s}", "{first}..={last} 步长 {s}"),
     (
+        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming",
+        "{flag} {v} 与检查点的 {field} {have} 不一致；继续训练时请不要给出它",
+    ),
+    (
         "{grad}[{off}]: no finite difference: {e}",
         "{grad}[{off}]：没有有限差分：{e}",
+    ),
+    (
+        "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
+        "{how}，第 {step} 步：损失 {loss}，验证损失 {val}，{speed} token/s，{secs} 秒",
     ),
     ("{key} (value)", "{key}（值）"),
     ("{key} is given twice", "{key} 给出了两次"),
@@ -1238,10 +1575,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{lead}{grad}[{off}]: no finite difference: {e}",
         "{lead}{grad}[{off}]：没有有限差分：{e}",
     ),
+    (
+        "{leak} of {n} masked probabilities are > 0 in the mistaken run, the largest {worst} at {at} (correct run: at most {good})",
+        "带错误的运行中 {n} 个被掩码的概率里有 {leak} 个 > 0，最大的是 {at} 处的 {worst}（正确的运行：最多 {good}）",
+    ),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
     ("{names} hidden", "{names} 未显示"),
     ("{name} (validation split)", "{name}（验证集部分）"),
     ("{name} is not part of this trace", "{name} 不在这个 trace 中"),
+    ("{name}: {n} events", "{name}：{n} 个事件"),
     (
         "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
         "{name}={value} 超出了形状：{name} 应在 0..{size} 中（{dim} = {size}）",
@@ -1266,6 +1608,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{off} is not an offset: type a whole number, e.g. 10",
         "{off} 不是偏移：请输入整数，例如 10",
     ),
+    (
+        "{off} of {n} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo}, max {hi})",
+        "带错误的 {n} 行中有 {off} 行与 1 相差超过 0.001 · 正确的各行之和为 1（最小 {lo}，最大 {hi}）",
+    ),
     ("{path}: cannot write there: {e}", "{path}：无法写入那里：{e}"),
     ("{path}: cannot write: {e}", "{path}：无法写入：{e}"),
     (
@@ -1286,7 +1632,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{size} 字节超过了{what}允许的 {max}",
     ),
     ("{text} · try again, or v reveals", "{text} · 再试一次，或者按 v 揭晓"),
+    (
+        "{title} · {phase} · {what} · element {element}",
+        "{title} · {phase} · {what} · 元素 {element}",
+    ),
     ("{title}, no mask", "{title}，无掩码"),
+    (
+        "{title}: no mistaken run to compare",
+        "{title}：没有可以对照的带错误的运行",
+    ),
     (
         "{title}: this variant recorded no events",
         "{title}：这个变体没有记录任何事件",
@@ -1294,6 +1648,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
         "{tok} 不是偏移：请输入整数（或者 10..=13 这样的区间）",
+    ),
+    (
+        "{variant} with {names} (forward only)",
+        "{variant} 带 {names}（只有前向）",
     ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
@@ -1332,5 +1690,9 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "↑/↓ choose · Enter open · ? keys · q quit",
         "↑/↓ 选择 · Enter 打开 · ? 按键 · q 退出",
+    ),
+    (
+        "↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back",
+        "↑/↓ 选择 · Enter 并排对照 · 1-6 打开 · ? 按键 · q 返回",
     ),
 ];
