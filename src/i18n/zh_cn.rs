@@ -15,8 +15,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("   ◀ this element", "   ◀ 这个元素"),
     ("  (next factor follows)", "  （下一个因子随后读取）"),
+    ("  (want {want})", "  （应为 {want}）"),
+    ("  Enter starts", "  Enter 开始"),
+    ("  at probs[{off}]{masked}", "  位于 probs[{off}]{masked}"),
     ("  batch {b}", "  批次 {b}"),
     ("  correct  {values}", "  正确    {values}"),
+    ("  fix the fields marked ✗", "  请先修正标 ✗ 的字段"),
     (
         "  leaves the correct run at event #{n}: {what}",
         "  在事件 #{n} 处离开正确的运行：{what}",
@@ -44,6 +48,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" (built in)", "（内置）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
+    (" (masked: j > i)", "（被掩码：j > i）"),
     (
         " (that is the access after it, {key})",
         "（那是它之后的那次访问，{key}）",
@@ -53,6 +58,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "（那是它之后的那次访问 {buf}[{off}]）",
     ),
     (" ? keys", " ? 按键"),
+    (" Attention map ", " 注意力图 "),
     (" Code ", " 代码 "),
     (" Code · {file} ", " 代码 · {file} "),
     (" Code · {file}:{l} ", " 代码 · {file}:{l} "),
@@ -61,11 +67,23 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" Event log · {n} events ", " 事件日志 · {n} 个事件 "),
     (" Gradient check · L = Σ out ⊙ d_out ", " 梯度校验 · L = Σ out ⊙ d_out "),
     (" Keys · {screen} ", " 按键 · {screen} "),
+    (
+        " L={l} layers · C={c} · H={h} ({kernel}) · seq_len {t}",
+        " L={l} 层 · C={c} · H={h}（{kernel}）· seq_len {t}",
+    ),
     (" Memory ", " 内存 "),
+    (" Open {what} · {dir}", " 打开{what} · {dir}"),
     (
         " Quiz · Enter check · v reveal · n skip · l level · Q stop ",
         " 测验 · Enter 检查 · v 揭晓 · n 跳过 · l 级别 · Q 退出 ",
     ),
+    (" Start training ", " 开始训练 "),
+    (
+        " The prompt's bytes are the tokens: T = its length. The tracer replays the layer's attention with x = that layer's LayerNorm output, forward and backward (from the prompt's next-byte loss).",
+        " 提示词的字节就是 token：T = 它的长度。tracer 用 x = 这一层 LayerNorm 的输出重放这一层的注意力，前向和反向都有（反向来自提示词的下一字节损失）。",
+    ),
+    (" Trace the trained model ", " 追踪训练好的模型 "),
+    (" Train TinyGPT ", " 训练 TinyGPT "),
     (" Variables ", " 变量 "),
     (
         " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back",
@@ -79,11 +97,24 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " ]/[ · ←→ · ↑↓ · h · Enter · ? keys",
         " ]/[ · ←→ · ↑↓ · h · Enter · ? 按键",
     ),
+    (" about ", " 简介 "),
     (" and ", " 和 "),
     (
         " and scales the kept ones by 1/(1 − p) = {r}",
         "，并把保留的乘以 1/(1 − p) = {r}",
     ),
+    (
+        " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back",
+        " 方向键 格子 · Tab 头 · ]/[ 层 · Enter 追踪 · e 导出 · ? 按键 · q 返回",
+    ),
+    (
+        " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? keys · q back",
+        " 方向键 格子 · Tab 头 · ]/[ 层 · Enter/单击 追踪这个概率 · t 追踪这一层 · e 导出 · ? 按键 · q 返回",
+    ),
+    (" checkpoints ", " 检查点 "),
+    (" configuration ", " 配置 "),
+    (" data: ", " 数据："),
+    (" e exports this layer to {path}", " e 把这一层导出到 {path}"),
     (" goto: {p}▏", " 跳转：{p}▏"),
     (
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
@@ -93,6 +124,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])",
         " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16]）",
     ),
+    (" layer (↑/↓) ", " 层（↑/↓）"),
+    (
+        " layer {layer} head {h}: P[i={i} '{ci}', j={j} '{cj}'] = ",
+        " 层 {layer} 头 {h}：P[i={i} '{ci}', j={j} '{cj}'] = ",
+    ),
+    (" layer {l} · head {h} ", " 层 {l} · 头 {h} "),
+    (" layer {l} · one head ", " 层 {l} · 一个头 "),
+    (" loss (l: log scale) ", " 损失（l：对数刻度）"),
+    (" loss (log scale · l linear) ", " 损失（对数刻度 · l 线性）"),
+    (" n new run · q back", " n 新的训练 · q 返回"),
     (
         " n/p step · ]/[ phase · d divergence · Enter trace · ? keys",
         " n/p 单步 · ]/[ 阶段 · d 分歧点 · Enter 追踪 · ? 按键",
@@ -115,6 +156,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (" n/p · d divergence · ? keys", " n/p · d 分歧点 · ? 按键"),
     (" no {phase} here: ", " 这里没有 {phase}："),
+    (" not shown for lack of room: {hidden}", " 因空间不够未显示：{hidden}"),
+    (" or type a path ", " 或者输入路径 "),
+    (" progress ", " 进度 "),
+    (" prompt ", " 提示词 "),
+    (" query {i} attends most to {top}", " 查询 {i} 最关注 {top}"),
     (
         " quiz {level} · {phase} {score} · v reveal · n skip · Q stop",
         " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · Q 退出",
@@ -124,23 +170,66 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · l 级别 · Q 退出",
     ),
     (" quiz {phase} {score} · ? keys", " 测验 {phase} {score} · ? 按键"),
+    (
+        " s save → {path} · t trace · l log · n new run · q back",
+        " s 保存 → {path} · t 追踪 · l 对数 · n 新的训练 · q 返回",
+    ),
     (" same element, two layouts ", " 同一个元素，两种布局 "),
+    (" sample ", " 样本 "),
+    (" sample at step {step} (greedy) ", " 第 {step} 步的样本（贪心）"),
+    (
+        " sample at step {step} (temperature 0.8) ",
+        " 第 {step} 步的样本（温度 0.8）",
+    ),
+    (" scenarios ", " 场景 "),
+    (" selected ", " 选中 "),
+    (
+        " space pause · s save → {path} · x stop · t trace · l log · q back",
+        " 空格 暂停 · s 保存 → {path} · x 停止 · t 追踪 · l 对数 · q 返回",
+    ),
+    (
+        " space resume · s save → {path} · x stop · t trace · l log · q back",
+        " 空格 继续 · s 保存 → {path} · x 停止 · t 追踪 · l 对数 · q 返回",
+    ),
     (" step {step}/{len} │ {phase} ", " 第 {step}/{len} 步 │ {phase} "),
     (
         " step {step}/{len} │ {variant} │ {phase} │ {diverge} ",
         " 第 {step}/{len} 步 │ {variant} │ {phase} │ {diverge} ",
     ),
+    (" training failed ", " 训练失败 "),
+    (
+        " type the prompt · Backspace · Delete clears · ↑/↓ layer · Enter attention map · Esc back",
+        " 输入提示词 · Backspace · Delete 清空 · ↑/↓ 层 · Enter 注意力图 · Esc 返回",
+    ),
     (" view of [{dims}]", "，[{dims}] 的视图"),
+    (" weights: {label}", " 权重：{label}"),
     (" what it does downstream ", " 下游影响 "),
     (
         " {more} {first}-{last} of {n} ",
         " {more} 第 {first}-{last} 行，共 {n} 行 ",
     ),
+    (" {n} parameters", " {n} 个参数"),
     (" · code (t: memory)", " · 代码（t：内存）"),
     (" · here runs MISTAKE", " · 这里运行 MISTAKE"),
     (" · memory (t: code)", " · 内存（t：代码）"),
     (" · w: the built-in one", " · w：内置的那个"),
+    (
+        " · {tokens} tokens per step · {heads} heads of D = {d}",
+        " · 每步 {tokens} 个 token · {heads} 个头，每个 D = {d}",
+    ),
     (" ↑ {n} more ", " ↑ 还有 {n} 项 "),
+    (
+        " ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back",
+        " ↑/↓ 选择 · Enter 打开 · ← 上一级文件夹 · ? 按键 · Esc 返回",
+    ),
+    (
+        " ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back",
+        " ↑/↓ 字段 · 输入以编辑 · Delete 清空 · ←/→ 数据集 · Enter 开始 · Esc 返回",
+    ),
+    (
+        " ↑↓ choose · Enter open · ← up · ? keys",
+        " ↑↓ 选择 · Enter 打开 · ← 上一级 · ? 按键",
+    ),
     (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
@@ -151,8 +240,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs both, or press w on the menu for the built-in walkthrough.",
         "“{title}”没有追踪 {variant} 内核（它运行的内核：{runs}）。请打开一个两者都运行的场景，或者在菜单里按 w 使用内置的 walkthrough。",
     ),
+    ("(invalid: see below)", "（无效：见下方）"),
+    (
+        "(no about, and no comment at its top)",
+        "（没有 about，开头也没有注释）",
+    ),
     ("(no source for this event)", "（这个事件没有源代码）"),
     ("(outside every loop)", "（不在任何循环中）"),
+    (
+        "(the first sample comes after a few steps)",
+        "（几步之后出现第一个样本）",
+    ),
     ("(the {phase} pass of {file})", "（{phase} 这一遍，{file}）"),
     (", head h={h}", "，头 h={h}"),
     (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
@@ -190,6 +288,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "--temp must be a number ≥ 0, got {temp}",
         "--temp 必须是 ≥ 0 的数，实际是 {temp}",
     ),
+    ("../  (parent folder)", "../  （上一级文件夹）"),
     ("0 (the baseline has a single head)", "0（baseline 只有一个头）"),
     ("0 (the only index, since {dim} = 1)", "0（唯一的下标，因为 {dim} = 1）"),
     ("0..={i}, the cached positions", "0..={i}，即缓存中的位置"),
@@ -218,6 +317,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("4. Turned back (rope_back)", "4. 转回去（rope_back）"),
     ("4. Weighted sum for query i={i}", "4. 查询 i={i} 的加权求和"),
     ("; {path} was not written", "；没有写入 {path}"),
+    ("AdamW learning rate", "AdamW 学习率"),
+    ("B, sequences per step", "B，每步的序列数"),
     (
         "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
         "B={b} {queries}T={t} C={c} H={h} (D={d})，掩码 {mask}，{passes}，{start}",
@@ -235,6 +336,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
+    ("C, channels of every token", "C，每个 token 的通道数"),
     ("Cannot open this checkpoint", "无法打开这个检查点"),
     ("Cannot open this mistake", "无法打开这个错误示例"),
     ("Cannot open this scenario", "无法打开这个场景"),
@@ -249,20 +351,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "DISAGREE: f32 rounding allows ±{noise}",
         "不一致：f32 舍入误差只允许 ±{noise}",
     ),
+    ("ETA", "剩余时间"),
+    ("Enter opens the folder {dir}", "Enter 打开文件夹 {dir}"),
     (
         "Entries 1-3 step through the built-in MHA walkthrough again.",
         "第 1 到 3 项重新单步执行内置的 MHA walkthrough。",
     ),
+    ("Esc cancels", "Esc 取消"),
     (
         "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
         "H 个头，每个头 D = C/H 个通道，从同样的 q、k、v 行中读取：分数 [B,H,T,T]，缩放 1/√D。",
     ),
+    (
+        "H, divides d_model (1: baseline kernel's math, more: MHA)",
+        "H，整除 d_model（1：baseline 内核的算法，更多：MHA）",
+    ),
     ("Help", "帮助"),
+    ("L, transformer blocks", "L，transformer 块数"),
     (
         "Leave attn-trace (q from the menu does the same).",
         "退出 attn-trace（在菜单里按 q 也一样）。",
     ),
     ("Log", "日志"),
+    ("MHA kernel", "MHA 内核"),
     ("Memory", "内存"),
     ("Mistakes gallery", "错误示例集"),
     ("Not traced", "没有追踪"),
@@ -274,6 +385,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Open checkpoint…", "打开检查点…"),
     ("Open scenario", "打开场景"),
     ("Open scenario…", "打开场景…"),
+    ("Opening {title}", "正在打开 {title}"),
     (
         "P = 0 for a masked pair, so its score gradient is 0",
         "被掩码的位置对 P = 0，所以它的分数梯度为 0",
@@ -291,6 +403,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Step through baseline attention", "单步执行 baseline 注意力"),
     ("Step through multi-head attention", "单步执行多头注意力"),
+    ("T = {n} of at most {max} ", "T = {n}，最多 {max} "),
+    ("T, tokens of context", "T，上下文的 token 数"),
     (
         "The menu's keys. On every screen, ? lists that screen's keys.",
         "菜单的按键。在每个界面上，? 都会列出那个界面的按键。",
@@ -340,6 +454,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "after every visible pair: {total}",
         "累加完所有可见的位置对之后：{total}",
     ),
+    ("after {prompt}:", "在 {prompt} 之后："),
     ("agree", "一致"),
     (
         "agree within f32 rounding (±{noise})",
@@ -394,6 +509,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("backward of the output projection", "输出投影的反向传播"),
     ("backward of the query projection", "查询投影的反向传播"),
     ("backward of the value projection", "值投影的反向传播"),
+    ("baseline kernel", "baseline 内核"),
     (
         "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
         "baseline 第 i={i} 行：data[{first}..={last}]（{base} = {formula} = {numbers}）",
@@ -405,6 +521,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "baseline ↔ MHA, when the scenario runs both",
         "baseline ↔ MHA（场景两者都运行时）",
+    ),
+    ("batch", "batch"),
+    (
+        "batch · seq = {n} is over {max} tokens per step",
+        "batch · seq = {n} 超过了每步 {max} 个 token",
     ),
     (
         "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
@@ -427,6 +548,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("cannot read: {e}", "无法读取：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("causal mask", "因果掩码"),
+    ("checkpoint", "检查点"),
     ("clear the typed path, else go back", "清空输入的路径，否则返回"),
     (
         "close a popup, clear the selection, or go back",
@@ -495,11 +617,13 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "dV starts at 0; every query head h of group g adds its share",
         "dV 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
     ),
+    ("d_model", "d_model"),
     (
         "d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)",
         "d_qkv[i] = concat(dq[i], dk[i], dv[i])   （C + 2·H_kv·D 个通道）",
     ),
     ("data", "数据"),
+    ("dataset", "数据集"),
     (
         "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]",
         "解码第 t 步：att[t] = Σ_j P[t,j]·v_cache[j]",
@@ -574,6 +698,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "空文件：场景至少需要 title = \"…\" 和一个含 B、T、C 的 [shape] 表",
     ),
     (
+        "empty: a built-in name (←/→) or a file path",
+        "为空：请给出内置数据集的名字（←/→）或文件路径",
+    ),
+    (
+        "empty: a file name such as tinygpt.safetensors",
+        "为空：请给出文件名，例如 tinygpt.safetensors",
+    ),
+    ("empty: give a whole number", "为空：请给出整数"),
+    (
         "entries 1-3 on the built-in walkthrough again (after opening a scenario)",
         "第 1 到 3 项重新使用内置的 walkthrough（打开过场景之后）",
     ),
@@ -584,10 +717,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "event {n} is past the end: the log has {len} events (0..{last})",
         "事件 {n} 超出了末尾：日志共有 {len} 个事件（0..{last}）",
     ),
+    (
+        "event {n}: the final write of probs[{off}] (layer {layer}, head {h}, i={i}, j={j})",
+        "事件 {n}：对 probs[{off}] 的最后一次写入（层 {layer}，头 {h}，i={i}，j={j}）",
+    ),
     ("event {r} reads {buf}[{off}] next", "事件 {r} 接下来读取 {buf}[{off}]"),
     (
         "event {w} last wrote {buf}[{off}]",
         "事件 {w} 最后一次写入 {buf}[{off}]",
+    ),
+    (
+        "exact answers: {correct} of the first {of} validation lines",
+        "完全正确的答案：前 {of} 行验证数据中有 {correct} 行",
     ),
     ("exp(score − max)", "exp(分数 − max)"),
     ("expected 0 or 1, found {found}", "应为 0 或 1，实际是 {found}"),
@@ -634,10 +775,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
     ("explicit mask", "显式掩码"),
+    ("export failed: {e}", "导出失败：{e}"),
     (
         "export this layer on this prompt as a scenario TOML",
         "把这一层在这个提示词上的计算导出为场景 TOML",
     ),
+    (
+        "exported layer {layer} to {path} (attn-trace tui reopens it)",
+        "已把层 {layer} 导出到 {path}（用 attn-trace tui 重新打开）",
+    ),
+    ("failed", "失败"),
+    ("finished in {time}", "用时 {time} 完成"),
     (
         "finite difference ∂L/∂{primal}[{off}] = {numeric} · backward {grad}[{off}] = {analytic} · relative error {rel}, {verdict}",
         "有限差分 ∂L/∂{primal}[{off}] = {numeric} · 反向传播 {grad}[{off}] = {analytic} · 相对误差 {rel}, {verdict}",
@@ -654,6 +802,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("first event of the log", "日志的第一个事件"),
     ("first step of both runs", "两次运行的第一步"),
+    ("fix the fields marked ✗ first", "请先修正标 ✗ 的字段"),
     ("forward and backward", "forward 和 backward"),
     ("forward ↔ backward", "前向 ↔ 反向"),
     (
@@ -674,6 +823,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
     ),
     ("has ended ({n} events)", "已经结束（{n} 个事件）"),
+    ("heads", "头数"),
+    ("heads {list} (Tab)", "头 {list}（Tab）"),
     ("heat −{max} ", "热度 −{max} "),
     ("highlight the previous / next entry", "高亮上一项 / 下一项"),
     ("highlight the previous / next line", "高亮上一行 / 下一行"),
@@ -681,6 +832,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "i and j are required, e.g. b=0,h=1,i=2,j=1",
         "必须给出 i 和 j，例如 b=0,h=1,i=2,j=1",
     ),
+    ("initial weights and data order", "初始权重和数据顺序"),
     (
         "input projection qkv = x·W_qkv + b_qkv",
         "输入投影 qkv = x·W_qkv + b_qkv",
@@ -699,6 +851,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is a block device", "是一个块设备"),
     ("is a character device", "是一个字符设备"),
     ("is a directory", "是一个目录"),
+    ("is a directory: give a file name", "是一个目录：请给出文件名"),
+    ("is a directory: give a file of text", "是一个目录：请给出文本文件"),
     (
         "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml",
         "是一个目录；应为场景文件，例如 scenarios/mha_walkthrough.toml",
@@ -708,6 +862,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a file", "不是文件"),
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
+    (
+        "is too large for memory: batch {b} of seq {seq} with d_model {c} and {l} layers needs about {gib} GiB; the limit is {max} GiB",
+        "内存放不下：batch {b}、seq {seq}、d_model {c}、{l} 层约需 {gib} GiB；上限是 {max} GiB",
+    ),
     ("it projects x with learned weights instead", "它改为用学到的权重投影 x"),
     ("iteration {name}", "迭代 {name}"),
     (
@@ -740,12 +898,28 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
     ("last event of the log", "日志的最后一个事件"),
     ("last step of both runs", "两次运行的最后一步"),
+    ("layers", "层数"),
+    ("layers {list} (]/[)", "层 {list}（]/[）"),
     ("level {level}: predict {what}", "级别 {level}：预测{what}"),
+    (
+        "lines `31415|11345`: write the digits before `|` in ascending order",
+        "每行 `31415|11345`：把 `|` 前的数字按升序写出",
+    ),
+    (
+        "lines `abcde|abcde`: repeat the letters before `|`",
+        "每行 `abcde|abcde`：重复 `|` 前的字母",
+    ),
+    (
+        "lines `abcde|edcba`: write the letters before `|` backwards",
+        "每行 `abcde|edcba`：把 `|` 前的字母倒过来写",
+    ),
+    ("loss", "损失"),
     ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
     (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
+    ("lr", "lr"),
     ("mask", "掩码"),
     (
         "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
@@ -823,6 +997,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("mistaken: {names}", "带错误：{names}"),
     ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
+    ("must be 1..={max}, got {v}", "必须在 1..={max} 之间，实际是 {v}"),
+    ("must be in (0, {max}], got {lr}", "必须在 (0, {max}] 之间，实际是 {lr}"),
+    (
+        "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
+        "必须整除 d_model：{c} 不是 {h} 的倍数（C % H ≠ 0；可以试试 {divisors}）",
+    ),
     (
         "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
         "需要从 x 开始的运行：给出 q、k 和 v 时没有可以省略的输入投影",
@@ -873,6 +1053,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "下一步：{what}：它的偏移和写入的值？",
     ),
     (
+        "no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below",
+        "这里没有 *.safetensors 文件：先训练一个（菜单 → 训练 TinyGPT，按 s 保存），或者在下面输入路径",
+    ),
+    (
+        "no *.toml files here: type a path below",
+        "这里没有 *.toml 文件：请在下面输入路径",
+    ),
+    (
         "no access of {buf}[{off}] after this event",
         "这个事件之后没有对 {buf}[{off}] 的访问",
     ),
@@ -916,7 +1104,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{variant} 中没有分数元素 b={b} h={h} i={i} j={j}：B={nb}，H={nh}，T={nt}",
     ),
     ("no such file", "文件不存在"),
+    (
+        "no such file, nor a built-in dataset ({names})",
+        "没有这个文件，也不是内置数据集（{names}）",
+    ),
     ("no thread could be started to compute it", "无法启动计算它的线程"),
+    ("no weights to trace yet", "还没有可以追踪的权重"),
     (
         "none: ({i}, {j}) is a masked pair ({reason}). Its score was overwritten by a constant, so it does",
         "没有：({i}, {j}) 是被掩码的位置对（{reason}）。它的分数被一个常数覆盖，所以",
@@ -953,6 +1146,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "not quite: {working}, you typed {off}{hint}",
         "不太对：{working}，你输入的是 {off}{hint}",
     ),
+    ("not saved: {e}", "没有保存：{e}"),
     (
         "not used when q, k and v are given (the run starts at the attention core)",
         "给出 q、k 和 v 时不会用到（运行从注意力核心开始）",
@@ -966,6 +1160,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "nothing reads {buf}[{off}] after this event",
         "这个事件之后没有读取 {buf}[{off}] 的事件",
     ),
+    ("nothing to save yet", "还没有可以保存的东西"),
+    ("nothing wrote probs[{off}]", "没有事件写入 probs[{off}]"),
     (
         "nothing wrote {buf}[{off}] before this event: it holds its initial value {v}",
         "这个事件之前没有写入 {buf}[{off}] 的事件：它保存的是初始值 {v}",
@@ -1008,6 +1204,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "open the tracer on this layer from its first event",
         "在这一层上从第一个事件打开 tracer",
     ),
+    ("optimizer steps", "优化器步数"),
     (
         "out: identical, bit for bit: MHA here is GQA with the heads of each group tied",
         "out：逐位相同：这里的 MHA 就是每组的头绑在一起的 GQA",
@@ -1021,6 +1218,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
         "通道对 m={m}（通道 {d0}、{d1}），位置 t={pos}：角度 t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
     ),
+    ("params", "参数量"),
     (
         "partial sum {start}Σ ({finished} of {total} terms) = ",
         "部分和 {start}Σ（{total} 项中的 {finished} 项）= ",
@@ -1048,6 +1246,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "pass c：P = e_{j} / Σ e = {e} / {sum} = ",
     ),
     ("pause / resume training", "暂停 / 继续训练"),
+    ("paused", "已暂停"),
+    ("paused: space resumes", "已暂停：按空格继续"),
     (
         "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
         "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
@@ -1118,6 +1318,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("read", "读"),
     ("reads", "读"),
+    ("resumed", "已继续"),
     (
         "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
         "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
@@ -1139,11 +1340,24 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 i={i} 行，b0 h0：正确 [{good}] · 带错误 [{bad}]",
     ),
     ("row sums, mistaken b0 h{h}: {sums}", "各行之和，带错误 b0 h{h}：{sums}"),
+    ("running", "运行中"),
+    (
+        "s saves here, e exports layers beside it",
+        "s 保存到这里，e 把各层导出到它旁边",
+    ),
+    (
+        "s saves here, e exports layers beside it ({dir}/ is made then)",
+        "s 保存到这里，e 把各层导出到它旁边（届时会建立 {dir}/）",
+    ),
     (
         "save the checkpoint (atomically) to the path shown",
         "把检查点（原子地）保存到显示的路径",
     ),
+    ("save to", "保存到"),
+    ("saved step {step} to {path}", "已把第 {step} 步保存到 {path}"),
+    ("saved step {step}:", "已保存第 {step} 步："),
     ("saved {path}", "已保存 {path}"),
+    ("saving to {path} …", "正在保存到 {path} …"),
     (
         "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
         "缩放：baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
@@ -1152,6 +1366,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
         "缩放：× {scale_text}，所以 q·k × scale = {sum} × {scale} = {product}",
     ),
+    ("scenario", "场景"),
     ("score", "分数"),
     ("scores S = Q·Kᵀ/√d", "分数 S = Q·Kᵀ/√d"),
     (
@@ -1166,6 +1381,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "scroll this list (PgDn / PgUp: a page, Home / End)",
         "滚动这个列表（PgDn / PgUp：一页，Home / End）",
     ),
+    ("seed", "种子"),
     (
         "select a cell with the arrows (or click it)",
         "用方向键选择单元格（或者单击它）",
@@ -1178,6 +1394,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "selected {buf}[{off}]: w, r, b act on it",
         "已选中 {buf}[{off}]：w、r、b 作用于它",
     ),
+    ("seq", "seq"),
     (
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
@@ -1194,6 +1411,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("softmax over each score row", "对每一行分数做 softmax"),
     ("start from {b}[{o}] = {value}", "从 {b}[{o}] = {value} 开始"),
+    ("starting", "启动中"),
     (
         "starts at q, k, v (no output projection: out is att)",
         "从 q、k、v 开始（没有输出投影：out 就是 att）",
@@ -1210,6 +1428,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "starts at x (separate q, k, v projections, output projection)",
         "从 x 开始（q、k、v 各自投影，输出投影）",
     ),
+    ("step", "步"),
     (
         "step through transformer attention one memory access at a time",
         "一次一个内存访问，单步执行 transformer 的注意力",
@@ -1218,10 +1437,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
+    ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
+    ("steps", "步数"),
+    ("still training: x stops it first", "仍在训练：先按 x 停止"),
     ("stop training here", "在这里停止训练"),
     ("stopped (Ctrl-C)", "已停止（Ctrl-C）"),
+    ("stopped at step {step}", "在第 {step} 步停止"),
+    ("stopping after this step …", "这一步之后停止 …"),
     ("switch panel tab on small screens", "小屏幕上切换面板标签页"),
     ("symptom: ", "症状："),
+    ("taking a snapshot of the weights …", "正在为权重拍快照 …"),
     (
         "term {number}/{total}: {names} = {values}",
         "第 {number}/{total} 项：{names} = {values}",
@@ -1255,6 +1480,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the cursor is in the timeline's last column",
         "光标已在时间线的最后一列",
     ),
+    ("the directory {dir} does not exist", "目录 {dir} 不存在"),
     (
         "the dropout layer exists but is never called, so training runs without attention dropout",
         "dropout 层存在但从未被调用，所以训练时没有注意力 dropout",
@@ -1272,6 +1498,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
     ),
     ("the flat offset of each next access", "每一次访问的扁平偏移"),
+    ("the layer recorded no trace", "这一层没有记录 trace"),
     (
         "the log ends here: nothing left to predict",
         "日志到此结束：没有可以预测的了",
@@ -1310,6 +1537,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "输出投影需要 w_proj 和 b_proj 两者；缺少 {missing}",
     ),
     ("the parent folder", "上一级文件夹"),
+    (
+        "the prompt has {n} bytes but the model reads at most {max} (its seq_len): shorten it",
+        "提示词有 {n} 个字节，但模型最多读取 {max} 个（它的 seq_len）：请缩短它",
+    ),
+    (
+        "the prompt is empty: type at least one byte",
+        "提示词为空：请至少输入一个字节",
+    ),
     ("the query's own token ", "查询自己的 token "),
     (
         "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
@@ -1372,6 +1607,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "这个掩码没有双向都可见的位置对 (i, j)，所以对称性被它掩盖了",
     ),
     (
+        "this project's own attention, linear, softmax and engine sources (text)",
+        "本项目自己的 attention、linear、softmax 和 engine 源代码（文本）",
+    ),
+    (
         "this scenario hides no pair: multiplying by an all-ones mask changes nothing",
         "这个场景没有遮住任何位置对：乘以全 1 的掩码什么也不会改变",
     ),
@@ -1383,6 +1622,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "this write stores {now} so far; {grad}[{off}] ends at {end} when backward is done",
         "这次写入的是目前为止的 {now}；反向传播结束时 {grad}[{off}] 为 {end}",
     ),
+    ("time", "用时"),
     (
         "timeline: one column back / forward (or click it)",
         "时间线：后退 / 前进一列（或者单击它）",
@@ -1391,6 +1631,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "toggle a breakpoint on the selected cell",
         "在选中的单元格上设置 / 取消断点",
     ),
+    ("tokens/s", "token/秒"),
     ("too flat (T = {T} > D = {D})", "太平（T = {T} > D = {D}）"),
     ("too sharp (T = {T} < D = {D})", "太尖（T = {T} < D = {D}）"),
     (
@@ -1398,6 +1639,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "追踪：用当前的权重输入提示词，然后看注意力图和 tracer",
     ),
     ("tracer", "tracer"),
+    (
+        "tracing this prompt would record {events} events, over the TUI's {max}: with C = {c} prompts up to {fits} bytes fit",
+        "追踪这个提示词将记录 {events} 个事件，超过了 TUI 的上限 {max}：C = {c} 时最多放得下 {fits} 个字节的提示词",
+    ),
+    (
+        "tracing… {done} of {total} events ({pct}%)",
+        "追踪中… {total} 个事件中的 {done} 个（{pct}%）",
+    ),
     (
         "trained model: export this layer as scenario TOML",
         "训练好的模型：把这一层导出为场景 TOML",
@@ -1463,6 +1712,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)",
         "v[j] = m[j]·W_v + b_v   （交叉注意力中 m = memory，否则 m = x）",
     ),
+    ("val", "验证"),
+    ("val loss", "验证损失"),
     ("value projection v = m·W_v + b_v", "值投影 v = m·W_v + b_v"),
     ("variant", "变体"),
     (
@@ -1522,6 +1773,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{buf}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {example}",
         "{buf}[{off}] 是对的；再输入它的值：{off} 值，例如 {off} {example}",
     ),
+    ("{dir} is not a directory", "{dir} 不是目录"),
     (
         "{file}: --mistaken: the scenario has no [run].mistakes to trace",
         "{file}：--mistaken：场景没有可以追踪的 [run].mistakes",
@@ -1563,6 +1815,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{key}={value}：应为非负整数",
     ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
+    ("{kind}: give the name of a file", "{kind}：请给出文件名"),
     (
         "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
         "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（四次不记录的前向传播）…",
@@ -1601,6 +1854,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{name}[{off}] 超出范围：{name} 只有 {n} 个元素",
     ),
     ("{n} bytes", "{n} 字节"),
+    (
+        "{n} bytes is larger than the {max} a data file may be",
+        "{n} 字节超过了数据文件允许的 {max}",
+    ),
+    (
+        "{n} bytes is too short: seq {seq} needs at least {need}",
+        "{n} 字节太短：seq {seq} 至少需要 {need}",
+    ),
     ("{n} more matrices", "还有 {n} 个矩阵"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),
@@ -1624,6 +1885,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{p} is not a whole number", "{p} 不是整数"),
     (
+        "{p} parameters is over the TUI's {max}: use attn-trace train for models this big",
+        "{p} 个参数超过了 TUI 的上限 {max}：这么大的模型请用 attn-trace train",
+    ),
+    (
         "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
         "{asked} 题中第一次就答对 {right} 题，再试后答对 {retried} 题，揭晓 {revealed} 题，跳过 {skipped} 题",
     ),
@@ -1631,6 +1896,13 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{size} bytes is larger than the {max} {what} may be",
         "{size} 字节超过了{what}允许的 {max}",
     ),
+    ("{s} s", "{s} 秒"),
+    (
+        "{text} is not a number such as 0.003 or 3e-3",
+        "{text} 不是 0.003 或 3e-3 这样的数",
+    ),
+    ("{text} is not a whole number ≥ 0", "{text} 不是 ≥ 0 的整数"),
+    ("{text} is not a whole number ≥ 1", "{text} 不是 ≥ 1 的整数"),
     ("{text} · try again, or v reveals", "{text} · 再试一次，或者按 v 揭晓"),
     (
         "{title} · {phase} · {what} · element {element}",
@@ -1666,6 +1938,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{working} (holding {value})", "{working}（值为 {value}）"),
     (
+        "· \"{prompt}\" (T={t}) · layer {layer} of {layers} · {variant}",
+        "· \"{prompt}\"（T={t}）· 第 {layer} 层，共 {layers} 层 · {variant}",
+    ),
+    (
+        "· a byte-level GPT whose attention runs on the traced kernels",
+        "· 一个字节级 GPT，它的注意力在被追踪的内核上运行",
+    ),
+    (
         "Σ e so far ({written} of {T}) = {sum}",
         "目前的 Σ e（{T} 项中的 {written} 项）= {sum}",
     ),
@@ -1687,6 +1967,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("… 1 more row", "… 还有 1 行"),
     ("… {n} more columns", "… 还有 {n} 列"),
     ("… {n} more rows", "… 还有 {n} 行"),
+    (
+        "←/→ kernels · copy · reverse · sort, or type a file path",
+        "←/→ kernels · copy · reverse · sort，或者输入文件路径",
+    ),
     (
         "↑/↓ choose · Enter open · ? keys · q quit",
         "↑/↓ 选择 · Enter 打开 · ? 按键 · q 退出",

@@ -12,13 +12,19 @@ use std::path::Path;
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "kernels",
-        "this project's own attention, linear, softmax and engine sources (text)",
+        crate::msg!("this project's own attention, linear, softmax and engine sources (text)"),
     ),
-    ("copy", "lines `abcde|abcde`: repeat the letters before `|`"),
-    ("reverse", "lines `abcde|edcba`: write the letters before `|` backwards"),
+    (
+        "copy",
+        crate::msg!("lines `abcde|abcde`: repeat the letters before `|`"),
+    ),
+    (
+        "reverse",
+        crate::msg!("lines `abcde|edcba`: write the letters before `|` backwards"),
+    ),
     (
         "sort",
-        "lines `31415|11345`: write the digits before `|` in ascending order",
+        crate::msg!("lines `31415|11345`: write the digits before `|` in ascending order"),
     ),
 ];
 

@@ -4,6 +4,7 @@
 
 use super::gpt::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
 use super::trainer::MAX_BATCH;
+use crate::tr;
 
 /// Most optimizer steps one run takes.
 pub const MAX_STEPS: u64 = 10_000_000;
@@ -97,18 +98,26 @@ impl TrainSpec {
             if let Some(v) = v
                 && range(v, max).is_none()
             {
-                bad(&mut out, setting, format!("must be 1..={max}, got {v}"));
+                bad(&mut out, setting, tr!("must be 1..={max}, got {v}", max, v));
             }
         }
         if let Some(s) = self.steps
             && !(1..=MAX_STEPS).contains(&s)
         {
-            bad(&mut out, Setting::Steps, format!("must be 1..={MAX_STEPS}, got {s}"));
+            bad(
+                &mut out,
+                Setting::Steps,
+                tr!("must be 1..={max}, got {v}", max = MAX_STEPS, v = s),
+            );
         }
         if let Some(lr) = self.lr
             && !(lr.is_finite() && lr > 0.0 && lr <= MAX_LR)
         {
-            bad(&mut out, Setting::Lr, format!("must be in (0, {MAX_LR}], got {lr:?}"));
+            bad(
+                &mut out,
+                Setting::Lr,
+                tr!("must be in (0, {max}], got {lr}", max = MAX_LR, lr = format!("{lr:?}")),
+            );
         }
         if let (Some(c), Some(h)) = (self.d_model, self.n_heads)
             && h > 0
@@ -122,9 +131,11 @@ impl TrainSpec {
             bad(
                 &mut out,
                 Setting::Heads,
-                format!(
-                    "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {})",
-                    divisors.join(", ")
+                tr!(
+                    "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
+                    c,
+                    h,
+                    divisors = divisors.join(", ")
                 ),
             );
         }
@@ -136,14 +147,15 @@ impl TrainSpec {
                 bad(
                     &mut out,
                     Setting::Batch,
-                    format!(
-                        "is too large for memory: batch {b} of seq {} with d_model {} and {} layers needs \
-                         about {:.1} GiB; the limit is {} GiB",
-                        config.seq_len,
-                        config.d_model,
-                        config.n_layers,
-                        need as f64 / (1u64 << 30) as f64,
-                        MEMORY_BUDGET_BYTES >> 30
+                    tr!(
+                        "is too large for memory: batch {b} of seq {seq} with d_model {c} and {l} layers needs \
+                         about {gib} GiB; the limit is {max} GiB",
+                        b,
+                        seq = config.seq_len,
+                        c = config.d_model,
+                        l = config.n_layers,
+                        gib = format!("{:.1}", need as f64 / (1u64 << 30) as f64),
+                        max = MEMORY_BUDGET_BYTES >> 30
                     ),
                 );
             }

@@ -187,7 +187,7 @@ impl<T> FilePicker<T> {
         let f = k.checked_sub(self.entries.len())?;
         let path = self.folders.get(f)?;
         Some(if self.is_parent(f) {
-            "../  (parent folder)".to_string()
+            tr!("../  (parent folder)").to_string()
         } else {
             format!("{}/", file_name(path))
         })
@@ -195,16 +195,20 @@ impl<T> FilePicker<T> {
 
     /// The title line (`Open {what} · dir`), the typed path's box and the key hint.
     pub fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
-        let title = format!(" Open {what} · {}", self.dir.display());
+        let title = tr!(
+            " Open {what} · {dir}",
+            what = crate::i18n::text_of(what),
+            dir = self.dir.display()
+        );
         frame.render_widget(Paragraph::new(Span::styled(title, t.title())), head);
         frame.render_widget(
-            Paragraph::new(format!("{}▏", self.input)).block(Block::bordered().title(" or type a path ")),
+            Paragraph::new(format!("{}▏", self.input)).block(Block::bordered().title(tr!(" or type a path "))),
             input,
         );
         let keys = if hint.width >= 64 {
-            " ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back"
+            tr!(" ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back")
         } else {
-            " ↑↓ choose · Enter open · ← up · ? keys"
+            tr!(" ↑↓ choose · Enter open · ← up · ? keys")
         };
         frame.render_widget(Paragraph::new(Span::styled(keys, t.dim())), hint);
     }
