@@ -155,6 +155,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · w/r · b/c · f · Tab · ? 按键",
     ),
     (" n/p · d divergence · ? keys", " n/p · d 分歧点 · ? 按键"),
+    (" n/p · j/k · ]/[ · g · ? keys", " n/p · j/k · ]/[ · g · ? 按键"),
     (" no {phase} here: ", " 这里没有 {phase}："),
     (" not shown for lack of room: {hidden}", " 因空间不够未显示：{hidden}"),
     (" or type a path ", " 或者输入路径 "),

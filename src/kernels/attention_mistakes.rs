@@ -57,28 +57,22 @@ impl Mistake {
     pub const fn symptom(self) -> &'static str {
         match self {
             Mistake::NoInputProjection => {
-                crate::msg!(
-                    "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for"
-                )
+                "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for"
             }
             Mistake::ScaleBySeqLen => {
-                crate::msg!(
-                    "scores are scaled by 1/√T instead of 1/√D, so softmax is too flat (T > D) or too sharp (T < D)"
-                )
+                "scores are scaled by 1/√T instead of 1/√D, so softmax is too flat (T > D) or too sharp (T < D)"
             }
             Mistake::MaskByMultiply => {
-                crate::msg!("masked scores become 0 instead of −∞, so future positions still get probability")
+                "masked scores become 0 instead of −∞, so future positions still get probability"
             }
             Mistake::NoOutputProjection => {
-                crate::msg!("each head's output stays in its own channels: the heads are concatenated but never mixed")
+                "each head's output stays in its own channels: the heads are concatenated but never mixed"
             }
             Mistake::DropoutNotApplied => {
-                crate::msg!("the dropout layer exists but is never called, so training runs without attention dropout")
+                "the dropout layer exists but is never called, so training runs without attention dropout"
             }
             Mistake::SoftmaxOverTwoDims => {
-                crate::msg!(
-                    "each head's whole matrix sums to 1 but its rows do not, so a query's weights are not a distribution"
-                )
+                "each head's whole matrix sums to 1 but its rows do not, so a query's weights are not a distribution"
             }
         }
     }

@@ -77,11 +77,17 @@ fn used_messages() -> BTreeMap<String, Vec<String>> {
             used.entry(message).or_default().push(place);
         }
     }
-    // what each phase computes is looked up by its title (format::phase_text), not by a literal
+    // what each phase computes is looked up by its title (format::phase_text), and each
+    // mistake's symptom by its text (i18n::text(m.symptom())), not by a literal
     for phase in attn_trace::trace::Phase::ALL {
         used.entry(phase.title().to_string())
             .or_default()
             .push(format!("Phase::{phase:?}.title()"));
+    }
+    for m in attn_trace::kernels::attention_mistakes::Mistake::ALL {
+        used.entry(m.symptom().to_string())
+            .or_default()
+            .push(format!("Mistake::{m:?}.symptom()"));
     }
     used
 }

@@ -1195,7 +1195,7 @@ fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
         ),
         tr!(" n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys"),
         tr!(" n/p step · j/k iter · ]/[ phase · g goto · ? keys"),
-        " n/p · j/k · ]/[ · g · ? keys",
+        tr!(" n/p · j/k · ]/[ · g · ? keys"),
         tr!(" ? keys"),
     ]
     .map(String::from);

@@ -18,7 +18,7 @@ pub fn line(trace: &Trace, n: usize) -> String {
     };
     format!(
         "#{n} {} {}[{off}] = {}  ({})",
-        super::pad(op, 5),
+        super::pad(op, super::cols(tr!("read")).max(super::cols(tr!("write")))),
         e.buf,
         num(e.value),
         trace.label(e.buf, off)
