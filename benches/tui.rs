@@ -10,6 +10,10 @@
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(unix)]
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::{Theme, Walk};
@@ -54,83 +58,12 @@ fn type_goto(app: &mut App, text: &str) {
     press(app, KeyCode::Enter);
 }
 
-/// The CPU time the calling thread has used, in seconds.
-#[cfg(unix)]
-fn thread_cpu_seconds() -> f64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec through the valid pointer it is given
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
-}
-
-/// Criterion's measurement of the CPU time of the benchmarking thread.
-#[cfg(unix)]
-struct ThreadCpu;
-
-#[cfg(unix)]
-impl Measurement for ThreadCpu {
-    type Intermediate = f64;
-    type Value = f64;
-
-    fn start(&self) -> f64 {
-        thread_cpu_seconds()
-    }
-
-    fn end(&self, start: f64) -> f64 {
-        thread_cpu_seconds() - start
-    }
-
-    fn add(&self, a: &f64, b: &f64) -> f64 {
-        a + b
-    }
-
-    fn zero(&self) -> f64 {
-        0.0
-    }
-
-    /// Nanoseconds, as criterion's wall clock.
-    fn to_f64(&self, v: &f64) -> f64 {
-        v * 1e9
-    }
-
-    fn formatter(&self) -> &dyn criterion::measurement::ValueFormatter {
-        &Nanoseconds
-    }
-}
-
-/// Nanoseconds shown as ns, µs or ms.
-#[cfg(unix)]
-struct Nanoseconds;
-
-#[cfg(unix)]
-impl criterion::measurement::ValueFormatter for Nanoseconds {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (div, unit) = match typical {
-            t if t < 1e3 => (1.0, "ns"),
-            t if t < 1e6 => (1e3, "µs"),
-            t if t < 1e9 => (1e6, "ms"),
-            _ => (1e9, "s"),
-        };
-        values.iter_mut().for_each(|v| *v /= div);
-        unit
-    }
-
-    /// No throughput is declared: the values stay nanoseconds.
-    fn scale_throughputs(&self, _: f64, _: &criterion::Throughput, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
-
-    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
 fn tui_wall(c: &mut Criterion) {
     tui(c, "tui key (update + render 120x40, 10M events)");
 }
 
 #[cfg(unix)]
-fn tui_cpu(c: &mut Criterion<ThreadCpu>) {
+fn tui_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
     tui(c, "tui key, thread CPU time (update + render 120x40, 10M events)");
 }
 
@@ -241,7 +174,7 @@ criterion_group!(wall, tui_wall);
 #[cfg(unix)]
 criterion_group! {
     name = cpu;
-    config = Criterion::default().with_measurement(ThreadCpu);
+    config = Criterion::default().with_measurement(cpu::ThreadCpu);
     targets = tui_cpu
 }
 #[cfg(unix)]
