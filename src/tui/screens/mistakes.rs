@@ -544,7 +544,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
         .map(|(k, e)| {
             let symptom = e.mistake.map_or("", |m| crate::i18n::text(m.symptom()));
             let width = list.width.saturating_sub(2) as usize;
-            let mut text = format!(" {} {} {symptom}", k + 1, pad(&e.name, 22));
+            let mut text = format!(" {} {} {symptom}", k + 1, pad(e.name, 22));
             // one line each: a symptom longer than the list ends in an ellipsis
             if cols(&text) > width {
                 text = cut(&text, width.saturating_sub(1)).to_string() + "…";
