@@ -12,19 +12,13 @@ use std::path::Path;
 pub const BUILTIN: &[(&str, &str)] = &[
     (
         "kernels",
-        crate::msg!("this project's own attention, linear, softmax and engine sources (text)"),
+        "this project's own attention, linear, softmax and engine sources (text)",
     ),
-    (
-        "copy",
-        crate::msg!("lines `abcde|abcde`: repeat the letters before `|`"),
-    ),
-    (
-        "reverse",
-        crate::msg!("lines `abcde|edcba`: write the letters before `|` backwards"),
-    ),
+    ("copy", "lines `abcde|abcde`: repeat the letters before `|`"),
+    ("reverse", "lines `abcde|edcba`: write the letters before `|` backwards"),
     (
         "sort",
-        crate::msg!("lines `31415|11345`: write the digits before `|` in ascending order"),
+        "lines `31415|11345`: write the digits before `|` in ascending order",
     ),
 ];
 

@@ -84,6 +84,12 @@ fn used_messages() -> BTreeMap<String, Vec<String>> {
             .or_default()
             .push(format!("Phase::{phase:?}.title()"));
     }
+    // and each built-in dataset's line on the train form (i18n::text(about))
+    for (name, about) in attn_trace::model::data::BUILTIN {
+        used.entry(about.to_string())
+            .or_default()
+            .push(format!("BUILTIN {name}"));
+    }
     for m in attn_trace::kernels::attention_mistakes::Mistake::ALL {
         used.entry(m.symptom().to_string())
             .or_default()
