@@ -360,6 +360,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Esc cancels", "Esc 取消"),
     (
+        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})",
+        "H = {h} 不能被 H_kv = {h_kv} 整除：每个键/值头服务 H/H_kv 个查询头（试试 {h} 的约数）",
+    ),
+    (
         "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
         "H 个头，每个头 D = C/H 个通道，从同样的 q、k、v 行中读取：分数 [B,H,T,T]，缩放 1/√D。",
     ),
@@ -625,6 +629,30 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("data", "数据"),
     ("dataset", "数据集"),
+    (
+        "decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask",
+        "解码关注它已经生成的位置 0..=t，这就是因果掩码：请删除 [run].mask",
+    ),
+    (
+        "decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)",
+        "解码从一个序列自己的键和值生成它：请删除 [shape].S（交叉注意力）",
+    ),
+    (
+        "decode generates token by token, forward only: remove \"backward\" from [run].passes",
+        "解码逐个 token 生成，只有前向：请从 [run].passes 中删除 \"backward\"",
+    ),
+    (
+        "decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\"",
+        "解码是推理，dropout 不起作用：请删除 [run].dropout，或者设置 mode = \"eval\"",
+    ),
+    (
+        "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\"",
+        "解码用融合的 w_qkv 投影每个 token：请从 x 开始（不给出 q、k、v 的值），并设置 qkv = \"fused\"",
+    ),
+    (
+        "decode runs the correct kernels only: remove [run].mistakes",
+        "解码只运行正确的内核：请删除 [run].mistakes",
+    ),
     (
         "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]",
         "解码第 t 步：att[t] = Σ_j P[t,j]·v_cache[j]",
@@ -1174,6 +1202,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("one step forward / back", "前进 / 后退一步"),
     (
+        "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
+        "只有 \"gqa\" 变体读取的键/值头少于查询头：请在 [run].variants 中加上 \"gqa\"，或者删除 H_kv",
+    ),
+    (
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
     ),
@@ -1325,12 +1357,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
     ),
     (
+        "rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}",
+        "rope 旋转的是通道对，所以一个头需要偶数个通道；{v} 内核的头有 D = {size} = {d}",
+    ),
+    (
         "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):",
         "rope_back 随后把 d_q 第 i 行和 d_k 第 j 行的每一对通道转回 −t·θ_m（rope.rs）：",
     ),
     (
         "rotary positions backward: turn dQ and dK back by −t·θ_m",
         "旋转位置编码的反向传播：把 dQ 和 dK 转回 −t·θ_m",
+    ),
+    (
+        "rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S",
+        "旋转位置编码按 q 和 k 在同一个序列中的位置旋转它们，但交叉注意力的查询和键来自两个序列：请删除 rope 或 [shape].S",
     ),
     (
         "rotary positions: turn each channel pair of q and k by t·θ_m",
@@ -1463,6 +1503,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the baseline has a single head: use h=0 (or leave h out)",
         "baseline 只有一个头：请用 h=0（或者不写 h）",
+    ),
+    (
+        "the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\"",
+        "经典错误写在 baseline 和 MHA 内核里：请用变体 \"baseline\" 和 \"mha\" 运行它们",
     ),
     (
         "the correct run drops {n} of {total} probabilities (drop_mask = 0){scale}",
