@@ -56,6 +56,9 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     // the built-in walkthrough opens the tracer on its focus: b=0, h=1, i=2, j=1 (scores[16])
     let tracer = App::new(walk(), Theme::COLOR, W, H);
     shots.push(("tracer.svg", svg(&tracer, W, H)?));
+    // the same screen in 简体中文 (`--lang zh-CN`)
+    let zh = attn_trace::i18n::with_lang(attn_trace::i18n::Lang::ZhCn, || svg(&tracer, W, H))?;
+    shots.push(("tracer.zh-CN.svg", zh));
 
     let mut compare = App::with_menu(walk(), Theme::COLOR, W, 24);
     press(&mut compare, KeyCode::Char('3'));

@@ -9,11 +9,13 @@
 #![allow(non_snake_case)]
 
 use crate::engine::{Inputs, Run, kernel_shape};
+use crate::format::pad_left;
 use crate::formula;
 use crate::gradcheck;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Layout, Shape};
+use crate::tr;
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 use std::fmt;
 
@@ -34,26 +36,26 @@ impl Element {
         let mut seen: Vec<&str> = Vec::new();
         for part in text.split([',', ' ']).map(str::trim).filter(|p| !p.is_empty()) {
             let Some((key, value)) = part.split_once('=') else {
-                return Err(format!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1"));
+                return Err(tr!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1", part));
             };
             let (key, value) = (key.trim(), value.trim());
             let value: usize = value
                 .parse()
-                .map_err(|_| format!("{key}={value}: expected a non-negative integer"))?;
+                .map_err(|_| tr!("{key}={value}: expected a non-negative integer", key, value))?;
             if seen.contains(&key) {
-                return Err(format!("{key} is given twice"));
+                return Err(tr!("{key} is given twice", key));
             }
             match key {
                 "b" => at.b = value,
                 "h" => at.h = value,
                 "i" => at.i = value,
                 "j" => at.j = value,
-                other => return Err(format!("unknown index \"{other}\"; expected b, h, i and j")),
+                other => return Err(tr!("unknown index \"{other}\"; expected b, h, i and j", other)),
             }
             seen.push(key);
         }
         if !(seen.contains(&"i") && seen.contains(&"j")) {
-            return Err("i and j are required, e.g. b=0,h=1,i=2,j=1".to_string());
+            return Err(tr!("i and j are required, e.g. b=0,h=1,i=2,j=1").to_string());
         }
         Ok(at)
     }
@@ -94,26 +96,54 @@ impl fmt::Display for Walkthrough {
 }
 
 /// Why an element cannot be explained.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExplainError {
-    #[error("the run was not traced; explain needs the event log")]
     NotTraced,
-    #[error("the {0} pass was not recorded; add \"{0}\" to [run].passes in the scenario")]
     PassNotRecorded(&'static str),
-    #[error("{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})")]
     OutOfRange {
         name: &'static str,
         value: usize,
         size: usize,
         dim: &'static str,
     },
-    #[error("the baseline has a single head: use h=0 (or leave h out)")]
     BaselineHead,
-    #[error("the trace has no {0}; it does not hold the events this explanation needs")]
     Missing(String),
-    #[error("a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet")]
-    NotYetDecoded { i: usize, j: usize },
+    NotYetDecoded {
+        i: usize,
+        j: usize,
+    },
 }
+
+impl fmt::Display for ExplainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&match self {
+            ExplainError::NotTraced => tr!("the run was not traced; explain needs the event log").to_string(),
+            ExplainError::PassNotRecorded(pass) => tr!(
+                "the {pass} pass was not recorded; add \"{pass}\" to [run].passes in the scenario",
+                pass
+            ),
+            ExplainError::OutOfRange { name, value, size, dim } => tr!(
+                "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
+                name,
+                value,
+                size,
+                dim
+            ),
+            ExplainError::BaselineHead => tr!("the baseline has a single head: use h=0 (or leave h out)").to_string(),
+            ExplainError::Missing(what) => tr!(
+                "the trace has no {what}; it does not hold the events this explanation needs",
+                what
+            ),
+            ExplainError::NotYetDecoded { i, j } => tr!(
+                "a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet",
+                i,
+                j
+            ),
+        })
+    }
+}
+
+impl std::error::Error for ExplainError {}
 
 type Result<T> = std::result::Result<T, ExplainError>;
 
@@ -149,7 +179,7 @@ fn elide(items: Vec<String>, keep: usize, sep: &str) -> String {
     }
     let head = keep.saturating_sub(2);
     let mut shown: Vec<String> = items[..head].to_vec();
-    shown.push(format!("… ({} terms in all)", items.len()));
+    shown.push(tr!("… ({n} terms in all)", n = items.len()));
     shown.extend_from_slice(&items[items.len() - 2..]);
     shown.join(sep)
 }
@@ -189,16 +219,32 @@ fn head_row(layout: &Layout, b: (&str, usize), row: (&str, usize), head: usize) 
 /// Why the mask keeps or hides the score of query `i` for key `j`, in words.
 fn mask_reason(mask: &Mask, i: usize, j: usize) -> String {
     match (mask, mask.hides(i, j)) {
-        (Mask::Causal, true) => format!("j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;"),
+        (Mask::Causal, true) => tr!(
+            "j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;",
+            i,
+            j
+        ),
         (Mask::Causal, false) => {
-            format!("j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept")
+            tr!(
+                "j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept",
+                i,
+                j
+            )
         }
-        (Mask::None, _) => "none: every key is visible to every query, so the score is kept".to_string(),
+        (Mask::None, _) => tr!("none: every key is visible to every query, so the score is kept").to_string(),
         (Mask::Explicit { .. }, true) => {
-            format!("the explicit mask has 0 at row {i}, column {j}: query {i} may not see key {j};")
+            tr!(
+                "the explicit mask has 0 at row {i}, column {j}: query {i} may not see key {j};",
+                i,
+                j
+            )
         }
         (Mask::Explicit { .. }, false) => {
-            format!("the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept")
+            tr!(
+                "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
+                i,
+                j
+            )
         }
     }
 }
@@ -286,32 +332,39 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             sections.push(cx.flow_to_q_and_k()?);
             if cx.rope.is_some() {
                 sections.push(Section {
-                    title: "4. Turned back (rope_back)".to_string(),
+                    title: tr!("4. Turned back (rope_back)").to_string(),
                     lines: vec![
-                        "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):"
+                        tr!("rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):")
                             .to_string(),
-                        "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k"
-                            .to_string(),
-                        "as they were before the rotation".to_string(),
+                        tr!(
+                            "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k"
+                        )
+                        .to_string(),
+                        tr!("as they were before the rotation").to_string(),
                     ],
                 });
             }
         }
     }
     let mut how = match (mask, run.decode) {
-        (_, true) => "decoded token by token from the KV cache".to_string(),
-        (Mask::Causal, _) => "causal mask".to_string(),
-        (Mask::None, _) => "no mask".to_string(),
-        (Mask::Explicit { .. }, _) => "explicit mask".to_string(),
+        (_, true) => tr!("decoded token by token from the KV cache").to_string(),
+        (mask, _) => crate::format::mask_words(&mask).to_string(),
     };
     if let Some(r) = run.rope {
-        how.push_str(&format!(", rope {} base {}", r.pairs.name(), num(r.base)));
+        how.push_str(&tr!(
+            ", rope {pairs} base {base}",
+            pairs = r.pairs.name(),
+            base = num(r.base)
+        ));
     }
     Ok(Walkthrough {
-        heading: format!(
-            "{place} of the {} variant, {} pass ({sizes}, {how})",
-            run.variant,
-            pass.name()
+        heading: tr!(
+            "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
+            place,
+            variant = run.variant,
+            pass = pass.name(),
+            sizes,
+            how
         ),
         sections,
     })
@@ -342,11 +395,11 @@ pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section
                 lines.push(c.line());
                 lines.push(format!("  {}", c.perturbed()));
             }
-            Err(e) => lines.push(format!("{grad}[{off}]: no finite difference: {e}")),
+            Err(e) => lines.push(tr!("{grad}[{off}]: no finite difference: {e}", grad, off, e)),
         }
     }
     Ok(Section {
-        title: "4. Checked by finite differences (L = Σ out ⊙ d_out)".to_string(),
+        title: tr!("4. Checked by finite differences (L = Σ out ⊙ d_out)").to_string(),
         lines,
     })
 }
@@ -385,7 +438,14 @@ impl Ctx<'_> {
             .iter()
             .map(|&n| n as usize)
             .find(|&n| self.trace.phase_at(n) == phase)
-            .ok_or_else(|| missing(&format!("write of {buf}.data[{offset}] in the {phase} phase")))
+            .ok_or_else(|| {
+                missing(&tr!(
+                    "write of {buf}.data[{offset}] in the {phase} phase",
+                    buf,
+                    offset,
+                    phase
+                ))
+            })
     }
 
     /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
@@ -419,7 +479,7 @@ impl Ctx<'_> {
 
     fn where_(&self, n: usize) -> String {
         let v = self.trace.view(n);
-        format!("event #{n}, {}:{}", short(v.file), v.line)
+        tr!("event #{n}, {file}:{line}", n, file = short(v.file), line = v.line)
     }
 
     fn scale_text(&self) -> (String, f32) {
@@ -440,9 +500,9 @@ impl Ctx<'_> {
                 .ok_or_else(|| missing("the key's row in the k_cache layout"))
         };
         let mut lines = vec![
-            "generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache".to_string(),
+            tr!("generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache").to_string(),
         ];
-        for (what, row) in [("the query's own token ", i), ("key j=", j)] {
+        for (what, row) in [(tr!("the query's own token "), i), (tr!("key j="), j)] {
             let off = at(row)?;
             let w = t
                 .index
@@ -451,18 +511,23 @@ impl Ctx<'_> {
                 .map(|&n| n as usize)
                 .ok_or_else(|| missing("the write of the cached key"))?;
             let ci = self.formulas(w, &["ci"]);
-            lines.push(format!(
-                "{what}{row}: step {row} wrote k_cache.data[{off}] = {}   ({}); {}",
-                num(t.events[w].value),
-                self.where_(w),
-                ci.first().map_or(String::new(), String::clone)
+            lines.push(tr!(
+                "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
+                what,
+                row,
+                off,
+                value = num(t.events[w].value),
+                place = self.where_(w),
+                ci = ci.first().map_or(String::new(), String::clone)
             ));
         }
-        lines.push(format!(
-            "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again"
+        lines.push(tr!(
+            "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
+            i,
+            j
         ));
         Ok(Section {
-            title: format!("Before the scores: the key/value cache at step t={i}"),
+            title: tr!("Before the scores: the key/value cache at step t={i}", i),
             lines,
         })
     }
@@ -481,17 +546,18 @@ impl Ctx<'_> {
         let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
         let k_buf = if self.decode { Buf::KCache } else { Buf::K };
         let mut lines = vec![
-            format!(
-                "θ_m = base^(−2m/D) = {}^(−2m/{D}); pair m is ({}), turned by t·θ_m before the scores:",
-                num(r.base),
-                match r.pairs {
+            tr!(
+                "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+                base = num(r.base),
+                D,
+                pair = match r.pairs {
                     crate::kernels::rope::Pairs::Interleaved => "d0, d1) = (2m, 2m+1",
                     crate::kernels::rope::Pairs::Half => "lo, hi) = (m, m + D/2",
                 }
             ),
             "x'[d0] = x[d0]·cos − x[d1]·sin,  x'[d1] = x[d0]·sin + x[d1]·cos".to_string(),
         ];
-        for (buf, pos, head, what) in [(Buf::Q, i, self.at.h, "query"), (k_buf, j, kv_h, "key")] {
+        for (buf, pos, head, what) in [(Buf::Q, i, self.at.h, tr!("query")), (k_buf, j, kv_h, tr!("key"))] {
             let layout = t.buffer(buf).ok_or_else(|| missing("q or k buffer"))?.layout();
             let row = (if buf == Buf::Q { "i" } else { "j" }, pos);
             let base =
@@ -517,15 +583,20 @@ impl Ctx<'_> {
                     t.events[w1 - 1].value,
                 );
                 if shown == 3 {
-                    lines.push(format!("  … ({} pairs in all)", D / 2));
+                    lines.push(tr!("  … ({n} pairs in all)", n = D / 2));
                     break;
                 }
                 shown += 1;
-                lines.push(format!(
-                    "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {}, cos = {}, sin = {}",
-                    num(r.angle(pos, m, D) as f32),
-                    num(c),
-                    num(sn)
+                lines.push(tr!(
+                    "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
+                    what,
+                    pos,
+                    m,
+                    d0,
+                    d1,
+                    angle = num(r.angle(pos, m, D) as f32),
+                    cos = num(c),
+                    sin = num(sn)
                 ));
                 lines.push(format!(
                     "  {buf}.data[{}] = {} × {} − {} × {} = {}; {buf}.data[{}] = {} × {} + {} × {} = {}",
@@ -545,8 +616,10 @@ impl Ctx<'_> {
             }
         }
         Ok(Section {
-            title: format!(
-                "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)"
+            title: tr!(
+                "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)",
+                i,
+                j
             ),
             lines,
         })
@@ -557,13 +630,15 @@ impl Ctx<'_> {
         let t = self.trace;
         let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         let file = short(t.view(w).file);
-        let mut lines = vec![format!("(the {} pass of {file})", self.phases[0])];
+        let mut lines = vec![tr!("(the {phase} pass of {file})", phase = self.phases[0], file)];
         lines.extend(self.formulas(w, &[]));
         let pairs = self.read_pairs(self.before_in_frame(w)?);
         let (name, width) = self.width;
-        lines.push(format!(
-            "q·k sums {width} products, one per channel {} in 0..{name}:",
-            self.ch
+        lines.push(tr!(
+            "q·k sums {width} products, one per channel {ch} in 0..{name}:",
+            width,
+            ch = self.ch,
+            name
         ));
         let mut sum = 0.0f32;
         let mut products = Vec::new();
@@ -583,46 +658,53 @@ impl Ctx<'_> {
         if products.len() > KEEP {
             let n = products.len();
             products.drain(KEEP - 2..n - 2);
-            products.insert(KEEP - 2, format!("… ({n} products in all)"));
+            products.insert(KEEP - 2, tr!("… ({n} products in all)", n));
         }
         lines.extend(products.into_iter().map(|p| format!("  {p}")));
         lines.push(format!("q·k = {}", num(sum)));
         let dot = Section {
-            title: format!("1. The dot product of query i={} and key j={}", self.at.i, self.at.j),
+            title: tr!(
+                "1. The dot product of query i={i} and key j={j}",
+                i = self.at.i,
+                j = self.at.j
+            ),
             lines,
         };
 
         let (scale_text, scale) = self.scale_text();
         let written = t.events[w].value;
-        let mut lines = vec![format!(
-            "scale: × {scale_text}, so q·k × scale = {} × {} = {}",
-            num(sum),
-            num(scale),
-            num(sum * scale)
+        let mut lines = vec![tr!(
+            "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
+            scale_text,
+            sum = num(sum),
+            scale = num(scale),
+            product = num(sum * scale)
         )];
         let (i, j) = (self.at.i, self.at.j);
         if self.decode {
-            lines.push(format!(
-                "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them"
+            lines.push(tr!(
+                "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
+                i,
+                j
             ));
         } else {
-            lines.push(format!("mask: {}", mask_reason(&self.mask, i, j)));
+            lines.push(tr!("mask: {reason}", reason = mask_reason(&self.mask, i, j)));
         }
         if self.mask.hides(i, j) && !self.decode {
-            lines.push("      the dot product above is computed anyway (as in the reference code),".to_string());
-            lines.push(format!(
-                "      then overwritten with {} so that softmax gives it probability 0",
-                num(MASKED)
+            lines.push(tr!("      the dot product above is computed anyway (as in the reference code),").to_string());
+            lines.push(tr!(
+                "      then overwritten with {masked} so that softmax gives it probability 0",
+                masked = num(MASKED)
             ));
         }
-        lines.push(format!(
-            "write: {} = {}   ({})",
-            self.cell(w),
-            num(written),
-            self.where_(w)
+        lines.push(tr!(
+            "write: {cell} = {value}   ({place})",
+            cell = self.cell(w),
+            value = num(written),
+            place = self.where_(w)
         ));
         let write = Section {
-            title: "2. Scale, mask and write".to_string(),
+            title: tr!("2. Scale, mask and write").to_string(),
             lines,
         };
         Ok((dot, write))
@@ -649,13 +731,15 @@ impl Ctx<'_> {
         // a decode step's row holds the t + 1 keys generated so far
         let tt = if self.decode { self.at.i + 1 } else { self.ksh.t };
         let keys = if self.decode {
-            format!("0..={}, the cached positions", self.at.i)
+            tr!("0..={i}, the cached positions", i = self.at.i)
         } else {
             "0..T".to_string()
         };
-        lines.push(format!(
-            "the row is scores.data[{row_off}..={}], one score per key j in {keys}",
-            row_off + tt - 1
+        lines.push(tr!(
+            "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
+            row_off,
+            end = row_off + tt - 1,
+            keys
         ));
         // per key: the score read in the max pass, the exponential and the probability written
         let mut rows = Vec::new();
@@ -679,10 +763,16 @@ impl Ctx<'_> {
             total += e;
             rows.push((jj, score, e, p, p_at));
         }
-        lines.push(format!("max = {}   (read first, so exp never overflows)", num(max)));
+        lines.push(tr!(
+            "max = {max}   (read first, so exp never overflows)",
+            max = num(max)
+        ));
         lines.push(format!(
-            "{:>4}  {:>10}  {:>16}  {:>8}",
-            "j", "score", "exp(score − max)", "prob"
+            "{:>4}  {}  {}  {}",
+            "j",
+            pad_left(tr!("score"), 10),
+            pad_left(tr!("exp(score − max)"), 16),
+            pad_left(tr!("prob"), 8)
         ));
         let focus = self.at.j;
         let mut gap = false;
@@ -696,7 +786,7 @@ impl Ctx<'_> {
                 continue;
             }
             gap = false;
-            let mark = if jj == focus { "   ◀ this element" } else { "" };
+            let mark = if jj == focus { tr!("   ◀ this element") } else { "" };
             lines.push(format!(
                 "{jj:>4}  {:>10}  {:>16}  {:>8}{mark}",
                 num(score),
@@ -704,32 +794,37 @@ impl Ctx<'_> {
                 num(p)
             ));
         }
-        lines.push(format!(
-            "Σ exp = {}; each prob = exp / Σ exp, so the row sums to 1",
-            num(total)
+        lines.push(tr!(
+            "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
+            total = num(total)
         ));
         let (_, _, _, p, p_at) = rows[focus];
         if self.mask.hides(self.at.i, focus) && !self.decode {
-            lines.push(format!(
-                "this element: exp(-1e9 − max) = 0, so probs.data[{}] = {} ({})",
-                self.off,
-                num(p),
-                self.where_(p_at)
+            lines.push(tr!(
+                "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
+                off = self.off,
+                p = num(p),
+                place = self.where_(p_at)
             ));
         } else {
-            lines.push(format!(
-                "this element: probs.data[{}] = {} ({})",
-                self.off,
-                num(p),
-                self.where_(p_at)
+            lines.push(tr!(
+                "this element: probs.data[{off}] = {p} ({place})",
+                off = self.off,
+                p = num(p),
+                place = self.where_(p_at)
             ));
         }
         let head = match self.variant {
             Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Gqa => format!(", head h={}", self.at.h),
+            Variant::Mha | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
         };
         Ok(Section {
-            title: format!("3. Softmax of row (b={}{head}, i={})", self.at.b, self.at.i),
+            title: tr!(
+                "3. Softmax of row (b={b}{head}, i={i})",
+                b = self.at.b,
+                head,
+                i = self.at.i
+            ),
             lines,
         })
     }
@@ -786,18 +881,18 @@ impl Ctx<'_> {
         if sums.len() > KEEP {
             let n = sums.len();
             sums.drain(KEEP - 2..n - 2);
-            sums.insert(KEEP - 2, format!("… ({n} channels in all)"));
+            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
         }
         lines.extend(sums);
         let p = t.value_at(Buf::Probs, self.off, t.len().saturating_sub(1));
-        lines.push(format!(
-            "[bracketed]: this element's term, its probability {} times channel {} of v row j={}",
-            num(p),
-            self.ch,
-            self.at.j
+        lines.push(tr!(
+            "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
+            p = num(p),
+            ch = self.ch,
+            j = self.at.j
         ));
         Ok(Section {
-            title: format!("4. Weighted sum for query i={}", self.at.i),
+            title: tr!("4. Weighted sum for query i={i}", i = self.at.i),
             lines,
         })
     }
@@ -807,7 +902,7 @@ impl Ctx<'_> {
         let t = self.trace;
         let w = self.write_in(Buf::DProbs, self.off, Phase::WeightedSumBack)?;
         let mut lines = vec![
-            "dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability".to_string(),
+            tr!("dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability").to_string(),
         ];
         lines.extend(self.formulas(w, &[]));
         let pairs = self.read_pairs(self.before_in_frame(w)?);
@@ -823,10 +918,10 @@ impl Ctx<'_> {
             self.where_(w)
         ));
         if self.mask.hides(self.at.i, self.at.j) {
-            lines.push("dP is computed for masked pairs too; softmax backward multiplies it by P = 0".to_string());
+            lines.push(tr!("dP is computed for masked pairs too; softmax backward multiplies it by P = 0").to_string());
         }
         Ok(Section {
-            title: "1. Gradient of the probability (weighted_sum_back)".to_string(),
+            title: tr!("1. Gradient of the probability (weighted_sum_back)").to_string(),
             lines,
         })
     }
@@ -867,10 +962,10 @@ impl Ctx<'_> {
             self.where_(w)
         ));
         if self.mask.hides(self.at.i, self.at.j) {
-            lines.push("P = 0 for a masked pair, so its score gradient is 0".to_string());
+            lines.push(tr!("P = 0 for a masked pair, so its score gradient is 0").to_string());
         }
         Ok(Section {
-            title: "2. Softmax backward (softmax_back)".to_string(),
+            title: tr!("2. Softmax backward (softmax_back)").to_string(),
             lines,
         })
     }
@@ -894,16 +989,18 @@ impl Ctx<'_> {
         let (i, j) = (self.at.i, self.at.j);
         let mut lines = Vec::new();
         if reads.is_empty() {
-            lines.push(format!(
-                "none: ({i}, {j}) is a masked pair ({}). Its score was overwritten by a constant, so it does",
-                mask_reason(&self.mask, i, j).trim_end_matches(';')
+            lines.push(tr!(
+                "none: ({i}, {j}) is a masked pair ({reason}). Its score was overwritten by a constant, so it does",
+                i,
+                j,
+                reason = mask_reason(&self.mask, i, j).trim_end_matches([';', '；'])
             ));
             lines.push(
-                "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it"
+                tr!("not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it")
                     .to_string(),
             );
             return Ok(Section {
-                title: "3. Into d_q and d_k (scores_back)".to_string(),
+                title: tr!("3. Into d_q and d_k (scores_back)").to_string(),
                 lines,
             });
         }
@@ -933,13 +1030,13 @@ impl Ctx<'_> {
                     if old.op == Op::Read
                         && (old.buf, old.offset) == (t.events[target].buf, t.events[target].offset) =>
                 {
-                    format!(
-                        "this head's visible pairs: {}; added to its group's earlier heads: {}",
-                        num(total - old.value),
-                        num(total)
+                    tr!(
+                        "this head's visible pairs: {own}; added to its group's earlier heads: {total}",
+                        own = num(total - old.value),
+                        total = num(total)
                     )
                 }
-                _ => format!("after every visible pair: {}", num(total)),
+                _ => tr!("after every visible pair: {total}", total = num(total)),
             };
             let line = format!(
                 "{} += dS × {} × scale = {} × {} × {} = {}   ({after})",
@@ -955,12 +1052,12 @@ impl Ctx<'_> {
                 _ => to_k.push(line),
             }
         }
-        lines.push(format!("into d_q of query i={i} (dQ = dS·K/√{}):", self.width.0));
+        lines.push(tr!("into d_q of query i={i} (dQ = dS·K/√{w}):", i, w = self.width.0));
         lines.extend(to_q.into_iter().take(KEEP).map(|l| format!("  {l}")));
-        lines.push(format!("into d_k of key j={j} (dK = dSᵀ·Q/√{}):", self.width.0));
+        lines.push(tr!("into d_k of key j={j} (dK = dSᵀ·Q/√{w}):", j, w = self.width.0));
         lines.extend(to_k.into_iter().take(KEEP).map(|l| format!("  {l}")));
         Ok(Section {
-            title: "3. Into d_q and d_k (scores_back)".to_string(),
+            title: tr!("3. Into d_q and d_k (scores_back)").to_string(),
             lines,
         })
     }

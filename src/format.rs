@@ -2,7 +2,54 @@
 //! `explain`, the mistakes report.
 
 use crate::kernels::Mask;
+use crate::tr;
 use crate::trace::Phase;
+
+/// Columns `text` takes on a terminal: a CJK character takes two (`注意力` is 6 columns wide), so
+/// the zh-CN interface is measured with this, never with `chars().count()`.
+pub fn cols(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// Columns one character takes (0 for a control character).
+pub fn char_cols(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// The longest start of `text` that fits `width` columns: never half of a wide character.
+pub fn cut(text: &str, width: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices() {
+        used += char_cols(c);
+        if used > width {
+            return &text[..at];
+        }
+    }
+    text
+}
+
+/// The longest end of `text` that fits `width` columns.
+pub fn cut_start(text: &str, width: usize) -> &str {
+    let mut used = 0;
+    for (at, c) in text.char_indices().rev() {
+        used += char_cols(c);
+        if used > width {
+            return &text[at + c.len_utf8()..];
+        }
+    }
+    text
+}
+
+/// `text` padded with spaces to `width` columns (left-aligned), as `{:<width$}` does for
+/// one-column characters.
+pub fn pad(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(cols(text))))
+}
+
+/// `text` padded on the left to `width` columns (right-aligned).
+pub fn pad_left(text: &str, width: usize) -> String {
+    format!("{}{text}", " ".repeat(width.saturating_sub(cols(text))))
+}
 
 /// A value in at most 6 characters: `1.00`, `-0.71`, `-1e9` for the mask constant.
 pub fn num(v: f32) -> String {
@@ -32,19 +79,26 @@ pub fn exact(v: f32) -> String {
 /// `causal mask`, `explicit mask`, `no mask`.
 pub fn mask_words(mask: &Mask) -> &'static str {
     match mask {
-        Mask::Causal => "causal mask",
-        Mask::Explicit { .. } => "explicit mask",
-        Mask::None => "no mask",
+        Mask::Causal => tr!("causal mask"),
+        Mask::Explicit { .. } => tr!("explicit mask"),
+        Mask::None => tr!("no mask"),
     }
+}
+
+/// What a phase computes ([`Phase::title`]) in the language in use. The titles are keys of the
+/// catalog like the `tr!` messages; the i18n test reads them from `Phase::ALL`.
+pub fn phase_text(phase: Phase) -> &'static str {
+    crate::i18n::text(phase.title())
 }
 
 /// What a phase computes, with the run's mask where it matters.
 pub fn phase_title(phase: Phase, mask: &Mask) -> String {
+    let title = phase_text(phase);
     match phase {
-        Phase::Scores if *mask == Mask::None => format!("{}, no mask", phase.title()),
-        Phase::Scores => format!("{} + {}", phase.title(), mask_words(mask)),
-        Phase::ScoresBack => format!("{}, {}", phase.title(), mask_words(mask)),
-        _ => phase.title().to_string(),
+        Phase::Scores if *mask == Mask::None => tr!("{title}, no mask", title),
+        Phase::Scores => format!("{title} + {}", mask_words(mask)),
+        Phase::ScoresBack => format!("{title}, {}", mask_words(mask)),
+        _ => title.to_string(),
     }
 }
 
@@ -53,8 +107,8 @@ pub fn phase_title(phase: Phase, mask: &Mask) -> String {
 pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
     match mask {
         Mask::Causal => format!("j={j} > i={i}"),
-        Mask::Explicit { .. } => format!("the explicit mask has 0 at row i={i}, column j={j}"),
-        Mask::None => "no mask hides it".to_string(),
+        Mask::Explicit { .. } => tr!("the explicit mask has 0 at row i={i}, column j={j}", i, j),
+        Mask::None => tr!("no mask hides it").to_string(),
     }
 }
 

@@ -22,6 +22,7 @@
 use crate::engine::{self, Inputs, Passes, Registry, Tensors, registry::primal};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Role};
+use crate::tr;
 use crate::trace::{Buf, NoRecord};
 
 /// The step `h` of the finite difference, for a cell of magnitude at most 1.
@@ -71,51 +72,51 @@ impl Check {
     /// `agree`, `agree within f32 rounding (±…)` or `DISAGREE (…)`.
     pub fn verdict(&self) -> String {
         match (self.agrees(), self.rel_err() < 1e-3) {
-            (true, true) => "agree".to_string(),
-            (true, false) => format!("agree within f32 rounding (±{})", sci_short(self.noise)),
-            (false, _) => format!("DISAGREE: f32 rounding allows ±{}", sci_short(self.noise)),
+            (true, true) => tr!("agree").to_string(),
+            (true, false) => tr!("agree within f32 rounding (±{noise})", noise = sci_short(self.noise)),
+            (false, _) => tr!("DISAGREE: f32 rounding allows ±{noise}", noise = sci_short(self.noise)),
         }
     }
 
     /// The one line the tracer's panel and `explain` print: `finite difference ∂L/∂q[10] =
     /// 0.123456 · backward d_q[10] = 0.123457 · relative error 8.1e-6, agree`.
     pub fn line(&self) -> String {
-        format!(
-            "finite difference ∂L/∂{}[{}] = {} · backward {}[{}] = {} · relative error {}, {}",
-            self.primal,
-            self.offset,
-            sci(self.numeric),
-            self.grad,
-            self.offset,
-            sci(self.analytic as f64),
-            rel_text(self.rel_err()),
-            self.verdict(),
+        tr!(
+            "finite difference ∂L/∂{primal}[{off}] = {numeric} · backward {grad}[{off}] = {analytic} · relative error {rel}, {verdict}",
+            primal = self.primal,
+            off = self.offset,
+            numeric = sci(self.numeric),
+            grad = self.grad,
+            analytic = sci(self.analytic as f64),
+            rel = rel_text(self.rel_err()),
+            verdict = self.verdict(),
         )
     }
 
     /// What was perturbed, and how: the second line under [`Check::line`].
     pub fn perturbed(&self) -> String {
         let when = match self.role {
-            Role::Activation => "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
-            _ => "and re-ran the forward pass untraced",
+            Role::Activation => {
+                tr!("right after its kernel wrote it, then re-ran the rest of the forward pass untraced")
+            }
+            _ => tr!("and re-ran the forward pass untraced"),
         };
-        format!(
-            "perturbed {}[{}] ({}, {} {}) by ±{} and ±{} {when}",
-            self.primal,
-            self.offset,
-            self.label,
-            article(self.role),
-            self.role.name(),
-            sci_short(self.step as f64),
-            sci_short(self.step as f64 / 2.0),
+        let role = match self.role {
+            Role::Input => tr!("an input"),
+            Role::Activation => tr!("an activation"),
+            Role::Parameter => tr!("a parameter"),
+            Role::Gradient => tr!("a gradient"),
+        };
+        tr!(
+            "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
+            primal = self.primal,
+            off = self.offset,
+            label = self.label,
+            role,
+            h = sci_short(self.step as f64),
+            half = sci_short(self.step as f64 / 2.0),
+            when
         )
-    }
-}
-
-fn article(role: Role) -> &'static str {
-    match role {
-        Role::Input | Role::Activation => "an",
-        Role::Parameter | Role::Gradient => "a",
     }
 }
 
@@ -147,21 +148,33 @@ fn rel_text(r: f64) -> String {
 }
 
 /// Why a cell cannot be checked.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Skip {
-    #[error("{0} is not the gradient of a buffer")]
     NotAGradient(Buf),
-    #[error("{0} is not part of this run's forward pass")]
     NotInForward(Buf),
-    #[error("{0} lives in a tile that every block reuses: no single value of it to perturb")]
     Tile(Buf),
-    #[error("{0}[{1}] is outside the buffer")]
     Outside(Buf, usize),
-    #[error("no kernel wrote {0}, so changing it cannot change the loss")]
     NeverWritten(Buf),
-    #[error("no thread could be started to compute it")]
     NoWorker,
 }
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&match *self {
+            Skip::NotAGradient(b) => tr!("{buf} is not the gradient of a buffer", buf = b),
+            Skip::NotInForward(b) => tr!("{buf} is not part of this run's forward pass", buf = b),
+            Skip::Tile(b) => tr!(
+                "{buf} lives in a tile that every block reuses: no single value of it to perturb",
+                buf = b
+            ),
+            Skip::Outside(b, off) => tr!("{buf}[{off}] is outside the buffer", buf = b, off),
+            Skip::NeverWritten(b) => tr!("no kernel wrote {buf}, so changing it cannot change the loss", buf = b),
+            Skip::NoWorker => tr!("no thread could be started to compute it").to_string(),
+        })
+    }
+}
+
+impl std::error::Error for Skip {}
 
 /// What one perturbed forward pass gives: `L`, the change the cell actually saw, and
 /// `Σ|out ⊙ d_out|`, the size of the terms `L` adds up (for the rounding bound).

@@ -14,6 +14,7 @@ use crate::format::num;
 use crate::kernels::Mask;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::tensor::Layout;
+use crate::tr;
 use crate::trace::{Buf, Pass, Phase, Trace};
 use serde::Serialize;
 use std::ops::Range;
@@ -162,11 +163,12 @@ pub struct Divergence {
 
 impl std::fmt::Display for Divergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "diverge at #{}: correct {} · mistaken {}",
-            self.event, self.correct, self.mistaken
-        )
+        f.write_str(&tr!(
+            "diverge at #{n}: correct {correct} · mistaken {mistaken}",
+            n = self.event,
+            correct = self.correct,
+            mistaken = self.mistaken
+        ))
     }
 }
 
@@ -177,7 +179,7 @@ pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
         if n < t.len() {
             format!("{} ({})", event_words(t, n), t.phase_at(n))
         } else {
-            format!("has ended ({} events)", t.len())
+            tr!("has ended ({n} events)", n = t.len())
         }
     };
     Some(Divergence {
@@ -259,18 +261,18 @@ pub fn removed_by(phase: Phase, mistakes: Mistakes) -> Option<Mistake> {
 pub fn missing_why(side: usize, phase: Phase, mistakes: Mistakes) -> String {
     if side == MISTAKEN {
         if phase.pass() == Pass::Backward {
-            return "a mistaken run is forward only".into();
+            return tr!("a mistaken run is forward only").into();
         }
         return match removed_by(phase, mistakes) {
-            Some(Mistake::NoInputProjection) => "mistake 1 uses x itself as q, k and v".into(),
-            Some(Mistake::DropoutNotApplied) => "mistake 5 never applies dropout".into(),
-            Some(Mistake::NoOutputProjection) => "mistake 4 returns att as the output".into(),
-            _ => "the mistaken module skips it".into(),
+            Some(Mistake::NoInputProjection) => tr!("mistake 1 uses x itself as q, k and v").into(),
+            Some(Mistake::DropoutNotApplied) => tr!("mistake 5 never applies dropout").into(),
+            Some(Mistake::NoOutputProjection) => tr!("mistake 4 returns att as the output").into(),
+            _ => tr!("the mistaken module skips it").into(),
         };
     }
     match phase {
-        Phase::NoProj => "it projects x with learned weights instead".into(),
-        _ => "only the mistaken module makes it".into(),
+        Phase::NoProj => tr!("it projects x with learned weights instead").into(),
+        _ => tr!("only the mistaken module makes it").into(),
     }
 }
 
@@ -300,18 +302,30 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
     let ij = |o: usize| query_key(pairs, o);
     let mut out = Vec::new();
     for m in bad.mistakes.list() {
-        out.push(heading(format!("MISTAKE {} {}: {}", number(m), m.name(), m.symptom())));
+        out.push(heading(format!(
+            "MISTAKE {} {}: {}",
+            number(m),
+            m.name(),
+            crate::i18n::text(m.symptom())
+        )));
         match m {
             Mistake::NoInputProjection => {
                 let weights = if !g.has(Buf::WQkv) { "w_q, w_k, w_v" } else { "w_qkv" };
                 let q_is_x = w.has(Buf::Q) && w[Buf::Q] == w[Buf::X];
-                out.push(note(format!(
-                    "the mistaken run has no {weights}: its q {} x itself, so no weights decide what a token looks for",
-                    if q_is_x { "is" } else { "comes from" }
-                )));
+                out.push(note(if q_is_x {
+                    tr!(
+                        "the mistaken run has no {weights}: its q is x itself, so no weights decide what a token looks for",
+                        weights
+                    )
+                } else {
+                    tr!(
+                        "the mistaken run has no {weights}: its q comes from x itself, so no weights decide what a token looks for",
+                        weights
+                    )
+                }));
                 if S != T || w.has(Buf::Memory) {
                     out.push(note(
-                        "cross-attention: q = x and k = v = memory, straight from the inputs".into(),
+                        tr!("cross-attention: q = x and k = v = memory, straight from the inputs").into(),
                     ));
                     continue;
                 }
@@ -335,33 +349,41 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                 let ((bad_d, pairs), (good_d, _)) = (asym(&w[Buf::Scores]), asym(&g[Buf::Scores]));
                 if pairs == 0 {
                     out.push(note(
-                        "this mask shows no pair (i, j) both ways, so the symmetry hides behind it".into(),
+                        tr!("this mask shows no pair (i, j) both ways, so the symmetry hides behind it").into(),
                     ));
                     continue;
                 }
-                out.push(note(format!(
-                    "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad_d:.4} over {pairs} pairs (correct run: {good_d:.4})"
+                out.push(note(tr!(
+                    "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad} over {pairs} pairs (correct run: {good})",
+                    bad = format!("{bad_d:.4}"),
+                    pairs,
+                    good = format!("{good_d:.4}")
                 )));
                 if let Some((i, j)) = (0..S)
                     .flat_map(|i| (i + 1..T).map(move |j| (i, j)))
                     .find(|&(i, j)| !mask.hides(i, j) && !mask.hides(j, i))
                 {
                     let s = |t: &[f32], i, j| t[at(0, 0, i, j)];
-                    out.push(note(format!(
-                        "b0 h0: mistaken S[{i},{j}] = {:.3}, S[{j},{i}] = {:.3} · correct S[{i},{j}] = {:.3}, S[{j},{i}] = {:.3}",
-                        s(&w[Buf::Scores], i, j),
-                        s(&w[Buf::Scores], j, i),
-                        s(&g[Buf::Scores], i, j),
-                        s(&g[Buf::Scores], j, i)
+                    out.push(note(tr!(
+                        "b0 h0: mistaken S[{i},{j}] = {wij}, S[{j},{i}] = {wji} · correct S[{i},{j}] = {gij}, S[{j},{i}] = {gji}",
+                        i,
+                        j,
+                        wij = format!("{:.3}", s(&w[Buf::Scores], i, j)),
+                        wji = format!("{:.3}", s(&w[Buf::Scores], j, i)),
+                        gij = format!("{:.3}", s(&g[Buf::Scores], i, j)),
+                        gji = format!("{:.3}", s(&g[Buf::Scores], j, i))
                     )));
                 }
             }
             Mistake::ScaleBySeqLen => {
                 let ratio = (D as f32).sqrt() / (T as f32).sqrt();
-                out.push(note(format!(
-                    "scores × 1/√T = 1/√{T} = {:.3} instead of 1/√D = 1/√{D} = {:.3}: each is √D/√T = {ratio:.3} times the correct one",
-                    1.0 / (T as f32).sqrt(),
-                    1.0 / (D as f32).sqrt()
+                out.push(note(tr!(
+                    "scores × 1/√T = 1/√{T} = {st} instead of 1/√D = 1/√{D} = {sd}: each is √D/√T = {ratio} times the correct one",
+                    T,
+                    st = format!("{:.3}", 1.0 / (T as f32).sqrt()),
+                    D,
+                    sd = format!("{:.3}", 1.0 / (D as f32).sqrt()),
+                    ratio = format!("{ratio:.3}")
                 )));
                 // the ratio measured on the visible scores the correct run does not have near 0
                 let (gs, ws) = (&g[Buf::Scores], &w[Buf::Scores]);
@@ -371,9 +393,10 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     .collect();
                 if !ratios.is_empty() {
                     let mean = ratios.iter().sum::<f32>() / ratios.len() as f32;
-                    out.push(note(format!(
-                        "measured on the two runs' scores: mistaken / correct = {mean:.3} (over {} scores)",
-                        ratios.len()
+                    out.push(note(tr!(
+                        "measured on the two runs' scores: mistaken / correct = {mean} (over {n} scores)",
+                        mean = format!("{mean:.3}"),
+                        n = ratios.len()
                     )));
                 }
                 let row_max =
@@ -384,30 +407,32 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     sum / rows.max(1) as f32
                 };
                 let verdict = match T.cmp(&D) {
-                    std::cmp::Ordering::Greater => format!("too flat (T = {T} > D = {D})"),
-                    std::cmp::Ordering::Less => format!("too sharp (T = {T} < D = {D})"),
-                    std::cmp::Ordering::Equal => format!("unchanged (T = D = {D})"),
+                    std::cmp::Ordering::Greater => tr!("too flat (T = {T} > D = {D})", T, D),
+                    std::cmp::Ordering::Less => tr!("too sharp (T = {T} < D = {D})", T, D),
+                    std::cmp::Ordering::Equal => tr!("unchanged (T = D = {D})", D),
                 };
-                out.push(note(format!(
-                    "mean max probability over all {rows} rows: correct {:.3}, mistaken {:.3}: the softmax is {verdict}",
-                    mean(&g[Buf::Probs]),
-                    mean(&w[Buf::Probs])
+                out.push(note(tr!(
+                    "mean max probability over all {rows} rows: correct {good}, mistaken {bad}: the softmax is {verdict}",
+                    rows,
+                    good = format!("{:.3}", mean(&g[Buf::Probs])),
+                    bad = format!("{:.3}", mean(&w[Buf::Probs])),
+                    verdict
                 )));
-                out.push(note("max probability per row, b0 h0:".into()));
-                out.push(note(format!(
-                    "  correct  {}",
-                    list((0..S).map(|i| row_max(&g[Buf::Probs], 0, 0, i)))
+                out.push(note(tr!("max probability per row, b0 h0:").into()));
+                out.push(note(tr!(
+                    "  correct  {values}",
+                    values = list((0..S).map(|i| row_max(&g[Buf::Probs], 0, 0, i)))
                 )));
-                out.push(note(format!(
-                    "  mistaken {}",
-                    list((0..S).map(|i| row_max(&w[Buf::Probs], 0, 0, i)))
+                out.push(note(tr!(
+                    "  mistaken {values}",
+                    values = list((0..S).map(|i| row_max(&w[Buf::Probs], 0, 0, i)))
                 )));
             }
             Mistake::MaskByMultiply => {
                 let hidden: Vec<usize> = (0..g[Buf::Probs].len()).filter(|&o| hidden(mask, ij(o))).collect();
                 if hidden.is_empty() {
                     out.push(note(
-                        "this scenario hides no pair: multiplying by an all-ones mask changes nothing".into(),
+                        tr!("this scenario hides no pair: multiplying by an all-ones mask changes nothing").into(),
                     ));
                     continue;
                 }
@@ -418,10 +443,13 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     .map(|&o| (wp[o], o))
                     .fold((0.0f32, 0), |a, b| if b.0 > a.0 { b } else { a });
                 let good_max = hidden.iter().map(|&o| gp[o]).fold(0.0f32, f32::max);
-                out.push(note(format!(
-                    "{leak} of {} masked probabilities are > 0 in the mistaken run, the largest {worst:.3} at {} (correct run: at most {good_max:.3})",
-                    hidden.len(),
-                    pairs.label(o)
+                out.push(note(tr!(
+                    "{leak} of {n} masked probabilities are > 0 in the mistaken run, the largest {worst} at {at} (correct run: at most {good})",
+                    leak,
+                    n = hidden.len(),
+                    worst = format!("{worst:.3}"),
+                    at = pairs.label(o),
+                    good = format!("{good_max:.3}")
                 )));
                 let future = |p: &[f32], i: usize| {
                     (0..T)
@@ -429,33 +457,34 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                         .map(|j| p[at(0, 0, i, j)])
                         .sum::<f32>()
                 };
-                out.push(note(format!(
-                    "weight on hidden keys per row, b0 h0: correct {} · mistaken {}",
-                    list((0..S).map(|i| future(gp, i))),
-                    list((0..S).map(|i| future(wp, i)))
+                out.push(note(tr!(
+                    "weight on hidden keys per row, b0 h0: correct {good} · mistaken {bad}",
+                    good = list((0..S).map(|i| future(gp, i))),
+                    bad = list((0..S).map(|i| future(wp, i)))
                 )));
                 if let Some(i) = (0..S).find(|&i| (0..T).any(|j| mask.hides(i, j))) {
                     let row = |p: &[f32]| list((0..T).map(|j| p[at(0, 0, i, j)]));
-                    out.push(note(format!(
-                        "row i={i}, b0 h0: correct [{}] · mistaken [{}]",
-                        row(gp),
-                        row(wp)
+                    out.push(note(tr!(
+                        "row i={i}, b0 h0: correct [{good}] · mistaken [{bad}]",
+                        i,
+                        good = row(gp),
+                        bad = row(wp)
                     )));
                 }
             }
             Mistake::NoOutputProjection => {
                 out.push(note(
-                    "the mistaken run has no w_proj and no out_proj phase: its output is att itself".into(),
+                    tr!("the mistaken run has no w_proj and no out_proj phase: its output is att itself").into(),
                 ));
                 if !g.has(Buf::WProj) {
                     out.push(note(
-                        "the correct run has no output projection either: nothing differs".into(),
+                        tr!("the correct run has no output projection either: nothing differs").into(),
                     ));
                     continue;
                 }
                 if H == 1 {
                     out.push(note(
-                        "one head: nothing to mix, but out = att skips the learned W_proj".into(),
+                        tr!("one head: nothing to mix, but out = att skips the learned W_proj").into(),
                     ));
                     continue;
                 }
@@ -474,20 +503,23 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                         .collect::<Vec<_>>()
                         .join(" ")
                 };
-                out.push(note(format!("what each head adds to out[b0, i={i}, c], c = 0..{C}:")));
-                out.push(note(format!("  correct  {}", heads(&part))));
-                out.push(note(format!("  mistaken {}", heads(&mine))));
+                out.push(note(tr!("what each head adds to out[b0, i={i}, c], c = 0..{C}:", i, C)));
+                out.push(note(tr!("  correct  {values}", values = heads(&part))));
+                out.push(note(tr!("  mistaken {values}", values = heads(&mine))));
                 let mixed = (0..C)
                     .filter(|&c| (0..H).filter(|&hh| part(hh, c) != 0.0).count() > 1)
                     .count();
-                out.push(note(format!(
-                    "correct: {mixed} of {C} output channels mix several heads · mistaken: none, channel c comes only from head c/D (D = {D})"
+                out.push(note(tr!(
+                    "correct: {mixed} of {C} output channels mix several heads · mistaken: none, channel c comes only from head c/D (D = {D})",
+                    mixed,
+                    C,
+                    D
                 )));
             }
             Mistake::DropoutNotApplied => {
                 if !g.has(Buf::DropMask) {
                     out.push(note(
-                        "dropout is off in this scenario (eval mode, or no [run].dropout): both runs compute the same"
+                        tr!("dropout is off in this scenario (eval mode, or no [run].dropout): both runs compute the same")
                             .into(),
                     ));
                     continue;
@@ -498,17 +530,19 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     .find(|&o| keep[o] != 0.0 && gp[o] > 1e-6)
                     .map(|o| gd[o] / gp[o]);
                 let scale = rescale.map_or(String::new(), |r| {
-                    format!(" and scales the kept ones by 1/(1 − p) = {r:.3}")
+                    tr!(" and scales the kept ones by 1/(1 − p) = {r}", r = format!("{r:.3}"))
                 });
-                out.push(note(format!(
-                    "the correct run drops {} of {} probabilities (drop_mask = 0){scale}",
-                    dropped.len(),
-                    keep.len()
+                out.push(note(tr!(
+                    "the correct run drops {n} of {total} probabilities (drop_mask = 0){scale}",
+                    n = dropped.len(),
+                    total = keep.len(),
+                    scale
                 )));
                 let used = dropped.iter().filter(|&&o| wp[o] > 0.0).count();
-                out.push(note(format!(
-                    "the mistaken run still uses {used} of those {}: its weighted sum reads probs, never probs_drop",
-                    dropped.len()
+                out.push(note(tr!(
+                    "the mistaken run still uses {used} of those {n}: its weighted sum reads probs, never probs_drop",
+                    used,
+                    n = dropped.len()
                 )));
                 // the largest weights the mistaken run keeps that the correct one dropped
                 let mut kept: Vec<usize> = dropped.iter().copied().filter(|&o| wp[o] > 0.0).collect();
@@ -516,24 +550,35 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                 let examples: Vec<String> = kept
                     .iter()
                     .take(3)
-                    .map(|&o| format!("{}: correct {:.2}, mistaken {:.2}", pairs.label(o), gd[o], wp[o]))
+                    .map(|&o| {
+                        tr!(
+                            "{at}: correct {good}, mistaken {bad}",
+                            at = pairs.label(o),
+                            good = format!("{:.2}", gd[o]),
+                            bad = format!("{:.2}", wp[o])
+                        )
+                    })
                     .collect();
                 if !examples.is_empty() {
-                    out.push(note(format!("dropped weights: {}", examples.join(" · "))));
+                    out.push(note(tr!("dropped weights: {list}", list = examples.join(" · "))));
                 }
                 let diff = g[Buf::Att]
                     .iter()
                     .zip(&w[Buf::Att])
                     .map(|(a, b)| (a - b).abs())
                     .fold(0.0f32, f32::max);
-                out.push(note(format!("att differs between the runs by up to {diff:.3}")));
+                out.push(note(tr!(
+                    "att differs between the runs by up to {diff}",
+                    diff = format!("{diff:.3}")
+                )));
             }
             Mistake::SoftmaxOverTwoDims => {
                 let sum_row = |p: &[f32], b: usize, h: usize, i: usize| (0..T).map(|j| p[at(b, h, i, j)]).sum::<f32>();
                 for h in 0..H {
-                    out.push(note(format!(
-                        "row sums, mistaken b0 h{h}: {}",
-                        list((0..S).map(|i| sum_row(&w[Buf::Probs], 0, h, i)))
+                    out.push(note(tr!(
+                        "row sums, mistaken b0 h{h}: {sums}",
+                        h,
+                        sums = list((0..S).map(|i| sum_row(&w[Buf::Probs], 0, h, i)))
                     )));
                 }
                 let rows: Vec<(usize, usize, usize)> = (0..B)
@@ -546,9 +591,12 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                 let sums: Vec<f32> = rows.iter().map(|&(b, h, i)| sum_row(&g[Buf::Probs], b, h, i)).collect();
                 let lo = sums.iter().copied().fold(f32::INFINITY, f32::min);
                 let hi = sums.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                out.push(note(format!(
-                    "{off} of {} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo:.4}, max {hi:.4})",
-                    rows.len()
+                out.push(note(tr!(
+                    "{off} of {n} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo}, max {hi})",
+                    off,
+                    n = rows.len(),
+                    lo = format!("{lo:.4}"),
+                    hi = format!("{hi:.4}")
                 )));
                 let whole = (0..H)
                     .map(|h| {
@@ -557,8 +605,9 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     })
                     .collect::<Vec<_>>()
                     .join(" · ");
-                out.push(note(format!(
-                    "each head's whole S×T matrix sums to 1 instead, b0: {whole}"
+                out.push(note(tr!(
+                    "each head's whole S×T matrix sums to 1 instead, b0: {whole}",
+                    whole
                 )));
             }
         }

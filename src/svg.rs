@@ -88,10 +88,21 @@ pub fn render(buf: &Buffer) -> String {
     for y in 0..area.height {
         // cells of one row grouped into runs of the same look
         let mut runs: Vec<(u16, u16, Look, String)> = Vec::new();
+        // columns still covered by the last wide character (a CJK one takes two)
+        let mut hidden = 0usize;
         for x in 0..area.width {
             let Some(cell) = buf.cell((area.x + x, area.y + y)) else {
                 continue;
             };
+            if hidden > 0 {
+                // the second column of a wide character: its run grows, nothing is drawn there
+                hidden -= 1;
+                if let Some(run) = runs.last_mut() {
+                    run.1 += 1;
+                    continue;
+                }
+            }
+            hidden = crate::format::cols(cell.symbol()).saturating_sub(1);
             let m = cell.modifier;
             let (mut fg, mut bg) = (hex(cell.fg, DEFAULT_FG), hex(cell.bg, DEFAULT_BG));
             if m.contains(Modifier::REVERSED) {

@@ -3,10 +3,12 @@
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace::engine::{self, Run};
+use attn_trace::format::{pad, pad_left};
 use attn_trace::kernels::Variant;
 use attn_trace::mistakes::{self, Divergence, Note, Report};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Shape, Tensor};
+use attn_trace::tr;
 use attn_trace::trace::{Buf, Op, Phase};
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -126,37 +128,60 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     let sh = s.shape;
     writeln!(out, "{}", paint(&escape_controls(&s.title), Style::Heading))?;
     let passes = match (s.passes.forward, s.passes.backward) {
-        (true, true) => "forward and backward",
+        (true, true) => tr!("forward and backward"),
         (true, false) => "forward",
         _ => "backward",
     };
     let start = if s.from_x() && s.cross {
-        "cross-attention: queries from x, keys and values from memory (separate projections, output projection)"
+        tr!("cross-attention: queries from x, keys and values from memory (separate projections, output projection)")
     } else if s.from_x() && s.qkv == attn_trace::scenario::Qkv::Separate {
-        "starts at x (separate q, k, v projections, output projection)"
+        tr!("starts at x (separate q, k, v projections, output projection)")
     } else if s.from_x() {
-        "starts at x (input projection, output projection)"
+        tr!("starts at x (input projection, output projection)")
     } else if s.plan().proj {
-        "starts at q, k, v (output projection given)"
+        tr!("starts at q, k, v (output projection given)")
     } else {
-        "starts at q, k, v (no output projection: out is att)"
+        tr!("starts at q, k, v (no output projection: out is att)")
     };
     let queries = if s.cross { format!("S={} ", sh.s) } else { String::new() };
     writeln!(
         out,
-        "B={} {queries}T={} C={} H={} (D={}), {} mask, {passes}, {start}",
-        sh.b,
-        sh.t,
-        sh.c,
-        sh.h,
-        sh.d(),
-        s.mask.name()
+        "{}",
+        tr!(
+            "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
+            b = sh.b,
+            queries,
+            t = sh.t,
+            c = sh.c,
+            h = sh.h,
+            d = sh.d(),
+            mask = s.mask.name(),
+            passes,
+            start
+        )
     )?;
     if let Some(d) = s.dropout {
-        writeln!(out, "dropout p = {} (seed {}), {} mode", d.p, d.seed, s.mode.name())?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "dropout p = {p} (seed {seed}), {mode} mode",
+                p = d.p,
+                seed = d.seed,
+                mode = s.mode.name()
+            )
+        )?;
     }
     for m in s.mistakes.list() {
-        writeln!(out, "mistake {}: {}", m.name(), m.symptom())?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "mistake {name}: {symptom}",
+                name = m.name(),
+                symptom = attn_trace::i18n::text(m.symptom())
+            )
+        )?;
     }
     for (run, report) in s.variants.iter().flat_map(|&v| runs_of(s, v)) {
         writeln!(out)?;
@@ -164,11 +189,31 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             run.variant.name().to_string()
         } else {
             let names: Vec<&str> = run.mistakes.list().iter().map(|m| m.name()).collect();
-            format!("{} with {} (forward only)", run.variant.name(), names.join(", "))
+            tr!(
+                "{variant} with {names} (forward only)",
+                variant = run.variant.name(),
+                names = names.join(", ")
+            )
         };
-        writeln!(out, "{}: {} events", paint(&name, Style::Heading), run.events())?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "{name}: {n} events",
+                name = paint(&name, Style::Heading),
+                n = run.events()
+            )
+        )?;
         if let Some(d) = report.as_ref().and_then(|r| r.divergence.as_ref()) {
-            writeln!(out, "  leaves the correct run at event #{}: {}", d.event, d.mistaken)?;
+            writeln!(
+                out,
+                "{}",
+                tr!(
+                    "  leaves the correct run at event #{n}: {what}",
+                    n = d.event,
+                    what = d.mistaken
+                )
+            )?;
         }
         phase_table(out, &run)?;
         probs_check(out, &run)?;
@@ -183,7 +228,13 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
 /// Reads and writes of each recorded phase, counted from the trace.
 fn phase_table(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
     let Some(trace) = &run.trace else { return Ok(()) };
-    writeln!(out, "  {:<20} {:>10} {:>10}", "phase", "reads", "writes")?;
+    writeln!(
+        out,
+        "  {} {} {}",
+        pad(tr!("phase"), 20),
+        pad_left(tr!("reads"), 10),
+        pad_left(tr!("writes"), 10)
+    )?;
     let mut rows: Vec<(Phase, usize, usize)> = Vec::new();
     for k in 0..trace.phases.len() {
         let phase = trace.phases[k].1;
@@ -214,15 +265,24 @@ fn probs_check(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
     if off == 0 {
         writeln!(
             out,
-            "  probs: {} rows, each sums to 1 (min {lo:.6}, max {hi:.6})",
-            sums.len()
+            "{}",
+            tr!(
+                "  probs: {n} rows, each sums to 1 (min {lo}, max {hi})",
+                n = sums.len(),
+                lo = format!("{lo:.6}"),
+                hi = format!("{hi:.6}")
+            )
         )
     } else {
         // only non-finite scores (inputs near the f32 limit) can do this
         writeln!(
             out,
-            "  probs: {} rows, {off} of them do not sum to 1: their scores overflowed f32",
-            sums.len()
+            "{}",
+            tr!(
+                "  probs: {n} rows, {off} of them do not sum to 1: their scores overflowed f32",
+                n = sums.len(),
+                off
+            )
         )
     }
 }
@@ -243,8 +303,15 @@ fn print_tensor(out: &mut dyn Write, name: &str, t: &Tensor) -> std::io::Result<
         let mean = t.data.iter().sum::<f32>() / t.data.len().max(1) as f32;
         writeln!(
             out,
-            "  {name} [{}]: min {lo:.4}, mean {mean:.4}, max {hi:.4}",
-            dims.join(",")
+            "{}",
+            tr!(
+                "  {name} [{dims}]: min {lo}, mean {mean}, max {hi}",
+                name,
+                dims = dims.join(","),
+                lo = format!("{lo:.4}"),
+                mean = format!("{mean:.4}"),
+                hi = format!("{hi:.4}")
+            )
         )?;
     }
     Ok(())

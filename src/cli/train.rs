@@ -144,8 +144,12 @@ fn config(args: &Args, rope: Option<Option<Pairs>>, loaded: Option<&Config>) -> 
             let have = [cfg.seq_len, cfg.d_model, cfg.n_layers, cfg.n_heads, cfg.kv_heads()];
             for ((flag, field, v), have) in flags.into_iter().zip(have) {
                 if let Some(v) = v.filter(|&v| v != have) {
-                    return Err(bad(format!(
-                        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming"
+                    return Err(bad(tr!(
+                        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming",
+                        flag,
+                        v,
+                        field,
+                        have
                     )));
                 }
             }
@@ -207,9 +211,9 @@ pub fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, Cl
 /// Refuses a `--save` target that cannot be written, before hours of training.
 fn check_save_target(path: &Path) -> Result<(), CliError> {
     if path.is_dir() {
-        return Err(bad(format!(
-            "--save {}: is a directory; give a file name",
-            path.display()
+        return Err(bad(tr!(
+            "--save {path}: is a directory; give a file name",
+            path = path.display()
         )));
     }
     let dir = match path.parent() {
@@ -217,10 +221,10 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(bad(format!(
-            "--save {}: the directory {} does not exist",
-            path.display(),
-            dir.display()
+        return Err(bad(tr!(
+            "--save {path}: the directory {dir} does not exist",
+            path = path.display(),
+            dir = dir.display()
         )));
     }
     // a socket or a block device
@@ -229,15 +233,16 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if args.log_every == 0 {
-        return Err(bad("--log-every must be at least 1".into()));
+        return Err(bad(tr!("--log-every must be at least 1").into()));
     }
     if let Some(name) = &args.dataset
         && !BUILTIN.iter().any(|(n, _)| n == name)
     {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        return Err(bad(format!(
-            "--dataset {name}: unknown; the built-in datasets are {}",
-            names.join(", ")
+        return Err(bad(tr!(
+            "--dataset {name}: unknown; the built-in datasets are {names}",
+            name,
+            names = names.join(", ")
         )));
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read
@@ -270,10 +275,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             ..TrainSpec::default()
         };
         if let Err(e) = spec.validate() {
-            return Err(bad(format!(
-                "--load {}: its learning rate {}; give --lr to resume with another",
-                path.display(),
-                e.msg
+            return Err(bad(tr!(
+                "--load {path}: its learning rate {msg}; give --lr to resume with another",
+                path = path.display(),
+                msg = e.msg
             )));
         }
     }
@@ -316,17 +321,18 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
         if let Some(r) = c.rope {
             attention.push_str(&format!(" rope={}", r.name()));
         }
-        let line = format!(
-            "training {} parameters (T={} C={} L={} H={}{attention}, B={}) on {}: {} train / {} validation bytes",
-            trainer.model.num_params(),
-            c.seq_len,
-            c.d_model,
-            c.n_layers,
-            c.n_heads,
-            trainer.batch,
-            trainer.data.name,
-            trainer.data.train.len(),
-            trainer.data.val.len()
+        let line = tr!(
+            "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
+            params = trainer.model.num_params(),
+            t = c.seq_len,
+            c = c.d_model,
+            l = c.n_layers,
+            h = c.n_heads,
+            attention,
+            b = trainer.batch,
+            data = trainer.data.name,
+            train = trainer.data.train.len(),
+            val = trainer.data.val.len()
         );
         match &bar {
             Some(b) => b.println(line),
@@ -345,12 +351,14 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
                 b.finish_and_clear();
             }
             let kept = match &args.save {
-                Some(path) => format!("; {} was not written", path.display()),
+                Some(path) => tr!("; {path} was not written", path = path.display()),
                 None => String::new(),
             };
-            return Err(CliError::Failed(format!(
-                "training diverged: the loss of step {} is {}, not finite{kept}; try a smaller --lr",
-                s.step, s.loss
+            return Err(CliError::Failed(tr!(
+                "training diverged: the loss of step {step} is {loss}, not finite{kept}; try a smaller --lr",
+                step = s.step,
+                loss = s.loss,
+                kept
             )));
         }
         let dt = t0.elapsed().as_secs_f64();
@@ -412,14 +420,26 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     if args.json {
         quiet_pipe(writeln!(out, "{}", json(&end)?))?;
     } else {
-        let how = if interrupted { "stopped (Ctrl-C)" } else { "done" };
+        let how = if interrupted {
+            tr!("stopped (Ctrl-C)")
+        } else {
+            tr!("done")
+        };
         quiet_pipe(writeln!(
             out,
-            "{how} at step {}: loss {:.4}, val loss {:.4}, {:.0} tokens/s, {:.1} s",
-            end.steps, end.loss, end.val_loss, end.tokens_per_s, end.seconds
+            "{}",
+            tr!(
+                "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
+                how,
+                step = end.steps,
+                loss = format!("{:.4}", end.loss),
+                val = format!("{:.4}", end.val_loss),
+                speed = format!("{:.0}", end.tokens_per_s),
+                secs = format!("{:.1}", end.seconds)
+            )
         ))?;
         if let Some(path) = &args.save {
-            quiet_pipe(writeln!(out, "saved {}", path.display()))?;
+            quiet_pipe(writeln!(out, "{}", tr!("saved {path}", path = path.display())))?;
         }
     }
     quiet_pipe(out.flush())

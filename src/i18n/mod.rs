@@ -123,6 +123,15 @@ pub fn text_in(lang: Lang, en: &'static str) -> &'static str {
     }
 }
 
+/// [`text`] for a text that is not `'static` (a formula line handed down by a caller): the
+/// catalog's text when it holds `en`, else `en` itself.
+pub fn text_of(en: &str) -> &str {
+    match lang() {
+        Lang::En => en,
+        Lang::ZhCn => catalog().get(en).copied().unwrap_or(en),
+    }
+}
+
 /// The message `en` in the language in use; what `tr!("…")` calls.
 pub fn text(en: &'static str) -> &'static str {
     text_in(lang(), en)

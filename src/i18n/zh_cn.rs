@@ -5,15 +5,271 @@
 
 /// (English, 简体中文), each pair with the same `{name}` placeholders.
 pub static MESSAGES: &[(&str, &str)] = &[
+    (
+        "      the dot product above is computed anyway (as in the reference code),",
+        "      上面的点积照样计算（和参考实现一样），",
+    ),
+    (
+        "      then overwritten with {masked} so that softmax gives it probability 0",
+        "      然后被 {masked} 覆盖，这样 softmax 给它的概率为 0",
+    ),
+    ("   ◀ this element", "   ◀ 这个元素"),
+    ("  (next factor follows)", "  （下一个因子随后读取）"),
+    ("  (want {want})", "  （应为 {want}）"),
+    ("  Enter starts", "  Enter 开始"),
+    ("  at probs[{off}]{masked}", "  位于 probs[{off}]{masked}"),
+    ("  batch {b}", "  批次 {b}"),
+    ("  correct  {values}", "  正确    {values}"),
+    ("  fix the fields marked ✗", "  请先修正标 ✗ 的字段"),
+    (
+        "  leaves the correct run at event #{n}: {what}",
+        "  在事件 #{n} 处离开正确的运行：{what}",
+    ),
+    ("  mistaken {values}", "  带错误  {values}"),
+    (
+        "  probs: {n} rows, each sums to 1 (min {lo}, max {hi})",
+        "  probs：{n} 行，每行的和都是 1（最小 {lo}，最大 {hi}）",
+    ),
+    (
+        "  probs: {n} rows, {off} of them do not sum to 1: their scores overflowed f32",
+        "  probs：{n} 行，其中 {off} 行的和不是 1：它们的分数超出了 f32 的范围",
+    ),
+    ("  t: next tab", "  t：下一个标签页"),
+    (
+        "  {name} [{dims}]: min {lo}, mean {mean}, max {hi}",
+        "  {name} [{dims}]：最小 {lo}，平均 {mean}，最大 {hi}",
+    ),
+    ("  ·· masked", "  ·· 被掩码"),
+    ("  … ({n} pairs in all)", "  …（共 {n} 对）"),
+    ("  ≠ correct", "  ≠ 正确"),
+    ("  ▪▪ read this iteration", "  ▪▪ 本次迭代已读"),
+    ("  ◀▶ this access", "  ◀▶ 本次访问"),
+    (" #{n} ?  (quiz: predict it)", " #{n} ?  （测验：预测它）"),
+    (" (built in)", "（内置）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
+    (" (masked: j > i)", "（被掩码：j > i）"),
+    (
+        " (that is the access after it, {key})",
+        "（那是它之后的那次访问，{key}）",
+    ),
+    (
+        " (that is {buf}[{off}], the access after it)",
+        "（那是它之后的那次访问 {buf}[{off}]）",
+    ),
+    (" ? keys", " ? 按键"),
+    (" Attention map ", " 注意力图 "),
+    (" Code ", " 代码 "),
+    (" Code · {file} ", " 代码 · {file} "),
+    (" Code · {file}:{l} ", " 代码 · {file}:{l} "),
+    (" Compare {left} and {right}", " 对照 {left} 和 {right}"),
+    (" Compare · {phase} · {element}", " 对照 · {phase} · {element}"),
+    (" Event log · {n} events ", " 事件日志 · {n} 个事件 "),
+    (" Gradient check · L = Σ out ⊙ d_out ", " 梯度校验 · L = Σ out ⊙ d_out "),
+    (" Keys · {screen} ", " 按键 · {screen} "),
+    (
+        " L={l} layers · C={c} · H={h} ({kernel}) · seq_len {t}",
+        " L={l} 层 · C={c} · H={h}（{kernel}）· seq_len {t}",
+    ),
+    (" Memory ", " 内存 "),
+    (" Open {what} · {dir}", " 打开{what} · {dir}"),
+    (
+        " Quiz · Enter check · v reveal · n skip · l level · Q stop ",
+        " 测验 · Enter 检查 · v 揭晓 · n 跳过 · l 级别 · Q 退出 ",
+    ),
+    (" Start training ", " 开始训练 "),
+    (
+        " The prompt's bytes are the tokens: T = its length. The tracer replays the layer's attention with x = that layer's LayerNorm output, forward and backward (from the prompt's next-byte loss).",
+        " 提示词的字节就是 token：T = 它的长度。tracer 用 x = 这一层 LayerNorm 的输出重放这一层的注意力，前向和反向都有（反向来自提示词的下一字节损失）。",
+    ),
+    (" Trace the trained model ", " 追踪训练好的模型 "),
+    (" Train TinyGPT ", " 训练 TinyGPT "),
+    (" Variables ", " 变量 "),
+    (
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back",
+        " ]/[ 阶段 · ←→ j · ↑↓ i · h 头 · Enter 在 {right_name} 上追踪 · ? 按键 · Esc 返回",
+    ),
+    (
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys",
+        " ]/[ 阶段 · ←→ j · ↑↓ i · h 头 · Enter 追踪 · ? 按键",
+    ),
+    (
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys",
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? 按键",
+    ),
+    (" about ", " 简介 "),
     (" and ", " 和 "),
+    (
+        " and scales the kept ones by 1/(1 − p) = {r}",
+        "，并把保留的乘以 1/(1 − p) = {r}",
+    ),
+    (
+        " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back",
+        " 方向键 格子 · Tab 头 · ]/[ 层 · Enter 追踪 · e 导出 · ? 按键 · q 返回",
+    ),
+    (
+        " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? keys · q back",
+        " 方向键 格子 · Tab 头 · ]/[ 层 · Enter/单击 追踪这个概率 · t 追踪这一层 · e 导出 · ? 按键 · q 返回",
+    ),
+    (" checkpoints ", " 检查点 "),
+    (" configuration ", " 配置 "),
+    (" data: ", " 数据："),
+    (" e exports this layer to {path}", " e 把这一层导出到 {path}"),
+    (" goto: {p}▏", " 跳转：{p}▏"),
+    (
+        " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
+        " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc）",
+    ),
+    (
+        " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])",
+        " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16]）",
+    ),
+    (" layer (↑/↓) ", " 层（↑/↓）"),
+    (
+        " layer {layer} head {h}: P[i={i} '{ci}', j={j} '{cj}'] = ",
+        " 层 {layer} 头 {h}：P[i={i} '{ci}', j={j} '{cj}'] = ",
+    ),
+    (" layer {l} · head {h} ", " 层 {l} · 头 {h} "),
+    (" layer {l} · one head ", " 层 {l} · 一个头 "),
+    (" loss (l: log scale) ", " 损失（l：对数刻度）"),
+    (" loss (log scale · l linear) ", " 损失（对数刻度 · l 线性）"),
+    (" n new run · q back", " n 新的训练 · q 返回"),
+    (
+        " n/p step · ]/[ phase · d divergence · Enter trace · ? keys",
+        " n/p 单步 · ]/[ 阶段 · d 分歧点 · Enter 追踪 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
+        " n/p 单步 · j/k 迭代 · J/K 外层 · ]/[ 阶段 · g 跳转 · w/r 写读 · b/c 断点 · f 遍 · Tab 内核 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · d 分歧点 · Enter 追踪 · t 面板 · ? 按键 · q 返回",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · ? 按键",
+    ),
+    (
+        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
+        " n/p 单步 · j/k 迭代 · ]/[ 阶段 · g 跳转 · w/r · b/c · f · Tab · ? 按键",
+    ),
+    (" n/p · d divergence · ? keys", " n/p · d 分歧点 · ? 按键"),
+    (" n/p · j/k · ]/[ · g · ? keys", " n/p · j/k · ]/[ · g · ? 按键"),
+    (" no {phase} here: ", " 这里没有 {phase}："),
+    (" not shown for lack of room: {hidden}", " 因空间不够未显示：{hidden}"),
+    (" or type a path ", " 或者输入路径 "),
+    (" progress ", " 进度 "),
+    (" prompt ", " 提示词 "),
+    (" query {i} attends most to {top}", " 查询 {i} 最关注 {top}"),
+    (
+        " quiz {level} · {phase} {score} · v reveal · n skip · Q stop",
+        " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · Q 退出",
+    ),
+    (
+        " quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop",
+        " 测验 {level} · {phase} {score} · v 揭晓 · n 跳过 · l 级别 · Q 退出",
+    ),
+    (" quiz {phase} {score} · ? keys", " 测验 {phase} {score} · ? 按键"),
+    (
+        " s save → {path} · t trace · l log · n new run · q back",
+        " s 保存 → {path} · t 追踪 · l 对数 · n 新的训练 · q 返回",
+    ),
+    (" same element, two layouts ", " 同一个元素，两种布局 "),
+    (" sample ", " 样本 "),
+    (" sample at step {step} (greedy) ", " 第 {step} 步的样本（贪心）"),
+    (
+        " sample at step {step} (temperature 0.8) ",
+        " 第 {step} 步的样本（温度 0.8）",
+    ),
+    (" scenarios ", " 场景 "),
+    (" selected ", " 选中 "),
+    (
+        " space pause · s save → {path} · x stop · t trace · l log · q back",
+        " 空格 暂停 · s 保存 → {path} · x 停止 · t 追踪 · l 对数 · q 返回",
+    ),
+    (
+        " space resume · s save → {path} · x stop · t trace · l log · q back",
+        " 空格 继续 · s 保存 → {path} · x 停止 · t 追踪 · l 对数 · q 返回",
+    ),
+    (" step {step}/{len} │ {phase} ", " 第 {step}/{len} 步 │ {phase} "),
+    (
+        " step {step}/{len} │ {variant} │ {phase} │ {diverge} ",
+        " 第 {step}/{len} 步 │ {variant} │ {phase} │ {diverge} ",
+    ),
+    (" training failed ", " 训练失败 "),
+    (
+        " type the prompt · Backspace · Delete clears · ↑/↓ layer · Enter attention map · Esc back",
+        " 输入提示词 · Backspace · Delete 清空 · ↑/↓ 层 · Enter 注意力图 · Esc 返回",
+    ),
+    (" view of [{dims}]", "，[{dims}] 的视图"),
+    (" weights: {label}", " 权重：{label}"),
+    (" what it does downstream ", " 下游影响 "),
+    (
+        " {more} {first}-{last} of {n} ",
+        " {more} 第 {first}-{last} 行，共 {n} 行 ",
+    ),
+    (" {n} parameters", " {n} 个参数"),
+    (" · code (t: memory)", " · 代码（t：内存）"),
+    (" · here runs MISTAKE", " · 这里运行 MISTAKE"),
+    (" · memory (t: code)", " · 内存（t：代码）"),
+    (" · w: the built-in one", " · w：内置的那个"),
     (" · {kv} of {h} k/v heads", " · {h} 个头共享 {kv} 个键/值头"),
+    (
+        " · {tokens} tokens per step · {heads} heads of D = {d}",
+        " · 每步 {tokens} 个 token · {heads} 个头，每个 D = {d}",
+    ),
+    (" ↑ {n} more ", " ↑ 还有 {n} 项 "),
+    (
+        " ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back",
+        " ↑/↓ 选择 · Enter 打开 · ← 上一级文件夹 · ? 按键 · Esc 返回",
+    ),
+    (
+        " ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back",
+        " ↑/↓ 字段 · 输入以编辑 · Delete 清空 · ←/→ 数据集 · Enter 开始 · Esc 返回",
+    ),
+    (
+        " ↑↓ choose · Enter open · ← up · ? keys",
+        " ↑↓ 选择 · Enter 打开 · ← 上一级 · ? 按键",
+    ),
+    (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
+    (
+        "\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1",
+        "\"{part}\" 不是 key=value 的形式；请写成例如 b=0,h=1,i=2,j=1",
+    ),
+    (
+        "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs both, or press w on the menu for the built-in walkthrough.",
+        "“{title}”没有追踪 {variant} 内核（它运行的内核：{runs}）。请打开一个两者都运行的场景，或者在菜单里按 w 使用内置的 walkthrough。",
+    ),
+    ("(invalid: see below)", "（无效：见下方）"),
+    (
+        "(no about, and no comment at its top)",
+        "（没有 about，开头也没有注释）",
+    ),
+    ("(no source for this event)", "（这个事件没有源代码）"),
+    ("(outside every loop)", "（不在任何循环中）"),
+    (
+        "(the first sample comes after a few steps)",
+        "（几步之后出现第一个样本）",
+    ),
+    ("(the {phase} pass of {file})", "（{phase} 这一遍，{file}）"),
+    (", head h={h}", "，头 h={h}"),
+    (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
+    (", turned back by its negative", "，反向时转过它的相反数"),
     (
         "--batch must be 1..=4096, got {n}",
         "--batch 必须在 1..=4096 之间，实际是 {n}",
     ),
+    (
+        "--dataset {name}: unknown; the built-in datasets are {names}",
+        "--dataset {name}：未知；内置的数据集有 {names}",
+    ),
+    (
+        "--load {path}: its learning rate {msg}; give --lr to resume with another",
+        "--load {path}：它的学习率{msg}；请用 --lr 指定另一个学习率继续训练",
+    ),
+    ("--log-every must be at least 1", "--log-every 至少为 1"),
     (
         "--phase {ph} belongs to the {pass} pass, not to --pass {p}",
         "--phase {ph} 属于 {pass} 这一遍，而不是 --pass {p}",
@@ -24,40 +280,264 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "--rope {given} does not match the checkpoint's rope {have}; leave it out when resuming",
-        "--rope {given} 与检查点的 rope {have} 不一致；继续训练时请省略它",
+        "--rope {given} 与检查点的 rope {have} 不符；续训时请省略它",
+    ),
+    (
+        "--save {path}: is a directory; give a file name",
+        "--save {path}：是一个目录；请给出文件名",
+    ),
+    (
+        "--save {path}: the directory {dir} does not exist",
+        "--save {path}：目录 {dir} 不存在",
     ),
     (
         "--temp must be a number ≥ 0, got {temp}",
         "--temp 必须是 ≥ 0 的数，实际是 {temp}",
     ),
+    ("../  (parent folder)", "../  （上一级文件夹）"),
     ("0 (the baseline has a single head)", "0（baseline 只有一个头）"),
     ("0 (the only index, since {dim} = 1)", "0（唯一的下标，因为 {dim} = 1）"),
+    ("0..={i}, the cached positions", "0..={i}，即缓存中的位置"),
+    (
+        "1. Gradient of the probability (weighted_sum_back)",
+        "1. 概率的梯度（weighted_sum_back）",
+    ),
+    (
+        "1. The dot product of query i={i} and key j={j}",
+        "1. 查询 i={i} 与键 j={j} 的点积",
+    ),
+    ("2. Scale, mask and write", "2. 缩放、掩码和写入"),
+    (
+        "2. Softmax backward (softmax_back)",
+        "2. softmax 的反向传播（softmax_back）",
+    ),
+    ("3. Into d_q and d_k (scores_back)", "3. 流入 d_q 和 d_k（scores_back）"),
+    (
+        "3. Softmax of row (b={b}{head}, i={i})",
+        "3. 行（b={b}{head}，i={i}）的 softmax",
+    ),
+    (
+        "4. Checked by finite differences (L = Σ out ⊙ d_out)",
+        "4. 用有限差分校验（L = Σ out ⊙ d_out）",
+    ),
+    ("4. Turned back (rope_back)", "4. 转回去（rope_back）"),
+    ("4. Weighted sum for query i={i}", "4. 查询 i={i} 的加权求和"),
+    ("; {path} was not written", "；没有写入 {path}"),
+    ("AdamW learning rate", "AdamW 学习率"),
+    ("B, sequences per step", "B，每步的序列数"),
+    (
+        "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
+        "B={b} {queries}T={t} C={c} H={h} (D={d})，掩码 {mask}，{passes}，{start}",
+    ),
+    ("Back to the built-in walkthrough", "回到内置的 walkthrough"),
+    (
+        "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)",
+        "分数之前：旋转位置编码，查询 i={i} 转过 {i}·θ_m，键 j={j} 转过 {j}·θ_m（rope 这一遍）",
+    ),
+    (
+        "Before the scores: the key/value cache at step t={i}",
+        "分数之前：第 t={i} 步时的键/值缓存",
+    ),
     (
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
+    ("C, channels of every token", "C，每个 token 的通道数"),
+    ("Cannot open this checkpoint", "无法打开这个检查点"),
+    ("Cannot open this mistake", "无法打开这个错误示例"),
+    ("Cannot open this scenario", "无法打开这个场景"),
+    ("Code", "代码"),
+    ("Compare", "对照"),
+    ("Compare baseline and MHA", "对照 baseline 和 MHA"),
+    (
+        "Compare needs a scenario that traces both baseline and mha (or mha and gqa).",
+        "对照需要一个同时追踪 baseline 和 mha（或者 mha 和 gqa）的场景。",
+    ),
+    (
+        "DISAGREE: f32 rounding allows ±{noise}",
+        "不一致：f32 舍入误差只允许 ±{noise}",
+    ),
+    ("ETA", "剩余时间"),
+    ("Enter opens the folder {dir}", "Enter 打开文件夹 {dir}"),
+    (
+        "Entries 1-3 step through the built-in MHA walkthrough again.",
+        "第 1 到 3 项重新单步执行内置的 MHA walkthrough。",
+    ),
+    ("Esc cancels", "Esc 取消"),
+    (
+        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})",
+        "H = {h} 不能被 H_kv = {h_kv} 整除：每个键/值头服务 H/H_kv 个查询头（试试 {h} 的约数）",
+    ),
+    (
+        "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
+        "H 个头，每个头 D = C/H 个通道，从同样的 q、k、v 行中读取：分数 [B,H,T,T]，缩放 1/√D。",
+    ),
+    (
+        "H, divides d_model (1: baseline kernel's math, more: MHA)",
+        "H，整除 d_model（1：baseline 内核的算法，更多：MHA）",
+    ),
     ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
+    ("Help", "帮助"),
+    ("L, transformer blocks", "L，transformer 块数"),
+    (
+        "Leave attn-trace (q from the menu does the same).",
+        "退出 attn-trace（在菜单里按 q 也一样）。",
+    ),
+    ("Log", "日志"),
+    ("MHA kernel", "MHA 内核"),
+    ("Memory", "内存"),
+    ("Mistakes gallery", "错误示例集"),
+    ("Not traced", "没有追踪"),
+    (
+        "One head over all C channels: scores [B,T,T], scale 1/√C.",
+        "一个头覆盖全部 C 个通道：分数 [B,T,T]，缩放 1/√C。",
+    ),
+    ("Open checkpoint", "打开检查点"),
+    ("Open checkpoint…", "打开检查点…"),
+    ("Open scenario", "打开场景"),
+    ("Open scenario…", "打开场景…"),
+    ("Opening {title}", "正在打开 {title}"),
+    (
+        "P = 0 for a masked pair, so its score gradient is 0",
+        "被掩码的位置对 P = 0，所以它的分数梯度为 0",
+    ),
+    (
+        "Pick a shipped scenario from scenarios/ or type the path of your own.",
+        "从 scenarios/ 中选一个随附的场景，或者输入你自己的场景路径。",
+    ),
+    ("Quit", "退出"),
+    ("Quiz · {level} · ", "测验 · {level} · "),
+    ("Quiz · {phase} ({pass}) done", "测验 · {phase}（{pass}）完成"),
+    (
+        "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream.",
+        "六个经典的多头注意力错误，每个都和正确的运行并排追踪：两者在哪里分开，以及对下游有什么影响。",
+    ),
+    ("Step through baseline attention", "单步执行 baseline 注意力"),
+    ("Step through multi-head attention", "单步执行多头注意力"),
+    ("T = {n} of at most {max} ", "T = {n}，最多 {max} "),
+    ("T, tokens of context", "T，上下文的 token 数"),
+    (
+        "The menu's keys. On every screen, ? lists that screen's keys.",
+        "菜单的按键。在每个界面上，? 都会列出那个界面的按键。",
+    ),
+    (
+        "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.",
+        "同一份输入经过两个内核，一个阶段一个阶段地看：每个 (i, j) 存放在哪里，以及缩放因子。",
+    ),
+    (
+        "Trace the attention of a model saved by the train screen or attn-trace train --save.",
+        "追踪由训练界面或 attn-trace train --save 保存的模型的注意力。",
+    ),
+    ("Train TinyGPT", "训练 TinyGPT"),
+    (
+        "Train a tiny GPT, watch it learn, then trace its attention.",
+        "训练一个很小的 GPT，看它学习，然后追踪它的注意力。",
+    ),
+    ("Vars", "变量"),
+    (
+        "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
+        "[方括号]：这个元素的那一项，即它的概率 {p} 乘以 v 第 j={j} 行的通道 {ch}",
+    ),
     ("a boolean {raw}", "布尔值 {raw}"),
+    (
+        "a cell is written like q[10] or scores[0,1,2,1]",
+        "单元格的写法是 q[10] 或 scores[0,1,2,1]",
+    ),
     ("a command is required", "需要一个子命令"),
     ("a data file", "数据文件"),
     ("a date {raw}", "日期 {raw}"),
+    (
+        "a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet",
+        "解码运行中没有 j={j} > i={i} 的分数：第 {i} 步时键 {j} 还没有生成",
+    ),
     ("a float {raw}", "浮点数 {raw}"),
+    ("a gradient", "梯度"),
+    ("a mistaken run is forward only", "带错误的运行只有前向"),
     ("a non-negative integer", "非负整数"),
+    ("a parameter", "参数"),
     ("a positive integer", "正整数"),
+    ("a read of {buf}", "对 {buf} 的一次读"),
     ("a scenario file", "场景文件"),
     ("a string {raw}", "字符串 {raw}"),
     ("a table", "表"),
+    ("a write of {buf}", "对 {buf} 的一次写"),
+    (
+        "after every visible pair: {total}",
+        "累加完所有可见的位置对之后：{total}",
+    ),
+    ("after {prompt}:", "在 {prompt} 之后："),
+    ("agree", "一致"),
+    (
+        "agree within f32 rounding (±{noise})",
+        "在 f32 舍入误差（±{noise}）内一致",
+    ),
     (
         "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
         "一个由 0 和 1 组成的 S×T = {s}×{t} 矩阵（1：这个查询可以看到这个键）",
     ),
+    ("an activation", "激活值"),
     ("an argument", "某个参数"),
     ("an array {raw}", "数组 {raw}"),
     (
         "an index in 0..{size} ({dim} = {size})",
         "0..{size} 中的一个下标（{dim} = {size}）",
     ),
+    ("an input", "输入"),
     ("an integer {raw}", "整数 {raw}"),
+    ("and re-ran the forward pass untraced", "然后不记录地重新运行前向传播"),
+    ("answer: {answer}", "答案：{answer}"),
+    ("any key closes", "按任意键关闭"),
+    (
+        "arrows move the selected cell (s or Esc to step again)",
+        "方向键移动选中的单元格（按 s 或 Esc 恢复单步）",
+    ),
+    ("arrows step through events", "方向键逐个事件单步"),
+    ("as they were before the rotation", "即旋转之前 q 和 k 的梯度"),
+    (
+        "att differs between the runs by up to {diff}",
+        "两次运行的 att 最多相差 {diff}",
+    ),
+    ("attention map", "注意力图"),
+    (
+        "attn-trace: enlarge the terminal (q quits)",
+        "attn-trace：请把终端放大（q 退出）",
+    ),
+    (
+        "b0 h0: mistaken S[{i},{j}] = {wij}, S[{j},{i}] = {wji} · correct S[{i},{j}] = {gij}, S[{j},{i}] = {gji}",
+        "b0 h0：带错误 S[{i},{j}] = {wij}，S[{j},{i}] = {wji} · 正确 S[{i},{j}] = {gij}，S[{j},{i}] = {gji}",
+    ),
+    ("back", "返回"),
+    ("back to the gallery (or the menu)", "回到示例集（或菜单）"),
+    ("back to the menu", "回到菜单"),
+    (
+        "back to the menu (training goes on; Train TinyGPT returns here)",
+        "回到菜单（训练继续进行；再选“训练 TinyGPT”回到这里）",
+    ),
+    ("back to the menu; from the menu, quit", "回到菜单；在菜单里则退出"),
+    ("back to the prompt", "回到提示词界面"),
+    ("backward of the input projection", "输入投影的反向传播"),
+    ("backward of the key projection", "键投影的反向传播"),
+    ("backward of the output projection", "输出投影的反向传播"),
+    ("backward of the query projection", "查询投影的反向传播"),
+    ("backward of the value projection", "值投影的反向传播"),
+    ("baseline kernel", "baseline 内核"),
+    (
+        "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
+        "baseline 第 i={i} 行：data[{first}..={last}]（{base} = {formula} = {numbers}）",
+    ),
+    (
+        "baseline {buf}[{b},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+        "baseline {buf}[{b},{i},{j}] 位于 data[{off}]：off = {formula} = {numbers}",
+    ),
+    (
+        "baseline ↔ MHA, when the scenario runs both",
+        "baseline ↔ MHA（场景两者都运行时）",
+    ),
+    ("batch", "batch"),
+    (
+        "batch · seq = {n} is over {max} tokens per step",
+        "batch · seq = {n} 超过了每步 {max} 个 token",
+    ),
     (
         "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
         "属于 qkv = \"fused\"；qkv = \"separate\" 时请给出 w_q、b_q、w_k、b_k、w_v、b_v",
@@ -66,25 +546,226 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")",
         "属于 qkv = \"separate\"；这个场景使用融合的 w_qkv（请设置 [run].qkv = \"separate\"）",
     ),
+    ("both runs one step forward / back", "两次运行一起前进 / 后退一步"),
+    (
+        "both runs to the first event where they diverge",
+        "两次运行都跳到它们第一次不同的事件",
+    ),
+    ("breakpoint on {buf}[{off}] removed", "已取消 {buf}[{off}] 上的断点"),
+    (
+        "breakpoint on {buf}[{off}]: c / C continue to its accesses",
+        "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
+    ),
     ("cannot read: {e}", "无法读取：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
+    ("causal mask", "因果掩码"),
+    ("checkpoint", "检查点"),
+    ("clear the typed path, else go back", "清空输入的路径，否则返回"),
+    (
+        "close a popup, clear the selection, or go back",
+        "关闭弹窗、取消选中，或者返回",
+    ),
+    ("close it", "关闭浮层"),
+    (
+        "code ↔ memory in each half (small screens)",
+        "每一半在代码和内存之间切换（小屏幕）",
+    ),
+    ("column ", "列 "),
+    (
+        "continue to the next / previous breakpoint hit",
+        "继续执行到下一个 / 上一个断点命中",
+    ),
+    ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
+    ("correct", "正确"),
+    (
+        "correct: the {n} reads of iteration {name}",
+        "正确：迭代 {name} 的 {n} 次读取",
+    ),
+    (
+        "correct: {mixed} of {C} output channels mix several heads · mistaken: none, channel c comes only from head c/D (D = {D})",
+        "正确：{C} 个输出通道中有 {mixed} 个混合了多个头 · 带错误：没有，通道 c 只来自头 c/D（D = {D}）",
+    ),
+    ("correct: {working}", "正确：{working}"),
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
     ),
     (
+        "cross-attention: q = x and k = v = memory, straight from the inputs",
+        "交叉注意力：q = x，k = v = memory，直接来自输入",
+    ),
+    (
+        "cross-attention: queries from x, keys and values from memory (separate projections, output projection)",
+        "交叉注意力：查询来自 x，键和值来自 memory（各自的投影，输出投影）",
+    ),
+    (
+        "dK starts at 0; every query head h of group g adds its share",
+        "dK 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
+    ),
+    ("dP = dAtt·Vᵀ and dV = Pᵀ·dAtt", "dP = dAtt·Vᵀ 和 dV = Pᵀ·dAtt"),
+    (
+        "dP is computed for masked pairs too; softmax backward multiplies it by P = 0",
+        "被掩码的位置对也计算 dP；softmax 的反向传播把它乘以 P = 0",
+    ),
+    (
+        "dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability",
+        "dP[i,j] = 对各通道求和的 d_att[i] · v[j]：损失随这个概率如何变化",
+    ),
+    ("dQ = dS·K/√d and dK = dSᵀ·Q/√d", "dQ = dS·K/√d 和 dK = dSᵀ·Q/√d"),
+    (
+        "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)",
+        "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   （只对可见的位置对）",
+    ),
+    (
+        "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
+        "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   （只对可见的位置对）",
+    ),
+    (
+        "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
+        "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   （只对可见的位置对）",
+    ),
+    (
+        "dV starts at 0; every query head h of group g adds its share",
+        "dV 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
+    ),
+    ("d_model", "d_model"),
+    (
+        "d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)",
+        "d_qkv[i] = concat(dq[i], dk[i], dv[i])   （C + 2·H_kv·D 个通道）",
+    ),
+    ("data", "数据"),
+    ("dataset", "数据集"),
+    (
+        "decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask",
+        "解码关注它已经生成的位置 0..=t，这就是因果掩码：请删除 [run].mask",
+    ),
+    (
+        "decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)",
+        "解码从一个序列自己的键和值生成它：请删除 [shape].S（交叉注意力）",
+    ),
+    (
+        "decode generates token by token, forward only: remove \"backward\" from [run].passes",
+        "解码逐个 token 生成，只有前向：请从 [run].passes 中删除 \"backward\"",
+    ),
+    (
+        "decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\"",
+        "解码是推理，dropout 不起作用：请删除 [run].dropout，或者设置 mode = \"eval\"",
+    ),
+    (
+        "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\"",
+        "解码用融合的 w_qkv 投影每个 token：请从 x 开始（不给出 q、k、v 的值），并设置 qkv = \"fused\"",
+    ),
+    (
+        "decode runs the correct kernels only: remove [run].mistakes",
+        "解码只运行正确的内核：请删除 [run].mistakes",
+    ),
+    (
+        "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]",
+        "解码第 t 步：att[t] = Σ_j P[t,j]·v_cache[j]",
+    ),
+    (
+        "decode step t: out[t] = att[t]·W_proj + b_proj",
+        "解码第 t 步：out[t] = att[t]·W_proj + b_proj",
+    ),
+    (
+        "decode step t: project token t into q and the k/v cache",
+        "解码第 t 步：把 token t 投影到 q 和 k/v 缓存",
+    ),
+    (
+        "decode step t: q[t] against the cached keys 0..=t",
+        "解码第 t 步：q[t] 与缓存的键 0..=t 相乘",
+    ),
+    (
+        "decode step t: softmax over the t + 1 cached positions",
+        "解码第 t 步：对缓存的 t + 1 个位置做 softmax",
+    ),
+    (
+        "decoded token by token from the KV cache",
+        "借助 KV 缓存逐个 token 解码",
+    ),
+    (
+        "delete the last character of the typed path",
+        "删除输入路径的最后一个字符",
+    ),
+    (
         "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"",
         "dist = \"{dist_name}\" 不接受 {key}；std 配合 \"normal\"，scale 配合 \"uniform\" 和 \"arange\"",
     ),
+    ("diverge #{n}", "分歧 #{n}"),
+    (
+        "diverge at #{n}: correct {correct} · mistaken {mistaken}",
+        "在 #{n} 处分歧：正确 {correct} · 带错误 {mistaken}",
+    ),
+    ("done", "完成"),
+    ("dot product →", "点积 →"),
+    ("dropout P' = P ⊙ keep / (1 − p)", "dropout P' = P ⊙ keep / (1 − p)"),
+    (
+        "dropout backward dP = dP' ⊙ keep / (1 − p)",
+        "dropout 的反向传播 dP = dP' ⊙ keep / (1 − p)",
+    ),
+    (
+        "dropout is off in this scenario (eval mode, or no [run].dropout): both runs compute the same",
+        "这个场景关闭了 dropout（eval 模式，或者没有 [run].dropout）：两次运行算出的结果相同",
+    ),
+    (
+        "dropout p = {p} (seed {seed}), {mode} mode",
+        "dropout p = {p}（种子 {seed}），{mode} 模式",
+    ),
+    ("dropped weights: {list}", "被丢弃的权重：{list}"),
     (
         "duplicate key: each key may be given only once",
         "键重复：每个键只能给出一次",
     ),
     (
+        "each head's output stays in its own channels: the heads are concatenated but never mixed",
+        "每个头的输出停留在自己的通道里：各个头被拼接起来，但从不混合",
+    ),
+    (
+        "each head's whole S×T matrix sums to 1 instead, b0: {whole}",
+        "改为每个头的整个 S×T 矩阵的和为 1，b0：{whole}",
+    ),
+    (
+        "each head's whole matrix sums to 1 but its rows do not, so a query's weights are not a distribution",
+        "每个头的整个矩阵之和为 1，但各行不是，所以一个查询的权重不构成概率分布",
+    ),
+    (
         "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
         "空文件：场景至少需要 title = \"…\" 和一个含 B、T、C 的 [shape] 表",
     ),
+    (
+        "empty: a built-in name (←/→) or a file path",
+        "为空：请给出内置数据集的名字（←/→）或文件路径",
+    ),
+    (
+        "empty: a file name such as tinygpt.safetensors",
+        "为空：请给出文件名，例如 tinygpt.safetensors",
+    ),
+    ("empty: give a whole number", "为空：请给出整数"),
+    (
+        "entries 1-3 on the built-in walkthrough again (after opening a scenario)",
+        "第 1 到 3 项重新使用内置的 walkthrough（打开过场景之后）",
+    ),
+    ("entry {n} has no mistaken run", "第 {n} 项没有带错误的运行"),
     ("error", "错误"),
+    ("event #{n}, {file}:{line}", "事件 #{n}，{file}:{line}"),
+    (
+        "event {n} is past the end: the log has {len} events (0..{last})",
+        "事件 {n} 超出了末尾：日志共有 {len} 个事件（0..{last}）",
+    ),
+    (
+        "event {n}: the final write of probs[{off}] (layer {layer}, head {h}, i={i}, j={j})",
+        "事件 {n}：对 probs[{off}] 的最后一次写入（层 {layer}，头 {h}，i={i}，j={j}）",
+    ),
+    ("event {r} reads {buf}[{off}] next", "事件 {r} 接下来读取 {buf}[{off}]"),
+    (
+        "event {w} last wrote {buf}[{off}]",
+        "事件 {w} 最后一次写入 {buf}[{off}]",
+    ),
+    (
+        "exact answers: {correct} of the first {of} validation lines",
+        "完全正确的答案：前 {of} 行验证数据中有 {correct} 行",
+    ),
+    ("exp(score − max)", "exp(分数 − max)"),
     ("expected 0 or 1, found {found}", "应为 0 或 1，实际是 {found}"),
     ("expected a finite number, found {found}", "应为有限数，实际是 {found}"),
     (
@@ -128,12 +809,85 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
+    ("explicit mask", "显式掩码"),
+    ("export failed: {e}", "导出失败：{e}"),
+    (
+        "export this layer on this prompt as a scenario TOML",
+        "把这一层在这个提示词上的计算导出为场景 TOML",
+    ),
+    (
+        "exported layer {layer} to {path} (attn-trace tui reopens it)",
+        "已把层 {layer} 导出到 {path}（用 attn-trace tui 重新打开）",
+    ),
+    ("failed", "失败"),
+    ("finished in {time}", "用时 {time} 完成"),
+    (
+        "finite difference ∂L/∂{primal}[{off}] = {numeric} · backward {grad}[{off}] = {analytic} · relative error {rel}, {verdict}",
+        "有限差分 ∂L/∂{primal}[{off}] = {numeric} · 反向传播 {grad}[{off}] = {analytic} · 相对误差 {rel}, {verdict}",
+    ),
+    ("first / last entry", "第一项 / 最后一项"),
+    (
+        "first / last event   (PgDn/PgUp: ±100)",
+        "第一个 / 最后一个事件   （PgDn/PgUp：±100）",
+    ),
+    ("first / last mistake", "第一个 / 最后一个错误"),
+    (
+        "first / last step   (PgDn/PgUp: ±100)",
+        "第一步 / 最后一步   （PgDn/PgUp：±100）",
+    ),
+    ("first event of the log", "日志的第一个事件"),
+    ("first step of both runs", "两次运行的第一步"),
+    ("fix the fields marked ✗ first", "请先修正标 ✗ 的字段"),
+    ("forward and backward", "forward 和 backward"),
+    ("forward ↔ backward", "前向 ↔ 反向"),
+    (
+        "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k",
+        "g'[d0] = g[d0]·cos + g[d1]·sin，g'[d1] = −g[d0]·sin + g[d1]·cos，得到",
+    ),
+    ("gather dq, dk, dv into d_qkv", "把 dq、dk、dv 汇集到 d_qkv"),
+    (
+        "generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache",
+        "生成一步一步进行：第 t 步把 token t 投影一次，并把它的键和值写入 k_cache 和 v_cache 的第 t 行",
+    ),
+    (
+        "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
+        "跳转：123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
+    ),
+    (
+        "goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase",
+        "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
+    ),
+    ("has ended ({n} events)", "已经结束（{n} 个事件）"),
+    ("heads", "头数"),
+    ("heads {list} (Tab)", "头 {list}（Tab）"),
+    ("heat −{max} ", "热度 −{max} "),
+    ("highlight the previous / next entry", "高亮上一项 / 下一项"),
+    ("highlight the previous / next line", "高亮上一行 / 下一行"),
+    (
+        "i and j are required, e.g. b=0,h=1,i=2,j=1",
+        "必须给出 i 和 j，例如 b=0,h=1,i=2,j=1",
+    ),
+    ("initial weights and data order", "初始权重和数据顺序"),
+    (
+        "input projection qkv = x·W_qkv + b_qkv",
+        "输入投影 qkv = x·W_qkv + b_qkv",
+    ),
+    (
+        "into d_k of key j={j} (dK = dSᵀ·Q/√{w}):",
+        "流入键 j={j} 的 d_k（dK = dSᵀ·Q/√{w}）：",
+    ),
+    (
+        "into d_q of query i={i} (dQ = dS·K/√{w}):",
+        "流入查询 i={i} 的 d_q（dQ = dS·K/√{w}）：",
+    ),
     ("invalid arguments", "参数无效"),
     ("invalid value", "取值无效"),
     ("is a FIFO (named pipe)", "是一个 FIFO（命名管道）"),
     ("is a block device", "是一个块设备"),
     ("is a character device", "是一个字符设备"),
     ("is a directory", "是一个目录"),
+    ("is a directory: give a file name", "是一个目录：请给出文件名"),
+    ("is a directory: give a file of text", "是一个目录：请给出文本文件"),
     (
         "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml",
         "是一个目录；应为场景文件，例如 scenarios/mha_walkthrough.toml",
@@ -144,14 +898,109 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
     (
+        "is too large for memory: batch {b} of seq {seq} with d_model {c} and {l} layers needs about {gib} GiB; the limit is {max} GiB",
+        "内存放不下：batch {b}、seq {seq}、d_model {c}、{l} 层约需 {gib} GiB；上限是 {max} GiB",
+    ),
+    ("it projects x with learned weights instead", "它改为用学到的权重投影 x"),
+    ("iteration {name}", "迭代 {name}"),
+    (
+        "iteration {name} reads {cells}: type {offsets}",
+        "迭代 {name} 读取 {cells}：输入 {offsets}",
+    ),
+    (
+        "j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;",
+        "j={j} > i={i}：键 {j} 在查询 {i} 之后，所以因果掩码遮住了它；",
+    ),
+    (
+        "j={j} ≤ i={i}: key {j} is not in the future of query {i}, so the score is kept",
+        "j={j} ≤ i={i}：键 {j} 不在查询 {i} 的未来，所以分数保留",
+    ),
+    (
+        "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer",
+        "k 和 v：mha 2 × {km} 个值，gqa 2 × {kg} 个（H_kv/H = {H_kv}/{H}）：是 MHA 的 {pct}%，也就是 KV 缓存每层保存的量",
+    ),
+    (
+        "k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)",
+        "k[j] = m[j]·W_k + b_k   （交叉注意力中 m = memory，否则 m = x）",
+    ),
+    ("key", "键"),
+    ("key j − 1 / + 1", "键 j − 1 / + 1"),
+    ("key j=", "键 j="),
+    (
+        "key j={j} in {name}: k[{first}..={last}], k_base = {formula} = {numbers}",
+        "键 j={j} 在 {name} 中：k[{first}..={last}]，k_base = {formula} = {numbers}",
+    ),
+    ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
+    ("kv heads", "键/值头数"),
+    ("last event of the log", "日志的最后一个事件"),
+    ("last step of both runs", "两次运行的最后一步"),
+    ("layers", "层数"),
+    ("layers {list} (]/[)", "层 {list}（]/[）"),
+    ("level {level}: predict {what}", "级别 {level}：预测{what}"),
+    (
+        "lines `31415|11345`: write the digits before `|` in ascending order",
+        "每行 `31415|11345`：把 `|` 前的数字按升序写出",
+    ),
+    (
+        "lines `abcde|abcde`: repeat the letters before `|`",
+        "每行 `abcde|abcde`：重复 `|` 前的字母",
+    ),
+    (
+        "lines `abcde|edcba`: write the letters before `|` backwards",
+        "每行 `abcde|edcba`：把 `|` 前的字母倒过来写",
+    ),
+    ("loss", "损失"),
+    ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
+    (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
+    ("lr", "lr"),
     ("mask", "掩码"),
+    (
+        "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
+        "掩码：不需要：第 {i} 步只读取缓存中的键 0..={i}，键 {j} 就在其中",
+    ),
+    ("mask: {reason}", "掩码：{reason}"),
+    (
+        "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
+        "被掩码（{why}）：{target} = −1e9，点积 {sum} 被丢弃",
+    ),
+    (
+        "masked scores become 0 instead of −∞, so future positions still get probability",
+        "被掩码的分数变成 0 而不是 −∞，所以未来的位置仍然得到概率",
+    ),
+    (
+        "max = {max}   (read first, so exp never overflows)",
+        "max = {max}   （先读出它，这样 exp 不会溢出）",
+    ),
+    ("max probability per row, b0 h0:", "每行的最大概率，b0 h0："),
+    (
+        "mean max probability over all {rows} rows: correct {good}, mistaken {bad}: the softmax is {verdict}",
+        "全部 {rows} 行的平均最大概率：正确 {good}，带错误 {bad}：softmax {verdict}",
+    ),
+    (
+        "measured on the two runs' scores: mistaken / correct = {mean} (over {n} scores)",
+        "在两次运行的分数上测得：带错误 / 正确 = {mean}（共 {n} 个分数）",
+    ),
     (
         "memory is the key/value input of cross-attention: give [shape].S, the number of queries",
         "memory 是交叉注意力中键和值的输入：请给出 [shape].S，即查询的个数",
     ),
+    ("menu", "菜单"),
+    (
+        "mha head {h} of row i={i}: data[{first}..={last}] ({head} = {formula} = {numbers})",
+        "mha 头 {h} 的第 i={i} 行：data[{first}..={last}]（{head} = {formula} = {numbers}）",
+    ),
+    (
+        "mha head {h} {buf}[{b},{h},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+        "mha 头 {h} {buf}[{b},{h},{i},{j}] 位于 data[{off}]：off = {formula} = {numbers}",
+    ),
+    (
+        "mha {n} rows, one per head, each summing to 1: {heads}",
+        "mha 有 {n} 行，每个头一行，各自的和为 1：{heads}",
+    ),
+    ("missed most: {top}", "错得最多：{top}"),
     ("missing {arg}", "缺少 {arg}"),
     (
         "missing: [shape] needs B, T and C (and optionally H, default 1)",
@@ -166,10 +1015,33 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "缺失：每个场景都需要在开头写 title = \"…\"",
     ),
     ("mistake", "错误示例"),
+    (
+        "mistake 1 uses x itself as q, k and v",
+        "错误 1 直接把 x 当作 q、k 和 v",
+    ),
+    ("mistake 4 returns att as the output", "错误 4 把 att 作为输出返回"),
+    ("mistake 5 never applies dropout", "错误 5 从不应用 dropout"),
+    ("mistake {name}: {symptom}", "错误 {name}：{symptom}"),
+    (
+        "mistake: q = k = v = x, no input projections",
+        "错误：q = k = v = x，没有输入投影",
+    ),
+    (
+        "mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for",
+        "错误：q = k = v = x，没有 W_q、W_k、W_v 来学习该关注什么",
+    ),
+    ("mistaken: {names}", "带错误：{names}"),
+    ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
+    ("must be 1..={max}, got {v}", "必须在 1..={max} 之间，实际是 {v}"),
+    ("must be in (0, {max}], got {lr}", "必须在 (0, {max}] 之间，实际是 {lr}"),
     (
         "must be none, interleaved or half, got {name}",
         "必须是 none、interleaved 或 half，收到的是 {name}",
+    ),
+    (
+        "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
+        "必须整除 d_model：{c} 不是 {h} 的倍数（C % H ≠ 0；可以试试 {divisors}）",
     ),
     (
         "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
@@ -188,11 +1060,137 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "需要一个会被忘掉的 dropout：在 mode = \"train\" 下把 [run].dropout 设为大于 0",
     ),
     ("nesting [{dims}]", "嵌套 [{dims}]"),
+    ("never diverge", "从不分歧"),
+    ("new run (once this one has finished)", "新的训练（本次结束之后）"),
+    (
+        "next / previous event (reverse stepping)",
+        "下一个 / 上一个事件（反向单步）",
+    ),
+    ("next / previous head", "下一个 / 上一个头"),
+    (
+        "next / previous iteration of the enclosing loop",
+        "外一层循环的下一次 / 上一次迭代",
+    ),
+    (
+        "next / previous iteration of the innermost loop",
+        "最内层循环的下一次 / 上一次迭代",
+    ),
+    ("next / previous layer", "下一层 / 上一层"),
+    ("next / previous phase", "下一个 / 上一个阶段"),
+    ("next batch item", "下一个批次样本"),
+    ("next head", "下一个头"),
+    (
+        "next kernel: baseline → MHA → GQA (same score element)",
+        "下一个内核：baseline → MHA → GQA（同一个分数元素）",
+    ),
+    (
+        "next: the 1 read of iteration {name} ({bufs}): its offset?",
+        "下一步：迭代 {name} 的 1 次读（{bufs}）：它的偏移？",
+    ),
+    (
+        "next: the {n} reads of iteration {name} ({bufs}): their offsets in order?",
+        "下一步：迭代 {name} 的 {n} 次读（{bufs}）：按顺序给出它们的偏移？",
+    ),
+    ("next: {what}: its flat offset?", "下一步：{what}：它的扁平偏移？"),
+    (
+        "next: {what}: its offset and the value it writes?",
+        "下一步：{what}：它的偏移和写入的值？",
+    ),
+    (
+        "no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below",
+        "这里没有 *.safetensors 文件：先训练一个（菜单 → 训练 TinyGPT，按 s 保存），或者在下面输入路径",
+    ),
+    (
+        "no *.toml files here: type a path below",
+        "这里没有 *.toml 文件：请在下面输入路径",
+    ),
+    (
+        "no access of {buf}[{off}] after this event",
+        "这个事件之后没有对 {buf}[{off}] 的访问",
+    ),
+    (
+        "no access of {buf}[{off}] before this event",
+        "这个事件之前没有对 {buf}[{off}] 的访问",
+    ),
+    (
+        "no breakpoints: select a cell and press b",
+        "没有断点：先选中一个单元格，再按 b",
+    ),
+    ("no buffer named {name}", "没有名为 {name} 的缓冲区"),
+    ("no earlier breakpoint hit", "前面没有断点命中"),
+    (
+        "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences",
+        "这里没有梯度单元：每次写入梯度单元（d_q、d_k、d_x、d_w_qkv……）都会用有限差分校验",
+    ),
+    ("no kernel", "没有内核"),
+    (
+        "no kernel wrote {buf}, so changing it cannot change the loss",
+        "没有内核写入 {buf}，所以改变它不会改变损失",
+    ),
+    ("no later breakpoint hit", "后面没有断点命中"),
+    ("no mask", "无掩码"),
+    ("no mask hides it", "没有掩码遮住它"),
+    ("no next iteration", "没有下一次迭代"),
+    ("no next iteration of the enclosing loop", "外一层循环没有下一次迭代"),
+    ("no previous iteration", "没有上一次迭代"),
+    (
+        "no previous iteration of the enclosing loop",
+        "外一层循环没有上一次迭代",
+    ),
+    ("no room for {names}", "放不下 {names}"),
+    (
+        "no room for {names} (a taller terminal shows them)",
+        "放不下 {names}（终端更高时会显示）",
+    ),
+    ("no room for {n} more buffers", "还有 {n} 个缓冲区放不下"),
+    (
+        "no score element b={b} h={h} i={i} j={j} in {variant}: B={nb}, H={nh}, T={nt}",
+        "{variant} 中没有分数元素 b={b} h={h} i={i} j={j}：B={nb}，H={nh}，T={nt}",
+    ),
     ("no such file", "文件不存在"),
+    (
+        "no such file, nor a built-in dataset ({names})",
+        "没有这个文件，也不是内置数据集（{names}）",
+    ),
+    ("no thread could be started to compute it", "无法启动计算它的线程"),
+    ("no weights to trace yet", "还没有可以追踪的权重"),
+    (
+        "none: ({i}, {j}) is a masked pair ({reason}). Its score was overwritten by a constant, so it does",
+        "没有：({i}, {j}) 是被掩码的位置对（{reason}）。它的分数被一个常数覆盖，所以",
+    ),
+    (
+        "none: every key is visible to every query, so the score is kept",
+        "无：每个查询都能看到每个键，所以分数保留",
+    ),
     (
         "not UTF-8 text: byte {byte} cannot start a character; save the file as UTF-8",
         "不是 UTF-8 文本：字节 {byte} 不能作为字符的开头；请把文件保存为 UTF-8",
     ),
+    (
+        "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it",
+        "不依赖 q 或 k；内核跳过这一对，没有梯度经由它到达 d_q 或 d_k",
+    ),
+    (
+        "not quite: iteration {name} makes {n} reads, you typed {typed} offsets",
+        "不太对：迭代 {name} 有 {n} 次读，你输入了 {typed} 个偏移",
+    ),
+    (
+        "not quite: read {k} of {n} of iteration {name}: {working}, you typed {t}",
+        "不太对：迭代 {name} 的第 {k} 次读（共 {n} 次）：{working}，你输入的是 {t}",
+    ),
+    (
+        "not quite: the first {n} are right, but iteration {name} makes only {n} reads",
+        "不太对：前 {n} 个是对的，但迭代 {name} 只有 {n} 次读",
+    ),
+    (
+        "not quite: {buf}[{off}] is right, but the value is not {v}: {math}",
+        "不太对：{buf}[{off}] 是对的，但值不是 {v}：{math}",
+    ),
+    (
+        "not quite: {working}, you typed {off}{hint}",
+        "不太对：{working}，你输入的是 {off}{hint}",
+    ),
+    ("not saved: {e}", "没有保存：{e}"),
     (
         "not used when q, k and v are given (the run starts at the attention core)",
         "给出 q、k 和 v 时不会用到（运行从注意力核心开始）",
@@ -203,14 +1201,123 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("not valid TOML: {message}", "不是合法的 TOML：{message}"),
     (
+        "nothing reads {buf}[{off}] after this event",
+        "这个事件之后没有读取 {buf}[{off}] 的事件",
+    ),
+    ("nothing to save yet", "还没有可以保存的东西"),
+    ("nothing wrote probs[{off}]", "没有事件写入 probs[{off}]"),
+    (
+        "nothing wrote {buf}[{off}] before this event: it holds its initial value {v}",
+        "这个事件之前没有写入 {buf}[{off}] 的事件：它保存的是初始值 {v}",
+    ),
+    ("off", "偏移"),
+    (
+        "one head: nothing to mix, but out = att skips the learned W_proj",
+        "只有一个头：没有什么可混合的，但 out = att 跳过了学到的 W_proj",
+    ),
+    ("one step forward / back", "前进 / 后退一步"),
+    (
+        "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
+        "只有 \"gqa\" 变体读取的键/值头少于查询头：请在 [run].variants 中加上 \"gqa\"，或者删除 H_kv",
+    ),
+    (
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
+    ),
+    ("only the mistaken module makes it", "只有带错误的模块有这个阶段"),
+    ("only {names}", "只有 {names}"),
+    ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
+    ("open mistake 1 to 6 directly", "直接打开第 1 到第 6 个错误"),
+    ("open the entry under the pointer", "打开鼠标所指的项"),
+    ("open the highlighted entry", "打开高亮的项"),
+    (
+        "open the highlighted file, or enter the highlighted folder",
+        "打开高亮的文件，或者进入高亮的文件夹",
+    ),
+    ("open the highlighted mistake side by side", "并排打开高亮的错误"),
+    ("open the mistake under the pointer", "打开鼠标所指的错误"),
+    (
+        "open the tracer (MHA) at the event that writes this element",
+        "在 MHA 上打开 tracer，停在写这个元素的事件",
+    ),
+    (
+        "open the tracer at the event that wrote this probability",
+        "打开 tracer，停在写出这个概率的事件",
+    ),
+    (
+        "open the tracer on the correct run here",
+        "在正确的运行上、停在这里打开 tracer",
+    ),
+    (
+        "open the tracer on this layer from its first event",
+        "在这一层上从第一个事件打开 tracer",
+    ),
+    ("optimizer steps", "优化器步数"),
+    (
+        "out: identical, bit for bit: MHA here is GQA with the heads of each group tied",
+        "out：逐位相同：这里的 MHA 就是每组的头绑在一起的 GQA",
+    ),
+    ("out: {n} of {total} values differ", "out：{total} 个值中有 {n} 个不同"),
+    (
+        "output projection out = att·W_proj + b_proj",
+        "输出投影 out = att·W_proj + b_proj",
+    ),
+    (
+        "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
+        "通道对 m={m}（通道 {d0}、{d1}），位置 t={pos}：角度 t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
+    ),
+    ("params", "参数量"),
+    (
+        "partial sum {start}Σ ({finished} of {total} terms) = ",
+        "部分和 {start}Σ（{total} 项中的 {finished} 项）= ",
     ),
     ("pass", "遍"),
     (
         "pass \"{pass}\" is not among [run].passes",
         "遍 \"{pass}\" 不在 [run].passes 中",
     ),
+    (
+        "pass a: row max so far m = max(S[{row}..={end}]) = ",
+        "pass a：这一行目前的最大值 m = max(S[{row}..={end}]) = ",
+    ),
+    (
+        "pass a: Σ_k dP·P so far ({upto} of {T}) = ",
+        "pass a：目前的 Σ_k dP·P（{T} 项中的 {upto} 项）= ",
+    ),
+    (
+        "pass b: dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
+        "pass b：dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
+    ),
+    ("pass b: e_{j} = exp({s} − {m}) = ", "pass b：e_{j} = exp({s} − {m}) = "),
+    (
+        "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+        "pass c：P = e_{j} / Σ e = {e} / {sum} = ",
+    ),
+    ("pause / resume training", "暂停 / 继续训练"),
+    ("paused", "已暂停"),
+    ("paused: space resumes", "已暂停：按空格继续"),
+    (
+        "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
+        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
+    ),
+    ("phase", "阶段"),
+    ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
+    ("plus {buf}[{off}] = {value}", "加上 {buf}[{off}] = {value}"),
+    (
+        "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
+        "预测{what}：输入答案，Enter 检查，v 揭晓，n 跳过，l 换级别，Q 退出",
+    ),
+    (
+        "previous / next access of the selected cell (its ticks)",
+        "选中单元格的上一次 / 下一次访问（时间线上的刻度）",
+    ),
+    ("previous / next mistake", "上一个 / 下一个错误"),
+    ("prob", "概率"),
+    (
+        "probability rows of query i={i}: baseline one row [{row}]",
+        "查询 i={i} 的概率行：baseline 一行 [{row}]",
+    ),
+    ("product", "乘积"),
     (
         "q, k and v are given, so nothing is projected: remove qkv or give x instead",
         "已给出 q、k 和 v，没有需要投影的东西：请删除 qkv，或者改为给出 x",
@@ -221,8 +1328,29 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("qkv", "qkv"),
     (
+        "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for",
+        "查询、键和值都是 x 本身：分数是对称的（S[i,j] = S[j,i]），也没有权重去学习一个 token 该关注什么",
+    ),
+    ("query", "查询"),
+    (
+        "query head h={h}: mha reads k head {h}; gqa reads kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}, shared by heads {first}..={last}",
+        "查询头 h={h}：mha 读取 k 的头 {h}；gqa 读取 kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}，由头 {first}..={last} 共享",
+    ),
+    ("query i − 1 / + 1", "查询 i − 1 / + 1"),
+    ("query projection q = x·W_q + b_q", "查询投影 q = x·W_q + b_q"),
+    (
         "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1",
         "查询 {i} 看不到任何键：一整行 −1e9 的 softmax 是均匀分布而不是零；请至少给它一个 1",
+    ),
+    ("quit", "退出"),
+    ("quiz off (Q starts it again)", "测验已关闭（按 Q 重新开始）"),
+    (
+        "quiz: predict the next access (Enter · v reveal · l level)",
+        "测验：预测下一次访问（Enter · v 揭晓 · l 级别）",
+    ),
+    (
+        "q·k sums {width} products, one per channel {ch} in 0..{name}:",
+        "q·k 是 {width} 个乘积之和，通道 {ch} 取遍 0..{name}，每个通道一个：",
     ),
     (
         "ragged nesting: expected a number here like the other entries at this level, found an array",
@@ -236,13 +1364,260 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "ragged nesting: expected {len} entries like the first row at this level, found {found}",
         "嵌套不整齐：这一层应该和第一行一样有 {len} 个元素，实际有 {found} 个",
     ),
+    ("read", "读"),
+    ("reads", "读"),
+    ("resumed", "已继续"),
+    (
+        "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
+        "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
+    ),
+    ("rope", "旋转位置"),
+    (
+        "rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}",
+        "rope 旋转的是通道对，所以一个头需要偶数个通道；{v} 内核的头有 D = {size} = {d}",
+    ),
+    (
+        "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):",
+        "rope_back 随后把 d_q 第 i 行和 d_k 第 j 行的每一对通道转回 −t·θ_m（rope.rs）：",
+    ),
+    (
+        "rotary positions backward: turn dQ and dK back by −t·θ_m",
+        "旋转位置编码的反向传播：把 dQ 和 dK 转回 −t·θ_m",
+    ),
+    (
+        "rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S",
+        "旋转位置编码按 q 和 k 在同一个序列中的位置旋转它们，但交叉注意力的查询和键来自两个序列：请删除 rope 或 [shape].S",
+    ),
+    (
+        "rotary positions: turn each channel pair of q and k by t·θ_m",
+        "旋转位置编码：把 q 和 k 的每一对通道转过 t·θ_m",
+    ),
+    (
+        "row i={i}, b0 h0: correct [{good}] · mistaken [{bad}]",
+        "第 i={i} 行，b0 h0：正确 [{good}] · 带错误 [{bad}]",
+    ),
+    ("row sums, mistaken b0 h{h}: {sums}", "各行之和，带错误 b0 h{h}：{sums}"),
+    ("running", "运行中"),
+    (
+        "s saves here, e exports layers beside it",
+        "s 保存到这里，e 把各层导出到它旁边",
+    ),
+    (
+        "s saves here, e exports layers beside it ({dir}/ is made then)",
+        "s 保存到这里，e 把各层导出到它旁边（届时会建立 {dir}/）",
+    ),
+    (
+        "save the checkpoint (atomically) to the path shown",
+        "把检查点（原子地）保存到显示的路径",
+    ),
+    ("save to", "保存到"),
+    ("saved step {step} to {path}", "已把第 {step} 步保存到 {path}"),
+    ("saved step {step}:", "已保存第 {step} 步："),
+    ("saved {path}", "已保存 {path}"),
+    ("saving to {path} …", "正在保存到 {path} …"),
+    (
+        "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
+        "缩放：baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
+    ),
+    (
+        "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
+        "缩放：× {scale_text}，所以 q·k × scale = {sum} × {scale} = {product}",
+    ),
+    ("scenario", "场景"),
+    ("score", "分数"),
+    ("scores S = Q·Kᵀ/√d", "分数 S = Q·Kᵀ/√d"),
+    (
+        "scores are scaled by 1/√T instead of 1/√D, so softmax is too flat (T > D) or too sharp (T < D)",
+        "分数按 1/√T 而不是 1/√D 缩放，所以 softmax 太平（T > D）或太尖（T < D）",
+    ),
+    (
+        "scores × 1/√T = 1/√{T} = {st} instead of 1/√D = 1/√{D} = {sd}: each is √D/√T = {ratio} times the correct one",
+        "分数 × 1/√T = 1/√{T} = {st}，而不是 1/√D = 1/√{D} = {sd}：每个分数都是正确值的 √D/√T = {ratio} 倍",
+    ),
+    (
+        "scroll this list (PgDn / PgUp: a page, Home / End)",
+        "滚动这个列表（PgDn / PgUp：一页，Home / End）",
+    ),
+    ("seed", "种子"),
+    (
+        "select a cell with the arrows (or click it)",
+        "用方向键选择单元格（或者单击它）",
+    ),
+    (
+        "select a cell: query i (row), key j (column)",
+        "选择格子：查询 i（行），键 j（列）",
+    ),
+    (
+        "selected {buf}[{off}]: w, r, b act on it",
+        "已选中 {buf}[{off}]：w、r、b 作用于它",
+    ),
+    ("seq", "seq"),
+    (
+        "showing {names} {first}..={last} of {total}",
+        "显示 {names} {first}..={last}，共 {total}",
+    ),
+    ("side by side", "并排对照"),
+    (
+        "six classic multi-head attention mistakes, each traced beside the correct run",
+        "六个经典的多头注意力错误，每个都和正确的运行并排追踪",
+    ),
+    ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
+    (
+        "softmax backward dS = P ⊙ (dP − Σ dP·P)",
+        "softmax 的反向传播 dS = P ⊙ (dP − Σ dP·P)",
+    ),
+    ("softmax over each score row", "对每一行分数做 softmax"),
+    ("start from {b}[{o}] = {value}", "从 {b}[{o}] = {value} 开始"),
+    ("starting", "启动中"),
+    (
+        "starts at q, k, v (no output projection: out is att)",
+        "从 q、k、v 开始（没有输出投影：out 就是 att）",
+    ),
+    (
+        "starts at q, k, v (output projection given)",
+        "从 q、k、v 开始（给出了输出投影）",
+    ),
+    (
+        "starts at x (input projection, output projection)",
+        "从 x 开始（输入投影，输出投影）",
+    ),
+    (
+        "starts at x (separate q, k, v projections, output projection)",
+        "从 x 开始（q、k、v 各自投影，输出投影）",
+    ),
+    ("step", "步"),
+    (
+        "step through transformer attention one memory access at a time",
+        "一次一个内存访问，单步执行 transformer 的注意力",
+    ),
+    (
+        "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
+        "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
+    ),
+    ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
+    ("steps", "步数"),
+    ("still training: x stops it first", "仍在训练：先按 x 停止"),
+    ("stop training here", "在这里停止训练"),
+    ("stopped (Ctrl-C)", "已停止（Ctrl-C）"),
+    ("stopped at step {step}", "在第 {step} 步停止"),
+    ("stopping after this step …", "这一步之后停止 …"),
+    ("switch panel tab on small screens", "小屏幕上切换面板标签页"),
+    ("symptom: ", "症状："),
+    ("taking a snapshot of the weights …", "正在为权重拍快照 …"),
+    (
+        "term {number}/{total}: {names} = {values}",
+        "第 {number}/{total} 项：{names} = {values}",
+    ),
+    (
+        "that is more offsets than the iteration reads",
+        "偏移个数比这次迭代的读还多",
+    ),
     (
         "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
         "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
     ),
     (
+        "the baseline has a single head: use h=0 (or leave h out)",
+        "baseline 只有一个头：请用 h=0（或者不写 h）",
+    ),
+    (
+        "the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\"",
+        "经典错误写在 baseline 和 MHA 内核里：请用变体 \"baseline\" 和 \"mha\" 运行它们",
+    ),
+    (
+        "the correct run drops {n} of {total} probabilities (drop_mask = 0){scale}",
+        "正确的运行丢弃了 {total} 个概率中的 {n} 个（drop_mask = 0）{scale}",
+    ),
+    (
+        "the correct run has no output projection either: nothing differs",
+        "正确的运行也没有输出投影：没有差别",
+    ),
+    (
+        "the correct run has no such phase: step to one it makes",
+        "正确的运行没有这个阶段：请走到它有的阶段",
+    ),
+    ("the cursor is in the timeline's first column", "光标已在时间线的第一列"),
+    (
+        "the cursor is in the timeline's last column",
+        "光标已在时间线的最后一列",
+    ),
+    ("the directory {dir} does not exist", "目录 {dir} 不存在"),
+    (
+        "the dropout layer exists but is never called, so training runs without attention dropout",
+        "dropout 层存在但从未被调用，所以训练时没有注意力 dropout",
+    ),
+    (
+        "the explicit mask has 0 at row i={i}, column j={j}",
+        "显式掩码的值为 0，在第 i={i} 行、第 j={j} 列",
+    ),
+    (
+        "the explicit mask has 0 at row {i}, column {j}: query {i} may not see key {j};",
+        "显式掩码的值为 0，在第 {i} 行、第 {j} 列：查询 {i} 不能看到键 {j}；",
+    ),
+    (
+        "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
+        "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
+    ),
+    ("the flat offset of each next access", "每一次访问的扁平偏移"),
+    ("the layer recorded no trace", "这一层没有记录 trace"),
+    (
+        "the log ends here: nothing left to predict",
+        "日志到此结束：没有可以预测的了",
+    ),
+    ("the mistaken module skips it", "带错误的模块跳过了它"),
+    (
+        "the mistaken run has no w_proj and no out_proj phase: its output is att itself",
+        "带错误的运行没有 w_proj，也没有 out_proj 阶段：它的输出就是 att 本身",
+    ),
+    (
+        "the mistaken run has no {weights}: its q comes from x itself, so no weights decide what a token looks for",
+        "带错误的运行没有 {weights}：它的 q 直接来自 x，所以没有权重决定一个 token 关注什么",
+    ),
+    (
+        "the mistaken run has no {weights}: its q is x itself, so no weights decide what a token looks for",
+        "带错误的运行没有 {weights}：它的 q 就是 x 本身，所以没有权重决定一个 token 关注什么",
+    ),
+    (
+        "the mistaken run still uses {used} of those {n}: its weighted sum reads probs, never probs_drop",
+        "带错误的运行仍然使用了其中 {n} 个中的 {used} 个：它的加权求和读取 probs，从不读取 probs_drop",
+    ),
+    (
+        "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad} over {pairs} pairs (correct run: {good})",
+        "带错误的分数是对称的：在 {pairs} 对上 max |S[i,j] − S[j,i]| = {bad}（正确的运行：{good}）",
+    ),
+    (
+        "the offset of each next access, and the value of each write",
+        "每一次访问的偏移，以及每次写入的值",
+    ),
+    (
+        "the offsets of every read of the next loop iteration, in order",
+        "下一次循环迭代中每次读的偏移，按顺序",
+    ),
+    (
         "the output projection needs both w_proj and b_proj; missing {missing}",
         "输出投影需要 w_proj 和 b_proj 两者；缺少 {missing}",
+    ),
+    ("the parent folder", "上一级文件夹"),
+    (
+        "the prompt has {n} bytes but the model reads at most {max} (its seq_len): shorten it",
+        "提示词有 {n} 个字节，但模型最多读取 {max} 个（它的 seq_len）：请缩短它",
+    ),
+    (
+        "the prompt is empty: type at least one byte",
+        "提示词为空：请至少输入一个字节",
+    ),
+    ("the query's own token ", "查询自己的 token "),
+    (
+        "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
+        "这一行是 scores.data[{row_off}..={end}]，键 j 取遍 {keys}，每个键一个分数",
+    ),
+    (
+        "the run was not traced; explain needs the event log",
+        "这次运行没有被追踪；explain 需要事件日志",
+    ),
+    (
+        "the trace has no {what}; it does not hold the events this explanation needs",
+        "trace 中没有 {what}；它不包含这个解释所需的事件",
     ),
     (
         "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
@@ -252,14 +1627,109 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",
         "trace 将记录 {events} 个事件（按每个事件 {per_event} 字节计约 {gib} GiB），超出 {budget} GiB 的预算；{shrink}",
     ),
+    ("the turn by −tθ_m, for dQ and for dK", "转过 −tθ_m，对 dQ 和 dK 都一样"),
+    (
+        "the two runs never diverge: every event is the same",
+        "两次运行从不分歧：每个事件都相同",
+    ),
+    (
+        "the value after the offset is not a number (e.g. -0.31, -1e9)",
+        "偏移后面的值不是数（例如 -0.31、-1e9）",
+    ),
+    (
+        "the {pass} pass was not recorded; add \"{pass}\" to [run].passes in the scenario",
+        "没有记录 {pass} 这一遍；请在场景的 [run].passes 中加上 \"{pass}\"",
+    ),
     (
         "there is no dropout to seed: set [run].dropout too",
         "没有需要设置种子的 dropout：请同时设置 [run].dropout",
+    ),
+    ("these keys", "这些按键"),
+    ("these keys (when no path is typed)", "这些按键（没有输入路径时）"),
+    (
+        "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
+        "这个元素：exp(-1e9 − max) = 0，所以 probs.data[{off}] = {p}（{place}）",
+    ),
+    (
+        "this element: probs.data[{off}] = {p} ({place})",
+        "这个元素：probs.data[{off}] = {p}（{place}）",
+    ),
+    ("this event writes {grad}[{off}]", "这个事件写入 {grad}[{off}]"),
+    (
+        "this head's visible pairs: {own}; added to its group's earlier heads: {total}",
+        "这个头的可见位置对：{own}；加上同组前面各头之后：{total}",
+    ),
+    ("this help", "这个帮助"),
+    ("this is the first phase", "这已经是第一个阶段"),
+    ("this is the last phase", "这已经是最后一个阶段"),
+    ("this iteration sums {grad}[{off}]", "这次迭代累加 {grad}[{off}]"),
+    (
+        "this mask shows no pair (i, j) both ways, so the symmetry hides behind it",
+        "这个掩码没有双向都可见的位置对 (i, j)，所以对称性被它掩盖了",
+    ),
+    (
+        "this project's own attention, linear, softmax and engine sources (text)",
+        "本项目自己的 attention、linear、softmax 和 engine 源代码（文本）",
+    ),
+    (
+        "this scenario hides no pair: multiplying by an all-ones mask changes nothing",
+        "这个场景没有遮住任何位置对：乘以全 1 的掩码什么也不会改变",
+    ),
+    ("this scenario: ", "这个场景："),
+    ("this trace has no {pass} pass", "这个 trace 没有 {pass} 这一遍"),
+    ("this variant has no trace", "这个变体没有 trace"),
+    ("this variant recorded no events", "这个变体没有记录任何事件"),
+    (
+        "this write stores {now} so far; {grad}[{off}] ends at {end} when backward is done",
+        "这次写入的是目前为止的 {now}；反向传播结束时 {grad}[{off}] 为 {end}",
+    ),
+    ("time", "用时"),
+    (
+        "timeline: one column back / forward (or click it)",
+        "时间线：后退 / 前进一列（或者单击它）",
+    ),
+    (
+        "toggle a breakpoint on the selected cell",
+        "在选中的单元格上设置 / 取消断点",
+    ),
+    ("tokens/s", "token/秒"),
+    ("too flat (T = {T} > D = {D})", "太平（T = {T} > D = {D}）"),
+    ("too sharp (T = {T} < D = {D})", "太尖（T = {T} < D = {D}）"),
+    (
+        "trace: a prompt, then the attention map and the tracer, on the current weights",
+        "追踪：用当前的权重输入提示词，然后看注意力图和 tracer",
+    ),
+    ("tracer", "tracer"),
+    (
+        "tracing this prompt would record {events} events, over the TUI's {max}: with C = {c} prompts up to {fits} bytes fit",
+        "追踪这个提示词将记录 {events} 个事件，超过了 TUI 的上限 {max}：C = {c} 时最多放得下 {fits} 个字节的提示词",
+    ),
+    (
+        "tracing… {done} of {total} events ({pct}%)",
+        "追踪中… {total} 个事件中的 {done} 个（{pct}%）",
+    ),
+    (
+        "trained model: export this layer as scenario TOML",
+        "训练好的模型：把这一层导出为场景 TOML",
+    ),
+    (
+        "training diverged: the loss of step {step} is {loss}, not finite{kept}; try a smaller --lr",
+        "训练发散：第 {step} 步的损失是 {loss}，不是有限数{kept}；请试试更小的 --lr",
+    ),
+    (
+        "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
+        "训练 {params} 个参数（T={t} C={c} L={l} H={h}{attention}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",
     ),
     (
         "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
         "按通道对旋转，所以每个头的通道数必须是偶数：D = d_model / heads = {c} / {h} = {d}",
     ),
+    ("type a path instead (Enter opens it)", "改为输入路径（Enter 打开）"),
+    (
+        "type the offset, then Enter (v reveals it)",
+        "输入偏移，然后按 Enter（v 揭晓答案）",
+    ),
+    ("unchanged (T = D = {D})", "不变（T = D = {D}）"),
     ("unexpected argument '{arg}'", "意外的参数 '{arg}'"),
     ("unexpected value '{value}' for {arg}", "{arg} 的意外取值 '{value}'"),
     (
@@ -270,6 +1740,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "unknown dist \"{name}\"; expected one of {choices}",
         "未知的分布 \"{name}\"；应为以下之一：{choices}",
+    ),
+    (
+        "unknown index \"{other}\"; expected b, h, i and j",
+        "未知的下标 \"{other}\"；应为 b、h、i 和 j",
     ),
     (
         "unknown key{hint}; expected one of: {expected}",
@@ -299,11 +1773,45 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes",
         "请用更小的 T（事件数随 T²·C 增长）、C（以及 C²·T）或 B，或者更少的变体或遍",
     ),
+    (
+        "v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)",
+        "v[j] = m[j]·W_v + b_v   （交叉注意力中 m = memory，否则 m = x）",
+    ),
+    ("val", "验证"),
+    ("val loss", "验证损失"),
+    ("value projection v = m·W_v + b_v", "值投影 v = m·W_v + b_v"),
     ("variant", "变体"),
     (
         "variant \"{var}\" is not among [run].variants",
         "变体 \"{var}\" 不在 [run].variants 中",
     ),
+    (
+        "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}",
+        "w_qkv：mha [C, 3C] = {wm} 个权重，gqa [C, C + 2·H_kv·D] = {wg} 个",
+    ),
+    (
+        "weight on hidden keys per row, b0 h0: correct {good} · mistaken {bad}",
+        "每行落在被遮住的键上的权重，b0 h0：正确 {good} · 带错误 {bad}",
+    ),
+    ("weighted sum att = P·V", "加权求和 att = P·V"),
+    (
+        "what each head adds to out[b0, i={i}, c], c = 0..{C}:",
+        "每个头对 out[b0, i={i}, c] 的贡献，c = 0..{C}：",
+    ),
+    (
+        "who last wrote / who reads next the selected cell",
+        "谁最后写入 / 谁接下来读取选中的单元格",
+    ),
+    ("write", "写"),
+    (
+        "write of {buf}.data[{offset}] in the {phase} phase",
+        "{phase} 阶段中对 {buf}.data[{offset}] 的写入",
+    ),
+    (
+        "write: {cell} = {value}   ({place})",
+        "写入：{cell} = {value}   （{place}）",
+    ),
+    ("writes", "写"),
     ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
@@ -312,6 +1820,25 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{arg} needs its value after an equal sign",
         "{arg} 的值需要写在等号后面",
     ),
+    (
+        "{at}: correct {good}, mistaken {bad}",
+        "{at}：正确 {good}，带错误 {bad}",
+    ),
+    (
+        "{buf} is not part of this run's forward pass",
+        "{buf} 不属于这次运行的前向传播",
+    ),
+    ("{buf} is not the gradient of a buffer", "{buf} 不是某个缓冲区的梯度"),
+    (
+        "{buf} lives in a tile that every block reuses: no single value of it to perturb",
+        "{buf} 位于每个块都会重复使用的 tile 中：没有单独的值可以扰动",
+    ),
+    ("{buf}[{off}] is outside the buffer", "{buf}[{off}] 在缓冲区之外"),
+    (
+        "{buf}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {example}",
+        "{buf}[{off}] 是对的；再输入它的值：{off} 值，例如 {off} {example}",
+    ),
+    ("{dir} is not a directory", "{dir} 不是目录"),
     (
         "{file}: --mistaken: the scenario has no [run].mistakes to trace",
         "{file}：--mistaken：场景没有可以追踪的 [run].mistakes",
@@ -332,12 +1859,85 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
         "{file}：场景没有记录 {pass} 这一遍；请在 [run].passes 中加上 \"{pass}\"",
     ),
+    ("{first}, …, {last} hidden", "{first}, …, {last} 未显示"),
+    ("{first}..={last} step {s}", "{first}..={last} 步长 {s}"),
+    (
+        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming",
+        "{flag} {v} 与检查点的 {field} {have} 不一致；继续训练时请不要给出它",
+    ),
+    (
+        "{grad}[{off}]: no finite difference: {e}",
+        "{grad}[{off}]：没有有限差分：{e}",
+    ),
+    (
+        "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
+        "{how}，第 {step} 步：损失 {loss}，验证损失 {val}，{speed} token/s，{secs} 秒",
+    ),
+    ("{key} (value)", "{key}（值）"),
+    ("{key} is given twice", "{key} 给出了两次"),
+    (
+        "{key}={value}: expected a non-negative integer",
+        "{key}={value}：应为非负整数",
+    ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
+    ("{kind}: give the name of a file", "{kind}：请给出文件名"),
+    (
+        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
+        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（四次不记录的前向传播）…",
+    ),
+    (
+        "{lead}no finite difference: this walkthrough keeps no inputs to re-run",
+        "{lead}没有有限差分：这个 walkthrough 没有保留可以重新运行的输入",
+    ),
+    (
+        "{lead}{grad}[{off}]: no finite difference: {e}",
+        "{lead}{grad}[{off}]：没有有限差分：{e}",
+    ),
+    (
+        "{leak} of {n} masked probabilities are > 0 in the mistaken run, the largest {worst} at {at} (correct run: at most {good})",
+        "带错误的运行中 {n} 个被掩码的概率里有 {leak} 个 > 0，最大的是 {at} 处的 {worst}（正确的运行：最多 {good}）",
+    ),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
+    ("{names} hidden", "{names} 未显示"),
     ("{name} (validation split)", "{name}（验证集部分）"),
+    ("{name} is not part of this trace", "{name} 不在这个 trace 中"),
+    ("{name}: {n} events", "{name}：{n} 个事件"),
+    (
+        "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
+        "{name}={value} 超出了形状：{name} 应在 0..{size} 中（{dim} = {size}）",
+    ),
+    (
+        "{name}[{idx}] is not in {name} {sizes} ({names})",
+        "{name}[{idx}] 不在 {name} {sizes}（{names}）中",
+    ),
+    (
+        "{name}[{off}] is never accessed in this trace",
+        "这个 trace 从未访问 {name}[{off}]",
+    ),
+    (
+        "{name}[{off}] is out of range: {name} has {n} elements",
+        "{name}[{off}] 超出范围：{name} 只有 {n} 个元素",
+    ),
     ("{n} bytes", "{n} 字节"),
+    (
+        "{n} bytes is larger than the {max} a data file may be",
+        "{n} 字节超过了数据文件允许的 {max}",
+    ),
+    (
+        "{n} bytes is too short: seq {seq} needs at least {need}",
+        "{n} 字节太短：seq {seq} 至少需要 {need}",
+    ),
+    ("{n} more matrices", "还有 {n} 个矩阵"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),
+    (
+        "{off} is not an offset: type a whole number, e.g. 10",
+        "{off} 不是偏移：请输入整数，例如 10",
+    ),
+    (
+        "{off} of {n} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo}, max {hi})",
+        "带错误的 {n} 行中有 {off} 行与 1 相差超过 0.001 · 正确的各行之和为 1（最小 {lo}，最大 {hi}）",
+    ),
     ("{path}: cannot write there: {e}", "{path}：无法写入那里：{e}"),
     ("{path}: cannot write: {e}", "{path}：无法写入：{e}"),
     (
@@ -345,10 +1945,104 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{path}：是一个目录；请给出要写入的文件名",
     ),
     (
+        "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
+        "{variant} 变体的 {place}，{pass} 这一遍（{sizes}，{how}）",
+    ),
+    ("{p} is not a whole number", "{p} 不是整数"),
+    (
+        "{p} parameters is over the TUI's {max}: use attn-trace train for models this big",
+        "{p} 个参数超过了 TUI 的上限 {max}：这么大的模型请用 attn-trace train",
+    ),
+    (
+        "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
+        "{asked} 题中第一次就答对 {right} 题，再试后答对 {retried} 题，揭晓 {revealed} 题，跳过 {skipped} 题",
+    ),
+    (
         "{size} bytes is larger than the {max} {what} may be",
         "{size} 字节超过了{what}允许的 {max}",
     ),
+    ("{s} s", "{s} 秒"),
+    (
+        "{text} is not a number such as 0.003 or 3e-3",
+        "{text} 不是 0.003 或 3e-3 这样的数",
+    ),
+    ("{text} is not a whole number ≥ 0", "{text} 不是 ≥ 0 的整数"),
+    ("{text} is not a whole number ≥ 1", "{text} 不是 ≥ 1 的整数"),
+    ("{text} · try again, or v reveals", "{text} · 再试一次，或者按 v 揭晓"),
+    (
+        "{title} · {phase} · {what} · element {element}",
+        "{title} · {phase} · {what} · 元素 {element}",
+    ),
+    ("{title}, no mask", "{title}，无掩码"),
+    (
+        "{title}: no mistaken run to compare",
+        "{title}：没有可以对照的带错误的运行",
+    ),
+    (
+        "{title}: this variant recorded no events",
+        "{title}：这个变体没有记录任何事件",
+    ),
+    (
+        "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
+        "{tok} 不是偏移：请输入整数（或者 10..=13 这样的区间）",
+    ),
+    (
+        "{variant} with {names} (forward only)",
+        "{variant} 带 {names}（只有前向）",
+    ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
+    (
+        "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
+        "{what} {pos}，通道对 m={m}（通道 {d0}、{d1}）：角度 {pos}·θ_{m} = {angle}，cos = {cos}，sin = {sin}",
+    ),
+    ("{what}: ", "{what}："),
+    (
+        "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
+        "{what}{row}：第 {row} 步写入了 k_cache.data[{off}] = {value}   （{place}）；{ci}",
+    ),
+    ("{working} (holding {value})", "{working}（值为 {value}）"),
+    (
+        "· \"{prompt}\" (T={t}) · layer {layer} of {layers} · {variant}",
+        "· \"{prompt}\"（T={t}）· 第 {layer} 层，共 {layers} 层 · {variant}",
+    ),
+    (
+        "· a byte-level GPT whose attention runs on the traced kernels",
+        "· 一个字节级 GPT，它的注意力在被追踪的内核上运行",
+    ),
+    (
+        "Σ e so far ({written} of {T}) = {sum}",
+        "目前的 Σ e（{T} 项中的 {written} 项）= {sum}",
+    ),
+    (
+        "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
+        "Σ exp = {total}；每个概率 = exp / Σ exp，所以这一行的和为 1",
+    ),
+    (
+        "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+        "θ_m = base^(−2m/D) = {base}^(−2m/{D})；第 m 对是 ({pair})，在计算分数之前转过 t·θ_m：",
+    ),
+    (
+        "θ_m = base^(−2m/D), for q and for k",
+        "θ_m = base^(−2m/D)，对 q 和 k 都一样",
+    ),
+    ("… ({n} channels in all)", "…（共 {n} 个通道）"),
+    ("… ({n} products in all)", "…（共 {n} 个乘积）"),
+    ("… ({n} terms in all)", "…（共 {n} 项）"),
+    ("… 1 more row", "… 还有 1 行"),
+    ("… {n} more columns", "… 还有 {n} 列"),
+    ("… {n} more rows", "… 还有 {n} 行"),
+    (
+        "←/→ kernels · copy · reverse · sort, or type a file path",
+        "←/→ kernels · copy · reverse · sort，或者输入文件路径",
+    ),
     ("←/→ none · interleaved · half", "←/→ none · interleaved · half"),
+    (
+        "↑/↓ choose · Enter open · ? keys · q quit",
+        "↑/↓ 选择 · Enter 打开 · ? 按键 · q 退出",
+    ),
+    (
+        "↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back",
+        "↑/↓ 选择 · Enter 并排对照 · 1-6 打开 · ? 按键 · q 返回",
+    ),
 ];

@@ -110,18 +110,26 @@ impl TrainSpec {
             if let Some(v) = v
                 && range(v, max).is_none()
             {
-                bad(&mut out, setting, format!("must be 1..={max}, got {v}"));
+                bad(&mut out, setting, tr!("must be 1..={max}, got {v}", max, v));
             }
         }
         if let Some(s) = self.steps
             && !(1..=MAX_STEPS).contains(&s)
         {
-            bad(&mut out, Setting::Steps, format!("must be 1..={MAX_STEPS}, got {s}"));
+            bad(
+                &mut out,
+                Setting::Steps,
+                tr!("must be 1..={max}, got {v}", max = MAX_STEPS, v = s),
+            );
         }
         if let Some(lr) = self.lr
             && !(lr.is_finite() && lr > 0.0 && lr <= MAX_LR)
         {
-            bad(&mut out, Setting::Lr, format!("must be in (0, {MAX_LR}], got {lr:?}"));
+            bad(
+                &mut out,
+                Setting::Lr,
+                tr!("must be in (0, {max}], got {lr}", max = MAX_LR, lr = format!("{lr:?}")),
+            );
         }
         if let (Some(c), Some(h)) = (self.d_model, self.n_heads)
             && h > 0
@@ -135,9 +143,11 @@ impl TrainSpec {
             bad(
                 &mut out,
                 Setting::Heads,
-                format!(
-                    "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {})",
-                    divisors.join(", ")
+                tr!(
+                    "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
+                    c,
+                    h,
+                    divisors = divisors.join(", ")
                 ),
             );
         }
@@ -185,14 +195,15 @@ impl TrainSpec {
                 bad(
                     &mut out,
                     Setting::Batch,
-                    format!(
-                        "is too large for memory: batch {b} of seq {} with d_model {} and {} layers needs \
-                         about {:.1} GiB; the limit is {} GiB",
-                        config.seq_len,
-                        config.d_model,
-                        config.n_layers,
-                        need as f64 / (1u64 << 30) as f64,
-                        MEMORY_BUDGET_BYTES >> 30
+                    tr!(
+                        "is too large for memory: batch {b} of seq {seq} with d_model {c} and {l} layers needs \
+                         about {gib} GiB; the limit is {max} GiB",
+                        b,
+                        seq = config.seq_len,
+                        c = config.d_model,
+                        l = config.n_layers,
+                        gib = format!("{:.1}", need as f64 / (1u64 << 30) as f64),
+                        max = MEMORY_BUDGET_BYTES >> 30
                     ),
                 );
             }

@@ -88,8 +88,10 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
                 return Err(doc.err(
                     Some(x.span()),
                     "[shape].H_kv",
-                    format!(
-                        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})"
+                    tr!(
+                        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})",
+                        h,
+                        h_kv
                     ),
                 ));
             }

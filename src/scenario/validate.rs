@@ -124,14 +124,14 @@ pub(super) fn check_modern(
         return Err(doc.err(
             Some(span),
             "[shape].H_kv",
-            "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
+            tr!("only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv"),
         ));
     }
     if gqa && !o.mistakes.is_empty() {
         return Err(doc.err(
             span_of(root, "run", "mistakes"),
             "[run].mistakes",
-            "the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\"",
+            tr!("the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\""),
         ));
     }
     if o.rope.is_some() {
@@ -140,7 +140,7 @@ pub(super) fn check_modern(
             return Err(doc.err(
                 span,
                 field,
-                "rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S",
+                tr!("rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S"),
             ));
         }
         for &v in variants {
@@ -150,7 +150,12 @@ pub(super) fn check_modern(
                 return Err(doc.err(
                     span,
                     field,
-                    format!("rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}"),
+                    tr!(
+                        "rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}",
+                        v,
+                        size,
+                        d
+                    ),
                 ));
             }
         }
@@ -158,17 +163,19 @@ pub(super) fn check_modern(
     if o.decode {
         let (span, field) = (span_of(root, "run", "decode"), "[run].decode");
         let why = if passes.backward {
-            "decode generates token by token, forward only: remove \"backward\" from [run].passes"
+            tr!("decode generates token by token, forward only: remove \"backward\" from [run].passes")
         } else if o.cross {
-            "decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)"
+            tr!("decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)")
         } else if plan.start != StartKind::Fused {
-            "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
+            tr!(
+                "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
+            )
         } else if plan.mask != Mask::Causal {
-            "decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask"
+            tr!("decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask")
         } else if plan.dropout {
-            "decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\""
+            tr!("decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\"")
         } else if !o.mistakes.is_empty() {
-            "decode runs the correct kernels only: remove [run].mistakes"
+            tr!("decode runs the correct kernels only: remove [run].mistakes")
         } else {
             ""
         };

@@ -19,6 +19,7 @@ use super::walk::Walk;
 use super::widgets::popup;
 use crate::kernels::Variant;
 use crate::scenario::Scenario;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -98,7 +99,9 @@ pub struct App {
 }
 
 /// The title of the popup that refuses a kernel a scenario does not trace.
-const NOT_TRACED: &str = "Not traced";
+fn not_traced_title() -> &'static str {
+    tr!("Not traced")
+}
 
 /// Below this size only a short note is drawn.
 const MIN_W: u16 = 24;
@@ -186,7 +189,7 @@ impl App {
     /// everywhere ([`Walk::not_traced`]).
     fn refuse(&mut self, v: Variant) {
         let text = self.walk.not_traced(v);
-        self.message(NOT_TRACED, text, true);
+        self.message(not_traced_title(), text, true);
     }
 
     fn message(&mut self, title: &str, text: String, error: bool) {
@@ -200,7 +203,7 @@ impl App {
     fn open_path(&mut self, path: PathBuf) {
         match Scenario::load(&path) {
             Ok(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
-            Err(e) => self.message("Cannot open this scenario", e.to_string(), true),
+            Err(e) => self.message(tr!("Cannot open this scenario"), e.to_string(), true),
         }
     }
 
@@ -245,7 +248,7 @@ impl App {
                 self.push(Screen::Checkpoint(checkpoint::list(dir)));
             }
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
-            Item::Help => self.help("menu", menu::KEYS),
+            Item::Help => self.help(msg!("menu"), menu::KEYS),
             Item::Quit => self.quit = true,
         }
     }
@@ -260,8 +263,8 @@ impl App {
         match view {
             Some(v) => self.push(Screen::Mistakes(Box::new(v))),
             None => self.message(
-                "Cannot open this mistake",
-                format!("entry {} has no mistaken run", k + 1),
+                tr!("Cannot open this mistake"),
+                tr!("entry {n} has no mistaken run", n = k + 1),
                 true,
             ),
         }
@@ -343,18 +346,18 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match t.key(key) {
                 tracer::Outcome::Stay => {}
                 tracer::Outcome::Back => app.go_back(),
-                tracer::Outcome::Help => app.help("tracer", help::KEYS),
+                tracer::Outcome::Help => app.help(msg!("tracer"), help::KEYS),
                 tracer::Outcome::Note { title, text } => app.message(&title, text, false),
                 tracer::Outcome::NotTraced(v) => {
                     let text = t.walk.not_traced(v);
-                    app.message(NOT_TRACED, text, true);
+                    app.message(not_traced_title(), text, true);
                 }
             }
         }
         Screen::Compare(c) => match c.key(key) {
             compare::Outcome::Stay => {}
             compare::Outcome::Back => app.go_back(),
-            compare::Outcome::Help => app.help("Compare", compare::KEYS),
+            compare::Outcome::Help => app.help(msg!("Compare"), compare::KEYS),
             compare::Outcome::Trace(v, n) => {
                 let mut t = Tracer::new(Arc::clone(&c.walk), Some(v));
                 t.cursor = n.min(t.len().saturating_sub(1));
@@ -364,7 +367,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Open(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
-            Some(Choice::Help) => app.help("Open scenario", picker::KEYS),
+            Some(Choice::Help) => app.help(msg!("Open scenario"), picker::KEYS),
             None => {}
         },
         Screen::Train => {
@@ -372,17 +375,17 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match tr.key(key) {
                 train::Outcome::Stay => {}
                 train::Outcome::Back => app.go_back(),
-                train::Outcome::Help => app.help("Train TinyGPT", train::KEYS),
+                train::Outcome::Help => app.help(msg!("Train TinyGPT"), train::KEYS),
                 train::Outcome::Trace(traced) => app.trace_model(*traced),
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
             None => {}
             Some(Choice::Back) => app.go_back(),
-            Some(Choice::Help) => app.help("Open checkpoint", picker::KEYS),
+            Some(Choice::Help) => app.help(msg!("Open checkpoint"), picker::KEYS),
             Some(Choice::Path(p)) => match checkpoint::open(&p) {
                 Ok(traced) => app.trace_model(traced),
-                Err(e) => app.message("Cannot open this checkpoint", e, true),
+                Err(e) => app.message(tr!("Cannot open this checkpoint"), e, true),
             },
         },
         Screen::Prompt(p) => match p.key(key) {
@@ -393,13 +396,13 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::AttnMap(m) => match m.key(key) {
             attn_map::Outcome::Stay => {}
             attn_map::Outcome::Back => app.go_back(),
-            attn_map::Outcome::Help => app.help("attention map", attn_map::KEYS),
+            attn_map::Outcome::Help => app.help(msg!("attention map"), attn_map::KEYS),
             attn_map::Outcome::Trace(t) => app.push(Screen::Tracer(t)),
         },
         Screen::Gallery(g) => match g.key(key) {
             Some(mistakes::Pick::Open(k)) => app.open_mistake(k),
             Some(mistakes::Pick::Back) => app.go_back(),
-            Some(mistakes::Pick::Help) => app.help("mistakes gallery", mistakes::GALLERY_KEYS),
+            Some(mistakes::Pick::Help) => app.help(msg!("mistakes gallery"), mistakes::GALLERY_KEYS),
             None => {}
         },
         Screen::Loading(l) => {
@@ -410,10 +413,10 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
-            mistakes::Outcome::Help => app.help("side by side", mistakes::KEYS),
+            mistakes::Outcome::Help => app.help(msg!("side by side"), mistakes::KEYS),
             mistakes::Outcome::NotTraced(v) => {
                 let text = s.walk.not_traced(v);
-                app.message(NOT_TRACED, text, true);
+                app.message(not_traced_title(), text, true);
             }
             // the tracer's q comes back here
             mistakes::Outcome::Trace(v, n) => {
@@ -468,7 +471,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
     let t = app.theme;
     if area.width < MIN_W || area.height < MIN_H {
-        let note = Paragraph::new(Line::styled("attn-trace: enlarge the terminal (q quits)", t.dim()))
+        let note = Paragraph::new(Line::styled(tr!("attn-trace: enlarge the terminal (q quits)"), t.dim()))
             .wrap(Wrap { trim: true });
         frame.render_widget(note, area);
         return;
@@ -495,7 +498,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Some(Popup::Message { title, text, error }) => {
             let style = if *error { t.error() } else { t.title() };
             let mut lines: Vec<Line> = text.lines().map(|l| Line::raw(l.to_string())).collect();
-            lines.push(Line::styled("any key closes", t.dim()));
+            lines.push(Line::styled(tr!("any key closes"), t.dim()));
             popup::render(frame, area, title, lines, style, t);
         }
         None => {}

@@ -11,6 +11,7 @@
 use crate::formula::{self, Substituted};
 use crate::kernels::Variant;
 use crate::tensor::Shape;
+use crate::tr;
 use crate::trace::{Op, Trace};
 use crate::tui::source;
 use std::collections::BTreeMap;
@@ -49,11 +50,11 @@ impl Level {
     }
 
     /// What the learner types at this level.
-    pub const fn about(self) -> &'static str {
+    pub fn about(self) -> &'static str {
         match self {
-            Level::Offsets => "the flat offset of each next access",
-            Level::Values => "the offset of each next access, and the value of each write",
-            Level::Iterations => "the offsets of every read of the next loop iteration, in order",
+            Level::Offsets => tr!("the flat offset of each next access"),
+            Level::Values => tr!("the offset of each next access, and the value of each write"),
+            Level::Iterations => tr!("the offsets of every read of the next loop iteration, in order"),
         }
     }
 }
@@ -91,7 +92,10 @@ impl Access {
 
     /// `a read of q`, `a write of scores`.
     pub fn what(&self) -> String {
-        format!("a {} of {}", self.op.name(), self.buf)
+        match self.op {
+            Op::Read => tr!("a read of {buf}", buf = self.buf),
+            Op::Write => tr!("a write of {buf}", buf = self.buf),
+        }
     }
 
     /// The kernel's expression, or the offset itself: what a missed question is counted under.
@@ -259,9 +263,9 @@ impl Question {
     pub fn ask(&self, level: Level) -> String {
         match self {
             Question::One(a) if level == Level::Values && a.op == Op::Write => {
-                format!("next: {}: its offset and the value it writes?", a.what())
+                tr!("next: {what}: its offset and the value it writes?", what = a.what())
             }
-            Question::One(a) => format!("next: {}: its flat offset?", a.what()),
+            Question::One(a) => tr!("next: {what}: its flat offset?", what = a.what()),
             Question::Iteration { name, reads, .. } => {
                 let mut bufs: Vec<String> = Vec::new();
                 for r in reads {
@@ -271,11 +275,17 @@ impl Question {
                     }
                 }
                 let n = reads.len();
-                let s = if n == 1 { "" } else { "s" };
-                format!(
-                    "next: the {n} read{s} of iteration {name} ({}): their offsets in order?",
-                    bufs.join(", ")
-                )
+                let bufs = bufs.join(", ");
+                if n == 1 {
+                    tr!("next: the 1 read of iteration {name} ({bufs}): its offset?", name, bufs)
+                } else {
+                    tr!(
+                        "next: the {n} reads of iteration {name} ({bufs}): their offsets in order?",
+                        n,
+                        name,
+                        bufs
+                    )
+                }
             }
         }
     }
@@ -285,12 +295,21 @@ impl Question {
         match self {
             Question::One(a) => match a.op {
                 Op::Write => format!("{} ← {}", a.working(), crate::format::num(a.value)),
-                Op::Read => format!("{} (holding {})", a.working(), crate::format::num(a.value)),
+                Op::Read => tr!(
+                    "{working} (holding {value})",
+                    working = a.working(),
+                    value = crate::format::num(a.value)
+                ),
             },
             Question::Iteration { name, reads, .. } => {
                 let cells: Vec<String> = reads.iter().map(|a| format!("{}[{}]", a.buf, a.offset)).collect();
                 let offsets: Vec<String> = reads.iter().map(|a| a.offset.to_string()).collect();
-                format!("iteration {name} reads {}: type {}", cells.join(" "), offsets.join(" "))
+                tr!(
+                    "iteration {name} reads {cells}: type {offsets}",
+                    name,
+                    cells = cells.join(" "),
+                    offsets = offsets.join(" ")
+                )
             }
         }
     }
@@ -354,7 +373,12 @@ pub fn value_matches(typed: f32, value: f32) -> bool {
 fn offsets(input: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for tok in input.split([' ', ',']).filter(|t| !t.is_empty()) {
-        let bad = || format!("{tok:?} is not an offset: type whole numbers (or a range like 10..=13)");
+        let bad = || {
+            tr!(
+                "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
+                tok = format!("{tok:?}")
+            )
+        };
         if let Some((a, b)) = tok.split_once("..=") {
             let (a, b) = (
                 a.parse::<usize>().map_err(|_| bad())?,
@@ -371,7 +395,7 @@ fn offsets(input: &str) -> Result<Vec<usize>, String> {
             out.push(tok.parse::<usize>().map_err(|_| bad())?);
         }
         if out.len() > 4 * MAX_READS {
-            return Err("that is more offsets than the iteration reads".into());
+            return Err(tr!("that is more offsets than the iteration reads").into());
         }
     }
     Ok(out)
@@ -383,45 +407,68 @@ fn offsets(input: &str) -> Result<Vec<usize>, String> {
 pub fn check(q: &Question, level: Level, input: &str, math: &str, after: Option<&Access>) -> Verdict {
     let input = input.trim();
     if input.is_empty() {
-        return Verdict::Incomplete("type the offset, then Enter (v reveals it)".into());
+        return Verdict::Incomplete(tr!("type the offset, then Enter (v reveals it)").into());
     }
     match q {
         Question::One(a) => {
             let mut toks = input.split([' ', ',']).filter(|t| !t.is_empty());
             let (off, val) = (toks.next().unwrap_or(""), toks.next());
             let Ok(off) = off.parse::<usize>() else {
-                return Verdict::Incomplete(format!("{off:?} is not an offset: type a whole number, e.g. 10"));
+                return Verdict::Incomplete(tr!(
+                    "{off} is not an offset: type a whole number, e.g. 10",
+                    off = format!("{off:?}")
+                ));
             };
             let val = match val.map(str::parse::<f32>) {
                 Some(Ok(v)) => Some(v),
                 Some(Err(_)) => {
-                    return Verdict::Incomplete("the value after the offset is not a number (e.g. -0.31, -1e9)".into());
+                    return Verdict::Incomplete(
+                        tr!("the value after the offset is not a number (e.g. -0.31, -1e9)").into(),
+                    );
                 }
                 None => None,
             };
             if off != a.offset {
                 let hint = match after {
                     Some(b) if b.offset == off && b.buf == a.buf => {
-                        format!(" (that is the access after it, {})", b.key())
+                        tr!(" (that is the access after it, {key})", key = b.key())
                     }
-                    Some(b) if b.offset == off => format!(" (that is {}[{}], the access after it)", b.buf, b.offset),
+                    Some(b) if b.offset == off => {
+                        tr!(
+                            " (that is {buf}[{off}], the access after it)",
+                            buf = b.buf,
+                            off = b.offset
+                        )
+                    }
                     _ => String::new(),
                 };
                 return Verdict::Wrong {
-                    text: format!("not quite: {}, you typed {off}{hint}", a.working()),
+                    text: tr!(
+                        "not quite: {working}, you typed {off}{hint}",
+                        working = a.working(),
+                        off,
+                        hint
+                    ),
                     missed: a.key(),
                 };
             }
             let needs_value = level == Level::Values && a.op == Op::Write;
             match val {
-                None if needs_value => Verdict::Incomplete(format!(
-                    "{}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {}",
-                    a.buf,
-                    if a.value < 0.0 { "-0.5" } else { "0.5" }
+                None if needs_value => Verdict::Incomplete(tr!(
+                    "{buf}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {example}",
+                    buf = a.buf,
+                    off,
+                    example = if a.value < 0.0 { "-0.5" } else { "0.5" }
                 )),
                 Some(v) if a.op == Op::Write && !value_matches(v, a.value) => Verdict::Wrong {
-                    text: format!("not quite: {}[{off}] is right, but the value is not {v}: {math}", a.buf),
-                    missed: format!("{} (value)", a.key()),
+                    text: tr!(
+                        "not quite: {buf}[{off}] is right, but the value is not {v}: {math}",
+                        buf = a.buf,
+                        off,
+                        v,
+                        math = crate::i18n::text_of(math)
+                    ),
+                    missed: tr!("{key} (value)", key = a.key()),
                 },
                 _ => Verdict::Right,
             }
@@ -436,35 +483,38 @@ pub fn check(q: &Question, level: Level, input: &str, math: &str, after: Option<
                     Some(&t) if t == a.offset => {}
                     Some(&t) => {
                         return Verdict::Wrong {
-                            text: format!(
-                                "not quite: read {} of {} of iteration {name}: {}, you typed {t}",
-                                k + 1,
-                                reads.len(),
-                                a.working()
+                            text: tr!(
+                                "not quite: read {k} of {n} of iteration {name}: {working}, you typed {t}",
+                                k = k + 1,
+                                n = reads.len(),
+                                name,
+                                working = a.working(),
+                                t
                             ),
                             missed: a.key(),
                         };
                     }
                     None => {
                         return Verdict::Wrong {
-                            text: format!(
-                                "not quite: iteration {name} makes {} reads, you typed {} offsets",
-                                reads.len(),
-                                typed.len()
+                            text: tr!(
+                                "not quite: iteration {name} makes {n} reads, you typed {typed} offsets",
+                                name,
+                                n = reads.len(),
+                                typed = typed.len()
                             ),
-                            missed: format!("iteration {name}"),
+                            missed: tr!("iteration {name}", name),
                         };
                     }
                 }
             }
             if typed.len() > reads.len() {
                 return Verdict::Wrong {
-                    text: format!(
-                        "not quite: the first {} are right, but iteration {name} makes only {} reads",
-                        reads.len(),
-                        reads.len()
+                    text: tr!(
+                        "not quite: the first {n} are right, but iteration {name} makes only {n} reads",
+                        n = reads.len(),
+                        name
                     ),
-                    missed: format!("iteration {name}"),
+                    missed: tr!("iteration {name}", name),
                 };
             }
             Verdict::Right
@@ -499,19 +549,19 @@ impl Score {
 
     /// The summary shown when the phase ends.
     pub fn summary(&self) -> String {
-        let mut lines = vec![format!(
-            "{} of {} right at the first try, {} after another try, {} revealed, {} skipped",
-            self.right,
-            self.asked(),
-            self.retried,
-            self.revealed,
-            self.skipped
+        let mut lines = vec![tr!(
+            "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
+            right = self.right,
+            asked = self.asked(),
+            retried = self.retried,
+            revealed = self.revealed,
+            skipped = self.skipped
         )];
         let mut missed: Vec<(&String, &u32)> = self.missed.iter().collect();
         missed.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         if !missed.is_empty() {
             let top: Vec<String> = missed.iter().take(3).map(|(k, n)| format!("{k} ({n}×)")).collect();
-            lines.push(format!("missed most: {}", top.join(", ")));
+            lines.push(tr!("missed most: {top}", top = top.join(", ")));
         }
         lines.join("\n")
     }

@@ -4,6 +4,7 @@ use crate::engine::{self, Inputs, Run};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
+use crate::tr;
 use crate::trace::{Buf, Pass, Progress, Trace};
 use std::sync::Arc;
 
@@ -114,14 +115,16 @@ impl Walk {
     pub fn not_traced(&self, variant: Variant) -> String {
         let runs: Vec<String> = self.variants().iter().map(|v| v.to_string()).collect();
         let runs = if runs.is_empty() {
-            "no kernel".to_string()
+            tr!("no kernel").to_string()
         } else {
-            format!("only {}", runs.join(" and "))
+            tr!("only {names}", names = runs.join(tr!(" and ")))
         };
-        format!(
-            "\"{}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs \
+        tr!(
+            "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs \
              both, or press w on the menu for the built-in walkthrough.",
-            self.title
+            title = self.title,
+            variant,
+            runs
         )
     }
 

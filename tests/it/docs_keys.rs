@@ -127,9 +127,14 @@ fn screen_key_list(src: &str) -> Vec<String> {
     let body = &body[..body.find("\n];").unwrap_or(body.len())];
     let mut keys = Vec::new();
     let mut rest = body;
-    // each entry opens with `(` and the key string, on one line or the next
+    // each entry opens with `(` and the key string, on one line or the next; its description is
+    // a `msg!("…")`, not a key
     while let Some(at) = rest.find('(') {
+        let description = rest[..at].ends_with("msg!");
         rest = &rest[at + 1..];
+        if description {
+            continue;
+        }
         let trimmed = rest.trim_start();
         if let Some(inner) = trimmed.strip_prefix('"')
             && let Some((k, _)) = inner.split_once('"')

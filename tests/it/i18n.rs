@@ -77,6 +77,24 @@ fn used_messages() -> BTreeMap<String, Vec<String>> {
             used.entry(message).or_default().push(place);
         }
     }
+    // what each phase computes is looked up by its title (format::phase_text), and each
+    // mistake's symptom by its text (i18n::text(m.symptom())), not by a literal
+    for phase in attn_trace::trace::Phase::ALL {
+        used.entry(phase.title().to_string())
+            .or_default()
+            .push(format!("Phase::{phase:?}.title()"));
+    }
+    // and each built-in dataset's line on the train form (i18n::text(about))
+    for (name, about) in attn_trace::model::data::BUILTIN {
+        used.entry(about.to_string())
+            .or_default()
+            .push(format!("BUILTIN {name}"));
+    }
+    for m in attn_trace::kernels::attention_mistakes::Mistake::ALL {
+        used.entry(m.symptom().to_string())
+            .or_default()
+            .push(format!("Mistake::{m:?}.symptom()"));
+    }
     used
 }
 
@@ -127,4 +145,140 @@ fn the_scanner_reads_rust_literals_as_rust_does() {
     assert_eq!(literal(r##"r#"raw "q""#"##).unwrap(), "raw \"q\"");
     assert_eq!(literal("\"\\u{3a3}\"").unwrap(), "Σ");
     assert!(literal("format!(\"x\")").is_none());
+}
+
+/// Every number of `text`, in order: runs of digits with their decimal point, exponent and sign
+/// (`-0.3139`, `1.0e8`, `2.5e-7`, the `32` of `f32`), whatever words surround them.
+fn numbers(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < chars.len() {
+        if !chars[k].is_ascii_digit() {
+            k += 1;
+            continue;
+        }
+        let start = if k > 0 && chars[k - 1] == '-' { k - 1 } else { k };
+        let mut end = k;
+        while end < chars.len() {
+            let c = chars[end];
+            let exponent = (c == 'e' || c == 'E')
+                && chars.get(end + 1).is_some_and(|n| n.is_ascii_digit() || *n == '-')
+                && chars[end - 1].is_ascii_digit();
+            let point = c == '.' && chars.get(end + 1).is_some_and(char::is_ascii_digit);
+            let sign = c == '-' && end > 0 && (chars[end - 1] == 'e' || chars[end - 1] == 'E');
+            if c.is_ascii_digit() || exponent || point || sign {
+                end += 1;
+            } else {
+                break;
+            }
+        }
+        out.push(chars[start..end].iter().collect());
+        k = end;
+    }
+    out
+}
+
+fn explain_in(lang: &str, args: &[&str]) -> String {
+    let out = assert_cmd::Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["--lang", lang, "explain"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{lang} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_number_scanner_keeps_signs_points_and_exponents() {
+    assert_eq!(
+        numbers("q·k = -0.444 × 1/√2, ±1.0e8 and 2.5e-7 (f32), d=0: scores.data[16]"),
+        ["-0.444", "1", "2", "1.0e8", "2.5e-7", "32", "0", "16"]
+    );
+    assert_eq!(numbers("第 1 步，共 12 项。"), ["1", "12"]);
+}
+
+/// `explain` in 简体中文 says the same numbers as in English, in the same order: every offset,
+/// value, index and formula of the walkthrough, forward and backward, in every variant.
+#[test]
+fn explain_says_the_same_numbers_in_both_languages() {
+    let cases: &[&[&str]] = &[
+        &[
+            "scenarios/mha_walkthrough.toml",
+            "--variant",
+            "mha",
+            "--at",
+            "b=0,h=1,i=2,j=1",
+        ],
+        &[
+            "scenarios/mha_walkthrough.toml",
+            "--variant",
+            "baseline",
+            "--at",
+            "b=0,i=2,j=1",
+        ],
+        &[
+            "scenarios/mha_walkthrough.toml",
+            "--variant",
+            "mha",
+            "--at",
+            "b=0,h=0,i=1,j=1",
+            "--pass",
+            "backward",
+        ],
+        &[
+            "scenarios/masked_element.toml",
+            "--variant",
+            "baseline",
+            "--at",
+            "b=0,i=1,j=3",
+        ],
+        &[
+            "scenarios/masked_element.toml",
+            "--variant",
+            "baseline",
+            "--at",
+            "b=0,i=1,j=3",
+            "--pass",
+            "backward",
+        ],
+        &[
+            "scenarios/backward_simple.toml",
+            "--at",
+            "i=2,j=0",
+            "--pass",
+            "backward",
+        ],
+        &["scenarios/gqa.toml", "--variant", "gqa", "--at", "b=0,h=3,i=2,j=1"],
+        &[
+            "scenarios/gqa.toml",
+            "--variant",
+            "gqa",
+            "--at",
+            "b=0,h=3,i=2,j=1",
+            "--pass",
+            "backward",
+        ],
+        &["scenarios/rope.toml", "--at", "i=2,j=1"],
+        &["scenarios/rope.toml", "--at", "i=2,j=1", "--pass", "backward"],
+        &["scenarios/kv_cache_decode.toml", "--at", "i=3,j=1"],
+        &["scenarios/cross_attention.toml", "--at", "i=1,j=2"],
+    ];
+    for args in cases {
+        let en = explain_in("en", args);
+        let zh = explain_in("zh-CN", args);
+        assert!(
+            en.is_ascii() || !en.contains("查询"),
+            "{args:?}: English output in Chinese"
+        );
+        assert!(zh.contains("这一遍"), "{args:?}: not in Chinese:\n{zh}");
+        let (a, b) = (numbers(&en), numbers(&zh));
+        assert!(a.len() > 20, "{args:?}: only {} numbers", a.len());
+        assert_eq!(a, b, "{args:?}: the numbers differ\n--- en\n{en}\n--- zh-CN\n{zh}");
+    }
 }

@@ -15,6 +15,7 @@ fn committed_screenshots_match_the_app() {
     for required in [
         "menu.svg",
         "tracer.svg",
+        "tracer.zh-CN.svg",
         "quiz.svg",
         "gradcheck.svg",
         "compare.svg",
@@ -43,4 +44,19 @@ fn committed_screenshots_match_the_app() {
     );
     assert!(joined.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
     assert!(joined.contains("off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"));
+
+    // the README's picture in 简体中文: the same element and formulas, the words in Chinese
+    let zh = &shots
+        .iter()
+        .find(|(n, _)| *n == "tracer.zh-CN.svg")
+        .expect("zh-CN tracer shot")
+        .1;
+    let zh_runs: String = zh
+        .lines()
+        .filter_map(|l| l.strip_suffix("</text>")?.rsplit_once('>').map(|(_, t)| t))
+        .collect();
+    assert!(zh_runs.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
+    for words in ["内存", "代码", "事件日志", "分数 S = Q·Kᵀ/√d + 因果掩码", "部分和"] {
+        assert!(zh_runs.contains(words), "{words} not in the zh-CN picture: {zh_runs}");
+    }
 }

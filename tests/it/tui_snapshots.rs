@@ -73,3 +73,64 @@ fn help_snapshots() {
         insta::assert_snapshot!(format!("help_{w}x{h}"), draw(&app, w, h));
     }
 }
+
+/// Every line of a drawn screen is exactly `w` columns: a CJK character (two columns) that did
+/// not fit would push the line past the edge or leave it short.
+fn assert_lines_fill(screen: &str, w: u16) {
+    for line in screen.lines() {
+        // the test backend notes the second columns of wide characters after the line
+        let line = line.split("\" Hidden by multi-width symbols").next().unwrap_or(line);
+        let inner = line.trim_start_matches('"').trim_end_matches('"');
+        assert_eq!(
+            attn_trace::format::cols(inner),
+            w as usize,
+            "a line of {w} columns is not:\n{line}\n{screen}"
+        );
+    }
+}
+
+/// The tracer in 简体中文 (`--lang zh-CN`): the panels' titles, the narration and the status in
+/// Chinese, every offset and formula as in English, nothing cut mid-character.
+#[test]
+fn tracer_in_chinese_snapshots() {
+    use attn_trace::i18n::{Lang, with_lang};
+    with_lang(Lang::ZhCn, || {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let app = tracer_at_focus(w, h);
+            let screen = draw(&app, w, h);
+            for same in [
+                "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10",
+                "k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6",
+                "off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16",
+                "scores[16]",
+            ] {
+                assert!(screen.contains(same), "{same}\n{screen}");
+            }
+            for zh in ["内存", "写", "因果掩码", "按键"] {
+                assert!(screen.contains(zh), "{zh}\n{screen}");
+            }
+            assert_lines_fill(&screen, w);
+            insta::assert_snapshot!(format!("tracer_zh_CN_{w}x{h}"), screen);
+
+            let mut app = tracer_at_focus(w, h);
+            app::update(&mut app, key(KeyCode::Char('?')));
+            let screen = draw(&app, w, h);
+            assert!(screen.contains("按键 · tracer"), "{screen}");
+            assert_lines_fill(&screen, w);
+            insta::assert_snapshot!(format!("help_zh_CN_{w}x{h}"), screen);
+
+            let app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            let screen = draw(&app, w, h);
+            assert!(screen.contains("单步执行多头注意力"), "{screen}");
+            assert_lines_fill(&screen, w);
+            insta::assert_snapshot!(format!("menu_zh_CN_{w}x{h}"), screen);
+
+            let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            app::update(&mut app, key(KeyCode::Char('3')));
+            let screen = draw(&app, w, h);
+            assert!(screen.contains("data[16]"), "{screen}");
+            assert_lines_fill(&screen, w);
+            insta::assert_snapshot!(format!("compare_zh_CN_{w}x{h}"), screen);
+        }
+    });
+}

@@ -14,7 +14,9 @@ use crate::scenario::{Focus, Scenario};
 use crate::trace::{Buf, Pass};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
+use crate::tui::widgets::cols;
 use crate::tui::widgets::heatgrid::{self, Grid};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -61,16 +63,16 @@ pub enum Outcome {
 
 /// The keys of this screen, for its `?` popup.
 pub const KEYS: &[(&str, &str)] = &[
-    ("← → ↑ ↓", "select a cell: query i (row), key j (column)"),
-    ("Tab / Shift+Tab", "next / previous head"),
-    ("] / [", "next / previous layer"),
+    ("← → ↑ ↓", msg!("select a cell: query i (row), key j (column)")),
+    ("Tab / Shift+Tab", msg!("next / previous head")),
+    ("] / [", msg!("next / previous layer")),
     (
         "Enter, click",
-        "open the tracer at the event that wrote this probability",
+        msg!("open the tracer at the event that wrote this probability"),
     ),
-    ("t", "open the tracer on this layer from its first event"),
-    ("e", "export this layer on this prompt as a scenario TOML"),
-    ("Esc / q", "back to the prompt"),
+    ("t", msg!("open the tracer on this layer from its first event")),
+    ("e", msg!("export this layer on this prompt as a scenario TOML")),
+    ("Esc / q", msg!("back to the prompt")),
 ];
 
 impl AttnMap {
@@ -79,13 +81,13 @@ impl AttnMap {
     pub fn new(model: Arc<TinyGpt>, origin: Origin, prompt: &[u8], layer: usize) -> Result<AttnMap, String> {
         let cfg = model.config;
         if prompt.is_empty() {
-            return Err("the prompt is empty: type at least one byte".into());
+            return Err(tr!("the prompt is empty: type at least one byte").into());
         }
         if prompt.len() > cfg.seq_len {
-            return Err(format!(
-                "the prompt has {} bytes but the model reads at most {} (its seq_len): shorten it",
-                prompt.len(),
-                cfg.seq_len
+            return Err(tr!(
+                "the prompt has {n} bytes but the model reads at most {max} (its seq_len): shorten it",
+                n = prompt.len(),
+                max = cfg.seq_len
             ));
         }
         let captures = (0..cfg.n_layers)
@@ -104,10 +106,13 @@ impl AttnMap {
                     engine::estimate_events(&plan, captures[0].variant, Passes::BOTH) <= MAX_TRACE_EVENTS
                 })
                 .unwrap_or(1);
-            return Err(format!(
-                "tracing this prompt would record {events} events, over the TUI's {MAX_TRACE_EVENTS}: \
-                 with C = {} prompts up to {fits} bytes fit",
-                cfg.d_model
+            return Err(tr!(
+                "tracing this prompt would record {events} events, over the TUI's {max}: \
+                 with C = {c} prompts up to {fits} bytes fit",
+                events,
+                max = MAX_TRACE_EVENTS,
+                c = cfg.d_model,
+                fits
             ));
         }
         let probs: Vec<Vec<f32>> = captures
@@ -257,14 +262,19 @@ impl AttnMap {
         let h = if variant == Variant::Mha { self.head } else { 0 };
         let off = self.offset(h, self.i, self.j);
         let mut tracer = Tracer::new(Arc::clone(&walk), Some(variant));
-        let trace = walk.trace(variant).ok_or("the layer recorded no trace")?;
+        let trace = walk.trace(variant).ok_or(tr!("the layer recorded no trace"))?;
         let last = trace.index.writes(Buf::Probs, off).last().copied();
-        let n = last.ok_or_else(|| format!("nothing wrote probs[{off}]"))? as usize;
+        let n = last.ok_or_else(|| tr!("nothing wrote probs[{off}]", off))? as usize;
         tracer.cursor = n;
         tracer.pinned = Some((Buf::Probs, off));
-        tracer.message = Some(format!(
-            "event {n}: the final write of probs[{off}] (layer {}, head {h}, i={}, j={})",
-            self.layer, self.i, self.j
+        tracer.message = Some(tr!(
+            "event {n}: the final write of probs[{off}] (layer {layer}, head {h}, i={i}, j={j})",
+            n,
+            off,
+            layer = self.layer,
+            h,
+            i = self.i,
+            j = self.j
         ));
         self.traced_layer = Some(self.layer);
         Ok(Box::new(tracer))
@@ -322,12 +332,12 @@ impl AttnMap {
     /// `e`'s one line: where the file went, or why it did not.
     pub fn export_message(&self) -> String {
         match self.export() {
-            Ok(p) => format!(
-                "exported layer {} to {} (attn-trace tui reopens it)",
-                self.layer,
-                p.display()
+            Ok(p) => tr!(
+                "exported layer {layer} to {path} (attn-trace tui reopens it)",
+                layer = self.layer,
+                path = p.display()
             ),
-            Err(e) => format!("export failed: {e}"),
+            Err(e) => tr!("export failed: {e}", e),
         }
     }
 
@@ -368,15 +378,18 @@ fn row_height(t: usize) -> u16 {
 /// fit), the selected cell's details, the status line.
 fn split(area: Rect, st: &AttnMap) -> [Rect; 4] {
     // a message longer than the status line goes on over a second one
-    let long = st
-        .message
-        .as_ref()
-        .is_some_and(|m| m.chars().count() + 1 > area.width as usize);
+    let long = st.message.as_ref().is_some_and(|m| cols(m) + 1 > area.width as usize);
     let status_h = if long { 2 } else { 1 };
     // the details as tall as their lines (a line on what is hidden kept when some may be)
     let heads = st.heads();
     let may_hide = heads_across(area.width, st.t(), heads).0 < heads || st.captures.len() > 1;
-    let probe = may_hide.then(|| format!("heads {} (Tab), layers 0 (]/[)", "0, ".repeat(heads)));
+    let probe = may_hide.then(|| {
+        format!(
+            "{}, {}",
+            tr!("heads {list} (Tab)", list = "0, ".repeat(heads)),
+            tr!("layers {list} (]/[)", list = 0)
+        )
+    });
     let detail_h = boxed_height(&detail(st, area.width, probe, Theme::MONO), area.width).max(DETAIL_MIN);
     let room = area.height.saturating_sub(1 + status_h + detail_h);
     let row_h = row_height(st.t());
@@ -436,16 +449,16 @@ fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, usize, Rect)> {
 /// (else the details below the grids say it).
 fn header(st: &AttnMap, width: u16) -> (String, bool) {
     let cfg = st.model.config;
-    let mut title = format!(
-        "· \"{}\" (T={}) · layer {} of {} · {}",
-        st.prompt_text(),
-        st.t(),
-        st.layer,
-        cfg.n_layers,
-        st.variant(),
+    let mut title = tr!(
+        "· \"{prompt}\" (T={t}) · layer {layer} of {layers} · {variant}",
+        prompt = st.prompt_text(),
+        t = st.t(),
+        layer = st.layer,
+        layers = cfg.n_layers,
+        variant = st.variant(),
     );
     let origin = format!(" · {}", st.origin.label);
-    let fits = 15 + title.chars().count() + origin.chars().count() <= width as usize;
+    let fits = 15 + cols(&title) + cols(&origin) <= width as usize;
     if fits {
         title.push_str(&origin);
     }
@@ -471,32 +484,36 @@ fn detail<'a>(st: &AttnMap, width: u16, hidden: Option<String>, t: Theme) -> Vec
     let whole_row: Vec<String> = (0..visible).map(|j| format!("{:.2}", st.prob(h, st.i, j))).collect();
     let mut lines = Vec::new();
     if let Some(hidden) = hidden {
-        lines.push(Line::styled(format!(" not shown for lack of room: {hidden}"), t.key()));
+        lines.push(Line::styled(
+            tr!(" not shown for lack of room: {hidden}", hidden),
+            t.key(),
+        ));
     }
     lines.push(Line::from(vec![
         Span::styled(
-            format!(
-                " layer {} head {h}: P[i={} '{}', j={} '{}'] = ",
-                st.layer,
-                st.i,
-                lbl(st.i),
-                st.j,
-                lbl(st.j)
+            tr!(
+                " layer {layer} head {h}: P[i={i} '{ci}', j={j} '{cj}'] = ",
+                layer = st.layer,
+                h,
+                i = st.i,
+                ci = lbl(st.i),
+                j = st.j,
+                cj = lbl(st.j)
             ),
             t.base(),
         ),
         Span::styled(format!("{p:.4}"), t.number()),
         Span::styled(
-            format!(
-                "  at probs[{}]{}",
-                st.offset(h, st.i, st.j),
-                if masked { " (masked: j > i)" } else { "" }
+            tr!(
+                "  at probs[{off}]{masked}",
+                off = st.offset(h, st.i, st.j),
+                masked = if masked { tr!(" (masked: j > i)") } else { "" }
             ),
             t.dim(),
         ),
     ]));
     lines.push(Line::styled(
-        format!(" query {} attends most to {}", st.i, top.join(" · ")),
+        tr!(" query {i} attends most to {top}", i = st.i, top = top.join(" · ")),
         t.dim(),
     ));
     lines.push(Line::styled(
@@ -504,11 +521,11 @@ fn detail<'a>(st: &AttnMap, width: u16, hidden: Option<String>, t: Theme) -> Vec
         t.dim(),
     ));
     lines.push(Line::styled(
-        format!(" e exports this layer to {}", st.export_path().display()),
+        tr!(" e exports this layer to {path}", path = st.export_path().display()),
         t.dim(),
     ));
     if !header(st, width).1 {
-        lines.push(Line::styled(format!(" weights: {}", st.origin.label), t.dim()));
+        lines.push(Line::styled(tr!(" weights: {label}", label = st.origin.label), t.dim()));
     }
     lines
 }
@@ -534,14 +551,14 @@ fn hidden_text(st: &AttnMap, shown: &[(usize, usize, Rect)]) -> Option<String> {
         .map(|h| h.to_string())
         .collect();
     if !heads.is_empty() {
-        hidden.push(format!("heads {} (Tab)", heads.join(", ")));
+        hidden.push(tr!("heads {list} (Tab)", list = heads.join(", ")));
     }
     let layers: Vec<String> = (0..st.captures.len())
         .filter(|l| !shown.iter().any(|s| s.0 == *l))
         .map(|l| l.to_string())
         .collect();
     if !layers.is_empty() {
-        hidden.push(format!("layers {} (]/[)", layers.join(", ")));
+        hidden.push(tr!("layers {list} (]/[)", list = layers.join(", ")));
     }
     (!hidden.is_empty()).then(|| hidden.join(", "))
 }
@@ -552,7 +569,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     let (title, _) = header(st, area.width);
     frame.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(" Attention map ", t.title()),
+            Span::styled(tr!(" Attention map "), t.title()),
             Span::styled(title, t.dim()),
         ])),
         head,
@@ -565,8 +582,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         let start = h * tt * tt;
         let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
         let title = match variant {
-            Variant::Baseline => format!(" layer {l} · one head "),
-            Variant::Mha | Variant::Gqa => format!(" layer {l} · head {h} "),
+            Variant::Baseline => tr!(" layer {l} · one head ", l),
+            Variant::Mha | Variant::Gqa => tr!(" layer {l} · head {h} ", l, h),
         };
         let here = l == st.layer && h == st.head;
         let block = Block::bordered().title(title).border_style(t.border(here));
@@ -586,15 +603,17 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(" selected ").border_style(t.border(false))),
+            .block(Block::bordered().title(tr!(" selected ")).border_style(t.border(false))),
         detail_area,
     );
     let line = match &st.message {
         Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
         None => {
-            let long = " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? keys · q back";
-            let short = " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back";
-            let hint = if long.chars().count() <= status.width as usize {
+            let long = tr!(
+                " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? keys · q back"
+            );
+            let short = tr!(" arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back");
+            let hint = if cols(long) <= status.width as usize {
                 long
             } else {
                 short

@@ -8,6 +8,8 @@ use super::train::{Traced, dir_of};
 use crate::model::Origin;
 use crate::model::{BUILTIN, checkpoint};
 use crate::tui::theme::Theme;
+use crate::tui::widgets::pad;
+use crate::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -66,18 +68,18 @@ pub fn render(frame: &mut Frame, area: Rect, st: &OpenCheckpoint, theme: Theme) 
         Constraint::Length(1),
     ])
     .areas(area);
-    st.render_frame(frame, [head, input, hint], "checkpoint", t);
+    st.render_frame(frame, [head, input, hint], msg!("checkpoint"), t);
     let mut lines: Vec<Line> = st
         .visible(list.height)
         .map(|k| {
             let style = if k == st.selected { t.cursor() } else { t.base() };
             if let Some(folder) = st.folder_line(k) {
-                return Line::from(Span::styled(format!(" {folder:<40} "), style));
+                return Line::from(Span::styled(format!(" {} ", pad(&folder, 40)), style));
             }
             let e = &st.entries[k];
             Line::from(vec![
                 Span::styled(format!(" {:<40} ", file_name(&e.path)), style),
-                Span::styled(format!("{} bytes", e.info), t.dim()),
+                Span::styled(tr!("{n} bytes", n = e.info), t.dim()),
             ])
         })
         .collect();
@@ -85,13 +87,13 @@ pub fn render(frame: &mut Frame, area: Rect, st: &OpenCheckpoint, theme: Theme) 
         lines.insert(
             0,
             Line::styled(
-                "no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below",
+                tr!("no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below"),
                 t.dim(),
             ),
         );
     }
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" checkpoints ")),
+        Paragraph::new(lines).block(Block::bordered().title(tr!(" checkpoints "))),
         list,
     );
 }

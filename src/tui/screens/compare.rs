@@ -10,6 +10,7 @@ use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -19,14 +20,17 @@ use std::sync::Arc;
 
 /// Compare's keys, for its `?` overlay.
 pub const KEYS: &[(&str, &str)] = &[
-    ("]  n  /  [  p", "next / previous phase"),
-    ("←  /  →", "key j − 1 / + 1"),
-    ("↑  /  ↓", "query i − 1 / + 1"),
-    ("h, Tab", "next head"),
-    ("b", "next batch item"),
-    ("Enter", "open the tracer (MHA) at the event that writes this element"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back"),
+    ("]  n  /  [  p", msg!("next / previous phase")),
+    ("←  /  →", msg!("key j − 1 / + 1")),
+    ("↑  /  ↓", msg!("query i − 1 / + 1")),
+    ("h, Tab", msg!("next head")),
+    ("b", msg!("next batch item")),
+    (
+        "Enter",
+        msg!("open the tracer (MHA) at the event that writes this element"),
+    ),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back")),
 ];
 
 /// The phases where the two kernels differ, with the buffer each shows.
@@ -161,7 +165,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let phases = st.phases();
     let (left_v, right_v) = st.pair();
     let Some(&(phase, buf)) = phases.get(st.phase.min(phases.len().saturating_sub(1))) else {
-        let msg = "Compare needs a scenario that traces both baseline and mha (or mha and gqa).";
+        let msg = tr!("Compare needs a scenario that traces both baseline and mha (or mha and gqa).");
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     };
@@ -179,19 +183,32 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let e = st.element;
     let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
     let what = phase_title(phase, &st.walk.mask);
-    let title = format!(" Compare {} and {}", title_name(left_v), title_name(right_v));
+    let title = tr!(
+        " Compare {left} and {right}",
+        left = title_name(left_v),
+        right = title_name(right_v)
+    );
     let choices = [
-        format!("{title} · {} · {what} · element {element}", phase.name()),
+        tr!(
+            "{title} · {phase} · {what} · element {element}",
+            title,
+            phase = phase.name(),
+            what,
+            element
+        ),
         format!("{title} · {what} · {element}"),
         format!("{title} · {} · {element}", phase.name()),
-        format!(" Compare · {} · {element}", phase.name()),
+        tr!(" Compare · {phase} · {element}", phase = phase.name(), element),
     ];
     let header = bar::header(&choices, area.width);
     let right_name = title_name(right_v);
     let hints = [
-        format!(" ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back"),
-        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys".to_string(),
-        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys".to_string(),
+        tr!(
+            " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back",
+            right_name
+        ),
+        tr!(" ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys").to_string(),
+        tr!(" ]/[ · ←→ · ↑↓ · h · Enter · ? keys").to_string(),
     ];
     let hint_lines = bar::status(&[String::new()], &hints, false, area.width);
     let [head, body, notes, hint] = Layout::vertical([
@@ -215,7 +232,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(" same element, two layouts ")),
+            .block(Block::bordered().title(tr!(" same element, two layouts "))),
         notes,
     );
     let text = hint_lines.first().map_or(String::new(), |l| l.1.clone());
@@ -355,13 +372,14 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     let e = st.element;
     let (H, H_kv, D) = (sh.h, sh.h_kv, sh.d());
     let kv_h = e.h / (H / H_kv);
-    let mut lines = vec![Line::from(format!(
-        "query head h={}: mha reads k head {}; gqa reads kv_h = h/(H/H_kv) = {}/({H}/{H_kv}) = {kv_h}, shared by heads {}..={}",
-        e.h,
-        e.h,
-        e.h,
-        kv_h * (H / H_kv),
-        kv_h * (H / H_kv) + H / H_kv - 1
+    let mut lines = vec![Line::from(tr!(
+        "query head h={h}: mha reads k head {h}; gqa reads kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}, shared by heads {first}..={last}",
+        h = e.h,
+        H,
+        H_kv,
+        kv_h,
+        first = kv_h * (H / H_kv),
+        last = kv_h * (H / H_kv) + H / H_kv - 1
     ))];
     let mut symbols = sizes(sh.ungrouped(), phase);
     symbols.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j)]);
@@ -372,27 +390,35 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
         substitute("attention_gqa.rs", "k_base", &grouped),
     ) {
         for (name, s) in [("mha", m), ("gqa", g)] {
-            lines.push(Line::from(format!(
-                "key j={} in {name}: k[{}..={}], k_base = {} = {}",
-                e.j,
-                s.value,
-                s.value + D - 1,
-                s.formula,
-                s.numbers
+            lines.push(Line::from(tr!(
+                "key j={j} in {name}: k[{first}..={last}], k_base = {formula} = {numbers}",
+                j = e.j,
+                name,
+                first = s.value,
+                last = s.value + D - 1,
+                formula = s.formula,
+                numbers = s.numbers
             )));
         }
     }
     let size = |v: Variant, buf: Buf| walk.run(v).and_then(|r| r.registry.get(buf)).map_or(0, |s| s.len());
     let (km, kg) = (size(Variant::Mha, Buf::K), size(Variant::Gqa, Buf::K));
     if let Some(pct) = (100 * kg).checked_div(km) {
-        lines.push(Line::from(format!(
-            "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer"
+        lines.push(Line::from(tr!(
+            "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer",
+            km,
+            kg,
+            H_kv,
+            H,
+            pct
         )));
     }
     let (wm, wg) = (size(Variant::Mha, Buf::WQkv), size(Variant::Gqa, Buf::WQkv));
     if wm > 0 {
-        lines.push(Line::from(format!(
-            "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}"
+        lines.push(Line::from(tr!(
+            "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}",
+            wm,
+            wg
         )));
     }
     // the two outputs, as the logs leave them
@@ -404,12 +430,12 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     };
     if let (Some(a), Some(b)) = (out(Variant::Mha), out(Variant::Gqa)) {
         lines.push(Line::from(if a == b {
-            "out: identical, bit for bit: MHA here is GQA with the heads of each group tied".to_string()
+            tr!("out: identical, bit for bit: MHA here is GQA with the heads of each group tied").to_string()
         } else {
-            format!(
-                "out: {} of {} values differ",
-                a.iter().zip(&b).filter(|(x, y)| x != y).count(),
-                a.len()
+            tr!(
+                "out: {n} of {total} values differ",
+                n = a.iter().zip(&b).filter(|(x, y)| x != y).count(),
+                total = a.len()
             )
         }));
     }
@@ -431,15 +457,28 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     base_symbols.extend([("bb", e.b), ("hh", 0), ("i", e.i), ("j", e.j)]);
     if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
         if let Some(s) = substitute("attention_1h.rs", "off", &base_symbols) {
-            lines.push(Line::from(format!(
-                "baseline {buf}[{},{},{}] at data[{}]: off = {} = {}",
-                e.b, e.i, e.j, s.value, s.formula, s.numbers
+            lines.push(Line::from(tr!(
+                "baseline {buf}[{b},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+                buf,
+                b = e.b,
+                i = e.i,
+                j = e.j,
+                off = s.value,
+                formula = s.formula,
+                numbers = s.numbers
             )));
         }
         if let Some(s) = substitute("attention_mha.rs", "off", &symbols) {
-            lines.push(Line::from(format!(
-                "mha head {} {buf}[{},{},{},{}] at data[{}]: off = {} = {}",
-                e.h, e.b, e.h, e.i, e.j, s.value, s.formula, s.numbers
+            lines.push(Line::from(tr!(
+                "mha head {h} {buf}[{b},{h},{i},{j}] at data[{off}]: off = {formula} = {numbers}",
+                h = e.h,
+                buf,
+                b = e.b,
+                i = e.i,
+                j = e.j,
+                off = s.value,
+                formula = s.formula,
+                numbers = s.numbers
             )));
         }
     } else {
@@ -454,30 +493,34 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
             substitute("attention_1h.rs", base, &base_symbols),
             substitute("attention_mha.rs", head, &symbols),
         ) {
-            lines.push(Line::from(format!(
-                "baseline row i={}: data[{}..={}] ({base} = {} = {})",
-                e.i,
-                a.value,
-                a.value + sh.c - 1,
-                a.formula,
-                a.numbers
+            lines.push(Line::from(tr!(
+                "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
+                i = e.i,
+                first = a.value,
+                last = a.value + sh.c - 1,
+                base,
+                formula = a.formula,
+                numbers = a.numbers
             )));
-            lines.push(Line::from(format!(
-                "mha head {} of row i={}: data[{}..={}] ({head} = {} = {})",
-                e.h,
-                e.i,
-                q.value,
-                q.value + sh.d() - 1,
-                q.formula,
-                q.numbers
+            lines.push(Line::from(tr!(
+                "mha head {h} of row i={i}: data[{first}..={last}] ({head} = {formula} = {numbers})",
+                h = e.h,
+                i = e.i,
+                first = q.value,
+                last = q.value + sh.d() - 1,
+                head,
+                formula = q.formula,
+                numbers = q.numbers
             )));
         }
     }
     let (C, D) = (sh.c, sh.d());
-    lines.push(Line::from(format!(
-        "scale: baseline 1/√C = 1/√{C} = {:.4} · mha 1/√D = 1/√{D} = {:.4}",
-        1.0 / (C as f32).sqrt(),
-        1.0 / (D as f32).sqrt()
+    lines.push(Line::from(tr!(
+        "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
+        C,
+        sc = format!("{:.4}", 1.0 / (C as f32).sqrt()),
+        D,
+        sd = format!("{:.4}", 1.0 / (D as f32).sqrt())
     )));
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
         let row = |trace: &Trace, h: usize| -> String {
@@ -491,16 +534,16 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
                 .collect();
             vals.join(" ")
         };
-        lines.push(Line::from(format!(
-            "probability rows of query i={}: baseline one row [{}]",
-            e.i,
-            row(bt, 0)
+        lines.push(Line::from(tr!(
+            "probability rows of query i={i}: baseline one row [{row}]",
+            i = e.i,
+            row = row(bt, 0)
         )));
         let heads: Vec<String> = (0..sh.h).map(|h| format!("h{h} [{}]", row(mt, h))).collect();
-        lines.push(Line::from(format!(
-            "mha {} rows, one per head, each summing to 1: {}",
-            sh.h,
-            heads.join(" ")
+        lines.push(Line::from(tr!(
+            "mha {n} rows, one per head, each summing to 1: {heads}",
+            n = sh.h,
+            heads = heads.join(" ")
         )));
     }
     lines

@@ -1,8 +1,10 @@
 //! The `?` overlay: the keys of the screen it is opened from, in a box that scrolls when the
 //! terminal is too small for the whole list.
 
+use crate::i18n::text;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::popup;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,32 +13,38 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 /// `(keys, what they do)`: the tracer's keys.
 pub const KEYS: &[(&str, &str)] = &[
-    ("n →  /  p ←", "next / previous event (reverse stepping)"),
-    ("j ↓  /  k ↑", "next / previous iteration of the innermost loop"),
-    ("J  /  K", "next / previous iteration of the enclosing loop"),
-    ("]  /  [", "next / previous phase"),
-    ("Home / End", "first / last event   (PgDn/PgUp: ±100)"),
-    ("f", "forward ↔ backward"),
-    ("Tab", "next kernel: baseline → MHA → GQA (same score element)"),
-    ("g", "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax"),
-    ("w  /  r", "who last wrote / who reads next the selected cell"),
-    ("b", "toggle a breakpoint on the selected cell"),
-    ("c  /  C", "continue to the next / previous breakpoint hit"),
-    ("<  /  >", "timeline: one column back / forward (or click it)"),
-    ("{  /  }", "previous / next access of the selected cell (its ticks)"),
-    ("Q", "quiz: predict the next access (Enter · v reveal · l level)"),
-    ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
-    ("t  /  1-4", "switch panel tab on small screens"),
-    ("e", "trained model: export this layer as scenario TOML"),
-    ("?", "this help"),
-    ("Esc", "close a popup, clear the selection, or go back"),
-    ("q", "back to the menu; from the menu, quit"),
+    ("n →  /  p ←", msg!("next / previous event (reverse stepping)")),
+    ("j ↓  /  k ↑", msg!("next / previous iteration of the innermost loop")),
+    ("J  /  K", msg!("next / previous iteration of the enclosing loop")),
+    ("]  /  [", msg!("next / previous phase")),
+    ("Home / End", msg!("first / last event   (PgDn/PgUp: ±100)")),
+    ("f", msg!("forward ↔ backward")),
+    ("Tab", msg!("next kernel: baseline → MHA → GQA (same score element)")),
+    ("g", msg!("goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax")),
+    ("w  /  r", msg!("who last wrote / who reads next the selected cell")),
+    ("b", msg!("toggle a breakpoint on the selected cell")),
+    ("c  /  C", msg!("continue to the next / previous breakpoint hit")),
+    ("<  /  >", msg!("timeline: one column back / forward (or click it)")),
+    (
+        "{  /  }",
+        msg!("previous / next access of the selected cell (its ticks)"),
+    ),
+    ("Q", msg!("quiz: predict the next access (Enter · v reveal · l level)")),
+    ("s, Shift+arrows", msg!("select a cell with the arrows (or click it)")),
+    ("t  /  1-4", msg!("switch panel tab on small screens")),
+    ("e", msg!("trained model: export this layer as scenario TOML")),
+    ("?", msg!("this help")),
+    ("Esc", msg!("close a popup, clear the selection, or go back")),
+    ("q", msg!("back to the menu; from the menu, quit")),
 ];
 
 /// The overlay's own keys, listed under every screen's.
 pub const OVERLAY_KEYS: &[(&str, &str)] = &[
-    ("↓ j  /  ↑ k", "scroll this list (PgDn / PgUp: a page, Home / End)"),
-    ("Esc ? q Enter", "close it"),
+    (
+        "↓ j  /  ↑ k",
+        msg!("scroll this list (PgDn / PgUp: a page, Home / End)"),
+    ),
+    ("Esc ? q Enter", msg!("close it")),
 ];
 
 /// The overlay open over a screen: whose keys, and how far the list is scrolled.
@@ -85,7 +93,7 @@ fn wanted_width(h: &Help) -> usize {
     h.keys
         .iter()
         .chain(OVERLAY_KEYS)
-        .map(|(_, what)| KEY_W + 2 + what.chars().count())
+        .map(|(_, what)| KEY_W + 2 + crate::tui::widgets::cols(text(what)))
         .max()
         .unwrap_or(0)
 }
@@ -95,29 +103,53 @@ fn inner_width(h: &Help, area: Rect) -> usize {
     w.saturating_sub(2).max(1) as usize
 }
 
-/// `text` cut into lines of at most `width` characters, at spaces where it can.
+/// `text` cut into lines of at most `width` columns, at spaces where it can, and between two
+/// CJK characters (Chinese needs no space to break a line); a run wider than a line is cut.
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    use crate::tui::widgets::{char_cols, cols, cut};
     let width = width.max(1);
     let mut out = Vec::new();
     let mut line = String::new();
     for word in text.split(' ') {
-        let mut word = word.to_string();
-        while word.chars().count() > width {
-            if !line.is_empty() {
-                out.push(std::mem::take(&mut line));
+        // the word's pieces: a run of one-column characters, or one wide character
+        let mut pieces: Vec<&str> = Vec::new();
+        let mut start = 0;
+        for (at, c) in word.char_indices() {
+            if char_cols(c) > 1 {
+                if start < at {
+                    pieces.push(&word[start..at]);
+                }
+                pieces.push(&word[at..at + c.len_utf8()]);
+                start = at + c.len_utf8();
             }
-            let head: String = word.chars().take(width).collect();
-            word = word.chars().skip(width).collect();
-            out.push(head);
         }
-        let len = line.chars().count();
-        if len > 0 && len + 1 + word.chars().count() > width {
-            out.push(std::mem::take(&mut line));
+        if start < word.len() || word.is_empty() {
+            pieces.push(&word[start..]);
         }
-        if !line.is_empty() {
-            line.push(' ');
+        for (k, piece) in pieces.into_iter().enumerate() {
+            let sep = if k == 0 && !line.is_empty() { 1 } else { 0 };
+            let mut piece = piece;
+            while cols(piece) > width {
+                if !line.is_empty() {
+                    out.push(std::mem::take(&mut line));
+                }
+                let head = cut(piece, width);
+                let head = if head.is_empty() {
+                    &piece[..piece.chars().next().map_or(0, char::len_utf8)]
+                } else {
+                    head
+                };
+                out.push(head.to_string());
+                piece = &piece[head.len()..];
+            }
+            let len = cols(&line);
+            if len > 0 && len + sep + cols(piece) > width {
+                out.push(std::mem::take(&mut line));
+            } else if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(piece);
         }
-        line.push_str(&word);
     }
     if !line.is_empty() {
         out.push(line);
@@ -135,7 +167,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
         if keys.is_empty() {
             out.push((String::new(), String::new()));
         } else if width >= KEY_W + 2 + 16 {
-            for (k, part) in wrap(what, width - KEY_W - 2).into_iter().enumerate() {
+            for (k, part) in wrap(text(what), width - KEY_W - 2).into_iter().enumerate() {
                 let key = if k == 0 {
                     format!("{keys:>KEY_W$}  ")
                 } else {
@@ -145,7 +177,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
             }
         } else {
             out.push((keys.to_string(), String::new()));
-            for part in wrap(what, width.saturating_sub(2)) {
+            for part in wrap(text(what), width.saturating_sub(2)) {
                 out.push(("  ".to_string(), part));
             }
         }
@@ -173,7 +205,7 @@ pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
         .map(|(k, what)| Line::from(vec![Span::styled(k.clone(), theme.key()), Span::raw(what.clone())]))
         .collect();
     let mut block = Block::bordered()
-        .title(format!(" Keys · {} ", h.screen))
+        .title(tr!(" Keys · {screen} ", screen = text(h.screen)))
         .title_style(theme.title())
         .border_style(theme.border(true));
     if page < all.len() {
@@ -183,7 +215,13 @@ pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
             (false, true) => "↓",
             _ => "↑",
         };
-        block = block.title_bottom(format!(" {more} {}-{last} of {} ", scroll + 1, all.len()));
+        block = block.title_bottom(tr!(
+            " {more} {first}-{last} of {n} ",
+            more,
+            first = scroll + 1,
+            last,
+            n = all.len()
+        ));
     }
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(shown).block(block), rect);
@@ -198,5 +236,8 @@ mod tests {
         assert_eq!(wrap("back to the menu; quit", 10), ["back to", "the menu;", "quit"]);
         assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
         assert_eq!(wrap("", 5), Vec::<String>::new());
+        // Chinese breaks between characters, each two columns wide; never inside one
+        assert_eq!(wrap("回到菜单 q", 5), ["回到", "菜单", "q"]);
+        assert_eq!(wrap("下一个事件", 3), ["下", "一", "个", "事", "件"]);
     }
 }

@@ -4,6 +4,7 @@
 use crate::engine::estimate_events;
 use crate::kernels::Variant;
 use crate::scenario::Scenario;
+use crate::tr;
 use crate::trace::Progress;
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
@@ -44,7 +45,7 @@ impl Loading {
             .iter()
             .map(|&v| s.estimated_events(v) + mistaken.as_ref().map_or(0, |p| estimate_events(p, v, s.passes)))
             .sum();
-        let title = format!("Opening {}", s.title);
+        let title = tr!("Opening {title}", title = s.title);
         let progress = Progress::default();
         let (tx, done) = channel();
         let watch = progress.clone();
@@ -93,9 +94,14 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
     let done = st.progress.events().min(st.total);
     let pct = (done * 100).checked_div(st.total).unwrap_or(100);
     let lines = vec![
-        Line::raw(format!("tracing… {done} of {} events ({pct}%)", st.total)),
+        Line::raw(tr!(
+            "tracing… {done} of {total} events ({pct}%)",
+            done,
+            total = st.total,
+            pct
+        )),
         Line::raw(format!("{:.1} s", st.started.elapsed().as_secs_f32())),
-        Line::styled("Esc cancels", theme.dim()),
+        Line::styled(tr!("Esc cancels"), theme.dim()),
     ];
     popup::render(frame, area, &st.title, lines, theme.title(), theme);
 }

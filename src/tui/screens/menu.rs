@@ -2,6 +2,8 @@
 
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
+use crate::tui::widgets::pad;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -10,17 +12,17 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The menu's keys, for its `?` overlay.
 pub const KEYS: &[(&str, &str)] = &[
-    ("↑ k  /  ↓ j Tab", "highlight the previous / next entry"),
-    ("Home / End", "first / last entry"),
-    ("Enter, Space", "open the highlighted entry"),
-    ("1-9", "open entry 1 to 9 directly"),
+    ("↑ k  /  ↓ j Tab", msg!("highlight the previous / next entry")),
+    ("Home / End", msg!("first / last entry")),
+    ("Enter, Space", msg!("open the highlighted entry")),
+    ("1-9", msg!("open entry 1 to 9 directly")),
     (
         "w",
-        "entries 1-3 on the built-in walkthrough again (after opening a scenario)",
+        msg!("entries 1-3 on the built-in walkthrough again (after opening a scenario)"),
     ),
-    ("click", "open the entry under the pointer"),
-    ("?", "these keys"),
-    ("q", "quit"),
+    ("click", msg!("open the entry under the pointer")),
+    ("?", msg!("these keys")),
+    ("q", msg!("quit")),
 ];
 
 /// The menu's entries, in order.
@@ -54,37 +56,41 @@ impl Item {
 
     pub fn label(self) -> &'static str {
         match self {
-            Item::Baseline => "Step through baseline attention",
-            Item::Mha => "Step through multi-head attention",
-            Item::Compare => "Compare baseline and MHA",
-            Item::Open => "Open scenario…",
-            Item::Train => "Train TinyGPT",
-            Item::OpenCheckpoint => "Open checkpoint…",
-            Item::Mistakes => "Mistakes gallery",
-            Item::Help => "Help",
-            Item::Quit => "Quit",
-            Item::Builtin => "Back to the built-in walkthrough",
+            Item::Baseline => tr!("Step through baseline attention"),
+            Item::Mha => tr!("Step through multi-head attention"),
+            Item::Compare => tr!("Compare baseline and MHA"),
+            Item::Open => tr!("Open scenario…"),
+            Item::Train => tr!("Train TinyGPT"),
+            Item::OpenCheckpoint => tr!("Open checkpoint…"),
+            Item::Mistakes => tr!("Mistakes gallery"),
+            Item::Help => tr!("Help"),
+            Item::Quit => tr!("Quit"),
+            Item::Builtin => tr!("Back to the built-in walkthrough"),
         }
     }
 
     fn about(self) -> &'static str {
         match self {
-            Item::Baseline => "One head over all C channels: scores [B,T,T], scale 1/√C.",
-            Item::Mha => "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
-            Item::Compare => {
-                "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales."
+            Item::Baseline => tr!("One head over all C channels: scores [B,T,T], scale 1/√C."),
+            Item::Mha => {
+                tr!("H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.")
             }
-            Item::Open => "Pick a shipped scenario from scenarios/ or type the path of your own.",
-            Item::Train => "Train a tiny GPT, watch it learn, then trace its attention.",
+            Item::Compare => {
+                tr!("The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.")
+            }
+            Item::Open => tr!("Pick a shipped scenario from scenarios/ or type the path of your own."),
+            Item::Train => tr!("Train a tiny GPT, watch it learn, then trace its attention."),
             Item::OpenCheckpoint => {
-                "Trace the attention of a model saved by the train screen or attn-trace train --save."
+                tr!("Trace the attention of a model saved by the train screen or attn-trace train --save.")
             }
             Item::Mistakes => {
-                "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
+                tr!(
+                    "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
+                )
             }
-            Item::Help => "The menu's keys. On every screen, ? lists that screen's keys.",
-            Item::Quit => "Leave attn-trace (q from the menu does the same).",
-            Item::Builtin => "Entries 1-3 step through the built-in MHA walkthrough again.",
+            Item::Help => tr!("The menu's keys. On every screen, ? lists that screen's keys."),
+            Item::Quit => tr!("Leave attn-trace (q from the menu does the same)."),
+            Item::Builtin => tr!("Entries 1-3 step through the built-in MHA walkthrough again."),
         }
     }
 }
@@ -138,9 +144,9 @@ fn scenario_line(walk: &Walk) -> (String, String) {
         what.push_str(&format!(" ({})", walk.shape_text()));
     }
     let tail = if walk.is_builtin() {
-        " (built in)".to_string()
+        tr!(" (built in)").to_string()
     } else {
-        " · w: the built-in one".to_string()
+        tr!(" · w: the built-in one").to_string()
     };
     (what, tail)
 }
@@ -154,7 +160,9 @@ struct Areas {
     first: usize,
 }
 
-const HINT: &str = "↑/↓ choose · Enter open · ? keys · q quit";
+fn hint() -> &'static str {
+    tr!("↑/↓ choose · Enter open · ? keys · q quit")
+}
 
 fn areas(area: Rect, selected: usize, walk: &Walk) -> Areas {
     let n = Item::ALL.len() as u16;
@@ -163,7 +171,7 @@ fn areas(area: Rect, selected: usize, walk: &Walk) -> Areas {
     let (what, tail) = scenario_line(walk);
     let scenario_h = wrapped(&format!("1-3: {what}{tail}"), area.width);
     let item = Item::ALL[selected.min(Item::ALL.len() - 1)];
-    let about_h = wrapped(item.about(), area.width) + wrapped(HINT, area.width) + u16::from(tall);
+    let about_h = wrapped(item.about(), area.width) + wrapped(hint(), area.width) + u16::from(tall);
     // the list as tall as its entries where the screen allows, at least three lines
     let list_h = (n + 2)
         .min(area.height.saturating_sub(head_h + scenario_h + about_h))
@@ -219,7 +227,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
             frame,
             a.head,
             "attn-trace",
-            "step through transformer attention one memory access at a time",
+            tr!("step through transformer attention one memory access at a time"),
             t,
         );
     } else {
@@ -244,23 +252,23 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         .skip(a.first)
         .take(rows)
         .map(|(k, item)| {
-            let text = format!(" {} {:<40}", k + 1, item.label());
+            let text = format!(" {} {}", k + 1, pad(item.label(), 40));
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
     let mut block = Block::bordered().border_style(t.border(true));
     if a.first > 0 {
-        block = block.title(format!(" ↑ {} more ", a.first));
+        block = block.title(tr!(" ↑ {n} more ", n = a.first));
     }
     let below = Item::ALL.len().saturating_sub(a.first + rows);
     if below > 0 {
-        block = block.title_bottom(format!(" ↓ {below} more "));
+        block = block.title_bottom(tr!(" ↓ {below} more ", below));
     }
     frame.render_widget(Paragraph::new(lines).block(block), a.list);
     let item = Item::ALL[st.selected.min(Item::ALL.len() - 1)];
     let help = vec![
         Line::from(Span::raw(item.about())).centered(),
-        Line::from(Span::styled(HINT, t.dim())).centered(),
+        Line::from(Span::styled(hint(), t.dim())).centered(),
     ];
     frame.render_widget(
         Paragraph::new(help).wrap(Wrap { trim: true }),

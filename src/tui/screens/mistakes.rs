@@ -22,7 +22,8 @@ use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
-use crate::tui::widgets::{CellRef, Ctx, bar, code, frame_ids, log, memory};
+use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, frame_ids, log, memory, pad};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -33,29 +34,29 @@ use std::sync::Arc;
 
 /// The side-by-side view's keys, shown on `?`.
 pub const KEYS: &[(&str, &str)] = &[
-    ("n →  /  p ←", "both runs one step forward / back"),
-    ("j ↓  /  k ↑", "next / previous iteration of the innermost loop"),
-    ("J  /  K", "next / previous iteration of the enclosing loop"),
-    ("]  /  [", "next / previous phase"),
-    ("Home / End", "first / last step   (PgDn/PgUp: ±100)"),
-    ("d", "both runs to the first event where they diverge"),
-    ("t", "code ↔ memory in each half (small screens)"),
-    ("Tab", "baseline ↔ MHA, when the scenario runs both"),
-    ("Enter", "open the tracer on the correct run here"),
-    ("wheel", "one step forward / back"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back to the gallery (or the menu)"),
+    ("n →  /  p ←", msg!("both runs one step forward / back")),
+    ("j ↓  /  k ↑", msg!("next / previous iteration of the innermost loop")),
+    ("J  /  K", msg!("next / previous iteration of the enclosing loop")),
+    ("]  /  [", msg!("next / previous phase")),
+    ("Home / End", msg!("first / last step   (PgDn/PgUp: ±100)")),
+    ("d", msg!("both runs to the first event where they diverge")),
+    ("t", msg!("code ↔ memory in each half (small screens)")),
+    ("Tab", msg!("baseline ↔ MHA, when the scenario runs both")),
+    ("Enter", msg!("open the tracer on the correct run here")),
+    ("wheel", msg!("one step forward / back")),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back to the gallery (or the menu)")),
 ];
 
 /// The gallery's keys, shown on `?`.
 pub const GALLERY_KEYS: &[(&str, &str)] = &[
-    ("↑ k  /  ↓ j", "previous / next mistake"),
-    ("Home / End", "first / last mistake"),
-    ("Enter, Space", "open the highlighted mistake side by side"),
-    ("1-6", "open mistake 1 to 6 directly"),
-    ("click", "open the mistake under the pointer"),
-    ("?", "these keys"),
-    ("Esc  /  q", "back to the menu"),
+    ("↑ k  /  ↓ j", msg!("previous / next mistake")),
+    ("Home / End", msg!("first / last mistake")),
+    ("Enter, Space", msg!("open the highlighted mistake side by side")),
+    ("1-6", msg!("open mistake 1 to 6 directly")),
+    ("click", msg!("open the mistake under the pointer")),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back to the menu")),
 ];
 
 /// Which panel each half shows when the screen is too small for both.
@@ -191,13 +192,13 @@ impl SideBySide {
             trace.prev_iteration(n, up)
         };
         let step = to.and_then(|e| self.timeline.step_of(side, e));
-        let what = if up == 0 { "loop" } else { "enclosing loop" };
-        let none = if forward {
-            format!("no next iteration of the {what}")
-        } else {
-            format!("no previous iteration of the {what}")
+        let none = match (forward, up == 0) {
+            (true, true) => tr!("no next iteration"),
+            (true, false) => tr!("no next iteration of the enclosing loop"),
+            (false, true) => tr!("no previous iteration"),
+            (false, false) => tr!("no previous iteration of the enclosing loop"),
         };
-        self.go(step, &none);
+        self.go(step, none);
     }
 
     fn phase_jump(&mut self, forward: bool) {
@@ -211,9 +212,9 @@ impl SideBySide {
             g.checked_sub(1).map(|p| segs[p].t0)
         };
         let none = if forward {
-            "this is the last phase"
+            tr!("this is the last phase")
         } else {
-            "this is the first phase"
+            tr!("this is the first phase")
         };
         self.go(to, none);
     }
@@ -222,7 +223,7 @@ impl SideBySide {
     fn jump_to_divergence(&mut self) {
         let Some([a, b]) = self.traces() else { return };
         let (Some(d), Some(step)) = (divergence(a, b), self.divergence_step()) else {
-            self.message = Some("the two runs never diverge: every event is the same".into());
+            self.message = Some(tr!("the two runs never diverge: every event is the same").into());
             return;
         };
         self.t = step;
@@ -294,7 +295,7 @@ impl SideBySide {
             KeyCode::Enter => match self.places()[CORRECT] {
                 Place::At(n) => return Outcome::Trace(self.variant(), n),
                 Place::Waiting(_) => {
-                    self.message = Some("the correct run has no such phase: step to one it makes".into())
+                    self.message = Some(tr!("the correct run has no such phase: step to one it makes").into())
                 }
             },
             KeyCode::Char('?') => return Outcome::Help,
@@ -306,8 +307,8 @@ impl SideBySide {
 
     pub fn mouse(&mut self, m: MouseEvent) {
         match m.kind {
-            MouseEventKind::ScrollDown => self.go(Some(self.t + 1), "last step of both runs"),
-            MouseEventKind::ScrollUp => self.go(self.t.checked_sub(1), "first step of both runs"),
+            MouseEventKind::ScrollDown => self.go(Some(self.t + 1), tr!("last step of both runs")),
+            MouseEventKind::ScrollUp => self.go(self.t.checked_sub(1), tr!("first step of both runs")),
             _ => {}
         }
     }
@@ -532,8 +533,8 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
     menu::render_heading(
         frame,
         head,
-        "Mistakes gallery",
-        "six classic multi-head attention mistakes, each traced beside the correct run",
+        tr!("Mistakes gallery"),
+        tr!("six classic multi-head attention mistakes, each traced beside the correct run"),
         t,
     );
     let lines: Vec<Line> = st
@@ -541,14 +542,14 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
         .iter()
         .enumerate()
         .map(|(k, e)| {
-            let symptom = e.mistake.map_or("", |m| m.symptom());
+            let symptom = e.mistake.map_or("", |m| crate::i18n::text(m.symptom()));
             let width = list.width.saturating_sub(2) as usize;
-            let mut text = format!(" {} {:<22} {symptom}", k + 1, e.name);
+            let mut text = format!(" {} {} {symptom}", k + 1, pad(e.name, 22));
             // one line each: a symptom longer than the list ends in an ellipsis
-            if text.chars().count() > width {
-                text = text.chars().take(width.saturating_sub(1)).collect::<String>() + "…";
+            if cols(&text) > width {
+                text = cut(&text, width.saturating_sub(1)).to_string() + "…";
             }
-            let text = format!("{text:<width$}");
+            let text = pad(&text, width);
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
@@ -562,17 +563,17 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
     let mut text = vec![Line::styled(e.title.clone(), t.title())];
     if let Some(m) = e.mistake {
         text.push(Line::from(vec![
-            Span::styled("symptom: ", t.key()),
-            Span::raw(m.symptom().to_string()),
+            Span::styled(tr!("symptom: "), t.key()),
+            Span::raw(crate::i18n::text(m.symptom()).to_string()),
         ]));
     }
     text.push(Line::from(vec![
-        Span::styled("this scenario: ", t.key()),
+        Span::styled(tr!("this scenario: "), t.key()),
         Span::raw(e.about.clone()),
     ]));
     text.push(Line::from(""));
     text.push(Line::from(Span::styled(
-        "↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back",
+        tr!("↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back"),
         t.dim(),
     )));
     frame.render_widget(
@@ -589,11 +590,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
 /// status line. `both` says whether each half shows code and memory at once.
 pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool) {
     let width = area.width.saturating_sub(2).max(1) as usize;
-    let rows: usize = st
-        .report
-        .iter()
-        .map(|n| n.text.chars().count().max(1).div_ceil(width))
-        .sum();
+    let rows: usize = st.report.iter().map(|n| cols(&n.text).max(1).div_ceil(width)).sum();
     let cap = (area.height as usize * 2 / 5).max(6);
     let notes_h = (rows + 2).min(cap) as u16;
     let head_h = header_lines(st, area.width).len() as u16;
@@ -613,24 +610,24 @@ pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool)
 pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
     let t = theme;
     let Some(traces) = st.traces().filter(|_| !st.timeline.is_empty()) else {
-        let text = format!("{}: no mistaken run to compare", st.walk.title);
+        let text = tr!("{title}: no mistaken run to compare", title = st.walk.title);
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     };
     let (header_area, halves, notes, status, both) = areas(area, st);
     let seg = &st.timeline.segments[st.timeline.segment_at(st.t)];
-    let title_len = st.walk.title.chars().count() + 1;
+    let title_len = st.walk.title.len() + 1;
     let header: Vec<Line> = header_lines(st, area.width)
         .into_iter()
         .enumerate()
         .map(|(k, text)| {
             // the title bold, the rest dim and the mistake's name in the error colour
             let (head, rest) = if k == 0 {
-                text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i))
+                text.split_at(if text.is_char_boundary(title_len) { title_len } else { 0 })
             } else {
                 ("", text.as_str())
             };
-            let (rest, mistake) = rest.split_at(rest.find(" · here runs MISTAKE").unwrap_or(rest.len()));
+            let (rest, mistake) = rest.split_at(rest.find(here_runs()).unwrap_or(rest.len()));
             Line::from(vec![
                 Span::styled(head.to_string(), t.title()),
                 Span::styled(rest.to_string(), t.dim()),
@@ -657,7 +654,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines).wrap(Wrap { trim: false }).block(
             Block::bordered()
-                .title(" what it does downstream ")
+                .title(tr!(" what it does downstream "))
                 .border_style(t.border(true)),
         ),
         notes,
@@ -681,17 +678,17 @@ fn half(
     let place = places[side];
     let mistakes = st.mistakes();
     let name = if side == CORRECT {
-        "correct".to_string()
+        tr!("correct").to_string()
     } else {
         let names: Vec<&str> = mistakes.list().iter().map(|m| m.name()).collect();
-        format!("mistaken: {}", names.join(", "))
+        tr!("mistaken: {names}", names = names.join(", "))
     };
     let shown = if both {
         String::new()
     } else {
         match st.panel {
-            Panel::Code => " · code (t: memory)".to_string(),
-            Panel::Memory => " · memory (t: code)".to_string(),
+            Panel::Code => tr!(" · code (t: memory)").to_string(),
+            Panel::Memory => tr!(" · memory (t: code)").to_string(),
         }
     };
     let inner = area;
@@ -709,12 +706,12 @@ fn half(
                 && side == MISTAKEN
                 && !same_event(&trace.events[n], traces[CORRECT].events.get(m))
             {
-                spans.push(Span::styled("  ≠ correct", t.error()));
+                spans.push(Span::styled(tr!("  ≠ correct"), t.error()));
             }
             Line::from(spans)
         }
         Place::Waiting(_) => Line::from(vec![
-            Span::styled(format!(" no {} here: ", phase.name()), t.key()),
+            Span::styled(tr!(" no {phase} here: ", phase = phase.name()), t.key()),
             Span::styled(missing_why(side, phase, mistakes), t.dim()),
         ]),
     };
@@ -788,6 +785,11 @@ fn code_panel(frame: &mut Frame, area: Rect, cv: &CodeView, t: Theme) {
     code::draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
 }
 
+/// ` · here runs MISTAKE`, before the mistake's number in the header (drawn in the error colour).
+fn here_runs() -> &'static str {
+    tr!(" · here runs MISTAKE")
+}
+
 /// The header: the title, the kernel, the pass, what the phase computes and the mistake whose
 /// code runs in it, as much as fits (the mistake's name is kept over the rest).
 fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
@@ -799,7 +801,7 @@ fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
         .list()
         .into_iter()
         .filter(|&m| phase_of(m) == Some(seg.phase))
-        .map(|m| format!(" · here runs MISTAKE {}", number(m)))
+        .map(|m| format!("{} {}", here_runs(), number(m)))
         .collect();
     let title = &st.walk.title;
     let what = phase_title(seg.phase, &st.walk.mask);
@@ -822,23 +824,30 @@ fn status_lines(st: &SideBySide, width: u16) -> Vec<(String, String)> {
         .get(st.timeline.segment_at(st.t))
         .map_or("", |s| s.phase.name());
     let diverge = match st.diverges_at {
-        Some(n) => format!("diverge #{n}"),
-        None => "never diverge".to_string(),
+        Some(n) => tr!("diverge #{n}", n),
+        None => tr!("never diverge").to_string(),
     };
     let (step, len) = (st.t + 1, st.timeline.len);
     let lefts = [
-        format!(" step {step}/{len} │ {} │ {phase} │ {diverge} ", st.variant()),
-        format!(" step {step}/{len} │ {phase} "),
+        tr!(
+            " step {step}/{len} │ {variant} │ {phase} │ {diverge} ",
+            step,
+            len,
+            variant = st.variant(),
+            phase,
+            diverge
+        ),
+        tr!(" step {step}/{len} │ {phase} ", step, len, phase),
         format!(" {step}/{len} "),
     ];
     if let Some(m) = &st.message {
         return bar::status(&lefts, &[format!(" {m}")], true, width);
     }
     let hints = [
-        " n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back",
-        " n/p step · ]/[ phase · d divergence · Enter trace · ? keys",
-        " n/p · d divergence · ? keys",
-        " ? keys",
+        tr!(" n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back"),
+        tr!(" n/p step · ]/[ phase · d divergence · Enter trace · ? keys"),
+        tr!(" n/p · d divergence · ? keys"),
+        tr!(" ? keys"),
     ]
     .map(String::from);
     bar::status(&lefts, &hints, false, width)

@@ -3,6 +3,8 @@
 use super::picker::{FilePicker, file_name};
 use crate::scenario::Scenario;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::pad;
+use crate::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -59,11 +61,11 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
     let t = theme;
     let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
         Some(Ok((_, Some(about)))) => vec![Line::raw(about.clone())],
-        Some(Ok((_, None))) => vec![Line::styled("(no about, and no comment at its top)", t.dim())],
+        Some(Ok((_, None))) => vec![Line::styled(tr!("(no about, and no comment at its top)"), t.dim())],
         Some(Err(e)) => vec![Line::styled(e.clone(), t.error())],
         None => match st.selected_folder() {
             Some(dir) => vec![Line::styled(
-                format!("Enter opens the folder {}", dir.display()),
+                tr!("Enter opens the folder {dir}", dir = dir.display()),
                 t.dim(),
             )],
             None => Vec::new(),
@@ -82,18 +84,18 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
         Constraint::Length(1),
     ])
     .areas(area);
-    st.render_frame(frame, [head, input, hint], "scenario", t);
+    st.render_frame(frame, [head, input, hint], msg!("scenario"), t);
     let lines: Vec<Line> = st
         .visible(list.height)
         .map(|k| {
             let style = if k == st.selected { t.cursor() } else { t.base() };
             if let Some(folder) = st.folder_line(k) {
-                return Line::from(Span::styled(format!(" {folder:<24} "), style));
+                return Line::from(Span::styled(format!(" {} ", pad(&folder, 24)), style));
             }
             let e = &st.entries[k];
             let title = match &e.info {
                 Ok((title, _)) => Span::raw(title.clone()),
-                Err(_) => Span::styled("(invalid: see below)", t.error()),
+                Err(_) => Span::styled(tr!("(invalid: see below)"), t.error()),
             };
             Line::from(vec![
                 Span::styled(format!(" {:<24} ", file_name(&e.path)), style),
@@ -105,14 +107,17 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
     if st.entries.is_empty() {
         body.insert(
             0,
-            Line::from(Span::styled("no *.toml files here: type a path below", t.dim())),
+            Line::from(Span::styled(tr!("no *.toml files here: type a path below"), t.dim())),
         );
     }
-    frame.render_widget(Paragraph::new(body).block(Block::bordered().title(" scenarios ")), list);
+    frame.render_widget(
+        Paragraph::new(body).block(Block::bordered().title(tr!(" scenarios "))),
+        list,
+    );
     frame.render_widget(
         Paragraph::new(about_text)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(" about ")),
+            .block(Block::bordered().title(tr!(" about "))),
         about,
     );
 }

@@ -3,6 +3,7 @@
 //! instead. Each screen renders its own list lines and acts on the path picked.
 
 use crate::tui::theme::Theme;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -43,13 +44,16 @@ pub enum Choice {
 
 /// The picker's keys, for its `?` overlay.
 pub const KEYS: &[(&str, &str)] = &[
-    ("↑  /  ↓", "highlight the previous / next line"),
-    ("Enter", "open the highlighted file, or enter the highlighted folder"),
-    ("←", "the parent folder"),
-    ("any character", "type a path instead (Enter opens it)"),
-    ("Backspace", "delete the last character of the typed path"),
-    ("?", "these keys (when no path is typed)"),
-    ("Esc", "clear the typed path, else go back"),
+    ("↑  /  ↓", msg!("highlight the previous / next line")),
+    (
+        "Enter",
+        msg!("open the highlighted file, or enter the highlighted folder"),
+    ),
+    ("←", msg!("the parent folder")),
+    ("any character", msg!("type a path instead (Enter opens it)")),
+    ("Backspace", msg!("delete the last character of the typed path")),
+    ("?", msg!("these keys (when no path is typed)")),
+    ("Esc", msg!("clear the typed path, else go back")),
 ];
 
 /// Longest path the prompt accepts.
@@ -183,7 +187,7 @@ impl<T> FilePicker<T> {
         let f = k.checked_sub(self.entries.len())?;
         let path = self.folders.get(f)?;
         Some(if self.is_parent(f) {
-            "../  (parent folder)".to_string()
+            tr!("../  (parent folder)").to_string()
         } else {
             format!("{}/", file_name(path))
         })
@@ -191,16 +195,20 @@ impl<T> FilePicker<T> {
 
     /// The title line (`Open {what} · dir`), the typed path's box and the key hint.
     pub fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
-        let title = format!(" Open {what} · {}", self.dir.display());
+        let title = tr!(
+            " Open {what} · {dir}",
+            what = crate::i18n::text_of(what),
+            dir = self.dir.display()
+        );
         frame.render_widget(Paragraph::new(Span::styled(title, t.title())), head);
         frame.render_widget(
-            Paragraph::new(format!("{}▏", self.input)).block(Block::bordered().title(" or type a path ")),
+            Paragraph::new(format!("{}▏", self.input)).block(Block::bordered().title(tr!(" or type a path "))),
             input,
         );
         let keys = if hint.width >= 64 {
-            " ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back"
+            tr!(" ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back")
         } else {
-            " ↑↓ choose · Enter open · ← up · ? keys"
+            tr!(" ↑↓ choose · Enter open · ← up · ? keys")
         };
         frame.render_widget(Paragraph::new(Span::styled(keys, t.dim())), hint);
     }

@@ -6,6 +6,7 @@ use super::attn_map::AttnMap;
 use super::train::worker::printable;
 use crate::model::{Dataset, TinyGpt};
 pub use crate::model::{Origin, Source};
+use crate::tr;
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
@@ -131,25 +132,31 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
     .areas(area);
     frame.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(" Trace the trained model ", t.title()),
+            Span::styled(tr!(" Trace the trained model "), t.title()),
             Span::styled(format!("· {}", st.origin.label), t.dim()),
         ])),
         head,
     );
     let kernel = if cfg.n_heads == 1 {
-        "baseline kernel"
+        tr!("baseline kernel")
     } else {
-        "MHA kernel"
+        tr!("MHA kernel")
     };
     frame.render_widget(
         Paragraph::new(vec![
-            Line::from(format!(
-                " L={} layers · C={} · H={} ({kernel}) · seq_len {}",
-                cfg.n_layers, cfg.d_model, cfg.n_heads, cfg.seq_len
+            Line::from(tr!(
+                " L={l} layers · C={c} · H={h} ({kernel}) · seq_len {t}",
+                l = cfg.n_layers,
+                c = cfg.d_model,
+                h = cfg.n_heads,
+                kernel,
+                t = cfg.seq_len
             )),
             Line::styled(
-                " The prompt's bytes are the tokens: T = its length. The tracer replays the layer's attention with \
-                 x = that layer's LayerNorm output, forward and backward (from the prompt's next-byte loss).",
+                tr!(
+                    " The prompt's bytes are the tokens: T = its length. The tracer replays the layer's attention with \
+                     x = that layer's LayerNorm output, forward and backward (from the prompt's next-byte loss)."
+                ),
                 t.dim(),
             ),
         ])
@@ -162,8 +169,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
         Paragraph::new(format!("{}▏", st.text)).block(
             Block::bordered()
                 .title(Line::from(vec![
-                    Span::raw(" prompt "),
-                    Span::styled(format!("T = {n} of at most {} ", cfg.seq_len), count_style),
+                    Span::raw(tr!(" prompt ")),
+                    Span::styled(tr!("T = {n} of at most {max} ", n, max = cfg.seq_len), count_style),
                 ]))
                 .border_style(t.border(true)),
         ),
@@ -176,7 +183,11 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
         spans.push(Span::raw(" "));
     }
     frame.render_widget(
-        Paragraph::new(Line::from(spans)).block(Block::bordered().title(" layer (↑/↓) ").border_style(t.border(false))),
+        Paragraph::new(Line::from(spans)).block(
+            Block::bordered()
+                .title(tr!(" layer (↑/↓) "))
+                .border_style(t.border(false)),
+        ),
         layer,
     );
     if let Some(e) = &st.error {
@@ -187,7 +198,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
     }
     frame.render_widget(
         Paragraph::new(Line::styled(
-            " type the prompt · Backspace · Delete clears · ↑/↓ layer · Enter attention map · Esc back",
+            tr!(" type the prompt · Backspace · Delete clears · ↑/↓ layer · Enter attention map · Esc back"),
             t.status(),
         ))
         .style(t.status()),

@@ -7,6 +7,7 @@ use crate::engine::kernel_shape;
 use crate::engine::registry::primal;
 use crate::format::phase_title;
 use crate::kernels::Variant;
+use crate::tr;
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::quiz::{self, Feedback, Level, Question, Quiz, Verdict};
@@ -37,10 +38,10 @@ impl Tab {
 
     fn name(self) -> &'static str {
         match self {
-            Tab::Memory => "Memory",
-            Tab::Code => "Code",
-            Tab::Log => "Log",
-            Tab::Vars => "Vars",
+            Tab::Memory => tr!("Memory"),
+            Tab::Code => tr!("Code"),
+            Tab::Log => tr!("Log"),
+            Tab::Vars => tr!("Vars"),
         }
     }
 }
@@ -116,9 +117,9 @@ impl Tracer {
     /// Starts quiz mode at `level`.
     pub fn start_quiz(&mut self, level: Level) {
         let mut q = Quiz::new(level, self.cursor);
-        q.feedback = Some(Feedback::Note(format!(
-            "predict {}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
-            level.about()
+        q.feedback = Some(Feedback::Note(tr!(
+            "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
+            what = level.about()
         )));
         self.quiz = Some(q);
     }
@@ -256,17 +257,20 @@ impl Tracer {
             KeyCode::Left | KeyCode::Right | KeyCode::Up | KeyCode::Down if arrows_select => {
                 self.move_selection(key.code)
             }
-            KeyCode::Char('n') | KeyCode::Right => self.go(Some(n + 1), "last event of the log"),
-            KeyCode::Char('p') | KeyCode::Left => self.go(n.checked_sub(1), "first event of the log"),
-            KeyCode::Char('j') | KeyCode::Down => self.go(trace.next_iteration(n, 0), "no next iteration"),
-            KeyCode::Char('k') | KeyCode::Up => self.go(trace.prev_iteration(n, 0), "no previous iteration"),
-            KeyCode::Char('J') => self.go(trace.next_iteration(n, 1), "no next iteration of the enclosing loop"),
+            KeyCode::Char('n') | KeyCode::Right => self.go(Some(n + 1), tr!("last event of the log")),
+            KeyCode::Char('p') | KeyCode::Left => self.go(n.checked_sub(1), tr!("first event of the log")),
+            KeyCode::Char('j') | KeyCode::Down => self.go(trace.next_iteration(n, 0), tr!("no next iteration")),
+            KeyCode::Char('k') | KeyCode::Up => self.go(trace.prev_iteration(n, 0), tr!("no previous iteration")),
+            KeyCode::Char('J') => self.go(
+                trace.next_iteration(n, 1),
+                tr!("no next iteration of the enclosing loop"),
+            ),
             KeyCode::Char('K') => self.go(
                 trace.prev_iteration(n, 1),
-                "no previous iteration of the enclosing loop",
+                tr!("no previous iteration of the enclosing loop"),
             ),
-            KeyCode::Char(']') => self.go(trace.next_phase(n), "this is the last phase"),
-            KeyCode::Char('[') => self.go(trace.prev_phase(n), "this is the first phase"),
+            KeyCode::Char(']') => self.go(trace.next_phase(n), tr!("this is the last phase")),
+            KeyCode::Char('[') => self.go(trace.prev_phase(n), tr!("this is the first phase")),
             KeyCode::PageDown => self.cursor = (n + 100).min(len - 1),
             KeyCode::PageUp => self.cursor = n.saturating_sub(100),
             KeyCode::Home => self.cursor = 0,
@@ -291,9 +295,9 @@ impl Tracer {
                 }
                 self.message = Some(
                     if self.select {
-                        "arrows move the selected cell (s or Esc to step again)"
+                        tr!("arrows move the selected cell (s or Esc to step again)")
                     } else {
-                        "arrows step through events"
+                        tr!("arrows step through events")
                     }
                     .into(),
                 );
@@ -344,15 +348,15 @@ impl Tracer {
                 quiz.level = quiz.level.next();
                 quiz.input.clear();
                 quiz.tries = 0;
-                quiz.feedback = Some(Feedback::Note(format!(
-                    "level {}: predict {}",
-                    quiz.level.name(),
-                    quiz.level.about()
+                quiz.feedback = Some(Feedback::Note(tr!(
+                    "level {level}: predict {what}",
+                    level = quiz.level.name(),
+                    what = quiz.level.about()
                 )));
             }
             KeyCode::Char('Q') => {
                 self.quiz = None;
-                self.message = Some("quiz off (Q starts it again)".into());
+                self.message = Some(tr!("quiz off (Q starts it again)").into());
             }
             _ => return None,
         }
@@ -364,7 +368,7 @@ impl Tracer {
         let walk = Arc::clone(&self.walk);
         let (Some(trace), Some(q)) = (walk.trace(self.variant), self.question()) else {
             if let Some(quiz) = self.quiz.as_mut() {
-                quiz.feedback = Some(Feedback::Note("the log ends here: nothing left to predict".into()));
+                quiz.feedback = Some(Feedback::Note(tr!("the log ends here: nothing left to predict").into()));
             }
             return Outcome::Stay;
         };
@@ -389,9 +393,9 @@ impl Tracer {
                     score.retried += 1;
                 }
                 quiz.feedback = Some(Feedback::Right(match &q {
-                    Question::One(a) => format!("correct: {}", a.working()),
+                    Question::One(a) => tr!("correct: {working}", working = a.working()),
                     Question::Iteration { name, reads, .. } => {
-                        format!("correct: the {} reads of iteration {name}", reads.len())
+                        tr!("correct: the {n} reads of iteration {name}", n = reads.len(), name)
                     }
                 }));
                 self.quiz_step(q.target())
@@ -401,7 +405,7 @@ impl Tracer {
                     *quiz.score(self.variant, span).missed.entry(missed).or_default() += 1;
                 }
                 quiz.tries += 1;
-                quiz.feedback = Some(Feedback::Wrong(format!("{text} · try again, or v reveals")));
+                quiz.feedback = Some(Feedback::Wrong(tr!("{text} · try again, or v reveals", text)));
                 Outcome::Stay
             }
             Verdict::Incomplete(text) => {
@@ -427,11 +431,11 @@ impl Tracer {
         if untried {
             let missed = match &q {
                 Question::One(a) => a.key(),
-                Question::Iteration { name, .. } => format!("iteration {name}"),
+                Question::Iteration { name, .. } => tr!("iteration {name}", name),
             };
             *score.missed.entry(missed).or_default() += 1;
         }
-        quiz.feedback = Some(Feedback::Revealed(format!("answer: {}", q.reveal())));
+        quiz.feedback = Some(Feedback::Revealed(tr!("answer: {answer}", answer = q.reveal())));
         self.quiz_step(q.target())
     }
 
@@ -442,7 +446,7 @@ impl Tracer {
             return Outcome::Stay;
         };
         if self.cursor + 1 >= trace.len() {
-            self.message = Some("last event of the log".into());
+            self.message = Some(tr!("last event of the log").into());
             return Outcome::Stay;
         }
         if let Some(quiz) = self.quiz.as_mut() {
@@ -478,7 +482,11 @@ impl Tracer {
         let Some(k) = ended else { return Outcome::Stay };
         match (quiz.scores.get(&(self.variant, k)), trace.phases.get(k)) {
             (Some(score), Some(&(_, phase))) if score.asked() > 0 => Outcome::Note {
-                title: format!("Quiz · {} ({}) done", phase.name(), phase.pass().name()),
+                title: tr!(
+                    "Quiz · {phase} ({pass}) done",
+                    phase = phase.name(),
+                    pass = phase.pass().name()
+                ),
                 text: score.summary(),
             },
             _ => Outcome::Stay,
@@ -509,17 +517,19 @@ impl Tracer {
     /// or a phase name.
     pub fn goto(&mut self, text: &str) -> Result<(), String> {
         let walk = Arc::clone(&self.walk);
-        let trace = walk.trace(self.variant).ok_or("this variant has no trace")?;
+        let trace = walk.trace(self.variant).ok_or(tr!("this variant has no trace"))?;
         let text = text.trim();
         let len = trace.len();
         if len == 0 {
-            return Err("this variant recorded no events".into());
+            return Err(tr!("this variant recorded no events").into());
         }
         if let Ok(n) = text.trim_start_matches('#').parse::<usize>() {
             if n >= len {
-                return Err(format!(
-                    "event {n} is past the end: the log has {len} events (0..{})",
-                    len - 1
+                return Err(tr!(
+                    "event {n} is past the end: the log has {len} events (0..{last})",
+                    n,
+                    len,
+                    last = len - 1
                 ));
             }
             self.cursor = n;
@@ -527,7 +537,7 @@ impl Tracer {
         }
         if let Some(phase) = Phase::from_name(text) {
             let k = trace.phases.iter().position(|&(s, p)| p == phase && (s as usize) < len);
-            let k = k.ok_or_else(|| format!("phase {phase} is not in this trace"))?;
+            let k = k.ok_or_else(|| tr!("phase {phase} is not in this trace", phase))?;
             self.cursor = trace.phases[k].0 as usize;
             return Ok(());
         }
@@ -536,16 +546,16 @@ impl Tracer {
             let pass = trace.view(self.cursor).pass;
             let n = walk.element_event(self.variant, pass, e).ok_or_else(|| {
                 let sh = walk.shape;
-                format!(
-                    "no score element b={} h={} i={} j={} in {}: B={}, H={}, T={}",
-                    e.b,
-                    e.h,
-                    e.i,
-                    e.j,
-                    self.variant,
-                    sh.b,
-                    walk.heads(self.variant),
-                    sh.t
+                tr!(
+                    "no score element b={b} h={h} i={i} j={j} in {variant}: B={nb}, H={nh}, T={nt}",
+                    b = e.b,
+                    h = e.h,
+                    i = e.i,
+                    j = e.j,
+                    variant = self.variant,
+                    nb = sh.b,
+                    nh = walk.heads(self.variant),
+                    nt = sh.t
                 )
             })?;
             self.cursor = n;
@@ -555,43 +565,49 @@ impl Tracer {
             let name = name.trim();
             let inside = rest
                 .strip_suffix(']')
-                .ok_or("a cell is written like q[10] or scores[0,1,2,1]")?;
-            let buf = Buf::from_name(name).ok_or_else(|| format!("no buffer named {name:?}"))?;
+                .ok_or(tr!("a cell is written like q[10] or scores[0,1,2,1]"))?;
+            let buf = Buf::from_name(name).ok_or_else(|| tr!("no buffer named {name}", name = format!("{name:?}")))?;
             let info = trace
                 .buffer(buf)
-                .ok_or_else(|| format!("{name} is not part of this trace"))?;
+                .ok_or_else(|| tr!("{name} is not part of this trace", name))?;
             let parts: Vec<&str> = inside.split(',').map(str::trim).collect();
             let nums: Vec<usize> = parts
                 .iter()
-                .map(|p| p.parse::<usize>().map_err(|_| format!("{p:?} is not a whole number")))
+                .map(|p| {
+                    p.parse::<usize>()
+                        .map_err(|_| tr!("{p} is not a whole number", p = format!("{p:?}")))
+                })
                 .collect::<Result<_, _>>()?;
             let layout = info.layout();
             let off = match nums.as_slice() {
                 [off] => *off,
                 idx => layout.offset(idx).ok_or_else(|| {
-                    format!(
-                        "{name}[{}] is not in {name} {} ({})",
-                        inside.trim(),
-                        layout.sizes_text(),
-                        layout.names().join(",")
+                    tr!(
+                        "{name}[{idx}] is not in {name} {sizes} ({names})",
+                        name,
+                        idx = inside.trim(),
+                        sizes = layout.sizes_text(),
+                        names = layout.names().join(",")
                     )
                 })?,
             };
             if off >= info.len() {
-                return Err(format!(
-                    "{name}[{off}] is out of range: {name} has {} elements",
-                    info.len()
+                return Err(tr!(
+                    "{name}[{off}] is out of range: {name} has {n} elements",
+                    name,
+                    off,
+                    n = info.len()
                 ));
             }
             let n = trace
                 .index
                 .first_access(buf, off)
-                .ok_or_else(|| format!("{name}[{off}] is never accessed in this trace"))?;
+                .ok_or_else(|| tr!("{name}[{off}] is never accessed in this trace", name, off))?;
             self.cursor = n;
             self.pinned = Some((buf, off));
             return Ok(());
         }
-        Err("goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase".into())
+        Err(tr!("goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase").into())
     }
 
     fn who_wrote(&mut self) {
@@ -601,7 +617,7 @@ impl Tracer {
         match trace.index.last_write_before(buf, off, self.cursor) {
             Some(w) => {
                 self.cursor = w;
-                self.message = Some(format!("event {w} last wrote {buf}[{off}]"));
+                self.message = Some(tr!("event {w} last wrote {buf}[{off}]", w, buf, off));
             }
             None => {
                 let v = trace
@@ -609,9 +625,11 @@ impl Tracer {
                     .and_then(|b| b.initial.get(off))
                     .copied()
                     .unwrap_or(0.0);
-                self.message = Some(format!(
-                    "nothing wrote {buf}[{off}] before this event: it holds its initial value {}",
-                    widgets::num(v)
+                self.message = Some(tr!(
+                    "nothing wrote {buf}[{off}] before this event: it holds its initial value {v}",
+                    buf,
+                    off,
+                    v = widgets::num(v)
                 ));
             }
         }
@@ -625,9 +643,9 @@ impl Tracer {
         match trace.index.next_read_after(buf, off, self.cursor) {
             Some(r) => {
                 self.cursor = r;
-                self.message = Some(format!("event {r} reads {buf}[{off}] next"));
+                self.message = Some(tr!("event {r} reads {buf}[{off}] next", r, buf, off));
             }
-            None => self.message = Some(format!("nothing reads {buf}[{off}] after this event")),
+            None => self.message = Some(tr!("nothing reads {buf}[{off}] after this event", buf, off)),
         }
         self.pinned = Some((buf, off));
     }
@@ -635,12 +653,13 @@ impl Tracer {
     fn toggle_breakpoint(&mut self) {
         let Some(cell) = self.selected() else { return };
         if self.breakpoints.remove(&cell) {
-            self.message = Some(format!("breakpoint on {}[{}] removed", cell.0, cell.1));
+            self.message = Some(tr!("breakpoint on {buf}[{off}] removed", buf = cell.0, off = cell.1));
         } else {
             self.breakpoints.insert(cell);
-            self.message = Some(format!(
-                "breakpoint on {}[{}]: c / C continue to its accesses",
-                cell.0, cell.1
+            self.message = Some(tr!(
+                "breakpoint on {buf}[{off}]: c / C continue to its accesses",
+                buf = cell.0,
+                off = cell.1
             ));
         }
     }
@@ -648,7 +667,7 @@ impl Tracer {
     /// `c` / `C`: the nearest access of any breakpoint cell after / before the cursor.
     fn continue_to(&mut self, forward: bool) {
         if self.breakpoints.is_empty() {
-            self.message = Some("no breakpoints: select a cell and press b".into());
+            self.message = Some(tr!("no breakpoints: select a cell and press b").into());
             return;
         }
         let walk = Arc::clone(&self.walk);
@@ -665,9 +684,9 @@ impl Tracer {
         self.go(
             to,
             if forward {
-                "no later breakpoint hit"
+                tr!("no later breakpoint hit")
             } else {
-                "no earlier breakpoint hit"
+                tr!("no earlier breakpoint hit")
             },
         );
     }
@@ -689,9 +708,9 @@ impl Tracer {
             }
         };
         let none = if forward {
-            "the cursor is in the timeline's last column"
+            tr!("the cursor is in the timeline's last column")
         } else {
-            "the cursor is in the timeline's first column"
+            tr!("the cursor is in the timeline's first column")
         };
         self.go(to, none);
     }
@@ -709,8 +728,11 @@ impl Tracer {
         match to {
             Some(n) => self.cursor = n,
             None => {
-                let which = if forward { "after" } else { "before" };
-                self.message = Some(format!("no access of {buf}[{off}] {which} this event"));
+                self.message = Some(if forward {
+                    tr!("no access of {buf}[{off}] after this event", buf, off)
+                } else {
+                    tr!("no access of {buf}[{off}] before this event", buf, off)
+                });
             }
         }
         self.pinned = Some((buf, off));
@@ -753,7 +775,7 @@ impl Tracer {
             .find(|(s, p)| p.pass() == there && (*s as usize) < trace.len())
             .map(|&(s, _)| s as usize);
         let Some(first) = first else {
-            self.message = Some(format!("this trace has no {} pass", there.name()));
+            self.message = Some(tr!("this trace has no {pass} pass", pass = there.name()));
             return;
         };
         self.saved.insert((self.variant, here), self.cursor);
@@ -816,8 +838,8 @@ impl Tracer {
 
     fn mouse_here(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
         match m.kind {
-            MouseEventKind::ScrollDown => self.go(Some(self.cursor + 1), "last event of the log"),
-            MouseEventKind::ScrollUp => self.go(self.cursor.checked_sub(1), "first event of the log"),
+            MouseEventKind::ScrollDown => self.go(Some(self.cursor + 1), tr!("last event of the log")),
+            MouseEventKind::ScrollUp => self.go(self.cursor.checked_sub(1), tr!("first event of the log")),
             MouseEventKind::Down(MouseButton::Left) => {
                 let Some(ctx) = self.ctx(theme) else { return };
                 let areas = areas(area, self, &ctx);
@@ -840,7 +862,7 @@ impl Tracer {
                 {
                     let mut x = tabs.x;
                     for (tab, label) in tab_labels(areas.wide_vars) {
-                        let w = label.chars().count() as u16;
+                        let w = widgets::cols(&label) as u16;
                         if m.column >= x && m.column < x + w {
                             self.tab = tab;
                         }
@@ -853,7 +875,11 @@ impl Tracer {
                     let hit = memory::hit(&memory::plan(inner, &ctx), ctx.trace, m.column, m.row);
                     if let Some(cell) = hit {
                         self.pinned = Some(cell);
-                        self.message = Some(format!("selected {}[{}]: w, r, b act on it", cell.0, cell.1));
+                        self.message = Some(tr!(
+                            "selected {buf}[{off}]: w, r, b act on it",
+                            buf = cell.0,
+                            off = cell.1
+                        ));
                     }
                 }
             }
@@ -1011,22 +1037,22 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     let Some(ctx) = st.ctx(theme) else {
-        let text = format!("{}: this variant recorded no events", st.walk.title);
+        let text = tr!("{title}: this variant recorded no events", title = st.walk.title);
         frame.render_widget(Paragraph::new(text), area);
         return;
     };
     let a = areas(area, st, &ctx);
     let t = theme;
     // the title bold, the rest dim, over as many lines as it takes
-    let title_len = st.walk.title.chars().count() + 1;
+    let title_len = st.walk.title.len() + 1;
     let header: Vec<Line> = header_lines(st, &ctx, area.width)
         .into_iter()
         .enumerate()
         .map(|(k, text)| {
-            if k > 0 || text.chars().count() < title_len {
+            if k > 0 || text.len() < title_len || !text.is_char_boundary(title_len) {
                 return Line::styled(text, t.dim());
             }
-            let (head, rest) = text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i));
+            let (head, rest) = text.split_at(title_len);
             Line::from(vec![
                 Span::styled(head.to_string(), t.title()),
                 Span::styled(rest.to_string(), t.dim()),
@@ -1052,11 +1078,11 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         log::render_until(frame, r, &ctx, false, shown);
     }
     if let (Some(r), Some(lines)) = (a.grad, grad_lines(st, &ctx, a.boxed)) {
-        let title = " Gradient check · L = Σ out ⊙ d_out ";
+        let title = tr!(" Gradient check · L = Σ out ⊙ d_out ");
         boxed_text(frame, r, a.boxed.then_some((title, t.border(false))), &lines);
     }
     if let (Some(r), Some(lines)) = (a.quiz, quiz_lines(st, t)) {
-        let title = " Quiz · Enter check · v reveal · n skip · l level · Q stop ";
+        let title = tr!(" Quiz · Enter check · v reveal · n skip · l level · Q stop ");
         boxed_text(frame, r, a.boxed.then_some((title, t.border(true))), &lines);
     }
     if let Some(r) = a.tabs {
@@ -1070,8 +1096,9 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
             spans.push(Span::styled(label, if tab == shown { t.cursor() } else { t.dim() }));
         }
         let used: usize = spans.iter().map(|s| s.width()).sum();
-        if used + 13 <= r.width as usize {
-            spans.push(Span::styled("  t: next tab", t.dim()));
+        let more = tr!("  t: next tab");
+        if used + widgets::cols(more) <= r.width as usize {
+            spans.push(Span::styled(more, t.dim()));
         }
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
@@ -1127,9 +1154,9 @@ fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
     ];
     if let Some(p) = &st.prompt {
         let rights = [
-            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)"),
-            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])"),
-            format!(" goto: {p}▏"),
+            tr!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)", p),
+            tr!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])", p),
+            tr!(" goto: {p}▏", p),
         ];
         return widgets::bar::status(&lefts, &rights, true, width);
     }
@@ -1144,20 +1171,32 @@ fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
         let score = q.scores.get(&(st.variant, span)).map_or("0/0".into(), |s| s.short());
         let level = q.level.name();
         let rights = [
-            format!(" quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop"),
-            format!(" quiz {level} · {phase} {score} · v reveal · n skip · Q stop"),
-            format!(" quiz {phase} {score} · ? keys"),
+            tr!(
+                " quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop",
+                level,
+                phase,
+                score
+            ),
+            tr!(
+                " quiz {level} · {phase} {score} · v reveal · n skip · Q stop",
+                level,
+                phase,
+                score
+            ),
+            tr!(" quiz {phase} {score} · ? keys", phase, score),
         ];
         // the phase is in the score: below the widest, the position is the one to shorten
-        let whole = lefts[0].chars().count() + rights[0].chars().count() <= width as usize;
+        let whole = widgets::cols(&lefts[0]) + widgets::cols(&rights[0]) <= width as usize;
         return widgets::bar::status(if whole { &lefts } else { &lefts[1..] }, &rights, true, width);
     }
     let hints = [
-        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
-        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
-        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
-        " n/p · j/k · ]/[ · g · ? keys",
-        " ? keys",
+        tr!(
+            " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys"
+        ),
+        tr!(" n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys"),
+        tr!(" n/p step · j/k iter · ]/[ phase · g goto · ? keys"),
+        tr!(" n/p · j/k · ]/[ · g · ? keys"),
+        tr!(" ? keys"),
     ]
     .map(String::from);
     widgets::bar::status(&lefts, &hints, false, width)

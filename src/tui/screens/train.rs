@@ -13,8 +13,9 @@ use crate::model::Origin;
 use crate::model::gpt::Layout;
 use crate::model::spec::parse_rope;
 use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
-use crate::tr;
 use crate::tui::theme::Theme;
+use crate::tui::widgets::{cols, cut_start, pad};
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
@@ -66,35 +67,35 @@ impl Field {
 
     pub fn label(self) -> &'static str {
         match self {
-            Field::Dataset => "dataset",
-            Field::Layers => "layers",
-            Field::DModel => "d_model",
-            Field::Heads => "heads",
-            Field::KvHeads => "kv heads",
-            Field::Rope => "rope",
-            Field::Seq => "seq",
-            Field::Batch => "batch",
-            Field::Steps => "steps",
-            Field::Lr => "lr",
-            Field::Seed => "seed",
-            Field::Save => "save to",
+            Field::Dataset => tr!("dataset"),
+            Field::Layers => tr!("layers"),
+            Field::DModel => tr!("d_model"),
+            Field::Heads => tr!("heads"),
+            Field::KvHeads => tr!("kv heads"),
+            Field::Rope => tr!("rope"),
+            Field::Seq => tr!("seq"),
+            Field::Batch => tr!("batch"),
+            Field::Steps => tr!("steps"),
+            Field::Lr => tr!("lr"),
+            Field::Seed => tr!("seed"),
+            Field::Save => tr!("save to"),
         }
     }
 
     pub fn hint(self) -> &'static str {
         match self {
-            Field::Dataset => "←/→ kernels · copy · reverse · sort, or type a file path",
-            Field::Layers => "L, transformer blocks",
-            Field::DModel => "C, channels of every token",
-            Field::Heads => "H, divides d_model (1: baseline kernel's math, more: MHA)",
+            Field::Dataset => tr!("←/→ kernels · copy · reverse · sort, or type a file path"),
+            Field::Layers => tr!("L, transformer blocks"),
+            Field::DModel => tr!("C, channels of every token"),
+            Field::Heads => tr!("H, divides d_model (1: baseline kernel's math, more: MHA)"),
             Field::KvHeads => tr!("H_kv: divides H (empty: H)"),
             Field::Rope => tr!("←/→ none · interleaved · half"),
-            Field::Seq => "T, tokens of context",
-            Field::Batch => "B, sequences per step",
-            Field::Steps => "optimizer steps",
-            Field::Lr => "AdamW learning rate",
-            Field::Seed => "initial weights and data order",
-            Field::Save => "s saves here, e exports layers beside it",
+            Field::Seq => tr!("T, tokens of context"),
+            Field::Batch => tr!("B, sequences per step"),
+            Field::Steps => tr!("optimizer steps"),
+            Field::Lr => tr!("AdamW learning rate"),
+            Field::Seed => tr!("initial weights and data order"),
+            Field::Save => tr!("s saves here, e exports layers beside it"),
         }
     }
 
@@ -202,11 +203,11 @@ impl Form {
             match text.parse::<usize>() {
                 Ok(v) => Some(v),
                 Err(_) if text.is_empty() => {
-                    err(f, "empty: give a whole number".into());
+                    err(f, tr!("empty: give a whole number").into());
                     None
                 }
                 Err(_) => {
-                    err(f, format!("{text:?} is not a whole number ≥ 1"));
+                    err(f, tr!("{text} is not a whole number ≥ 1", text = format!("{text:?}")));
                     None
                 }
             }
@@ -235,7 +236,13 @@ impl Form {
         let lr = match lr_text.parse::<f32>() {
             Ok(v) => Some(v),
             Err(_) => {
-                err(Field::Lr, format!("{lr_text:?} is not a number such as 0.003 or 3e-3"));
+                err(
+                    Field::Lr,
+                    tr!(
+                        "{text} is not a number such as 0.003 or 3e-3",
+                        text = format!("{lr_text:?}")
+                    ),
+                );
                 None
             }
         };
@@ -259,23 +266,33 @@ impl Form {
         {
             err(
                 Field::Batch,
-                format!(
-                    "batch · seq = {} is over {MAX_TOKENS_PER_STEP} tokens per step",
-                    b.saturating_mul(t)
+                tr!(
+                    "batch · seq = {n} is over {max} tokens per step",
+                    n = b.saturating_mul(t),
+                    max = MAX_TOKENS_PER_STEP
                 ),
             );
         }
         let seed_text = self.value(Field::Seed).trim();
         let seed = seed_text
             .parse::<u64>()
-            .map_err(|_| err(Field::Seed, format!("{seed_text:?} is not a whole number ≥ 0")))
+            .map_err(|_| {
+                err(
+                    Field::Seed,
+                    tr!("{text} is not a whole number ≥ 0", text = format!("{seed_text:?}")),
+                )
+            })
             .ok();
         let config = spec.config();
         let params = config.map(|c| Layout::new(&c).total);
         if let Some(p) = params.filter(|&p| p > MAX_PARAMS) {
             err(
                 Field::DModel,
-                format!("{p} parameters is over the TUI's {MAX_PARAMS}: use attn-trace train for models this big"),
+                tr!(
+                    "{p} parameters is over the TUI's {max}: use attn-trace train for models this big",
+                    p,
+                    max = MAX_PARAMS
+                ),
             );
         }
         let source = check_source(self.value(Field::Dataset), seq, &mut err);
@@ -368,7 +385,10 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
         return Some(Source::Builtin(text.to_string()));
     }
     if text.is_empty() {
-        err(Field::Dataset, "empty: a built-in name (←/→) or a file path".into());
+        err(
+            Field::Dataset,
+            tr!("empty: a built-in name (←/→) or a file path").into(),
+        );
         return None;
     }
     let path = PathBuf::from(text);
@@ -377,29 +397,35 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
             let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
             err(
                 Field::Dataset,
-                format!("no such file, nor a built-in dataset ({})", names.join(", ")),
+                tr!(
+                    "no such file, nor a built-in dataset ({names})",
+                    names = names.join(", ")
+                ),
             );
             None
         }
         Ok(m) if m.is_dir() => {
-            err(Field::Dataset, "is a directory: give a file of text".into());
+            err(Field::Dataset, tr!("is a directory: give a file of text").into());
             None
         }
         // a FIFO or a device would be waited on or read without end
         Ok(m) if !m.is_file() => {
             err(
                 Field::Dataset,
-                format!("{}, not a regular file", kind_of(m.file_type())),
+                tr!(
+                    "{kind}, not a regular file",
+                    kind = crate::i18n::text(kind_of(m.file_type()))
+                ),
             );
             None
         }
         Ok(m) if m.len() > data::MAX_FILE_BYTES => {
             err(
                 Field::Dataset,
-                format!(
-                    "{} bytes is larger than the {} a data file may be",
-                    m.len(),
-                    human_bytes(data::MAX_FILE_BYTES)
+                tr!(
+                    "{n} bytes is larger than the {max} a data file may be",
+                    n = m.len(),
+                    max = human_bytes(data::MAX_FILE_BYTES)
                 ),
             );
             None
@@ -410,7 +436,12 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
                 if m.len() < need as u64 {
                     err(
                         Field::Dataset,
-                        format!("{} bytes is too short: seq {seq} needs at least {need}", m.len()),
+                        tr!(
+                            "{n} bytes is too short: seq {seq} needs at least {need}",
+                            n = m.len(),
+                            seq,
+                            need
+                        ),
                     );
                     return None;
                 }
@@ -424,12 +455,15 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
 fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf> {
     let text = text.trim();
     if text.is_empty() {
-        err(Field::Save, "empty: a file name such as tinygpt.safetensors".into());
+        err(
+            Field::Save,
+            tr!("empty: a file name such as tinygpt.safetensors").into(),
+        );
         return None;
     }
     let path = PathBuf::from(text);
     if path.is_dir() {
-        err(Field::Save, "is a directory: give a file name".into());
+        err(Field::Save, tr!("is a directory: give a file name").into());
         return None;
     }
     if let Ok(m) = std::fs::metadata(&path)
@@ -437,19 +471,25 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
     {
         err(
             Field::Save,
-            format!("{}: give the name of a file", kind_of(m.file_type())),
+            tr!(
+                "{kind}: give the name of a file",
+                kind = crate::i18n::text(kind_of(m.file_type()))
+            ),
         );
         return None;
     }
     // a missing folder is made when the checkpoint is saved, if the folder it goes in exists
     let dir = dir_of(&path);
     if dir.exists() && !dir.is_dir() {
-        err(Field::Save, format!("{} is not a directory", dir.display()));
+        err(Field::Save, tr!("{dir} is not a directory", dir = dir.display()));
         return None;
     }
     let up = dir_of(&dir);
     if !dir.is_dir() && !up.is_dir() {
-        err(Field::Save, format!("the directory {} does not exist", up.display()));
+        err(
+            Field::Save,
+            tr!("the directory {dir} does not exist", dir = up.display()),
+        );
         return None;
     }
     Some(path)
@@ -565,16 +605,23 @@ impl Progress {
             Report::Sample { step, sample } => self.sample = Some((step, sample)),
             Report::Paused(p) => {
                 self.state = if p { RunState::Paused } else { RunState::Running };
-                return Applied::Message(if p { "paused: space resumes" } else { "resumed" }.into());
+                return Applied::Message(
+                    if p {
+                        tr!("paused: space resumes")
+                    } else {
+                        tr!("resumed")
+                    }
+                    .into(),
+                );
             }
             Report::Saved { step, path, result } => {
                 return Applied::Message(match result {
                     Ok(()) => {
-                        let msg = format!("saved step {step} to {}", path.display());
+                        let msg = tr!("saved step {step} to {path}", step, path = path.display());
                         self.saved = Some((path, step));
                         msg
                     }
-                    Err(e) => format!("not saved: {e}"),
+                    Err(e) => tr!("not saved: {e}", e),
                 });
             }
             Report::Snapshot { step, model } => return Applied::Snapshot(step, model),
@@ -715,18 +762,18 @@ pub struct Train {
 
 /// The keys of the run, for its `?` popup (the form lists its own under it).
 pub const KEYS: &[(&str, &str)] = &[
-    ("space", "pause / resume training"),
-    ("s", "save the checkpoint (atomically) to the path shown"),
-    ("x", "stop training here"),
+    ("space", msg!("pause / resume training")),
+    ("s", msg!("save the checkpoint (atomically) to the path shown")),
+    ("x", msg!("stop training here")),
     (
         "t",
-        "trace: a prompt, then the attention map and the tracer, on the current weights",
+        msg!("trace: a prompt, then the attention map and the tracer, on the current weights"),
     ),
-    ("l", "loss chart: log ↔ linear scale"),
-    ("n", "new run (once this one has finished)"),
+    ("l", msg!("loss chart: log ↔ linear scale")),
+    ("n", msg!("new run (once this one has finished)")),
     (
         "q / Esc",
-        "back to the menu (training goes on; Train TinyGPT returns here)",
+        msg!("back to the menu (training goes on; Train TinyGPT returns here)"),
     ),
 ];
 
@@ -820,15 +867,15 @@ impl Train {
             KeyCode::Char('s') => {
                 let path = p.spec.save.clone();
                 if matches!(p.state, RunState::Failed(_) | RunState::Starting) || !send(Cmd::Save(path.clone())) {
-                    self.message = Some("nothing to save yet".into());
+                    self.message = Some(tr!("nothing to save yet").into());
                 } else {
                     self.awaiting += 1;
-                    self.message = Some(format!("saving to {} …", path.display()));
+                    self.message = Some(tr!("saving to {path} …", path = path.display()));
                 }
             }
             KeyCode::Char('x') if running || p.state == RunState::Paused => {
                 send(Cmd::Finish);
-                self.message = Some("stopping after this step …".into());
+                self.message = Some(tr!("stopping after this step …").into());
             }
             KeyCode::Char('t') => {
                 if let (RunState::Finished { .. }, Some(model)) = (&p.state, &p.model) {
@@ -840,9 +887,9 @@ impl Train {
                 if matches!(p.state, RunState::Running | RunState::Paused) && send(Cmd::Snapshot) {
                     self.pending_trace = true;
                     self.awaiting += 1;
-                    self.message = Some("taking a snapshot of the weights …".into());
+                    self.message = Some(tr!("taking a snapshot of the weights …").into());
                 } else {
-                    self.message = Some("no weights to trace yet".into());
+                    self.message = Some(tr!("no weights to trace yet").into());
                 }
             }
             KeyCode::Char('l') => self.log_scale = !self.log_scale,
@@ -853,7 +900,7 @@ impl Train {
                     self.pending_trace = false;
                     self.awaiting = 0;
                 } else {
-                    self.message = Some("still training: x stops it first".into());
+                    self.message = Some(tr!("still training: x stops it first").into());
                 }
             }
             KeyCode::Char('?') => return Outcome::Help,
@@ -881,7 +928,7 @@ impl Train {
                     .position(Option::is_some)
                     .unwrap_or(self.form.focus);
                 self.form.focus = bad;
-                self.message = Some("fix the fields marked ✗ first".into());
+                self.message = Some(tr!("fix the fields marked ✗ first").into());
             }
         }
     }
@@ -918,7 +965,7 @@ fn duration(secs: f64) -> String {
     if s >= 60 {
         format!("{}:{:02}", s / 60, s % 60)
     } else {
-        format!("{s} s")
+        tr!("{s} s", s)
     }
 }
 
@@ -950,7 +997,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     let value_w = form
         .values
         .iter()
-        .map(|v| v.chars().count())
+        .map(|v| cols(v))
         .max()
         .unwrap_or(0)
         .clamp(12, inner_w.saturating_sub(3 + 9 + 2 + 24).clamp(12, 36));
@@ -961,22 +1008,21 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     for (k, f) in Field::ALL.iter().enumerate() {
         let focused = k == form.focus;
         let value = form.value(*f);
-        let shown: String = if value.chars().count() > value_w {
+        let shown: String = if cols(value) > value_w {
             // the end of a long path is the part that tells files apart
-            let skip = value.chars().count() - (value_w - 1);
-            format!("…{}", value.chars().skip(skip).collect::<String>())
+            format!("…{}", cut_start(value, value_w - 1))
         } else {
             value.to_string()
         };
         let cursor = if focused { "▏" } else { " " };
         let mut spans = vec![
             Span::styled(if focused { " ▸ " } else { "   " }, t.key()),
-            Span::styled(format!("{:<8} ", f.label()), if focused { t.title() } else { t.base() }),
             Span::styled(
-                format!(
-                    "{shown}{cursor}{}",
-                    " ".repeat(value_w.saturating_sub(shown.chars().count()))
-                ),
+                format!("{} ", pad(f.label(), 8)),
+                if focused { t.title() } else { t.base() },
+            ),
+            Span::styled(
+                format!("{shown}{cursor}{}", " ".repeat(value_w.saturating_sub(cols(&shown)))),
                 if focused { t.cursor() } else { t.number() },
             ),
             Span::raw("  "),
@@ -984,9 +1030,9 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         let (hint, style) = match (&checked.errors[k], &checked.new_dir) {
             (Some(e), _) => (format!("✗ {e}"), t.error()),
             (None, Some(dir)) if *f == Field::Save => (
-                format!(
-                    "s saves here, e exports layers beside it ({}/ is made then)",
-                    dir.display()
+                tr!(
+                    "s saves here, e exports layers beside it ({dir}/ is made then)",
+                    dir = dir.display()
                 ),
                 t.dim(),
             ),
@@ -1013,7 +1059,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     lines.push(Line::from(vec![
         Span::raw("   "),
         Span::styled(
-            " Start training ",
+            tr!(" Start training "),
             if start_focused {
                 t.cursor()
             } else if ready {
@@ -1024,9 +1070,9 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         ),
         Span::styled(
             if ready {
-                "  Enter starts"
+                tr!("  Enter starts")
             } else {
-                "  fix the fields marked ✗"
+                tr!("  fix the fields marked ✗")
             },
             t.dim(),
         ),
@@ -1041,27 +1087,37 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     .areas(area);
     frame.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(" Train TinyGPT ", t.title()),
-            Span::styled("· a byte-level GPT whose attention runs on the traced kernels", t.dim()),
+            Span::styled(tr!(" Train TinyGPT "), t.title()),
+            Span::styled(
+                tr!("· a byte-level GPT whose attention runs on the traced kernels"),
+                t.dim(),
+            ),
         ])),
         head,
     );
     frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().title(" configuration ").border_style(t.border(true))),
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .title(tr!(" configuration "))
+                .border_style(t.border(true)),
+        ),
         body,
     );
     let mut info = Vec::new();
     if let Some((_, about)) = BUILTIN.iter().find(|(n, _)| *n == form.value(Field::Dataset).trim()) {
-        info.push(Line::from(vec![Span::styled(" data: ", t.dim()), Span::raw(*about)]));
+        info.push(Line::from(vec![
+            Span::styled(tr!(" data: "), t.dim()),
+            Span::raw(crate::i18n::text(about)),
+        ]));
     }
     if let Some(p) = checked.params {
-        let mut text = format!(" {} parameters", grouped(p as u64));
+        let mut text = tr!(" {n} parameters", n = grouped(p as u64));
         if let Some(spec) = &checked.spec {
-            text.push_str(&format!(
-                " · {} tokens per step · {} heads of D = {}",
-                spec.batch * spec.config.seq_len,
-                spec.config.n_heads,
-                spec.config.d_model / spec.config.n_heads
+            text.push_str(&tr!(
+                " · {tokens} tokens per step · {heads} heads of D = {d}",
+                tokens = spec.batch * spec.config.seq_len,
+                heads = spec.config.n_heads,
+                d = spec.config.d_model / spec.config.n_heads
             ));
             // grouped heads: how many key/value heads the query heads share
             let (h, kv) = (spec.config.n_heads, spec.config.kv_heads());
@@ -1072,7 +1128,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         info.push(Line::styled(text, t.dim()));
     }
     frame.render_widget(Paragraph::new(info).wrap(Wrap { trim: false }), about);
-    let hints = " ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back";
+    let hints = tr!(" ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back");
     let line = match &st.message {
         Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
         None => Line::styled(hints, t.status()),
@@ -1094,16 +1150,16 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
     ])
     .areas(area);
     let state = match &p.state {
-        RunState::Starting => "starting".to_string(),
-        RunState::Running => "running".to_string(),
-        RunState::Paused => "paused".to_string(),
-        RunState::Finished { stopped: false } => format!("finished in {}", duration(p.seconds)),
-        RunState::Finished { stopped: true } => format!("stopped at step {}", p.step),
-        RunState::Failed(_) => "failed".to_string(),
+        RunState::Starting => tr!("starting").to_string(),
+        RunState::Running => tr!("running").to_string(),
+        RunState::Paused => tr!("paused").to_string(),
+        RunState::Finished { stopped: false } => tr!("finished in {time}", time = duration(p.seconds)),
+        RunState::Finished { stopped: true } => tr!("stopped at step {step}", step = p.step),
+        RunState::Failed(_) => tr!("failed").to_string(),
     };
     frame.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled(" Train TinyGPT ", t.title()),
+            Span::styled(tr!(" Train TinyGPT "), t.title()),
             Span::styled(
                 format!(
                     "· {} · L{} C{} H{}{} T{} B{} lr {} · ",
@@ -1128,7 +1184,7 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
         frame.render_widget(
             Paragraph::new(Line::styled(e.clone(), t.error()))
                 .wrap(Wrap { trim: false })
-                .block(Block::bordered().title(" training failed ")),
+                .block(Block::bordered().title(tr!(" training failed "))),
             chart_area,
         );
     } else {
@@ -1143,7 +1199,12 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
     frame.render_widget(
         Gauge::default()
             .ratio(ratio)
-            .label(format!("step {}/{} · {:.0}%", p.step, spec.steps, ratio * 100.0))
+            .label(tr!(
+                "step {step}/{steps} · {pct}%",
+                step = p.step,
+                steps = spec.steps,
+                pct = format!("{:.0}", ratio * 100.0)
+            ))
             .gauge_style(t.title())
             .use_unicode(true),
         gauge,
@@ -1151,24 +1212,24 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
     render_sample(frame, sample, p, t);
     let hints = match &p.state {
         RunState::Running | RunState::Starting => {
-            format!(
-                " space pause · s save → {} · x stop · t trace · l log · q back",
-                spec.save.display()
+            tr!(
+                " space pause · s save → {path} · x stop · t trace · l log · q back",
+                path = spec.save.display()
             )
         }
         RunState::Paused => {
-            format!(
-                " space resume · s save → {} · x stop · t trace · l log · q back",
-                spec.save.display()
+            tr!(
+                " space resume · s save → {path} · x stop · t trace · l log · q back",
+                path = spec.save.display()
             )
         }
         RunState::Finished { .. } => {
-            format!(
-                " s save → {} · t trace · l log · n new run · q back",
-                spec.save.display()
+            tr!(
+                " s save → {path} · t trace · l log · n new run · q back",
+                path = spec.save.display()
             )
         }
-        RunState::Failed(_) => " n new run · q back".to_string(),
+        RunState::Failed(_) => tr!(" n new run · q back").to_string(),
     };
     let line = match &st.message {
         Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
@@ -1194,22 +1255,22 @@ fn render_chart(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, t: Them
     ];
     let series = vec![
         Series::default()
-            .name("loss")
+            .name(tr!("loss"))
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(t.name())
             .data(&data.train),
         Series::default()
-            .name("val")
+            .name(tr!("val"))
             .marker(Marker::Dot)
             .graph_type(GraphType::Scatter)
             .style(t.number())
             .data(&data.val),
     ];
     let title = if st.log_scale {
-        " loss (log scale · l linear) "
+        tr!(" loss (log scale · l linear) ")
     } else {
-        " loss (l: log scale) "
+        tr!(" loss (l: log scale) ")
     };
     let chart = Chart::new(series)
         .block(Block::bordered().title(title).border_style(t.border(false)))
@@ -1220,40 +1281,35 @@ fn render_chart(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, t: Them
 
 fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
     let num = |v: Option<f32>| v.map_or("–".to_string(), |v| format!("{v:.4}"));
-    let row = |k: &str, v: String| {
-        Line::from(vec![
-            Span::styled(format!("{k:<9}"), t.dim()),
-            Span::styled(v, t.number()),
-        ])
-    };
+    let row = |k: &str, v: String| Line::from(vec![Span::styled(pad(k, 9), t.dim()), Span::styled(v, t.number())]);
     let mut lines = vec![
-        row("step", format!("{}/{}", p.step, p.spec.steps)),
-        row("loss", num(p.recent_loss(20))),
-        row("val loss", num(p.val.last().map(|v| v.1))),
+        row(tr!("step"), format!("{}/{}", p.step, p.spec.steps)),
+        row(tr!("loss"), num(p.recent_loss(20))),
+        row(tr!("val loss"), num(p.val.last().map(|v| v.1))),
         row(
-            "tokens/s",
+            tr!("tokens/s"),
             p.tokens_per_s().map_or("–".into(), |r| grouped(r.round() as u64)),
         ),
         row(
-            "ETA",
+            tr!("ETA"),
             match p.state {
-                RunState::Finished { .. } => "done".into(),
+                RunState::Finished { .. } => tr!("done").into(),
                 _ => p.eta().map_or("–".into(), duration),
             },
         ),
-        row("time", duration(p.seconds)),
+        row(tr!("time"), duration(p.seconds)),
     ];
     if let Some(n) = p.params {
-        lines.push(row("params", grouped(n as u64)));
+        lines.push(row(tr!("params"), grouped(n as u64)));
     }
     if let Some((path, step)) = &p.saved {
-        lines.push(Line::styled(format!("saved step {step}:"), t.dim()));
+        lines.push(Line::styled(tr!("saved step {step}:", step), t.dim()));
         lines.push(Line::raw(path.display().to_string()));
     }
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(" progress ").border_style(t.border(false))),
+            .block(Block::bordered().title(tr!(" progress ")).border_style(t.border(false))),
         area,
     );
 }
@@ -1261,8 +1317,8 @@ fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
 fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
     let (title, lines) = match &p.sample {
         None => (
-            " sample ".to_string(),
-            vec![Line::styled("(the first sample comes after a few steps)", t.dim())],
+            tr!(" sample ").to_string(),
+            vec![Line::styled(tr!("(the first sample comes after a few steps)"), t.dim())],
         ),
         Some((step, Sample::Task { lines, correct, of })) => {
             let mut out: Vec<Line> = lines
@@ -1275,21 +1331,28 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
                         Span::styled(if ok { "  ✓" } else { "  ✗" }, if ok { t.key() } else { t.error() }),
                     ];
                     if !ok {
-                        spans.push(Span::styled(format!("  (want {})", l.want), t.dim()));
+                        spans.push(Span::styled(tr!("  (want {want})", want = l.want), t.dim()));
                     }
                     Line::from(spans)
                 })
                 .collect();
             out.push(Line::styled(
-                format!("exact answers: {correct} of the first {of} validation lines"),
+                tr!(
+                    "exact answers: {correct} of the first {of} validation lines",
+                    correct,
+                    of
+                ),
                 t.title(),
             ));
-            (format!(" sample at step {step} (greedy) "), out)
+            (tr!(" sample at step {step} (greedy) ", step), out)
         }
         Some((step, Sample::Text { prompt, text })) => {
-            let mut out = vec![Line::styled(format!("after {prompt:?}:"), t.dim())];
+            let mut out = vec![Line::styled(
+                tr!("after {prompt}:", prompt = format!("{prompt:?}")),
+                t.dim(),
+            )];
             out.extend(text.split('\n').map(|l| Line::raw(l.to_string())));
-            (format!(" sample at step {step} (temperature 0.8) "), out)
+            (tr!(" sample at step {step} (temperature 0.8) ", step), out)
         }
     };
     frame.render_widget(

@@ -3,7 +3,7 @@
 //! point where two runs diverge) is never shortened: where it does not fit beside the position,
 //! it goes on the lines below it.
 
-use super::put;
+use super::{cols, put};
 use crate::tui::screens::help::wrap;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -13,7 +13,7 @@ use ratatui::style::Style;
 /// the last wrapped over the lines it needs.
 pub fn header(choices: &[String], width: u16) -> Vec<String> {
     let w = width as usize;
-    if let Some(c) = choices.iter().find(|c| c.chars().count() <= w) {
+    if let Some(c) = choices.iter().find(|c| cols(c) <= w) {
         return vec![c.clone()];
     }
     let last = choices.last().map_or("", String::as_str);
@@ -26,7 +26,7 @@ pub fn header(choices: &[String], width: u16) -> Vec<String> {
 /// on the lines under the most complete position; hints that do not fit are left out.
 pub fn status(lefts: &[String], rights: &[String], must: bool, width: u16) -> Vec<(String, String)> {
     let w = width as usize;
-    let len = |s: &String| s.chars().count();
+    let len = |s: &String| cols(s);
     for l in lefts {
         for r in rights {
             if len(l) + len(r) <= w {

@@ -1,6 +1,7 @@
 //! The code panel: the kernel's real source, scrolled to the line that made the current access.
 
 use super::{Ctx, put};
+use crate::tr;
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use ratatui::Frame;
@@ -51,9 +52,9 @@ pub fn panel(
     t: Theme,
 ) -> Option<(Rect, &'static str)> {
     let title = match current {
-        _ if file.is_empty() => " Code ".to_string(),
-        Some(l) => format!(" Code · {}:{l} ", source::short(file)),
-        None => format!(" Code · {} ", source::short(file)),
+        _ if file.is_empty() => tr!(" Code ").to_string(),
+        Some(l) => tr!(" Code · {file}:{l} ", file = source::short(file), l),
+        None => tr!(" Code · {file} ", file = source::short(file)),
     };
     let block = Block::bordered().title(title).border_style(t.border(focused));
     let inner = block.inner(area);
@@ -65,7 +66,7 @@ pub fn panel(
             inner,
             inner.x,
             inner.y,
-            "(no source for this event)",
+            tr!("(no source for this event)"),
             t.dim(),
         );
     }

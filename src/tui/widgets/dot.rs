@@ -9,7 +9,9 @@
 
 use super::{Ctx, frame_ids, put};
 use crate::format::exact;
+use crate::tr;
 use crate::trace::{Buf, Op, Trace};
+use crate::tui::widgets::cols;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -161,7 +163,7 @@ pub fn offsets_text(offs: &[usize]) -> String {
     let even = step > 0 && offs.windows(2).all(|w| w[1] as isize - w[0] as isize == step);
     match (even, step) {
         (true, 1) => format!("{first}..={last}"),
-        (true, s) => format!("{first}..={last} step {s}"),
+        (true, s) => tr!("{first}..={last} step {s}", first, last, s),
         _ if offs.len() <= 4 => offs.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "),
         _ => format!("{first}, {}, …, {last}", offs[1]),
     }
@@ -178,14 +180,14 @@ fn operand(trace: &Trace, dot: &Dot, f: usize, width: usize) -> Option<(Buf, Str
         .map(|&k| trace.events[k].offset as usize)
         .collect();
     let full = format!("{buf}[{}]", offsets_text(&offs));
-    if full.chars().count() <= width {
+    if cols(&full) <= width {
         return Some((buf, full));
     }
     let ends = match (offs.as_slice(), offs.last()) {
         ([a, b, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
         _ => String::new(),
     };
-    if !ends.is_empty() && ends.chars().count() <= width {
+    if !ends.is_empty() && cols(&ends) <= width {
         return Some((buf, ends));
     }
     Some((buf, format!("{buf}[…]")))
@@ -209,16 +211,16 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
     let with_product = factors >= 2;
     let mut product_name = ops.iter().map(|(b, _)| b.name()).collect::<Vec<_>>().join("·");
-    if product_name.chars().count() > most {
-        product_name = "product".into();
+    if cols(&product_name) > most {
+        product_name = tr!("product").into();
     }
     let names: Vec<&str> = dot.terms[0].vars.iter().map(|v| v.0).collect();
     let head_name = names.join(" ");
     // the label column: as wide as the widest name, at most a third of the panel
     let label_w = ops
         .iter()
-        .map(|(_, l)| l.chars().count())
-        .chain([product_name.chars().count(), head_name.len()])
+        .map(|(_, l)| cols(l))
+        .chain([cols(&product_name), cols(&head_name)])
         .max()
         .unwrap_or(0) as u16
         + 1;
@@ -242,7 +244,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let total = dot.terms.len();
     // the title, in pieces that flow onto more lines when the panel is narrow
     let mut pieces = vec![
-        (Piece::Title, "dot product →".to_string()),
+        (Piece::Title, tr!("dot product →").to_string()),
         (
             Piece::Title,
             format!("{}[{}] ({})", w.buf, w.offset, trace.label(w.buf, w.offset as usize)),
@@ -253,10 +255,12 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     }
     if count < total {
         let vals = |k: usize| key(&dot.terms[k]);
-        let what = format!(
-            "showing {head_name} {}..={} of {total}",
-            vals(shown.start),
-            vals(shown.end - 1)
+        let what = tr!(
+            "showing {names} {first}..={last} of {total}",
+            names = head_name,
+            first = vals(shown.start),
+            last = vals(shown.end - 1),
+            total
         );
         pieces.push((Piece::Note, what));
     }
@@ -264,19 +268,24 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         let e = trace.events[k];
         pieces.push((
             Piece::Note,
-            format!("plus {}[{}] = {}", e.buf, e.offset, exact(e.value)),
+            tr!(
+                "plus {buf}[{off}] = {value}",
+                buf = e.buf,
+                off = e.offset,
+                value = exact(e.value)
+            ),
         ));
     }
     let mut title = Vec::new();
     let (mut x, mut y) = (x0, y0);
     for (kind, text) in pieces {
         let sep = if kind == Piece::Note { " · " } else { " " };
-        let width = text.chars().count() as u16;
-        if x > x0 && x + sep.chars().count() as u16 + width > area.right() {
+        let width = cols(&text) as u16;
+        if x > x0 && x + cols(sep) as u16 + width > area.right() {
             (x, y) = (x0, y + 1);
         }
         let text = if x > x0 { format!("{sep}{text}") } else { text };
-        let end = x + text.chars().count() as u16;
+        let end = x + cols(&text) as u16;
         title.push((x, y, text, kind));
         x = end;
     }

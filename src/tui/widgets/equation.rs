@@ -6,6 +6,7 @@ use super::{Ctx, frame_ids, num};
 use crate::format::{exact, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
+use crate::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -22,9 +23,11 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
         (Phase::QProj, _) => &["q[i] = x[i]·W_q + b_q"],
-        (Phase::KProj, _) => &["k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)"],
-        (Phase::VProj, _) => &["v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)"],
-        (Phase::NoProj, _) => &["mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for"],
+        (Phase::KProj, _) => &[msg!("k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)")],
+        (Phase::VProj, _) => &[msg!("v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)")],
+        (Phase::NoProj, _) => &[msg!(
+            "mistake: q = k = v = x, with no W_q, W_k, W_v to learn what to look for"
+        )],
         (Phase::Dropout, _) => &["P'[i,j] = P[i,j] · keep[i,j] / (1 − p)"],
         (Phase::DropoutBack, _) => &["dP[i,j] = dP'[i,j] · keep[i,j] / (1 − p)"],
         (Phase::QProjBack, _) => &["dx += dq·W_qᵀ   dW_q = xᵀ·dq   db_q = Σ_i dq[i]"],
@@ -43,21 +46,21 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::WeightedSumBack, true) => &["dP_h[i,j] = dY_h[i]·V_h[j]   dV_h[j] = Σ_i P_h[i,j] dY_h[i]"],
         (Phase::SoftmaxBack, false) => &["dS[i,j] = P[i,j] (dP[i,j] − Σ_k dP[i,k] P[i,k])"],
         (Phase::SoftmaxBack, true) => &["dS_h[i,j] = P_h[i,j] (dP_h[i,j] − Σ_k dP_h[i,k] P_h[i,k])"],
-        (Phase::ScoresBack, false) => {
-            &["dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)"]
-        }
-        (Phase::ScoresBack, true) => {
-            &["dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"]
-        }
+        (Phase::ScoresBack, false) => &[msg!(
+            "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)"
+        )],
+        (Phase::ScoresBack, true) => &[msg!(
+            "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"
+        )],
         (Phase::SplitBack, _) => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])"],
         (Phase::QkvProjBack, _) => &["dx = d_qkv·W_qkvᵀ   dW_qkv = xᵀ·d_qkv   db_qkv = Σ_i d_qkv[i]"],
         (Phase::Rope, _) => &[
             "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
-            "θ_m = base^(−2m/D), for q and for k",
+            msg!("θ_m = base^(−2m/D), for q and for k"),
         ],
         (Phase::RopeBack, _) => &[
             "g'[d0] = g[d0]·cos(tθ_m) + g[d1]·sin(tθ_m)   g'[d1] = −g[d0]·sin(tθ_m) + g[d1]·cos(tθ_m)",
-            "the turn by −tθ_m, for dQ and for dK",
+            msg!("the turn by −tθ_m, for dQ and for dK"),
         ],
         (Phase::DecodeQkv, _) => &["qkv[t] = x[t]·W_qkv + b_qkv → q[t], k_cache[t], v_cache[t]"],
         (Phase::DecodeScores, false) => &["S[t,j] = Q[t]·K_cache[j] / √C,  j = 0..=t"],
@@ -74,16 +77,16 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
 fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
     Some(match phase {
         Phase::Split => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:C+H_kv·D]   v[i] = qkv[i, C+H_kv·D:C+2·H_kv·D]"],
-        Phase::SplitBack => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)"],
+        Phase::SplitBack => &[msg!("d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)")],
         Phase::Scores => &["S_h[i,j] = Q_h[i]·K_g[j] / √D + mask(i,j),  g = kv_h = h/(H/H_kv)"],
         Phase::WeightedSum => &["Y_h[i] = Σ_j P_h[i,j] V_g[j],  g = h/(H/H_kv)   (att[i] = concat_h Y_h[i])"],
         Phase::WeightedSumBack => &[
             "dP_h[i,j] = dY_h[i]·V_g[j]   dV_g[j] += Σ_i P_h[i,j] dY_h[i]",
-            "dV starts at 0; every query head h of group g adds its share",
+            msg!("dV starts at 0; every query head h of group g adds its share"),
         ],
         Phase::ScoresBack => &[
-            "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
-            "dK starts at 0; every query head h of group g adds its share",
+            msg!("dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"),
+            msg!("dK starts at 0; every query head h of group g adds its share"),
         ],
         _ => return None,
     })
@@ -204,7 +207,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let v = &ctx.view;
     let mut out: Vec<Line> = math(v.phase, ctx.variant)
         .iter()
-        .map(|m| Line::from(Span::styled(*m, t.title())))
+        .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
         .collect();
     if accumulates(v.phase) {
         if let Some(acc) = accumulation(ctx.trace, ctx.cursor) {
@@ -217,12 +220,12 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     } else if matches!(v.phase, Phase::Dropout | Phase::DropoutBack) {
         out.extend(dropout_lines(ctx));
     } else {
-        out.push(Line::from(format!(
-            "copy: {} {}[{}] = {}",
-            v.op.name(),
-            v.buf,
-            v.offset,
-            num(v.value)
+        out.push(Line::from(tr!(
+            "copy: {op} {buf}[{off}] = {value}",
+            op = v.op.name(),
+            buf = v.buf,
+            off = v.offset,
+            value = num(v.value)
         )));
     }
     out
@@ -239,9 +242,15 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accum) -> Vec<Line<'a>> {
         let (names, values) = factors(term);
         let waiting = acc.partial.is_some();
         let number = finished + usize::from(waiting);
-        let mut spans = vec![Span::raw(format!("term {number}/{}: {names} = {values}", acc.total))];
+        let mut spans = vec![Span::raw(tr!(
+            "term {number}/{total}: {names} = {values}",
+            number,
+            total = acc.total,
+            names,
+            values
+        ))];
         if waiting {
-            spans.push(Span::styled("  (next factor follows)", t.dim()));
+            spans.push(Span::styled(tr!("  (next factor follows)"), t.dim()));
         } else {
             let product: f32 = term.iter().map(|r| r.2).product();
             spans.push(Span::raw(" = "));
@@ -251,11 +260,21 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accum) -> Vec<Line<'a>> {
     } else if let Some((b, o, val)) = acc.init
         && finished == 0
     {
-        out.push(Line::from(format!("start from {b}[{o}] = {}", exact(val))));
+        out.push(Line::from(tr!(
+            "start from {b}[{o}] = {value}",
+            b,
+            o,
+            value = exact(val)
+        )));
     }
     let start = acc.init.map(|(b, o, _)| format!("{b}[{o}] + ")).unwrap_or_default();
     out.push(Line::from(vec![
-        Span::raw(format!("partial sum {start}Σ ({finished} of {} terms) = ", acc.total)),
+        Span::raw(tr!(
+            "partial sum {start}Σ ({finished} of {total} terms) = ",
+            start,
+            finished,
+            total = acc.total
+        )),
         Span::styled(exact(acc.sum), t.number()),
     ]));
     if v.op == Op::Write {
@@ -280,9 +299,11 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
             let (i, j) = (var(v, "i"), var(v, "j"));
             if ctx.walk.mask.hides(i, j) {
                 let why = hidden_because(&ctx.walk.mask, i, j);
-                format!(
-                    "masked ({why}): {target} = −1e9, the dot product {} is discarded",
-                    exact(sum)
+                tr!(
+                    "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
+                    why,
+                    target,
+                    sum = exact(sum)
                 )
             } else {
                 format!(
@@ -371,7 +392,11 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 .map(|k| at(Buf::Scores, k, n))
                 .fold(f32::NEG_INFINITY, f32::max);
             out.push(Line::from(vec![
-                Span::raw(format!("pass a: row max so far m = max(S[{row}..={}]) = ", row + j)),
+                Span::raw(tr!(
+                    "pass a: row max so far m = max(S[{row}..={end}]) = ",
+                    row,
+                    end = row + j
+                )),
                 Span::styled(num(so_far), t.number()),
             ]));
         } else if p < 3 * T {
@@ -380,16 +405,26 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             let written = if v.op == Op::Write { j + 1 } else { j };
             let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
             out.push(Line::from(vec![
-                Span::raw(format!("pass b: e_{j} = exp({} − {}) = ", num(s), num(m))),
+                Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = num(m))),
                 Span::styled(format!("{e:.4}"), t.number()),
             ]));
-            out.push(Line::from(format!("Σ e so far ({written} of {T}) = {sum:.4}")));
+            out.push(Line::from(tr!(
+                "Σ e so far ({written} of {T}) = {sum}",
+                written,
+                T,
+                sum = format!("{sum:.4}")
+            )));
         } else {
             let end_b = row_frame.start as usize + 3 * T - 1;
             let sum: f32 = (0..T).map(|k| at(Buf::Probs, k, end_b)).sum();
             let e = at(Buf::Probs, j, end_b);
             out.push(Line::from(vec![
-                Span::raw(format!("pass c: P = e_{j} / Σ e = {e:.4} / {sum:.4} = ")),
+                Span::raw(tr!(
+                    "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+                    j,
+                    e = format!("{e:.4}"),
+                    sum = format!("{sum:.4}")
+                )),
                 Span::styled(format!("{:.4}", e / sum), t.number()),
             ]));
         }
@@ -397,17 +432,18 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         let upto = if v.buf == Buf::Probs { j + 1 } else { j };
         let dot: f32 = (0..upto).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
         out.push(Line::from(vec![
-            Span::raw(format!("pass a: Σ_k dP·P so far ({upto} of {T}) = ")),
+            Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
             Span::styled(format!("{dot:.4}"), t.number()),
         ]));
     } else {
         let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
         let (pj, dpj) = (at(Buf::Probs, j, n), at(Buf::DProbs, j, n));
         out.push(Line::from(vec![
-            Span::raw(format!(
-                "pass b: dS = P (dP − Σ) = {} × ({} − {dot:.4}) = ",
-                num(pj),
-                num(dpj)
+            Span::raw(tr!(
+                "pass b: dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
+                p = num(pj),
+                dp = num(dpj),
+                dot = format!("{dot:.4}")
             )),
             Span::styled(format!("{:.4}", pj * (dpj - dot)), t.number()),
         ]));
@@ -456,11 +492,16 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let back = v.phase == Phase::RopeBack;
     let mut out = Vec::new();
     if let Some(r) = ctx.walk.run(ctx.variant).and_then(|run| run.rope) {
-        out.push(Line::from(format!(
-            "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {}^(−2·{m}/{D}) = {}{}",
-            r.base,
-            exact(r.angle(pos, m, D) as f32),
-            if back { ", turned back by its negative" } else { "" }
+        out.push(Line::from(tr!(
+            "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
+            m,
+            d0,
+            d1,
+            pos,
+            base = r.base,
+            D,
+            angle = exact(r.angle(pos, m, D) as f32),
+            back = if back { tr!(", turned back by its negative") } else { "" }
         )));
     }
     let buf = events[2].1.buf;

@@ -6,6 +6,7 @@
 use super::Ctx;
 use crate::engine::registry::primal;
 use crate::gradcheck::sci;
+use crate::tr;
 use crate::tui::gradcheck::{Checker, target};
 use ratatui::text::{Line, Span};
 
@@ -14,27 +15,37 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let Some((grad, off, own)) = target(ctx.trace, ctx.cursor) else {
         return vec![Line::styled(
-            "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences",
+            tr!(
+                "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences"
+            ),
             t.dim(),
         )];
     };
     let p = primal(grad).map_or("?", |b| b.name());
     let what = if own {
-        format!("this event writes {grad}[{off}]")
+        tr!("this event writes {grad}[{off}]", grad, off)
     } else {
-        format!("this iteration sums {grad}[{off}]")
+        tr!("this iteration sums {grad}[{off}]", grad, off)
     };
     // large screens give it a line of its own, small ones a prefix
     let (mut out, lead) = if wide {
         (vec![Line::styled(what, t.dim())], String::new())
     } else {
-        (Vec::new(), format!("{what}: "))
+        (Vec::new(), tr!("{what}: ", what))
     };
     let Some(result) = checks.get(&(ctx.variant, grad, off)) else {
         let text = if ctx.walk.inputs.is_some() {
-            format!("{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…")
+            tr!(
+                "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
+                lead,
+                p,
+                off
+            )
         } else {
-            format!("{lead}no finite difference: this walkthrough keeps no inputs to re-run")
+            tr!(
+                "{lead}no finite difference: this walkthrough keeps no inputs to re-run",
+                lead
+            )
         };
         out.push(Line::styled(text, t.dim()));
         return out;
@@ -43,7 +54,7 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
         Ok(c) => c,
         Err(e) => {
             out.push(Line::styled(
-                format!("{lead}{grad}[{off}]: no finite difference: {e}"),
+                tr!("{lead}{grad}[{off}]: no finite difference: {e}", lead, grad, off, e),
                 t.dim(),
             ));
             return out;
@@ -64,10 +75,12 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
     let e = ctx.trace.events[ctx.cursor];
     if own && e.value != c.analytic {
         out.push(Line::styled(
-            format!(
-                "this write stores {} so far; {grad}[{off}] ends at {} when backward is done",
-                sci(e.value as f64),
-                sci(c.analytic as f64)
+            tr!(
+                "this write stores {now} so far; {grad}[{off}] ends at {end} when backward is done",
+                now = sci(e.value as f64),
+                grad,
+                off,
+                end = sci(c.analytic as f64)
             ),
             t.dim(),
         ));

@@ -2,6 +2,7 @@
 //! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded.
 
 use super::{Ctx, num, put};
+use crate::tr;
 use crate::trace::{Op, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -11,9 +12,13 @@ use ratatui::widgets::{Block, Widget};
 pub fn line(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     let off = e.offset as usize;
+    let op = match e.op {
+        crate::trace::Op::Read => tr!("read"),
+        crate::trace::Op::Write => tr!("write"),
+    };
     format!(
-        "#{n} {:<5} {}[{off}] = {}  ({})",
-        e.op.name(),
+        "#{n} {} {}[{off}] = {}  ({})",
+        super::pad(op, super::cols(tr!("read")).max(super::cols(tr!("write")))),
         e.buf,
         num(e.value),
         trace.label(e.buf, off)
@@ -29,7 +34,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
 pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, last: Option<usize>) {
     let t = ctx.theme;
     let block = Block::bordered()
-        .title(format!(" Event log · {} events ", ctx.trace.len()))
+        .title(tr!(" Event log · {n} events ", n = ctx.trace.len()))
         .border_style(t.border(focused));
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
@@ -49,7 +54,7 @@ pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, las
                     inner,
                     inner.x,
                     y,
-                    &format!(" #{n} ?  (quiz: predict it)"),
+                    &tr!(" #{n} ?  (quiz: predict it)", n),
                     t.dim(),
                 );
             }
@@ -77,7 +82,7 @@ pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, las
         let x = put(buf, inner, inner.x, y, marker, marker_style);
         let mut text = line(ctx.trace, n);
         // on a narrow panel the padding goes before the label is cut
-        if text.chars().count() + 1 > inner.width as usize {
+        if super::cols(&text) + 1 > inner.width as usize {
             text = text.replace("read  ", "read ").replace("  (", " (");
         }
         let end = put(buf, inner, x, y, &text, style);

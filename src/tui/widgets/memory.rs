@@ -8,7 +8,9 @@
 
 use super::{CellRef, Ctx, dot, frame_ids, num, put};
 use crate::tensor::Layout;
+use crate::tr;
 use crate::trace::{Buf, Op, Phase, Trace};
+use crate::tui::widgets::cols;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -403,10 +405,10 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     let mut title = format!("{buf} {}", layout.sizes_text());
     if info.spec.shape != view {
         let stored: Vec<String> = info.spec.shape.iter().map(|d| d.to_string()).collect();
-        title.push_str(&format!(" view of [{}]", stored.join(",")));
+        title.push_str(&tr!(" view of [{dims}]", dims = stored.join(",")));
     }
     if layout.row_dim().is_some_and(|r| r > 0) {
-        title.push_str(&format!("  batch {}", layout.index(focus)[0]));
+        title.push_str(&tr!("  batch {b}", b = layout.index(focus)[0]));
     }
     labels.push((area.x, area.y, title, true));
 
@@ -443,7 +445,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     // columns between are unlabelled (never a number cut to its last digits)
     let mut next_free = area.x;
     let label_over = |labels: &mut Vec<(u16, u16, String, bool)>, next_free: &mut u16, x: u16, y: u16, name: String| {
-        let width = name.chars().count() as u16;
+        let width = cols(&name) as u16;
         let start = (x + cw).saturating_sub(1 + width);
         if !heat || start >= *next_free {
             *next_free = start + width + 1;
@@ -504,7 +506,11 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     if row_win.len() < p0.rows {
         let n = p0.rows - row_win.len();
         let what = outside(p0.rname, p0.rows, &row_win);
-        let rows = format!("… {n} more row{}", if n == 1 { "" } else { "s" });
+        let rows = if n == 1 {
+            tr!("… 1 more row").to_string()
+        } else {
+            tr!("… {n} more rows", n)
+        };
         hidden.push((format!("{rows}: {what}"), rows));
     }
     if shown_panels.len() < ps.len() {
@@ -515,16 +521,24 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
             .map(|(_, p)| p.label.as_str())
             .collect();
         let list = if names.len() > 3 {
-            format!("{}, …, {} hidden", names[0], names[names.len() - 1])
+            tr!(
+                "{first}, …, {last} hidden",
+                first = names[0],
+                last = names[names.len() - 1]
+            )
         } else {
-            format!("{} hidden", names.join(", "))
+            tr!("{names} hidden", names = names.join(", "))
         };
-        let count = format!("{} more matrices", names.len());
+        let count = tr!("{n} more matrices", n = names.len());
         hidden.push((list, count));
     }
     if col_win.len() < p0.cols {
-        let what = outside(if p0.group > 0 { "column " } else { p0.cnames[0] }, p0.cols, &col_win);
-        let cols = format!("… {} more columns", p0.cols - col_win.len());
+        let what = outside(
+            if p0.group > 0 { tr!("column ") } else { p0.cnames[0] },
+            p0.cols,
+            &col_win,
+        );
+        let cols = tr!("… {n} more columns", n = p0.cols - col_win.len());
         hidden.push((format!("{cols}: {what}"), cols));
     }
     let hidden_beyond_rows = hidden.len() > usize::from(row_win.len() < p0.rows);
@@ -532,7 +546,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     let width = area.width as usize;
     let mut parts: Vec<&str> = hidden.iter().map(|h| h.0.as_str()).collect();
     for k in 0..hidden.len() {
-        if parts.join(" · ").chars().count() <= width {
+        if cols(&parts.join(" · ")) <= width {
             break;
         }
         parts[k] = &hidden[k].1;
@@ -542,8 +556,8 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     if flat {
         let y = y_note + 1;
         let lw = 5;
-        labels.push((area.x, y, "off".into(), false));
-        labels.push((area.x, y + 1, "data".into(), false));
+        labels.push((area.x, y, tr!("off").into(), false));
+        labels.push((area.x, y + 1, tr!("data").into(), false));
         let count = (area.width.saturating_sub(lw) / cw) as usize;
         next_free = area.x + lw;
         for (k, off) in window(len, count.max(1), focus).enumerate() {
@@ -602,17 +616,20 @@ fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
 /// The line that names the buffers left out, in at most `width` characters where it can.
 fn left_out(bufs: &[Buf], width: usize) -> String {
     let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
-    let long = format!("no room for {} (a taller terminal shows them)", names.join(", "));
-    let short = format!("no room for {}", names.join(", "));
+    let long = tr!(
+        "no room for {names} (a taller terminal shows them)",
+        names = names.join(", ")
+    );
+    let short = tr!("no room for {names}", names = names.join(", "));
     [long, short]
         .into_iter()
-        .find(|t| t.chars().count() <= width)
-        .unwrap_or_else(|| format!("no room for {} more buffers", names.len()))
+        .find(|t| cols(t) <= width)
+        .unwrap_or_else(|| tr!("no room for {n} more buffers", n = names.len()))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
-    let mut block = Block::bordered().title(" Memory ").border_style(t.border(focused));
+    let mut block = Block::bordered().title(tr!(" Memory ")).border_style(t.border(focused));
     let inner = block.inner(area);
     let plan = plan(inner, ctx);
     let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
@@ -716,7 +733,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
 /// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
 /// marks drawn on cells instead of numbers.
 fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
-    let mut x = put(buf, area, area.x, y, &format!("heat −{} ", num(scale)), t.dim());
+    let mut x = put(buf, area, area.x, y, &tr!("heat −{max} ", max = num(scale)), t.dim());
     for k in 0..=4 {
         let heat = f64::from(k) / 4.0;
         x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
@@ -724,12 +741,12 @@ fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: 
     // the marks that fit, whole: the scale's end first
     let marks = [
         format!(" +{}", num(scale)),
-        "  ◀▶ this access".to_string(),
-        "  ▪▪ read this iteration".to_string(),
-        "  ·· masked".to_string(),
+        tr!("  ◀▶ this access").to_string(),
+        tr!("  ▪▪ read this iteration").to_string(),
+        tr!("  ·· masked").to_string(),
     ];
     for m in marks {
-        if x + m.chars().count() as u16 > area.right() {
+        if x + cols(&m) as u16 > area.right() {
             break;
         }
         x = put(buf, area, x, y, &m, t.dim());

@@ -24,6 +24,8 @@ use ratatui::text::{Line, Span};
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
 pub type CellRef = (Buf, usize);
 
+pub use crate::format::{char_cols, cols, cut, cut_start, pad, pad_left};
+
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
 pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
     if y < area.top() || y >= area.bottom() || x < area.left() || x >= area.right() {

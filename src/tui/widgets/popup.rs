@@ -21,7 +21,12 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 
 /// Draws `lines` in a bordered box titled `title`, sized to the text where the screen allows.
 pub fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, border: Style, theme: Theme) {
-    let widest = lines.iter().map(|l| l.width()).max().unwrap_or(0).max(title.len() + 4);
+    let widest = lines
+        .iter()
+        .map(|l| l.width())
+        .max()
+        .unwrap_or(0)
+        .max(crate::tui::widgets::cols(title) + 4);
     let w = (widest as u16)
         .saturating_add(4)
         .min(area.width.saturating_sub(2).max(1));

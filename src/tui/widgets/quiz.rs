@@ -1,6 +1,7 @@
 //! The quiz panel: what to predict next, what has been typed, and how the last answer went
 //! (`correct`, or `not quite` with the working from the kernel's line).
 
+use crate::tr;
 use crate::tui::quiz::{Feedback, Question, Quiz};
 use crate::tui::theme::Theme;
 use ratatui::text::{Line, Span};
@@ -9,10 +10,10 @@ use ratatui::text::{Line, Span};
 pub fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line<'a>> {
     let ask = match question {
         Some(q) => q.ask(quiz.level),
-        None => "the log ends here: nothing left to predict".to_string(),
+        None => tr!("the log ends here: nothing left to predict").to_string(),
     };
     let mut out = vec![Line::from(vec![
-        Span::styled(format!("Quiz · {} · ", quiz.level.name()), t.title()),
+        Span::styled(tr!("Quiz · {level} · ", level = quiz.level.name()), t.title()),
         Span::raw(ask),
         Span::styled(format!(" › {}▏", quiz.input), t.key()),
     ])];

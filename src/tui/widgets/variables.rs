@@ -2,6 +2,7 @@
 
 use super::{Ctx, num};
 use crate::formula::derived_lines;
+use crate::tr;
 use crate::tui::walk::Walk;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -21,7 +22,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         spans.push(Span::styled(format!("{name}={value}"), style));
     }
     if spans.is_empty() {
-        spans.push(Span::styled("(outside every loop)", t.dim()));
+        spans.push(Span::styled(tr!("(outside every loop)"), t.dim()));
     }
     let mut out = vec![Line::from(spans)];
     let shape = shape_of(ctx.walk, ctx);
@@ -37,7 +38,13 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         crate::trace::Op::Write => t.op_write(),
     };
     out.push(Line::from(vec![
-        Span::styled(v.op.name(), op_style),
+        Span::styled(
+            match v.op {
+                crate::trace::Op::Read => tr!("read"),
+                crate::trace::Op::Write => tr!("write"),
+            },
+            op_style,
+        ),
         Span::raw(format!(" {}[{}] ", v.buf, v.offset)),
         Span::styled(format!("({})", ctx.trace.label(v.buf, v.offset)), t.dim()),
         Span::raw(" = "),
@@ -53,7 +60,7 @@ fn shape_of(walk: &Walk, ctx: &Ctx) -> crate::tensor::Shape {
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let block = Block::bordered()
-        .title(" Variables ")
+        .title(tr!(" Variables "))
         .border_style(ctx.theme.border(focused));
     let panel = Paragraph::new(lines(ctx)).block(block).wrap(Wrap { trim: false });
     frame.render_widget(panel, area);
