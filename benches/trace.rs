@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -31,6 +32,7 @@ fn inputs(sh: Shape) -> Inputs {
         d_out: vals(b * t * c, 6),
         dropout: None,
         mistakes: Mistakes::NONE,
+        tiles: Tiles::default(),
     }
 }
 

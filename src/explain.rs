@@ -193,7 +193,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
-        Variant::Mha => ("d", ("D", ksh.d())),
+        Variant::Mha | Variant::Flash => ("d", ("D", ksh.d())),
     };
     let cx = Ctx {
         trace,
@@ -211,7 +211,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let sh = run.shape;
     let place = match run.variant {
         Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
+        Variant::Mha | Variant::Flash => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
     };
     let queries = if sh.is_cross() {
         format!("S={}, ", sh.s)
@@ -220,7 +220,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     };
     let sizes = match run.variant {
         Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
-        Variant::Mha => format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d()),
+        Variant::Mha | Variant::Flash => {
+            format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
+        }
     };
     let mut sections = Vec::new();
     match pass {
@@ -497,7 +499,7 @@ impl Ctx<'_> {
         }
         let head = match self.variant {
             Variant::Baseline => String::new(),
-            Variant::Mha => format!(", head h={}", self.at.h),
+            Variant::Mha | Variant::Flash => format!(", head h={}", self.at.h),
         };
         Ok(Section {
             title: format!("3. Softmax of row (b={}{head}, i={})", self.at.b, self.at.i),
@@ -517,7 +519,7 @@ impl Ctx<'_> {
             .ok_or_else(|| missing("the element's row in the att layout"))?;
         let formula = match self.variant {
             Variant::Baseline => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            Variant::Mha => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+            Variant::Mha | Variant::Flash => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
         };
         let mut lines = vec![formula.to_string()];
         let mut sums = Vec::new();
@@ -526,7 +528,7 @@ impl Ctx<'_> {
             if k == 0 {
                 let names: &[&str] = match self.variant {
                     Variant::Baseline => &["ai"],
-                    Variant::Mha => &["a_base"],
+                    Variant::Mha | Variant::Flash => &["a_base"],
                 };
                 lines.extend(self.formulas(w, names));
             }

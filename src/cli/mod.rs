@@ -64,7 +64,7 @@ pub fn load(path: &Path) -> Result<Scenario, CliError> {
 
 /// clap value parsers for the engine's names, listing the choices on a mistake.
 pub fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s).ok_or_else(|| format!("unknown variant \"{s}\"; expected baseline or mha"))
+    Variant::from_name(s).ok_or_else(|| format!("unknown variant \"{s}\"; expected baseline, mha or flash"))
 }
 
 pub fn parse_pass(s: &str) -> Result<Pass, String> {

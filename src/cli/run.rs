@@ -155,6 +155,14 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     if let Some(d) = s.dropout {
         writeln!(out, "dropout p = {} (seed {}), {} mode", d.p, d.seed, s.mode.name())?;
     }
+    if s.variants.contains(&Variant::Flash) {
+        let t = s.tiles.fit(sh);
+        writeln!(
+            out,
+            "flash tiles: br = {} query rows, bc = {} key columns ([flash] br = {}, bc = {})",
+            t.br, t.bc, s.tiles.br, s.tiles.bc
+        )?;
+    }
     for m in s.mistakes.list() {
         writeln!(out, "mistake {}: {}", m.name(), m.symptom())?;
     }

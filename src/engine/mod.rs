@@ -16,6 +16,7 @@ pub use registry::Registry;
 pub use tensors::Tensors;
 
 use crate::dispatch;
+use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::{Mask, Variant, dropout, linear, split};
 use crate::tensor::{Shape, Tensor};
@@ -68,6 +69,8 @@ pub struct Inputs {
     pub dropout: Option<Dropout>,
     /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only.
     pub mistakes: Mistakes,
+    /// Flash's tile sizes (the other variants ignore them).
+    pub tiles: Tiles,
 }
 
 impl Inputs {
@@ -85,6 +88,20 @@ impl Inputs {
             proj: self.proj.is_some(),
             dropout: self.dropout.is_some(),
             mistakes: self.mistakes,
+            tiles: self.tiles,
+        }
+    }
+
+    /// The inputs as `variant` runs them: flash has no dropout and none of the mistakes (see
+    /// [`Plan::for_variant`]).
+    pub fn for_variant(&self, variant: Variant) -> std::borrow::Cow<'_, Inputs> {
+        match variant {
+            Variant::Flash if self.dropout.is_some() || !self.mistakes.is_empty() => std::borrow::Cow::Owned(Inputs {
+                dropout: None,
+                mistakes: Mistakes::NONE,
+                ..self.clone()
+            }),
+            _ => std::borrow::Cow::Borrowed(self),
         }
     }
 
@@ -134,7 +151,49 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
     }
 
-    // the attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V
+    // the attention core: flash's tiled loop, or the passes of the plain kernels
+    if variant == Variant::Flash {
+        t.write(
+            [Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
+            |t, [att, lse, q_t, k_t, v_t, s_t, m, l, acc]| {
+                let qkv = (t.get(Q), t.get(K), t.get(V));
+                let tiles = ForwardTiles {
+                    q_t,
+                    k_t,
+                    v_t,
+                    s_t,
+                    m,
+                    l,
+                    acc,
+                };
+                dispatch::flash_forward(rec, sh, inputs.tiles, mask, qkv, att, lse, tiles)
+            },
+        );
+    } else {
+        core_forward(rec, t, variant, inputs);
+    }
+
+    // output projection: out = att·W_proj + b_proj
+    if t.has(WProj) {
+        t.write([Out], |t, [y]| {
+            linear::forward(
+                rec,
+                Phase::OutProj,
+                queries,
+                t.arg(Att),
+                t.arg(WProj),
+                t.arg(BProj),
+                (Out, y),
+            )
+        });
+    }
+}
+
+/// The plain kernels' attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V.
+fn core_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (mask, m) = (&inputs.mask, inputs.mistakes);
     let ksh = kernel_shape(sh, variant);
     t.write([Scores], |t, [s]| {
         if m.has(Mistake::ScaleBySeqLen) || m.has(Mistake::MaskByMultiply) {
@@ -162,21 +221,6 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
     t.write([Att], |t, [att]| {
         dispatch::weighted_sum(rec, variant, sh, t.arg(p), t.get(V), att)
     });
-
-    // output projection: out = att·W_proj + b_proj
-    if t.has(WProj) {
-        t.write([Out], |t, [y]| {
-            linear::forward(
-                rec,
-                Phase::OutProj,
-                queries,
-                t.arg(Att),
-                t.arg(WProj),
-                t.arg(BProj),
-                (Out, y),
-            )
-        });
-    }
 }
 
 /// The backward pass from `d_out`, in the reverse order of [`forward`].
@@ -185,7 +229,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     assert!(inputs.mistakes.is_empty(), "a mistaken run is forward only");
     let sh = inputs.shape;
     let mask = &inputs.mask;
-    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    let queries = [sh.b, sh.s];
 
     // output projection: dAtt = dOut·W_projᵀ, dW_proj = attᵀ·dOut, db_proj = Σ dOut
     if t.has(WProj) {
@@ -208,7 +252,52 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
         t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
     }
 
-    // the attention core, backwards: dP and dV, (dropout), dS, then dQ and dK
+    // the attention core, backwards: flash recomputes its tiles; the plain kernels walk back
+    // their passes
+    if variant == Variant::Flash {
+        t.write(
+            [
+                Delta, DQ, DK, DV, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
+            ],
+            |t, [delta, d_q, d_k, d_v, q_t, k_t, v_t, s_t, do_t, ds_t, dk_t, dv_t]| {
+                let qkv = (t.get(Q), t.get(K), t.get(V));
+                let tiles = BackwardTiles {
+                    q_t,
+                    k_t,
+                    v_t,
+                    s_t,
+                    do_t,
+                    ds_t,
+                    dk_t,
+                    dv_t,
+                };
+                let saved = (t.get(Att), t.get(Lse));
+                let grads = (d_q, d_k, d_v);
+                dispatch::flash_backward(
+                    rec,
+                    sh,
+                    inputs.tiles,
+                    mask,
+                    qkv,
+                    saved,
+                    t.get(DAtt),
+                    delta,
+                    grads,
+                    tiles,
+                )
+            },
+        );
+    } else {
+        core_backward(rec, t, variant, inputs);
+    }
+    projections_backward(rec, t, inputs);
+}
+
+/// The plain kernels' attention core, backwards: dP and dV, (dropout), dS, then dQ and dK.
+fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let mask = &inputs.mask;
     let (p, d_p) = if t.has(ProbsDrop) {
         (ProbsDrop, DProbsDrop)
     } else {
@@ -229,6 +318,13 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     t.write([DQ, DK], |t, [d_q, d_k]| {
         dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
     });
+}
+
+/// The input projections, backwards: from d_q, d_k, d_v to the inputs and weights.
+fn projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
 
     // input projections, backwards
     if t.has(WQkv) {
@@ -311,6 +407,7 @@ pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> R
 
 /// [`run`], reporting a traced run's progress to `progress` as it records.
 pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool, progress: Option<Progress>) -> Run {
+    let inputs = &*inputs.for_variant(variant);
     let plan = inputs.plan();
     let passes = plan.possible(passes);
     let registry = Registry::new(&plan, variant, passes);

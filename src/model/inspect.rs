@@ -78,6 +78,7 @@ impl TinyGpt {
             d_out: tap.d_out,
             dropout: None,
             mistakes: Mistakes::NONE,
+            tiles: Default::default(),
         };
         Ok(AttentionCapture {
             layer,

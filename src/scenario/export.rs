@@ -82,6 +82,7 @@ impl Scenario {
             dropout: inputs.dropout,
             mode: Mode::Train,
             mistakes: inputs.mistakes,
+            tiles: inputs.tiles,
             init: Init::default(),
             values,
             focus,

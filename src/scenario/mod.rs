@@ -20,6 +20,7 @@ pub use parse::MAX_SIZE;
 
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
 use crate::input::ReadError;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
@@ -52,6 +53,8 @@ pub struct Scenario {
     pub mode: Mode,
     /// Mistakes switched on: each variant then also runs mistaken, forward only.
     pub mistakes: Mistakes,
+    /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
+    pub tiles: Tiles,
     pub init: Init,
     /// Only the tensors the file gives, flat row-major, already checked against their shapes.
     pub values: BTreeMap<String, Vec<f32>>,
@@ -198,6 +201,7 @@ pub(crate) struct Options {
     pub dropout: Option<Dropout>,
     pub mode: Mode,
     pub mistakes: Mistakes,
+    pub tiles: Tiles,
 }
 
 /// What the engine will be asked to do for a scenario with these values (the correct run).
@@ -215,6 +219,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
         proj: from_x || values.contains_key("w_proj"),
+        tiles: o.tiles,
     }
 }
 
@@ -384,6 +389,7 @@ impl Scenario {
             dropout: self.dropout,
             mode: self.mode,
             mistakes: self.mistakes,
+            tiles: self.tiles,
         }
     }
 
@@ -443,6 +449,7 @@ impl Scenario {
             d_out: t("d_out"),
             dropout: self.dropout.filter(|_| self.mode == Mode::Train),
             mistakes: Mistakes::NONE,
+            tiles: self.tiles,
         }
     }
 

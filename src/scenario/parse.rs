@@ -3,10 +3,13 @@
 //! checks across tables (`validate.rs`) and the memory budget run before anything is filled.
 
 use super::reader::{Doc, Result, toml_error};
-use super::sections::{ROOT_KEYS, RunTable, parse_focus, parse_init, parse_run, parse_shape, parse_values};
-use super::validate::{check_mistakes, check_start};
+use super::sections::{
+    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_run, parse_shape, parse_values,
+};
+use super::validate::{check_flash, check_mistakes, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use std::collections::BTreeMap;
@@ -65,11 +68,11 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         variants,
         passes,
         mask,
-        opts,
+        mut opts,
     } = match root.get("run") {
         Some(v) => parse_run(&doc, v, shape, cross)?,
         None => RunTable {
-            variants: Variant::ALL.to_vec(),
+            variants: Variant::DEFAULT.to_vec(),
             passes: Passes::BOTH,
             mask: Mask::Causal,
             opts: Options {
@@ -78,9 +81,14 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 dropout: None,
                 mode: Mode::Train,
                 mistakes: Mistakes::NONE,
+                tiles: Tiles::default(),
             },
         },
     };
+    if let Some(v) = root.get("flash") {
+        opts.tiles = parse_flash(&doc, v)?;
+    }
+    check_flash(&doc, root, &variants, &opts)?;
 
     let init = match root.get("init") {
         Some(v) => parse_init(&doc, v)?,
@@ -116,6 +124,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         dropout: opts.dropout,
         mode: opts.mode,
         mistakes: opts.mistakes,
+        tiles: opts.tiles,
         init,
         values,
         focus,

@@ -4,6 +4,7 @@
 use super::reader::{Doc, Result, Value};
 use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
 use crate::engine::{Dropout, Passes};
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
@@ -12,7 +13,7 @@ use std::collections::BTreeMap;
 use toml::de::DeValue;
 
 /// Keys of each table, in the order the docs list them.
-pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus"];
+pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus", "flash"];
 pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
@@ -26,8 +27,13 @@ pub(super) const RUN_KEYS: &[&str] = &[
 ];
 pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
+pub(super) const FLASH_KEYS: &[&str] = &["br", "bc"];
 
-pub(super) const VARIANTS: &[(&str, Variant)] = &[("baseline", Variant::Baseline), ("mha", Variant::Mha)];
+pub(super) const VARIANTS: &[(&str, Variant)] = &[
+    ("baseline", Variant::Baseline),
+    ("mha", Variant::Mha),
+    ("flash", Variant::Flash),
+];
 pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
 pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
 pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
@@ -78,7 +84,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
         Some(x) => doc.names(x, "[run].variants", VARIANTS, "variant")?,
-        None => Variant::ALL.to_vec(),
+        None => Variant::DEFAULT.to_vec(),
     };
     let passes = match t.get("passes") {
         Some(x) => {
@@ -152,7 +158,24 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             dropout,
             mode,
             mistakes,
+            tiles: Tiles::default(),
         },
+    })
+}
+
+/// The `[flash]` table: the tile sizes, `br` query rows and `bc` key columns (2 and 2 when
+/// left out). Any positive size is allowed; one larger than the sequence makes a single tile.
+pub(super) fn parse_flash(doc: &Doc<'_>, v: &Value<'_>) -> Result<Tiles> {
+    let t = doc.table(v, "[flash]")?;
+    doc.known_keys(t, FLASH_KEYS, "flash")?;
+    let default = Tiles::default();
+    let get = |key: &str, default: usize| match t.get(key) {
+        Some(x) => doc.size(x, &format!("[flash].{key}")),
+        None => Ok(default),
+    };
+    Ok(Tiles {
+        br: get("br", default.br)?,
+        bc: get("bc", default.bc)?,
     })
 }
 

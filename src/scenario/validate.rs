@@ -2,7 +2,8 @@
 //! must agree with each other.
 
 use super::reader::{Doc, Result, Value};
-use super::{Options, Qkv};
+use super::{Mode, Options, Qkv};
+use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::Mistake;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -102,4 +103,37 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
         plan.dropout,
         "needs dropout to forget: set [run].dropout above 0 with mode = \"train\"",
     )
+}
+
+/// The flash variant and the `[flash]` table go together, and flash runs neither dropout nor
+/// the mistakes (both live in the plain kernels).
+pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant], o: &Options) -> Result<()> {
+    let flash = variants.contains(&Variant::Flash);
+    if let Some(v) = root.get("flash")
+        && !flash
+    {
+        return Err(doc.err(
+            Some(v.span()),
+            "[flash]",
+            "sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]",
+        ));
+    }
+    if !flash {
+        return Ok(());
+    }
+    if o.dropout.is_some() && o.mode == Mode::Train {
+        return Err(doc.err(
+            span_of(root, "run", "dropout"),
+            "[run].dropout",
+            "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
+        ));
+    }
+    if !o.mistakes.is_empty() {
+        return Err(doc.err(
+            span_of(root, "run", "mistakes"),
+            "[run].mistakes",
+            "the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants",
+        ));
+    }
+    Ok(())
 }

@@ -1,7 +1,7 @@
 //! Scenario → TOML text that parses back to an equal scenario.
 
 use super::{Dist, Mode, Qkv, Scenario, VALUE_NAMES, value_shape};
-use crate::kernels::Mask;
+use crate::kernels::{Mask, Variant};
 use std::fmt::Write;
 
 /// A TOML basic string, escaped by the toml crate.
@@ -73,6 +73,10 @@ pub fn to_toml(s: &Scenario) -> String {
     if !s.mistakes.is_empty() {
         let names: Vec<String> = s.mistakes.list().iter().map(|m| quote(m.name())).collect();
         let _ = writeln!(out, "mistakes = [{}]", names.join(", "));
+    }
+
+    if s.variants.contains(&Variant::Flash) {
+        let _ = write!(out, "\n[flash]\nbr = {}\nbc = {}\n", s.tiles.br, s.tiles.bc);
     }
 
     let _ = write!(out, "\n[init]\nseed = {}\n", s.init.seed);

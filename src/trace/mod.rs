@@ -87,6 +87,19 @@ buffers! {
     DWV => "d_w_v",
     DBV => "d_b_v",
     DProbsDrop => "d_probs_drop",
+    Lse => "lse",
+    Delta => "delta",
+    QTile => "q_tile",
+    KTile => "k_tile",
+    VTile => "v_tile",
+    STile => "s_tile",
+    RowMax => "m",
+    RowSum => "l",
+    Acc => "acc",
+    DOTile => "do_tile",
+    DSTile => "ds_tile",
+    DKTile => "dk_tile",
+    DVTile => "dv_tile",
 }
 
 impl fmt::Display for Buf {
@@ -173,6 +186,9 @@ phases! {
     VProjBack => ("v_proj_back", Backward, "backward of the value projection"),
     KProjBack => ("k_proj_back", Backward, "backward of the key projection"),
     QProjBack => ("q_proj_back", Backward, "backward of the query projection"),
+    Flash => ("flash", Forward, "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l"),
+    FlashDelta => ("flash_delta", Backward, "flash backward: D = rowsum(dAtt ⊙ att), dQ = 0"),
+    FlashBack => ("flash_back", Backward, "flash backward: recompute P from lse; dV, dS, dQ, dK per tile"),
 }
 
 impl fmt::Display for Phase {

@@ -104,7 +104,7 @@ impl Walk {
     pub fn heads(&self, variant: Variant) -> usize {
         match variant {
             Variant::Baseline => 1,
-            Variant::Mha => self.shape.h,
+            Variant::Mha | Variant::Flash => self.shape.h,
         }
     }
 

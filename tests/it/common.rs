@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -31,6 +32,7 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
         d_out: values(b * t * c, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        tiles: Tiles::default(),
     }
 }
 
@@ -45,6 +47,7 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         d_out: vec![1.0; n],
         dropout: None,
         mistakes: Mistakes::NONE,
+        tiles: Tiles::default(),
     }
 }
 

@@ -5,6 +5,7 @@
 use crate::common::{check_gradients, values};
 use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
 use attn_trace::formula::derived_lines;
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -31,6 +32,7 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         d_out: values(b * s * c, seed + 10),
         dropout: None,
         mistakes: Mistakes::NONE,
+        tiles: Tiles::default(),
     }
 }
 
@@ -197,6 +199,7 @@ fn core(sh: Shape, seed: u64) -> Inputs {
         d_out: values(n, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        tiles: Tiles::default(),
     }
 }
 

@@ -18,6 +18,7 @@ mod display_oracle;
 mod display_regressions;
 mod docs;
 mod docs_keys;
+mod engine_flash;
 mod engine_gradients;
 mod engine_standard;
 mod engine_trace;

@@ -442,10 +442,10 @@ impl Tracer {
 
     fn toggle_variant(&mut self) {
         let walk = Arc::clone(&self.walk);
-        let other = match self.variant {
-            Variant::Baseline => Variant::Mha,
-            Variant::Mha => Variant::Baseline,
-        };
+        // the next variant the scenario traces, in its order
+        let vs = walk.variants();
+        let here_at = vs.iter().position(|&v| v == self.variant).unwrap_or(0);
+        let other = vs.get((here_at + 1) % vs.len().max(1)).copied().unwrap_or(self.variant);
         let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
             self.message = Some(format!("this scenario traces only {}", self.variant));
             return;

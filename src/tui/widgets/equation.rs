@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
 pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
-    let mha = variant == Variant::Mha;
+    let mha = variant != Variant::Baseline;
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
         (Phase::QProj, _) => &["q[i] = x[i]·W_q + b_q"],
@@ -45,6 +45,16 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         }
         (Phase::SplitBack, _) => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])"],
         (Phase::QkvProjBack, _) => &["dx = d_qkv·W_qkvᵀ   dW_qkv = xᵀ·d_qkv   db_qkv = Σ_i d_qkv[i]"],
+        (Phase::Flash, _) => &[
+            "S_tile = Q_tile·K_tileᵀ / √D + mask   m_new = max(m_old, rowmax(S_tile))",
+            "P_tile = e^(S_tile − m_new)   l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
+            "acc_new = e^(m_old − m_new)·acc_old + P_tile·V_tile   att = acc / l   lse = m + ln l",
+        ],
+        (Phase::FlashDelta, _) => &["D_i = Σ_d dAtt[i,d]·att[i,d]   (= Σ_j dP[i,j]·P[i,j])   dQ = 0"],
+        (Phase::FlashBack, _) => &[
+            "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   dV_tile += P_tileᵀ·dO_tile",
+            "dS_tile = P_tile ⊙ (dO_tile·V_tileᵀ − D_i)   dQ += dS_tile·K_tile/√D   dK_tile += dS_tileᵀ·Q_tile/√D",
+        ],
     }
 }
 
@@ -225,7 +235,7 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
     let sh = ctx.walk.shape;
     let (sym, n) = match ctx.variant {
         Variant::Baseline => ("C", sh.c),
-        Variant::Mha => ("D", sh.d()),
+        Variant::Mha | Variant::Flash => ("D", sh.d()),
     };
     let scale = 1.0 / (n as f32).sqrt();
     let target = format!("{}[{}]", v.buf, v.offset);

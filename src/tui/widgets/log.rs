@@ -1,5 +1,7 @@
 //! The event log: the events around the current one, one line each, e.g.
-//! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded.
+//! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded. In a trace
+//! with tile-local buffers (flash) each line also names the memory it touches, `global` or
+//! `tile`; the plain kernels touch only global memory.
 
 use super::{Ctx, num, put};
 use crate::trace::{Op, Trace};
@@ -11,13 +13,27 @@ use ratatui::widgets::{Block, Widget};
 pub fn line(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     let off = e.offset as usize;
+    let level = if has_tiles(trace) {
+        format!("  {}", trace.level(e.buf).name())
+    } else {
+        String::new()
+    };
     format!(
-        "#{n} {:<5} {}[{off}] = {}  ({})",
+        "#{n} {:<5} {}[{off}] = {}  ({}){level}",
         e.op.name(),
         e.buf,
         num(e.value),
         trace.label(e.buf, off)
     )
+}
+
+/// Does the trace have tile-local buffers (is it a tiled kernel's)?
+pub fn has_tiles(trace: &Trace) -> bool {
+    trace
+        .buffers
+        .iter()
+        .flatten()
+        .any(|b| b.spec.level == crate::tensor::Level::Tile)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {

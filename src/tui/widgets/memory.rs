@@ -40,6 +40,11 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
         Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
         Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
         Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
+        Phase::Flash => &[Att, Lse, Q, K, V, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
+        Phase::FlashDelta => &[Delta, DQ, DAtt, Att],
+        Phase::FlashBack => &[
+            DQ, DK, DV, Q, K, V, DAtt, Lse, Delta, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
+        ],
     }
 }
 
