@@ -21,4 +21,5 @@ pub mod simd;
 pub mod svg;
 pub mod tensor;
 pub mod trace;
+pub mod traffic;
 pub mod tui;

@@ -40,5 +40,6 @@ mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
 #[cfg(unix)]
 mod tui_pty;
+mod traffic;
 mod tui_snapshots;
 mod tui_train;
