@@ -16,6 +16,19 @@ pub fn num(v: f32) -> String {
     }
 }
 
+/// A count with its thousands separated by commas: `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `causal mask`, `explicit mask`, `no mask`.
 pub fn mask_words(mask: &Mask) -> &'static str {
     match mask {

@@ -5,6 +5,7 @@ pub mod check;
 pub mod completions;
 pub mod eval;
 pub mod explain;
+pub mod io;
 pub mod run;
 pub mod sample;
 pub mod trace;

@@ -278,6 +278,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("separate_qkv", include_str!("../../scenarios/separate_qkv.toml")),
     ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
     ("dropout", include_str!("../../scenarios/dropout.toml")),
+    ("flash", include_str!("../../scenarios/flash.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.

@@ -12,6 +12,7 @@ use super::screens::open::{self, Open};
 use super::screens::picker::Choice;
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
+use super::screens::traffic::{self, Traffic};
 use super::screens::train::{self, Traced, Train};
 use super::theme::Theme;
 use super::walk::Walk;
@@ -55,6 +56,8 @@ pub enum Screen {
     Mistakes(Box<SideBySide>),
     /// A scenario being traced on a worker thread.
     Loading(Box<Loading>),
+    /// Global memory traffic of the plain kernel and of flash as T grows.
+    Traffic(Box<Traffic>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -213,6 +216,7 @@ impl App {
             }
             Item::OpenCheckpoint => self.push(Screen::Checkpoint(checkpoint::list(self.checkpoints_dir.clone()))),
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
+            Item::Traffic => self.push(Screen::Traffic(Box::default())),
             Item::Help => self.popup = Some(Popup::Help),
             Item::Quit => self.quit = true,
         }
@@ -354,6 +358,11 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             Some(mistakes::Pick::Help) => app.keys_popup("Mistakes gallery · keys", mistakes::GALLERY_KEYS),
             None => {}
         },
+        Screen::Traffic(tr) => match tr.key(key) {
+            traffic::Outcome::Stay => {}
+            traffic::Outcome::Back => app.go_back(),
+            traffic::Outcome::Help => app.keys_popup("Memory traffic · keys", traffic::KEYS),
+        },
         Screen::Loading(l) => {
             if l.key(key) == loading::Outcome::Cancel {
                 app.go_back();
@@ -407,7 +416,8 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
         | Screen::Train
         | Screen::Checkpoint(_)
         | Screen::Prompt(_)
-        | Screen::Loading(_) => {}
+        | Screen::Loading(_)
+        | Screen::Traffic(_) => {}
     }
 }
 
@@ -437,6 +447,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Gallery(g) => mistakes::render_gallery(frame, area, g, t),
         Screen::Mistakes(s) => mistakes::render(frame, area, s, t),
         Screen::Loading(l) => loading::render(frame, area, l, t),
+        Screen::Traffic(tr) => traffic::render(frame, area, tr, t),
     }
     match &app.popup {
         Some(Popup::Help) => help::render(frame, area, t),

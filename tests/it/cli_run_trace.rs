@@ -219,8 +219,11 @@ fn trace_jsonl_has_every_field_and_as_many_events_as_run_json() {
         for l in lines.iter().step_by(97) {
             assert!(matches!(l["op"].as_str(), Some("read" | "write")));
             assert!(matches!(l["pass"].as_str(), Some("forward" | "backward")));
-            // the plain kernels touch only global memory
-            assert_eq!(l["level"], "global", "{file}");
+            // the plain kernels touch only global memory; flash also its tile-local buffers
+            let tile = l["buffer"].as_str().unwrap().ends_with("_tile")
+                || ["m", "l", "acc"].contains(&l["buffer"].as_str().unwrap());
+            assert_eq!(l["level"], if tile { "tile" } else { "global" }, "{file}");
+            assert!(!tile || l["variant"] == "flash", "{file}");
             assert!(l["index"].is_array() && l["vars"].is_object() && l["derived"].is_object());
             assert!(l["file"].as_str().unwrap().ends_with(".rs"));
             assert!(l["line"].as_u64().unwrap() > 0);

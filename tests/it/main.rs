@@ -12,6 +12,7 @@ mod cli_explain;
 #[cfg(unix)]
 mod cli_hostile;
 mod cli_invalid_scenarios;
+mod cli_io;
 mod cli_run_trace;
 mod cli_train;
 mod display_oracle;
@@ -38,8 +39,9 @@ mod tui_mistakes;
 mod tui_props;
 mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
+mod traffic;
 #[cfg(unix)]
 mod tui_pty;
-mod traffic;
 mod tui_snapshots;
+mod tui_traffic;
 mod tui_train;

@@ -14,7 +14,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("]  /  [", "next / previous phase"),
     ("Home / End", "first / last event   (PgDn/PgUp: ±100)"),
     ("f", "forward ↔ backward"),
-    ("Tab", "baseline ↔ MHA (same score element when there is one)"),
+    ("Tab", "next kernel: baseline, MHA, flash (same score element)"),
     ("g", "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax"),
     ("w  /  r", "who last wrote / who reads next the selected cell"),
     ("b", "toggle a breakpoint on the selected cell"),

@@ -17,12 +17,13 @@ pub enum Item {
     Train,
     OpenCheckpoint,
     Mistakes,
+    Traffic,
     Help,
     Quit,
 }
 
 impl Item {
-    pub const ALL: [Item; 9] = [
+    pub const ALL: [Item; 10] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
@@ -30,6 +31,7 @@ impl Item {
         Item::Train,
         Item::OpenCheckpoint,
         Item::Mistakes,
+        Item::Traffic,
         Item::Help,
         Item::Quit,
     ];
@@ -43,6 +45,7 @@ impl Item {
             Item::Train => "Train TinyGPT",
             Item::OpenCheckpoint => "Open checkpoint…",
             Item::Mistakes => "Mistakes gallery",
+            Item::Traffic => "Memory traffic: naive vs flash",
             Item::Help => "Help",
             Item::Quit => "Quit",
         }
@@ -62,6 +65,9 @@ impl Item {
             }
             Item::Mistakes => {
                 "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
+            }
+            Item::Traffic => {
+                "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
             }
             Item::Help => "Every key of the tracer.",
             Item::Quit => "Leave attn-trace (q from the menu does the same).",
@@ -90,6 +96,11 @@ impl Menu {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
             }
+            // the tenth entry
+            KeyCode::Char('0') if n >= 10 => {
+                self.selected = 9;
+                return Item::ALL.get(9).copied();
+            }
             _ => {}
         }
         None
@@ -104,8 +115,12 @@ impl Menu {
 }
 
 fn list_area(area: Rect) -> Rect {
-    let [_, list, _] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
+    let [_, list, _] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(Item::ALL.len() as u16 + 2),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
     let w = 46.min(list.width);
     Rect {
         x: list.x + (list.width - w) / 2,
@@ -133,8 +148,12 @@ pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
     let t = theme;
-    let [head, _, about] =
-        Layout::vertical([Constraint::Length(4), Constraint::Length(11), Constraint::Fill(1)]).areas(area);
+    let [head, _, about] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(Item::ALL.len() as u16 + 2),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
     render_heading(
         frame,
         head,
@@ -147,7 +166,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
         .iter()
         .enumerate()
         .map(|(k, item)| {
-            let text = format!(" {} {:<40}", k + 1, item.label());
+            let text = format!(" {} {:<40}", (k + 1) % 10, item.label());
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
