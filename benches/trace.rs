@@ -1,5 +1,5 @@
-//! The event log's recording speed and size: forward + backward of both variants for
-//! B=2, T=64, C=64, H=4 (`cargo bench --bench trace`).
+//! The event log's recording speed and size: forward + backward of every variant for
+//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`).
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,6 +15,7 @@ use std::hint::black_box;
 
 fn inputs(sh: Shape) -> Inputs {
     let Shape { b, t, c, .. } = sh;
+    let qkv = c + 2 * sh.kv_c();
     let vals = |n: usize, k: usize| {
         (0..n)
             .map(|i| ((i * 7919 + k * 104_729) % 2001) as f32 / 1000.0 - 1.0)
@@ -25,13 +26,15 @@ fn inputs(sh: Shape) -> Inputs {
         mask: Mask::Causal,
         start: Start::X {
             x: vals(b * t * c, 1),
-            w_qkv: vals(c * 3 * c, 2),
-            b_qkv: vals(3 * c, 3),
+            w_qkv: vals(c * qkv, 2),
+            b_qkv: vals(qkv, 3),
         },
         proj: Some((vals(c * c, 4), vals(c, 5))),
         d_out: vals(b * t * c, 6),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles::default(),
     }
 }
@@ -47,10 +50,10 @@ fn record(inputs: &Inputs, variant: Variant) -> Logger {
 
 fn bench(c: &mut Criterion) {
     let sh = Shape::new(2, 64, 64, 4);
-    let inputs = inputs(sh);
     let mut group = c.benchmark_group("trace");
     group.sample_size(10);
     for variant in Variant::ALL {
+        let inputs = inputs(if variant.grouped() { sh.grouped(2) } else { sh });
         let run = engine::run(&inputs, variant, Passes::BOTH, true);
         let trace = run.trace.as_ref().expect("traced");
         let events = trace.len() as u64;

@@ -141,6 +141,13 @@ fn tui(c: &mut Criterion) {
     key_bench("f (forward/backward)", &mut app, &at_mid, &|a| {
         press(a, KeyCode::Char('f'))
     });
+    // the timeline: one column on, and the selected weight's next access (its next tick)
+    key_bench("> (timeline: next column)", &mut app, &at_mid, &|a| {
+        wrap(a, KeyCode::Char('>'))
+    });
+    key_bench("} (next access of the selected cell)", &mut app, &pin, &|a| {
+        wrap(a, KeyCode::Char('}'))
+    });
     g.finish();
 }
 

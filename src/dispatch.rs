@@ -1,7 +1,8 @@
 //! The one place that decides which code runs an attention pass.
 //!
 //! A traced run (a recording [`Recorder`]) runs the reference loops of the lesson files,
-//! `kernels/attention_1h.rs` for the baseline and `kernels/attention_mha.rs` for MHA, exactly as
+//! `kernels/attention_1h.rs` for the baseline, `kernels/attention_mha.rs` for MHA and
+//! `kernels/attention_gqa.rs` for grouped-query attention, exactly as
 //! the code panel shows them. An untraced run (the engine without a log, TinyGPT's training)
 //! runs [`crate::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
 //! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
@@ -13,15 +14,17 @@
 
 use crate::fast::{self, Heads};
 use crate::kernels::attention_flash::{self, BackwardTiles, ForwardTiles, Tiles};
-use crate::kernels::{Mask, Variant, attention_1h, attention_mha};
+use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 
-/// The shape a variant's kernel sees: the baseline always has one head.
+/// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
+/// per query head, GQA `H_kv` of them.
 pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
     match variant {
         Variant::Baseline => sh.single_head(),
-        Variant::Mha | Variant::Flash => sh,
+        Variant::Mha | Variant::Flash => sh.ungrouped(),
+        Variant::Gqa => sh,
     }
 }
 
@@ -29,7 +32,8 @@ pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
 const fn heads(sh: Shape, variant: Variant) -> Heads {
     match variant {
         Variant::Baseline => Heads::baseline(sh),
-        Variant::Mha | Variant::Flash => Heads::mha(sh),
+        Variant::Mha | Variant::Flash => Heads::mha(sh.ungrouped()),
+        Variant::Gqa => Heads::mha(sh),
     }
 }
 
@@ -43,6 +47,7 @@ macro_rules! pass {
             match $variant {
                 Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
                 Variant::Mha | Variant::Flash => attention_mha::$f($rec, ksh, $($arg),*),
+                Variant::Gqa => attention_gqa::$f($rec, ksh, $($arg),*),
             }
         } else {
             fast::$f(heads($sh, $variant), $($farg),*)

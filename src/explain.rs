@@ -6,9 +6,12 @@
 //! Every number comes from the recorded trace (the events, the cell index, the derived offsets
 //! of each loop iteration): nothing here runs the math again. The only arithmetic is the kind a
 //! reader does with the shown numbers, such as adding up the listed products.
+#![allow(non_snake_case)]
 
-use crate::engine::{Run, kernel_shape};
+use crate::engine::{Inputs, Run, kernel_shape};
 use crate::formula;
+use crate::gradcheck;
+use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Layout, Shape};
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
@@ -108,6 +111,8 @@ pub enum ExplainError {
     BaselineHead,
     #[error("the trace has no {0}; it does not hold the events this explanation needs")]
     Missing(String),
+    #[error("a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet")]
+    NotYetDecoded { i: usize, j: usize },
 }
 
 type Result<T> = std::result::Result<T, ExplainError>;
@@ -166,6 +171,19 @@ struct Ctx<'a> {
     ch: &'static str,
     /// How many channels the dot product runs over: `D` for MHA, `C` for the baseline.
     width: (&'static str, usize),
+    /// The phases of the scores, the softmax and the weighted sum: a decode run's own.
+    phases: [Phase; 3],
+    /// The run generated token by token from the key/value cache.
+    decode: bool,
+    /// Rotary positions, when the run turned q and k.
+    rope: Option<Rope>,
+}
+
+/// Start of head `head` of one row of a per-head layout: its head dimension is `h` (queries,
+/// MHA's keys), `kv_h` (GQA's keys and values) or absent (the baseline's single head).
+fn head_row(layout: &Layout, b: (&str, usize), row: (&str, usize), head: usize) -> Option<usize> {
+    let name = if layout.position("kv_h").is_some() { "kv_h" } else { "h" };
+    layout.offset_of(&[b, row, (name, head)])
 }
 
 /// Why the mask keeps or hides the score of query `i` for key `j`, in words.
@@ -193,7 +211,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
-        Variant::Mha | Variant::Flash => ("d", ("D", ksh.d())),
+        Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
     };
     let cx = Ctx {
         trace,
@@ -206,12 +224,24 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             .ok_or_else(|| missing("the element in the scores layout"))?,
         ch,
         width,
+        phases: if run.decode {
+            [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum]
+        } else {
+            [Phase::Scores, Phase::Softmax, Phase::WeightedSum]
+        },
+        decode: run.decode,
+        rope: run.rope,
     };
+    if run.decode && at.j > at.i {
+        return Err(ExplainError::NotYetDecoded { i: at.i, j: at.j });
+    }
     let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
     let sh = run.shape;
     let place = match run.variant {
         Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha | Variant::Flash => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
+        Variant::Mha | Variant::Flash | Variant::Gqa => {
+            format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
+        }
     };
     let queries = if sh.is_cross() {
         format!("S={}, ", sh.s)
@@ -223,12 +253,27 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
         Variant::Mha | Variant::Flash => {
             format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
         }
+        Variant::Gqa => format!(
+            "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
+            sh.b,
+            sh.t,
+            sh.c,
+            sh.h,
+            sh.h_kv,
+            sh.d()
+        ),
     };
     let mut sections = Vec::new();
     match pass {
         Pass::Forward => {
-            if !recorded(Phase::Scores) {
+            if !recorded(cx.phases[0]) {
                 return Err(ExplainError::PassNotRecorded("forward"));
+            }
+            if cx.decode {
+                sections.push(cx.cache()?);
+            }
+            if cx.rope.is_some() {
+                sections.push(cx.rotation()?);
             }
             let (dot, write) = cx.scores()?;
             sections.push(dot);
@@ -243,20 +288,70 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
             sections.push(cx.d_probs()?);
             sections.push(cx.d_scores()?);
             sections.push(cx.flow_to_q_and_k()?);
+            if cx.rope.is_some() {
+                sections.push(Section {
+                    title: "4. Turned back (rope_back)".to_string(),
+                    lines: vec![
+                        "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):"
+                            .to_string(),
+                        "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k"
+                            .to_string(),
+                        "as they were before the rotation".to_string(),
+                    ],
+                });
+            }
         }
+    }
+    let mut how = match (mask, run.decode) {
+        (_, true) => "decoded token by token from the KV cache".to_string(),
+        (Mask::Causal, _) => "causal mask".to_string(),
+        (Mask::None, _) => "no mask".to_string(),
+        (Mask::Explicit { .. }, _) => "explicit mask".to_string(),
+    };
+    if let Some(r) = run.rope {
+        how.push_str(&format!(", rope {} base {}", r.pairs.name(), num(r.base)));
     }
     Ok(Walkthrough {
         heading: format!(
-            "{place} of the {} variant, {} pass ({sizes}, {})",
+            "{place} of the {} variant, {} pass ({sizes}, {how})",
             run.variant,
-            pass.name(),
-            match mask {
-                Mask::Causal => "causal mask",
-                Mask::None => "no mask",
-                Mask::Explicit { .. } => "explicit mask",
-            }
+            pass.name()
         ),
         sections,
+    })
+}
+
+/// Backward 4: the element's gradients, `d_probs` and `d_scores` at its offset, checked by the
+/// central finite difference of `L = Σ out ⊙ d_out` (see [`crate::gradcheck`]): two lines each,
+/// the numbers and what was perturbed. `inputs` are the run's.
+pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
+    let scores = run
+        .registry
+        .layout(Buf::Scores)
+        .ok_or_else(|| missing("scores buffer"))?;
+    let off = at
+        .offset(scores)
+        .ok_or_else(|| missing("the element in the scores layout"))?;
+    let mut lines = Vec::new();
+    for grad in [Buf::DProbs, Buf::DScores] {
+        let Some(p) = crate::engine::registry::primal(grad).filter(|&p| run.registry.has(p)) else {
+            continue;
+        };
+        let (Some(&value), Some(&analytic)) = (run.tensors.get(p).get(off), run.tensors.get(grad).get(off)) else {
+            continue;
+        };
+        let label = run.registry.layout(p).map_or_else(|| off.to_string(), |l| l.label(off));
+        match gradcheck::check(inputs, run.variant, grad, off, value, analytic, label) {
+            Ok(c) => {
+                lines.push(c.line());
+                lines.push(format!("  {}", c.perturbed()));
+            }
+            Err(e) => lines.push(format!("{grad}[{off}]: no finite difference: {e}")),
+        }
+    }
+    Ok(Section {
+        title: "4. Checked by finite differences (L = Σ out ⊙ d_out)".to_string(),
+        lines,
     })
 }
 
@@ -337,12 +432,136 @@ impl Ctx<'_> {
         (format!("1/√{name} = 1/√{w} = {}", num(scale)), scale)
     }
 
+    /// A decode run: where query `i`'s step wrote its own key and value, and where key `j`'s
+    /// were written, `j` steps in.
+    fn cache(&self) -> Result<Section> {
+        let t = self.trace;
+        let (i, j) = (self.at.i, self.at.j);
+        let k_cache = t.buffer(Buf::KCache).ok_or_else(|| missing("k_cache buffer"))?;
+        let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
+        let at = |row: usize| {
+            head_row(k_cache.layout(), ("b", self.at.b), ("j", row), kv_h)
+                .ok_or_else(|| missing("the key's row in the k_cache layout"))
+        };
+        let mut lines = vec![
+            "generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache".to_string(),
+        ];
+        for (what, row) in [("the query's own token ", i), ("key j=", j)] {
+            let off = at(row)?;
+            let w = t
+                .index
+                .writes(Buf::KCache, off)
+                .first()
+                .map(|&n| n as usize)
+                .ok_or_else(|| missing("the write of the cached key"))?;
+            let ci = self.formulas(w, &["ci"]);
+            lines.push(format!(
+                "{what}{row}: step {row} wrote k_cache.data[{off}] = {}   ({}); {}",
+                num(t.events[w].value),
+                self.where_(w),
+                ci.first().map_or(String::new(), String::clone)
+            ));
+        }
+        lines.push(format!(
+            "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again"
+        ));
+        Ok(Section {
+            title: format!("Before the scores: the key/value cache at step t={i}"),
+            lines,
+        })
+    }
+
+    /// Rotary positions: each pair of the query row and of the key row, turned by its angle.
+    fn rotation(&self) -> Result<Section> {
+        let t = self.trace;
+        let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
+        let (i, j) = (self.at.i, self.at.j);
+        // the head's channels: C in the baseline's single head
+        let D = if self.variant == Variant::Baseline {
+            self.ksh.c
+        } else {
+            self.ksh.d()
+        };
+        let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
+        let k_buf = if self.decode { Buf::KCache } else { Buf::K };
+        let mut lines = vec![
+            format!(
+                "θ_m = base^(−2m/D) = {}^(−2m/{D}); pair m is ({}), turned by t·θ_m before the scores:",
+                num(r.base),
+                match r.pairs {
+                    crate::kernels::rope::Pairs::Interleaved => "d0, d1) = (2m, 2m+1",
+                    crate::kernels::rope::Pairs::Half => "lo, hi) = (m, m + D/2",
+                }
+            ),
+            "x'[d0] = x[d0]·cos − x[d1]·sin,  x'[d1] = x[d0]·sin + x[d1]·cos".to_string(),
+        ];
+        for (buf, pos, head, what) in [(Buf::Q, i, self.at.h, "query"), (k_buf, j, kv_h, "key")] {
+            let layout = t.buffer(buf).ok_or_else(|| missing("q or k buffer"))?.layout();
+            let row = (if buf == Buf::Q { "i" } else { "j" }, pos);
+            let base =
+                head_row(layout, ("b", self.at.b), row, head).ok_or_else(|| missing("the row in the q or k layout"))?;
+            let mut shown = 0;
+            for m in 0..D / 2 {
+                let (d0, d1) = r.pairs.channels(m, D);
+                let Some(w1) = t
+                    .index
+                    .writes(buf, base + d1)
+                    .iter()
+                    .map(|&n| n as usize)
+                    .find(|&n| t.phase_at(n) == Phase::Rope)
+                else {
+                    continue;
+                };
+                // the pair's iteration: cos, sin, x[d0], x[d1] read, then both written
+                let (c, sn, x0, x1, y0) = (
+                    t.events[w1 - 5].value,
+                    t.events[w1 - 4].value,
+                    t.events[w1 - 3].value,
+                    t.events[w1 - 2].value,
+                    t.events[w1 - 1].value,
+                );
+                if shown == 3 {
+                    lines.push(format!("  … ({} pairs in all)", D / 2));
+                    break;
+                }
+                shown += 1;
+                lines.push(format!(
+                    "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {}, cos = {}, sin = {}",
+                    num(r.angle(pos, m, D) as f32),
+                    num(c),
+                    num(sn)
+                ));
+                lines.push(format!(
+                    "  {buf}.data[{}] = {} × {} − {} × {} = {}; {buf}.data[{}] = {} × {} + {} × {} = {}",
+                    base + d0,
+                    par(x0),
+                    par(c),
+                    par(x1),
+                    par(sn),
+                    num(y0),
+                    base + d1,
+                    par(x0),
+                    par(sn),
+                    par(x1),
+                    par(c),
+                    num(t.events[w1].value)
+                ));
+            }
+        }
+        Ok(Section {
+            title: format!(
+                "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)"
+            ),
+            lines,
+        })
+    }
+
     /// The scores pass: offsets, products, scale, mask and the write.
     fn scores(&self) -> Result<(Section, Section)> {
         let t = self.trace;
-        let w = self.write_in(Buf::Scores, self.off, Phase::Scores)?;
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         let file = short(t.view(w).file);
-        let mut lines = vec![format!("(the scores pass of {file})")];
+        let mut lines = vec![format!("(the {} pass of {file})", self.phases[0])];
         lines.extend(self.formulas(w, &[]));
         let pairs = self.read_pairs(self.before_in_frame(w)?);
         let (name, width) = self.width;
@@ -386,8 +605,14 @@ impl Ctx<'_> {
             num(sum * scale)
         )];
         let (i, j) = (self.at.i, self.at.j);
-        lines.push(format!("mask: {}", mask_reason(&self.mask, i, j)));
-        if self.mask.hides(i, j) {
+        if self.decode {
+            lines.push(format!(
+                "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them"
+            ));
+        } else {
+            lines.push(format!("mask: {}", mask_reason(&self.mask, i, j)));
+        }
+        if self.mask.hides(i, j) && !self.decode {
             lines.push("      the dot product above is computed anyway (as in the reference code),".to_string());
             lines.push(format!(
                 "      then overwritten with {} so that softmax gives it probability 0",
@@ -410,11 +635,11 @@ impl Ctx<'_> {
     /// The softmax row holding the element, from the row's own loop iteration.
     fn softmax(&self) -> Result<Section> {
         let t = self.trace;
-        let w = self.write_in(Buf::Scores, self.off, Phase::Scores)?;
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         let first = t
             .index
             .next_read_after(Buf::Scores, self.off, w)
-            .filter(|&n| t.phase_at(n) == Phase::Softmax)
+            .filter(|&n| t.phase_at(n) == self.phases[1])
             .ok_or_else(|| missing("softmax read of the score"))?;
         let chain = t.frames_of(first);
         let row = chain
@@ -425,9 +650,15 @@ impl Ctx<'_> {
         let span = row.start as usize..row.end as usize;
         let row_off = self.off - self.at.j;
         let mut lines = self.formulas(first, &["row"]);
-        let tt = self.ksh.t;
+        // a decode step's row holds the t + 1 keys generated so far
+        let tt = if self.decode { self.at.i + 1 } else { self.ksh.t };
+        let keys = if self.decode {
+            format!("0..={}, the cached positions", self.at.i)
+        } else {
+            "0..T".to_string()
+        };
         lines.push(format!(
-            "the row is scores.data[{row_off}..={}], one score per key j in 0..T",
+            "the row is scores.data[{row_off}..={}], one score per key j in {keys}",
             row_off + tt - 1
         ));
         // per key: the score read in the max pass, the exponential and the probability written
@@ -482,7 +713,7 @@ impl Ctx<'_> {
             num(total)
         ));
         let (_, _, _, p, p_at) = rows[focus];
-        if self.mask.hides(self.at.i, focus) {
+        if self.mask.hides(self.at.i, focus) && !self.decode {
             lines.push(format!(
                 "this element: exp(-1e9 − max) = 0, so probs.data[{}] = {} ({})",
                 self.off,
@@ -499,7 +730,7 @@ impl Ctx<'_> {
         }
         let head = match self.variant {
             Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Flash => format!(", head h={}", self.at.h),
+            Variant::Mha | Variant::Flash | Variant::Gqa => format!(", head h={}", self.at.h),
         };
         Ok(Section {
             title: format!("3. Softmax of row (b={}{head}, i={})", self.at.b, self.at.i),
@@ -517,18 +748,21 @@ impl Ctx<'_> {
             .layout()
             .offset_of(&coords)
             .ok_or_else(|| missing("the element's row in the att layout"))?;
-        let formula = match self.variant {
-            Variant::Baseline => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            Variant::Mha | Variant::Flash => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+        let formula = match (self.variant, self.decode) {
+            (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
+            (Variant::Mha | Variant::Flash, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+            (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
+            (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
+            (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
         };
         let mut lines = vec![formula.to_string()];
         let mut sums = Vec::new();
         for k in 0..width {
-            let w = self.write_in(Buf::Att, base + k, Phase::WeightedSum)?;
+            let w = self.write_in(Buf::Att, base + k, self.phases[2])?;
             if k == 0 {
-                let names: &[&str] = match self.variant {
-                    Variant::Baseline => &["ai"],
-                    Variant::Mha | Variant::Flash => &["a_base"],
+                let names: &[&str] = match (self.variant, self.decode) {
+                    (Variant::Baseline, false) => &["ai"],
+                    _ => &["a_base"],
                 };
                 lines.extend(self.formulas(w, names));
             }
@@ -695,15 +929,30 @@ impl Ctx<'_> {
                 continue;
             };
             let contribution = ds * e.value * scale;
+            // GQA adds each query head's share into a d_k its group shares: the write is the
+            // `+=` of a read of the value before
+            let total = t.events[target].value;
+            let after = match target.checked_sub(1).map(|k| t.events[k]) {
+                Some(old)
+                    if old.op == Op::Read
+                        && (old.buf, old.offset) == (t.events[target].buf, t.events[target].offset) =>
+                {
+                    format!(
+                        "this head's visible pairs: {}; added to its group's earlier heads: {}",
+                        num(total - old.value),
+                        num(total)
+                    )
+                }
+                _ => format!("after every visible pair: {}", num(total)),
+            };
             let line = format!(
-                "{} += dS × {} × scale = {} × {} × {} = {}   (after every visible pair: {})",
+                "{} += dS × {} × scale = {} × {} × {} = {}   ({after})",
                 self.cell(target),
                 self.cell(other),
                 num(ds),
                 par(e.value),
                 num(scale),
                 num(contribution),
-                num(t.events[target].value)
             );
             match e.buf {
                 Buf::K => to_q.push(line),

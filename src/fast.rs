@@ -1,7 +1,9 @@
 //! The attention passes as they run untraced (training, `run` without a log; chosen by
 //! `dispatch.rs`): the same sums, in
-//! the same order, over the same buffers as the loops of `attention_1h.rs` and `attention_mha.rs`,
-//! with the loops reordered so the CPU can do eight outputs per instruction.
+//! the same order, over the same buffers as the loops of `attention_1h.rs`, `attention_mha.rs`
+//! and `attention_gqa.rs`, with the loops reordered so the CPU can do eight outputs per
+//! instruction. Grouped-query attention adds each query head's `d_k`, `d_v` share in head order,
+//! as its kernel does.
 //!
 //! Each output of a kernel is a dot product `s = 0; for k { s += a[k]·b[k] }` accumulated one
 //! term at a time. Floating-point addition is not associative, so that chain cannot be split
@@ -23,9 +25,10 @@ use crate::simd::{exp, with_simd};
 use crate::tensor::Shape;
 use crate::trace::MASKED;
 
-/// The geometry both kernels share once written per head: `q, att [B,S,H,D]`, `k, v [B,T,H,D]`
-/// (rows `C = H·D` apart), `scores, probs [B,H,S,T]`. The baseline kernel is the case `H = 1`,
-/// `D = C`, where the offsets reduce to its own `qi = (bb*S + i)*C` and `(bb*S + i)*T + j`.
+/// The geometry the kernels share once written per head: `q, att [B,S,H,D]`, `k, v
+/// [B,T,H_kv,D]` (query head `hh` reads key/value head `hh / (H/H_kv)`), `scores, probs
+/// [B,H,S,T]`. MHA is the case `H_kv = H`; the baseline kernel is `H = H_kv = 1`, `D = C`, where
+/// the offsets reduce to its own `qi = (bb*S + i)*C` and `(bb*S + i)*T + j`.
 #[derive(Clone, Copy, Debug)]
 pub struct Heads {
     B: usize,
@@ -33,6 +36,7 @@ pub struct Heads {
     T: usize,
     H: usize,
     D: usize,
+    H_kv: usize,
 }
 
 impl Heads {
@@ -44,10 +48,12 @@ impl Heads {
             T: sh.t,
             H: 1,
             D: sh.c,
+            H_kv: 1,
         }
     }
 
-    /// The MHA kernel's view: `H` heads of `D = C/H` channels.
+    /// The MHA and GQA kernels' view: `H` query heads of `D = C/H` channels over `H_kv`
+    /// key/value heads (`H_kv = H` in MHA).
     pub const fn mha(sh: Shape) -> Heads {
         Heads {
             B: sh.b,
@@ -55,7 +61,13 @@ impl Heads {
             T: sh.t,
             H: sh.h,
             D: sh.d(),
+            H_kv: sh.h_kv,
         }
+    }
+
+    /// Do several query heads share a key/value head? Then their `d_k`, `d_v` add up.
+    const fn grouped(&self) -> bool {
+        self.H_kv != self.H
     }
 
     /// Start of head `hh` of query `i`: the kernels' `q_base` (and `a_base`).
@@ -64,10 +76,17 @@ impl Heads {
         ((bb * self.S + i) * self.H + hh) * self.D
     }
 
-    /// Start of head `hh` of key (or value) `j`: the kernels' `k_base` (and `v_base`).
+    /// Start of the key/value head query head `hh` reads, for key (or value) `j`: the kernels'
+    /// `k_base` (and `v_base`).
     #[inline(always)]
     const fn k_base(&self, bb: usize, j: usize, hh: usize) -> usize {
-        ((bb * self.T + j) * self.H + hh) * self.D
+        ((bb * self.T + j) * self.H_kv + hh / (self.H / self.H_kv)) * self.D
+    }
+
+    /// Does query head `hh` read the same key/value head as `hh − 1`?
+    #[inline(always)]
+    const fn shares_kv(&self, hh: usize) -> bool {
+        !hh.is_multiple_of(self.H / self.H_kv)
     }
 
     /// Start of the score row of query `i` in head `hh`.
@@ -179,6 +198,26 @@ fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32)
     }
 }
 
+/// Adds one tile row, times `scale`, to `out[at..at + W]`: a query head's share of a `d_k` or
+/// `d_v` its group's other heads add to as well (the kernel's `rec.add`).
+#[inline(always)]
+fn accumulate<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+    for (o, &s) in out[at..at + W].iter_mut().zip(acc) {
+        *o += s * scale;
+    }
+}
+
+/// `d_k` or `d_v` gets one tile row: stored when each key/value head has one query head,
+/// added (after the buffer was cleared) when a group shares it.
+#[inline(always)]
+fn store_kv<const W: usize>(hd: Heads, out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+    if hd.grouped() {
+        accumulate(out, at, acc, scale);
+    } else {
+        store(out, at, acc, scale);
+    }
+}
+
 // Each pass is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time (same bits).
 with_simd! {
     /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides it.
@@ -207,12 +246,14 @@ fn extent(mask: &Mask, i: usize, T: usize) -> usize {
 /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides the pair.
 #[inline(always)]
 fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
     let mut kt = vec![0.0; D * T];
     for bb in 0..B {
         for hh in 0..H {
-            hd.transpose_head(k, bb, hh, &mut kt);
+            if !hd.shares_kv(hh) {
+                hd.transpose_head(k, bb, hh, &mut kt);
+            }
             row_tiles!(S, i0, R, {
                 let q_base: [usize; R] = std::array::from_fn(|r| hd.q_base(bb, i0 + r, hh));
                 let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
@@ -320,7 +361,7 @@ fn row_sums(x: &[f32], T: usize, term: impl Fn(usize, f32) -> f32) -> [f32; 8] {
 /// Weighted-sum pass: `att[b,i,h,d] = Σ_j P[b,h,i,j]·v[b,j,h,d]` over every key.
 #[inline(always)]
 fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     for bb in 0..B {
         for hh in 0..H {
             let v_row = |j: usize| {
@@ -344,11 +385,13 @@ fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
 /// then `dV[b,j,h,d] = Σ_i P[b,h,i,j]·dAtt[b,i,h,d]`.
 #[inline(always)]
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let mut vt = vec![0.0; D * T];
     for bb in 0..B {
         for hh in 0..H {
-            hd.transpose_head(v, bb, hh, &mut vt);
+            if !hd.shares_kv(hh) {
+                hd.transpose_head(v, bb, hh, &mut vt);
+            }
             row_tiles!(S, i0, R, {
                 let a_base: [usize; R] = std::array::from_fn(|r| hd.q_base(bb, i0 + r, hh));
                 col_blocks!(T, j0, W, {
@@ -366,6 +409,10 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
             });
         }
     }
+    // the query heads of a group add into the same d_v: it starts at 0
+    if hd.grouped() {
+        d_v[..B * T * hd.H_kv * D].fill(0.0);
+    }
     for bb in 0..B {
         for hh in 0..H {
             let d_att_row = |i: usize| {
@@ -377,7 +424,7 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
                     let p_ij = |r: usize, i: usize| p[hd.row(bb, hh, i) + j0 + r];
                     let acc = tile::<R, W>([[0.0; W]; R], d0, 0..S, p_ij, d_att_row);
                     for (r, acc) in acc.iter().enumerate() {
-                        store(d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
+                        store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
                     }
                 });
             });
@@ -393,9 +440,13 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
 /// explicit mask is taken one row at a time.
 #[inline(always)]
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
-    let Heads { B, S, T, H, D } = hd;
+    let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
     let explicit = matches!(mask, Mask::Explicit { .. });
+    // the query heads of a group add into the same d_k: it starts at 0
+    if hd.grouped() {
+        d_k[..B * T * hd.H_kv * D].fill(0.0);
+    }
     for bb in 0..B {
         for hh in 0..H {
             let k_row = |j: usize| {
@@ -420,7 +471,7 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
                         let queries = (0..S).filter(|&i| !mask.hides(i, j));
                         let ds_ij = |_, i: usize| d_scores[hd.row(bb, hh, i) + j];
                         let acc = tile::<1, W>([[0.0; W]], d0, queries, ds_ij, q_row);
-                        store(d_k, hd.k_base(bb, j, hh) + d0, &acc[0], scale);
+                        store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc[0], scale);
                     });
                 }
                 continue;
@@ -451,7 +502,7 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
                     }
                     let acc = tile::<R, W>(acc, d0, shared..S, ds_ij, q_row);
                     for (r, acc) in acc.iter().enumerate() {
-                        store(d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
+                        store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
                     }
                 });
             });

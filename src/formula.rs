@@ -46,6 +46,34 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_flash.rs", "a_base", "((b*S + i)*H + h)*D"),
     ("attention_flash.rs", "off", "(b*H + h)*S + i0 + ii"),
     ("attention_flash.rs", "off", "(b*H + h)*S + i"),
+    ("attention_gqa.rs", "kv_h", "h/(H/H_kv)"),
+    ("attention_gqa.rs", "q_base", "((b*S + i)*H + h)*D"),
+    ("attention_gqa.rs", "k_base", "((b*T + j)*H_kv + kv_h)*D"),
+    ("attention_gqa.rs", "off", "((b*H + h)*S + i)*T + j"),
+    ("attention_gqa.rs", "a_base", "((b*S + i)*H + h)*D"),
+    ("attention_gqa.rs", "row", "((b*H + h)*S + i)*T"),
+    ("attention_gqa.rs", "v_base", "((b*T + j)*H_kv + kv_h)*D"),
+    ("attention_gqa.rs", "ri", "(b*T + i)*(C + 2*H_kv*D)"),
+    ("attention_gqa.rs", "qi", "(b*T + i)*C"),
+    ("attention_gqa.rs", "ki", "(b*T + i)*H_kv*D"),
+    ("rope.rs", "cs", "t*(D/2)"),
+    ("rope.rs", "q_base", "((b*T + t)*H + h)*D"),
+    ("rope.rs", "k_base", "((b*T + t)*H_kv + kv_h)*D"),
+    ("rope.rs", "d0", "2*m"),
+    ("rope.rs", "d1", "2*m + 1"),
+    ("rope.rs", "lo", "m"),
+    ("rope.rs", "hi", "m + D/2"),
+    ("decode.rs", "xi", "(b*T + t)*C"),
+    ("decode.rs", "ci", "(b*T + t)*H_kv*D"),
+    ("decode.rs", "w_off", "c*(C + 2*H_kv*D) + o"),
+    ("decode.rs", "kv_h", "h/(H/H_kv)"),
+    ("decode.rs", "q_base", "xi + h*D"),
+    ("decode.rs", "k_base", "((b*T + j)*H_kv + kv_h)*D"),
+    ("decode.rs", "off", "((b*H + h)*T + t)*T + j"),
+    ("decode.rs", "row", "((b*H + h)*T + t)*T"),
+    ("decode.rs", "a_base", "xi + h*D"),
+    ("decode.rs", "v_base", "((b*T + j)*H_kv + kv_h)*D"),
+    ("decode.rs", "wo_off", "c*C + o"),
 ];
 
 /// The formula of offset `name` as computed in kernel `file` (a path ending in the file name);
@@ -63,12 +91,13 @@ fn formulas<'a>(file: &'a str, name: &'a str) -> impl Iterator<Item = &'static s
         .map(|(_, _, text)| *text)
 }
 
-/// The size symbols a formula may use in `phase`: `B, S, T, C, H, D`, and a linear layer's
-/// input and output widths `IC, OC`. In `linear.rs`, `T` is the layer's own row count: the
-/// queries (`S`) for the query and output projections.
+/// The size symbols a formula may use in `phase`: `B, S, T, C, H, D, H_kv`, and a linear
+/// layer's input and output widths `IC, OC`. In `linear.rs`, `T` is the layer's own row count:
+/// the queries (`S`) for the query and output projections.
 pub fn sizes(shape: Shape, phase: Phase) -> Vec<(&'static str, usize)> {
     let oc = match phase {
-        Phase::QkvProj | Phase::QkvProjBack => 3 * shape.c,
+        Phase::QkvProj | Phase::QkvProjBack => shape.c + 2 * shape.kv_c(),
+        Phase::KProj | Phase::KProjBack | Phase::VProj | Phase::VProjBack => shape.kv_c(),
         _ => shape.c,
     };
     let t = match phase {
@@ -82,6 +111,7 @@ pub fn sizes(shape: Shape, phase: Phase) -> Vec<(&'static str, usize)> {
         ("C", shape.c),
         ("H", shape.h),
         ("D", shape.d()),
+        ("H_kv", shape.h_kv),
     ];
     [&sizes[..], &[("IC", shape.c), ("OC", oc)]].concat()
 }
@@ -213,7 +243,7 @@ fn tokens(text: &str) -> impl Iterator<Item = Tok<'_>> {
     })
 }
 
-/// Evaluates `+`, `*` and parentheses over whole numbers.
+/// Evaluates `+`, `*`, `/` (rounding down) and parentheses over whole numbers.
 struct Eval<'a> {
     toks: Vec<Tok<'a>>,
     at: usize,
@@ -240,11 +270,20 @@ impl<'a> Eval<'a> {
 
     fn product(&mut self) -> Option<usize> {
         let mut v = self.atom()?;
-        while self.peek() == Some(Tok::Other("*")) {
-            self.at += 1;
-            v = v.checked_mul(self.atom()?)?;
+        loop {
+            match self.peek() {
+                Some(Tok::Other("*")) => {
+                    self.at += 1;
+                    v = v.checked_mul(self.atom()?)?;
+                }
+                // whole-number division, as the kernels' `hh / (H / H_kv)`
+                Some(Tok::Other("/")) => {
+                    self.at += 1;
+                    v = v.checked_div(self.atom()?)?;
+                }
+                _ => return Some(v),
+            }
         }
-        Some(v)
     }
 
     fn atom(&mut self) -> Option<usize> {
@@ -300,5 +339,29 @@ mod tests {
         assert_eq!(eval("(2 + 3)*4"), Some(20));
         assert_eq!(eval("(2 + 3"), None);
         assert_eq!(eval("2 +"), None);
+        assert_eq!(eval("3/(4/2)"), Some(1));
+        assert_eq!(eval("7/2*2"), Some(6));
+        assert_eq!(eval("1/0"), None);
+    }
+
+    #[test]
+    fn grouped_offsets_read_like_the_docs() {
+        // H = 4 query heads over H_kv = 2: head 3 reads key/value head 1
+        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        let mut symbols = sizes(sh, Phase::Scores);
+        symbols.extend([("bb", 0), ("hh", 3), ("i", 2), ("j", 1)]);
+        let kv = substitute("src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();
+        assert_eq!(kv.to_string(), "kv_h = h/(H/H_kv) = 3/(4/2) = 1");
+        symbols.push(("kv_h", kv.value));
+        let k = substitute("src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
+        assert_eq!(
+            k.to_string(),
+            "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
+        );
+        let mut symbols = sizes(sh, Phase::Split);
+        symbols.extend([("bb", 0), ("i", 2)]);
+        let ri = substitute("src/kernels/attention_gqa.rs", "ri", &symbols).unwrap();
+        assert_eq!(ri.value, 2 * (8 + 2 * 4));
+        assert_eq!(sizes(sh, Phase::QkvProj).last(), Some(&("OC", 16)));
     }
 }

@@ -3,6 +3,7 @@
 //! such as `/dev/zero` is refused with one line instead of being read until memory runs out or
 //! waited on forever.
 
+use crate::{msg, tr};
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
@@ -10,14 +11,14 @@ use std::path::Path;
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("no such file")]
+    #[error("{}", tr!("no such file"))]
     NotFound,
     /// A directory, FIFO, device or socket; the text says which.
-    #[error("{0}, not a regular file")]
+    #[error("{}", tr!("{kind}, not a regular file", kind = crate::i18n::text(.0)))]
     NotRegular(&'static str),
-    #[error("{size} bytes is larger than the {} {what} may be", human_bytes(*max))]
+    #[error("{}", tr!("{size} bytes is larger than the {max} {what} may be", size, max = human_bytes(*max), what = crate::i18n::text(what)))]
     TooLarge { size: u64, max: u64, what: &'static str },
-    #[error("cannot read: {0}")]
+    #[error("{}", tr!("cannot read: {e}", e = .0))]
     Io(io::Error),
 }
 
@@ -27,7 +28,7 @@ pub fn human_bytes(n: u64) -> String {
         n if n >= 1 << 30 && n.is_multiple_of(1 << 30) => format!("{} GiB", n >> 30),
         n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
         n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
-        n => format!("{n} bytes"),
+        n => tr!("{n} bytes", n),
     }
 }
 
@@ -37,22 +38,22 @@ pub fn kind_of(file_type: std::fs::FileType) -> &'static str {
     {
         use std::os::unix::fs::FileTypeExt;
         if file_type.is_fifo() {
-            return "is a FIFO (named pipe)";
+            return msg!("is a FIFO (named pipe)");
         }
         if file_type.is_char_device() {
-            return "is a character device";
+            return msg!("is a character device");
         }
         if file_type.is_block_device() {
-            return "is a block device";
+            return msg!("is a block device");
         }
         if file_type.is_socket() {
-            return "is a socket";
+            return msg!("is a socket");
         }
     }
     if file_type.is_dir() {
-        "is a directory"
+        msg!("is a directory")
     } else {
-        "is not a file"
+        msg!("is not a file")
     }
 }
 

@@ -12,6 +12,8 @@ pub mod explain;
 pub mod fast;
 pub mod format;
 pub mod formula;
+pub mod gradcheck;
+pub mod i18n;
 pub mod input;
 pub mod kernels;
 pub mod mistakes;

@@ -7,8 +7,9 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 
 /// The sizes of one attention problem: batch `B`, key/sequence length `T`, channels `C`,
-/// heads `H`, and the query length `S` (equal to `T` in self-attention; cross-attention reads
-/// `S` queries against `T` keys).
+/// heads `H`, the query length `S` (equal to `T` in self-attention; cross-attention reads
+/// `S` queries against `T` keys) and the number of key/value heads `H_kv` (equal to `H` except
+/// in grouped-query attention, where query head `h` reads key/value head `h / (H/H_kv)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub b: usize,
@@ -16,9 +17,10 @@ pub struct Shape {
     pub c: usize,
     pub h: usize,
     pub s: usize,
+    pub h_kv: usize,
 }
 
-/// `{"B", "T", "C", "H"}`, plus `"S"` for cross-attention.
+/// `{"B", "T", "C", "H"}`, plus `"S"` for cross-attention and `"H_kv"` when it is not `H`.
 impl Serialize for Shape {
     fn serialize<Z: Serializer>(&self, ser: Z) -> Result<Z::Ok, Z::Error> {
         let mut m = ser.serialize_map(None)?;
@@ -29,6 +31,9 @@ impl Serialize for Shape {
         m.serialize_entry("T", &self.t)?;
         m.serialize_entry("C", &self.c)?;
         m.serialize_entry("H", &self.h)?;
+        if self.is_grouped() {
+            m.serialize_entry("H_kv", &self.h_kv)?;
+        }
         m.end()
     }
 }
@@ -36,12 +41,39 @@ impl Serialize for Shape {
 impl Shape {
     /// Self-attention sizes: `S = T`.
     pub const fn new(b: usize, t: usize, c: usize, h: usize) -> Self {
-        Shape { b, t, c, h, s: t }
+        Shape {
+            b,
+            t,
+            c,
+            h,
+            s: t,
+            h_kv: h,
+        }
     }
 
     /// Cross-attention sizes: `S` queries against `T` keys and values.
     pub const fn cross(b: usize, s: usize, t: usize, c: usize, h: usize) -> Self {
-        Shape { b, t, c, h, s }
+        Shape { b, t, c, h, s, h_kv: h }
+    }
+
+    /// The same sizes with `h_kv` key/value heads (grouped-query attention; 1 is multi-query).
+    pub const fn grouped(self, h_kv: usize) -> Self {
+        Shape { h_kv, ..self }
+    }
+
+    /// Fewer key/value heads than query heads.
+    pub const fn is_grouped(&self) -> bool {
+        self.h_kv != self.h
+    }
+
+    /// Query heads per key/value head, `H / H_kv` (llama2.c's `kv_mul`).
+    pub const fn group(&self) -> usize {
+        self.h / self.h_kv
+    }
+
+    /// Channels of one key or value row, `H_kv·D` (`C` unless grouped).
+    pub const fn kv_c(&self) -> usize {
+        self.h_kv * self.d()
     }
 
     /// Queries and keys come from different sequences.
@@ -56,7 +88,12 @@ impl Shape {
 
     /// The same sizes with a single head (what the baseline kernel sees).
     pub const fn single_head(self) -> Self {
-        Shape { h: 1, ..self }
+        Shape { h: 1, h_kv: 1, ..self }
+    }
+
+    /// The same sizes with as many key/value heads as query heads (what MHA sees).
+    pub const fn ungrouped(self) -> Self {
+        Shape { h_kv: self.h, ..self }
     }
 }
 
@@ -317,6 +354,8 @@ mod tests {
         assert_eq!(own, r#"{"B":1,"T":3,"C":4,"H":2}"#);
         let cross = serde_json::to_string(&Shape::cross(1, 2, 5, 4, 2)).unwrap();
         assert_eq!(cross, r#"{"B":1,"S":2,"T":5,"C":4,"H":2}"#);
+        let gqa = serde_json::to_string(&Shape::new(1, 3, 8, 4).grouped(2)).unwrap();
+        assert_eq!(gqa, r#"{"B":1,"T":3,"C":8,"H":4,"H_kv":2}"#);
     }
 
     #[test]
@@ -347,5 +386,8 @@ mod tests {
         let sh = Shape::new(1, 3, 4, 2);
         assert_eq!(sh.d(), 2);
         assert_eq!(sh.single_head().d(), 4);
+        let g = Shape::new(1, 3, 8, 4).grouped(2);
+        assert_eq!((g.group(), g.kv_c(), g.ungrouped().kv_c()), (2, 4, 8));
+        assert_eq!((g.single_head().h, g.single_head().h_kv), (1, 1));
     }
 }

@@ -177,9 +177,17 @@ pub fn closed_form(plan: &Plan, variant: Variant, pass: Pass) -> PassTraffic {
 /// `softmax.rs`, `dropout.rs`).
 fn plain_counts(plan: &Plan, variant: Variant, pass: Pass) -> Vec<(Buf, u64, u64)> {
     let ksh = kernel_shape(plan.shape, variant);
-    let Shape { b, s, t, c, h } = ksh;
+    let Shape { b, s, t, c, h, .. } = ksh;
     let visible = plan.mask.visible_pairs(s, t) as u64;
+    let kv = ksh.kv_c() as u64; // channels of a key/value row: H_kv·D
     let (b, s, t, c, h) = (b as u64, s as u64, t as u64, c as u64, h as u64);
+    // d_k and d_v: written once per element, or, in GQA, cleared and then added to by each
+    // query head of the group (+=: a read and a write per query head and channel)
+    let d_kv = if variant.grouped() {
+        (b * t * c, b * t * kv + b * t * c)
+    } else {
+        (0, b * t * c)
+    };
     let cells = b * h * s * t; // entries of scores, probs and their gradients
     let pairs_c = b * s * t * c; // one read per (i, j) pair and channel, over all heads
     let (p, d_p) = if plan.dropout {
@@ -214,7 +222,7 @@ fn plain_counts(plan: &Plan, variant: Variant, pass: Pass) -> Vec<(Buf, u64, u64
                 (V, pairs_c, 0),
                 (p, pairs_c, 0),
                 (d_p, 0, cells),
-                (DV, 0, b * t * c),
+                (DV, d_kv.0, d_kv.1),
                 // softmax backward: dP and P twice each per entry
                 (DProbs, 2 * cells, 0),
                 (Probs, 2 * cells, 0),
@@ -223,7 +231,7 @@ fn plain_counts(plan: &Plan, variant: Variant, pass: Pass) -> Vec<(Buf, u64, u64
                 (K, b * visible * c, 0),
                 (Q, b * visible * c, 0),
                 (DQ, 0, b * s * c),
-                (DK, 0, b * t * c),
+                (DK, d_kv.0, d_kv.1),
             ];
             if plan.dropout {
                 v.extend([(DropMask, cells, 0), (DProbsDrop, cells, 0), (DProbs, 0, cells)]);
@@ -347,6 +355,8 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels:
         proj: false,
         dropout: false,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles { br: tile, bc: tile },
     };
     let rows = lengths

@@ -2,6 +2,7 @@
 
 use super::{CliError, Style, error_line, escape_controls, paint};
 use attn_trace::scenario::Scenario;
+use attn_trace::tr;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -28,7 +29,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 let events: Vec<String> = s
                     .variants
                     .iter()
-                    .map(|&v| format!("{v} {} events", s.estimated_events(v)))
+                    .map(|&v| tr!("{variant} {n} events", variant = v, n = s.estimated_events(v)))
                     .collect();
                 writeln!(
                     out,

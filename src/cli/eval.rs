@@ -2,6 +2,7 @@
 
 use super::{CliError, quiet_pipe, whole};
 use attn_trace::model::eval_loss;
+use attn_trace::tr;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -47,7 +48,10 @@ struct Line {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     if !(1..=4096).contains(&args.batch) {
-        return Err(CliError::Input(format!("--batch must be 1..=4096, got {}", args.batch)));
+        return Err(CliError::Input(tr!(
+            "--batch must be 1..=4096, got {n}",
+            n = args.batch
+        )));
     }
     let loaded = super::train::load_checkpoint("--checkpoint", &args.checkpoint)?;
     let model = loaded.model;
@@ -59,7 +63,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
         None => {
             let ds = super::train::dataset(None, args.dataset.as_deref(), seq)?;
-            (format!("{} (validation split)", ds.name), ds.val)
+            (tr!("{name} (validation split)", name = ds.name), ds.val)
         }
     };
     let r = eval_loss(&model, &bytes, args.batch).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
@@ -74,11 +78,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         quiet_pipe(writeln!(
             out,
-            "loss {:.4} nats/byte (perplexity {:.2}) over {} tokens: {} windows of {seq} from {what}",
-            r.loss,
-            r.loss.exp(),
-            r.tokens,
-            r.windows
+            "{}",
+            tr!(
+                "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
+                loss = format!("{:.4}", r.loss),
+                perplexity = format!("{:.2}", r.loss.exp()),
+                tokens = r.tokens,
+                windows = r.windows,
+                seq,
+                what
+            )
         ))
     }
 }

@@ -3,7 +3,7 @@
 
 use super::{CliError, Style, escape_controls, paint, pass_arg, quiet_pipe, variant_arg};
 use attn_trace::engine;
-use attn_trace::explain::{Element, explain};
+use attn_trace::explain::{Element, explain, gradient_check};
 use attn_trace::kernels::Variant;
 use attn_trace::mistakes;
 use attn_trace::trace::Pass;
@@ -80,8 +80,14 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Pass::Backward
         });
     let run = scenario.run(variant, true);
-    let walkthrough =
+    let mut walkthrough =
         explain(&run, scenario.mask.clone(), at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
+    // backward: the element's gradients against finite differences of the loss (untraced runs)
+    if pass == Pass::Backward {
+        let check =
+            gradient_check(&run, &scenario.inputs(), at).map_err(|e| CliError::Input(format!("{file}: {e}")))?;
+        walkthrough.sections.push(check);
+    }
 
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut text = String::new();

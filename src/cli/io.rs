@@ -7,6 +7,7 @@ use attn_trace::format::grouped;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Level, Shape};
+use attn_trace::tr;
 use attn_trace::trace::Pass;
 use attn_trace::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use serde::Serialize;
@@ -56,14 +57,14 @@ fn head_dim(s: &str) -> Result<usize, String> {
     if (1..=1024).contains(&d) {
         Ok(d)
     } else {
-        Err(format!("expected a head size from 1 to 1024, found {d}"))
+        Err(tr!("expected a head size from 1 to 1024, found {d}", d))
     }
 }
 
 fn mask_name(s: &str) -> Result<String, String> {
     match s {
         "none" | "causal" => Ok(s.to_string()),
-        _ => Err("expected none or causal".to_string()),
+        _ => Err(tr!("expected none or causal").to_string()),
     }
 }
 
@@ -109,14 +110,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         return quiet_pipe(out.flush());
     }
     let Some(path) = args.scenario else {
-        return Err(CliError::Input("a SCENARIO (or --sweep) is required".into()));
+        return Err(CliError::Input(tr!("a SCENARIO (or --sweep) is required").to_string()));
     };
     if let Some(flag) = [("--head-dim", args.head_dim.is_some()), ("--mask", args.mask.is_some())]
         .into_iter()
         .find_map(|(f, given)| given.then_some(f))
     {
-        return Err(CliError::Input(format!(
-            "{flag} belongs to --sweep; a scenario sets its own sizes and mask"
+        return Err(CliError::Input(tr!(
+            "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
+            flag
         )));
     }
     let scenario = super::load(&path)?;

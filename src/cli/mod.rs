@@ -13,8 +13,10 @@ pub mod train;
 pub mod tui;
 
 use attn_trace::atomic::AtomicFile;
+use attn_trace::i18n::Lang;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
+use attn_trace::tr;
 use attn_trace::trace::{Buf, Pass, Phase};
 use std::io::IsTerminal;
 use std::io::Write;
@@ -30,11 +32,11 @@ pub enum CliError {
     #[error("{0}")]
     Input(String),
     /// The messages were already printed (e.g. `check` reporting several files): exit code 2.
-    #[error("{0} of the inputs had errors")]
+    #[error("{}", tr!("{n} of the inputs had errors", n = .0))]
     Reported(usize),
     /// Standard output could not be written (a full disk): one line, exit code 1. A reader that
     /// closed the pipe (`| head`) got what it wanted: no message, exit code 0.
-    #[error("cannot write to standard output: {0}")]
+    #[error("{}", tr!("cannot write to standard output: {e}", e = .0))]
     Write(std::io::Error),
     /// Something that is not the user's input failed and says so in one line (a file that could
     /// not be written, training that diverged): exit code 1.
@@ -65,24 +67,32 @@ pub fn load(path: &Path) -> Result<Scenario, CliError> {
 
 /// clap value parsers for the engine's names, listing the choices on a mistake.
 pub fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s).ok_or_else(|| format!("unknown variant \"{s}\"; expected baseline, mha or flash"))
+    Variant::from_name(s).ok_or_else(|| tr!("unknown variant \"{s}\"; expected baseline, mha, flash or gqa", s))
 }
 
 pub fn parse_pass(s: &str) -> Result<Pass, String> {
-    Pass::from_name(s).ok_or_else(|| format!("unknown pass \"{s}\"; expected forward or backward"))
+    Pass::from_name(s).ok_or_else(|| tr!("unknown pass \"{s}\"; expected forward or backward", s))
 }
 
 pub fn parse_phase(s: &str) -> Result<Phase, String> {
     Phase::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
-        format!("unknown phase \"{s}\"; expected one of {}", names.join(", "))
+        tr!(
+            "unknown phase \"{s}\"; expected one of {names}",
+            s,
+            names = names.join(", ")
+        )
     })
 }
 
 pub fn parse_buffer(s: &str) -> Result<Buf, String> {
     Buf::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = Buf::ALL.iter().map(|b| b.name()).collect();
-        format!("unknown buffer \"{s}\"; expected one of {}", names.join(", "))
+        tr!(
+            "unknown buffer \"{s}\"; expected one of {names}",
+            s,
+            names = names.join(", ")
+        )
     })
 }
 
@@ -92,11 +102,11 @@ pub fn parse_buffer(s: &str) -> Result<Buf, String> {
 pub fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
     let t = s.trim();
     match t.parse::<u128>() {
-        Ok(v) => T::try_from(v).map_err(|_| "is too large".to_string()),
+        Ok(v) => T::try_from(v).map_err(|_| tr!("is too large").to_string()),
         Err(_) if t.strip_prefix('-').is_some_and(|r| r.parse::<f64>().is_ok()) => {
-            Err("is negative; expected a whole number ≥ 0".into())
+            Err(tr!("is negative; expected a whole number ≥ 0").into())
         }
-        Err(_) => Err("is not a whole number ≥ 0".into()),
+        Err(_) => Err(tr!("is not a whole number ≥ 0").into()),
     }
 }
 
@@ -133,40 +143,43 @@ fn one_line(e: &clap::error::Error<OneLine>) -> String {
         _ => a,
     };
     let arg = text(K::InvalidArg).map(flag_only);
-    let arg = arg.unwrap_or_else(|| "an argument".into());
+    let arg = arg.unwrap_or_else(|| tr!("an argument").into());
     let value = text(K::InvalidValue).unwrap_or_default();
     let source = std::error::Error::source(e).map(|s| s.to_string());
     let mut msg = match e.kind() {
         ErrorKind::InvalidValue | ErrorKind::ValueValidation if value.is_empty() => {
-            format!("{arg} needs a value")
+            tr!("{arg} needs a value", arg)
         }
         ErrorKind::InvalidValue | ErrorKind::ValueValidation => {
             let why = match (source, text(K::ValidValue)) {
                 (Some(s), _) => s,
-                (None, Some(valid)) => format!("expected one of {valid}"),
-                (None, None) => "invalid value".into(),
+                (None, Some(valid)) => tr!("expected one of {valid}", valid),
+                (None, None) => tr!("invalid value").into(),
             };
             format!("{arg} {value}: {why}")
         }
-        ErrorKind::UnknownArgument => format!("unexpected argument '{arg}'"),
+        ErrorKind::UnknownArgument => tr!("unexpected argument '{arg}'", arg),
         ErrorKind::InvalidSubcommand => {
-            format!("unknown command '{}'", text(K::InvalidSubcommand).unwrap_or_default())
+            tr!(
+                "unknown command '{name}'",
+                name = text(K::InvalidSubcommand).unwrap_or_default()
+            )
         }
-        ErrorKind::MissingRequiredArgument => format!("missing {arg}"),
-        ErrorKind::MissingSubcommand => "a command is required".into(),
+        ErrorKind::MissingRequiredArgument => tr!("missing {arg}", arg),
+        ErrorKind::MissingSubcommand => tr!("a command is required").into(),
         ErrorKind::ArgumentConflict => match text(K::PriorArg).map(flag_only) {
-            Some(prior) if prior != arg => format!("{arg} cannot be used with {prior}"),
-            _ => format!("{arg} cannot be given more than once"),
+            Some(prior) if prior != arg => tr!("{arg} cannot be used with {prior}", arg, prior),
+            _ => tr!("{arg} cannot be given more than once", arg),
         },
-        ErrorKind::TooManyValues => format!("unexpected value '{value}' for {arg}"),
-        ErrorKind::NoEquals => format!("{arg} needs its value after an equal sign"),
+        ErrorKind::TooManyValues => tr!("unexpected value '{value}' for {arg}", value, arg),
+        ErrorKind::NoEquals => tr!("{arg} needs its value after an equal sign", arg),
         kind => source
             .or_else(|| kind.as_str().map(str::to_string))
-            .unwrap_or_else(|| "invalid arguments".into()),
+            .unwrap_or_else(|| tr!("invalid arguments").into()),
     };
     for k in [K::SuggestedArg, K::SuggestedSubcommand, K::SuggestedValue] {
         if let Some(s) = text(k) {
-            msg.push_str(&format!(" (did you mean '{s}'?)"));
+            msg.push_str(&tr!(" (did you mean '{s}'?)", s));
         }
     }
     msg
@@ -204,7 +217,7 @@ pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
     let rendered = e.apply::<OneLine>().render().to_string();
     let line = rendered.lines().next().unwrap_or_default();
     let msg = line.strip_prefix("error: ").unwrap_or(line);
-    error_line(&format!("{msg}; see {} --help", help_command()));
+    error_line(&tr!("{msg}; see {command} --help", msg, command = help_command()));
     ExitCode::from(2)
 }
 
@@ -251,15 +264,15 @@ impl Output {
             return Ok(Output::Stdout(std::io::BufWriter::new(std::io::stdout().lock())));
         };
         if target.is_dir() {
-            return Err(CliError::Input(format!(
-                "{}: is a directory; give a file name to write to",
-                target.display()
+            return Err(CliError::Input(tr!(
+                "{path}: is a directory; give a file name to write to",
+                path = target.display()
             )));
         }
         let file = AtomicFile::create(target).map_err(|e| match e.kind() {
             // a socket or a block device: what it is, and that it stays
             std::io::ErrorKind::InvalidInput => CliError::Input(format!("{}: {e}", target.display())),
-            _ => CliError::Input(format!("{}: cannot write there: {e}", target.display())),
+            _ => CliError::Input(tr!("{path}: cannot write there: {e}", path = target.display(), e)),
         })?;
         Ok(Output::File {
             file: std::io::BufWriter::new(file),
@@ -290,7 +303,7 @@ impl Output {
             Output::File { file, target } => {
                 let file = file.into_inner().map_err(|e| file_error(&target, e.into_error()))?;
                 file.commit()
-                    .map_err(|e| CliError::Failed(format!("{}: cannot write: {e}", target.display())))
+                    .map_err(|e| CliError::Failed(tr!("{path}: cannot write: {e}", path = target.display(), e)))
             }
         }
     }
@@ -319,7 +332,7 @@ pub fn error_line(msg: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "{}: {}",
-        paint("error", Style::Error),
+        paint(tr!("error"), Style::Error),
         escape_controls(msg)
     );
 }
@@ -416,6 +429,27 @@ pub fn handle_signals() {
 static COLOR: AtomicBool = AtomicBool::new(false);
 
 /// True when NO_COLOR is set to anything non-empty (<https://no-color.org>).
+/// `--lang`'s value parser.
+pub fn parse_lang(s: &str) -> Result<Lang, String> {
+    Lang::from_tag(s).ok_or_else(|| tr!("unknown language \"{s}\"; expected en or zh-CN", s))
+}
+
+/// The language asked for by `--lang X` or `--lang=X` among the raw arguments (read before
+/// clap parses them, so that its errors are in that language too), else by the locale. A
+/// value that names no language is left for clap to refuse.
+pub fn lang_from_args(args: impl Iterator<Item = std::ffi::OsString>) -> Lang {
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    let given = args
+        .iter()
+        .enumerate()
+        .find_map(|(k, a)| match a.strip_prefix("--lang") {
+            Some("") => args.get(k + 1).map(String::as_str),
+            Some(v) => v.strip_prefix('='),
+            None => None,
+        });
+    given.and_then(Lang::from_tag).unwrap_or_else(Lang::from_env)
+}
+
 pub fn no_color_env() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }

@@ -2,6 +2,7 @@
 
 use super::{CliError, whole};
 use attn_trace::model::SampleOptions;
+use attn_trace::tr;
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
@@ -38,13 +39,13 @@ pub struct Args {
 pub fn run(args: Args) -> Result<(), CliError> {
     if args.prompt.is_empty() {
         return Err(CliError::Input(
-            "--prompt is empty: give at least one byte to continue".into(),
+            tr!("--prompt is empty: give at least one byte to continue").into(),
         ));
     }
     if !(args.temp.is_finite() && args.temp >= 0.0) {
-        return Err(CliError::Input(format!(
-            "--temp must be a number ≥ 0, got {}",
-            args.temp
+        return Err(CliError::Input(tr!(
+            "--temp must be a number ≥ 0, got {temp}",
+            temp = args.temp
         )));
     }
     let loaded = super::train::load_checkpoint("--checkpoint", &args.checkpoint)?;

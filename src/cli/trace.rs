@@ -3,6 +3,7 @@
 use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
+use attn_trace::tr;
 use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -76,19 +77,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
     let variants: Vec<Variant> = match args.variant {
         Some(v) if !scenario.variants.contains(&v) => {
-            return Err(CliError::Input(format!(
-                "{}: --variant {v}: the scenario does not run it ([run].variants = {})",
-                args.scenario.display(),
-                names(scenario.variants.iter().map(|v| v.name()))
+            return Err(CliError::Input(tr!(
+                "{file}: --variant {v}: the scenario does not run it ([run].variants = {variants})",
+                file = args.scenario.display(),
+                v,
+                variants = names(scenario.variants.iter().map(|v| v.name()))
             )));
         }
         Some(v) => vec![v],
         None => scenario.variants.clone(),
     };
     if args.mistaken && scenario.mistakes.is_empty() {
-        return Err(CliError::Input(format!(
-            "{}: --mistaken: the scenario has no [run].mistakes to trace",
-            args.scenario.display()
+        return Err(CliError::Input(tr!(
+            "{file}: --mistaken: the scenario has no [run].mistakes to trace",
+            file = args.scenario.display()
         )));
     }
     let wanted_pass = args.pass.or(args.phase.map(Phase::pass));
@@ -98,20 +100,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
             Pass::Backward => scenario.passes.backward,
         };
         if !recorded {
-            return Err(CliError::Input(format!(
-                "{}: the scenario does not record the {} pass; add \"{}\" to [run].passes",
-                args.scenario.display(),
-                p.name(),
-                p.name()
+            return Err(CliError::Input(tr!(
+                "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
+                file = args.scenario.display(),
+                pass = p.name()
             )));
         }
     }
     if let (Some(p), Some(ph)) = (args.pass, args.phase)
         && ph.pass() != p
     {
-        return Err(CliError::Input(format!(
-            "--phase {ph} belongs to the {} pass, not to --pass {p}",
-            ph.pass().name(),
+        return Err(CliError::Input(tr!(
+            "--phase {ph} belongs to the {pass} pass, not to --pass {p}",
+            ph,
+            pass = ph.pass().name(),
             p = p.name()
         )));
     }
@@ -124,14 +126,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
     };
     if written == 0 {
         // dropping the output deletes the temporary file: nothing is left behind
-        return Err(CliError::Input(format!(
-            "{}: no event matches the filters (--variant, --pass, --phase, --buffer); check that the phase runs for this scenario and that it touches the buffer",
-            args.scenario.display()
+        return Err(CliError::Input(tr!(
+            "{file}: no event matches the filters (--variant, --pass, --phase, --buffer); check that the phase runs for this scenario and that it touches the buffer",
+            file = args.scenario.display()
         )));
     }
     output.finish()?;
     if let Some(path) = &args.output {
-        let _ = writeln!(std::io::stderr(), "wrote {written} events to {}", path.display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            tr!("wrote {written} events to {path}", written, path = path.display())
+        );
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 use super::{CliError, load, no_color_env, parse_variant};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
+use attn_trace::tr;
 use attn_trace::tui::app::App;
 use attn_trace::tui::{self, Theme};
 use std::path::PathBuf;
@@ -40,8 +41,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .scenario
             .as_ref()
             .map_or("<built-in>".into(), |p| p.display().to_string());
-        return Err(CliError::Input(format!(
-            "{file}: [run].variants: this scenario does not run {v}"
+        return Err(CliError::Input(tr!(
+            "{file}: [run].variants: this scenario does not run {v}",
+            file,
+            v
         )));
     }
     // without a terminal there is nothing to draw on: say so plainly instead of drawing escape
@@ -49,7 +52,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     use std::io::IsTerminal;
     if !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         return Err(CliError::Input(
-            "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)".into(),
+            tr!("the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)").into(),
         ));
     }
     let plain = no_color_env() || std::env::args_os().any(|a| a == "--no-color");

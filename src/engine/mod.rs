@@ -5,6 +5,7 @@
 //! - [`registry`]: every buffer's role, shape and named layout, declared once;
 //! - [`tensors`]: the run's buffers, stored keyed by [`Buf`];
 //! - this file: the forward and backward passes in order, and [`run`].
+#![allow(non_snake_case)]
 
 pub mod plan;
 pub mod registry;
@@ -18,22 +19,25 @@ pub use tensors::Tensors;
 use crate::dispatch;
 use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
-use crate::kernels::{Mask, Variant, dropout, linear, split};
+use crate::kernels::rope::{self, Rope};
+use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear, split};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
+use std::borrow::Cow;
 
 /// Where the run starts.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Start {
-    /// From the input `x [B,T,C]` through the fused projection `w_qkv [C,3C]`, `b_qkv [3C]`.
+    /// From the input `x [B,T,C]` through the fused projection `w_qkv [C, C + 2·H_kv·D]`,
+    /// `b_qkv [C + 2·H_kv·D]` (`[C,3C]` and `[3C]` unless grouped).
     X {
         x: Vec<f32>,
         w_qkv: Vec<f32>,
         b_qkv: Vec<f32>,
     },
-    /// From `x [B,S,C]` through three separate projections `w_q, w_k, w_v [C,C]` with biases
-    /// `[C]`, like three linear layers. Keys and values come from `memory [B,T,C]` when it is
-    /// given (cross-attention), else from `x` too.
+    /// From `x [B,S,C]` through three separate projections `w_q [C,C]`, `w_k, w_v [C,H_kv·D]`
+    /// with biases, like three linear layers. Keys and values come from `memory [B,T,C]` when
+    /// it is given (cross-attention), else from `x` too.
     Separate {
         x: Vec<f32>,
         memory: Option<Vec<f32>>,
@@ -44,7 +48,7 @@ pub enum Start {
         w_v: Vec<f32>,
         b_v: Vec<f32>,
     },
-    /// At the attention core, with `q [B,S,C]` and `k, v [B,T,C]` given.
+    /// At the attention core, with `q [B,S,C]` and `k, v [B,T,H_kv·D]` given.
     Qkv { q: Vec<f32>, k: Vec<f32>, v: Vec<f32> },
 }
 
@@ -69,6 +73,10 @@ pub struct Inputs {
     pub dropout: Option<Dropout>,
     /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only.
     pub mistakes: Mistakes,
+    /// Rotary position embeddings on q and k (`kernels::rope`).
+    pub rope: Option<Rope>,
+    /// Generate token by token from a key/value cache (`kernels::decode`); forward only.
+    pub decode: bool,
     /// Flash's tile sizes (the other variants ignore them).
     pub tiles: Tiles,
 }
@@ -88,21 +96,127 @@ impl Inputs {
             proj: self.proj.is_some(),
             dropout: self.dropout.is_some(),
             mistakes: self.mistakes,
+            rope: self.rope,
+            decode: self.decode,
             tiles: self.tiles,
         }
     }
 
-    /// The inputs as `variant` runs them: flash has no dropout and none of the mistakes (see
-    /// [`Plan::for_variant`]).
-    pub fn for_variant(&self, variant: Variant) -> std::borrow::Cow<'_, Inputs> {
-        match variant {
-            Variant::Flash if self.dropout.is_some() || !self.mistakes.is_empty() => std::borrow::Cow::Owned(Inputs {
+    /// The inputs as `variant` reads them. Grouped-query attention reads `H_kv` key/value heads;
+    /// the other kernels read one per query head, so on grouped inputs they get each key/value
+    /// head's weights (or k and v) repeated for every query head of its group: MHA with the
+    /// heads of a group tied, which computes exactly what GQA does.
+    ///
+    /// Flash also runs no dropout, none of the mistakes (both live in the plain kernels) and no
+    /// decoding path: its causal run computes the same output (see [`Plan::for_variant`]).
+    pub fn for_variant(&self, variant: Variant) -> Cow<'_, Inputs> {
+        let sh = self.shape;
+        if variant == Variant::Flash && (self.dropout.is_some() || !self.mistakes.is_empty() || self.decode) {
+            let plain = Inputs {
                 dropout: None,
                 mistakes: Mistakes::NONE,
+                decode: false,
                 ..self.clone()
-            }),
-            _ => std::borrow::Cow::Borrowed(self),
+            };
+            return Cow::Owned(plain.for_variant(variant).into_owned());
         }
+        if variant.grouped() || !sh.is_grouped() {
+            return Cow::Borrowed(self);
+        }
+        let (C, D, G) = (sh.c, sh.d(), sh.group());
+        let KV = sh.kv_c();
+        // one row's key/value block of H_kv·D channels, as H·D: head hh reads kv head hh / G
+        let repeat = |block: &[f32], out: &mut Vec<f32>| {
+            for hh in 0..sh.h {
+                out.extend_from_slice(&block[(hh / G) * D..(hh / G + 1) * D]);
+            }
+        };
+        // rows of `width` = lead + KV (+ KV): the lead copied, each key/value block repeated
+        let widen = |data: &[f32], lead: usize, blocks: usize| {
+            let width = lead + blocks * KV;
+            let mut out = Vec::with_capacity(data.len() / width * (lead + blocks * C));
+            for row in data.chunks(width) {
+                out.extend_from_slice(&row[..lead]);
+                for k in 0..blocks {
+                    repeat(&row[lead + k * KV..lead + (k + 1) * KV], &mut out);
+                }
+            }
+            out
+        };
+        let start = match &self.start {
+            Start::X { x, w_qkv, b_qkv } => Start::X {
+                x: x.clone(),
+                w_qkv: widen(w_qkv, C, 2),
+                b_qkv: widen(b_qkv, C, 2),
+            },
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => Start::Separate {
+                x: x.clone(),
+                memory: memory.clone(),
+                w_q: w_q.clone(),
+                b_q: b_q.clone(),
+                w_k: widen(w_k, 0, 1),
+                b_k: widen(b_k, 0, 1),
+                w_v: widen(w_v, 0, 1),
+                b_v: widen(b_v, 0, 1),
+            },
+            Start::Qkv { q, k, v } => Start::Qkv {
+                q: q.clone(),
+                k: widen(k, 0, 1),
+                v: widen(v, 0, 1),
+            },
+        };
+        Cow::Owned(Inputs {
+            shape: sh.ungrouped(),
+            start,
+            ..self.clone()
+        })
+    }
+
+    /// The buffers these inputs give data for, with that data: the start's tensors, the output
+    /// projection's weights and `d_out` (the dropout keep mask is drawn, not given).
+    pub fn given(&self) -> Vec<(Buf, &[f32])> {
+        let mut given: Vec<(Buf, &[f32])> = match &self.start {
+            Start::X { x, w_qkv, b_qkv } => vec![(Buf::X, x), (Buf::WQkv, w_qkv), (Buf::BQkv, b_qkv)],
+            Start::Separate {
+                x,
+                memory,
+                w_q,
+                b_q,
+                w_k,
+                b_k,
+                w_v,
+                b_v,
+            } => {
+                let mut g = vec![(Buf::X, x.as_slice())];
+                if let Some(m) = memory {
+                    g.push((Buf::Memory, m));
+                }
+                g.extend([
+                    (Buf::WQ, w_q.as_slice()),
+                    (Buf::BQ, b_q),
+                    (Buf::WK, w_k),
+                    (Buf::BK, b_k),
+                    (Buf::WV, w_v),
+                    (Buf::BV, b_v),
+                ]);
+                g
+            }
+            Start::Qkv { q, k, v } => vec![(Buf::Q, q), (Buf::K, k), (Buf::V, v)],
+        };
+        if let Some((w, b)) = &self.proj {
+            given.extend([(Buf::WProj, w.as_slice()), (Buf::BProj, b)]);
+        }
+        given.push((Buf::DOut, &self.d_out));
+        given
     }
 
     /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
@@ -123,6 +237,9 @@ impl Inputs {
 /// the attention core of the variant, dropout, and the output projection (when there is one).
 pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
     use Buf::*;
+    if inputs.decode {
+        return generate(rec, t, variant, inputs);
+    }
     let sh = inputs.shape;
     let (mask, m) = (&inputs.mask, inputs.mistakes);
     let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
@@ -138,7 +255,13 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         t.write([Qkv], |t, [y]| {
             linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
         });
-        t.write([Q, K, V], |t, [q, k, v]| split::forward(rec, sh, t.get(Qkv), q, k, v));
+        t.write([Q, K, V], |t, [q, k, v]| {
+            if variant.grouped() {
+                attention_gqa::split(rec, sh, t.get(Qkv), q, k, v)
+            } else {
+                split::forward(rec, sh, t.get(Qkv), q, k, v)
+            }
+        });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
             linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y))
@@ -148,6 +271,15 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
         t.write([V], |t, [y]| {
             linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), t.arg(BV), (V, y))
+        });
+    }
+
+    // rotary positions: q and k turned pair by pair, by an angle that grows with the position
+    let ksh = kernel_shape(sh, variant);
+    if let Some(r) = inputs.rope {
+        t.write([Q, K], |t, [q, k]| {
+            let tables = (t.get(RopeCos), t.get(RopeSin));
+            rope::forward(rec, ksh, r.pairs, (0..sh.b, 0..sh.t), tables, q, (K, k))
         });
     }
 
@@ -166,7 +298,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
                     l,
                     acc,
                 };
-                dispatch::flash_forward(rec, sh, inputs.tiles, mask, qkv, att, lse, tiles)
+                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, att, lse, tiles)
             },
         );
     } else {
@@ -255,6 +387,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     // the attention core, backwards: flash recomputes its tiles; the plain kernels walk back
     // their passes
     if variant == Variant::Flash {
+        let ksh = kernel_shape(sh, variant);
         t.write(
             [
                 Delta, DQ, DK, DV, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
@@ -275,7 +408,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
                 let grads = (d_q, d_k, d_v);
                 dispatch::flash_backward(
                     rec,
-                    sh,
+                    ksh,
                     inputs.tiles,
                     mask,
                     qkv,
@@ -290,7 +423,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     } else {
         core_backward(rec, t, variant, inputs);
     }
-    projections_backward(rec, t, inputs);
+    rope_and_projections_backward(rec, t, variant, inputs);
 }
 
 /// The plain kernels' attention core, backwards: dP and dV, (dropout), dS, then dQ and dK.
@@ -320,16 +453,29 @@ fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, in
     });
 }
 
-/// The input projections, backwards: from d_q, d_k, d_v to the inputs and weights.
-fn projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, inputs: &Inputs) {
+/// Rotary positions and the input projections, backwards: from d_q, d_k, d_v to the inputs and
+/// weights.
+fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
     use Buf::*;
     let sh = inputs.shape;
     let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    // rotary positions, backwards: dQ and dK turned back into the gradients of q and k as
+    // they were before the rotation
+    if let Some(r) = inputs.rope {
+        let ksh = kernel_shape(sh, variant);
+        t.write([DQ, DK], |t, [d_q, d_k]| {
+            rope::backward(rec, ksh, r.pairs, (t.get(RopeCos), t.get(RopeSin)), d_q, d_k)
+        });
+    }
 
     // input projections, backwards
     if t.has(WQkv) {
         t.write([DQkv], |t, [d]| {
-            split::backward(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            if variant.grouped() {
+                attention_gqa::split_back(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            } else {
+                split::backward(rec, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            }
         });
         t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));
@@ -368,6 +514,37 @@ fn projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, inputs: &Inpu
     }
 }
 
+/// A decode run: every sequence generated token by token from the key/value cache
+/// (`kernels/decode.rs`), in the kernel shape of the variant.
+fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let ksh = kernel_shape(inputs.shape, variant);
+    let pairs = inputs.rope.map(|r| r.pairs);
+    t.write(
+        [Q, KCache, VCache, Scores, Probs, Att, Out],
+        |t, [q, k_cache, v_cache, scores, probs, att, out]| {
+            let given = decode::Given {
+                x: t.get(X),
+                w_qkv: t.get(WQkv),
+                b_qkv: t.get(BQkv),
+                w_proj: t.get(WProj),
+                b_proj: t.get(BProj),
+                rope: pairs.map(|p| (p, t.get(RopeCos), t.get(RopeSin))),
+            };
+            let written = decode::Written {
+                q,
+                k_cache,
+                v_cache,
+                scores,
+                probs,
+                att,
+                out,
+            };
+            decode::generate(rec, ksh, &given, written)
+        },
+    );
+}
+
 /// The result of running one variant.
 #[derive(Debug)]
 pub struct Run {
@@ -377,6 +554,10 @@ pub struct Run {
     pub mistakes: Mistakes,
     /// Attention dropout, when the run applies it.
     pub dropout: Option<Dropout>,
+    /// Rotary position embeddings, when the run applies them.
+    pub rope: Option<Rope>,
+    /// The run generated token by token from a key/value cache.
+    pub decode: bool,
     /// The run's buffers: which exist, their shapes and layouts.
     pub registry: Registry,
     pub tensors: Tensors,
@@ -443,6 +624,8 @@ pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bo
         shape: inputs.shape,
         mistakes: inputs.mistakes,
         dropout: inputs.dropout.filter(|_| registry.has(Buf::DropMask)),
+        rope: inputs.rope,
+        decode: inputs.decode,
         registry,
         tensors: t,
         trace,

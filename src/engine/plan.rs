@@ -6,6 +6,7 @@ use crate::kernels::Mask;
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
 use crate::trace::Phase;
 use serde::Serialize;
@@ -49,29 +50,34 @@ pub struct Plan {
     pub proj: bool,
     pub dropout: bool,
     pub mistakes: Mistakes,
+    /// Rotary position embeddings applied to q and k.
+    pub rope: Option<Rope>,
+    /// Generation from a key/value cache, one token at a time (forward only).
+    pub decode: bool,
     /// Flash's tile sizes (unused by the other variants).
     pub tiles: Tiles,
 }
 
 impl Plan {
-    /// The plan as `variant` runs it: flash has no dropout and none of the mistakes, which
-    /// live in the plain kernels.
+    /// The plan as `variant` runs it: flash has no dropout, none of the mistakes (both live in
+    /// the plain kernels) and no decoding path (its causal run computes the same output).
     pub fn for_variant(&self, variant: Variant) -> Plan {
         match variant {
             Variant::Flash => Plan {
                 dropout: false,
                 mistakes: Mistakes::NONE,
+                decode: false,
                 ..self.clone()
             },
             _ => self.clone(),
         }
     }
 
-    /// The passes a run of this plan can make: a mistaken run is forward only.
+    /// The passes a run of this plan can make: a mistaken run and a decode run are forward only.
     pub fn possible(&self, passes: Passes) -> Passes {
         Passes {
             forward: passes.forward,
-            backward: passes.backward && self.mistakes.is_empty(),
+            backward: passes.backward && self.mistakes.is_empty() && !self.decode,
         }
     }
 }
@@ -84,15 +90,27 @@ pub struct PhaseCount {
     pub writes: u64,
 }
 
-/// The events each recorded phase will make, in order. `+=` counts as a read and a write.
+/// The events each recorded phase will make, in order (a decode run's phases, which repeat at
+/// every step, summed over the steps). `+=` counts as a read and a write.
 pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseCount> {
     let plan = &plan.for_variant(variant);
     let flash = (variant == Variant::Flash).then(|| flash_counts(plan));
     let Shape { b, s, t, c, .. } = plan.shape;
-    let backward = passes.backward && plan.mistakes.is_empty();
+    let backward = plan.possible(passes).backward;
     let visible = plan.mask.visible_pairs(s, t) as u64; // visible (i, j) pairs per (b, h)
+    let ksh = kernel_shape(plan.shape, variant);
+    // channels of a key/value row: H_kv·D (C unless grouped)
+    let kv = ksh.kv_c() as u64;
+    let grouped = variant.grouped();
     let (b, s, t, c) = (b as u64, s as u64, t as u64, c as u64);
-    let h = kernel_shape(plan.shape, variant).h as u64;
+    let h = ksh.h as u64;
+    if plan.decode {
+        return if passes.forward {
+            decode_counts(plan, ksh)
+        } else {
+            Vec::new()
+        };
+    }
     let m = plan.mistakes;
     let (q_rows, k_rows) = (b * s, b * t); // rows of the [B,S,·] and [B,T,·] activations
     let cells = b * h * s * t; // entries of scores, probs and their gradients
@@ -117,14 +135,19 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
             StartKind::Qkv => {}
             _ if !project => out.push(pc(Phase::NoProj, q_rows * c + k_rows * c, q_rows * c + 2 * k_rows * c)),
             StartKind::Fused => {
-                out.push(lin_fwd(Phase::QkvProj, k_rows, c, 3 * c));
-                out.push(pc(Phase::Split, 3 * k_rows * c, 3 * k_rows * c));
+                out.push(lin_fwd(Phase::QkvProj, k_rows, c, c + 2 * kv));
+                let copies = k_rows * (c + 2 * kv);
+                out.push(pc(Phase::Split, copies, copies));
             }
             StartKind::Separate { .. } => {
                 out.push(lin_fwd(Phase::QProj, q_rows, c, c));
-                out.push(lin_fwd(Phase::KProj, k_rows, c, c));
-                out.push(lin_fwd(Phase::VProj, k_rows, c, c));
+                out.push(lin_fwd(Phase::KProj, k_rows, c, kv));
+                out.push(lin_fwd(Phase::VProj, k_rows, c, kv));
             }
+        }
+        if plan.rope.is_some() {
+            // per channel pair of q and k: cos, sin and the two channels read, both written
+            out.push(rope_count(Phase::Rope, q_rows * c + k_rows * kv));
         }
         if let Some([fwd, _, _]) = flash {
             out.push(fwd);
@@ -148,32 +171,82 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
         if let Some([_, delta, back]) = flash {
             out.extend([delta, back]);
         } else {
-            // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per element of v
+            // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per
+            // query head. GQA clears d_v first and adds each head's share (+=: one more read)
+            let (clear, add) = if grouped { (k_rows * kv, k_rows * c) } else { (0, 0) };
             out.push(pc(
                 Phase::WeightedSumBack,
-                2 * q_rows * t * c + 2 * k_rows * c * s,
-                cells + k_rows * c,
+                2 * q_rows * t * c + 2 * k_rows * c * s + add,
+                cells + k_rows * c + clear,
             ));
             if dropout {
                 out.push(pc(Phase::DropoutBack, 2 * cells, cells));
             }
             out.push(pc(Phase::SoftmaxBack, 4 * cells, cells));
             // dQ and dK: one (dS, k) or (dS, q) pair per visible pair and channel
-            out.push(pc(Phase::ScoresBack, 2 * 2 * b * visible * c, q_rows * c + k_rows * c));
+            out.push(pc(
+                Phase::ScoresBack,
+                2 * 2 * b * visible * c + add,
+                q_rows * c + k_rows * c + clear,
+            ));
+        }
+        if plan.rope.is_some() {
+            out.push(rope_count(Phase::RopeBack, q_rows * c + k_rows * kv));
         }
         match plan.start {
             StartKind::Qkv => {}
             StartKind::Fused => {
-                out.push(pc(Phase::SplitBack, 3 * k_rows * c, 3 * k_rows * c));
-                out.push(lin_bwd(Phase::QkvProjBack, k_rows, c, 3 * c, false));
+                let copies = k_rows * (c + 2 * kv);
+                out.push(pc(Phase::SplitBack, copies, copies));
+                out.push(lin_bwd(Phase::QkvProjBack, k_rows, c, c + 2 * kv, false));
             }
             StartKind::Separate { cross } => {
-                out.push(lin_bwd(Phase::VProjBack, k_rows, c, c, false));
-                out.push(lin_bwd(Phase::KProjBack, k_rows, c, c, true));
+                out.push(lin_bwd(Phase::VProjBack, k_rows, c, kv, false));
+                out.push(lin_bwd(Phase::KProjBack, k_rows, c, kv, true));
                 out.push(lin_bwd(Phase::QProjBack, q_rows, c, c, !cross));
             }
         }
     }
+    out
+}
+
+/// A rotation of `channels` channels of q and k (or their gradients): per pair its cosine, its
+/// sine and its two channels read, and the two channels written.
+fn rope_count(phase: Phase, channels: u64) -> PhaseCount {
+    PhaseCount {
+        phase,
+        reads: 2 * channels,
+        writes: channels,
+    }
+}
+
+/// A decode run's phases, each summed over the `B·T` steps. Step `t` reads `t + 1` cached
+/// positions, so the attention phases grow with `Σ_t (t + 1) = T(T + 1)/2` per sequence.
+fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<PhaseCount> {
+    let (b, t, c, h, kv) = (
+        ksh.b as u64,
+        ksh.t as u64,
+        ksh.c as u64,
+        ksh.h as u64,
+        ksh.kv_c() as u64,
+    );
+    let steps = b * t;
+    let seen = b * t * (t + 1) / 2; // (b, t, j ≤ t) triples
+    let pc = |phase, reads, writes| PhaseCount { phase, reads, writes };
+    let mut out = vec![pc(
+        Phase::DecodeQkv,
+        steps * (c + 2 * kv) * (1 + 2 * c),
+        steps * (c + 2 * kv),
+    )];
+    if plan.rope.is_some() {
+        out.push(rope_count(Phase::Rope, steps * (c + kv)));
+    }
+    out.extend([
+        pc(Phase::DecodeScores, 2 * seen * c, seen * h),
+        pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
+        pc(Phase::DecodeSum, 2 * seen * c, steps * c),
+        pc(Phase::DecodeOut, steps * c * (1 + 2 * c), steps * c),
+    ]);
     out
 }
 
@@ -196,7 +269,7 @@ pub fn flash_tiles(shape: Shape, tiles: Tiles) -> (Vec<std::ops::Range<usize>>, 
 /// `attention_flash.rs`: per `(b, h)` a sum over the query tiles (`nr` rows), the key tiles
 /// (`nc` columns) and the tile pairs the mask does not hide entirely.
 fn flash_counts(plan: &Plan) -> [PhaseCount; 3] {
-    let sh = plan.shape;
+    let sh = kernel_shape(plan.shape, Variant::Flash);
     let (q_tiles, k_tiles) = flash_tiles(sh, plan.tiles);
     let (s, t, d) = (sh.s as u64, sh.t as u64, sh.d() as u64);
     let heads = (sh.b * sh.h) as u64;

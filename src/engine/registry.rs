@@ -47,18 +47,24 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
 /// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
 /// `tiles`). Gradients are declared through the buffer they belong to.
 pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
+    // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
+    let sh = if variant.grouped() { sh } else { sh.ungrouped() };
     let Shape {
         b: B,
         s: S,
         t: T,
         c: C,
         h: H,
+        h_kv: H_kv,
     } = sh;
     let D = sh.d();
+    let KV = sh.kv_c();
     // flash reads MHA's buffers the way MHA does
     let mha = variant != Variant::Baseline;
     // a row of channels: the query rows are walked by `i`, the key/value rows by `j`
     let channels = |row: Dim| vec![dim("b", B), row, dim("c", C)];
+    // a key/value row: `H_kv·D` channels (C unless grouped)
+    let kv_channels = |row: Dim| vec![dim("b", B), row, dim("c", KV)];
     // the same rows as the variant's kernel reads them: per head in MHA
     let heads = |row: Dim| {
         if mha {
@@ -66,6 +72,11 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
         } else {
             channels(row)
         }
+    };
+    // key/value rows per key/value head: `kv_h` in GQA, the query head `h` in MHA
+    let kv_heads = |row: Dim| match variant {
+        Variant::Gqa => vec![dim("b", B), row, dim("kv_h", H_kv), dim("d", D)],
+        _ => heads(row),
     };
     // one score per (query i, key j), per head in MHA
     let pairs = if mha {
@@ -84,6 +95,9 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
         shape: dims.iter().map(|d| d.size).collect(),
         layout: Layout::new(dims),
     };
+    // the rotation tables: one angle per position t and channel pair m of a head (D = C in the
+    // baseline's single head)
+    let half = if mha { D / 2 } else { C / 2 };
     let weights = |oc: usize| vec![dim("c", C), dim("o", oc)];
     let bias = |oc: usize| vec![dim("o", oc)];
     let (role, stored, view) = match buf {
@@ -91,14 +105,24 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
         Buf::Memory => (Role::Input, channels(j), None),
         Buf::DOut => (Role::Input, channels(i), None),
         Buf::DropMask => (Role::Input, pairs, None),
-        Buf::WQkv => (Role::Parameter, weights(3 * C), None),
-        Buf::BQkv => (Role::Parameter, bias(3 * C), None),
-        Buf::WQ | Buf::WK | Buf::WV | Buf::WProj => (Role::Parameter, weights(C), None),
-        Buf::BQ | Buf::BK | Buf::BV | Buf::BProj => (Role::Parameter, bias(C), None),
+        // q, k and v side by side: column blocks at 0, C and C + H_kv·D (3C unless grouped)
+        Buf::WQkv => (Role::Parameter, weights(C + 2 * KV), None),
+        Buf::BQkv => (Role::Parameter, bias(C + 2 * KV), None),
+        Buf::WQ | Buf::WProj => (Role::Parameter, weights(C), None),
+        Buf::BQ | Buf::BProj => (Role::Parameter, bias(C), None),
+        Buf::WK | Buf::WV => (Role::Parameter, weights(KV), None),
+        Buf::BK | Buf::BV => (Role::Parameter, bias(KV), None),
         // the fused projection's rows are the keys' positions (self-attention: S = T)
-        Buf::Qkv => (Role::Activation, vec![dim("b", B), dim("i", T), dim("c", 3 * C)], None),
+        Buf::Qkv => (
+            Role::Activation,
+            vec![dim("b", B), dim("i", T), dim("c", C + 2 * KV)],
+            None,
+        ),
         Buf::Q => (Role::Activation, channels(i), Some(heads(i))),
-        Buf::K | Buf::V => (Role::Activation, channels(j), Some(heads(j))),
+        Buf::K | Buf::V => (Role::Activation, kv_channels(j), Some(kv_heads(j))),
+        // a decode run's caches: row j holds position j's key (value), written at step j
+        Buf::KCache | Buf::VCache => (Role::Activation, kv_channels(j), Some(kv_heads(j))),
+        Buf::RopeCos | Buf::RopeSin => (Role::Input, vec![dim("t", T), dim("m", half)], None),
         Buf::Scores | Buf::Probs | Buf::ProbsDrop => (Role::Activation, pairs, None),
         // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
         Buf::Att => (Role::Activation, heads(i), None),
@@ -149,6 +173,18 @@ impl Registry {
         let mut add = |bufs: &[Buf]| bufs.iter().for_each(|&b| has[b as usize] = true);
         let project = !m.has(Mistake::NoInputProjection);
         use Buf::*;
+        if plan.rope.is_some() {
+            add(&[RopeCos, RopeSin]);
+        }
+        if plan.decode {
+            // token by token from x: q, the caches and the score rows; no qkv, k or v of the
+            // whole sequence, and no backward pass
+            add(&[X, WQkv, BQkv, Q, KCache, VCache, Scores, Probs, Att]);
+            if plan.proj {
+                add(&[WProj, BProj, Out]);
+            }
+            return Registry::from_presence(plan, variant, &has);
+        }
         match plan.start {
             StartKind::Fused => {
                 add(&[X, Q, K, V]);
@@ -196,7 +232,13 @@ impl Registry {
                 has[g as usize] = true;
             }
         }
-        let start_given = plan.start == StartKind::Qkv;
+        Registry::from_presence(plan, variant, &has)
+    }
+
+    /// The specs of the buffers marked in `has` (indexed by [`Buf`]).
+    fn from_presence(plan: &Plan, variant: Variant, has: &[bool]) -> Registry {
+        use Buf::*;
+        let start_given = plan.start == StartKind::Qkv && !plan.decode;
         let specs = Buf::ALL
             .iter()
             .map(|&b| {
@@ -252,6 +294,8 @@ mod tests {
             dropout: false,
             mistakes: Mistakes::NONE,
             tiles: Tiles::default(),
+            rope: None,
+            decode: false,
         }
     }
 
@@ -267,6 +311,34 @@ mod tests {
         let base = Registry::new(&plan(sh, StartKind::Fused), Variant::Baseline, Passes::BOTH);
         assert_eq!(base.layout(Buf::Scores).unwrap().label(7), "b0 i2 j1");
         assert_eq!(base.layout(Buf::V).unwrap().label(5), "b0 j1 c1");
+    }
+
+    #[test]
+    fn grouped_keys_and_values_have_h_kv_heads_and_the_fused_projection_is_narrower() {
+        // H = 4 query heads of D = 2 over H_kv = 2 key/value heads: k, v [1,3,4] read [b,j,kv_h,d]
+        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        let gqa = Registry::new(&plan(sh, StartKind::Fused), Variant::Gqa, Passes::BOTH);
+        assert_eq!(gqa.get(Buf::K).unwrap().shape, [1, 3, 4]);
+        assert_eq!(gqa.layout(Buf::DV).unwrap().names(), ["b", "j", "kv_h", "d"]);
+        // k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6
+        assert_eq!(gqa.layout(Buf::K).unwrap().label(6), "b0 j1 kv_h1 d0");
+        assert_eq!(gqa.get(Buf::WQkv).unwrap().shape, [8, 8 + 2 * 4]);
+        assert_eq!(gqa.get(Buf::DBQkv).unwrap().shape, [16]);
+        assert_eq!(gqa.get(Buf::Qkv).unwrap().shape, [1, 3, 16]);
+        assert_eq!(gqa.layout(Buf::Q).unwrap().sizes(), [1, 3, 4, 2]);
+        assert_eq!(gqa.layout(Buf::Scores).unwrap().sizes(), [1, 4, 3, 3]);
+        let sep = Registry::new(
+            &plan(sh, StartKind::Separate { cross: false }),
+            Variant::Gqa,
+            Passes::BOTH,
+        );
+        assert_eq!(sep.get(Buf::WK).unwrap().shape, [8, 4]);
+        assert_eq!(sep.get(Buf::DBV).unwrap().shape, [4]);
+        assert_eq!(sep.get(Buf::WQ).unwrap().shape, [8, 8]);
+        // MHA on the same sizes reads one key/value head per query head
+        let mha = Registry::new(&plan(sh, StartKind::Fused), Variant::Mha, Passes::BOTH);
+        assert_eq!(mha.get(Buf::K).unwrap().shape, [1, 3, 8]);
+        assert_eq!(mha.get(Buf::WQkv).unwrap().shape, [8, 24]);
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The buffers of one run, stored keyed by [`Buf`]: the given data in place, zeros for
 //! everything the passes compute, nothing for a buffer the run does not have.
+#![allow(non_snake_case)]
 
+use super::Inputs;
 use super::registry::Registry;
-use super::{Inputs, Start};
-use crate::kernels::dropout;
+use crate::kernels::{dropout, rope};
 use crate::trace::{Buf, BufferInfo};
 use std::ops::Index;
 
@@ -12,6 +13,19 @@ use std::ops::Index;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tensors {
     data: Vec<Vec<f32>>,
+    /// A change made to one cell of a buffer the moment a kernel has written it (see
+    /// [`Tensors::nudge`]), and the change its value actually saw in f32 once applied.
+    nudge: Option<Nudge>,
+}
+
+/// `buf[offset] += delta`, applied right after the kernel call that writes `buf`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Nudge {
+    buf: Option<Buf>,
+    offset: usize,
+    delta: f32,
+    /// `new − old` as stored in f32 (0 until applied).
+    applied: f32,
 }
 
 impl Tensors {
@@ -20,6 +34,7 @@ impl Tensors {
     pub fn new(inputs: &Inputs, registry: &Registry) -> Tensors {
         let mut t = Tensors {
             data: vec![Vec::new(); Buf::ALL.len()],
+            nudge: None,
         };
         for (b, spec) in registry.iter() {
             t.data[b as usize] = vec![0.0; spec.len()];
@@ -30,48 +45,18 @@ impl Tensors {
                 t.data[b as usize] = data.to_vec();
             }
         };
-        match &inputs.start {
-            Start::X { x, w_qkv, b_qkv } => {
-                given(Buf::X, x);
-                given(Buf::WQkv, w_qkv);
-                given(Buf::BQkv, b_qkv);
-            }
-            Start::Separate {
-                x,
-                memory,
-                w_q,
-                b_q,
-                w_k,
-                b_k,
-                w_v,
-                b_v,
-            } => {
-                given(Buf::X, x);
-                if let Some(m) = memory {
-                    given(Buf::Memory, m);
-                }
-                for (b, data) in [
-                    (Buf::WQ, w_q),
-                    (Buf::BQ, b_q),
-                    (Buf::WK, w_k),
-                    (Buf::BK, b_k),
-                    (Buf::WV, w_v),
-                    (Buf::BV, b_v),
-                ] {
-                    given(b, data);
-                }
-            }
-            Start::Qkv { q, k, v } => {
-                given(Buf::Q, q);
-                given(Buf::K, k);
-                given(Buf::V, v);
-            }
+        for (b, data) in inputs.given() {
+            given(b, data);
         }
-        if let Some((w, b)) = &inputs.proj {
-            given(Buf::WProj, w);
-            given(Buf::BProj, b);
+        // the rotation tables, [T, D/2] in the kernel's head size
+        if let Some(r) = inputs.rope
+            && let Some(spec) = registry.get(Buf::RopeCos)
+        {
+            let (T, half) = (spec.layout.dims[0].size, spec.layout.dims[1].size);
+            let (cos, sin) = rope::tables(r, T, 2 * half);
+            t.data[Buf::RopeCos as usize] = cos;
+            t.data[Buf::RopeSin as usize] = sin;
         }
-        given(Buf::DOut, &inputs.d_out);
         if let Some(d) = inputs.dropout
             && registry.has(Buf::DropMask)
         {
@@ -103,7 +88,50 @@ impl Tensors {
         for (b, v) in outs.into_iter().zip(taken) {
             self.data[b as usize] = v;
         }
+        if let Some(n) = self.nudge.as_mut()
+            && let Some(b) = n.buf.filter(|b| outs.contains(b))
+            && let Some(x) = self.data[b as usize].get_mut(n.offset)
+        {
+            let old = *x;
+            *x += n.delta;
+            n.applied = *x - old;
+        }
         result
+    }
+
+    /// Changes `buf[offset]` by `delta` as soon as a kernel call has written `buf`, so that
+    /// everything computed from it afterwards sees the change: how a finite difference
+    /// perturbs an activation (`q`, `scores`, …) and re-runs the rest of the forward pass. A
+    /// buffer no kernel writes (an input, a weight) is changed in place at once. Returns
+    /// whether `buf` is part of the run.
+    pub fn nudge(&mut self, buf: Buf, offset: usize, delta: f32, written: bool) -> bool {
+        let Some(x) = self.data[buf as usize].get_mut(offset) else {
+            return false;
+        };
+        if written {
+            self.nudge = Some(Nudge {
+                buf: Some(buf),
+                offset,
+                delta,
+                applied: 0.0,
+            });
+        } else {
+            let old = *x;
+            *x += delta;
+            self.nudge = Some(Nudge {
+                buf: None,
+                offset,
+                delta,
+                applied: *x - old,
+            });
+        }
+        true
+    }
+
+    /// The change the nudged cell's value actually saw (f32 rounds `x + delta`); 0 when no
+    /// kernel call wrote the nudged buffer.
+    pub fn nudged_by(&self) -> f32 {
+        self.nudge.map_or(0.0, |n| n.applied)
     }
 
     /// The output of the forward pass: `out`, or `att` when there is no output projection.

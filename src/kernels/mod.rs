@@ -8,10 +8,13 @@
 
 pub mod attention_1h;
 pub mod attention_flash;
+pub mod attention_gqa;
 pub mod attention_mha;
 pub mod attention_mistakes;
+pub mod decode;
 pub mod dropout;
 pub mod linear;
+pub mod rope;
 pub mod softmax;
 pub mod split;
 
@@ -30,19 +33,28 @@ pub enum Variant {
     /// MHA computed tile by tile with the online softmax, FlashAttention-2's loop order
     /// (`attention_flash.rs`): no `[B,H,S,T]` buffer at all.
     Flash,
+    /// `H` query heads sharing `H_kv` key/value heads (`attention_gqa.rs`).
+    Gqa,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::Baseline, Variant::Mha, Variant::Flash];
+    pub const ALL: [Variant; 4] = [Variant::Baseline, Variant::Mha, Variant::Flash, Variant::Gqa];
 
     /// What a scenario runs when `[run].variants` does not say: the two plain kernels.
     pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
+
+    /// Does this variant's kernel read grouped key/value heads (`H_kv` of them)? The others
+    /// read one key/value head per query head.
+    pub const fn grouped(self) -> bool {
+        matches!(self, Variant::Gqa)
+    }
 
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Baseline => "baseline",
             Variant::Mha => "mha",
             Variant::Flash => "flash",
+            Variant::Gqa => "gqa",
         }
     }
 
@@ -51,6 +63,7 @@ impl Variant {
             "baseline" => Some(Variant::Baseline),
             "mha" => Some(Variant::Mha),
             "flash" => Some(Variant::Flash),
+            "gqa" => Some(Variant::Gqa),
             _ => None,
         }
     }

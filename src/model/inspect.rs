@@ -78,6 +78,8 @@ impl TinyGpt {
             d_out: tap.d_out,
             dropout: None,
             mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
             tiles: Default::default(),
         };
         Ok(AttentionCapture {

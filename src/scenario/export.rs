@@ -19,52 +19,11 @@ impl Scenario {
         variant: Variant,
         focus: Option<Focus>,
     ) -> Result<Scenario, ScenarioError> {
-        let mut values = BTreeMap::new();
-        let mut give = |name: &str, data: &[f32]| {
-            values.insert(name.to_string(), data.to_vec());
-        };
-        match &inputs.start {
-            Start::X { x, w_qkv, b_qkv } => {
-                give("x", x);
-                give("w_qkv", w_qkv);
-                give("b_qkv", b_qkv);
-            }
-            Start::Separate {
-                x,
-                memory,
-                w_q,
-                b_q,
-                w_k,
-                b_k,
-                w_v,
-                b_v,
-            } => {
-                give("x", x);
-                if let Some(m) = memory {
-                    give("memory", m);
-                }
-                for (name, data) in [
-                    ("w_q", w_q),
-                    ("b_q", b_q),
-                    ("w_k", w_k),
-                    ("b_k", b_k),
-                    ("w_v", w_v),
-                    ("b_v", b_v),
-                ] {
-                    give(name, data);
-                }
-            }
-            Start::Qkv { q, k, v } => {
-                give("q", q);
-                give("k", k);
-                give("v", v);
-            }
-        }
-        if let Some((w_proj, b_proj)) = &inputs.proj {
-            give("w_proj", w_proj);
-            give("b_proj", b_proj);
-        }
-        give("d_out", &inputs.d_out);
+        let values: BTreeMap<String, Vec<f32>> = inputs
+            .given()
+            .into_iter()
+            .map(|(b, data)| (b.name().to_string(), data.to_vec()))
+            .collect();
         let scenario = Scenario {
             source: source.to_string(),
             title: title.to_string(),
@@ -82,6 +41,8 @@ impl Scenario {
             dropout: inputs.dropout,
             mode: Mode::Train,
             mistakes: inputs.mistakes,
+            rope: inputs.rope,
+            decode: false,
             tiles: inputs.tiles,
             init: Init::default(),
             values,

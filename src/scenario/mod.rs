@@ -22,8 +22,10 @@ use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
 use crate::input::ReadError;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
+use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
+use crate::tr;
 use crate::trace::Pass;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -53,6 +55,10 @@ pub struct Scenario {
     pub mode: Mode,
     /// Mistakes switched on: each variant then also runs mistaken, forward only.
     pub mistakes: Mistakes,
+    /// Rotary position embeddings on q and k (`[run].rope`, `[run].rope_base`).
+    pub rope: Option<Rope>,
+    /// Generation token by token from a key/value cache (`[run].decode`), forward only.
+    pub decode: bool,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
@@ -169,16 +175,22 @@ pub const VALUE_NAMES: [&str; 16] = [
 ];
 
 /// The shape a `[values]` tensor must have, or `None` for a name that is not one. Queries
-/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`.
+/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`. Keys and values
+/// have `H_kv·D` channels (`C` unless `[shape].H_kv` groups them), so the fused projection is
+/// `[C, C + 2·H_kv·D]`.
 pub fn value_shape(name: &str, sh: Shape) -> Option<Vec<usize>> {
     let Shape { b, s, t, c, .. } = sh;
+    let kv = sh.kv_c();
     Some(match name {
         "x" | "q" | "d_out" => vec![b, s, c],
-        "memory" | "k" | "v" => vec![b, t, c],
-        "w_qkv" => vec![c, 3 * c],
-        "b_qkv" => vec![3 * c],
-        "w_proj" | "w_q" | "w_k" | "w_v" => vec![c, c],
-        "b_proj" | "b_q" | "b_k" | "b_v" => vec![c],
+        "memory" => vec![b, t, c],
+        "k" | "v" => vec![b, t, kv],
+        "w_qkv" => vec![c, c + 2 * kv],
+        "b_qkv" => vec![c + 2 * kv],
+        "w_proj" | "w_q" => vec![c, c],
+        "w_k" | "w_v" => vec![c, kv],
+        "b_proj" | "b_q" => vec![c],
+        "b_k" | "b_v" => vec![kv],
         _ => return None,
     })
 }
@@ -201,6 +213,8 @@ pub(crate) struct Options {
     pub dropout: Option<Dropout>,
     pub mode: Mode,
     pub mistakes: Mistakes,
+    pub rope: Option<Rope>,
+    pub decode: bool,
     pub tiles: Tiles,
 }
 
@@ -219,6 +233,8 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
         proj: from_x || values.contains_key("w_proj"),
+        rope: o.rope,
+        decode: o.decode,
         tiles: o.tiles,
     }
 }
@@ -227,13 +243,15 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
 /// `mistakes`, every variant also runs mistaken (forward only).
 pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
     let Shape { b, t, c, .. } = plan.shape;
-    let shrink = "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes";
+    let shrink = tr!("use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes");
     // an upper bound first, in floating point, so the exact count below cannot overflow
     let bound = 64.0 * (b as f64) * (t as f64) * (c as f64) * ((t + c + 1) as f64) * variants.len() as f64;
     if bound > 1e15 {
-        return Some(format!(
-            "the trace would record on the order of {bound:.0e} events, far beyond the {} GiB budget; {shrink}",
-            BUDGET_BYTES >> 30
+        return Some(tr!(
+            "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
+            bound = format!("{bound:.0e}"),
+            budget = BUDGET_BYTES >> 30,
+            shrink
         ));
     }
     let mistaken = Plan {
@@ -253,10 +271,13 @@ pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: 
         .sum();
     let bytes = events * BYTES_PER_EVENT;
     (bytes > BUDGET_BYTES).then(|| {
-        format!(
-            "the trace would record {events} events (about {:.1} GiB at {BYTES_PER_EVENT} bytes per event), over the {} GiB budget; {shrink}",
-            bytes as f64 / GIB,
-            BUDGET_BYTES >> 30
+        tr!(
+            "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",
+            events,
+            gib = format!("{:.1}", bytes as f64 / GIB),
+            per_event = BYTES_PER_EVENT,
+            budget = BUDGET_BYTES >> 30,
+            shrink
         )
     })
 }
@@ -279,6 +300,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
     ("dropout", include_str!("../../scenarios/dropout.toml")),
     ("flash", include_str!("../../scenarios/flash.toml")),
+    ("gqa", include_str!("../../scenarios/gqa.toml")),
+    ("mqa", include_str!("../../scenarios/mqa.toml")),
+    ("rope", include_str!("../../scenarios/rope.toml")),
+    ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -319,12 +344,13 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let source = path.display().to_string();
         // a regular file of a sane size, opened without blocking: a FIFO or /dev/zero is refused
-        let bytes = crate::input::read(path, MAX_FILE_BYTES, "a scenario file").map_err(|e| {
+        let bytes = crate::input::read(path, MAX_FILE_BYTES, crate::msg!("a scenario file")).map_err(|e| {
             ScenarioError::file(
                 &source,
                 match e {
                     ReadError::NotRegular("is a directory") => {
-                        "is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml".to_string()
+                        tr!("is a directory; expected a scenario file such as scenarios/mha_walkthrough.toml")
+                            .to_string()
                     }
                     e => e.to_string(),
                 },
@@ -342,9 +368,9 @@ impl Scenario {
                     column: Some(column),
                     ..ScenarioError::file(
                         &source,
-                        format!(
-                            "not UTF-8 text: byte 0x{:02x} cannot start a character; save the file as UTF-8",
-                            bytes[valid]
+                        tr!(
+                            "not UTF-8 text: byte {byte} cannot start a character; save the file as UTF-8",
+                            byte = format!("0x{:02x}", bytes[valid])
                         ),
                     )
                 });
@@ -390,6 +416,8 @@ impl Scenario {
             dropout: self.dropout,
             mode: self.mode,
             mistakes: self.mistakes,
+            rope: self.rope,
+            decode: self.decode,
             tiles: self.tiles,
         }
     }
@@ -450,6 +478,8 @@ impl Scenario {
             d_out: t("d_out"),
             dropout: self.dropout.filter(|_| self.mode == Mode::Train),
             mistakes: Mistakes::NONE,
+            rope: self.rope,
+            decode: self.decode,
             tiles: self.tiles,
         }
     }

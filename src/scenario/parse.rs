@@ -6,12 +6,13 @@ use super::reader::{Doc, Result, toml_error};
 use super::sections::{
     ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_run, parse_shape, parse_values,
 };
-use super::validate::{check_flash, check_mistakes, check_start};
+use super::validate::{check_flash, check_mistakes, check_modern, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
+use crate::tr;
 use std::collections::BTreeMap;
 use toml::de::DeTable;
 
@@ -23,7 +24,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     if text.trim().is_empty() {
         return Err(ScenarioError::file(
             source,
-            "empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C",
+            tr!("empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C"),
         ));
     }
     // every syntax error, so the one reported is the first in the file (the parser's own choice
@@ -39,14 +40,14 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         Some(v) => {
             let t = doc.string(v, "title")?;
             if t.trim().is_empty() {
-                return Err(doc.err(Some(v.span()), "title", "expected a non-empty string"));
+                return Err(doc.err(Some(v.span()), "title", tr!("expected a non-empty string")));
             }
             t.to_string()
         }
         None => {
             return Err(ScenarioError {
                 field: Some("title".into()),
-                ..ScenarioError::file(source, "missing: every scenario needs a title = \"…\" at the top")
+                ..ScenarioError::file(source, tr!("missing: every scenario needs a title = \"…\" at the top"))
             });
         }
     };
@@ -59,7 +60,10 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     let Some(shape_v) = root.get("shape") else {
         return Err(ScenarioError {
             field: Some("[shape]".into()),
-            ..ScenarioError::file(source, "missing: every scenario needs a [shape] table with B, T and C")
+            ..ScenarioError::file(
+                source,
+                tr!("missing: every scenario needs a [shape] table with B, T and C"),
+            )
         });
     };
     let (shape, cross) = parse_shape(&doc, shape_v)?;
@@ -81,6 +85,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 dropout: None,
                 mode: Mode::Train,
                 mistakes: Mistakes::NONE,
+                rope: None,
+                decode: false,
                 tiles: Tiles::default(),
             },
         },
@@ -102,6 +108,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     check_start(&doc, root, shape_v, &values, &opts)?;
     let plan = super::plan_of(shape, mask.clone(), &values, &opts);
     check_mistakes(&doc, root, &plan, &opts)?;
+    check_modern(&doc, root, &plan, &variants, passes, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
     if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
@@ -124,6 +131,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         dropout: opts.dropout,
         mode: opts.mode,
         mistakes: opts.mistakes,
+        rope: opts.rope,
+        decode: opts.decode,
         tiles: opts.tiles,
         init,
         values,

@@ -2,6 +2,7 @@
 //! into a [`ScenarioError`] naming the file, the field, the line and the column.
 
 use super::ScenarioError;
+use crate::tr;
 use std::ops::Range;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -32,16 +33,15 @@ impl Doc<'_> {
         } else {
             raw.to_string()
         };
-        let kind = match v.get_ref() {
-            DeValue::String(_) => "a string",
-            DeValue::Integer(_) => "an integer",
-            DeValue::Float(_) => "a float",
-            DeValue::Boolean(_) => "a boolean",
-            DeValue::Datetime(_) => "a date",
-            DeValue::Array(_) => "an array",
-            DeValue::Table(_) => return "a table".to_string(),
-        };
-        format!("{kind} {raw}")
+        match v.get_ref() {
+            DeValue::String(_) => tr!("a string {raw}", raw),
+            DeValue::Integer(_) => tr!("an integer {raw}", raw),
+            DeValue::Float(_) => tr!("a float {raw}", raw),
+            DeValue::Boolean(_) => tr!("a boolean {raw}", raw),
+            DeValue::Datetime(_) => tr!("a date {raw}", raw),
+            DeValue::Array(_) => tr!("an array {raw}", raw),
+            DeValue::Table(_) => tr!("a table").to_string(),
+        }
     }
 
     /// Rejects every key of `table` not in `allowed`, suggesting the likely intended one.
@@ -56,13 +56,13 @@ impl Doc<'_> {
             }
             let expected = allowed.join(", ");
             let hint = match suggest(name, allowed) {
-                Some(s) => format!(" (did you mean {s}?)"),
+                Some(s) => tr!(" (did you mean {s}?)", s),
                 None => String::new(),
             };
             return Err(self.err(
                 Some(key.span()),
                 &field_name(section, name),
-                format!("unknown key{hint}; expected one of: {expected}"),
+                tr!("unknown key{hint}; expected one of: {expected}", hint, expected),
             ));
         }
         Ok(())
@@ -74,7 +74,7 @@ impl Doc<'_> {
             _ => Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected a table, found {}", self.found(v)),
+                tr!("expected a table, found {found}", found = self.found(v)),
             )),
         }
     }
@@ -85,7 +85,7 @@ impl Doc<'_> {
             _ => Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected a string, found {}", self.found(v)),
+                tr!("expected a string, found {found}", found = self.found(v)),
             )),
         }
     }
@@ -98,22 +98,26 @@ impl Doc<'_> {
         };
         match n {
             Some(n) if (min..=max).contains(&n) => Ok(n),
-            Some(n) => Err(self.err(Some(v.span()), field, format!("expected {what}, found {n}"))),
+            Some(n) => Err(self.err(
+                Some(v.span()),
+                field,
+                tr!("expected {what}, found {found}", what, found = n),
+            )),
             None => Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected {what}, found {}", self.found(v)),
+                tr!("expected {what}, found {found}", what, found = self.found(v)),
             )),
         }
     }
 
     pub(super) fn size(&self, v: &Value<'_>, field: &str) -> Result<usize> {
-        let n = self.integer(v, field, 1, i128::MAX, "a positive integer")?;
+        let n = self.integer(v, field, 1, i128::MAX, tr!("a positive integer"))?;
         if n > MAX_SIZE as i128 {
             return Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected a positive integer up to {MAX_SIZE}, found {n}"),
+                tr!("expected a positive integer up to {max}, found {n}", max = MAX_SIZE, n),
             ));
         }
         Ok(n as usize)
@@ -129,7 +133,10 @@ impl Doc<'_> {
                     return Err(self.err(
                         Some(v.span()),
                         field,
-                        format!("expected a finite number, found {}", s.trim_start_matches('+')),
+                        tr!(
+                            "expected a finite number, found {found}",
+                            found = s.trim_start_matches('+')
+                        ),
                     ));
                 }
                 // parse straight to f32 so the writer's shortest form reads back bit for bit
@@ -139,7 +146,7 @@ impl Doc<'_> {
                 return Err(self.err(
                     Some(v.span()),
                     field,
-                    format!("expected a number, found {}", self.found(v)),
+                    tr!("expected a number, found {found}", found = self.found(v)),
                 ));
             }
         };
@@ -148,10 +155,22 @@ impl Doc<'_> {
             _ => Err(self.err(
                 Some(v.span()),
                 field,
-                format!(
-                    "expected a finite number, found {} (beyond the f32 range ±3.4e38)",
-                    self.found(v)
+                tr!(
+                    "expected a finite number, found {found} (beyond the f32 range ±3.4e38)",
+                    found = self.found(v)
                 ),
+            )),
+        }
+    }
+
+    /// `true` or `false`.
+    pub(super) fn boolean(&self, v: &Value<'_>, field: &str) -> Result<bool> {
+        match v.get_ref() {
+            DeValue::Boolean(b) => Ok(*b),
+            _ => Err(self.err(
+                Some(v.span()),
+                field,
+                format!("expected true or false, found {}", self.found(v)),
             )),
         }
     }
@@ -170,9 +189,11 @@ impl Doc<'_> {
             return Err(self.err(
                 Some(v.span()),
                 field,
-                format!(
-                    "expected an array of {what}s such as [{example}], found {}",
-                    self.found(v)
+                tr!(
+                    "expected an array of {what}s such as [{example}], found {found}",
+                    what,
+                    example,
+                    found = self.found(v)
                 ),
             ));
         };
@@ -180,7 +201,11 @@ impl Doc<'_> {
             return Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected at least one {what} among {example}, found an empty array"),
+                tr!(
+                    "expected at least one {what} among {example}, found an empty array",
+                    what,
+                    example
+                ),
             ));
         }
         let mut out = Vec::new();
@@ -191,11 +216,20 @@ impl Doc<'_> {
                 return Err(self.err(
                     Some(item.span()),
                     &f,
-                    format!("unknown {what} \"{name}\"; expected one of {example}"),
+                    tr!(
+                        "unknown {what} \"{name}\"; expected one of {example}",
+                        what,
+                        name,
+                        example
+                    ),
                 ));
             };
             if out.contains(&x) {
-                return Err(self.err(Some(item.span()), &f, format!("{what} \"{name}\" is listed twice")));
+                return Err(self.err(
+                    Some(item.span()),
+                    &f,
+                    tr!("{what} \"{name}\" is listed twice", what, name),
+                ));
             }
             out.push(x);
         }
@@ -214,7 +248,12 @@ impl Doc<'_> {
                 self.err(
                     Some(v.span()),
                     field,
-                    format!("unknown {what} \"{name}\"; expected one of {}", quoted.join(", ")),
+                    tr!(
+                        "unknown {what} \"{name}\"; expected one of {example}",
+                        what,
+                        name,
+                        example = quoted.join(", ")
+                    ),
                 )
             })
     }
@@ -278,9 +317,9 @@ pub(super) fn toml_error(doc: &Doc<'_>, e: &toml::de::Error) -> ScenarioError {
             (false, Some(section)) => format!("[{section}].{key}"),
             (false, None) => key.to_string(),
         };
-        return doc.err(span, &field, "duplicate key: each key may be given only once");
+        return doc.err(span, &field, tr!("duplicate key: each key may be given only once"));
     }
-    doc.err(span, "", format!("not valid TOML: {message}"))
+    doc.err(span, "", tr!("not valid TOML: {message}", message))
 }
 
 /// The `[table]` whose header most recently precedes byte `offset`, if any: a `[` at the start

@@ -6,15 +6,17 @@ use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
 use crate::engine::{Dropout, Passes};
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
+use crate::tr;
 use crate::trace::Pass;
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
 /// Keys of each table, in the order the docs list them.
 pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus", "flash"];
-pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H"];
+pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
     "passes",
@@ -24,6 +26,9 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "dropout_seed",
     "mode",
     "mistakes",
+    "rope",
+    "rope_base",
+    "decode",
 ];
 pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
@@ -33,7 +38,9 @@ pub(super) const VARIANTS: &[(&str, Variant)] = &[
     ("baseline", Variant::Baseline),
     ("mha", Variant::Mha),
     ("flash", Variant::Flash),
+    ("gqa", Variant::Gqa),
 ];
+pub(super) const ROPES: &[(&str, Pairs)] = &[("interleaved", Pairs::Interleaved), ("half", Pairs::Half)];
 pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
 pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
 pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
@@ -56,7 +63,7 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
             None => Err(doc.err(
                 Some(v.span()),
                 &format!("[shape].{key}"),
-                "missing: [shape] needs B, T and C (and optionally H, default 1)",
+                tr!("missing: [shape] needs B, T and C (and optionally H, default 1)"),
             )),
         }
     };
@@ -70,25 +77,46 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
         return Err(doc.err(
             span,
             "[shape].H",
-            format!("C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels"),
+            tr!(
+                "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
+                c,
+                h
+            ),
         ));
     }
-    Ok(match t.get("S") {
+    let h_kv = match t.get("H_kv") {
+        Some(x) => {
+            let h_kv = doc.size(x, "[shape].H_kv")?;
+            if h % h_kv != 0 {
+                return Err(doc.err(
+                    Some(x.span()),
+                    "[shape].H_kv",
+                    format!(
+                        "H = {h} is not divisible by H_kv = {h_kv}: each key/value head serves H/H_kv query heads (try a divisor of {h})"
+                    ),
+                ));
+            }
+            h_kv
+        }
+        None => h,
+    };
+    let shape = match t.get("S") {
         Some(x) => (Shape::cross(b, doc.size(x, "[shape].S")?, tt, c, h), true),
         None => (Shape::new(b, tt, c, h), false),
-    })
+    };
+    Ok((shape.0.grouped(h_kv), shape.1))
 }
 
 pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {
     let t = doc.table(v, "[run]")?;
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
-        Some(x) => doc.names(x, "[run].variants", VARIANTS, "variant")?,
+        Some(x) => doc.names(x, "[run].variants", VARIANTS, tr!("variant"))?,
         None => Variant::DEFAULT.to_vec(),
     };
     let passes = match t.get("passes") {
         Some(x) => {
-            let list = doc.names(x, "[run].passes", PASSES, "pass")?;
+            let list = doc.names(x, "[run].passes", PASSES, tr!("pass"))?;
             Passes {
                 forward: list.contains(&Pass::Forward),
                 backward: list.contains(&Pass::Backward),
@@ -98,7 +126,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     };
     let mask = match t.get("mask") {
         Some(x) if matches!(x.get_ref(), DeValue::Array(_)) => mask_matrix(doc, x, shape)?,
-        Some(x) => doc.choice(x, "[run].mask", MASKS, "mask")?,
+        Some(x) => doc.choice(x, "[run].mask", MASKS, tr!("mask"))?,
         None => Mask::Causal,
     };
     let qkv = match t.get("qkv") {
@@ -106,7 +134,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             x,
             "[run].qkv",
             &[("fused", Qkv::Fused), ("separate", Qkv::Separate)],
-            "qkv",
+            tr!("qkv"),
         )?,
         None => Qkv::Fused,
     };
@@ -117,11 +145,17 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
                 return Err(doc.err(
                     Some(x.span()),
                     "[run].dropout",
-                    format!("expected a probability in [0, 1), found {p}"),
+                    tr!("expected a probability in [0, 1), found {p}", p),
                 ));
             }
             let seed = match t.get("dropout_seed") {
-                Some(s) => doc.integer(s, "[run].dropout_seed", 0, i64::MAX as i128, "a non-negative integer")? as u64,
+                Some(s) => doc.integer(
+                    s,
+                    "[run].dropout_seed",
+                    0,
+                    i64::MAX as i128,
+                    tr!("a non-negative integer"),
+                )? as u64,
                 None => 0,
             };
             (p > 0.0).then_some(Dropout { p, seed })
@@ -131,22 +165,67 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
                 return Err(doc.err(
                     Some(s.span()),
                     "[run].dropout_seed",
-                    "there is no dropout to seed: set [run].dropout too",
+                    tr!("there is no dropout to seed: set [run].dropout too"),
                 ));
             }
             None
         }
     };
     let mode = match t.get("mode") {
-        Some(x) => doc.choice(x, "[run].mode", &[("train", Mode::Train), ("eval", Mode::Eval)], "mode")?,
+        Some(x) => doc.choice(
+            x,
+            "[run].mode",
+            &[("train", Mode::Train), ("eval", Mode::Eval)],
+            tr!("mode"),
+        )?,
         None => Mode::Train,
     };
     let mistakes = match t.get("mistakes") {
         Some(x) => {
             let table: Vec<(&str, Mistake)> = Mistake::ALL.iter().map(|&m| (m.name(), m)).collect();
-            Mistakes::of(&doc.names(x, "[run].mistakes", &table, "mistake")?)
+            Mistakes::of(&doc.names(x, "[run].mistakes", &table, tr!("mistake"))?)
         }
         None => Mistakes::NONE,
+    };
+    let rope = match t.get("rope") {
+        Some(x) => {
+            let pairs = doc.choice(x, "[run].rope", ROPES, "rope")?;
+            let base = match t.get("rope_base") {
+                Some(b) => {
+                    let base = doc.number(b, "[run].rope_base")?;
+                    if base <= 1.0 {
+                        return Err(doc.err(
+                            Some(b.span()),
+                            "[run].rope_base",
+                            format!("expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}"),
+                        ));
+                    }
+                    base
+                }
+                None => DEFAULT_BASE,
+            };
+            Some(Rope { pairs, base })
+        }
+        None => {
+            if let Some(b) = t.get("rope_base") {
+                return Err(doc.err(
+                    Some(b.span()),
+                    "[run].rope_base",
+                    "there is no rotation to set the base of: set [run].rope = \"interleaved\" or \"half\" too",
+                ));
+            }
+            None
+        }
+    };
+    let decode = match t.get("decode") {
+        Some(x) => doc.boolean(x, "[run].decode")?,
+        None => false,
+    };
+    // a decode run generates: forward only, so its default is the forward pass alone
+    let passes = if decode && t.get("passes").is_none() {
+        Passes::FORWARD
+    } else {
+        passes
     };
     Ok(RunTable {
         variants,
@@ -158,6 +237,8 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             dropout,
             mode,
             mistakes,
+            rope,
+            decode,
             tiles: Tiles::default(),
         },
     })
@@ -183,15 +264,19 @@ pub(super) fn parse_flash(doc: &Doc<'_>, v: &Value<'_>) -> Result<Tiles> {
 pub(super) fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<Mask> {
     let (s, t) = (shape.s, shape.t);
     let field = "[run].mask";
-    let expected = format!("an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)");
+    let expected = tr!(
+        "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
+        s,
+        t
+    );
     let DeValue::Array(rows) = v.get_ref() else {
-        return Err(doc.err(Some(v.span()), field, format!("expected {expected}")));
+        return Err(doc.err(Some(v.span()), field, tr!("expected {expected}", expected)));
     };
     if rows.len() != s {
         return Err(doc.err(
             Some(v.span()),
             field,
-            format!("expected {expected}, found {} rows", rows.len()),
+            tr!("expected {expected}, found {n} rows", expected, n = rows.len()),
         ));
     }
     let mut keep = Vec::with_capacity(s);
@@ -201,14 +286,18 @@ pub(super) fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<
             return Err(doc.err(
                 Some(row.span()),
                 &f,
-                format!("expected a row of {t} entries, found {}", doc.found(row)),
+                tr!(
+                    "expected a row of {t} entries, found {found}",
+                    t,
+                    found = doc.found(row)
+                ),
             ));
         };
         if items.len() != t {
             return Err(doc.err(
                 Some(row.span()),
                 &f,
-                format!("expected a row of {t} entries, found {}", items.len()),
+                tr!("expected a row of {t} entries, found {found}", t, found = items.len()),
             ));
         }
         let mut out = Vec::with_capacity(t);
@@ -220,7 +309,7 @@ pub(super) fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<
                     return Err(doc.err(
                         Some(item.span()),
                         &format!("{f}[{j}]"),
-                        format!("expected 0 or 1, found {}", doc.found(item)),
+                        tr!("expected 0 or 1, found {found}", found = doc.found(item)),
                     ));
                 }
             };
@@ -230,8 +319,9 @@ pub(super) fn mask_matrix(doc: &Doc<'_>, v: &Value<'_>, shape: Shape) -> Result<
             return Err(doc.err(
                 Some(row.span()),
                 &f,
-                format!(
-                    "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1"
+                tr!(
+                    "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1",
+                    i
                 ),
             ));
         }
@@ -244,7 +334,7 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
     let t = doc.table(v, "[init]")?;
     doc.known_keys(t, INIT_KEYS, "init")?;
     let seed = match t.get("seed") {
-        Some(x) => doc.integer(x, "[init].seed", 0, i64::MAX as i128, "a non-negative integer")? as u64,
+        Some(x) => doc.integer(x, "[init].seed", 0, i64::MAX as i128, tr!("a non-negative integer"))? as u64,
         None => 0,
     };
     let dist_name = match t.get("dist") {
@@ -255,7 +345,11 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
                 return Err(doc.err(
                     Some(x.span()),
                     "[init].dist",
-                    format!("unknown dist \"{name}\"; expected one of {}", quoted.join(", ")),
+                    tr!(
+                        "unknown dist \"{name}\"; expected one of {choices}",
+                        name,
+                        choices = quoted.join(", ")
+                    ),
                 ));
             }
             name
@@ -272,7 +366,7 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
                     return Err(doc.err(
                         Some(x.span()),
                         &field,
-                        format!("expected a non-negative number, found {p}"),
+                        tr!("expected a non-negative number, found {p}", p),
                     ));
                 }
                 Ok(p)
@@ -285,9 +379,7 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
             Some(x) => Err(doc.err(
                 Some(x.span()),
                 &format!("[init].{key}"),
-                format!(
-                    "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\""
-                ),
+                tr!("dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"", dist_name, key),
             )),
             None => Ok(()),
         }
@@ -350,9 +442,9 @@ pub(super) fn parse_values(
             return Err(doc.err(
                 first,
                 &format!("[values].{}", core[0]),
-                format!(
-                    "q, k and v start the run at the attention core and must be given together; missing {}",
-                    missing.join(" and ")
+                tr!(
+                    "q, k and v start the run at the attention core and must be given together; missing {missing}",
+                    missing = missing.join(tr!(" and "))
                 ),
             ));
         }
@@ -361,7 +453,7 @@ pub(super) fn parse_values(
             return Err(doc.err(
                 has(n).map(|x| x.span()),
                 &format!("[values].{n}"),
-                "not used when q, k and v are given (the run starts at the attention core, after the input projection)",
+                tr!("not used when q, k and v are given (the run starts at the attention core, after the input projection)"),
             ));
         }
         let (w, b) = (has("w_proj"), has("b_proj"));
@@ -373,7 +465,10 @@ pub(super) fn parse_values(
             return Err(doc.err(
                 Some(span),
                 &format!("[values].{given}"),
-                format!("the output projection needs both w_proj and b_proj; missing {missing}"),
+                tr!(
+                    "the output projection needs both w_proj and b_proj; missing {missing}",
+                    missing
+                ),
             ));
         }
     }
@@ -383,7 +478,7 @@ pub(super) fn parse_values(
         return Err(doc.err(
             Some(x.span()),
             "[values].d_out",
-            "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
+            tr!("only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out"),
         ));
     }
     Ok(values)
@@ -399,9 +494,11 @@ pub(super) fn tensor(doc: &Doc<'_>, v: &Value<'_>, field: &str, shape: &[usize])
         return Err(doc.err(
             Some(v.span()),
             field,
-            format!(
-                "expected an array of {expected} numbers (shape [{dims_text}]), found {}",
-                doc.found(v)
+            tr!(
+                "expected an array of {expected} numbers (shape [{dims_text}]), found {found}",
+                expected,
+                dims_text,
+                found = doc.found(v)
             ),
         ));
     };
@@ -424,17 +521,22 @@ pub(super) fn tensor(doc: &Doc<'_>, v: &Value<'_>, field: &str, shape: &[usize])
         && dims[0] == shape[..shape.len() + 1 - n].iter().product::<usize>();
     if !fits {
         let found = if n == 1 {
-            format!("{} numbers", dims[0])
+            tr!("{n} numbers", n = dims[0])
         } else {
-            format!(
-                "nesting [{}]",
-                dims.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            tr!(
+                "nesting [{dims}]",
+                dims = dims.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
             )
         };
         return Err(doc.err(
             Some(v.span()),
             field,
-            format!("expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}"),
+            tr!(
+                "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
+                dims_text,
+                expected,
+                found
+            ),
         ));
     }
     Ok(out)
@@ -451,9 +553,10 @@ pub(super) fn collect(doc: &Doc<'_>, v: &Value<'_>, field: &str, dims: &[usize],
         return Err(doc.err(
             Some(v.span()),
             field,
-            format!(
-                "ragged nesting: expected {len} entries like the first row at this level, found {}",
-                items.len()
+            tr!(
+                "ragged nesting: expected {len} entries like the first row at this level, found {found}",
+                len,
+                found = items.len()
             ),
         ));
     }
@@ -465,17 +568,17 @@ pub(super) fn collect(doc: &Doc<'_>, v: &Value<'_>, field: &str, dims: &[usize],
                 return Err(doc.err(
                     Some(item.span()),
                     &f,
-                    "ragged nesting: expected a number here like the other entries at this level, found an array",
+                    tr!("ragged nesting: expected a number here like the other entries at this level, found an array"),
                 ));
             }
             (_, false) => {
                 return Err(doc.err(
                     Some(item.span()),
                     &f,
-                    format!(
-                        "ragged nesting: expected an array of {} entries like the first row, found {}",
-                        inner[0],
-                        doc.found(item)
+                    tr!(
+                        "ragged nesting: expected an array of {n} entries like the first row, found {found}",
+                        n = inner[0],
+                        found = doc.found(item)
                     ),
                 ));
             }
@@ -496,12 +599,12 @@ pub(super) fn parse_focus(
     doc.known_keys(t, FOCUS_KEYS, "focus")?;
     let variant = match t.get("variant") {
         Some(x) => {
-            let var = doc.choice(x, "[focus].variant", VARIANTS, "variant")?;
+            let var = doc.choice(x, "[focus].variant", VARIANTS, tr!("variant"))?;
             if !variants.contains(&var) {
                 return Err(doc.err(
                     Some(x.span()),
                     "[focus].variant",
-                    format!("variant \"{var}\" is not among [run].variants"),
+                    tr!("variant \"{var}\" is not among [run].variants", var),
                 ));
             }
             Some(var)
@@ -510,7 +613,7 @@ pub(super) fn parse_focus(
     };
     let pass = match t.get("pass") {
         Some(x) => {
-            let p = doc.choice(x, "[focus].pass", PASSES, "pass")?;
+            let p = doc.choice(x, "[focus].pass", PASSES, tr!("pass"))?;
             let runs = match p {
                 Pass::Forward => passes.forward,
                 Pass::Backward => passes.backward,
@@ -519,7 +622,7 @@ pub(super) fn parse_focus(
                 return Err(doc.err(
                     Some(x.span()),
                     "[focus].pass",
-                    format!("pass \"{}\" is not among [run].passes", p.name()),
+                    tr!("pass \"{pass}\" is not among [run].passes", pass = p.name()),
                 ));
             }
             Some(p)
@@ -534,14 +637,14 @@ pub(super) fn parse_focus(
     };
     let range = |size: usize, dim: &str| {
         if size == 1 {
-            format!("0 (the only index, since {dim} = 1)")
+            tr!("0 (the only index, since {dim} = 1)", dim)
         } else {
-            format!("an index in 0..{size} ({dim} = {size})")
+            tr!("an index in 0..{size} ({dim} = {size})", size, dim)
         }
     };
     // the baseline has a single head, so a focus on it can only name head 0
     let (heads, h_what) = match variant {
-        Some(Variant::Baseline) => (1, "0 (the baseline has a single head)".to_string()),
+        Some(Variant::Baseline) => (1, tr!("0 (the baseline has a single head)").to_string()),
         _ => (sh.h, range(sh.h, "H")),
     };
     Ok(Focus {

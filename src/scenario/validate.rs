@@ -1,10 +1,12 @@
-//! Checks that span tables: where the run starts, what it projects and which mistakes it makes
-//! must agree with each other.
+//! Checks that span tables: where the run starts, what it projects, which mistakes it makes,
+//! and its grouped heads, rotary positions and decoding must agree with each other.
 
 use super::reader::{Doc, Result, Value};
 use super::{Mode, Options, Qkv};
-use crate::kernels::Variant;
+use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
+use crate::kernels::{Mask, Variant};
+use crate::tr;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
@@ -32,14 +34,14 @@ pub(super) fn check_start(
         return Err(doc.err(
             span_of(root, "shape", "S").or(Some(shape_v.span())),
             "[shape].S",
-            "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
+            tr!("cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)"),
         ));
     }
     if let Some(n) = given(&["memory"]) {
         let why = if !from_x {
-            "not used when q, k and v are given (the run starts at the attention core)"
+            tr!("not used when q, k and v are given (the run starts at the attention core)")
         } else if !o.cross {
-            "memory is the key/value input of cross-attention: give [shape].S, the number of queries"
+            tr!("memory is the key/value input of cross-attention: give [shape].S, the number of queries")
         } else {
             ""
         };
@@ -54,7 +56,7 @@ pub(super) fn check_start(
                 return Err(doc.err(
                     at(n),
                     &format!("[values].{n}"),
-                    "belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")",
+                    tr!("belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")"),
                 ));
             }
         }
@@ -63,14 +65,14 @@ pub(super) fn check_start(
                 return Err(doc.err(
                     at(n),
                     &format!("[values].{n}"),
-                    "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
+                    tr!("belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v"),
                 ));
             }
             if !from_x {
                 return Err(doc.err(
                     span_of(root, "run", "qkv"),
                     "[run].qkv",
-                    "q, k and v are given, so nothing is projected: remove qkv or give x instead",
+                    tr!("q, k and v are given, so nothing is projected: remove qkv or give x instead"),
                 ));
             }
         }
@@ -84,29 +86,29 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
     let field = "[run].mistakes";
     let need = |m: Mistake, ok: bool, why: &str| -> Result<()> {
         if o.mistakes.has(m) && !ok {
-            return Err(doc.err(span.clone(), field, format!("\"{}\" {why}", m.name())));
+            return Err(doc.err(span.clone(), field, tr!("\"{mistake}\" {why}", mistake = m.name(), why)));
         }
         Ok(())
     };
     need(
         Mistake::NoInputProjection,
         plan.start != crate::engine::StartKind::Qkv,
-        "needs a run that starts at x: with q, k and v given there is no input projection to leave out",
+        tr!("needs a run that starts at x: with q, k and v given there is no input projection to leave out"),
     )?;
     need(
         Mistake::NoOutputProjection,
         plan.proj,
-        "needs an output projection to leave out: start at x, or give w_proj and b_proj",
+        tr!("needs an output projection to leave out: start at x, or give w_proj and b_proj"),
     )?;
     need(
         Mistake::DropoutNotApplied,
         plan.dropout,
-        "needs dropout to forget: set [run].dropout above 0 with mode = \"train\"",
+        tr!("needs dropout to forget: set [run].dropout above 0 with mode = \"train\""),
     )
 }
 
-/// The flash variant and the `[flash]` table go together, and flash runs neither dropout nor
-/// the mistakes (both live in the plain kernels).
+/// The flash variant and the `[flash]` table go together, and flash runs neither dropout, nor
+/// the mistakes (both live in the plain kernels), nor a decoding loop.
 pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant], o: &Options) -> Result<()> {
     let flash = variants.contains(&Variant::Flash);
     if let Some(v) = root.get("flash")
@@ -115,7 +117,7 @@ pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant
         return Err(doc.err(
             Some(v.span()),
             "[flash]",
-            "sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]",
+            tr!("sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]"),
         ));
     }
     if !flash {
@@ -125,15 +127,94 @@ pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant
         return Err(doc.err(
             span_of(root, "run", "dropout"),
             "[run].dropout",
-            "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
+            tr!("the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants"),
         ));
     }
     if !o.mistakes.is_empty() {
         return Err(doc.err(
             span_of(root, "run", "mistakes"),
             "[run].mistakes",
-            "the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants",
+            tr!("the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants"),
         ));
+    }
+    if o.decode {
+        return Err(doc.err(
+            span_of(root, "run", "decode"),
+            "[run].decode",
+            tr!("flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants"),
+        ));
+    }
+    Ok(())
+}
+
+/// Grouped key/value heads, rotary positions and decoding must have something to act on, and
+/// fit the rest of the scenario.
+pub(super) fn check_modern(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    plan: &Plan,
+    variants: &[Variant],
+    passes: Passes,
+    o: &Options,
+) -> Result<()> {
+    let gqa = variants.contains(&Variant::Gqa);
+    if let Some(span) = span_of(root, "shape", "H_kv")
+        && !gqa
+    {
+        return Err(doc.err(
+            Some(span),
+            "[shape].H_kv",
+            "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
+        ));
+    }
+    if gqa && !o.mistakes.is_empty() {
+        return Err(doc.err(
+            span_of(root, "run", "mistakes"),
+            "[run].mistakes",
+            "the classic mistakes are written into the baseline and MHA kernels: run them with variants \"baseline\" and \"mha\"",
+        ));
+    }
+    if o.rope.is_some() {
+        let (span, field) = (span_of(root, "run", "rope"), "[run].rope");
+        if o.cross {
+            return Err(doc.err(
+                span,
+                field,
+                "rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S",
+            ));
+        }
+        for &v in variants {
+            let d = kernel_shape(plan.shape, v).d();
+            if !d.is_multiple_of(2) {
+                let size = if v == Variant::Baseline { "C" } else { "C/H" };
+                return Err(doc.err(
+                    span,
+                    field,
+                    format!("rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}"),
+                ));
+            }
+        }
+    }
+    if o.decode {
+        let (span, field) = (span_of(root, "run", "decode"), "[run].decode");
+        let why = if passes.backward {
+            "decode generates token by token, forward only: remove \"backward\" from [run].passes"
+        } else if o.cross {
+            "decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)"
+        } else if plan.start != StartKind::Fused {
+            "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
+        } else if plan.mask != Mask::Causal {
+            "decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask"
+        } else if plan.dropout {
+            "decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\""
+        } else if !o.mistakes.is_empty() {
+            "decode runs the correct kernels only: remove [run].mistakes"
+        } else {
+            ""
+        };
+        if !why.is_empty() {
+            return Err(doc.err(span, field, why));
+        }
     }
     Ok(())
 }

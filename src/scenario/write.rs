@@ -33,6 +33,9 @@ pub fn to_toml(s: &Scenario) -> String {
         let _ = writeln!(out, "S = {}", sh.s);
     }
     let _ = write!(out, "T = {}\nC = {}\nH = {}\n", sh.t, sh.c, sh.h);
+    if sh.is_grouped() || s.variants.contains(&Variant::Gqa) {
+        let _ = writeln!(out, "H_kv = {}", sh.h_kv);
+    }
 
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
@@ -73,6 +76,12 @@ pub fn to_toml(s: &Scenario) -> String {
     if !s.mistakes.is_empty() {
         let names: Vec<String> = s.mistakes.list().iter().map(|m| quote(m.name())).collect();
         let _ = writeln!(out, "mistakes = [{}]", names.join(", "));
+    }
+    if let Some(r) = s.rope {
+        let _ = writeln!(out, "rope = {}\nrope_base = {}", quote(r.pairs.name()), number(r.base));
+    }
+    if s.decode {
+        out.push_str("decode = true\n");
     }
 
     if s.variants.contains(&Variant::Flash) {

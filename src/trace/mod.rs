@@ -100,6 +100,10 @@ buffers! {
     DSTile => "ds_tile",
     DKTile => "dk_tile",
     DVTile => "dv_tile",
+    RopeCos => "rope_cos",
+    RopeSin => "rope_sin",
+    KCache => "k_cache",
+    VCache => "v_cache",
 }
 
 impl fmt::Display for Buf {
@@ -189,6 +193,13 @@ phases! {
     Flash => ("flash", Forward, "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l"),
     FlashDelta => ("flash_delta", Backward, "flash backward: D = rowsum(dAtt ⊙ att), dQ = 0"),
     FlashBack => ("flash_back", Backward, "flash backward: recompute P from lse; dV, dS, dQ, dK per tile"),
+    Rope => ("rope", Forward, "rotary positions: turn each channel pair of q and k by t·θ_m"),
+    RopeBack => ("rope_back", Backward, "rotary positions backward: turn dQ and dK back by −t·θ_m"),
+    DecodeQkv => ("decode_qkv", Forward, "decode step t: project token t into q and the k/v cache"),
+    DecodeScores => ("decode_scores", Forward, "decode step t: q[t] against the cached keys 0..=t"),
+    DecodeSoftmax => ("decode_softmax", Forward, "decode step t: softmax over the t + 1 cached positions"),
+    DecodeSum => ("decode_sum", Forward, "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]"),
+    DecodeOut => ("decode_out", Forward, "decode step t: out[t] = att[t]·W_proj + b_proj"),
 }
 
 impl fmt::Display for Phase {

@@ -295,6 +295,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         }
         Screen::Tracer(t) => {
+            t.width = app.area.width;
             // `e` on a trained model's layer exports it, as from the attention map
             if key.code == KeyCode::Char('e')
                 && t.prompt.is_none()

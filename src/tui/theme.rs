@@ -119,6 +119,34 @@ impl Theme {
         )
     }
 
+    /// Phase span `k` of the timeline: forward phases in blues, backward ones in reds, each span
+    /// a shade apart from the one before; in monochrome every other span reversed.
+    pub fn phase_span(self, pass: crate::trace::Pass, k: usize) -> Style {
+        use crate::trace::Pass;
+        if !self.color {
+            return if k % 2 == 1 {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+        }
+        let bg = match (pass, k % 2) {
+            (Pass::Forward, 0) => Color::Rgb(30, 60, 120),
+            (Pass::Forward, _) => Color::Rgb(40, 95, 150),
+            (Pass::Backward, 0) => Color::Rgb(120, 40, 40),
+            (Pass::Backward, _) => Color::Rgb(150, 65, 45),
+        };
+        Style::default().bg(bg).fg(Color::White)
+    }
+
+    /// An access of the selected cell on the timeline.
+    pub fn tick(self) -> Style {
+        self.pick(
+            Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Style::default().add_modifier(Modifier::BOLD),
+        )
+    }
+
     pub fn op_read(self) -> Style {
         self.pick(Style::default().fg(Color::Green), Style::default())
     }

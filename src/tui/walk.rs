@@ -1,10 +1,11 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
-use crate::engine::{self, Run};
+use crate::engine::{self, Inputs, Run};
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
 use crate::trace::{Buf, Pass, Progress, Trace};
+use std::sync::Arc;
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
 pub use crate::explain::Element;
@@ -23,6 +24,8 @@ pub struct Walk {
     /// With `[run].mistakes`: each variant's mistaken run (forward only), in the same order.
     pub mistaken: Vec<Run>,
     pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
+    /// The correct runs' inputs, for the gradient check's finite differences (re-run untraced).
+    pub inputs: Option<Arc<Inputs>>,
 }
 
 impl Walk {
@@ -54,6 +57,7 @@ impl Walk {
         Some(Walk {
             runs,
             mistaken,
+            inputs: Some(Arc::new(inputs)),
             ..Self::empty(s)
         })
     }
@@ -80,6 +84,7 @@ impl Walk {
                     },
                 )
             }),
+            inputs: None,
         }
     }
 
@@ -104,7 +109,7 @@ impl Walk {
     pub fn heads(&self, variant: Variant) -> usize {
         match variant {
             Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash => self.shape.h,
+            Variant::Mha | Variant::Flash | Variant::Gqa => self.shape.h,
         }
     }
 

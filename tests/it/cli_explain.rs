@@ -93,6 +93,31 @@ fn backward_of_a_visible_element() {
     ]);
     assert!(text.contains("into d_q of query i=2"));
     assert!(text.contains("into d_k of key j=1"));
+    // the element's gradients against finite differences of the loss, numbers from the run
+    let scenario =
+        attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/backward_simple.toml")).unwrap();
+    let run = scenario.run(attn_trace::kernels::Variant::Mha, false);
+    for (primal, grad) in [
+        ("probs", attn_trace::trace::Buf::DProbs),
+        ("scores", attn_trace::trace::Buf::DScores),
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("finite difference ∂L/∂{primal}[7] = ")))
+            .unwrap_or_else(|| panic!("no finite difference line for {primal}[7]:\n{text}"));
+        let number = |after: &str| -> f64 {
+            let rest = &line[line.find(after).unwrap() + after.len()..];
+            rest.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        let (numeric, analytic) = (number("] = "), number(&format!("backward {grad}[7] = ")));
+        let want = run.tensors.get(grad)[7] as f64;
+        assert!(
+            (analytic - want).abs() <= 1e-6 * want.abs().max(1.0),
+            "{line}: the run has {want}"
+        );
+        assert!((numeric - analytic).abs() <= 1e-4 * analytic.abs().max(1e-3), "{line}");
+        assert!(line.ends_with(", agree"), "{line}");
+    }
     insta::assert_snapshot!(text);
 }
 
@@ -163,8 +188,12 @@ fn bad_elements_and_passes_exit_with_code_2() {
             "unknown index \"k\"",
         ),
         (
+            &["scenarios/numeric_mha.toml", "--variant", "sparse"],
+            "--variant sparse: expected one of baseline, mha, flash, gqa",
+        ),
+        (
             &["scenarios/numeric_mha.toml", "--variant", "gqa"],
-            "--variant gqa: expected one of baseline, mha",
+            "--variant gqa: the scenario does not run it",
         ),
     ];
     for (args, message) in cases {
@@ -177,4 +206,63 @@ fn bad_elements_and_passes_exit_with_code_2() {
             .stdout(predicate::str::is_empty())
             .stderr(predicate::str::contains(*message));
     }
+}
+
+#[test]
+fn a_grouped_query_head_reads_its_groups_key_head() {
+    let text = explain(&["scenarios/gqa.toml", "--variant", "gqa", "--at", "b=0,h=3,i=3,j=2"]);
+    assert!(
+        text.contains("(B=1, T=4, C=8, H=4, H_kv=2, D=2, causal mask)"),
+        "{text}"
+    );
+    assert!(text.contains("kv_h = h/(H/H_kv) = 3/(4/2) = 1"), "{text}");
+    assert!(text.contains("k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2 = 10"));
+    assert!(text.contains("q.data[30] × k.data[10]"));
+    assert!(text.contains("att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)"));
+    // backward: the heads of the one group of multi-query attention add into the same d_k
+    let back = explain(&[
+        "scenarios/mqa.toml",
+        "--variant",
+        "gqa",
+        "--pass",
+        "backward",
+        "--at",
+        "h=2,i=3,j=1",
+    ]);
+    assert!(back.contains("kv_h = h/(H/H_kv) = 2/(4/1) = 0"), "{back}");
+    assert!(back.contains("d_k.data[2] += dS × q.data[28] × scale"), "{back}");
+    assert!(back.contains("added to its group's earlier heads"), "{back}");
+}
+
+#[test]
+fn rotary_positions_and_the_kv_cache_are_explained_with_their_numbers() {
+    let rope = explain(&["scenarios/rope.toml", "--variant", "mha", "--at", "h=1,i=4,j=1"]);
+    assert!(rope.contains("rope interleaved base 10000)"), "{rope}");
+    assert!(rope.contains("query i=4 turned by 4·θ_m, key j=1 by 1·θ_m"), "{rope}");
+    // D = 4: θ_1 = 10000^(−2/4) = 0.01, so pair 1 of query 4 turns by 0.04
+    assert!(
+        rope.contains("query 4, pair m=1 (channels 2, 3): angle 4·θ_1 = 0.04"),
+        "{rope}"
+    );
+    let decode = explain(&["scenarios/kv_cache_decode.toml", "--at", "h=3,i=4,j=2"]);
+    assert!(
+        decode.contains("decoded token by token from the KV cache, rope half base 10000"),
+        "{decode}"
+    );
+    assert!(decode.contains("key j=2: step 2 wrote k_cache.data[10]"), "{decode}");
+    assert!(decode.contains("ci = (b*T + t)*H_kv*D = (0*5 + 2)*2*2 = 8"), "{decode}");
+    assert!(decode.contains("(the decode_scores pass of decode.rs)"), "{decode}");
+    assert!(decode.contains("q_base = xi + h*D = 32 + 3*2 = 38"), "{decode}");
+    assert!(
+        decode.contains("one score per key j in 0..=4, the cached positions"),
+        "{decode}"
+    );
+    assert!(decode.contains("v_cache[b,j,kv_h,d]"), "{decode}");
+    // a later key does not exist yet at step i
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["explain", "scenarios/kv_cache_decode.toml", "--at", "h=3,i=2,j=4"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a decode run has no score for j=4 > i=2"));
 }

@@ -376,6 +376,90 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[run].mistakes",
         "the mistakes are made in the plain kernels and flash has none",
     ),
+    (
+        "flash_with_decode.toml",
+        "9:10",
+        "[run].decode",
+        "flash computes whole sequences tile by tile and has no decoding loop",
+    ),
+    (
+        "h_kv_not_dividing_h.toml",
+        "7:8",
+        "[shape].H_kv",
+        "H = 4 is not divisible by H_kv = 3: each key/value head serves H/H_kv query heads",
+    ),
+    (
+        "h_kv_without_gqa.toml",
+        "7:8",
+        "[shape].H_kv",
+        "only the \"gqa\" variant reads fewer key/value heads than query heads",
+    ),
+    (
+        "rope_spiral.toml",
+        "8:8",
+        "[run].rope",
+        "unknown rope \"spiral\"; expected one of \"interleaved\", \"half\"",
+    ),
+    (
+        "rope_base_alone.toml",
+        "8:13",
+        "[run].rope_base",
+        "there is no rotation to set the base of",
+    ),
+    (
+        "rope_base_too_small.toml",
+        "9:13",
+        "[run].rope_base",
+        "expected a number above 1",
+    ),
+    (
+        "rope_odd_head.toml",
+        "9:8",
+        "[run].rope",
+        "the mha kernel's head has D = C/H = 3",
+    ),
+    (
+        "rope_cross.toml",
+        "10:8",
+        "[run].rope",
+        "cross-attention's queries and keys come from two",
+    ),
+    (
+        "decode_with_backward.toml",
+        "9:10",
+        "[run].decode",
+        "decode generates token by token, forward only: remove \"backward\" from [run].passes",
+    ),
+    (
+        "decode_not_boolean.toml",
+        "8:10",
+        "[run].decode",
+        "expected true or false, found a string \"yes\"",
+    ),
+    (
+        "decode_unmasked.toml",
+        "9:10",
+        "[run].decode",
+        "which is the causal mask: remove [run].mask",
+    ),
+    (
+        "decode_from_qkv.toml",
+        "8:10",
+        "[run].decode",
+        "decode projects each token with the fused w_qkv",
+    ),
+    (
+        "gqa_with_mistakes.toml",
+        "9:12",
+        "[run].mistakes",
+        "the classic mistakes are written into the baseline and MHA kernels",
+    ),
+    (
+        "gqa_k_wrong_width.toml",
+        "11:5",
+        "[values].k",
+        "expected shape [1,3,4] (12 numbers, flat or nested), found 3 numbers",
+    ),
 ];
 
 fn dir() -> &'static Path {

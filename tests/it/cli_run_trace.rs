@@ -568,3 +568,41 @@ fn the_tui_without_a_terminal_is_one_plain_line() {
         .code(2)
         .stderr(predicates::str::contains("no/such/file.toml"));
 }
+
+#[test]
+fn run_json_reports_gqa_with_mhas_external_tensors_and_its_own() {
+    let doc = run_json("scenarios/gqa.toml");
+    assert_eq!(
+        doc["shape"],
+        serde_json::json!({"B": 1, "T": 4, "C": 8, "H": 4, "H_kv": 2})
+    );
+    let runs = doc["runs"].as_array().unwrap();
+    let (gqa, mha) = (&runs[0], &runs[1]);
+    assert_eq!(
+        (gqa["variant"].as_str(), mha["variant"].as_str()),
+        (Some("gqa"), Some("mha"))
+    );
+    for name in ["out", "d_x", "d_w_qkv", "d_b_qkv", "d_w_proj", "d_b_proj"] {
+        assert!(
+            gqa["tensors"].get(name).is_some() && mha["tensors"].get(name).is_some(),
+            "{name}"
+        );
+    }
+    // its own: k, v and their gradients have H_kv·D = 4 channels, w_qkv C + 2·H_kv·D = 16 columns
+    assert_eq!(shape(gqa, "k"), [1, 4, 4]);
+    assert_eq!(shape(gqa, "d_v"), [1, 4, 4]);
+    assert_eq!(shape(gqa, "d_w_qkv"), [8, 16]);
+    assert_eq!(shape(mha, "d_w_qkv"), [8, 24]);
+    // MHA with the heads of each group tied computes the same out
+    close(&data(gqa, "out"), &data(mha, "out"), 0.0);
+    // a decode run: forward only, with its caches and no whole-sequence k or v
+    let decode = run_json("scenarios/kv_cache_decode.toml");
+    let run = &decode["runs"][0];
+    let names: Vec<&str> = run["tensors"].as_object().unwrap().keys().map(String::as_str).collect();
+    for name in ["rope_cos", "rope_sin", "k_cache", "v_cache", "out"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(!names.contains(&"k") && !names.contains(&"d_x"), "{names:?}");
+    assert_eq!(shape(run, "k_cache"), [1, 5, 4]);
+    assert_eq!(shape(run, "rope_cos"), [5, 1]);
+}

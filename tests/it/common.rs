@@ -17,21 +17,25 @@ pub fn values(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
-/// A full run from `x`: random x, weights, biases and upstream gradient.
+/// A full run from `x`: random x, weights, biases and upstream gradient. The fused projection
+/// is `[C, C + 2·H_kv·D]` (`[C, 3C]` unless the shape groups its key/value heads).
 pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
     let Shape { b, t, c, .. } = shape;
+    let qkv = c + 2 * shape.kv_c();
     Inputs {
         shape,
         mask,
         start: Start::X {
             x: values(b * t * c, seed),
-            w_qkv: values(c * 3 * c, seed + 1),
-            b_qkv: values(3 * c, seed + 2),
+            w_qkv: values(c * qkv, seed + 1),
+            b_qkv: values(qkv, seed + 2),
         },
         proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
         d_out: values(b * t * c, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles::default(),
     }
 }
@@ -47,6 +51,8 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         d_out: vec![1.0; n],
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles::default(),
     }
 }
@@ -112,22 +118,35 @@ pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
     t.get(grad)
 }
 
+/// The step of [`central_difference`].
+pub const EPS: f32 = 1e-3;
+
+/// `(L(x + ε) − L(x − ε)) / 2ε` for element `k` of input `buf`, ε = [`EPS`].
+pub fn central_difference(inputs: &Inputs, variant: Variant, buf: Buf, k: usize) -> f64 {
+    let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
+    input_mut(&mut plus, buf)[k] += EPS;
+    input_mut(&mut minus, buf)[k] -= EPS;
+    (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * EPS as f64)
+}
+
+/// How [`check_gradients`] compares an analytic gradient with a finite difference: relative
+/// to the larger of their sizes, or absolute below 1.
+pub fn gradient_error(a: f64, numeric: f64) -> f64 {
+    (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0)
+}
+
 /// Central differences (ε = 1e-3) for every element of every listed input, against the
 /// analytic gradient: relative error below 5e-3.
 pub fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
     let analytic = run(inputs, variant, Passes::BOTH, false).tensors;
-    let eps = 1e-3f32;
     for &buf in bufs {
         let grad = gradient(&analytic, buf);
         let n = input_mut(&mut inputs.clone(), buf).len();
         assert_eq!(grad.len(), n, "{buf}: gradient has the wrong length");
         for (k, &g) in grad.iter().enumerate() {
-            let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
-            input_mut(&mut plus, buf)[k] += eps;
-            input_mut(&mut minus, buf)[k] -= eps;
-            let numeric = (loss(&plus, variant) - loss(&minus, variant)) / (2.0 * eps as f64);
+            let numeric = central_difference(inputs, variant, buf, k);
             let a = g as f64;
-            let err = (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0);
+            let err = gradient_error(a, numeric);
             assert!(
                 err < 5e-3,
                 "{variant} d_{buf}[{k}]: analytic {a}, numeric {numeric} (shape {:?})",

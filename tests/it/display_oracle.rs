@@ -32,7 +32,7 @@ use std::sync::Arc;
 /// The docs' layout of a buffer: `(dimension name, size)`, outermost first. Queries are walked
 /// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`.
 fn layout(buf: &str, mha: bool, sh: Shape) -> Vec<(&'static str, usize)> {
-    let Shape { b, s, t, c, h } = sh;
+    let Shape { b, s, t, c, h, .. } = sh;
     let (h, d) = if mha { (h, c / h) } else { (1, c) };
     let rows = |r: &'static str, n: usize| {
         if mha {

@@ -32,6 +32,8 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         d_out: values(b * s * c, seed + 10),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles::default(),
     }
 }
@@ -199,6 +201,8 @@ fn core(sh: Shape, seed: u64) -> Inputs {
         d_out: values(n, seed + 5),
         dropout: None,
         mistakes: Mistakes::NONE,
+        rope: None,
+        decode: false,
         tiles: Tiles::default(),
     }
 }

@@ -1,7 +1,8 @@
 //! The attention passes run untraced (the no-op recorder, for which `dispatch.rs` picks the
 //! vectorised loops of `fast.rs`) against the same passes traced (the lesson files' loops the
-//! tracer shows): every buffer of forward and backward must be identical bit for bit, for both kernels,
-//! every mask, self- and cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
+//! tracer shows): every buffer of forward and backward must be identical bit for bit, for every
+//! kernel (grouped-query attention with every divisor of H as H_kv), every mask, self- and
+//! cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
 
 use attn_trace::dispatch;
 use attn_trace::kernels::{Mask, Variant};
@@ -33,23 +34,25 @@ struct In {
 
 fn inputs(sh: Shape, seed: u64) -> In {
     let Shape { b, s, t, c, .. } = sh;
+    let kv = sh.kv_c();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     // amplitude 2 makes some softmax rows peaked, others flat
     let mut random = |n: usize, amp: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-amp..amp)).collect() };
     In {
         q: random(b * s * c, 2.0),
-        k: random(b * t * c, 2.0),
-        v: random(b * t * c, 1.0),
+        k: random(b * t * kv, 2.0),
+        v: random(b * t * kv, 1.0),
         d_att: random(b * s * c, 1.0),
     }
 }
 
 /// Forward and backward with recorder `R` into buffers full of NaN, so an entry left unwritten
-/// shows. `mha` picks the kernel (`H` must be 1 for the baseline).
-fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> Out {
-    let Shape { b, s, t, c, h } = sh;
+/// shows (GQA's `d_k`, `d_v` hold NaN too: the kernel clears them before adding). `H` must be 1
+/// for the baseline, and `H_kv = H` unless `v` is GQA.
+fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+    let Shape { b, s, t, c, h, .. } = sh;
     let nan = |n: usize| vec![f32::NAN; n];
-    let (n_q, n_x, n_st) = (b * s * c, b * t * c, b * h * s * t);
+    let (n_q, n_x, n_st) = (b * s * c, b * t * sh.kv_c(), b * h * s * t);
     let mut o = Out {
         scores: nan(n_st),
         probs: nan(n_st),
@@ -60,7 +63,6 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
         d_k: nan(n_x),
         d_v: nan(n_x),
     };
-    let v = if mha { Variant::Mha } else { Variant::Baseline };
     // the one dispatcher: a recording `R` runs the lesson files' loops, `NoRecord` the fast path
     dispatch::forward(
         rec,
@@ -89,12 +91,12 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, mha: bool, x: &In) -> O
 }
 
 /// Untraced against traced, every buffer bit for bit; returns the untraced buffers.
-fn check(sh: Shape, mask: &Mask, mha: bool, seed: u64) -> Out {
+fn check(sh: Shape, mask: &Mask, v: Variant, seed: u64) -> Out {
     let x = inputs(sh, seed);
     let mut log = Logger::new();
-    let traced = run(&mut log, sh, mask, mha, &x);
+    let traced = run(&mut log, sh, mask, v, &x);
     assert!(!log.is_empty(), "the traced run recorded nothing");
-    let fast = run(&mut NoRecord, sh, mask, mha, &x);
+    let fast = run(&mut NoRecord, sh, mask, v, &x);
     let pairs = [
         ("scores", &fast.scores, &traced.scores),
         ("probs", &fast.probs, &traced.probs),
@@ -110,7 +112,7 @@ fn check(sh: Shape, mask: &Mask, mha: bool, seed: u64) -> Out {
         for (n, (g, w)) in got.iter().zip(want.iter()).enumerate() {
             assert!(
                 g.to_bits() == w.to_bits(),
-                "{name} [{n}] {sh:?} {mask:?} mha={mha}: untraced {g:e} vs traced {w:e}"
+                "{name} [{n}] {sh:?} {mask:?} {v}: untraced {g:e} vs traced {w:e}"
             );
         }
     }
@@ -125,9 +127,13 @@ fn check_all_masks(sh: Shape, seed: u64) {
         .map(|i| (0..sh.t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
         .collect();
     for mask in [Mask::Causal, Mask::None, Mask::explicit(&rows)] {
-        check(sh, &mask, true, seed);
+        check(sh, &mask, Variant::Mha, seed);
         if sh.h == 1 {
-            check(sh, &mask, false, seed);
+            check(sh, &mask, Variant::Baseline, seed);
+        }
+        // every grouping of the heads: H_kv = H (MHA's numbers) down to 1 (multi-query)
+        for h_kv in (1..=sh.h).filter(|k| sh.h.is_multiple_of(*k)) {
+            check(sh.grouped(h_kv), &mask, Variant::Gqa, seed);
         }
     }
 }
@@ -136,8 +142,9 @@ fn check_all_masks(sh: Shape, seed: u64) {
 fn the_training_configurations_are_identical_traced_and_untraced() {
     // (a) one head, C = 64 (a 64-wide block); (b) four heads of 32 (32-wide blocks), a shard's
     // worth of batch
-    let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, false, 1);
-    check(Shape::new(1, 64, 128, 4), &Mask::Causal, true, 2);
+    let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, Variant::Baseline, 1);
+    check(Shape::new(1, 64, 128, 4), &Mask::Causal, Variant::Mha, 2);
+    check(Shape::new(1, 64, 128, 4).grouped(2), &Mask::Causal, Variant::Gqa, 2);
     // the causal mask's results, seen from the untraced side: −1e9, probability 0, no gradient
     let t = 64;
     for (n, &s) in a.scores.iter().enumerate() {
@@ -170,7 +177,8 @@ fn cross_attention_is_identical_traced_and_untraced() {
 #[test]
 fn untraced_kernels_write_every_output_once() {
     // NaN-filled buffers come back finite: nothing was left unwritten or read before written
-    let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, true, 10);
+    let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, Variant::Mha, 10);
+    check(Shape::new(3, 13, 24, 6).grouped(2), &Mask::Causal, Variant::Gqa, 10);
     for buf in [
         &out.scores,
         &out.probs,

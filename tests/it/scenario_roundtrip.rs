@@ -3,6 +3,7 @@
 use attn_trace::engine::{Dropout, Passes};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario, value_shape};
 use attn_trace::tensor::{Shape, numel};
@@ -55,11 +56,28 @@ prop_compose! {
         eval in any::<bool>(),
         wrong in proptest::collection::vec(any::<bool>(), 6),
         focus in proptest::option::of((any::<bool>(), any::<bool>(), 0usize..100, 0usize..100, 0usize..100, 0usize..100)),
+        (kv_pick, rope_pick, decode) in (0usize..4, proptest::option::of((any::<bool>(), 1.001f32..1e6)), any::<bool>()),
     ) -> Scenario {
         // start: 0 fused from x with everything filled, 1 fused with some tensors given,
         // 2 q, k, v given, 3 separate projections, 4 cross-attention (S queries, memory)
         let cross = start == 4;
         let shape = if cross { Shape::cross(b, s_len, t, h * d, h) } else { Shape::new(b, t, h * d, h) };
+        // grouped-query attention: the gqa variant with H_kv some divisor of H
+        let with_gqa = kv_pick > 0;
+        let divisors: Vec<usize> = (1..=h).filter(|k| h.is_multiple_of(*k)).collect();
+        let shape = if with_gqa { shape.grouped(divisors[kv_pick % divisors.len()]) } else { shape };
+        let mut variants = variants;
+        if with_gqa {
+            variants.push(Variant::Gqa);
+        }
+        // rotary positions need one sequence and even heads; decoding a causal run from x,
+        // forward only, with no dropout in training
+        let rope = rope_pick
+            .filter(|_| !cross && d % 2 == 0)
+            .map(|(half, base)| Rope { pairs: if half { Pairs::Half } else { Pairs::Interleaved }, base });
+        // flash has no decoding loop
+        let decode = decode && start <= 1 && mask_kind == 0 && (dropout.is_none() || eval) && !variants.contains(&Variant::Flash);
+        let passes = if decode { Passes::FORWARD } else { passes };
         let qkv = if start >= 3 { Qkv::Separate } else { Qkv::Fused };
         let pick = |names: &[&'static str]| -> Vec<&'static str> {
             names.iter().zip(&given).filter(|(_, g)| **g).map(|(n, _)| *n).collect()
@@ -117,7 +135,12 @@ prop_compose! {
             (Mistake::DropoutNotApplied, dropout.is_some() && mode == Mode::Train),
             (Mistake::SoftmaxOverTwoDims, true),
         ];
-        let list: Vec<Mistake> = possible.iter().zip(&wrong).filter(|((_, ok), w)| *ok && **w).map(|((m, _), _)| *m).collect();
+        let list: Vec<Mistake> = possible
+            .iter()
+            .zip(&wrong)
+            .filter(|((_, ok), w)| *ok && **w && !with_gqa && !decode)
+            .map(|((m, _), _)| *m)
+            .collect();
         let focus = focus.map(|(pick_variant, pick_pass, fb, fh, fi, fj)| {
             let variant = pick_variant.then_some(variants[0]);
             let pass = pick_pass.then_some(if passes.forward { Pass::Forward } else { Pass::Backward });
@@ -137,6 +160,8 @@ prop_compose! {
             dropout,
             mode,
             mistakes: Mistakes::of(&list),
+            rope,
+            decode,
             tiles,
             init,
             values,

@@ -55,7 +55,7 @@ fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {
             }
         }
     }
-    assert_eq!(checked, 4 * 3 * 5 * 2 * 3 * 2);
+    assert_eq!(checked, 4 * 3 * 5 * 2 * Variant::ALL.len() * 2);
 }
 
 /// Flash's forward on one head with no mask, the numbers worked out by hand from the loops of

@@ -2,168 +2,22 @@
 //! FIFO among the scenarios, a device typed as a path, and SIGTERM. The screen stays live and
 //! shows one line of error, and whatever ends the program gives the terminal back.
 
-use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
+use crate::pty::{Pty, Spawn, assert_restored};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
-const LEAVE_ALT_SCREEN: &str = "\x1b[?1049l";
-const ENTER_ALT_SCREEN: &str = "\x1b[?1049h";
-/// As in tests/cli_hostile.rs: a regression that believes a hostile file fails here.
+/// As in cli_hostile.rs: a regression that believes a hostile file fails here.
 const MEMORY_LIMIT: u64 = 1 << 30;
 
-struct Pty {
-    child: Child,
-    master: std::fs::File,
-    output: Arc<Mutex<Vec<u8>>>,
-}
-
-/// The binary in `dir` on the slave side of a fresh 120×40 pty, as its controlling terminal.
+/// The binary in `dir` on a fresh 120×40 pty, under the memory limit, without colour.
 fn spawn(dir: &Path, args: &[&str]) -> Pty {
-    let (mut master, mut slave) = (0, 0);
-    let size = libc::winsize {
-        ws_row: 40,
-        ws_col: 120,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: openpty writes two fresh descriptors into the given integers.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            &size,
-        )
-    };
-    assert_eq!(rc, 0, "openpty failed");
-    // SAFETY: both descriptors were just opened and are owned here alone.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("attn-trace"));
-    cmd.args(args)
-        .current_dir(dir)
-        .env("TERM", "xterm-256color")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::from(slave.try_clone().unwrap()))
-        .stdout(Stdio::from(slave.try_clone().unwrap()))
-        .stderr(Stdio::from(slave));
-    // SAFETY: only async-signal-safe calls between fork and exec: a new session whose
-    // controlling terminal is the pty, and the memory limit.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            libc::ioctl(0, libc::TIOCSCTTY as _, 0);
-            let lim = libc::rlimit {
-                rlim_cur: MEMORY_LIMIT,
-                rlim_max: MEMORY_LIMIT,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
-    let child = cmd.spawn().expect("the binary starts");
-    drop(cmd);
-    let master = std::fs::File::from(master);
-    let output = Arc::new(Mutex::new(Vec::new()));
-    let mut reader = master.try_clone().unwrap();
-    let sink = Arc::clone(&output);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            sink.lock().unwrap().extend_from_slice(&buf[..n]);
-        }
-    });
-    Pty { child, master, output }
-}
-
-impl Pty {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
-    }
-
-    /// Waits until `needle` appears on screen after byte `from` of the output; returns where it
-    /// ends. The screen is drawn in pieces (only changed cells, with cursor moves between them),
-    /// so the output is compared without escape sequences and without spaces.
-    fn wait_for(&mut self, needle: &str, from: usize) -> usize {
-        let start = Instant::now();
-        let needle: String = needle.chars().filter(|c| !c.is_whitespace()).collect();
-        loop {
-            let text = self.text();
-            let (shown, ends) = visible(text.get(from..).unwrap_or(""));
-            if let Some(k) = shown.find(&needle) {
-                return from + ends[k + needle.len() - 1];
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = self.child.kill();
-                panic!("never saw {needle:?} (the screen froze or the program died); got:\n{text}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn send(&mut self, keys: &str) {
-        self.master.write_all(keys.as_bytes()).unwrap();
-        self.master.flush().unwrap();
-        std::thread::sleep(Duration::from_millis(150));
-    }
-
-    fn exit_status(&mut self) -> std::process::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(200));
-                return status;
-            }
-            if start.elapsed() > Duration::from_secs(20) {
-                let _ = self.child.kill();
-                panic!("the TUI did not exit; output:\n{}", self.text());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// The characters of terminal output other than escape sequences and whitespace, and for each
-/// the byte offset just past it in `out`.
-fn visible(out: &str) -> (String, Vec<usize>) {
-    let (mut shown, mut ends) = (String::new(), Vec::new());
-    let mut chars = out.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        if c == '\x1b' {
-            // CSI: ESC [ parameters, ended by a byte in @..~; other escapes: one more char
-            if chars.next_if(|&(_, c)| c == '[').is_some() {
-                for (_, c) in chars.by_ref() {
-                    if ('@'..='~').contains(&c) {
-                        break;
-                    }
-                }
-            } else {
-                chars.next();
-            }
-        } else if !c.is_whitespace() {
-            shown.push(c);
-            for _ in 0..c.len_utf8() {
-                ends.push(i + c.len_utf8());
-            }
-        }
-    }
-    (shown, ends)
-}
-
-fn assert_restored(out: &str) {
-    let entered = out
-        .rfind(ENTER_ALT_SCREEN)
-        .expect("the TUI entered the alternate screen");
-    let left = out.rfind(LEAVE_ALT_SCREEN).expect("the alternate screen was left");
-    assert!(left > entered, "the alternate screen was left after it was entered");
-    assert!(out.contains("\x1b[?1000l"), "mouse capture was turned off");
+    Pty::spawn(Spawn {
+        args,
+        dir: Some(dir),
+        cols: 120,
+        rows: 40,
+        env: &[("NO_COLOR", "1")],
+        memory_limit: Some(MEMORY_LIMIT),
+    })
 }
 
 /// Issue item 1, in the TUI: "Open checkpoint…" on a 300-byte file that claims 51.6 GB of

@@ -140,7 +140,7 @@ impl AttnMap {
     pub fn heads(&self) -> usize {
         match self.variant() {
             Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash => self.model.config.n_heads,
+            Variant::Mha | Variant::Flash | Variant::Gqa => self.model.config.n_heads,
         }
     }
 
@@ -434,7 +434,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
         let title = match variant {
             Variant::Baseline => format!(" layer {l} · one head "),
-            Variant::Mha | Variant::Flash => format!(" layer {l} · head {h} "),
+            Variant::Mha | Variant::Flash | Variant::Gqa => format!(" layer {l} · head {h} "),
         };
         let here = l == st.layer && h == st.head;
         let block = Block::bordered().title(title).border_style(t.border(here));

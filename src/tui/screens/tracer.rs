@@ -8,7 +8,7 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Pass, Phase};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, put, variables};
+use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, put, timeline, variables};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -65,6 +65,8 @@ pub struct Tracer {
     pub tab: Tab,
     /// Arrow keys move the selected cell instead of the cursor.
     pub select: bool,
+    /// The terminal's width, which the timeline spans (set by the app before each key).
+    pub width: u16,
 }
 
 impl Tracer {
@@ -86,6 +88,7 @@ impl Tracer {
             message: None,
             tab: Tab::Memory,
             select: false,
+            width: 120,
         }
     }
 
@@ -169,7 +172,8 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab | KeyCode::BackTab => self.toggle_variant(),
+            KeyCode::Tab => self.toggle_variant(1),
+            KeyCode::BackTab => self.toggle_variant(-1),
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -198,6 +202,10 @@ impl Tracer {
             KeyCode::Char('2') => self.tab = Tab::Code,
             KeyCode::Char('3') => self.tab = Tab::Log,
             KeyCode::Char('4') => self.tab = Tab::Vars,
+            KeyCode::Char('>') => self.along_timeline(true),
+            KeyCode::Char('<') => self.along_timeline(false),
+            KeyCode::Char('}') => self.tick(true),
+            KeyCode::Char('{') => self.tick(false),
             KeyCode::Char('?') => return Outcome::Help,
             KeyCode::Esc if self.select || self.pinned.is_some() => {
                 self.select = false;
@@ -396,6 +404,50 @@ impl Tracer {
         );
     }
 
+    /// `>` / `<`: the first event of the next / previous column of the timeline.
+    fn along_timeline(&mut self, forward: bool) {
+        let (len, w) = (self.len(), self.width.max(1) as usize);
+        let here = timeline::column_of(self.cursor, len, w);
+        let mut x = here;
+        let to = loop {
+            x = match (forward, x.checked_sub(1)) {
+                (true, _) if x + 1 < w => x + 1,
+                (false, Some(prev)) => prev,
+                _ => break None,
+            };
+            let r = timeline::range(x, len, w);
+            if !r.is_empty() {
+                break Some(r.start);
+            }
+        };
+        let none = if forward {
+            "the cursor is in the timeline's last column"
+        } else {
+            "the cursor is in the timeline's first column"
+        };
+        self.go(to, none);
+    }
+
+    /// `}` / `{`: the next / previous access of the selected cell (the timeline's ticks).
+    fn tick(&mut self, forward: bool) {
+        let Some((buf, off)) = self.selected() else { return };
+        let walk = Arc::clone(&self.walk);
+        let Some(trace) = walk.trace(self.variant) else { return };
+        let to = if forward {
+            trace.index.next_access_after(buf, off, self.cursor)
+        } else {
+            trace.index.prev_access_before(buf, off, self.cursor)
+        };
+        match to {
+            Some(n) => self.cursor = n,
+            None => {
+                let which = if forward { "after" } else { "before" };
+                self.message = Some(format!("no access of {buf}[{off}] {which} this event"));
+            }
+        }
+        self.pinned = Some((buf, off));
+    }
+
     fn move_selection(&mut self, code: KeyCode) {
         let Some((buf, off)) = self.selected() else { return };
         let Some(info) = self.walk.trace(self.variant).and_then(|t| t.buffer(buf)) else {
@@ -440,13 +492,17 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    fn toggle_variant(&mut self) {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around.
+    fn toggle_variant(&mut self, step: isize) {
         let walk = Arc::clone(&self.walk);
-        // the next variant the scenario traces, in its order
-        let vs = walk.variants();
-        let here_at = vs.iter().position(|&v| v == self.variant).unwrap_or(0);
-        let other = vs.get((here_at + 1) % vs.len().max(1)).copied().unwrap_or(self.variant);
-        let (Some(here), Some(there)) = (walk.trace(self.variant), walk.trace(other)) else {
+        let variants = walk.variants();
+        let n = variants.len() as isize;
+        let here_at = variants.iter().position(|&v| v == self.variant).unwrap_or(0) as isize;
+        let other = variants[(here_at + step).rem_euclid(n.max(1)) as usize % variants.len().max(1)];
+        let (Some(here), Some(there)) = (
+            walk.trace(self.variant),
+            walk.trace(other).filter(|_| other != self.variant),
+        ) else {
             self.message = Some(format!("this scenario traces only {}", self.variant));
             return;
         };
@@ -488,6 +544,20 @@ impl Tracer {
             MouseEventKind::Down(MouseButton::Left) => {
                 let Some(ctx) = self.ctx(theme) else { return };
                 let areas = areas(area, self, &ctx);
+                if m.row == areas.timeline.y && areas.timeline.height > 0 {
+                    let x = m.column.saturating_sub(areas.timeline.x) as usize;
+                    let cols = timeline::strip(
+                        ctx.trace,
+                        areas.timeline.width as usize,
+                        ctx.cursor,
+                        Some(ctx.selected),
+                        &self.breakpoints,
+                    );
+                    if let Some(n) = timeline::target(&cols, x) {
+                        self.cursor = n;
+                    }
+                    return;
+                }
                 if let Some(tabs) = areas.tabs
                     && m.row == tabs.y
                 {
@@ -526,6 +596,8 @@ pub struct Areas {
     pub memory: Option<Rect>,
     pub log: Option<Rect>,
     pub tabs: Option<Rect>,
+    /// The timeline strip, one row above the status bar.
+    pub timeline: Rect,
     pub status: Rect,
     /// The variables panel is itself a tab (very small screens).
     pub wide_vars: bool,
@@ -554,8 +626,13 @@ fn tab_labels(with_vars: bool) -> Vec<(Tab, String)> {
 /// Large screens show every panel; from 80×24 the variables and equation stay in view and the
 /// code, memory and log share the rest as tabs; below that everything is a tab.
 pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
-    let [header, body, status] =
-        Layout::vertical([Constraint::Length(1), Constraint::Fill(1), Constraint::Length(1)]).areas(area);
+    let [header, body, timeline, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
     let wide = area.width >= 110 && area.height >= 30;
     // the left column is wide enough for a whole `q_base = … = 10` line where possible
     let left_w = if wide {
@@ -567,6 +644,7 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let eq_h = wrapped_height(&equation::lines(ctx), left_w);
     let mut a = Areas {
         header,
+        timeline,
         status,
         ..Areas::default()
     };
@@ -664,6 +742,14 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         spans.push(Span::styled("  t: next tab", t.dim()));
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
+    let cols = timeline::strip(
+        ctx.trace,
+        a.timeline.width as usize,
+        ctx.cursor,
+        Some(ctx.selected),
+        ctx.breakpoints,
+    );
+    timeline::render(frame.buffer_mut(), a.timeline, ctx.trace, &cols, t);
     render_status(frame, a.status, st, &ctx);
 }
 

@@ -12,6 +12,11 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
 pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
+    if variant == Variant::Gqa
+        && let Some(m) = grouped_math(phase)
+    {
+        return m;
+    }
     let mha = variant != Variant::Baseline;
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
@@ -55,7 +60,42 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
             "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   dV_tile += P_tileᵀ·dO_tile",
             "dS_tile = P_tile ⊙ (dO_tile·V_tileᵀ − D_i)   dQ += dS_tile·K_tile/√D   dK_tile += dS_tileᵀ·Q_tile/√D",
         ],
+        (Phase::Rope, _) => &[
+            "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
+            "θ_m = base^(−2m/D), for q and for k",
+        ],
+        (Phase::RopeBack, _) => &[
+            "g'[d0] = g[d0]·cos(tθ_m) + g[d1]·sin(tθ_m)   g'[d1] = −g[d0]·sin(tθ_m) + g[d1]·cos(tθ_m)",
+            "the turn by −tθ_m, for dQ and for dK",
+        ],
+        (Phase::DecodeQkv, _) => &["qkv[t] = x[t]·W_qkv + b_qkv → q[t], k_cache[t], v_cache[t]"],
+        (Phase::DecodeScores, false) => &["S[t,j] = Q[t]·K_cache[j] / √C,  j = 0..=t"],
+        (Phase::DecodeScores, true) => &["S_h[t,j] = Q_h[t]·K_cache,g[j] / √D,  j = 0..=t,  g = h/(H/H_kv)"],
+        (Phase::DecodeSoftmax, _) => &["P[t,j] = exp(S[t,j] − m) / Σ_{k ≤ t} exp(S[t,k] − m),  j = 0..=t"],
+        (Phase::DecodeSum, false) => &["att[t] = Σ_{j ≤ t} P[t,j] V_cache[j]"],
+        (Phase::DecodeSum, true) => &["Y_h[t] = Σ_{j ≤ t} P_h[t,j] V_cache,g[j],  g = h/(H/H_kv)"],
+        (Phase::DecodeOut, _) => &["out[t] = att[t]·W_proj + b_proj"],
     }
+}
+
+/// Grouped-query attention's own equations: query head `h` reads key/value head
+/// `g = h/(H/H_kv)`, and the heads of a group add into the same `dK_g`, `dV_g`.
+fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
+    Some(match phase {
+        Phase::Split => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:C+H_kv·D]   v[i] = qkv[i, C+H_kv·D:C+2·H_kv·D]"],
+        Phase::SplitBack => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)"],
+        Phase::Scores => &["S_h[i,j] = Q_h[i]·K_g[j] / √D + mask(i,j),  g = kv_h = h/(H/H_kv)"],
+        Phase::WeightedSum => &["Y_h[i] = Σ_j P_h[i,j] V_g[j],  g = h/(H/H_kv)   (att[i] = concat_h Y_h[i])"],
+        Phase::WeightedSumBack => &[
+            "dP_h[i,j] = dY_h[i]·V_g[j]   dV_g[j] += Σ_i P_h[i,j] dY_h[i]",
+            "dV starts at 0; every query head h of group g adds its share",
+        ],
+        Phase::ScoresBack => &[
+            "dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
+            "dK starts at 0; every query head h of group g adds its share",
+        ],
+        _ => return None,
+    })
 }
 
 /// Phases whose writes are sums of products of reads (dot products, matrix products).
@@ -235,7 +275,7 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
     let sh = ctx.walk.shape;
     let (sym, n) = match ctx.variant {
         Variant::Baseline => ("C", sh.c),
-        Variant::Mha | Variant::Flash => ("D", sh.d()),
+        Variant::Mha | Variant::Flash | Variant::Gqa => ("D", sh.d()),
     };
     let scale = 1.0 / (n as f32).sqrt();
     let target = format!("{}[{}]", v.buf, v.offset);
@@ -256,6 +296,10 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
             }
         }
         Phase::ScoresBack => format!("{target} = Σ × 1/√{sym} = {sum:.4} × {scale:.4} = {}", num(v.value)),
+        Phase::DecodeScores => format!(
+            "{target} = Σ × 1/√{sym} = {sum:.4} × 1/√{n} ({scale:.4}) = {}",
+            num(v.value)
+        ),
         _ => format!("{target} = Σ = {}", num(v.value)),
     };
     Line::from(Span::styled(text, t.op_write()))

@@ -45,6 +45,13 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
         Phase::FlashBack => &[
             DQ, DK, DV, Q, K, V, DAtt, Lse, Delta, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
         ],
+        Phase::Rope => &[Q, K, KCache, RopeCos, RopeSin],
+        Phase::RopeBack => &[DQ, DK, RopeCos, RopeSin],
+        Phase::DecodeQkv => &[Q, KCache, VCache, X, WQkv, BQkv],
+        Phase::DecodeScores => &[Scores, Q, KCache],
+        Phase::DecodeSoftmax => &[Probs, Scores],
+        Phase::DecodeSum => &[Att, Probs, VCache],
+        Phase::DecodeOut => &[Out, Att, WProj, BProj],
     }
 }
 

@@ -7,6 +7,7 @@ pub mod heatgrid;
 pub mod log;
 pub mod memory;
 pub mod popup;
+pub mod timeline;
 pub mod variables;
 
 use crate::kernels::Variant;

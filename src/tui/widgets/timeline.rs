@@ -1,0 +1,193 @@
+//! The timeline: one row across the tracer standing for the whole log. Each column is a stretch
+//! of events; the phases are coloured spans in the order they ran (forward, then backward), and
+//! on them the cursor, the accesses of the selected cell (ticks) and of the breakpoint cells.
+//!
+//! Column `x` of a strip `w` wide over `len` events holds the events `n` with
+//! `n·w / len = x` (rounded down), so every event is in exactly one column. Drawing asks the
+//! phase spans and the cell index only, a binary search per column: it costs the same on ten
+//! events as on ten million.
+
+use super::{CellRef, put};
+use crate::trace::{Pass, Trace};
+use crate::tui::theme::Theme;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+/// The column holding event `n` on a strip `w` wide over `len` events.
+pub fn column_of(n: usize, len: usize, w: usize) -> usize {
+    if len == 0 || w == 0 {
+        return 0;
+    }
+    ((n as u128 * w as u128) / len as u128) as usize
+}
+
+/// The events column `x` holds: empty when the log is shorter than the strip and no event
+/// falls there.
+pub fn range(x: usize, len: usize, w: usize) -> Range<usize> {
+    if w == 0 {
+        return 0..0;
+    }
+    // the first n with n·w/len ≥ x is ⌈x·len / w⌉
+    let start = |x: usize| (x as u128 * len as u128).div_ceil(w as u128) as usize;
+    start(x).min(len)..start(x + 1).min(len)
+}
+
+/// What one column shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Col {
+    /// The event the column stands for: its first, or for an empty column the event before it.
+    pub event: usize,
+    /// Index into the trace's phase spans of that event.
+    pub span: usize,
+    /// A phase starts in this column (its own, or the next part way through it).
+    pub span_start: bool,
+    /// The cursor is in this column.
+    pub cursor: bool,
+    /// The first access of the selected cell in this column, if any.
+    pub tick: Option<usize>,
+    /// The first access of any breakpoint cell in this column, if any.
+    pub breakpoint: Option<usize>,
+}
+
+/// The first access (read or write) of `cell` within `r`.
+fn first_access_in(trace: &Trace, (buf, off): CellRef, r: &Range<usize>) -> Option<usize> {
+    if r.is_empty() {
+        return None;
+    }
+    let first = |list: &[u32]| {
+        let k = list.partition_point(|&e| (e as usize) < r.start);
+        list.get(k).map(|&e| e as usize).filter(|&e| e < r.end)
+    };
+    let (reads, writes) = (first(trace.index.reads(buf, off)), first(trace.index.writes(buf, off)));
+    reads.into_iter().chain(writes).min()
+}
+
+/// The strip's columns, `w` wide.
+pub fn strip(
+    trace: &Trace,
+    w: usize,
+    cursor: usize,
+    selected: Option<CellRef>,
+    breakpoints: &BTreeSet<CellRef>,
+) -> Vec<Col> {
+    let len = trace.len();
+    if len == 0 {
+        return Vec::new();
+    }
+    let at = column_of(cursor, len, w);
+    (0..w)
+        .map(|x| {
+            let r = range(x, len, w);
+            let event = if r.is_empty() {
+                r.start.saturating_sub(1)
+            } else {
+                r.start
+            };
+            let event = event.min(len - 1);
+            let span = trace.phase_span(event);
+            // a phase starts here: this column's own, or the next one part way through it
+            let starts = |k: usize| trace.phases.get(k).is_some_and(|&(s, _)| r.contains(&(s as usize)));
+            Col {
+                event,
+                span,
+                span_start: starts(span) || starts(span + 1),
+                cursor: x == at,
+                tick: selected.and_then(|c| first_access_in(trace, c, &r)),
+                breakpoint: breakpoints.iter().filter_map(|&c| first_access_in(trace, c, &r)).min(),
+            }
+        })
+        .collect()
+}
+
+/// Where a click on column `x` goes: the selected cell's access there, else a breakpoint hit
+/// there, else the column's event.
+pub fn target(cols: &[Col], x: usize) -> Option<usize> {
+    let c = cols.get(x)?;
+    Some(c.tick.or(c.breakpoint).unwrap_or(c.event))
+}
+
+/// Draws the strip over `area` (its first row).
+pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Theme) {
+    if area.height == 0 || cols.is_empty() {
+        return;
+    }
+    let y = area.y;
+    // each phase's name sits at the start of its span, cut short (…) when the span is narrow
+    let mut label: Vec<Option<char>> = vec![None; cols.len()];
+    let mut x = 0;
+    while x < cols.len() {
+        let span = cols[x].span;
+        let width = cols[x..].iter().take_while(|c| c.span == span).count();
+        if let Some(&(_, phase)) = trace.phases.get(span) {
+            let name: Vec<char> = phase.name().chars().collect();
+            // after the separator when the span opens with one, and one column free at the end
+            let skip = usize::from(cols[x].span_start && x > 0);
+            let room = width.saturating_sub(skip + 1);
+            let shown: Vec<char> = if name.len() <= room {
+                name
+            } else if room >= 3 {
+                name[..room - 1].iter().copied().chain(['…']).collect()
+            } else {
+                Vec::new()
+            };
+            for (k, ch) in shown.into_iter().enumerate() {
+                label[x + skip + k] = Some(ch);
+            }
+        }
+        x += width;
+    }
+    for (x, c) in cols.iter().enumerate() {
+        let phase = trace.phases.get(c.span).map(|&(_, p)| p);
+        let pass = phase.map_or(Pass::Forward, |p| p.pass());
+        let base = t.phase_span(pass, c.span);
+        let fill = if c.span_start && x > 0 {
+            "▏"
+        } else {
+            match (t.color, pass) {
+                (true, _) => " ",
+                (false, Pass::Forward) => "-",
+                (false, Pass::Backward) => "=",
+            }
+        };
+        let own;
+        let (text, style) = if c.cursor {
+            ("▲", t.cursor())
+        } else if c.breakpoint.is_some() {
+            ("●", base.patch(t.breakpoint()))
+        } else if c.tick.is_some() {
+            ("|", base.patch(t.tick()))
+        } else if let Some(ch) = label[x] {
+            own = ch.to_string();
+            (own.as_str(), base)
+        } else {
+            (fill, base)
+        };
+        let col = area.x + x as u16;
+        if col < area.right() {
+            put(buf, area, col, y, text, style);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_is_in_exactly_one_column() {
+        for (len, w) in [(1, 10), (7, 10), (10, 10), (11, 10), (1000, 7), (10_021_888, 120)] {
+            let mut next = 0;
+            for x in 0..w {
+                let r = range(x, len, w);
+                assert_eq!(r.start, next.min(len), "len {len} w {w} x {x}");
+                for n in r.clone().take(3).chain(r.clone().rev().take(3)) {
+                    assert_eq!(column_of(n, len, w), x, "len {len} w {w} n {n}");
+                }
+                next = r.end;
+            }
+            assert_eq!(next, len);
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The gradient check (`src/gradcheck.rs`, shown by the tracer and `explain --pass backward`)
+//! against the tests' own finite differences (`common::central_difference`): on inputs and
+//! weights directly, and on an activation (`q`, `k`, `v`) by starting a second run at the
+//! attention core with the first run's `q`, `k`, `v` as its inputs.
+
+use crate::common::{central_difference, from_qkv, from_x, gradient_error, values};
+use attn_trace::engine::{Inputs, Passes, Start, run};
+use attn_trace::gradcheck::{self, Check};
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::tensor::Shape;
+use attn_trace::trace::Buf;
+use std::time::Instant;
+
+/// The check of `grad[k]`, its analytic value and primal value taken from an untraced run.
+fn checked(inputs: &Inputs, variant: Variant, grad: Buf, k: usize) -> Check {
+    let r = run(inputs, variant, Passes::BOTH, false);
+    let primal = attn_trace::engine::registry::primal(grad).unwrap();
+    let (value, analytic) = (r.tensors.get(primal)[k], r.tensors.get(grad)[k]);
+    gradcheck::check(inputs, variant, grad, k, value, analytic, String::new())
+        .unwrap_or_else(|e| panic!("{variant} {grad}[{k}]: {e}"))
+}
+
+/// Every `step`-th cell of `grad`: the check agrees with the backward pass, and its finite
+/// difference with the tests' own of the same input (to the tolerance `check_gradients` uses).
+fn agrees_with_common(inputs: &Inputs, variant: Variant, input: Buf, grad: Buf, step: usize) {
+    let n = run(inputs, variant, Passes::BOTH, false).tensors.get(grad).len();
+    assert!(n > 0, "{grad} is part of the run");
+    for k in (0..n).step_by(step) {
+        let c = checked(inputs, variant, grad, k);
+        let ours = central_difference(inputs, variant, input, k);
+        assert!(
+            gradient_error(c.numeric, ours) < 5e-3,
+            "{variant} {grad}[{k}]: gradcheck {} but the tests' central difference {ours}",
+            c.numeric
+        );
+        assert!(c.agrees(), "{variant} {grad}[{k}]: {}", c.line());
+        assert_eq!(c.primal, input);
+    }
+}
+
+#[test]
+fn inputs_and_weights_match_the_tests_finite_differences() {
+    let inputs = from_x(Shape::new(2, 4, 6, 3), Mask::Causal, 41);
+    for v in Variant::ALL {
+        for (input, grad) in [
+            (Buf::X, Buf::DX),
+            (Buf::WQkv, Buf::DWQkv),
+            (Buf::BQkv, Buf::DBQkv),
+            (Buf::WProj, Buf::DWProj),
+            (Buf::BProj, Buf::DBProj),
+        ] {
+            agrees_with_common(&inputs, v, input, grad, 5);
+        }
+    }
+}
+
+#[test]
+fn separate_projections_and_cross_attention_match_too() {
+    let sh = Shape::cross(1, 3, 5, 4, 2);
+    let (c, s, t) = (sh.c, sh.s, sh.t);
+    let inputs = Inputs {
+        start: Start::Separate {
+            x: values(s * c, 1),
+            memory: Some(values(t * c, 2)),
+            w_q: values(c * c, 3),
+            b_q: values(c, 4),
+            w_k: values(c * c, 5),
+            b_k: values(c, 6),
+            w_v: values(c * c, 7),
+            b_v: values(c, 8),
+        },
+        d_out: values(s * c, 9),
+        proj: Some((values(c * c, 10), values(c, 11))),
+        shape: sh,
+        ..from_x(sh, Mask::None, 0)
+    };
+    for v in Variant::ALL {
+        for (input, grad) in [
+            (Buf::X, Buf::DX),
+            (Buf::Memory, Buf::DMemory),
+            (Buf::WK, Buf::DWK),
+            (Buf::BV, Buf::DBV),
+        ] {
+            agrees_with_common(&inputs, v, input, grad, 3);
+        }
+    }
+}
+
+#[test]
+fn an_activation_is_perturbed_where_it_is_computed() {
+    // q, k, v of a run from x are activations; a second run starting at q, k, v with the same
+    // values takes them as inputs, which the tests' finite differences can perturb directly
+    let from = from_x(Shape::new(1, 4, 4, 2), Mask::Causal, 43);
+    for v in Variant::ALL {
+        let r = run(&from, v, Passes::BOTH, false);
+        let mut core = from_qkv(
+            from.shape,
+            from.mask.clone(),
+            r.tensors.get(Buf::Q).to_vec(),
+            r.tensors.get(Buf::K).to_vec(),
+            r.tensors.get(Buf::V).to_vec(),
+        );
+        core.proj = from.proj.clone();
+        core.d_out = from.d_out.clone();
+        for (act, grad) in [(Buf::Q, Buf::DQ), (Buf::K, Buf::DK), (Buf::V, Buf::DV)] {
+            for k in 0..r.tensors.get(act).len() {
+                let c = checked(&from, v, grad, k);
+                let direct = central_difference(&core, v, act, k);
+                assert!(
+                    gradient_error(c.numeric, direct) < 5e-3,
+                    "{v} {grad}[{k}]: nudged inside the run {} but perturbed as an input {direct}",
+                    c.numeric
+                );
+                assert!(c.agrees(), "{}", c.line());
+                assert!(
+                    c.perturbed().contains("as soon as its kernel wrote it"),
+                    "{}",
+                    c.perturbed()
+                );
+            }
+        }
+        // the scores and probabilities are checked against the backward pass alone
+        for grad in [Buf::DScores, Buf::DProbs, Buf::DAtt] {
+            for k in 0..r.tensors.get(grad).len() {
+                let c = checked(&from, v, grad, k);
+                assert!(c.agrees(), "{}", c.line());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_gradient_is_reported_as_disagreeing() {
+    let inputs = from_x(Shape::new(1, 3, 4, 2), Mask::Causal, 44);
+    let r = run(&inputs, Variant::Mha, Passes::BOTH, false);
+    let right = r.tensors.get(Buf::DX)[5];
+    let wrong = gradcheck::check(
+        &inputs,
+        Variant::Mha,
+        Buf::DX,
+        5,
+        r.tensors.get(Buf::X)[5],
+        right * 1.01,
+        "".into(),
+    )
+    .unwrap();
+    assert!(!wrong.agrees(), "{}", wrong.line());
+    assert!(wrong.line().contains("DISAGREE"), "{}", wrong.line());
+    let ok = checked(&inputs, Variant::Mha, Buf::DX, 5);
+    assert!(ok.line().starts_with("finite difference ∂L/∂x[5] = "), "{}", ok.line());
+    assert!(ok.line().ends_with(", agree"), "{}", ok.line());
+    // a buffer that is not a gradient, or not in the run, is refused with a reason
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::Q, 0, 0.0, 0.0, "".into()).is_err());
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::DMemory, 0, 0.0, 0.0, "".into()).is_err());
+}
+
+#[test]
+fn a_check_on_the_tui_bench_scenario_takes_milliseconds() {
+    // the shape of `cargo bench --bench tui` (ten million traced events): four untraced runs
+    let inputs = from_x(Shape::new(1, 68, 64, 4), Mask::Causal, 45);
+    let r = run(&inputs, Variant::Mha, Passes::BOTH, false);
+    let start = Instant::now();
+    let c = gradcheck::check(
+        &inputs,
+        Variant::Mha,
+        Buf::DWQkv,
+        100,
+        r.tensors.get(Buf::WQkv)[100],
+        r.tensors.get(Buf::DWQkv)[100],
+        "".into(),
+    )
+    .unwrap();
+    let took = start.elapsed();
+    assert!(c.agrees(), "{}", c.line());
+    // about 7 ms here in a release build; a generous bound for a loaded machine
+    assert!(took.as_millis() < 500, "a gradient check took {took:?}");
+}
