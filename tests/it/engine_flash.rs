@@ -317,3 +317,48 @@ fn lse_is_the_log_sum_exp_of_each_score_row_and_no_score_is_ever_stored() {
         }
     }
 }
+
+#[test]
+fn flash_runs_after_rotary_positions_and_on_grouped_inputs_like_mha() {
+    use attn_trace::kernels::rope::{Pairs, Rope};
+    // rope turns q and k before flash's loop and d_q, d_k after its backward; grouped inputs
+    // (H_kv < H) reach flash as MHA reads them, each key/value head repeated for its group
+    let sh = Shape::new(2, 5, 8, 4);
+    let cases = [
+        (
+            sh,
+            Some(Rope {
+                pairs: Pairs::Half,
+                base: 10000.0,
+            }),
+        ),
+        (sh.grouped(2), None),
+        (
+            sh.grouped(1),
+            Some(Rope {
+                pairs: Pairs::Interleaved,
+                base: 100.0,
+            }),
+        ),
+    ];
+    for (shape, rope) in cases {
+        let kv = shape.kv_c();
+        let (b, t, c) = (shape.b, shape.t, shape.c);
+        let mut inputs = from_x(shape, Mask::Causal, 51);
+        inputs.start = attn_trace::engine::Start::X {
+            x: values(b * t * c, 52),
+            w_qkv: values(c * (c + 2 * kv), 53),
+            b_qkv: values(c + 2 * kv, 54),
+        };
+        inputs.rope = rope;
+        let mha = run(&inputs, Variant::Mha, Passes::BOTH, false);
+        for tiles in [(2, 2), (3, 2)] {
+            let flash = run(&tiled(&inputs, tiles), Variant::Flash, Passes::BOTH, true);
+            let (d, buf) = worst_difference(&flash, &mha);
+            assert!(d < 1e-5, "{shape:?} {rope:?} {tiles:?}: {buf} differs by {d:e}");
+            let phases: Vec<Phase> = flash.trace.as_ref().unwrap().phases.iter().map(|p| p.1).collect();
+            assert_eq!(phases.contains(&Phase::Rope), rope.is_some());
+            assert!(phases.contains(&Phase::Flash) && !phases.contains(&Phase::Scores));
+        }
+    }
+}
