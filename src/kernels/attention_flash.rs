@@ -281,10 +281,14 @@ pub fn backward<R: Recorder>(
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
                     s += rec.read(Buf::DAtt, d_att, a_base + d) * rec.read(Buf::Att, att, a_base + d);
-                    rec.write(Buf::DQ, d_q, a_base + d, 0.0);
                     rec.exit();
                 }
                 rec.write(Buf::Delta, delta, off, s);
+                for d in 0..D {
+                    rec.enter(&["d"], [d]);
+                    rec.write(Buf::DQ, d_q, a_base + d, 0.0);
+                    rec.exit();
+                }
                 rec.exit();
             }
             rec.exit();

@@ -208,6 +208,10 @@ fn factors(term: &[(Buf, usize, f32)]) -> (String, String) {
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
+    // flash's phases are one loop nest each: the equation of the step the cursor is in
+    if matches!(v.phase, Phase::Flash | Phase::FlashDelta | Phase::FlashBack) {
+        return super::flash_equation::lines(ctx);
+    }
     let mut out: Vec<Line> = math(v.phase, ctx.variant)
         .iter()
         .map(|m| Line::from(Span::styled(*m, t.title())))

@@ -7,7 +7,7 @@
 //! the same plan, so what is clicked is what was drawn.
 
 use super::{CellRef, Ctx, frame_ids, num, put};
-use crate::tensor::Layout;
+use crate::tensor::{Layout, Level};
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -58,6 +58,58 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
 /// Width of one value cell (6 characters and a space) and of one heat cell.
 const VALUE_W: u16 = 7;
 const HEAT_W: u16 = 3;
+
+/// Where flash's current tiles lie in the global buffers: the batch and head, the query tile's
+/// rows `i0..i1` and the key tile's rows `j0..j1` (from the event's loop variables and the tile
+/// sizes in the registry). `None` outside flash's loops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileRegion {
+    pub bb: usize,
+    pub hh: usize,
+    pub rows_i: Option<std::ops::Range<usize>>,
+    pub rows_j: Option<std::ops::Range<usize>>,
+}
+
+/// The tiles the current event works on, as regions of the global buffers.
+pub fn tile_region(ctx: &Ctx) -> Option<TileRegion> {
+    let v = &ctx.view;
+    if !matches!(v.phase, Phase::Flash | Phase::FlashBack) {
+        return None;
+    }
+    let var = |name: &str| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
+    let size = |buf: Buf| {
+        ctx.trace
+            .buffer(buf)
+            .and_then(|b| b.layout().dims.first().map(|d| d.size))
+    };
+    let sh = ctx.walk.shape;
+    let rows_i = var("i0").zip(size(Buf::QTile)).map(|(i0, br)| i0..(i0 + br).min(sh.s));
+    let rows_j = var("j0").zip(size(Buf::KTile)).map(|(j0, bc)| j0..(j0 + bc).min(sh.t));
+    Some(TileRegion {
+        bb: var("bb")?,
+        hh: var("hh")?,
+        rows_i,
+        rows_j,
+    })
+}
+
+/// Is `off` of global buffer `buf` inside the current query or key tile?
+fn in_region(ctx: &Ctx, region: &TileRegion, buf: Buf, off: usize) -> bool {
+    let Some(info) = ctx.trace.buffer(buf) else {
+        return false;
+    };
+    let l = info.layout();
+    if info.spec.level != crate::tensor::Level::Global
+        || l.coord(off, "b") != region.bb
+        || l.coord(off, "h") != region.hh
+    {
+        return false;
+    }
+    let within = |name: &str, rows: &Option<std::ops::Range<usize>>| {
+        l.position(name).is_some() && rows.as_ref().is_some_and(|r| r.contains(&l.coord(off, name)))
+    };
+    within("i", &region.rows_i) || within("j", &region.rows_j)
+}
 
 /// A cell placed on screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,6 +325,22 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
         let stored: Vec<String> = info.spec.shape.iter().map(|d| d.to_string()).collect();
         title.push_str(&format!(" view of [{}]", stored.join(",")));
     }
+    // flash's buffers say where they live: the tile-local working set, or global memory with
+    // the rows of the current tiles
+    let tiled = ctx.trace.buffers.iter().flatten().any(|b| b.spec.level == Level::Tile);
+    if info.spec.level == Level::Tile {
+        title.push_str("  tile-local (on chip)");
+    } else if tiled {
+        title.push_str("  global");
+        if let Some(r) = tile_region(ctx) {
+            let rows = |name: &str, rows: &Option<std::ops::Range<usize>>| {
+                rows.as_ref()
+                    .filter(|_| layout.position(name).is_some())
+                    .map(|r| format!(" · tile rows {name} {}..={}", r.start, r.end - 1))
+            };
+            title.extend(rows("i", &r.rows_i).or_else(|| rows("j", &r.rows_j)));
+        }
+    }
     if layout.row_dim().is_some_and(|r| r > 0) {
         title.push_str(&format!("  batch {}", layout.index(focus)[0]));
     }
@@ -419,12 +487,19 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     block.render(area, frame.buffer_mut());
     let placed = plan(inner, ctx);
     let touched = touched(ctx.trace, ctx.cursor);
+    let region = tile_region(ctx);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
     let buf = frame.buffer_mut();
     for p in &placed {
-        for (x, y, text, strong) in &p.labels {
-            let style = if *strong { t.title() } else { t.dim() };
+        let level = ctx.trace.level(p.buf);
+        for (k, (x, y, text, strong)) in p.labels.iter().enumerate() {
+            // the title (the first label) in its level's colour in a tiled kernel's trace
+            let style = match (k, level) {
+                (0, Level::Tile) => t.level(Level::Tile).add_modifier(Modifier::BOLD),
+                _ if *strong => t.title(),
+                _ => t.dim(),
+            };
             put(buf, inner, *x, *y, text, style);
         }
         let values: Vec<f32> = p
@@ -467,6 +542,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 t.touched()
             } else if s.masked {
                 t.masked()
+            } else if level == Level::Tile && !p.heat {
+                // the on-chip working set, in its own colour
+                t.level(Level::Tile)
+            } else if region.as_ref().is_some_and(|r| in_region(ctx, r, p.buf, s.off)) && !p.heat {
+                // the current tile, as a region of a global buffer
+                t.level(Level::Tile).add_modifier(Modifier::UNDERLINED)
             } else if written {
                 t.written()
             } else if p.heat {

@@ -3,6 +3,7 @@
 
 pub mod code;
 pub mod equation;
+pub mod flash_equation;
 pub mod heatgrid;
 pub mod log;
 pub mod memory;
