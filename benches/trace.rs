@@ -1,8 +1,15 @@
 //! The event log's recording speed and size: forward + backward of every variant for
-//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`).
+//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`). Recording is measured
+//! in wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU time (group
+//! `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which other programs
+//! on a shared machine hardly move.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[cfg(unix)]
+#[path = "common/cpu.rs"]
+mod cpu;
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
 use attn_trace::kernels::attention_flash::Tiles;
@@ -10,6 +17,7 @@ use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Logger, NoRecord};
+use criterion::measurement::Measurement;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -48,25 +56,40 @@ fn record(inputs: &Inputs, variant: Variant) -> Logger {
     log
 }
 
-fn bench(c: &mut Criterion) {
+fn bench_wall(c: &mut Criterion) {
+    bench(c, "trace", true);
+}
+
+#[cfg(unix)]
+fn bench_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
+    bench(c, "trace, thread CPU time", false);
+}
+
+/// Recording (and with `all`, recording with the cell index and the untraced run) of each variant.
+fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     let sh = Shape::new(2, 64, 64, 4);
-    let mut group = c.benchmark_group("trace");
+    let mut group = c.benchmark_group(name);
     group.sample_size(10);
     for variant in Variant::ALL {
         let inputs = inputs(if variant.grouped() { sh.grouped(2) } else { sh });
         let run = engine::run(&inputs, variant, Passes::BOTH, true);
         let trace = run.trace.as_ref().expect("traced");
         let events = trace.len() as u64;
-        println!(
-            "{variant}: {events} events, log {:.1} bytes/event ({} frames), index {:.1} bytes/event",
-            trace.log_bytes() as f64 / events as f64,
-            trace.frames.len(),
-            trace.index.bytes() as f64 / events as f64,
-        );
+        if all {
+            println!(
+                "{variant}: {events} events, log {:.1} bytes/event ({} frames), index {:.1} bytes/event",
+                trace.log_bytes() as f64 / events as f64,
+                trace.frames.len(),
+                trace.index.bytes() as f64 / events as f64,
+            );
+        }
         group.throughput(Throughput::Elements(events));
         group.bench_with_input(BenchmarkId::new("record", variant), &variant, |b, &v| {
             b.iter(|| black_box(record(&inputs, v)))
         });
+        if !all {
+            continue;
+        }
         group.bench_with_input(BenchmarkId::new("record+index", variant), &variant, |b, &v| {
             b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)))
         });
@@ -83,5 +106,14 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+criterion_group!(wall, bench_wall);
+#[cfg(unix)]
+criterion_group! {
+    name = cpu_time;
+    config = Criterion::default().with_measurement(cpu::ThreadCpu);
+    targets = bench_cpu
+}
+#[cfg(unix)]
+criterion_main!(wall, cpu_time);
+#[cfg(not(unix))]
+criterion_main!(wall);

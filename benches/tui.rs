@@ -1,13 +1,23 @@
 //! Every key of the tracer, update + render of a 120×40 frame on a TestBackend, on a trace of
 //! about 10 million events: MHA forward + backward from x for B=1, T=68, C=64, H=4
 //! (10,021,888 events). `cargo bench --bench tui`. The budget is 16 ms per key.
+//!
+//! Each key is measured twice: in wall-clock time (the group `tui key`), and on Unix in the CPU
+//! time of the measuring thread (`tui key, thread CPU time`), which other programs sharing the
+//! machine hardly move: `cargo bench --bench tui -- "thread CPU"` compares two builds on a busy
+//! machine.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[cfg(unix)]
+#[path = "common/cpu.rs"]
+mod cpu;
+
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::{Theme, Walk};
+use criterion::measurement::Measurement;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -48,7 +58,16 @@ fn type_goto(app: &mut App, text: &str) {
     press(app, KeyCode::Enter);
 }
 
-fn tui(c: &mut Criterion) {
+fn tui_wall(c: &mut Criterion) {
+    tui(c, "tui key (update + render 120x40, 10M events)");
+}
+
+#[cfg(unix)]
+fn tui_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
+    tui(c, "tui key, thread CPU time (update + render 120x40, 10M events)");
+}
+
+fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let scenario = Scenario::parse(SCENARIO, "<bench>").expect("the bench scenario is valid");
     let start = Instant::now();
     let walk = Arc::new(Walk::from_scenario(&scenario));
@@ -59,7 +78,7 @@ fn tui(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("a test backend");
     let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 120, 40);
     let mid = events / 2;
-    let mut g = c.benchmark_group("tui key (update + render 120x40, 10M events)");
+    let mut g = c.benchmark_group(group);
     g.sample_size(30).measurement_time(Duration::from_secs(3));
 
     let mut key_bench = |name: &str, app: &mut App, setup: &dyn Fn(&mut App), key: &dyn Fn(&mut App)| {
@@ -151,5 +170,14 @@ fn tui(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tui);
-criterion_main!(benches);
+criterion_group!(wall, tui_wall);
+#[cfg(unix)]
+criterion_group! {
+    name = cpu;
+    config = Criterion::default().with_measurement(cpu::ThreadCpu);
+    targets = tui_cpu
+}
+#[cfg(unix)]
+criterion_main!(wall, cpu);
+#[cfg(not(unix))]
+criterion_main!(wall);

@@ -8,8 +8,9 @@
 //! The app is driven exactly as the terminal drives it (`app::update` with key and tick messages)
 //! and drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
 //!
-//! The menu, tracer, compare, help, mistakes and traffic pictures are deterministic: they change only when the app
-//! does, and `--check` (and `tests/it/screenshots.rs`) compares them with the committed files. The
+//! The menu, tracer, quiz, gradient check, compare, help, mistakes and traffic pictures are
+//! deterministic: they change only when the app does, and `--check` (and
+//! `tests/it/screenshots.rs`) compares them with the committed files. The
 //! train screen and the attention map come from a real training run (a few seconds; faster with
 //! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
 //! they are rewritten, never checked.
@@ -59,6 +60,27 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let mut compare = App::with_menu(walk(), Theme::COLOR, W, 24);
     press(&mut compare, KeyCode::Char('3'));
     shots.push(("compare.svg", svg(&compare, W, 24)?));
+
+    // quiz mode on the same element, after a wrong answer: the working with the numbers
+    let mut quiz = App::new(walk(), Theme::COLOR, W, H);
+    for code in [KeyCode::Char('Q'), KeyCode::Char('8'), KeyCode::Enter] {
+        press(&mut quiz, code);
+    }
+    shots.push(("quiz.svg", svg(&quiz, W, H)?));
+
+    // the backward pass at the write of d_q[10], its gradient check in (computed on the
+    // tracer's worker: drawn once it is there, as a person sees it a moment later)
+    let mut back = App::new(walk(), Theme::COLOR, W, H);
+    press(&mut back, KeyCode::Char('g'));
+    for c in "d_q[10]".chars() {
+        press(&mut back, KeyCode::Char(c));
+    }
+    press(&mut back, KeyCode::Enter);
+    if let Screen::Tracer(t) = &mut back.screen {
+        t.checks.wait(Duration::from_secs(60));
+    }
+    app::update(&mut back, Msg::Tick);
+    shots.push(("gradcheck.svg", svg(&back, W, H)?));
 
     let mut help = App::new(walk(), Theme::COLOR, W, H);
     press(&mut help, KeyCode::Char('?'));

@@ -29,6 +29,19 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
+/// A factor, product or sum with enough digits to check by hand: four decimals, and at least
+/// four significant digits for small values (`0.0001234`, not `0.00`).
+pub fn exact(v: f32) -> String {
+    if v == 0.0 {
+        return "0.0000".to_string();
+    }
+    if !v.is_finite() || v.abs() >= 999.5 {
+        return num(v);
+    }
+    let digits = (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize;
+    format!("{v:.digits$}")
+}
+
 /// `causal mask`, `explicit mask`, `no mask`.
 pub fn mask_words(mask: &Mask) -> &'static str {
     match mask {

@@ -53,6 +53,7 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_gqa.rs", "a_base", "((b*S + i)*H + h)*D"),
     ("attention_gqa.rs", "row", "((b*H + h)*S + i)*T"),
     ("attention_gqa.rs", "v_base", "((b*T + j)*H_kv + kv_h)*D"),
+    ("attention_gqa.rs", "kv_base", "((b*T + j)*H_kv + kv_h)*D"),
     ("attention_gqa.rs", "ri", "(b*T + i)*(C + 2*H_kv*D)"),
     ("attention_gqa.rs", "qi", "(b*T + i)*C"),
     ("attention_gqa.rs", "ki", "(b*T + i)*H_kv*D"),
@@ -196,6 +197,39 @@ fn substitute_one(text: &'static str, name: &'static str, symbols: &[(&str, usiz
     })
 }
 
+/// An offset expression as a kernel line writes it (`q_base + d`, `ri + 2 * C + c`), with every
+/// name replaced by its value in `symbols` (the last binding of a name wins) and evaluated:
+/// `("10 + 1", 11)`. Unlike [`substitute`] it takes the code's own names (`bb`, not `b`).
+pub fn evaluate(expr: &str, symbols: &[(&str, usize)]) -> Option<(String, usize)> {
+    let lookup = |sym: &str| symbols.iter().rev().find(|(n, _)| *n == sym).map(|&(_, v)| v);
+    let mut numbers = String::new();
+    for tok in tokens(expr.trim()) {
+        match tok {
+            Tok::Ident(id) => numbers.push_str(&lookup(id)?.to_string()),
+            Tok::Other(s) | Tok::Num(s) => numbers.push_str(s),
+        }
+    }
+    let value = Eval {
+        toks: tokens(&numbers).filter(|t| !matches!(t, Tok::Other(" "))).collect(),
+        at: 0,
+    }
+    .run()?;
+    Some((numbers, value))
+}
+
+/// The names an expression uses, in order, each once.
+pub fn names(expr: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for tok in tokens(expr) {
+        if let Tok::Ident(id) = tok
+            && !out.contains(&id)
+        {
+            out.push(id);
+        }
+    }
+    out
+}
+
 /// Every derived offset of an event, substituted: the lines of the TUI's variables panel.
 /// `shape` is the shape the kernel ran with (`engine::kernel_shape`: one head for the baseline).
 pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
@@ -317,6 +351,18 @@ mod tests {
         let off = substitute("src/kernels/attention_mha.rs", "off", &symbols).unwrap();
         assert_eq!(off.numbers, "((0*2 + 1)*3 + 2)*3 + 1");
         assert_eq!(off.value, 16);
+    }
+
+    #[test]
+    fn code_expressions_evaluate_with_the_codes_names() {
+        let symbols = [("C", 4), ("ri", 24), ("c", 1), ("q_base", 10), ("d", 1)];
+        assert_eq!(
+            evaluate("ri + 2 * C + c", &symbols),
+            Some(("24 + 2 * 4 + 1".into(), 33))
+        );
+        assert_eq!(evaluate("q_base + d", &symbols), Some(("10 + 1".into(), 11)));
+        assert_eq!(evaluate("off", &symbols), None);
+        assert_eq!(names("c * OC + o + c"), ["c", "OC", "o"]);
     }
 
     #[test]

@@ -96,7 +96,7 @@ impl Check {
     /// What was perturbed, and how: the second line under [`Check::line`].
     pub fn perturbed(&self) -> String {
         let when = match self.role {
-            Role::Activation => "as soon as its kernel wrote it, then re-ran the rest of the forward pass untraced",
+            Role::Activation => "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
             _ => "and re-ran the forward pass untraced",
         };
         format!(
@@ -159,6 +159,8 @@ pub enum Skip {
     Outside(Buf, usize),
     #[error("no kernel wrote {0}, so changing it cannot change the loss")]
     NeverWritten(Buf),
+    #[error("no thread could be started to compute it")]
+    NoWorker,
 }
 
 /// What one perturbed forward pass gives: `L`, the change the cell actually saw, and

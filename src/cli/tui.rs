@@ -6,6 +6,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::tr;
 use attn_trace::tui::app::App;
+use attn_trace::tui::quiz::Level;
 use attn_trace::tui::{self, Theme};
 use std::path::PathBuf;
 
@@ -13,12 +14,15 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug, Default)]
 #[command(after_help = "\
 Keys: n/p step, j/k next/previous iteration, ]/[ phase, g goto, w/r who wrote/reads the cell,
-b breakpoint, c/C continue, f forward/backward, Tab baseline/MHA, ? all keys, q menu/quit.
+b breakpoint, c/C continue, f forward/backward, Tab baseline/MHA, </> along the timeline,
+Q quiz, ? all keys, q menu/quit.
 
 Examples:
   attn-trace
   attn-trace tui scenarios/mha_walkthrough.toml
-  attn-trace tui scenarios/indexing_trace.toml --variant baseline")]
+  attn-trace tui scenarios/indexing_trace.toml --variant baseline
+  attn-trace tui scenarios/mha_walkthrough.toml --quiz
+  attn-trace tui scenarios/backward_simple.toml --quiz=values")]
 pub struct Args {
     /// Scenario file (.toml); without it, the built-in MHA walkthrough (B=1, T=3, C=4, H=2).
     #[arg(value_name = "SCENARIO")]
@@ -26,6 +30,22 @@ pub struct Args {
     /// Which kernel to open first: baseline or mha (default: the scenario's [focus] variant).
     #[arg(long, value_parser = parse_variant)]
     pub variant: Option<Variant>,
+    /// Open in quiz mode: predict each next access before stepping. --quiz=values also asks
+    /// the value of each write, --quiz=iterations every read of the next loop iteration.
+    #[arg(
+        long,
+        value_name = "LEVEL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "offsets",
+        value_parser = parse_level
+    )]
+    pub quiz: Option<Level>,
+}
+
+/// `offsets`, `values` or `iterations`.
+fn parse_level(s: &str) -> Result<Level, String> {
+    Level::from_name(s).ok_or_else(|| format!("expected one of offsets, values, iterations, not {s:?}"))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -59,6 +79,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let theme = if plain { Theme::MONO } else { Theme::COLOR };
     // the scenario is traced on a worker thread behind a progress screen: a large one never
     // leaves the terminal blank
-    let variant = args.variant;
-    tui::run(|w, h| App::opening(scenario, variant, theme, w, h)).map_err(CliError::Other)
+    let (variant, quiz) = (args.variant, args.quiz);
+    tui::run(|w, h| App {
+        quiz,
+        ..App::opening(scenario, variant, theme, w, h)
+    })
+    .map_err(CliError::Other)
 }

@@ -102,8 +102,8 @@ impl Tensors {
     /// Changes `buf[offset]` by `delta` as soon as a kernel call has written `buf`, so that
     /// everything computed from it afterwards sees the change: how a finite difference
     /// perturbs an activation (`q`, `scores`, …) and re-runs the rest of the forward pass. A
-    /// buffer no kernel writes (an input, a weight) is changed in place at once. Returns
-    /// whether `buf` is part of the run.
+    /// buffer no kernel writes (an input, a weight, `written = false`) is changed in place at
+    /// once. Returns whether the cell exists in this run.
     pub fn nudge(&mut self, buf: Buf, offset: usize, delta: f32, written: bool) -> bool {
         let Some(x) = self.data[buf as usize].get_mut(offset) else {
             return false;

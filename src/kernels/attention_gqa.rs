@@ -245,7 +245,7 @@ pub fn weighted_sum_back<R: Recorder>(
 
     // pass 2: dV[b,j,kv_h,d] = Σ over the group's query heads h of Σ_i P[b,h,i,j] · dAtt[b,i,h,d]:
     // d_v starts at 0 and every query head adds its share (+=, never =)
-    clear(rec, sh, &["kv_h", "v_base"], (Buf::DV, d_v));
+    clear(rec, sh, (Buf::DV, d_v));
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
@@ -333,7 +333,7 @@ pub fn scores_back<R: Recorder>(
 
     // pass 5: dK[b,j,kv_h,d] = Σ over the group's query heads h of Σ_i dS[b,h,i,j] · q[b,i,h,d] / √D:
     // d_k starts at 0 and every query head adds its share (+=, never =)
-    clear(rec, sh, &["kv_h", "k_base"], (Buf::DK, d_k));
+    clear(rec, sh, (Buf::DK, d_k));
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for hh in 0..H {
@@ -366,9 +366,9 @@ pub fn scores_back<R: Recorder>(
     }
 }
 
-/// `d_k` or `d_v` `[k_base + d] = 0` for every key/value head of every key: the cells the query
-/// heads of each group then add into. `names` are the head's loop and offset names.
-fn clear<R: Recorder>(rec: &mut R, sh: Shape, names: &'static [&'static str; 2], (buf, d_kv): (Buf, &mut [f32])) {
+/// `d_k` or `d_v` `[kv_base + d] = 0` for every key/value head of every key: the cells the query
+/// heads of each group then add into.
+fn clear<R: Recorder>(rec: &mut R, sh: Shape, (buf, d_kv): (Buf, &mut [f32])) {
     let Shape {
         b: B, t: T, h_kv: H_kv, ..
     } = sh;
@@ -378,11 +378,11 @@ fn clear<R: Recorder>(rec: &mut R, sh: Shape, names: &'static [&'static str; 2],
         for j in 0..T {
             rec.enter(&["j"], [j]);
             for kv_h in 0..H_kv {
-                let k_base = ((bb * T + j) * H_kv + kv_h) * D;
-                rec.enter(names, [kv_h, k_base]);
+                let kv_base = ((bb * T + j) * H_kv + kv_h) * D;
+                rec.enter(&["kv_h", "kv_base"], [kv_h, kv_base]);
                 for d in 0..D {
                     rec.enter(&["d"], [d]);
-                    rec.write(buf, d_kv, k_base + d, 0.0);
+                    rec.write(buf, d_kv, kv_base + d, 0.0);
                     rec.exit();
                 }
                 rec.exit();

@@ -1,15 +1,16 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
+use super::quiz::Level;
 use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
-use super::screens::help;
+use super::screens::help::{self, Help};
 use super::screens::loading::{self, Loading};
 use super::screens::menu::{self, Item, Menu};
 use super::screens::mistakes::{self, Gallery, SideBySide};
 use super::screens::open::{self, Open};
-use super::screens::picker::Choice;
+use super::screens::picker::{self, Choice};
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
 use super::screens::traffic::{self, Traffic};
@@ -63,8 +64,13 @@ pub enum Screen {
 /// A box drawn over the screen until a key closes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Popup {
-    Help,
-    Message { title: String, text: String, error: bool },
+    /// The keys of the screen it was opened from.
+    Help(Help),
+    Message {
+        title: String,
+        text: String,
+        error: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -81,7 +87,8 @@ pub struct App {
     /// The training run and its form: kept while other screens are shown, so a run goes on
     /// while its weights are traced.
     pub train: Option<Box<Train>>,
-    /// Where "Open checkpoint…" lists files.
+    /// Where "Open checkpoint…" lists files: the folder the train screen saves in
+    /// (`checkpoints/`), or the current directory while it does not exist.
     pub checkpoints_dir: PathBuf,
     /// The screens to go back to, the latest last: `q`/`Esc` on a screen returns to the one
     /// it was opened from (compare → tracer, train → prompt → map → tracer, gallery → side by
@@ -89,7 +96,12 @@ pub struct App {
     pub back: Vec<Screen>,
     /// The menu's state while other screens are shown, so going back finds it as it was left.
     pub menu: Menu,
+    /// `tui --quiz`: the tracer a scenario opens on starts in quiz mode at this level.
+    pub quiz: Option<Level>,
 }
+
+/// The title of the popup that refuses a kernel a scenario does not trace.
+const NOT_TRACED: &str = "Not traced";
 
 /// Below this size only a short note is drawn.
 const MIN_W: u16 = 24;
@@ -108,9 +120,10 @@ impl App {
             walk,
             scenarios_dir: open::default_dir(),
             train: None,
-            checkpoints_dir: PathBuf::from("."),
+            checkpoints_dir: PathBuf::from(train::CHECKPOINTS),
             back: Vec::new(),
             menu: Menu::default(),
+            quiz: None,
         }
     }
 
@@ -140,9 +153,12 @@ impl App {
     }
 
     /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
-    /// and while a scenario is traced, so its progress shows.
+    /// while a scenario is traced, so its progress shows, and while the tracer's gradient check
+    /// is computed, so it shows when it is done.
     pub fn wants_tick(&self) -> bool {
-        self.train.as_ref().is_some_and(|t| t.is_live()) || matches!(self.screen, Screen::Loading(_))
+        self.train.as_ref().is_some_and(|t| t.is_live())
+            || matches!(self.screen, Screen::Loading(_))
+            || matches!(&self.screen, Screen::Tracer(t) if t.checks.busy())
     }
 
     /// Back to the screen the current one was opened from, else to the menu.
@@ -164,14 +180,16 @@ impl App {
         self.push(Screen::Prompt(Box::new(Prompt::new(traced.model, traced.origin))));
     }
 
-    /// A screen's keys in a popup.
-    fn keys_popup(&mut self, title: &str, keys: &[(&str, &str)]) {
-        let text = keys
-            .iter()
-            .map(|(k, what)| format!("{k:>16}  {what}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        self.message(title, text, false);
+    /// The `?` overlay with a screen's keys.
+    fn help(&mut self, screen: &'static str, keys: &'static [(&'static str, &'static str)]) {
+        self.popup = Some(Popup::Help(Help::new(screen, keys)));
+    }
+
+    /// A screen needs a kernel the menu's scenario does not trace: one popup, the same
+    /// everywhere ([`Walk::not_traced`]).
+    fn refuse(&mut self, v: Variant) {
+        let text = self.walk.not_traced(v);
+        self.message(NOT_TRACED, text, true);
     }
 
     fn message(&mut self, title: &str, text: String, error: bool) {
@@ -199,25 +217,39 @@ impl App {
                     Variant::Mha
                 };
                 if walk.run(v).is_none() {
-                    self.message(
-                        "Not traced",
-                        format!("{} does not trace the {v} kernel", walk.title),
-                        true,
-                    );
+                    self.refuse(v);
                     return;
                 }
                 self.push(Screen::Tracer(Box::new(Tracer::new(walk, Some(v)))));
             }
-            Item::Compare => self.push(Screen::Compare(Box::new(Compare::new(walk)))),
+            Item::Compare => {
+                // Compare puts two kernels side by side: baseline and MHA, or MHA and GQA
+                let compare = Compare::new(walk);
+                let (left, right) = compare.pair();
+                match [left, right].into_iter().find(|&v| compare.walk.run(v).is_none()) {
+                    Some(v) => self.refuse(v),
+                    None => self.push(Screen::Compare(Box::new(compare))),
+                }
+            }
+            Item::Builtin => {
+                if !walk.is_builtin() {
+                    self.walk = Arc::new(Walk::builtin());
+                }
+            }
             Item::Open => self.push(Screen::Open(open::list(self.scenarios_dir.clone()))),
             Item::Train => {
                 self.train.get_or_insert_with(Box::default);
                 self.push(Screen::Train);
             }
-            Item::OpenCheckpoint => self.push(Screen::Checkpoint(checkpoint::list(self.checkpoints_dir.clone()))),
+            Item::OpenCheckpoint => {
+                let dir = Some(self.checkpoints_dir.clone())
+                    .filter(|d| d.is_dir())
+                    .unwrap_or_else(|| PathBuf::from("."));
+                self.push(Screen::Checkpoint(checkpoint::list(dir)));
+            }
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
             Item::Traffic => self.push(Screen::Traffic(Box::default())),
-            Item::Help => self.popup = Some(Popup::Help),
+            Item::Help => self.help("menu", menu::KEYS),
             Item::Quit => self.quit = true,
         }
     }
@@ -261,6 +293,13 @@ pub fn update(app: &mut App, msg: Msg) {
         let walk = Arc::new(walk);
         app.walk = Arc::clone(&walk);
         app.screen = first_screen(&walk);
+        if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
+            t.start_quiz(level);
+        }
+    }
+    // a gradient check finished on the tracer's worker
+    if let Screen::Tracer(t) = &mut app.screen {
+        t.tick();
     }
     match msg {
         Msg::Resize(w, h) => app.area = Rect::new(0, 0, w, h),
@@ -278,9 +317,10 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         app.quit = true;
         return;
     }
-    if let Some(popup) = &app.popup {
+    let area = app.area;
+    if let Some(popup) = &mut app.popup {
         let closes = match popup {
-            Popup::Help => matches!(key.code, KeyCode::Esc | KeyCode::Char('?' | 'q') | KeyCode::Enter),
+            Popup::Help(h) => h.key(key, area),
             Popup::Message { .. } => true,
         };
         if closes {
@@ -298,7 +338,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             t.width = app.area.width;
             // `e` on a trained model's layer exports it, as from the attention map
             if key.code == KeyCode::Char('e')
-                && t.prompt.is_none()
+                && !t.typing()
                 && let Some(Screen::AttnMap(map)) = app.back.last()
             {
                 t.message = Some(map.export_message());
@@ -307,13 +347,18 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match t.key(key) {
                 tracer::Outcome::Stay => {}
                 tracer::Outcome::Back => app.go_back(),
-                tracer::Outcome::Help => app.popup = Some(Popup::Help),
+                tracer::Outcome::Help => app.help("tracer", help::KEYS),
+                tracer::Outcome::Note { title, text } => app.message(&title, text, false),
+                tracer::Outcome::NotTraced(v) => {
+                    let text = t.walk.not_traced(v);
+                    app.message(NOT_TRACED, text, true);
+                }
             }
         }
         Screen::Compare(c) => match c.key(key) {
             compare::Outcome::Stay => {}
             compare::Outcome::Back => app.go_back(),
-            compare::Outcome::Help => app.popup = Some(Popup::Help),
+            compare::Outcome::Help => app.help("Compare", compare::KEYS),
             compare::Outcome::Trace(v, n) => {
                 let mut t = Tracer::new(Arc::clone(&c.walk), Some(v));
                 t.cursor = n.min(t.len().saturating_sub(1));
@@ -323,6 +368,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Open(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
+            Some(Choice::Help) => app.help("Open scenario", picker::KEYS),
             None => {}
         },
         Screen::Train => {
@@ -330,13 +376,14 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match tr.key(key) {
                 train::Outcome::Stay => {}
                 train::Outcome::Back => app.go_back(),
-                train::Outcome::Help => app.keys_popup("Train TinyGPT · keys", train::KEYS),
+                train::Outcome::Help => app.help("Train TinyGPT", train::KEYS),
                 train::Outcome::Trace(traced) => app.trace_model(*traced),
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
             None => {}
             Some(Choice::Back) => app.go_back(),
+            Some(Choice::Help) => app.help("Open checkpoint", picker::KEYS),
             Some(Choice::Path(p)) => match checkpoint::open(&p) {
                 Ok(traced) => app.trace_model(traced),
                 Err(e) => app.message("Cannot open this checkpoint", e, true),
@@ -350,19 +397,19 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::AttnMap(m) => match m.key(key) {
             attn_map::Outcome::Stay => {}
             attn_map::Outcome::Back => app.go_back(),
-            attn_map::Outcome::Help => app.keys_popup("Attention map · keys", attn_map::KEYS),
+            attn_map::Outcome::Help => app.help("attention map", attn_map::KEYS),
             attn_map::Outcome::Trace(t) => app.push(Screen::Tracer(t)),
         },
         Screen::Gallery(g) => match g.key(key) {
             Some(mistakes::Pick::Open(k)) => app.open_mistake(k),
             Some(mistakes::Pick::Back) => app.go_back(),
-            Some(mistakes::Pick::Help) => app.keys_popup("Mistakes gallery · keys", mistakes::GALLERY_KEYS),
+            Some(mistakes::Pick::Help) => app.help("mistakes gallery", mistakes::GALLERY_KEYS),
             None => {}
         },
         Screen::Traffic(tr) => match tr.key(key) {
             traffic::Outcome::Stay => {}
             traffic::Outcome::Back => app.go_back(),
-            traffic::Outcome::Help => app.keys_popup("Memory traffic · keys", traffic::KEYS),
+            traffic::Outcome::Help => app.help("memory traffic", traffic::KEYS),
         },
         Screen::Loading(l) => {
             if l.key(key) == loading::Outcome::Cancel {
@@ -372,7 +419,11 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
-            mistakes::Outcome::Help => app.keys_popup("Side by side · keys", mistakes::KEYS),
+            mistakes::Outcome::Help => app.help("side by side", mistakes::KEYS),
+            mistakes::Outcome::NotTraced(v) => {
+                let text = s.walk.not_traced(v);
+                app.message(NOT_TRACED, text, true);
+            }
             // the tracer's q comes back here
             mistakes::Outcome::Trace(v, n) => {
                 let mut t = Tracer::new(Arc::clone(&s.walk), Some(v));
@@ -395,7 +446,7 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
         Screen::Tracer(t) => t.mouse(m, area, theme),
         Screen::Menu(menu) => {
             if m.kind == MouseEventKind::Down(MouseButton::Left)
-                && let Some(k) = menu.item_at(area, m.row)
+                && let Some(k) = menu.item_at(area, &app.walk, m.row)
             {
                 menu.selected = k;
                 app.choose(Item::ALL[k]);
@@ -433,7 +484,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         return;
     }
     match &app.screen {
-        Screen::Menu(m) => menu::render(frame, area, m, t),
+        Screen::Menu(m) => menu::render(frame, area, m, &app.walk, t),
         Screen::Tracer(tr) => tracer::render(frame, area, tr, t),
         Screen::Compare(c) => compare::render(frame, area, c, t),
         Screen::Open(o) => open::render(frame, area, o, t),
@@ -451,7 +502,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Traffic(tr) => traffic::render(frame, area, tr, t),
     }
     match &app.popup {
-        Some(Popup::Help) => help::render(frame, area, t),
+        Some(Popup::Help(h)) => help::render(frame, area, h, t),
         Some(Popup::Message { title, text, error }) => {
             let style = if *error { t.error() } else { t.title() };
             let mut lines: Vec<Line> = text.lines().map(|l| Line::raw(l.to_string())).collect();

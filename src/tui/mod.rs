@@ -10,6 +10,8 @@
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: B, T, C, H, D
 
 pub mod app;
+pub mod gradcheck;
+pub mod quiz;
 pub mod screens;
 pub mod source;
 pub mod theme;

@@ -93,6 +93,38 @@ impl Walk {
         Walk::from_scenario(&Scenario::builtin())
     }
 
+    /// Is this the built-in walkthrough (the one `attn-trace` opens on)?
+    pub fn is_builtin(&self) -> bool {
+        self.source == "<built-in mha_walkthrough>"
+    }
+
+    /// `B=1, T=3, C=4, H=2`, with `S=` when the queries are not the keys.
+    pub fn shape_text(&self) -> String {
+        let sh = self.shape;
+        let s = if sh.s != sh.t {
+            format!(", S={}", sh.s)
+        } else {
+            String::new()
+        };
+        format!("B={}, T={}{s}, C={}, H={}", sh.b, sh.t, sh.c, sh.h)
+    }
+
+    /// Why a screen that needs `variant` cannot open on this scenario: the same words wherever
+    /// that happens (the menu, Compare, `Tab` in the tracer and the side-by-side view).
+    pub fn not_traced(&self, variant: Variant) -> String {
+        let runs: Vec<String> = self.variants().iter().map(|v| v.to_string()).collect();
+        let runs = if runs.is_empty() {
+            "no kernel".to_string()
+        } else {
+            format!("only {}", runs.join(" and "))
+        };
+        format!(
+            "\"{}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs \
+             both, or press w on the menu for the built-in walkthrough.",
+            self.title
+        )
+    }
+
     pub fn variants(&self) -> Vec<Variant> {
         self.runs.iter().map(|r| r.variant).collect()
     }

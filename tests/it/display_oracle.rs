@@ -1,7 +1,8 @@
 //! The display oracle: what the tracer draws is the log's truth.
 //!
 //! For every shipped scenario and property-generated small ones (cross-attention with S ≠ T,
-//! H = 1..4, B = 2, explicit masks, dropout, forward and backward), the tracer is drawn
+//! H = 1..4, B = 2, explicit masks, dropout, grouped-query heads, rotary positions, forward and
+//! backward; the shipped ones add multi-query attention and decoding), the tracer is drawn
 //! headlessly at 120×40 and 80×24 on every event (a dense sample on large logs), and each frame
 //! is checked against the event log alone, with this file's own table of the docs' layouts:
 //!
@@ -20,6 +21,7 @@
 //!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
 //!   `j = j0 + jj` in the global buffers' labels.
 
+use attn_trace::format::exact;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;
@@ -36,8 +38,9 @@ use ratatui::widgets::Block;
 use std::sync::Arc;
 
 /// The docs' layout of a buffer: `(dimension name, size)`, outermost first. Queries are walked
-/// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`.
-fn layout(buf: &str, mha: bool, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'static str, usize)> {
+/// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`, GQA its keys and
+/// values (and a decode run's caches) as `[B,T,H_kv,D]`.
+fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'static str, usize)> {
     let Shape { b, s, t, c, h, .. } = sh;
     // flash's row statistics and its tiles, sized `br` query rows by `bc` key columns
     let d_head = c / h;
@@ -49,12 +52,23 @@ fn layout(buf: &str, mha: bool, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'s
         "m" | "l" => return vec![("ii", br)],
         _ => {}
     }
+    let mha = variant != Variant::Baseline;
+    let gqa = variant == Variant::Gqa;
     let (h, d) = if mha { (h, c / h) } else { (1, c) };
+    // key/value channels: H_kv·D in GQA, C otherwise
+    let kv = if gqa { sh.h_kv * d } else { c };
     let rows = |r: &'static str, n: usize| {
         if mha {
             vec![("b", b), (r, n), ("h", h), ("d", d)]
         } else {
             vec![("b", b), (r, n), ("c", c)]
+        }
+    };
+    let kv_rows = |r: &'static str, n: usize| {
+        if gqa {
+            vec![("b", b), (r, n), ("kv_h", sh.h_kv), ("d", d)]
+        } else {
+            rows(r, n)
         }
     };
     let pairs = if mha {
@@ -65,15 +79,19 @@ fn layout(buf: &str, mha: bool, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'s
     let name = buf.strip_prefix("d_").unwrap_or(buf);
     match name {
         "q" | "att" => rows("i", s),
-        "k" | "v" => rows("j", t),
+        "k" | "v" | "k_cache" | "v_cache" => kv_rows("j", t),
         "scores" | "probs" | "drop_mask" | "probs_drop" => pairs,
         "x" | "out" => vec![("b", b), ("i", s), ("c", c)],
         "memory" => vec![("b", b), ("j", t), ("c", c)],
-        "qkv" => vec![("b", b), ("i", t), ("c", 3 * c)],
-        "w_qkv" => vec![("c", c), ("o", 3 * c)],
-        "b_qkv" => vec![("o", 3 * c)],
-        "w_q" | "w_k" | "w_v" | "w_proj" => vec![("c", c), ("o", c)],
-        "b_q" | "b_k" | "b_v" | "b_proj" => vec![("o", c)],
+        "qkv" => vec![("b", b), ("i", t), ("c", c + 2 * kv)],
+        "w_qkv" => vec![("c", c), ("o", c + 2 * kv)],
+        "b_qkv" => vec![("o", c + 2 * kv)],
+        "w_q" | "w_proj" => vec![("c", c), ("o", c)],
+        "w_k" | "w_v" => vec![("c", c), ("o", kv)],
+        "b_q" | "b_proj" => vec![("o", c)],
+        "b_k" | "b_v" => vec![("o", kv)],
+        // the rotation tables: one angle per position t and channel pair m of a head
+        "rope_cos" | "rope_sin" => vec![("t", t), ("m", d / 2)],
         other => panic!("the oracle has no layout for {other}"),
     }
 }
@@ -115,7 +133,7 @@ fn coords(text: &str) -> Option<Vec<(String, usize)>> {
     }
     while !rest.is_empty() {
         rest = rest.trim_start();
-        let name_len = rest.find(|c: char| !c.is_ascii_lowercase())?;
+        let name_len = rest.find(|c: char| !(c.is_ascii_lowercase() || c == '_'))?;
         let digits = rest[name_len..]
             .find(|c: char| !c.is_ascii_digit())
             .unwrap_or(rest.len() - name_len);
@@ -198,6 +216,9 @@ fn accumulates(p: Phase) -> bool {
             | Phase::NoProj
             | Phase::Dropout
             | Phase::DropoutBack
+            | Phase::Rope
+            | Phase::RopeBack
+            | Phase::DecodeSoftmax
     )
 }
 
@@ -362,6 +383,26 @@ fn check_flash_equation(trace: &Trace, n: usize, lines: &[String]) -> Result<(),
     Ok(())
 }
 
+/// The kernel's loop variable (or derived offset) a buffer dimension must equal in `phase`, or
+/// `None` when that dimension is not walked by a variable of its own there. A decode step's
+/// query row is its step `t`; a rotation walks positions by `t`, channels by pairs and the
+/// heads of `k` by `kv_h` (the query heads by `hh`).
+fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
+    let decode = matches!(phase, Phase::DecodeScores | Phase::DecodeSoftmax | Phase::DecodeSum);
+    let rope = matches!(phase, Phase::Rope | Phase::RopeBack);
+    let keys = matches!(buf, Buf::K | Buf::DK | Buf::KCache);
+    Some(match dim {
+        "b" => "bb",
+        "h" if rope && keys => "kv_h",
+        "h" => "hh",
+        "i" if decode || rope => "t",
+        "j" if rope => "t",
+        // a rotation's channels are its pair's (d0, d1), not a loop of their own
+        "d" | "c" if rope => return None,
+        d => d,
+    })
+}
+
 /// Phases of the attention kernels themselves, where every buffer index is a loop variable.
 fn attention_core(p: Phase) -> bool {
     matches!(
@@ -377,6 +418,11 @@ fn attention_core(p: Phase) -> bool {
             | Phase::DropoutBack
             | Phase::SoftmaxBack
             | Phase::ScoresBack
+            | Phase::Rope
+            | Phase::RopeBack
+            | Phase::DecodeScores
+            | Phase::DecodeSoftmax
+            | Phase::DecodeSum
     )
 }
 
@@ -395,7 +441,6 @@ fn shown_partial_sum(lines: &[String]) -> Option<(usize, usize, f64)> {
 struct Checker<'a> {
     walk: &'a Arc<Walk>,
     variant: Variant,
-    mha: bool,
     /// Flash's tile sizes as the run uses them (never more rows than queries, nor columns
     /// than keys).
     tiles: (usize, usize),
@@ -404,7 +449,7 @@ struct Checker<'a> {
 
 impl Checker<'_> {
     fn dims(&self, buf: &str) -> Vec<(&'static str, usize)> {
-        layout(buf, self.mha, self.walk.shape, self.tiles)
+        layout(buf, self.variant, self.walk.shape, self.tiles)
     }
 
     /// Draws the tracer at event `n` on a `w × h` screen and checks what it shows.
@@ -462,8 +507,53 @@ impl Checker<'_> {
             }
         }
 
+        // a rotation: the pair's two values turned, as the log wrote them
+        if matches!(phase, Phase::Rope | Phase::RopeBack) {
+            let lines: Vec<String> = equation::lines(&ctx)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            let f = trace.frame(ev.frame).ok_or_else(|| format!("{}: no frame", at()))?;
+            for k in f.start as usize..f.end as usize {
+                let e = trace.events[k];
+                let shown = lines.iter().find(|l| {
+                    l.starts_with(&format!("{}[{}] = x[", e.buf, e.offset))
+                        || l.starts_with(&format!("{}[{}] = −x[", e.buf, e.offset))
+                });
+                match (e.op, shown) {
+                    (Op::Write, Some(line)) => {
+                        let result = line.rsplit("= ").next().unwrap_or("");
+                        let expect = if k <= n {
+                            format!("{:.4}", e.value)
+                        } else {
+                            String::new()
+                        };
+                        let ok = if k <= n {
+                            result.parse::<f32>().is_ok_and(|x| (x - e.value).abs() < 1e-4)
+                        } else {
+                            !line.contains(" = ") || line.matches(" = ").count() == 1
+                        };
+                        if !ok {
+                            return Err(format!("{}: shows {line:?}, the log wrote {expect}", at()));
+                        }
+                    }
+                    (Op::Write, None) => {
+                        return Err(format!("{}: no line for {}[{}] in {lines:#?}", at(), e.buf, e.offset));
+                    }
+                    _ => {}
+                }
+            }
+            let angle = lines
+                .iter()
+                .any(|l| l.starts_with("pair m=") && l.contains("angle t·θ_m"));
+            if !angle {
+                return Err(format!("{}: no pair and angle in {lines:#?}", at()));
+            }
+        }
+
         // every index label on screen, and the kernel's loop names in the attention passes
-        let vars = trace.view(n).vars;
+        let view = trace.view(n);
+        let vars = view.vars.clone();
         for line in screen_lines(&screen) {
             for (k, _) in line.match_indices('[') {
                 let name_start = line[..k]
@@ -505,13 +595,18 @@ impl Checker<'_> {
                 }
                 if attention_core(phase) && name == ev.buf.name() && off == ev.offset as usize {
                     for (dim, value) in coords(shown).unwrap_or_default() {
-                        let var = match dim.as_str() {
-                            "b" => "bb",
-                            "h" => "hh",
-                            d => d,
+                        let Some(var) = loop_name(phase, ev.buf, &dim) else {
+                            continue;
                         };
-                        let scope = |name: &str| vars.iter().rev().find(|(v, _)| *v == name).map(|&(_, v)| v);
-                        // flash walks rows inside tiles: i = i0 + ii, j = j0 + jj
+                        // a loop variable, or an offset derived from one (GQA's kv_h); flash walks
+                        // rows inside tiles: i = i0 + ii, j = j0 + jj
+                        let scope = |name: &str| {
+                            vars.iter()
+                                .rev()
+                                .find(|(v, _)| *v == name)
+                                .map(|&(_, v)| v)
+                                .or_else(|| view.derived.iter().rev().find(|d| d.name == name).map(|d| d.value))
+                        };
                         let tiled = |outer: &str, inner: &str| scope(outer).zip(scope(inner)).map(|(a, b)| a + b);
                         let in_scope = match var {
                             "i" => scope("i").or_else(|| tiled("i0", "ii")),
@@ -533,14 +628,17 @@ impl Checker<'_> {
         let areas = tracer::areas(screen.area, &st, &ctx);
         let Some(mem) = areas.memory else { return Ok(()) };
         let inner = Block::bordered().inner(mem);
-        let placed = memory::plan(inner, &ctx);
+        let plan = memory::plan(inner, &ctx);
+        self.check_dot(&screen, &plan, trace, n, inner.height)
+            .map_err(|e| format!("{}: {e}", at()))?;
+        let placed = &plan.grids;
         let hot = |x: u16, y: u16| {
             let c = &screen[(x, y)];
             c.bg == theme.read().bg.unwrap_or(Color::Reset) && ev.op == Op::Read
                 || c.bg == theme.write().bg.unwrap_or(Color::Reset) && ev.op == Op::Write
         };
         let mut highlighted = 0;
-        for p in &placed {
+        for p in placed {
             let name = p.buf.name();
             let dims = self.dims(name);
             let title = p.labels.first().map(|l| l.2.clone()).unwrap_or_default();
@@ -646,6 +744,178 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// The dot product strip against the log: its terms are the nested iterations of the loop
+    /// that ends with the write (found here from the log alone), each factor shows the value its
+    /// read returned, each product is drawn once the term is finished and is the product of its
+    /// reads, each column's header is the term's loop variable, each operand's offsets are the
+    /// ones its reads used, and the title names the cell written.
+    fn check_dot(
+        &self,
+        screen: &Buffer,
+        plan: &memory::Plan,
+        trace: &Trace,
+        n: usize,
+        height: u16,
+    ) -> Result<(), String> {
+        let phase = trace.phase_at(n);
+        let terms = log_terms(trace, n);
+        let Some(d) = &plan.dot else {
+            if accumulates(phase) && terms.as_ref().is_some_and(|(t, _)| !t.is_empty()) && height >= 6 {
+                return Err("a dot product is stepped but the memory panel does not show it".into());
+            }
+            return Ok(());
+        };
+        let (terms, write) = terms.ok_or("a dot product is drawn where the log has none")?;
+        if terms.is_empty() {
+            return Err("a dot product of no terms is drawn".into());
+        }
+        let w = trace.events[write];
+        let title = format!(
+            "{}[{}] ({})",
+            w.buf,
+            w.offset,
+            label(&self.dims(w.buf.name()), w.offset as usize)
+        );
+        // the pieces as drawn, one space apart: on a narrow panel they flow onto more lines
+        let line: String = d
+            .title
+            .iter()
+            .map(|(x, y, text, _)| text_at(screen, *x, *y, text.chars().count() as u16))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !line.starts_with(&format!("dot product → {title}")) {
+            return Err(format!("the dot product's title does not name {title}: {line}"));
+        }
+        let written = format!("{title} = {}", exact(w.value));
+        if line.contains(&written) != (n == write) {
+            return Err(format!(
+                "`{written}` shown: {}, the cursor at the write: {}",
+                n != write,
+                n == write
+            ));
+        }
+        let mut drawn_products = 0;
+        for s in &d.spots {
+            let term = terms
+                .get(s.term)
+                .ok_or_else(|| format!("term {} is not in the log", s.term))?;
+            let shown = text_at(screen, s.x, s.y, s.w);
+            let want = match s.factor {
+                Some(f) => {
+                    let k = *term.get(f).ok_or("a factor the term does not have")?;
+                    exact(trace.events[k].value)
+                }
+                None => {
+                    drawn_products += 1;
+                    if term.last().is_some_and(|&k| k > n) {
+                        return Err(format!("term {} has a product drawn before its last read", s.term));
+                    }
+                    exact(term.iter().map(|&k| trace.events[k].value).product::<f32>())
+                }
+            };
+            if shown.trim() != want {
+                return Err(format!(
+                    "dot product term {} shows {:?}, the log says {want}",
+                    s.term,
+                    shown.trim()
+                ));
+            }
+        }
+        let shown_terms: Vec<usize> = d.heads.iter().map(|h| h.3).collect();
+        let finished = shown_terms
+            .iter()
+            .filter(|&&k| terms[k].len() >= 2 && terms[k].last().is_some_and(|&r| r <= n))
+            .count();
+        if finished != drawn_products {
+            return Err(format!(
+                "{finished} finished terms in view, {drawn_products} products drawn"
+            ));
+        }
+        for &(x, y, w, k) in &d.heads {
+            let first = trace.view(terms[k][0]);
+            let innermost = first.vars.last().map(|v| v.1.to_string()).unwrap_or_default();
+            let shown = text_at(screen, x, y, w);
+            if shown.split_whitespace().last() != Some(innermost.as_str()) {
+                return Err(format!(
+                    "term {k}'s header shows {shown:?}, its loop variable is {innermost}"
+                ));
+            }
+        }
+        // each operand's label: its buffer and the offsets its reads used
+        for (f, (x, y, text)) in d.labels.iter().skip(1).enumerate().take(terms[0].len()) {
+            let shown = text_at(screen, *x, *y, text.chars().count() as u16);
+            let offs: Vec<usize> = terms
+                .iter()
+                .filter_map(|t| t.get(f))
+                .map(|&k| trace.events[k].offset as usize)
+                .collect();
+            let buf = trace.events[terms[0][f]].buf;
+            let inside = shown
+                .strip_prefix(&format!("{buf}["))
+                .and_then(|r| r.strip_suffix(']'))
+                .ok_or_else(|| format!("operand {f} is labelled {shown:?}, not {buf}[…]"))?;
+            if !covers(inside, &offs) {
+                return Err(format!("operand {buf} is labelled [{inside}], its reads used {offs:?}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Does `text` (`10..=11`, `2..=10 step 4`, `3, 5, 6`, `3, 5, …, 14`) name exactly `offs`, in
+/// order (an elided list only its ends)?
+fn covers(text: &str, offs: &[usize]) -> bool {
+    let parse = |t: &str| t.trim().parse::<usize>().ok();
+    if let Some((a, rest)) = text.split_once("..=") {
+        let (b, step) = rest.split_once(" step ").unwrap_or((rest, "1"));
+        let (Some(a), Some(b), Some(step)) = (parse(a), parse(b), parse(step)) else {
+            return false;
+        };
+        return (a..=b).step_by(step).eq(offs.iter().copied());
+    }
+    let parts: Vec<&str> = text.split(", ").collect();
+    if text == "…" {
+        return true;
+    }
+    if parts.contains(&"…") {
+        let ends = (parse(parts[0]), parts.last().and_then(|p| parse(p)));
+        return ends == (offs.first().copied(), offs.last().copied());
+    }
+    parts.iter().map(|p| parse(p)).eq(offs.iter().map(|&o| Some(o)))
+}
+
+/// From the log alone, the terms of the sum event `n` is part of (each term's read events) and
+/// the write that ends it: the write is the first write at or after `n` in the innermost loop
+/// iteration holding `n` that ends with its own write; its nested iterations' reads are terms.
+fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
+    if !accumulates(trace.phase_at(n)) {
+        return None;
+    }
+    let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
+    let frame_id = trace.events[w].frame;
+    let f = trace.frame(frame_id)?;
+    // the write ends its iteration (flash's row updates `l` mid-iteration: no dot product)
+    if (f.start as usize) > n || f.end as usize != w + 1 {
+        return None;
+    }
+    let mut terms: Vec<(u32, Vec<usize>)> = Vec::new();
+    for k in f.start as usize..w {
+        let e = trace.events[k];
+        if e.op != Op::Read || e.frame == frame_id {
+            continue;
+        }
+        match terms.last_mut() {
+            Some(t) if t.0 == e.frame => t.1.push(k),
+            _ => terms.push((e.frame, vec![k])),
+        }
+    }
+    Some((terms.into_iter().map(|t| t.1).collect(), w))
+}
+
 /// Events to draw: all of a small log, a dense spread over a large one.
 fn sample(len: usize) -> Vec<usize> {
     if len <= 700 {
@@ -667,7 +937,6 @@ fn check_walk(name: &str, walk: Walk) {
         let checker = Checker {
             walk: &walk,
             variant: run.variant,
-            mha: matches!(run.variant, Variant::Mha | Variant::Flash),
             tiles,
             name,
         };
@@ -703,6 +972,10 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "separate_qkv",
         "cross_attention",
         "dropout",
+        "gqa",
+        "mqa",
+        "rope",
+        "kv_cache_decode",
         "flash",
     ] {
         let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
@@ -721,6 +994,10 @@ struct Gen<'a> {
     keep: &'a [bool],
     dropout: bool,
     seed: u64,
+    /// `H_kv` for the gqa variant (run beside mha), or 0 for none.
+    h_kv: usize,
+    /// Rotary positions: 0 none, 1 interleaved, 2 half.
+    rope: u8,
 }
 
 /// The scenario file of `g`, both passes.
@@ -735,6 +1012,8 @@ fn scenario_text(g: &Gen) -> String {
         keep,
         dropout,
         seed,
+        h_kv,
+        rope,
     } = *g;
     let c = h * d;
     let cross = s != t;
@@ -742,7 +1021,18 @@ fn scenario_text(g: &Gen) -> String {
     if cross {
         text.push_str(&format!("S = {s}\n"));
     }
+    if h_kv > 0 {
+        text.push_str(&format!("H_kv = {h_kv}\n"));
+    }
     text.push_str("[run]\n");
+    if h_kv > 0 {
+        text.push_str("variants = [\"gqa\", \"mha\"]\n");
+    }
+    // rotary positions turn pairs of one sequence's channels
+    if !cross && d.is_multiple_of(2) && rope > 0 {
+        let pairs = if rope == 1 { "interleaved" } else { "half" };
+        text.push_str(&format!("rope = \"{pairs}\"\n"));
+    }
     if cross {
         text.push_str("qkv = \"separate\"\n");
     }
@@ -776,7 +1066,7 @@ fn scenario_text(g: &Gen) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 6, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 10, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn generated_scenarios_show_the_logs_numbers(
@@ -790,9 +1080,16 @@ proptest! {
         keep in proptest::collection::vec(any::<bool>(), 1..7),
         dropout in any::<bool>(),
         seed in 0u64..1000,
+        (kv_pick, rope) in (0usize..3, 0u8..3),
     ) {
         let s = if cross { (t + s_extra) % 4 + 1 } else { t };
-        let text = scenario_text(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed });
+        // grouped heads: H_kv the largest proper divisor of H, or 1 (multi-query)
+        let h_kv = match kv_pick {
+            0 => 0,
+            1 => 1,
+            _ => (1..h).rev().find(|k| h.is_multiple_of(*k)).unwrap_or(1),
+        };
+        let text = scenario_text(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed, h_kv, rope });
         let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
         check_walk(&text, Walk::from_scenario(&sc));
     }
@@ -802,17 +1099,25 @@ proptest! {
 fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
     // q_base = 10 (MHA, T=3, H=2, D=2: i=2, h=1), k_base = 6 (j=1, h=1), scores[16] = (h1, i2, j1)
     let sh = Shape::new(1, 3, 4, 2);
-    assert_eq!(label(&layout("q", true, sh, (1, 1)), 10), "b0 i2 h1 d0");
-    assert_eq!(label(&layout("k", true, sh, (1, 1)), 6), "b0 j1 h1 d0");
-    assert_eq!(label(&layout("scores", true, sh, (1, 1)), 16), "b0 h1 i2 j1");
-    assert_eq!(label(&layout("scores", false, sh, (1, 1)), 7), "b0 i2 j1");
+    assert_eq!(label(&layout("q", Variant::Mha, sh, (1, 1)), 10), "b0 i2 h1 d0");
+    assert_eq!(label(&layout("k", Variant::Mha, sh, (1, 1)), 6), "b0 j1 h1 d0");
+    assert_eq!(label(&layout("scores", Variant::Mha, sh, (1, 1)), 16), "b0 h1 i2 j1");
+    assert_eq!(label(&layout("scores", Variant::Baseline, sh, (1, 1)), 7), "b0 i2 j1");
+    // GQA, H = 4 over H_kv = 2, D = 2: k_base = ((0*3 + 1)*2 + 1)*2 = 6
+    let g = Shape::new(1, 3, 8, 4).grouped(2);
+    assert_eq!(label(&layout("k", Variant::Gqa, g, (1, 1)), 6), "b0 j1 kv_h1 d0");
+    assert_eq!(label(&layout("k", Variant::Mha, g, (1, 1)), 6), "b0 j0 h3 d0");
     let c = |v: &[(&str, usize)]| v.iter().map(|&(n, x)| (n.to_string(), x)).collect::<Vec<_>>();
     assert_eq!(
-        offset(&layout("scores", true, sh, (1, 1)), &c(&[("h", 1), ("i", 2), ("j", 1)])),
+        offset(
+            &layout("scores", Variant::Mha, sh, (1, 1)),
+            &c(&[("h", 1), ("i", 2), ("j", 1)])
+        ),
         Some(16)
     );
     assert_eq!(coords("h1d0"), Some(c(&[("h", 1), ("d", 0)])));
     assert_eq!(coords("j12"), Some(c(&[("j", 12)])));
+    assert_eq!(coords("kv_h1 d0"), Some(c(&[("kv_h", 1), ("d", 0)])));
     assert_eq!(coords("45"), None);
     let mask = Mask::Causal;
     assert!(mask.hides(0, 1));

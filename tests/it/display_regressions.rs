@@ -133,6 +133,7 @@ fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
     let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
     let plan = memory::plan(inner, &ctx);
     let scores = plan
+        .grids
         .iter()
         .find(|p| p.buf == Buf::Scores)
         .expect("the scores are drawn");
@@ -207,16 +208,17 @@ fn item4_the_phase_title_names_the_runs_mask() {
 
 #[test]
 fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
-    // why_sqrt_d's buffers are too wide for numbers at 120 columns
+    // why_sqrt_d's buffers are too wide for numbers at 120 columns (and 80 rows leave room for
+    // their flat rows under the dot product)
     let w = walk("why_sqrt_d");
     let tr = trace(&w, Variant::Baseline);
     let n = tr.len() / 3;
     let st = at(&w, Variant::Baseline, n);
     let ctx = st.ctx(Theme::MONO).expect("a context");
-    let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 40), &st, &ctx);
+    let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 80), &st, &ctx);
     let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
     let plan = memory::plan(inner, &ctx);
-    let heat = plan.iter().find(|p| p.heat).expect("a buffer in heat mode");
+    let heat = plan.grids.iter().find(|p| p.heat).expect("a buffer in heat mode");
     let data_y = heat.labels.iter().find(|l| l.2 == "data").expect("the flat row").1;
     let mut labelled = 0;
     for c in heat.cells.iter().filter(|c| c.y == data_y) {
@@ -230,7 +232,7 @@ fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
         }
     }
     assert!(labelled >= 3, "some flat offsets are labelled: {:?}", heat.labels);
-    assert!(screen(&st, 120, 40).contains("heat −"), "a legend");
+    assert!(screen(&st, 120, 80).contains("heat −"), "a legend");
 }
 
 #[test]

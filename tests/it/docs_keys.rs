@@ -2,7 +2,7 @@
 //! key and mouse action a screen's code handles, must be on the page, in the section that names
 //! the file handling it.
 
-use attn_trace::tui::screens::help::KEYS;
+use attn_trace::tui::screens::help::{KEYS, OVERLAY_KEYS};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -187,7 +187,7 @@ fn read(page: &str) -> String {
 fn every_key_of_the_help_overlay_is_documented() {
     for page in PAGES {
         let text = read(page);
-        for (keys, what) in KEYS {
+        for (keys, what) in KEYS.iter().chain(OVERLAY_KEYS) {
             for key in overlay_keys(keys) {
                 assert!(
                     ticked(&text, &key),
@@ -224,6 +224,34 @@ fn every_key_a_screen_handles_is_in_its_section() {
                 );
             }
         }
+    }
+}
+
+#[test]
+fn every_key_a_screens_overlay_lists_is_in_its_section() {
+    // `?` on a screen lists that screen's `KEYS`: each of them is in the screen's section
+    for page in PAGES {
+        let text = read(page);
+        let mut lists = 0;
+        for (screen, files) in screens() {
+            let body = section(&text, &screen).unwrap_or_else(|| panic!("{page}: no section for {screen}"));
+            for file in files {
+                let src = fs::read_to_string(&file).expect("readable source");
+                // `any character` (typing) is a description, not a key to tick
+                for key in screen_key_list(&src)
+                    .into_iter()
+                    .filter(|k| k != "any" && k != "character")
+                {
+                    lists += 1;
+                    assert!(
+                        ticked(body, &key) || key == "click" && body.contains("| click"),
+                        "{page}: {} lists `{key}` in its ? overlay, the section of {screen} does not",
+                        file.display()
+                    );
+                }
+            }
+        }
+        assert!(lists > 40, "the screens' key lists were found ({lists} keys)");
     }
 }
 

@@ -113,7 +113,7 @@ fn an_activation_is_perturbed_where_it_is_computed() {
                 );
                 assert!(c.agrees(), "{}", c.line());
                 assert!(
-                    c.perturbed().contains("as soon as its kernel wrote it"),
+                    c.perturbed().contains("right after its kernel wrote it"),
                     "{}",
                     c.perturbed()
                 );

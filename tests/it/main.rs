@@ -41,10 +41,12 @@ mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;
 mod tui_app;
+mod tui_gradcheck;
 #[cfg(unix)]
 mod tui_hostile;
 mod tui_mistakes;
 mod tui_props;
+mod tui_quiz;
 mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
 mod traffic;

@@ -12,7 +12,14 @@ fn committed_screenshots_match_the_app() {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
     let shots = example::screenshots().expect("the app renders");
     let names: Vec<&str> = shots.iter().map(|(name, _)| *name).collect();
-    for required in ["menu.svg", "tracer.svg", "compare.svg", "help.svg"] {
+    for required in [
+        "menu.svg",
+        "tracer.svg",
+        "quiz.svg",
+        "gradcheck.svg",
+        "compare.svg",
+        "help.svg",
+    ] {
         assert!(names.contains(&required), "no {required} among {names:?}");
     }
     for (name, picture) in &shots {

@@ -185,6 +185,7 @@ fn clicking_a_memory_cell_selects_it_and_arrows_move_it() {
         let inner = ratatui::widgets::Block::bordered().inner(areas.memory.unwrap());
         let plan = memory::plan(inner, &ctx);
         let q = plan
+            .grids
             .iter()
             .find(|p| p.buf == Buf::Q)
             .expect("q is drawn in the scores phase");
@@ -369,4 +370,52 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
         "{text}"
     );
     assert!(!text.contains("q_base"), "{text}");
+}
+
+#[test]
+fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
+    use attn_trace::scenario::Scenario;
+    let s = Scenario::shipped("gqa").expect("shipped");
+    let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    key(&mut a, KeyCode::Char('3'));
+    assert!(matches!(a.screen, Screen::Compare(_)));
+    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
+    term.draw(|f| app::render(f, &a)).unwrap();
+    let text = term.backend().to_string();
+    assert!(text.contains("Compare MHA and GQA"), "{text}");
+    // the focus element: query head 3 of H=4 over H_kv=2 reads kv head 1, shared with head 2
+    assert!(
+        text.contains("gqa reads kv_h = h/(H/H_kv) = 3/(4/2) = 1, shared by heads 2..=3"),
+        "{text}"
+    );
+    // key j=2: MHA's head 3 at ((0*4 + 2)*4 + 3)*2 = 22, GQA's kv head 1 at ((0*4 + 2)*2 + 1)*2 = 10
+    assert!(text.contains("key j=2 in mha: k[22..=23]"), "{text}");
+    assert!(
+        text.contains("key j=2 in gqa: k[10..=11], k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2"),
+        "{text}"
+    );
+    // k is [1,4,8] = 32 values in MHA, [1,4,4] = 16 in GQA
+    assert!(
+        text.contains("k and v: mha 2 × 32 values, gqa 2 × 16 (H_kv/H = 2/4): 50% of MHA's"),
+        "{text}"
+    );
+    assert!(text.contains("out: identical, bit for bit"), "{text}");
+}
+
+#[test]
+fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
+    use attn_trace::scenario::Scenario;
+    let text = "title = \"t\"\n[shape]\nB = 1\nT = 3\nC = 8\nH = 4\nH_kv = 2\n[run]\nvariants = [\"gqa\", \"baseline\", \"mha\"]\n";
+    let s = Scenario::parse(text, "t.toml").unwrap();
+    let mut a = App::opening(s, Some(Variant::Gqa), Theme::MONO, 120, 40);
+    crate::common::settle(&mut a);
+    assert_eq!(tracer(&a).variant, Variant::Gqa);
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Tab);
+        seen.push(tracer(&a).variant);
+    }
+    assert_eq!(seen, [Variant::Baseline, Variant::Mha, Variant::Gqa]);
+    key(&mut a, KeyCode::BackTab);
+    assert_eq!(tracer(&a).variant, Variant::Mha);
 }

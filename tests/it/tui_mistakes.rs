@@ -335,7 +335,7 @@ fn enter_traces_the_correct_run_here_and_q_comes_back() {
     );
     key(&mut a, KeyCode::Char('?'));
     match &a.popup {
-        Some(Popup::Message { text, .. }) => assert!(text.contains("where they diverge"), "{text}"),
+        Some(Popup::Help(h)) => assert!(h.keys.iter().any(|k| k.1.contains("where they diverge")), "{h:?}"),
         other => panic!("? lists the view's keys, got {other:?}"),
     }
 }

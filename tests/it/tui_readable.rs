@@ -61,3 +61,494 @@ fn the_line_being_stepped_is_on_screen_whole() {
         assert!(code.contains(&line), "{w}×{h}: `{line}` is not whole in\n{text}");
     }
 }
+
+// ---- the memory panel ----
+
+use attn_trace::format::exact;
+use attn_trace::scenario::Scenario;
+use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::widgets::memory;
+use ratatui::widgets::Block;
+use std::sync::Arc;
+
+fn tracer_at(walk: &Arc<Walk>, v: Variant, n: usize) -> Tracer {
+    let mut t = Tracer::new(Arc::clone(walk), Some(v));
+    t.cursor = n;
+    t
+}
+
+fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| tracer::render(f, f.area(), st, Theme::MONO)).unwrap();
+    let buf = term.backend().buffer();
+    (0..h)
+        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn memory_plan(st: &Tracer, w: u16, h: u16) -> memory::Plan {
+    let ctx = st.ctx(Theme::MONO).unwrap();
+    let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, w, h), st, &ctx);
+    memory::plan(Block::bordered().inner(areas.memory.expect("the memory panel")), &ctx)
+}
+
+#[test]
+fn a_dot_product_shows_both_operands_and_the_cell_it_writes() {
+    let walk = Arc::new(Walk::builtin());
+    let trace = walk.trace(Variant::Mha).unwrap();
+    // the read of k[7] for scores[16] (h1, i2, j1): q[10..=11] · k[6..=7]
+    let n = (0..trace.len())
+        .find(|&n| {
+            let e = trace.events[n];
+            (e.op, e.buf, e.offset) == (Op::Read, Buf::K, 7)
+                && trace.phase_at(n) == Phase::Scores
+                && trace.events[n + 1].offset == 16
+        })
+        .expect("scores[16]'s last read");
+    let st = tracer_at(&walk, Variant::Mha, n);
+    let reads = |buf: Buf| -> Vec<String> {
+        (n - 3..=n)
+            .filter(|&k| trace.events[k].buf == buf)
+            .map(|k| exact(trace.events[k].value))
+            .collect()
+    };
+    for (w, h) in [(120, 40), (80, 24)] {
+        let text = tracer_screen(&st, w, h);
+        assert!(
+            text.contains("dot product → scores[16] (b0 h1 i2 j1)"),
+            "{w}×{h}\n{text}"
+        );
+        for (label, buf) in [("q[10..=11]", Buf::Q), ("k[6..=7]", Buf::K)] {
+            let line = text
+                .lines()
+                .find(|l| l.contains(label))
+                .unwrap_or_else(|| panic!("{w}×{h}: no {label} row\n{text}"));
+            for v in reads(buf) {
+                assert!(line.contains(&v), "{w}×{h}: {label} lacks {v}: {line}");
+            }
+        }
+        // both products, to four significant digits
+        let product = |k: usize| trace.events[k].value * trace.events[k + 1].value;
+        let line = text.lines().find(|l| l.contains("q·k")).expect("the products");
+        for k in [n - 3, n - 1] {
+            assert!(line.contains(&exact(product(k))), "{w}×{h}: {line}");
+        }
+    }
+    // the weighted sum: P's row and the v column, strided by C
+    let ws = (0..trace.len())
+        .find(|&n| trace.phase_at(n) == Phase::WeightedSum && trace.events[n].buf == Buf::V)
+        .expect("a read of v");
+    let text = tracer_screen(&tracer_at(&walk, Variant::Mha, ws), 80, 24);
+    assert!(text.contains("probs[0..=2]"), "{text}");
+    assert!(text.contains("v[0..=8 step 4]"), "{text}");
+    assert!(text.contains("dot product → att[0] (b0 i0 h0 d0)"), "{text}");
+}
+
+/// Every row and every matrix of each buffer drawn is either on screen or named in its note.
+fn nothing_vanishes(st: &Tracer, w: u16, h: u16) {
+    let plan = memory_plan(st, w, h);
+    let trace = st.walk.trace(st.variant).unwrap();
+    for p in &plan.grids {
+        let layout = trace.buffer(p.buf).unwrap().layout();
+        let Some(r) = layout.row_dim() else { continue };
+        let rname = layout.dims[r].name;
+        let note = p.note.as_ref().map_or(String::new(), |n| n.2.clone());
+        let data_y = p.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
+        for row in 0..layout.dims[r].size {
+            let label = format!("{rname}{row}");
+            let drawn = p.labels.iter().any(|l| l.2 == label && Some(l.1) != data_y);
+            let named = note.split([' ', ',', ':']).any(|word| {
+                word == label
+                    || word
+                        .strip_prefix(rname)
+                        .and_then(|w| w.split_once("..="))
+                        .and_then(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+                        .is_some_and(|(a, b)| (a..=b).contains(&row))
+            });
+            // or counted, where the panel is too narrow to name them
+            let shown = (0..layout.dims[r].size)
+                .filter(|k| {
+                    p.labels
+                        .iter()
+                        .any(|l| l.2 == format!("{rname}{k}") && Some(l.1) != data_y)
+                })
+                .count();
+            let n = layout.dims[r].size - shown;
+            let counted = note.contains(&format!("… {n} more row"));
+            assert!(
+                drawn || named || counted,
+                "{w}×{h} #{}: {}'s row {label} is neither drawn nor named: {note:?}",
+                st.cursor,
+                p.buf
+            );
+        }
+        // one matrix per head of [B,H,T,T]: drawn (`h1:`) or named hidden
+        if layout.dims.len() == 4 && layout.dims[1].name == "h" && r == 2 {
+            for hh in 0..layout.dims[1].size {
+                let drawn = p.labels.iter().any(|l| l.2 == format!("h{hh}:"));
+                let named = note.contains(" hidden")
+                    && note
+                        .split(" hidden")
+                        .next()
+                        .unwrap_or("")
+                        .split([' ', ','])
+                        .any(|x| x == format!("h{hh}"));
+                assert!(drawn || named, "{w}×{h}: {} head h{hh} vanished: {note:?}", p.buf);
+            }
+        }
+    }
+}
+
+#[test]
+fn rows_and_heads_that_do_not_fit_are_named() {
+    // three heads of a T = 6 model: at 80×24 and 120×40 not every head nor row fits
+    let text = "title = \"three heads\"\n[shape]\nB = 1\nT = 6\nC = 6\nH = 3\n[run]\nvariants = [\"mha\"]\n";
+    let s = Scenario::parse(text, "<test>").unwrap();
+    let walk = Arc::new(Walk::from_scenario(&s));
+    let trace = walk.trace(Variant::Mha).unwrap();
+    let mut saw_hidden_head = false;
+    let mut saw_more_rows = false;
+    for n in (0..trace.len()).step_by(37) {
+        let st = tracer_at(&walk, Variant::Mha, n);
+        for (w, h) in [(120, 40), (80, 24), (40, 12)] {
+            nothing_vanishes(&st, w, h);
+            let plan = memory_plan(&st, w, h);
+            for p in &plan.grids {
+                let note = p.note.as_ref().map_or("", |n| n.2.as_str());
+                saw_hidden_head |= note.contains("h0, h1 hidden") || note.contains("hidden");
+                saw_more_rows |= note.contains("more row");
+            }
+        }
+    }
+    assert!(saw_hidden_head && saw_more_rows, "the notes were exercised");
+    // and the backward pass of the walkthrough, where d_probs once lost i0 silently
+    let walk = Arc::new(Walk::builtin());
+    let trace = walk.trace(Variant::Mha).unwrap();
+    for n in (0..trace.len()).step_by(7) {
+        let st = tracer_at(&walk, Variant::Mha, n);
+        for (w, h) in [(120, 40), (80, 24)] {
+            nothing_vanishes(&st, w, h);
+        }
+    }
+}
+
+#[test]
+fn with_h3_the_scores_say_which_heads_are_hidden() {
+    let text = "title = \"three heads\"\n[shape]\nB = 1\nT = 6\nC = 6\nH = 3\n[run]\nvariants = [\"mha\"]\n";
+    let s = Scenario::parse(text, "<test>").unwrap();
+    let walk = Arc::new(Walk::from_scenario(&s));
+    let trace = walk.trace(Variant::Mha).unwrap();
+    // the last probability written, in head 2
+    let n = (0..trace.len())
+        .rev()
+        .find(|&n| trace.events[n].buf == Buf::Probs && trace.events[n].op == Op::Write)
+        .unwrap();
+    let text = tracer_screen(&tracer_at(&walk, Variant::Mha, n), 80, 24);
+    assert!(text.contains("h2:"), "{text}");
+    assert!(text.contains("h0, h1 hidden"), "{text}");
+}
+
+// ---- help, menu, refusals, the picker ----
+
+use attn_trace::tui::app::{Popup, Screen};
+use attn_trace::tui::screens::{compare, help, menu, mistakes, picker};
+
+fn app_screen(app: &App, w: u16, h: u16) -> String {
+    screen(app, w, h)
+}
+
+/// Opens `?` and scrolls the overlay to its end at `w`×`h`: every key of `keys` is seen on the
+/// way, and the screen's own keys are what the overlay holds.
+fn help_reaches_every_key(app: &mut App, keys: &[(&str, &str)], w: u16, h: u16) {
+    app::update(app, Msg::Resize(w, h));
+    key(app, KeyCode::Char('?'));
+    match &app.popup {
+        Some(Popup::Help(hp)) => assert_eq!(hp.keys, keys, "the overlay lists this screen's keys"),
+        other => panic!("? opens the keys overlay, got {other:?}"),
+    }
+    let mut seen = String::new();
+    for _ in 0..60 {
+        seen.push_str(&app_screen(app, w, h));
+        key(app, KeyCode::Char('j'));
+    }
+    let flat: String = seen.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (k, what) in keys.iter().chain(help::OVERLAY_KEYS) {
+        assert!(
+            flat.contains(k.split_whitespace().collect::<Vec<_>>().join(" ").as_str()),
+            "{w}×{h}: `{k}` never shown"
+        );
+        let first_word = what.split_whitespace().next().unwrap_or("");
+        assert!(flat.contains(first_word), "{w}×{h}: `{what}` never shown");
+    }
+    key(app, KeyCode::Esc);
+    assert!(app.popup.is_none(), "Esc closes the overlay");
+}
+
+#[test]
+fn help_lists_the_keys_of_the_screen_it_is_opened_from_and_scrolls() {
+    for (w, h) in [(40, 12), (80, 24)] {
+        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        help_reaches_every_key(&mut a, menu::KEYS, w, h);
+        key(&mut a, KeyCode::Char('2'));
+        help_reaches_every_key(&mut a, help::KEYS, w, h);
+        key(&mut a, KeyCode::Char('q'));
+        key(&mut a, KeyCode::Char('3'));
+        help_reaches_every_key(&mut a, compare::KEYS, w, h);
+        key(&mut a, KeyCode::Char('q'));
+        key(&mut a, KeyCode::Char('4'));
+        help_reaches_every_key(&mut a, picker::KEYS, w, h);
+        key(&mut a, KeyCode::Esc);
+        key(&mut a, KeyCode::Char('6'));
+        help_reaches_every_key(&mut a, picker::KEYS, w, h);
+        key(&mut a, KeyCode::Esc);
+        key(&mut a, KeyCode::Char('7'));
+        help_reaches_every_key(&mut a, mistakes::GALLERY_KEYS, w, h);
+        key(&mut a, KeyCode::Enter);
+        help_reaches_every_key(&mut a, mistakes::KEYS, w, h);
+    }
+    // the overlay is never taller than the screen, and says where in the list it is
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 40, 12);
+    key(&mut a, KeyCode::Char('2'));
+    key(&mut a, KeyCode::Char('?'));
+    let text = app_screen(&a, 40, 12);
+    assert!(text.contains("↓ 1-"), "{text}");
+}
+
+#[test]
+fn the_menu_says_what_entries_1_to_3_open_and_w_goes_back_to_the_walkthrough() {
+    let s = Scenario::shipped("indexing_trace").unwrap();
+    let mut a = App::opening(s, None, Theme::MONO, 80, 24);
+    crate::common::settle(&mut a);
+    key(&mut a, KeyCode::Char('q'));
+    assert!(matches!(a.screen, Screen::Menu(_)));
+    let text = screen(&a, 80, 24);
+    assert!(text.contains("1-3: Indexing trace: B=1, T=3, C=2, baseline"), "{text}");
+    assert!(text.contains("w: the built-in one"), "{text}");
+    key(&mut a, KeyCode::Char('w'));
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains("1-3: MHA walkthrough: B=1, T=3, C=4, H=2 (built in)"),
+        "{text}"
+    );
+    key(&mut a, KeyCode::Char('2'));
+    let t = a.tracer().expect("entry 2 opens the tracer");
+    assert!(t.walk.is_builtin() && t.variant == Variant::Mha);
+    // at 40×12 the line is wrapped, not cut, and the menu scrolls to every entry
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 40, 12);
+    let text = screen(&a, 40, 12);
+    assert!(text.contains("(built in)"), "{text}");
+    for k in 0..9 {
+        let text = screen(&a, 40, 12);
+        assert!(
+            text.contains(menu::Item::ALL[k].label()),
+            "entry {} in view\n{text}",
+            k + 1
+        );
+        key(&mut a, KeyCode::Down);
+    }
+}
+
+#[test]
+fn a_kernel_the_scenario_does_not_trace_is_refused_with_one_popup_everywhere() {
+    let s = Scenario::shipped("indexing_trace").unwrap();
+    let walk = Arc::new(Walk::from_scenario(&s));
+    let expect = walk.not_traced(Variant::Mha);
+    assert!(
+        expect.contains("does not trace the mha kernel: it runs only baseline"),
+        "{expect}"
+    );
+    let popup = |a: &App| match &a.popup {
+        Some(Popup::Message { title, text, error }) => (title.clone(), text.clone(), *error),
+        other => panic!("a popup, got {other:?}"),
+    };
+    let want = ("Not traced".to_string(), expect.clone(), true);
+    // menu entry 2, Compare (entry 3), and Tab in the tracer
+    let mut a = App::new(Arc::clone(&walk), Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Tab);
+    assert_eq!(popup(&a), want, "Tab in the tracer");
+    key(&mut a, KeyCode::Esc);
+    key(&mut a, KeyCode::Char('q'));
+    for entry in ['2', '3'] {
+        key(&mut a, KeyCode::Char(entry));
+        assert_eq!(popup(&a), want, "menu entry {entry}");
+        assert!(matches!(a.screen, Screen::Menu(_)), "nothing opens behind it");
+        let text = screen(&a, 80, 24);
+        assert!(text.contains("Not traced"), "{text}");
+        key(&mut a, KeyCode::Esc);
+    }
+}
+
+#[test]
+fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
+    let dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
+    let open = attn_trace::tui::screens::open::list(dir.clone());
+    assert!(
+        open.entries.len() >= 12,
+        "the shipped scenarios: {}",
+        open.entries.len()
+    );
+    for e in &open.entries {
+        let (_, about) = e.info.as_ref().expect("shipped scenarios parse");
+        let about = about
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: no about", e.path.display()));
+        assert!(!about.starts_with("What this teaches"), "{about}");
+        assert!(about.len() > 40, "{}: {about}", e.path.display());
+    }
+    let why = open
+        .entries
+        .iter()
+        .find(|e| e.path.ends_with("why_sqrt_d.toml"))
+        .unwrap();
+    assert!(
+        why.info
+            .as_ref()
+            .unwrap()
+            .1
+            .as_deref()
+            .unwrap()
+            .starts_with("why scores are divided by sqrt(D).")
+    );
+    // browse: the folders follow the files, mistakes/ and then the parent
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    a.scenarios_dir = dir.clone();
+    key(&mut a, KeyCode::Char('4'));
+    for _ in 0..open.entries.len() {
+        key(&mut a, KeyCode::Down);
+    }
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains("mistakes/") && text.contains("Enter opens the folder"),
+        "{text}"
+    );
+    key(&mut a, KeyCode::Enter);
+    let Screen::Open(o) = &a.screen else {
+        panic!("still the picker")
+    };
+    assert!(o.dir.ends_with("scenarios/mistakes"), "{}", o.dir.display());
+    assert_eq!(o.entries.len(), 6);
+    let text = screen(&a, 80, 24);
+    assert!(
+        text.contains("Mistake 3: mask applied by multiplying the scores"),
+        "{text}"
+    );
+    assert!(text.contains("../  (parent folder)"), "{text}");
+    key(&mut a, KeyCode::Left);
+    let Screen::Open(o) = &a.screen else {
+        panic!("still the picker")
+    };
+    assert!(o.dir.ends_with("scenarios"), "← goes up: {}", o.dir.display());
+    // typing a folder's path and Enter browses it too
+    for c in dir.join("mistakes").display().to_string().chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    key(&mut a, KeyCode::Enter);
+    let Screen::Open(o) = &a.screen else {
+        panic!("still the picker")
+    };
+    assert!(o.dir.ends_with("mistakes") && o.input.is_empty());
+    let _ = picker::KEYS;
+}
+
+// ---- header and status lines ----
+
+/// The last `n` lines of a screen joined with single spaces.
+fn tail_text(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len() - n..]
+        .iter()
+        .flat_map(|l| l.split_whitespace())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn at_80x24_the_header_and_the_status_line_are_never_cut() {
+    let mut a = App::new(Walk::builtin(), Theme::MONO, 80, 24);
+    // the header says what the phase computes, whole
+    let text = screen(&a, 80, 24);
+    let head = text.lines().next().unwrap().trim_end();
+    assert_eq!(
+        head,
+        " MHA walkthrough: B=1, T=3, C=4, H=2 · scores S = Q·Kᵀ/√d + causal mask"
+    );
+    // the keys hint is one that fits, ending in `? keys`
+    let status = text.lines().last().unwrap().trim_end();
+    assert!(status.ends_with("? keys"), "{status}");
+    // a long message goes on a second line rather than be cut
+    key(&mut a, KeyCode::Char('w'));
+    let msg = a.tracer().unwrap().message.clone().unwrap();
+    assert!(msg.len() > 50, "{msg}");
+    let text = screen(&a, 80, 24);
+    assert!(tail_text(&text, 2).contains(&msg), "{msg}\n{text}");
+    // so does a goto's refusal
+    key(&mut a, KeyCode::Char('g'));
+    for c in "b=0 h=1 i=2 j=9".chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    let typing = screen(&a, 80, 24);
+    assert!(
+        typing.lines().last().unwrap().contains("goto: b=0 h=1 i=2 j=9▏"),
+        "{typing}"
+    );
+    key(&mut a, KeyCode::Enter);
+    let msg = a.tracer().unwrap().message.clone().unwrap();
+    let text = screen(&a, 80, 24);
+    assert!(tail_text(&text, 2).contains(&msg), "{msg}\n{text}");
+    // and at 40×12 the header wraps instead of losing the title
+    let a = App::new(Walk::builtin(), Theme::MONO, 40, 12);
+    let text = screen(&a, 40, 12);
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("MHA walkthrough: B=1, T=3, C=4, H=2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_mistakes_view_says_where_the_runs_diverge_whole_at_80x24() {
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Char('7'));
+    key(&mut a, KeyCode::Char('3')); // mask by multiply
+    key(&mut a, KeyCode::Char('d'));
+    let Screen::Mistakes(view) = &a.screen else {
+        panic!("side by side")
+    };
+    let msg = view.message.clone().expect("d says where they diverge");
+    assert!(msg.starts_with("diverge at #"), "{msg}");
+    let text = screen(&a, 80, 24);
+    assert!(tail_text(&text, 3).contains(&msg), "{msg}\n{text}");
+    // the header keeps the mistake that runs here
+    assert!(text.lines().next().unwrap().contains("here runs MISTAKE 3"), "{text}");
+}
+
+#[test]
+fn the_train_forms_hints_are_whole_at_80x24() {
+    use attn_trace::tui::screens::train::Field;
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    key(&mut a, KeyCode::Char('5'));
+    let text = screen(&a, 80, 24);
+    let flat = text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    for f in Field::ALL {
+        let hint = f.hint().split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&hint), "{f:?}: `{hint}` is cut\n{text}");
+    }
+    // and an error in place of a hint
+    key(&mut a, KeyCode::Delete);
+    for c in "no/such/file".chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    let text = screen(&a, 80, 24);
+    let flat = text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
+    let Some(train) = a.train.as_ref() else {
+        panic!("the form")
+    };
+    let err = train.form.checked.errors[Field::Dataset as usize]
+        .clone()
+        .expect("an error");
+    assert!(flat.contains(&format!("✗ {err}")), "`{err}` is cut\n{text}");
+}

@@ -297,11 +297,18 @@ fn the_log_scale_toggle_plots_the_logarithm() {
 /// with `attn-trace run` on the exported file.
 #[test]
 fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
+    // saved into a folder the first save makes, as the form's default checkpoints/ is
     let dir = tempfile::tempdir().unwrap();
-    let save = dir.path().join("tiny.safetensors");
+    let save = dir.path().join("checkpoints").join("tiny.safetensors");
     let mut app = menu_to_train(120, 40);
     tiny_form(&mut app, 30, &save);
     let spec = train(&app).form.check().spec.expect("valid");
+    assert_eq!(
+        train(&app).form.checked.new_dir.as_deref(),
+        Some(dir.path().join("checkpoints").as_path())
+    );
+    let form = draw(&app, 120, 40);
+    assert!(form.contains("checkpoints/ is made then"), "{form}");
     key(&mut app, KeyCode::Enter);
     assert!(app.wants_tick(), "a live run asks for ticks");
     tick_until(&mut app, "the run to finish", |a| {
@@ -358,6 +365,11 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     tick_until(&mut app, "the save", |a| {
         train(a).message.as_deref().is_some_and(|m| m.starts_with("saved"))
     });
+    let msg = train(&app).message.clone().unwrap_or_default();
+    assert!(
+        msg.contains(&save.display().to_string()),
+        "the status says where: {msg}"
+    );
     let loaded = attn_trace::model::checkpoint::load(&save).unwrap();
     assert_eq!(loaded.step, 30);
     assert_eq!(Some(&loaded.model), train(&app).progress().unwrap().model.as_deref());
@@ -425,7 +437,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     // e exports the layer; the file runs to the tracer's tensors, every one
     key(&mut app, KeyCode::Char('e'));
     let msg = app.tracer().unwrap().message.clone().unwrap_or_default();
-    let path = dir.path().join("tiny-step30-layer0.toml");
+    let path = dir.path().join("checkpoints").join("tiny-step30-layer0.toml");
     assert!(msg.contains(&path.display().to_string()), "{msg}");
     let text = std::fs::read_to_string(&path).unwrap();
     let prompt_text = match app.back.iter().find_map(|s| match s {
@@ -504,7 +516,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     // the saved checkpoint opens from the menu
     key(&mut app, KeyCode::Char('q'));
     assert!(matches!(app.screen, Screen::Menu(_)));
-    app.checkpoints_dir = dir.path().to_path_buf();
+    app.checkpoints_dir = dir.path().join("checkpoints");
     key(&mut app, KeyCode::Char('6'));
     let Screen::Checkpoint(c) = &app.screen else {
         panic!("menu entry 6 is Open checkpoint…")
@@ -682,9 +694,16 @@ fn attention_map_snapshots() {
         };
         assert_eq!((map.head, map.i, map.t()), (1, 9, 10));
         let screen = draw(&app, w, h);
-        // the prompt's bytes label both axes (space as ␣)
-        assert!(screen.contains("a b c | c b a ␣ a b"), "{screen}");
-        assert!(screen.contains("│b ▓▓░░"), "query labels down the side: {screen}");
+        // the prompt's bytes label both axes (space as ␣); at 80 columns every head is there,
+        // one column per cell
+        if w == 80 {
+            assert!(screen.contains("abc|cba␣ab"), "{screen}");
+            assert!(screen.contains("│b ▓░"), "query labels down the side: {screen}");
+            assert!(screen.contains("head 3"), "all four heads: {screen}");
+        } else {
+            assert!(screen.contains("a b c | c b a ␣ a b"), "{screen}");
+            assert!(screen.contains("│b ▓▓░░"), "query labels down the side: {screen}");
+        }
         insta::assert_snapshot!(format!("attn_map_{w}x{h}"), screen);
     }
     // at 120×40 both layers show; a click on layer 1, head 2, cell (i=3, j=1) traces it:
@@ -722,6 +741,99 @@ fn attention_map_snapshots() {
         (1, 2, 3, 1),
         "the clicked cell stays selected"
     );
+}
+
+#[test]
+fn checkpoints_go_in_a_folder_made_on_demand_and_are_not_committed() {
+    // the form's default is checkpoints/, where "Open checkpoint…" looks
+    let form = Form::default();
+    let save = form.value(Field::Save);
+    assert!(
+        save.starts_with(&format!("{}/", attn_trace::tui::screens::train::CHECKPOINTS)),
+        "{save}"
+    );
+    // a folder that is missing is made by the save, one level in a folder that exists
+    let dir = tempfile::tempdir().unwrap();
+    let mut form = Form::default();
+    form.set(
+        Field::Save,
+        &dir.path().join("runs/m.safetensors").display().to_string(),
+    );
+    assert_eq!(form.checked.errors[Field::Save as usize], None);
+    assert_eq!(form.checked.new_dir.as_deref(), Some(dir.path().join("runs").as_path()));
+    form.set(
+        Field::Save,
+        &dir.path().join("no/such/m.safetensors").display().to_string(),
+    );
+    assert!(
+        form.checked.errors[Field::Save as usize]
+            .as_deref()
+            .is_some_and(|e| e.contains("does not exist")),
+        "{:?}",
+        form.checked.errors
+    );
+    // neither checkpoints nor the folder are committed by accident
+    let ignore = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.gitignore")).unwrap();
+    assert!(ignore.lines().any(|l| l == "*.safetensors"), "{ignore}");
+    assert!(ignore.lines().any(|l| l == "/checkpoints/"), "{ignore}");
+}
+
+#[test]
+fn heads_side_by_side_scroll_together_and_four_heads_of_t16_fit_at_120x40() {
+    let cfg = Config {
+        seq_len: 16,
+        d_model: 16,
+        n_layers: 1,
+        n_heads: 4,
+        ..Config::default()
+    };
+    let model = Arc::new(TinyGpt::new(cfg, 5).unwrap());
+    let origin = Origin {
+        label: "map".into(),
+        checkpoint: None,
+        step: 0,
+        dataset: None,
+        dir: PathBuf::from("."),
+        stem: "map".into(),
+    };
+    let prompt = b"abcdefg|ABCDEFG|";
+    for (w, h) in [(120, 40), (80, 24)] {
+        let map = AttnMap::new(Arc::clone(&model), origin.clone(), prompt, 0).unwrap();
+        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        app.screen = Screen::AttnMap(Box::new(map));
+        // the selection on the first query, then on the last
+        for _ in 0..15 {
+            key(&mut app, KeyCode::Up);
+        }
+        for target in [0usize, 15] {
+            if target == 15 {
+                for _ in 0..15 {
+                    key(&mut app, KeyCode::Down);
+                }
+            }
+            let screen = draw(&app, w, h);
+            let lines: Vec<&str> = screen.lines().map(|l| l.trim_matches('"')).collect();
+            // the row under each box's key labels: the first query row shown, one per head
+            let boxes: Vec<usize> = lines[1].match_indices("┌").map(|(k, _)| k).collect();
+            assert_eq!(boxes.len(), 4, "{w}×{h}: four heads side by side\n{screen}");
+            for hh in 0..4 {
+                assert!(lines[1].contains(&format!("head {hh}")), "{w}×{h}: head {hh}\n{screen}");
+            }
+            // the query label right after each box's left border
+            let first_rows: Vec<char> = lines[3]
+                .split("││")
+                .filter_map(|s| s.trim_start_matches('│').chars().next())
+                .collect();
+            assert_eq!(first_rows.len(), 4, "{w}×{h}: {}", lines[3]);
+            assert!(
+                first_rows.iter().all(|&c| c == first_rows[0]),
+                "{w}×{h}, i = {target}: every head starts at the same query row: {first_rows:?}\n{screen}"
+            );
+            if w == 120 {
+                assert_eq!(first_rows[0], 'a', "all 16 rows fit at 120×40\n{screen}");
+            }
+        }
+    }
 }
 
 mod random_input {

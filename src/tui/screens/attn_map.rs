@@ -225,6 +225,8 @@ impl AttnMap {
             j: self.j,
         };
         let scenario = self.scenario(Some(focus))?;
+        let path = self.export_path();
+        super::train::make_dir_for(&path).map_err(|e| format!("{}: {e}", self.origin.dir.display()))?;
         let cfg = self.model.config;
         let mut text = String::new();
         text.push_str("# Exported by attn-trace from a trained TinyGPT (the TUI's attention map, key e).\n");
@@ -244,7 +246,6 @@ impl AttnMap {
         text.push_str(&format!("# prompt: \"{}\" ({} bytes)\n", self.prompt_text(), self.t()));
         text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
         text.push_str(&scenario.to_toml());
-        let path = self.export_path();
         crate::atomic::write(&path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         Ok(path)
     }
@@ -336,7 +337,7 @@ impl AttnMap {
             return Outcome::Stay;
         }
         for (l, h, rect) in grid_areas(area, self) {
-            let plan = heatgrid::plan(inner(rect), self.t(), self.selection_in(l, h));
+            let plan = heatgrid::plan(inner(rect), self.t(), (self.i, self.j));
             if let Some((i, j)) = heatgrid::hit(&plan, m.column, m.row) {
                 (self.layer, self.head, self.i, self.j) = (l, h, i, j);
                 let tracer = self.trace_cell();
@@ -366,7 +367,18 @@ fn row_height(t: usize) -> u16 {
 /// The screen split: a title line, the grids (one row of heads per layer, as many layers as
 /// fit), the selected cell's details, the status line.
 fn split(area: Rect, st: &AttnMap) -> [Rect; 4] {
-    let room = area.height.saturating_sub(2 + DETAIL_MIN);
+    // a message longer than the status line goes on over a second one
+    let long = st
+        .message
+        .as_ref()
+        .is_some_and(|m| m.chars().count() + 1 > area.width as usize);
+    let status_h = if long { 2 } else { 1 };
+    // the details as tall as their lines (a line on what is hidden kept when some may be)
+    let heads = st.heads();
+    let may_hide = heads_across(area.width, st.t(), heads).0 < heads || st.captures.len() > 1;
+    let probe = may_hide.then(|| format!("heads {} (Tab), layers 0 (]/[)", "0, ".repeat(heads)));
+    let detail_h = boxed_height(&detail(st, area.width, probe, Theme::MONO), area.width).max(DETAIL_MIN);
+    let room = area.height.saturating_sub(1 + status_h + detail_h);
     let row_h = row_height(st.t());
     let layers = (room / row_h.max(1)).clamp(1, st.captures.len().max(1) as u16);
     let grid_h = (layers.saturating_mul(row_h)).min(room);
@@ -374,9 +386,27 @@ fn split(area: Rect, st: &AttnMap) -> [Rect; 4] {
         Constraint::Length(1),
         Constraint::Length(grid_h),
         Constraint::Fill(1),
-        Constraint::Length(1),
+        Constraint::Length(status_h),
     ])
     .areas(area)
+}
+
+/// How many heads go across `width`, and the width of each: every head when they fit with one
+/// column per cell (two where there is room), else as many as fit with two.
+fn heads_across(width: u16, t: usize, heads: usize) -> (usize, u16) {
+    let wide = heatgrid::wanted_width(t).saturating_add(2).max(12);
+    let narrow = (t as u16).saturating_add(4).max(12);
+    let fit = if (width / narrow) as usize >= heads {
+        heads
+    } else {
+        ((width / wide) as usize).clamp(1, heads)
+    };
+    let w = if fit == 1 {
+        width
+    } else {
+        (width / fit as u16).min(wide)
+    };
+    (fit, w)
 }
 
 /// The grids on screen: `(layer, head, rectangle)`. Layers stack down, heads go across; the
@@ -384,10 +414,8 @@ fn split(area: Rect, st: &AttnMap) -> [Rect; 4] {
 fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, usize, Rect)> {
     let [_, grids, _, _] = split(area, st);
     let (heads, layers) = (st.heads(), st.captures.len());
-    let want = heatgrid::wanted_width(st.t()).saturating_add(2).max(12);
-    let fit = ((grids.width / want) as usize).clamp(1, heads);
+    let (fit, w) = heads_across(grids.width, st.t(), heads);
     let first_h = st.head.saturating_sub(fit - 1);
-    let w = if fit == 1 { grids.width } else { want };
     let row_h = row_height(st.t()).min(grids.height).max(1);
     let rows = ((grids.height / row_h) as usize).clamp(1, layers);
     let first_l = st.layer.saturating_sub(rows - 1);
@@ -404,31 +432,135 @@ fn grid_areas(area: Rect, st: &AttnMap) -> Vec<(usize, usize, Rect)> {
     out
 }
 
+/// The header after ` Attention map `, and whether it has room for where the weights come from
+/// (else the details below the grids say it).
+fn header(st: &AttnMap, width: u16) -> (String, bool) {
+    let cfg = st.model.config;
+    let mut title = format!(
+        "· \"{}\" (T={}) · layer {} of {} · {}",
+        st.prompt_text(),
+        st.t(),
+        st.layer,
+        cfg.n_layers,
+        st.variant(),
+    );
+    let origin = format!(" · {}", st.origin.label);
+    let fits = 15 + title.chars().count() + origin.chars().count() <= width as usize;
+    if fits {
+        title.push_str(&origin);
+    }
+    (title, fits)
+}
+
+/// The details of the selected cell, then (when the header has no room for it) where the weights
+/// come from, and first what the grids leave out, if anything.
+fn detail<'a>(st: &AttnMap, width: u16, hidden: Option<String>, t: Theme) -> Vec<Line<'a>> {
+    let causal = st.captures[st.layer].inputs.mask.hides(0, 1);
+    let lbl = |k: usize| heatgrid::label(st.prompt.get(k).copied().unwrap_or(b' '));
+    let h = st.head.min(st.heads() - 1);
+    let p = st.prob(h, st.i, st.j);
+    let mut row: Vec<(usize, f32)> = (0..st.t()).map(|j| (j, st.prob(h, st.i, j))).collect();
+    row.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let top: Vec<String> = row
+        .iter()
+        .take(3)
+        .map(|&(j, v)| format!("j={j} '{}' {v:.2}", lbl(j)))
+        .collect();
+    let masked = causal && st.j > st.i;
+    let visible = if causal { st.i + 1 } else { st.t() };
+    let whole_row: Vec<String> = (0..visible).map(|j| format!("{:.2}", st.prob(h, st.i, j))).collect();
+    let mut lines = Vec::new();
+    if let Some(hidden) = hidden {
+        lines.push(Line::styled(format!(" not shown for lack of room: {hidden}"), t.key()));
+    }
+    lines.push(Line::from(vec![
+        Span::styled(
+            format!(
+                " layer {} head {h}: P[i={} '{}', j={} '{}'] = ",
+                st.layer,
+                st.i,
+                lbl(st.i),
+                st.j,
+                lbl(st.j)
+            ),
+            t.base(),
+        ),
+        Span::styled(format!("{p:.4}"), t.number()),
+        Span::styled(
+            format!(
+                "  at probs[{}]{}",
+                st.offset(h, st.i, st.j),
+                if masked { " (masked: j > i)" } else { "" }
+            ),
+            t.dim(),
+        ),
+    ]));
+    lines.push(Line::styled(
+        format!(" query {} attends most to {}", st.i, top.join(" · ")),
+        t.dim(),
+    ));
+    lines.push(Line::styled(
+        format!(" P[i={}, j=0..={}] = {}", st.i, visible - 1, whole_row.join(" ")),
+        t.dim(),
+    ));
+    lines.push(Line::styled(
+        format!(" e exports this layer to {}", st.export_path().display()),
+        t.dim(),
+    ));
+    if !header(st, width).1 {
+        lines.push(Line::styled(format!(" weights: {}", st.origin.label), t.dim()));
+    }
+    lines
+}
+
+/// Rows `lines` take wrapped inside a bordered box `width` wide, borders included.
+fn boxed_height(lines: &[Line], width: u16) -> u16 {
+    let inner = width.saturating_sub(2).max(1) as usize;
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            super::help::wrap(&text, inner).len().max(1)
+        })
+        .sum();
+    rows as u16 + 2
+}
+
+/// What the grids leave out: `heads 2, 3 (Tab), layers 0 (]/[)`.
+fn hidden_text(st: &AttnMap, shown: &[(usize, usize, Rect)]) -> Option<String> {
+    let mut hidden = Vec::new();
+    let heads: Vec<String> = (0..st.heads())
+        .filter(|h| !shown.iter().any(|s| s.1 == *h))
+        .map(|h| h.to_string())
+        .collect();
+    if !heads.is_empty() {
+        hidden.push(format!("heads {} (Tab)", heads.join(", ")));
+    }
+    let layers: Vec<String> = (0..st.captures.len())
+        .filter(|l| !shown.iter().any(|s| s.0 == *l))
+        .map(|l| l.to_string())
+        .collect();
+    if !layers.is_empty() {
+        hidden.push(format!("layers {} (]/[)", layers.join(", ")));
+    }
+    (!hidden.is_empty()).then(|| hidden.join(", "))
+}
+
 pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     let t = theme;
-    let [head, _, detail, status] = split(area, st);
-    let cfg = st.model.config;
+    let [head, _, detail_area, status] = split(area, st);
+    let (title, _) = header(st, area.width);
     frame.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(" Attention map ", t.title()),
-            Span::styled(
-                format!(
-                    "· \"{}\" (T={}) · layer {} of {} · {} · {}",
-                    st.prompt_text(),
-                    st.t(),
-                    st.layer,
-                    cfg.n_layers,
-                    st.variant(),
-                    st.origin.label
-                ),
-                t.dim(),
-            ),
+            Span::styled(title, t.dim()),
         ])),
         head,
     );
     let variant = st.variant();
     let causal = st.captures[st.layer].inputs.mask.hides(0, 1);
-    for (l, h, rect) in grid_areas(area, st) {
+    let shown = grid_areas(area, st);
+    for &(l, h, rect) in &shown {
         let tt = st.t();
         let start = h * tt * tt;
         let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
@@ -445,68 +577,33 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
             t: tt,
             labels: &st.prompt,
             selected: st.selection_in(l, h),
+            focus: (st.i, st.j),
             causal,
         };
         heatgrid::render(frame.buffer_mut(), inner, &grid, t);
     }
-    let lbl = |k: usize| heatgrid::label(st.prompt.get(k).copied().unwrap_or(b' '));
-    let h = st.head.min(st.heads() - 1);
-    let p = st.prob(h, st.i, st.j);
-    let mut row: Vec<(usize, f32)> = (0..st.t()).map(|j| (j, st.prob(h, st.i, j))).collect();
-    row.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let top: Vec<String> = row
-        .iter()
-        .take(3)
-        .map(|&(j, v)| format!("j={j} '{}' {v:.2}", lbl(j)))
-        .collect();
-    let masked = causal && st.j > st.i;
-    let visible = if causal { st.i + 1 } else { st.t() };
-    let whole_row: Vec<String> = (0..visible).map(|j| format!("{:.2}", st.prob(h, st.i, j))).collect();
-    let lines = vec![
-        Line::from(vec![
-            Span::styled(
-                format!(
-                    " layer {} head {h}: P[i={} '{}', j={} '{}'] = ",
-                    st.layer,
-                    st.i,
-                    lbl(st.i),
-                    st.j,
-                    lbl(st.j)
-                ),
-                t.base(),
-            ),
-            Span::styled(format!("{p:.4}"), t.number()),
-            Span::styled(
-                format!(
-                    "  at probs[{}]{}",
-                    st.offset(h, st.i, st.j),
-                    if masked { " (masked: j > i)" } else { "" }
-                ),
-                t.dim(),
-            ),
-        ]),
-        Line::styled(format!(" query {} attends most to {}", st.i, top.join(" · ")), t.dim()),
-        Line::styled(
-            format!(" P[i={}, j=0..={}] = {}", st.i, visible - 1, whole_row.join(" ")),
-            t.dim(),
-        ),
-        Line::styled(
-            format!(" e exports this layer to {}", st.export_path().display()),
-            t.dim(),
-        ),
-    ];
+    let lines = detail(st, area.width, hidden_text(st, &shown), t);
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .block(Block::bordered().title(" selected ").border_style(t.border(false))),
-        detail,
+        detail_area,
     );
     let line = match &st.message {
         Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
-        None => Line::styled(
-            " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? · q back",
-            t.status(),
-        ),
+        None => {
+            let long = " arrows cell · Tab head · ]/[ layer · Enter/click trace this probability · t trace layer · e export · ? keys · q back";
+            let short = " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back";
+            let hint = if long.chars().count() <= status.width as usize {
+                long
+            } else {
+                short
+            };
+            Line::styled(hint, t.status())
+        }
     };
-    frame.render_widget(Paragraph::new(line).style(t.status()), status);
+    frame.render_widget(
+        Paragraph::new(line).style(t.status()).wrap(Wrap { trim: false }),
+        status,
+    );
 }

@@ -67,22 +67,29 @@ pub fn render(frame: &mut Frame, area: Rect, st: &OpenCheckpoint, theme: Theme) 
     ])
     .areas(area);
     st.render_frame(frame, [head, input, hint], "checkpoint", t);
-    let lines: Vec<Line> = if st.entries.is_empty() {
-        vec![Line::styled(
-            "no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below",
-            t.dim(),
-        )]
-    } else {
-        st.visible(list.height)
-            .map(|(k, e)| {
-                let style = if k == st.selected { t.cursor() } else { t.base() };
-                Line::from(vec![
-                    Span::styled(format!(" {:<40} ", file_name(&e.path)), style),
-                    Span::styled(format!("{} bytes", e.info), t.dim()),
-                ])
-            })
-            .collect()
-    };
+    let mut lines: Vec<Line> = st
+        .visible(list.height)
+        .map(|k| {
+            let style = if k == st.selected { t.cursor() } else { t.base() };
+            if let Some(folder) = st.folder_line(k) {
+                return Line::from(Span::styled(format!(" {folder:<40} "), style));
+            }
+            let e = &st.entries[k];
+            Line::from(vec![
+                Span::styled(format!(" {:<40} ", file_name(&e.path)), style),
+                Span::styled(format!("{} bytes", e.info), t.dim()),
+            ])
+        })
+        .collect();
+    if st.entries.is_empty() {
+        lines.insert(
+            0,
+            Line::styled(
+                "no *.safetensors files here: train one (menu → Train TinyGPT, s saves) or type a path below",
+                t.dim(),
+            ),
+        );
+    }
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" checkpoints ")),
         list,

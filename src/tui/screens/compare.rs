@@ -1,5 +1,7 @@
-//! Baseline and MHA side by side on the same input, phase by phase: where the same (i, j) lives
-//! in each layout, the two scales, and how H probability rows replace one.
+//! Two kernels side by side on the same input, phase by phase: baseline and MHA (where the same
+//! (i, j) lives in each layout, the two scales, and how H probability rows replace one), or, for
+//! a scenario that traces grouped-query attention, MHA and GQA (which key/value head each query
+//! head reads, and the memory the shared heads save).
 
 use crate::format::phase_title;
 use crate::formula::{sizes, substitute};
@@ -7,13 +9,25 @@ use crate::kernels::Variant;
 use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{num, put};
+use crate::tui::widgets::{bar, num, put};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use std::sync::Arc;
+
+/// Compare's keys, for its `?` overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("]  n  /  [  p", "next / previous phase"),
+    ("←  /  →", "key j − 1 / + 1"),
+    ("↑  /  ↓", "query i − 1 / + 1"),
+    ("h, Tab", "next head"),
+    ("b", "next batch item"),
+    ("Enter", "open the tracer (MHA) at the event that writes this element"),
+    ("?", "these keys"),
+    ("Esc  /  q", "back"),
+];
 
 /// The phases where the two kernels differ, with the buffer each shows.
 const PHASES: [(Phase, Buf); 6] = [
@@ -58,9 +72,21 @@ impl Compare {
         }
     }
 
+    /// The two kernels compared, left and right: MHA and GQA when both are traced, else the
+    /// baseline and MHA.
+    pub fn pair(&self) -> (Variant, Variant) {
+        let traced = |v| self.walk.trace(v).is_some();
+        if traced(Variant::Mha) && traced(Variant::Gqa) {
+            (Variant::Mha, Variant::Gqa)
+        } else {
+            (Variant::Baseline, Variant::Mha)
+        }
+    }
+
     /// Phases recorded by both variants.
     pub fn phases(&self) -> Vec<(Phase, Buf)> {
-        let (Some(a), Some(b)) = (self.walk.trace(Variant::Baseline), self.walk.trace(Variant::Mha)) else {
+        let (left, right) = self.pair();
+        let (Some(a), Some(b)) = (self.walk.trace(left), self.walk.trace(right)) else {
             return Vec::new();
         };
         let has = |t: &Trace, p: Phase| t.phases.iter().any(|&(s, q)| q == p && (s as usize) < t.len());
@@ -85,10 +111,11 @@ impl Compare {
             KeyCode::Char('h') | KeyCode::Tab => e.h = (e.h + 1) % sh.h.max(1),
             KeyCode::Char('b') => e.b = (e.b + 1) % sh.b.max(1),
             KeyCode::Enter => {
+                let right = self.pair().1;
                 if let Some((phase, _)) = self.phases().get(self.phase)
-                    && let Some(n) = self.event_of(Variant::Mha, *phase)
+                    && let Some(n) = self.event_of(right, *phase)
                 {
-                    return Outcome::Trace(Variant::Mha, n);
+                    return Outcome::Trace(right, n);
                 }
             }
             KeyCode::Char('?') => return Outcome::Help,
@@ -124,7 +151,7 @@ impl Compare {
         if layout.is_pairs() {
             return self.walk.score_offset(variant, e);
         }
-        let h = if variant == Variant::Mha { e.h } else { 0 };
+        let h = if variant == Variant::Baseline { 0 } else { e.h };
         layout.offset_of(&[("b", e.b), ("i", e.i), ("h", h)])
     }
 }
@@ -132,56 +159,75 @@ impl Compare {
 pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let t = theme;
     let phases = st.phases();
+    let (left_v, right_v) = st.pair();
     let Some(&(phase, buf)) = phases.get(st.phase.min(phases.len().saturating_sub(1))) else {
-        let msg = "Compare needs a scenario that traces both baseline and mha.";
+        let msg = "Compare needs a scenario that traces both baseline and mha (or mha and gqa).";
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     };
     let lines = explain(st, phase, buf);
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
-    let notes_h: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum::<usize>() + 2;
+    let notes_h: usize = lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            super::help::wrap(&text, inner_w).len().max(1)
+        })
+        .sum::<usize>()
+        + 2;
+    // the header as much of it as fits, never cut: the element is kept over the phase's formula
+    let e = st.element;
+    let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
+    let what = phase_title(phase, &st.walk.mask);
+    let title = format!(" Compare {} and {}", title_name(left_v), title_name(right_v));
+    let choices = [
+        format!("{title} · {} · {what} · element {element}", phase.name()),
+        format!("{title} · {what} · {element}"),
+        format!("{title} · {} · {element}", phase.name()),
+        format!(" Compare · {} · {element}", phase.name()),
+    ];
+    let header = bar::header(&choices, area.width);
+    let right_name = title_name(right_v);
+    let hints = [
+        format!(" ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace {right_name} here · ? keys · Esc back"),
+        " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace · ? keys".to_string(),
+        " ]/[ · ←→ · ↑↓ · h · Enter · ? keys".to_string(),
+    ];
+    let hint_lines = bar::status(&[String::new()], &hints, false, area.width);
     let [head, body, notes, hint] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(header.len() as u16),
         Constraint::Fill(1),
         Constraint::Length(notes_h as u16),
         Constraint::Length(1),
     ])
     .areas(area);
-    let e = st.element;
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(" Compare baseline and MHA ", t.title()),
-            Span::styled(
-                format!(
-                    "· {} · {} · element b={} h={} i={} j={}",
-                    phase.name(),
-                    phase_title(phase, &st.walk.mask),
-                    e.b,
-                    e.h,
-                    e.i,
-                    e.j
-                ),
-                t.dim(),
-            ),
-        ])),
-        head,
-    );
+    let bold_len = if header[0].starts_with(&title) { title.len() } else { 0 };
+    let (bold, rest) = header[0].split_at(bold_len);
+    let mut head_lines = vec![Line::from(vec![
+        Span::styled(bold.to_string(), t.title()),
+        Span::styled(rest.to_string(), t.dim()),
+    ])];
+    head_lines.extend(header[1..].iter().map(|l| Line::styled(l.clone(), t.dim())));
+    frame.render_widget(Paragraph::new(head_lines), head);
     let [left, right] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
-    side(frame, left, st, Variant::Baseline, phase, buf, t);
-    side(frame, right, st, Variant::Mha, phase, buf, t);
+    side(frame, left, st, left_v, phase, buf, t);
+    side(frame, right, st, right_v, phase, buf, t);
     frame.render_widget(
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .block(Block::bordered().title(" same element, two layouts ")),
         notes,
     );
-    frame.render_widget(
-        Paragraph::new(Span::styled(
-            " ]/[ phase · ←→ j · ↑↓ i · h head · Enter trace MHA here · Esc back",
-            t.dim(),
-        )),
-        hint,
-    );
+    let text = hint_lines.first().map_or(String::new(), |l| l.1.clone());
+    frame.render_widget(Paragraph::new(Span::styled(text, t.dim())), hint);
+}
+
+/// `baseline`, `MHA`, `GQA`: a kernel as a title names it.
+fn title_name(v: Variant) -> String {
+    match v {
+        Variant::Baseline => "baseline".to_string(),
+        other => other.name().to_uppercase(),
+    }
 }
 
 /// One variant's buffer at the end of the phase, the element's cells highlighted.
@@ -193,7 +239,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
     let e = st.element;
     let block = Block::bordered()
         .title(format!(" {variant} · {buf} "))
-        .border_style(t.border(variant == Variant::Mha));
+        .border_style(t.border(variant == st.pair().1));
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
     let Some(trace) = walk.trace(variant) else { return };
@@ -220,7 +266,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         let panel_w = 4 + js.len() as u16 * cw;
         let per_row = ((inner.width + 1) / (panel_w + 1)).max(1) as usize;
         let label = |h: usize| match (variant, buf) {
-            (Variant::Mha, _) => format!("h{h}"),
+            (Variant::Mha | Variant::Gqa, _) => format!("h{h}"),
             (_, Buf::Scores) => "S".to_string(),
             _ => "P".to_string(),
         };
@@ -259,15 +305,16 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
             y = y.saturating_add(is.len() as u16 + 2);
         }
     } else {
-        // [B,T,C] rows; MHA's heads are column groups of D
-        let D = if variant == Variant::Mha { sh.d() } else { C };
-        let h = if variant == Variant::Mha { e.h } else { 0 };
+        // [B,T,C] rows; MHA's (and GQA's) query heads are column groups of D
+        let per_head = variant != Variant::Baseline;
+        let D = if per_head { sh.d() } else { C };
+        let h = if per_head { e.h } else { 0 };
         let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
         // query rows: S of them (T in self-attention)
         let is = window(S, fit_rows, e.i);
         let x_of = |k: usize, c: usize| inner.x + 4 + k as u16 * cw + (c / D - cs.start / D) as u16;
         for (k, c) in cs.clone().enumerate() {
-            let name = if variant == Variant::Mha {
+            let name = if per_head {
                 format!("h{}d{}", c / D, c % D)
             } else {
                 format!("c{c}")
@@ -278,7 +325,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
             let yy = y.saturating_add(1 + row as u16);
             put(out, inner, inner.x, yy, &format!("i{i}"), t.dim());
             for (k, c) in cs.clone().enumerate() {
-                let coords = if variant == Variant::Mha {
+                let coords = if per_head {
                     [("b", b), ("i", i), ("h", c / D), ("d", c % D)]
                 } else {
                     [("b", b), ("i", i), ("c", c), ("h", 0)]
@@ -299,8 +346,81 @@ fn window(len: usize, count: usize, at: usize) -> std::ops::Range<usize> {
     start..start + count
 }
 
+/// MHA beside GQA: which key/value head each query head reads, the element's key offset in
+/// both layouts, the memory of k and v, and whether the two `out` agree, all from the logs.
+#[allow(non_snake_case)]
+fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
+    let walk = &st.walk;
+    let sh = walk.shape;
+    let e = st.element;
+    let (H, H_kv, D) = (sh.h, sh.h_kv, sh.d());
+    let kv_h = e.h / (H / H_kv);
+    let mut lines = vec![Line::from(format!(
+        "query head h={}: mha reads k head {}; gqa reads kv_h = h/(H/H_kv) = {}/({H}/{H_kv}) = {kv_h}, shared by heads {}..={}",
+        e.h,
+        e.h,
+        e.h,
+        kv_h * (H / H_kv),
+        kv_h * (H / H_kv) + H / H_kv - 1
+    ))];
+    let mut symbols = sizes(sh.ungrouped(), phase);
+    symbols.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j)]);
+    let mut grouped = sizes(sh, phase);
+    grouped.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j), ("kv_h", kv_h)]);
+    if let (Some(m), Some(g)) = (
+        substitute("attention_mha.rs", "k_base", &symbols),
+        substitute("attention_gqa.rs", "k_base", &grouped),
+    ) {
+        for (name, s) in [("mha", m), ("gqa", g)] {
+            lines.push(Line::from(format!(
+                "key j={} in {name}: k[{}..={}], k_base = {} = {}",
+                e.j,
+                s.value,
+                s.value + D - 1,
+                s.formula,
+                s.numbers
+            )));
+        }
+    }
+    let size = |v: Variant, buf: Buf| walk.run(v).and_then(|r| r.registry.get(buf)).map_or(0, |s| s.len());
+    let (km, kg) = (size(Variant::Mha, Buf::K), size(Variant::Gqa, Buf::K));
+    if let Some(pct) = (100 * kg).checked_div(km) {
+        lines.push(Line::from(format!(
+            "k and v: mha 2 × {km} values, gqa 2 × {kg} (H_kv/H = {H_kv}/{H}): {pct}% of MHA's, what a KV cache keeps per layer"
+        )));
+    }
+    let (wm, wg) = (size(Variant::Mha, Buf::WQkv), size(Variant::Gqa, Buf::WQkv));
+    if wm > 0 {
+        lines.push(Line::from(format!(
+            "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}"
+        )));
+    }
+    // the two outputs, as the logs leave them
+    let out = |v: Variant| -> Option<Vec<u32>> {
+        let t = walk.trace(v)?;
+        let n = t.buffer(Buf::Out)?.len();
+        let last = t.len().checked_sub(1)?;
+        Some((0..n).map(|o| t.value_at(Buf::Out, o, last).to_bits()).collect())
+    };
+    if let (Some(a), Some(b)) = (out(Variant::Mha), out(Variant::Gqa)) {
+        lines.push(Line::from(if a == b {
+            "out: identical, bit for bit: MHA here is GQA with the heads of each group tied".to_string()
+        } else {
+            format!(
+                "out: {} of {} values differ",
+                a.iter().zip(&b).filter(|(x, y)| x != y).count(),
+                a.len()
+            )
+        }));
+    }
+    lines
+}
+
 #[allow(non_snake_case)]
 fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
+    if st.pair() == (Variant::Mha, Variant::Gqa) {
+        return grouped_notes(st, phase);
+    }
     let walk = &st.walk;
     let sh = walk.shape;
     let e = st.element;

@@ -1,12 +1,15 @@
-//! The `?` overlay: every key, in one place.
+//! The `?` overlay: the keys of the screen it is opened from, in a box that scrolls when the
+//! terminal is too small for the whole list.
 
 use crate::tui::theme::Theme;
 use crate::tui::widgets::popup;
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
-/// `(keys, what they do)`: the single list the overlay shows.
+/// `(keys, what they do)`: the tracer's keys.
 pub const KEYS: &[(&str, &str)] = &[
     ("n →  /  p ←", "next / previous event (reverse stepping)"),
     ("j ↓  /  k ↑", "next / previous iteration of the innermost loop"),
@@ -21,19 +24,179 @@ pub const KEYS: &[(&str, &str)] = &[
     ("c  /  C", "continue to the next / previous breakpoint hit"),
     ("<  /  >", "timeline: one column back / forward (or click it)"),
     ("{  /  }", "previous / next access of the selected cell (its ticks)"),
+    ("Q", "quiz: predict the next access (Enter · v reveal · l level)"),
     ("s, Shift+arrows", "select a cell with the arrows (or click it)"),
     ("t  /  1-4", "switch panel tab on small screens"),
     ("e", "trained model: export this layer as scenario TOML"),
-    ("d", "mistakes side by side: both runs to where they diverge"),
     ("?", "this help"),
     ("Esc", "close a popup, clear the selection, or go back"),
     ("q", "back to the menu; from the menu, quit"),
 ];
 
-pub fn render(frame: &mut Frame, area: Rect, theme: Theme) {
-    let lines: Vec<Line> = KEYS
+/// The overlay's own keys, listed under every screen's.
+pub const OVERLAY_KEYS: &[(&str, &str)] = &[
+    ("↓ j  /  ↑ k", "scroll this list (PgDn / PgUp: a page, Home / End)"),
+    ("Esc ? q Enter", "close it"),
+];
+
+/// The overlay open over a screen: whose keys, and how far the list is scrolled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Help {
+    /// The screen it was opened from, for the title.
+    pub screen: &'static str,
+    pub keys: &'static [(&'static str, &'static str)],
+    /// First line of the list in view.
+    pub scroll: usize,
+}
+
+impl Help {
+    pub fn new(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
+        Help {
+            screen,
+            keys,
+            scroll: 0,
+        }
+    }
+
+    /// Scrolls the list drawn in `area`; `true` when the key closes the overlay.
+    pub fn key(&mut self, key: KeyEvent, area: Rect) -> bool {
+        let (_, _, page) = layout(self, area);
+        let max = lines(self, inner_width(self, area)).len().saturating_sub(page);
+        self.scroll = match key.code {
+            KeyCode::Esc | KeyCode::Enter | KeyCode::Char('?' | 'q') => return true,
+            KeyCode::Down | KeyCode::Char('j') => self.scroll + 1,
+            KeyCode::Up | KeyCode::Char('k') => self.scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll + page.max(1),
+            KeyCode::PageUp => self.scroll.saturating_sub(page.max(1)),
+            KeyCode::Home => 0,
+            KeyCode::End => max,
+            _ => self.scroll,
+        }
+        .min(max);
+        false
+    }
+}
+
+/// Width of the key column.
+const KEY_W: usize = 16;
+
+/// The widest line the list wants: the key column and the longest description.
+fn wanted_width(h: &Help) -> usize {
+    h.keys
         .iter()
-        .map(|(k, what)| Line::from(vec![Span::styled(format!("{k:>16}  "), theme.key()), Span::raw(*what)]))
+        .chain(OVERLAY_KEYS)
+        .map(|(_, what)| KEY_W + 2 + what.chars().count())
+        .max()
+        .unwrap_or(0)
+}
+
+fn inner_width(h: &Help, area: Rect) -> usize {
+    let w = (wanted_width(h) as u16 + 2).min(area.width.saturating_sub(2).max(1));
+    w.saturating_sub(2).max(1) as usize
+}
+
+/// `text` cut into lines of at most `width` characters, at spaces where it can.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let mut word = word.to_string();
+        while word.chars().count() > width {
+            if !line.is_empty() {
+                out.push(std::mem::take(&mut line));
+            }
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            out.push(head);
+        }
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() {
+        out.push(line);
+    }
+    out
+}
+
+/// The list as lines of at most `width` characters: `(key column, description)` each. Where
+/// the box is too narrow for both side by side, a key has its own line and its description the
+/// lines below it.
+fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let entries = h.keys.iter().chain([&("", "")]).chain(OVERLAY_KEYS);
+    for (keys, what) in entries {
+        if keys.is_empty() {
+            out.push((String::new(), String::new()));
+        } else if width >= KEY_W + 2 + 16 {
+            for (k, part) in wrap(what, width - KEY_W - 2).into_iter().enumerate() {
+                let key = if k == 0 {
+                    format!("{keys:>KEY_W$}  ")
+                } else {
+                    " ".repeat(KEY_W + 2)
+                };
+                out.push((key, part));
+            }
+        } else {
+            out.push((keys.to_string(), String::new()));
+            for part in wrap(what, width.saturating_sub(2)) {
+                out.push(("  ".to_string(), part));
+            }
+        }
+    }
+    out
+}
+
+/// The box, its inside and the lines of the list it shows at once.
+fn layout(h: &Help, area: Rect) -> (Rect, Rect, usize) {
+    let width = inner_width(h, area);
+    let count = lines(h, width).len();
+    let rect = popup::centered(area, width as u16 + 2, (count as u16).saturating_add(2));
+    let inner = Block::bordered().inner(rect);
+    (rect, inner, inner.height as usize)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
+    let (rect, inner, page) = layout(h, area);
+    let all = lines(h, inner.width as usize);
+    let scroll = h.scroll.min(all.len().saturating_sub(page));
+    let shown: Vec<Line> = all
+        .iter()
+        .skip(scroll)
+        .take(page)
+        .map(|(k, what)| Line::from(vec![Span::styled(k.clone(), theme.key()), Span::raw(what.clone())]))
         .collect();
-    popup::render(frame, area, "Keys · Esc closes", lines, theme.border(true), theme);
+    let mut block = Block::bordered()
+        .title(format!(" Keys · {} ", h.screen))
+        .title_style(theme.title())
+        .border_style(theme.border(true));
+    if page < all.len() {
+        let last = (scroll + page).min(all.len());
+        let more = match (scroll > 0, last < all.len()) {
+            (true, true) => "↑↓",
+            (false, true) => "↓",
+            _ => "↑",
+        };
+        block = block.title_bottom(format!(" {more} {}-{last} of {} ", scroll + 1, all.len()));
+    }
+    frame.render_widget(Clear, rect);
+    frame.render_widget(Paragraph::new(shown).block(block), rect);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn wrapping_keeps_every_word_whole_where_it_fits() {
+        assert_eq!(wrap("back to the menu; quit", 10), ["back to", "the menu;", "quit"]);
+        assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
+        assert_eq!(wrap("", 5), Vec::<String>::new());
+    }
 }

@@ -1,11 +1,28 @@
 //! The main menu.
 
 use crate::tui::theme::Theme;
+use crate::tui::walk::Walk;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
+
+/// The menu's keys, for its `?` overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("↑ k  /  ↓ j Tab", "highlight the previous / next entry"),
+    ("Home / End", "first / last entry"),
+    ("Enter, Space", "open the highlighted entry"),
+    ("1-9", "open entry 1 to 9 directly"),
+    ("0", "open entry 10 directly"),
+    (
+        "w",
+        "entries 1-3 on the built-in walkthrough again (after opening a scenario)",
+    ),
+    ("click", "open the entry under the pointer"),
+    ("?", "these keys"),
+    ("q", "quit"),
+];
 
 /// The menu's entries, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,6 +37,8 @@ pub enum Item {
     Traffic,
     Help,
     Quit,
+    /// Back to the built-in walkthrough (`w`); not a line of the list.
+    Builtin,
 }
 
 impl Item {
@@ -48,6 +67,7 @@ impl Item {
             Item::Traffic => "Memory traffic: naive vs flash",
             Item::Help => "Help",
             Item::Quit => "Quit",
+            Item::Builtin => "Back to the built-in walkthrough",
         }
     }
 
@@ -69,8 +89,9 @@ impl Item {
             Item::Traffic => {
                 "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
             }
-            Item::Help => "Every key of the tracer.",
+            Item::Help => "The menu's keys. On every screen, ? lists that screen's keys.",
             Item::Quit => "Leave attn-trace (q from the menu does the same).",
+            Item::Builtin => "Entries 1-3 step through the built-in MHA walkthrough again.",
         }
     }
 }
@@ -92,6 +113,7 @@ impl Menu {
             KeyCode::Enter | KeyCode::Char(' ') => return Item::ALL.get(self.selected).copied(),
             KeyCode::Char('q') => return Some(Item::Quit),
             KeyCode::Char('?') => return Some(Item::Help),
+            KeyCode::Char('w') => return Some(Item::Builtin),
             KeyCode::Char(c @ '1'..='9') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
@@ -107,25 +129,80 @@ impl Menu {
     }
 
     /// The entry under a click at row `y`, if any.
-    pub fn item_at(&self, area: Rect, y: u16) -> Option<usize> {
-        let list = list_area(area);
-        let row = y.checked_sub(list.y + 1)? as usize;
-        (row < Item::ALL.len() && y < list.bottom().saturating_sub(1)).then_some(row)
+    pub fn item_at(&self, area: Rect, walk: &Walk, y: u16) -> Option<usize> {
+        let a = areas(area, self.selected, walk);
+        let row = y.checked_sub(a.list.y + 1)? as usize;
+        (y < a.list.bottom().saturating_sub(1))
+            .then_some(a.first + row)
+            .filter(|&k| k < Item::ALL.len())
     }
 }
 
-fn list_area(area: Rect) -> Rect {
-    let [_, list, _] = Layout::vertical([
-        Constraint::Length(4),
-        Constraint::Length(Item::ALL.len() as u16 + 2),
+/// Lines `text` takes wrapped at `width`.
+fn wrapped(text: &str, width: u16) -> u16 {
+    super::help::wrap(text, width as usize).len().max(1) as u16
+}
+
+/// What entries 1-3 step through: `1-3: MHA walkthrough: B=1, T=3, C=4, H=2 (built in)`.
+fn scenario_line(walk: &Walk) -> (String, String) {
+    let mut what = walk.title.clone();
+    if !what.contains("B=") {
+        what.push_str(&format!(" ({})", walk.shape_text()));
+    }
+    let tail = if walk.is_builtin() {
+        " (built in)".to_string()
+    } else {
+        " · w: the built-in one".to_string()
+    };
+    (what, tail)
+}
+
+/// Where the menu's parts go, and the first entry the list shows (it scrolls on small screens).
+struct Areas {
+    head: Rect,
+    scenario: Rect,
+    list: Rect,
+    about: Rect,
+    first: usize,
+}
+
+const HINT: &str = "↑/↓ choose · Enter open · ? keys · q quit";
+
+fn areas(area: Rect, selected: usize, walk: &Walk) -> Areas {
+    let n = Item::ALL.len() as u16;
+    let tall = area.height >= 24;
+    let head_h = if tall { 4 } else { 1 };
+    let (what, tail) = scenario_line(walk);
+    let scenario_h = wrapped(&format!("1-3: {what}{tail}"), area.width);
+    let item = Item::ALL[selected.min(Item::ALL.len() - 1)];
+    let about_h = wrapped(item.about(), area.width) + wrapped(HINT, area.width) + u16::from(tall);
+    // the list as tall as its entries where the screen allows, at least three lines
+    let list_h = (n + 2)
+        .min(area.height.saturating_sub(head_h + scenario_h + about_h))
+        .max(3);
+    let [head, scenario, list, about] = Layout::vertical([
+        Constraint::Length(head_h),
+        Constraint::Length(scenario_h),
+        Constraint::Length(list_h),
         Constraint::Fill(1),
     ])
     .areas(area);
     let w = 46.min(list.width);
-    Rect {
+    let list = Rect {
         x: list.x + (list.width - w) / 2,
         width: w,
         ..list
+    };
+    let rows = list_h.saturating_sub(2).max(1) as usize;
+    let first = selected
+        .saturating_sub(rows - 1)
+        .min(Item::ALL.len().saturating_sub(rows));
+    Areas {
+        head,
+        scenario,
+        list,
+        about,
+        first,
     }
 }
 
@@ -146,46 +223,63 @@ pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str
     );
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Menu, theme: Theme) {
+pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Theme) {
     let t = theme;
-    let [head, _, about] = Layout::vertical([
-        Constraint::Length(4),
-        Constraint::Length(Item::ALL.len() as u16 + 2),
-        Constraint::Fill(1),
-    ])
-    .areas(area);
-    render_heading(
-        frame,
-        head,
-        "attn-trace",
-        "step through transformer attention one memory access at a time",
-        t,
+    let a = areas(area, st.selected, walk);
+    if a.head.height > 1 {
+        render_heading(
+            frame,
+            a.head,
+            "attn-trace",
+            "step through transformer attention one memory access at a time",
+            t,
+        );
+    } else {
+        frame.render_widget(Paragraph::new(Line::styled("attn-trace", t.title()).centered()), a.head);
+    }
+    // what entries 1-3 step through
+    let (what, tail) = scenario_line(walk);
+    let style = if walk.is_builtin() { t.dim() } else { t.key() };
+    let scenario = Line::from(vec![
+        Span::styled("1-3: ", t.dim()),
+        Span::styled(what, t.title()),
+        Span::styled(tail, style),
+    ]);
+    frame.render_widget(
+        Paragraph::new(scenario.centered()).wrap(Wrap { trim: true }),
+        a.scenario,
     );
-    let list = list_area(area);
+    let rows = a.list.height.saturating_sub(2) as usize;
     let lines: Vec<Line> = Item::ALL
         .iter()
         .enumerate()
+        .skip(a.first)
+        .take(rows)
         .map(|(k, item)| {
             let text = format!(" {} {:<40}", (k + 1) % 10, item.label());
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
-    frame.render_widget(
-        Paragraph::new(lines).block(Block::bordered().border_style(t.border(true))),
-        list,
-    );
+    let mut block = Block::bordered().border_style(t.border(true));
+    if a.first > 0 {
+        block = block.title(format!(" ↑ {} more ", a.first));
+    }
+    let below = Item::ALL.len().saturating_sub(a.first + rows);
+    if below > 0 {
+        block = block.title_bottom(format!(" ↓ {below} more "));
+    }
+    frame.render_widget(Paragraph::new(lines).block(block), a.list);
     let item = Item::ALL[st.selected.min(Item::ALL.len() - 1)];
     let help = vec![
         Line::from(Span::raw(item.about())).centered(),
-        Line::from(""),
-        Line::from(Span::styled("↑/↓ choose · Enter open · q quit · ? help", t.dim())).centered(),
+        Line::from(Span::styled(HINT, t.dim())).centered(),
     ];
     frame.render_widget(
         Paragraph::new(help).wrap(Wrap { trim: true }),
         Rect {
-            y: about.y + 1,
-            height: about.height.saturating_sub(1),
-            ..about
+            y: a.about.y + u16::from(a.about.height > 4),
+            height: a.about.height.saturating_sub(u16::from(a.about.height > 4)),
+            ..a.about
         },
     );
 }

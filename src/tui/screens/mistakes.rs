@@ -22,7 +22,7 @@ use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
-use crate::tui::widgets::{CellRef, Ctx, code, frame_ids, log, memory, put};
+use crate::tui::widgets::{CellRef, Ctx, bar, code, frame_ids, log, memory};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -73,6 +73,8 @@ pub enum Outcome {
     Help,
     /// Open the tracer on the correct run of this variant at this event.
     Trace(Variant, usize),
+    /// `Tab` asked for a kernel the scenario does not trace.
+    NotTraced(Variant),
 }
 
 /// The side-by-side view of one variant's correct and mistaken runs.
@@ -227,11 +229,15 @@ impl SideBySide {
         self.message = Some(d.to_string());
     }
 
-    fn toggle_variant(&mut self) {
+    /// The scenario's next kernel; the kernel asked for when the scenario traces no other.
+    fn toggle_variant(&mut self) -> Result<(), Variant> {
         let n = self.walk.runs.len().min(self.walk.mistaken.len());
         if n < 2 {
-            self.message = Some(format!("this scenario traces only {}", self.variant()));
-            return;
+            return Err(match self.variant() {
+                Variant::Baseline => Variant::Mha,
+                Variant::Mha | Variant::Gqa => Variant::Baseline,
+                Variant::Flash => Variant::Mha,
+            });
         }
         let phase = self
             .timeline
@@ -248,6 +254,7 @@ impl SideBySide {
                 .find(|s| Some(s.phase) == phase)
                 .map_or(0, |s| s.t0);
         }
+        Ok(())
     }
 
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
@@ -280,7 +287,11 @@ impl SideBySide {
                     Panel::Memory => Panel::Code,
                 }
             }
-            KeyCode::Tab | KeyCode::BackTab => self.toggle_variant(),
+            KeyCode::Tab | KeyCode::BackTab => {
+                if let Err(v) = self.toggle_variant() {
+                    return Outcome::NotTraced(v);
+                }
+            }
             KeyCode::Enter => match self.places()[CORRECT] {
                 Place::At(n) => return Outcome::Trace(self.variant(), n),
                 Place::Waiting(_) => {
@@ -586,11 +597,13 @@ pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool)
         .sum();
     let cap = (area.height as usize * 2 / 5).max(6);
     let notes_h = (rows + 2).min(cap) as u16;
+    let head_h = header_lines(st, area.width).len() as u16;
+    let status_h = status_lines(st, area.width).len() as u16;
     let [header, body, notes, status] = Layout::vertical([
-        Constraint::Length(1),
+        Constraint::Length(head_h),
         Constraint::Fill(1),
         Constraint::Length(notes_h),
-        Constraint::Length(1),
+        Constraint::Length(status_h),
     ])
     .areas(area);
     let [left, right] = Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(body);
@@ -605,32 +618,28 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     };
-    let (header, halves, notes, status, both) = areas(area, st);
+    let (header_area, halves, notes, status, both) = areas(area, st);
     let seg = &st.timeline.segments[st.timeline.segment_at(st.t)];
-    // the phase's title is the correct run's; a mistake whose own code runs here is named
-    let here: Vec<String> = st
-        .mistakes()
-        .list()
+    let title_len = st.walk.title.chars().count() + 1;
+    let header: Vec<Line> = header_lines(st, area.width)
         .into_iter()
-        .filter(|&m| phase_of(m) == Some(seg.phase))
-        .map(|m| format!(" · here runs MISTAKE {}", number(m)))
+        .enumerate()
+        .map(|(k, text)| {
+            // the title bold, the rest dim and the mistake's name in the error colour
+            let (head, rest) = if k == 0 {
+                text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i))
+            } else {
+                ("", text.as_str())
+            };
+            let (rest, mistake) = rest.split_at(rest.find(" · here runs MISTAKE").unwrap_or(rest.len()));
+            Line::from(vec![
+                Span::styled(head.to_string(), t.title()),
+                Span::styled(rest.to_string(), t.dim()),
+                Span::styled(mistake.to_string(), t.error()),
+            ])
+        })
         .collect();
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(format!(" {} ", st.walk.title), t.title()),
-            Span::styled(
-                format!(
-                    "· {} · {} · {}",
-                    st.variant(),
-                    seg.phase.pass().name(),
-                    phase_title(seg.phase, &st.walk.mask)
-                ),
-                t.dim(),
-            ),
-            Span::styled(here.concat(), t.error()),
-        ])),
-        header,
-    );
+    frame.render_widget(Paragraph::new(header), header_area);
     let places = st.places();
     for side in [CORRECT, MISTAKEN] {
         half(frame, halves[side], st, traces, places, side, seg.phase, both, t);
@@ -654,7 +663,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
         ),
         notes,
     );
-    render_status(frame, status, st, seg.phase, t);
+    render_status(frame, status, st, t);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -710,16 +719,16 @@ fn half(
             Span::styled(missing_why(side, phase, mistakes), t.dim()),
         ]),
     };
+    // both lines wrap rather than be cut in a narrow half, with the same height in both halves
+    let title_line = Line::from(vec![
+        Span::styled(format!(" {name}"), title_style),
+        Span::styled(shown, t.dim()),
+    ]);
+    let rows = if inner.width < 64 { 2 } else { 1 };
     let [head, ev, rest] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(1), Constraint::Fill(1)]).areas(inner);
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(format!(" {name}"), title_style),
-            Span::styled(shown, t.dim()),
-        ])),
-        head,
-    );
-    frame.render_widget(Paragraph::new(event_line), ev);
+        Layout::vertical([Constraint::Length(rows), Constraint::Length(rows), Constraint::Fill(1)]).areas(inner);
+    frame.render_widget(Paragraph::new(title_line).wrap(Wrap { trim: false }), head);
+    frame.render_widget(Paragraph::new(event_line).wrap(Wrap { trim: false }), ev);
     let code = code_view(trace, place, side, phase, mistakes);
     let empty = BTreeSet::new();
     let selected: CellRef = (trace.events[n].buf, trace.events[n].offset as usize);
@@ -733,6 +742,7 @@ fn half(
         selected,
         pinned: false,
         breakpoints: &empty,
+        quiz: false,
     };
     if both {
         let [c, m] = Layout::vertical([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(rest);
@@ -779,30 +789,68 @@ fn code_panel(frame: &mut Frame, area: Rect, cv: &CodeView, t: Theme) {
     code::draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
 }
 
-fn render_status(frame: &mut Frame, area: Rect, st: &SideBySide, phase: Phase, t: Theme) {
-    let buf = frame.buffer_mut();
-    buf.set_style(area.intersection(buf.area), t.status());
+/// The header: the title, the kernel, the pass, what the phase computes and the mistake whose
+/// code runs in it, as much as fits (the mistake's name is kept over the rest).
+fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
+    let Some(seg) = st.timeline.segments.get(st.timeline.segment_at(st.t)) else {
+        return vec![format!(" {}", st.walk.title)];
+    };
+    let here: String = st
+        .mistakes()
+        .list()
+        .into_iter()
+        .filter(|&m| phase_of(m) == Some(seg.phase))
+        .map(|m| format!(" · here runs MISTAKE {}", number(m)))
+        .collect();
+    let title = &st.walk.title;
+    let what = phase_title(seg.phase, &st.walk.mask);
+    let (v, pass) = (st.variant(), seg.phase.pass().name());
+    let choices = [
+        format!(" {title} · {v} · {pass} · {what}{here}"),
+        format!(" {title} · {what}{here}"),
+        format!(" {title} · {}{here}", seg.phase.name()),
+        format!(" {title}{here}"),
+    ];
+    bar::header(&choices, width)
+}
+
+/// The status line: the step, then the message (where the runs diverge, never cut: it goes on
+/// the next line rather) or the keys.
+fn status_lines(st: &SideBySide, width: u16) -> Vec<(String, String)> {
+    let phase = st
+        .timeline
+        .segments
+        .get(st.timeline.segment_at(st.t))
+        .map_or("", |s| s.phase.name());
     let diverge = match st.diverges_at {
         Some(n) => format!("diverge #{n}"),
         None => "never diverge".to_string(),
     };
-    let left = format!(
-        " step {}/{} │ {} │ {} │ {diverge} ",
-        st.t + 1,
-        st.timeline.len,
-        st.variant(),
-        phase.name()
-    );
-    let x = put(buf, area, area.x, area.y, &left, t.status());
-    match &st.message {
-        Some(m) => put(buf, area, x, area.y, &format!(" {m}"), t.status().patch(t.key())),
-        None => put(
-            buf,
-            area,
-            x,
-            area.y,
-            " n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back",
-            t.status(),
-        ),
+    let (step, len) = (st.t + 1, st.timeline.len);
+    let lefts = [
+        format!(" step {step}/{len} │ {} │ {phase} │ {diverge} ", st.variant()),
+        format!(" step {step}/{len} │ {phase} "),
+        format!(" {step}/{len} "),
+    ];
+    if let Some(m) = &st.message {
+        return bar::status(&lefts, &[format!(" {m}")], true, width);
+    }
+    let hints = [
+        " n/p step · j/k iter · ]/[ phase · d divergence · Enter trace · t panel · ? keys · q back",
+        " n/p step · ]/[ phase · d divergence · Enter trace · ? keys",
+        " n/p · d divergence · ? keys",
+        " ? keys",
+    ]
+    .map(String::from);
+    bar::status(&lefts, &hints, false, width)
+}
+
+fn render_status(frame: &mut Frame, area: Rect, st: &SideBySide, t: Theme) {
+    let lines = status_lines(st, area.width);
+    let right = if st.message.is_some() {
+        t.status().patch(t.key())
+    } else {
+        t.status()
     };
+    bar::render_status(frame.buffer_mut(), area, &lines, t.status(), right);
 }

@@ -25,21 +25,59 @@ pub fn default_dir() -> PathBuf {
     }
 }
 
-/// Lists `dir`'s scenarios.
+/// Lists `dir`'s scenarios, each with its title and what it teaches.
 pub fn list(dir: PathBuf) -> Open {
-    FilePicker::new(dir, "toml", |path| {
-        Scenario::load(path)
-            .map(|s| (s.title, s.about))
-            .map_err(|e| e.to_string())
-    })
+    FilePicker::new(dir, "toml", summary)
+}
+
+/// A scenario file's title and its `about`, else the first paragraph of the comment it opens
+/// with (`# What this teaches: …`), or why it cannot be used.
+fn summary(path: &Path) -> Summary {
+    let s = Scenario::load(path).map_err(|e| e.to_string())?;
+    let about = s.about.or_else(|| {
+        let bytes = crate::input::read(path, 1 << 20, "a scenario file").ok()?;
+        leading_comment(&String::from_utf8_lossy(&bytes))
+    });
+    Ok((s.title, about))
+}
+
+/// The first paragraph of the comment a file opens with, without its `#` marks and without the
+/// words `What this teaches:`; `None` when the file does not open with a comment.
+pub fn leading_comment(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map_while(|l| l.trim_start().strip_prefix('#'))
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let joined = lines.join(" ");
+    let joined = joined.strip_prefix("What this teaches:").unwrap_or(&joined).trim();
+    (!joined.is_empty()).then(|| joined.to_string())
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
     let t = theme;
+    let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
+        Some(Ok((_, Some(about)))) => vec![Line::raw(about.clone())],
+        Some(Ok((_, None))) => vec![Line::styled("(no about, and no comment at its top)", t.dim())],
+        Some(Err(e)) => vec![Line::styled(e.clone(), t.error())],
+        None => match st.selected_folder() {
+            Some(dir) => vec![Line::styled(
+                format!("Enter opens the folder {}", dir.display()),
+                t.dim(),
+            )],
+            None => Vec::new(),
+        },
+    };
+    // the about box as tall as its text (wrapped), the list at least five lines
+    let inner_w = area.width.saturating_sub(2).max(1) as usize;
+    let wrapped: usize = about_text.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum();
+    let room = area.height.saturating_sub(1 + 3 + 1);
+    let about_h = (wrapped as u16 + 2).min(room.saturating_sub(5)).max(3);
     let [head, list, about, input, hint] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Fill(2),
         Constraint::Fill(1),
+        Constraint::Length(about_h),
         Constraint::Length(3),
         Constraint::Length(1),
     ])
@@ -47,36 +85,32 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
     st.render_frame(frame, [head, input, hint], "scenario", t);
     let lines: Vec<Line> = st
         .visible(list.height)
-        .map(|(k, e)| {
+        .map(|k| {
+            let style = if k == st.selected { t.cursor() } else { t.base() };
+            if let Some(folder) = st.folder_line(k) {
+                return Line::from(Span::styled(format!(" {folder:<24} "), style));
+            }
+            let e = &st.entries[k];
             let title = match &e.info {
                 Ok((title, _)) => Span::raw(title.clone()),
                 Err(_) => Span::styled("(invalid: see below)", t.error()),
             };
-            let style = if k == st.selected { t.cursor() } else { t.base() };
             Line::from(vec![
                 Span::styled(format!(" {:<24} ", file_name(&e.path)), style),
                 title,
             ])
         })
         .collect();
-    let empty = st.entries.is_empty();
-    let body = if empty {
-        vec![Line::from(Span::styled(
-            "no *.toml files here: type a path below",
-            t.dim(),
-        ))]
-    } else {
-        lines
-    };
+    let mut body = lines;
+    if st.entries.is_empty() {
+        body.insert(
+            0,
+            Line::from(Span::styled("no *.toml files here: type a path below", t.dim())),
+        );
+    }
     frame.render_widget(Paragraph::new(body).block(Block::bordered().title(" scenarios ")), list);
-    let about_text = match st.entries.get(st.selected).map(|e| &e.info) {
-        Some(Ok((_, Some(about)))) => Paragraph::new(about.clone()),
-        Some(Ok((_, None))) => Paragraph::new(Span::styled("(no about)", t.dim())),
-        Some(Err(e)) => Paragraph::new(Span::styled(e.clone(), t.error())),
-        None => Paragraph::new(""),
-    };
     frame.render_widget(
-        about_text
+        Paragraph::new(about_text)
             .wrap(Wrap { trim: false })
             .block(Block::bordered().title(" about ")),
         about,

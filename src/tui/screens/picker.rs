@@ -22,9 +22,14 @@ pub struct FilePicker<T> {
     pub dir: PathBuf,
     /// The folder's files with the extension, sorted by path.
     pub entries: Vec<Entry<T>>,
+    /// Its subfolders, sorted, then its parent (`..`): listed after the files.
+    pub folders: Vec<PathBuf>,
+    /// The highlighted line: a file (`< entries.len()`) or else a folder.
     pub selected: usize,
     /// A path being typed; when not empty, Enter opens it instead of the highlighted entry.
     pub input: String,
+    ext: &'static str,
+    describe: fn(&Path) -> T,
 }
 
 /// What the user asked for.
@@ -32,66 +37,156 @@ pub struct FilePicker<T> {
 pub enum Choice {
     Path(PathBuf),
     Back,
+    /// The keys overlay (`?` while no path is typed).
+    Help,
 }
+
+/// The picker's keys, for its `?` overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("↑  /  ↓", "highlight the previous / next line"),
+    ("Enter", "open the highlighted file, or enter the highlighted folder"),
+    ("←", "the parent folder"),
+    ("any character", "type a path instead (Enter opens it)"),
+    ("Backspace", "delete the last character of the typed path"),
+    ("?", "these keys (when no path is typed)"),
+    ("Esc", "clear the typed path, else go back"),
+];
 
 /// Longest path the prompt accepts.
 const MAX_INPUT: usize = 4096;
 
+/// The parent of `dir`: its last component removed, or `dir/..` resolved when it has none to
+/// remove (`.`, `scenarios`).
+fn parent(dir: &Path) -> PathBuf {
+    match (dir.parent(), dir.file_name()) {
+        (Some(p), Some(_)) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::fs::canonicalize(dir.join("..")).unwrap_or_else(|_| dir.join("..")),
+    }
+}
+
 impl<T> FilePicker<T> {
-    /// Lists `dir`'s `*.{ext}` files, sorted, each described by `info`. A folder that cannot be
-    /// read lists nothing; a path can still be typed.
-    pub fn new(dir: PathBuf, ext: &str, info: impl Fn(&Path) -> T) -> FilePicker<T> {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == ext))
-                    .collect()
-            })
+    /// Lists `dir`'s `*.{ext}` files, sorted, each described by `describe`, and its folders. A
+    /// folder that cannot be read lists nothing but its parent; a path can still be typed.
+    pub fn new(dir: PathBuf, ext: &'static str, describe: fn(&Path) -> T) -> FilePicker<T> {
+        let mut picker = FilePicker {
+            dir,
+            entries: Vec::new(),
+            folders: Vec::new(),
+            selected: 0,
+            input: String::new(),
+            ext,
+            describe,
+        };
+        picker.read();
+        picker
+    }
+
+    /// (Re)reads the folder.
+    fn read(&mut self) {
+        let listed: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();
-        paths.sort();
-        let entries = paths
+        let mut files: Vec<PathBuf> = listed
+            .iter()
+            .filter(|p| !p.is_dir() && p.extension().is_some_and(|x| x == self.ext))
+            .cloned()
+            .collect();
+        files.sort();
+        let mut folders: Vec<PathBuf> = listed.into_iter().filter(|p| p.is_dir()).collect();
+        folders.sort();
+        folders.push(parent(&self.dir));
+        self.entries = files
             .into_iter()
             .map(|path| Entry {
-                info: info(&path),
+                info: (self.describe)(&path),
                 path,
             })
             .collect();
-        FilePicker {
-            dir,
-            entries,
-            selected: 0,
-            input: String::new(),
-        }
+        self.folders = folders;
+        self.selected = 0;
+    }
+
+    /// Lines of the list: the files, then the folders.
+    pub fn len(&self) -> usize {
+        self.entries.len() + self.folders.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The highlighted folder, when the highlight is on one.
+    pub fn selected_folder(&self) -> Option<&PathBuf> {
+        self.selected
+            .checked_sub(self.entries.len())
+            .and_then(|k| self.folders.get(k))
+    }
+
+    /// Is folder `k` of [`FilePicker::folders`] the parent?
+    pub fn is_parent(&self, k: usize) -> bool {
+        k + 1 == self.folders.len()
+    }
+
+    /// Shows `dir` instead.
+    fn enter(&mut self, dir: PathBuf) {
+        self.dir = dir;
+        self.read();
     }
 
     /// ↑/↓ move the highlight (wrapping), typing edits the path, Enter picks the typed path or
-    /// else the highlighted entry, Esc clears the typed path and then goes back.
+    /// else the highlighted file or folder, ← goes to the parent folder, `?` with nothing typed
+    /// asks for the keys, Esc clears the typed path and then goes back.
     pub fn key(&mut self, key: KeyEvent) -> Option<Choice> {
-        let n = self.entries.len();
+        let n = self.len();
         match key.code {
             KeyCode::Esc if !self.input.is_empty() => self.input.clear(),
             KeyCode::Esc => return Some(Choice::Back),
             KeyCode::Up if n > 0 => self.selected = (self.selected + n - 1) % n,
             KeyCode::Down if n > 0 => self.selected = (self.selected + 1) % n,
+            KeyCode::Left => self.enter(parent(&self.dir)),
             KeyCode::Backspace => {
                 self.input.pop();
             }
             KeyCode::Enter if !self.input.trim().is_empty() => {
-                return Some(Choice::Path(PathBuf::from(self.input.trim())));
+                let path = PathBuf::from(self.input.trim());
+                if path.is_dir() {
+                    self.input.clear();
+                    self.enter(path);
+                    return None;
+                }
+                return Some(Choice::Path(path));
             }
-            KeyCode::Enter => return self.entries.get(self.selected).map(|e| Choice::Path(e.path.clone())),
+            KeyCode::Enter => {
+                if let Some(dir) = self.selected_folder().cloned() {
+                    self.enter(dir);
+                    return None;
+                }
+                return self.entries.get(self.selected).map(|e| Choice::Path(e.path.clone()));
+            }
+            KeyCode::Char('?') if self.input.is_empty() => return Some(Choice::Help),
             KeyCode::Char(c) if self.input.len() < MAX_INPUT => self.input.push(c),
             _ => {}
         }
         None
     }
 
-    /// The entries a bordered list of `height` lines shows, with their index, scrolled so the
-    /// highlighted one is in view.
-    pub fn visible(&self, height: u16) -> impl Iterator<Item = (usize, &Entry<T>)> {
-        let rows = height.saturating_sub(2) as usize;
+    /// The lines a bordered list of `height` lines shows, with their index (files first, then
+    /// folders), scrolled so the highlighted one is in view.
+    pub fn visible(&self, height: u16) -> std::ops::Range<usize> {
+        let rows = (height.saturating_sub(2) as usize).max(1);
         let first = self.selected.saturating_sub(rows.saturating_sub(1));
-        self.entries.iter().enumerate().skip(first).take(rows.max(1))
+        first..(first + rows).min(self.len())
+    }
+
+    /// Line `k` of the list when it is a folder: `mistakes/` or `../ (parent folder)`.
+    pub fn folder_line(&self, k: usize) -> Option<String> {
+        let f = k.checked_sub(self.entries.len())?;
+        let path = self.folders.get(f)?;
+        Some(if self.is_parent(f) {
+            "../  (parent folder)".to_string()
+        } else {
+            format!("{}/", file_name(path))
+        })
     }
 
     /// The title line (`Open {what} · dir`), the typed path's box and the key hint.
@@ -102,10 +197,12 @@ impl<T> FilePicker<T> {
             Paragraph::new(format!("{}▏", self.input)).block(Block::bordered().title(" or type a path ")),
             input,
         );
-        frame.render_widget(
-            Paragraph::new(Span::styled(" ↑/↓ choose · Enter open · Esc back", t.dim())),
-            hint,
-        );
+        let keys = if hint.width >= 64 {
+            " ↑/↓ choose · Enter open · ← parent folder · ? keys · Esc back"
+        } else {
+            " ↑↓ choose · Enter open · ← up · ? keys"
+        };
+        frame.render_widget(Paragraph::new(Span::styled(keys, t.dim())), hint);
     }
 }
 

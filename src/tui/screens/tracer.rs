@@ -3,17 +3,23 @@
 //! State changes only in [`Tracer::key`] / [`Tracer::mouse`]; [`render`] draws from the state and
 //! never mutates. Every key is answered with O(1) or O(log n) queries on the trace's indexes.
 
+use crate::engine::kernel_shape;
+use crate::engine::registry::primal;
 use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::trace::{Buf, Pass, Phase};
+use crate::tui::gradcheck::{self, Checker, Request};
+use crate::tui::quiz::{self, Feedback, Level, Question, Quiz, Verdict};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
-use crate::tui::widgets::{self, CellRef, Ctx, code, equation, log, memory, put, timeline, variables};
+use crate::tui::widgets::{
+    self, CellRef, Ctx, code, equation, gradcheck as grad_panel, log, memory, quiz as quiz_panel, timeline, variables,
+};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Block, Paragraph};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -40,11 +46,18 @@ impl Tab {
 }
 
 /// What the app should do after a key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     Stay,
     Back,
     Help,
+    /// A note in a popup: the quiz's summary when a phase ends.
+    Note {
+        title: String,
+        text: String,
+    },
+    /// `Tab` asked for a kernel the scenario does not trace.
+    NotTraced(Variant),
 }
 
 #[derive(Debug)]
@@ -67,6 +80,10 @@ pub struct Tracer {
     pub select: bool,
     /// The terminal's width, which the timeline spans (set by the app before each key).
     pub width: u16,
+    /// Quiz mode: the learner predicts each next access before stepping.
+    pub quiz: Option<Quiz>,
+    /// The backward pass's gradient checks, computed on a worker thread.
+    pub checks: Checker,
 }
 
 impl Tracer {
@@ -77,7 +94,7 @@ impl Tracer {
             .or_else(|| walk.first_variant())
             .unwrap_or(Variant::Mha);
         let cursor = walk.start_cursor(variant);
-        Tracer {
+        let mut t = Tracer {
             walk,
             variant,
             cursor,
@@ -89,7 +106,67 @@ impl Tracer {
             tab: Tab::Memory,
             select: false,
             width: 120,
+            quiz: None,
+            checks: Checker::default(),
+        };
+        t.refresh_check();
+        t
+    }
+
+    /// Starts quiz mode at `level`.
+    pub fn start_quiz(&mut self, level: Level) {
+        let mut q = Quiz::new(level, self.cursor);
+        q.feedback = Some(Feedback::Note(format!(
+            "predict {}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
+            level.about()
+        )));
+        self.quiz = Some(q);
+    }
+
+    /// Is text being typed (the goto prompt, a quiz answer)? Then letters are the text's.
+    pub fn typing(&self) -> bool {
+        self.prompt.is_some() || self.quiz.as_ref().is_some_and(|q| !q.input.is_empty())
+    }
+
+    /// The quiz's current question, in quiz mode.
+    pub fn question(&self) -> Option<Question> {
+        let quiz = self.quiz.as_ref()?;
+        let trace = self.walk.trace(self.variant)?;
+        quiz::question(
+            trace,
+            kernel_shape(self.walk.shape, self.variant),
+            self.cursor,
+            quiz.level,
+        )
+    }
+
+    /// Takes in finished gradient checks (on the app's tick); true when one arrived.
+    pub fn tick(&mut self) -> bool {
+        self.checks.poll()
+    }
+
+    /// Asks the worker for the gradient check the panel shows at the cursor.
+    fn refresh_check(&mut self) {
+        let walk = Arc::clone(&self.walk);
+        let (Some(run), Some(inputs)) = (walk.run(self.variant), walk.inputs.as_ref()) else {
+            return;
+        };
+        let Some(trace) = run.trace.as_ref() else { return };
+        let Some((grad, off, _)) = gradcheck::target(trace, self.cursor) else {
+            return;
+        };
+        let Some(p) = primal(grad) else { return };
+        if self.checks.asked(&(self.variant, grad, off)) {
+            return;
         }
+        let at = |b: Buf| run.tensors.get(b).get(off).copied().unwrap_or(0.0);
+        self.checks.want(Request {
+            key: (self.variant, grad, off),
+            inputs: Arc::clone(inputs),
+            value: at(p),
+            analytic: at(grad),
+            label: trace.label(p, off),
+        });
     }
 
     pub fn len(&self) -> usize {
@@ -123,6 +200,7 @@ impl Tracer {
             selected: self.selected()?,
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
+            quiz: self.quiz.is_some(),
         })
     }
 
@@ -134,10 +212,32 @@ impl Tracer {
     }
 
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        let out = self.key_here(key);
+        self.moved();
+        out
+    }
+
+    /// After the cursor moved: a new quiz question, and the gradient check of the new place.
+    fn moved(&mut self) {
+        if let Some(q) = self.quiz.as_mut()
+            && q.asked_at != self.cursor
+        {
+            q.asked_at = self.cursor;
+            q.input.clear();
+            q.tries = 0;
+            q.feedback = None;
+        }
+        self.refresh_check();
+    }
+
+    fn key_here(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         if self.prompt.is_some() {
             self.prompt_key(key);
             return Outcome::Stay;
+        }
+        if let Some(out) = self.quiz_key(key) {
+            return out;
         }
         // the walk is shared: holding our own handle lets the trace outlive `&mut self` calls
         let walk = Arc::clone(&self.walk);
@@ -172,8 +272,12 @@ impl Tracer {
             KeyCode::Home => self.cursor = 0,
             KeyCode::End => self.cursor = len - 1,
             KeyCode::Char('f') => self.toggle_pass(),
-            KeyCode::Tab => self.toggle_variant(1),
-            KeyCode::BackTab => self.toggle_variant(-1),
+            KeyCode::Tab | KeyCode::BackTab => {
+                let step = if key.code == KeyCode::Tab { 1 } else { -1 };
+                if let Err(v) = self.toggle_variant(step) {
+                    return Outcome::NotTraced(v);
+                }
+            }
             KeyCode::Char('g') => self.prompt = Some(String::new()),
             KeyCode::Char('w') => self.who_wrote(),
             KeyCode::Char('r') => self.who_reads(),
@@ -202,10 +306,11 @@ impl Tracer {
             KeyCode::Char('2') => self.tab = Tab::Code,
             KeyCode::Char('3') => self.tab = Tab::Log,
             KeyCode::Char('4') => self.tab = Tab::Vars,
+            KeyCode::Char('Q') => self.start_quiz(Level::default()),
             KeyCode::Char('>') => self.along_timeline(true),
             KeyCode::Char('<') => self.along_timeline(false),
-            KeyCode::Char('}') => self.tick(true),
-            KeyCode::Char('{') => self.tick(false),
+            KeyCode::Char('}') => self.next_access(true),
+            KeyCode::Char('{') => self.next_access(false),
             KeyCode::Char('?') => return Outcome::Help,
             KeyCode::Esc if self.select || self.pinned.is_some() => {
                 self.select = false;
@@ -215,6 +320,169 @@ impl Tracer {
             _ => {}
         }
         Outcome::Stay
+    }
+
+    /// Quiz mode's own keys; `None` leaves the key to the tracer.
+    fn quiz_key(&mut self, key: KeyEvent) -> Option<Outcome> {
+        let quiz = self.quiz.as_mut()?;
+        match key.code {
+            KeyCode::Char(c)
+                if c.is_ascii_digit() || matches!(c, '.' | '-' | ',' | ' ') || (c == 'e' && !quiz.input.is_empty()) =>
+            {
+                if quiz.input.chars().count() < 160 {
+                    quiz.input.push(c);
+                }
+            }
+            KeyCode::Backspace => {
+                quiz.input.pop();
+            }
+            KeyCode::Esc if !quiz.input.is_empty() => quiz.input.clear(),
+            KeyCode::Enter => return Some(self.quiz_answer()),
+            KeyCode::Char('v') => return Some(self.quiz_reveal()),
+            KeyCode::Char('n') => return Some(self.quiz_skip()),
+            KeyCode::Char('l') => {
+                quiz.level = quiz.level.next();
+                quiz.input.clear();
+                quiz.tries = 0;
+                quiz.feedback = Some(Feedback::Note(format!(
+                    "level {}: predict {}",
+                    quiz.level.name(),
+                    quiz.level.about()
+                )));
+            }
+            KeyCode::Char('Q') => {
+                self.quiz = None;
+                self.message = Some("quiz off (Q starts it again)".into());
+            }
+            _ => return None,
+        }
+        Some(Outcome::Stay)
+    }
+
+    /// Enter in quiz mode: the typed answer against the log.
+    fn quiz_answer(&mut self) -> Outcome {
+        let walk = Arc::clone(&self.walk);
+        let (Some(trace), Some(q)) = (walk.trace(self.variant), self.question()) else {
+            if let Some(quiz) = self.quiz.as_mut() {
+                quiz.feedback = Some(Feedback::Note("the log ends here: nothing left to predict".into()));
+            }
+            return Outcome::Stay;
+        };
+        let Some(quiz) = self.quiz.as_mut() else {
+            return Outcome::Stay;
+        };
+        let shape = kernel_shape(walk.shape, self.variant);
+        let math = equation::math(trace.phase_at(q.first()), self.variant)
+            .first()
+            .copied()
+            .unwrap_or("");
+        let after = quiz::access(trace, shape, q.target() + 1);
+        let input = std::mem::take(&mut quiz.input);
+        let span = trace.phase_span(q.first());
+        match quiz::check(&q, quiz.level, &input, math, after.as_ref()) {
+            Verdict::Right => {
+                let first_try = quiz.tries == 0;
+                let score = quiz.score(self.variant, span);
+                if first_try {
+                    score.right += 1;
+                } else {
+                    score.retried += 1;
+                }
+                quiz.feedback = Some(Feedback::Right(match &q {
+                    Question::One(a) => format!("correct: {}", a.working()),
+                    Question::Iteration { name, reads, .. } => {
+                        format!("correct: the {} reads of iteration {name}", reads.len())
+                    }
+                }));
+                self.quiz_step(q.target())
+            }
+            Verdict::Wrong { text, missed } => {
+                if quiz.tries == 0 {
+                    *quiz.score(self.variant, span).missed.entry(missed).or_default() += 1;
+                }
+                quiz.tries += 1;
+                quiz.feedback = Some(Feedback::Wrong(format!("{text} · try again, or v reveals")));
+                Outcome::Stay
+            }
+            Verdict::Incomplete(text) => {
+                quiz.input = input;
+                quiz.feedback = Some(Feedback::Note(text));
+                Outcome::Stay
+            }
+        }
+    }
+
+    /// `v` in quiz mode: the answer with its working, then the step.
+    fn quiz_reveal(&mut self) -> Outcome {
+        let walk = Arc::clone(&self.walk);
+        let (Some(trace), Some(q)) = (walk.trace(self.variant), self.question()) else {
+            return Outcome::Stay;
+        };
+        let Some(quiz) = self.quiz.as_mut() else {
+            return Outcome::Stay;
+        };
+        let untried = quiz.tries == 0;
+        let score = quiz.score(self.variant, trace.phase_span(q.first()));
+        score.revealed += 1;
+        if untried {
+            let missed = match &q {
+                Question::One(a) => a.key(),
+                Question::Iteration { name, .. } => format!("iteration {name}"),
+            };
+            *score.missed.entry(missed).or_default() += 1;
+        }
+        quiz.feedback = Some(Feedback::Revealed(format!("answer: {}", q.reveal())));
+        self.quiz_step(q.target())
+    }
+
+    /// `n` in quiz mode: one step without an answer.
+    fn quiz_skip(&mut self) -> Outcome {
+        let walk = Arc::clone(&self.walk);
+        let Some(trace) = walk.trace(self.variant) else {
+            return Outcome::Stay;
+        };
+        if self.cursor + 1 >= trace.len() {
+            self.message = Some("last event of the log".into());
+            return Outcome::Stay;
+        }
+        if let Some(quiz) = self.quiz.as_mut() {
+            quiz.score(self.variant, trace.phase_span(self.cursor + 1)).skipped += 1;
+            quiz.feedback = None;
+        }
+        self.quiz_step(self.cursor + 1)
+    }
+
+    /// Moves the cursor to `to` for the quiz; when that ends a phase the learner was asked
+    /// about (or the log), its summary.
+    fn quiz_step(&mut self, to: usize) -> Outcome {
+        let walk = Arc::clone(&self.walk);
+        let Some(trace) = walk.trace(self.variant) else {
+            return Outcome::Stay;
+        };
+        let from = self.cursor;
+        self.cursor = to.min(trace.len().saturating_sub(1));
+        let Some(quiz) = self.quiz.as_mut() else {
+            return Outcome::Stay;
+        };
+        quiz.asked_at = self.cursor;
+        quiz.tries = 0;
+        quiz.input.clear();
+        let (a, b) = (trace.phase_span(from), trace.phase_span(self.cursor));
+        let ended = if a != b {
+            Some(a)
+        } else if self.cursor + 1 >= trace.len() {
+            Some(b)
+        } else {
+            None
+        };
+        let Some(k) = ended else { return Outcome::Stay };
+        match (quiz.scores.get(&(self.variant, k)), trace.phases.get(k)) {
+            (Some(score), Some(&(_, phase))) if score.asked() > 0 => Outcome::Note {
+                title: format!("Quiz · {} ({}) done", phase.name(), phase.pass().name()),
+                text: score.summary(),
+            },
+            _ => Outcome::Stay,
+        }
     }
 
     fn prompt_key(&mut self, key: KeyEvent) {
@@ -429,7 +697,7 @@ impl Tracer {
     }
 
     /// `}` / `{`: the next / previous access of the selected cell (the timeline's ticks).
-    fn tick(&mut self, forward: bool) {
+    fn next_access(&mut self, forward: bool) {
         let Some((buf, off)) = self.selected() else { return };
         let walk = Arc::clone(&self.walk);
         let Some(trace) = walk.trace(self.variant) else { return };
@@ -492,8 +760,9 @@ impl Tracer {
         self.cursor = self.saved.get(&(self.variant, there)).copied().unwrap_or(first);
     }
 
-    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around.
-    fn toggle_variant(&mut self, step: isize) {
+    /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around;
+    /// the kernel asked for when the scenario traces no other.
+    fn toggle_variant(&mut self, step: isize) -> Result<(), Variant> {
         let walk = Arc::clone(&self.walk);
         let variants = walk.variants();
         let n = variants.len() as isize;
@@ -503,8 +772,11 @@ impl Tracer {
             walk.trace(self.variant),
             walk.trace(other).filter(|_| other != self.variant),
         ) else {
-            self.message = Some(format!("this scenario traces only {}", self.variant));
-            return;
+            return Err(match self.variant {
+                Variant::Baseline => Variant::Mha,
+                Variant::Mha | Variant::Gqa => Variant::Baseline,
+                Variant::Flash => Variant::Mha,
+            });
         };
         let v = here.view(self.cursor);
         // the same score element in the other layout, else the same phase, else where we were
@@ -548,9 +820,15 @@ impl Tracer {
             .min(there.len().saturating_sub(1));
         self.pinned = None;
         self.breakpoints.clear();
+        Ok(())
     }
 
     pub fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
+        self.mouse_here(m, area, theme);
+        self.moved();
+    }
+
+    fn mouse_here(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
         match m.kind {
             MouseEventKind::ScrollDown => self.go(Some(self.cursor + 1), "last event of the log"),
             MouseEventKind::ScrollUp => self.go(self.cursor.checked_sub(1), "first event of the log"),
@@ -586,7 +864,7 @@ impl Tracer {
                 }
                 if let Some(mem) = areas.memory {
                     let inner = inner(mem);
-                    let hit = memory::hit(&memory::plan(inner, &ctx), m.column, m.row);
+                    let hit = memory::hit(&memory::plan(inner, &ctx), ctx.trace, m.column, m.row);
                     if let Some(cell) = hit {
                         self.pinned = Some(cell);
                         self.message = Some(format!("selected {}[{}]: w, r, b act on it", cell.0, cell.1));
@@ -609,11 +887,17 @@ pub struct Areas {
     pub memory: Option<Rect>,
     pub log: Option<Rect>,
     pub tabs: Option<Rect>,
+    /// The gradient check, in the backward pass.
+    pub grad: Option<Rect>,
+    /// The quiz's question and feedback, in quiz mode.
+    pub quiz: Option<Rect>,
     /// The timeline strip, one row above the status bar.
     pub timeline: Rect,
     pub status: Rect,
     /// The variables panel is itself a tab (very small screens).
     pub wide_vars: bool,
+    /// The gradient check and the quiz are bordered panels (large screens), else bare rows.
+    pub boxed: bool,
 }
 
 /// Rows a bordered paragraph of `lines` needs at `width` columns, wrapping included.
@@ -636,17 +920,38 @@ fn tab_labels(with_vars: bool) -> Vec<(Tab, String)> {
         .collect()
 }
 
+/// The quiz panel's lines, in quiz mode.
+fn quiz_lines<'a>(st: &Tracer, t: Theme) -> Option<Vec<Line<'a>>> {
+    let quiz = st.quiz.as_ref()?;
+    Some(quiz_panel::lines(quiz, st.question().as_ref(), t))
+}
+
+/// The gradient check's lines, in the backward pass of a walk that can re-run its inputs.
+fn grad_lines<'a>(st: &Tracer, ctx: &Ctx, wide: bool) -> Option<Vec<Line<'a>>> {
+    (ctx.view.pass == Pass::Backward && st.walk.inputs.is_some()).then(|| grad_panel::lines(ctx, &st.checks, wide))
+}
+
 /// Large screens show every panel; from 80×24 the variables and equation stay in view and the
-/// code, memory and log share the rest as tabs; below that everything is a tab.
+/// code, memory and log share the rest as tabs; below that everything is a tab. The gradient
+/// check (backward) sits under the equation, the quiz above the timeline.
 pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
-    let [header, body, timeline, status] = Layout::vertical([
-        Constraint::Length(1),
+    let wide = area.width >= 110 && area.height >= 30;
+    let quiz = quiz_lines(st, ctx.theme);
+    let quiz_h = match &quiz {
+        Some(l) if wide => (widgets::wrapped_rows(l, area.width.saturating_sub(2)) + 2).min(7),
+        Some(l) => widgets::wrapped_rows(l, area.width).min(3),
+        None => 0,
+    };
+    let head_h = header_lines(st, ctx, area.width).len() as u16;
+    let status_h = status_lines(st, ctx, area.width).len() as u16;
+    let [header, body, quiz_area, timeline, status] = Layout::vertical([
+        Constraint::Length(head_h),
         Constraint::Fill(1),
+        Constraint::Length(quiz_h),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(status_h),
     ])
     .areas(area);
-    let wide = area.width >= 110 && area.height >= 30;
     // the left column is wide enough for a whole `q_base = … = 10` line where possible
     let left_w = if wide {
         (area.width / 2).max(64).min(area.width - 40)
@@ -655,36 +960,49 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     };
     let vars_h = wrapped_height(&variables::lines(ctx), left_w);
     let eq_h = wrapped_height(&equation::lines(ctx), left_w);
+    // below the large layout the quiz needs the rows more than the gradient check does
+    let grad = grad_lines(st, ctx, wide).filter(|_| wide || st.quiz.is_none());
+    let grad_h = match &grad {
+        Some(l) if wide => (widgets::wrapped_rows(l, left_w.saturating_sub(2)) + 2).min(9),
+        Some(l) => widgets::wrapped_rows(l, left_w).min(2),
+        None => 0,
+    };
     let mut a = Areas {
         header,
         timeline,
         status,
+        quiz: (quiz_h > 0).then_some(quiz_area),
+        boxed: wide,
         ..Areas::default()
     };
     if wide {
         let [left, right] = Layout::horizontal([Constraint::Length(left_w), Constraint::Fill(1)]).areas(body);
-        let [code, vars, eq] = Layout::vertical([
+        let [code, vars, eq, grad_area] = Layout::vertical([
             Constraint::Fill(1),
             Constraint::Length(vars_h),
             Constraint::Length(eq_h),
+            Constraint::Length(grad_h),
         ])
         .areas(left);
         let [mem, log] = Layout::vertical([Constraint::Percentage(64), Constraint::Percentage(36)]).areas(right);
         a.code = Some(code);
         a.vars = Some(vars);
         a.eq = Some(eq);
+        a.grad = (grad_h > 0).then_some(grad_area);
         a.memory = Some(mem);
         a.log = Some(log);
-    } else if body.height >= 14 + vars_h.min(8) && area.width >= 40 {
-        let [vars, eq, tabs, rest] = Layout::vertical([
+    } else if body.height >= vars_h.min(8) + 7 + if st.quiz.is_some() { 4 } else { 7 } && area.width >= 40 {
+        let [vars, eq, grad_area, tabs, rest] = Layout::vertical([
             Constraint::Length(vars_h.min(8)),
             Constraint::Length(eq_h.min(6)),
+            Constraint::Length(grad_h),
             Constraint::Length(1),
             Constraint::Fill(1),
         ])
         .areas(body);
         a.vars = Some(vars);
         a.eq = Some(eq);
+        a.grad = (grad_h > 0).then_some(grad_area);
         a.tabs = Some(tabs);
         match st.tab {
             Tab::Code => a.code = Some(rest),
@@ -713,19 +1031,22 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     };
     let a = areas(area, st, &ctx);
     let t = theme;
-    let v = &ctx.view;
-    let header = Line::from(vec![
-        Span::styled(format!(" {} ", st.walk.title), t.title()),
-        Span::styled(
-            format!(
-                "· {} · {} · {}",
-                st.variant,
-                v.pass.name(),
-                phase_title(v.phase, &st.walk.mask)
-            ),
-            t.dim(),
-        ),
-    ]);
+    // the title bold, the rest dim, over as many lines as it takes
+    let title_len = st.walk.title.chars().count() + 1;
+    let header: Vec<Line> = header_lines(st, &ctx, area.width)
+        .into_iter()
+        .enumerate()
+        .map(|(k, text)| {
+            if k > 0 || text.chars().count() < title_len {
+                return Line::styled(text, t.dim());
+            }
+            let (head, rest) = text.split_at(text.char_indices().nth(title_len).map_or(text.len(), |(i, _)| i));
+            Line::from(vec![
+                Span::styled(head.to_string(), t.title()),
+                Span::styled(rest.to_string(), t.dim()),
+            ])
+        })
+        .collect();
     frame.render_widget(Paragraph::new(header), a.header);
     if let Some(r) = a.code {
         code::render(frame, r, &ctx, false);
@@ -740,7 +1061,17 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         memory::render(frame, r, &ctx, st.select);
     }
     if let Some(r) = a.log {
-        log::render(frame, r, &ctx, false);
+        // in quiz mode the log does not give the next access away
+        let shown = ctx.quiz.then_some(ctx.cursor);
+        log::render_until(frame, r, &ctx, false, shown);
+    }
+    if let (Some(r), Some(lines)) = (a.grad, grad_lines(st, &ctx, a.boxed)) {
+        let title = " Gradient check · L = Σ out ⊙ d_out ";
+        boxed_text(frame, r, a.boxed.then_some((title, t.border(false))), &lines);
+    }
+    if let (Some(r), Some(lines)) = (a.quiz, quiz_lines(st, t)) {
+        let title = " Quiz · Enter check · v reveal · n skip · l level · Q stop ";
+        boxed_text(frame, r, a.boxed.then_some((title, t.border(true))), &lines);
     }
     if let Some(r) = a.tabs {
         let mut spans = Vec::new();
@@ -752,7 +1083,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         for (tab, label) in tab_labels(a.wide_vars) {
             spans.push(Span::styled(label, if tab == shown { t.cursor() } else { t.dim() }));
         }
-        spans.push(Span::styled("  t: next tab", t.dim()));
+        let used: usize = spans.iter().map(|s| s.width()).sum();
+        if used + 13 <= r.width as usize {
+            spans.push(Span::styled("  t: next tab", t.dim()));
+        }
         frame.render_widget(Paragraph::new(Line::from(spans)), r);
     }
     let cols = timeline::strip(
@@ -766,28 +1100,92 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     render_status(frame, a.status, st, &ctx);
 }
 
+/// `lines` word-wrapped into `area`, in a titled border when one is given.
+fn boxed_text(frame: &mut Frame, area: Rect, border: Option<(&str, ratatui::style::Style)>, lines: &[Line]) {
+    let inner = match border {
+        Some((title, style)) => {
+            let block = Block::bordered().title(title).border_style(style);
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            inner
+        }
+        None => area,
+    };
+    widgets::draw_wrapped(frame.buffer_mut(), inner, lines);
+}
+
+/// The header: the scenario's title, the kernel, the pass and what the phase computes, as much
+/// of it as fits (the kernel and pass are in the status line too).
+fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
+    let v = &ctx.view;
+    let title = &st.walk.title;
+    let what = phase_title(v.phase, &st.walk.mask);
+    let choices = [
+        format!(" {title} · {} · {} · {what}", st.variant, v.pass.name()),
+        format!(" {title} · {what}"),
+        format!(" {title} · {}", v.phase.name()),
+        format!(" {title}"),
+    ];
+    widgets::bar::header(&choices, width)
+}
+
+/// The status line: where the cursor is, then the goto prompt, a message, or the keys, as much
+/// of them as fits; a message goes on the next line rather than be cut.
+fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
+    let (n, len) = (ctx.cursor, ctx.trace.len());
+    let (variant, pass, phase) = (st.variant, ctx.view.pass.name(), ctx.view.phase.name());
+    let lefts = [
+        format!(" #{n}/{len} │ {variant} │ {pass} │ {phase} "),
+        format!(" #{n}/{len} │ {phase} "),
+        format!(" #{n} "),
+    ];
+    if let Some(p) = &st.prompt {
+        let rights = [
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)"),
+            format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])"),
+            format!(" goto: {p}▏"),
+        ];
+        return widgets::bar::status(&lefts, &rights, true, width);
+    }
+    if let Some(m) = &st.message {
+        return widgets::bar::status(&lefts, &[format!(" {m}")], true, width);
+    }
+    if let Some(q) = &st.quiz {
+        // the score of the phase the next access is in
+        let next = (ctx.cursor + 1).min(ctx.trace.len().saturating_sub(1));
+        let span = ctx.trace.phase_span(next);
+        let phase = ctx.trace.phases.get(span).map_or("", |&(_, p)| p.name());
+        let score = q.scores.get(&(st.variant, span)).map_or("0/0".into(), |s| s.short());
+        let level = q.level.name();
+        let rights = [
+            format!(" quiz {level} · {phase} {score} · v reveal · n skip · l level · Q stop"),
+            format!(" quiz {level} · {phase} {score} · v reveal · n skip · Q stop"),
+            format!(" quiz {phase} {score} · ? keys"),
+        ];
+        // the phase is in the score: below the widest, the position is the one to shorten
+        let whole = lefts[0].chars().count() + rights[0].chars().count() <= width as usize;
+        return widgets::bar::status(if whole { &lefts } else { &lefts[1..] }, &rights, true, width);
+    }
+    let hints = [
+        " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r who · b/c break · f pass · Tab kernel · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · w/r · b/c · f · Tab · ? keys",
+        " n/p step · j/k iter · ]/[ phase · g goto · ? keys",
+        " n/p · j/k · ]/[ · g · ? keys",
+        " ? keys",
+    ]
+    .map(String::from);
+    widgets::bar::status(&lefts, &hints, false, width)
+}
+
 fn render_status(frame: &mut Frame, area: Rect, st: &Tracer, ctx: &Ctx) {
     let t = ctx.theme;
-    let buf = frame.buffer_mut();
-    buf.set_style(area.intersection(buf.area), t.status());
-    let left = format!(
-        " #{}/{} │ {} │ {} │ {} ",
-        ctx.cursor,
-        ctx.trace.len(),
-        st.variant,
-        ctx.view.pass.name(),
-        ctx.view.phase.name()
-    );
-    let x = put(buf, area, area.x, area.y, &left, t.status());
-    if let Some(p) = &st.prompt {
-        let text = format!(" goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)");
-        put(buf, area, x, area.y, &text, t.status().patch(t.key()));
-    } else if let Some(m) = &st.message {
-        put(buf, area, x, area.y, &format!(" {m}"), t.status().patch(t.key()));
+    let lines = status_lines(st, ctx, area.width);
+    let right = if st.prompt.is_some() || st.message.is_some() || st.quiz.is_some() {
+        t.status().patch(t.key())
     } else {
-        let hints = " n/p step · j/k iter · J/K outer · ]/[ phase · g goto · w/r · b/c · f · Tab · ? help";
-        put(buf, area, x, area.y, hints, t.status());
-    }
+        t.status()
+    };
+    widgets::bar::render_status(frame.buffer_mut(), area, &lines, t.status(), right);
 }
 
 /// The logical coordinates of the selected cell, for tests and the status of the compare view.

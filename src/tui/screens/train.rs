@@ -67,7 +67,7 @@ impl Field {
         }
     }
 
-    fn hint(self) -> &'static str {
+    pub fn hint(self) -> &'static str {
         match self {
             Field::Dataset => "←/→ kernels · copy · reverse · sort, or type a file path",
             Field::Layers => "L, transformer blocks",
@@ -78,7 +78,7 @@ impl Field {
             Field::Steps => "optimizer steps",
             Field::Lr => "AdamW learning rate",
             Field::Seed => "initial weights and data order",
-            Field::Save => "where s saves the checkpoint",
+            Field::Save => "s saves here, e exports layers beside it",
         }
     }
 
@@ -95,10 +95,14 @@ impl Field {
             Field::Steps => "3000",
             Field::Lr => "0.003",
             Field::Seed => "42",
-            Field::Save => "tinygpt.safetensors",
+            Field::Save => "checkpoints/tinygpt.safetensors",
         }
     }
 }
+
+/// The folder the form saves checkpoints in by default (made on the first save), where "Open
+/// checkpoint…" looks.
+pub const CHECKPOINTS: &str = "checkpoints";
 
 /// The form's field of a setting.
 fn field_of(setting: Setting) -> Field {
@@ -150,6 +154,8 @@ pub struct Checked {
     pub spec: Option<Spec>,
     /// Parameters of the configured model, when its sizes are valid.
     pub params: Option<usize>,
+    /// The save path's folder when it is still to be made (by the first save or export).
+    pub new_dir: Option<PathBuf>,
 }
 
 impl Form {
@@ -238,6 +244,7 @@ impl Form {
         }
         let source = check_source(self.value(Field::Dataset), seq, &mut err);
         let save = check_save(self.value(Field::Save), &mut err);
+        let new_dir = save.as_deref().map(dir_of).filter(|d| !d.is_dir());
         let spec = match (config, source, batch, steps, lr, seed, save) {
             (Some(config), Some(source), Some(batch), Some(steps), Some(lr), Some(seed), Some(save))
                 if errors.iter().all(Option::is_none) =>
@@ -254,7 +261,12 @@ impl Form {
             }
             _ => None,
         };
-        Checked { errors, spec, params }
+        Checked {
+            errors,
+            spec,
+            params,
+            new_dir,
+        }
     }
 
     fn key(&mut self, key: KeyEvent) -> FormKey {
@@ -384,12 +396,28 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
         );
         return None;
     }
+    // a missing folder is made when the checkpoint is saved, if the folder it goes in exists
     let dir = dir_of(&path);
-    if !dir.is_dir() {
-        err(Field::Save, format!("the directory {} does not exist", dir.display()));
+    if dir.exists() && !dir.is_dir() {
+        err(Field::Save, format!("{} is not a directory", dir.display()));
+        return None;
+    }
+    let up = dir_of(&dir);
+    if !dir.is_dir() && !up.is_dir() {
+        err(Field::Save, format!("the directory {} does not exist", up.display()));
         return None;
     }
     Some(path)
+}
+
+/// Makes the folder a checkpoint or an exported layer goes in, when it is missing: one level,
+/// in a folder that exists (the form checked that it does).
+pub fn make_dir_for(path: &Path) -> std::io::Result<()> {
+    let dir = dir_of(path);
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir(&dir)
 }
 
 /// The directory a file goes into (`.` for a bare name).
@@ -873,28 +901,17 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     let t = theme;
     let form = &st.form;
     let checked = &form.checked;
-    let rows = Field::ALL.len() as u16 + 4;
-    let [head, body, about, status] = Split::vertical([
-        Constraint::Length(1),
-        Constraint::Length(rows),
-        Constraint::Fill(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
-    frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled(" Train TinyGPT ", t.title()),
-            Span::styled("· a byte-level GPT whose attention runs on the traced kernels", t.dim()),
-        ])),
-        head,
-    );
+    let inner_w = area.width.saturating_sub(2) as usize;
     let value_w = form
         .values
         .iter()
         .map(|v| v.chars().count())
         .max()
         .unwrap_or(0)
-        .clamp(12, 28);
+        .clamp(12, inner_w.saturating_sub(3 + 9 + 2 + 24).clamp(12, 36));
+    // a hint (or an error) too long for the room beside the values goes on under it, aligned
+    let hint_x = 3 + 9 + value_w + 1 + 2;
+    let hint_w = inner_w.saturating_sub(hint_x).max(12);
     let mut lines = Vec::new();
     for (k, f) in Field::ALL.iter().enumerate() {
         let focused = k == form.focus;
@@ -919,11 +936,31 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
             ),
             Span::raw("  "),
         ];
-        match &checked.errors[k] {
-            Some(e) => spans.push(Span::styled(format!("✗ {e}"), t.error())),
-            None => spans.push(Span::styled(f.hint(), t.dim())),
+        let (hint, style) = match (&checked.errors[k], &checked.new_dir) {
+            (Some(e), _) => (format!("✗ {e}"), t.error()),
+            (None, Some(dir)) if *f == Field::Save => (
+                format!(
+                    "s saves here, e exports layers beside it ({}/ is made then)",
+                    dir.display()
+                ),
+                t.dim(),
+            ),
+            (None, _) => (f.hint().to_string(), t.dim()),
+        };
+        for (n, part) in super::help::wrap(&hint, hint_w).into_iter().enumerate() {
+            if n == 0 {
+                spans.push(Span::styled(part, style));
+                lines.push(Line::from(std::mem::take(&mut spans)));
+            } else {
+                lines.push(Line::from(vec![
+                    Span::raw(" ".repeat(hint_x)),
+                    Span::styled(part, style),
+                ]));
+            }
         }
-        lines.push(Line::from(spans));
+        if !spans.is_empty() {
+            lines.push(Line::from(spans));
+        }
     }
     lines.push(Line::from(""));
     let start_focused = form.focus == Field::ALL.len();
@@ -949,6 +986,21 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
             t.dim(),
         ),
     ]));
+    let rows = lines.len() as u16 + 2;
+    let [head, body, about, status] = Split::vertical([
+        Constraint::Length(1),
+        Constraint::Length(rows),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled(" Train TinyGPT ", t.title()),
+            Span::styled("· a byte-level GPT whose attention runs on the traced kernels", t.dim()),
+        ])),
+        head,
+    );
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" configuration ").border_style(t.border(true))),
         body,

@@ -1,8 +1,9 @@
 //! The equation panel: the math of the current phase in Unicode, then the current term's
 //! numbers and the running partial sum, read from the log (only the current iteration's events).
+#![allow(non_snake_case)]
 
 use super::{Ctx, frame_ids, num};
-use crate::format::{hidden_because, phase_title};
+use crate::format::{exact, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
@@ -99,7 +100,7 @@ fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
 }
 
 /// Phases whose writes are sums of products of reads (dot products, matrix products).
-fn accumulates(phase: Phase) -> bool {
+pub fn accumulates(phase: Phase) -> bool {
     !matches!(
         phase,
         Phase::Split
@@ -109,6 +110,9 @@ fn accumulates(phase: Phase) -> bool {
             | Phase::NoProj
             | Phase::Dropout
             | Phase::DropoutBack
+            | Phase::Rope
+            | Phase::RopeBack
+            | Phase::DecodeSoftmax
     )
 }
 
@@ -220,8 +224,10 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         if let Some(acc) = accumulation(ctx.trace, ctx.cursor) {
             out.extend(accum_lines(ctx, &acc));
         }
-    } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack) {
+    } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack | Phase::DecodeSoftmax) {
         out.extend(softmax_lines(ctx));
+    } else if matches!(v.phase, Phase::Rope | Phase::RopeBack) {
+        out.extend(rope_lines(ctx));
     } else if matches!(v.phase, Phase::Dropout | Phase::DropoutBack) {
         out.extend(dropout_lines(ctx));
     } else {
@@ -309,19 +315,6 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
     Line::from(Span::styled(text, t.op_write()))
 }
 
-/// A factor, product or sum with enough digits to check by hand: four decimals, and at least
-/// four significant digits for small values (`0.0001234`, not `0.00`).
-fn exact(v: f32) -> String {
-    if v == 0.0 {
-        return "0.0000".to_string();
-    }
-    if !v.is_finite() || v.abs() >= 999.5 {
-        return num(v);
-    }
-    let digits = (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize;
-    format!("{v:.digits$}")
-}
-
 fn var(v: &crate::trace::EventView, name: &str) -> usize {
     v.vars.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, x)| x)
 }
@@ -366,7 +359,12 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
-    let T = ctx.walk.shape.t;
+    // a decode step's row holds the t + 1 positions generated so far
+    let T = if v.phase == Phase::DecodeSoftmax {
+        var(v, "t") + 1
+    } else {
+        ctx.walk.shape.t
+    };
     let Some(row_frame) = frame_ids(tr, ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
@@ -380,7 +378,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
     let n = ctx.cursor;
     let mut out = Vec::new();
-    if v.phase == Phase::Softmax {
+    if matches!(v.phase, Phase::Softmax | Phase::DecodeSoftmax) {
         let m = (0..T).map(|k| at(Buf::Scores, k, n)).fold(f32::NEG_INFINITY, f32::max);
         if p < T {
             let so_far = (0..=j.min(T - 1))
@@ -427,6 +425,82 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             )),
             Span::styled(format!("{:.4}", pj * (dpj - dot)), t.number()),
         ]));
+    }
+    out
+}
+
+/// One rotation of a channel pair: the pair and its angle, then cos, sin and the pair's two
+/// values as the log has read them, and at each write the value turned.
+fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let tr = ctx.trace;
+    let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
+        return Vec::new();
+    };
+    // the pair's iteration: rope_cos, rope_sin, x[d0], x[d1] read, then x'[d0], x'[d1] written
+    let events: Vec<_> = (f.start as usize..f.end as usize).map(|k| (k, tr.events[k])).collect();
+    if events.len() != 6 {
+        return Vec::new();
+    }
+    let shown = |k: usize| events[k].0 <= ctx.cursor;
+    let val = |k: usize| {
+        if shown(k) {
+            exact(events[k].1.value)
+        } else {
+            "…".to_string()
+        }
+    };
+    let (m, pos) = (var(v, "m"), var(v, "t"));
+    let channels: Vec<usize> = v
+        .derived
+        .iter()
+        .rev()
+        .take(2)
+        .map(|d| d.value)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let (d0, d1) = (
+        channels.first().copied().unwrap_or(0),
+        channels.get(1).copied().unwrap_or(0),
+    );
+    let D = tr.buffer(Buf::RopeCos).map_or(2, |b| 2 * b.layout().dims[1].size);
+    let back = v.phase == Phase::RopeBack;
+    let mut out = Vec::new();
+    if let Some(r) = ctx.walk.run(ctx.variant).and_then(|run| run.rope) {
+        out.push(Line::from(format!(
+            "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {}^(−2·{m}/{D}) = {}{}",
+            r.base,
+            exact(r.angle(pos, m, D) as f32),
+            if back { ", turned back by its negative" } else { "" }
+        )));
+    }
+    let buf = events[2].1.buf;
+    out.push(Line::from(format!(
+        "cos = {}   sin = {}   {buf}[{}] = {}   {buf}[{}] = {}",
+        val(0),
+        val(1),
+        events[2].1.offset,
+        val(2),
+        events[3].1.offset,
+        val(3)
+    )));
+    let (s_0, s_1) = if back { ("+", "−") } else { ("−", "") };
+    for (k, (target, text)) in [
+        (4, format!("x[{d0}]·cos {s_0} x[{d1}]·sin")),
+        (5, format!("{s_1}x[{d0}]·sin + x[{d1}]·cos")),
+    ]
+    .into_iter()
+    .map(|(k, f)| (k, (events[k].1.offset, f)))
+    {
+        let mut spans = vec![Span::raw(format!("{buf}[{target}] = {text}"))];
+        if shown(k) {
+            spans.push(Span::raw(" = "));
+            spans.push(Span::styled(exact(events[k].1.value), t.number()));
+        }
+        out.push(Line::from(spans));
     }
     out
 }

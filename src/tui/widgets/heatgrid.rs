@@ -16,6 +16,9 @@ pub struct Grid<'a> {
     /// The prompt's bytes: the axis labels.
     pub labels: &'a [u8],
     pub selected: Option<(usize, usize)>,
+    /// The cell kept in view when the grid is larger than its area: the same for every grid
+    /// drawn side by side, so their rows and columns scroll together.
+    pub focus: (usize, usize),
     /// Pairs with `j > i` are hidden by the causal mask.
     pub causal: bool,
 }
@@ -39,13 +42,13 @@ pub fn wanted_width(t: usize) -> u16 {
     (2 + 2 * t).min(u16::MAX as usize) as u16
 }
 
-/// Places a `t`×`t` grid in `area`, scrolled so the selected cell is visible.
-pub fn plan(area: Rect, t: usize, selected: Option<(usize, usize)>) -> Plan {
+/// Places a `t`×`t` grid in `area`, scrolled so the cell `focus` is visible.
+pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> Plan {
     let room_w = area.width.saturating_sub(2) as usize;
     let cell_w: u16 = if 2 * t <= room_w { 2 } else { 1 };
     let cols = (room_w / cell_w as usize).min(t);
     let rows = (area.height.saturating_sub(1) as usize).min(t);
-    let (si, sj) = selected.unwrap_or((0, 0));
+    let (si, sj) = focus;
     let first = |sel: usize, shown: usize| if shown == 0 { 0 } else { sel.saturating_sub(shown - 1) };
     Plan {
         x: area.x.saturating_add(2),
@@ -97,7 +100,7 @@ pub fn cell(theme: Theme, p: f32) -> (Style, &'static str) {
 }
 
 pub fn render(buf: &mut Buffer, area: Rect, g: &Grid, theme: Theme) {
-    let p = plan(area, g.t, g.selected);
+    let p = plan(area, g.t, g.focus);
     let w = p.cell_w as usize;
     // key labels across the top, query labels down the side; the selected pair's in the key colour
     let token = |k: usize, selected: bool| {
@@ -148,7 +151,7 @@ mod tests {
     #[test]
     fn clicks_map_back_to_the_cell_drawn_there() {
         let area = Rect::new(10, 5, 40, 20);
-        let p = plan(area, 6, Some((5, 2)));
+        let p = plan(area, 6, (5, 2));
         assert_eq!((p.cell_w, p.rows, p.cols), (2, 6, 6));
         // cell (i=3, j=4) is drawn at x = 12 + 4·2, y = 6 + 3
         assert_eq!(hit(&p, 20, 9), Some((3, 4)));
@@ -160,7 +163,7 @@ mod tests {
     #[test]
     fn a_grid_larger_than_its_area_scrolls_to_the_selection() {
         let area = Rect::new(0, 0, 20, 8);
-        let p = plan(area, 30, Some((29, 12)));
+        let p = plan(area, 30, (29, 12));
         assert_eq!(p.cell_w, 1, "one column per cell when two do not fit");
         assert_eq!((p.rows, p.cols), (7, 18));
         assert_eq!((p.first_i, p.first_j), (23, 0));

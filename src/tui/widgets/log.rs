@@ -37,6 +37,12 @@ pub fn has_tiles(trace: &Trace) -> bool {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    render_until(frame, area, ctx, focused, None);
+}
+
+/// [`render`], showing no event after `last` (quiz mode hides what comes next): the row after
+/// it says `?`, the rest stay empty.
+pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, last: Option<usize>) {
     let t = ctx.theme;
     let block = Block::bordered()
         .title(format!(" Event log · {} events ", ctx.trace.len()))
@@ -50,9 +56,21 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let len = ctx.trace.len();
     // the cursor sits in the middle of the window, except near either end of the log
     let first = ctx.cursor.saturating_sub(h / 2).min(len.saturating_sub(h));
-    let buf = frame.buffer_mut();
     for (row, n) in (first..len).take(h).enumerate() {
         let y = inner.y + row as u16;
+        if let Some(last) = last.filter(|&l| n > l) {
+            if n == last + 1 {
+                put(
+                    frame.buffer_mut(),
+                    inner,
+                    inner.x,
+                    y,
+                    &format!(" #{n} ?  (quiz: predict it)"),
+                    t.dim(),
+                );
+            }
+            continue;
+        }
         let e = ctx.trace.events[n];
         let bp = ctx.breakpoints.contains(&(e.buf, e.offset as usize));
         let marker = if n == ctx.cursor {
@@ -71,8 +89,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             }
         };
         let marker_style = if bp && n != ctx.cursor { t.breakpoint() } else { style };
+        let buf = frame.buffer_mut();
         let x = put(buf, inner, inner.x, y, marker, marker_style);
-        let text = line(ctx.trace, n);
+        let mut text = line(ctx.trace, n);
+        // on a narrow panel the padding goes before the label is cut
+        if text.chars().count() + 1 > inner.width as usize {
+            text = text.replace("read  ", "read ").replace("  (", " (");
+        }
         let end = put(buf, inner, x, y, &text, style);
         if n == ctx.cursor && end < inner.right() {
             put(buf, inner, end, y, &" ".repeat((inner.right() - end) as usize), style);

@@ -6,12 +6,13 @@
 //! [`plan`] places every cell; [`render`] draws the plan and [`hit`] answers mouse clicks from
 //! the same plan, so what is clicked is what was drawn.
 
-use super::{CellRef, Ctx, frame_ids, num, put};
+use super::{CellRef, Ctx, dot, frame_ids, num, put};
 use crate::tensor::{Layout, Level};
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
 use std::collections::HashSet;
 
@@ -131,6 +132,12 @@ pub struct Placed {
     pub legend: Option<u16>,
     pub labels: Vec<(u16, u16, String, bool)>,
     pub cells: Vec<Spot>,
+    /// What the grid leaves out (`… 2 more rows: i0..=1 · h0, h1 hidden`), at `(x, y)`.
+    pub note: Option<(u16, u16, String)>,
+    /// Rows of the buffer's matrices, shown or not.
+    pub total_rows: usize,
+    /// Matrices or columns that stay hidden however many rows are shown.
+    pub hidden_beyond_rows: bool,
 }
 
 /// One matrix of a buffer's grid.
@@ -263,9 +270,17 @@ fn focus_of(ctx: &Ctx, buf: Buf) -> usize {
         .map_or(0, |e| e.offset as usize)
 }
 
-/// Buffers to draw: the current event's, the selected cell's, then the rest of the phase's.
-pub fn buffers(ctx: &Ctx) -> Vec<Buf> {
-    let mut out = vec![ctx.view.buf];
+/// Buffers to draw, most wanted first: in a dot product the buffer it writes and those of its
+/// operands, else the current event's; then the selected cell's; then the rest of the phase's.
+pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
+    let mut out = Vec::new();
+    if let Some(d) = dot {
+        out.push(ctx.trace.events[d.write].buf);
+        if let Some(t) = d.terms.first() {
+            out.extend(t.reads.iter().map(|&k| ctx.trace.events[k].buf));
+        }
+    }
+    out.push(ctx.view.buf);
     if ctx.pinned {
         out.push(ctx.selected.0);
     }
@@ -275,40 +290,162 @@ pub fn buffers(ctx: &Ctx) -> Vec<Buf> {
     out
 }
 
-/// Lays out as many buffers as fit in `area` (the panel's inside).
-pub fn plan(area: Rect, ctx: &Ctx) -> Vec<Placed> {
-    let mut out = Vec::new();
-    let mut y = area.y;
-    for buf in buffers(ctx) {
-        let room = area.bottom().saturating_sub(y);
-        if room < 3 {
-            break;
-        }
-        let Some(p) = place(
-            Rect {
-                y,
-                height: room,
-                ..area
-            },
-            ctx,
-            buf,
-        ) else {
-            break;
-        };
-        let used = p
-            .labels
-            .iter()
-            .map(|l| l.1)
-            .chain(p.cells.iter().map(|c| c.y))
-            .max()
-            .map_or(y, |m| m + 1);
-        out.push(p);
-        y = used + 1; // a blank line between buffers
-    }
-    out
+/// What the memory panel draws: the dot product being stepped, as many buffers as fit, and the
+/// buffers that did not fit (named on the last line).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub dot: Option<dot::DotPlan>,
+    pub grids: Vec<Placed>,
+    /// Buffers of the phase left out for lack of room, and the line inside the panel that says
+    /// so; `None` when the dot product fills the panel, and the panel's bottom border says it.
+    pub unshown: Vec<Buf>,
+    pub unshown_y: Option<u16>,
 }
 
-fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
+/// How a buffer's grid can shrink: lines it always takes, the rows it has, and whether some of
+/// its matrices or columns stay hidden whatever the height.
+struct Need {
+    fixed: u16,
+    rows: usize,
+    hidden: bool,
+}
+
+impl Need {
+    /// Lines taken with `rows` grid rows, and the flat row or not. A note on what is hidden
+    /// shares its line with the blank line before the flat row.
+    fn height(&self, rows: usize, flat: bool) -> u16 {
+        let note = rows < self.rows || self.hidden;
+        self.fixed + rows as u16 + u16::from(note || flat) + if flat { 2 } else { 0 }
+    }
+}
+
+/// Rows each buffer gets before any gets its flat row.
+const FEW_ROWS: usize = 8;
+
+/// Lays out the panel's inside `area`: the dot product first, then the buffers in the order of
+/// [`buffers`], each given one row before any gets more, then up to [`FEW_ROWS`] rows, then flat
+/// rows, then the remaining rows, while they fit; what is left out is said.
+pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
+    let dot = dot::plan(area, ctx).filter(|d| d.height <= area.height);
+    let top = dot.as_ref().map_or(area.y, |d| area.y + d.height + 1);
+    let room = area.bottom().saturating_sub(top);
+    let bufs = buffers(ctx, dot.as_ref().map(|d| &d.dot));
+    let needs: Vec<(Buf, Need)> = bufs
+        .iter()
+        .filter_map(|&b| {
+            let p = place(Rect { y: top, ..area }, ctx, b, 1, false)?;
+            let fixed = 2 + u16::from(p.heat);
+            Some((
+                b,
+                Need {
+                    fixed,
+                    rows: p.total_rows,
+                    hidden: p.hidden_beyond_rows,
+                },
+            ))
+        })
+        .collect();
+    // lines taken by the first `k` buffers with these rows and flat rows, a blank line between
+    let total = |shape: &[(usize, bool)]| -> u16 {
+        shape
+            .iter()
+            .zip(&needs)
+            .map(|(&(r, f), (_, n))| n.height(r, f))
+            .sum::<u16>()
+            + shape.len().saturating_sub(1) as u16
+    };
+    // the line that names what is left out, when something is
+    let fits = |shape: &[(usize, bool)]| {
+        let reserve = u16::from(shape.len() < needs.len());
+        let gap = u16::from(!shape.is_empty() && shape.len() < needs.len());
+        total(shape) + reserve + gap <= room
+    };
+    let mut shape: Vec<(usize, bool)> = Vec::new();
+    for _ in &needs {
+        shape.push((1, false));
+        if !fits(&shape) {
+            shape.pop();
+            break;
+        }
+    }
+    // rows up to a screenful each, then the flat rows, then the rest of the rows
+    let grow = |shape: &mut Vec<(usize, bool)>, most: usize| {
+        for k in 0..shape.len() {
+            while shape[k].0 < needs[k].1.rows.min(most) {
+                shape[k].0 += 1;
+                if !fits(shape) {
+                    shape[k].0 -= 1;
+                    break;
+                }
+            }
+        }
+    };
+    // too short for a grid with its note and the line naming the rest: the first grid alone,
+    // as many rows as fit, its note and the rest said on the panel's bottom border
+    let tight = shape.is_empty() && needs.first().is_some_and(|(_, n)| n.fixed < room);
+    if tight {
+        let (_, n) = &needs[0];
+        let rows = usize::from(room - n.fixed).min(n.rows);
+        let mut grids = Vec::new();
+        grids.extend(place(Rect { y: top, ..area }, ctx, needs[0].0, rows, false));
+        return Plan {
+            dot,
+            grids,
+            unshown: needs[1..].iter().map(|(b, _)| *b).collect(),
+            unshown_y: None,
+        };
+    }
+    grow(&mut shape, FEW_ROWS);
+    for k in 0..shape.len() {
+        shape[k].1 = true;
+        if !fits(&shape) {
+            shape[k].1 = false;
+        }
+    }
+    grow(&mut shape, usize::MAX);
+    let mut grids = Vec::new();
+    let mut y = top;
+    for (&(rows, flat), (buf, need)) in shape.iter().zip(&needs) {
+        if let Some(p) = place(Rect { y, ..area }, ctx, *buf, rows, flat) {
+            grids.push(p);
+        }
+        y += need.height(rows, flat) + 1;
+    }
+    let unshown: Vec<Buf> = needs[shape.len()..].iter().map(|(b, _)| *b).collect();
+    // below the last grid, or without the blank line before it; never over the dot product
+    let unshown_y = [y, y.saturating_sub(1)]
+        .into_iter()
+        .find(|&row| row < area.bottom() && dot.as_ref().is_none_or(|d| row >= area.y + d.height));
+    Plan {
+        dot,
+        grids,
+        unshown,
+        unshown_y,
+    }
+}
+
+/// `i0..=1`, `i3`: a stretch of one dimension.
+fn stretch(name: &str, r: std::ops::Range<usize>) -> String {
+    if r.len() == 1 {
+        format!("{name}{}", r.start)
+    } else {
+        format!("{name}{}..={}", r.start, r.end - 1)
+    }
+}
+
+/// What a window leaves out of `0..len`: `i0..=1, i5` (empty when nothing).
+fn outside(name: &str, len: usize, win: &std::ops::Range<usize>) -> String {
+    [0..win.start, win.end..len]
+        .into_iter()
+        .filter(|r| !r.is_empty())
+        .map(|r| stretch(name, r))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Places `buf` at the top of `area` with at most `max_rows` grid rows around the focus, and
+/// its flat row when `flat`.
+fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option<Placed> {
     let info = ctx.trace.buffer(buf)?;
     let layout = info.layout();
     let len = info.len();
@@ -351,18 +488,28 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
     // widths in usize: a [B,T,3C] row of a large model is wider than u16 counts
     let gaps = p0.cols.checked_div(p0.group).unwrap_or(0);
     let full = |cw: u16| (lw as usize + p0.cols * cw as usize + gaps).min(u16::MAX as usize) as u16;
-    let heat = full(VALUE_W) > area.width;
-    let cw = if heat { HEAT_W } else { VALUE_W };
+    // a value cell is wide enough for its number and for its column's name (`kv_h1d0`)
+    let digits = |n: usize| n.to_string().len();
+    let name_w = match p0.cols.checked_div(p0.group) {
+        Some(heads) => {
+            p0.cnames[0].len()
+                + digits(heads.saturating_sub(1))
+                + p0.cnames[1].len()
+                + digits(p0.group.saturating_sub(1))
+        }
+        None => p0.cnames[0].len() + digits(p0.cols.saturating_sub(1)),
+    };
+    let value_w = VALUE_W.max(name_w as u16 + 1);
+    let heat = full(value_w) > area.width;
+    let cw = if heat { HEAT_W } else { value_w };
     let panel_w = full(cw).min(area.width) + 2;
     let fit_panels = ((area.width + 2) / panel_w).max(1) as usize;
-    // rows: title, (heat legend,) column header, grid rows, blank, two lines of the flat row
+    // rows: title, (heat legend,) column header, grid rows, a note or a blank, the flat row
     let legend = heat.then_some(area.y + 1);
-    let avail = area.height.saturating_sub(2 + u16::from(heat)) as usize;
-    let flat = avail >= 4;
-    let max_rows = if flat { avail - 3 } else { avail }.max(1);
-    let row_win = window(p0.rows, max_rows, fr);
+    let row_win = window(p0.rows, max_rows.max(1), fr);
     let col_room = (area.width.saturating_sub(lw) / cw) as usize;
     let col_win = window(p0.cols, col_room.max(1), fc);
+    let panel_win = window(ps.len(), fit_panels, fp);
     let mut x0 = area.x;
     let y_head = area.y + 1 + u16::from(heat);
     // heat cells are narrower than their labels: a label goes where it fits, whole, and the
@@ -376,12 +523,8 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
             labels.push((start, y, name, false));
         }
     };
-    for (k, p) in ps
-        .iter()
-        .enumerate()
-        .skip(window(ps.len(), fit_panels, fp).start)
-        .take(fit_panels)
-    {
+    let mut drawn_panels = 0;
+    for (k, p) in ps.iter().enumerate().skip(panel_win.start).take(panel_win.len()) {
         let mut x = x0 + lw;
         let label = if p.label.is_empty() {
             String::new()
@@ -422,13 +565,55 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
             };
             labels.push((x0, y_head + 1 + row as u16, name, false));
         }
+        drawn_panels += 1;
         x0 = x0.saturating_add(panel_w);
         if x0 >= area.right() {
             break;
         }
     }
+    // what the window leaves out, said under the grid: `(with ranges, counts only)` each
+    let mut hidden: Vec<(String, String)> = Vec::new();
+    let shown_panels = panel_win.start..panel_win.start + drawn_panels;
+    if row_win.len() < p0.rows {
+        let n = p0.rows - row_win.len();
+        let what = outside(p0.rname, p0.rows, &row_win);
+        let rows = format!("… {n} more row{}", if n == 1 { "" } else { "s" });
+        hidden.push((format!("{rows}: {what}"), rows));
+    }
+    if shown_panels.len() < ps.len() {
+        let names: Vec<&str> = ps
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| !shown_panels.contains(k))
+            .map(|(_, p)| p.label.as_str())
+            .collect();
+        let list = if names.len() > 3 {
+            format!("{}, …, {} hidden", names[0], names[names.len() - 1])
+        } else {
+            format!("{} hidden", names.join(", "))
+        };
+        let count = format!("{} more matrices", names.len());
+        hidden.push((list, count));
+    }
+    if col_win.len() < p0.cols {
+        let what = outside(if p0.group > 0 { "column " } else { p0.cnames[0] }, p0.cols, &col_win);
+        let cols = format!("… {} more columns", p0.cols - col_win.len());
+        hidden.push((format!("{cols}: {what}"), cols));
+    }
+    let hidden_beyond_rows = hidden.len() > usize::from(row_win.len() < p0.rows);
+    // the whole note where it fits, else its parts without their ranges, one by one
+    let width = area.width as usize;
+    let mut parts: Vec<&str> = hidden.iter().map(|h| h.0.as_str()).collect();
+    for k in 0..hidden.len() {
+        if parts.join(" · ").chars().count() <= width {
+            break;
+        }
+        parts[k] = &hidden[k].1;
+    }
+    let y_note = y_head + 1 + row_win.len() as u16;
+    let note = (!parts.is_empty()).then(|| (area.x, y_note, parts.join(" · ")));
     if flat {
-        let y = y_head + 2 + row_win.len() as u16;
+        let y = y_note + 1;
         let lw = 5;
         labels.push((area.x, y, "off".into(), false));
         labels.push((area.x, y + 1, "data".into(), false));
@@ -452,16 +637,23 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf) -> Option<Placed> {
         legend,
         labels,
         cells,
+        note,
+        total_rows: p0.rows,
+        hidden_beyond_rows,
     })
 }
 
-/// The cell under a mouse click, if any.
-pub fn hit(plan: &[Placed], x: u16, y: u16) -> Option<CellRef> {
-    plan.iter().find_map(|p| {
-        p.cells
-            .iter()
-            .find(|s| s.y == y && x >= s.x && x < s.x + s.w.max(1))
-            .map(|s| (p.buf, s.off))
+/// The cell under a mouse click, if any: a grid cell, or an operand of the dot product.
+pub fn hit(plan: &Plan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> {
+    let inside = |sx: u16, sy: u16, w: u16| sy == y && x >= sx && x < sx + w.max(1);
+    let grid = plan
+        .grids
+        .iter()
+        .find_map(|p| p.cells.iter().find(|s| inside(s.x, s.y, s.w)).map(|s| (p.buf, s.off)));
+    grid.or_else(|| {
+        let d = plan.dot.as_ref()?;
+        let s = d.spots.iter().find(|s| inside(s.x, s.y, s.w))?;
+        dot::spot_cell(trace, &d.dot, s)
     })
 }
 
@@ -480,18 +672,48 @@ fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
         .collect()
 }
 
+/// The line that names the buffers left out, in at most `width` characters where it can.
+fn left_out(bufs: &[Buf], width: usize) -> String {
+    let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
+    let long = format!("no room for {} (a taller terminal shows them)", names.join(", "));
+    let short = format!("no room for {}", names.join(", "));
+    [long, short]
+        .into_iter()
+        .find(|t| t.chars().count() <= width)
+        .unwrap_or_else(|| format!("no room for {} more buffers", names.len()))
+}
+
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
-    let block = Block::bordered().title(" Memory ").border_style(t.border(focused));
+    let mut block = Block::bordered().title(" Memory ").border_style(t.border(focused));
     let inner = block.inner(area);
+    let plan = plan(inner, ctx);
+    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
+    // a grid's note below the panel's last line goes on its bottom border, with what is left out
+    let low_note = plan
+        .grids
+        .iter()
+        .filter_map(|p| p.note.as_ref())
+        .find(|(_, y, _)| *y >= inner.bottom())
+        .map(|(_, _, text)| text.clone());
+    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out.clone());
+    let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
+    if !border.is_empty() {
+        block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
+    }
     block.render(area, frame.buffer_mut());
-    let placed = plan(inner, ctx);
     let touched = touched(ctx.trace, ctx.cursor);
     let region = tile_region(ctx);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
     let buf = frame.buffer_mut();
-    for p in &placed {
+    if let Some(d) = &plan.dot {
+        dot::render(buf, inner, ctx, d);
+    }
+    if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
+        put(buf, inner, inner.x, y, &left_out, t.dim());
+    }
+    for p in &plan.grids {
         let level = ctx.trace.level(p.buf);
         for (k, (x, y, text, strong)) in p.labels.iter().enumerate() {
             // the title (the first label) in its level's colour in a tiled kernel's trace
@@ -501,6 +723,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 _ => t.dim(),
             };
             put(buf, inner, *x, *y, text, style);
+        }
+        if let Some((x, y, text)) = &p.note {
+            put(buf, inner, *x, *y, text, t.dim());
         }
         let values: Vec<f32> = p
             .cells
@@ -582,6 +807,17 @@ fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: 
         let heat = f64::from(k) / 4.0;
         x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
     }
-    let marks = format!(" +{}  ◀▶ this access  ▪▪ read this iteration  ·· masked", num(scale));
-    put(buf, area, x, y, &marks, t.dim());
+    // the marks that fit, whole: the scale's end first
+    let marks = [
+        format!(" +{}", num(scale)),
+        "  ◀▶ this access".to_string(),
+        "  ▪▪ read this iteration".to_string(),
+        "  ·· masked".to_string(),
+    ];
+    for m in marks {
+        if x + m.chars().count() as u16 > area.right() {
+            break;
+        }
+        x = put(buf, area, x, y, &m, t.dim());
+    }
 }

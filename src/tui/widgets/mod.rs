@@ -1,13 +1,17 @@
 //! Panels of the tracer and helpers they share. Every panel is a pure function of the trace,
 //! the cursor and the view options: it reads, it never mutates.
 
+pub mod bar;
 pub mod code;
+pub mod dot;
 pub mod equation;
 pub mod flash_equation;
+pub mod gradcheck;
 pub mod heatgrid;
 pub mod log;
 pub mod memory;
 pub mod popup;
+pub mod quiz;
 pub mod timeline;
 pub mod variables;
 
@@ -16,6 +20,7 @@ use crate::trace::Buf;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
+use ratatui::text::{Line, Span};
 
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
 pub type CellRef = (Buf, usize);
@@ -27,6 +32,81 @@ pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Styl
     }
     let room = (area.right() - x) as usize;
     buf.set_stringn(x, y, text, room, style).0
+}
+
+/// Lays `lines` out word by word in rows of `width` columns, as [`draw_wrapped`] draws them:
+/// a row breaks at a space (which is dropped), a word wider than a row is cut. Calls `emit(row,
+/// column, text, style)` for every piece and returns the rows used (at least one per line).
+fn wrap_words(lines: &[Line], width: u16, mut emit: impl FnMut(u16, u16, &str, Style)) -> u16 {
+    let width = width.max(1);
+    let mut row = 0u16;
+    for line in lines {
+        let mut x = 0u16;
+        for span in &line.spans {
+            let style = line.style.patch(span.style);
+            let text = span.content.as_ref();
+            let mut rest = text;
+            while !rest.is_empty() {
+                // a space, or a run of anything else
+                let len = if rest.starts_with(' ') {
+                    1
+                } else {
+                    rest.find(' ').unwrap_or(rest.len())
+                };
+                let (tok, tail) = rest.split_at(len);
+                rest = tail;
+                let w = Span::raw(tok).width() as u16;
+                if tok == " " {
+                    if x + 1 > width {
+                        row += 1;
+                        x = 0;
+                    } else if x > 0 {
+                        emit(row, x, tok, style);
+                        x += 1;
+                    }
+                    continue;
+                }
+                if x > 0 && x + w > width {
+                    row += 1;
+                    x = 0;
+                }
+                if w <= width {
+                    emit(row, x, tok, style);
+                    x += w;
+                    continue;
+                }
+                // wider than a whole row: cut it character by character
+                for ch in tok.chars() {
+                    let mut b = [0u8; 4];
+                    let c: &str = ch.encode_utf8(&mut b);
+                    let cw = Span::raw(c).width() as u16;
+                    if x > 0 && x + cw > width {
+                        row += 1;
+                        x = 0;
+                    }
+                    emit(row, x, c, style);
+                    x += cw;
+                }
+            }
+        }
+        row += 1;
+    }
+    row
+}
+
+/// Rows `lines` take word-wrapped at `width` columns (see [`draw_wrapped`]).
+pub fn wrapped_rows(lines: &[Line], width: u16) -> u16 {
+    wrap_words(lines, width, |_, _, _, _| {})
+}
+
+/// Draws `lines` word-wrapped into `area`: what a wrapping `Paragraph` does, at a fraction of its
+/// cost, for the panels drawn on every step (the gradient check, the quiz).
+pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
+    wrap_words(lines, area.width, |row, x, text, style| {
+        if row < area.height {
+            put(buf, area, area.x + x, area.y + row, text, style);
+        }
+    });
 }
 
 pub use crate::format::num;
@@ -48,6 +128,8 @@ pub struct Ctx<'a> {
     pub selected: CellRef,
     pub pinned: bool,
     pub breakpoints: &'a BTreeSet<CellRef>,
+    /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
+    pub quiz: bool,
 }
 
 impl Ctx<'_> {
@@ -71,4 +153,30 @@ pub fn frame_ids(trace: &Trace, n: usize) -> Vec<u32> {
         id = f.parent;
     }
     ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_wrap_at_spaces_and_long_ones_are_cut() {
+        let lines = [Line::raw("finite difference ∂L/∂q[10] = 0.5"), Line::raw("abcdefghij")];
+        let mut pieces = Vec::new();
+        let rows = wrap_words(&lines, 12, |r, x, t, _| pieces.push((r, x, t.to_string())));
+        let text: Vec<String> = (0..rows)
+            .map(|r| {
+                let mut row = vec![' '; 12];
+                for (_, x, t) in pieces.iter().filter(|p| p.0 == r) {
+                    for (k, ch) in t.chars().enumerate() {
+                        row[*x as usize + k] = ch;
+                    }
+                }
+                row.into_iter().collect::<String>().trim_end().to_string()
+            })
+            .collect();
+        assert_eq!(text, ["finite", "difference", "∂L/∂q[10] =", "0.5", "abcdefghij"]);
+        assert_eq!(wrapped_rows(&[Line::raw("abcdefghijklmnop")], 5), 4);
+        assert_eq!(wrapped_rows(&[Line::raw(""), Line::raw("x")], 5), 2);
+    }
 }

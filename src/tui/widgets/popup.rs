@@ -27,7 +27,13 @@ pub fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, bord
         .min(area.width.saturating_sub(2).max(1));
     // wrapped lines take more rows when the box is narrower than the text
     let inner_w = w.saturating_sub(2).max(1) as usize;
-    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner_w)).sum();
+    let rows: usize = lines
+        .iter()
+        .map(|l| {
+            let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+            crate::tui::screens::help::wrap(&text, inner_w).len().max(1)
+        })
+        .sum();
     let h = (rows as u16).saturating_add(2);
     let rect = centered(area, w, h);
     frame.render_widget(Clear, rect);

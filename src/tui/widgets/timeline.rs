@@ -7,7 +7,7 @@
 //! phase spans and the cell index only, a binary search per column: it costs the same on ten
 //! events as on ten million.
 
-use super::{CellRef, put};
+use super::CellRef;
 use crate::trace::{Pass, Trace};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -20,7 +20,7 @@ pub fn column_of(n: usize, len: usize, w: usize) -> usize {
     if len == 0 || w == 0 {
         return 0;
     }
-    ((n as u128 * w as u128) / len as u128) as usize
+    ((n as u64 * w as u64) / len as u64) as usize
 }
 
 /// The events column `x` holds: empty when the log is shorter than the strip and no event
@@ -30,7 +30,7 @@ pub fn range(x: usize, len: usize, w: usize) -> Range<usize> {
         return 0..0;
     }
     // the first n with n·w/len ≥ x is ⌈x·len / w⌉
-    let start = |x: usize| (x as u128 * len as u128).div_ceil(w as u128) as usize;
+    let start = |x: usize| (x as u64 * len as u64).div_ceil(w as u64) as usize;
     start(x).min(len)..start(x + 1).min(len)
 }
 
@@ -164,9 +164,12 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
         } else {
             (fill, base)
         };
+        // one cell each: set directly, without measuring a string per column
         let col = area.x + x as u16;
-        if col < area.right() {
-            put(buf, area, col, y, text, style);
+        if col < area.right()
+            && let Some(cell) = buf.cell_mut((col, y))
+        {
+            cell.set_symbol(text).set_style(style);
         }
     }
 }

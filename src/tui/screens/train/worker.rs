@@ -256,7 +256,9 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
                 }
                 Cmd::Pause | Cmd::Resume => true,
                 Cmd::Save(path) => {
-                    let result = tr.save(&path).map_err(|e| e.to_string());
+                    let result = super::make_dir_for(&path)
+                        .map_err(|e| format!("{}: {e}", super::dir_of(&path).display()))
+                        .and_then(|()| tr.save(&path).map_err(|e| e.to_string()));
                     send(Report::Saved {
                         step: tr.step,
                         path,

@@ -1,0 +1,233 @@
+//! The tracer's gradient checks ([`crate::gradcheck`]), computed on a worker thread so that no
+//! key waits for the four forward passes a check takes (about 7 ms on the ten-million-event
+//! bench scenario). The tracer asks for the cell at its cursor; the worker starts on the latest
+//! request once no newer one has come for [`SETTLE`] (a key held down asks for a new cell every
+//! few milliseconds: only where the cursor stops is checked), and every result is kept, so
+//! coming back to a cell shows it at once. The app polls on its tick while a check runs.
+
+use crate::engine::Inputs;
+use crate::engine::registry::primal;
+use crate::gradcheck::{self, Check, Skip};
+use crate::kernels::Variant;
+use crate::trace::{Buf, NO_FRAME, Op, Pass, Trace};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long a request must stay the latest before the worker starts on it.
+pub const SETTLE: Duration = Duration::from_millis(25);
+
+/// Which check: the variant, the gradient buffer and the cell.
+pub type Key = (Variant, Buf, usize);
+
+/// What a check needs; `Send`, for the worker.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub key: Key,
+    pub inputs: Arc<Inputs>,
+    /// The primal cell's forward value, the backward pass's final gradient there, its label.
+    pub value: f32,
+    pub analytic: f32,
+    pub label: String,
+}
+
+/// The gradient cell the panel checks at event `n` of a backward pass: the cell the event
+/// writes, else the one the loop iteration it is in ends by writing (the sum being
+/// accumulated). `None` in the forward pass and outside such an iteration.
+pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
+    let e = *trace.events.get(n)?;
+    if trace.phase_at(n).pass() != Pass::Backward {
+        return None;
+    }
+    let is_grad = |b: Buf| primal(b).is_some() && b != Buf::DOut;
+    if e.op == Op::Write && is_grad(e.buf) {
+        return Some((e.buf, e.offset as usize, true));
+    }
+    // up to three enclosing iterations: the first whose last event is a gradient write
+    let mut id = e.frame;
+    for _ in 0..3 {
+        if id == NO_FRAME {
+            break;
+        }
+        let f = trace.frame(id)?;
+        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
+        if f.end as usize > n && last.op == Op::Write && is_grad(last.buf) {
+            return Some((last.buf, last.offset as usize, false));
+        }
+        id = f.parent;
+    }
+    None
+}
+
+#[derive(Default)]
+struct Slot {
+    /// The latest request, and when it was made.
+    request: Option<(Request, Instant)>,
+    done: Vec<(Key, Result<Check, Skip>)>,
+    quit: bool,
+}
+
+#[derive(Default)]
+struct Shared {
+    slot: Mutex<Slot>,
+    wake: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
+        // a check that panicked cannot leave the slot half written: take it as it is
+        self.slot.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The checks asked for, the results, and the worker computing them.
+#[derive(Default)]
+pub struct Checker {
+    cache: HashMap<Key, Result<Check, Skip>>,
+    /// Asked for and not back yet.
+    pending: Option<Key>,
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl fmt::Debug for Checker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checker")
+            .field("cached", &self.cache.len())
+            .field("pending", &self.pending)
+            .finish()
+    }
+}
+
+fn work(shared: Arc<Shared>) {
+    loop {
+        let request = {
+            let mut slot = shared.lock();
+            loop {
+                if slot.quit {
+                    return;
+                }
+                match &slot.request {
+                    // the cursor has rested on this cell long enough
+                    Some((_, at)) if at.elapsed() >= SETTLE => {
+                        if let Some((r, _)) = slot.request.take() {
+                            break r;
+                        }
+                    }
+                    Some((_, at)) => {
+                        let rest = SETTLE.saturating_sub(at.elapsed());
+                        slot = shared
+                            .wake
+                            .wait_timeout(slot, rest)
+                            .map_or_else(|e| e.into_inner().0, |(s, _)| s);
+                    }
+                    None => slot = shared.wake.wait(slot).unwrap_or_else(PoisonError::into_inner),
+                }
+            }
+        };
+        let (variant, grad, off) = request.key;
+        let result = gradcheck::check(
+            &request.inputs,
+            variant,
+            grad,
+            off,
+            request.value,
+            request.analytic,
+            request.label,
+        );
+        shared.lock().done.push((request.key, result));
+    }
+}
+
+impl Checker {
+    /// The result for `key`, once computed.
+    pub fn get(&self, key: &Key) -> Option<&Result<Check, Skip>> {
+        self.cache.get(key)
+    }
+
+    /// Whether `key` is known or under way already (nothing to ask).
+    pub fn asked(&self, key: &Key) -> bool {
+        self.cache.contains_key(key) || self.pending.as_ref() == Some(key)
+    }
+
+    /// Whether a check is under way.
+    pub fn busy(&self) -> bool {
+        self.pending.is_some()
+    }
+
+    /// Asks for `request` unless it is known or already under way; it replaces an earlier
+    /// request the worker has not started.
+    pub fn want(&mut self, request: Request) {
+        if self.asked(&request.key) {
+            return;
+        }
+        self.pending = Some(request.key);
+        // the worker sleeps until a request comes, and re-reads the slot every SETTLE while one
+        // waits: only the first of a run of requests (a key held down) needs to wake it
+        let was_idle = {
+            let mut slot = self.shared.lock();
+            let idle = slot.request.is_none();
+            slot.request = Some((request, Instant::now()));
+            idle
+        };
+        if self.worker.is_none() {
+            let shared = Arc::clone(&self.shared);
+            self.worker = std::thread::Builder::new()
+                .name("gradient check".into())
+                .spawn(move || work(shared))
+                .ok();
+            if self.worker.is_none() {
+                // no thread to be had: say so in the panel rather than wait forever
+                let key = request_key(&self.shared);
+                if let Some(key) = key {
+                    self.cache.insert(key, Err(Skip::NoWorker));
+                }
+                self.pending = None;
+            }
+        }
+        if was_idle {
+            self.shared.wake.notify_one();
+        }
+    }
+
+    /// Takes in what the worker finished; true when something arrived.
+    pub fn poll(&mut self) -> bool {
+        let done = std::mem::take(&mut self.shared.lock().done);
+        let arrived = !done.is_empty();
+        for (key, result) in done {
+            if self.pending == Some(key) {
+                self.pending = None;
+            }
+            self.cache.insert(key, result);
+        }
+        arrived
+    }
+
+    /// Waits (up to `limit`) for the check under way: for tests and pictures, which draw what a
+    /// person would see a moment later.
+    pub fn wait(&mut self, limit: Duration) {
+        let start = Instant::now();
+        while self.busy() && start.elapsed() < limit {
+            if !self.poll() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
+/// The key of the request still in the slot (taking it out).
+fn request_key(shared: &Shared) -> Option<Key> {
+    shared.lock().request.take().map(|(r, _)| r.key)
+}
+
+impl Drop for Checker {
+    fn drop(&mut self) {
+        self.shared.lock().quit = true;
+        self.shared.wake.notify_all();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}

@@ -1,0 +1,396 @@
+//! The dot product being stepped, at the top of the memory panel: both operands side by side,
+//! term by term (the q row and the k row, P's row and the v column, x's row and W's column),
+//! each finished term's product, and the cell the sum is written to.
+//!
+//! Everything comes from the log: the terms are the nested iterations of the loop that ends
+//! with the write, a factor is the value its read returned, a product is the product of a
+//! finished term's reads. Terms after the cursor are drawn dim: the log already has them (in quiz
+//! mode, where they are what the learner predicts, the strip is not drawn).
+
+use super::{Ctx, frame_ids, put};
+use crate::format::exact;
+use crate::trace::{Buf, Op, Trace};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+/// Iterations longer than this are not drawn as a dot product (a huge reduction stays cheap).
+const SCAN_LIMIT: usize = 50_000;
+
+/// One term of the sum: the reads of one nested iteration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Term {
+    /// The loop variables that tell the terms apart, as the kernel names them: `[("d", 1)]`,
+    /// or `[("bb", 1), ("i", 0)]` when the sum runs over two loops.
+    pub vars: Vec<(&'static str, usize)>,
+    /// Its read events, one per factor, in order.
+    pub reads: Vec<usize>,
+}
+
+/// A sum of products the cursor is in, as the log recorded it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dot {
+    pub terms: Vec<Term>,
+    /// Reads of the summing iteration itself: what the sum starts from (a bias) or is added to
+    /// (the old value of a `+=`).
+    pub inits: Vec<usize>,
+    /// The event that writes the sum.
+    pub write: usize,
+    /// The event the cursor is on.
+    pub cursor: usize,
+}
+
+impl Dot {
+    /// The term the cursor reads, else the last one it has finished (none before the first).
+    pub fn current(&self) -> Option<usize> {
+        let n = self.cursor;
+        self.terms
+            .iter()
+            .position(|t| t.reads.contains(&n))
+            .or_else(|| self.terms.iter().rposition(|t| t.reads.last().is_some_and(|&r| r < n)))
+    }
+
+    /// Has the cursor read every factor of term `k`?
+    pub fn finished(&self, k: usize) -> bool {
+        self.terms[k].reads.last().is_some_and(|&r| r <= self.cursor)
+    }
+}
+
+/// The dot product event `n` takes part in: the innermost loop iteration around `n` that ends
+/// with a write of its own (the `j` of the scores, the `d` of the weighted sum, the `o` of a
+/// linear layer), when it holds nested iterations whose reads are multiplied.
+pub fn find(trace: &Trace, n: usize) -> Option<Dot> {
+    if !super::equation::accumulates(trace.phase_at(n)) {
+        return None;
+    }
+    let ids = frame_ids(trace, n);
+    let (acc_id, acc) = ids.iter().take(3).find_map(|&id| {
+        let f = trace.frame(id)?;
+        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
+        (f.end > f.start && last.frame == id && last.op == Op::Write).then_some((id, f))
+    })?;
+    let (start, end) = (acc.start as usize, acc.end as usize);
+    if end - start > SCAN_LIMIT {
+        return None;
+    }
+    let mut terms: Vec<Term> = Vec::new();
+    let mut inits = Vec::new();
+    let mut term_frame = None;
+    for k in start..end {
+        let e = trace.events[k];
+        if e.op != Op::Read {
+            continue;
+        }
+        if e.frame == acc_id {
+            inits.push(k);
+            continue;
+        }
+        match terms.last_mut() {
+            Some(t) if term_frame == Some(e.frame) => t.reads.push(k),
+            _ => {
+                term_frame = Some(e.frame);
+                // the loop variables from just inside the summing iteration down to the read's
+                let mut vars = Vec::new();
+                let mut id = e.frame;
+                while id != acc_id {
+                    let f = trace.frame(id)?;
+                    vars.push((trace.kinds[f.kind as usize].names[0], f.vals[0] as usize));
+                    id = f.parent;
+                }
+                vars.reverse();
+                terms.push(Term { vars, reads: vec![k] });
+            }
+        }
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    Some(Dot {
+        terms,
+        inits,
+        write: end - 1,
+        cursor: n,
+    })
+}
+
+/// Where one number of the strip is drawn: the factor `factor` of term `term`, or its product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DotSpot {
+    pub x: u16,
+    pub y: u16,
+    pub w: u16,
+    pub term: usize,
+    /// `None`: the term's product.
+    pub factor: Option<usize>,
+}
+
+/// What a piece of the strip's title says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// `dot product → scores[16] (b0 h1 i2 j1)`
+    Title,
+    /// At the write, the value written: `= -0.3139`.
+    Written,
+    /// What the strip leaves out, what the sum starts from.
+    Note,
+}
+
+/// The strip laid out: its lines of text and where each number goes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DotPlan {
+    pub dot: Dot,
+    /// The title's pieces, `(x, y, text, kind)`, in reading order.
+    pub title: Vec<(u16, u16, String, Piece)>,
+    /// `(x, y, text)`: the header's loop name, then each operand's name, then the products'.
+    pub labels: Vec<(u16, u16, String)>,
+    /// Where each header value is (`x`, `y`, width, term).
+    pub heads: Vec<(u16, u16, u16, usize)>,
+    pub spots: Vec<DotSpot>,
+    /// Lines the strip takes.
+    pub height: u16,
+}
+
+/// `10..=11`, `2..=10 step 4`, `3, 5, 6` or `3, 5, …, 14`: the offsets one operand reads.
+pub fn offsets_text(offs: &[usize]) -> String {
+    let (Some(&first), Some(&last)) = (offs.first(), offs.last()) else {
+        return String::new();
+    };
+    if offs.len() == 1 {
+        return first.to_string();
+    }
+    let step = offs[1] as isize - first as isize;
+    let even = step > 0 && offs.windows(2).all(|w| w[1] as isize - w[0] as isize == step);
+    match (even, step) {
+        (true, 1) => format!("{first}..={last}"),
+        (true, s) => format!("{first}..={last} step {s}"),
+        _ if offs.len() <= 4 => offs.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "),
+        _ => format!("{first}, {}, …, {last}", offs[1]),
+    }
+}
+
+/// The name of factor `f`'s buffer and the offsets it reads, `q[10..=11]`, in at most `width`
+/// characters where it can (`v[2, 6, …, 62]`, else `v[…]`).
+fn operand(trace: &Trace, dot: &Dot, f: usize, width: usize) -> Option<(Buf, String)> {
+    let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
+    let offs: Vec<usize> = dot
+        .terms
+        .iter()
+        .filter_map(|t| t.reads.get(f))
+        .map(|&k| trace.events[k].offset as usize)
+        .collect();
+    let full = format!("{buf}[{}]", offsets_text(&offs));
+    if full.chars().count() <= width {
+        return Some((buf, full));
+    }
+    let ends = match (offs.as_slice(), offs.last()) {
+        ([a, b, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
+        _ => String::new(),
+    };
+    if !ends.is_empty() && ends.chars().count() <= width {
+        return Some((buf, ends));
+    }
+    Some((buf, format!("{buf}[…]")))
+}
+
+/// The value of a finished term's product, as the kernel multiplied it (in f32, in order).
+pub fn product(trace: &Trace, term: &Term) -> f32 {
+    term.reads.iter().map(|&k| trace.events[k].value).product()
+}
+
+/// Lays out the strip of the dot product at the cursor in `area`, if there is one.
+pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
+    // the strip shows the terms still to come: in quiz mode that is the answer
+    if ctx.quiz {
+        return None;
+    }
+    let trace = ctx.trace;
+    let dot = find(trace, ctx.cursor)?;
+    let factors = dot.terms.iter().map(|t| t.reads.len()).max().unwrap_or(0);
+    let most = (area.width as usize * 2 / 5).max(8);
+    let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
+    let with_product = factors >= 2;
+    let mut product_name = ops.iter().map(|(b, _)| b.name()).collect::<Vec<_>>().join("·");
+    if product_name.chars().count() > most {
+        product_name = "product".into();
+    }
+    let names: Vec<&str> = dot.terms[0].vars.iter().map(|v| v.0).collect();
+    let head_name = names.join(" ");
+    // the label column: as wide as the widest name, at most a third of the panel
+    let label_w = ops
+        .iter()
+        .map(|(_, l)| l.chars().count())
+        .chain([product_name.chars().count(), head_name.len()])
+        .max()
+        .unwrap_or(0) as u16
+        + 1;
+    // columns as wide as the widest number of the sum, and its loop values
+    let values = dot
+        .terms
+        .iter()
+        .flat_map(|t| t.reads.iter().map(|&k| exact(trace.events[k].value).chars().count()))
+        .chain(dot.terms.iter().map(|t| exact(product(trace, t)).chars().count()));
+    let keys = dot.terms.iter().map(|t| key(t).len());
+    let col_w = values.chain(keys).max().unwrap_or(6).max(6) as u16 + 1;
+    let room = (area.width.saturating_sub(label_w) / col_w).max(1) as usize;
+    let at = dot.current().unwrap_or(0);
+    let count = room.min(dot.terms.len());
+    let first = at.saturating_sub(count / 2).min(dot.terms.len() - count);
+    let shown = first..first + count;
+
+    let mut labels = Vec::new();
+    let (x0, y0) = (area.x, area.y);
+    let w = trace.events[dot.write];
+    let total = dot.terms.len();
+    // the title, in pieces that flow onto more lines when the panel is narrow
+    let mut pieces = vec![
+        (Piece::Title, "dot product →".to_string()),
+        (
+            Piece::Title,
+            format!("{}[{}] ({})", w.buf, w.offset, trace.label(w.buf, w.offset as usize)),
+        ),
+    ];
+    if ctx.cursor == dot.write {
+        pieces.push((Piece::Written, format!("= {}", exact(w.value))));
+    }
+    if count < total {
+        let vals = |k: usize| key(&dot.terms[k]);
+        let what = format!(
+            "showing {head_name} {}..={} of {total}",
+            vals(shown.start),
+            vals(shown.end - 1)
+        );
+        pieces.push((Piece::Note, what));
+    }
+    for &k in &dot.inits {
+        let e = trace.events[k];
+        pieces.push((
+            Piece::Note,
+            format!("plus {}[{}] = {}", e.buf, e.offset, exact(e.value)),
+        ));
+    }
+    let mut title = Vec::new();
+    let (mut x, mut y) = (x0, y0);
+    for (kind, text) in pieces {
+        let sep = if kind == Piece::Note { " · " } else { " " };
+        let width = text.chars().count() as u16;
+        if x > x0 && x + sep.chars().count() as u16 + width > area.right() {
+            (x, y) = (x0, y + 1);
+        }
+        let text = if x > x0 { format!("{sep}{text}") } else { text };
+        let end = x + text.chars().count() as u16;
+        title.push((x, y, text, kind));
+        x = end;
+    }
+    let y0 = y;
+    labels.push((x0, y0 + 1, head_name));
+    let mut heads = Vec::new();
+    let mut spots = Vec::new();
+    let rows = ops.len() as u16 + u16::from(with_product);
+    for (f, (_, name)) in ops.iter().enumerate() {
+        labels.push((x0, y0 + 2 + f as u16, name.clone()));
+    }
+    if with_product {
+        labels.push((x0, y0 + 1 + rows, product_name));
+    }
+    for (c, k) in shown.enumerate() {
+        let x = x0 + label_w + c as u16 * col_w;
+        heads.push((x, y0 + 1, col_w - 1, k));
+        for f in 0..ops.len() {
+            if dot.terms[k].reads.get(f).is_some() {
+                spots.push(DotSpot {
+                    x,
+                    y: y0 + 2 + f as u16,
+                    w: col_w - 1,
+                    term: k,
+                    factor: Some(f),
+                });
+            }
+        }
+        if with_product && dot.finished(k) {
+            spots.push(DotSpot {
+                x,
+                y: y0 + 1 + rows,
+                w: col_w - 1,
+                term: k,
+                factor: None,
+            });
+        }
+    }
+    Some(DotPlan {
+        dot,
+        title,
+        labels,
+        heads,
+        spots,
+        height: 2 + rows + (y0 - area.y),
+    })
+}
+
+/// A term's loop values as its column header: `1`, or `1 0` for two loops.
+fn key(t: &Term) -> String {
+    t.vars.iter().map(|v| v.1.to_string()).collect::<Vec<_>>().join(" ")
+}
+
+/// The text of spot `s`: a factor's value or a finished term's product.
+pub fn spot_text(trace: &Trace, dot: &Dot, s: &DotSpot) -> String {
+    let term = &dot.terms[s.term];
+    match s.factor {
+        Some(f) => term
+            .reads
+            .get(f)
+            .map_or(String::new(), |&k| exact(trace.events[k].value)),
+        None => exact(product(trace, term)),
+    }
+}
+
+/// The cell a spot reads, for clicks.
+pub fn spot_cell(trace: &Trace, dot: &Dot, s: &DotSpot) -> Option<(Buf, usize)> {
+    let k = *dot.terms.get(s.term)?.reads.get(s.factor?)?;
+    let e = trace.events[k];
+    Some((e.buf, e.offset as usize))
+}
+
+pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
+    let t = ctx.theme;
+    let trace = ctx.trace;
+    let n = ctx.cursor;
+    for (x, y, text, kind) in &p.title {
+        let style = match kind {
+            Piece::Title => t.title(),
+            Piece::Written => t.write(),
+            Piece::Note => t.dim(),
+        };
+        put(buf, area, *x, *y, text, style);
+    }
+    for (x, y, text) in &p.labels {
+        put(buf, area, *x, *y, text, t.name());
+    }
+    for &(x, y, w, k) in &p.heads {
+        let text = format!("{:>w$}", key(&p.dot.terms[k]), w = w as usize);
+        put(buf, area, x, y, &text, t.dim());
+    }
+    for s in &p.spots {
+        let text = format!("{:>w$}", spot_text(trace, &p.dot, s), w = s.w as usize);
+        let style = match s.factor.map(|f| p.dot.terms[s.term].reads[f]) {
+            Some(k) if k == n => t.read(),
+            Some(k) if k > n => t.dim(),
+            Some(_) => t.base(),
+            None => t.number(),
+        };
+        put(buf, area, s.x, s.y, &text, style);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::offsets_text;
+
+    #[test]
+    fn offsets_are_written_as_ranges_where_they_are_one() {
+        assert_eq!(offsets_text(&[10, 11]), "10..=11");
+        assert_eq!(offsets_text(&[2, 6, 10]), "2..=10 step 4");
+        assert_eq!(offsets_text(&[7]), "7");
+        assert_eq!(offsets_text(&[3, 5, 6]), "3, 5, 6");
+        assert_eq!(offsets_text(&[3, 5, 6, 9, 14]), "3, 5, …, 14");
+        assert_eq!(offsets_text(&[]), "");
+    }
+}

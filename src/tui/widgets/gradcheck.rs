@@ -1,0 +1,76 @@
+//! The gradient-check panel of the backward pass: for the gradient cell the current event
+//! writes (or the iteration it is in is summing), the central finite difference of
+//! `L = Σ out ⊙ d_out` next to the backward pass's value, their relative error and what was
+//! perturbed. The numbers come from the tracer's [`Checker`]; drawing never computes them.
+
+use super::Ctx;
+use crate::engine::registry::primal;
+use crate::gradcheck::sci;
+use crate::tui::gradcheck::{Checker, target};
+use ratatui::text::{Line, Span};
+
+/// The panel's lines; `wide` adds what was perturbed.
+pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let Some((grad, off, own)) = target(ctx.trace, ctx.cursor) else {
+        return vec![Line::styled(
+            "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences",
+            t.dim(),
+        )];
+    };
+    let p = primal(grad).map_or("?", |b| b.name());
+    let what = if own {
+        format!("this event writes {grad}[{off}]")
+    } else {
+        format!("this iteration sums {grad}[{off}]")
+    };
+    // large screens give it a line of its own, small ones a prefix
+    let (mut out, lead) = if wide {
+        (vec![Line::styled(what, t.dim())], String::new())
+    } else {
+        (Vec::new(), format!("{what}: "))
+    };
+    let Some(result) = checks.get(&(ctx.variant, grad, off)) else {
+        let text = if ctx.walk.inputs.is_some() {
+            format!("{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…")
+        } else {
+            format!("{lead}no finite difference: this walkthrough keeps no inputs to re-run")
+        };
+        out.push(Line::styled(text, t.dim()));
+        return out;
+    };
+    let c = match result {
+        Ok(c) => c,
+        Err(e) => {
+            out.push(Line::styled(
+                format!("{lead}{grad}[{off}]: no finite difference: {e}"),
+                t.dim(),
+            ));
+            return out;
+        }
+    };
+    let verdict = if c.agrees() { t.op_read() } else { t.error() };
+    let text = c.line();
+    let (numbers, tail) = text.rsplit_once(", ").unwrap_or((text.as_str(), ""));
+    out.push(Line::from(vec![
+        Span::styled(lead, t.dim()),
+        Span::raw(format!("{numbers}, ")),
+        Span::styled(tail.to_string(), verdict),
+    ]));
+    if wide {
+        out.push(Line::styled(c.perturbed(), t.dim()));
+    }
+    // a write of a sum still being added to (d_x from three projections) is not the final value
+    let e = ctx.trace.events[ctx.cursor];
+    if own && e.value != c.analytic {
+        out.push(Line::styled(
+            format!(
+                "this write stores {} so far; {grad}[{off}] ends at {} when backward is done",
+                sci(e.value as f64),
+                sci(c.analytic as f64)
+            ),
+            t.dim(),
+        ));
+    }
+    out
+}

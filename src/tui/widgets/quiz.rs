@@ -1,0 +1,28 @@
+//! The quiz panel: what to predict next, what has been typed, and how the last answer went
+//! (`correct`, or `not quite` with the working from the kernel's line).
+
+use crate::tui::quiz::{Feedback, Question, Quiz};
+use crate::tui::theme::Theme;
+use ratatui::text::{Line, Span};
+
+/// The panel's lines: the question with the answer being typed, then the feedback.
+pub fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line<'a>> {
+    let ask = match question {
+        Some(q) => q.ask(quiz.level),
+        None => "the log ends here: nothing left to predict".to_string(),
+    };
+    let mut out = vec![Line::from(vec![
+        Span::styled(format!("Quiz · {} · ", quiz.level.name()), t.title()),
+        Span::raw(ask),
+        Span::styled(format!(" › {}▏", quiz.input), t.key()),
+    ])];
+    if let Some(f) = &quiz.feedback {
+        out.push(match f {
+            Feedback::Right(text) => Line::styled(text.clone(), t.op_read()),
+            Feedback::Wrong(text) => Line::styled(text.clone(), t.error()),
+            Feedback::Revealed(text) => Line::styled(text.clone(), t.number()),
+            Feedback::Note(text) => Line::styled(text.clone(), t.dim()),
+        });
+    }
+    out
+}

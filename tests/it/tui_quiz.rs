@@ -1,0 +1,372 @@
+//! Quiz mode driven by keys, as the terminal drives it: every expected answer is read from the
+//! log here (the events after the cursor), the working shown for a wrong one must give that same
+//! offset, and the kernel expression behind the working is checked on every recorded event of
+//! every shipped scenario, both variants, both passes and the mistakes kernel.
+
+use attn_trace::engine::kernel_shape;
+use attn_trace::kernels::Variant;
+use attn_trace::scenario::Scenario;
+use attn_trace::trace::{Op, Trace};
+use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
+use attn_trace::tui::quiz::{self, Feedback, Level};
+use attn_trace::tui::screens::tracer::Tracer;
+use attn_trace::tui::{Theme, Walk};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn key(app: &mut App, c: KeyCode) {
+    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+}
+
+fn chars(app: &mut App, s: &str) {
+    for c in s.chars() {
+        key(app, KeyCode::Char(c));
+    }
+}
+
+fn answer(app: &mut App, s: &str) {
+    chars(app, s);
+    key(app, KeyCode::Enter);
+}
+
+fn goto(app: &mut App, s: &str) {
+    key(app, KeyCode::Char('g'));
+    chars(app, s);
+    key(app, KeyCode::Enter);
+}
+
+fn tracer(app: &App) -> &Tracer {
+    app.tracer().expect("the tracer is open")
+}
+
+fn trace(app: &App) -> &Trace {
+    let t = tracer(app);
+    t.walk.trace(t.variant).unwrap()
+}
+
+fn feedback(app: &App) -> Feedback {
+    tracer(app).quiz.as_ref().unwrap().feedback.clone().expect("feedback")
+}
+
+fn draw(app: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| app::render(f, app)).unwrap();
+    term.backend().to_string()
+}
+
+/// The walkthrough in quiz mode at `level`, at its focus (the write of scores[16]).
+fn quiz_app(level: Level) -> App {
+    let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+    key(&mut a, KeyCode::Char('Q'));
+    while tracer(&a).quiz.as_ref().unwrap().level != level {
+        key(&mut a, KeyCode::Char('l'));
+    }
+    a
+}
+
+#[test]
+fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
+    let mut a = quiz_app(Level::Offsets);
+    let n = tracer(&a).cursor;
+    let next = trace(&a).events[n + 1];
+    assert_eq!((next.buf.name(), next.offset), ("q", 10), "the log: q[10] comes next");
+    answer(&mut a, "8");
+    assert_eq!(tracer(&a).cursor, n, "a wrong answer does not step");
+    let Feedback::Wrong(text) = feedback(&a) else {
+        panic!("{:?}", feedback(&a))
+    };
+    assert!(
+        text.contains("not quite: q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q[q_base + d] = q[10 + 0] = q[10], you typed 8"),
+        "{text}"
+    );
+    // on screen, in the quiz panel and at 80×24 too
+    assert!(draw(&a, 120, 40).contains("not quite: q_base = ((b*T + i)*H + h)*D"));
+    assert!(draw(&a, 80, 24).contains("not quite: q_base = ((b*T + i)*H + h)*D"));
+    answer(&mut a, "10");
+    assert_eq!(tracer(&a).cursor, n + 1);
+    assert!(matches!(feedback(&a), Feedback::Right(t) if t.starts_with("correct: ")));
+    // then k[k_base + d] of j=2; typing the access after it is named as such
+    let after = trace(&a).events[n + 3];
+    assert_eq!((after.buf.name(), after.offset), ("q", 11));
+    answer(&mut a, "11");
+    let Feedback::Wrong(text) = feedback(&a) else { panic!() };
+    assert!(
+        text.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        "{text}"
+    );
+    assert!(
+        text.contains("k[k_base + d] = k[10 + 0] = k[10], you typed 11 (that is q[11], the access after it)"),
+        "{text}"
+    );
+    let score = tracer(&a)
+        .quiz
+        .as_ref()
+        .unwrap()
+        .scores
+        .values()
+        .next()
+        .unwrap()
+        .clone();
+    assert_eq!((score.right, score.retried), (0, 1), "q[10] right after one wrong try");
+    // v reveals and steps
+    key(&mut a, KeyCode::Char('v'));
+    assert_eq!(tracer(&a).cursor, n + 2);
+    assert!(matches!(feedback(&a), Feedback::Revealed(t) if t.contains("k[10] (holding")));
+}
+
+#[test]
+fn answers_come_from_the_log_forward_and_backward_in_both_variants() {
+    let walk = std::sync::Arc::new(Walk::builtin());
+    for v in [Variant::Mha, Variant::Baseline] {
+        for start in [
+            "scores",
+            "softmax",
+            "out_proj",
+            "out_proj_back",
+            "weighted_sum_back",
+            "softmax_back",
+            "scores_back",
+            "split_back",
+            "qkv_proj_back",
+        ] {
+            let mut a = App::new(std::sync::Arc::clone(&walk), Theme::MONO, 120, 40);
+            if tracer(&a).variant != v {
+                key(&mut a, KeyCode::Tab);
+            }
+            goto(&mut a, start);
+            key(&mut a, KeyCode::Char('Q'));
+            for _ in 0..40 {
+                let n = tracer(&a).cursor;
+                let Some(e) = trace(&a).events.get(n + 1).copied() else {
+                    break;
+                };
+                // wrong first: the working must end at the offset the log has
+                answer(&mut a, &(e.offset + 1000).to_string());
+                let Feedback::Wrong(text) = feedback(&a) else {
+                    panic!("{v} {start} #{n}")
+                };
+                assert!(
+                    text.contains(&format!("{}[{}], you typed {}", e.buf, e.offset, e.offset + 1000)),
+                    "{v} {start} #{}: {text}",
+                    n + 1
+                );
+                answer(&mut a, &e.offset.to_string());
+                assert_eq!(tracer(&a).cursor, n + 1, "{v} {start}: the right answer steps");
+                a.popup = None;
+            }
+        }
+    }
+}
+
+#[test]
+fn values_are_asked_for_writes() {
+    let mut a = quiz_app(Level::Values);
+    // four reads, then the write of scores[17]
+    for _ in 0..4 {
+        let n = tracer(&a).cursor;
+        let e = trace(&a).events[n + 1];
+        assert_eq!(e.op, Op::Read);
+        answer(&mut a, &e.offset.to_string());
+        assert_eq!(tracer(&a).cursor, n + 1, "a read needs no value");
+    }
+    let n = tracer(&a).cursor;
+    let w = trace(&a).events[n + 1];
+    assert_eq!((w.op, w.buf.name(), w.offset), (Op::Write, "scores", 17));
+    answer(&mut a, "17");
+    assert!(matches!(feedback(&a), Feedback::Note(t) if t.contains("now its value too")));
+    assert_eq!(tracer(&a).cursor, n);
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().input, "17", "the offset stays typed");
+    answer(&mut a, &format!(" {}", w.value + 0.5));
+    let Feedback::Wrong(text) = feedback(&a) else {
+        panic!("{:?}", feedback(&a))
+    };
+    assert!(text.contains("scores[17] is right, but the value is not"), "{text}");
+    assert!(text.contains("S_h[i,j] = Q_h[i]·K_h[j] / √D + mask(i,j)"), "{text}");
+    answer(&mut a, &format!("17 {:.4}", w.value));
+    assert_eq!(tracer(&a).cursor, n + 1);
+    // at the first level a value is optional, and checked when given
+    let mut a = quiz_app(Level::Offsets);
+    for _ in 0..4 {
+        key(&mut a, KeyCode::Char('v'));
+    }
+    answer(&mut a, "17 123");
+    assert!(matches!(feedback(&a), Feedback::Wrong(_)));
+    answer(&mut a, "17");
+    assert!(matches!(feedback(&a), Feedback::Right(_)));
+}
+
+#[test]
+fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
+    let mut a = quiz_app(Level::Iterations);
+    let n = tracer(&a).cursor;
+    // from the log: the reads up to the next write (the score of j=2), and that write
+    let events = &trace(&a).events;
+    let w = (n + 1..events.len()).find(|&k| events[k].op == Op::Write).unwrap();
+    let reads: Vec<String> = (n + 1..w).map(|k| events[k].offset.to_string()).collect();
+    assert_eq!(reads, ["10", "10", "11", "11"], "q[10] k[10] q[11] k[11] for j=2");
+    let screen = draw(&a, 120, 40);
+    assert!(screen.contains("the 4 reads of iteration j=2 (q, k)"), "{screen}");
+    answer(&mut a, "10 10 11 12");
+    let Feedback::Wrong(text) = feedback(&a) else { panic!() };
+    assert!(text.contains("read 4 of 4 of iteration j=2: k_base"), "{text}");
+    assert!(
+        text.contains("k[k_base + d] = k[10 + 1] = k[11], you typed 12"),
+        "{text}"
+    );
+    answer(&mut a, "10 10 11");
+    assert!(matches!(feedback(&a), Feedback::Wrong(t) if t.contains("makes 4 reads, you typed 3")));
+    answer(&mut a, &reads.join(" "));
+    assert_eq!(tracer(&a).cursor, w, "a right answer lands on the iteration's write");
+    // ranges: the next query's first score, i=0 of head 0 is done, so the softmax comes next
+    let q = tracer(&a).question().unwrap();
+    let quiz::Question::Iteration { reads, .. } = q else {
+        panic!("{q:?}")
+    };
+    assert!(reads.iter().all(|r| r.op == Op::Read));
+}
+
+#[test]
+fn the_phase_ends_with_a_summary() {
+    let mut a = quiz_app(Level::Offsets);
+    goto(&mut a, "softmax");
+    key(&mut a, KeyCode::Char('p'));
+    // the last event of the scores phase: answer the softmax's first read, wrongly once
+    let softmax_start = tracer(&a).cursor + 1;
+    for _ in 0..3 {
+        key(&mut a, KeyCode::Char('p'));
+    }
+    let mut wrong_once = false;
+    while tracer(&a).cursor + 1 < softmax_start {
+        let n = tracer(&a).cursor;
+        let e = trace(&a).events[n + 1];
+        if !wrong_once {
+            answer(&mut a, "99999");
+            wrong_once = true;
+        }
+        answer(&mut a, &e.offset.to_string());
+        assert!(a.popup.is_none(), "no summary inside the phase");
+    }
+    // the step into the softmax ends the scores phase: its summary
+    let n = tracer(&a).cursor;
+    let first = trace(&a).events[n + 1].offset.to_string();
+    answer(&mut a, &first);
+    match &a.popup {
+        Some(Popup::Message { title, text, error }) => {
+            assert!(!error);
+            assert_eq!(title, "Quiz · scores (forward) done");
+            assert!(
+                text.starts_with("2 of 3 right at the first try, 1 after another try"),
+                "{text}"
+            );
+            assert!(text.contains("missed most: "), "{text}");
+        }
+        other => panic!("expected the summary, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_log_hides_what_comes_next_and_the_status_keeps_the_score() {
+    let mut a = quiz_app(Level::Offsets);
+    let n = tracer(&a).cursor;
+    let plain = {
+        let b = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+        draw(&b, 120, 40)
+    };
+    assert!(plain.contains(&format!("#{} read  q[10]", n + 1)));
+    let screen = draw(&a, 120, 40);
+    assert!(!screen.contains(&format!("#{} read", n + 1)), "{screen}");
+    assert!(
+        screen.contains(&format!("#{} ?  (quiz: predict it)", n + 1)),
+        "{screen}"
+    );
+    assert!(screen.contains("quiz offsets · scores 0/0"), "{screen}");
+    answer(&mut a, "10");
+    assert!(draw(&a, 120, 40).contains("quiz offsets · scores 1/1"));
+    insta::assert_snapshot!("quiz_120x40", draw(&a, 120, 40));
+    insta::assert_snapshot!("quiz_80x24", {
+        let mut b = quiz_app(Level::Offsets);
+        answer(&mut b, "8");
+        draw(&b, 80, 24)
+    });
+    // digits type the answer in quiz mode: 2 is not the code tab
+    key(&mut a, KeyCode::Char('2'));
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().input, "2");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().input, "", "Esc clears the answer");
+    key(&mut a, KeyCode::Char('Q'));
+    assert!(tracer(&a).quiz.is_none(), "Q stops the quiz");
+    assert!(draw(&a, 120, 40).contains(&format!("#{} read", n + 2)));
+}
+
+#[test]
+fn the_kernel_expression_gives_every_recorded_offset() {
+    // every event of every shipped scenario and mistake, every variant and both passes: the
+    // offset expression the quiz shows evaluates to the offset the log recorded
+    let mut scenarios: Vec<Scenario> = [
+        "backward_simple",
+        "cross_attention",
+        "dropout",
+        "separate_qkv",
+        "batch_b2",
+        "masked_element",
+        "numeric_mha",
+        "indexing_trace",
+    ]
+    .iter()
+    .map(|n| Scenario::shipped(n).unwrap())
+    .collect();
+    for name in [
+        "no_input_projection",
+        "mask_by_multiply",
+        "softmax_over_two_dims",
+        "scale_by_seq_len",
+    ] {
+        scenarios.push(Scenario::mistake(name).unwrap());
+    }
+    let mut checked = 0;
+    for s in &mut scenarios {
+        s.variants = Variant::ALL.to_vec();
+        let walk = Walk::from_scenario(s);
+        for run in walk.runs.iter().chain(&walk.mistaken) {
+            let trace = run.trace.as_ref().unwrap();
+            let shape = kernel_shape(walk.shape, run.variant);
+            for n in 0..trace.len() {
+                let acc = quiz::access(trace, shape, n).unwrap();
+                let (expr, _) = acc.expr.as_ref().unwrap_or_else(|| {
+                    panic!(
+                        "{} {} #{n}: no kernel expression for {}[{}]",
+                        s.title, run.variant, acc.buf, acc.offset
+                    )
+                });
+                assert!(
+                    acc.working().ends_with(&format!("{}[{}]", acc.buf, acc.offset)),
+                    "{expr}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 20_000, "{checked} events");
+}
+
+#[test]
+fn quiz_flag_opens_the_tracer_in_quiz_mode() {
+    let s = Scenario::shipped("backward_simple").unwrap();
+    let mut a = App::opening(s, None, Theme::MONO, 80, 24);
+    a.quiz = Some(Level::Values);
+    crate::common::settle(&mut a);
+    assert!(matches!(a.screen, Screen::Tracer(_)));
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().level, Level::Values);
+    // a bad level is refused before the terminal is taken
+    assert_cmd::Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["tui", "scenarios/mha_walkthrough.toml", "--quiz=hard"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("expected one of offsets, values, iterations"));
+}
