@@ -2,6 +2,7 @@
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
 use super::{CliError, quiet_pipe, whole};
+use attn_trace::model::gpt::Attention;
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
@@ -73,6 +74,10 @@ pub struct Args {
     /// JSON lines on stdout instead of a progress bar.
     #[arg(long)]
     pub json: bool,
+    /// The attention kernel: naive (stores the [B,H,T,T] probabilities) or flash (16×16 tiles,
+    /// the online softmax; backward recomputes the probabilities). Same loss within rounding.
+    #[arg(long, value_name = "KERNEL", default_value = "naive", value_parser = ["naive", "flash"])]
+    pub attention: String,
 }
 
 #[derive(Serialize)]
@@ -253,6 +258,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .and_then(|m| Trainer::new(m, data, args.batch, args.lr.unwrap_or(3e-4), args.seed)),
     }
     .map_err(|e| bad(e.to_string()))?;
+    if args.attention == "flash" {
+        trainer.model.attention = Attention::FLASH;
+    }
 
     // Ctrl-C, SIGTERM or SIGHUP stop training between two steps (and the run is saved); a
     // second one ends the process at once

@@ -107,6 +107,26 @@ fn train_json_lines_then_resume_eval_and_sample() {
 }
 
 #[test]
+fn attention_flash_trains_to_the_naive_loss() {
+    // `train --attention flash`: the same loss and validation loss as the naive kernels
+    let dir = tempfile::tempdir().unwrap();
+    let last = |extra: &[&str]| {
+        let lines = train_tiny(dir.path(), &[&["--steps", "20", "--log-every", "20"], extra].concat());
+        let done = lines.last().unwrap().clone();
+        (done["loss"].as_f64().unwrap(), done["val_loss"].as_f64().unwrap())
+    };
+    let (naive, flash) = (last(&[]), last(&["--attention", "flash"]));
+    assert!(
+        (naive.0 - flash.0).abs() <= 1e-4,
+        "loss: naive {naive:?}, flash {flash:?}"
+    );
+    assert!(
+        (naive.1 - flash.1).abs() <= 1e-4,
+        "val loss: naive {naive:?}, flash {flash:?}"
+    );
+}
+
+#[test]
 fn plain_output_without_json() {
     let dir = tempfile::tempdir().unwrap();
     cmd()
@@ -138,6 +158,11 @@ fn bad_arguments_exit_2_with_a_clear_message() {
     std::fs::write(d.join("lying.safetensors"), lying).unwrap();
 
     fails(d, &["train", "--data", "nope.txt"], "nope.txt");
+    fails(
+        d,
+        &["train", "--attention", "tiled"],
+        "--attention tiled: expected one of naive, flash",
+    );
     fails(d, &["train", "--data", "short.txt", "--seq", "8"], "at least 18 bytes");
     fails(d, &["train", "--dataset", "poems"], "kernels, copy, reverse, sort");
     fails(
