@@ -271,6 +271,7 @@ fn oversized_runs_are_refused_before_allocating() {
         &layer.v,
         &layer.scores,
         &layer.probs,
+        &layer.lse,
         &layer.att,
         &layer.attn_out,
         &layer.res_mid,
