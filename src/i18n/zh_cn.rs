@@ -5,9 +5,15 @@
 
 /// (English, 简体中文), each pair with the same `{name}` placeholders.
 pub static MESSAGES: &[(&str, &str)] = &[
+    ("  global", "  全局"),
+    ("  tile-local (on chip)", "  tile 本地（片上）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
     (" and ", " 和 "),
+    (
+        " · tile rows {name} {first}..={last}",
+        " · tile 所在行 {name} {first}..={last}",
+    ),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
         "--batch must be 1..=4096, got {n}",
@@ -31,6 +37,34 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "C = {c} is not divisible by H = {h}: every head needs D = C/H whole channels",
         "C = {c} 不能被 H = {h} 整除：每个头需要 D = C/H 个完整的通道",
     ),
+    (
+        "D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)",
+        "D_i = Σ_d dO[i,d]·O[i,d]   （O = att，dO = d_att）",
+    ),
+    (
+        "K_tile, V_tile ← k, v rows j0..j1 (global → tile)",
+        "K_tile、V_tile ← k、v 的第 j0..j1 行（全局 → tile）",
+    ),
+    (
+        "K_tile, V_tile ← k, v rows j0..j1 (global → tile);  dK_tile = dV_tile = 0",
+        "K_tile、V_tile ← k、v 的第 j0..j1 行（全局 → tile）；dK_tile = dV_tile = 0",
+    ),
+    (
+        "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)",
+        "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   （重新计算，从不保存）",
+    ),
+    (
+        "Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0",
+        "Q_tile ← q 的第 i0..i1 行（全局 → tile）；m = −∞，l = 0，acc = 0",
+    ),
+    (
+        "Q_tile, dO_tile ← q, d_att rows i0..i1 (global → tile)",
+        "Q_tile、dO_tile ← q、d_att 的第 i0..i1 行（全局 → tile）",
+    ),
+    (
+        "a SCENARIO (or --sweep) is required",
+        "需要一个 SCENARIO（或者 --sweep）",
+    ),
     ("a boolean {raw}", "布尔值 {raw}"),
     ("a command is required", "需要一个子命令"),
     ("a data file", "数据文件"),
@@ -53,6 +87,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("an integer {raw}", "整数 {raw}"),
     (
+        "att = acc / l   lse = m + ln l   (written once per query tile)",
+        "att = acc / l   lse = m + ln l   （每个查询 tile 只写一次）",
+    ),
+    (
         "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
         "属于 qkv = \"fused\"；qkv = \"separate\" 时请给出 w_q、b_q、w_k、b_k、w_v、b_v",
     ),
@@ -65,6 +103,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
+    ),
+    (
+        "dK, dV ← dK_tile, dV_tile   (once per key tile)",
+        "dK、dV ← dK_tile、dV_tile   （每个键 tile 一次）",
+    ),
+    (
+        "dQ += dS_tile·K_tile / √D   (added in global memory)",
+        "dQ += dS_tile·K_tile / √D   （直接加到全局内存里）",
     ),
     (
         "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"",
@@ -84,6 +130,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "expected a finite number, found {found} (beyond the f32 range ±3.4e38)",
         "应为有限数，实际是 {found}（超出 f32 的范围 ±3.4e38）",
+    ),
+    (
+        "expected a head size from 1 to 1024, found {d}",
+        "应为 1 到 1024 之间的头大小，实际是 {d}",
     ),
     ("expected a non-empty string", "应为非空字符串"),
     ("expected a non-negative number, found {p}", "应为非负数，实际是 {p}"),
@@ -114,6 +164,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "expected at least one {what} among {example}, found an empty array",
         "应在 {example} 中至少给出一个{what}，实际是空数组",
     ),
+    ("expected none or causal", "应为 none 或 causal"),
     ("expected one of {valid}", "应为以下之一：{valid}"),
     (
         "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
@@ -122,6 +173,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
+    (
+        "flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants",
+        "flash 逐个 tile 地计算整个序列，没有逐个 token 的解码循环：请删掉 decode，或者从 [run].variants 中删掉 \"flash\"",
+    ),
     ("invalid arguments", "参数无效"),
     ("invalid value", "取值无效"),
     ("is a FIFO (named pipe)", "是一个 FIFO（命名管道）"),
@@ -189,6 +244,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("not valid TOML: {message}", "不是合法的 TOML：{message}"),
     (
+        "online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),",
+        "在线 softmax：m_new = max(m_old, rowmax(S_tile))，P_tile = e^(S_tile − m_new)，",
+    ),
+    (
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
     ),
@@ -223,8 +282,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "嵌套不整齐：这一层应该和第一行一样有 {len} 个元素，实际有 {found} 个",
     ),
     (
+        "sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]",
+        "设定的是 flash 变体的 tile 大小，而这个场景不运行 flash：请把 \"flash\" 加入 [run].variants，或者删掉 [flash]",
+    ),
+    (
         "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
         "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
+    ),
+    (
+        "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
+        "flash 变体不做 dropout：请删掉 dropout、设置 mode = \"eval\"，或者从 [run].variants 中删掉 \"flash\"",
+    ),
+    (
+        "the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants",
+        "这些错误写在朴素内核里，flash 没有：请从 [run].variants 中删掉 \"flash\"",
     ),
     (
         "the output projection needs both w_proj and b_proj; missing {missing}",
@@ -314,6 +385,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
         "{file}：场景没有记录 {pass} 这一遍；请在 [run].passes 中加上 \"{pass}\"",
     ),
+    (
+        "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
+        "{flag} 只能和 --sweep 一起用；场景有自己的尺寸和掩码",
+    ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
     ("{name} (validation split)", "{name}（验证集部分）"),
@@ -332,33 +407,4 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
-    (
-        "sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]",
-        "设定的是 flash 变体的 tile 大小，而这个场景不运行 flash：请把 \"flash\" 加入 [run].variants，或者删掉 [flash]",
-    ),
-    (
-        "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
-        "flash 变体不做 dropout：请删掉 dropout、设置 mode = \"eval\"，或者从 [run].variants 中删掉 \"flash\"",
-    ),
-    (
-        "the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants",
-        "这些错误写在朴素内核里，flash 没有：请从 [run].variants 中删掉 \"flash\"",
-    ),
-    (
-        "flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants",
-        "flash 逐个 tile 地计算整个序列，没有逐个 token 的解码循环：请删掉 decode，或者从 [run].variants 中删掉 \"flash\"",
-    ),
-    (
-        "expected a head size from 1 to 1024, found {d}",
-        "应为 1 到 1024 之间的头大小，实际是 {d}",
-    ),
-    ("expected none or causal", "应为 none 或 causal"),
-    (
-        "a SCENARIO (or --sweep) is required",
-        "需要一个 SCENARIO（或者 --sweep）",
-    ),
-    (
-        "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
-        "{flag} 只能和 --sweep 一起用；场景有自己的尺寸和掩码",
-    ),
 ];

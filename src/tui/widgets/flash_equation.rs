@@ -7,6 +7,7 @@
 
 use super::{Ctx, frame_ids, num};
 use crate::simd::exp;
+use crate::tr;
 use crate::trace::{Buf, Event, Frame, Op, Phase, Trace};
 use ratatui::text::{Line, Span};
 
@@ -169,17 +170,17 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let tr = ctx.trace;
     let n = ctx.cursor;
     let (step, numbers) = if let Some(s) = sum_at(tr, n) {
-        (sum_step(ctx, s.target), sum_lines(ctx, &s))
+        (vec![sum_step(ctx, s.target)], sum_lines(ctx, &s))
     } else if let Some((f, nc)) = softmax_row(tr, n) {
         (
-            &[
-                "online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),",
+            vec![
+                tr!("online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),"),
                 "                l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
-            ][..],
+            ],
             softmax_lines(ctx, f, nc),
         )
     } else {
-        (single_step(ctx), single_lines(ctx))
+        (vec![single_step(ctx)], single_lines(ctx))
     };
     let mut out: Vec<Line> = step.iter().map(|m| Line::styled(*m, ctx.theme.title())).collect();
     out.extend(numbers);
@@ -187,40 +188,40 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 /// The equation a sum of products computes.
-fn sum_step(ctx: &Ctx, target: Buf) -> &'static [&'static str] {
+fn sum_step(ctx: &Ctx, target: Buf) -> &'static str {
     match (target, ctx.view.phase) {
-        (Buf::STile, Phase::Flash) => &["S_tile = Q_tile·K_tileᵀ / √D + mask"],
-        (Buf::STile, _) => &["P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)"],
-        (Buf::Acc, _) => &["acc_new = e^(m_old − m_new)·acc_old + P_tile·V_tile"],
-        (Buf::Delta, _) => &["D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)"],
-        (Buf::DVTile, _) => &["dV_tile += P_tileᵀ·dO_tile"],
-        (Buf::DSTile, _) => &["dS_tile = P_tile ⊙ (dP − D_i),  dP = dO_tile·V_tileᵀ"],
-        (Buf::DQ, _) => &["dQ += dS_tile·K_tile / √D   (added in global memory)"],
-        _ => &["dK_tile += dS_tileᵀ·Q_tile / √D"],
+        (Buf::STile, Phase::Flash) => "S_tile = Q_tile·K_tileᵀ / √D + mask",
+        (Buf::STile, _) => tr!("P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)"),
+        (Buf::Acc, _) => "acc_new = e^(m_old − m_new)·acc_old + P_tile·V_tile",
+        (Buf::Delta, _) => tr!("D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)"),
+        (Buf::DVTile, _) => "dV_tile += P_tileᵀ·dO_tile",
+        (Buf::DSTile, _) => "dS_tile = P_tile ⊙ (dP − D_i),  dP = dO_tile·V_tileᵀ",
+        (Buf::DQ, _) => tr!("dQ += dS_tile·K_tile / √D   (added in global memory)"),
+        _ => "dK_tile += dS_tileᵀ·Q_tile / √D",
     }
 }
 
 /// The equation of a load, a start value or a write-back.
-fn single_step(ctx: &Ctx) -> &'static [&'static str] {
+fn single_step(ctx: &Ctx) -> &'static str {
     let v = &ctx.view;
     match (v.phase, v.buf, v.op) {
         (Phase::Flash, Buf::Q | Buf::QTile, _) | (Phase::Flash, Buf::Acc | Buf::RowMax | Buf::RowSum, Op::Write) => {
-            &["Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0"]
+            tr!("Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0")
         }
         (Phase::Flash, Buf::K | Buf::V | Buf::KTile | Buf::VTile, _) => {
-            &["K_tile, V_tile ← k, v rows j0..j1 (global → tile)"]
+            tr!("K_tile, V_tile ← k, v rows j0..j1 (global → tile)")
         }
-        (Phase::Flash, ..) => &["att = acc / l   lse = m + ln l   (written once per query tile)"],
-        (Phase::FlashDelta, ..) => &["D_i = Σ_d dO[i,d]·O[i,d]   dQ = 0"],
+        (Phase::Flash, ..) => tr!("att = acc / l   lse = m + ln l   (written once per query tile)"),
+        (Phase::FlashDelta, ..) => "D_i = Σ_d dO[i,d]·O[i,d]   dQ = 0",
         (_, Buf::Q | Buf::QTile | Buf::DAtt | Buf::DOTile, _) => {
-            &["Q_tile, dO_tile ← q, d_att rows i0..i1 (global → tile)"]
+            tr!("Q_tile, dO_tile ← q, d_att rows i0..i1 (global → tile)")
         }
         (_, Buf::DK | Buf::DV, _) | (_, Buf::DKTile | Buf::DVTile, Op::Read) => {
-            &["dK, dV ← dK_tile, dV_tile   (once per key tile)"]
+            tr!("dK, dV ← dK_tile, dV_tile   (once per key tile)")
         }
-        (_, Buf::Lse, _) => &["P_tile = e^(Q_tile·K_tileᵀ/√D − lse)"],
-        (_, Buf::Delta, _) => &["dS_tile = P_tile ⊙ (dP − D_i)"],
-        _ => &["K_tile, V_tile ← k, v rows j0..j1 (global → tile);  dK_tile = dV_tile = 0"],
+        (_, Buf::Lse, _) => "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)",
+        (_, Buf::Delta, _) => "dS_tile = P_tile ⊙ (dP − D_i)",
+        _ => tr!("K_tile, V_tile ← k, v rows j0..j1 (global → tile);  dK_tile = dV_tile = 0"),
     }
 }
 

@@ -8,6 +8,7 @@
 
 use super::{CellRef, Ctx, dot, frame_ids, num, put};
 use crate::tensor::{Layout, Level};
+use crate::tr;
 use crate::trace::{Buf, Op, Phase, Trace};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -466,14 +467,19 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     // the rows of the current tiles
     let tiled = ctx.trace.buffers.iter().flatten().any(|b| b.spec.level == Level::Tile);
     if info.spec.level == Level::Tile {
-        title.push_str("  tile-local (on chip)");
+        title.push_str(tr!("  tile-local (on chip)"));
     } else if tiled {
-        title.push_str("  global");
+        title.push_str(tr!("  global"));
         if let Some(r) = tile_region(ctx) {
             let rows = |name: &str, rows: &Option<std::ops::Range<usize>>| {
-                rows.as_ref()
-                    .filter(|_| layout.position(name).is_some())
-                    .map(|r| format!(" · tile rows {name} {}..={}", r.start, r.end - 1))
+                rows.as_ref().filter(|_| layout.position(name).is_some()).map(|r| {
+                    tr!(
+                        " · tile rows {name} {first}..={last}",
+                        name,
+                        first = r.start,
+                        last = r.end - 1
+                    )
+                })
             };
             title.extend(rows("i", &r.rows_i).or_else(|| rows("j", &r.rows_j)));
         }
