@@ -12,6 +12,7 @@
 mod cpu;
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -42,6 +43,7 @@ fn inputs(sh: Shape) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Tiles::default(),
     }
 }
 

@@ -8,7 +8,7 @@
 //! The app is driven exactly as the terminal drives it (`app::update` with key and tick messages)
 //! and drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
 //!
-//! The menu, tracer, quiz, gradient check, compare, help and mistakes pictures are
+//! The menu, tracer, quiz, gradient check, compare, help, mistakes and traffic pictures are
 //! deterministic: they change only when the app does, and `--check` (and
 //! `tests/it/screenshots.rs`) compares them with the committed files. The
 //! train screen and the attention map come from a real training run (a few seconds; faster with
@@ -94,6 +94,11 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let mut mistakes = App::new(Walk::from_scenario(&scenario), Theme::COLOR, W, H);
     press(&mut mistakes, KeyCode::Char('d'));
     shots.push(("mistakes.svg", svg(&mistakes, W, H)?));
+
+    // memory traffic: naive against flash as T grows (menu entry 8)
+    let mut traffic = App::with_menu(walk(), Theme::COLOR, W, 34);
+    press(&mut traffic, KeyCode::Char('8'));
+    shots.push(("traffic.svg", svg(&traffic, W, 34)?));
 
     Ok(shots)
 }

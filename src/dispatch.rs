@@ -7,8 +7,13 @@
 //! runs [`crate::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
 //! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
 //! functions, so a variant is chosen here and nowhere else.
+//!
+//! Flash (`kernels/attention_flash.rs`) has no second version: traced and untraced runs both
+//! execute its reference loops, untraced with `NoRecord`, whose calls compile away. Its tiles
+//! are already the loop order a CPU likes; what it saves is memory traffic, which `io` counts.
 
 use crate::fast::{self, Heads};
+use crate::kernels::attention_flash::{self, BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
@@ -18,7 +23,7 @@ use crate::trace::{Buf, Recorder};
 pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
     match variant {
         Variant::Baseline => sh.single_head(),
-        Variant::Mha => sh.ungrouped(),
+        Variant::Mha | Variant::Flash => sh.ungrouped(),
         Variant::Gqa => sh,
     }
 }
@@ -27,19 +32,21 @@ pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
 const fn heads(sh: Shape, variant: Variant) -> Heads {
     match variant {
         Variant::Baseline => Heads::baseline(sh),
-        Variant::Mha => Heads::mha(sh.ungrouped()),
+        Variant::Mha | Variant::Flash => Heads::mha(sh.ungrouped()),
         Variant::Gqa => Heads::mha(sh),
     }
 }
 
 /// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`.
+/// Flash's own kernel is one loop nest ([`flash_forward`]); asked for a single pass of the plain
+/// kernels, it gets MHA's, whose buffers it shares.
 macro_rules! pass {
     ($rec:ident, $variant:ident, $sh:ident, $f:ident($($arg:expr),* $(,)?), fast($($farg:expr),* $(,)?)) => {
         if R::ENABLED {
             let ksh = kernel_shape($sh, $variant);
             match $variant {
                 Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
-                Variant::Mha => attention_mha::$f($rec, ksh, $($arg),*),
+                Variant::Mha | Variant::Flash => attention_mha::$f($rec, ksh, $($arg),*),
                 Variant::Gqa => attention_gqa::$f($rec, ksh, $($arg),*),
             }
         } else {
@@ -164,6 +171,38 @@ pub fn scores_back<R: Recorder>(
         scores_back(mask, q, k, d_s, d_q, d_k),
         fast(mask, q, k, d_s, d_q, d_k)
     )
+}
+
+/// Flash forward: `att` and the row log-sum-exp `lse` from q, k, v, tile by tile.
+#[allow(clippy::too_many_arguments)]
+pub fn flash_forward<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    tiles: Tiles,
+    mask: &Mask,
+    qkv: (&[f32], &[f32], &[f32]),
+    att: &mut [f32],
+    lse: &mut [f32],
+    work: ForwardTiles<'_>,
+) {
+    attention_flash::forward(rec, sh, tiles, mask, qkv, att, lse, work)
+}
+
+/// Flash backward: `d_q`, `d_k`, `d_v` from `d_att`, the probabilities recomputed from `lse`.
+#[allow(clippy::too_many_arguments)]
+pub fn flash_backward<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    tiles: Tiles,
+    mask: &Mask,
+    qkv: (&[f32], &[f32], &[f32]),
+    saved: (&[f32], &[f32]),
+    d_att: &[f32],
+    delta: &mut [f32],
+    grads: (&mut [f32], &mut [f32], &mut [f32]),
+    work: BackwardTiles<'_>,
+) {
+    attention_flash::backward(rec, sh, tiles, mask, qkv, saved, d_att, delta, grads, work)
 }
 
 /// The attention core forward: scores, softmax, weighted sum (no dropout).

@@ -95,6 +95,249 @@ impl fmt::Display for Walkthrough {
     }
 }
 
+/// Flash's walkthrough of `P[b,h,i,j]`, which it never stores: the query tile holding row `i`
+/// and the key tile holding column `j`; the score written into `s_tile`; the online softmax of
+/// row `i` key tile by key tile (`m`, `l` as the log has them); `att` and `lse` written once;
+/// `P` as `e^(S − lse)`. Backward: `D_i`, `P` recomputed from `lse`, and `dS`.
+fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass) -> Result<Walkthrough> {
+    let tile = trace.buffer(Buf::STile).ok_or_else(|| missing("s_tile buffer"))?;
+    let dims = &tile.layout().dims;
+    let (br, bc) = (dims[0].size, dims[1].size);
+    let (ii, jj) = (at.i % br, at.j % bc);
+    let (i0, j0) = (at.i - ii, at.j - jj);
+    let off = ii * bc + jj;
+    let (d, scale) = (sh.d(), 1.0 / (sh.d() as f32).sqrt());
+    let var = |n: usize, name: &str| trace.view(n).vars.iter().find(|v| v.0 == name).map(|v| v.1);
+    let ours = |n: usize, phase: Phase| {
+        trace.phase_at(n) == phase
+            && [("bb", at.b), ("hh", at.h), ("i0", i0), ("j0", j0)]
+                .iter()
+                .all(|&(name, v)| var(n, name) == Some(v))
+    };
+    // the cell's writes of this pair: the score, then (forward) P relative to the tile's maximum
+    let writes = |buf: Buf, phase: Phase| -> Vec<usize> {
+        trace
+            .index
+            .writes(buf, off)
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&n| ours(n, phase) && var(n, "ii") == Some(ii))
+            .collect()
+    };
+    let tiles_line = format!(
+        "query tile i0={i0} (rows {i0}..={}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={}, jj={jj}); \
+         tiles of br={br} rows by bc={bc} columns; the pair lives in s_tile[ii*bc + jj] = s_tile[{off}] only while both are loaded",
+        (i0 + br).min(sh.s) - 1,
+        (j0 + bc).min(sh.t) - 1
+    );
+    let heading = |pass: Pass| {
+        format!(
+            "P[b={}, h={}, i={}, j={}] of the flash variant, {} pass (B={}, T={}, C={}, H={}, D={d}, {}): never stored, \
+             computed tile by tile",
+            at.b,
+            at.h,
+            at.i,
+            at.j,
+            pass.name(),
+            sh.b,
+            sh.t,
+            sh.c,
+            sh.h,
+            crate::format::mask_words(mask)
+        )
+    };
+    let fwd = writes(Buf::STile, Phase::Flash);
+    let mut sections = vec![Section {
+        title: "1. The tiles".to_string(),
+        lines: vec![tiles_line],
+    }];
+    let Some(&s_write) = fwd.first() else {
+        // a tile the mask hides entirely is skipped: no event for this pair at all
+        sections.push(Section {
+            title: "2. Skipped".to_string(),
+            lines: vec![format!(
+                "the mask hides every pair of this query tile and key tile ({}), so flash never loads the key tile \
+                 for it: P = 0 with no read or write",
+                mask_reason(mask, at.i, at.j).trim_end_matches(';')
+            )],
+        });
+        return Ok(Walkthrough {
+            heading: heading(pass),
+            sections,
+        });
+    };
+    let s_val = trace.events[s_write].value;
+    match pass {
+        Pass::Forward => {
+            // the score: Σ_d q_tile·k_tile in the iteration that writes it
+            let f = trace
+                .frames_of(s_write)
+                .last()
+                .copied()
+                .ok_or_else(|| missing("loop frame"))?;
+            let reads: Vec<f32> = (f.start as usize..s_write)
+                .filter(|&n| trace.events[n].op == Op::Read)
+                .map(|n| trace.events[n].value)
+                .collect();
+            let terms: Vec<String> = reads
+                .chunks_exact(2)
+                .map(|p| format!("{}·{}", par(p[0]), par(p[1])))
+                .collect();
+            let sum: f32 = reads.chunks_exact(2).map(|p| p[0] * p[1]).sum();
+            let mut lines = vec![
+                format!("S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {}", elide(terms, 8, " + ")),
+                format!("  = {} × 1/√{d} = {}", num(sum), num(sum * scale)),
+            ];
+            if mask.hides(at.i, at.j) {
+                lines.push(format!("masked ({}): S = -1e9", mask_reason(mask, at.i, at.j)));
+            }
+            lines.push(format!(
+                "written to s_tile[{off}] = {} (event #{s_write}), a tile-local cell",
+                num(s_val)
+            ));
+            sections.push(Section {
+                title: "2. The score, on chip".to_string(),
+                lines,
+            });
+            // the online softmax of row i, key tile by key tile
+            let rows: Vec<usize> = (0..trace.len())
+                .filter(|&n| {
+                    let e = trace.events[n];
+                    e.buf == Buf::RowMax
+                        && e.op == Op::Read
+                        && e.offset as usize == ii
+                        && trace.phase_at(n) == Phase::Flash
+                        && var(n, "bb") == Some(at.b)
+                        && var(n, "hh") == Some(at.h)
+                        && var(n, "i0") == Some(i0)
+                        && trace.events.get(n + 1).is_some_and(|e| e.buf == Buf::STile)
+                })
+                .collect();
+            let mut lines = Vec::new();
+            let mut last = (0.0f32, 0.0f32);
+            for &start in &rows {
+                let end = (start..trace.len())
+                    .find(|&n| trace.events[n].buf == Buf::RowMax && trace.events[n].op == Op::Write)
+                    .ok_or_else(|| missing("write of m"))?;
+                let m_old = trace.events[start].value;
+                let m_new = trace.events[end].value;
+                let l_old = trace.events[end - 2].value;
+                let l_new = trace.events[end - 1].value;
+                let k0 = var(start, "j0").unwrap_or(0);
+                lines.push(format!(
+                    "key tile j0={k0}: m = max({}, rowmax) = {}; l = e^({} − {})·{} + rowsum = {}",
+                    num(m_old),
+                    num(m_new),
+                    num(m_old),
+                    num(m_new),
+                    num(l_old),
+                    num(l_new)
+                ));
+                if k0 == j0 {
+                    lines.push(format!(
+                        "  here s_tile[{off}] becomes e^(S − m) = e^({} − {}) = {}, folded into acc; it is overwritten by the next tile",
+                        num(s_val),
+                        num(m_new),
+                        num(fwd.get(1).map_or(f32::NAN, |&n| trace.events[n].value))
+                    ));
+                }
+                last = (m_new, l_new);
+            }
+            sections.push(Section {
+                title: "3. Online softmax of row i, key tile by key tile".to_string(),
+                lines,
+            });
+            let (m, l) = last;
+            let lse_off = (at.b * sh.h + at.h) * sh.s + at.i;
+            let lse_write = trace
+                .index
+                .writes(Buf::Lse, lse_off)
+                .first()
+                .map(|&n| n as usize)
+                .ok_or_else(|| missing("write of lse"))?;
+            let lse = trace.events[lse_write].value;
+            let p = crate::simd::exp(s_val - lse);
+            sections.push(Section {
+                title: "4. Written once: att and lse".to_string(),
+                lines: vec![
+                    format!("att[b={},i={},h={},:] = acc / l, l = {}", at.b, at.i, at.h, num(l)),
+                    format!(
+                        "lse.data[{lse_off}] = m + ln l = {} + ln {} = {} (event #{lse_write})",
+                        num(m),
+                        num(l),
+                        num(lse)
+                    ),
+                    format!(
+                        "P = e^(S − lse) = e^({} − {}) = {}: the probability naive attention stores in probs, never written here",
+                        num(s_val),
+                        num(lse),
+                        num(p)
+                    ),
+                ],
+            });
+        }
+        Pass::Backward => {
+            let back = writes(Buf::STile, Phase::FlashBack);
+            let &p_write = back.first().ok_or(ExplainError::PassNotRecorded("backward"))?;
+            let lse_read = (0..p_write)
+                .rev()
+                .find(|&n| trace.events[n].buf == Buf::Lse && trace.events[n].op == Op::Read)
+                .ok_or_else(|| missing("read of lse"))?;
+            let p = trace.events[p_write].value;
+            let lse = trace.events[lse_read].value;
+            let ds_write = writes(Buf::DSTile, Phase::FlashBack)
+                .first()
+                .copied()
+                .ok_or_else(|| missing("write of ds_tile"))?;
+            let p_read = ds_write - 1;
+            let f = trace
+                .frames_of(ds_write)
+                .last()
+                .copied()
+                .ok_or_else(|| missing("loop frame"))?;
+            let reads: Vec<f32> = (f.start as usize..p_read)
+                .filter(|&n| trace.events[n].op == Op::Read)
+                .map(|n| trace.events[n].value)
+                .collect();
+            let dp: f32 = reads.chunks_exact(2).map(|x| x[0] * x[1]).sum();
+            let delta_read = (0..ds_write)
+                .rev()
+                .find(|&n| trace.events[n].buf == Buf::Delta && trace.events[n].op == Op::Read)
+                .ok_or_else(|| missing("read of delta"))?;
+            let d_i = trace.events[delta_read].value;
+            sections.push(Section {
+                title: "2. P recomputed from lse".to_string(),
+                lines: vec![
+                    format!(
+                        "P = e^(Σ_d q_tile·k_tile / √{d} − lse) = e^(S − {}) = {} (s_tile[{off}], event #{p_write})",
+                        num(lse),
+                        num(p)
+                    ),
+                    "no probability was stored by forward: only lse, one number per row".to_string(),
+                ],
+            });
+            sections.push(Section {
+                title: "3. dS = P ⊙ (dP − D_i)".to_string(),
+                lines: vec![
+                    format!("dP = Σ_d dO_tile[{ii},d]·v_tile[{jj},d] = {}", num(dp)),
+                    format!("D_i = Σ_d dO[i,d]·O[i,d] = {} (delta, read at event #{delta_read})", num(d_i)),
+                    format!(
+                        "dS = {} × ({} − {}) = {} (ds_tile[{off}], event #{ds_write}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
+                        num(p),
+                        num(dp),
+                        num(d_i),
+                        num(trace.events[ds_write].value)
+                    ),
+                ],
+            });
+        }
+    }
+    Ok(Walkthrough {
+        heading: heading(pass),
+        sections,
+    })
+}
+
 /// Why an element cannot be explained.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExplainError {
@@ -254,10 +497,13 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let trace = run.trace.as_ref().ok_or(ExplainError::NotTraced)?;
     let ksh = kernel_shape(run.shape, run.variant);
     check_range(run.variant, ksh, at)?;
+    if run.variant == Variant::Flash {
+        return explain_flash(trace, run.shape, &mask, at, pass);
+    }
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
-        Variant::Mha | Variant::Gqa => ("d", ("D", ksh.d())),
+        Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
     };
     let cx = Ctx {
         trace,
@@ -285,7 +531,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let sh = run.shape;
     let place = match run.variant {
         Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha | Variant::Gqa => format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j),
+        Variant::Mha | Variant::Flash | Variant::Gqa => {
+            format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
+        }
     };
     let queries = if sh.is_cross() {
         format!("S={}, ", sh.s)
@@ -294,7 +542,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     };
     let sizes = match run.variant {
         Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
-        Variant::Mha => format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d()),
+        Variant::Mha | Variant::Flash => {
+            format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
+        }
         Variant::Gqa => format!(
             "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
             sh.b,
@@ -816,7 +1066,7 @@ impl Ctx<'_> {
         }
         let head = match self.variant {
             Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
+            Variant::Mha | Variant::Flash | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
         };
         Ok(Section {
             title: tr!(
@@ -841,7 +1091,7 @@ impl Ctx<'_> {
             .ok_or_else(|| missing("the element's row in the att layout"))?;
         let formula = match (self.variant, self.decode) {
             (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            (Variant::Mha, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+            (Variant::Mha | Variant::Flash, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
             (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
             (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
             (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",

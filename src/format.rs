@@ -63,6 +63,19 @@ pub fn num(v: f32) -> String {
     }
 }
 
+/// A count with its thousands separated by commas: `1,234,567`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (k, c) in digits.chars().enumerate() {
+        if k > 0 && (digits.len() - k).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A factor, product or sum with enough digits to check by hand: four decimals, and at least
 /// four significant digits for small values (`0.0001234`, not `0.00`).
 pub fn exact(v: f32) -> String {

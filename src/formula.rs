@@ -38,6 +38,14 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("linear.rs", "xi", "(b*T + i)*IC"),
     ("linear.rs", "yi", "(b*T + i)*OC"),
     ("linear.rs", "w_off", "c*OC + o"),
+    // flash names a query row i = i0 + ii inside a tile and i in its row-by-row pass; where one
+    // name has two formulas, the one whose symbols are all in scope is the one that ran
+    ("attention_flash.rs", "q_base", "((b*S + i0 + ii)*H + h)*D"),
+    ("attention_flash.rs", "k_base", "((b*T + j0 + jj)*H + h)*D"),
+    ("attention_flash.rs", "a_base", "((b*S + i0 + ii)*H + h)*D"),
+    ("attention_flash.rs", "a_base", "((b*S + i)*H + h)*D"),
+    ("attention_flash.rs", "off", "(b*H + h)*S + i0 + ii"),
+    ("attention_flash.rs", "off", "(b*H + h)*S + i"),
     ("attention_gqa.rs", "kv_h", "h/(H/H_kv)"),
     ("attention_gqa.rs", "q_base", "((b*S + i)*H + h)*D"),
     ("attention_gqa.rs", "k_base", "((b*T + j)*H_kv + kv_h)*D"),
@@ -69,12 +77,18 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("decode.rs", "wo_off", "c*C + o"),
 ];
 
-/// The formula of offset `name` as computed in kernel `file` (a path ending in the file name).
+/// The formula of offset `name` as computed in kernel `file` (a path ending in the file name);
+/// the first, when the kernel computes the name in more than one way.
 pub fn formula(file: &str, name: &str) -> Option<&'static str> {
+    formulas(file, name).next()
+}
+
+/// Every formula of offset `name` in kernel `file`, in table order.
+fn formulas<'a>(file: &'a str, name: &'a str) -> impl Iterator<Item = &'static str> + 'a {
     let file = file.rsplit(['/', '\\']).next().unwrap_or(file);
     FORMULAS
         .iter()
-        .find(|(f, n, _)| *f == file && *n == name)
+        .filter(move |(f, n, _)| *f == file && *n == name)
         .map(|(_, _, text)| *text)
 }
 
@@ -143,8 +157,13 @@ impl fmt::Display for Substituted {
 /// The loop variables `bb`, `hh` answer to the formula's `b`, `h`.
 /// `S` and `T` in `symbols` decide whether `S` is shown as `T` (self-attention).
 pub fn substitute(file: &str, name: &'static str, symbols: &[(&str, usize)]) -> Option<Substituted> {
+    formulas(file, name).find_map(|text| substitute_one(text, name, symbols))
+}
+
+/// [`substitute`] with one formula.
+fn substitute_one(text: &'static str, name: &'static str, symbols: &[(&str, usize)]) -> Option<Substituted> {
     let get = |n: &str| symbols.iter().rev().find(|(s, _)| *s == n).map(|&(_, v)| v);
-    let text = displayed(formula(file, name)?, get("S") != get("T"));
+    let text = displayed(text, get("S") != get("T"));
     let text = text.as_str();
     let lookup = |sym: &str| {
         let alias = match sym {

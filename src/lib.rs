@@ -1,7 +1,7 @@
 //! attn-trace: step through transformer attention one memory access at a time.
 //!
-//! The [`kernels`] run a tiny GPT's attention (baseline single-head and multi-head, forward and
-//! backward) over flat row-major buffers. Generic over a [`trace::Recorder`], the same loops
+//! The [`kernels`] run a tiny GPT's attention (baseline single-head, multi-head and
+//! FlashAttention's tiled loop, forward and backward) over flat row-major buffers. Generic over a [`trace::Recorder`], the same loops
 //! either run untraced or record every read and write into a [`trace::Trace`], which the TUI and
 //! the CLI step through.
 
@@ -23,4 +23,5 @@ pub mod simd;
 pub mod svg;
 pub mod tensor;
 pub mod trace;
+pub mod traffic;
 pub mod tui;

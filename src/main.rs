@@ -14,6 +14,7 @@ Examples:
   attn-trace run scenarios/mha_walkthrough.toml
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
+  attn-trace io scenarios/flash.toml
   attn-trace check scenarios/*.toml
   attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
   attn-trace sample --checkpoint copy.safetensors --prompt 'hello|' --gen 6 --temp 0
@@ -45,6 +46,7 @@ enum Command {
     Run(cli::run::Args),
     Trace(cli::trace::Args),
     Explain(cli::explain::Args),
+    Io(cli::io::Args),
     Completions(cli::completions::Args),
     Tui(cli::tui::Args),
     Train(cli::train::Args),
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Some(Command::Run(a)) => cli::run::run(a),
         Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain(a)) => cli::explain::run(a),
+        Some(Command::Io(a)) => cli::io::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),
         Some(Command::Tui(a)) => cli::tui::run(a),
         Some(Command::Train(a)) => cli::train::run(a),

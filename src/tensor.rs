@@ -233,12 +233,21 @@ impl Layout {
     }
 
     /// The dimension a learner reads as the rows of the buffer's matrix: the first position
-    /// (`i` for queries, `j` for keys, `t` of the rotation tables) or input channel (`c`). The
-    /// dimensions after it are the columns (`j` of a score row, `h, d` of a per-head row, `o` of
-    /// a weight, `m` of a table); the ones before it pick the matrix (batch `b`, head `h` of the
-    /// scores). `None` for a vector such as a bias.
+    /// (`i` for queries, `j` for keys, `ii`, `jj` within one of flash's tiles, `t` of the
+    /// rotation tables) or input channel (`c`). The dimensions after it are the columns (`j` of
+    /// a score row, `h, d` of a per-head row, `o` of a weight, `m` of a table); the ones before it pick the matrix (batch `b`, head `h` of the
+    /// scores). When nothing follows it (flash's `lse [b,h,i]`), the dimension before it gives
+    /// the rows and it the columns. `None` for a vector such as a bias or a tile's `m [ii]`.
     pub fn row_dim(&self) -> Option<usize> {
-        self.dims.iter().position(|d| matches!(d.name, "i" | "j" | "c" | "t"))
+        let r = self
+            .dims
+            .iter()
+            .position(|d| matches!(d.name, "i" | "j" | "c" | "t" | "ii" | "jj"))?;
+        if r + 1 < self.dims.len() {
+            Some(r)
+        } else {
+            r.checked_sub(1)
+        }
     }
 
     /// Does this layout hold one value per (query `i`, key `j`) pair, where a mask applies?

@@ -82,8 +82,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let run = scenario.run(variant, true);
     let mut walkthrough =
         explain(&run, scenario.mask.clone(), at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
-    // backward: the element's gradients against finite differences of the loss (untraced runs)
-    if pass == Pass::Backward {
+    // backward: the element's gradients against finite differences of the loss (untraced runs;
+    // flash has no stored probability to perturb, its gradients are checked in tests/it/engine_flash.rs)
+    if pass == Pass::Backward && run.variant != attn_trace::kernels::Variant::Flash {
         let check =
             gradient_check(&run, &scenario.inputs(), at).map_err(|e| CliError::Input(format!("{file}: {e}")))?;
         walkthrough.sections.push(check);

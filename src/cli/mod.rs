@@ -5,6 +5,7 @@ pub mod check;
 pub mod completions;
 pub mod eval;
 pub mod explain;
+pub mod io;
 pub mod run;
 pub mod sample;
 pub mod trace;
@@ -66,7 +67,7 @@ pub fn load(path: &Path) -> Result<Scenario, CliError> {
 
 /// clap value parsers for the engine's names, listing the choices on a mistake.
 pub fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s).ok_or_else(|| tr!("unknown variant \"{s}\"; expected baseline or mha", s))
+    Variant::from_name(s).ok_or_else(|| tr!("unknown variant \"{s}\"; expected baseline, mha, flash or gqa", s))
 }
 
 pub fn parse_pass(s: &str) -> Result<Pass, String> {

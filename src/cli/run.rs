@@ -172,6 +172,14 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             )
         )?;
     }
+    if s.variants.contains(&Variant::Flash) {
+        let t = s.tiles.fit(sh);
+        writeln!(
+            out,
+            "flash tiles: br = {} query rows, bc = {} key columns ([flash] br = {}, bc = {})",
+            t.br, t.bc, s.tiles.br, s.tiles.bc
+        )?;
+    }
     for m in s.mistakes.list() {
         writeln!(
             out,

@@ -14,10 +14,12 @@ use std::path::PathBuf;
 #[command(after_help = "\
 Fields (JSON Lines, one object per event; CSV has the same columns):
   seq      event number within its variant's trace (what `explain` and the TUI call #n)
-  variant  baseline | mha          pass   forward | backward
-  phase    qkv_proj, split, scores, softmax, weighted_sum, out_proj, and their *_back
+  variant  baseline | mha | flash  pass   forward | backward
+  phase    qkv_proj, split, scores, softmax, weighted_sum, out_proj, and their *_back;
+           flash, flash_delta, flash_back
   op       read | write (a += is recorded as a read of the old value, then a write)
-  buffer   x, w_qkv, q, k, v, scores, probs, att, out, d_* ...
+  buffer   x, w_qkv, q, k, v, scores, probs, att, out, d_* ...; flash's lse, q_tile, s_tile, m, l, acc ...
+  level    global (main memory) | tile (a tiled kernel's on-chip working set: flash's *_tile, m, l, acc)
   offset   flat offset in the buffer     index  logical coordinates of that offset
   value    the value read or written
   vars     loop variables in scope, outermost first, e.g. {\"bb\":0,\"hh\":1,\"i\":2,\"j\":1,\"d\":0}
@@ -66,8 +68,9 @@ pub enum Format {
 }
 
 /// The CSV columns, also the JSON keys, in order.
-pub const FIELDS: [&str; 13] = [
-    "seq", "variant", "pass", "phase", "op", "buffer", "offset", "index", "value", "vars", "derived", "file", "line",
+pub const FIELDS: [&str; 14] = [
+    "seq", "variant", "pass", "phase", "op", "buffer", "level", "offset", "index", "value", "vars", "derived", "file",
+    "line",
 ];
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -243,13 +246,14 @@ fn json_line(out: &mut String, variant: Variant, v: &EventView) {
     let file = serde_json::to_string(v.file).unwrap_or_else(|_| "\"\"".to_string());
     let _ = write!(
         out,
-        "{{\"seq\":{},\"variant\":\"{}\",\"pass\":\"{}\",\"phase\":\"{}\",\"op\":\"{}\",\"buffer\":\"{}\",\"offset\":{},\"index\":[{}],\"value\":{},\"vars\":",
+        "{{\"seq\":{},\"variant\":\"{}\",\"pass\":\"{}\",\"phase\":\"{}\",\"op\":\"{}\",\"buffer\":\"{}\",\"level\":\"{}\",\"offset\":{},\"index\":[{}],\"value\":{},\"vars\":",
         v.seq,
         variant.name(),
         v.pass.name(),
         v.phase.name(),
         v.op.name(),
         v.buf.name(),
+        v.level.name(),
         v.offset,
         index.join(","),
         json_number(v.value)
@@ -261,7 +265,7 @@ fn json_line(out: &mut String, variant: Variant, v: &EventView) {
 }
 
 /// One event as CSV fields, in [`FIELDS`] order.
-fn csv_record(variant: Variant, v: &EventView) -> [String; 13] {
+fn csv_record(variant: Variant, v: &EventView) -> [String; 14] {
     let pairs =
         |it: &mut dyn Iterator<Item = (&str, usize)>| it.map(|(n, x)| format!("{n}={x}")).collect::<Vec<_>>().join(";");
     [
@@ -271,6 +275,7 @@ fn csv_record(variant: Variant, v: &EventView) -> [String; 13] {
         v.phase.name().to_string(),
         v.op.name().to_string(),
         v.buf.name().to_string(),
+        v.level.name().to_string(),
         v.offset.to_string(),
         v.index.iter().map(usize::to_string).collect::<Vec<_>>().join(";"),
         format!("{:?}", v.value),

@@ -3,6 +3,7 @@
 
 use super::{CliError, quiet_pipe, whole};
 use attn_trace::kernels::rope::Pairs;
+use attn_trace::model::gpt::Attention;
 use attn_trace::model::spec::parse_rope;
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
@@ -83,6 +84,10 @@ pub struct Args {
     /// JSON lines on stdout instead of a progress bar.
     #[arg(long)]
     pub json: bool,
+    /// The attention kernel: naive (stores the [B,H,T,T] probabilities) or flash (16×16 tiles,
+    /// the online softmax; backward recomputes the probabilities). Same loss within rounding.
+    #[arg(long, value_name = "KERNEL", default_value = "naive", value_parser = ["naive", "flash"])]
+    pub attention: String,
 }
 
 #[derive(Serialize)]
@@ -289,6 +294,18 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .and_then(|m| Trainer::new(m, data, args.batch, args.lr.unwrap_or(3e-4), args.seed)),
     }
     .map_err(|e| bad(e.to_string()))?;
+    if args.attention == "flash" {
+        // flash's loop reads one key/value head per query head (the MHA layout)
+        let c = &trainer.model.config;
+        if c.kv_heads() != c.n_heads {
+            return Err(bad(tr!(
+                "--attention flash needs as many key/value heads as heads (--kv-heads {kv}, --heads {h}): flash runs on the MHA layout",
+                kv = c.kv_heads(),
+                h = c.n_heads
+            )));
+        }
+        trainer.model.attention = Attention::FLASH;
+    }
 
     // Ctrl-C, SIGTERM or SIGHUP stop training between two steps (and the run is saved); a
     // second one ends the process at once

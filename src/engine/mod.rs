@@ -17,6 +17,7 @@ pub use registry::Registry;
 pub use tensors::Tensors;
 
 use crate::dispatch;
+use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, decode, dropout, linear};
@@ -76,6 +77,8 @@ pub struct Inputs {
     pub rope: Option<Rope>,
     /// Generate token by token from a key/value cache (`kernels::decode`); forward only.
     pub decode: bool,
+    /// Flash's tile sizes (the other variants ignore them).
+    pub tiles: Tiles,
 }
 
 impl Inputs {
@@ -95,6 +98,7 @@ impl Inputs {
             mistakes: self.mistakes,
             rope: self.rope,
             decode: self.decode,
+            tiles: self.tiles,
         }
     }
 
@@ -102,8 +106,20 @@ impl Inputs {
     /// the other kernels read one per query head, so on grouped inputs they get each key/value
     /// head's weights (or k and v) repeated for every query head of its group: MHA with the
     /// heads of a group tied, which computes exactly what GQA does.
+    ///
+    /// Flash also runs no dropout, none of the mistakes (both live in the plain kernels) and no
+    /// decoding path: its causal run computes the same output (see [`Plan::for_variant`]).
     pub fn for_variant(&self, variant: Variant) -> Cow<'_, Inputs> {
         let sh = self.shape;
+        if variant == Variant::Flash && (self.dropout.is_some() || !self.mistakes.is_empty() || self.decode) {
+            let plain = Inputs {
+                dropout: None,
+                mistakes: Mistakes::NONE,
+                decode: false,
+                ..self.clone()
+            };
+            return Cow::Owned(plain.for_variant(variant).into_owned());
+        }
         if variant.grouped() || !sh.is_grouped() {
             return Cow::Borrowed(self);
         }
@@ -263,7 +279,50 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
     }
 
-    // the attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V
+    // the attention core: flash's tiled loop, or the passes of the plain kernels
+    if variant == Variant::Flash {
+        t.write(
+            [Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
+            |t, [att, lse, q_t, k_t, v_t, s_t, m, l, acc]| {
+                let qkv = (t.get(Q), t.get(K), t.get(V));
+                let tiles = ForwardTiles {
+                    q_t,
+                    k_t,
+                    v_t,
+                    s_t,
+                    m,
+                    l,
+                    acc,
+                };
+                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, att, lse, tiles)
+            },
+        );
+    } else {
+        core_forward(rec, t, variant, inputs);
+    }
+
+    // output projection: out = att·W_proj + b_proj
+    if t.has(WProj) {
+        t.write([Out], |t, [y]| {
+            linear::forward(
+                rec,
+                Phase::OutProj,
+                queries,
+                t.arg(Att),
+                t.arg(WProj),
+                t.arg(BProj),
+                (Out, y),
+            )
+        });
+    }
+}
+
+/// The plain kernels' attention core: S = Q·Kᵀ/√D + mask, P = softmax(S), (dropout), att = P·V.
+fn core_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (mask, m) = (&inputs.mask, inputs.mistakes);
+    let ksh = kernel_shape(sh, variant);
     t.write([Scores], |t, [s]| {
         if m.has(Mistake::ScaleBySeqLen) || m.has(Mistake::MaskByMultiply) {
             attention_mistakes::scores(rec, ksh, mask, m, t.get(Q), t.get(K), s)
@@ -290,21 +349,6 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
     t.write([Att], |t, [att]| {
         dispatch::weighted_sum(rec, variant, sh, t.arg(p), t.get(V), att)
     });
-
-    // output projection: out = att·W_proj + b_proj
-    if t.has(WProj) {
-        t.write([Out], |t, [y]| {
-            linear::forward(
-                rec,
-                Phase::OutProj,
-                queries,
-                t.arg(Att),
-                t.arg(WProj),
-                t.arg(BProj),
-                (Out, y),
-            )
-        });
-    }
 }
 
 /// The backward pass from `d_out`, in the reverse order of [`forward`].
@@ -313,7 +357,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     assert!(inputs.mistakes.is_empty(), "a mistaken run is forward only");
     let sh = inputs.shape;
     let mask = &inputs.mask;
-    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    let queries = [sh.b, sh.s];
 
     // output projection: dAtt = dOut·W_projᵀ, dW_proj = attᵀ·dOut, db_proj = Σ dOut
     if t.has(WProj) {
@@ -336,7 +380,53 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
         t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
     }
 
-    // the attention core, backwards: dP and dV, (dropout), dS, then dQ and dK
+    // the attention core, backwards: flash recomputes its tiles; the plain kernels walk back
+    // their passes
+    if variant == Variant::Flash {
+        let ksh = kernel_shape(sh, variant);
+        t.write(
+            [
+                Delta, DQ, DK, DV, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
+            ],
+            |t, [delta, d_q, d_k, d_v, q_t, k_t, v_t, s_t, do_t, ds_t, dk_t, dv_t]| {
+                let qkv = (t.get(Q), t.get(K), t.get(V));
+                let tiles = BackwardTiles {
+                    q_t,
+                    k_t,
+                    v_t,
+                    s_t,
+                    do_t,
+                    ds_t,
+                    dk_t,
+                    dv_t,
+                };
+                let saved = (t.get(Att), t.get(Lse));
+                let grads = (d_q, d_k, d_v);
+                dispatch::flash_backward(
+                    rec,
+                    ksh,
+                    inputs.tiles,
+                    mask,
+                    qkv,
+                    saved,
+                    t.get(DAtt),
+                    delta,
+                    grads,
+                    tiles,
+                )
+            },
+        );
+    } else {
+        core_backward(rec, t, variant, inputs);
+    }
+    rope_and_projections_backward(rec, t, variant, inputs);
+}
+
+/// The plain kernels' attention core, backwards: dP and dV, (dropout), dS, then dQ and dK.
+fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let mask = &inputs.mask;
     let (p, d_p) = if t.has(ProbsDrop) {
         (ProbsDrop, DProbsDrop)
     } else {
@@ -357,6 +447,14 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     t.write([DQ, DK], |t, [d_q, d_k]| {
         dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
     });
+}
+
+/// Rotary positions and the input projections, backwards: from d_q, d_k, d_v to the inputs and
+/// weights.
+fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
     // rotary positions, backwards: dQ and dK turned back into the gradients of q and k as
     // they were before the rotation
     if let Some(r) = inputs.rope {

@@ -4,6 +4,7 @@
 use crate::dispatch::kernel_shape;
 use crate::kernels::Mask;
 use crate::kernels::Variant;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
@@ -53,9 +54,25 @@ pub struct Plan {
     pub rope: Option<Rope>,
     /// Generation from a key/value cache, one token at a time (forward only).
     pub decode: bool,
+    /// Flash's tile sizes (unused by the other variants).
+    pub tiles: Tiles,
 }
 
 impl Plan {
+    /// The plan as `variant` runs it: flash has no dropout, none of the mistakes (both live in
+    /// the plain kernels) and no decoding path (its causal run computes the same output).
+    pub fn for_variant(&self, variant: Variant) -> Plan {
+        match variant {
+            Variant::Flash => Plan {
+                dropout: false,
+                mistakes: Mistakes::NONE,
+                decode: false,
+                ..self.clone()
+            },
+            _ => self.clone(),
+        }
+    }
+
     /// The passes a run of this plan can make: a mistaken run and a decode run are forward only.
     pub fn possible(&self, passes: Passes) -> Passes {
         Passes {
@@ -76,6 +93,8 @@ pub struct PhaseCount {
 /// The events each recorded phase will make, in order (a decode run's phases, which repeat at
 /// every step, summed over the steps). `+=` counts as a read and a write.
 pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseCount> {
+    let plan = &plan.for_variant(variant);
+    let flash = (variant == Variant::Flash).then(|| flash_counts(plan));
     let Shape { b, s, t, c, .. } = plan.shape;
     let backward = plan.possible(passes).backward;
     let visible = plan.mask.visible_pairs(s, t) as u64; // visible (i, j) pairs per (b, h)
@@ -130,13 +149,17 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
             // per channel pair of q and k: cos, sin and the two channels read, both written
             out.push(rope_count(Phase::Rope, q_rows * c + k_rows * kv));
         }
-        out.push(pc(Phase::Scores, 2 * q_rows * t * c, cells));
-        // per softmax row 3 reads (max, exp, normalise) and 2 writes per entry, whatever the row
-        out.push(pc(Phase::Softmax, 3 * cells, 2 * cells));
-        if dropout {
-            out.push(pc(Phase::Dropout, 2 * cells, cells));
+        if let Some([fwd, _, _]) = flash {
+            out.push(fwd);
+        } else {
+            out.push(pc(Phase::Scores, 2 * q_rows * t * c, cells));
+            // per softmax row 3 reads (max, exp, normalise) and 2 writes per entry, whatever the row
+            out.push(pc(Phase::Softmax, 3 * cells, 2 * cells));
+            if dropout {
+                out.push(pc(Phase::Dropout, 2 * cells, cells));
+            }
+            out.push(pc(Phase::WeightedSum, 2 * q_rows * c * t, q_rows * c));
         }
-        out.push(pc(Phase::WeightedSum, 2 * q_rows * c * t, q_rows * c));
         if proj {
             out.push(lin_fwd(Phase::OutProj, q_rows, c, c));
         }
@@ -145,24 +168,28 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
         if proj {
             out.push(lin_bwd(Phase::OutProjBack, q_rows, c, c, false));
         }
-        // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per query
-        // head. GQA clears d_v first and adds each head's share (+=: one more read)
-        let (clear, add) = if grouped { (k_rows * kv, k_rows * c) } else { (0, 0) };
-        out.push(pc(
-            Phase::WeightedSumBack,
-            2 * q_rows * t * c + 2 * k_rows * c * s + add,
-            cells + k_rows * c + clear,
-        ));
-        if dropout {
-            out.push(pc(Phase::DropoutBack, 2 * cells, cells));
+        if let Some([_, delta, back]) = flash {
+            out.extend([delta, back]);
+        } else {
+            // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per
+            // query head. GQA clears d_v first and adds each head's share (+=: one more read)
+            let (clear, add) = if grouped { (k_rows * kv, k_rows * c) } else { (0, 0) };
+            out.push(pc(
+                Phase::WeightedSumBack,
+                2 * q_rows * t * c + 2 * k_rows * c * s + add,
+                cells + k_rows * c + clear,
+            ));
+            if dropout {
+                out.push(pc(Phase::DropoutBack, 2 * cells, cells));
+            }
+            out.push(pc(Phase::SoftmaxBack, 4 * cells, cells));
+            // dQ and dK: one (dS, k) or (dS, q) pair per visible pair and channel
+            out.push(pc(
+                Phase::ScoresBack,
+                2 * 2 * b * visible * c + add,
+                q_rows * c + k_rows * c + clear,
+            ));
         }
-        out.push(pc(Phase::SoftmaxBack, 4 * cells, cells));
-        // dQ and dK: one (dS, k) or (dS, q) pair per visible pair and channel
-        out.push(pc(
-            Phase::ScoresBack,
-            2 * 2 * b * visible * c + add,
-            q_rows * c + k_rows * c + clear,
-        ));
         if plan.rope.is_some() {
             out.push(rope_count(Phase::RopeBack, q_rows * c + k_rows * kv));
         }
@@ -229,4 +256,60 @@ pub fn estimate_events(plan: &Plan, variant: Variant, passes: Passes) -> u64 {
         .iter()
         .map(|p| p.reads + p.writes)
         .sum()
+}
+
+/// The query tiles and key tiles of flash, as ranges of rows and of columns.
+pub fn flash_tiles(shape: Shape, tiles: Tiles) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
+    let Tiles { br, bc } = tiles.fit(shape);
+    let cut = |n: usize, w: usize| (0..n).step_by(w).map(|a| a..(a + w).min(n)).collect();
+    (cut(shape.s, br), cut(shape.t, bc))
+}
+
+/// Flash's three phases (`flash`, `flash_delta`, `flash_back`), counted loop by loop of
+/// `attention_flash.rs`: per `(b, h)` a sum over the query tiles (`nr` rows), the key tiles
+/// (`nc` columns) and the tile pairs the mask does not hide entirely.
+fn flash_counts(plan: &Plan) -> [PhaseCount; 3] {
+    let sh = kernel_shape(plan.shape, Variant::Flash);
+    let (q_tiles, k_tiles) = flash_tiles(sh, plan.tiles);
+    let (s, t, d) = (sh.s as u64, sh.t as u64, sh.d() as u64);
+    let heads = (sh.b * sh.h) as u64;
+    let visited: Vec<(u64, u64)> = q_tiles
+        .iter()
+        .flat_map(|a| k_tiles.iter().map(move |c| (a, c)))
+        .filter(|(a, c)| !plan.mask.hides_tile((*a).clone(), (*c).clone()))
+        .map(|(a, c)| (a.len() as u64, c.len() as u64))
+        .collect();
+    let sum = |f: &dyn Fn(u64, u64) -> u64| visited.iter().map(|&(nr, nc)| f(nr, nc)).sum::<u64>();
+    let pc = |phase, reads: u64, writes: u64| PhaseCount {
+        phase,
+        reads: heads * reads,
+        writes: heads * writes,
+    };
+    // forward: load q (and start m, l, acc) per row; per visited tile load k and v, the score
+    // tile (2D reads per score), the online softmax per row (m, max, exp, l, and acc per d
+    // with its 2·nc products); write att and lse per row
+    let fwd = pc(
+        Phase::Flash,
+        s * d + sum(&|nr, nc| 2 * nc * d + 2 * nr * nc * d + nr * (2 + 2 * nc + d + 2 * nc * d)) + s * (d + 2),
+        s * (2 * d + 2) + sum(&|nr, nc| 2 * nc * d + nr * nc + nr * (nc + 2 + d)) + s * (d + 1),
+    );
+    // D_i: 2D reads per row; dQ = 0 and D_i written
+    let delta = pc(Phase::FlashDelta, 2 * s * d, s * (d + 1));
+    // per key tile: load k, v (and zero dK, dV), write dK, dV back; per visited tile: load q
+    // and dO, recompute P (lse per row, 2D per score), dV, dS (D_i per row, 2D + 1 per entry),
+    // dQ (2·nc products and a += per element), dK
+    let back = pc(
+        Phase::FlashBack,
+        4 * t * d
+            + sum(&|nr, nc| {
+                2 * nr * d
+                    + nr * (1 + 2 * nc * d)
+                    + nc * d * (1 + 2 * nr)
+                    + nr * (1 + nc * (2 * d + 1))
+                    + nr * d * (2 * nc + 1)
+                    + nc * d * (1 + 2 * nr)
+            }),
+        6 * t * d + sum(&|nr, nc| 2 * nr * d + nr * nc + nc * d + nr * nc + nr * d + nc * d),
+    );
+    [fwd, delta, back]
 }

@@ -9,6 +9,7 @@
 
 use super::plan::{Passes, Plan, StartKind};
 use crate::kernels::Variant;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistake;
 use crate::tensor::{Dim, Layout, Level, Role, Shape, Spec, dim};
 use crate::trace::Buf;
@@ -42,9 +43,10 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
     })
 }
 
-/// Role, stored dimensions and (when the kernel reads it differently) the viewed dimensions of
-/// `buf` for `variant` on sizes `sh`. Gradients are declared through the buffer they belong to.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape) -> Spec {
+/// Role, level, stored dimensions and (when the kernel reads it differently) the viewed
+/// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
+/// `tiles`). Gradients are declared through the buffer they belong to.
+pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
     // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
     let sh = if variant.grouped() { sh } else { sh.ungrouped() };
     let Shape {
@@ -57,6 +59,7 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape) -> Spec {
     } = sh;
     let D = sh.d();
     let KV = sh.kv_c();
+    // flash reads MHA's buffers the way MHA does
     let mha = variant != Variant::Baseline;
     // a row of channels: the query rows are walked by `i`, the key/value rows by `j`
     let channels = |row: Dim| vec![dim("b", B), row, dim("c", C)];
@@ -82,6 +85,16 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape) -> Spec {
         vec![dim("b", B), dim("i", S), dim("j", T)]
     };
     let (i, j) = (dim("i", S), dim("j", T));
+    // one number per query row of each head: flash's log-sum-exp and backward's D_i
+    let rows = vec![dim("b", B), dim("h", H), dim("i", S)];
+    // flash's tile-local working set: rows `ii` of a query tile, rows `jj` of a key tile
+    let Tiles { br, bc } = tiles.fit(sh);
+    let tile = |role: Role, dims: Vec<Dim>| Spec {
+        role,
+        level: Level::Tile,
+        shape: dims.iter().map(|d| d.size).collect(),
+        layout: Layout::new(dims),
+    };
     // the rotation tables: one angle per position t and channel pair m of a head (D = C in the
     // baseline's single head)
     let half = if mha { D / 2 } else { C / 2 };
@@ -114,9 +127,18 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape) -> Spec {
         // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
         Buf::Att => (Role::Activation, heads(i), None),
         Buf::Out => (Role::Activation, channels(i), None),
+        Buf::Lse => (Role::Activation, rows, None),
+        Buf::Delta => (Role::Gradient, rows, None),
+        Buf::QTile | Buf::Acc => return tile(Role::Activation, vec![dim("ii", br), dim("d", D)]),
+        Buf::KTile | Buf::VTile => return tile(Role::Activation, vec![dim("jj", bc), dim("d", D)]),
+        Buf::STile => return tile(Role::Activation, vec![dim("ii", br), dim("jj", bc)]),
+        Buf::RowMax | Buf::RowSum => return tile(Role::Activation, vec![dim("ii", br)]),
+        Buf::DOTile => return tile(Role::Gradient, vec![dim("ii", br), dim("d", D)]),
+        Buf::DSTile => return tile(Role::Gradient, vec![dim("ii", br), dim("jj", bc)]),
+        Buf::DKTile | Buf::DVTile => return tile(Role::Gradient, vec![dim("jj", bc), dim("d", D)]),
         grad => {
             let of = primal(grad).unwrap_or(grad);
-            let spec = declare(of, variant, sh);
+            let spec = declare(of, variant, sh, tiles);
             return Spec {
                 role: Role::Gradient,
                 ..spec
@@ -144,6 +166,7 @@ impl Registry {
     /// computes, and with a backward pass every gradient. Weights a mistake leaves out (no input
     /// or output projection) are absent.
     pub fn new(plan: &Plan, variant: Variant, passes: Passes) -> Registry {
+        let plan = &plan.for_variant(variant);
         let m = plan.mistakes;
         let backward = plan.possible(passes).backward;
         let mut has = vec![false; Buf::ALL.len()];
@@ -180,15 +203,25 @@ impl Registry {
             }
             StartKind::Qkv => add(&[Q, K, V]),
         }
-        add(&[Scores, Probs, Att]);
+        let flash = variant == Variant::Flash;
+        if flash {
+            // no scores, no probabilities: the row statistics and the tiles instead
+            add(&[Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc]);
+        } else {
+            add(&[Scores, Probs, Att]);
+        }
         if plan.dropout && !m.has(Mistake::DropoutNotApplied) {
             add(&[DropMask, ProbsDrop]);
         }
         if plan.proj && !m.has(Mistake::NoOutputProjection) {
             add(&[WProj, BProj, Out]);
         }
-        if backward {
+        if backward && flash {
+            add(&[DOut, DAtt, DQ, DK, DV, Delta, DOTile, DSTile, DKTile, DVTile]);
+        } else if backward {
             add(&[DOut, DAtt, DProbs, DScores, DQ, DK, DV]);
+        }
+        if backward {
             // every buffer that is not given data has a gradient when it exists
             let grads: Vec<Buf> = Buf::ALL
                 .iter()
@@ -210,7 +243,7 @@ impl Registry {
             .iter()
             .map(|&b| {
                 has[b as usize].then(|| {
-                    let spec = declare(b, variant, plan.shape);
+                    let spec = declare(b, variant, plan.shape, plan.tiles);
                     match b {
                         Q | K | V if start_given => Spec {
                             role: Role::Input,
@@ -260,6 +293,7 @@ mod tests {
             proj: true,
             dropout: false,
             mistakes: Mistakes::NONE,
+            tiles: Tiles::default(),
             rope: None,
             decode: false,
         }
@@ -318,6 +352,49 @@ mod tests {
         assert_eq!(r.layout(Buf::Probs).unwrap().sizes(), [1, 2, 2, 5]);
         assert_eq!(r.layout(Buf::Memory).unwrap().names(), ["b", "j", "c"]);
         assert!(r.has(Buf::DMemory) && r.has(Buf::DWK) && !r.has(Buf::WQkv) && !r.has(Buf::DQkv));
+    }
+
+    #[test]
+    fn flash_keeps_row_statistics_and_tiles_instead_of_scores() {
+        let sh = Shape::new(1, 5, 6, 3);
+        let p = Plan {
+            tiles: Tiles { br: 2, bc: 3 },
+            ..plan(sh, StartKind::Fused)
+        };
+        let r = Registry::new(&p, Variant::Flash, Passes::BOTH);
+        assert!(!r.has(Buf::Scores) && !r.has(Buf::Probs) && !r.has(Buf::DScores) && !r.has(Buf::DProbs));
+        assert_eq!(r.layout(Buf::Lse).unwrap().label(7), "b0 h1 i2");
+        assert_eq!(r.layout(Buf::K).unwrap().label(8), "b0 j1 h1 d0");
+        let level = |b: Buf| r.get(b).unwrap().level;
+        for b in [
+            Buf::QTile,
+            Buf::KTile,
+            Buf::STile,
+            Buf::RowMax,
+            Buf::RowSum,
+            Buf::Acc,
+            Buf::DSTile,
+            Buf::DKTile,
+        ] {
+            assert_eq!(level(b), Level::Tile, "{b}");
+        }
+        for b in [Buf::Q, Buf::Att, Buf::Lse, Buf::Delta, Buf::DQ, Buf::X] {
+            assert_eq!(level(b), Level::Global, "{b}");
+        }
+        assert_eq!(r.get(Buf::STile).unwrap().shape, [2, 3]);
+        assert_eq!(r.layout(Buf::KTile).unwrap().names(), ["jj", "d"]);
+        assert_eq!(r.layout(Buf::Acc).unwrap().sizes(), [2, 2]);
+        // tiles larger than the sequence have as many rows as there are queries
+        let big = Plan {
+            tiles: Tiles { br: 64, bc: 9 },
+            ..plan(sh, StartKind::Fused)
+        };
+        let r = Registry::new(&big, Variant::Flash, Passes::FORWARD);
+        assert_eq!(r.get(Buf::STile).unwrap().shape, [5, 5]);
+        assert!(!r.has(Buf::DSTile) && !r.has(Buf::Delta));
+        // the plain kernels keep every buffer in global memory
+        let mha = Registry::new(&plan(sh, StartKind::Fused), Variant::Mha, Passes::BOTH);
+        assert!(mha.iter().all(|(_, s)| s.level == Level::Global));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("  batch {b}", "  批次 {b}"),
     ("  correct  {values}", "  正确    {values}"),
     ("  fix the fields marked ✗", "  请先修正标 ✗ 的字段"),
+    ("  global", "  全局"),
     (
         "  leaves the correct run at event #{n}: {what}",
         "  在事件 #{n} 处离开正确的运行：{what}",
@@ -35,6 +36,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "  probs：{n} 行，其中 {off} 行的和不是 1：它们的分数超出了 f32 的范围",
     ),
     ("  t: next tab", "  t：下一个标签页"),
+    ("  tile-local (on chip)", "  tile 本地（片上）"),
     (
         "  {name} [{dims}]: min {lo}, mean {mean}, max {hi}",
         "  {name} [{dims}]：最小 {lo}，平均 {mean}，最大 {hi}",
@@ -213,6 +215,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" · code (t: memory)", " · 代码（t：内存）"),
     (" · here runs MISTAKE", " · 这里运行 MISTAKE"),
     (" · memory (t: code)", " · 内存（t：代码）"),
+    (
+        " · tile rows {name} {first}..={last}",
+        " · tile 所在行 {name} {first}..={last}",
+    ),
     (" · w: the built-in one", " · w：内置的那个"),
     (" · {kv} of {h} k/v heads", " · {h} 个头共享 {kv} 个键/值头"),
     (
@@ -257,6 +263,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (", head h={h}", "，头 h={h}"),
     (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
     (", turned back by its negative", "，反向时转过它的相反数"),
+    (
+        "--attention flash needs as many key/value heads as heads (--kv-heads {kv}, --heads {h}): flash runs on the MHA layout",
+        "--attention flash 要求键/值头数等于头数（--kv-heads {kv}，--heads {h}）：flash 按 MHA 的布局运行",
+    ),
     (
         "--batch must be 1..=4096, got {n}",
         "--batch 必须在 1..=4096 之间，实际是 {n}",
@@ -357,6 +367,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "DISAGREE: f32 rounding allows ±{noise}",
         "不一致：f32 舍入误差只允许 ±{noise}",
     ),
+    (
+        "D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)",
+        "D_i = Σ_d dO[i,d]·O[i,d]   （O = att，dO = d_att）",
+    ),
     ("ETA", "剩余时间"),
     ("Enter opens the folder {dir}", "Enter 打开文件夹 {dir}"),
     (
@@ -378,6 +392,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
     ("Help", "帮助"),
+    (
+        "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size.",
+        "随着 T 增大，普通内核和 FlashAttention 各自对全局内存做多少次读写，按分块大小列出。",
+    ),
+    (
+        "K_tile, V_tile ← k, v rows j0..j1 (global → tile)",
+        "K_tile、V_tile ← k、v 的第 j0..j1 行（全局 → tile）",
+    ),
+    (
+        "K_tile, V_tile ← k, v rows j0..j1 (global → tile);  dK_tile = dV_tile = 0",
+        "K_tile、V_tile ← k、v 的第 j0..j1 行（全局 → tile）；dK_tile = dV_tile = 0",
+    ),
     ("L, transformer blocks", "L，transformer 块数"),
     (
         "Leave attn-trace (q from the menu does the same).",
@@ -386,6 +412,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Log", "日志"),
     ("MHA kernel", "MHA 内核"),
     ("Memory", "内存"),
+    ("Memory traffic: naive vs flash", "内存流量：朴素实现与 flash"),
     ("Mistakes gallery", "错误示例集"),
     ("Not traced", "没有追踪"),
     (
@@ -402,8 +429,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "被掩码的位置对 P = 0，所以它的分数梯度为 0",
     ),
     (
+        "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)",
+        "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   （重新计算，从不保存）",
+    ),
+    (
         "Pick a shipped scenario from scenarios/ or type the path of your own.",
         "从 scenarios/ 中选一个随附的场景，或者输入你自己的场景路径。",
+    ),
+    (
+        "Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0",
+        "Q_tile ← q 的第 i0..i1 行（全局 → tile）；m = −∞，l = 0，acc = 0",
+    ),
+    (
+        "Q_tile, dO_tile ← q, d_att rows i0..i1 (global → tile)",
+        "Q_tile、dO_tile ← q、d_att 的第 i0..i1 行（全局 → tile）",
     ),
     ("Quit", "退出"),
     ("Quiz · {level} · ", "测验 · {level} · "),
@@ -437,6 +476,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
         "[方括号]：这个元素的那一项，即它的概率 {p} 乘以 v 第 j={j} 行的通道 {ch}",
+    ),
+    (
+        "a SCENARIO (or --sweep) is required",
+        "需要一个 SCENARIO（或者 --sweep）",
     ),
     ("a boolean {raw}", "布尔值 {raw}"),
     (
@@ -493,6 +536,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("arrows step through events", "方向键逐个事件单步"),
     ("as they were before the rotation", "即旋转之前 q 和 k 的梯度"),
+    (
+        "att = acc / l   lse = m + ln l   (written once per query tile)",
+        "att = acc / l   lse = m + ln l   （每个查询 tile 只写一次）",
+    ),
     (
         "att differs between the runs by up to {diff}",
         "两次运行的 att 最多相差 {diff}",
@@ -602,6 +649,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "dK starts at 0; every query head h of group g adds its share",
         "dK 从 0 开始；组 g 中的每个查询头 h 各自加上自己的那一份",
     ),
+    (
+        "dK, dV ← dK_tile, dV_tile   (once per key tile)",
+        "dK、dV ← dK_tile、dV_tile   （每个键 tile 一次）",
+    ),
     ("dP = dAtt·Vᵀ and dV = Pᵀ·dAtt", "dP = dAtt·Vᵀ 和 dV = Pᵀ·dAtt"),
     (
         "dP is computed for masked pairs too; softmax backward multiplies it by P = 0",
@@ -610,6 +661,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability",
         "dP[i,j] = 对各通道求和的 d_att[i] · v[j]：损失随这个概率如何变化",
+    ),
+    (
+        "dQ += dS_tile·K_tile / √D   (added in global memory)",
+        "dQ += dS_tile·K_tile / √D   （直接加到全局内存里）",
     ),
     ("dQ = dS·K/√d and dK = dSᵀ·Q/√d", "dQ = dS·K/√d 和 dK = dSᵀ·Q/√d"),
     (
@@ -772,6 +827,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "expected a finite number, found {found} (beyond the f32 range ±3.4e38)",
         "应为有限数，实际是 {found}（超出 f32 的范围 ±3.4e38）",
     ),
+    (
+        "expected a head size from 1 to 1024, found {d}",
+        "应为 1 到 1024 之间的头大小，实际是 {d}",
+    ),
     ("expected a non-empty string", "应为非空字符串"),
     ("expected a non-negative number, found {p}", "应为非负数，实际是 {p}"),
     ("expected a number, found {found}", "应为数字，实际是 {found}"),
@@ -801,6 +860,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "expected at least one {what} among {example}, found an empty array",
         "应在 {example} 中至少给出一个{what}，实际是空数组",
     ),
+    ("expected none or causal", "应为 none 或 causal"),
     ("expected one of {valid}", "应为以下之一：{valid}"),
     (
         "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
@@ -838,6 +898,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("first event of the log", "日志的第一个事件"),
     ("first step of both runs", "两次运行的第一步"),
     ("fix the fields marked ✗ first", "请先修正标 ✗ 的字段"),
+    (
+        "flash backward: D = rowsum(dAtt ⊙ att), dQ = 0",
+        "flash 反向：D = rowsum(dAtt ⊙ att)，dQ = 0",
+    ),
+    (
+        "flash backward: recompute P from lse; dV, dS, dQ, dK per tile",
+        "flash 反向：由 lse 重新计算 P；逐块计算 dV、dS、dQ、dK",
+    ),
+    (
+        "flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants",
+        "flash 逐个 tile 地计算整个序列，没有逐个 token 的解码循环：请删掉 decode，或者从 [run].variants 中删掉 \"flash\"",
+    ),
+    (
+        "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l",
+        "flash：逐块计算 S = Q·Kᵀ/√d，在线 softmax，att = acc/l",
+    ),
     ("forward and backward", "forward 和 backward"),
     ("forward ↔ backward", "前向 ↔ 反向"),
     (
@@ -1075,14 +1151,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "next / previous iteration of the innermost loop",
         "最内层循环的下一次 / 上一次迭代",
     ),
+    (
+        "next / previous kernel the scenario traces (same element)",
+        "下一个 / 上一个场景追踪的内核（同一个元素）",
+    ),
     ("next / previous layer", "下一层 / 上一层"),
     ("next / previous phase", "下一个 / 上一个阶段"),
     ("next batch item", "下一个批次样本"),
     ("next head", "下一个头"),
-    (
-        "next kernel: baseline → MHA → GQA (same score element)",
-        "下一个内核：baseline → MHA → GQA（同一个分数元素）",
-    ),
     (
         "next: the 1 read of iteration {name} ({bufs}): its offset?",
         "下一步：迭代 {name} 的 1 次读（{bufs}）：它的偏移？",
@@ -1217,6 +1293,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("one step forward / back", "前进 / 后退一步"),
     (
+        "online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),",
+        "在线 softmax：m_new = max(m_old, rowmax(S_tile))，P_tile = e^(S_tile − m_new)，",
+    ),
+    (
         "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
         "只有 \"gqa\" 变体读取的键/值头少于查询头：请在 [run].variants 中加上 \"gqa\"，或者删除 H_kv",
     ),
@@ -1227,6 +1307,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("only the mistaken module makes it", "只有带错误的模块有这个阶段"),
     ("only {names}", "只有 {names}"),
     ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
+    ("open entry 10 directly", "直接打开第 10 项"),
     ("open mistake 1 to 6 directly", "直接打开第 1 到第 6 个错误"),
     ("open the entry under the pointer", "打开鼠标所指的项"),
     ("open the highlighted entry", "打开高亮的项"),
@@ -1453,6 +1534,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("seq", "seq"),
     (
+        "sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]",
+        "设定的是 flash 变体的 tile 大小，而这个场景不运行 flash：请把 \"flash\" 加入 [run].variants，或者删掉 [flash]",
+    ),
+    (
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
     ),
@@ -1558,6 +1643,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
         "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
     ),
+    (
+        "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
+        "flash 变体不做 dropout：请删掉 dropout、设置 mode = \"eval\"，或者从 [run].variants 中删掉 \"flash\"",
+    ),
     ("the flat offset of each next access", "每一次访问的扁平偏移"),
     ("the layer recorded no trace", "这一层没有记录 trace"),
     (
@@ -1584,6 +1673,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the mistaken scores are symmetric: max |S[i,j] − S[j,i]| = {bad} over {pairs} pairs (correct run: {good})",
         "带错误的分数是对称的：在 {pairs} 对上 max |S[i,j] − S[j,i]| = {bad}（正确的运行：{good}）",
+    ),
+    (
+        "the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants",
+        "这些错误写在朴素内核里，flash 没有：请从 [run].variants 中删掉 \"flash\"",
     ),
     (
         "the offset of each next access, and the value of each write",
@@ -1762,8 +1855,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "未知的阶段 \"{s}\"；应为以下之一：{names}",
     ),
     (
-        "unknown variant \"{s}\"; expected baseline or mha",
-        "未知的变体 \"{s}\"；应为 baseline 或 mha",
+        "unknown variant \"{s}\"; expected baseline, mha, flash or gqa",
+        "未知的变体 \"{s}\"；应为 baseline、mha、flash 或 gqa",
     ),
     (
         "unknown {what} \"{name}\"; expected one of {example}",
@@ -1861,6 +1954,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{first}, …, {last} hidden", "{first}, …, {last} 未显示"),
     ("{first}..={last} step {s}", "{first}..={last} 步长 {s}"),
+    (
+        "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
+        "{flag} 只能和 --sweep 一起用；场景有自己的尺寸和掩码",
+    ),
     (
         "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming",
         "{flag} {v} 与检查点的 {field} {have} 不一致；继续训练时请不要给出它",

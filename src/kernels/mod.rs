@@ -7,6 +7,7 @@
 #![allow(non_snake_case)]
 
 pub mod attention_1h;
+pub mod attention_flash;
 pub mod attention_gqa;
 pub mod attention_mha;
 pub mod attention_mistakes;
@@ -29,14 +30,17 @@ pub enum Variant {
     Baseline,
     /// `H` heads of `D = C/H` channels each (`attention_mha.rs`).
     Mha,
+    /// MHA computed tile by tile with the online softmax, FlashAttention-2's loop order
+    /// (`attention_flash.rs`): no `[B,H,S,T]` buffer at all.
+    Flash,
     /// `H` query heads sharing `H_kv` key/value heads (`attention_gqa.rs`).
     Gqa,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::Baseline, Variant::Mha, Variant::Gqa];
+    pub const ALL: [Variant; 4] = [Variant::Baseline, Variant::Mha, Variant::Flash, Variant::Gqa];
 
-    /// What a scenario runs when `[run].variants` does not say.
+    /// What a scenario runs when `[run].variants` does not say: the two plain kernels.
     pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
 
     /// Does this variant's kernel read grouped key/value heads (`H_kv` of them)? The others
@@ -49,6 +53,7 @@ impl Variant {
         match self {
             Variant::Baseline => "baseline",
             Variant::Mha => "mha",
+            Variant::Flash => "flash",
             Variant::Gqa => "gqa",
         }
     }
@@ -57,6 +62,7 @@ impl Variant {
         match name {
             "baseline" => Some(Variant::Baseline),
             "mha" => Some(Variant::Mha),
+            "flash" => Some(Variant::Flash),
             "gqa" => Some(Variant::Gqa),
             _ => None,
         }
@@ -119,6 +125,16 @@ impl Mask {
         }
     }
 
+    /// Does the mask hide every pair of the tile `rows × cols`? (Causal: the tile lies wholly
+    /// above the diagonal, its first key after its last query.)
+    pub fn hides_tile(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) -> bool {
+        match self {
+            Mask::Causal => rows.end == 0 || cols.start > rows.end - 1,
+            Mask::None => rows.is_empty() || cols.is_empty(),
+            Mask::Explicit { .. } => rows.clone().all(|i| cols.clone().all(|j| self.hides(i, j))),
+        }
+    }
+
     /// How many (i, j) pairs of an `S × T` score matrix are visible.
     pub fn visible_pairs(&self, S: usize, T: usize) -> usize {
         match self {
@@ -152,5 +168,24 @@ mod tests {
         assert_eq!(m.visible_pairs(2, 3), 3);
         assert_eq!(Mask::Causal.visible_pairs(2, 5), 1 + 2);
         assert_eq!(Mask::Causal.visible_pairs(3, 2), 1 + 2 + 2);
+    }
+
+    #[test]
+    fn a_tile_is_hidden_only_when_every_pair_in_it_is() {
+        // causal: keys 2..4 against queries 0..2 lie above the diagonal; 1..3 touch it
+        assert!(Mask::Causal.hides_tile(0..2, 2..4));
+        assert!(!Mask::Causal.hides_tile(0..2, 1..3));
+        assert!(!Mask::Causal.hides_tile(2..4, 0..2));
+        assert!(!Mask::None.hides_tile(0..1, 5..9));
+        let m = Mask::explicit(&[vec![true, false, false], vec![false, false, true]]);
+        assert!(m.hides_tile(0..2, 1..2));
+        assert!(!m.hides_tile(0..2, 1..3));
+        assert!(!m.hides_tile(0..1, 0..1));
+        for i0 in 0..4 {
+            for j0 in 0..4 {
+                let every = (i0..i0 + 2).all(|i| (j0..j0 + 3).all(|j| Mask::Causal.hides(i, j)));
+                assert_eq!(Mask::Causal.hides_tile(i0..i0 + 2, j0..j0 + 3), every, "{i0} {j0}");
+            }
+        }
     }
 }

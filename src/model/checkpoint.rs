@@ -614,6 +614,11 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
     } else {
         None
     };
-    let model = TinyGpt { config, layout, params };
+    let model = TinyGpt {
+        config,
+        layout,
+        params,
+        attention: Default::default(),
+    };
     Ok(Loaded { model, step, state })
 }

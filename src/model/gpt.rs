@@ -6,6 +6,7 @@
 use super::ModelError;
 use super::ops;
 use crate::dispatch;
+use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::rope::{self, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
@@ -282,6 +283,24 @@ pub struct TinyGpt {
     pub config: Config,
     pub layout: Layout,
     pub params: Vec<f32>,
+    /// The attention kernel its forward and backward passes run (not saved: a checkpoint
+    /// loads with the naive kernels, and either kernel gives the same numbers within rounding).
+    pub attention: Attention,
+}
+
+/// Which attention kernel TinyGPT runs: the naive one (baseline for one head, MHA for more),
+/// which stores the `[B,H,T,T]` scores and probabilities, or flash, which keeps one tile of
+/// them at a time and saves only the row log-sum-exp `lse [B,H,T]` for backward.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Attention {
+    #[default]
+    Naive,
+    Flash(Tiles),
+}
+
+impl Attention {
+    /// Flash's tiles when training: 16 query rows by 16 key columns (fewer when T is shorter).
+    pub const FLASH: Attention = Attention::Flash(Tiles { br: 16, bc: 16 });
 }
 
 /// How many independent slices of a batch run on their own thread. Fixed (not the core count)
@@ -309,7 +328,12 @@ impl TinyGpt {
                 }
             }
         }
-        Ok(TinyGpt { config, layout, params })
+        Ok(TinyGpt {
+            config,
+            layout,
+            params,
+            attention: Attention::Naive,
+        })
     }
 
     /// A model with the given parameters (length checked against the layout).
@@ -322,7 +346,12 @@ impl TinyGpt {
                 msg: format!("expected {} values, got {}", layout.total, params.len()),
             });
         }
-        Ok(TinyGpt { config, layout, params })
+        Ok(TinyGpt {
+            config,
+            layout,
+            params,
+            attention: Attention::Naive,
+        })
     }
 
     /// The named parameter tensor (e.g. `"blocks.0.w_qkv"`).
@@ -369,7 +398,7 @@ impl TinyGpt {
             lin.forward(bt, &a.ln1, w(p, o.w_qkv, C * QKV), w(p, o.b_qkv, QKV), &mut a.qkv);
             split_forward(cfg, acts.shape, a);
             rope_forward(cfg, acts.shape, acts.rope.as_ref(), a);
-            attention_forward(cfg, acts.shape, a);
+            attention_forward(cfg, self.attention, acts.shape, a);
             lin.forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
             ops::residual_forward(x, &a.attn_out, &mut a.res_mid);
             // MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
@@ -526,7 +555,7 @@ impl TinyGpt {
                 d_wproj,
                 d_bproj,
             );
-            attention_backward(cfg, acts.shape, a, g);
+            attention_backward(cfg, self.attention, acts.shape, a, g);
             rope_backward(cfg, acts.shape, acts.rope.as_ref(), g);
             split_backward(cfg, acts.shape, g);
             let QKV = lo.qkv;
@@ -718,13 +747,21 @@ impl RopeTables {
 /// engine, so one head runs the baseline variant, grouped key/value heads the GQA variant and
 /// several heads otherwise the MHA variant, on the fast path that `tests/it/kernels_untraced.rs`
 /// holds to the traced kernels bit for bit.
-fn attention_forward(cfg: &Config, sh: Shape, a: &mut LayerActs) {
+fn attention_forward(cfg: &Config, attention: Attention, sh: Shape, a: &mut LayerActs) {
+    if let Attention::Flash(tiles) = attention {
+        flash_forward(tiles, sh, a);
+        return;
+    }
     let v = cfg.variant();
     let (s, p, att) = (&mut a.scores, &mut a.probs, &mut a.att);
     dispatch::forward(&mut NoRecord, v, sh, &Mask::Causal, &a.q, &a.k, &a.v, s, p, att);
 }
 
-fn attention_backward(cfg: &Config, sh: Shape, a: &LayerActs, g: &mut Grads) {
+fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerActs, g: &mut Grads) {
+    if let Attention::Flash(tiles) = attention {
+        flash_backward(tiles, sh, a, g);
+        return;
+    }
     let v = cfg.variant();
     let grads = (&mut g.d_q[..], &mut g.d_k[..], &mut g.d_v[..]);
     let (d_p, d_s) = (&mut g.d_probs, &mut g.d_scores);
@@ -741,6 +778,67 @@ fn attention_backward(cfg: &Config, sh: Shape, a: &LayerActs, g: &mut Grads) {
     );
 }
 
+/// Flash's forward: `att` and `lse` tile by tile, in the tile-local buffers of one call.
+fn flash_forward(tiles: Tiles, sh: Shape, a: &mut LayerActs) {
+    let Tiles { br, bc } = tiles.fit(sh);
+    let d = sh.d();
+    let z = |n: usize| vec![0.0f32; n];
+    let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));
+    let (mut m, mut l, mut acc) = (z(br), z(br), z(br * d));
+    let work = ForwardTiles {
+        q_t: &mut q_t,
+        k_t: &mut k_t,
+        v_t: &mut v_t,
+        s_t: &mut s_t,
+        m: &mut m,
+        l: &mut l,
+        acc: &mut acc,
+    };
+    let qkv = (&a.q[..], &a.k[..], &a.v[..]);
+    dispatch::flash_forward(
+        &mut NoRecord,
+        sh,
+        tiles,
+        &Mask::Causal,
+        qkv,
+        &mut a.att,
+        &mut a.lse,
+        work,
+    );
+}
+
+/// Flash's backward: `d_q`, `d_k`, `d_v`, every probability recomputed from `lse`.
+fn flash_backward(tiles: Tiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
+    let Tiles { br, bc } = tiles.fit(sh);
+    let d = sh.d();
+    let z = |n: usize| vec![0.0f32; n];
+    let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));
+    let (mut do_t, mut ds_t, mut dk_t, mut dv_t) = (z(br * d), z(br * bc), z(bc * d), z(bc * d));
+    let mut delta = z(a.lse.len());
+    let work = BackwardTiles {
+        q_t: &mut q_t,
+        k_t: &mut k_t,
+        v_t: &mut v_t,
+        s_t: &mut s_t,
+        do_t: &mut do_t,
+        ds_t: &mut ds_t,
+        dk_t: &mut dk_t,
+        dv_t: &mut dv_t,
+    };
+    dispatch::flash_backward(
+        &mut NoRecord,
+        sh,
+        tiles,
+        &Mask::Causal,
+        (&a.q, &a.k, &a.v),
+        (&a.att, &a.lse),
+        &g.d_att,
+        &mut delta,
+        (&mut g.d_q, &mut g.d_k, &mut g.d_v),
+        work,
+    );
+}
+
 /// One layer's forward activations, kept for the backward pass.
 #[derive(Clone, Debug)]
 pub struct LayerActs {
@@ -753,6 +851,8 @@ pub struct LayerActs {
     pub v: Vec<f32>,
     pub scores: Vec<f32>,
     pub probs: Vec<f32>,
+    /// Flash's row log-sum-exp `[B,H,T]` (the naive kernels leave it at zero).
+    pub lse: Vec<f32>,
     pub att: Vec<f32>,
     /// `att·W_proj + b_proj`: what the attention block adds to the residual stream.
     pub attn_out: Vec<f32>,
@@ -825,8 +925,9 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     // channels of k (and of v): H_kv·D; of qkv: C + 2·H_kv·D
     let KV = cfg.kv_channels() as u128;
     let QKV = C + 2 * KV;
-    // per layer: 8 [rows,C], k and v, qkv, fc/gelu/tanh, 4 row statistics, scores and probs
-    let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + 2 * att;
+    // per layer: 8 [rows,C], k and v, qkv, fc/gelu/tanh, 4 row statistics, scores and probs,
+    // flash's row log-sum-exp
+    let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + 2 * att + b * H * t;
     // embedding and final LN outputs, logits and probs, statistics and losses
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
     // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C], probs and scores, qkv
@@ -852,6 +953,7 @@ impl Activations {
             v: z(rows * KV),
             scores: z(b * H * t * t),
             probs: z(b * H * t * t),
+            lse: z(b * H * t),
             att: z(rows * C),
             attn_out: z(rows * C),
             res_mid: z(rows * C),

@@ -92,6 +92,7 @@ impl TinyGpt {
             mistakes: Mistakes::NONE,
             rope: cfg.rotation(),
             decode: false,
+            tiles: Default::default(),
         };
         Ok(AttentionCapture {
             layer,

@@ -43,6 +43,7 @@ impl Scenario {
             mistakes: inputs.mistakes,
             rope: inputs.rope,
             decode: false,
+            tiles: inputs.tiles,
             init: Init::default(),
             values,
             focus,

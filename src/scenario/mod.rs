@@ -20,6 +20,7 @@ pub use parse::MAX_SIZE;
 
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
 use crate::input::ReadError;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
@@ -58,6 +59,8 @@ pub struct Scenario {
     pub rope: Option<Rope>,
     /// Generation token by token from a key/value cache (`[run].decode`), forward only.
     pub decode: bool,
+    /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
+    pub tiles: Tiles,
     pub init: Init,
     /// Only the tensors the file gives, flat row-major, already checked against their shapes.
     pub values: BTreeMap<String, Vec<f32>>,
@@ -212,6 +215,7 @@ pub(crate) struct Options {
     pub mistakes: Mistakes,
     pub rope: Option<Rope>,
     pub decode: bool,
+    pub tiles: Tiles,
 }
 
 /// What the engine will be asked to do for a scenario with these values (the correct run).
@@ -231,6 +235,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         proj: from_x || values.contains_key("w_proj"),
         rope: o.rope,
         decode: o.decode,
+        tiles: o.tiles,
     }
 }
 
@@ -294,6 +299,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("separate_qkv", include_str!("../../scenarios/separate_qkv.toml")),
     ("cross_attention", include_str!("../../scenarios/cross_attention.toml")),
     ("dropout", include_str!("../../scenarios/dropout.toml")),
+    ("flash", include_str!("../../scenarios/flash.toml")),
     ("gqa", include_str!("../../scenarios/gqa.toml")),
     ("mqa", include_str!("../../scenarios/mqa.toml")),
     ("rope", include_str!("../../scenarios/rope.toml")),
@@ -412,6 +418,7 @@ impl Scenario {
             mistakes: self.mistakes,
             rope: self.rope,
             decode: self.decode,
+            tiles: self.tiles,
         }
     }
 
@@ -473,6 +480,7 @@ impl Scenario {
             mistakes: Mistakes::NONE,
             rope: self.rope,
             decode: self.decode,
+            tiles: self.tiles,
         }
     }
 

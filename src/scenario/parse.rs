@@ -3,10 +3,13 @@
 //! checks across tables (`validate.rs`) and the memory budget run before anything is filled.
 
 use super::reader::{Doc, Result, toml_error};
-use super::sections::{ROOT_KEYS, RunTable, parse_focus, parse_init, parse_run, parse_shape, parse_values};
-use super::validate::{check_mistakes, check_modern, check_start};
+use super::sections::{
+    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_run, parse_shape, parse_values,
+};
+use super::validate::{check_flash, check_mistakes, check_modern, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
@@ -69,7 +72,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         variants,
         passes,
         mask,
-        opts,
+        mut opts,
     } = match root.get("run") {
         Some(v) => parse_run(&doc, v, shape, cross)?,
         None => RunTable {
@@ -84,9 +87,14 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 mistakes: Mistakes::NONE,
                 rope: None,
                 decode: false,
+                tiles: Tiles::default(),
             },
         },
     };
+    if let Some(v) = root.get("flash") {
+        opts.tiles = parse_flash(&doc, v)?;
+    }
+    check_flash(&doc, root, &variants, &opts)?;
 
     let init = match root.get("init") {
         Some(v) => parse_init(&doc, v)?,
@@ -125,6 +133,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         mistakes: opts.mistakes,
         rope: opts.rope,
         decode: opts.decode,
+        tiles: opts.tiles,
         init,
         values,
         focus,

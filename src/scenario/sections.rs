@@ -4,6 +4,7 @@
 use super::reader::{Doc, Result, Value};
 use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
 use crate::engine::{Dropout, Passes};
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
@@ -14,7 +15,7 @@ use std::collections::BTreeMap;
 use toml::de::DeValue;
 
 /// Keys of each table, in the order the docs list them.
-pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus"];
+pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus", "flash"];
 pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
@@ -31,10 +32,12 @@ pub(super) const RUN_KEYS: &[&str] = &[
 ];
 pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
+pub(super) const FLASH_KEYS: &[&str] = &["br", "bc"];
 
 pub(super) const VARIANTS: &[(&str, Variant)] = &[
     ("baseline", Variant::Baseline),
     ("mha", Variant::Mha),
+    ("flash", Variant::Flash),
     ("gqa", Variant::Gqa),
 ];
 pub(super) const ROPES: &[(&str, Pairs)] = &[("interleaved", Pairs::Interleaved), ("half", Pairs::Half)];
@@ -238,7 +241,24 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             mistakes,
             rope,
             decode,
+            tiles: Tiles::default(),
         },
+    })
+}
+
+/// The `[flash]` table: the tile sizes, `br` query rows and `bc` key columns (2 and 2 when
+/// left out). Any positive size is allowed; one larger than the sequence makes a single tile.
+pub(super) fn parse_flash(doc: &Doc<'_>, v: &Value<'_>) -> Result<Tiles> {
+    let t = doc.table(v, "[flash]")?;
+    doc.known_keys(t, FLASH_KEYS, "flash")?;
+    let default = Tiles::default();
+    let get = |key: &str, default: usize| match t.get(key) {
+        Some(x) => doc.size(x, &format!("[flash].{key}")),
+        None => Ok(default),
+    };
+    Ok(Tiles {
+        br: get("br", default.br)?,
+        bc: get("bc", default.bc)?,
     })
 }
 

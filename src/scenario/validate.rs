@@ -2,7 +2,7 @@
 //! and its grouped heads, rotary positions and decoding must agree with each other.
 
 use super::reader::{Doc, Result, Value};
-use super::{Options, Qkv};
+use super::{Mode, Options, Qkv};
 use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::kernels::{Mask, Variant};
@@ -105,6 +105,46 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
         plan.dropout,
         tr!("needs dropout to forget: set [run].dropout above 0 with mode = \"train\""),
     )
+}
+
+/// The flash variant and the `[flash]` table go together, and flash runs neither dropout, nor
+/// the mistakes (both live in the plain kernels), nor a decoding loop.
+pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant], o: &Options) -> Result<()> {
+    let flash = variants.contains(&Variant::Flash);
+    if let Some(v) = root.get("flash")
+        && !flash
+    {
+        return Err(doc.err(
+            Some(v.span()),
+            "[flash]",
+            tr!("sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]"),
+        ));
+    }
+    if !flash {
+        return Ok(());
+    }
+    if o.dropout.is_some() && o.mode == Mode::Train {
+        return Err(doc.err(
+            span_of(root, "run", "dropout"),
+            "[run].dropout",
+            tr!("the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants"),
+        ));
+    }
+    if !o.mistakes.is_empty() {
+        return Err(doc.err(
+            span_of(root, "run", "mistakes"),
+            "[run].mistakes",
+            tr!("the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants"),
+        ));
+    }
+    if o.decode {
+        return Err(doc.err(
+            span_of(root, "run", "decode"),
+            "[run].decode",
+            tr!("flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants"),
+        ));
+    }
+    Ok(())
 }
 
 /// Grouped key/value heads, rotary positions and decoding must have something to act on, and

@@ -84,6 +84,10 @@ pub fn to_toml(s: &Scenario) -> String {
         out.push_str("decode = true\n");
     }
 
+    if s.variants.contains(&Variant::Flash) {
+        let _ = write!(out, "\n[flash]\nbr = {}\nbc = {}\n", s.tiles.br, s.tiles.bc);
+    }
+
     let _ = write!(out, "\n[init]\nseed = {}\n", s.init.seed);
     let _ = match s.init.dist {
         Dist::Normal { std } => writeln!(out, "dist = \"normal\"\nstd = {}", number(std)),

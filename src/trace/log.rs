@@ -2,7 +2,7 @@
 
 use super::index::CellIndex;
 use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
-use crate::tensor::{Layout, Spec};
+use crate::tensor::{Layout, Level, Spec};
 use std::panic::Location;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -250,6 +250,9 @@ pub struct EventView {
     pub phase: Phase,
     pub op: Op,
     pub buf: Buf,
+    /// The memory the access touches: the buffer's level in the registry (global memory, or a
+    /// tiled kernel's tile-local working set).
+    pub level: Level,
     pub offset: usize,
     /// Logical coordinates of `offset` in the buffer's view shape.
     pub index: Vec<usize>,
@@ -410,6 +413,7 @@ impl Trace {
             phase,
             op: e.op,
             buf: e.buf,
+            level: self.level(e.buf),
             offset: e.offset as usize,
             index,
             value: e.value,
@@ -418,6 +422,11 @@ impl Trace {
             file,
             line: e.line as u32,
         }
+    }
+
+    /// The memory level of `buf` in this run (global when the trace does not know it).
+    pub fn level(&self, buf: Buf) -> Level {
+        self.buffer(buf).map_or(Level::Global, |b| b.spec.level)
     }
 
     /// `b0 j1 h1 d0`: the logical index of `buf[offset]` with the kernel's names for its

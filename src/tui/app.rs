@@ -13,6 +13,7 @@ use super::screens::open::{self, Open};
 use super::screens::picker::{self, Choice};
 use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
+use super::screens::traffic::{self, Traffic};
 use super::screens::train::{self, Traced, Train};
 use super::theme::Theme;
 use super::walk::Walk;
@@ -57,6 +58,8 @@ pub enum Screen {
     Mistakes(Box<SideBySide>),
     /// A scenario being traced on a worker thread.
     Loading(Box<Loading>),
+    /// Global memory traffic of the plain kernel and of flash as T grows.
+    Traffic(Box<Traffic>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -248,6 +251,7 @@ impl App {
                 self.push(Screen::Checkpoint(checkpoint::list(dir)));
             }
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
+            Item::Traffic => self.push(Screen::Traffic(Box::default())),
             Item::Help => self.help(msg!("menu"), menu::KEYS),
             Item::Quit => self.quit = true,
         }
@@ -405,6 +409,11 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             Some(mistakes::Pick::Help) => app.help(msg!("mistakes gallery"), mistakes::GALLERY_KEYS),
             None => {}
         },
+        Screen::Traffic(tr) => match tr.key(key) {
+            traffic::Outcome::Stay => {}
+            traffic::Outcome::Back => app.go_back(),
+            traffic::Outcome::Help => app.help("memory traffic", traffic::KEYS),
+        },
         Screen::Loading(l) => {
             if l.key(key) == loading::Outcome::Cancel {
                 app.go_back();
@@ -462,7 +471,8 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
         | Screen::Train
         | Screen::Checkpoint(_)
         | Screen::Prompt(_)
-        | Screen::Loading(_) => {}
+        | Screen::Loading(_)
+        | Screen::Traffic(_) => {}
     }
 }
 
@@ -492,6 +502,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Gallery(g) => mistakes::render_gallery(frame, area, g, t),
         Screen::Mistakes(s) => mistakes::render(frame, area, s, t),
         Screen::Loading(l) => loading::render(frame, area, l, t),
+        Screen::Traffic(tr) => traffic::render(frame, area, tr, t),
     }
     match &app.popup {
         Some(Popup::Help(h)) => help::render(frame, area, h, t),

@@ -12,7 +12,7 @@ use crate::formula::{self, Substituted};
 use crate::kernels::Variant;
 use crate::tensor::Shape;
 use crate::tr;
-use crate::trace::{Op, Trace};
+use crate::trace::{Buf, Op, Trace};
 use crate::tui::source;
 use std::collections::BTreeMap;
 
@@ -202,6 +202,11 @@ pub fn access(trace: &Trace, shape: Shape, n: usize) -> Option<Access> {
     let mut symbols: Vec<(&str, usize)> = formula::sizes(shape, view.phase);
     symbols.extend(view.vars.iter().copied());
     symbols.extend(view.derived.iter().map(|d| (d.name, d.value)));
+    // flash's tile sizes (`ii * bc + jj`), as its score tile is laid out
+    if let Some(dims) = trace.buffer(Buf::STile).map(|b| b.layout().dims.clone()) {
+        symbols.extend(dims.first().map(|d| ("br", d.size)));
+        symbols.extend(dims.get(1).map(|d| ("bc", d.size)));
+    }
     let expr = candidates(trace, n).into_iter().find_map(|text| {
         let (numbers, value) = formula::evaluate(&text, &symbols)?;
         (value == e.offset as usize).then_some((text, numbers))

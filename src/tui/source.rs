@@ -17,6 +17,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../kernels/attention_mha.rs"),
     ),
     (
+        "src/kernels/attention_flash.rs",
+        include_str!("../kernels/attention_flash.rs"),
+    ),
+    (
         "src/kernels/attention_mistakes.rs",
         include_str!("../kernels/attention_mistakes.rs"),
     ),
@@ -57,6 +61,11 @@ mod tests {
                 .contains("MISTAKE 3")
         );
         assert!(source("src/kernels/dropout.rs").unwrap().contains("keep_mask"));
+        assert!(
+            source("src/kernels/attention_flash.rs")
+                .unwrap()
+                .contains("let alpha = exp(m_old - m_new);")
+        );
         assert!(
             source("/abs/path/src/kernels/softmax.rs")
                 .unwrap()

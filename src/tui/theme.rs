@@ -201,6 +201,18 @@ impl Theme {
         )
     }
 
+    /// A buffer of memory level `level`: global memory plain, a tiled kernel's on-chip
+    /// working set (flash's tiles, m, l, acc) in its own colour (underlined in monochrome).
+    pub fn level(self, level: crate::tensor::Level) -> Style {
+        match level {
+            crate::tensor::Level::Global => self.base(),
+            crate::tensor::Level::Tile => self.pick(
+                Style::default().fg(Color::LightMagenta),
+                Style::default().add_modifier(Modifier::UNDERLINED),
+            ),
+        }
+    }
+
     /// A value as a heat colour, `t` in [0, 1] (0 most negative, 1 most positive). In colour a
     /// diverging scale, blue (negative) through white to red (positive); in monochrome the
     /// shade glyph carries the value instead.

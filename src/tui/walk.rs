@@ -144,7 +144,7 @@ impl Walk {
     pub fn heads(&self, variant: Variant) -> usize {
         match variant {
             Variant::Baseline => 1,
-            Variant::Mha | Variant::Gqa => self.shape.h,
+            Variant::Mha | Variant::Flash | Variant::Gqa => self.shape.h,
         }
     }
 
@@ -170,6 +170,9 @@ impl Walk {
     /// the backward pass (falling back to whichever pass the trace holds).
     pub fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
         let trace = self.trace(variant)?;
+        if variant == Variant::Flash {
+            return flash_element_event(trace, pass, e);
+        }
         let off = self.score_offset(variant, e)?;
         let fwd = trace.index.first_write(Buf::Scores, off);
         let bwd = trace.index.first_write(Buf::DScores, off);
@@ -184,6 +187,41 @@ impl Walk {
         self.focus
             .and_then(|(_, pass, e)| self.element_event(variant, pass.unwrap_or(Pass::Forward), e))
             .unwrap_or(0)
+    }
+}
+
+/// Flash stores no scores: element `e` is the cell of the score tile (`s_tile` forward,
+/// `ds_tile` backward) that the pair `(i, j)` of head `h` occupies while its query and key tiles
+/// are loaded, `(ii, jj) = (i − i0, j − j0)`. Its event is the first write of that cell made with
+/// those loop variables (forward's score, before the online softmax turns it into `P`).
+fn flash_element_event(trace: &Trace, pass: Pass, e: Element) -> Option<usize> {
+    let find = |buf: Buf| {
+        let info = trace.buffer(buf)?;
+        let (br, bc) = (info.layout().dims.first()?.size, info.layout().dims.get(1)?.size);
+        let (ii, jj) = (e.i % br, e.j % bc);
+        let want = [
+            ("bb", e.b),
+            ("hh", e.h),
+            ("i0", e.i - ii),
+            ("j0", e.j - jj),
+            ("ii", ii),
+            ("jj", jj),
+        ];
+        trace
+            .index
+            .writes(buf, ii * bc + jj)
+            .iter()
+            .map(|&w| w as usize)
+            .find(|&w| {
+                let vars = trace.view(w).vars;
+                want.iter()
+                    .all(|&(name, v)| vars.iter().any(|&(n, x)| n == name && x == v))
+            })
+    };
+    let (fwd, bwd) = (find(Buf::STile), find(Buf::DSTile));
+    match pass {
+        Pass::Forward => fwd.or(bwd),
+        Pass::Backward => bwd.or(fwd),
     }
 }
 

@@ -189,7 +189,7 @@ fn bad_elements_and_passes_exit_with_code_2() {
         ),
         (
             &["scenarios/numeric_mha.toml", "--variant", "sparse"],
-            "--variant sparse: expected one of baseline, mha, gqa",
+            "--variant sparse: expected one of baseline, mha, flash, gqa",
         ),
         (
             &["scenarios/numeric_mha.toml", "--variant", "gqa"],
@@ -265,4 +265,55 @@ fn rotary_positions_and_the_kv_cache_are_explained_with_their_numbers() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("a decode run has no score for j=4 > i=2"));
+}
+
+/// The number after the last `= ` of the line holding `key`, up to a `:` or a space.
+fn number_after(text: &str, key: &str) -> f32 {
+    let line = text
+        .lines()
+        .find(|l| l.contains(key))
+        .unwrap_or_else(|| panic!("{key} in {text}"));
+    let tail = line.rsplit("= ").next().unwrap();
+    tail.split([':', ' ']).next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn explain_flash_reaches_the_probability_mha_stores() {
+    // flash never stores P[0,1,3,1]: its forward gets it as e^(S − lse), its backward
+    // recomputes it; both equal the probability the MHA kernel of the same scenario stores
+    let at = ["scenarios/flash.toml", "--at", "b=0,h=1,i=3,j=1"];
+    let mha = explain(&[&at[..], &["--variant", "mha"]].concat());
+    let fwd = explain(&[&at[..], &["--variant", "flash"]].concat());
+    let bwd = explain(&[&at[..], &["--variant", "flash", "--pass", "backward"]].concat());
+    // MHA: the term in brackets of att's sum is P[b,h,i,j]·v
+    let line = mha.lines().find(|l| l.contains("d=0: att.data")).unwrap();
+    let stored: f32 = line
+        .split('[')
+        .nth(2)
+        .unwrap()
+        .split('×')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(stored, 0.2631);
+    assert_eq!(number_after(&fwd, "P = e^(S − lse)"), stored, "{fwd}");
+    assert_eq!(number_after(&bwd, "P = e^(Σ_d q_tile"), stored, "{bwd}");
+    // the online softmax: two key tiles (j0 = 0, 2) reach row 3, the third is above the diagonal
+    assert!(fwd.contains("key tile j0=0: m = max(-inf, rowmax) = -0.102"), "{fwd}");
+    assert!(
+        fwd.contains(
+            "key tile j0=2: m = max(-0.102, rowmax) = -0.102; l = e^(-0.102 − -0.102)·1.8982 + rowsum = 3.8007"
+        ),
+        "{fwd}"
+    );
+    assert!(!fwd.contains("key tile j0=4"), "{fwd}");
+    assert!(
+        fwd.contains("lse.data[8] = m + ln l = -0.102 + ln 3.8007 = 1.2332"),
+        "{fwd}"
+    );
+    assert!(bwd.contains("dS = 0.2631 × (-0.3657 − -0.204) = -0.0425"), "{bwd}");
+    // a pair in a tile the causal mask hides entirely: no event at all
+    let skipped = explain(&["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=0,i=1,j=4"]);
+    assert!(skipped.contains("2. Skipped"), "{skipped}");
 }

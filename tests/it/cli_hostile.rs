@@ -1102,8 +1102,8 @@ fn flag_errors_are_one_line() {
         (vec!["explain", s, "--at", "i=-1,j=1"], vec!["--at", "i=-1"]),
         (vec!["explain", s, "--at", "i1j1"], vec!["--at", "key=value"]),
         (
-            vec!["explain", s, "--variant", "flash"],
-            vec!["--variant", "flash", "baseline, mha"],
+            vec!["explain", s, "--variant", "sparse"],
+            vec!["--variant", "sparse", "baseline, mha, flash"],
         ),
         (vec!["explain", s, "--pass", "sideways"], vec!["--pass", "sideways"]),
         (

@@ -321,6 +321,67 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[focus].i",
         "expected an index in 0..2 (S = 2), found 2",
     ),
+    // issue 17: flash's [flash] table and what flash does not run
+    (
+        "flash_zero_tile.toml",
+        "10:6",
+        "[flash].br",
+        "expected a positive integer, found 0",
+    ),
+    (
+        "flash_float_tile.toml",
+        "11:6",
+        "[flash].bc",
+        "expected a positive integer, found a float 1.5",
+    ),
+    (
+        "flash_negative_tile.toml",
+        "11:6",
+        "[flash].bc",
+        "expected a positive integer, found -3",
+    ),
+    (
+        "flash_string_tile.toml",
+        "10:6",
+        "[flash].br",
+        "expected a positive integer, found a string \"2\"",
+    ),
+    (
+        "flash_unknown_key.toml",
+        "10:1",
+        "[flash].b_r",
+        "unknown key (did you mean br?); expected one of: br, bc",
+    ),
+    (
+        "flash_not_table.toml",
+        "2:9",
+        "[flash]",
+        "expected a table, found an integer 2",
+    ),
+    (
+        "flash_without_variant.toml",
+        "9:1",
+        "[flash]",
+        "sets the tile sizes of the flash variant, which this scenario does not run",
+    ),
+    (
+        "flash_with_dropout.toml",
+        "9:11",
+        "[run].dropout",
+        "the flash variant has no dropout",
+    ),
+    (
+        "flash_with_mistakes.toml",
+        "9:12",
+        "[run].mistakes",
+        "the mistakes are made in the plain kernels and flash has none",
+    ),
+    (
+        "flash_with_decode.toml",
+        "9:10",
+        "[run].decode",
+        "flash computes whole sequences tile by tile and has no decoding loop",
+    ),
     (
         "h_kv_not_dividing_h.toml",
         "7:8",

@@ -177,8 +177,9 @@ fn trace_lines(args: &[&str]) -> Vec<serde_json::Map<String, Value>> {
         .collect()
 }
 
-const FIELDS: [&str; 13] = [
-    "seq", "variant", "pass", "phase", "op", "buffer", "offset", "index", "value", "vars", "derived", "file", "line",
+const FIELDS: [&str; 14] = [
+    "seq", "variant", "pass", "phase", "op", "buffer", "level", "offset", "index", "value", "vars", "derived", "file",
+    "line",
 ];
 
 #[test]
@@ -218,6 +219,11 @@ fn trace_jsonl_has_every_field_and_as_many_events_as_run_json() {
         for l in lines.iter().step_by(97) {
             assert!(matches!(l["op"].as_str(), Some("read" | "write")));
             assert!(matches!(l["pass"].as_str(), Some("forward" | "backward")));
+            // the plain kernels touch only global memory; flash also its tile-local buffers
+            let tile = l["buffer"].as_str().unwrap().ends_with("_tile")
+                || ["m", "l", "acc"].contains(&l["buffer"].as_str().unwrap());
+            assert_eq!(l["level"], if tile { "tile" } else { "global" }, "{file}");
+            assert!(!tile || l["variant"] == "flash", "{file}");
             assert!(l["index"].is_array() && l["vars"].is_object() && l["derived"].is_object());
             assert!(l["file"].as_str().unwrap().ends_with(".rs"));
             assert!(l["line"].as_u64().unwrap() > 0);
@@ -300,9 +306,10 @@ fn trace_csv_parses_with_the_same_rows_as_jsonl() {
         assert_eq!(row[0], l["seq"].to_string());
         assert_eq!(&row[1], l["variant"].as_str().unwrap());
         assert_eq!(&row[5], l["buffer"].as_str().unwrap());
+        assert_eq!(&row[6], l["level"].as_str().unwrap());
         let index: Vec<String> = l["index"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
-        assert_eq!(row[7], index.join(";"));
-        assert_eq!(row[8].parse::<f64>().unwrap(), l["value"].as_f64().unwrap());
+        assert_eq!(row[8], index.join(";"));
+        assert_eq!(row[9].parse::<f64>().unwrap(), l["value"].as_f64().unwrap());
         // "bb=0;i=1" in CSV is {"bb":0,"i":1} in JSON, same order
         let as_csv = |obj: &str| {
             obj.trim_matches(['{', '}'])
@@ -310,15 +317,15 @@ fn trace_csv_parses_with_the_same_rows_as_jsonl() {
                 .replace(':', "=")
                 .replace(',', ";")
         };
-        assert_eq!(row[9], as_csv(flat_object(text, "vars")));
-        assert_eq!(row[10], as_csv(flat_object(text, "derived")));
+        assert_eq!(row[10], as_csv(flat_object(text, "vars")));
+        assert_eq!(row[11], as_csv(flat_object(text, "derived")));
     }
     // the batch term: sequence b=1 of MHA writes scores[1,1,2,1] at ((1*2 + 1)*3 + 2)*3 + 1 = 34
     let hit = rows
         .iter()
-        .find(|r| &r[1] == "mha" && &r[3] == "scores" && &r[4] == "write" && &r[6] == "34")
+        .find(|r| &r[1] == "mha" && &r[3] == "scores" && &r[4] == "write" && &r[7] == "34")
         .unwrap();
-    assert_eq!(&hit[10], "q_base=22;k_base=18;off=34");
+    assert_eq!(&hit[11], "q_base=22;k_base=18;off=34");
 }
 
 #[test]

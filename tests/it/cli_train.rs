@@ -177,6 +177,26 @@ fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
 }
 
 #[test]
+fn attention_flash_trains_to_the_naive_loss() {
+    // `train --attention flash`: the same loss and validation loss as the naive kernels
+    let dir = tempfile::tempdir().unwrap();
+    let last = |extra: &[&str]| {
+        let lines = train_tiny(dir.path(), &[&["--steps", "20", "--log-every", "20"], extra].concat());
+        let done = lines.last().unwrap().clone();
+        (done["loss"].as_f64().unwrap(), done["val_loss"].as_f64().unwrap())
+    };
+    let (naive, flash) = (last(&[]), last(&["--attention", "flash"]));
+    assert!(
+        (naive.0 - flash.0).abs() <= 1e-4,
+        "loss: naive {naive:?}, flash {flash:?}"
+    );
+    assert!(
+        (naive.1 - flash.1).abs() <= 1e-4,
+        "val loss: naive {naive:?}, flash {flash:?}"
+    );
+}
+
+#[test]
 fn plain_output_without_json() {
     let dir = tempfile::tempdir().unwrap();
     cmd()
@@ -208,6 +228,11 @@ fn bad_arguments_exit_2_with_a_clear_message() {
     std::fs::write(d.join("lying.safetensors"), lying).unwrap();
 
     fails(d, &["train", "--data", "nope.txt"], "nope.txt");
+    fails(
+        d,
+        &["train", "--attention", "tiled"],
+        "--attention tiled: expected one of naive, flash",
+    );
     fails(d, &["train", "--data", "short.txt", "--seq", "8"], "at least 18 bytes");
     fails(d, &["train", "--dataset", "poems"], "kernels, copy, reverse, sort");
     fails(
@@ -221,6 +246,21 @@ fn bad_arguments_exit_2_with_a_clear_message() {
         "--kv-heads must divide the heads: 4 query heads cannot be shared out among 3 key/value heads (H % H_kv ≠ 0; try 1, 2, 4)",
     );
     fails(d, &["train", "--kv-heads", "0"], "--kv-heads must be 1..=");
+    fails(
+        d,
+        &[
+            "train",
+            "--attention",
+            "flash",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "2",
+            "--dataset",
+            "copy",
+        ],
+        "--attention flash needs as many key/value heads as heads (--kv-heads 2, --heads 4)",
+    );
     fails(
         d,
         &["train", "--rope", "spiral"],

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -35,6 +36,7 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Tiles::default(),
     }
 }
 
@@ -51,6 +53,7 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Tiles::default(),
     }
 }
 

@@ -13,7 +13,13 @@
 //! - the flat row's offsets are the offsets of the cells under them;
 //! - the highlighted cells are the current event's, and only those;
 //! - every index label on screen (`k[6] … (b0 j1 h1 d0)`) is the docs' layout of that offset,
-//!   and in the attention passes each coordinate is the kernel's loop variable of that name.
+//!   and in the attention passes each coordinate is the kernel's loop variable of that name;
+//! - in flash's loops (docs/flash.md): every sum of products the log is accumulating (score
+//!   tile, the accumulator rescaled by `e^(m_old − m_new)`, `D_i`, dV, dS's `dP`, dQ, dK) as
+//!   above; in the online softmax, `m_new` is the maximum of `m_old` and the scores read, and
+//!   `l_new` the value the kernel writes; `att = acc / l` and `lse = m + ln l` with the log's
+//!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
+//!   `j = j0 + jj` in the global buffers' labels.
 
 use attn_trace::format::exact;
 use attn_trace::kernels::{Mask, Variant};
@@ -34,8 +40,18 @@ use std::sync::Arc;
 /// The docs' layout of a buffer: `(dimension name, size)`, outermost first. Queries are walked
 /// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`, GQA its keys and
 /// values (and a decode run's caches) as `[B,T,H_kv,D]`.
-fn layout(buf: &str, variant: Variant, sh: Shape) -> Vec<(&'static str, usize)> {
+fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'static str, usize)> {
     let Shape { b, s, t, c, h, .. } = sh;
+    // flash's row statistics and its tiles, sized `br` query rows by `bc` key columns
+    let d_head = c / h;
+    match buf {
+        "lse" | "delta" => return vec![("b", b), ("h", h), ("i", s)],
+        "q_tile" | "acc" | "do_tile" => return vec![("ii", br), ("d", d_head)],
+        "k_tile" | "v_tile" | "dk_tile" | "dv_tile" => return vec![("jj", bc), ("d", d_head)],
+        "s_tile" | "ds_tile" => return vec![("ii", br), ("jj", bc)],
+        "m" | "l" => return vec![("ii", br)],
+        _ => {}
+    }
     let mha = variant != Variant::Baseline;
     let gqa = variant == Variant::Gqa;
     let (h, d) = if mha { (h, c / h) } else { (1, c) };
@@ -206,6 +222,167 @@ fn accumulates(p: Phase) -> bool {
     )
 }
 
+/// Flash's phases: one loop nest each, with its own steps (docs/flash.md).
+fn flash_phase(p: Phase) -> bool {
+    matches!(p, Phase::Flash | Phase::FlashDelta | Phase::FlashBack)
+}
+
+/// The flash buffers whose writes end a sum of products.
+const FLASH_SUMS: [&str; 7] = ["s_tile", "acc", "delta", "dv_tile", "ds_tile", "d_q", "dk_tile"];
+
+/// The online-softmax row around event `n`: the iteration whose first event reads `m`.
+fn flash_row(trace: &Trace, n: usize) -> Option<(usize, usize)> {
+    let mut id = trace.events[n].frame;
+    while let Some(f) = trace.frame(id) {
+        let first = trace.events.get(f.start as usize);
+        if trace.kinds[f.kind as usize].names == ["ii"]
+            && first.is_some_and(|e| e.buf == Buf::RowMax && e.op == Op::Read)
+        {
+            return Some((f.start as usize, f.end as usize));
+        }
+        id = f.parent;
+    }
+    None
+}
+
+/// A number as the equation panel writes it: four decimals, `−∞`, `-1e9`.
+fn four(v: f32) -> String {
+    if v == 0.0 {
+        "0.0000".to_string()
+    } else if v == f32::NEG_INFINITY {
+        "−∞".to_string()
+    } else if v.is_finite() && v.abs() < 999.5 {
+        format!("{v:.4}")
+    } else {
+        num(v)
+    }
+}
+
+/// The number after the last `= ` of the first line starting with `prefix`.
+fn shown_value(lines: &[String], prefix: &str) -> Option<f64> {
+    let line = lines.iter().find(|l| l.starts_with(prefix))?;
+    match line.rsplit("= ").next()?.trim() {
+        "−∞" => Some(f64::NEG_INFINITY),
+        v => v.parse().ok(),
+    }
+}
+
+/// Flash's sums, online softmax and write-back, from the log alone.
+fn check_flash_equation(trace: &Trace, n: usize, lines: &[String]) -> Result<(), String> {
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * b.abs().max(1.0);
+    let ev = trace.events[n];
+    // a sum: the first write at or after n ends it, in an iteration enclosing n, to one of
+    // FLASH_SUMS, with products read in the iterations nested in it
+    let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write);
+    let sum = w.and_then(|w| {
+        let f = trace.frame(trace.events[w].frame)?;
+        let target = trace.events[w].buf.name();
+        (FLASH_SUMS.contains(&target) && n >= f.start as usize).then_some((w, f, target))
+    });
+    if let Some((w, f, target)) = sum {
+        let id = trace.events[w].frame;
+        let mut consts = Vec::new();
+        let mut terms: Vec<(u32, f64, usize)> = Vec::new();
+        for k in f.start as usize..=w {
+            let e = trace.events[k];
+            if e.op != Op::Read {
+                continue;
+            }
+            if e.frame == id {
+                if k <= n {
+                    consts.push(f64::from(e.value));
+                }
+                continue;
+            }
+            match terms.last_mut() {
+                Some(t) if t.0 == e.frame => {
+                    t.1 *= f64::from(e.value);
+                    t.2 = k;
+                }
+                _ => terms.push((e.frame, f64::from(e.value), k)),
+            }
+        }
+        if !terms.is_empty() {
+            let done: Vec<_> = terms.iter().filter(|t| t.2 <= n).collect();
+            let mut want = done.iter().map(|t| t.1).sum::<f64>();
+            let first_const = consts.first().copied().unwrap_or(0.0);
+            match target {
+                // the accumulator is rescaled by e^(m_old − m_new) of its row
+                "acc" => {
+                    let (start, end) = flash_row(trace, n).ok_or("an accumulator update outside a softmax row")?;
+                    let m_old = f64::from(trace.events[start].value);
+                    let m_new = (start..end)
+                        .map(|k| trace.events[k])
+                        .find(|e| e.buf == Buf::RowMax && e.op == Op::Write)
+                        .map(|e| f64::from(e.value))
+                        .ok_or("no m_new written before the accumulator")?;
+                    want += (m_old - m_new).exp() * first_const;
+                }
+                "dv_tile" => want += first_const,
+                _ => {}
+            }
+            let (m, total, x) = shown_partial_sum(lines).ok_or("no partial sum shown")?;
+            if (m, total) != (done.len(), terms.len()) {
+                return Err(format!(
+                    "shows {m} of {total} terms, the log has {} of {}",
+                    done.len(),
+                    terms.len()
+                ));
+            }
+            if !close(x, want) {
+                return Err(format!("partial sum shown {x}, the log's {want:.6}"));
+            }
+            let waiting = ev.op == Op::Read && ev.frame != id && terms.iter().any(|t| t.0 == ev.frame && t.2 > n);
+            if lines.iter().any(|l| l.contains("next factor follows")) != waiting {
+                return Err(format!(
+                    "'(next factor follows)' shown wrongly (the term waits: {waiting})"
+                ));
+            }
+            return Ok(());
+        }
+    }
+    // the online softmax of a row: m_old, the row's nc scores, then nc (read, write) pairs, l_old
+    if let Some((start, end)) = flash_row(trace, n) {
+        let first_write = (start..end)
+            .find(|&k| trace.events[k].op == Op::Write)
+            .ok_or("a row without writes")?;
+        let nc = first_write - start - 2;
+        let p = n - start;
+        let m_old = trace.events[start].value;
+        let seen: Vec<f32> = (1..=nc.min(p)).map(|k| trace.events[start + k].value).collect();
+        let m_so_far = seen.iter().copied().fold(m_old, f32::max);
+        let m_line = shown_value(lines, "m_new = max(m_old, rowmax(S_tile))").ok_or("no m_new line")?;
+        if four(m_so_far) != four(m_line as f32) {
+            return Err(format!("m_new shown {m_line}, the log's maximum so far {m_so_far}"));
+        }
+        if p >= 3 * nc + 2 {
+            let l_write = trace.events[start + 3 * nc + 2];
+            let l_line = shown_value(lines, "l_new = ").ok_or("no l_new line")?;
+            if l_write.buf != Buf::RowSum || !close(l_line, f64::from(l_write.value)) {
+                return Err(format!("l_new shown {l_line}, the log writes {}", l_write.value));
+            }
+        }
+        return Ok(());
+    }
+    // the output tile: att = acc / l, lse = m + ln l
+    if ev.op == Op::Write && matches!(ev.buf, Buf::Att | Buf::Lse) && trace.phase_at(n) == Phase::Flash {
+        let before = trace.events[n - 1];
+        let prefix = if ev.buf == Buf::Att { "att[" } else { "lse[" };
+        let line = lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .ok_or("no write-back line")?;
+        if !line.contains(&four(before.value)) || !line.ends_with(&four(ev.value)) {
+            return Err(format!(
+                "{line:?} does not show {} and {}",
+                four(before.value),
+                four(ev.value)
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The kernel's loop variable (or derived offset) a buffer dimension must equal in `phase`, or
 /// `None` when that dimension is not walked by a variable of its own there. A decode step's
 /// query row is its step `t`; a rotation walks positions by `t`, channels by pairs and the
@@ -230,7 +407,10 @@ fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
 fn attention_core(p: Phase) -> bool {
     matches!(
         p,
-        Phase::Scores
+        Phase::Flash
+            | Phase::FlashDelta
+            | Phase::FlashBack
+            | Phase::Scores
             | Phase::Softmax
             | Phase::Dropout
             | Phase::WeightedSum
@@ -261,12 +441,15 @@ fn shown_partial_sum(lines: &[String]) -> Option<(usize, usize, f64)> {
 struct Checker<'a> {
     walk: &'a Arc<Walk>,
     variant: Variant,
+    /// Flash's tile sizes as the run uses them (never more rows than queries, nor columns
+    /// than keys).
+    tiles: (usize, usize),
     name: &'a str,
 }
 
 impl Checker<'_> {
     fn dims(&self, buf: &str) -> Vec<(&'static str, usize)> {
-        layout(buf, self.variant, self.walk.shape)
+        layout(buf, self.variant, self.walk.shape, self.tiles)
     }
 
     /// Draws the tracer at event `n` on a `w × h` screen and checks what it shows.
@@ -285,7 +468,13 @@ impl Checker<'_> {
         let at = || format!("{} {} event #{n} ({phase}) at {w}×{h}", self.name, self.variant);
 
         // the equation panel's running sum
-        if accumulates(phase) {
+        if flash_phase(phase) {
+            let lines: Vec<String> = equation::lines(&ctx)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            check_flash_equation(trace, n, &lines).map_err(|e| format!("{}: {e}\n{lines:#?}", at()))?;
+        } else if accumulates(phase) {
             let lines: Vec<String> = equation::lines(&ctx)
                 .iter()
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
@@ -409,13 +598,21 @@ impl Checker<'_> {
                         let Some(var) = loop_name(phase, ev.buf, &dim) else {
                             continue;
                         };
-                        // a loop variable, or an offset derived from one (GQA's kv_h)
-                        let in_scope = vars
-                            .iter()
-                            .rev()
-                            .find(|(v, _)| *v == var)
-                            .map(|&(_, v)| v)
-                            .or_else(|| view.derived.iter().rev().find(|d| d.name == var).map(|d| d.value));
+                        // a loop variable, or an offset derived from one (GQA's kv_h); flash walks
+                        // rows inside tiles: i = i0 + ii, j = j0 + jj
+                        let scope = |name: &str| {
+                            vars.iter()
+                                .rev()
+                                .find(|(v, _)| *v == name)
+                                .map(|&(_, v)| v)
+                                .or_else(|| view.derived.iter().rev().find(|d| d.name == name).map(|d| d.value))
+                        };
+                        let tiled = |outer: &str, inner: &str| scope(outer).zip(scope(inner)).map(|(a, b)| a + b);
+                        let in_scope = match var {
+                            "i" => scope("i").or_else(|| tiled("i0", "ii")),
+                            "j" => scope("j").or_else(|| tiled("j0", "jj")),
+                            v => scope(v),
+                        };
                         if in_scope != Some(value) {
                             return Err(format!(
                                 "{}: {name}[{off}] ({shown}): {dim}{value} is not the kernel's loop variable {var} (in scope: {vars:?})",
@@ -701,7 +898,8 @@ fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
     let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
     let frame_id = trace.events[w].frame;
     let f = trace.frame(frame_id)?;
-    if (f.start as usize) > n {
+    // the write ends its iteration (flash's row updates `l` mid-iteration: no dot product)
+    if (f.start as usize) > n || f.end as usize != w + 1 {
         return None;
     }
     let mut terms: Vec<(u32, Vec<usize>)> = Vec::new();
@@ -732,9 +930,14 @@ fn check_walk(name: &str, walk: Walk) {
     let walk = Arc::new(walk);
     for run in &walk.runs {
         let Some(trace) = &run.trace else { continue };
+        let tiles = walk.inputs.as_ref().map_or((1, 1), |i| {
+            let t = i.tiles.fit(walk.shape);
+            (t.br, t.bc)
+        });
         let checker = Checker {
             walk: &walk,
             variant: run.variant,
+            tiles,
             name,
         };
         let events = sample(trace.len());
@@ -756,7 +959,7 @@ fn check_walk(name: &str, walk: Walk) {
 
 #[test]
 fn every_shipped_scenario_shows_the_logs_numbers() {
-    for name in [
+    let names = [
         "mha_walkthrough",
         "indexing_trace",
         "numeric_baseline",
@@ -773,7 +976,18 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "mqa",
         "rope",
         "kv_cache_decode",
-    ] {
+        "flash",
+    ];
+    // every scenario file the repository ships is in the list
+    let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
+        .unwrap()
+        .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".toml").map(String::from))
+        .collect();
+    files.sort();
+    let mut listed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    listed.sort();
+    assert_eq!(listed, files, "the oracle checks every file in scenarios/");
+    for name in names {
         let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
         check_walk(name, Walk::from_scenario(&s));
     }
@@ -895,17 +1109,20 @@ proptest! {
 fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
     // q_base = 10 (MHA, T=3, H=2, D=2: i=2, h=1), k_base = 6 (j=1, h=1), scores[16] = (h1, i2, j1)
     let sh = Shape::new(1, 3, 4, 2);
-    assert_eq!(label(&layout("q", Variant::Mha, sh), 10), "b0 i2 h1 d0");
-    assert_eq!(label(&layout("k", Variant::Mha, sh), 6), "b0 j1 h1 d0");
-    assert_eq!(label(&layout("scores", Variant::Mha, sh), 16), "b0 h1 i2 j1");
-    assert_eq!(label(&layout("scores", Variant::Baseline, sh), 7), "b0 i2 j1");
+    assert_eq!(label(&layout("q", Variant::Mha, sh, (1, 1)), 10), "b0 i2 h1 d0");
+    assert_eq!(label(&layout("k", Variant::Mha, sh, (1, 1)), 6), "b0 j1 h1 d0");
+    assert_eq!(label(&layout("scores", Variant::Mha, sh, (1, 1)), 16), "b0 h1 i2 j1");
+    assert_eq!(label(&layout("scores", Variant::Baseline, sh, (1, 1)), 7), "b0 i2 j1");
     // GQA, H = 4 over H_kv = 2, D = 2: k_base = ((0*3 + 1)*2 + 1)*2 = 6
     let g = Shape::new(1, 3, 8, 4).grouped(2);
-    assert_eq!(label(&layout("k", Variant::Gqa, g), 6), "b0 j1 kv_h1 d0");
-    assert_eq!(label(&layout("k", Variant::Mha, g), 6), "b0 j0 h3 d0");
+    assert_eq!(label(&layout("k", Variant::Gqa, g, (1, 1)), 6), "b0 j1 kv_h1 d0");
+    assert_eq!(label(&layout("k", Variant::Mha, g, (1, 1)), 6), "b0 j0 h3 d0");
     let c = |v: &[(&str, usize)]| v.iter().map(|&(n, x)| (n.to_string(), x)).collect::<Vec<_>>();
     assert_eq!(
-        offset(&layout("scores", Variant::Mha, sh), &c(&[("h", 1), ("i", 2), ("j", 1)])),
+        offset(
+            &layout("scores", Variant::Mha, sh, (1, 1)),
+            &c(&[("h", 1), ("i", 2), ("j", 1)])
+        ),
         Some(16)
     );
     assert_eq!(coords("h1d0"), Some(c(&[("h", 1), ("d", 0)])));

@@ -48,10 +48,11 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
         for rope in ropes {
             let mut full = from_x(sh, Mask::Causal, 31);
             full.rope = rope;
+            // flash has no decoding loop (its causal run computes the same out)
             let variants: &[Variant] = if sh.is_grouped() {
                 &[Variant::Gqa, Variant::Mha]
             } else {
-                &Variant::ALL
+                &[Variant::Baseline, Variant::Mha, Variant::Gqa]
             };
             for &variant in variants {
                 let whole = run(&full, variant, Passes::FORWARD, false).tensors;
@@ -157,7 +158,7 @@ fn decode_phases_match_their_closed_form_counts_and_formulas() {
         ] {
             let mut inputs = decoding(&from_x(sh, Mask::Causal, 33));
             inputs.rope = rope;
-            for variant in Variant::ALL {
+            for variant in [Variant::Baseline, Variant::Mha, Variant::Gqa] {
                 let r = run(&inputs, variant, Passes::FORWARD, true);
                 let t = r.trace.as_ref().unwrap();
                 let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();

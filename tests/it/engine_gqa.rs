@@ -49,6 +49,7 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Default::default(),
     }
 }
 

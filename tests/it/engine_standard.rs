@@ -5,6 +5,7 @@
 use crate::common::{check_gradients, values};
 use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
 use attn_trace::formula::derived_lines;
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -33,6 +34,7 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Tiles::default(),
     }
 }
 
@@ -201,6 +203,7 @@ fn core(sh: Shape, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
+        tiles: Tiles::default(),
     }
 }
 

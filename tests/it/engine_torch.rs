@@ -37,6 +37,7 @@ fn inputs(sh: Shape, rope: Option<Rope>) -> Inputs {
         mistakes: Mistakes::NONE,
         rope,
         decode: false,
+        tiles: Default::default(),
     }
 }
 

@@ -12,6 +12,7 @@ mod cli_explain;
 #[cfg(unix)]
 mod cli_hostile;
 mod cli_invalid_scenarios;
+mod cli_io;
 mod cli_run_trace;
 mod cli_train;
 mod display_oracle;
@@ -19,6 +20,7 @@ mod display_regressions;
 mod docs;
 mod docs_keys;
 mod engine_decode;
+mod engine_flash;
 mod engine_gqa;
 mod engine_gradients;
 mod engine_rope;
@@ -47,8 +49,10 @@ mod tui_props;
 mod tui_quiz;
 mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
+mod traffic;
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;
 mod tui_timeline;
+mod tui_traffic;
 mod tui_train;

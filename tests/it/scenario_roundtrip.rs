@@ -1,6 +1,7 @@
 //! Random valid scenarios survive the TOML writer and the parser unchanged, bit for bit.
 
 use attn_trace::engine::{Dropout, Passes};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
@@ -38,7 +39,10 @@ prop_compose! {
             Just(vec![Variant::Mha]),
             Just(vec![Variant::Baseline, Variant::Mha]),
             Just(vec![Variant::Mha, Variant::Baseline]),
+            Just(vec![Variant::Flash]),
+            Just(vec![Variant::Mha, Variant::Flash]),
         ],
+        (br, bc) in (1usize..7, 1usize..7),
         passes in prop_oneof![Just(Passes::BOTH), Just(Passes::FORWARD), Just(Passes { forward: false, backward: true })],
         mask_kind in 0usize..3,
         mask_bits in proptest::collection::vec(any::<bool>(), 16),
@@ -71,7 +75,8 @@ prop_compose! {
         let rope = rope_pick
             .filter(|_| !cross && d % 2 == 0)
             .map(|(half, base)| Rope { pairs: if half { Pairs::Half } else { Pairs::Interleaved }, base });
-        let decode = decode && start <= 1 && mask_kind == 0 && (dropout.is_none() || eval);
+        // flash has no decoding loop
+        let decode = decode && start <= 1 && mask_kind == 0 && (dropout.is_none() || eval) && !variants.contains(&Variant::Flash);
         let passes = if decode { Passes::FORWARD } else { passes };
         let qkv = if start >= 3 { Qkv::Separate } else { Qkv::Fused };
         let pick = |names: &[&'static str]| -> Vec<&'static str> {
@@ -113,8 +118,12 @@ prop_compose! {
                 Mask::explicit(&rows)
             }
         };
-        let dropout = dropout.map(|(p, seed)| Dropout { p, seed });
         let mode = if eval { Mode::Eval } else { Mode::Train };
+        // flash runs no dropout (in training) and none of the mistakes
+        let flash = variants.contains(&Variant::Flash);
+        let dropout = dropout.map(|(p, seed)| Dropout { p, seed }).filter(|_| !flash || eval);
+        let wrong: Vec<bool> = wrong.iter().map(|&w| w && !flash).collect();
+        let tiles = if flash { Tiles { br, bc } } else { Tiles::default() };
         // only the mistakes this scenario can make
         let from_x = start != 2;
         let proj = from_x || values.contains_key("w_proj");
@@ -153,6 +162,7 @@ prop_compose! {
             mistakes: Mistakes::of(&list),
             rope,
             decode,
+            tiles,
             init,
             values,
             focus,

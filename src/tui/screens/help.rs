@@ -19,7 +19,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("]  /  [", msg!("next / previous phase")),
     ("Home / End", msg!("first / last event   (PgDn/PgUp: ±100)")),
     ("f", msg!("forward ↔ backward")),
-    ("Tab", msg!("next kernel: baseline → MHA → GQA (same score element)")),
+    ("Tab", msg!("next / previous kernel the scenario traces (same element)")),
     ("g", msg!("goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax")),
     ("w  /  r", msg!("who last wrote / who reads next the selected cell")),
     ("b", msg!("toggle a breakpoint on the selected cell")),

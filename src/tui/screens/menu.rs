@@ -16,6 +16,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Home / End", msg!("first / last entry")),
     ("Enter, Space", msg!("open the highlighted entry")),
     ("1-9", msg!("open entry 1 to 9 directly")),
+    ("0", msg!("open entry 10 directly")),
     (
         "w",
         msg!("entries 1-3 on the built-in walkthrough again (after opening a scenario)"),
@@ -35,6 +36,7 @@ pub enum Item {
     Train,
     OpenCheckpoint,
     Mistakes,
+    Traffic,
     Help,
     Quit,
     /// Back to the built-in walkthrough (`w`); not a line of the list.
@@ -42,7 +44,7 @@ pub enum Item {
 }
 
 impl Item {
-    pub const ALL: [Item; 9] = [
+    pub const ALL: [Item; 10] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
@@ -50,6 +52,7 @@ impl Item {
         Item::Train,
         Item::OpenCheckpoint,
         Item::Mistakes,
+        Item::Traffic,
         Item::Help,
         Item::Quit,
     ];
@@ -63,6 +66,7 @@ impl Item {
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
             Item::Mistakes => tr!("Mistakes gallery"),
+            Item::Traffic => tr!("Memory traffic: naive vs flash"),
             Item::Help => tr!("Help"),
             Item::Quit => tr!("Quit"),
             Item::Builtin => tr!("Back to the built-in walkthrough"),
@@ -88,6 +92,9 @@ impl Item {
                     "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
                 )
             }
+            Item::Traffic => tr!(
+                "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
+            ),
             Item::Help => tr!("The menu's keys. On every screen, ? lists that screen's keys."),
             Item::Quit => tr!("Leave attn-trace (q from the menu does the same)."),
             Item::Builtin => tr!("Entries 1-3 step through the built-in MHA walkthrough again."),
@@ -116,6 +123,11 @@ impl Menu {
             KeyCode::Char(c @ '1'..='9') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
+            }
+            // the tenth entry
+            KeyCode::Char('0') if n >= 10 => {
+                self.selected = 9;
+                return Item::ALL.get(9).copied();
             }
             _ => {}
         }
@@ -252,7 +264,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         .skip(a.first)
         .take(rows)
         .map(|(k, item)| {
-            let text = format!(" {} {}", k + 1, pad(item.label(), 40));
+            let text = format!(" {} {}", (k + 1) % 10, pad(item.label(), 40));
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();

@@ -237,6 +237,7 @@ impl SideBySide {
             return Err(match self.variant() {
                 Variant::Baseline => Variant::Mha,
                 Variant::Mha | Variant::Gqa => Variant::Baseline,
+                Variant::Flash => Variant::Mha,
             });
         }
         let phase = self

@@ -11,4 +11,5 @@ pub mod open;
 pub mod picker;
 pub mod prompt;
 pub mod tracer;
+pub mod traffic;
 pub mod train;

@@ -797,6 +797,7 @@ impl Tracer {
             return Err(match self.variant {
                 Variant::Baseline => Variant::Mha,
                 Variant::Mha | Variant::Gqa => Variant::Baseline,
+                Variant::Flash => Variant::Mha,
             });
         };
         let v = here.view(self.cursor);
@@ -812,6 +813,19 @@ impl Tracer {
                 j: at("j"),
             }
         });
+        // flash's score tiles hold the pair (i0 + ii, j0 + jj) of head hh
+        let var = |name| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
+        let tile_element = matches!(v.buf, Buf::STile | Buf::DSTile)
+            .then(|| {
+                Some(Element {
+                    b: var("bb")?,
+                    h: if other == Variant::Baseline { 0 } else { var("hh")? },
+                    i: var("i0")? + var("ii")?,
+                    j: var("j0")? + var("jj")?,
+                })
+            })
+            .flatten();
+        let element = element.or(tile_element);
         let same_element = element.and_then(|e| walk.element_event(other, v.pass, e));
         let same_phase = there
             .phases

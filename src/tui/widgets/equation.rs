@@ -54,6 +54,16 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         )],
         (Phase::SplitBack, _) => &["d_qkv[i] = concat(dq[i], dk[i], dv[i])"],
         (Phase::QkvProjBack, _) => &["dx = d_qkv·W_qkvᵀ   dW_qkv = xᵀ·d_qkv   db_qkv = Σ_i d_qkv[i]"],
+        (Phase::Flash, _) => &[
+            "S_tile = Q_tile·K_tileᵀ / √D + mask   m_new = max(m_old, rowmax(S_tile))",
+            "P_tile = e^(S_tile − m_new)   l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
+            "acc_new = e^(m_old − m_new)·acc_old + P_tile·V_tile   att = acc / l   lse = m + ln l",
+        ],
+        (Phase::FlashDelta, _) => &["D_i = Σ_d dAtt[i,d]·att[i,d]   (= Σ_j dP[i,j]·P[i,j])   dQ = 0"],
+        (Phase::FlashBack, _) => &[
+            "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   dV_tile += P_tileᵀ·dO_tile",
+            "dS_tile = P_tile ⊙ (dO_tile·V_tileᵀ − D_i)   dQ += dS_tile·K_tile/√D   dK_tile += dS_tileᵀ·Q_tile/√D",
+        ],
         (Phase::Rope, _) => &[
             "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
             msg!("θ_m = base^(−2m/D), for q and for k"),
@@ -205,6 +215,10 @@ fn factors(term: &[(Buf, usize, f32)]) -> (String, String) {
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
+    // flash's phases are one loop nest each: the equation of the step the cursor is in
+    if matches!(v.phase, Phase::Flash | Phase::FlashDelta | Phase::FlashBack) {
+        return super::flash_equation::lines(ctx);
+    }
     let mut out: Vec<Line> = math(v.phase, ctx.variant)
         .iter()
         .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
@@ -290,7 +304,7 @@ fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
     let sh = ctx.walk.shape;
     let (sym, n) = match ctx.variant {
         Variant::Baseline => ("C", sh.c),
-        Variant::Mha | Variant::Gqa => ("D", sh.d()),
+        Variant::Mha | Variant::Flash | Variant::Gqa => ("D", sh.d()),
     };
     let scale = 1.0 / (n as f32).sqrt();
     let target = format!("{}[{}]", v.buf, v.offset);

@@ -1,5 +1,7 @@
 //! The event log: the events around the current one, one line each, e.g.
-//! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded.
+//! `#123 read  q[10] = 1.00  (b0 i2 h1 d0)`. Only the visible window is expanded. In a trace
+//! with tile-local buffers (flash) each line also names the memory it touches, `global` or
+//! `tile`; the plain kernels touch only global memory.
 
 use super::{Ctx, num, put};
 use crate::tr;
@@ -16,13 +18,28 @@ pub fn line(trace: &Trace, n: usize) -> String {
         crate::trace::Op::Read => tr!("read"),
         crate::trace::Op::Write => tr!("write"),
     };
+    // a tiled kernel's log names the memory level of each access
+    let level = if has_tiles(trace) {
+        format!("  {}", trace.level(e.buf).name())
+    } else {
+        String::new()
+    };
     format!(
-        "#{n} {} {}[{off}] = {}  ({})",
+        "#{n} {} {}[{off}] = {}  ({}){level}",
         super::pad(op, super::cols(tr!("read")).max(super::cols(tr!("write")))),
         e.buf,
         num(e.value),
         trace.label(e.buf, off)
     )
+}
+
+/// Does the trace have tile-local buffers (is it a tiled kernel's)?
+pub fn has_tiles(trace: &Trace) -> bool {
+    trace
+        .buffers
+        .iter()
+        .flatten()
+        .any(|b| b.spec.level == crate::tensor::Level::Tile)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {

@@ -7,7 +7,7 @@
 //! the same plan, so what is clicked is what was drawn.
 
 use super::{CellRef, Ctx, dot, frame_ids, num, put};
-use crate::tensor::Layout;
+use crate::tensor::{Layout, Level};
 use crate::tr;
 use crate::trace::{Buf, Op, Phase, Trace};
 use crate::tui::widgets::cols;
@@ -43,6 +43,11 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
         Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
         Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
         Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
+        Phase::Flash => &[Att, Lse, Q, K, V, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
+        Phase::FlashDelta => &[Delta, DQ, DAtt, Att],
+        Phase::FlashBack => &[
+            DQ, DK, DV, Q, K, V, DAtt, Lse, Delta, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
+        ],
         Phase::Rope => &[Q, K, KCache, RopeCos, RopeSin],
         Phase::RopeBack => &[DQ, DK, RopeCos, RopeSin],
         Phase::DecodeQkv => &[Q, KCache, VCache, X, WQkv, BQkv],
@@ -56,6 +61,58 @@ pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
 /// Width of one value cell (6 characters and a space) and of one heat cell.
 const VALUE_W: u16 = 7;
 const HEAT_W: u16 = 3;
+
+/// Where flash's current tiles lie in the global buffers: the batch and head, the query tile's
+/// rows `i0..i1` and the key tile's rows `j0..j1` (from the event's loop variables and the tile
+/// sizes in the registry). `None` outside flash's loops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileRegion {
+    pub bb: usize,
+    pub hh: usize,
+    pub rows_i: Option<std::ops::Range<usize>>,
+    pub rows_j: Option<std::ops::Range<usize>>,
+}
+
+/// The tiles the current event works on, as regions of the global buffers.
+pub fn tile_region(ctx: &Ctx) -> Option<TileRegion> {
+    let v = &ctx.view;
+    if !matches!(v.phase, Phase::Flash | Phase::FlashBack) {
+        return None;
+    }
+    let var = |name: &str| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
+    let size = |buf: Buf| {
+        ctx.trace
+            .buffer(buf)
+            .and_then(|b| b.layout().dims.first().map(|d| d.size))
+    };
+    let sh = ctx.walk.shape;
+    let rows_i = var("i0").zip(size(Buf::QTile)).map(|(i0, br)| i0..(i0 + br).min(sh.s));
+    let rows_j = var("j0").zip(size(Buf::KTile)).map(|(j0, bc)| j0..(j0 + bc).min(sh.t));
+    Some(TileRegion {
+        bb: var("bb")?,
+        hh: var("hh")?,
+        rows_i,
+        rows_j,
+    })
+}
+
+/// Is `off` of global buffer `buf` inside the current query or key tile?
+fn in_region(ctx: &Ctx, region: &TileRegion, buf: Buf, off: usize) -> bool {
+    let Some(info) = ctx.trace.buffer(buf) else {
+        return false;
+    };
+    let l = info.layout();
+    if info.spec.level != crate::tensor::Level::Global
+        || l.coord(off, "b") != region.bb
+        || l.coord(off, "h") != region.hh
+    {
+        return false;
+    }
+    let within = |name: &str, rows: &Option<std::ops::Range<usize>>| {
+        l.position(name).is_some() && rows.as_ref().is_some_and(|r| r.contains(&l.coord(off, name)))
+    };
+    within("i", &region.rows_i) || within("j", &region.rows_j)
+}
 
 /// A cell placed on screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -407,6 +464,27 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
         let stored: Vec<String> = info.spec.shape.iter().map(|d| d.to_string()).collect();
         title.push_str(&tr!(" view of [{dims}]", dims = stored.join(",")));
     }
+    // flash's buffers say where they live: the tile-local working set, or global memory with
+    // the rows of the current tiles
+    let tiled = ctx.trace.buffers.iter().flatten().any(|b| b.spec.level == Level::Tile);
+    if info.spec.level == Level::Tile {
+        title.push_str(tr!("  tile-local (on chip)"));
+    } else if tiled {
+        title.push_str(tr!("  global"));
+        if let Some(r) = tile_region(ctx) {
+            let rows = |name: &str, rows: &Option<std::ops::Range<usize>>| {
+                rows.as_ref().filter(|_| layout.position(name).is_some()).map(|r| {
+                    tr!(
+                        " · tile rows {name} {first}..={last}",
+                        name,
+                        first = r.start,
+                        last = r.end - 1
+                    )
+                })
+            };
+            title.extend(rows("i", &r.rows_i).or_else(|| rows("j", &r.rows_j)));
+        }
+    }
     if layout.row_dim().is_some_and(|r| r > 0) {
         title.push_str(&tr!("  batch {b}", b = layout.index(focus)[0]));
     }
@@ -647,6 +725,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     }
     block.render(area, frame.buffer_mut());
     let touched = touched(ctx.trace, ctx.cursor);
+    let region = tile_region(ctx);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
     let buf = frame.buffer_mut();
@@ -657,8 +736,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         put(buf, inner, inner.x, y, &left_out, t.dim());
     }
     for p in &plan.grids {
-        for (x, y, text, strong) in &p.labels {
-            let style = if *strong { t.title() } else { t.dim() };
+        let level = ctx.trace.level(p.buf);
+        for (k, (x, y, text, strong)) in p.labels.iter().enumerate() {
+            // the title (the first label) in its level's colour in a tiled kernel's trace
+            let style = match (k, level) {
+                (0, Level::Tile) => t.level(Level::Tile).add_modifier(Modifier::BOLD),
+                _ if *strong => t.title(),
+                _ => t.dim(),
+            };
             put(buf, inner, *x, *y, text, style);
         }
         if let Some((x, y, text)) = &p.note {
@@ -704,6 +789,12 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 t.touched()
             } else if s.masked {
                 t.masked()
+            } else if level == Level::Tile && !p.heat {
+                // the on-chip working set, in its own colour
+                t.level(Level::Tile)
+            } else if region.as_ref().is_some_and(|r| in_region(ctx, r, p.buf, s.off)) && !p.heat {
+                // the current tile, as a region of a global buffer
+                t.level(Level::Tile).add_modifier(Modifier::UNDERLINED)
             } else if written {
                 t.written()
             } else if p.heat {

@@ -5,6 +5,7 @@ pub mod bar;
 pub mod code;
 pub mod dot;
 pub mod equation;
+pub mod flash_equation;
 pub mod gradcheck;
 pub mod heatgrid;
 pub mod log;

@@ -1,0 +1,278 @@
+//! `attn-trace io SCENARIO [--json]`: the attention core's memory traffic, per variant and pass,
+//! per buffer and memory level, counted from the traces. `attn-trace io --sweep`: how global
+//! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
+
+use super::{CliError, Style, escape_controls, paint, quiet_pipe};
+use attn_trace::format::grouped;
+use attn_trace::kernels::{Mask, Variant};
+use attn_trace::scenario::Scenario;
+use attn_trace::tensor::{Level, Shape};
+use attn_trace::tr;
+use attn_trace::trace::Pass;
+use attn_trace::traffic::{self, LevelTraffic, PassTraffic, Sweep};
+use serde::Serialize;
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Count the attention core's reads and writes per buffer and memory level (global, tile).
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Only the attention core counts: from q, k, v to att in the forward pass, from d_att to d_q,
+d_k, d_v in the backward pass (the projections around it are the same for every variant).
+Levels: global is main memory (a GPU's HBM), tile is a tiled kernel's on-chip working set
+(its SRAM): flash's q_tile, k_tile, v_tile, s_tile, m, l, acc and their backward tiles.
+
+The JSON is {\"title\", \"shape\", \"tiles\": {\"br\", \"bc\"} (with flash), \"runs\": [{\"variant\",
+\"pass\", \"buffers\": [{\"name\", \"level\", \"reads\", \"writes\"}], \"totals\": [{\"level\",
+\"reads\", \"writes\"}]}]}.
+--sweep needs no scenario: one head of size --head-dim, the forward pass, T = 64 … 4096, the
+plain MHA kernel against flash with square tiles of 16, 32, 64 and 128 (closed forms of the
+kernels' loops, which tests hold to the traced counts).
+
+Examples:
+  attn-trace io scenarios/flash.toml
+  attn-trace io scenarios/flash.toml --json | jq '.runs[] | {variant, pass, totals}'
+  attn-trace io --sweep
+  attn-trace io --sweep --head-dim 128 --mask causal --json")]
+pub struct Args {
+    /// Scenario file (.toml).
+    #[arg(value_name = "SCENARIO", required_unless_present = "sweep")]
+    pub scenario: Option<PathBuf>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Vary T and the tile size instead of reading a scenario.
+    #[arg(long, conflicts_with = "scenario")]
+    pub sweep: bool,
+    /// With --sweep: the head size D [default: 64].
+    #[arg(long, value_name = "D", value_parser = head_dim)]
+    pub head_dim: Option<usize>,
+    /// With --sweep: the mask, none or causal [default: none].
+    #[arg(long, value_name = "MASK", value_parser = mask_name)]
+    pub mask: Option<String>,
+}
+
+fn head_dim(s: &str) -> Result<usize, String> {
+    let d: usize = super::whole(s)?;
+    if (1..=1024).contains(&d) {
+        Ok(d)
+    } else {
+        Err(tr!("expected a head size from 1 to 1024, found {d}", d))
+    }
+}
+
+fn mask_name(s: &str) -> Result<String, String> {
+    match s {
+        "none" | "causal" => Ok(s.to_string()),
+        _ => Err(tr!("expected none or causal").to_string()),
+    }
+}
+
+/// The sequence lengths and square tile sizes of `--sweep`.
+pub const SWEEP_LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
+
+#[derive(Serialize)]
+struct Document<'a> {
+    title: &'a str,
+    shape: Shape,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tiles: Option<TilesJson>,
+    runs: Vec<RunJson>,
+}
+
+#[derive(Serialize)]
+struct TilesJson {
+    br: usize,
+    bc: usize,
+}
+
+#[derive(Serialize)]
+struct RunJson {
+    #[serde(flatten)]
+    traffic: PassTraffic,
+    totals: Vec<LevelTraffic>,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.sweep {
+        let mask = args.mask.as_deref().and_then(Mask::from_name).unwrap_or(Mask::None);
+        let s = traffic::sweep(&SWEEP_LENGTHS, &SWEEP_TILES, args.head_dim.unwrap_or(64), mask);
+        if args.json {
+            if let Err(e) = serde_json::to_writer(&mut out, &s) {
+                return quiet_pipe(Err(e.into()));
+            }
+            quiet_pipe(writeln!(out))?;
+        } else {
+            quiet_pipe(sweep_table(&mut out, &s))?;
+        }
+        return quiet_pipe(out.flush());
+    }
+    let Some(path) = args.scenario else {
+        return Err(CliError::Input(tr!("a SCENARIO (or --sweep) is required").to_string()));
+    };
+    if let Some(flag) = [("--head-dim", args.head_dim.is_some()), ("--mask", args.mask.is_some())]
+        .into_iter()
+        .find_map(|(f, given)| given.then_some(f))
+    {
+        return Err(CliError::Input(tr!(
+            "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
+            flag
+        )));
+    }
+    let scenario = super::load(&path)?;
+    // one variant at a time: only its counts outlive its trace
+    let runs: Vec<PassTraffic> = scenario
+        .variants
+        .iter()
+        .flat_map(|&v| traffic::counted(&scenario.run(v, true)))
+        .collect();
+    let flash = scenario.variants.contains(&Variant::Flash);
+    if args.json {
+        let tiles = scenario.tiles.fit(scenario.shape);
+        let doc = Document {
+            title: &scenario.title,
+            shape: scenario.shape,
+            tiles: flash.then_some(TilesJson {
+                br: tiles.br,
+                bc: tiles.bc,
+            }),
+            runs: runs
+                .into_iter()
+                .map(|p| RunJson {
+                    totals: p.totals(),
+                    traffic: p,
+                })
+                .collect(),
+        };
+        if let Err(e) = serde_json::to_writer(&mut out, &doc) {
+            return quiet_pipe(Err(e.into()));
+        }
+        quiet_pipe(writeln!(out))?;
+    } else {
+        quiet_pipe(tables(&mut out, &scenario, &runs))?;
+    }
+    quiet_pipe(out.flush())
+}
+
+/// Per variant and pass, one row per buffer and the totals per level; then the global traffic
+/// of each variant side by side.
+fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::Result<()> {
+    let sh = s.shape;
+    writeln!(out, "{}", paint(&escape_controls(&s.title), Style::Heading))?;
+    let queries = if s.cross { format!("S={} ", sh.s) } else { String::new() };
+    writeln!(
+        out,
+        "B={} {queries}T={} C={} H={} (D={}), {} mask; the attention core only",
+        sh.b,
+        sh.t,
+        sh.c,
+        sh.h,
+        sh.d(),
+        s.mask.name()
+    )?;
+    if s.variants.contains(&Variant::Flash) {
+        let t = s.tiles.fit(sh);
+        writeln!(
+            out,
+            "flash tiles: br = {}, bc = {}; its tile-local working set holds {} floats in forward",
+            t.br,
+            t.bc,
+            t.forward_floats(sh.d())
+        )?;
+    }
+    for p in runs {
+        writeln!(out)?;
+        let title = format!("{} · {}", p.variant, p.pass.name());
+        writeln!(out, "{}", paint(&title, Style::Heading))?;
+        writeln!(
+            out,
+            "  {:<10} {:<7} {:>12} {:>12}",
+            "buffer", "level", "reads", "writes"
+        )?;
+        for b in &p.buffers {
+            writeln!(
+                out,
+                "  {:<10} {:<7} {:>12} {:>12}",
+                b.buf.name(),
+                b.level.name(),
+                grouped(b.reads),
+                grouped(b.writes)
+            )?;
+        }
+        for t in p.totals() {
+            let line = format!(
+                "  {:<10} {:<7} {:>12} {:>12}",
+                "total",
+                t.level.name(),
+                grouped(t.reads),
+                grouped(t.writes)
+            );
+            writeln!(out, "{}", paint(&line, Style::Dim))?;
+        }
+    }
+    for pass in [Pass::Forward, Pass::Backward] {
+        let of: Vec<&PassTraffic> = runs.iter().filter(|p| p.pass == pass).collect();
+        if of.len() < 2 {
+            continue;
+        }
+        let first = of[0].accesses(Level::Global).max(1) as f64;
+        let parts: Vec<String> = of
+            .iter()
+            .map(|p| {
+                let g = p.accesses(Level::Global);
+                format!("{} {} ({:.2}×)", p.variant, grouped(g), g as f64 / first)
+            })
+            .collect();
+        writeln!(out)?;
+        writeln!(out, "global reads + writes, {}: {}", pass.name(), parts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// The sweep as a table, one row per T, and what its columns are.
+fn sweep_table(out: &mut dyn Write, s: &Sweep) -> std::io::Result<()> {
+    let title = format!(
+        "Global reads + writes per head, forward pass, D = {}, {}",
+        s.d,
+        match s.mask {
+            Mask::Causal => "causal mask",
+            _ => "no mask",
+        }
+    );
+    writeln!(out, "{}", paint(&title, Style::Heading))?;
+    writeln!(
+        out,
+        "naive: the plain MHA kernel (S,P: of it, the T×T scores and probabilities); flash BR: square tiles br = bc = BR \
+(cut to T when larger)"
+    )?;
+    write!(out, "{:>6} {:>16} {:>16}", "T", "naive", "of it S,P")?;
+    for t in &s.tiles {
+        write!(out, " {:>14}", format!("flash {t}"))?;
+    }
+    writeln!(out)?;
+    for r in &s.rows {
+        write!(
+            out,
+            "{:>6} {:>16} {:>16}",
+            r.t,
+            grouped(r.naive),
+            grouped(r.naive_scores_probs)
+        )?;
+        for f in &r.flash {
+            write!(out, " {:>14}", grouped(*f))?;
+        }
+        writeln!(out)?;
+    }
+    write!(out, "{:>6} {:>16} {:>16}", "M", "", "")?;
+    for m in &s.tile_floats {
+        write!(out, " {:>14}", grouped(*m as u64))?;
+    }
+    writeln!(out)?;
+    let note = "M: floats of flash's tile-local working set. Naive grows as (4D + 6)·T² + D·T: every product reads its \
+operands from global memory, and S and P are written and read back. Flash grows as 2D·T²/br + 2D·T + T: k and v \
+are read once per query tile (these two formulas without a mask; a causal one skips about half of each T² term), so its traffic is divided by the tile, that is by the on-chip memory M ≈ 4·br·D + br² \
+(Θ(T²·D²/M), Dao et al. 2022).";
+    writeln!(out, "{}", paint(note, Style::Dim))
+}

@@ -1,0 +1,231 @@
+//! Memory traffic, naive against flash: global reads + writes per head of the forward pass as
+//! the sequence grows (log–log), for the plain MHA kernel, its `T×T` part, and flash with
+//! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
+//! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
+
+use crate::kernels::Mask;
+use crate::traffic::{Sweep, sweep};
+use crate::tui::theme::Theme;
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Chart, Dataset as Series, GraphType, LegendPosition, Paragraph, Wrap};
+
+/// The sequence lengths and square tile sizes plotted (those of `io --sweep`).
+pub const LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+pub const TILES: [usize; 4] = [16, 32, 64, 128];
+/// The head sizes `d` steps through.
+pub const HEAD_DIMS: [usize; 4] = [16, 32, 64, 128];
+
+/// The screen's keys, for its `?` popup and the docs.
+pub const KEYS: &[(&str, &str)] = &[
+    ("d", "next head size D (16, 32, 64, 128)"),
+    ("m", "no mask ↔ causal mask"),
+    ("?", "these keys"),
+    ("q / Esc", "back"),
+];
+
+/// What a key asks of the app.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Stay,
+    Back,
+    Help,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Traffic {
+    pub d: usize,
+    pub causal: bool,
+    /// The plotted numbers, recomputed when `d` or the mask changes.
+    pub sweep: Sweep,
+}
+
+impl Default for Traffic {
+    fn default() -> Self {
+        Traffic::new(64, false)
+    }
+}
+
+impl Traffic {
+    pub fn new(d: usize, causal: bool) -> Traffic {
+        let mask = if causal { Mask::Causal } else { Mask::None };
+        Traffic {
+            d,
+            causal,
+            sweep: sweep(&LENGTHS, &TILES, d, mask),
+        }
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        match key.code {
+            KeyCode::Char('q') | KeyCode::Esc => return Outcome::Back,
+            KeyCode::Char('?') => return Outcome::Help,
+            KeyCode::Char('d') => {
+                let k = HEAD_DIMS.iter().position(|&d| d == self.d).map_or(0, |k| k + 1);
+                *self = Traffic::new(HEAD_DIMS[k % HEAD_DIMS.len()], self.causal);
+            }
+            KeyCode::Char('m') => *self = Traffic::new(self.d, !self.causal),
+            _ => {}
+        }
+        Outcome::Stay
+    }
+
+    /// `(name, points)` of each plotted series, as `(log2 T, log10 accesses)`.
+    pub fn series(&self) -> Vec<(String, Vec<(f64, f64)>)> {
+        let point = |t: usize, n: u64| ((t as f64).log2(), (n.max(1) as f64).log10());
+        let rows = &self.sweep.rows;
+        let mut out = vec![
+            ("naive".to_string(), rows.iter().map(|r| point(r.t, r.naive)).collect()),
+            (
+                "naive: S, P".to_string(),
+                rows.iter().map(|r| point(r.t, r.naive_scores_probs)).collect(),
+            ),
+        ];
+        for (k, tile) in self.sweep.tiles.iter().enumerate() {
+            out.push((
+                format!("flash {tile}"),
+                rows.iter().map(|r| point(r.t, r.flash[k])).collect(),
+            ));
+        }
+        out
+    }
+}
+
+/// A count in at most 7 characters: as it is below 10,000, else 3 significant digits and k, M
+/// or G (`41.0k`, `1.08M`, `4.40G`).
+pub fn compact(n: u64) -> String {
+    if n < 10_000 {
+        return n.to_string();
+    }
+    let (v, unit) = match n {
+        n if n >= 1_000_000_000 => (n as f64 / 1e9, "G"),
+        n if n >= 1_000_000 => (n as f64 / 1e6, "M"),
+        n => (n as f64 / 1e3, "k"),
+    };
+    let digits = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.digits$}{unit}")
+}
+
+/// The table under the plot: one line per T, the same numbers the plot draws, then M.
+pub fn table(st: &Traffic) -> Vec<String> {
+    let s = &st.sweep;
+    let mut head = format!("{:>5} {:>8} {:>8}", "T", "naive", "S, P");
+    for t in &s.tiles {
+        head.push_str(&format!(" {:>9}", format!("flash {t}")));
+    }
+    let mut lines = vec![head];
+    for r in &s.rows {
+        let mut line = format!(
+            "{:>5} {:>8} {:>8}",
+            r.t,
+            compact(r.naive),
+            compact(r.naive_scores_probs)
+        );
+        for f in &r.flash {
+            line.push_str(&format!(" {:>9}", compact(*f)));
+        }
+        lines.push(line);
+    }
+    let mut m = format!("{:>5} {:>8} {:>8}", "M", "", "");
+    for f in &s.tile_floats {
+        m.push_str(&format!(" {:>9}", compact(*f as u64)));
+    }
+    lines.push(m);
+    lines
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
+    let t = theme;
+    let rows = table(st);
+    let [head, plot, numbers, foot] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Fill(1),
+        Constraint::Length(rows.len() as u16 + 2),
+        Constraint::Length(2),
+    ])
+    .areas(area);
+    let mask = if st.causal { "causal mask" } else { "no mask" };
+    let title = Line::from(vec![
+        Span::styled(" Traffic: naive vs flash ", t.title()),
+        Span::styled(
+            format!("· global accesses per head, forward, D = {}, {mask}", st.d),
+            t.dim(),
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(title), head);
+
+    let series = st.series();
+    let styles = [
+        t.error(),
+        t.keyword(),
+        t.name(),
+        t.number(),
+        t.level(crate::tensor::Level::Tile),
+        t.base(),
+    ];
+    let (lo, hi) = series
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|&(_, y)| y))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| (a.min(y), b.max(y)));
+    let (lo, hi) = (lo.floor(), hi.ceil().max(lo.floor() + 1.0));
+    let data: Vec<Series> = series
+        .iter()
+        .enumerate()
+        .map(|(k, (name, points))| {
+            Series::default()
+                .name(name.clone())
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(styles.get(k).copied().unwrap_or(Style::default()))
+                .data(points)
+        })
+        .collect();
+    let x_labels: Vec<String> = [LENGTHS[0], 512, LENGTHS[LENGTHS.len() - 1]]
+        .iter()
+        .map(|t| format!("T={t}"))
+        .collect();
+    let y_labels: Vec<String> = [lo, (lo + hi) / 2.0, hi].iter().map(|y| format!("1e{y:.0}")).collect();
+    let first = (LENGTHS[0] as f64).log2();
+    let last = (LENGTHS[LENGTHS.len() - 1] as f64).log2();
+    let chart = Chart::new(data)
+        .block(
+            Block::bordered()
+                .title(" log–log: both grow with T², flash divided by its tile ")
+                .border_style(t.border(true)),
+        )
+        .legend_position(Some(LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(80)))
+        .x_axis(Axis::default().bounds([first, last]).labels(x_labels).style(t.dim()))
+        .y_axis(Axis::default().bounds([lo, hi]).labels(y_labels).style(t.dim()));
+    frame.render_widget(chart, plot);
+
+    let lines: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .map(|(k, l)| Line::styled(l.clone(), if k == 0 { t.dim() } else { t.number() }))
+        .collect();
+    frame.render_widget(
+        Paragraph::new(lines).block(
+            Block::bordered()
+                .title(" the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles ")
+                .border_style(t.border(false)),
+        ),
+        numbers,
+    );
+    let note = "naive reads q, k, v and P from global memory for every product and writes S and P there; \
+flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back";
+    frame.render_widget(
+        Paragraph::new(Line::styled(note, t.dim())).wrap(Wrap { trim: true }),
+        foot,
+    );
+}

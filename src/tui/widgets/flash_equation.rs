@@ -1,0 +1,541 @@
+//! The equation panel in flash's loops (`attention_flash.rs`): which step of the tiled
+//! algorithm the cursor is in, with the numbers the log holds so far substituted. The online
+//! softmax of a row reads, in order, `m_old`, the score tile's row (its maximum), the row again
+//! (each `e^(S − m_new)` written in place), `l_old`, then writes `l_new` and `m_new`; the
+//! accumulator's update follows, one channel at a time. Every number here is a value an event
+//! of the current loop iteration read or wrote.
+
+use super::{Ctx, frame_ids, num};
+use crate::simd::exp;
+use crate::tr;
+use crate::trace::{Buf, Event, Frame, Op, Phase, Trace};
+use ratatui::text::{Line, Span};
+
+/// Events scanned ahead for the write that ends a sum: a flash iteration is short.
+const LOOKAHEAD: usize = 4096;
+
+/// The buffers whose writes end a sum of products in flash's loops.
+pub const SUMS: [Buf; 7] = [
+    Buf::STile,
+    Buf::Acc,
+    Buf::Delta,
+    Buf::DVTile,
+    Buf::DSTile,
+    Buf::DQ,
+    Buf::DKTile,
+];
+
+/// One factor of a product: `(buf, offset, value)`.
+type Factor = (Buf, usize, f32);
+
+/// A sum of products flash is accumulating around event `n`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlashSum {
+    /// The write that ends it.
+    pub write: usize,
+    pub target: Buf,
+    /// Each product's factors `(buf, offset, value)`, in order; `done` of them are finished.
+    pub terms: Vec<Vec<(Buf, usize, f32)>>,
+    pub done: usize,
+    /// Reads made in the summing iteration itself, not in a product, up to `n` (the old value
+    /// of `acc`, `dv_tile`, `dk_tile` or `d_q`, and `dS`'s probability).
+    pub constants: Vec<(Buf, usize, f32)>,
+    /// The term holding `n` still waits for a factor.
+    pub waiting: bool,
+}
+
+/// The sum around event `n` in flash's phases: the write that ends it is the first write at or
+/// after `n`, made in an iteration enclosing `n`, to one of [`SUMS`], with at least one product
+/// read in the iterations nested in it.
+pub fn sum_at(trace: &Trace, n: usize) -> Option<FlashSum> {
+    let w = (n..trace.len().min(n + LOOKAHEAD)).find(|&k| trace.events[k].op == Op::Write)?;
+    let target = trace.events[w].buf;
+    let id = trace.events[w].frame;
+    let f = trace.frame(id)?;
+    if !SUMS.contains(&target) || n < f.start as usize {
+        return None;
+    }
+    let mut terms: Vec<(u32, Vec<Factor>, usize)> = Vec::new(); // (frame, factors, last event)
+    let mut constants = Vec::new();
+    for k in f.start as usize..=w {
+        let e: Event = trace.events[k];
+        if e.op != Op::Read {
+            continue;
+        }
+        let item = (e.buf, e.offset as usize, e.value);
+        if e.frame == id {
+            if k <= n {
+                constants.push(item);
+            }
+            continue;
+        }
+        match terms.last_mut() {
+            Some(t) if t.0 == e.frame => {
+                t.1.push(item);
+                t.2 = k;
+            }
+            _ => terms.push((e.frame, vec![item], k)),
+        }
+    }
+    if terms.is_empty() {
+        return None;
+    }
+    let done = terms.iter().filter(|t| t.2 <= n).count();
+    let ev = trace.events[n];
+    let waiting = ev.op == Op::Read && ev.frame != id && terms.iter().any(|t| t.0 == ev.frame && t.2 > n);
+    Some(FlashSum {
+        write: w,
+        target,
+        terms: terms.into_iter().map(|t| t.1).collect(),
+        done,
+        constants,
+        waiting,
+    })
+}
+
+impl FlashSum {
+    /// Σ of the finished products.
+    pub fn products(&self) -> f32 {
+        self.terms[..self.done]
+            .iter()
+            .map(|t| t.iter().map(|r| r.2).product::<f32>())
+            .sum()
+    }
+}
+
+/// The online-softmax row around event `n`: the iteration of `ii` that starts by reading
+/// `m_old` (its frame), with `nc`, the key tile's width.
+fn softmax_row(trace: &Trace, n: usize) -> Option<(&Frame, usize)> {
+    let f = frame_ids(trace, n)
+        .into_iter()
+        .filter_map(|id| trace.frame(id))
+        .find(|f| {
+            trace.kinds[f.kind as usize].names == ["ii"]
+                && trace
+                    .events
+                    .get(f.start as usize)
+                    .is_some_and(|e| e.buf == Buf::RowMax && e.op == Op::Read)
+        })?;
+    let start = f.start as usize;
+    // m_old, the row's nc scores (max), one more read: the first write is P's, nc + 2 in
+    let first_write = (start..f.end as usize).find(|&k| trace.events[k].op == Op::Write)?;
+    Some((f, first_write.checked_sub(start + 2)?))
+}
+
+/// `e^(m_old − m_new)`, the rescale of what a row summed before this key tile.
+pub fn alpha(m_old: f32, m_new: f32) -> f32 {
+    exp(m_old - m_new)
+}
+
+/// `(m_old, m_new)` of the online-softmax row enclosing event `n`, once the row has written
+/// `m_new` (before: `m_new` is `None`).
+pub fn row_stats(trace: &Trace, n: usize) -> Option<(f32, Option<f32>)> {
+    let (f, _) = softmax_row(trace, n)?;
+    let start = f.start as usize;
+    let m_old = trace.events[start].value;
+    let m_new = (start..f.end as usize)
+        .map(|k| trace.events[k])
+        .find(|e| e.op == Op::Write && e.buf == Buf::RowMax && e.frame == trace.events[start].frame)
+        .map(|e| e.value);
+    Some((m_old, m_new))
+}
+
+/// A number to check by hand: `−∞` for an empty row's maximum, else four decimals (`-1e9` for
+/// a hidden score).
+fn x(v: f32) -> String {
+    if v == 0.0 {
+        return "0.0000".to_string();
+    }
+    if v == f32::NEG_INFINITY {
+        return "−∞".to_string();
+    }
+    if v.is_finite() && v.abs() < 999.5 {
+        return format!("{v:.4}");
+    }
+    num(v)
+}
+
+fn var(ctx: &Ctx, name: &str) -> Option<usize> {
+    ctx.view.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, v)| v)
+}
+
+/// `1/√D` as the kernel computes it.
+fn scale(ctx: &Ctx) -> (usize, f32) {
+    let d = ctx.walk.shape.d();
+    (d, 1.0 / (d as f32).sqrt())
+}
+
+/// The step of flash's loops the cursor is in: its equation, then its numbers.
+pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let tr = ctx.trace;
+    let n = ctx.cursor;
+    let (step, numbers) = if let Some(s) = sum_at(tr, n) {
+        (vec![sum_step(ctx, s.target)], sum_lines(ctx, &s))
+    } else if let Some((f, nc)) = softmax_row(tr, n) {
+        (
+            vec![
+                tr!("online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),"),
+                "                l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
+            ],
+            softmax_lines(ctx, f, nc),
+        )
+    } else {
+        (vec![single_step(ctx)], single_lines(ctx))
+    };
+    let mut out: Vec<Line> = step.iter().map(|m| Line::styled(*m, ctx.theme.title())).collect();
+    out.extend(numbers);
+    out
+}
+
+/// The equation a sum of products computes.
+fn sum_step(ctx: &Ctx, target: Buf) -> &'static str {
+    match (target, ctx.view.phase) {
+        (Buf::STile, Phase::Flash) => "S_tile = Q_tile·K_tileᵀ / √D + mask",
+        (Buf::STile, _) => tr!("P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)"),
+        (Buf::Acc, _) => "acc_new = e^(m_old − m_new)·acc_old + P_tile·V_tile",
+        (Buf::Delta, _) => tr!("D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)"),
+        (Buf::DVTile, _) => "dV_tile += P_tileᵀ·dO_tile",
+        (Buf::DSTile, _) => "dS_tile = P_tile ⊙ (dP − D_i),  dP = dO_tile·V_tileᵀ",
+        (Buf::DQ, _) => tr!("dQ += dS_tile·K_tile / √D   (added in global memory)"),
+        _ => "dK_tile += dS_tileᵀ·Q_tile / √D",
+    }
+}
+
+/// The equation of a load, a start value or a write-back.
+fn single_step(ctx: &Ctx) -> &'static str {
+    let v = &ctx.view;
+    match (v.phase, v.buf, v.op) {
+        (Phase::Flash, Buf::Q | Buf::QTile, _) | (Phase::Flash, Buf::Acc | Buf::RowMax | Buf::RowSum, Op::Write) => {
+            tr!("Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0")
+        }
+        (Phase::Flash, Buf::K | Buf::V | Buf::KTile | Buf::VTile, _) => {
+            tr!("K_tile, V_tile ← k, v rows j0..j1 (global → tile)")
+        }
+        (Phase::Flash, ..) => tr!("att = acc / l   lse = m + ln l   (written once per query tile)"),
+        (Phase::FlashDelta, ..) => "D_i = Σ_d dO[i,d]·O[i,d]   dQ = 0",
+        (_, Buf::Q | Buf::QTile | Buf::DAtt | Buf::DOTile, _) => {
+            tr!("Q_tile, dO_tile ← q, d_att rows i0..i1 (global → tile)")
+        }
+        (_, Buf::DK | Buf::DV, _) | (_, Buf::DKTile | Buf::DVTile, Op::Read) => {
+            tr!("dK, dV ← dK_tile, dV_tile   (once per key tile)")
+        }
+        (_, Buf::Lse, _) => "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)",
+        (_, Buf::Delta, _) => "dS_tile = P_tile ⊙ (dP − D_i)",
+        _ => tr!("K_tile, V_tile ← k, v rows j0..j1 (global → tile);  dK_tile = dV_tile = 0"),
+    }
+}
+
+fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let tr = ctx.trace;
+    let n = ctx.cursor;
+    let v = &ctx.view;
+    let mut out = Vec::new();
+    // the term the cursor reads, with its factors
+    let ev = tr.events[n];
+    if ev.op == Op::Read && ev.frame != tr.events[s.write].frame {
+        let k = s.done + usize::from(s.waiting);
+        if let Some(term) = s.terms.get(k.saturating_sub(1)) {
+            let names: Vec<String> = term.iter().map(|(b, o, _)| format!("{b}[{o}]")).collect();
+            let values: Vec<String> = term.iter().map(|r| x(r.2)).collect();
+            let mut spans = vec![Span::raw(format!(
+                "term {k}/{}: {} = {}",
+                s.terms.len(),
+                names.join("·"),
+                values.join(" × ")
+            ))];
+            if s.waiting {
+                spans.push(Span::styled("  (next factor follows)", t.dim()));
+            } else {
+                let p: f32 = term.iter().map(|r| r.2).product();
+                spans.push(Span::raw(" = "));
+                spans.push(Span::styled(x(p), t.number()));
+            }
+            out.push(Line::from(spans));
+        }
+    }
+    let sigma = s.products();
+    let of = format!("({} of {} terms)", s.done, s.terms.len());
+    let written = (v.op == Op::Write).then_some(v.value);
+    match s.target {
+        Buf::Acc => {
+            // acc_new = e^(m_old − m_new)·acc_old + Σ_jj P·V
+            let (m_old, m_new) = row_stats(tr, n).unwrap_or((0.0, None));
+            let a = alpha(m_old, m_new.unwrap_or(m_old));
+            let old = s.constants.first().map_or(0.0, |c| c.2);
+            out.push(Line::from(format!(
+                "rescale: e^(m_old − m_new) = e^({} − {}) = {}; acc_old = {}",
+                x(m_old),
+                x(m_new.unwrap_or(m_old)),
+                x(a),
+                x(old)
+            )));
+            out.push(partial(
+                ctx,
+                &format!("partial sum e^(m_old − m_new)·acc + Σ_jj P·V {of} = "),
+                a * old + sigma,
+            ));
+        }
+        Buf::DVTile => {
+            let old = s.constants.first().map_or(0.0, |c| c.2);
+            out.push(Line::from(format!("dv_tile_old = {}", x(old))));
+            out.push(partial(
+                ctx,
+                &format!("partial sum dv_tile + Σ_ii P·dO {of} = "),
+                old + sigma,
+            ));
+        }
+        Buf::DSTile => {
+            // dS = P ⊙ (dP − D_i): the dot product is dP; P is read after it
+            out.push(partial(ctx, &format!("partial sum dP = Σ_d dO·V {of} = "), sigma));
+            if let Some(&(_, _, p)) = s.constants.first() {
+                let d_i = row_read(ctx, Buf::Delta).unwrap_or(0.0);
+                out.push(Line::from(format!(
+                    "dS = P · (dP − D_i) = {} × ({} − {}) = {}",
+                    x(p),
+                    x(sigma),
+                    x(d_i),
+                    x(p * (sigma - d_i))
+                )));
+            }
+        }
+        Buf::DQ | Buf::DKTile => {
+            let (d, sc) = scale(ctx);
+            let what = if s.target == Buf::DQ {
+                "Σ_jj dS·K"
+            } else {
+                "Σ_ii dS·Q"
+            };
+            out.push(partial(ctx, &format!("partial sum {what} {of} = "), sigma));
+            if let Some(&(b, o, old)) = s.constants.first() {
+                out.push(Line::from(format!(
+                    "{b}[{o}] += Σ × 1/√{d}: {} + {} × {sc:.4} = {}",
+                    x(old),
+                    x(sigma),
+                    x(old + sigma * sc)
+                )));
+            }
+        }
+        Buf::STile => {
+            out.push(partial(ctx, &format!("partial sum Σ_d Q_tile·K_tile {of} = "), sigma));
+            if let Some(value) = written {
+                out.push(score_write(ctx, sigma, value));
+            }
+        }
+        _ => {
+            out.push(partial(ctx, &format!("partial sum D_i = Σ_d dO·O {of} = "), sigma));
+        }
+    }
+    if let Some(value) = written
+        && s.target != Buf::STile
+    {
+        out.push(Line::from(Span::styled(
+            format!("{}[{}] = {}", v.buf, v.offset, x(value)),
+            t.op_write(),
+        )));
+    }
+    out
+}
+
+fn partial<'a>(ctx: &Ctx, text: &str, value: f32) -> Line<'a> {
+    Line::from(vec![
+        Span::raw(text.to_string()),
+        Span::styled(x(value), ctx.theme.number()),
+    ])
+}
+
+/// A score of the tile written: forward scales it (or hides it), backward turns it into P.
+fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let (d, sc) = scale(ctx);
+    let (i, j) = (
+        var(ctx, "i0").unwrap_or(0) + var(ctx, "ii").unwrap_or(0),
+        var(ctx, "j0").unwrap_or(0) + var(ctx, "jj").unwrap_or(0),
+    );
+    let hidden = ctx.walk.mask.hides(i, j);
+    let target = format!("{}[{}] (i={i}, j={j})", v.buf, v.offset);
+    let text = match (v.phase, hidden) {
+        (Phase::Flash, true) => format!(
+            "masked ({}): {target} = −1e9, the dot product {} is discarded",
+            crate::format::hidden_because(&ctx.walk.mask, i, j),
+            x(sigma)
+        ),
+        (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", x(sigma), x(value)),
+        (_, true) => format!("masked: P = {target} = e^(−1e9 − lse) = {}", x(value)),
+        (_, false) => {
+            let lse = row_read(ctx, Buf::Lse).unwrap_or(0.0);
+            format!(
+                "P recomputed: {target} = e^(Σ × 1/√{d} − lse) = e^({} × {sc:.4} − {}) = {}",
+                x(sigma),
+                x(lse),
+                x(value)
+            )
+        }
+    };
+    Line::from(Span::styled(text, t.op_write()))
+}
+
+/// The value the enclosing row iteration (`ii` with its offset `off`) read from `buf` before
+/// the cursor: backward's `lse` or `D_i`.
+fn row_read(ctx: &Ctx, buf: Buf) -> Option<f32> {
+    let tr = ctx.trace;
+    let f = frame_ids(tr, ctx.cursor)
+        .into_iter()
+        .filter_map(|id| tr.frame(id))
+        .find(|f| tr.kinds[f.kind as usize].names == ["ii", "off"])?;
+    (f.start as usize..=ctx.cursor)
+        .map(|k| tr.events[k])
+        .find(|e| e.op == Op::Read && e.buf == buf)
+        .map(|e| e.value)
+}
+
+/// The online softmax of one row: the step the cursor is in, with `m_old`, the scores, `m_new`,
+/// `l_old`, `l_new` as the log has them.
+fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let tr = ctx.trace;
+    let n = ctx.cursor;
+    let start = f.start as usize;
+    let p = n - start;
+    let m_old = tr.events[start].value;
+    let scores: Vec<f32> = (1..=nc).map(|k| tr.events[start + k].value).collect();
+    let m_new = scores.iter().copied().fold(m_old, f32::max);
+    let list = |vals: &[f32]| vals.iter().map(|&v| x(v)).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    if p <= nc {
+        // m_old, then the row maximum so far
+        let seen = &scores[..p];
+        let so_far = seen.iter().copied().fold(m_old, f32::max);
+        out.push(Line::from(vec![
+            Span::raw(format!(
+                "m_new = max(m_old, rowmax(S_tile)) = max({}, {}) so far = ",
+                x(m_old),
+                if seen.is_empty() { "…".to_string() } else { list(seen) }
+            )),
+            Span::styled(x(so_far), t.number()),
+        ]));
+        return out;
+    }
+    out.push(Line::from(format!(
+        "m_new = max(m_old, rowmax(S_tile)) = max({}, {}) = {}",
+        x(m_old),
+        list(&scores),
+        x(m_new)
+    )));
+    // the exponentials, written in place of the scores
+    let ps: Vec<f32> = (0..nc)
+        .map(|k| start + nc + 2 + 2 * k)
+        .filter(|&k| k <= n)
+        .map(|k| tr.events[k].value)
+        .collect();
+    let rowsum: f32 = ps.iter().sum();
+    if p <= 3 * nc {
+        let jj = var(ctx, "jj").unwrap_or(0);
+        let s = scores.get(jj).copied().unwrap_or(0.0);
+        out.push(Line::from(vec![
+            Span::raw(format!(
+                "P_tile[ii, {jj}] = e^(S − m_new) = e^({} − {}) = ",
+                x(s),
+                x(m_new)
+            )),
+            Span::styled(x(exp(s - m_new)), t.number()),
+        ]));
+        out.push(Line::from(format!(
+            "rowsum(P_tile) so far ({} of {nc}) = {}",
+            ps.len(),
+            x(rowsum)
+        )));
+        return out;
+    }
+    let l_old = tr.events[start + 3 * nc + 1].value;
+    let a = alpha(m_old, m_new);
+    out.push(Line::from(vec![
+        Span::raw(format!(
+            "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + {} = {} × {} + {} = ",
+            x(m_old),
+            x(m_new),
+            x(l_old),
+            x(rowsum),
+            x(a),
+            x(l_old),
+            x(rowsum)
+        )),
+        Span::styled(x(a * l_old + rowsum), t.number()),
+    ]));
+    if p >= 3 * nc + 3 {
+        out.push(Line::from(format!("m = m_new = {}", x(m_new))));
+    }
+    out
+}
+
+/// Loads, initial values, the output tile's write-back and backward's row reads.
+fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let tr = ctx.trace;
+    let v = &ctx.view;
+    let n = ctx.cursor;
+    let e = tr.events[n];
+    let level = |b: Buf| tr.level(b).name();
+    // the event before in the same iteration: the global read a tile write copies
+    let before = n
+        .checked_sub(1)
+        .map(|k| tr.events[k])
+        .filter(|p| p.frame == e.frame && p.op == Op::Read);
+    let text = match (e.op, e.buf) {
+        (Op::Write, Buf::RowMax) => format!("m[{}] = −∞: no score of this row seen yet", v.offset),
+        (Op::Write, Buf::RowSum | Buf::Acc | Buf::DKTile | Buf::DVTile) if e.value == 0.0 => {
+            format!("{}[{}] = 0: starts empty", v.buf, v.offset)
+        }
+        (Op::Write, Buf::DQ) => format!("d_q[{}] = 0: dQ starts at 0, every key tile adds its part", v.offset),
+        (Op::Write, Buf::Att) => {
+            let l = row_value(ctx, Buf::RowSum);
+            let acc = before.map_or(0.0, |b| b.value);
+            format!("att[{}] = acc / l = {} / {} = {}", v.offset, x(acc), x(l), x(e.value))
+        }
+        (Op::Write, Buf::Lse) => {
+            let l = row_value(ctx, Buf::RowSum);
+            let m = before.map_or(0.0, |b| b.value);
+            format!("lse[{}] = m + ln l = {} + ln {} = {}", v.offset, x(m), x(l), x(e.value))
+        }
+        (Op::Write, dst) => match before {
+            Some(src) => format!(
+                "{}[{}] ({}) ← {}[{}] ({}) = {}",
+                dst,
+                v.offset,
+                level(dst),
+                src.buf,
+                src.offset,
+                level(src.buf),
+                x(e.value)
+            ),
+            None => format!("{}[{}] = {}", dst, v.offset, x(e.value)),
+        },
+        (Op::Read, Buf::Lse) => format!(
+            "lse[{}] = {}: this row's log-sum-exp, saved by forward",
+            v.offset,
+            x(e.value)
+        ),
+        (Op::Read, Buf::Delta) => format!("D_i = delta[{}] = {}", v.offset, x(e.value)),
+        (Op::Read, b) => format!("read {}[{}] ({}) = {}", b, v.offset, level(b), x(e.value)),
+    };
+    vec![Line::from(Span::styled(
+        text,
+        if e.op == Op::Write { t.op_write() } else { t.base() },
+    ))]
+}
+
+/// In the output tile's write-back, the row's `l` as its iteration read it.
+fn row_value(ctx: &Ctx, buf: Buf) -> f32 {
+    let tr = ctx.trace;
+    frame_ids(tr, ctx.cursor)
+        .into_iter()
+        .filter_map(|id| tr.frame(id))
+        .find(|f| tr.kinds[f.kind as usize].names.first() == Some(&"ii"))
+        .and_then(|f| {
+            (f.start as usize..=ctx.cursor)
+                .map(|k| tr.events[k])
+                .find(|e| e.op == Op::Read && e.buf == buf)
+        })
+        .map_or(0.0, |e| e.value)
+}

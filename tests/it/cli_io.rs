@@ -1,0 +1,220 @@
+//! `attn-trace io`: the documented JSON, its counts against formulas worked out by hand from
+//! the kernels' loops, the text tables, `--sweep`, and bad arguments.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::io::Write as _;
+
+fn cmd() -> Command {
+    Command::cargo_bin("attn-trace").unwrap()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = cmd().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// One head (H = 1, D = C = 4), T = 7 queries and keys, no mask, q, k, v given: flash tiles of
+/// br = 3 rows and bc = 2 columns (neither divides 7).
+fn one_head_scenario() -> tempfile::NamedTempFile {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    let ones = |n: usize| format!("[{}]", vec!["0.5"; n].join(", "));
+    write!(
+        f,
+        "title = \"io\"\n[shape]\nB = 1\nT = 7\nC = 4\n[run]\nvariants = [\"mha\", \"flash\"]\nmask = \"none\"\n\
+         [flash]\nbr = 3\nbc = 2\n[values]\nq = {q}\nk = {q}\nv = {q}\nd_out = {q}\n",
+        q = ones(28)
+    )
+    .unwrap();
+    f
+}
+
+/// `(reads, writes)` of `name` in the run of `variant` and `pass`.
+fn rw(doc: &Value, variant: &str, pass: &str, name: &str) -> (u64, u64) {
+    let run = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] == variant && r["pass"] == pass)
+        .unwrap_or_else(|| panic!("no {variant} {pass} run"));
+    let b = run["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["name"] == name)
+        .unwrap_or_else(|| panic!("{variant} {pass}: no {name}"));
+    (b["reads"].as_u64().unwrap(), b["writes"].as_u64().unwrap())
+}
+
+#[test]
+fn io_json_counts_match_the_formulas_of_the_loops() {
+    let f = one_head_scenario();
+    let path = f.path().display().to_string();
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", &path, "--json"])).unwrap();
+    assert_eq!(doc["tiles"], serde_json::json!({"br": 3, "bc": 2}));
+    let (t, d) = (7u64, 4u64);
+    // query tiles of 3, 3, 1 rows; key tiles of 2, 2, 2, 1 columns; no mask: every pair visited
+    let (q_tiles, k_tiles) = ([3u64, 3, 1], [2u64, 2, 2, 1]);
+    let n = q_tiles.len() as u64;
+    let pairs = t * t;
+
+    // flash forward: q once, k and v once per query tile, att and lse once; all global
+    assert_eq!(rw(&doc, "flash", "forward", "q"), (t * d, 0));
+    assert_eq!(rw(&doc, "flash", "forward", "k"), (n * t * d, 0));
+    assert_eq!(rw(&doc, "flash", "forward", "v"), (n * t * d, 0));
+    assert_eq!(rw(&doc, "flash", "forward", "att"), (0, t * d));
+    assert_eq!(rw(&doc, "flash", "forward", "lse"), (0, t));
+    // on chip: each score written twice (S, then P in place), read twice and once per channel
+    assert_eq!(
+        rw(&doc, "flash", "forward", "s_tile"),
+        (2 * pairs + pairs * d, 2 * pairs)
+    );
+    // m and l: started once per row, read and written once per row and key tile, read at the end
+    let rows_x_tiles = t * k_tiles.len() as u64;
+    assert_eq!(rw(&doc, "flash", "forward", "m"), (rows_x_tiles + t, rows_x_tiles + t));
+    let _ = q_tiles;
+
+    // flash backward: k and v once per key tile load, q and d_att once per visited tile, dQ added
+    // to in global memory once per key tile (after being set to 0)
+    let kt = k_tiles.len() as u64;
+    assert_eq!(rw(&doc, "flash", "backward", "k"), (t * d, 0));
+    assert_eq!(rw(&doc, "flash", "backward", "q"), (kt * t * d, 0));
+    assert_eq!(rw(&doc, "flash", "backward", "d_q"), (kt * t * d, t * d + kt * t * d));
+    assert_eq!(rw(&doc, "flash", "backward", "d_att"), (t * d + kt * t * d, 0));
+    assert_eq!(rw(&doc, "flash", "backward", "lse"), (kt * t, 0));
+    assert_eq!(rw(&doc, "flash", "backward", "delta"), (kt * t, t));
+    assert_eq!(rw(&doc, "flash", "backward", "d_k"), (0, t * d));
+
+    // naive MHA: scores and probs are global
+    assert_eq!(rw(&doc, "mha", "forward", "scores"), (2 * pairs, pairs));
+    assert_eq!(rw(&doc, "mha", "forward", "probs"), (pairs + pairs * d, 2 * pairs));
+    assert_eq!(rw(&doc, "mha", "forward", "q"), (pairs * d, 0));
+
+    // levels and totals
+    for run in doc["runs"].as_array().unwrap() {
+        let mut sums = std::collections::BTreeMap::<String, (u64, u64)>::new();
+        for b in run["buffers"].as_array().unwrap() {
+            let level = b["level"].as_str().unwrap().to_string();
+            let tile = b["name"].as_str().unwrap().ends_with("_tile")
+                || ["m", "l", "acc"].contains(&b["name"].as_str().unwrap());
+            assert_eq!(level, if tile { "tile" } else { "global" }, "{b}");
+            let e = sums.entry(level).or_default();
+            e.0 += b["reads"].as_u64().unwrap();
+            e.1 += b["writes"].as_u64().unwrap();
+        }
+        let totals: std::collections::BTreeMap<String, (u64, u64)> = run["totals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let l = t["level"].as_str().unwrap().to_string();
+                (l, (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap()))
+            })
+            .collect();
+        assert_eq!(sums, totals, "{}", run["variant"]);
+    }
+    // the forward pass of flash writes nothing to global memory but att and lse
+    let global_writes = |v: &str| {
+        doc["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["variant"] == v && r["pass"] == "forward")
+            .unwrap()["totals"][0]["writes"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(global_writes("flash"), t * d + t);
+    assert_eq!(global_writes("mha"), pairs + 2 * pairs + t * d);
+}
+
+#[test]
+fn io_tables_compare_the_variants_global_traffic() {
+    let out = stdout_of(&["io", "scenarios/flash.toml"]);
+    assert!(
+        out.contains("flash · forward") && out.contains("mha · backward"),
+        "{out}"
+    );
+    assert!(out.contains("  s_tile     tile "), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("global reads + writes, forward:"))
+        .unwrap();
+    assert!(
+        line.contains("mha ") && line.contains("flash ") && line.contains("(1.00×)"),
+        "{line}"
+    );
+    // the same numbers as the JSON
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", "scenarios/flash.toml", "--json"])).unwrap();
+    let flash_fwd = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["variant"] == "flash" && r["pass"] == "forward")
+        .unwrap();
+    let g = &flash_fwd["totals"][0];
+    let total = g["reads"].as_u64().unwrap() + g["writes"].as_u64().unwrap();
+    assert!(line.contains(&format!("flash {total} ")), "{line} vs {total}");
+}
+
+#[test]
+fn io_sweep_rows_follow_the_closed_forms() {
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", "--sweep", "--head-dim", "16", "--json"])).unwrap();
+    assert_eq!(doc["D"], 16);
+    let tiles: Vec<u64> = doc["tiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(tiles, [16, 32, 64, 128]);
+    let d = 16u64;
+    for row in doc["rows"].as_array().unwrap() {
+        let t = row["T"].as_u64().unwrap();
+        // naive, no mask, per head: q, k, v per product (3·T²·D), probs per product (T²·D),
+        // scores and softmax (6·T²), att (T·D)
+        assert_eq!(
+            row["naive"].as_u64().unwrap(),
+            4 * t * t * d + 6 * t * t + t * d,
+            "T={t}"
+        );
+        assert_eq!(row["naive_scores_probs"].as_u64().unwrap(), t * t * d + 6 * t * t);
+        for (k, f) in row["flash"].as_array().unwrap().iter().enumerate() {
+            let br = tiles[k].min(t);
+            let n = t.div_ceil(br);
+            assert_eq!(
+                f.as_u64().unwrap(),
+                t * d + 2 * n * t * d + t * d + t,
+                "T={t} tile {br}"
+            );
+        }
+    }
+    let text = stdout_of(&["io", "--sweep"]);
+    assert!(text.contains("D = 64, no mask") && text.contains("flash 128"), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("4096 ")), "{text}");
+}
+
+#[test]
+fn io_rejects_bad_arguments_with_one_line_and_exit_2() {
+    for (args, needle) in [
+        (vec!["io"], "SCENARIO"),
+        (vec!["io", "--sweep", "--head-dim", "0"], "--head-dim 0"),
+        (vec!["io", "--sweep", "--mask", "diagonal"], "--mask diagonal"),
+        (vec!["io", "scenarios/flash.toml", "--sweep"], "--sweep"),
+        (vec!["io", "scenarios/flash.toml", "--head-dim", "8"], "--head-dim"),
+        (vec!["io", "tests/invalid_scenarios/flash_zero_tile.toml"], "[flash].br"),
+    ] {
+        cmd()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(needle).and(predicate::function(|s: &str| s.lines().count() == 1)));
+    }
+}
