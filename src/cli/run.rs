@@ -7,6 +7,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::mistakes::{self, Divergence, Note, Report};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Shape, Tensor};
+use attn_trace::tr;
 use attn_trace::trace::{Buf, Op, Phase};
 use serde::Serialize;
 use serde::ser::SerializeMap;
@@ -20,7 +21,9 @@ The JSON is one object: {\"title\", \"shape\": {\"B\",\"T\",\"C\",\"H\"}, \"runs
 \"events\", \"tensors\": {NAME: {\"shape\", \"data\"}}}]}, tensors flat and row-major.
 A scenario with [run].mistakes adds, after each variant's correct run, its mistaken run
 with \"mistakes\": [NAMES], \"diverges_at\": the first event where its trace differs,
-\"divergence\": {\"event\", \"correct\", \"mistaken\"} (what each run does there) and
+\"divergence\": {\"event\", \"correct\", \"mistaken\"} (what each run does there; with
+\"values\": {\"correct_event\", \"mistaken_event\", \"correct\", \"mistaken\"} when the runs
+part in what they do before they part in value, as mistake 7 does) and
 \"symptoms\": [{\"heading\", \"text\"}] (each mistake's effect, in numbers).
 
 Examples:
@@ -164,11 +167,28 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             run.variant.name().to_string()
         } else {
             let names: Vec<&str> = run.mistakes.list().iter().map(|m| m.name()).collect();
-            format!("{} with {} (forward only)", run.variant.name(), names.join(", "))
+            let passes = if run.mistakes.allow_backward() {
+                "forward and backward"
+            } else {
+                "forward only"
+            };
+            format!("{} with {} ({passes})", run.variant.name(), names.join(", "))
         };
         writeln!(out, "{}: {} events", paint(&name, Style::Heading), run.events())?;
         if let Some(d) = report.as_ref().and_then(|r| r.divergence.as_ref()) {
             writeln!(out, "  leaves the correct run at event #{}: {}", d.event, d.mistaken)?;
+            if let Some(v) = &d.values {
+                writeln!(
+                    out,
+                    "  {}",
+                    tr!(
+                        "its values first differ at event #{event}: {mistaken} (correct run: {correct})",
+                        event = v.mistaken_event,
+                        mistaken = v.mistaken,
+                        correct = v.correct
+                    )
+                )?;
+            }
         }
         phase_table(out, &run)?;
         probs_check(out, &run)?;

@@ -5,10 +5,26 @@
 
 /// (English, 简体中文), each pair with the same `{name}` placeholders.
 pub static MESSAGES: &[(&str, &str)] = &[
+    (
+        "  the shares of query heads h0..h{last}: {heads}",
+        "  查询头 h0..h{last} 各自的份额：{heads}",
+    ),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
     (" (did you mean {s}?)", "（是不是想写 {s}？）"),
     (" and ", " 和 "),
     (" · {kv} of {h} k/v heads", " · {h} 个头共享 {kv} 个键/值头"),
+    (
+        "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
+        "\"{mistake}\" 是分组查询注意力反向传播中的错误：请设置 [run].variants = [\"gqa\"]",
+    ),
+    (
+        "\"{mistake}\" is in the gradients: add \"backward\" to [run].passes",
+        "\"{mistake}\" 出在梯度里：请在 [run].passes 中加入 \"backward\"",
+    ),
+    (
+        "\"{mistake}\" needs query heads that share a key/value head: set [shape].H_kv below H = {heads}",
+        "\"{mistake}\" 需要多个查询头共享一个键/值头：请把 [shape].H_kv 设为小于 H = {heads}",
+    ),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
         "--batch must be 1..=4096, got {n}",
@@ -75,6 +91,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "dist = \"{dist_name}\" takes no {key}; std goes with \"normal\", scale with \"uniform\" and \"arange\"",
         "dist = \"{dist_name}\" 不接受 {key}；std 配合 \"normal\"，scale 配合 \"uniform\" 和 \"arange\"",
+    ),
+    (
+        "downstream, d_qkv, d_x and d_w_qkv are wrong too: d_w_qkv differs by up to {diff}",
+        "下游的 d_qkv、d_x 和 d_w_qkv 也跟着错了：d_w_qkv 最多相差 {diff}",
     ),
     (
         "duplicate key: each key may be given only once",
@@ -144,6 +164,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
     ("is too large", "太大"),
     (
+        "its values first differ at event #{event}: {mistaken} (correct run: {correct})",
+        "数值首次不同于事件 #{event}：{mistaken}（正确运行：{correct}）",
+    ),
+    (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
@@ -206,6 +230,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out",
         "只有反向传播读取 d_out；请在 [run].passes 中加上 \"backward\"，或者删除 d_out",
     ),
+    (
+        "over all {cells} cells of {name}: mistaken − last head's share ≤ {off_last} · correct − sum of the shares ≤ {off_sum}",
+        "{name} 的全部 {cells} 个单元：错误值 − 最后一个头的份额 ≤ {off_last} · 正确值 − 各份额之和 ≤ {off_sum}",
+    ),
     ("pass", "遍"),
     (
         "pass \"{pass}\" is not among [run].passes",
@@ -257,6 +285,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "没有需要设置种子的 dropout：请同时设置 [run].dropout",
     ),
     (
+        "this run makes no backward pass: the mistake is in the gradients",
+        "这次运行没有反向传播：这个错误出在梯度里",
+    ),
+    (
         "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
         "按通道对旋转，所以每个头的通道数必须是偶数：D = d_model / heads = {c} / {h} = {d}",
     ),
@@ -299,6 +331,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes",
         "请用更小的 T（事件数随 T²·C 增长）、C（以及 C²·T）或 B，或者更少的变体或遍",
     ),
+    (
+        "values first differ at #{correct_event} / #{mistaken_event}: correct {correct} · mistaken {mistaken}",
+        "数值首次不同于 #{correct_event} / #{mistaken_event}：正确 {correct} · 错误 {mistaken}",
+    ),
     ("variant", "变体"),
     (
         "variant \"{var}\" is not among [run].variants",
@@ -332,9 +368,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
         "{file}：场景没有记录 {pass} 这一遍；请在 [run].passes 中加上 \"{pass}\"",
     ),
+    (
+        "{group} query heads share each key/value head (H = {heads}, H_kv = {kv_heads}): the correct run adds their shares into d_k and d_v, the mistaken run writes each over the last",
+        "每个键/值头由 {group} 个查询头共享（H = {heads}，H_kv = {kv_heads}）：正确运行把它们各自的份额累加进 d_k 和 d_v，错误运行让每一份覆盖上一份",
+    ),
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
     ("{msg}; see {command} --help", "{msg}；参见 {command} --help"),
     ("{name} (validation split)", "{name}（验证集部分）"),
+    (
+        "{name}[b0 j0 kv_h0 d0..{d_end}]: correct [{correct}] · mistaken [{mistaken}]",
+        "{name}[b0 j0 kv_h0 d0..{d_end}]：正确 [{correct}] · 错误 [{mistaken}]",
+    ),
     ("{n} bytes", "{n} 字节"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),

@@ -326,6 +326,10 @@ pub const MISTAKES: &[(&str, &str)] = &[
         "softmax_over_two_dims",
         include_str!("../../scenarios/mistakes/softmax_over_two_dims.toml"),
     ),
+    (
+        "overwrite_kv_grad",
+        include_str!("../../scenarios/mistakes/overwrite_kv_grad.toml"),
+    ),
 ];
 
 /// Largest scenario file read: a few million values, far more than any traceable scenario holds.
