@@ -642,6 +642,11 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     // out_proj_back, dP's 36·(4 + 1) and the 12 zeros of the clear, the 3 (p, d_att) pairs are
     // the same; then the correct run reads d_v[0] to add, the mistaken one writes its share
     let (a, b) = (good.trace.as_ref().unwrap(), bad.trace.as_ref().unwrap());
+    // the estimate counts the mistaken run's writes without the += read: 2·(T·C) = 48 fewer
+    let s = scenario("overwrite_kv_grad");
+    let plan = s.mistaken_inputs().unwrap().plan();
+    let want = attn_trace::engine::estimate_events(&plan, attn_trace::kernels::Variant::Gqa, s.passes);
+    assert_eq!((a.len(), b.len(), want), (5496, 5448, 5448));
     let n = first_divergence(a, b).unwrap();
     assert_eq!(n, 1920 + 888 + 36 * 5 + 12 + 6);
     let (e, f) = (a.events[n], b.events[n]);
