@@ -52,6 +52,11 @@ pub struct Segment {
     pub len: usize,
     /// Where a run without this phase waits.
     hold: [usize; 2],
+    /// When both runs make the phase with different numbers of events and the shorter span's
+    /// events are the longer one's with some left out (mistake 7 writes `d_k` with `=` where
+    /// the correct run reads and adds): for each event of the longer span, the event of the
+    /// shorter one shown beside it, so the two stand on the same access.
+    align: Option<(usize, Vec<usize>)>,
 }
 
 /// The phases of two traces matched in order, as one sequence of steps.
@@ -64,6 +69,7 @@ pub struct Timeline {
 
 impl Timeline {
     pub fn new(traces: [&Trace; 2]) -> Timeline {
+        let events = traces.map(|t| &t.events);
         // each trace's non-empty phase spans, in order
         let spans = traces.map(|t| {
             (0..t.phases.len())
@@ -110,12 +116,21 @@ impl Timeline {
         let mut t0 = 0;
         for (g, (phase, sp)) in raw.iter().enumerate() {
             let len = sp.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
+            let align = match sp {
+                [Some(a), Some(b)] if a.len() != b.len() => {
+                    let long = if a.len() > b.len() { CORRECT } else { MISTAKEN };
+                    let (l, s) = if long == CORRECT { (a, b) } else { (b, a) };
+                    subsequence(&events[long][l.clone()], &events[1 - long][s.clone()]).map(|m| (1 - long, m))
+                }
+                _ => None,
+            };
             segments.push(Segment {
                 phase: *phase,
                 spans: sp.clone(),
                 t0,
                 len,
                 hold: [hold(g, CORRECT), hold(g, MISTAKEN)],
+                align,
             });
             t0 += len;
         }
@@ -137,8 +152,11 @@ impl Timeline {
             return Place::Waiting(0);
         };
         match &seg.spans[side] {
-            // a shorter span stays on its last event while the longer one finishes
-            Some(r) => Place::At(r.start + (t - seg.t0).min(r.len() - 1)),
+            Some(r) => match &seg.align {
+                Some((short, map)) if *short == side => Place::At(r.start + map[t - seg.t0]),
+                // a shorter span stays on its last event while the longer one finishes
+                _ => Place::At(r.start + (t - seg.t0).min(r.len() - 1)),
+            },
             None => Place::Waiting(seg.hold[side]),
         }
     }
@@ -147,9 +165,33 @@ impl Timeline {
     pub fn step_of(&self, side: usize, n: usize) -> Option<usize> {
         self.segments.iter().find_map(|s| {
             let r = s.spans[side].as_ref()?;
-            r.contains(&n).then(|| s.t0 + (n - r.start))
+            if !r.contains(&n) {
+                return None;
+            }
+            match &s.align {
+                Some((short, map)) if *short == side => map.iter().position(|&k| k == n - r.start).map(|x| s.t0 + x),
+                _ => Some(s.t0 + (n - r.start)),
+            }
         })
     }
+}
+
+/// For each event of `long`, the event of `short` to show beside it, when `short` is `long`
+/// with some events left out (the same buffer, offset and operation, in order; the values may
+/// differ): a left-out event shows `short`'s previous one. `None` when it is not.
+fn subsequence(long: &[crate::trace::Event], short: &[crate::trace::Event]) -> Option<Vec<usize>> {
+    let mut map = Vec::with_capacity(long.len());
+    let mut y = 0;
+    for e in long {
+        match short.get(y) {
+            Some(f) if (f.buf, f.offset, f.op) == (e.buf, e.offset, e.op) => {
+                map.push(y);
+                y += 1;
+            }
+            _ => map.push(y.saturating_sub(1)),
+        }
+    }
+    (y == short.len()).then_some(map)
 }
 
 /// Where a mistaken run first leaves the correct one: the event, and what each run does there.
@@ -159,6 +201,47 @@ pub struct Divergence {
     /// `write scores[2] = -1e9 (scores)`, or `has ended (N events)`.
     pub correct: String,
     pub mistaken: String,
+    /// When the runs first part in what they do to the same cell (mistake 7: the correct run
+    /// reads `d_v` to add to it where the mistaken one writes its share): the first write whose
+    /// value differs, matching the two runs' writes in order from there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<ValuesPart>,
+}
+
+/// The first write at which two runs' numbers part: the event in each run and its words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ValuesPart {
+    pub correct_event: usize,
+    pub mistaken_event: usize,
+    /// `write d_v[0] = 0.31 (weighted_sum_back)`.
+    pub correct: String,
+    pub mistaken: String,
+}
+
+/// From event `n` on, the first of the writes (matched in order) whose values differ, when at
+/// `n` the runs touch the same cell in different ways (the correct run reads a cell to add to it
+/// where the mistaken one writes it): there no value can be compared yet.
+pub fn values_part(correct: &Trace, mistaken: &Trace, n: usize) -> Option<ValuesPart> {
+    let (a, b) = (correct.events.get(n)?, mistaken.events.get(n)?);
+    if (a.buf, a.offset) != (b.buf, b.offset) || a.op == b.op {
+        return None;
+    }
+    let writes = |t: &Trace| {
+        (n..t.len())
+            .filter(|&k| t.events[k].op == crate::trace::Op::Write)
+            .collect::<Vec<_>>()
+    };
+    let (x, y) = writes(correct).into_iter().zip(writes(mistaken)).find(|&(x, y)| {
+        let (e, f) = (correct.events[x], mistaken.events[y]);
+        (e.buf, e.offset, e.value.to_bits()) != (f.buf, f.offset, f.value.to_bits())
+    })?;
+    let say = |t: &Trace, k: usize| format!("{} ({})", event_words(t, k), t.phase_at(k));
+    Some(ValuesPart {
+        correct_event: x,
+        mistaken_event: y,
+        correct: say(correct, x),
+        mistaken: say(mistaken, y),
+    })
 }
 
 impl std::fmt::Display for Divergence {
@@ -168,7 +251,21 @@ impl std::fmt::Display for Divergence {
             n = self.event,
             correct = self.correct,
             mistaken = self.mistaken
-        ))
+        ))?;
+        if let Some(v) = &self.values {
+            write!(
+                f,
+                "; {}",
+                crate::tr!(
+                    "values first differ at #{correct_event} / #{mistaken_event}: correct {correct} · mistaken {mistaken}",
+                    correct_event = v.correct_event,
+                    mistaken_event = v.mistaken_event,
+                    correct = v.correct,
+                    mistaken = v.mistaken
+                )
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -186,6 +283,7 @@ pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
         event: n,
         correct: say(correct),
         mistaken: say(mistaken),
+        values: values_part(correct, mistaken, n),
     })
 }
 
@@ -236,13 +334,14 @@ pub fn number(m: Mistake) -> usize {
     Mistake::ALL.iter().position(|&x| x == m).map_or(0, |k| k + 1)
 }
 
-/// The phase where a mistake's own code runs, for the ones `attention_mistakes.rs` implements.
-pub fn phase_of(m: Mistake) -> Option<Phase> {
+/// The phases where a mistake's own code runs, for the ones `attention_mistakes.rs` implements.
+pub fn phases_of(m: Mistake) -> &'static [Phase] {
     match m {
-        Mistake::NoInputProjection => Some(Phase::NoProj),
-        Mistake::ScaleBySeqLen | Mistake::MaskByMultiply => Some(Phase::Scores),
-        Mistake::SoftmaxOverTwoDims => Some(Phase::Softmax),
-        Mistake::NoOutputProjection | Mistake::DropoutNotApplied => None,
+        Mistake::NoInputProjection => &[Phase::NoProj],
+        Mistake::ScaleBySeqLen | Mistake::MaskByMultiply => &[Phase::Scores],
+        Mistake::SoftmaxOverTwoDims => &[Phase::Softmax],
+        Mistake::OverwriteKvGrad => &[Phase::WeightedSumBack, Phase::ScoresBack],
+        Mistake::NoOutputProjection | Mistake::DropoutNotApplied => &[],
     }
 }
 
@@ -260,7 +359,7 @@ pub fn removed_by(phase: Phase, mistakes: Mistakes) -> Option<Mistake> {
 /// Why a run has no such phase, in words.
 pub fn missing_why(side: usize, phase: Phase, mistakes: Mistakes) -> String {
     if side == MISTAKEN {
-        if phase.pass() == Pass::Backward {
+        if phase.pass() == Pass::Backward && !mistakes.allow_backward() {
             return tr!("a mistaken run is forward only").into();
         }
         return match removed_by(phase, mistakes) {
@@ -572,6 +671,7 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     diff = format!("{diff:.3}")
                 )));
             }
+            Mistake::OverwriteKvGrad => overwritten_kv_grad(good, bad, mask, &mut out),
             Mistake::SoftmaxOverTwoDims => {
                 let sum_row = |p: &[f32], b: usize, h: usize, i: usize| (0..T).map(|j| p[at(b, h, i, j)]).sum::<f32>();
                 for h in 0..H {
@@ -613,6 +713,111 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
         }
     }
     out
+}
+
+/// Mistake 7's symptom in numbers: each key/value head's `d_v` (and `d_k`) is the share of the
+/// group's last query head in the mistaken run, the sum of the group's shares in the correct
+/// one. Each share is recomputed from the correct run's tensors, in the kernel's order.
+fn overwritten_kv_grad(good: &Run, bad: &Run, mask: &Mask, out: &mut Vec<Note>) {
+    let sh = good.shape;
+    let (B, S, T, H, H_kv, D) = (sh.b, sh.s, sh.t, sh.h, sh.h_kv, sh.d());
+    let G = H / H_kv.max(1);
+    let (g, w, reg) = (&good.tensors, &bad.tensors, &good.registry);
+    let (Some(kv), Some(rows), Some(pairs)) = (reg.layout(Buf::DV), reg.layout(Buf::Q), reg.layout(Buf::Scores)) else {
+        return;
+    };
+    if !g.has(Buf::DV) {
+        out.push(note(
+            crate::tr!("this run makes no backward pass: the mistake is in the gradients").to_string(),
+        ));
+        return;
+    }
+    let kv_at = |b, j, k, d| kv.offset_of(&[("b", b), ("j", j), ("kv_h", k), ("d", d)]).unwrap_or(0);
+    let row_at = |b, i, h, d| rows.offset_of(&[("b", b), ("i", i), ("h", h), ("d", d)]).unwrap_or(0);
+    let p = if g.has(Buf::ProbsDrop) {
+        &g[Buf::ProbsDrop]
+    } else {
+        &g[Buf::Probs]
+    };
+    let scale = 1.0 / (D as f32).sqrt();
+    // head hh's share of d_v[b, j, ·, d] and of d_k[b, j, ·, d], summed over i as the kernel does
+    let dv_share = |b, hh, j, d| {
+        let mut s = 0.0f32;
+        for i in 0..S {
+            s += p[pair_offset(pairs, b, hh, i, j)] * g[Buf::DAtt][row_at(b, i, hh, d)];
+        }
+        s
+    };
+    let dk_share = |b, hh, j, d| {
+        let mut s = 0.0f32;
+        for i in (0..S).filter(|&i| !mask.hides(i, j)) {
+            s += g[Buf::DScores][pair_offset(pairs, b, hh, i, j)] * g[Buf::Q][row_at(b, i, hh, d)];
+        }
+        s * scale
+    };
+    out.push(note(crate::tr!(
+        "{group} query heads share each key/value head (H = {heads}, H_kv = {kv_heads}): the correct run adds their shares into d_k and d_v, the mistaken run writes each over the last",
+        group = G,
+        heads = H,
+        kv_heads = H_kv
+    )));
+    let show = |name: &str, buf: Buf, share: &dyn Fn(usize, usize, usize, usize) -> f32| -> Vec<Note> {
+        let cells = |f: &dyn Fn(usize) -> f32| list((0..D).map(f));
+        let mut lines = vec![note(crate::tr!(
+            "{name}[b0 j0 kv_h0 d0..{d_end}]: correct [{correct}] · mistaken [{mistaken}]",
+            name,
+            d_end = D,
+            correct = cells(&|d| g[buf][kv_at(0, 0, 0, d)]),
+            mistaken = cells(&|d| w[buf][kv_at(0, 0, 0, d)])
+        ))];
+        let heads = (0..G)
+            .map(|hh| format!("h{hh} [{}]", cells(&|d| share(0, hh, 0, d))))
+            .collect::<Vec<_>>()
+            .join(" ");
+        lines.push(note(crate::tr!(
+            "  the shares of query heads h0..h{last}: {heads}",
+            last = G - 1,
+            heads
+        )));
+        // over every cell: mistaken − last head's share, correct − the sum of the shares
+        let (mut off_last, mut off_sum, mut cells_n) = (0.0f32, 0.0f32, 0);
+        for b in 0..B {
+            for j in 0..T {
+                for k in 0..H_kv {
+                    for d in 0..D {
+                        let o = kv_at(b, j, k, d);
+                        let sum = (k * G..(k + 1) * G).fold(0.0f32, |acc, hh| acc + share(b, hh, j, d));
+                        off_last = off_last.max((w[buf][o] - share(b, (k + 1) * G - 1, j, d)).abs());
+                        off_sum = off_sum.max((g[buf][o] - sum).abs());
+                        cells_n += 1;
+                    }
+                }
+            }
+        }
+        lines.push(note(crate::tr!(
+            "over all {cells} cells of {name}: mistaken − last head's share ≤ {off_last} · correct − sum of the shares ≤ {off_sum}",
+            cells = cells_n,
+            name,
+            off_last = format!("{off_last:.1e}"),
+            off_sum = format!("{off_sum:.1e}")
+        )));
+        lines
+    };
+    out.extend(show("d_v", Buf::DV, &dv_share));
+    if good.rope.is_none() {
+        out.extend(show("d_k", Buf::DK, &dk_share));
+    }
+    if g.has(Buf::DWQkv) && w.has(Buf::DWQkv) {
+        let diff = g[Buf::DWQkv]
+            .iter()
+            .zip(&w[Buf::DWQkv])
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        out.push(note(crate::tr!(
+            "downstream, d_qkv, d_x and d_w_qkv are wrong too: d_w_qkv differs by up to {diff}",
+            diff = format!("{diff:.3}")
+        )));
+    }
 }
 
 /// Offset of score `(b, h, i, j)` in a `[B,S,T]` or `[B,H,S,T]` layout (the baseline has no `h`).

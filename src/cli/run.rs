@@ -22,7 +22,9 @@ The JSON is one object: {\"title\", \"shape\": {\"B\",\"T\",\"C\",\"H\"}, \"runs
 \"events\", \"tensors\": {NAME: {\"shape\", \"data\"}}}]}, tensors flat and row-major.
 A scenario with [run].mistakes adds, after each variant's correct run, its mistaken run
 with \"mistakes\": [NAMES], \"diverges_at\": the first event where its trace differs,
-\"divergence\": {\"event\", \"correct\", \"mistaken\"} (what each run does there) and
+\"divergence\": {\"event\", \"correct\", \"mistaken\"} (what each run does there; with
+\"values\": {\"correct_event\", \"mistaken_event\", \"correct\", \"mistaken\"} when the runs
+part in what they do before they part in value, as mistake 7 does) and
 \"symptoms\": [{\"heading\", \"text\"}] (each mistake's effect, in numbers).
 
 Examples:
@@ -197,10 +199,16 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             run.variant.name().to_string()
         } else {
             let names: Vec<&str> = run.mistakes.list().iter().map(|m| m.name()).collect();
+            let passes = if run.mistakes.allow_backward() {
+                tr!("forward and backward")
+            } else {
+                tr!("forward only")
+            };
             tr!(
-                "{variant} with {names} (forward only)",
+                "{variant} with {names} ({passes})",
                 variant = run.variant.name(),
-                names = names.join(", ")
+                names = names.join(", "),
+                passes
             )
         };
         writeln!(
@@ -222,6 +230,18 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
                     what = d.mistaken
                 )
             )?;
+            if let Some(v) = &d.values {
+                writeln!(
+                    out,
+                    "  {}",
+                    tr!(
+                        "its values first differ at event #{event}: {mistaken} (correct run: {correct})",
+                        event = v.mistaken_event,
+                        mistaken = v.mistaken,
+                        correct = v.correct
+                    )
+                )?;
+            }
         }
         phase_table(out, &run)?;
         probs_check(out, &run)?;

@@ -20,7 +20,7 @@ use crate::dispatch;
 use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
-use crate::kernels::{Mask, Variant, decode, dropout, linear};
+use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
 use std::borrow::Cow;
@@ -71,7 +71,8 @@ pub struct Inputs {
     pub d_out: Vec<f32>,
     /// Attention dropout (training mode); `None` in evaluation.
     pub dropout: Option<Dropout>,
-    /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only.
+    /// Mistakes switched on (see `kernels::attention_mistakes`); a mistaken run is forward only,
+    /// unless its mistakes are all backward ones (mistake 7).
     pub mistakes: Mistakes,
     /// Rotary position embeddings on q and k (`kernels::rope`).
     pub rope: Option<Rope>,
@@ -227,7 +228,8 @@ impl Inputs {
         }
     }
 
-    /// The passes a run of these inputs can make: a mistaken run is forward only.
+    /// The passes a run of these inputs can make: a mistaken run is forward only (but for a
+    /// backward mistake).
     pub fn possible(&self, passes: Passes) -> Passes {
         self.plan().possible(passes)
     }
@@ -354,7 +356,10 @@ fn core_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
 /// The backward pass from `d_out`, in the reverse order of [`forward`].
 pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
     use Buf::*;
-    assert!(inputs.mistakes.is_empty(), "a mistaken run is forward only");
+    assert!(
+        inputs.mistakes.allow_backward(),
+        "only a backward mistake makes the backward pass"
+    );
     let sh = inputs.shape;
     let mask = &inputs.mask;
     let queries = [sh.b, sh.s];
@@ -432,8 +437,15 @@ fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, in
     } else {
         (Probs, DProbs)
     };
+    // (mistake 7 runs the grouped kernels' passes with d_v and d_k overwritten, not added to)
+    let overwrite = inputs.mistakes.has(Mistake::OverwriteKvGrad);
     t.write([d_p, DV], |t, [dp, d_v]| {
-        dispatch::weighted_sum_back(rec, variant, sh, t.arg(p), t.get(V), t.get(DAtt), (d_p, dp), d_v)
+        if overwrite {
+            attention_gqa::d_probs(rec, sh, t.get(V), t.get(DAtt), (d_p, dp));
+            attention_mistakes::d_values_overwritten(rec, sh, t.arg(p), t.get(DAtt), d_v)
+        } else {
+            dispatch::weighted_sum_back(rec, variant, sh, t.arg(p), t.get(V), t.get(DAtt), (d_p, dp), d_v)
+        }
     });
     if let Some(d) = inputs.dropout.filter(|_| t.has(DropMask)) {
         let ksh = kernel_shape(sh, variant);
@@ -445,7 +457,12 @@ fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, in
         dispatch::softmax_rows_back(rec, variant, sh, t.get(Probs), t.get(DProbs), ds)
     });
     t.write([DQ, DK], |t, [d_q, d_k]| {
-        dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
+        if overwrite {
+            attention_gqa::d_queries(rec, sh, mask, t.get(K), t.get(DScores), d_q);
+            attention_mistakes::d_keys_overwritten(rec, sh, mask, t.get(Q), t.get(DScores), d_k)
+        } else {
+            dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
+        }
     });
 }
 

@@ -73,11 +73,12 @@ impl Plan {
         }
     }
 
-    /// The passes a run of this plan can make: a mistaken run and a decode run are forward only.
+    /// The passes a run of this plan can make: a decode run and a mistaken run are forward only
+    /// (but a run whose mistakes are all backward ones, like mistake 7).
     pub fn possible(&self, passes: Passes) -> Passes {
         Passes {
             forward: passes.forward,
-            backward: passes.backward && self.mistakes.is_empty() && !self.decode,
+            backward: passes.backward && self.mistakes.allow_backward() && !self.decode,
         }
     }
 }
@@ -174,6 +175,8 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
             // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per
             // query head. GQA clears d_v first and adds each head's share (+=: one more read)
             let (clear, add) = if grouped { (k_rows * kv, k_rows * c) } else { (0, 0) };
+            // mistake 7 writes those shares with `=`: no read of the old value
+            let add = if m.has(Mistake::OverwriteKvGrad) { 0 } else { add };
             out.push(pc(
                 Phase::WeightedSumBack,
                 2 * q_rows * t * c + 2 * k_rows * c * s + add,

@@ -36,6 +36,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "  probs：{n} 行，其中 {off} 行的和不是 1：它们的分数超出了 f32 的范围",
     ),
     ("  t: next tab", "  t：下一个标签页"),
+    (
+        "  the shares of query heads h0..h{last}: {heads}",
+        "  查询头 h0..h{last} 各自的份额：{heads}",
+    ),
     ("  tile-local (on chip)", "  tile 本地（片上）"),
     (
         "  {name} [{dims}]: min {lo}, mean {mean}, max {hi}",
@@ -239,6 +243,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " ↑↓ 选择 · Enter 打开 · ← 上一级 · ? 按键",
     ),
     (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
+    (
+        "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
+        "\"{mistake}\" 是分组查询注意力反向传播中的错误：请设置 [run].variants = [\"gqa\"]",
+    ),
+    (
+        "\"{mistake}\" is in the gradients: add \"backward\" to [run].passes",
+        "\"{mistake}\" 出在梯度里：请在 [run].passes 中加入 \"backward\"",
+    ),
+    (
+        "\"{mistake}\" needs query heads that share a key/value head: set [shape].H_kv below H = {heads}",
+        "\"{mistake}\" 需要多个查询头共享一个键/值头：请把 [shape].H_kv 设为小于 H = {heads}",
+    ),
     ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
     (
         "\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1",
@@ -753,6 +769,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("done", "完成"),
     ("dot product →", "点积 →"),
+    (
+        "downstream, d_qkv, d_x and d_w_qkv are wrong too: d_w_qkv differs by up to {diff}",
+        "下游的 d_qkv、d_x 和 d_w_qkv 也跟着错了：d_w_qkv 最多相差 {diff}",
+    ),
     ("dropout P' = P ⊙ keep / (1 − p)", "dropout P' = P ⊙ keep / (1 − p)"),
     (
         "dropout backward dP = dP' ⊙ keep / (1 − p)",
@@ -914,7 +934,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l",
         "flash：逐块计算 S = Q·Kᵀ/√d，在线 softmax，att = acc/l",
     ),
-    ("forward and backward", "forward 和 backward"),
+    ("forward and backward", "前向和反向"),
+    ("forward only", "只有前向"),
     ("forward ↔ backward", "前向 ↔ 反向"),
     (
         "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k",
@@ -982,6 +1003,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "iteration {name} reads {cells}: type {offsets}",
         "迭代 {name} 读取 {cells}：输入 {offsets}",
+    ),
+    (
+        "its values first differ at event #{event}: {mistaken} (correct run: {correct})",
+        "数值首次不同于事件 #{event}：{mistaken}（正确运行：{correct}）",
     ),
     (
         "j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;",
@@ -1308,7 +1333,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("only {names}", "只有 {names}"),
     ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
     ("open entry 10 directly", "直接打开第 10 项"),
-    ("open mistake 1 to 6 directly", "直接打开第 1 到第 6 个错误"),
+    ("open mistake 1 to 7 directly", "直接打开第 1 到第 7 个错误"),
     ("open the entry under the pointer", "打开鼠标所指的项"),
     ("open the highlighted entry", "打开高亮的项"),
     (
@@ -1342,6 +1367,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "output projection out = att·W_proj + b_proj",
         "输出投影 out = att·W_proj + b_proj",
+    ),
+    (
+        "over all {cells} cells of {name}: mistaken − last head's share ≤ {off_last} · correct − sum of the shares ≤ {off_sum}",
+        "{name} 的全部 {cells} 个单元：错误值 − 最后一个头的份额 ≤ {off_last} · 正确值 − 各份额之和 ≤ {off_sum}",
     ),
     (
         "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
@@ -1538,14 +1567,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "设定的是 flash 变体的 tile 大小，而这个场景不运行 flash：请把 \"flash\" 加入 [run].variants，或者删掉 [flash]",
     ),
     (
+        "seven classic attention mistakes, each traced beside the correct run",
+        "七个经典的注意力错误，每个都和正确的运行并排追踪",
+    ),
+    (
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
     ),
     ("side by side", "并排对照"),
-    (
-        "six classic multi-head attention mistakes, each traced beside the correct run",
-        "六个经典的多头注意力错误，每个都和正确的运行并排追踪",
-    ),
     ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
     (
         "softmax backward dS = P ⊙ (dP − Σ dP·P)",
@@ -1699,6 +1728,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the prompt is empty: type at least one byte",
         "提示词为空：请至少输入一个字节",
     ),
+    (
+        "the query heads of a group share one key/value head, but each overwrites d_k and d_v, so only the group's last head's gradient survives",
+        "一组查询头共享一个键/值头，但每个头都覆盖 d_k 和 d_v，所以只有组里最后一个头的梯度留了下来",
+    ),
     ("the query's own token ", "查询自己的 token "),
     (
         "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
@@ -1763,6 +1796,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "this project's own attention, linear, softmax and engine sources (text)",
         "本项目自己的 attention、linear、softmax 和 engine 源代码（文本）",
+    ),
+    (
+        "this run makes no backward pass: the mistake is in the gradients",
+        "这次运行没有反向传播：这个错误出在梯度里",
     ),
     (
         "this scenario hides no pair: multiplying by an all-ones mask changes nothing",
@@ -1873,6 +1910,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("val", "验证"),
     ("val loss", "验证损失"),
     ("value projection v = m·W_v + b_v", "值投影 v = m·W_v + b_v"),
+    (
+        "values first differ at #{correct_event} / #{mistaken_event}: correct {correct} · mistaken {mistaken}",
+        "数值首次不同于 #{correct_event} / #{mistaken_event}：正确 {correct} · 错误 {mistaken}",
+    ),
     ("variant", "变体"),
     (
         "variant \"{var}\" is not among [run].variants",
@@ -1967,6 +2008,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{grad}[{off}]：没有有限差分：{e}",
     ),
     (
+        "{group} query heads share each key/value head (H = {heads}, H_kv = {kv_heads}): the correct run adds their shares into d_k and d_v, the mistaken run writes each over the last",
+        "每个键/值头由 {group} 个查询头共享（H = {heads}，H_kv = {kv_heads}）：正确运行把它们各自的份额累加进 d_k 和 d_v，错误运行让每一份覆盖上一份",
+    ),
+    (
         "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
         "{how}，第 {step} 步：损失 {loss}，验证损失 {val}，{speed} token/s，{secs} 秒",
     ),
@@ -2002,6 +2047,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
         "{name}={value} 超出了形状：{name} 应在 0..{size} 中（{dim} = {size}）",
+    ),
+    (
+        "{name}[b0 j0 kv_h0 d0..{d_end}]: correct [{correct}] · mistaken [{mistaken}]",
+        "{name}[b0 j0 kv_h0 d0..{d_end}]：正确 [{correct}] · 错误 [{mistaken}]",
     ),
     (
         "{name}[{idx}] is not in {name} {sizes} ({names})",
@@ -2083,10 +2132,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
         "{tok} 不是偏移：请输入整数（或者 10..=13 这样的区间）",
     ),
-    (
-        "{variant} with {names} (forward only)",
-        "{variant} 带 {names}（只有前向）",
-    ),
+    ("{variant} with {names} ({passes})", "{variant} 带 {names}（{passes}）"),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
     (
@@ -2139,7 +2185,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "↑/↓ 选择 · Enter 打开 · ? 按键 · q 退出",
     ),
     (
-        "↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back",
-        "↑/↓ 选择 · Enter 并排对照 · 1-6 打开 · ? 按键 · q 返回",
+        "↑/↓ choose · Enter side by side · 1-7 open · ? keys · q back",
+        "↑/↓ 选择 · Enter 并排对照 · 1-7 打开 · ? 按键 · q 返回",
     ),
 ];

@@ -203,6 +203,12 @@ pub fn weighted_sum_back<R: Recorder>(
     (dpb, d_p): (Buf, &mut [f32]),
     d_v: &mut [f32],
 ) {
+    d_probs(rec, sh, v, d_att, (dpb, d_p));
+    d_values(rec, sh, (pb, p), d_att, d_v);
+}
+
+/// Pass 1 of [`weighted_sum_back`]: the gradient of the probabilities.
+pub fn d_probs<R: Recorder>(rec: &mut R, sh: Shape, v: &[f32], d_att: &[f32], (dpb, d_p): (Buf, &mut [f32])) {
     let Shape {
         b: B,
         s: S,
@@ -242,6 +248,19 @@ pub fn weighted_sum_back<R: Recorder>(
         }
         rec.exit();
     }
+}
+
+/// Pass 2 of [`weighted_sum_back`]: the gradient of the values, summed over each group's query heads.
+pub fn d_values<R: Recorder>(rec: &mut R, sh: Shape, (pb, p): (Buf, &[f32]), d_att: &[f32], d_v: &mut [f32]) {
+    let Shape {
+        b: B,
+        s: S,
+        t: T,
+        h: H,
+        h_kv: H_kv,
+        ..
+    } = sh;
+    let D = sh.d();
 
     // pass 2: dV[b,j,kv_h,d] = Σ over the group's query heads h of Σ_i P[b,h,i,j] · dAtt[b,i,h,d]:
     // d_v starts at 0 and every query head adds its share (+=, never =)
@@ -287,6 +306,12 @@ pub fn scores_back<R: Recorder>(
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
+    d_queries(rec, sh, mask, k, d_scores, d_q);
+    d_keys(rec, sh, mask, q, d_scores, d_k);
+}
+
+/// Pass 4 of backward (the first of [`scores_back`]): the gradient of the queries.
+pub fn d_queries<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, k: &[f32], d_scores: &[f32], d_q: &mut [f32]) {
     let Shape {
         b: B,
         s: S,
@@ -330,6 +355,21 @@ pub fn scores_back<R: Recorder>(
         }
         rec.exit();
     }
+}
+
+/// Pass 5 of backward (the second of [`scores_back`]): the gradient of the keys, summed over
+/// each group's query heads.
+pub fn d_keys<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], d_scores: &[f32], d_k: &mut [f32]) {
+    let Shape {
+        b: B,
+        s: S,
+        t: T,
+        h: H,
+        h_kv: H_kv,
+        ..
+    } = sh;
+    let D = sh.d();
+    let scale = 1.0 / (D as f32).sqrt();
 
     // pass 5: dK[b,j,kv_h,d] = Σ over the group's query heads h of Σ_i dS[b,h,i,j] · q[b,i,h,d] / √D:
     // d_k starts at 0 and every query head adds its share (+=, never =)
@@ -368,7 +408,7 @@ pub fn scores_back<R: Recorder>(
 
 /// `d_k` or `d_v` `[kv_base + d] = 0` for every key/value head of every key: the cells the query
 /// heads of each group then add into.
-fn clear<R: Recorder>(rec: &mut R, sh: Shape, (buf, d_kv): (Buf, &mut [f32])) {
+pub fn clear<R: Recorder>(rec: &mut R, sh: Shape, (buf, d_kv): (Buf, &mut [f32])) {
     let Shape {
         b: B, t: T, h_kv: H_kv, ..
     } = sh;

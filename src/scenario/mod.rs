@@ -53,7 +53,8 @@ pub struct Scenario {
     pub dropout: Option<Dropout>,
     /// Train applies dropout, eval does not (default: train).
     pub mode: Mode,
-    /// Mistakes switched on: each variant then also runs mistaken, forward only.
+    /// Mistakes switched on: each variant then also runs mistaken, forward only (both passes for a
+    /// backward mistake).
     pub mistakes: Mistakes,
     /// Rotary position embeddings on q and k (`[run].rope`, `[run].rope_base`).
     pub rope: Option<Rope>,
@@ -240,7 +241,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
 }
 
 /// Why the traces of `plan` would not fit in [`BUDGET_BYTES`], or `None` when they fit. With
-/// `mistakes`, every variant also runs mistaken (forward only).
+/// `mistakes`, every variant also runs mistaken (forward only, but for a backward mistake).
 pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
     let Shape { b, t, c, .. } = plan.shape;
     let shrink = tr!("use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes");
@@ -331,6 +332,10 @@ pub const MISTAKES: &[(&str, &str)] = &[
     (
         "softmax_over_two_dims",
         include_str!("../../scenarios/mistakes/softmax_over_two_dims.toml"),
+    ),
+    (
+        "overwrite_kv_grad",
+        include_str!("../../scenarios/mistakes/overwrite_kv_grad.toml"),
     ),
 ];
 
@@ -498,7 +503,7 @@ impl Scenario {
     }
 
     /// Runs every variant of the scenario, in its order; with mistakes, each correct run is
-    /// followed by its mistaken twin (forward only).
+    /// followed by its mistaken twin (forward only, but for a backward mistake).
     pub fn runs(&self, traced: bool) -> Vec<Run> {
         let inputs = self.inputs();
         let mistaken = self.mistaken_inputs();

@@ -167,7 +167,34 @@ pub(super) fn check_modern(
             tr!("only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv"),
         ));
     }
-    if gqa && !o.mistakes.is_empty() {
+    if o.mistakes.has(Mistake::OverwriteKvGrad) {
+        let (span, field) = (span_of(root, "run", "mistakes"), "[run].mistakes");
+        let name = Mistake::OverwriteKvGrad.name();
+        let (h, h_kv) = (plan.shape.h, plan.shape.h_kv);
+        let why = if variants.iter().any(|&v| v != Variant::Gqa) {
+            Some(tr!(
+                "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
+                mistake = name
+            ))
+        } else if h_kv >= h {
+            Some(tr!(
+                "\"{mistake}\" needs query heads that share a key/value head: set [shape].H_kv below H = {heads}",
+                mistake = name,
+                heads = h
+            ))
+        } else if !passes.backward {
+            Some(tr!(
+                "\"{mistake}\" is in the gradients: add \"backward\" to [run].passes",
+                mistake = name
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(doc.err(span, field, why));
+        }
+    }
+    if gqa && o.mistakes.list().iter().any(|m| !m.backward()) {
         return Err(doc.err(
             span_of(root, "run", "mistakes"),
             "[run].mistakes",

@@ -22,7 +22,8 @@ pub struct Walk {
     pub mask: Mask,
     /// Traced runs, in the scenario's variant order.
     pub runs: Vec<Run>,
-    /// With `[run].mistakes`: each variant's mistaken run (forward only), in the same order.
+    /// With `[run].mistakes`: each variant's mistaken run (forward only, but for a backward
+    /// mistake), in the same order.
     pub mistaken: Vec<Run>,
     pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
     /// The correct runs' inputs, for the gradient check's finite differences (re-run untraced).

@@ -454,6 +454,25 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[run].mistakes",
         "the classic mistakes are written into the baseline and MHA kernels",
     ),
+    // mistake 7 is in grouped-query backward: it needs gqa alone, shared heads and a backward pass
+    (
+        "overwrite_kv_grad_mha.toml",
+        "9:12",
+        "[run].mistakes",
+        "\"overwrite_kv_grad\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
+    ),
+    (
+        "overwrite_kv_grad_no_groups.toml",
+        "10:12",
+        "[run].mistakes",
+        "\"overwrite_kv_grad\" needs query heads that share a key/value head: set [shape].H_kv below H = 4",
+    ),
+    (
+        "overwrite_kv_grad_forward.toml",
+        "11:12",
+        "[run].mistakes",
+        "\"overwrite_kv_grad\" is in the gradients: add \"backward\" to [run].passes",
+    ),
     (
         "gqa_k_wrong_width.toml",
         "11:5",

@@ -530,6 +530,82 @@ fn run_json_reports_the_mistaken_run_after_the_correct_one() {
 }
 
 #[test]
+fn run_json_and_explain_report_where_the_overwritten_kv_grad_parts() {
+    let doc = run_json("scenarios/mistakes/overwrite_kv_grad.toml");
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs[1]["mistakes"], serde_json::json!(["overwrite_kv_grad"]));
+    // the mistaken run makes the backward pass too: d_v [1,3,4] = [B, T, H_kv·D]
+    let (good, bad) = (data(&runs[0], "d_v"), data(&runs[1], "d_v"));
+    assert_eq!((good.len(), bad.len()), (12, 12));
+    assert_eq!(data(&runs[0], "d_q"), data(&runs[1], "d_q"));
+    // 1920 forward events, 888 of out_proj_back, 180 of dP, 12 zeros, 6 reads: then the correct
+    // run reads d_v[0] to add where the mistaken one writes head 0's share
+    assert_eq!(runs[1]["diverges_at"], 3006);
+    let d = &runs[1]["divergence"];
+    assert_eq!(d["correct"], "read d_v[0] = 0.00 (weighted_sum_back)");
+    assert_eq!(d["mistaken"], "write d_v[0] = 0.38 (weighted_sum_back)");
+    // the values part at head 1's write of d_v[0]: the sum in the correct run (its final value),
+    // head 1's share alone in the mistaken one (its final value too)
+    let v = &d["values"];
+    assert_eq!(
+        (&v["correct_event"], &v["mistaken_event"]),
+        (&3055.into(), &3048.into())
+    );
+    assert_eq!(
+        v["correct"],
+        format!("write d_v[0] = {:.2} (weighted_sum_back)", good[0])
+    );
+    assert_eq!(
+        v["mistaken"],
+        format!("write d_v[0] = {:.2} (weighted_sum_back)", bad[0])
+    );
+    assert_eq!(
+        (format!("{:.2}", good[0]), format!("{:.2}", bad[0])),
+        ("0.88".into(), "0.50".into())
+    );
+    let symptoms: Vec<&str> = runs[1]["symptoms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        symptoms.contains(
+            &"over all 12 cells of d_v: mistaken − last head's share ≤ 0.0e0 · correct − sum of the shares ≤ 0.0e0"
+        ),
+        "{symptoms:#?}"
+    );
+    // runs without the mistake keep the old shape of the report
+    let other = run_json("scenarios/mistakes/mask_by_multiply.toml");
+    assert!(other["runs"][1]["divergence"].get("values").is_none());
+
+    let text = stdout_of(&["run", "scenarios/mistakes/overwrite_kv_grad.toml"]);
+    assert!(
+        text.contains("gqa with overwrite_kv_grad (forward and backward)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("its values first differ at event #3048: write d_v[0] = 0.50 (weighted_sum_back) (correct run: write d_v[0] = 0.88 (weighted_sum_back))"),
+        "{text}"
+    );
+    let text = stdout_of(&[
+        "explain",
+        "scenarios/mistakes/overwrite_kv_grad.toml",
+        "--at",
+        "h=1,i=2,j=0",
+    ]);
+    assert!(text.contains("The mistaken run (overwrite_kv_grad)"), "{text}");
+    assert!(
+        text.contains("values first differ at #3055 / #3048: correct write d_v[0] = 0.88 (weighted_sum_back) · mistaken write d_v[0] = 0.50 (weighted_sum_back)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("d_v[b0 j0 kv_h0 d0..2]: correct [0.88 -0.26] · mistaken [0.50 -0.26]"),
+        "{text}"
+    );
+}
+
+#[test]
 fn cross_attention_json_has_s_queries_and_t_keys() {
     let doc = run_json("scenarios/cross_attention.toml");
     assert_eq!(

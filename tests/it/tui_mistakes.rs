@@ -1,5 +1,5 @@
 //! The mistakes gallery and the side-by-side view, driven through `update` as the terminal drives
-//! them: the six entries, stepping both runs together, `d` to the first divergence, the
+//! them: the seven entries, stepping both runs together, `d` to the first divergence, the
 //! `MISTAKE n` lines, and the downstream panel's numbers checked against the tensors that
 //! `attn-trace run` reports (`Scenario::runs`). Snapshots at 80×24 and 120×40.
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: T, C, D
@@ -72,13 +72,13 @@ fn list(values: impl IntoIterator<Item = f32>) -> String {
 }
 
 #[test]
-fn the_gallery_lists_the_six_mistakes_and_opens_each_side_by_side() {
+fn the_gallery_lists_the_seven_mistakes_and_opens_each_side_by_side() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('7'));
     let Screen::Gallery(g) = &a.screen else {
         panic!("menu entry 7 opens the gallery")
     };
-    assert_eq!(g.entries.len(), 6);
+    assert_eq!(g.entries.len(), 7);
     let names: Vec<&str> = g.entries.iter().map(|e| e.name).collect();
     assert_eq!(names, Mistake::ALL.map(|m| m.name()));
     assert!(g.entries.iter().all(|e| e.mistake.is_some() && !e.about.is_empty()));
@@ -95,7 +95,7 @@ fn the_gallery_lists_the_six_mistakes_and_opens_each_side_by_side() {
         screen.contains("this scenario: The scores of the mistaken run are symmetric"),
         "{screen}"
     );
-    for k in 0..6 {
+    for k in 0..7 {
         key(&mut a, KeyCode::Char(char::from(b'1' + k as u8)));
         let v = view(&a);
         assert_eq!(v.gallery, Some(k));
@@ -534,7 +534,12 @@ fn softmax_over_two_dims_shows_rows_that_no_longer_sum_to_one() {
 
 #[test]
 fn side_by_side_snapshots() {
-    for name in ["mask_by_multiply", "softmax_over_two_dims", "no_output_projection"] {
+    for name in [
+        "mask_by_multiply",
+        "softmax_over_two_dims",
+        "no_output_projection",
+        "overwrite_kv_grad",
+    ] {
         for (w, h) in [(80, 24), (120, 40)] {
             let mut a = opened(name, w, h);
             key(&mut a, KeyCode::Char('d'));
@@ -580,4 +585,141 @@ fn two_variants_with_backward_switch_with_tab_and_the_mistaken_run_waits_in_back
     // the downstream panel has both mistakes, in the kernel file's order
     let headings: Vec<&str> = v.report.iter().filter(|n| n.heading).map(|n| n.text.as_str()).collect();
     assert!(headings[0].starts_with("MISTAKE 2 scale_by_seq_len") && headings[1].starts_with("MISTAKE 3"));
+}
+
+#[test]
+fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
+    // B=1, T=3, C=8, H=4 query heads of D=2 over H_kv=2 key/value heads: heads 0, 1 read kv
+    // head 0, heads 2, 3 read kv head 1
+    let (S, T, H, H_kv, D) = (3, 3, 4, 2, 2);
+    let walk = Walk::from_scenario(&scenario("overwrite_kv_grad"));
+    let (good, bad) = (&walk.runs[0], &walk.mistaken[0]);
+    let (g, w) = (&good.tensors, &bad.tensors);
+    // a backward mistake: both runs make the backward pass, and agree up to d_k and d_v
+    assert!(w.has(Buf::DV) && w.has(Buf::DX));
+    assert_eq!(g[Buf::DQ], w[Buf::DQ]);
+    assert_eq!(g[Buf::DScores], w[Buf::DScores]);
+    // each query head's share, recomputed here from the correct run's tensors, in kernel order
+    let pair = |hh: usize, i: usize, j: usize| (hh * S + i) * T + j;
+    let row = |i: usize, hh: usize, d: usize| (i * H + hh) * D + d;
+    let dv_share = |hh: usize, j: usize, d: usize| {
+        (0..S).fold(0.0f32, |s, i| {
+            s + g[Buf::Probs][pair(hh, i, j)] * g[Buf::DAtt][row(i, hh, d)]
+        })
+    };
+    let dk_share = |hh: usize, j: usize, d: usize| {
+        (j..S).fold(0.0f32, |s, i| {
+            s + g[Buf::DScores][pair(hh, i, j)] * g[Buf::Q][row(i, hh, d)]
+        }) * (1.0 / (D as f32).sqrt())
+    };
+    for j in 0..T {
+        for k in 0..H_kv {
+            for d in 0..D {
+                let o = (j * H_kv + k) * D + d;
+                let (first, last) = (2 * k, 2 * k + 1);
+                assert_eq!(
+                    w[Buf::DV][o],
+                    dv_share(last, j, d),
+                    "mistaken d_v is the last head's share"
+                );
+                assert_eq!(
+                    w[Buf::DK][o],
+                    dk_share(last, j, d),
+                    "mistaken d_k is the last head's share"
+                );
+                assert_eq!(g[Buf::DV][o], dv_share(first, j, d) + dv_share(last, j, d));
+                assert_eq!(g[Buf::DK][o], dk_share(first, j, d) + dk_share(last, j, d));
+            }
+        }
+    }
+    assert_ne!(
+        g[Buf::DWQkv],
+        w[Buf::DWQkv],
+        "the error flows on into the weights' gradient"
+    );
+
+    // the traces part at head 0's first share of d_v[0]: after the 1920 forward events, 888 of
+    // out_proj_back, dP's 36·(4 + 1) and the 12 zeros of the clear, the 3 (p, d_att) pairs are
+    // the same; then the correct run reads d_v[0] to add, the mistaken one writes its share
+    let (a, b) = (good.trace.as_ref().unwrap(), bad.trace.as_ref().unwrap());
+    // the estimate counts the mistaken run's writes without the += read: 2·(T·C) = 48 fewer
+    let s = scenario("overwrite_kv_grad");
+    let plan = s.mistaken_inputs().unwrap().plan();
+    let want = attn_trace::engine::estimate_events(&plan, attn_trace::kernels::Variant::Gqa, s.passes);
+    assert_eq!((a.len(), b.len(), want), (5496, 5448, 5448));
+    let n = first_divergence(a, b).unwrap();
+    assert_eq!(n, 1920 + 888 + 36 * 5 + 12 + 6);
+    let (e, f) = (a.events[n], b.events[n]);
+    assert_eq!((e.buf, e.offset, e.op.name(), e.value), (Buf::DV, 0, "read", 0.0));
+    assert_eq!(
+        (f.buf, f.offset, f.op.name(), f.value),
+        (Buf::DV, 0, "write", dv_share(0, 0, 0))
+    );
+    // the values part one head later, at head 1's write of d_v[0]: each head's 6 cells took
+    // 6 reads and a write (+ a read in the correct run)
+    let v = attn_trace::mistakes::values_part(a, b, n).expect("the values part later");
+    assert_eq!(
+        (v.correct_event, v.mistaken_event),
+        (n - 6 + 6 * 8 + 7, n - 6 + 6 * 7 + 6)
+    );
+    let (e, f) = (a.events[v.correct_event], b.events[v.mistaken_event]);
+    assert_eq!(
+        (e.buf, e.offset, e.value),
+        (Buf::DV, 0, dv_share(0, 0, 0) + dv_share(1, 0, 0))
+    );
+    assert_eq!((f.buf, f.offset, f.value), (Buf::DV, 0, dv_share(1, 0, 0)));
+    assert_ne!(e.value, f.value);
+
+    // d goes there: both halves stand on that write of d_v[0], the mistaken one on MISTAKE 7
+    let mut app = opened("overwrite_kv_grad", 120, 40);
+    key(&mut app, KeyCode::Char('d'));
+    let sv = view(&app);
+    assert_eq!(sv.places(), [Place::At(v.correct_event), Place::At(v.mistaken_event)]);
+    let msg = sv.message.as_deref().unwrap();
+    assert!(
+        msg.contains(&format!("diverge at #{n}")) && msg.contains("values first differ at #3055 / #3048"),
+        "{msg}"
+    );
+    let code = mistakes::code_view(
+        b,
+        sv.places()[MISTAKEN],
+        MISTAKEN,
+        Phase::WeightedSumBack,
+        sv.mistakes(),
+    );
+    assert!(code.file.ends_with("attention_mistakes.rs"));
+    let text = attn_trace::tui::source::source(code.file).unwrap();
+    let current = text.lines().nth(code.current.unwrap() - 1).unwrap();
+    assert!(current.contains("rec.write(Buf::DV, d_v, v_base + d, s)"), "{current}");
+    assert!(lines_of(&code.marks).any(|l| l.contains("MISTAKE 7: d_v[v_base + d] = s, not += s")));
+    // stepping on keeps both on the same access: the next iteration of d
+    key(&mut app, KeyCode::Char('n'));
+    let [pa, pb] = view(&app).places();
+    assert_eq!(
+        (a.events[pa.event()].buf, b.events[pb.event()].buf),
+        (Buf::Probs, Buf::Probs)
+    );
+    let screen = draw(&app, 120, 40);
+    assert!(!screen.contains("a mistaken run is forward only"), "{screen}");
+
+    // the downstream panel's numbers
+    let screen = panel("overwrite_kv_grad");
+    let cells = |f: &dyn Fn(usize) -> f32| list((0..D).map(f));
+    for want in [
+        "2 query heads share each key/value head (H = 4, H_kv = 2)".to_string(),
+        format!(
+            "d_v[b0 j0 kv_h0 d0..2]: correct [{}] · mistaken [{}]",
+            cells(&|d| g[Buf::DV][d]),
+            cells(&|d| w[Buf::DV][d])
+        ),
+        format!(
+            "the shares of query heads h0..h1: h0 [{}] h1 [{}]",
+            cells(&|d| dk_share(0, 0, d)),
+            cells(&|d| dk_share(1, 0, d))
+        ),
+        "over all 12 cells of d_k: mistaken − last head's share ≤ 0.0e0 · correct − sum of the shares ≤ 0.0e0"
+            .to_string(),
+    ] {
+        assert!(screen.contains(&want), "{want}\n{screen}");
+    }
 }

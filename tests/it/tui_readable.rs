@@ -428,7 +428,7 @@ fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
         panic!("still the picker")
     };
     assert!(o.dir.ends_with("scenarios/mistakes"), "{}", o.dir.display());
-    assert_eq!(o.entries.len(), 6);
+    assert_eq!(o.entries.len(), 7);
     let text = screen(&a, 80, 24);
     assert!(
         text.contains("Mistake 3: mask applied by multiplying the scores"),

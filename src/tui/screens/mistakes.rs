@@ -15,7 +15,8 @@ use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::mistakes::{
-    CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phase_of, removed_by,
+    CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phases_of, removed_by,
+    values_part,
 };
 use crate::scenario::{self, Scenario};
 use crate::trace::{Event, Phase, Trace};
@@ -53,7 +54,7 @@ pub const GALLERY_KEYS: &[(&str, &str)] = &[
     ("↑ k  /  ↓ j", msg!("previous / next mistake")),
     ("Home / End", msg!("first / last mistake")),
     ("Enter, Space", msg!("open the highlighted mistake side by side")),
-    ("1-6", msg!("open mistake 1 to 6 directly")),
+    ("1-7", msg!("open mistake 1 to 7 directly")),
     ("click", msg!("open the mistake under the pointer")),
     ("?", msg!("these keys")),
     ("Esc  /  q", msg!("back to the menu")),
@@ -157,10 +158,14 @@ impl SideBySide {
     }
 
     /// The step of the first divergence: where the correct run reaches that event (or the
-    /// mistaken run, when the correct one ended first).
+    /// mistaken run, when the correct one ended first). When the runs first part in what they
+    /// do but not in a value (mistake 7), the step where their values part.
     pub fn divergence_step(&self) -> Option<usize> {
         let n = self.diverges_at?;
-        let [a, _] = self.traces()?;
+        let [a, b] = self.traces()?;
+        if let Some(v) = values_part(a, b, n) {
+            return self.timeline.step_of(CORRECT, v.correct_event);
+        }
         let side = if n < a.len() { CORRECT } else { MISTAKEN };
         self.timeline.step_of(side, n)
     }
@@ -345,6 +350,28 @@ pub fn mistake_lines(m: Mistake) -> Vec<usize> {
     out
 }
 
+/// Of one mistake's marked lines in several runs of consecutive lines (mistake 7 is marked in two
+/// loops, `d_v`'s and `d_k`'s), the run nearest above the line that ran: the one of its loop.
+fn nearest_group(marks: Vec<usize>, current: Option<usize>) -> Vec<usize> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for l in marks {
+        match groups.last_mut() {
+            Some(g) if g.last().is_some_and(|&p| p + 1 == l) => g.push(l),
+            _ => groups.push(vec![l]),
+        }
+    }
+    if groups.len() < 2 {
+        return groups.concat();
+    }
+    let Some(c) = current else {
+        return groups.concat();
+    };
+    match groups.iter().rposition(|g| g[0] <= c) {
+        Some(k) => groups.swap_remove(k),
+        None => groups.concat(),
+    }
+}
+
 /// What a code panel shows: a file, the line that ran (if one did), the loops around it, and the
 /// lines to mark as the mistake.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -400,8 +427,8 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
         mistakes
             .list()
             .into_iter()
-            .filter(|&m| phase_of(m) == Some(phase))
-            .flat_map(mistake_lines)
+            .filter(|&m| phases_of(m).contains(&phase))
+            .flat_map(|m| nearest_group(mistake_lines(m), current))
             .collect()
     } else {
         Vec::new()
@@ -414,7 +441,7 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
     }
 }
 
-/// The gallery: the six shipped mistake scenarios.
+/// The gallery: the seven shipped mistake scenarios.
 #[derive(Debug)]
 pub struct Gallery {
     pub selected: usize,
@@ -482,7 +509,7 @@ impl Gallery {
             KeyCode::Home => self.selected = 0,
             KeyCode::End => self.selected = n - 1,
             KeyCode::Enter | KeyCode::Char(' ') => return Some(Pick::Open(self.selected)),
-            KeyCode::Char(c @ '1'..='6') => {
+            KeyCode::Char(c @ '1'..='7') => {
                 let k = c as usize - '1' as usize;
                 if k < n {
                     self.selected = k;
@@ -535,7 +562,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
         frame,
         head,
         tr!("Mistakes gallery"),
-        tr!("six classic multi-head attention mistakes, each traced beside the correct run"),
+        tr!("seven classic attention mistakes, each traced beside the correct run"),
         t,
     );
     let lines: Vec<Line> = st
@@ -574,7 +601,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
     ]));
     text.push(Line::from(""));
     text.push(Line::from(Span::styled(
-        tr!("↑/↓ choose · Enter side by side · 1-6 open · ? keys · q back"),
+        tr!("↑/↓ choose · Enter side by side · 1-7 open · ? keys · q back"),
         t.dim(),
     )));
     frame.render_widget(
@@ -801,7 +828,7 @@ fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
         .mistakes()
         .list()
         .into_iter()
-        .filter(|&m| phase_of(m) == Some(seg.phase))
+        .filter(|&m| phases_of(m).contains(&seg.phase))
         .map(|m| format!("{} {}", here_runs(), number(m)))
         .collect();
     let title = &st.walk.title;
