@@ -103,6 +103,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " and scales the kept ones by 1/(1 − p) = {r}",
         "，并把保留的乘以 1/(1 − p) = {r}",
     ),
+    (" and {n} more", " 等另外 {n} 个"),
     (
         " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back",
         " 方向键 格子 · Tab 头 · ]/[ 层 · Enter 追踪 · e 导出 · ? 按键 · q 返回",
@@ -257,6 +258,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (", head h={h}", "，头 h={h}"),
     (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
     (", turned back by its negative", "，反向时转过它的相反数"),
+    (", with optimizer state", "，含优化器状态"),
     (
         "--batch must be 1..=4096, got {n}",
         "--batch 必须在 1..=4096 之间，实际是 {n}",
@@ -560,6 +562,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("causal mask", "因果掩码"),
     ("checkpoint", "检查点"),
+    ("checkpoint {path}: {msg}", "检查点 {path}：{msg}"),
     ("clear the typed path, else go back", "清空输入的路径，否则返回"),
     (
         "close a popup, clear the selection, or go back",
@@ -586,6 +589,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "正确：{C} 个输出通道中有 {mixed} 个混合了多个头 · 带错误：没有，通道 c 只来自头 c/D（D = {D}）",
     ),
     ("correct: {working}", "正确：{working}"),
+    (
+        "corrupted: the checksum of the metadata and tensors is {have}, the metadata says {want}",
+        "已损坏：元数据和张量的校验和是 {have}，元数据写的是 {want}",
+    ),
+    (
+        "corrupted: the checksum of the tensor data is {have}, the metadata says {want}",
+        "已损坏：张量数据的校验和是 {have}，元数据写的是 {want}",
+    ),
+    ("corrupted: {e}", "已损坏：{e}"),
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
@@ -988,6 +1000,70 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "memory 是交叉注意力中键和值的输入：请给出 [shape].S，即查询的个数",
     ),
     ("menu", "菜单"),
+    ("metadata 'adamw_t' is too large", "元数据 'adamw_t' 太大"),
+    (
+        "metadata 'adamw_t' is {t}, more updates than the {step} steps taken",
+        "元数据 'adamw_t' 是 {t}，比已走的 {step} 步更新次数还多",
+    ),
+    ("metadata 'data_seed' is too large", "元数据 'data_seed' 太大"),
+    (
+        "metadata 'eps' must be a positive number, got {eps}",
+        "元数据 'eps' 必须是正数，实际是 {eps}",
+    ),
+    (
+        "metadata 'format' is '{f}', expected '{format}'",
+        "元数据 'format' 是 '{f}'，应为 '{format}'",
+    ),
+    (
+        "metadata 'lr' must be a positive number, got {lr}",
+        "元数据 'lr' 必须是正数，实际是 {lr}",
+    ),
+    (
+        "metadata 'rope' is '{name}', expected none, interleaved or half",
+        "元数据 'rope' 是 '{name}'，应为 none、interleaved 或 half",
+    ),
+    ("metadata 'step' is not a whole number", "元数据 'step' 不是整数"),
+    (
+        "metadata 'weight_decay' must be a number ≥ 0, got {wd}",
+        "元数据 'weight_decay' 必须是 ≥ 0 的数，实际是 {wd}",
+    ),
+    (
+        "metadata '{key}' is '{v}', expected a number",
+        "元数据 '{key}' 是 '{v}'，应为数",
+    ),
+    (
+        "metadata '{key}' is '{v}', expected a whole number",
+        "元数据 '{key}' 是 '{v}'，应为整数",
+    ),
+    (
+        "metadata '{key}' must be in [0, 1), got {v}",
+        "元数据 '{key}' 必须在 [0, 1) 内，实际是 {v}",
+    ),
+    (
+        "metadata has no 'checksum': every checkpoint attn-trace writes has one, so this file was altered or not written by attn-trace",
+        "元数据中没有 'checksum'：attn-trace 写出的每个检查点都有它，所以这个文件被改动过，或不是 attn-trace 写出的",
+    ),
+    (
+        "metadata has no 'format': not a TinyGPT checkpoint written by attn-trace",
+        "元数据中没有 'format'：不是 attn-trace 写出的 TinyGPT 检查点",
+    ),
+    (
+        "metadata has no '{key}': not a TinyGPT checkpoint",
+        "元数据中没有 '{key}'：不是 TinyGPT 检查点",
+    ),
+    (
+        "metadata has no '{k}', which the optimizer state in the file needs",
+        "元数据中没有 '{k}'，而文件中的优化器状态需要它",
+    ),
+    (
+        "metadata key '{k}' is an optimizer setting, but the file holds no adamw.* tensors",
+        "元数据键 '{k}' 是优化器设置，但文件中没有 adamw.* 张量",
+    ),
+    (
+        "metadata key '{k}' is not a key of TinyGPT checkpoints",
+        "元数据键 '{k}' 不是 TinyGPT 检查点的键",
+    ),
+    ("metadata: {e}", "元数据：{e}"),
     (
         "mha head {h} of row i={i}: data[{first}..={last}] ({head} = {formula} = {numbers})",
         "mha 头 {h} 的第 i={i} 行：data[{first}..={last}]（{head} = {formula} = {numbers}）",
@@ -1167,6 +1243,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "不是 UTF-8 文本：字节 {byte} 不能作为字符的开头；请把文件保存为 UTF-8",
     ),
     (
+        "not a TinyGPT checkpoint: its header of {header_len} bytes is larger than any checkpoint's ({max} at most)",
+        "不是 TinyGPT 检查点：它的头部有 {header_len} 字节，比任何检查点的都大（最多 {max}）",
+    ),
+    (
+        "not a safetensors checkpoint: {size} bytes is shorter than the 8-byte header length",
+        "不是 safetensors 检查点：{size} 字节比 8 字节的头部长度还短",
+    ),
+    (
+        "not a valid safetensors checkpoint (truncated or corrupted?): {e}",
+        "不是有效的 safetensors 检查点（被截断或已损坏？）：{e}",
+    ),
+    (
         "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it",
         "不依赖 q 或 k；内核跳过这一对，没有梯度经由它到达 d_q 或 d_k",
     ),
@@ -1191,6 +1279,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "不太对：{working}，你输入的是 {off}{hint}",
     ),
     ("not saved: {e}", "没有保存：{e}"),
+    ("not saved: {msg}", "未保存：{msg}"),
     (
         "not used when q, k and v are given (the run starts at the attention core)",
         "给出 q、k 和 v 时不会用到（运行从注意力核心开始）",
@@ -1505,6 +1594,30 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("symptom: ", "症状："),
     ("taking a snapshot of the weights …", "正在为权重拍快照 …"),
     (
+        "tensor 'adamw.v.{name}' holds a negative second moment ({value}) at element {k}",
+        "张量 'adamw.v.{name}' 的第 {k} 个元素是负的二阶矩（{value}）",
+    ),
+    (
+        "tensor '{name}' has shape {have}, but the metadata's config needs {want}",
+        "张量 '{name}' 的形状是 {have}，但元数据的配置需要 {want}",
+    ),
+    (
+        "tensor '{name}' is missing (the metadata says {config})",
+        "缺少张量 '{name}'（元数据给出的配置是 {config}）",
+    ),
+    (
+        "tensor '{name}' is {dtype}, expected F32",
+        "张量 '{name}' 是 {dtype}，应为 F32",
+    ),
+    (
+        "tensor '{prefix}{name}' holds {value} at element {k}: a run that diverged",
+        "张量 '{prefix}{name}' 的第 {k} 个元素是 {value}：这次训练发散了",
+    ),
+    (
+        "tensor {names}{more} is not part of a TinyGPT checkpoint of this configuration ({config})",
+        "张量 {names}{more} 不属于这个配置的 TinyGPT 检查点（{config}）",
+    ),
+    (
         "term {number}/{total}: {names} = {values}",
         "第 {number}/{total} 项：{names} = {values}",
     ),
@@ -1558,11 +1671,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
         "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
     ),
+    ("the file shrank while it was read", "读取时文件变短了"),
     ("the flat offset of each next access", "每一次访问的扁平偏移"),
     ("the layer recorded no trace", "这一层没有记录 trace"),
     (
         "the log ends here: nothing left to predict",
         "日志到此结束：没有可以预测的了",
+    ),
+    (
+        "the metadata's configuration (T={T} C={C} L={L} H={H} H_kv={H_kv}{state}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
+        "元数据的配置（T={T} C={C} L={L} H={H} H_kv={H_kv}{state}）需要 {need} 字节的张量，但文件里有 {data_len} 字节",
     ),
     ("the mistaken module skips it", "带错误的模块跳过了它"),
     (
@@ -1592,6 +1710,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the offsets of every read of the next loop iteration, in order",
         "下一次循环迭代中每次读的偏移，按顺序",
+    ),
+    (
+        "the optimizer state does not match the parameters",
+        "优化器状态与参数不符",
     ),
     (
         "the output projection needs both w_proj and b_proj; missing {missing}",
@@ -1719,6 +1841,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
         "训练 {params} 个参数（T={t} C={c} L={l} H={h}{attention}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",
+    ),
+    (
+        "truncated or corrupted: the header describes {n} bytes of tensors but the file holds {data_len}",
+        "被截断或已损坏：头部描述了 {n} 字节的张量，但文件里有 {data_len} 字节",
+    ),
+    (
+        "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {rest} after the length",
+        "文件被截断或不是 safetensors 检查点：头部声称有 {header_len} 字节，但长度之后文件只有 {rest} 字节",
     ),
     (
         "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
@@ -1956,6 +2086,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
         "{asked} 题中第一次就答对 {right} 题，再试后答对 {retried} 题，揭晓 {revealed} 题，跳过 {skipped} 题",
+    ),
+    (
+        "{size} bytes is larger than any checkpoint this tool writes ({max} at most)",
+        "{size} 字节，比本工具写出的任何检查点都大（最多 {max}）",
     ),
     (
         "{size} bytes is larger than the {max} {what} may be",
