@@ -559,6 +559,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
     ),
     ("cannot read: {e}", "无法读取：{e}"),
+    ("cannot start the training thread: {e}", "无法启动训练线程：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("causal mask", "因果掩码"),
     ("checkpoint", "检查点"),
@@ -820,6 +821,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
+    ("expected {want} values, got {n}", "应有 {want} 个值，实际有 {n} 个"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
     ("explicit mask", "显式掩码"),
     ("export failed: {e}", "导出失败：{e}"),
@@ -946,6 +948,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("kv heads", "键/值头数"),
     ("last event of the log", "日志的最后一个事件"),
     ("last step of both runs", "两次运行的最后一步"),
+    (
+        "layer {layer} does not exist: the model has {n} (0..={last})",
+        "第 {layer} 层不存在：模型有 {n} 层（0..={last}）",
+    ),
+    ("layer {layer} has no parameters", "第 {layer} 层没有参数"),
     ("layers", "层数"),
     ("layers {list} (]/[)", "层 {list}（]/[）"),
     ("level {level}: predict {what}", "级别 {level}：预测{what}"),
@@ -1109,6 +1116,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("mistaken: {names}", "带错误：{names}"),
     ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
+    ("must be 1..={max}, got {n}", "必须在 1..={max} 内，实际是 {n}"),
     ("must be 1..={max}, got {v}", "必须在 1..={max} 之间，实际是 {v}"),
     ("must be in (0, {max}], got {lr}", "必须在 (0, {max}] 之间，实际是 {lr}"),
     (
@@ -1116,8 +1124,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "必须是 none、interleaved 或 half，收到的是 {name}",
     ),
     (
+        "must be {vocab} (byte tokens), got {n}",
+        "必须是 {vocab}（字节 token），实际是 {n}",
+    ),
+    (
+        "must divide d_model: d_model {c} is not a multiple of n_heads {h}",
+        "必须整除 d_model：d_model {c} 不是 n_heads {h} 的倍数",
+    ),
+    (
         "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
         "必须整除 d_model：{c} 不是 {h} 的倍数（C % H ≠ 0；可以试试 {divisors}）",
+    ),
+    (
+        "must divide n_heads: n_heads {h} is not a multiple of n_kv_heads {kv}",
+        "必须整除 n_heads：n_heads {h} 不是 n_kv_heads {kv} 的倍数",
     ),
     (
         "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
@@ -1725,6 +1745,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "提示词有 {n} 个字节，但模型最多读取 {max} 个（它的 seq_len）：请缩短它",
     ),
     (
+        "the prompt has {n} bytes; tracing a layer needs 1..={max} (the model's seq_len)",
+        "提示词有 {n} 字节；追踪一层需要 1..={max}（模型的 seq_len）",
+    ),
+    (
         "the prompt is empty: type at least one byte",
         "提示词为空：请至少输入一个字节",
     ),
@@ -1835,6 +1859,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "训练好的模型：把这一层导出为场景 TOML",
     ),
     (
+        "training diverged: the loss of step {step} is {loss}, not finite; try a smaller learning rate",
+        "训练发散了：第 {step} 步的损失是 {loss}，不是有限数；请试试更小的学习率",
+    ),
+    (
         "training diverged: the loss of step {step} is {loss}, not finite{kept}; try a smaller --lr",
         "训练发散：第 {step} 步的损失是 {loss}，不是有限数{kept}；请试试更小的 --lr",
     ),
@@ -1849,6 +1877,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {rest} after the length",
         "文件被截断或不是 safetensors 检查点：头部声称有 {header_len} 字节，但长度之后文件只有 {rest} 字节",
+    ),
+    (
+        "turns channel pairs, so a head needs an even number of channels: D = d_model/n_heads = {d}",
+        "旋转的是通道对，所以每个头需要偶数个通道：D = d_model/n_heads = {d}",
     ),
     (
         "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
@@ -1867,6 +1899,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "未知的缓冲区 \"{s}\"；应为以下之一：{names}",
     ),
     ("unknown command '{name}'", "未知的子命令 '{name}'"),
+    (
+        "unknown dataset '{name}': the built-in datasets are {names}",
+        "未知的数据集 '{name}'：内置的数据集有 {names}",
+    ),
     (
         "unknown dist \"{name}\"; expected one of {choices}",
         "未知的分布 \"{name}\"；应为以下之一：{choices}",
@@ -2031,6 +2067,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("{names} hidden", "{names} 未显示"),
     ("{name} (validation split)", "{name}（验证集部分）"),
     ("{name} is not part of this trace", "{name} 不在这个 trace 中"),
+    (
+        "{name}: its splits ({train} and {val} bytes) are too short for seq {seq}: each needs at least {need}",
+        "{name}：它的两部分（{train} 和 {val} 字节）对 seq {seq} 来说太短：每部分至少需要 {need}",
+    ),
+    (
+        "{name}: {len} bytes is too short: with seq {seq} the data needs at least {need} bytes (a training and a validation window of seq + 1 bytes each)",
+        "{name}：{len} 字节太短：seq 为 {seq} 时数据至少需要 {need} 字节（训练窗口和验证窗口各 seq + 1 字节）",
+    ),
     ("{name}: {n} events", "{name}：{n} 个事件"),
     (
         "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
