@@ -971,6 +971,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("loss", "损失"),
     ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
     (
+        "loss {loss}  val {val}  {speed} tok/s",
+        "损失 {loss}  验证 {val}  {speed} token/秒",
+    ),
+    (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
@@ -1603,6 +1607,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
+    (
+        "step {step}  loss {loss}  val {val}  {speed} tok/s",
+        "第 {step} 步  损失 {loss}  验证 {val}  {speed} token/秒",
+    ),
     ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
     ("steps", "步数"),
     ("still training: x stops it first", "仍在训练：先按 x 停止"),
@@ -1989,6 +1997,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{at}: correct {good}, mistaken {bad}",
         "{at}：正确 {good}，带错误 {bad}",
+    ),
+    (
+        "{bar:30} {pos}/{len} steps  {msg}  ETA {eta}",
+        "{bar:30} {pos}/{len} 步  {msg}  剩余 {eta}",
     ),
     (
         "{buf} is not part of this run's forward pass",
