@@ -422,9 +422,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "The menu's keys. On every screen, ? lists that screen's keys.",
         "菜单的按键。在每个界面上，? 都会列出那个界面的按键。",
     ),
+    ("The mistaken run ({names})", "带错误的运行（{names}）"),
     (
         "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.",
         "同一份输入经过两个内核，一个阶段一个阶段地看：每个 (i, j) 存放在哪里，以及缩放因子。",
+    ),
+    (
+        "TinyGPT layer {layer} on \"{prompt}\"",
+        "TinyGPT 第 {layer} 层，提示词 \"{prompt}\"",
     ),
     (
         "Trace the attention of a model saved by the train screen or attn-trace train --save.",
@@ -561,6 +566,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("cannot read: {e}", "无法读取：{e}"),
     ("cannot start the training thread: {e}", "无法启动训练线程：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
+    ("cannot write {path}: {e}", "无法写入 {path}：{e}"),
     ("causal mask", "因果掩码"),
     ("checkpoint", "检查点"),
     ("checkpoint {path}: {msg}", "检查点 {path}：{msg}"),
@@ -787,6 +793,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("expected a non-empty string", "应为非空字符串"),
     ("expected a non-negative number, found {p}", "应为非负数，实际是 {p}"),
+    (
+        "expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}",
+        "应为大于 1 的数（θ_m = base^(−2m/D) 必须随 m 变小），实际是 {base}",
+    ),
     ("expected a number, found {found}", "应为数字，实际是 {found}"),
     (
         "expected a positive integer up to {max}, found {n}",
@@ -814,10 +824,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "expected at least one {what} among {example}, found an empty array",
         "应在 {example} 中至少给出一个{what}，实际是空数组",
     ),
+    (
+        "expected one of offsets, values, iterations, not {s}",
+        "应为 offsets、values、iterations 之一，而不是 {s}",
+    ),
     ("expected one of {valid}", "应为以下之一：{valid}"),
     (
         "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
         "应为形状 [{dims_text}]（{expected} 个数，扁平或嵌套），实际是 {found}",
+    ),
+    (
+        "expected true or false, found {found}",
+        "应为 true 或 false，实际是 {found}",
     ),
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
@@ -1875,6 +1893,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "训练发散：第 {step} 步的损失是 {loss}，不是有限数{kept}；请试试更小的 --lr",
     ),
     (
+        "training run on {source} (step {step}, not saved)",
+        "在 {source} 上的训练（第 {step} 步，未保存）",
+    ),
+    (
         "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
         "训练 {params} 个参数（T={t} C={c} L={l} H={h}{attention}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",
     ),
@@ -2124,6 +2146,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{off} of {n} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo}, max {hi})",
         "带错误的 {n} 行中有 {off} 行与 1 相差超过 0.001 · 正确的各行之和为 1（最小 {lo}，最大 {hi}）",
     ),
+    ("{path} (step {step})", "{path}（第 {step} 步）"),
     ("{path}: cannot write there: {e}", "{path}：无法写入那里：{e}"),
     ("{path}: cannot write: {e}", "{path}：无法写入：{e}"),
     (
