@@ -1640,6 +1640,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("symptom: ", "症状："),
     ("taking a snapshot of the weights …", "正在为权重拍快照 …"),
     (
+        "temperature must be a number ≥ 0, got {temp}",
+        "温度必须是 ≥ 0 的数，实际是 {temp}",
+    ),
+    (
         "tensor 'adamw.v.{name}' holds a negative second moment ({value}) at element {k}",
         "张量 'adamw.v.{name}' 的第 {k} 个元素是负的二阶矩（{value}）",
     ),
@@ -1773,6 +1777,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the prompt has {n} bytes; tracing a layer needs 1..={max} (the model's seq_len)",
         "提示词有 {n} 字节；追踪一层需要 1..={max}（模型的 seq_len）",
+    ),
+    (
+        "the prompt is empty: give at least one byte",
+        "提示词为空：请至少给出一个字节",
     ),
     (
         "the prompt is empty: type at least one byte",
