@@ -6,6 +6,7 @@ use attn_trace::engine;
 use attn_trace::explain::{Element, explain, gradient_check};
 use attn_trace::kernels::Variant;
 use attn_trace::mistakes;
+use attn_trace::tr;
 use attn_trace::trace::Pass;
 use std::io::Write;
 use std::path::PathBuf;
@@ -107,7 +108,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(inputs) = scenario.mistaken_inputs() {
         let bad = engine::run(&inputs, variant, scenario.passes, true);
         let report = mistakes::report(&run, &bad, &scenario.mask);
-        let title = format!("The mistaken run ({})", report.mistakes.join(", "));
+        let title = tr!("The mistaken run ({names})", names = report.mistakes.join(", "));
         text.push_str(&format!("\n{}\n", paint(&title, Style::Heading)));
         match &report.divergence {
             Some(d) => text.push_str(&format!("  {d}\n")),

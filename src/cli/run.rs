@@ -95,11 +95,21 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
+        // machine-readable: the symptoms and the divergence in English whatever the language
+        return attn_trace::i18n::with_lang(attn_trace::i18n::Lang::En, || json(&scenario, &mut out));
+    }
+    quiet_pipe(summary(&mut out, &scenario))?;
+    quiet_pipe(out.flush())
+}
+
+/// `run --json`: the whole document, one variant traced at a time.
+fn json(scenario: &Scenario, out: &mut std::io::BufWriter<std::io::StdoutLock<'_>>) -> Result<(), CliError> {
+    {
         // one variant at a time: only its tensors outlive its trace
         let runs = scenario
             .variants
             .iter()
-            .flat_map(|&v| runs_of(&scenario, v))
+            .flat_map(|&v| runs_of(scenario, v))
             .map(|(run, report)| RunJson {
                 variant: run.variant,
                 mistakes: run.mistakes.list().iter().map(|m| m.name()).collect(),
@@ -115,12 +125,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             shape: scenario.shape,
             runs,
         };
-        if let Err(e) = serde_json::to_writer(&mut out, &doc) {
+        if let Err(e) = serde_json::to_writer(&mut *out, &doc) {
             return quiet_pipe(Err(e.into()));
         }
         quiet_pipe(writeln!(out))?;
-    } else {
-        quiet_pipe(summary(&mut out, &scenario))?;
     }
     quiet_pipe(out.flush())
 }

@@ -322,7 +322,7 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     let mut out = std::io::stdout().lock();
     let bar = (!args.json && std::io::stderr().is_terminal()).then(|| {
         let bar = ProgressBar::new(args.steps);
-        let style = ProgressStyle::with_template("{bar:30} {pos}/{len} steps  {msg}  ETA {eta}")
+        let style = ProgressStyle::with_template(tr!("{bar:30} {pos}/{len} steps  {msg}  ETA {eta}"))
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         bar.enable_steady_tick(Duration::from_millis(200));
@@ -396,15 +396,23 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
             if args.json {
                 quiet_pipe(writeln!(out, "{}", json(&line)?))?;
             } else if let Some(b) = &bar {
-                b.set_message(format!(
-                    "loss {:.4}  val {:.4}  {:.0} tok/s",
-                    line.loss, line.val_loss, line.tokens_per_s
+                b.set_message(tr!(
+                    "loss {loss}  val {val}  {speed} tok/s",
+                    loss = format!("{:.4}", line.loss),
+                    val = format!("{:.4}", line.val_loss),
+                    speed = format!("{:.0}", line.tokens_per_s)
                 ));
             } else {
                 quiet_pipe(writeln!(
                     out,
-                    "step {:>6}  loss {:.4}  val {:.4}  {:>8.0} tok/s",
-                    line.step, line.loss, line.val_loss, line.tokens_per_s
+                    "{}",
+                    tr!(
+                        "step {step}  loss {loss}  val {val}  {speed} tok/s",
+                        step = format!("{:>6}", line.step),
+                        loss = format!("{:.4}", line.loss),
+                        val = format!("{:.4}", line.val_loss),
+                        speed = format!("{:>8.0}", line.tokens_per_s)
+                    )
                 ))?;
             }
         }

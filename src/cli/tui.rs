@@ -45,7 +45,12 @@ pub struct Args {
 
 /// `offsets`, `values` or `iterations`.
 fn parse_level(s: &str) -> Result<Level, String> {
-    Level::from_name(s).ok_or_else(|| format!("expected one of offsets, values, iterations, not {s:?}"))
+    Level::from_name(s).ok_or_else(|| {
+        tr!(
+            "expected one of offsets, values, iterations, not {s}",
+            s = format!("{s:?}")
+        )
+    })
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

@@ -109,6 +109,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " and scales the kept ones by 1/(1 − p) = {r}",
         "，并把保留的乘以 1/(1 − p) = {r}",
     ),
+    (" and {n} more", " 等另外 {n} 个"),
     (
         " arrows cell · Tab head · ]/[ layer · Enter trace · e export · ? keys · q back",
         " 方向键 格子 · Tab 头 · ]/[ 层 · Enter 追踪 · e 导出 · ? 按键 · q 返回",
@@ -279,6 +280,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (", head h={h}", "，头 h={h}"),
     (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
     (", turned back by its negative", "，反向时转过它的相反数"),
+    (", with optimizer state", "，含优化器状态"),
     (
         "--attention flash needs as many key/value heads as heads (--kv-heads {kv}, --heads {h}): flash runs on the MHA layout",
         "--attention flash 要求键/值头数等于头数（--kv-heads {kv}，--heads {h}）：flash 按 MHA 的布局运行",
@@ -475,9 +477,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "The menu's keys. On every screen, ? lists that screen's keys.",
         "菜单的按键。在每个界面上，? 都会列出那个界面的按键。",
     ),
+    ("The mistaken run ({names})", "带错误的运行（{names}）"),
     (
         "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.",
         "同一份输入经过两个内核，一个阶段一个阶段地看：每个 (i, j) 存放在哪里，以及缩放因子。",
+    ),
+    (
+        "TinyGPT layer {layer} on \"{prompt}\"",
+        "TinyGPT 第 {layer} 层，提示词 \"{prompt}\"",
     ),
     (
         "Trace the attention of a model saved by the train screen or attn-trace train --save.",
@@ -620,9 +627,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
     ),
     ("cannot read: {e}", "无法读取：{e}"),
+    ("cannot start the training thread: {e}", "无法启动训练线程：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
+    ("cannot write {path}: {e}", "无法写入 {path}：{e}"),
     ("causal mask", "因果掩码"),
     ("checkpoint", "检查点"),
+    ("checkpoint {path}: {msg}", "检查点 {path}：{msg}"),
     ("clear the typed path, else go back", "清空输入的路径，否则返回"),
     (
         "close a popup, clear the selection, or go back",
@@ -649,6 +659,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "正确：{C} 个输出通道中有 {mixed} 个混合了多个头 · 带错误：没有，通道 c 只来自头 c/D（D = {D}）",
     ),
     ("correct: {working}", "正确：{working}"),
+    (
+        "corrupted: the checksum of the metadata and tensors is {have}, the metadata says {want}",
+        "已损坏：元数据和张量的校验和是 {have}，元数据写的是 {want}",
+    ),
+    (
+        "corrupted: the checksum of the tensor data is {have}, the metadata says {want}",
+        "已损坏：张量数据的校验和是 {have}，元数据写的是 {want}",
+    ),
+    ("corrupted: {e}", "已损坏：{e}"),
     (
         "cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)",
         "交叉注意力用各自的权重投影 x 和 memory：请设置 [run].qkv = \"separate\"（或者直接给出 q、k 和 v）",
@@ -853,6 +872,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("expected a non-empty string", "应为非空字符串"),
     ("expected a non-negative number, found {p}", "应为非负数，实际是 {p}"),
+    (
+        "expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}",
+        "应为大于 1 的数（θ_m = base^(−2m/D) 必须随 m 变小），实际是 {base}",
+    ),
     ("expected a number, found {found}", "应为数字，实际是 {found}"),
     (
         "expected a positive integer up to {max}, found {n}",
@@ -881,13 +904,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "应在 {example} 中至少给出一个{what}，实际是空数组",
     ),
     ("expected none or causal", "应为 none 或 causal"),
+    (
+        "expected one of offsets, values, iterations, not {s}",
+        "应为 offsets、values、iterations 之一，而不是 {s}",
+    ),
     ("expected one of {valid}", "应为以下之一：{valid}"),
     (
         "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
         "应为形状 [{dims_text}]（{expected} 个数，扁平或嵌套），实际是 {found}",
     ),
+    (
+        "expected true or false, found {found}",
+        "应为 true 或 false，实际是 {found}",
+    ),
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
+    ("expected {want} values, got {n}", "应有 {want} 个值，实际有 {n} 个"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
     ("explicit mask", "显式掩码"),
     ("export failed: {e}", "导出失败：{e}"),
@@ -1035,6 +1067,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("kv heads", "键/值头数"),
     ("last event of the log", "日志的最后一个事件"),
     ("last step of both runs", "两次运行的最后一步"),
+    (
+        "layer {layer} does not exist: the model has {n} (0..={last})",
+        "第 {layer} 层不存在：模型有 {n} 层（0..={last}）",
+    ),
+    ("layer {layer} has no parameters", "第 {layer} 层没有参数"),
     ("layers", "层数"),
     ("layers {list} (]/[)", "层 {list}（]/[）"),
     ("level {level}: predict {what}", "级别 {level}：预测{what}"),
@@ -1052,6 +1089,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("loss", "损失"),
     ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
+    (
+        "loss {loss}  val {val}  {speed} tok/s",
+        "损失 {loss}  验证 {val}  {speed} token/秒",
+    ),
     (
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
@@ -1089,6 +1130,70 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "memory 是交叉注意力中键和值的输入：请给出 [shape].S，即查询的个数",
     ),
     ("menu", "菜单"),
+    ("metadata 'adamw_t' is too large", "元数据 'adamw_t' 太大"),
+    (
+        "metadata 'adamw_t' is {t}, more updates than the {step} steps taken",
+        "元数据 'adamw_t' 是 {t}，比已走的 {step} 步更新次数还多",
+    ),
+    ("metadata 'data_seed' is too large", "元数据 'data_seed' 太大"),
+    (
+        "metadata 'eps' must be a positive number, got {eps}",
+        "元数据 'eps' 必须是正数，实际是 {eps}",
+    ),
+    (
+        "metadata 'format' is '{f}', expected '{format}'",
+        "元数据 'format' 是 '{f}'，应为 '{format}'",
+    ),
+    (
+        "metadata 'lr' must be a positive number, got {lr}",
+        "元数据 'lr' 必须是正数，实际是 {lr}",
+    ),
+    (
+        "metadata 'rope' is '{name}', expected none, interleaved or half",
+        "元数据 'rope' 是 '{name}'，应为 none、interleaved 或 half",
+    ),
+    ("metadata 'step' is not a whole number", "元数据 'step' 不是整数"),
+    (
+        "metadata 'weight_decay' must be a number ≥ 0, got {wd}",
+        "元数据 'weight_decay' 必须是 ≥ 0 的数，实际是 {wd}",
+    ),
+    (
+        "metadata '{key}' is '{v}', expected a number",
+        "元数据 '{key}' 是 '{v}'，应为数",
+    ),
+    (
+        "metadata '{key}' is '{v}', expected a whole number",
+        "元数据 '{key}' 是 '{v}'，应为整数",
+    ),
+    (
+        "metadata '{key}' must be in [0, 1), got {v}",
+        "元数据 '{key}' 必须在 [0, 1) 内，实际是 {v}",
+    ),
+    (
+        "metadata has no 'checksum': every checkpoint attn-trace writes has one, so this file was altered or not written by attn-trace",
+        "元数据中没有 'checksum'：attn-trace 写出的每个检查点都有它，所以这个文件被改动过，或不是 attn-trace 写出的",
+    ),
+    (
+        "metadata has no 'format': not a TinyGPT checkpoint written by attn-trace",
+        "元数据中没有 'format'：不是 attn-trace 写出的 TinyGPT 检查点",
+    ),
+    (
+        "metadata has no '{key}': not a TinyGPT checkpoint",
+        "元数据中没有 '{key}'：不是 TinyGPT 检查点",
+    ),
+    (
+        "metadata has no '{k}', which the optimizer state in the file needs",
+        "元数据中没有 '{k}'，而文件中的优化器状态需要它",
+    ),
+    (
+        "metadata key '{k}' is an optimizer setting, but the file holds no adamw.* tensors",
+        "元数据键 '{k}' 是优化器设置，但文件中没有 adamw.* 张量",
+    ),
+    (
+        "metadata key '{k}' is not a key of TinyGPT checkpoints",
+        "元数据键 '{k}' 不是 TinyGPT 检查点的键",
+    ),
+    ("metadata: {e}", "元数据：{e}"),
     (
         "mha head {h} of row i={i}: data[{first}..={last}] ({head} = {formula} = {numbers})",
         "mha 头 {h} 的第 i={i} 行：data[{first}..={last}]（{head} = {formula} = {numbers}）",
@@ -1134,6 +1239,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("mistaken: {names}", "带错误：{names}"),
     ("mistakes gallery", "错误示例集"),
     ("mode", "模式"),
+    ("must be 1..={max}, got {n}", "必须在 1..={max} 内，实际是 {n}"),
     ("must be 1..={max}, got {v}", "必须在 1..={max} 之间，实际是 {v}"),
     ("must be in (0, {max}], got {lr}", "必须在 (0, {max}] 之间，实际是 {lr}"),
     (
@@ -1141,8 +1247,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "必须是 none、interleaved 或 half，收到的是 {name}",
     ),
     (
+        "must be {vocab} (byte tokens), got {n}",
+        "必须是 {vocab}（字节 token），实际是 {n}",
+    ),
+    (
+        "must divide d_model: d_model {c} is not a multiple of n_heads {h}",
+        "必须整除 d_model：d_model {c} 不是 n_heads {h} 的倍数",
+    ),
+    (
         "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
         "必须整除 d_model：{c} 不是 {h} 的倍数（C % H ≠ 0；可以试试 {divisors}）",
+    ),
+    (
+        "must divide n_heads: n_heads {h} is not a multiple of n_kv_heads {kv}",
+        "必须整除 n_heads：n_heads {h} 不是 n_kv_heads {kv} 的倍数",
     ),
     (
         "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
@@ -1268,6 +1386,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "不是 UTF-8 文本：字节 {byte} 不能作为字符的开头；请把文件保存为 UTF-8",
     ),
     (
+        "not a TinyGPT checkpoint: its header of {header_len} bytes is larger than any checkpoint's ({max} at most)",
+        "不是 TinyGPT 检查点：它的头部有 {header_len} 字节，比任何检查点的都大（最多 {max}）",
+    ),
+    (
+        "not a safetensors checkpoint: {size} bytes is shorter than the 8-byte header length",
+        "不是 safetensors 检查点：{size} 字节比 8 字节的头部长度还短",
+    ),
+    (
+        "not a valid safetensors checkpoint (truncated or corrupted?): {e}",
+        "不是有效的 safetensors 检查点（被截断或已损坏？）：{e}",
+    ),
+    (
         "not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it",
         "不依赖 q 或 k；内核跳过这一对，没有梯度经由它到达 d_q 或 d_k",
     ),
@@ -1292,6 +1422,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "不太对：{working}，你输入的是 {off}{hint}",
     ),
     ("not saved: {e}", "没有保存：{e}"),
+    ("not saved: {msg}", "未保存：{msg}"),
     (
         "not used when q, k and v are given (the run starts at the attention core)",
         "给出 q、k 和 v 时不会用到（运行从注意力核心开始）",
@@ -1608,6 +1739,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
+    (
+        "step {step}  loss {loss}  val {val}  {speed} tok/s",
+        "第 {step} 步  损失 {loss}  验证 {val}  {speed} token/秒",
+    ),
     ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
     ("steps", "步数"),
     ("still training: x stops it first", "仍在训练：先按 x 停止"),
@@ -1618,6 +1753,34 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("switch panel tab on small screens", "小屏幕上切换面板标签页"),
     ("symptom: ", "症状："),
     ("taking a snapshot of the weights …", "正在为权重拍快照 …"),
+    (
+        "temperature must be a number ≥ 0, got {temp}",
+        "温度必须是 ≥ 0 的数，实际是 {temp}",
+    ),
+    (
+        "tensor 'adamw.v.{name}' holds a negative second moment ({value}) at element {k}",
+        "张量 'adamw.v.{name}' 的第 {k} 个元素是负的二阶矩（{value}）",
+    ),
+    (
+        "tensor '{name}' has shape {have}, but the metadata's config needs {want}",
+        "张量 '{name}' 的形状是 {have}，但元数据的配置需要 {want}",
+    ),
+    (
+        "tensor '{name}' is missing (the metadata says {config})",
+        "缺少张量 '{name}'（元数据给出的配置是 {config}）",
+    ),
+    (
+        "tensor '{name}' is {dtype}, expected F32",
+        "张量 '{name}' 是 {dtype}，应为 F32",
+    ),
+    (
+        "tensor '{prefix}{name}' holds {value} at element {k}: a run that diverged",
+        "张量 '{prefix}{name}' 的第 {k} 个元素是 {value}：这次训练发散了",
+    ),
+    (
+        "tensor {names}{more} is not part of a TinyGPT checkpoint of this configuration ({config})",
+        "张量 {names}{more} 不属于这个配置的 TinyGPT 检查点（{config}）",
+    ),
     (
         "term {number}/{total}: {names} = {values}",
         "第 {number}/{total} 项：{names} = {values}",
@@ -1672,6 +1835,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the explicit mask has 1 at row {i}, column {j}: query {i} may see key {j}, so the score is kept",
         "显式掩码的值为 1，在第 {i} 行、第 {j} 列：查询 {i} 可以看到键 {j}，所以分数保留",
     ),
+    ("the file shrank while it was read", "读取时文件变短了"),
     (
         "the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants",
         "flash 变体不做 dropout：请删掉 dropout、设置 mode = \"eval\"，或者从 [run].variants 中删掉 \"flash\"",
@@ -1681,6 +1845,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the log ends here: nothing left to predict",
         "日志到此结束：没有可以预测的了",
+    ),
+    (
+        "the metadata's configuration (T={T} C={C} L={L} H={H} H_kv={H_kv}{state}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
+        "元数据的配置（T={T} C={C} L={L} H={H} H_kv={H_kv}{state}）需要 {need} 字节的张量，但文件里有 {data_len} 字节",
     ),
     ("the mistaken module skips it", "带错误的模块跳过了它"),
     (
@@ -1716,6 +1884,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "下一次循环迭代中每次读的偏移，按顺序",
     ),
     (
+        "the optimizer state does not match the parameters",
+        "优化器状态与参数不符",
+    ),
+    (
         "the output projection needs both w_proj and b_proj; missing {missing}",
         "输出投影需要 w_proj 和 b_proj 两者；缺少 {missing}",
     ),
@@ -1723,6 +1895,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the prompt has {n} bytes but the model reads at most {max} (its seq_len): shorten it",
         "提示词有 {n} 个字节，但模型最多读取 {max} 个（它的 seq_len）：请缩短它",
+    ),
+    (
+        "the prompt has {n} bytes; tracing a layer needs 1..={max} (the model's seq_len)",
+        "提示词有 {n} 字节；追踪一层需要 1..={max}（模型的 seq_len）",
+    ),
+    (
+        "the prompt is empty: give at least one byte",
+        "提示词为空：请至少给出一个字节",
     ),
     (
         "the prompt is empty: type at least one byte",
@@ -1843,12 +2023,32 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "训练好的模型：把这一层导出为场景 TOML",
     ),
     (
+        "training diverged: the loss of step {step} is {loss}, not finite; try a smaller learning rate",
+        "训练发散了：第 {step} 步的损失是 {loss}，不是有限数；请试试更小的学习率",
+    ),
+    (
         "training diverged: the loss of step {step} is {loss}, not finite{kept}; try a smaller --lr",
         "训练发散：第 {step} 步的损失是 {loss}，不是有限数{kept}；请试试更小的 --lr",
     ),
     (
+        "training run on {source} (step {step}, not saved)",
+        "在 {source} 上的训练（第 {step} 步，未保存）",
+    ),
+    (
         "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
         "训练 {params} 个参数（T={t} C={c} L={l} H={h}{attention}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",
+    ),
+    (
+        "truncated or corrupted: the header describes {n} bytes of tensors but the file holds {data_len}",
+        "被截断或已损坏：头部描述了 {n} 字节的张量，但文件里有 {data_len} 字节",
+    ),
+    (
+        "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {rest} after the length",
+        "文件被截断或不是 safetensors 检查点：头部声称有 {header_len} 字节，但长度之后文件只有 {rest} 字节",
+    ),
+    (
+        "turns channel pairs, so a head needs an even number of channels: D = d_model/n_heads = {d}",
+        "旋转的是通道对，所以每个头需要偶数个通道：D = d_model/n_heads = {d}",
     ),
     (
         "turns pairs of channels, so a head needs an even number of them: D = d_model / heads = {c} / {h} = {d}",
@@ -1867,6 +2067,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "未知的缓冲区 \"{s}\"；应为以下之一：{names}",
     ),
     ("unknown command '{name}'", "未知的子命令 '{name}'"),
+    (
+        "unknown dataset '{name}': the built-in datasets are {names}",
+        "未知的数据集 '{name}'：内置的数据集有 {names}",
+    ),
     (
         "unknown dist \"{name}\"; expected one of {choices}",
         "未知的分布 \"{name}\"；应为以下之一：{choices}",
@@ -1959,6 +2163,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{at}：正确 {good}，带错误 {bad}",
     ),
     (
+        "{bar:30} {pos}/{len} steps  {msg}  ETA {eta}",
+        "{bar:30} {pos}/{len} 步  {msg}  剩余 {eta}",
+    ),
+    (
         "{buf} is not part of this run's forward pass",
         "{buf} 不属于这次运行的前向传播",
     ),
@@ -2043,6 +2251,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("{names} hidden", "{names} 未显示"),
     ("{name} (validation split)", "{name}（验证集部分）"),
     ("{name} is not part of this trace", "{name} 不在这个 trace 中"),
+    (
+        "{name}: its splits ({train} and {val} bytes) are too short for seq {seq}: each needs at least {need}",
+        "{name}：它的两部分（{train} 和 {val} 字节）对 seq {seq} 来说太短：每部分至少需要 {need}",
+    ),
+    (
+        "{name}: {len} bytes is too short: with seq {seq} the data needs at least {need} bytes (a training and a validation window of seq + 1 bytes each)",
+        "{name}：{len} 字节太短：seq 为 {seq} 时数据至少需要 {need} 字节（训练窗口和验证窗口各 seq + 1 字节）",
+    ),
     ("{name}: {n} events", "{name}：{n} 个事件"),
     (
         "{name}={value} is outside the shape: expected {name} in 0..{size} ({dim} = {size})",
@@ -2084,6 +2300,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{off} of {n} mistaken rows are off 1 by more than 0.001 · correct rows sum to 1 (min {lo}, max {hi})",
         "带错误的 {n} 行中有 {off} 行与 1 相差超过 0.001 · 正确的各行之和为 1（最小 {lo}，最大 {hi}）",
     ),
+    ("{path} (step {step})", "{path}（第 {step} 步）"),
     ("{path}: cannot write there: {e}", "{path}：无法写入那里：{e}"),
     ("{path}: cannot write: {e}", "{path}：无法写入：{e}"),
     (
@@ -2102,6 +2319,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
         "{asked} 题中第一次就答对 {right} 题，再试后答对 {retried} 题，揭晓 {revealed} 题，跳过 {skipped} 题",
+    ),
+    (
+        "{size} bytes is larger than any checkpoint this tool writes ({max} at most)",
+        "{size} 字节，比本工具写出的任何检查点都大（最多 {max}）",
     ),
     (
         "{size} bytes is larger than the {max} {what} may be",

@@ -33,6 +33,7 @@ use super::gpt::{Config, Layout, TinyGpt};
 use super::{AdamW, ModelError};
 use crate::input::{ReadError, human_bytes};
 use crate::kernels::rope::Pairs;
+use crate::tr;
 use safetensors::Dtype;
 use safetensors::tensor::{Metadata, TensorInfo, TensorView};
 use std::collections::HashMap;
@@ -152,9 +153,12 @@ fn check_finite(layout: &Layout, values: &[f32], prefix: &str) -> Result<(), Str
     for spec in &layout.specs {
         let t = &values[spec.offset..spec.offset + spec.len];
         if let Some(k) = t.iter().position(|x| !x.is_finite()) {
-            return Err(format!(
-                "tensor '{prefix}{}' holds {} at element {k}: a run that diverged",
-                spec.name, t[k]
+            return Err(tr!(
+                "tensor '{prefix}{name}' holds {value} at element {k}: a run that diverged",
+                prefix,
+                name = spec.name,
+                value = t[k],
+                k
             ));
         }
     }
@@ -166,39 +170,52 @@ fn check_state(layout: &Layout, st: &TrainState, step: u64) -> Result<(), String
     let opt = &st.opt;
     // the range `train` accepts is checked when resuming, where --lr can replace it
     if !(opt.lr.is_finite() && opt.lr > 0.0) {
-        return Err(format!("metadata 'lr' must be a positive number, got {:?}", opt.lr));
+        return Err(tr!(
+            "metadata 'lr' must be a positive number, got {lr}",
+            lr = format!("{:?}", opt.lr)
+        ));
     }
     for (key, v) in [("beta1", opt.beta1), ("beta2", opt.beta2)] {
         if !(0.0..1.0).contains(&v) {
-            return Err(format!("metadata '{key}' must be in [0, 1), got {v:?}"));
+            return Err(tr!(
+                "metadata '{key}' must be in [0, 1), got {v}",
+                key,
+                v = format!("{v:?}")
+            ));
         }
     }
     if !(opt.eps.is_finite() && opt.eps > 0.0) {
-        return Err(format!("metadata 'eps' must be a positive number, got {:?}", opt.eps));
+        return Err(tr!(
+            "metadata 'eps' must be a positive number, got {eps}",
+            eps = format!("{:?}", opt.eps)
+        ));
     }
     if !(opt.weight_decay.is_finite() && opt.weight_decay >= 0.0) {
-        return Err(format!(
-            "metadata 'weight_decay' must be a number ≥ 0, got {:?}",
-            opt.weight_decay
+        return Err(tr!(
+            "metadata 'weight_decay' must be a number ≥ 0, got {wd}",
+            wd = format!("{:?}", opt.weight_decay)
         ));
     }
     if opt.t > step {
-        return Err(format!(
-            "metadata 'adamw_t' is {}, more updates than the {step} steps taken",
-            opt.t
+        return Err(tr!(
+            "metadata 'adamw_t' is {t}, more updates than the {step} steps taken",
+            t = opt.t,
+            step
         ));
     }
     if opt.m.len() != layout.total || opt.v.len() != layout.total {
-        return Err("the optimizer state does not match the parameters".into());
+        return Err(tr!("the optimizer state does not match the parameters").into());
     }
     check_finite(layout, &opt.m, "adamw.m.")?;
     check_finite(layout, &opt.v, "adamw.v.")?;
     for spec in &layout.specs {
         let v = &opt.v[spec.offset..spec.offset + spec.len];
         if let Some(k) = v.iter().position(|&x| x < 0.0) {
-            return Err(format!(
-                "tensor 'adamw.v.{}' holds a negative second moment ({}) at element {k}",
-                spec.name, v[k]
+            return Err(tr!(
+                "tensor 'adamw.v.{name}' holds a negative second moment ({value}) at element {k}",
+                name = spec.name,
+                value = v[k],
+                k
             ));
         }
     }
@@ -213,7 +230,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
         path: path.display().to_string(),
         msg,
     };
-    let refuse = |msg: String| err(format!("not saved: {msg}"));
+    let refuse = |msg: String| err(tr!("not saved: {msg}", msg));
     check_finite(&model.layout, &model.params, "").map_err(refuse)?;
     if let Some(st) = state {
         check_state(&model.layout, st, step).map_err(refuse)?;
@@ -302,9 +319,10 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
     };
     let (mut file, size) = crate::input::open_regular(path).map_err(|e| err(e.to_string()))?;
     if size > MAX_FILE_BYTES {
-        return Err(err(format!(
-            "{size} bytes is larger than any checkpoint this tool writes ({} at most)",
-            human_bytes(MAX_FILE_BYTES)
+        return Err(err(tr!(
+            "{size} bytes is larger than any checkpoint this tool writes ({max} at most)",
+            size,
+            max = human_bytes(MAX_FILE_BYTES)
         )));
     }
     let io = |e: std::io::Error| err(ReadError::Io(e).to_string());
@@ -322,13 +340,16 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
     let mut data = Vec::with_capacity(data_len as usize);
     file.take(data_len).read_to_end(&mut data).map_err(io)?;
     if data.len() as u64 != data_len {
-        return Err(err("the file shrank while it was read".into()));
+        return Err(err(tr!("the file shrank while it was read").into()));
     }
     decode(plan, &data).map_err(err)
 }
 
 fn too_short(size: u64) -> String {
-    format!("not a safetensors checkpoint: {size} bytes is shorter than the 8-byte header length")
+    tr!(
+        "not a safetensors checkpoint: {size} bytes is shorter than the 8-byte header length",
+        size
+    )
 }
 
 /// The header length, checked against the `rest` of the file after it and against the largest
@@ -336,15 +357,18 @@ fn too_short(size: u64) -> String {
 fn header_length(len_bytes: [u8; 8], rest: u64) -> Result<u64, String> {
     let header_len = u64::from_le_bytes(len_bytes);
     if header_len > rest {
-        return Err(format!(
+        return Err(tr!(
             "truncated or not a safetensors checkpoint: the header claims {header_len} bytes but the file has {rest} \
-             after the length"
+             after the length",
+            header_len,
+            rest
         ));
     }
     if header_len > MAX_HEADER_BYTES {
-        return Err(format!(
-            "not a TinyGPT checkpoint: its header of {header_len} bytes is larger than any checkpoint's ({} at most)",
-            human_bytes(MAX_HEADER_BYTES)
+        return Err(tr!(
+            "not a TinyGPT checkpoint: its header of {header_len} bytes is larger than any checkpoint's ({max} at most)",
+            header_len,
+            max = human_bytes(MAX_HEADER_BYTES)
         ));
     }
     Ok(header_len)
@@ -381,22 +405,23 @@ struct Plan {
 /// (exactly those of the configuration, as F32 of the right shapes, filling the data).
 fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     let metadata: Metadata = serde_json::from_slice(header)
-        .map_err(|e| format!("not a valid safetensors checkpoint (truncated or corrupted?): {e}"))?;
+        .map_err(|e| tr!("not a valid safetensors checkpoint (truncated or corrupted?): {e}", e))?;
     if metadata.data_len() as u64 != data_len {
-        return Err(format!(
-            "truncated or corrupted: the header describes {} bytes of tensors but the file holds {data_len}",
-            metadata.data_len()
+        return Err(tr!(
+            "truncated or corrupted: the header describes {n} bytes of tensors but the file holds {data_len}",
+            n = metadata.data_len(),
+            data_len
         ));
     }
     let meta = metadata.metadata().clone().unwrap_or_default();
     let get = |key: &str| {
         meta.get(key)
-            .ok_or_else(|| format!("metadata has no '{key}': not a TinyGPT checkpoint"))
+            .ok_or_else(|| tr!("metadata has no '{key}': not a TinyGPT checkpoint", key))
     };
     let num = |key: &str| -> Result<usize, String> {
         let v = get(key)?;
         v.parse()
-            .map_err(|_| format!("metadata '{key}' is '{v}', expected a whole number"))
+            .map_err(|_| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
     };
     let mut config = Config {
         vocab_size: num("vocab_size")?,
@@ -415,21 +440,27 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
         None | Some("none") => None,
         Some(name) => Some(
             Pairs::from_name(name)
-                .ok_or_else(|| format!("metadata 'rope' is '{name}', expected none, interleaved or half"))?,
+                .ok_or_else(|| tr!("metadata 'rope' is '{name}', expected none, interleaved or half", name))?,
         ),
     };
     let config = config.normalized();
     let v1 = match get("format")
-        .map_err(|_| "metadata has no 'format': not a TinyGPT checkpoint written by attn-trace".to_string())?
+        .map_err(|_| tr!("metadata has no 'format': not a TinyGPT checkpoint written by attn-trace").to_string())?
     {
         f if f == FORMAT => false,
         f if f == FORMAT_V1 => true,
-        f => return Err(format!("metadata 'format' is '{f}', expected '{FORMAT}'")),
+        f => {
+            return Err(tr!(
+                "metadata 'format' is '{f}', expected '{format}'",
+                f,
+                format = FORMAT
+            ));
+        }
     };
-    config.validate().map_err(|e| format!("metadata: {e}"))?;
+    config.validate().map_err(|e| tr!("metadata: {e}", e))?;
     let step: u64 = get("step")?
         .parse()
-        .map_err(|_| "metadata 'step' is not a whole number".to_string())?;
+        .map_err(|_| tr!("metadata 'step' is not a whole number").to_string())?;
     let infos: HashMap<String, TensorInfo> = metadata.tensors().into_iter().map(|(k, v)| (k, v.clone())).collect();
     let has_state = infos.keys().any(|n| n.starts_with("adamw."));
     let mut unknown: Vec<&String> = meta
@@ -442,23 +473,27 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     unknown.sort();
     if let Some(k) = unknown.first() {
         let why = if STATE_KEYS.contains(&k.as_str()) {
-            "an optimizer setting, but the file holds no adamw.* tensors"
+            tr!(
+                "metadata key '{k}' is an optimizer setting, but the file holds no adamw.* tensors",
+                k
+            )
         } else {
-            "not a key of TinyGPT checkpoints"
+            tr!("metadata key '{k}' is not a key of TinyGPT checkpoints", k)
         };
-        return Err(format!("metadata key '{k}' is {why}"));
+        return Err(why);
     }
     if has_state && let Some(k) = STATE_KEYS.iter().find(|k| !meta.contains_key(**k)) {
-        return Err(format!(
-            "metadata has no '{k}', which the optimizer state in the file needs"
+        return Err(tr!(
+            "metadata has no '{k}', which the optimizer state in the file needs",
+            k
         ));
     }
     if !meta.contains_key("checksum") {
-        return Err(
+        return Err(tr!(
             "metadata has no 'checksum': every checkpoint attn-trace writes has one, so this file was altered or \
              not written by attn-trace"
-                .into(),
-        );
+        )
+        .into());
     }
 
     // the bytes the configuration needs, before any tensor is looked at: a small file that
@@ -467,14 +502,16 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     let copies: u128 = if has_state { 3 } else { 1 };
     let need = layout.total as u128 * 4 * copies;
     if (data_len as u128) < need {
-        return Err(format!(
-            "the metadata's configuration (T={} C={} L={} H={} H_kv={}{}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
-            config.seq_len,
-            config.d_model,
-            config.n_layers,
-            config.n_heads,
-            config.kv_heads(),
-            if has_state { ", with optimizer state" } else { "" },
+        return Err(tr!(
+            "the metadata's configuration (T={T} C={C} L={L} H={H} H_kv={H_kv}{state}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
+            T = config.seq_len,
+            C = config.d_model,
+            L = config.n_layers,
+            H = config.n_heads,
+            H_kv = config.kv_heads(),
+            state = if has_state { tr!(", with optimizer state") } else { "" },
+            need,
+            data_len
         ));
     }
     let mut expected: Vec<(String, &[usize])> = Vec::new();
@@ -493,26 +530,38 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     if !extra.is_empty() {
         let shown: Vec<String> = extra.iter().take(3).map(|n| format!("'{n}'")).collect();
         let more = if extra.len() > 3 {
-            format!(" and {} more", extra.len() - 3)
+            tr!(" and {n} more", n = extra.len() - 3)
         } else {
             String::new()
         };
-        return Err(format!(
-            "tensor {}{more} is not part of a TinyGPT checkpoint of this configuration ({config:?})",
-            shown.join(", ")
+        return Err(tr!(
+            "tensor {names}{more} is not part of a TinyGPT checkpoint of this configuration ({config})",
+            names = shown.join(", "),
+            more,
+            config = format!("{config:?}")
         ));
     }
     for (name, shape) in &expected {
-        let t = infos
-            .get(name)
-            .ok_or_else(|| format!("tensor '{name}' is missing (the metadata says {config:?})"))?;
+        let t = infos.get(name).ok_or_else(|| {
+            tr!(
+                "tensor '{name}' is missing (the metadata says {config})",
+                name,
+                config = format!("{config:?}")
+            )
+        })?;
         if t.dtype != Dtype::F32 {
-            return Err(format!("tensor '{name}' is {:?}, expected F32", t.dtype));
+            return Err(tr!(
+                "tensor '{name}' is {dtype}, expected F32",
+                name,
+                dtype = format!("{:?}", t.dtype)
+            ));
         }
         if t.shape != *shape {
-            return Err(format!(
-                "tensor '{name}' has shape {:?}, but the metadata's config needs {shape:?}",
-                t.shape
+            return Err(tr!(
+                "tensor '{name}' has shape {have}, but the metadata's config needs {want}",
+                name,
+                have = format!("{:?}", t.shape),
+                want = format!("{shape:?}")
             ));
         }
     }
@@ -555,10 +604,19 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
     let want = &meta["checksum"];
     let have = checksum(v1, &meta, order.iter().map(|(n, s)| (n.as_str(), *s, bytes_of(n))));
     if *want != have {
-        let covers = if v1 { "tensor data" } else { "metadata and tensors" };
-        return Err(format!(
-            "corrupted: the checksum of the {covers} is {have}, the metadata says {want}"
-        ));
+        return Err(if v1 {
+            tr!(
+                "corrupted: the checksum of the tensor data is {have}, the metadata says {want}",
+                have,
+                want
+            )
+        } else {
+            tr!(
+                "corrupted: the checksum of the metadata and tensors is {have}, the metadata says {want}",
+                have,
+                want
+            )
+        });
     }
     let floats = |name: &str, out: &mut [f32]| {
         for (o, c) in out.iter_mut().zip(bytes_of(name).chunks_exact(4)) {
@@ -579,19 +637,19 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
             floats(&format!("adamw.v.{}", spec.name), &mut v[range]);
         }
     }
-    check_finite(&layout, &params, "").map_err(|e| format!("corrupted: {e}"))?;
+    check_finite(&layout, &params, "").map_err(|e| tr!("corrupted: {e}", e))?;
     let state = if has_state {
         let f = |key: &str| -> Result<f32, String> {
             let v = &meta[key];
             v.parse()
                 .ok()
                 .filter(|x: &f32| !x.is_nan())
-                .ok_or_else(|| format!("metadata '{key}' is '{v}', expected a number"))
+                .ok_or_else(|| tr!("metadata '{key}' is '{v}', expected a number", key, v))
         };
         let int = |key: &str| -> Result<u128, String> {
             let v = &meta[key];
             v.parse()
-                .map_err(|_| format!("metadata '{key}' is '{v}', expected a whole number"))
+                .map_err(|_| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
         };
         let opt = AdamW {
             lr: f("lr")?,
@@ -599,13 +657,14 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
             beta2: f("beta2")?,
             eps: f("eps")?,
             weight_decay: f("weight_decay")?,
-            t: u64::try_from(int("adamw_t")?).map_err(|_| "metadata 'adamw_t' is too large".to_string())?,
+            t: u64::try_from(int("adamw_t")?).map_err(|_| tr!("metadata 'adamw_t' is too large").to_string())?,
             m,
             v,
         };
         let st = TrainState {
             opt,
-            data_seed: u64::try_from(int("data_seed")?).map_err(|_| "metadata 'data_seed' is too large".to_string())?,
+            data_seed: u64::try_from(int("data_seed")?)
+                .map_err(|_| tr!("metadata 'data_seed' is too large").to_string())?,
             data_rng_pos: int("data_rng_pos")?,
             dataset: meta["dataset"].clone(),
         };

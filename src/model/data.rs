@@ -3,6 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::ModelError;
+use crate::tr;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::collections::HashSet;
@@ -70,9 +71,10 @@ impl Dataset {
     pub fn builtin(name: &str, seq: usize) -> Result<Dataset, ModelError> {
         let bad = || {
             let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-            ModelError::Data(format!(
-                "unknown dataset '{name}': the built-in datasets are {}",
-                names.join(", ")
+            ModelError::Data(tr!(
+                "unknown dataset '{name}': the built-in datasets are {names}",
+                name,
+                names = names.join(", ")
             ))
         };
         let (train, val) = match name {
@@ -99,10 +101,13 @@ impl Dataset {
     pub fn from_bytes(name: &str, bytes: Vec<u8>, seq: usize) -> Result<Dataset, ModelError> {
         let need = Dataset::min_len(seq);
         if bytes.len() < need {
-            return Err(ModelError::Data(format!(
-                "{name}: {} bytes is too short: with seq {seq} the data needs at least {need} bytes \
+            return Err(ModelError::Data(tr!(
+                "{name}: {len} bytes is too short: with seq {seq} the data needs at least {need} bytes \
                  (a training and a validation window of seq + 1 bytes each)",
-                bytes.len()
+                name,
+                len = bytes.len(),
+                seq,
+                need
             )));
         }
         let n_val = (bytes.len() / 10).max(seq + 1);
@@ -122,12 +127,13 @@ impl Dataset {
 
     fn check(&self, seq: usize) -> Result<(), ModelError> {
         if self.train.len() <= seq || self.val.len() <= seq {
-            return Err(ModelError::Data(format!(
-                "{}: its splits ({} and {} bytes) are too short for seq {seq}: each needs at least {}",
-                self.name,
-                self.train.len(),
-                self.val.len(),
-                seq + 1
+            return Err(ModelError::Data(tr!(
+                "{name}: its splits ({train} and {val} bytes) are too short for seq {seq}: each needs at least {need}",
+                name = self.name,
+                train = self.train.len(),
+                val = self.val.len(),
+                seq,
+                need = seq + 1
             )));
         }
         Ok(())

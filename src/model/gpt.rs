@@ -10,6 +10,7 @@ use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::rope::{self, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
+use crate::tr;
 use crate::trace::{Buf, NoRecord};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -63,24 +64,38 @@ impl Config {
         if self.vocab_size != VOCAB {
             return bad(
                 "vocab_size",
-                format!("must be {VOCAB} (byte tokens), got {}", self.vocab_size),
+                tr!(
+                    "must be {vocab} (byte tokens), got {n}",
+                    vocab = VOCAB,
+                    n = self.vocab_size
+                ),
             );
         }
         if !(1..=MAX_SEQ).contains(&self.seq_len) {
-            return bad("seq_len", format!("must be 1..={MAX_SEQ}, got {}", self.seq_len));
+            return bad(
+                "seq_len",
+                tr!("must be 1..={max}, got {n}", max = MAX_SEQ, n = self.seq_len),
+            );
         }
         if !(1..=MAX_DMODEL).contains(&self.d_model) {
-            return bad("d_model", format!("must be 1..={MAX_DMODEL}, got {}", self.d_model));
+            return bad(
+                "d_model",
+                tr!("must be 1..={max}, got {n}", max = MAX_DMODEL, n = self.d_model),
+            );
         }
         if !(1..=MAX_LAYERS).contains(&self.n_layers) {
-            return bad("n_layers", format!("must be 1..={MAX_LAYERS}, got {}", self.n_layers));
+            return bad(
+                "n_layers",
+                tr!("must be 1..={max}, got {n}", max = MAX_LAYERS, n = self.n_layers),
+            );
         }
         if self.d_model.checked_rem(self.n_heads) != Some(0) {
             return bad(
                 "n_heads",
-                format!(
-                    "must divide d_model: d_model {} is not a multiple of n_heads {}",
-                    self.d_model, self.n_heads
+                tr!(
+                    "must divide d_model: d_model {c} is not a multiple of n_heads {h}",
+                    c = self.d_model,
+                    h = self.n_heads
                 ),
             );
         }
@@ -89,18 +104,19 @@ impl Config {
         {
             return bad(
                 "n_kv_heads",
-                format!(
-                    "must divide n_heads: n_heads {} is not a multiple of n_kv_heads {kv}",
-                    self.n_heads
+                tr!(
+                    "must divide n_heads: n_heads {h} is not a multiple of n_kv_heads {kv}",
+                    h = self.n_heads,
+                    kv
                 ),
             );
         }
         if self.rope.is_some() && !(self.d_model / self.n_heads).is_multiple_of(2) {
             return bad(
                 "rope",
-                format!(
-                    "turns channel pairs, so a head needs an even number of channels: D = d_model/n_heads = {}",
-                    self.d_model / self.n_heads
+                tr!(
+                    "turns channel pairs, so a head needs an even number of channels: D = d_model/n_heads = {d}",
+                    d = self.d_model / self.n_heads
                 ),
             );
         }
@@ -343,7 +359,7 @@ impl TinyGpt {
         if params.len() != layout.total {
             return Err(ModelError::Config {
                 field: "params",
-                msg: format!("expected {} values, got {}", layout.total, params.len()),
+                msg: tr!("expected {want} values, got {n}", want = layout.total, n = params.len()),
             });
         }
         Ok(TinyGpt {

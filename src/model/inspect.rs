@@ -6,6 +6,7 @@ use super::gpt::{Activations, Tap, TinyGpt};
 use crate::engine::{Inputs, Start};
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
+use crate::tr;
 
 /// One layer's attention block on a prompt: everything the engine needs, plus what the model
 /// itself computed there, for comparison.
@@ -37,17 +38,18 @@ impl TinyGpt {
     pub fn layer_attention_inputs(&self, prompt: &[u8], layer: usize) -> Result<AttentionCapture, ModelError> {
         let cfg = &self.config;
         if prompt.is_empty() || prompt.len() > cfg.seq_len {
-            return Err(ModelError::Input(format!(
-                "the prompt has {} bytes; tracing a layer needs 1..={} (the model's seq_len)",
-                prompt.len(),
-                cfg.seq_len
+            return Err(ModelError::Input(tr!(
+                "the prompt has {n} bytes; tracing a layer needs 1..={max} (the model's seq_len)",
+                n = prompt.len(),
+                max = cfg.seq_len
             )));
         }
         if layer >= cfg.n_layers {
-            return Err(ModelError::Input(format!(
-                "layer {layer} does not exist: the model has {} (0..={})",
-                cfg.n_layers,
-                cfg.n_layers - 1
+            return Err(ModelError::Input(tr!(
+                "layer {layer} does not exist: the model has {n} (0..={last})",
+                layer,
+                n = cfg.n_layers,
+                last = cfg.n_layers - 1
             )));
         }
         let t = prompt.len();
@@ -76,7 +78,7 @@ impl TinyGpt {
         );
 
         let p = |name: &str| self.param(&format!("blocks.{layer}.{name}")).map(<[f32]>::to_vec);
-        let missing = || ModelError::Input(format!("layer {layer} has no parameters"));
+        let missing = || ModelError::Input(tr!("layer {layer} has no parameters", layer));
         let a = &acts.layers[layer];
         let inputs = Inputs {
             shape: cfg.shape(1, t),

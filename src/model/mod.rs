@@ -87,7 +87,7 @@ pub enum ModelError {
     #[error("{0}")]
     Data(String),
     /// A checkpoint that cannot be read or written.
-    #[error("checkpoint {path}: {msg}")]
+    #[error("{}", crate::tr!("checkpoint {path}: {msg}", path = .path, msg = .msg))]
     Checkpoint { path: String, msg: String },
     /// A prompt, a layer index or a sampling option out of range.
     #[error("{0}")]

@@ -10,6 +10,7 @@
 use super::ModelError;
 use super::decode::KvCache;
 use super::gpt::{Activations, Linear, TinyGpt};
+use crate::tr;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::ops::ControlFlow;
@@ -82,12 +83,14 @@ impl TinyGpt {
         mut each: impl FnMut(u8) -> ControlFlow<()>,
     ) -> Result<(), ModelError> {
         if prompt.is_empty() {
-            return Err(ModelError::Input("the prompt is empty: give at least one byte".into()));
+            return Err(ModelError::Input(
+                tr!("the prompt is empty: give at least one byte").into(),
+            ));
         }
         if !(opts.temp.is_finite() && opts.temp >= 0.0) {
-            return Err(ModelError::Input(format!(
-                "temperature must be a number ≥ 0, got {}",
-                opts.temp
+            return Err(ModelError::Input(tr!(
+                "temperature must be a number ≥ 0, got {temp}",
+                temp = opts.temp
             )));
         }
         let v = self.config.vocab_size;

@@ -170,7 +170,7 @@ impl Doc<'_> {
             _ => Err(self.err(
                 Some(v.span()),
                 field,
-                format!("expected true or false, found {}", self.found(v)),
+                tr!("expected true or false, found {found}", found = self.found(v)),
             )),
         }
     }

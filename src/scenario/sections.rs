@@ -199,7 +199,10 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
                         return Err(doc.err(
                             Some(b.span()),
                             "[run].rope_base",
-                            format!("expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}"),
+                            tr!(
+                                "expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}",
+                                base
+                            ),
                         ));
                     }
                     base

@@ -282,3 +282,82 @@ fn explain_says_the_same_numbers_in_both_languages() {
         assert_eq!(a, b, "{args:?}: the numbers differ\n--- en\n{en}\n--- zh-CN\n{zh}");
     }
 }
+
+fn stdout_in(lang: &str, args: &[&str]) -> Vec<u8> {
+    let out = assert_cmd::Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["--lang", lang])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{lang} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// Machine-readable output does not change with the language: `run --json` (the mistakes'
+/// symptoms and divergence included) and `trace`'s JSONL are the same bytes in 简体中文.
+#[test]
+fn json_output_is_english_in_every_language() {
+    for file in [
+        "scenarios/mistakes/scale_by_seq_len.toml",
+        "scenarios/mistakes/mask_by_multiply.toml",
+        "scenarios/mistakes/no_output_projection.toml",
+        "scenarios/mha_walkthrough.toml",
+    ] {
+        let en = stdout_in("en", &["run", file, "--json"]);
+        let zh = stdout_in("zh-CN", &["run", file, "--json"]);
+        assert!(
+            !String::from_utf8_lossy(&en)
+                .chars()
+                .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+            "{file}: the English JSON holds Chinese text"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&en),
+            String::from_utf8_lossy(&zh),
+            "{file}: run --json depends on the language"
+        );
+    }
+    let en = stdout_in(
+        "en",
+        &["trace", "scenarios/mistakes/scale_by_seq_len.toml", "--mistaken"],
+    );
+    let zh = stdout_in(
+        "zh-CN",
+        &["trace", "scenarios/mistakes/scale_by_seq_len.toml", "--mistaken"],
+    );
+    assert_eq!(en, zh, "trace's JSONL depends on the language");
+}
+
+/// A checkpoint that cannot be read is refused in 简体中文 too, with the same exit code and the
+/// same numbers.
+#[test]
+fn checkpoint_errors_in_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("short.safetensors");
+    std::fs::write(&path, b"abcd").unwrap();
+    let p = path.to_str().unwrap();
+    let stderr_of = |lang: &str| {
+        let out = assert_cmd::Command::cargo_bin("attn-trace")
+            .unwrap()
+            .args(["--lang", lang, "eval", "--checkpoint", p, "--dataset", "copy"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{lang}");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let en = stderr_of("en");
+    assert!(
+        en.contains("not a safetensors checkpoint: 4 bytes is shorter than the 8-byte header length"),
+        "{en}"
+    );
+    let zh = stderr_of("zh-CN");
+    assert!(
+        zh.contains("不是 safetensors 检查点：4 字节比 8 字节的头部长度还短"),
+        "{zh}"
+    );
+}

@@ -202,7 +202,11 @@ impl AttnMap {
     pub fn scenario(&self, focus: Option<Focus>) -> Result<Scenario, String> {
         let cap = &self.captures[self.layer];
         let cfg = self.model.config;
-        let title = format!("TinyGPT layer {} on \"{}\"", self.layer, self.prompt_text());
+        let title = tr!(
+            "TinyGPT layer {layer} on \"{prompt}\"",
+            layer = self.layer,
+            prompt = self.prompt_text()
+        );
         let about = format!(
             "The attention of layer {} of {} of a trained TinyGPT ({}, d_model {}, {} heads) on the prompt \"{}\" \
              ({} bytes). x is the layer's LayerNorm output; d_out is the gradient of the prompt's next-byte loss at \
@@ -251,7 +255,8 @@ impl AttnMap {
         text.push_str(&format!("# prompt: \"{}\" ({} bytes)\n", self.prompt_text(), self.t()));
         text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
         text.push_str(&scenario.to_toml());
-        crate::atomic::write(&path, text.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        crate::atomic::write(&path, text.as_bytes())
+            .map_err(|e| tr!("cannot write {path}: {e}", path = path.display(), e))?;
         Ok(path)
     }
 

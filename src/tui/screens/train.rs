@@ -948,8 +948,12 @@ fn run_origin(p: &Progress, step: u64) -> Origin {
         .map_or_else(|| "tinygpt".to_string(), |s| s.to_string_lossy().into_owned());
     Origin {
         label: match &saved {
-            Some(path) => format!("{} (step {step})", path.display()),
-            None => format!("training run on {} (step {step}, not saved)", p.spec.source.label()),
+            Some(path) => tr!("{path} (step {step})", path = path.display(), step),
+            None => tr!(
+                "training run on {source} (step {step}, not saved)",
+                source = p.spec.source.label(),
+                step
+            ),
         },
         checkpoint: saved,
         step,

@@ -4,6 +4,7 @@
 
 pub use crate::model::Source;
 use crate::model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
+use crate::tr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -139,7 +140,7 @@ impl Worker {
         let handle = match handle {
             Ok(h) => Some(h),
             Err(e) => {
-                let _ = failed.send(Report::Failed(format!("cannot start the training thread: {e}")));
+                let _ = failed.send(Report::Failed(tr!("cannot start the training thread: {e}", e)));
                 None
             }
         };
@@ -283,9 +284,10 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
         let s = tr.step();
         if !s.loss.is_finite() {
             // the weights are no longer worth anything: nothing is saved from here on
-            let _ = send(Report::Failed(format!(
-                "training diverged: the loss of step {} is {}, not finite; try a smaller learning rate",
-                s.step, s.loss
+            let _ = send(Report::Failed(tr!(
+                "training diverged: the loss of step {step} is {loss}, not finite; try a smaller learning rate",
+                step = s.step,
+                loss = s.loss
             )));
             return;
         }
