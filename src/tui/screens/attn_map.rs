@@ -542,7 +542,7 @@ fn boxed_height(lines: &[Line], width: u16) -> u16 {
         .iter()
         .map(|l| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            super::help::wrap(&text, inner).len().max(1)
+            crate::tui::widgets::wrap(&text, inner).len().max(1)
         })
         .sum();
     rows as u16 + 2

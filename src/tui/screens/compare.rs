@@ -175,7 +175,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
         .iter()
         .map(|l| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            super::help::wrap(&text, inner_w).len().max(1)
+            crate::tui::widgets::wrap(&text, inner_w).len().max(1)
         })
         .sum::<usize>()
         + 2;

@@ -103,60 +103,6 @@ fn inner_width(h: &Help, area: Rect) -> usize {
     w.saturating_sub(2).max(1) as usize
 }
 
-/// `text` cut into lines of at most `width` columns, at spaces where it can, and between two
-/// CJK characters (Chinese needs no space to break a line); a run wider than a line is cut.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    use crate::tui::widgets::{char_cols, cols, cut};
-    let width = width.max(1);
-    let mut out = Vec::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        // the word's pieces: a run of one-column characters, or one wide character
-        let mut pieces: Vec<&str> = Vec::new();
-        let mut start = 0;
-        for (at, c) in word.char_indices() {
-            if char_cols(c) > 1 {
-                if start < at {
-                    pieces.push(&word[start..at]);
-                }
-                pieces.push(&word[at..at + c.len_utf8()]);
-                start = at + c.len_utf8();
-            }
-        }
-        if start < word.len() || word.is_empty() {
-            pieces.push(&word[start..]);
-        }
-        for (k, piece) in pieces.into_iter().enumerate() {
-            let sep = if k == 0 && !line.is_empty() { 1 } else { 0 };
-            let mut piece = piece;
-            while cols(piece) > width {
-                if !line.is_empty() {
-                    out.push(std::mem::take(&mut line));
-                }
-                let head = cut(piece, width);
-                let head = if head.is_empty() {
-                    &piece[..piece.chars().next().map_or(0, char::len_utf8)]
-                } else {
-                    head
-                };
-                out.push(head.to_string());
-                piece = &piece[head.len()..];
-            }
-            let len = cols(&line);
-            if len > 0 && len + sep + cols(piece) > width {
-                out.push(std::mem::take(&mut line));
-            } else if sep == 1 {
-                line.push(' ');
-            }
-            line.push_str(piece);
-        }
-    }
-    if !line.is_empty() {
-        out.push(line);
-    }
-    out
-}
-
 /// The list as lines of at most `width` characters: `(key column, description)` each. Where
 /// the box is too narrow for both side by side, a key has its own line and its description the
 /// lines below it.
@@ -167,7 +113,10 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
         if keys.is_empty() {
             out.push((String::new(), String::new()));
         } else if width >= KEY_W + 2 + 16 {
-            for (k, part) in wrap(text(what), width - KEY_W - 2).into_iter().enumerate() {
+            for (k, part) in crate::format::wrap(text(what), width - KEY_W - 2)
+                .into_iter()
+                .enumerate()
+            {
                 let key = if k == 0 {
                     format!("{keys:>KEY_W$}  ")
                 } else {
@@ -177,7 +126,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
             }
         } else {
             out.push((keys.to_string(), String::new()));
-            for part in wrap(text(what), width.saturating_sub(2)) {
+            for part in crate::format::wrap(text(what), width.saturating_sub(2)) {
                 out.push(("  ".to_string(), part));
             }
         }
@@ -225,19 +174,4 @@ pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
     }
     frame.render_widget(Clear, rect);
     frame.render_widget(Paragraph::new(shown).block(block), rect);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wrap;
-
-    #[test]
-    fn wrapping_keeps_every_word_whole_where_it_fits() {
-        assert_eq!(wrap("back to the menu; quit", 10), ["back to", "the menu;", "quit"]);
-        assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
-        assert_eq!(wrap("", 5), Vec::<String>::new());
-        // Chinese breaks between characters, each two columns wide; never inside one
-        assert_eq!(wrap("回到菜单 q", 5), ["回到", "菜单", "q"]);
-        assert_eq!(wrap("下一个事件", 3), ["下", "一", "个", "事", "件"]);
-    }
 }

@@ -146,7 +146,7 @@ impl Menu {
 
 /// Lines `text` takes wrapped at `width`.
 fn wrapped(text: &str, width: u16) -> u16 {
-    super::help::wrap(text, width as usize).len().max(1) as u16
+    crate::tui::widgets::wrap(text, width as usize).len().max(1) as u16
 }
 
 /// What entries 1-3 step through: `1-3: MHA walkthrough: B=1, T=3, C=4, H=2 (built in)`.

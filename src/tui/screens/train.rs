@@ -1042,7 +1042,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
             ),
             (None, _) => (f.hint().to_string(), t.dim()),
         };
-        for (n, part) in super::help::wrap(&hint, hint_w).into_iter().enumerate() {
+        for (n, part) in crate::tui::widgets::wrap(&hint, hint_w).into_iter().enumerate() {
             if n == 0 {
                 spans.push(Span::styled(part, style));
                 lines.push(Line::from(std::mem::take(&mut spans)));

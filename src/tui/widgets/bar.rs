@@ -3,8 +3,8 @@
 //! point where two runs diverge) is never shortened: where it does not fit beside the position,
 //! it goes on the lines below it.
 
+use super::wrap;
 use super::{cols, put};
-use crate::tui::screens::help::wrap;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;

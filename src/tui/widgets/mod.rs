@@ -25,7 +25,7 @@ use ratatui::text::{Line, Span};
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
 pub type CellRef = (Buf, usize);
 
-pub use crate::format::{char_cols, cols, cut, cut_start, pad, pad_left};
+pub use crate::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
 
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
 pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {

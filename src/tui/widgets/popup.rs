@@ -36,7 +36,7 @@ pub fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, bord
         .iter()
         .map(|l| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            crate::tui::screens::help::wrap(&text, inner_w).len().max(1)
+            super::wrap(&text, inner_w).len().max(1)
         })
         .sum();
     let h = (rows as u16).saturating_add(2);
