@@ -63,6 +63,11 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let mut compare = App::with_menu(walk(), Theme::COLOR, W, 24);
     press(&mut compare, KeyCode::Char('3'));
     shots.push(("compare.svg", svg(&compare, W, 24)?));
+    // MHA beside flash on flash.toml: P[0,1,3,2] stored by one, never by the other
+    let flash = Scenario::shipped("flash").ok_or("flash.toml is shipped")?;
+    let mut compare = App::with_menu(Walk::from_scenario(&flash), Theme::COLOR, W, 34);
+    press(&mut compare, KeyCode::Char('3'));
+    shots.push(("compare_flash.svg", svg(&compare, W, 34)?));
 
     // quiz mode on the same element, after a wrong answer: the working with the numbers
     let mut quiz = App::new(walk(), Theme::COLOR, W, H);

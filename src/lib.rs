@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod explain;
 pub mod fast;
+pub mod flash_cell;
 pub mod format;
 pub mod formula;
 pub mod gradcheck;

@@ -122,6 +122,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" configuration ", " 配置 "),
     (" data: ", " 数据："),
     (" e exports this layer to {path}", " e 把这一层导出到 {path}"),
+    (" flash · ds_tile, on chip ", " flash · ds_tile，片上 "),
+    (" flash · s_tile, on chip ", " flash · s_tile，片上 "),
     (" goto: {p}▏", " 跳转：{p}▏"),
     (
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
@@ -182,6 +184,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " s save → {path} · t trace · l log · n new run · q back",
         " s 保存 → {path} · t 追踪 · l 对数 · n 新的训练 · q 返回",
     ),
+    (" same element, two kernels ", " 同一元素，两个内核 "),
     (" same element, two layouts ", " 同一个元素，两种布局 "),
     (" sample ", " 样本 "),
     (" sample at step {step} (greedy) ", " 第 {step} 步的样本（贪心）"),
@@ -376,14 +379,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Cannot open this scenario", "无法打开这个场景"),
     ("Code", "代码"),
     ("Compare", "对照"),
-    ("Compare baseline and MHA", "对照 baseline 和 MHA"),
     (
-        "Compare needs a scenario that traces both baseline and mha (or mha and gqa).",
-        "对照需要一个同时追踪 baseline 和 mha（或者 mha 和 gqa）的场景。",
+        "Compare needs a scenario that traces two kernels it can pair: baseline and mha, mha and gqa, or mha and flash.",
+        "对照需要一个追踪了可配对的两个内核的场景：baseline 与 mha、mha 与 gqa，或 mha 与 flash。",
     ),
+    ("Compare {left} and {right}", "对照 {left} 和 {right}"),
     (
         "DISAGREE: f32 rounding allows ±{noise}",
         "不一致：f32 舍入误差只允许 ±{noise}",
+    ),
+    (
+        "D_i = rowsum(dO ∘ O) = {d} (delta, read at #{n})",
+        "D_i = rowsum(dO ∘ O) = {d}（delta，在 #{n} 读取）",
     ),
     (
         "D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)",
@@ -447,6 +454,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "被掩码的位置对 P = 0，所以它的分数梯度为 0",
     ),
     (
+        "P = e^(S − lse) = e^({s} − {lse}) = {p}: written nowhere",
+        "P = e^(S − lse) = e^({s} − {lse}) = {p}：从未写入任何地方",
+    ),
+    (
+        "P = e^(S − lse) = {p} (s_tile[{off}], #{n}): recomputed, forward stored only lse",
+        "P = e^(S − lse) = {p}（s_tile[{off}]，#{n}）：重新计算，前向只保存了 lse",
+    ),
+    (
+        "P[i,j]: stored by MHA, never by flash",
+        "P[i,j]：MHA 保存它，flash 从不保存",
+    ),
+    (
         "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   (recomputed, never stored)",
         "P_tile = e^(Q_tile·K_tileᵀ/√D − lse)   （重新计算，从不保存）",
     ),
@@ -465,6 +484,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Quit", "退出"),
     ("Quiz · {level} · ", "测验 · {level} · "),
     ("Quiz · {phase} ({pass}) done", "测验 · {phase}（{pass}）完成"),
+    ("S = -1e9 (#{n}): masked, {why}", "S = -1e9（#{n}）：被掩码，{why}"),
+    ("S = q·k/√D = {s} (#{n})", "S = q·k/√D = {s}（#{n}）"),
     (
         "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream.",
         "六个经典的多头注意力错误，每个都和正确的运行并排追踪：两者在哪里分开，以及对下游有什么影响。",
@@ -479,8 +500,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("The mistaken run ({names})", "带错误的运行（{names}）"),
     (
-        "The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.",
-        "同一份输入经过两个内核，一个阶段一个阶段地看：每个 (i, j) 存放在哪里，以及缩放因子。",
+        "The same input through two kernels, phase by phase: baseline and MHA (layouts, scales), MHA and GQA, or MHA and flash (P stored or never stored, and the traffic).",
+        "同一输入经过两个内核，逐阶段对照：baseline 与 MHA（布局、缩放），MHA 与 GQA，或 MHA 与 flash（P 是否保存，以及访存量）。",
     ),
     (
         "TinyGPT layer {layer} on \"{prompt}\"",
@@ -585,11 +606,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("back to the menu; from the menu, quit", "回到菜单；在菜单里则退出"),
     ("back to the prompt", "回到提示词界面"),
+    ("backward", "反向"),
     ("backward of the input projection", "输入投影的反向传播"),
     ("backward of the key projection", "键投影的反向传播"),
     ("backward of the output projection", "输出投影的反向传播"),
     ("backward of the query projection", "查询投影的反向传播"),
     ("backward of the value projection", "值投影的反向传播"),
+    (
+        "backward recomputes it: s_tile[{off}] = {p} (#{n})",
+        "反向重新计算它：s_tile[{off}] = {p}（#{n}）",
+    ),
     ("baseline kernel", "baseline 内核"),
     (
         "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
@@ -643,6 +669,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "code ↔ memory in each half (small screens)",
         "每一半在代码和内存之间切换（小屏幕）",
     ),
+    (
+        "coloured: dS of this tile's pairs, as ds_tile holds them · ·: another tile · –: skipped, the mask hides the whole tile",
+        "着色：本分块各对的 dS，即 ds_tile 中的值 · ·：其他分块 · –：跳过，掩码遮住整个分块",
+    ),
+    (
+        "coloured: e^(S − m) of this tile's pairs, as s_tile holds them · ·: another tile · –: skipped, the mask hides the whole tile",
+        "着色：本分块各对的 e^(S − m)，即 s_tile 中的值 · ·：其他分块 · –：跳过，掩码遮住整个分块",
+    ),
     ("column ", "列 "),
     (
         "continue to the next / previous breakpoint hit",
@@ -690,6 +724,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("dP = dAtt·Vᵀ and dV = Pᵀ·dAtt", "dP = dAtt·Vᵀ 和 dV = Pᵀ·dAtt"),
     (
+        "dP = Σ_d dO_tile[{ii},d]·v_tile[{jj},d] = {dp}",
+        "dP = Σ_d dO_tile[{ii},d]·v_tile[{jj},d] = {dp}",
+    ),
+    (
         "dP is computed for masked pairs too; softmax backward multiplies it by P = 0",
         "被掩码的位置对也计算 dP；softmax 的反向传播把它乘以 P = 0",
     ),
@@ -713,6 +751,14 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)",
         "dQ_h[i] = Σ_j dS_h[i,j] K_h[j] / √D   dK_h[j] = Σ_i dS_h[i,j] Q_h[i] / √D   （只对可见的位置对）",
+    ),
+    (
+        "dS = P·(dP − D_i) = {p} × ({dp} − {d}) = {ds} (#{n}); dQ += dS·K/√D goes straight to global memory",
+        "dS = P·(dP − D_i) = {p} × ({dp} − {d}) = {ds}（#{n}）；dQ += dS·K/√D 直接加到全局内存",
+    ),
+    (
+        "dS[i,j]: stored by MHA, recomputed on chip by flash",
+        "dS[i,j]：MHA 保存它，flash 在片上重新计算",
     ),
     (
         "dV starts at 0; every query head h of group g adds its share",
@@ -963,9 +1009,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "flash 逐个 tile 地计算整个序列，没有逐个 token 的解码循环：请删掉 decode，或者从 [run].variants 中删掉 \"flash\"",
     ),
     (
+        "flash's {name} = {a}, mha's = {b}: {verdict}",
+        "flash 的 {name} = {a}，mha 的 = {b}：{verdict}",
+    ),
+    (
         "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l",
         "flash：逐块计算 S = Q·Kᵀ/√d，在线 softmax，att = acc/l",
     ),
+    (
+        "flash: the pair is {buf}[ii*bc + jj] = {buf}[{ii}*{bc} + {jj}] = {buf}[{off}] while query tile i0={i0} and key tile j0={j0} ({br}×{bc}) are loaded",
+        "flash：当查询分块 i0={i0} 与键分块 j0={j0}（{br}×{bc}）都已载入时，这一对位于 {buf}[ii*bc + jj] = {buf}[{ii}*{bc} + {jj}] = {buf}[{off}]",
+    ),
+    ("forward", "前向"),
     ("forward and backward", "前向和反向"),
     ("forward only", "只有前向"),
     ("forward ↔ backward", "前向 ↔ 反向"),
@@ -978,6 +1033,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache",
         "生成一步一步进行：第 t 步把 token t 投影一次，并把它的键和值写入 k_cache 和 v_cache 的第 t 行",
     ),
+    ("global memory, {pass}: {m} · {fl}", "全局内存，{pass}：{m} · {fl}"),
     (
         "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
         "跳转：123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
@@ -1098,6 +1154,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
     ("lr", "lr"),
+    (
+        "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m} (#{n})",
+        "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m}（#{n}）",
+    ),
     ("mask", "掩码"),
     (
         "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
@@ -1205,6 +1265,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "mha {n} rows, one per head, each summing to 1: {heads}",
         "mha 有 {n} 行，每个头一行，各自的和为 1：{heads}",
+    ),
+    (
+        "mha: stores {name}[{b},{h},{i},{j}] = {x} in {buf}[{off}] (#{n}), off = {formula} = {numbers}",
+        "mha：把 {name}[{b},{h},{i},{j}] = {x} 存在 {buf}[{off}]（#{n}），off = {formula} = {numbers}",
     ),
     ("missed most: {top}", "错得最多：{top}"),
     ("missing {arg}", "缺少 {arg}"),
@@ -1444,6 +1508,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("off", "偏移"),
     (
+        "on chip, flash: {reads} reads, {writes} writes; its score tile holds {tile} numbers at a time, where mha's {buf} holds {all}",
+        "片上，flash：{reads} 次读，{writes} 次写；其分数分块一次只存 {tile} 个数，而 mha 的 {buf} 存 {all} 个",
+    ),
+    (
         "one head: nothing to mix, but out = att skips the learned W_proj",
         "只有一个头：没有什么可混合的，但 out = att 跳过了学到的 W_proj",
     ),
@@ -1634,6 +1702,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "旋转位置编码：把 q 和 k 的每一对通道转过 t·θ_m",
     ),
     (
+        "row i={i} done: m = {m}, l = {l}; lse = m + ln l = {lse} (#{n}), to global memory",
+        "第 i={i} 行完成：m = {m}，l = {l}；lse = m + ln l = {lse}（#{n}），写入全局内存",
+    ),
+    (
         "row i={i}, b0 h0: correct [{good}] · mistaken [{bad}]",
         "第 i={i} 行，b0 h0：正确 [{good}] · 带错误 [{bad}]",
     ),
@@ -1646,6 +1718,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "s saves here, e exports layers beside it ({dir}/ is made then)",
         "s 保存到这里，e 把各层导出到它旁边（届时会建立 {dir}/）",
+    ),
+    (
+        "s_tile[{off}] = e^(S − m) = e^({s} − {m}) = {p} (#{n}), folded into l and acc, then overwritten",
+        "s_tile[{off}] = e^(S − m) = e^({s} − {m}) = {p}（#{n}），累加进 l 和 acc，随后被覆盖",
     ),
     (
         "save the checkpoint (atomically) to the path shown",
@@ -1675,6 +1751,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "scores × 1/√T = 1/√{T} = {st} instead of 1/√D = 1/√{D} = {sd}: each is √D/√T = {ratio} times the correct one",
         "分数 × 1/√T = 1/√{T} = {st}，而不是 1/√D = 1/√{D} = {sd}：每个分数都是正确值的 √D/√T = {ratio} 倍",
     ),
+    ("scroll the notes when they do not fit", "说明放不下时滚动"),
     (
         "scroll this list (PgDn / PgUp: a page, Home / End)",
         "滚动这个列表（PgDn / PgUp：一页，Home / End）",
@@ -1847,6 +1924,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "日志到此结束：没有可以预测的了",
     ),
     (
+        "the mask hides every pair of this tile: flash skips it, no read and no write; P = 0 ({why})",
+        "掩码遮住了本分块的每一对：flash 跳过它，不读也不写；P = 0（{why}）",
+    ),
+    (
         "the metadata's configuration (T={T} C={C} L={L} H={H} H_kv={H_kv}{state}) needs {need} bytes of tensors, but the file holds {data_len} bytes",
         "元数据的配置（T={T} C={C} L={L} H={H} H_kv={H_kv}{state}）需要 {need} 字节的张量，但文件里有 {data_len} 字节",
     ),
@@ -1921,6 +2002,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the run was not traced; explain needs the event log",
         "这次运行没有被追踪；explain 需要事件日志",
     ),
+    ("the same bits", "逐位相同"),
     (
         "the trace has no {what}; it does not hold the events this explanation needs",
         "trace 中没有 {what}；它不包含这个解释所需的事件",
@@ -1952,6 +2034,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("these keys", "这些按键"),
     ("these keys (when no path is typed)", "这些按键（没有输入路径时）"),
+    (
+        "they differ by {d} (float rounding: flash adds in another order)",
+        "相差 {d}（浮点舍入：flash 的求和顺序不同）",
+    ),
     (
         "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
         "这个元素：exp(-1e9 − max) = 0，所以 probs.data[{off}] = {p}（{place}）",
@@ -2355,6 +2441,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{variant} with {names} ({passes})", "{variant} 带 {names}（{passes}）"),
     ("{variant} {n} events", "{variant} {n} 个事件"),
+    (
+        "{v} {reads} reads, {writes} writes ({list})",
+        "{v} {reads} 次读，{writes} 次写（{list}）",
+    ),
     ("{what} \"{name}\" is listed twice", "{what} \"{name}\" 列出了两次"),
     (
         "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
@@ -2369,6 +2459,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "· \"{prompt}\" (T={t}) · layer {layer} of {layers} · {variant}",
         "· \"{prompt}\"（T={t}）· 第 {layer} 层，共 {layers} 层 · {variant}",
+    ),
+    (
+        "· PgDn/PgUp: lines {from}-{to} of {n} ",
+        "· PgDn/PgUp：第 {from}-{to} 行，共 {n} 行 ",
     ),
     (
         "· a byte-level GPT whose attention runs on the traced kernels",

@@ -41,6 +41,7 @@ mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;
 mod tui_app;
+mod tui_compare_flash;
 mod tui_gradcheck;
 #[cfg(unix)]
 mod tui_hostile;

@@ -19,6 +19,7 @@ fn committed_screenshots_match_the_app() {
         "quiz.svg",
         "gradcheck.svg",
         "compare.svg",
+        "compare_flash.svg",
         "help.svg",
     ] {
         assert!(names.contains(&required), "no {required} among {names:?}");

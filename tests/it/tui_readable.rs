@@ -342,7 +342,7 @@ fn the_menu_says_what_entries_1_to_3_open_and_w_goes_back_to_the_walkthrough() {
     for k in 0..9 {
         let text = screen(&a, 40, 12);
         assert!(
-            text.contains(menu::Item::ALL[k].label()),
+            text.contains(&menu::Item::ALL[k].label(&a.walk)),
             "entry {} in view\n{text}",
             k + 1
         );

@@ -1,7 +1,11 @@
 //! Two kernels side by side on the same input, phase by phase: baseline and MHA (where the same
-//! (i, j) lives in each layout, the two scales, and how H probability rows replace one), or, for
-//! a scenario that traces grouped-query attention, MHA and GQA (which key/value head each query
-//! head reads, and the memory the shared heads save).
+//! (i, j) lives in each layout, the two scales, and how H probability rows replace one); for a
+//! scenario that traces grouped-query attention, MHA and GQA (which key/value head each query
+//! head reads, and the memory the shared heads save); for one that traces FlashAttention, MHA
+//! and flash (the same `P[i,j]` stored by one and never stored by the other, and the global
+//! traffic of each: see [`flash`]).
+
+pub mod flash;
 
 use crate::format::phase_title;
 use crate::formula::{sizes, substitute};
@@ -25,6 +29,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("↑  /  ↓", msg!("query i − 1 / + 1")),
     ("h, Tab", msg!("next head")),
     ("b", msg!("next batch item")),
+    ("PgDn  /  PgUp", msg!("scroll the notes when they do not fit")),
     (
         "Enter",
         msg!("open the tracer (MHA) at the event that writes this element"),
@@ -49,6 +54,11 @@ pub struct Compare {
     /// Index into the phases both traces have.
     pub phase: usize,
     pub element: Element,
+    /// First line of the notes shown, when they are longer than their panel.
+    pub scroll: usize,
+    /// MHA beside flash: the element's events in flash's log and both runs' traffic, found
+    /// once per element rather than on every frame.
+    pub flash: Option<flash::Facts>,
 }
 
 /// What the app should do after a key.
@@ -69,31 +79,38 @@ impl Compare {
             i: walk.shape.s.saturating_sub(1),
             j: 0,
         });
-        Compare {
+        let mut compare = Compare {
             walk,
             phase: 0,
             element,
-        }
+            scroll: 0,
+            flash: None,
+        };
+        compare.refresh();
+        compare
     }
 
-    /// The two kernels compared, left and right: MHA and GQA when both are traced, else the
-    /// baseline and MHA.
+    /// The two kernels compared, left and right.
     pub fn pair(&self) -> (Variant, Variant) {
-        let traced = |v| self.walk.trace(v).is_some();
-        if traced(Variant::Mha) && traced(Variant::Gqa) {
-            (Variant::Mha, Variant::Gqa)
-        } else {
-            (Variant::Baseline, Variant::Mha)
-        }
+        pair_of(&self.walk)
     }
 
-    /// Phases recorded by both variants.
+    /// Phases recorded by both variants. MHA beside flash has two: softmax (where MHA stores
+    /// `P`, and flash's forward loop folds it into `m`, `l` and `acc`) and softmax backward
+    /// (MHA's stored `dS`, flash's recomputed one).
     pub fn phases(&self) -> Vec<(Phase, Buf)> {
         let (left, right) = self.pair();
         let (Some(a), Some(b)) = (self.walk.trace(left), self.walk.trace(right)) else {
             return Vec::new();
         };
         let has = |t: &Trace, p: Phase| t.phases.iter().any(|&(s, q)| q == p && (s as usize) < t.len());
+        if right == Variant::Flash {
+            return flash::PHASES
+                .iter()
+                .filter(|&&(p, _, f)| has(a, p) && has(b, f))
+                .map(|&(p, buf, _)| (p, buf))
+                .collect();
+        }
         PHASES
             .iter()
             .copied()
@@ -101,13 +118,30 @@ impl Compare {
             .collect()
     }
 
+    /// Finds again what depends on the element (flash's events of the pair).
+    fn refresh(&mut self) {
+        if self.pair().1 == Variant::Flash {
+            let traffic = self.flash.take().map(|f| f.traffic);
+            self.flash = flash::Facts::new(&self.walk, self.element, traffic);
+        }
+    }
+
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         let sh = self.walk.shape;
         let n = self.phases().len();
         let e = &mut self.element;
         match key.code {
-            KeyCode::Char(']') | KeyCode::Char('n') if n > 0 => self.phase = (self.phase + 1) % n,
-            KeyCode::Char('[') | KeyCode::Char('p') if n > 0 => self.phase = (self.phase + n - 1) % n,
+            KeyCode::Char(']') | KeyCode::Char('n') if n > 0 => {
+                self.phase = (self.phase + 1) % n;
+                self.scroll = 0;
+            }
+            KeyCode::Char('[') | KeyCode::Char('p') if n > 0 => {
+                self.phase = (self.phase + n - 1) % n;
+                self.scroll = 0;
+            }
+            // render keeps the last page in view
+            KeyCode::PageDown => self.scroll += 5,
+            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(5),
             KeyCode::Left => e.j = e.j.saturating_sub(1),
             KeyCode::Right => e.j = (e.j + 1).min(sh.t - 1),
             KeyCode::Up => e.i = e.i.saturating_sub(1),
@@ -126,12 +160,16 @@ impl Compare {
             KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
             _ => {}
         }
+        self.refresh();
         Outcome::Stay
     }
 
     /// The event in `phase` of `variant` that writes the element's cell its final value there
     /// (the normalised probability, not softmax's intermediate exponential), or the phase's first.
-    fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
+    pub fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
+        if variant == Variant::Flash {
+            return self.flash.as_ref()?.event_of(phase, self.walk.trace(variant)?);
+        }
         let trace = self.walk.trace(variant)?;
         let k = trace.phases.iter().position(|&(_, p)| p == phase)?;
         let range = trace.span_range(k);
@@ -160,29 +198,67 @@ impl Compare {
     }
 }
 
+/// The two kernels a scenario's Compare puts side by side, left and right: MHA and GQA, or MHA
+/// and flash, when both are traced; else the baseline and MHA.
+pub fn pair_of(walk: &Walk) -> (Variant, Variant) {
+    let traced = |v| walk.trace(v).is_some();
+    if traced(Variant::Mha) && traced(Variant::Gqa) {
+        (Variant::Mha, Variant::Gqa)
+    } else if traced(Variant::Mha) && traced(Variant::Flash) {
+        (Variant::Mha, Variant::Flash)
+    } else {
+        (Variant::Baseline, Variant::Mha)
+    }
+}
+
+/// The menu's words for Compare on this scenario: `Compare baseline and MHA`.
+pub fn menu_label(walk: &Walk) -> String {
+    let (left, right) = pair_of(walk);
+    tr!(
+        "Compare {left} and {right}",
+        left = title_name(left),
+        right = title_name(right)
+    )
+}
+
 pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let t = theme;
     let phases = st.phases();
     let (left_v, right_v) = st.pair();
     let Some(&(phase, buf)) = phases.get(st.phase.min(phases.len().saturating_sub(1))) else {
-        let msg = tr!("Compare needs a scenario that traces both baseline and mha (or mha and gqa).");
+        let msg = tr!(
+            "Compare needs a scenario that traces two kernels it can pair: baseline and mha, mha and gqa, or mha and flash."
+        );
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     };
-    let lines = explain(st, phase, buf);
+    let flash = right_v == Variant::Flash;
+    let lines = if flash {
+        flash::notes(st, phase)
+    } else {
+        explain(st, phase, buf)
+    };
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
-    let notes_h: usize = lines
+    // the notes wrapped here, so that they can scroll when the two sides need the room
+    let wrapped: Vec<String> = lines
         .iter()
-        .map(|l| {
+        .flat_map(|l| {
             let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-            crate::tui::widgets::wrap(&text, inner_w).len().max(1)
+            let mut w = crate::tui::widgets::wrap(&text, inner_w);
+            if w.is_empty() {
+                w.push(String::new());
+            }
+            w
         })
-        .sum::<usize>()
-        + 2;
+        .collect();
     // the header as much of it as fits, never cut: the element is kept over the phase's formula
     let e = st.element;
     let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
-    let what = phase_title(phase, &st.walk.mask);
+    let what = if flash {
+        flash::stage_title(phase)
+    } else {
+        phase_title(phase, &st.walk.mask)
+    };
     let title = tr!(
         " Compare {left} and {right}",
         left = title_name(left_v),
@@ -211,6 +287,11 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
         tr!(" ]/[ · ←→ · ↑↓ · h · Enter · ? keys").to_string(),
     ];
     let hint_lines = bar::status(&[String::new()], &hints, false, area.width);
+    // the sides keep at least eight lines (a header and a few rows each); the notes get the rest
+    let room = area.height.saturating_sub(header.len() as u16 + 1 + 8).max(3) as usize;
+    let notes_h = (wrapped.len() + 2).min(room);
+    let shown = notes_h.saturating_sub(2);
+    let first = st.scroll.min(wrapped.len().saturating_sub(shown));
     let [head, body, notes, hint] = Layout::vertical([
         Constraint::Length(header.len() as u16),
         Constraint::Fill(1),
@@ -228,21 +309,40 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     frame.render_widget(Paragraph::new(head_lines), head);
     let [left, right] = Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(body);
     side(frame, left, st, left_v, phase, buf, t);
-    side(frame, right, st, right_v, phase, buf, t);
+    if flash {
+        flash::side(frame, right, st, phase, t);
+    } else {
+        side(frame, right, st, right_v, phase, buf, t);
+    }
+    let mut notes_title = if flash {
+        tr!(" same element, two kernels ").to_string()
+    } else {
+        tr!(" same element, two layouts ").to_string()
+    };
+    if shown < wrapped.len() {
+        notes_title.push_str(&tr!(
+            "· PgDn/PgUp: lines {from}-{to} of {n} ",
+            from = first + 1,
+            to = first + shown,
+            n = wrapped.len()
+        ));
+    }
+    let visible: Vec<Line> = wrapped[first..(first + shown).min(wrapped.len())]
+        .iter()
+        .map(|l| Line::from(l.clone()))
+        .collect();
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(tr!(" same element, two layouts "))),
+        Paragraph::new(visible).block(Block::bordered().title(notes_title)),
         notes,
     );
     let text = hint_lines.first().map_or(String::new(), |l| l.1.clone());
     frame.render_widget(Paragraph::new(Span::styled(text, t.dim())), hint);
 }
 
-/// `baseline`, `MHA`, `GQA`: a kernel as a title names it.
+/// `baseline`, `MHA`, `GQA`, `flash`: a kernel as a title names it.
 fn title_name(v: Variant) -> String {
     match v {
-        Variant::Baseline => "baseline".to_string(),
+        Variant::Baseline | Variant::Flash => v.name().to_string(),
         other => other.name().to_uppercase(),
     }
 }

@@ -57,11 +57,12 @@ impl Item {
         Item::Quit,
     ];
 
-    pub fn label(self) -> &'static str {
-        match self {
+    /// The entry's words; Compare names the two kernels it puts side by side on `walk`.
+    pub fn label(self, walk: &Walk) -> String {
+        let text: &str = match self {
+            Item::Compare => return super::compare::menu_label(walk),
             Item::Baseline => tr!("Step through baseline attention"),
             Item::Mha => tr!("Step through multi-head attention"),
-            Item::Compare => tr!("Compare baseline and MHA"),
             Item::Open => tr!("Open scenario…"),
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
@@ -70,7 +71,8 @@ impl Item {
             Item::Help => tr!("Help"),
             Item::Quit => tr!("Quit"),
             Item::Builtin => tr!("Back to the built-in walkthrough"),
-        }
+        };
+        text.to_string()
     }
 
     fn about(self) -> &'static str {
@@ -80,7 +82,9 @@ impl Item {
                 tr!("H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.")
             }
             Item::Compare => {
-                tr!("The same input through both kernels, phase by phase: where each (i, j) lives, and the scales.")
+                tr!(
+                    "The same input through two kernels, phase by phase: baseline and MHA (layouts, scales), MHA and GQA, or MHA and flash (P stored or never stored, and the traffic)."
+                )
             }
             Item::Open => tr!("Pick a shipped scenario from scenarios/ or type the path of your own."),
             Item::Train => tr!("Train a tiny GPT, watch it learn, then trace its attention."),
@@ -264,7 +268,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         .skip(a.first)
         .take(rows)
         .map(|(k, item)| {
-            let text = format!(" {} {}", (k + 1) % 10, pad(item.label(), 40));
+            let text = format!(" {} {}", (k + 1) % 10, pad(&item.label(walk), 40));
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
