@@ -236,8 +236,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " ↑/↓ 选择 · Enter 打开 · ← 上一级文件夹 · ? 按键 · Esc 返回",
     ),
     (
-        " ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back",
-        " ↑/↓ 字段 · 输入以编辑 · Delete 清空 · ←/→ 数据集 · Enter 开始 · Esc 返回",
+        " ↑/↓ field · type to edit · Delete clears · ←/→ choose · Enter start · Esc back",
+        " ↑/↓ 字段 · 输入以编辑 · Delete 清空 · ←/→ 选择 · Enter 开始 · Esc 返回",
     ),
     (
         " ↑↓ choose · Enter open · ← up · ? keys",
@@ -281,10 +281,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (", rope {pairs} base {base}", "，rope {pairs} base {base}"),
     (", turned back by its negative", "，反向时转过它的相反数"),
     (", with optimizer state", "，含优化器状态"),
-    (
-        "--attention flash needs as many key/value heads as heads (--kv-heads {kv}, --heads {h}): flash runs on the MHA layout",
-        "--attention flash 要求键/值头数等于头数（--kv-heads {kv}，--heads {h}）：flash 按 MHA 的布局运行",
-    ),
     (
         "--batch must be 1..=4096, got {n}",
         "--batch 必须在 1..=4096 之间，实际是 {n}",
@@ -568,6 +564,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "两次运行的 att 最多相差 {diff}",
     ),
     ("attention map", "注意力图"),
+    ("attn", "注意力"),
     (
         "attn-trace: enlarge the terminal (q quits)",
         "attn-trace：请把终端放大（q 退出）",
@@ -963,6 +960,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "flash 逐个 tile 地计算整个序列，没有逐个 token 的解码循环：请删掉 decode，或者从 [run].variants 中删掉 \"flash\"",
     ),
     (
+        "flash needs as many key/value heads as heads (H_kv = {kv}, H = {h}): it runs on the MHA layout",
+        "flash 要求键/值头数等于头数（H_kv = {kv}，H = {h}）：它按 MHA 的布局运行",
+    ),
+    (
         "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l",
         "flash：逐块计算 S = Q·Kᵀ/√d，在线 softmax，att = acc/l",
     ),
@@ -1242,6 +1243,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("must be 1..={max}, got {n}", "必须在 1..={max} 内，实际是 {n}"),
     ("must be 1..={max}, got {v}", "必须在 1..={max} 之间，实际是 {v}"),
     ("must be in (0, {max}], got {lr}", "必须在 (0, {max}] 之间，实际是 {lr}"),
+    (
+        "must be naive or flash, got {name}",
+        "必须是 naive 或 flash，收到的是 {name}",
+    ),
     (
         "must be none, interleaved or half, got {name}",
         "必须是 none、interleaved 或 half，收到的是 {name}",
@@ -2400,6 +2405,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "←/→ kernels · copy · reverse · sort, or type a file path",
         "←/→ kernels · copy · reverse · sort，或者输入文件路径",
     ),
+    ("←/→ naive · flash (tiled)", "←/→ naive · flash（分块）"),
     ("←/→ none · interleaved · half", "←/→ none · interleaved · half"),
     (
         "↑/↓ choose · Enter open · ? keys · q quit",

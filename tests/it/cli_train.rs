@@ -259,7 +259,7 @@ fn bad_arguments_exit_2_with_a_clear_message() {
             "--dataset",
             "copy",
         ],
-        "--attention flash needs as many key/value heads as heads (--kv-heads 2, --heads 4)",
+        "--attention flash needs as many key/value heads as heads (H_kv = 2, H = 4): it runs on the MHA layout",
     );
     fails(
         d,
