@@ -417,6 +417,19 @@ fn a_flash_run_from_the_form_trains_the_flash_kernel() {
     key(&mut app, KeyCode::Enter);
     assert!(train(&app).session.is_none(), "nothing starts");
     assert_eq!(train(&app).form.focus, Field::Attention as usize);
+    // and Trainer, given such a model directly, refuses it with the same words
+    let grouped = Spec {
+        config: Config {
+            n_kv_heads: Some(1),
+            ..spec.config
+        },
+        ..spec.clone()
+    };
+    let err = worker::trainer(&grouped)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains(want), "{err}");
     // a kernel's name is all the field takes
     set_field(&mut app, Field::Attention, "tiled");
     let err = train(&app).form.check().errors[Field::Attention as usize].clone();
