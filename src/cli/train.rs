@@ -4,7 +4,7 @@
 use super::{CliError, quiet_pipe, whole};
 use attn_trace::kernels::rope::Pairs;
 use attn_trace::model::gpt::Attention;
-use attn_trace::model::spec::parse_rope;
+use attn_trace::model::spec::{parse_attention, parse_rope};
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
@@ -122,6 +122,7 @@ fn flag(setting: Setting) -> &'static str {
         Setting::Heads => "--heads",
         Setting::KvHeads => "--kv-heads",
         Setting::Rope => "--rope",
+        Setting::Attention => "--attention",
         Setting::Batch => "--batch",
         Setting::Steps => "--steps",
         Setting::Lr => "--lr",
@@ -136,7 +137,12 @@ fn flag_error(e: SpecError) -> CliError {
 /// The model's configuration from the flags, or the checkpoint's when resuming (then a flag
 /// that disagrees with it is an error), checked with the rest of the settings by the validator
 /// the train form uses.
-fn config(args: &Args, rope: Option<Option<Pairs>>, loaded: Option<&Config>) -> Result<Config, CliError> {
+fn config(
+    args: &Args,
+    rope: Option<Option<Pairs>>,
+    attention: Attention,
+    loaded: Option<&Config>,
+) -> Result<Config, CliError> {
     let flags = [
         ("--seq", "seq_len", args.seq),
         ("--dmodel", "d_model", args.dmodel),
@@ -182,6 +188,7 @@ fn config(args: &Args, rope: Option<Option<Pairs>>, loaded: Option<&Config>) -> 
         }
     };
     TrainSpec {
+        attention,
         batch: Some(args.batch),
         steps: Some(args.steps),
         lr: args.lr,
@@ -252,6 +259,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read
     let rope = args.rope.as_deref().map(parse_rope).transpose().map_err(flag_error)?;
+    let attention = parse_attention(&args.attention).map_err(flag_error)?;
     TrainSpec {
         seq_len: args.seq,
         d_model: args.dmodel,
@@ -259,6 +267,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         n_heads: args.heads,
         n_kv_heads: args.kv_heads,
         rope: rope.flatten(),
+        attention,
         batch: Some(args.batch),
         steps: Some(args.steps),
         lr: args.lr,
@@ -272,7 +281,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(path) => Some(load_checkpoint("--load", path)?),
         None => None,
     };
-    let cfg = config(&args, rope, loaded.as_ref().map(|l| &l.model.config))?;
+    let cfg = config(&args, rope, attention, loaded.as_ref().map(|l| &l.model.config))?;
     // resuming at the checkpoint's learning rate: held to the same range as --lr
     if let (Some(path), Some(st), None) = (&args.load, loaded.as_ref().and_then(|l| l.state.as_ref()), args.lr) {
         let spec = TrainSpec {
@@ -289,23 +298,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     let data = dataset(args.data.as_deref(), args.dataset.as_deref(), cfg.seq_len)?;
     let mut trainer = match loaded {
-        Some(l) => Trainer::resume(l, data, args.batch, args.lr, args.seed),
-        None => TinyGpt::new(cfg, args.seed)
-            .and_then(|m| Trainer::new(m, data, args.batch, args.lr.unwrap_or(3e-4), args.seed)),
+        Some(mut l) => {
+            l.model.attention = attention;
+            Trainer::resume(l, data, args.batch, args.lr, args.seed)
+        }
+        None => TinyGpt::new(cfg, args.seed).and_then(|mut m| {
+            m.attention = attention;
+            Trainer::new(m, data, args.batch, args.lr.unwrap_or(3e-4), args.seed)
+        }),
     }
     .map_err(|e| bad(e.to_string()))?;
-    if args.attention == "flash" {
-        // flash's loop reads one key/value head per query head (the MHA layout)
-        let c = &trainer.model.config;
-        if c.kv_heads() != c.n_heads {
-            return Err(bad(tr!(
-                "--attention flash needs as many key/value heads as heads (--kv-heads {kv}, --heads {h}): flash runs on the MHA layout",
-                kv = c.kv_heads(),
-                h = c.n_heads
-            )));
-        }
-        trainer.model.attention = Attention::FLASH;
-    }
 
     // Ctrl-C, SIGTERM or SIGHUP stop training between two steps (and the run is saved); a
     // second one ends the process at once

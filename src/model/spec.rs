@@ -2,7 +2,7 @@
 //! form and [`Trainer`](super::Trainer): the same ranges and the same messages wherever a run is
 //! configured, so the command line refuses exactly what the form refuses.
 
-use super::gpt::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
+use super::gpt::{Attention, Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
 use super::trainer::MAX_BATCH;
 use crate::kernels::rope::Pairs;
 use crate::tr;
@@ -22,6 +22,7 @@ pub enum Setting {
     Heads,
     KvHeads,
     Rope,
+    Attention,
     Batch,
     Steps,
     Lr,
@@ -37,6 +38,7 @@ impl Setting {
             Setting::Heads => "n_heads",
             Setting::KvHeads => "n_kv_heads",
             Setting::Rope => "rope",
+            Setting::Attention => "attention",
             Setting::Batch => "batch",
             Setting::Steps => "steps",
             Setting::Lr => "lr",
@@ -70,6 +72,8 @@ pub struct TrainSpec {
     pub n_kv_heads: Option<usize>,
     /// Rotary positions; `None`: none.
     pub rope: Option<Pairs>,
+    /// The attention kernel; flash needs one key/value head per query head.
+    pub attention: Attention,
     pub batch: Option<usize>,
     pub steps: Option<u64>,
     pub lr: Option<f32>,
@@ -187,6 +191,20 @@ impl TrainSpec {
                 ),
             );
         }
+        // flash's loop reads one key/value head per query head (the MHA layout)
+        if let (Attention::Flash(_), Some(h), Some(kv)) = (self.attention, self.n_heads, self.n_kv_heads)
+            && kv != h
+        {
+            bad(
+                &mut out,
+                Setting::Attention,
+                tr!(
+                    "flash needs as many key/value heads as heads (H_kv = {kv}, H = {h}): it runs on the MHA layout",
+                    kv,
+                    h
+                ),
+            );
+        }
         if out.is_empty()
             && let (Some(config), Some(b)) = (self.config(), self.batch)
         {
@@ -250,6 +268,19 @@ pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
     }
 }
 
+/// The attention kernel named on the command line or in the train form: `naive` or `flash`
+/// ([`Attention::FLASH`]'s tiles). The error reads after the setting's name.
+pub fn parse_attention(text: &str) -> Result<Attention, SpecError> {
+    match text.trim() {
+        "naive" => Ok(Attention::Naive),
+        "flash" => Ok(Attention::FLASH),
+        name => Err(SpecError {
+            setting: Setting::Attention,
+            msg: tr!("must be naive or flash, got {name}", name = format!("{name:?}")),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,5 +321,53 @@ mod tests {
         let e = huge.validate().unwrap_err();
         assert_eq!(e.setting, Setting::Batch);
         assert!(e.msg.starts_with("is too large for memory"), "{e}");
+    }
+
+    #[test]
+    fn flash_needs_one_key_value_head_per_head() {
+        let ok = TrainSpec {
+            n_heads: Some(4),
+            d_model: Some(32),
+            attention: Attention::FLASH,
+            ..TrainSpec::default()
+        };
+        // no kv heads given: one per head; as many given: the same
+        assert_eq!(ok.validate(), Ok(()));
+        assert_eq!(
+            TrainSpec {
+                n_kv_heads: Some(4),
+                ..ok
+            }
+            .validate(),
+            Ok(())
+        );
+        let grouped = TrainSpec {
+            n_kv_heads: Some(2),
+            ..ok
+        };
+        let e = grouped.validate().unwrap_err();
+        assert_eq!(e.setting, Setting::Attention);
+        assert_eq!(
+            e.to_string(),
+            "attention flash needs as many key/value heads as heads (H_kv = 2, H = 4): it runs on the MHA layout"
+        );
+        // the naive kernels run grouped heads
+        assert_eq!(
+            TrainSpec {
+                attention: Attention::Naive,
+                ..grouped
+            }
+            .validate(),
+            Ok(())
+        );
+        // heads unknown (resuming without --heads): nothing to compare yet
+        assert_eq!(
+            TrainSpec {
+                n_heads: None,
+                ..grouped
+            }
+            .validate(),
+            Ok(())
+        );
     }
 }

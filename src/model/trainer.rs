@@ -101,6 +101,7 @@ impl Trainer {
         check_spec(TrainSpec {
             batch: Some(batch),
             lr: Some(opt.lr),
+            attention: model.attention,
             ..TrainSpec::of_config(&model.config)
         })?;
         if data.train.len() <= t || data.val.len() <= t {
@@ -249,6 +250,7 @@ pub fn eval_loss(model: &TinyGpt, bytes: &[u8], batch: usize) -> Result<EvalResu
     let batch = batch.clamp(1, windows);
     check_spec(TrainSpec {
         batch: Some(batch),
+        attention: model.attention,
         ..TrainSpec::of_config(&model.config)
     })?;
     let mut work = Workspace::new(model, batch, t);

@@ -155,6 +155,20 @@ fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
         &["train", "--load", "g.safetensors", "--rope", "interleaved"],
         "--rope interleaved does not match the checkpoint's rope half",
     );
+    // resuming a grouped checkpoint on flash: the checkpoint's heads are checked as the flags are
+    fails(
+        d,
+        &[
+            "train",
+            "--load",
+            "g.safetensors",
+            "--dataset",
+            "sort",
+            "--attention",
+            "flash",
+        ],
+        "--attention flash needs as many key/value heads as heads (H_kv = 2, H = 4): it runs on the MHA layout",
+    );
     let out = cmd()
         .current_dir(d)
         .args([
@@ -259,7 +273,7 @@ fn bad_arguments_exit_2_with_a_clear_message() {
             "--dataset",
             "copy",
         ],
-        "--attention flash needs as many key/value heads as heads (--kv-heads 2, --heads 4)",
+        "--attention flash needs as many key/value heads as heads (H_kv = 2, H = 4): it runs on the MHA layout",
     );
     fails(
         d,

@@ -8,6 +8,7 @@ use assert_cmd::Command;
 use attn_trace::engine;
 use attn_trace::kernels::Variant;
 use attn_trace::kernels::rope::Pairs;
+use attn_trace::model::gpt::Attention;
 use attn_trace::model::{Config, TinyGpt, Trainer};
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op};
@@ -208,6 +209,7 @@ fn replay_spec() -> Spec {
             n_heads: 4,
             ..Config::default()
         },
+        attention: Attention::Naive,
         source: Source::Builtin("copy".into()),
         batch: 16,
         steps: 3000,
@@ -354,6 +356,84 @@ fn a_grouped_rotated_run_from_the_form() {
     direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
     assert_eq!(train(&app).progress().unwrap().losses, losses);
     assert_eq!(direct.model.config.rope, Some(Pairs::Interleaved));
+}
+
+#[test]
+fn a_flash_run_from_the_form_trains_the_flash_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = menu_to_train(120, 40);
+    tiny_form(&mut app, 12, &dir.path().join("f.safetensors"));
+    // the attention field cycles naive → flash → naive with →, and back with ←
+    set_field(&mut app, Field::Attention, "naive");
+    key(&mut app, KeyCode::Right);
+    assert_eq!(train(&app).form.value(Field::Attention), "flash");
+    key(&mut app, KeyCode::Right);
+    assert_eq!(train(&app).form.value(Field::Attention), "naive");
+    key(&mut app, KeyCode::Left);
+    assert_eq!(train(&app).form.value(Field::Attention), "flash");
+    let spec = train(&app).form.check().spec.expect("valid");
+    assert_eq!(spec.attention, Attention::FLASH);
+    key(&mut app, KeyCode::Enter);
+    tick_until(&mut app, "the run to finish", |a| {
+        train(a).progress().is_some_and(|p| p.is_done())
+    });
+    let screen = draw(&app, 120, 40);
+    assert!(
+        screen.contains("· copy · L1 C16 H2 flash T12 B4 lr 0.003 ·"),
+        "{screen}"
+    );
+    let p = train(&app).progress().unwrap();
+    assert_eq!(
+        p.model.as_deref().map(|m| m.attention),
+        Some(Attention::FLASH),
+        "the run's model trained with the flash kernel"
+    );
+    // the same settings trained directly on the flash kernel: the same losses, bit for bit
+    let losses_of = |attention: Attention| {
+        let mut model = TinyGpt::new(spec.config, spec.seed).unwrap();
+        model.attention = attention;
+        let mut direct = Trainer::new(model, Source::Builtin("copy".into()).load(12).unwrap(), 4, 3e-3, 7).unwrap();
+        let mut losses = Vec::new();
+        direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
+        losses
+    };
+    let flash = losses_of(Attention::FLASH);
+    let bits = |l: &[f32]| l.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    assert_eq!(bits(&p.losses), bits(&flash));
+    // and not the naive kernel's: the two round differently
+    assert_ne!(bits(&p.losses), bits(&losses_of(Attention::Naive)));
+
+    // flash with grouped key/value heads: refused in the form with the validator's message
+    let mut app = menu_to_train(120, 40);
+    tiny_form(&mut app, 12, &dir.path().join("g.safetensors"));
+    set_field(&mut app, Field::KvHeads, "1");
+    set_field(&mut app, Field::Attention, "flash");
+    let checked = train(&app).form.check();
+    let want = "flash needs as many key/value heads as heads (H_kv = 1, H = 2): it runs on the MHA layout";
+    assert_eq!(checked.errors[Field::Attention as usize].as_deref(), Some(want));
+    assert!(checked.spec.is_none());
+    let screen = draw(&app, 120, 40);
+    assert!(screen.contains("✗ flash needs as many"), "{screen}");
+    key(&mut app, KeyCode::Enter);
+    assert!(train(&app).session.is_none(), "nothing starts");
+    assert_eq!(train(&app).form.focus, Field::Attention as usize);
+    // and Trainer, given such a model directly, refuses it with the same words
+    let grouped = Spec {
+        config: Config {
+            n_kv_heads: Some(1),
+            ..spec.config
+        },
+        ..spec.clone()
+    };
+    let err = worker::trainer(&grouped)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains(want), "{err}");
+    // a kernel's name is all the field takes
+    set_field(&mut app, Field::Attention, "tiled");
+    let err = train(&app).form.check().errors[Field::Attention as usize].clone();
+    assert_eq!(err.as_deref(), Some("must be naive or flash, got \"tiled\""));
 }
 
 /// The whole loop: train from the form, check what the screen shows against a trainer run

@@ -10,8 +10,9 @@ pub mod worker;
 
 use crate::input::{human_bytes, kind_of};
 use crate::model::Origin;
+use crate::model::gpt::Attention;
 use crate::model::gpt::Layout;
-use crate::model::spec::parse_rope;
+use crate::model::spec::{parse_attention, parse_rope};
 use crate::model::{BUILTIN, Dataset, Setting, TinyGpt, TrainSpec, data};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{cols, cut_start, pad};
@@ -35,6 +36,7 @@ pub enum Field {
     Heads,
     KvHeads,
     Rope,
+    Attention,
     Seq,
     Batch,
     Steps,
@@ -44,10 +46,13 @@ pub enum Field {
 }
 
 /// The form's fields, one slot each.
-const FIELDS: usize = 12;
+const FIELDS: usize = 13;
 
 /// The rotations the rope field cycles through with ←/→.
 const ROPES: [&str; 3] = ["none", "interleaved", "half"];
+
+/// The attention kernels the attention field cycles through with ←/→.
+const ATTENTIONS: [&str; 2] = ["naive", "flash"];
 
 impl Field {
     pub const ALL: [Field; FIELDS] = [
@@ -57,6 +62,7 @@ impl Field {
         Field::Heads,
         Field::KvHeads,
         Field::Rope,
+        Field::Attention,
         Field::Seq,
         Field::Batch,
         Field::Steps,
@@ -73,6 +79,7 @@ impl Field {
             Field::Heads => tr!("heads"),
             Field::KvHeads => tr!("kv heads"),
             Field::Rope => tr!("rope"),
+            Field::Attention => tr!("attn"),
             Field::Seq => tr!("seq"),
             Field::Batch => tr!("batch"),
             Field::Steps => tr!("steps"),
@@ -90,6 +97,7 @@ impl Field {
             Field::Heads => tr!("H, divides d_model (1: baseline kernel's math, more: MHA)"),
             Field::KvHeads => tr!("H_kv: divides H (empty: H)"),
             Field::Rope => tr!("←/→ none · interleaved · half"),
+            Field::Attention => tr!("←/→ naive · flash (tiled)"),
             Field::Seq => tr!("T, tokens of context"),
             Field::Batch => tr!("B, sequences per step"),
             Field::Steps => tr!("optimizer steps"),
@@ -109,6 +117,7 @@ impl Field {
             Field::Heads => "4",
             Field::KvHeads => "",
             Field::Rope => "none",
+            Field::Attention => "naive",
             Field::Seq => "24",
             Field::Batch => "16",
             Field::Steps => "3000",
@@ -132,6 +141,7 @@ fn field_of(setting: Setting) -> Field {
         Setting::Heads => Field::Heads,
         Setting::KvHeads => Field::KvHeads,
         Setting::Rope => Field::Rope,
+        Setting::Attention => Field::Attention,
         Setting::Batch => Field::Batch,
         Setting::Steps => Field::Steps,
         Setting::Lr => Field::Lr,
@@ -229,6 +239,13 @@ impl Form {
                 None
             }
         };
+        let attention = match parse_attention(self.value(Field::Attention)) {
+            Ok(a) => a,
+            Err(e) => {
+                err(Field::Attention, e.msg);
+                Attention::Naive
+            }
+        };
         let seq = whole(Field::Seq, &mut err);
         let batch = whole(Field::Batch, &mut err);
         let steps = whole(Field::Steps, &mut err).map(|s| s as u64);
@@ -253,6 +270,7 @@ impl Form {
             n_heads: heads,
             n_kv_heads: kv_heads,
             rope,
+            attention,
             batch,
             steps,
             lr,
@@ -304,6 +322,7 @@ impl Form {
             {
                 Some(Spec {
                     config,
+                    attention,
                     source,
                     batch,
                     steps,
@@ -322,6 +341,18 @@ impl Form {
         }
     }
 
+    /// Field `f` set to the next (or previous) of `names` after its value; the first when its
+    /// value is none of them.
+    fn cycle(&mut self, f: Field, names: &[&str], forward: bool) {
+        let k = names.iter().position(|&name| name == self.value(f).trim());
+        let next = match (k, forward) {
+            (Some(k), true) => (k + 1) % names.len(),
+            (Some(k), false) => (k + names.len() - 1) % names.len(),
+            (None, _) => 0,
+        };
+        self.set(f, names[next]);
+    }
+
     fn key(&mut self, key: KeyEvent) -> FormKey {
         let n = Field::ALL.len() + 1;
         let field = Field::ALL.get(self.focus).copied();
@@ -332,22 +363,13 @@ impl Form {
             KeyCode::Down | KeyCode::Tab => self.focus = (self.focus + 1) % n,
             KeyCode::Left | KeyCode::Right if field == Some(Field::Dataset) => {
                 let names: Vec<&str> = BUILTIN.iter().map(|(name, _)| *name).collect();
-                let k = names.iter().position(|&name| name == self.value(Field::Dataset).trim());
-                let next = match (k, key.code == KeyCode::Right) {
-                    (Some(k), true) => (k + 1) % names.len(),
-                    (Some(k), false) => (k + names.len() - 1) % names.len(),
-                    (None, _) => 0,
-                };
-                self.set(Field::Dataset, names[next]);
+                self.cycle(Field::Dataset, &names, key.code == KeyCode::Right);
             }
             KeyCode::Left | KeyCode::Right if field == Some(Field::Rope) => {
-                let k = ROPES.iter().position(|&name| name == self.value(Field::Rope).trim());
-                let next = match (k, key.code == KeyCode::Right) {
-                    (Some(k), true) => (k + 1) % ROPES.len(),
-                    (Some(k), false) => (k + ROPES.len() - 1) % ROPES.len(),
-                    (None, _) => 0,
-                };
-                self.set(Field::Rope, ROPES[next]);
+                self.cycle(Field::Rope, &ROPES, key.code == KeyCode::Right);
+            }
+            KeyCode::Left | KeyCode::Right if field == Some(Field::Attention) => {
+                self.cycle(Field::Attention, &ATTENTIONS, key.code == KeyCode::Right);
             }
             KeyCode::Backspace => {
                 if let Some(f) = field {
@@ -1057,7 +1079,12 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
             lines.push(Line::from(spans));
         }
     }
-    lines.push(Line::from(""));
+    // a blank line above the Start button when the form leaves room for the two lines about
+    // the data and the model under it: the fields, the blank, Start, 2 borders, the title, 2
+    // lines about and the status (at 24 rows there is no room for it)
+    if area.height as usize >= lines.len() + 8 {
+        lines.push(Line::from(""));
+    }
     let start_focused = form.focus == Field::ALL.len();
     let ready = checked.spec.is_some();
     lines.push(Line::from(vec![
@@ -1132,7 +1159,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         info.push(Line::styled(text, t.dim()));
     }
     frame.render_widget(Paragraph::new(info).wrap(Wrap { trim: false }), about);
-    let hints = tr!(" ↑/↓ field · type to edit · Delete clears · ←/→ dataset · Enter start · Esc back");
+    let hints = tr!(" ↑/↓ field · type to edit · Delete clears · ←/→ choose · Enter start · Esc back");
     let line = match &st.message {
         Some(m) => Line::styled(format!(" {m}"), t.status().patch(t.key())),
         None => Line::styled(hints, t.status()),
@@ -1171,7 +1198,7 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
                     c.n_layers,
                     c.d_model,
                     c.n_heads,
-                    attention_label(c),
+                    attention_label(c, spec.attention),
                     c.seq_len,
                     spec.batch,
                     spec.lr
@@ -1367,16 +1394,19 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
     );
 }
 
-/// The header's note of grouped key/value heads and rotary positions, when the model has them:
-/// ` kv2 rope` (empty for plain multi-head attention), short enough that the run's state still
-/// fits at 80 columns.
-fn attention_label(c: &crate::model::Config) -> String {
+/// The header's note of grouped key/value heads, rotary positions and the flash kernel, when the
+/// run has them: ` kv2 rope` or ` flash` (empty for plain multi-head attention on the naive
+/// kernels), short enough that the run's state still fits at 80 columns.
+fn attention_label(c: &crate::model::Config, attention: Attention) -> String {
     let mut label = String::new();
     if c.kv_heads() != c.n_heads {
         label.push_str(&format!(" kv{}", c.kv_heads()));
     }
     if c.rope.is_some() {
         label.push_str(" rope");
+    }
+    if let Attention::Flash(_) = attention {
+        label.push_str(" flash");
     }
     label
 }

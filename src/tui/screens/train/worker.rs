@@ -3,6 +3,7 @@
 //! [`Worker`] raises its stop flag and joins the thread.
 
 pub use crate::model::Source;
+use crate::model::gpt::Attention;
 use crate::model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use crate::tr;
 use std::path::PathBuf;
@@ -16,6 +17,8 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
     pub config: Config,
+    /// The attention kernel the model trains with.
+    pub attention: Attention,
     pub source: Source,
     pub batch: usize,
     pub steps: u64,
@@ -173,7 +176,8 @@ impl Drop for Worker {
 /// Builds the model and data exactly as `attn-trace train` does, so a seed gives the same run.
 pub fn trainer(spec: &Spec) -> Result<Trainer, ModelError> {
     let data = spec.source.load(spec.config.seq_len)?;
-    let model = TinyGpt::new(spec.config, spec.seed)?;
+    let mut model = TinyGpt::new(spec.config, spec.seed)?;
+    model.attention = spec.attention;
     Trainer::new(model, data, spec.batch, spec.lr, spec.seed)
 }
 
