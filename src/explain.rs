@@ -124,41 +124,49 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             .filter(|&n| ours(n, phase) && var(n, "ii") == Some(ii))
             .collect()
     };
-    let tiles_line = format!(
-        "query tile i0={i0} (rows {i0}..={}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={}, jj={jj}); \
+    let tiles_line = tr!(
+        "query tile i0={i0} (rows {i0}..={i1}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={j1}, jj={jj}); \
          tiles of br={br} rows by bc={bc} columns; the pair lives in s_tile[ii*bc + jj] = s_tile[{off}] only while both are loaded",
-        (i0 + br).min(sh.s) - 1,
-        (j0 + bc).min(sh.t) - 1
+        i0,
+        i1 = (i0 + br).min(sh.s) - 1,
+        ii,
+        j0,
+        j1 = (j0 + bc).min(sh.t) - 1,
+        jj,
+        br,
+        bc,
+        off
     );
     let heading = |pass: Pass| {
-        format!(
-            "P[b={}, h={}, i={}, j={}] of the flash variant, {} pass (B={}, T={}, C={}, H={}, D={d}, {}): never stored, \
+        tr!(
+            "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, \
              computed tile by tile",
-            at.b,
-            at.h,
-            at.i,
-            at.j,
-            pass.name(),
-            sh.b,
-            sh.t,
-            sh.c,
-            sh.h,
-            crate::format::mask_words(mask)
+            b = at.b,
+            h = at.h,
+            i = at.i,
+            j = at.j,
+            pass = pass.name(),
+            B = sh.b,
+            T = sh.t,
+            C = sh.c,
+            H = sh.h,
+            d,
+            mask = crate::format::mask_words(mask)
         )
     };
     let fwd = writes(Buf::STile, Phase::Flash);
     let mut sections = vec![Section {
-        title: "1. The tiles".to_string(),
+        title: tr!("1. The tiles").to_string(),
         lines: vec![tiles_line],
     }];
     let Some(&s_write) = fwd.first() else {
         // a tile the mask hides entirely is skipped: no event for this pair at all
         sections.push(Section {
-            title: "2. Skipped".to_string(),
-            lines: vec![format!(
-                "the mask hides every pair of this query tile and key tile ({}), so flash never loads the key tile \
+            title: tr!("2. Skipped").to_string(),
+            lines: vec![tr!(
+                "the mask hides every pair of this query tile and key tile ({why}), so flash never loads the key tile \
                  for it: P = 0 with no read or write",
-                mask_reason(mask, at.i, at.j).trim_end_matches(';')
+                why = mask_reason(mask, at.i, at.j).trim_end_matches(';')
             )],
         });
         return Ok(Walkthrough {
@@ -185,18 +193,25 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
                 .collect();
             let sum: f32 = reads.chunks_exact(2).map(|p| p[0] * p[1]).sum();
             let mut lines = vec![
-                format!("S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {}", elide(terms, 8, " + ")),
+                tr!(
+                    "S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {terms}",
+                    ii,
+                    jj,
+                    terms = elide(terms, 8, " + ")
+                ),
                 format!("  = {} × 1/√{d} = {}", num(sum), num(sum * scale)),
             ];
             if mask.hides(at.i, at.j) {
-                lines.push(format!("masked ({}): S = -1e9", mask_reason(mask, at.i, at.j)));
+                lines.push(tr!("masked ({why}): S = -1e9", why = mask_reason(mask, at.i, at.j)));
             }
-            lines.push(format!(
-                "written to s_tile[{off}] = {} (event #{s_write}), a tile-local cell",
-                num(s_val)
+            lines.push(tr!(
+                "written to s_tile[{off}] = {value} (event #{n}), a tile-local cell",
+                off,
+                value = num(s_val),
+                n = s_write
             ));
             sections.push(Section {
-                title: "2. The score, on chip".to_string(),
+                title: tr!("2. The score, on chip").to_string(),
                 lines,
             });
             // the online softmax of row i, key tile by key tile
@@ -224,27 +239,27 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
                 let l_old = trace.events[end - 2].value;
                 let l_new = trace.events[end - 1].value;
                 let k0 = var(start, "j0").unwrap_or(0);
-                lines.push(format!(
-                    "key tile j0={k0}: m = max({}, rowmax) = {}; l = e^({} − {})·{} + rowsum = {}",
-                    num(m_old),
-                    num(m_new),
-                    num(m_old),
-                    num(m_new),
-                    num(l_old),
-                    num(l_new)
+                lines.push(tr!(
+                    "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
+                    k0,
+                    m_old = num(m_old),
+                    m_new = num(m_new),
+                    l_old = num(l_old),
+                    l_new = num(l_new)
                 ));
                 if k0 == j0 {
-                    lines.push(format!(
-                        "  here s_tile[{off}] becomes e^(S − m) = e^({} − {}) = {}, folded into acc; it is overwritten by the next tile",
-                        num(s_val),
-                        num(m_new),
-                        num(fwd.get(1).map_or(f32::NAN, |&n| trace.events[n].value))
+                    lines.push(tr!(
+                        "  here s_tile[{off}] becomes e^(S − m) = e^({s} − {m}) = {p}, folded into acc; it is overwritten by the next tile",
+                        off,
+                        s = num(s_val),
+                        m = num(m_new),
+                        p = num(fwd.get(1).map_or(f32::NAN, |&n| trace.events[n].value))
                     ));
                 }
                 last = (m_new, l_new);
             }
             sections.push(Section {
-                title: "3. Online softmax of row i, key tile by key tile".to_string(),
+                title: tr!("3. Online softmax of row i, key tile by key tile").to_string(),
                 lines,
             });
             let (m, l) = last;
@@ -258,20 +273,28 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             let lse = trace.events[lse_write].value;
             let p = crate::simd::exp(s_val - lse);
             sections.push(Section {
-                title: "4. Written once: att and lse".to_string(),
+                title: tr!("4. Written once: att and lse").to_string(),
                 lines: vec![
-                    format!("att[b={},i={},h={},:] = acc / l, l = {}", at.b, at.i, at.h, num(l)),
-                    format!(
-                        "lse.data[{lse_off}] = m + ln l = {} + ln {} = {} (event #{lse_write})",
-                        num(m),
-                        num(l),
-                        num(lse)
+                    tr!(
+                        "att[b={b},i={i},h={h},:] = acc / l, l = {l}",
+                        b = at.b,
+                        i = at.i,
+                        h = at.h,
+                        l = num(l)
                     ),
-                    format!(
-                        "P = e^(S − lse) = e^({} − {}) = {}: the probability naive attention stores in probs, never written here",
-                        num(s_val),
-                        num(lse),
-                        num(p)
+                    tr!(
+                        "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse} (event #{n})",
+                        off = lse_off,
+                        m = num(m),
+                        l = num(l),
+                        lse = num(lse),
+                        n = lse_write
+                    ),
+                    tr!(
+                        "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
+                        s = num(s_val),
+                        lse = num(lse),
+                        p = num(p)
                     ),
                 ],
             });
@@ -306,27 +329,36 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
                 .ok_or_else(|| missing("read of delta"))?;
             let d_i = trace.events[delta_read].value;
             sections.push(Section {
-                title: "2. P recomputed from lse".to_string(),
+                title: tr!("2. P recomputed from lse").to_string(),
                 lines: vec![
-                    format!(
-                        "P = e^(Σ_d q_tile·k_tile / √{d} − lse) = e^(S − {}) = {} (s_tile[{off}], event #{p_write})",
-                        num(lse),
-                        num(p)
+                    tr!(
+                        "P = e^(Σ_d q_tile·k_tile / √{d} − lse) = e^(S − {lse}) = {p} (s_tile[{off}], event #{n})",
+                        d,
+                        lse = num(lse),
+                        p = num(p),
+                        off,
+                        n = p_write
                     ),
-                    "no probability was stored by forward: only lse, one number per row".to_string(),
+                    tr!("no probability was stored by forward: only lse, one number per row").to_string(),
                 ],
             });
             sections.push(Section {
-                title: "3. dS = P ⊙ (dP − D_i)".to_string(),
+                title: tr!("3. dS = P ⊙ (dP − D_i)").to_string(),
                 lines: vec![
-                    format!("dP = Σ_d dO_tile[{ii},d]·v_tile[{jj},d] = {}", num(dp)),
-                    format!("D_i = Σ_d dO[i,d]·O[i,d] = {} (delta, read at event #{delta_read})", num(d_i)),
-                    format!(
-                        "dS = {} × ({} − {}) = {} (ds_tile[{off}], event #{ds_write}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
-                        num(p),
-                        num(dp),
-                        num(d_i),
-                        num(trace.events[ds_write].value)
+                    tr!("dP = Σ_d dO_tile[{ii},d]·v_tile[{jj},d] = {dp}", ii, jj, dp = num(dp)),
+                    tr!(
+                        "D_i = Σ_d dO[i,d]·O[i,d] = {d_i} (delta, read at event #{n})",
+                        d_i = num(d_i),
+                        n = delta_read
+                    ),
+                    tr!(
+                        "dS = {p} × ({dp} − {d_i}) = {ds} (ds_tile[{off}], event #{n}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
+                        p = num(p),
+                        dp = num(dp),
+                        d_i = num(d_i),
+                        ds = num(trace.events[ds_write].value),
+                        off,
+                        n = ds_write
                     ),
                 ],
             });

@@ -23,6 +23,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("  fix the fields marked ✗", "  请先修正标 ✗ 的字段"),
     ("  global", "  全局"),
     (
+        "  here s_tile[{off}] becomes e^(S − m) = e^({s} − {m}) = {p}, folded into acc; it is overwritten by the next tile",
+        "  此时 s_tile[{off}] 变为 e^(S − m) = e^({s} − {m}) = {p}，累加进 acc；下一个分块会覆盖它",
+    ),
+    (
         "  leaves the correct run at event #{n}: {what}",
         "  在事件 #{n} 处离开正确的运行：{what}",
     ),
@@ -124,6 +128,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (" e exports this layer to {path}", " e 把这一层导出到 {path}"),
     (" flash · ds_tile, on chip ", " flash · ds_tile，片上 "),
     (" flash · s_tile, on chip ", " flash · s_tile，片上 "),
+    (" goto: {p}▏", " 跳转：{p}▏"),
     (
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc)",
         " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16] · Enter/Esc）",
@@ -132,7 +137,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " goto: {p}▏ (123 · b=0 h=1 i=2 j=1 · scores[16])",
         " 跳转：{p}▏（123 · b=0 h=1 i=2 j=1 · scores[16]）",
     ),
-    (" goto: {p}▏", " 跳转：{p}▏"),
     (" layer (↑/↓) ", " 层（↑/↓）"),
     (
         " layer {layer} head {h}: P[i={i} '{ci}', j={j} '{cj}'] = ",
@@ -247,6 +251,27 @@ pub static MESSAGES: &[(&str, &str)] = &[
         " ↑↓ 选择 · Enter 打开 · ← 上一级 · ? 按键",
     ),
     (" ↓ {below} more ", " ↓ 还有 {below} 项 "),
+    (
+        "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
+        "\"{mistake}\" 是分组查询注意力反向传播中的错误：请设置 [run].variants = [\"gqa\"]",
+    ),
+    (
+        "\"{mistake}\" is in the gradients: add \"backward\" to [run].passes",
+        "\"{mistake}\" 出在梯度里：请在 [run].passes 中加入 \"backward\"",
+    ),
+    (
+        "\"{mistake}\" needs query heads that share a key/value head: set [shape].H_kv below H = {heads}",
+        "\"{mistake}\" 需要多个查询头共享一个键/值头：请把 [shape].H_kv 设为小于 H = {heads}",
+    ),
+    ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
+    (
+        "\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1",
+        "\"{part}\" 不是 key=value 的形式；请写成例如 b=0,h=1,i=2,j=1",
+    ),
+    (
+        "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs both, or press w on the menu for the built-in walkthrough.",
+        "“{title}”没有追踪 {variant} 内核（它运行的内核：{runs}）。请打开一个两者都运行的场景，或者在菜单里按 w 使用内置的 walkthrough。",
+    ),
     ("(invalid: see below)", "（无效：见下方）"),
     (
         "(no about, and no comment at its top)",
@@ -312,22 +337,32 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "1. The dot product of query i={i} and key j={j}",
         "1. 查询 i={i} 与键 j={j} 的点积",
     ),
+    ("1. The tiles", "1. 分块"),
+    ("2. P recomputed from lse", "2. 由 lse 重新计算 P"),
     ("2. Scale, mask and write", "2. 缩放、掩码和写入"),
+    ("2. Skipped", "2. 跳过"),
     (
         "2. Softmax backward (softmax_back)",
         "2. softmax 的反向传播（softmax_back）",
     ),
+    ("2. The score, on chip", "2. 分数，在片上"),
     ("3. Into d_q and d_k (scores_back)", "3. 流入 d_q 和 d_k（scores_back）"),
+    (
+        "3. Online softmax of row i, key tile by key tile",
+        "3. 第 i 行的在线 softmax，一个键分块接一个键分块",
+    ),
     (
         "3. Softmax of row (b={b}{head}, i={i})",
         "3. 行（b={b}{head}，i={i}）的 softmax",
     ),
+    ("3. dS = P ⊙ (dP − D_i)", "3. dS = P ⊙ (dP − D_i)"),
     (
         "4. Checked by finite differences (L = Σ out ⊙ d_out)",
         "4. 用有限差分校验（L = Σ out ⊙ d_out）",
     ),
     ("4. Turned back (rope_back)", "4. 转回去（rope_back）"),
     ("4. Weighted sum for query i={i}", "4. 查询 i={i} 的加权求和"),
+    ("4. Written once: att and lse", "4. 只写一次：att 和 lse"),
     ("; {path} was not written", "；没有写入 {path}"),
     ("AdamW learning rate", "AdamW 学习率"),
     ("B, sequences per step", "B，每步的序列数"),
@@ -353,12 +388,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Cannot open this mistake", "无法打开这个错误示例"),
     ("Cannot open this scenario", "无法打开这个场景"),
     ("Code", "代码"),
+    ("Compare", "对照"),
     (
         "Compare needs a scenario that traces two kernels it can pair: baseline and mha, mha and gqa, or mha and flash.",
         "对照需要一个追踪了可配对的两个内核的场景：baseline 与 mha、mha 与 gqa，或 mha 与 flash。",
     ),
     ("Compare {left} and {right}", "对照 {left} 和 {right}"),
-    ("Compare", "对照"),
     (
         "DISAGREE: f32 rounding allows ±{noise}",
         "不一致：f32 舍入误差只允许 ±{noise}",
@@ -370,6 +405,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "D_i = Σ_d dO[i,d]·O[i,d]   (O = att, dO = d_att)",
         "D_i = Σ_d dO[i,d]·O[i,d]   （O = att，dO = d_att）",
+    ),
+    (
+        "D_i = Σ_d dO[i,d]·O[i,d] = {d_i} (delta, read at event #{n})",
+        "D_i = Σ_d dO[i,d]·O[i,d] = {d_i}（delta，在事件 #{n} 读取）",
     ),
     ("ETA", "剩余时间"),
     ("Enter opens the folder {dir}", "Enter 打开文件夹 {dir}"),
@@ -411,8 +450,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Log", "日志"),
     ("MHA kernel", "MHA 内核"),
-    ("Memory traffic: naive vs flash", "内存流量：朴素实现与 flash"),
     ("Memory", "内存"),
+    ("Memory traffic: naive vs flash", "内存流量：朴素实现与 flash"),
     ("Mistakes gallery", "错误示例集"),
     ("Not traced", "没有追踪"),
     (
@@ -429,12 +468,24 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "被掩码的位置对 P = 0，所以它的分数梯度为 0",
     ),
     (
+        "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
+        "P = e^(S − lse) = e^({s} − {lse}) = {p}：朴素注意力存在 probs 里的概率，这里从不写入",
+    ),
+    (
         "P = e^(S − lse) = e^({s} − {lse}) = {p}: written nowhere",
         "P = e^(S − lse) = e^({s} − {lse}) = {p}：从未写入任何地方",
     ),
     (
         "P = e^(S − lse) = {p} (s_tile[{off}], #{n}): recomputed, forward stored only lse",
         "P = e^(S − lse) = {p}（s_tile[{off}]，#{n}）：重新计算，前向只保存了 lse",
+    ),
+    (
+        "P = e^(Σ_d q_tile·k_tile / √{d} − lse) = e^(S − {lse}) = {p} (s_tile[{off}], event #{n})",
+        "P = e^(Σ_d q_tile·k_tile / √{d} − lse) = e^(S − {lse}) = {p}（s_tile[{off}]，事件 #{n}）",
+    ),
+    (
+        "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, computed tile by tile",
+        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass} 这一遍（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
     ),
     (
         "P[i,j]: stored by MHA, never by flash",
@@ -461,6 +512,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Quiz · {phase} ({pass}) done", "测验 · {phase}（{pass}）完成"),
     ("S = -1e9 (#{n}): masked, {why}", "S = -1e9（#{n}）：被掩码，{why}"),
     ("S = q·k/√D = {s} (#{n})", "S = q·k/√D = {s}（#{n}）"),
+    (
+        "S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {terms}",
+        "S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {terms}",
+    ),
     (
         "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream.",
         "六个经典的多头注意力错误，每个都和正确的运行并排追踪：两者在哪里分开，以及对下游有什么影响。",
@@ -497,27 +552,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "[方括号]：这个元素的那一项，即它的概率 {p} 乘以 v 第 j={j} 行的通道 {ch}",
     ),
     (
-        "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
-        "\"{mistake}\" 是分组查询注意力反向传播中的错误：请设置 [run].variants = [\"gqa\"]",
-    ),
-    (
-        "\"{mistake}\" is in the gradients: add \"backward\" to [run].passes",
-        "\"{mistake}\" 出在梯度里：请在 [run].passes 中加入 \"backward\"",
-    ),
-    (
-        "\"{mistake}\" needs query heads that share a key/value head: set [shape].H_kv below H = {heads}",
-        "\"{mistake}\" 需要多个查询头共享一个键/值头：请把 [shape].H_kv 设为小于 H = {heads}",
-    ),
-    ("\"{mistake}\" {why}", "\"{mistake}\"{why}"),
-    (
-        "\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1",
-        "\"{part}\" 不是 key=value 的形式；请写成例如 b=0,h=1,i=2,j=1",
-    ),
-    (
-        "\"{title}\" does not trace the {variant} kernel: it runs {runs}. Open a scenario that runs both, or press w on the menu for the built-in walkthrough.",
-        "“{title}”没有追踪 {variant} 内核（它运行的内核：{runs}）。请打开一个两者都运行的场景，或者在菜单里按 w 使用内置的 walkthrough。",
-    ),
-    (
         "a SCENARIO (or --sweep) is required",
         "需要一个 SCENARIO（或者 --sweep）",
     ),
@@ -549,11 +583,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "累加完所有可见的位置对之后：{total}",
     ),
     ("after {prompt}:", "在 {prompt} 之后："),
+    ("agree", "一致"),
     (
         "agree within f32 rounding (±{noise})",
         "在 f32 舍入误差（±{noise}）内一致",
     ),
-    ("agree", "一致"),
     (
         "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
         "一个由 0 和 1 组成的 S×T = {s}×{t} 矩阵（1：这个查询可以看到这个键）",
@@ -584,6 +618,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "att differs between the runs by up to {diff}",
         "两次运行的 att 最多相差 {diff}",
     ),
+    (
+        "att[b={b},i={i},h={h},:] = acc / l, l = {l}",
+        "att[b={b},i={i},h={h},:] = acc / l，l = {l}",
+    ),
     ("attention map", "注意力图"),
     ("attn", "注意力"),
     (
@@ -594,15 +632,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "b0 h0: mistaken S[{i},{j}] = {wij}, S[{j},{i}] = {wji} · correct S[{i},{j}] = {gij}, S[{j},{i}] = {gji}",
         "b0 h0：带错误 S[{i},{j}] = {wij}，S[{j},{i}] = {wji} · 正确 S[{i},{j}] = {gij}，S[{j},{i}] = {gji}",
     ),
+    ("back", "返回"),
     ("back to the gallery (or the menu)", "回到示例集（或菜单）"),
+    ("back to the menu", "回到菜单"),
     (
         "back to the menu (training goes on; Train TinyGPT returns here)",
         "回到菜单（训练继续进行；再选“训练 TinyGPT”回到这里）",
     ),
-    ("back to the menu", "回到菜单"),
     ("back to the menu; from the menu, quit", "回到菜单；在菜单里则退出"),
     ("back to the prompt", "回到提示词界面"),
-    ("back", "返回"),
+    ("backward", "反向"),
     ("backward of the input projection", "输入投影的反向传播"),
     ("backward of the key projection", "键投影的反向传播"),
     ("backward of the output projection", "输出投影的反向传播"),
@@ -612,7 +651,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "backward recomputes it: s_tile[{off}] = {p} (#{n})",
         "反向重新计算它：s_tile[{off}] = {p}（#{n}）",
     ),
-    ("backward", "反向"),
     ("baseline kernel", "baseline 内核"),
     (
         "baseline row i={i}: data[{first}..={last}] ({base} = {formula} = {numbers})",
@@ -626,11 +664,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "baseline ↔ MHA, when the scenario runs both",
         "baseline ↔ MHA（场景两者都运行时）",
     ),
+    ("batch", "batch"),
     (
         "batch · seq = {n} is over {max} tokens per step",
         "batch · seq = {n} 超过了每步 {max} 个 token",
     ),
-    ("batch", "batch"),
     (
         "belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v",
         "属于 qkv = \"fused\"；qkv = \"separate\" 时请给出 w_q、b_q、w_k、b_k、w_v、b_v",
@@ -654,8 +692,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("cannot write {path}: {e}", "无法写入 {path}：{e}"),
     ("causal mask", "因果掩码"),
-    ("checkpoint {path}: {msg}", "检查点 {path}：{msg}"),
     ("checkpoint", "检查点"),
+    ("checkpoint {path}: {msg}", "检查点 {path}：{msg}"),
     ("clear the typed path, else go back", "清空输入的路径，否则返回"),
     (
         "close a popup, clear the selection, or go back",
@@ -752,6 +790,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "dS = P·(dP − D_i) = {p} × ({dp} − {d}) = {ds} (#{n}); dQ += dS·K/√D goes straight to global memory",
         "dS = P·(dP − D_i) = {p} × ({dp} − {d}) = {ds}（#{n}）；dQ += dS·K/√D 直接加到全局内存",
+    ),
+    (
+        "dS = {p} × ({dp} − {d_i}) = {ds} (ds_tile[{off}], event #{n}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
+        "dS = {p} × ({dp} − {d_i}) = {ds}（ds_tile[{off}]，事件 #{n}）；dQ += dS·K/√D 在全局内存中，dK_tile += dSᵀ·Q/√D 在片上",
     ),
     (
         "dS[i,j]: stored by MHA, recomputed on chip by flash",
@@ -904,11 +946,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("exp(score − max)", "exp(分数 − max)"),
     ("expected 0 or 1, found {found}", "应为 0 或 1，实际是 {found}"),
+    ("expected a finite number, found {found}", "应为有限数，实际是 {found}"),
     (
         "expected a finite number, found {found} (beyond the f32 range ±3.4e38)",
         "应为有限数，实际是 {found}（超出 f32 的范围 ±3.4e38）",
     ),
-    ("expected a finite number, found {found}", "应为有限数，实际是 {found}"),
     (
         "expected a head size from 1 to 1024, found {d}",
         "应为 1 到 1024 之间的头大小，实际是 {d}",
@@ -1021,10 +1063,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "flash: the pair is {buf}[ii*bc + jj] = {buf}[{ii}*{bc} + {jj}] = {buf}[{off}] while query tile i0={i0} and key tile j0={j0} ({br}×{bc}) are loaded",
         "flash：当查询分块 i0={i0} 与键分块 j0={j0}（{br}×{bc}）都已载入时，这一对位于 {buf}[ii*bc + jj] = {buf}[{ii}*{bc} + {jj}] = {buf}[{off}]",
     ),
+    ("forward", "前向"),
     ("forward and backward", "前向和反向"),
     ("forward only", "只有前向"),
     ("forward ↔ backward", "前向 ↔ 反向"),
-    ("forward", "前向"),
     (
         "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k",
         "g'[d0] = g[d0]·cos + g[d1]·sin，g'[d1] = −g[d0]·sin + g[d1]·cos，得到",
@@ -1044,8 +1086,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
     ),
     ("has ended ({n} events)", "已经结束（{n} 个事件）"),
-    ("heads {list} (Tab)", "头 {list}（Tab）"),
     ("heads", "头数"),
+    ("heads {list} (Tab)", "头 {list}（Tab）"),
     ("heat −{max} ", "热度 −{max} "),
     ("highlight the previous / next entry", "高亮上一项 / 下一项"),
     ("highlight the previous / next line", "高亮上一行 / 下一行"),
@@ -1082,17 +1124,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("is negative; expected a whole number ≥ 0", "是负数；应为 ≥ 0 的整数"),
     ("is not a file", "不是文件"),
     ("is not a whole number ≥ 0", "不是 ≥ 0 的整数"),
+    ("is too large", "太大"),
     (
         "is too large for memory: batch {b} of seq {seq} with d_model {c} and {l} layers needs about {gib} GiB; the limit is {max} GiB",
         "内存放不下：batch {b}、seq {seq}、d_model {c}、{l} 层约需 {gib} GiB；上限是 {max} GiB",
     ),
-    ("is too large", "太大"),
     ("it projects x with learned weights instead", "它改为用学到的权重投影 x"),
+    ("iteration {name}", "迭代 {name}"),
     (
         "iteration {name} reads {cells}: type {offsets}",
         "迭代 {name} 读取 {cells}：输入 {offsets}",
     ),
-    ("iteration {name}", "迭代 {name}"),
     (
         "its values first differ at event #{event}: {mistaken} (correct run: {correct})",
         "数值首次不同于事件 #{event}：{mistaken}（正确运行：{correct}）",
@@ -1113,6 +1155,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "k[j] = m[j]·W_k + b_k   (m = memory in cross-attention, else x)",
         "k[j] = m[j]·W_k + b_k   （交叉注意力中 m = memory，否则 m = x）",
     ),
+    ("key", "键"),
     ("key j − 1 / + 1", "键 j − 1 / + 1"),
     ("key j=", "键 j="),
     (
@@ -1120,7 +1163,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "键 j={j} 在 {name} 中：k[{first}..={last}]，k_base = {formula} = {numbers}",
     ),
     ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
-    ("key", "键"),
+    (
+        "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
+        "键分块 j0={k0}：m = max({m_old}, rowmax) = {m_new}；l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
+    ),
     ("kv heads", "键/值头数"),
     ("last event of the log", "日志的最后一个事件"),
     ("last step of both runs", "两次运行的最后一步"),
@@ -1129,8 +1175,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {layer} 层不存在：模型有 {n} 层（0..={last}）",
     ),
     ("layer {layer} has no parameters", "第 {layer} 层没有参数"),
-    ("layers {list} (]/[)", "层 {list}（]/[）"),
     ("layers", "层数"),
+    ("layers {list} (]/[)", "层 {list}（]/[）"),
     ("level {level}: predict {what}", "级别 {level}：预测{what}"),
     (
         "lines `31415|11345`: write the digits before `|` in ascending order",
@@ -1144,6 +1190,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "lines `abcde|edcba`: write the letters before `|` backwards",
         "每行 `abcde|edcba`：把 `|` 前的字母倒过来写",
     ),
+    ("loss", "损失"),
     ("loss chart: log ↔ linear scale", "损失图：对数 ↔ 线性刻度"),
     (
         "loss {loss}  val {val}  {speed} tok/s",
@@ -1153,8 +1200,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "loss {loss} nats/byte (perplexity {perplexity}) over {tokens} tokens: {windows} windows of {seq} from {what}",
         "损失 {loss} nats/字节（困惑度 {perplexity}），共 {tokens} 个 token：从 {what} 取 {windows} 个长度为 {seq} 的窗口",
     ),
-    ("loss", "损失"),
     ("lr", "lr"),
+    (
+        "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse} (event #{n})",
+        "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse}（事件 #{n}）",
+    ),
     (
         "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m} (#{n})",
         "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m}（#{n}）",
@@ -1165,6 +1215,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "掩码：不需要：第 {i} 步只读取缓存中的键 0..={i}，键 {j} 就在其中",
     ),
     ("mask: {reason}", "掩码：{reason}"),
+    ("masked ({why}): S = -1e9", "被掩码（{why}）：S = -1e9"),
     (
         "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
         "被掩码（{why}）：{target} = −1e9，点积 {sum} 被丢弃",
@@ -1285,6 +1336,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "missing: every scenario needs a title = \"…\" at the top",
         "缺失：每个场景都需要在开头写 title = \"…\"",
     ),
+    ("mistake", "错误示例"),
     (
         "mistake 1 uses x itself as q, k and v",
         "错误 1 直接把 x 当作 q、k 和 v",
@@ -1292,7 +1344,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("mistake 4 returns att as the output", "错误 4 把 att 作为输出返回"),
     ("mistake 5 never applies dropout", "错误 5 从不应用 dropout"),
     ("mistake {name}: {symptom}", "错误 {name}：{symptom}"),
-    ("mistake", "错误示例"),
     (
         "mistake: q = k = v = x, no input projections",
         "错误：q = k = v = x，没有输入投影",
@@ -1410,26 +1461,30 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "no gradient cell here: each write of one (d_q, d_k, d_x, d_w_qkv, …) is checked by finite differences",
         "这里没有梯度单元：每次写入梯度单元（d_q、d_k、d_x、d_w_qkv……）都会用有限差分校验",
     ),
+    ("no kernel", "没有内核"),
     (
         "no kernel wrote {buf}, so changing it cannot change the loss",
         "没有内核写入 {buf}，所以改变它不会改变损失",
     ),
-    ("no kernel", "没有内核"),
     ("no later breakpoint hit", "后面没有断点命中"),
-    ("no mask hides it", "没有掩码遮住它"),
     ("no mask", "无掩码"),
-    ("no next iteration of the enclosing loop", "外一层循环没有下一次迭代"),
+    ("no mask hides it", "没有掩码遮住它"),
     ("no next iteration", "没有下一次迭代"),
+    ("no next iteration of the enclosing loop", "外一层循环没有下一次迭代"),
+    ("no previous iteration", "没有上一次迭代"),
     (
         "no previous iteration of the enclosing loop",
         "外一层循环没有上一次迭代",
     ),
-    ("no previous iteration", "没有上一次迭代"),
+    (
+        "no probability was stored by forward: only lse, one number per row",
+        "前向没有保存任何概率：只保存了 lse，每行一个数",
+    ),
+    ("no room for {names}", "放不下 {names}"),
     (
         "no room for {names} (a taller terminal shows them)",
         "放不下 {names}（终端更高时会显示）",
     ),
-    ("no room for {names}", "放不下 {names}"),
     ("no room for {n} more buffers", "还有 {n} 个缓冲区放不下"),
     (
         "no score element b={b} h={h} i={i} j={j} in {variant}: B={nb}, H={nh}, T={nt}",
@@ -1585,6 +1640,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "partial sum {start}Σ ({finished} of {total} terms) = ",
         "部分和 {start}Σ（{total} 项中的 {finished} 项）= ",
     ),
+    ("pass", "遍"),
     (
         "pass \"{pass}\" is not among [run].passes",
         "遍 \"{pass}\" 不在 [run].passes 中",
@@ -1606,7 +1662,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
         "pass c：P = e_{j} / Σ e = {e} / {sum} = ",
     ),
-    ("pass", "遍"),
     ("pause / resume training", "暂停 / 继续训练"),
     ("paused", "已暂停"),
     ("paused: space resumes", "已暂停：按空格继续"),
@@ -1614,8 +1669,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
         "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
     ),
-    ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
     ("phase", "阶段"),
+    ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
     ("plus {buf}[{off}] = {value}", "加上 {buf}[{off}] = {value}"),
     (
         "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
@@ -1645,6 +1700,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "queries, keys and values are all x itself: the scores are symmetric (S[i,j] = S[j,i]) and no weights learn what a token should look for",
         "查询、键和值都是 x 本身：分数是对称的（S[i,j] = S[j,i]），也没有权重去学习一个 token 该关注什么",
     ),
+    ("query", "查询"),
     (
         "query head h={h}: mha reads k head {h}; gqa reads kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}, shared by heads {first}..={last}",
         "查询头 h={h}：mha 读取 k 的头 {h}；gqa 读取 kv_h = h/(H/H_kv) = {h}/({H}/{H_kv}) = {kv_h}，由头 {first}..={last} 共享",
@@ -1652,10 +1708,13 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("query i − 1 / + 1", "查询 i − 1 / + 1"),
     ("query projection q = x·W_q + b_q", "查询投影 q = x·W_q + b_q"),
     (
+        "query tile i0={i0} (rows {i0}..={i1}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={j1}, jj={jj}); tiles of br={br} rows by bc={bc} columns; the pair lives in s_tile[ii*bc + jj] = s_tile[{off}] only while both are loaded",
+        "查询分块 i0={i0}（第 {i0}..={i1} 行，i = i0 + ii，其中 ii={ii}），键分块 j0={j0}（键 {j0}..={j1}，jj={jj}）；分块为 br={br} 行、bc={bc} 列；只有两个分块都已载入时，这一对才位于 s_tile[ii*bc + jj] = s_tile[{off}]",
+    ),
+    (
         "query {i} may see no key: softmax of a row of −1e9 is uniform, not zero; give it at least one 1",
         "查询 {i} 看不到任何键：一整行 −1e9 的 softmax 是均匀分布而不是零；请至少给它一个 1",
     ),
-    ("query", "查询"),
     ("quit", "退出"),
     ("quiz off (Q starts it again)", "测验已关闭（按 Q 重新开始）"),
     (
@@ -1685,11 +1744,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "right after its kernel wrote it, then re-ran the rest of the forward pass untraced",
         "在它的内核刚写完它时扰动，然后不记录地重新运行前向传播的其余部分",
     ),
+    ("rope", "旋转位置"),
     (
         "rope turns channel pairs, so a head needs an even number of channels; the {v} kernel's head has D = {size} = {d}",
         "rope 旋转的是通道对，所以一个头需要偶数个通道；{v} 内核的头有 D = {size} = {d}",
     ),
-    ("rope", "旋转位置"),
     (
         "rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):",
         "rope_back 随后把 d_q 第 i 行和 d_k 第 j 行的每一对通道转回 −t·θ_m（rope.rs）：",
@@ -1717,12 +1776,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("row sums, mistaken b0 h{h}: {sums}", "各行之和，带错误 b0 h{h}：{sums}"),
     ("running", "运行中"),
     (
-        "s saves here, e exports layers beside it ({dir}/ is made then)",
-        "s 保存到这里，e 把各层导出到它旁边（届时会建立 {dir}/）",
-    ),
-    (
         "s saves here, e exports layers beside it",
         "s 保存到这里，e 把各层导出到它旁边",
+    ),
+    (
+        "s saves here, e exports layers beside it ({dir}/ is made then)",
+        "s 保存到这里，e 把各层导出到它旁边（届时会建立 {dir}/）",
     ),
     (
         "s_tile[{off}] = e^(S − m) = e^({s} − {m}) = {p} (#{n}), folded into l and acc, then overwritten",
@@ -1812,6 +1871,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "starts at x (separate q, k, v projections, output projection)",
         "从 x 开始（q、k、v 各自投影，输出投影）",
     ),
+    ("step", "步"),
     (
         "step through transformer attention one memory access at a time",
         "一次一个内存访问，单步执行 transformer 的注意力",
@@ -1825,7 +1885,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {step} 步  损失 {loss}  验证 {val}  {speed} token/秒",
     ),
     ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
-    ("step", "步"),
     ("steps", "步数"),
     ("still training: x stops it first", "仍在训练：先按 x 停止"),
     ("stop training here", "在这里停止训练"),
@@ -1927,6 +1986,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the log ends here: nothing left to predict",
         "日志到此结束：没有可以预测的了",
+    ),
+    (
+        "the mask hides every pair of this query tile and key tile ({why}), so flash never loads the key tile for it: P = 0 with no read or write",
+        "掩码遮住了这个查询分块与键分块的每一对（{why}），所以 flash 不会为它载入键分块：P = 0，没有任何读写",
     ),
     (
         "the mask hides every pair of this tile: flash skips it, no read and no write; P = 0 ({why})",
@@ -2037,8 +2100,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "there is no dropout to seed: set [run].dropout too",
         "没有需要设置种子的 dropout：请同时设置 [run].dropout",
     ),
-    ("these keys (when no path is typed)", "这些按键（没有输入路径时）"),
     ("these keys", "这些按键"),
+    ("these keys (when no path is typed)", "这些按键（没有输入路径时）"),
     (
         "they differ by {d} (float rounding: flash adds in another order)",
         "相差 {d}（浮点舍入：flash 的求和顺序不同）",
@@ -2202,18 +2265,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "v[j] = m[j]·W_v + b_v   (m = memory in cross-attention, else x)",
         "v[j] = m[j]·W_v + b_v   （交叉注意力中 m = memory，否则 m = x）",
     ),
-    ("val loss", "验证损失"),
     ("val", "验证"),
+    ("val loss", "验证损失"),
     ("value projection v = m·W_v + b_v", "值投影 v = m·W_v + b_v"),
     (
         "values first differ at #{correct_event} / #{mistaken_event}: correct {correct} · mistaken {mistaken}",
         "数值首次不同于 #{correct_event} / #{mistaken_event}：正确 {correct} · 错误 {mistaken}",
     ),
+    ("variant", "变体"),
     (
         "variant \"{var}\" is not among [run].variants",
         "变体 \"{var}\" 不在 [run].variants 中",
     ),
-    ("variant", "变体"),
     (
         "w_qkv: mha [C, 3C] = {wm} weights, gqa [C, C + 2·H_kv·D] = {wg}",
         "w_qkv：mha [C, 3C] = {wm} 个权重，gqa [C, C + 2·H_kv·D] = {wg} 个",
@@ -2231,16 +2294,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "who last wrote / who reads next the selected cell",
         "谁最后写入 / 谁接下来读取选中的单元格",
     ),
+    ("write", "写"),
     (
         "write of {buf}.data[{offset}] in the {phase} phase",
         "{phase} 阶段中对 {buf}.data[{offset}] 的写入",
     ),
-    ("write", "写"),
     (
         "write: {cell} = {value}   ({place})",
         "写入：{cell} = {value}   （{place}）",
     ),
     ("writes", "写"),
+    (
+        "written to s_tile[{off}] = {value} (event #{n}), a tile-local cell",
+        "写入 s_tile[{off}] = {value}（事件 #{n}），一个分块本地的单元格",
+    ),
     ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
@@ -2371,6 +2438,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{name}[{off}] is out of range: {name} has {n} elements",
         "{name}[{off}] 超出范围：{name} 只有 {n} 个元素",
     ),
+    ("{n} bytes", "{n} 字节"),
     (
         "{n} bytes is larger than the {max} a data file may be",
         "{n} 字节超过了数据文件允许的 {max}",
@@ -2379,7 +2447,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{n} bytes is too short: seq {seq} needs at least {need}",
         "{n} 字节太短：seq {seq} 至少需要 {need}",
     ),
-    ("{n} bytes", "{n} 字节"),
     ("{n} more matrices", "还有 {n} 个矩阵"),
     ("{n} numbers", "{n} 个数"),
     ("{n} of the inputs had errors", "{n} 个输入有错误"),
@@ -2462,12 +2529,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{working} (holding {value})", "{working}（值为 {value}）"),
     (
-        "· PgDn/PgUp: lines {from}-{to} of {n} ",
-        "· PgDn/PgUp：第 {from}-{to} 行，共 {n} 行 ",
-    ),
-    (
         "· \"{prompt}\" (T={t}) · layer {layer} of {layers} · {variant}",
         "· \"{prompt}\"（T={t}）· 第 {layer} 层，共 {layers} 层 · {variant}",
+    ),
+    (
+        "· PgDn/PgUp: lines {from}-{to} of {n} ",
+        "· PgDn/PgUp：第 {from}-{to} 行，共 {n} 行 ",
     ),
     (
         "· a byte-level GPT whose attention runs on the traced kernels",

@@ -268,6 +268,17 @@ fn explain_says_the_same_numbers_in_both_languages() {
         &["scenarios/rope.toml", "--at", "i=2,j=1", "--pass", "backward"],
         &["scenarios/kv_cache_decode.toml", "--at", "i=3,j=1"],
         &["scenarios/cross_attention.toml", "--at", "i=1,j=2"],
+        &["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=1,i=3,j=1"],
+        &[
+            "scenarios/flash.toml",
+            "--variant",
+            "flash",
+            "--at",
+            "b=0,h=1,i=3,j=1",
+            "--pass",
+            "backward",
+        ],
+        &["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=0,i=0,j=4"],
     ];
     for args in cases {
         let en = explain_in("en", args);
