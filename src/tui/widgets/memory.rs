@@ -490,13 +490,20 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
     let sources: Vec<Buf> = step.iter().filter_map(|&b| loaded_from(b)).collect();
     let must = |it: &Item| it.bufs.iter().any(|(b, _, _)| step.contains(b) || sources.contains(b));
     let mut shape: Vec<(usize, bool)> = Vec::new();
+    let mut squeezed = false;
     for it in &items {
         shape.push((1, false));
-        if !fits(&shape) && !(must(it) && total(&shape) <= room) {
+        let squeeze = !fits(&shape) && must(it) && total(&shape) <= room;
+        if !(fits(&shape) || squeeze) {
             shape.pop();
             break;
         }
+        squeezed |= squeeze;
     }
+    // once the note is on the border, the grids may grow to the panel's last line
+    let fits = |shape: &[(usize, bool)]| {
+        if squeezed { total(shape) <= room } else { fits(shape) }
+    };
     // rows up to a screenful each, then the flat rows, then the rest of the rows
     let grow = |shape: &mut Vec<(usize, bool)>, most: usize| {
         for k in 0..shape.len() {
