@@ -2147,6 +2147,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "this write stores {now} so far; {grad}[{off}] ends at {end} when backward is done",
         "这次写入的是目前为止的 {now}；反向传播结束时 {grad}[{off}] 为 {end}",
     ),
+    ("tile-local buffers (on chip)", "tile 本地缓冲区（片上）"),
     ("time", "用时"),
     (
         "timeline: one column back / forward (or click it)",

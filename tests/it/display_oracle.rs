@@ -1132,3 +1132,90 @@ fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
     let mask = Mask::Causal;
     assert!(mask.hides(0, 1));
 }
+
+/// The buffers flash's current step touches, from the log alone: the step is the iteration
+/// just inside the innermost tile loop (`i0` or `j0`) holding event `n` (a tile load, the score
+/// tile, the online softmax row, a gradient tile, the output tile), and its buffers are every
+/// buffer its events read or write. `None` outside flash's tile loops.
+fn flash_step_buffers(trace: &Trace, n: usize) -> Option<Vec<Buf>> {
+    let mut chain = Vec::new();
+    let mut id = trace.events[n].frame;
+    while let Some(f) = trace.frame(id) {
+        chain.push(f);
+        id = f.parent;
+    }
+    let tile = chain
+        .iter()
+        .position(|f| matches!(trace.kinds[f.kind as usize].names.first(), Some(&"i0" | &"j0")))?;
+    let step = chain.get(tile.checked_sub(1)?)?;
+    let mut bufs: Vec<Buf> = Vec::new();
+    for e in &trace.events[step.start as usize..step.end as usize] {
+        if !bufs.contains(&e.buf) {
+            bufs.push(e.buf);
+        }
+    }
+    Some(bufs)
+}
+
+/// At 120×40, on every event of the shipped flash scenario's flash run (forward and backward),
+/// the memory panel draws a grid for every buffer the current step reads or writes: the tile
+/// being computed, its operands, the row statistics, and in a tile load the global buffer the
+/// tile is loaded from. At 80×24 the current event's buffer is drawn whenever the panel has
+/// room for a grid beside the dot product.
+#[test]
+fn flash_panel_shows_every_buffer_of_the_current_step() {
+    let s = Scenario::shipped("flash").expect("flash is shipped");
+    let walk = Arc::new(Walk::from_scenario(&s));
+    let run = walk
+        .runs
+        .iter()
+        .find(|r| r.variant == Variant::Flash)
+        .expect("the scenario runs flash");
+    let trace = run.trace.as_ref().expect("traced");
+    let mut steps = 0;
+    for n in 0..trace.len() {
+        let mut st = Tracer::new(Arc::clone(&walk), Some(Variant::Flash));
+        st.cursor = n;
+        let theme = Theme::COLOR;
+        for (w, h) in [(120, 40), (80, 24)] {
+            let area = ratatui::layout::Rect::new(0, 0, w, h);
+            let ctx = st.ctx(theme).expect("a context");
+            let Some(mem) = tracer::areas(area, &st, &ctx).memory else {
+                assert!(w < 120, "the memory panel is on screen at 120×40");
+                continue;
+            };
+            let plan = memory::plan(Block::bordered().inner(mem), &ctx);
+            let shown: Vec<Buf> = plan.grids.iter().map(|p| p.buf).collect();
+            let ev = trace.events[n];
+            let Some(step) = flash_step_buffers(trace, n) else {
+                continue;
+            };
+            let want = if w == 120 {
+                steps += 1;
+                step
+            } else if plan.grids.is_empty() {
+                // the dot product fills the panel: it shows the current event's cell
+                continue;
+            } else {
+                vec![ev.buf]
+            };
+            let missing: Vec<&str> = want.iter().filter(|b| !shown.contains(b)).map(|b| b.name()).collect();
+            assert!(
+                missing.is_empty(),
+                "flash event #{n} ({:?} {}[{}], {}) at {w}×{h}: the panel leaves out {missing:?}; it shows {:?}, unshown {:?}",
+                ev.op,
+                ev.buf,
+                ev.offset,
+                trace.phase_at(n),
+                shown.iter().map(|b| b.name()).collect::<Vec<_>>(),
+                plan.unshown.iter().map(|b| b.name()).collect::<Vec<_>>()
+            );
+        }
+    }
+    // every event of flash's forward and backward loop nests is in a step
+    let tiled = (0..trace.len())
+        .filter(|&n| matches!(trace.phase_at(n), Phase::Flash | Phase::FlashBack))
+        .count();
+    assert_eq!(steps, tiled, "every event of the flash phases is in a tile loop's step");
+    assert!(tiled > 2000, "{tiled} events in the flash phases");
+}

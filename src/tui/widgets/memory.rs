@@ -10,7 +10,7 @@ use super::{CellRef, Ctx, dot, frame_ids, num, put};
 use crate::tensor::{Layout, Level};
 use crate::tr;
 use crate::trace::{Buf, Op, Phase, Trace};
-use crate::tui::widgets::cols;
+use crate::tui::widgets::{cols, cut};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -272,10 +272,60 @@ fn focus_of(ctx: &Ctx, buf: Buf) -> usize {
         .map_or(0, |e| e.offset as usize)
 }
 
+/// The global buffer a flash tile is loaded from (the kernel's tile loads: `q → q_tile`,
+/// `k → k_tile`, `v → v_tile`, `d_att → do_tile`).
+pub fn loaded_from(tile: Buf) -> Option<Buf> {
+    match tile {
+        Buf::QTile => Some(Buf::Q),
+        Buf::KTile => Some(Buf::K),
+        Buf::VTile => Some(Buf::V),
+        Buf::DOTile => Some(Buf::DAtt),
+        _ => None,
+    }
+}
+
+/// The buffers of flash's current step, from the log: the step is the iteration just inside
+/// the innermost tile loop (`i0` or `j0`) that holds the current event (a tile load, the score
+/// tile, a row of the online softmax, a gradient tile, the output tile); its buffers are those
+/// its events read or write, in the order first touched. Empty outside flash's tile loops.
+pub fn step_buffers(ctx: &Ctx) -> Vec<Buf> {
+    let trace = ctx.trace;
+    let ids = frame_ids(trace, ctx.cursor);
+    let tile_loop = ids.iter().position(|&id| {
+        trace
+            .frame(id)
+            .and_then(|f| trace.kinds.get(f.kind as usize))
+            .is_some_and(|k| matches!(k.names.first(), Some(&"i0" | &"j0")))
+    });
+    let Some(step) = tile_loop
+        .and_then(|k| k.checked_sub(1))
+        .and_then(|k| ids.get(k))
+        .and_then(|&id| trace.frame(id))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<Buf> = Vec::new();
+    for e in &trace.events[step.start as usize..(step.end as usize).min(trace.len())] {
+        if !out.contains(&e.buf) {
+            out.push(e.buf);
+        }
+    }
+    out
+}
+
 /// Buffers to draw, most wanted first: in a dot product the buffer it writes and those of its
-/// operands, else the current event's; then the selected cell's; then the rest of the phase's.
+/// operands, else the current event's (in flash's tile loops the current event's first); then
+/// the selected cell's; in flash's tile loops the
+/// buffers of the current step and the global buffers its tiles were loaded from; then the
+/// rest of the phase's.
 pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
     let mut out = Vec::new();
+    let step = step_buffers(ctx);
+    // in flash's steps the current event's buffer comes first: a read of `l` or `m` beside
+    // the output tile's sum is not one of the sum's factors
+    if !step.is_empty() {
+        out.push(ctx.view.buf);
+    }
     if let Some(d) = dot {
         out.push(ctx.trace.events[d.write].buf);
         if let Some(t) = d.terms.first() {
@@ -286,6 +336,8 @@ pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
     if ctx.pinned {
         out.push(ctx.selected.0);
     }
+    out.extend(&step);
+    out.extend(step.iter().filter_map(|&b| loaded_from(b)));
     out.extend(phase_buffers(ctx.view.phase));
     let mut seen = HashSet::new();
     out.retain(|b| seen.insert(*b) && ctx.trace.buffer(*b).is_some());
@@ -298,6 +350,9 @@ pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
 pub struct Plan {
     pub dot: Option<dot::DotPlan>,
     pub grids: Vec<Placed>,
+    /// In a tiled kernel's trace, where the line naming the tile-local buffers goes: above
+    /// their first row, where they sit side by side.
+    pub tile_header: Option<(u16, u16)>,
     /// Buffers of the phase left out for lack of room, and the line inside the panel that says
     /// so; `None` when the dot product fills the panel, and the panel's bottom border says it.
     pub unshown: Vec<Buf>,
@@ -306,6 +361,7 @@ pub struct Plan {
 
 /// How a buffer's grid can shrink: lines it always takes, the rows it has, and whether some of
 /// its matrices or columns stay hidden whatever the height.
+#[derive(Clone, Copy)]
 struct Need {
     fixed: u16,
     rows: usize,
@@ -321,59 +377,137 @@ impl Need {
     }
 }
 
+/// One stretch of the panel's lines: a buffer across the whole width, or a row of tile-local
+/// buffers side by side (each at its column offset, in its width), as tall as the tallest.
+struct Item {
+    bufs: Vec<(Buf, u16, u16)>,
+    need: Need,
+    band: bool,
+    /// The line naming the tile-local buffers opens this item (the first row of tiles, when
+    /// nothing is above it).
+    lead: u16,
+}
+
+impl Item {
+    /// Columns taken by the buffers side by side.
+    fn used(&self) -> u16 {
+        self.bufs.iter().map(|&(_, x, w)| x + w).max().unwrap_or(0)
+    }
+}
+
+/// Columns a placed grid takes from its left edge: its labels and its cells with the space
+/// after each.
+fn width_of(p: &Placed, left: u16) -> u16 {
+    let cells = p.cells.iter().map(|s| s.x + s.w + 1);
+    let labels = p.labels.iter().map(|(x, _, text, _)| x + cols(text) as u16);
+    cells.chain(labels).max().unwrap_or(left).saturating_sub(left)
+}
+
 /// Rows each buffer gets before any gets its flat row.
 const FEW_ROWS: usize = 8;
 
 /// Lays out the panel's inside `area`: the dot product first, then the buffers in the order of
 /// [`buffers`], each given one row before any gets more, then up to [`FEW_ROWS`] rows, then flat
-/// rows, then the remaining rows, while they fit; what is left out is said.
+/// rows, then the remaining rows, while they fit; what is left out is said. In a tiled kernel's
+/// trace the tile-local buffers (a few rows and columns each) sit side by side, as many to a
+/// row as fit across, under one line that says they are on chip.
 pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
     let dot = dot::plan(area, ctx).filter(|d| d.height <= area.height);
     let top = dot.as_ref().map_or(area.y, |d| area.y + d.height + 1);
     let room = area.bottom().saturating_sub(top);
     let bufs = buffers(ctx, dot.as_ref().map(|d| &d.dot));
-    let needs: Vec<(Buf, Need)> = bufs
-        .iter()
-        .filter_map(|&b| {
-            let p = place(Rect { y: top, ..area }, ctx, b, 1, false)?;
-            let fixed = 2 + u16::from(p.heat);
-            Some((
-                b,
-                Need {
-                    fixed,
-                    rows: p.total_rows,
-                    hidden: p.hidden_beyond_rows,
-                },
-            ))
-        })
-        .collect();
-    // lines taken by the first `k` buffers with these rows and flat rows, a blank line between
+    let tiled = ctx.trace.buffers.iter().flatten().any(|b| b.spec.level == Level::Tile);
+    let mut items: Vec<Item> = Vec::new();
+    for &b in &bufs {
+        let band = tiled && ctx.trace.level(b) == Level::Tile;
+        let rows = if band { usize::MAX } else { 1 };
+        let Some(p) = place(Rect { y: top, ..area }, ctx, b, rows, false, band) else {
+            continue;
+        };
+        let need = Need {
+            fixed: 2 + u16::from(p.heat),
+            rows: p.total_rows,
+            hidden: p.hidden_beyond_rows,
+        };
+        if !band {
+            items.push(Item {
+                bufs: vec![(b, 0, area.width)],
+                need,
+                band,
+                lead: 0,
+            });
+            continue;
+        }
+        // a heat grid and its legend take the whole width
+        let w = if p.heat {
+            area.width
+        } else {
+            width_of(&p, area.x).min(area.width)
+        };
+        match items.iter_mut().find(|it| it.band && it.used() + w <= area.width) {
+            Some(it) => {
+                let x = it.used();
+                it.bufs.push((b, x, w));
+                it.need = Need {
+                    fixed: it.need.fixed.max(need.fixed),
+                    rows: it.need.rows.max(need.rows),
+                    hidden: it.need.hidden || need.hidden,
+                };
+            }
+            None => items.push(Item {
+                bufs: vec![(b, 0, w)],
+                need,
+                band,
+                lead: 0,
+            }),
+        }
+    }
+    // the first row of tiles says what they are on the blank line above it, or on a line of
+    // its own when it opens the panel
+    if let Some(first) = items.first_mut().filter(|it| it.band && dot.is_none()) {
+        first.lead = 1;
+        first.need.fixed += 1;
+    }
+    // lines taken by the first `k` items with these rows and flat rows, a blank line between
     let total = |shape: &[(usize, bool)]| -> u16 {
         shape
             .iter()
-            .zip(&needs)
-            .map(|(&(r, f), (_, n))| n.height(r, f))
+            .zip(&items)
+            .map(|(&(r, f), it)| it.need.height(r, f))
             .sum::<u16>()
             + shape.len().saturating_sub(1) as u16
     };
     // the line that names what is left out, when something is
     let fits = |shape: &[(usize, bool)]| {
-        let reserve = u16::from(shape.len() < needs.len());
-        let gap = u16::from(!shape.is_empty() && shape.len() < needs.len());
+        let reserve = u16::from(shape.len() < items.len());
+        let gap = u16::from(!shape.is_empty() && shape.len() < items.len());
         total(shape) + reserve + gap <= room
     };
+    // flash's current step, and the global buffers its tiles were loaded from, are shown
+    // whole where they can be: their last grid may take the lines of the note on what is left
+    // out, which then goes on the panel's bottom border
+    let step = step_buffers(ctx);
+    let sources: Vec<Buf> = step.iter().filter_map(|&b| loaded_from(b)).collect();
+    let must = |it: &Item| it.bufs.iter().any(|(b, _, _)| step.contains(b) || sources.contains(b));
     let mut shape: Vec<(usize, bool)> = Vec::new();
-    for _ in &needs {
+    let mut squeezed = false;
+    for it in &items {
         shape.push((1, false));
-        if !fits(&shape) {
+        let squeeze = !fits(&shape) && must(it) && total(&shape) <= room;
+        if !(fits(&shape) || squeeze) {
             shape.pop();
             break;
         }
+        squeezed |= squeeze;
     }
+    // once the note is on the border, the grids may grow to the panel's last line
+    let fits = |shape: &[(usize, bool)]| {
+        if squeezed { total(shape) <= room } else { fits(shape) }
+    };
     // rows up to a screenful each, then the flat rows, then the rest of the rows
     let grow = |shape: &mut Vec<(usize, bool)>, most: usize| {
         for k in 0..shape.len() {
-            while shape[k].0 < needs[k].1.rows.min(most) {
+            while shape[k].0 < items[k].need.rows.min(most) {
                 shape[k].0 += 1;
                 if !fits(shape) {
                     shape[k].0 -= 1;
@@ -382,45 +516,53 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
             }
         }
     };
-    // too short for a grid with its note and the line naming the rest: the first grid alone,
-    // as many rows as fit, its note and the rest said on the panel's bottom border
-    let tight = shape.is_empty() && needs.first().is_some_and(|(_, n)| n.fixed < room);
-    if tight {
-        let (_, n) = &needs[0];
-        let rows = usize::from(room - n.fixed).min(n.rows);
-        let mut grids = Vec::new();
-        grids.extend(place(Rect { y: top, ..area }, ctx, needs[0].0, rows, false));
-        return Plan {
-            dot,
-            grids,
-            unshown: needs[1..].iter().map(|(b, _)| *b).collect(),
-            unshown_y: None,
-        };
-    }
-    grow(&mut shape, FEW_ROWS);
-    for k in 0..shape.len() {
-        shape[k].1 = true;
-        if !fits(&shape) {
-            shape[k].1 = false;
+    // too short for a grid with its note and the line naming the rest: the first grid (or row
+    // of tiles) alone, as many rows as fit, its note and the rest said on the panel's bottom
+    // border
+    let tight = shape.is_empty() && items.first().is_some_and(|it| it.need.fixed < room);
+    if let (true, Some(it)) = (tight, items.first()) {
+        shape.push((usize::from(room - it.need.fixed).min(it.need.rows), false));
+    } else {
+        grow(&mut shape, FEW_ROWS);
+        for k in 0..shape.len() {
+            // a row of tiles side by side has no room for flat rows
+            shape[k].1 = !items[k].band;
+            if !fits(&shape) {
+                shape[k].1 = false;
+            }
         }
+        grow(&mut shape, usize::MAX);
     }
-    grow(&mut shape, usize::MAX);
     let mut grids = Vec::new();
+    let mut tile_header = None;
     let mut y = top;
-    for (&(rows, flat), (buf, need)) in shape.iter().zip(&needs) {
-        if let Some(p) = place(Rect { y, ..area }, ctx, *buf, rows, flat) {
-            grids.push(p);
+    for (&(rows, flat), it) in shape.iter().zip(&items) {
+        if it.band && tile_header.is_none() {
+            tile_header = Some((area.x, if it.lead > 0 { y } else { y.saturating_sub(1) }));
         }
-        y += need.height(rows, flat) + 1;
+        for &(buf, x, width) in &it.bufs {
+            let at = Rect {
+                x: area.x + x,
+                y: y + it.lead,
+                width,
+                ..area
+            };
+            grids.extend(place(at, ctx, buf, rows, flat, it.band));
+        }
+        y += it.need.height(rows, flat) + 1;
     }
-    let unshown: Vec<Buf> = needs[shape.len()..].iter().map(|(b, _)| *b).collect();
+    let unshown: Vec<Buf> = items[shape.len()..]
+        .iter()
+        .flat_map(|it| it.bufs.iter().map(|&(b, _, _)| b))
+        .collect();
     // below the last grid, or without the blank line before it; never over the dot product
     let unshown_y = [y, y.saturating_sub(1)]
         .into_iter()
-        .find(|&row| row < area.bottom() && dot.as_ref().is_none_or(|d| row >= area.y + d.height));
+        .find(|&row| !tight && row < area.bottom() && dot.as_ref().is_none_or(|d| row >= area.y + d.height));
     Plan {
         dot,
         grids,
+        tile_header,
         unshown,
         unshown_y,
     }
@@ -446,8 +588,9 @@ fn outside(name: &str, len: usize, win: &std::ops::Range<usize>) -> String {
 }
 
 /// Places `buf` at the top of `area` with at most `max_rows` grid rows around the focus, and
-/// its flat row when `flat`.
-fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option<Placed> {
+/// its flat row when `flat`. A `compact` grid (a tile-local buffer beside others) has a title of
+/// its name and shape alone, and its note cut to its width.
+fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: bool) -> Option<Placed> {
     let info = ctx.trace.buffer(buf)?;
     let layout = info.layout();
     let len = info.len();
@@ -467,7 +610,9 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
     // flash's buffers say where they live: the tile-local working set, or global memory with
     // the rows of the current tiles
     let tiled = ctx.trace.buffers.iter().flatten().any(|b| b.spec.level == Level::Tile);
-    if info.spec.level == Level::Tile {
+    if compact {
+        // the line above the row of tiles says where they live
+    } else if info.spec.level == Level::Tile {
         title.push_str(tr!("  tile-local (on chip)"));
     } else if tiled {
         title.push_str(tr!("  global"));
@@ -630,7 +775,11 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool) -> Option
         parts[k] = &hidden[k].1;
     }
     let y_note = y_head + 1 + row_win.len() as u16;
-    let note = (!parts.is_empty()).then(|| (area.x, y_note, parts.join(" · ")));
+    let note = (!parts.is_empty()).then(|| {
+        let text = parts.join(" · ");
+        let text = if compact { cut(&text, width).to_string() } else { text };
+        (area.x, y_note, text)
+    });
     if flat {
         let y = y_note + 1;
         let lw = 5;
@@ -731,6 +880,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let buf = frame.buffer_mut();
     if let Some(d) = &plan.dot {
         dot::render(buf, inner, ctx, d);
+    }
+    if let Some((x, y)) = plan.tile_header {
+        put(
+            buf,
+            inner,
+            x,
+            y,
+            tr!("tile-local buffers (on chip)"),
+            t.level(Level::Tile),
+        );
     }
     if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
         put(buf, inner, inner.x, y, &left_out, t.dim());
