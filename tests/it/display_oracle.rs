@@ -902,6 +902,11 @@ fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
     if (f.start as usize) > n || f.end as usize != w + 1 {
         return None;
     }
+    // the inner iterations of a sum only read: a loop whose iterations write (a tile load
+    // copying q into q_tile) is not a dot product, whatever write ends it
+    if (f.start as usize..w).any(|k| trace.events[k].op == Op::Write && trace.events[k].frame != frame_id) {
+        return None;
+    }
     let mut terms: Vec<(u32, Vec<usize>)> = Vec::new();
     for k in f.start as usize..w {
         let e = trace.events[k];

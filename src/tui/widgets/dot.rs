@@ -79,6 +79,11 @@ pub fn find(trace: &Trace, n: usize) -> Option<Dot> {
     let mut term_frame = None;
     for k in start..end {
         let e = trace.events[k];
+        // a sum's inner iterations only read: one that writes (a tile load's copy, an update
+        // added straight into memory) makes the loop something other than a dot product
+        if e.op == Op::Write && e.frame != acc_id {
+            return None;
+        }
         if e.op != Op::Read {
             continue;
         }
