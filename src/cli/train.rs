@@ -340,6 +340,9 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
         if let Some(r) = c.rope {
             attention.push_str(&format!(" rope={}", r.name()));
         }
+        if matches!(trainer.model.attention, Attention::Flash(_)) {
+            attention.push_str(" attention=flash");
+        }
         let line = tr!(
             "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
             params = trainer.model.num_params(),

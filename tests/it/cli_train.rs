@@ -220,6 +220,28 @@ fn plain_output_without_json() {
         .assert()
         .success()
         .stdout(predicate::str::contains("step      2  loss").and(predicate::str::contains("done at step 2")));
+    // the first line names the kernel when it is not the naive one
+    let first = |extra: &[&str]| {
+        let out = cmd()
+            .current_dir(dir.path())
+            .args(["train", "--dataset", "copy", "--steps", "1"])
+            .args(TINY)
+            .args(extra)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        first(&["--attention", "flash"]).contains(" L=1 H=2 attention=flash, B=2)"),
+        "{}",
+        first(&["--attention", "flash"])
+    );
+    assert!(!first(&[]).contains("attention="));
 }
 
 /// Runs `args` in `dir` and expects exit code 2 with `needle` in the one-line message.
