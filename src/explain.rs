@@ -100,30 +100,20 @@ impl fmt::Display for Walkthrough {
 /// row `i` key tile by key tile (`m`, `l` as the log has them); `att` and `lse` written once;
 /// `P` as `e^(S − lse)`. Backward: `D_i`, `P` recomputed from `lse`, and `dS`.
 fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass) -> Result<Walkthrough> {
-    let tile = trace.buffer(Buf::STile).ok_or_else(|| missing("s_tile buffer"))?;
-    let dims = &tile.layout().dims;
-    let (br, bc) = (dims[0].size, dims[1].size);
-    let (ii, jj) = (at.i % br, at.j % bc);
-    let (i0, j0) = (at.i - ii, at.j - jj);
-    let off = ii * bc + jj;
+    // the pair's events (its score-tile cell forward and backward, its row's lse, D_i), found
+    // in the log by the same lookup Compare uses
+    let cell = crate::flash_cell::FlashCell::find(trace, at).ok_or_else(|| missing("s_tile buffer"))?;
+    let crate::flash_cell::TileSpot {
+        br,
+        bc,
+        i0,
+        j0,
+        ii,
+        jj,
+        off,
+    } = cell.spot;
     let (d, scale) = (sh.d(), 1.0 / (sh.d() as f32).sqrt());
     let var = |n: usize, name: &str| trace.view(n).vars.iter().find(|v| v.0 == name).map(|v| v.1);
-    let ours = |n: usize, phase: Phase| {
-        trace.phase_at(n) == phase
-            && [("bb", at.b), ("hh", at.h), ("i0", i0), ("j0", j0)]
-                .iter()
-                .all(|&(name, v)| var(n, name) == Some(v))
-    };
-    // the cell's writes of this pair: the score, then (forward) P relative to the tile's maximum
-    let writes = |buf: Buf, phase: Phase| -> Vec<usize> {
-        trace
-            .index
-            .writes(buf, off)
-            .iter()
-            .map(|&n| n as usize)
-            .filter(|&n| ours(n, phase) && var(n, "ii") == Some(ii))
-            .collect()
-    };
     let tiles_line = tr!(
         "query tile i0={i0} (rows {i0}..={i1}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={j1}, jj={jj}); \
          tiles of br={br} rows by bc={bc} columns; the pair lives in s_tile[ii*bc + jj] = s_tile[{off}] only while both are loaded",
@@ -154,12 +144,11 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             mask = crate::format::mask_words(mask)
         )
     };
-    let fwd = writes(Buf::STile, Phase::Flash);
     let mut sections = vec![Section {
         title: tr!("1. The tiles").to_string(),
         lines: vec![tiles_line],
     }];
-    let Some(&s_write) = fwd.first() else {
+    let Some(s_write) = cell.score else {
         // a tile the mask hides entirely is skipped: no event for this pair at all
         sections.push(Section {
             title: tr!("2. Skipped").to_string(),
@@ -253,7 +242,7 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
                         off,
                         s = num(s_val),
                         m = num(m_new),
-                        p = num(fwd.get(1).map_or(f32::NAN, |&n| trace.events[n].value))
+                        p = num(cell.p_tilde.map_or(f32::NAN, |n| trace.events[n].value))
                     ));
                 }
                 last = (m_new, l_new);
@@ -264,12 +253,7 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             });
             let (m, l) = last;
             let lse_off = (at.b * sh.h + at.h) * sh.s + at.i;
-            let lse_write = trace
-                .index
-                .writes(Buf::Lse, lse_off)
-                .first()
-                .map(|&n| n as usize)
-                .ok_or_else(|| missing("write of lse"))?;
+            let lse_write = cell.lse.ok_or_else(|| missing("write of lse"))?;
             let lse = trace.events[lse_write].value;
             let p = crate::simd::exp(s_val - lse);
             sections.push(Section {
@@ -300,33 +284,16 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             });
         }
         Pass::Backward => {
-            let back = writes(Buf::STile, Phase::FlashBack);
-            let &p_write = back.first().ok_or(ExplainError::PassNotRecorded("backward"))?;
+            let p_write = cell.p_back.ok_or(ExplainError::PassNotRecorded("backward"))?;
             let lse_read = (0..p_write)
                 .rev()
                 .find(|&n| trace.events[n].buf == Buf::Lse && trace.events[n].op == Op::Read)
                 .ok_or_else(|| missing("read of lse"))?;
             let p = trace.events[p_write].value;
             let lse = trace.events[lse_read].value;
-            let ds_write = writes(Buf::DSTile, Phase::FlashBack)
-                .first()
-                .copied()
-                .ok_or_else(|| missing("write of ds_tile"))?;
-            let p_read = ds_write - 1;
-            let f = trace
-                .frames_of(ds_write)
-                .last()
-                .copied()
-                .ok_or_else(|| missing("loop frame"))?;
-            let reads: Vec<f32> = (f.start as usize..p_read)
-                .filter(|&n| trace.events[n].op == Op::Read)
-                .map(|n| trace.events[n].value)
-                .collect();
-            let dp: f32 = reads.chunks_exact(2).map(|x| x[0] * x[1]).sum();
-            let delta_read = (0..ds_write)
-                .rev()
-                .find(|&n| trace.events[n].buf == Buf::Delta && trace.events[n].op == Op::Read)
-                .ok_or_else(|| missing("read of delta"))?;
+            let ds_write = cell.ds.ok_or_else(|| missing("write of ds_tile"))?;
+            let dp = cell.d_p(trace).ok_or_else(|| missing("loop frame"))?;
+            let delta_read = cell.delta.ok_or_else(|| missing("read of delta"))?;
             let d_i = trace.events[delta_read].value;
             sections.push(Section {
                 title: tr!("2. P recomputed from lse").to_string(),

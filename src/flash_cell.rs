@@ -1,7 +1,8 @@
 //! Where one probability `P[b,h,i,j]` shows up in a FlashAttention trace, which never stores it:
 //! the events of the pair's score tile cell (forward and backward) and of its row's statistics,
-//! found in the log. Compare shows these beside the naive kernel's stored `probs` cell; every
-//! number it prints is one of these events' values, or the arithmetic a reader does with them.
+//! found in the log. Compare shows these beside the naive kernel's stored `probs` cell, and
+//! `explain --variant flash` walks through them; every number either prints is one of these
+//! events' values, or the arithmetic a reader does with them.
 
 use crate::explain::Element;
 use crate::trace::{Buf, Op, Phase, Trace};
