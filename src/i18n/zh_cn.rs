@@ -1992,8 +1992,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "掩码遮住了这个查询分块与键分块的每一对（{why}），所以 flash 不会为它载入键分块：P = 0，没有任何读写",
     ),
     (
-        "the mask hides every pair of this tile: flash skips it, no read and no write; P = 0 ({why})",
-        "掩码遮住了本分块的每一对：flash 跳过它，不读也不写；P = 0（{why}）",
+        "the mask hides every pair of this tile: flash skips it, no read and no write; {name} = 0 ({why})",
+        "掩码遮住了本分块的每一对：flash 跳过它，不读也不写；{name} = 0（{why}）",
     ),
     (
         "the metadata's configuration (T={T} C={C} L={L} H={H} H_kv={H_kv}{state}) needs {need} bytes of tensors, but the file holds {data_len} bytes",

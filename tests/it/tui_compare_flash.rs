@@ -280,3 +280,100 @@ fn at_80x24_the_notes_scroll_and_say_which_lines_they_show() {
     key(&mut a, KeyCode::PageUp);
     assert!(draw(&a, 80, 24).contains("PgDn/PgUp: lines 1-"));
 }
+
+#[test]
+fn every_element_of_both_stages_shows_the_logs_numbers() {
+    let mut a = flash_app(120, 40);
+    // the traces outlive the keys pressed below: the app keeps its walk in an Arc
+    let walk = std::sync::Arc::clone(&a.walk);
+    let (mha, flash) = (walk.trace(Variant::Mha).unwrap(), walk.trace(Variant::Flash).unwrap());
+    // move the element to (h, i, j) from wherever it is: h cycles with 'h', i and j with arrows
+    let Screen::Compare(c) = &a.screen else {
+        panic!("compare")
+    };
+    let (mut h, mut i, mut j) = (c.element.h, c.element.i, c.element.j);
+    let mut checked = 0;
+    for stage in 0..2 {
+        for hh in 0..2 {
+            while h != hh {
+                key(&mut a, KeyCode::Char('h'));
+                h = (h + 1) % 2;
+            }
+            for ii in 0..5 {
+                for jj in 0..5 {
+                    while i < ii {
+                        key(&mut a, KeyCode::Down);
+                        i += 1;
+                    }
+                    while i > ii {
+                        key(&mut a, KeyCode::Up);
+                        i -= 1;
+                    }
+                    while j < jj {
+                        key(&mut a, KeyCode::Right);
+                        j += 1;
+                    }
+                    while j > jj {
+                        key(&mut a, KeyCode::Left);
+                        j -= 1;
+                    }
+                    let flat = joined(&draw(&a, 120, 40));
+                    let at = format!("stage {stage} h{hh} i{ii} j{jj}");
+                    let off = (hh * 5 + ii) * 5 + jj;
+                    let (buf, name, flash_value) = if stage == 0 {
+                        // flash's P: e^(S − lse) from the score written into s_tile and the row's lse
+                        let vars = [
+                            ("bb", 0),
+                            ("hh", hh),
+                            ("i0", ii - ii % 2),
+                            ("j0", jj - jj % 2),
+                            ("ii", ii % 2),
+                            ("jj", jj % 2),
+                        ];
+                        let s = writes_with(flash, Buf::STile, Phase::Flash, &vars);
+                        let p = s.first().map_or(0.0, |&n| {
+                            let lse = flash.events[flash.index.writes(Buf::Lse, hh * 5 + ii)[0] as usize].value;
+                            attn_trace::simd::exp(flash.events[n].value - lse)
+                        });
+                        (Buf::Probs, "P", p)
+                    } else {
+                        let vars = [
+                            ("bb", 0),
+                            ("hh", hh),
+                            ("i0", ii - ii % 2),
+                            ("j0", jj - jj % 2),
+                            ("ii", ii % 2),
+                            ("jj", jj % 2),
+                        ];
+                        let ds = writes_with(flash, Buf::DSTile, Phase::FlashBack, &vars);
+                        (Buf::DScores, "dS", ds.first().map_or(0.0, |&n| flash.events[n].value))
+                    };
+                    let stored = *mha.index.writes(buf, off).last().unwrap() as usize;
+                    let m = mha.events[stored].value;
+                    assert!(
+                        flat.contains(&format!(
+                            "mha: stores {name}[0,{hh},{ii},{jj}] = {} in {buf}[{off}] (#{stored})",
+                            num(m)
+                        )),
+                        "{at}: {flat}"
+                    );
+                    assert!((m - flash_value).abs() < 1e-6, "{at}: mha {m}, flash {flash_value}");
+                    assert!(
+                        flat.contains(&format!("flash's {name} = {}, mha's = {}:", num(flash_value), num(m))),
+                        "{at}: {flat}"
+                    );
+                    // a pair of a tile the mask hides: no event of flash, the value 0
+                    if jj / 2 > ii / 2 {
+                        assert!(
+                            flat.contains(&format!("flash skips it, no read and no write; {name} = 0")),
+                            "{at}: {flat}"
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        key(&mut a, KeyCode::Char(']'));
+    }
+    assert_eq!(checked, 100);
+}

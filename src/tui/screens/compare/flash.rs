@@ -231,7 +231,8 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
     )];
     let Some(score) = value(trace, c.score) else {
         lines.push(tr!(
-            "the mask hides every pair of this tile: flash skips it, no read and no write; P = 0 ({why})",
+            "the mask hides every pair of this tile: flash skips it, no read and no write; {name} = 0 ({why})",
+            name = if backward { "dS" } else { "P" },
             why = hidden_because(&st.walk.mask, e.i, e.j)
         ));
         return lines;
@@ -361,10 +362,12 @@ pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
             n
         )));
     }
+    // a pair of a tile the mask hides has no event in flash's log: its P and dS are 0
+    let skipped = f.cell.score.is_none().then_some(0.0);
     let theirs = if backward {
-        value(ft, f.cell.ds)
+        value(ft, f.cell.ds).or(skipped)
     } else {
-        f.cell.probability(ft).or(f.cell.score.is_none().then_some(0.0))
+        f.cell.probability(ft).or(skipped)
     };
     if let (Some(a), Some((_, b))) = (theirs, stored) {
         let verdict = if a.to_bits() == b.to_bits() {
