@@ -1157,6 +1157,7 @@ fn sample_streams_its_bytes_into_a_pipe() {
         .unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
+    let (checked_tx, checked_rx) = std::sync::mpsc::channel::<()>();
     std::thread::spawn(move || {
         let mut buf = [0u8; 16];
         let mut got = Vec::new();
@@ -1167,10 +1168,14 @@ fn sample_streams_its_bytes_into_a_pipe() {
             }
         }
         let _ = tx.send(got);
+        // the pipe stays open until the test has looked at the process: closing it first would
+        // let the sampler end before that look (a race the test once lost on a busy machine)
+        let _ = checked_rx.recv_timeout(Duration::from_secs(15));
         // dropping stdout closes the pipe: the sampler ends quietly
     });
     let got = rx.recv_timeout(Duration::from_secs(15));
     let running = child.try_wait().unwrap().is_none();
+    let _ = checked_tx.send(());
     let start = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
