@@ -404,7 +404,7 @@ pub fn num(x: f32) -> String {
 }
 
 /// [`num`] in parentheses when negative, for use inside a product or a difference.
-fn par(x: f32) -> String {
+pub fn par(x: f32) -> String {
     let s = num(x);
     if s.starts_with('-') { format!("({s})") } else { s }
 }

@@ -8,7 +8,7 @@
 //! of two shown numbers, the sum of shown products).
 
 use super::{Compare, window};
-use crate::explain::num;
+use crate::explain::{num, par};
 use crate::flash_cell::FlashCell;
 use crate::format::hidden_because;
 use crate::formula::{sizes, substitute};
@@ -99,12 +99,6 @@ pub fn stage_title(phase: Phase) -> String {
         Phase::SoftmaxBack => tr!("dS[i,j]: stored by MHA, recomputed on chip by flash").to_string(),
         _ => tr!("P[i,j]: stored by MHA, never by flash").to_string(),
     }
-}
-
-/// [`num`] in parentheses when negative.
-fn par(x: f32) -> String {
-    let s = num(x);
-    if s.starts_with('-') { format!("({s})") } else { s }
 }
 
 fn value(trace: &Trace, n: Option<usize>) -> Option<f32> {
