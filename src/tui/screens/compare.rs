@@ -129,6 +129,7 @@ impl Compare {
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         let sh = self.walk.shape;
         let n = self.phases().len();
+        let before = self.element;
         let e = &mut self.element;
         match key.code {
             KeyCode::Char(']') | KeyCode::Char('n') if n > 0 => {
@@ -160,7 +161,10 @@ impl Compare {
             KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
             _ => {}
         }
-        self.refresh();
+        // what flash's side shows depends on the element only, not on the phase
+        if self.element != before {
+            self.refresh();
+        }
         Outcome::Stay
     }
 
