@@ -441,47 +441,11 @@ impl TinyGpt {
     /// Backward pass after [`TinyGpt::forward`] with targets: writes the gradient of
     /// `scale · Σ losses` into `grads` (a buffer of [`TinyGpt::num_params`] values; overwritten).
     pub fn backward(&self, acts: &mut Activations, tokens: &[u8], targets: &[u8], scale: f32, grads: &mut [f32]) {
-        let wt = self.transposed_weights();
-        self.backward_rows(acts, tokens, targets, scale, acts.b * acts.t, grads, None, &wt);
-    }
-
-    /// The weight matrices transposed: each `[IC, OC]` matrix stored `[OC, IC]` at its own offset
-    /// of the parameter layout, the embeddings and biases left out (zero). The backward pass's
-    /// products `dy·Wᵀ` read these; transposed once per step, they serve every shard.
-    pub(crate) fn transposed_weights(&self) -> Vec<f32> {
-        let mut wt = vec![0.0; self.num_params()];
-        self.transpose_weights(&mut wt);
-        wt
-    }
-
-    /// [`TinyGpt::transposed_weights`] into `wt`, one matrix per task on the thread pool.
-    pub(crate) fn transpose_weights(&self, wt: &mut [f32]) {
-        let (C, V) = (self.config.d_model, self.config.vocab_size);
-        // (offset, IC, OC) of every weight matrix, in layout order
-        let mut mats = Vec::new();
-        for l in 0..self.config.n_layers {
-            let o = self.layout.block(l, C);
-            mats.extend([
-                (o.w_qkv, C, self.layout.qkv),
-                (o.w_proj, C, C),
-                (o.w_fc, C, 4 * C),
-                (o.w_out, 4 * C, C),
-            ]);
-        }
-        mats.push((self.layout.w_lm, C, V));
-        let (mut rest, mut at, mut jobs) = (wt, 0, Vec::new());
-        for (off, ic, oc) in mats {
-            let (out, tail) = rest[off - at..].split_at_mut(ic * oc);
-            jobs.push((&self.params[off..off + ic * oc], ic, oc, out));
-            (rest, at) = (tail, off + ic * oc);
-        }
-        jobs.into_par_iter()
-            .for_each(|(w, ic, oc, out)| ops::transpose(ic, oc, w, out));
+        self.backward_rows(acts, tokens, targets, scale, acts.b * acts.t, grads, None);
     }
 
     /// [`TinyGpt::backward`] with the loss over the first `rows` of the `[B·T]` positions only,
-    /// optionally copying one layer's attention gradients into `tap`; `wt` holds
-    /// [`TinyGpt::transposed_weights`].
+    /// optionally copying one layer's attention gradients into `tap`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn backward_rows(
         &self,
@@ -492,7 +456,6 @@ impl TinyGpt {
         rows: usize,
         grads: &mut [f32],
         mut tap: Option<&mut Tap>,
-        wt: &[f32],
     ) {
         let cfg = &self.config;
         let (B, T, C, V) = (acts.b, acts.t, cfg.d_model, cfg.vocab_size);
@@ -511,10 +474,10 @@ impl TinyGpt {
             &mut g.d_logits[..rows * V],
         );
         let (d_wlm, d_blm) = grads[lo.w_lm..lo.w_lm + C * V + V].split_at_mut(C * V);
-        ops::linear_backward_wt(
+        ops::linear_backward(
             bt,
             &acts.lnf,
-            w(wt, lo.w_lm, C * V),
+            w(&self.params, lo.w_lm, C * V),
             &g.d_logits,
             &mut g.d_ln,
             d_wlm,
@@ -533,10 +496,10 @@ impl TinyGpt {
             // branch's gradient as it is, and the branch's layernorm then adds its share into
             // it: afterwards d_res is the gradient at x_mid, without a copy.
             let (d_wout, d_bout) = grads[o.w_out..o.b_out + C].split_at_mut(4 * C * C);
-            ops::linear_backward_wt(
+            ops::linear_backward(
                 bt,
                 &a.gelu,
-                w(wt, o.w_out, 4 * C * C),
+                w(&self.params, o.w_out, 4 * C * C),
                 &g.d_res,
                 &mut g.d_gelu,
                 d_wout,
@@ -548,7 +511,7 @@ impl TinyGpt {
             ops::gelu_linear_backward(
                 bt,
                 &a.ln2,
-                w(wt, o.w_fc, C * 4 * C),
+                w(&self.params, o.w_fc, C * 4 * C),
                 fc,
                 &g.d_gelu,
                 d_fc,
@@ -562,10 +525,10 @@ impl TinyGpt {
                 t.d_out = g.d_res.clone();
             }
             let (d_wproj, d_bproj) = grads[o.w_proj..o.b_proj + C].split_at_mut(C * C);
-            ops::linear_backward_wt(
+            ops::linear_backward(
                 bt,
                 &a.att,
-                w(wt, o.w_proj, C * C),
+                w(&self.params, o.w_proj, C * C),
                 &g.d_res,
                 &mut g.d_att,
                 d_wproj,
@@ -576,10 +539,10 @@ impl TinyGpt {
             split_backward(cfg, acts.shape, g);
             let QKV = lo.qkv;
             let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + QKV].split_at_mut(C * QKV);
-            ops::linear_backward_wt(
+            ops::linear_backward(
                 bt,
                 &a.ln1,
-                w(wt, o.w_qkv, C * QKV),
+                w(&self.params, o.w_qkv, C * QKV),
                 &g.d_qkv,
                 &mut g.d_ln,
                 d_wqkv,
@@ -619,16 +582,14 @@ impl TinyGpt {
     pub(crate) fn loss_and_shard_grads(&self, work: &mut Workspace, tokens: &[u8], targets: &[u8]) -> f32 {
         let (B, T) = (work.b, work.t);
         let scale = 1.0 / (B * T) as f32;
-        self.transpose_weights(&mut work.wt);
-        let (shards, wt) = (&mut work.shards, &work.wt);
-        shards.par_iter_mut().for_each(|s| {
+        work.shards.par_iter_mut().for_each(|s| {
             let rows = s.first * T..(s.first + s.acts.b) * T;
             let (tokens, targets) = (&tokens[rows.clone()], &targets[rows]);
             self.forward(&mut s.acts, tokens, Some(targets));
             let n = s.acts.b * T;
-            self.backward_rows(&mut s.acts, tokens, targets, scale, n, &mut s.grads, None, wt);
+            self.backward_rows(&mut s.acts, tokens, targets, scale, n, &mut s.grads, None);
         });
-        (shards.iter().map(|s| s.acts.loss_sum()).sum::<f64>() / (B * T) as f64) as f32
+        (work.shards.iter().map(|s| s.acts.loss_sum()).sum::<f64>() / (B * T) as f64) as f32
     }
 
     /// Sum of the per-position losses over `tokens → targets [B,T]`, forward only, sharded as
@@ -926,7 +887,7 @@ pub struct Activations {
 pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
 
 /// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
-/// [`Workspace::new`] (each shard's gradients, the transposed weights), the parameters and
+/// [`Workspace::new`] (each shard's gradients), the parameters and
 /// AdamW's two moments.
 pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let (b, t) = (b as u128, t as u128);
@@ -950,7 +911,7 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + 2 * att + rows * QKV;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
-    4 * (L * layer + top + grad + params * (4 + shards))
+    4 * (L * layer + top + grad + params * (3 + shards))
 }
 
 impl Activations {
@@ -1032,8 +993,6 @@ pub struct Workspace {
     pub b: usize,
     pub t: usize,
     pub shards: Vec<Shard>,
-    /// [`TinyGpt::transposed_weights`], made once per step for all shards.
-    pub wt: Vec<f32>,
 }
 
 impl Workspace {
@@ -1053,11 +1012,6 @@ impl Workspace {
                 shard
             })
             .collect();
-        Workspace {
-            b,
-            t,
-            shards,
-            wt: vec![0.0; model.num_params()],
-        }
+        Workspace { b, t, shards }
     }
 }

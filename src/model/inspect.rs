@@ -65,17 +65,7 @@ impl TinyGpt {
             ..Tap::default()
         };
         let scale = 1.0 / rows.max(1) as f32;
-        let wt = self.transposed_weights();
-        self.backward_rows(
-            &mut acts,
-            prompt,
-            &targets,
-            scale,
-            rows,
-            &mut grads,
-            Some(&mut tap),
-            &wt,
-        );
+        self.backward_rows(&mut acts, prompt, &targets, scale, rows, &mut grads, Some(&mut tap));
 
         let p = |name: &str| self.param(&format!("blocks.{layer}.{name}")).map(<[f32]>::to_vec);
         let missing = || ModelError::Input(tr!("layer {layer} has no parameters", layer));

@@ -225,7 +225,9 @@ pub fn linear_forward([B, T]: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &m
     add_to_rows(y, b);
 }
 
-/// Writes `dx = dy·Wᵀ`, `dW = xᵀ·dy` and `db = Σ_rows dy` (not accumulated).
+/// Writes `dx = dy·Wᵀ`, `dW = xᵀ·dy` and `db = Σ_rows dy` (not accumulated). `Wᵀ` is `W` read
+/// with its strides swapped, packed by the sgemm as it goes: a copy of every weight matrix
+/// transposed once per step cost more than it saved in small models and nothing in large ones.
 pub fn linear_backward(
     [B, T]: [usize; 2],
     x: &[f32],
@@ -264,13 +266,12 @@ pub fn linear_gelu_forward(
 
 /// The backward of [`linear_gelu_forward`]: `dy = gelu'(y) ⊙ dg` (as [`gelu_backward`]) with the
 /// bias gradient `db = Σ_rows dy` added up in the same pass, row after row as [`linear_backward`]
-/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`, with `W` given transposed as in
-/// [`linear_backward_wt`].
+/// does; then `dx = dy·Wᵀ` and `dW = xᵀ·dy`, as [`linear_backward`] computes them.
 #[allow(clippy::too_many_arguments)]
 pub fn gelu_linear_backward(
     [B, T]: [usize; 2],
     x: &[f32],
-    wt: &[f32],
+    w: &[f32],
     (y, th): (&[f32], &[f32]),
     dg: &[f32],
     dy: &mut [f32],
@@ -281,7 +282,7 @@ pub fn gelu_linear_backward(
     let rows = B * T;
     let (IC, OC) = (x.len() / rows, y.len() / rows);
     gelu_backward_sum(y, th, dg, dy, db);
-    matmul(rows, OC, IC, dy, false, wt, false, dx);
+    matmul(rows, OC, IC, dy, false, w, true, dx);
     matmul(IC, rows, OC, x, true, dy, false, dw);
 }
 
@@ -316,62 +317,6 @@ fn gelu_backward_sum_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32], db:
         gelu_backward_impl(x, th, dy, dx);
         for (db, &d) in db.iter_mut().zip(dx.iter()) {
             *db += d;
-        }
-    }
-}
-
-/// [`linear_backward`] with `W` given transposed, `wt [OC, IC]`: the product `dy·Wᵀ` then reads
-/// `Wᵀ` along its rows, as stored, and the sgemm need not gather `W` column by column on every
-/// call (see [`transpose`]).
-pub fn linear_backward_wt(
-    [B, T]: [usize; 2],
-    x: &[f32],
-    wt: &[f32],
-    dy: &[f32],
-    dx: &mut [f32],
-    dw: &mut [f32],
-    db: &mut [f32],
-) {
-    let rows = B * T;
-    let (IC, OC) = (x.len() / rows, dy.len() / rows);
-    matmul(rows, OC, IC, dy, false, wt, false, dx);
-    matmul(IC, rows, OC, x, true, dy, false, dw);
-    sum_rows(dy, db);
-}
-
-with_simd! {
-    /// `out [m, n] = xᵀ` for `x [n, m]`: `out[j·n + i] = x[i·m + j]`, in blocks of 8×8 held in
-    /// registers (eight rows read, eight columns written), the edges value by value.
-    pub fn transpose(n: usize, m: usize, x: &[f32], out: &mut [f32]) => transpose_impl;
-}
-
-#[inline(always)]
-fn transpose_impl(n: usize, m: usize, x: &[f32], out: &mut [f32]) {
-    const B: usize = 8;
-    let (x, out) = (&x[..n * m], &mut out[..n * m]);
-    let (n8, m8) = (n - n % B, m - m % B);
-    for i0 in (0..n8).step_by(B) {
-        for j0 in (0..m8).step_by(B) {
-            let rows: [[f32; B]; B] = std::array::from_fn(|r| {
-                let at = (i0 + r) * m + j0;
-                std::array::from_fn(|c| x[at + c])
-            });
-            let cols: [[f32; B]; B] = std::array::from_fn(|c| std::array::from_fn(|r| rows[r][c]));
-            for (c, col) in cols.iter().enumerate() {
-                let at = (j0 + c) * n + i0;
-                out[at..at + B].copy_from_slice(col);
-            }
-        }
-    }
-    // the columns past the last whole block, then the rows past it
-    for i in 0..n {
-        for j in m8..m {
-            out[j * n + i] = x[i * m + j];
-        }
-    }
-    for i in n8..n {
-        for j in 0..m8 {
-            out[j * n + i] = x[i * m + j];
         }
     }
 }
@@ -613,52 +558,57 @@ mod tests {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!((bits(&y), bits(&g), bits(&th)), (bits(&y2), bits(&g2), bits(&th2)));
 
-        let mut wt = z(IC * OC);
-        transpose(IC, OC, &w, &mut wt);
         let (mut dy, mut dx, mut dw, mut db) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
         gelu_backward(&y, &th, &dg, &mut dy);
-        linear_backward_wt([B, T], &x, &wt, &dy, &mut dx, &mut dw, &mut db);
+        linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
         let (mut dy2, mut dx2, mut dw2, mut db2) = (z(B * T * OC), z(B * T * IC), z(IC * OC), vec![9.0; OC]);
-        gelu_linear_backward([B, T], &x, &wt, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
+        gelu_linear_backward([B, T], &x, &w, (&y, &th), &dg, &mut dy2, &mut dx2, &mut dw2, &mut db2);
         assert_eq!(bits(&dy), bits(&dy2));
         assert_eq!((bits(&dx), bits(&dw), bits(&db)), (bits(&dx2), bits(&dw2), bits(&db2)));
     }
 
-    #[test]
-    fn transpose_moves_every_value() {
-        // whole 8×8 blocks, edges on either side, and both
-        for (n, m) in [(16, 24), (13, 8), (8, 21), (19, 11), (3, 5), (64, 256)] {
-            let x: Vec<f32> = (0..n * m).map(|k| k as f32).collect();
-            let mut out = vec![f32::NAN; n * m];
-            transpose(n, m, &x, &mut out);
-            for i in 0..n {
-                for j in 0..m {
-                    assert_eq!(out[j * n + i], x[i * m + j], "{n}×{m} at ({i}, {j})");
+    /// `dx = dy·Wᵀ`, `dW = xᵀ·dy`, `db = Σ_rows dy` summed in f64 one term at a time.
+    fn linear_backward_in_f64(x: &[f32], w: &[f32], dy: &[f32], IC: usize, OC: usize) -> [Vec<f64>; 3] {
+        let rows = x.len() / IC;
+        let mut dx = vec![0.0; rows * IC];
+        let mut dw = vec![0.0; IC * OC];
+        let mut db = vec![0.0; OC];
+        for r in 0..rows {
+            for o in 0..OC {
+                let d = f64::from(dy[r * OC + o]);
+                db[o] += d;
+                for c in 0..IC {
+                    dx[r * IC + c] += d * f64::from(w[c * OC + o]);
+                    dw[c * OC + o] += f64::from(x[r * IC + c]) * d;
                 }
             }
         }
+        [dx, dw, db]
     }
 
     #[test]
-    fn transposed_weights_give_the_same_gradients() {
-        // dy·Wᵀ from W read transposed, or from Wᵀ stored: the same sums, which the sgemm may
-        // round differently; dW and db are computed the same way
-        for ([B, T], IC, OC) in [([2, 3], 5, 12), ([2, 64], 64, 192), ([1, 64], 256, 64)] {
+    fn linear_backward_reads_w_transposed_in_place() {
+        // dy·Wᵀ with W [IC, OC] read with swapped strides: shapes with and without whole
+        // vector widths and sgemm tiles, the model's (C = 64, 4C, V = 256) among them
+        for ([B, T], IC, OC) in [
+            ([2, 3], 5, 12),
+            ([2, 64], 64, 192),
+            ([1, 64], 256, 64),
+            ([3, 7], 64, 256),
+        ] {
             let v = |n: usize, s: usize| -> Vec<f32> { (0..n).map(|i| ((i * s % 101) as f32 - 50.0) / 23.0).collect() };
             let (x, w, dy) = (v(B * T * IC, 7), v(IC * OC, 11), v(B * T * OC, 17));
-            let mut wt = vec![0.0; IC * OC];
-            transpose(IC, OC, &w, &mut wt);
-            assert_eq!(wt[3 * IC + 1], w[OC + 3], "wt[j][i] = w[i][j]");
-            let z = |n: usize| vec![0.0f32; n];
+            let z = |n: usize| vec![f32::NAN; n];
             let (mut dx, mut dw, mut db) = (z(B * T * IC), z(IC * OC), z(OC));
             linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
-            let (mut dx2, mut dw2, mut db2) = (z(B * T * IC), z(IC * OC), z(OC));
-            linear_backward_wt([B, T], &x, &wt, &dy, &mut dx2, &mut dw2, &mut db2);
-            let scale = dx.iter().fold(0.0f32, |m, d| m.max(d.abs()));
-            for (a, b) in dx.iter().zip(&dx2) {
-                assert!((a - b).abs() <= 1e-6 * scale, "dx {a} vs {b}");
+            let [want_dx, want_dw, want_db] = linear_backward_in_f64(&x, &w, &dy, IC, OC);
+            for (name, got, want) in [("dx", &dx, &want_dx), ("dW", &dw, &want_dw), ("db", &db, &want_db)] {
+                let scale = want.iter().fold(1.0f64, |m, d| m.max(d.abs()));
+                for (n, (&g, &w)) in got.iter().zip(want).enumerate() {
+                    let err = (f64::from(g) - w).abs();
+                    assert!(err <= 1e-6 * scale, "{B}x{T}x{IC}x{OC} {name}[{n}] = {g}, want {w}");
+                }
             }
-            assert_eq!((&dw, &db), (&dw2, &db2));
         }
     }
 

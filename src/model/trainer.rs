@@ -133,8 +133,14 @@ impl Trainer {
         self.batch * self.model.config.seq_len
     }
 
-    /// One step: draw a batch, forward, backward, AdamW update.
+    /// One step: draw a batch, forward, backward, AdamW update. It runs on a thread of rayon's
+    /// pool (moved there when called from outside it), so the step's parallel parts, the
+    /// shards' passes and then AdamW, are started and joined by a thread that works on them:
+    /// from outside, the caller would sleep while the pool works and be woken after each part.
     pub fn step(&mut self) -> StepStats {
+        if rayon::current_thread_index().is_none() {
+            return rayon::scope(|_| self.step());
+        }
         let start = Instant::now();
         let t = self.model.config.seq_len;
         self.data

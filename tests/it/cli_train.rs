@@ -407,3 +407,59 @@ fn ctrl_c_stops_cleanly_and_saves() {
     let saved = attn_trace::model::checkpoint::load(&dir.path().join("m.safetensors")).unwrap();
     assert_eq!(saved.step, steps);
 }
+
+#[test]
+fn the_number_of_threads_does_not_change_the_numbers() {
+    // the batch is cut into a fixed number of shards whatever the pool's size, and each step
+    // runs on the pool however many threads it has: one, two or three threads give the same
+    // losses and the same saved weights, bit for bit
+    let dir = tempfile::tempdir().unwrap();
+    let run = |threads: &str| {
+        let save = format!("m{threads}.safetensors");
+        let out = cmd()
+            .current_dir(dir.path())
+            .env("RAYON_NUM_THREADS", threads)
+            .args([
+                "train",
+                "--dataset",
+                "sort",
+                "--json",
+                "--steps",
+                "4",
+                "--log-every",
+                "1",
+            ])
+            .args([
+                "--seq", "8", "--dmodel", "8", "--heads", "2", "--batch", "3", "--save", &save,
+            ])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let losses: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter_map(|v| v.get("loss").map(|l| (l.to_string(), v["val_loss"].to_string())))
+            .map(|(l, v)| format!("{l} {v}"))
+            .collect();
+        let saved = attn_trace::model::checkpoint::load(&dir.path().join(save)).unwrap();
+        let state = saved.state.expect("the optimizer state is saved");
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        (
+            losses,
+            [bits(&saved.model.params), bits(&state.opt.m), bits(&state.opt.v)],
+        )
+    };
+    let (one, weights_one) = run("1");
+    assert_eq!(one.len(), 5, "four steps and the final line: {one:?}");
+    for threads in ["2", "3"] {
+        let (losses, weights) = run(threads);
+        assert_eq!(losses, one, "{threads} threads");
+        assert!(
+            weights == weights_one,
+            "{threads} threads saved other weights or moments"
+        );
+    }
+}
