@@ -424,10 +424,18 @@ fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
         let mut lens = [0; 8];
         for ((s, p), len) in s8.chunks_exact(T).zip(p8.chunks_exact_mut(T)).zip(&mut lens) {
             let maxval = max(s);
-            for (p, &s) in p.iter_mut().zip(s) {
+            // the mask's −1e9 at the end of a row (a causal mask's hidden keys): when
+            // −1e9 − max is below −87, exp gives exactly 0 there, so 0 is written without it
+            let end = if MASKED - maxval < -87.0 {
+                T - s.iter().rev().take_while(|&&s| s == MASKED).count()
+            } else {
+                T
+            };
+            for (p, &s) in p[..end].iter_mut().zip(&s[..end]) {
                 *p = exp(s - maxval);
             }
-            *len = nonzero_len(p);
+            p[end..].fill(0.0);
+            *len = nonzero_len(&p[..end]);
         }
         let sums = row_sums(p8, T, lens, |_, e| e);
         for (p, sum) in p8.chunks_exact_mut(T).zip(sums) {
