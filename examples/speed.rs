@@ -23,15 +23,22 @@
 //!    computes them; the causal mask lets the kernels skip part of that work, which is not
 //!    subtracted. Embeddings, LayerNorm, GELU, softmax and AdamW are not counted.
 //!
-//! The two-thread ceiling is the figure to compare the step with. On a shared machine both move
-//! with the load, so each config alternates them: ten rounds of one two-thread product and a
-//! tenth of `--seconds` of training steps; the best round of each (and the median) is printed,
-//! and the step's GFLOP/s as a percentage of the ceiling.
+//! 3. **The step's own products**: the linear layers of one shard of the config (`B/2·T` rows;
+//!    `x·W`, then `dy·Wᵀ` and `xᵀ·dy` through `model::ops`, as the step calls them), on both
+//!    cores at once, one shard each, counting `6·(12·L·C² + C·V)` per token; and the share of
+//!    the step's time the products would take at that speed. These are the shapes the step
+//!    really multiplies, which need not run as fast as two 2048² products at once (those share
+//!    the caches and memory; a shard's products mostly fit its own core's caches).
+//!
+//! On a shared machine all of them move with the load, so each config alternates them: ten
+//! rounds of two 2048² products at once, the two shards' products, and a tenth of `--seconds` of
+//! training steps; the best round of each (and the median) is printed, the step's GFLOP/s as a
+//! percentage of the 2048² ceiling, and the products' share of the step's time.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace::model::{Config, Dataset, TinyGpt, Trainer, ops};
 use std::time::{Duration, Instant};
 
 /// `c = a·b`, all `n × n` column-major (the layout gemm-f32's kernels write fastest, and the one
@@ -86,15 +93,57 @@ fn ceiling(n: usize, threads: usize, reps: usize) -> f64 {
     threads as f64 * 2.0 * (n as f64).powi(3) / best / 1e9
 }
 
+/// Best GFLOP/s of the linear layers of one shard of `run` (forward and backward of every weight
+/// matrix, `B/2·T` rows), on two threads at once, over `reps` rounds.
+fn shard_products(run: &Run, reps: usize) -> f64 {
+    let cfg = &run.config;
+    let (c, v) = (cfg.d_model, cfg.vocab_size);
+    let rows = run.b.div_ceil(2) * cfg.seq_len;
+    // (in, out) of each weight matrix the step multiplies, as in the model's layout
+    let mut mats: Vec<(usize, usize)> = (0..cfg.n_layers)
+        .flat_map(|_| [(c, c + 2 * cfg.kv_channels()), (c, c), (c, 4 * c), (4 * c, c)])
+        .collect();
+    mats.push((c, v));
+    let one_shard = || {
+        let fill = |n: usize| -> Vec<f32> { (0..n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 7.0).collect() };
+        let bufs: Vec<_> = mats
+            .iter()
+            .map(|&(ic, oc)| (fill(rows * ic), fill(ic * oc), fill(oc), fill(rows * oc)))
+            .collect();
+        move || {
+            for (x, w, b, dy) in &bufs {
+                let (ic, oc) = (w.len() / b.len(), b.len());
+                let (mut y, mut dx) = (vec![0.0; rows * oc], vec![0.0; rows * ic]);
+                let (mut dw, mut db) = (vec![0.0; ic * oc], vec![0.0; oc]);
+                ops::linear_forward([1, rows], x, w, b, &mut y);
+                ops::linear_backward([1, rows], x, w, dy, &mut dx, &mut dw, &mut db);
+            }
+        }
+    };
+    let shards = [one_shard(), one_shard()];
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        std::thread::scope(|s| {
+            for shard in &shards {
+                s.spawn(shard);
+            }
+        });
+        best = best.min(t0.elapsed().as_secs_f64());
+    }
+    2.0 * linear_flops_per_token(cfg) * rows as f64 / best / 1e9
+}
+
 /// Floating-point operations per trained token (see the module's doc).
 fn flops_per_token(cfg: &Config) -> f64 {
-    let (t, c, l, v) = (
-        cfg.seq_len as f64,
-        cfg.d_model as f64,
-        cfg.n_layers as f64,
-        cfg.vocab_size as f64,
-    );
-    6.0 * (12.0 * l * c * c + c * v) + 12.0 * l * t * c
+    let (t, c, l) = (cfg.seq_len as f64, cfg.d_model as f64, cfg.n_layers as f64);
+    linear_flops_per_token(cfg) + 12.0 * l * t * c
+}
+
+/// The linear layers' share of [`flops_per_token`]: `6·(12·L·C² + C·V)`.
+fn linear_flops_per_token(cfg: &Config) -> f64 {
+    let (c, l, v) = (cfg.d_model as f64, cfg.n_layers as f64, cfg.vocab_size as f64);
+    6.0 * (12.0 * l * c * c + c * v)
 }
 
 struct Run {
@@ -199,16 +248,19 @@ fn main() {
     for run in runs().iter().filter(|r| pick.split(',').any(|p| p == r.name)) {
         let c = &run.config;
         let mut trainer = trainer(run);
-        let (mut ceil, mut tps) = (Vec::new(), Vec::new());
+        let (mut ceil, mut own, mut tps) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..ROUNDS {
             ceil.push(ceiling(n, 2, 1));
+            own.push(shard_products(run, 3));
             tps.push(tokens_per_s(&mut trainer, secs / ROUNDS as f64));
         }
         let ((ceil_best, ceil_med), (tps_best, tps_med)) = (best_median(ceil), best_median(tps));
+        let (own_best, own_med) = best_median(own);
         let gflops = |tps: f64| tps * flops_per_token(c) / 1e9;
         println!(
             "({}) B{} T{} C{} L{} H{}: {:.0} ({:.0}) tokens/s, {:.1} ({:.1}) GFLOP/s; \
-             sgemm on two threads {:.1} ({:.1}) GFLOP/s: the step at {:.0}% ({:.0}%) of it",
+             sgemm on two threads {:.1} ({:.1}) GFLOP/s: the step at {:.0}% ({:.0}%) of it; \
+             the shards' own products on two threads {:.1} ({:.1}) GFLOP/s, {:.0}% ({:.0}%) of the step's time",
             run.name,
             run.b,
             c.seq_len,
@@ -223,6 +275,10 @@ fn main() {
             ceil_med,
             100.0 * gflops(tps_best) / ceil_best,
             100.0 * gflops(tps_med) / ceil_med,
+            own_best,
+            own_med,
+            100.0 * tps_best * linear_flops_per_token(c) / 1e9 / own_best,
+            100.0 * tps_med * linear_flops_per_token(c) / 1e9 / own_med,
         );
     }
 }
