@@ -714,7 +714,11 @@ fn keys_are_answered_while_training_pause_snapshot_stop_and_quit() {
     let p = train(&app).progress().unwrap();
     assert_eq!(p.state, RunState::Finished { stopped: true });
     assert!(p.model.is_some());
-    assert!(draw(&app, 80, 24).contains(&format!("stopped at step {}", p.step)));
+    let screen = draw(&app, 80, 24);
+    assert!(screen.contains(&format!("stopped at step {}", p.step)));
+    // the status line is done with "stopping after this step": it offers what a stopped run can do
+    let status = screen.lines().last().unwrap_or_default();
+    assert!(status.contains("n new run"), "status line: {status}");
 
     // a second run, then quitting mid-run: dropping the app joins the worker at once
     key(&mut app, KeyCode::Char('n'));

@@ -833,14 +833,17 @@ impl Train {
     pub fn poll(&mut self) -> Option<Box<Traced>> {
         let session = self.session.as_mut()?;
         let worker = session.worker.as_ref()?;
-        let mut traced = None;
+        let (mut traced, was_done, mut said) = (None, session.progress.is_done(), false);
         for report in worker.reports.try_iter().take(MAX_REPORTS_PER_POLL) {
             if matches!(report, Report::Saved { .. } | Report::Snapshot { .. }) {
                 self.awaiting = self.awaiting.saturating_sub(1);
             }
             match session.progress.apply(report) {
                 Applied::Nothing => {}
-                Applied::Message(m) => self.message = Some(m),
+                Applied::Message(m) => {
+                    self.message = Some(m);
+                    said = true;
+                }
                 Applied::Snapshot(step, model) => {
                     if std::mem::take(&mut self.pending_trace) {
                         traced = Some(Box::new(Traced {
@@ -854,6 +857,11 @@ impl Train {
         if matches!(session.progress.state, RunState::Failed(_)) {
             self.pending_trace = false;
             self.awaiting = 0;
+        }
+        // the run has ended: a note written before, such as "stopping after this step …", is
+        // answered, and the status line goes back to the keys of an ended run
+        if !was_done && session.progress.is_done() && !said {
+            self.message = None;
         }
         traced
     }
