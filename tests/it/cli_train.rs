@@ -419,19 +419,8 @@ fn the_number_of_threads_does_not_change_the_numbers() {
         let out = cmd()
             .current_dir(dir.path())
             .env("RAYON_NUM_THREADS", threads)
-            .args([
-                "train",
-                "--dataset",
-                "sort",
-                "--json",
-                "--steps",
-                "4",
-                "--log-every",
-                "1",
-            ])
-            .args([
-                "--seq", "8", "--dmodel", "8", "--heads", "2", "--batch", "3", "--save", &save,
-            ])
+            .args("train --dataset sort --json --steps 4 --log-every 1 --batch 3".split(' '))
+            .args(["--seq", "8", "--dmodel", "8", "--heads", "2", "--save", &save])
             .assert()
             .success()
             .get_output()
