@@ -11,8 +11,9 @@
 //! (a few rows of neighbouring outputs) is accumulated together, term `k` added to every output
 //! of the tile before term `k + 1`, so each output still sees `0 + a₀b₀ + a₁b₁ + …` in the
 //! kernel's order — the same bits — while the additions of neighbouring outputs sit side by side
-//! in vector registers. The operands are first copied into the order the tile reads them
-//! ("packed", as a matrix library does; see [`tile`]).
+//! in vector registers. The operand read along the outputs is first copied into the order the
+//! tile reads it ("packed", as a matrix library does); the other is read in place (see
+//! [`tile_rows`]).
 //!
 //! Work whose result cannot matter is skipped. Dot products of masked pairs, which the mask
 //! overwrites with −1e9. And products with a probability of exactly 0 (the pairs a causal mask
@@ -162,11 +163,13 @@ macro_rules! col_blocks {
 // ---------------------------------------------------------------------------------------------
 // Packed operands. Every pass is a set of dot products `out[r][l] = Σ_k a[r][k]·b[k][l]` with the
 // terms in the kernel's order. A tile of R rows × W columns of outputs reads, for each k, the R
-// values a[·][k] and the W values b[k][·]; both are first copied next to each other ("packed",
-// as a matrix library does), so the innermost loop reads two contiguous streams and keeps its
-// R·W sums in registers. Copying moves each input once per head; the sums then read it D or T
-// times. It also takes the rows of a head, which lie C = H·D values apart in the big buffers,
-// out of the few L1 cache sets such a stride falls into, where they would evict each other.
+// values a[·][k] and the W values b[k][·]; the b values are first copied next to each other
+// ("packed", as a matrix library does), so the innermost loop loads them as whole vectors and
+// keeps its R·W sums in registers, while the R values of a are read where they lie, R streams
+// of single values (rows, or columns at a fixed stride) that the CPU reads as fast as one.
+// Packing moves each b input once per head; the sums then read it D or T times. It also takes
+// the rows of a head, which lie C = H·D values apart in the big buffers, out of the few L1
+// cache sets such a stride falls into, where they would evict each other.
 
 /// Copies `x`'s `n` rows of `m` values (row `k` is `row(k)[..m]`) into column blocks as
 /// `col_blocks!` cuts `0..m`: the block of width `W` at column `c0` goes to
@@ -199,39 +202,6 @@ fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: 
     });
 }
 
-/// Packs `R` rows' terms `k0..k1` side by side: `out[(k − k0)·R + r] = rows[r][k]`, a tile's
-/// `a` operand for sums along rows.
-#[inline(always)]
-fn pack_rows<const R: usize>(rows: [&[f32]; R], k0: usize, k1: usize, out: &mut Vec<f32>) {
-    out.clear();
-    out.resize((k1 - k0) * R, 0.0);
-    let rows = rows.map(|row| &row[k0..k1]);
-    let (out, _) = out.as_chunks_mut::<R>();
-    if let Ok([r0, r1, r2, r3]) = <[&[f32]; 4]>::try_from(&rows[..]) {
-        // four rows zipped: no index to check, and the compiler interleaves them with shuffles
-        let terms = r0.iter().zip(r1).zip(r2).zip(r3);
-        for (o, (((&a, &b), &c), &d)) in out.iter_mut().zip(terms) {
-            o.copy_from_slice(&[a, b, c, d]);
-        }
-    } else {
-        for (r, row) in rows.iter().enumerate() {
-            for (o, &x) in out.iter_mut().zip(*row) {
-                o[r] = x;
-            }
-        }
-    }
-}
-
-/// Packs the `R` columns `c0..c0 + R` of the rows `k0..k1` of `block` (rows of `n` values):
-/// `out[(k − k0)·R + r] = block[k·n + c0 + r]`, a tile's `a` operand for sums down columns.
-#[inline(always)]
-fn pack_cols<const R: usize>(block: &[f32], n: usize, c0: usize, k0: usize, k1: usize, out: &mut Vec<f32>) {
-    out.clear();
-    for row in block[k0 * n..k1 * n].chunks_exact(n) {
-        out.extend_from_slice(lanes::<R>(row, c0));
-    }
-}
-
 /// Where the products of a row of probabilities with a block of finite values stop mattering:
 /// one past the last `p[j]` that is not zero (0 for a row of zeros). A zero times a finite value
 /// is ±0, and adding ±0 to a sum that started at +0 leaves it exactly as it was (such a sum is
@@ -260,16 +230,20 @@ fn all_finite(x: &[f32]) -> bool {
     x.iter().fold(true, |ok, v| ok & v.is_finite())
 }
 
-/// Continues `acc[r][l] += a[k][r]·b[k][l]` for `k = 0, 1, …` over packed operands: `a` holds
-/// rows of `R` values (`R` output rows' terms side by side, see [`pack_rows`], [`pack_cols`]),
-/// `b` rows of `W` (`W` neighbouring outputs' terms, see [`pack_panels`]); the shorter of the two
-/// ends the sum. Each of the `R·W` sums has one multiply and one add per term, in order, exactly
-/// as the kernels' innermost loops do. The sums live in registers; rows share each loaded
-/// `b[k]`, and their chains of additions overlap in time.
+/// Continues `acc[r][l] += a[k][r]·b[k][l]` for `k = 0, 1, …` with `a[k][r] = rows[r][k]`, the
+/// terms of `R` output rows read where they lie (`R` streams, which the CPU reads as fast as
+/// one), and `b` a packed panel, rows of `W` neighbouring outputs' terms (see [`pack_panels`]);
+/// the shortest of them ends the sum. Each of the `R·W` sums has one multiply and one add per
+/// term, in order, exactly as the kernels' innermost loops do. The sums live in registers; rows
+/// share each loaded `b[k]`, and their chains of additions overlap in time.
 #[inline(always)]
-fn tile<const R: usize, const W: usize>(mut acc: [[f32; W]; R], a: &[f32], b: &[f32]) -> [[f32; W]; R] {
-    for (ak, bk) in a.as_chunks::<R>().0.iter().zip(b.as_chunks::<W>().0) {
-        for (acc, &ark) in acc.iter_mut().zip(ak) {
+fn tile_rows<const R: usize, const W: usize>(mut acc: [[f32; W]; R], rows: [&[f32]; R], b: &[f32]) -> [[f32; W]; R] {
+    let b = b.as_chunks::<W>().0;
+    let n = rows.iter().fold(b.len(), |n, row| n.min(row.len()));
+    let rows = rows.map(|row| &row[..n]);
+    for (k, bk) in b[..n].iter().enumerate() {
+        for (acc, row) in acc.iter_mut().zip(&rows) {
+            let ark = row[k];
             for l in 0..W {
                 acc[l] += ark * bk[l];
             }
@@ -278,7 +252,29 @@ fn tile<const R: usize, const W: usize>(mut acc: [[f32; W]; R], a: &[f32], b: &[
     acc
 }
 
-/// [`tile`] for one row whose terms `k` come from `ks` (an explicit mask's visible pairs), read
+/// [`tile_rows`] down columns: `a[k][r] = block[k·n + c0 + r]`, the `R` columns `c0..c0 + R`
+/// of the rows of `block` (rows of `n` values), read where they are (a strided stream the CPU
+/// prefetches; gathering them into a copy first cost more than it saved). The same operations
+/// in the same order.
+#[inline(always)]
+fn tile_cols<const R: usize, const W: usize>(
+    mut acc: [[f32; W]; R],
+    block: &[f32],
+    n: usize,
+    c0: usize,
+    b: &[f32],
+) -> [[f32; W]; R] {
+    for (row, bk) in block.chunks_exact(n).zip(b.as_chunks::<W>().0) {
+        for (acc, &ark) in acc.iter_mut().zip(lanes::<R>(row, c0)) {
+            for l in 0..W {
+                acc[l] += ark * bk[l];
+            }
+        }
+    }
+    acc
+}
+
+/// [`tile_rows`] for one row whose terms `k` come from `ks` (an explicit mask's visible pairs), read
 /// through `a(k)` and `b(k)[c0..c0 + W]` in place.
 #[inline(always)]
 fn tile_at<'a, const W: usize>(
@@ -365,7 +361,7 @@ fn extent(mask: &Mask, i: usize, T: usize) -> usize {
 fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
-    let (mut kp, mut qa) = (Vec::new(), Vec::new());
+    let mut kp = Vec::new();
     for bb in 0..B {
         for hh in 0..H {
             // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys (once per key/value
@@ -375,7 +371,7 @@ fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32])
             }
             let q_row = hd.query_rows(q, bb, hh);
             row_tiles!(S, i0, R, {
-                pack_rows::<R>(std::array::from_fn(|r| q_row(i0 + r)), 0, D, &mut qa);
+                let q_rows: [&[f32]; R] = std::array::from_fn(|r| q_row(i0 + r));
                 let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
                 // blocks of keys past the tile's last visible one are hidden from all its rows;
                 // a few hidden pairs before that are summed too, and overwritten below as the
@@ -383,7 +379,7 @@ fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32])
                 let keys = (i0..i0 + R).map(|i| extent(mask, i, T)).fold(0, usize::max);
                 col_blocks!(T, j0, W, {
                     if j0 < keys {
-                        let acc = tile::<R, W>([[0.0; W]; R], &qa, &kp[j0 * D..(j0 + W) * D]);
+                        let acc = tile_rows::<R, W>([[0.0; W]; R], q_rows, &kp[j0 * D..(j0 + W) * D]);
                         for (r, acc) in acc.iter().enumerate() {
                             store(scores, rows[r] + j0, acc, scale);
                         }
@@ -515,7 +511,7 @@ fn row_sums(x: &[f32], T: usize, lens: [usize; 8], term: impl Fn(usize, f32) -> 
 #[inline(always)]
 fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
-    let (mut vp, mut pa, mut finite) = (Vec::new(), Vec::new(), true);
+    let (mut vp, mut finite) = (Vec::new(), true);
     for bb in 0..B {
         for hh in 0..H {
             // b[j][d] = v[j][d], in blocks of W channels (once per key/value head)
@@ -532,9 +528,9 @@ fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
                 } else {
                     T
                 };
-                pack_rows::<R>(p_rows, 0, keys, &mut pa);
+                let p_rows = p_rows.map(|p| &p[..keys]);
                 col_blocks!(D, d0, W, {
-                    let acc = tile::<R, W>([[0.0; W]; R], &pa, &vp[d0 * T..(d0 + W) * T]);
+                    let acc = tile_rows::<R, W>([[0.0; W]; R], p_rows, &vp[d0 * T..(d0 + W) * T]);
                     for (r, acc) in acc.iter().enumerate() {
                         store(att, hd.q_base(bb, i0 + r, hh) + d0, acc, 1.0);
                     }
@@ -549,7 +545,7 @@ fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
 #[inline(always)]
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
-    let (mut vp, mut da) = (Vec::new(), Vec::new());
+    let mut vp = Vec::new();
     for bb in 0..B {
         for hh in 0..H {
             // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
@@ -558,9 +554,9 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
             }
             let d_att_row = hd.query_rows(d_att, bb, hh);
             row_tiles!(S, i0, R, {
-                pack_rows::<R>(std::array::from_fn(|r| d_att_row(i0 + r)), 0, D, &mut da);
+                let d_att_rows: [&[f32]; R] = std::array::from_fn(|r| d_att_row(i0 + r));
                 col_blocks!(T, j0, W, {
-                    let acc = tile::<R, W>([[0.0; W]; R], &da, &vp[j0 * D..(j0 + W) * D]);
+                    let acc = tile_rows::<R, W>([[0.0; W]; R], d_att_rows, &vp[j0 * D..(j0 + W) * D]);
                     for (r, acc) in acc.iter().enumerate() {
                         store(d_p, hd.row(bb, hh, i0 + r) + j0, acc, 1.0);
                     }
@@ -568,7 +564,7 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
             });
         }
     }
-    let (mut dap, mut pc, mut lens) = (Vec::new(), Vec::new(), vec![0; S]);
+    let (mut dap, mut lens) = (Vec::new(), vec![0; S]);
     // the query heads of a group add into the same d_v: it starts at 0
     if hd.grouped() {
         d_v[..B * T * hd.H_kv * D].fill(0.0);
@@ -586,9 +582,10 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
                 // queries before the first with a nonzero probability at or after key j0 add ±0
                 // to every key of the tile, and a sum from +0 stays +0 (see nonzero_len)
                 let first = lens.iter().position(|&len| len > j0).unwrap_or(S);
-                pack_cols::<R>(p_block, T, j0, first, S, &mut pc);
+                let p_cols = &p_block[first * T..];
                 col_blocks!(D, d0, W, {
-                    let acc = tile::<R, W>([[0.0; W]; R], &pc, &dap[d0 * S + first * W..(d0 + W) * S]);
+                    let dap_block = &dap[d0 * S + first * W..(d0 + W) * S];
+                    let acc = tile_cols::<R, W>([[0.0; W]; R], p_cols, T, j0, dap_block);
                     for (r, acc) in acc.iter().enumerate() {
                         store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
                     }
@@ -608,7 +605,7 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
     let Heads { B, S, T, H, D, .. } = hd;
     let scale = hd.scale();
-    let (mut kp, mut qp, mut ds, mut own) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut kp, mut qp) = (Vec::new(), Vec::new());
     // the query heads of a group add into the same d_k: it starts at 0
     if hd.grouped() {
         d_k[..B * T * hd.H_kv * D].fill(0.0);
@@ -643,14 +640,14 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
             }
             row_tiles!(S, i0, R, {
                 let shared = extent(mask, i0, T);
-                pack_rows::<R>(std::array::from_fn(|r| ds_row(i0 + r)), 0, shared, &mut ds);
+                let ds_rows: [&[f32]; R] = std::array::from_fn(|r| &ds_row(i0 + r)[..shared]);
                 col_blocks!(D, d0, W, {
                     let k_block = &kp[d0 * T..(d0 + W) * T];
-                    let acc = tile::<R, W>([[0.0; W]; R], &ds, k_block);
+                    let acc = tile_rows::<R, W>([[0.0; W]; R], ds_rows, k_block);
                     for (r, acc) in acc.iter().enumerate() {
                         // a row of one: its terms are the row itself
                         let own = &ds_row(i0 + r)[shared..extent(mask, i0 + r, T)];
-                        let acc = tile::<1, W>([*acc], own, &k_block[shared * W..]);
+                        let acc = tile_rows::<1, W>([*acc], [own], &k_block[shared * W..]);
                         store(d_q, hd.q_base(bb, i0 + r, hh) + d0, &acc[0], scale);
                     }
                 });
@@ -661,15 +658,14 @@ fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f3
             let first = |j: usize| if matches!(mask, Mask::Causal) { j.min(S) } else { 0 };
             row_tiles!(T, j0, R, {
                 let shared = first(j0 + R - 1);
-                pack_cols::<R>(ds_block, T, j0, shared, S, &mut ds);
                 col_blocks!(D, d0, W, {
                     let q_block = &qp[d0 * S..(d0 + W) * S];
                     let mut acc = [[0.0; W]; R];
                     for (r, acc) in acc.iter_mut().enumerate() {
-                        pack_cols::<1>(ds_block, T, j0 + r, first(j0 + r), shared, &mut own);
-                        *acc = tile::<1, W>([*acc], &own, &q_block[first(j0 + r) * W..])[0];
+                        let own = &ds_block[first(j0 + r) * T..shared * T];
+                        *acc = tile_cols::<1, W>([*acc], own, T, j0 + r, &q_block[first(j0 + r) * W..])[0];
                     }
-                    let acc = tile::<R, W>(acc, &ds, &q_block[shared * W..]);
+                    let acc = tile_cols::<R, W>(acc, &ds_block[shared * T..], T, j0, &q_block[shared * W..]);
                     for (r, acc) in acc.iter().enumerate() {
                         store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
                     }
