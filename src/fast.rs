@@ -274,8 +274,8 @@ fn tile_cols<const R: usize, const W: usize>(
     acc
 }
 
-/// [`tile_rows`] for one row whose terms `k` come from `ks` (an explicit mask's visible pairs), read
-/// through `a(k)` and `b(k)[c0..c0 + W]` in place.
+/// [`tile_rows`] for one row whose terms `k` come from `ks` (an explicit mask's visible pairs),
+/// read through `a(k)` and `b(k)[c0..c0 + W]` in place.
 #[inline(always)]
 fn tile_at<'a, const W: usize>(
     mut acc: [f32; W],
