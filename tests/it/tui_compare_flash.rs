@@ -281,6 +281,19 @@ fn at_80x24_the_notes_scroll_and_say_which_lines_they_show() {
     assert!(draw(&a, 80, 24).contains("PgDn/PgUp: lines 1-"));
 }
 
+/// Presses `inc` (which moves the element one row or column on) or `dec` (one back) until
+/// `*pos`, the row or column as the test tracks it, reaches `to`.
+fn move_to(a: &mut App, pos: &mut usize, to: usize, inc: KeyCode, dec: KeyCode) {
+    while *pos < to {
+        key(a, inc);
+        *pos += 1;
+    }
+    while *pos > to {
+        key(a, dec);
+        *pos -= 1;
+    }
+}
+
 #[test]
 fn every_element_of_both_stages_shows_the_logs_numbers() {
     let mut a = flash_app(120, 40);
@@ -301,35 +314,22 @@ fn every_element_of_both_stages_shows_the_logs_numbers() {
             }
             for ii in 0..5 {
                 for jj in 0..5 {
-                    while i < ii {
-                        key(&mut a, KeyCode::Down);
-                        i += 1;
-                    }
-                    while i > ii {
-                        key(&mut a, KeyCode::Up);
-                        i -= 1;
-                    }
-                    while j < jj {
-                        key(&mut a, KeyCode::Right);
-                        j += 1;
-                    }
-                    while j > jj {
-                        key(&mut a, KeyCode::Left);
-                        j -= 1;
-                    }
+                    move_to(&mut a, &mut i, ii, KeyCode::Down, KeyCode::Up);
+                    move_to(&mut a, &mut j, jj, KeyCode::Right, KeyCode::Left);
                     let flat = joined(&draw(&a, 120, 40));
                     let at = format!("stage {stage} h{hh} i{ii} j{jj}");
                     let off = (hh * 5 + ii) * 5 + jj;
+                    // the pair's cell in flash's 2×2 tiles, as its loop variables name it
+                    let vars = [
+                        ("bb", 0),
+                        ("hh", hh),
+                        ("i0", ii - ii % 2),
+                        ("j0", jj - jj % 2),
+                        ("ii", ii % 2),
+                        ("jj", jj % 2),
+                    ];
                     let (buf, name, flash_value) = if stage == 0 {
                         // flash's P: e^(S − lse) from the score written into s_tile and the row's lse
-                        let vars = [
-                            ("bb", 0),
-                            ("hh", hh),
-                            ("i0", ii - ii % 2),
-                            ("j0", jj - jj % 2),
-                            ("ii", ii % 2),
-                            ("jj", jj % 2),
-                        ];
                         let s = writes_with(flash, Buf::STile, Phase::Flash, &vars);
                         let p = s.first().map_or(0.0, |&n| {
                             let lse = flash.events[flash.index.writes(Buf::Lse, hh * 5 + ii)[0] as usize].value;
@@ -337,14 +337,6 @@ fn every_element_of_both_stages_shows_the_logs_numbers() {
                         });
                         (Buf::Probs, "P", p)
                     } else {
-                        let vars = [
-                            ("bb", 0),
-                            ("hh", hh),
-                            ("i0", ii - ii % 2),
-                            ("j0", jj - jj % 2),
-                            ("ii", ii % 2),
-                            ("jj", jj % 2),
-                        ];
                         let ds = writes_with(flash, Buf::DSTile, Phase::FlashBack, &vars);
                         (Buf::DScores, "dS", ds.first().map_or(0.0, |&n| flash.events[n].value))
                     };
