@@ -40,15 +40,21 @@ impl AdamW {
     /// `p −= lr·(m̂/(√v̂ + ε) + wd·p)` with `m̂ = m/(1−β1ᵗ)`, `v̂ = v/(1−β2ᵗ)`.
     /// Element-wise, so splitting it across threads gives the same bits.
     pub fn update(&mut self, params: &mut [f32], grads: &[f32]) {
-        self.update_sum(params, &[grads]);
+        let from = params.to_vec();
+        self.update_sum(&from, params, &[grads]);
     }
 
-    /// [`AdamW::update`] with the gradient `g = parts[0] + parts[1] + …`, added element by
+    /// [`AdamW::update`] from the parameters `from` into `to` (the same values `update` would
+    /// leave in `from`), with the gradient `g = parts[0] + parts[1] + …`, added element by
     /// element in that order as the update goes (the gradients of a batch's shards, which are
     /// then never summed into a buffer of their own: one pass over memory less).
-    pub fn update_sum(&mut self, params: &mut [f32], parts: &[&[f32]]) {
+    ///
+    /// Training writes into a second buffer and swaps the two: the buffer the shards have just
+    /// read sits in both cores' caches, and writing it back in place makes each core wait on the
+    /// other's copy of every line; the other buffer was last read a whole step ago.
+    pub fn update_sum(&mut self, from: &[f32], to: &mut [f32], parts: &[&[f32]]) {
         assert!(
-            params.len() == self.m.len() && parts.iter().all(|g| g.len() == params.len()),
+            from.len() == self.m.len() && to.len() == from.len() && parts.iter().all(|g| g.len() == from.len()),
             "optimizer state or gradients do not match the parameters"
         );
         self.t += 1;
@@ -61,23 +67,22 @@ impl AdamW {
             bc1: 1.0 - self.beta1.powf(self.t as f32),
             bc2: 1.0 - self.beta2.powf(self.t as f32),
         };
-        params
-            .par_chunks_mut(CHUNK)
+        to.par_chunks_mut(CHUNK)
             .zip(self.m.par_chunks_mut(CHUNK))
             .zip(self.v.par_chunks_mut(CHUNK))
             .enumerate()
-            .for_each(|(n, ((p, m), v))| {
+            .for_each(|(n, ((to, m), v))| {
                 let mut g = [0.0f32; SUM];
-                for (s, ((p, m), v)) in p
+                for (s, ((to, m), v)) in to
                     .chunks_mut(SUM)
                     .zip(m.chunks_mut(SUM))
                     .zip(v.chunks_mut(SUM))
                     .enumerate()
                 {
                     let at = n * CHUNK + s * SUM;
-                    let g = &mut g[..p.len()];
+                    let g = &mut g[..to.len()];
                     sum_parts(parts, at, g);
-                    update_chunk(h, p, g, m, v);
+                    update_chunk(h, &from[at..at + to.len()], to, g, m, v);
                 }
             });
     }
@@ -118,17 +123,23 @@ struct Step {
 }
 
 with_simd! {
-    fn update_chunk(h: Step, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) => update_chunk_impl;
+    fn update_chunk(h: Step, from: &[f32], to: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) => update_chunk_impl;
 }
 
 #[inline(always)]
-fn update_chunk_impl(h: Step, p: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
-    for (((p, &g), m), v) in p.iter_mut().zip(g).zip(m.iter_mut()).zip(v.iter_mut()) {
+fn update_chunk_impl(h: Step, from: &[f32], to: &mut [f32], g: &[f32], m: &mut [f32], v: &mut [f32]) {
+    let each = from
+        .iter()
+        .zip(to.iter_mut())
+        .zip(g)
+        .zip(m.iter_mut())
+        .zip(v.iter_mut());
+    for ((((&p, to), &g), m), v) in each {
         *m = h.beta1 * *m + (1.0 - h.beta1) * g;
         *v = h.beta2 * *v + (1.0 - h.beta2) * g * g;
         let m_hat = *m / h.bc1;
         let v_hat = *v / h.bc2;
-        *p -= h.lr * (m_hat / (v_hat.sqrt() + h.eps) + h.weight_decay * *p);
+        *to = p - h.lr * (m_hat / (v_hat.sqrt() + h.eps) + h.weight_decay * p);
     }
 }
 

@@ -887,8 +887,8 @@ pub struct Activations {
 pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
 
 /// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
-/// [`Workspace::new`] (each shard's gradients), the parameters and
-/// AdamW's two moments.
+/// [`Workspace::new`] (each shard's gradients), the parameters twice (AdamW writes the next
+/// step's into the second copy) and AdamW's two moments.
 pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let (b, t) = (b as u128, t as u128);
     let (C, V, H, L) = (
@@ -911,7 +911,7 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + 2 * att + rows * QKV;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
-    4 * (L * layer + top + grad + params * (3 + shards))
+    4 * (L * layer + top + grad + params * (4 + shards))
 }
 
 impl Activations {

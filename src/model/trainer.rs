@@ -51,6 +51,9 @@ pub struct Trainer {
     data_seed: u64,
     rng: ChaCha8Rng,
     work: Workspace,
+    /// The parameters AdamW writes, swapped with the model's after each update
+    /// ([`AdamW::update_sum`] says why).
+    next: Vec<f32>,
     tokens: Vec<u8>,
     targets: Vec<u8>,
 }
@@ -114,6 +117,7 @@ impl Trainer {
             )));
         }
         let work = Workspace::new(&model, batch, t);
+        let next = vec![0.0; model.params.len()];
         Ok(Trainer {
             model,
             opt,
@@ -123,6 +127,7 @@ impl Trainer {
             data_seed,
             rng,
             work,
+            next,
             tokens: Vec::new(),
             targets: Vec::new(),
         })
@@ -150,7 +155,8 @@ impl Trainer {
             .loss_and_shard_grads(&mut self.work, &self.tokens, &self.targets);
         // the shards' gradients are summed as AdamW reads them
         let parts: Vec<&[f32]> = self.work.shards.iter().map(|s| &s.grads[..]).collect();
-        self.opt.update_sum(&mut self.model.params, &parts);
+        self.opt.update_sum(&self.model.params, &mut self.next, &parts);
+        std::mem::swap(&mut self.model.params, &mut self.next);
         self.step += 1;
         StepStats {
             step: self.step,
