@@ -38,7 +38,8 @@ impl AdamW {
 
     /// One update: `m = β1·m + (1−β1)·g`, `v = β2·v + (1−β2)·g²`, then
     /// `p −= lr·(m̂/(√v̂ + ε) + wd·p)` with `m̂ = m/(1−β1ᵗ)`, `v̂ = v/(1−β2ᵗ)`.
-    /// Element-wise, so splitting it across threads gives the same bits.
+    /// Element-wise, so splitting it across threads gives the same bits. In place, through a
+    /// copy of `params`; training calls [`AdamW::update_sum`] with a buffer of its own.
     pub fn update(&mut self, params: &mut [f32], grads: &[f32]) {
         let from = params.to_vec();
         self.update_sum(&from, params, &[grads]);
