@@ -173,6 +173,38 @@ pub fn scores_back<R: Recorder>(
     )
 }
 
+/// The attention core forward as training runs it, untraced: `probs` and `att` only, head by
+/// head ([`fast::forward`]); the scores stay in a block one head long. Its `probs` and `att`
+/// are the bits of [`forward`]'s, traced or not.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_untraced(
+    variant: Variant,
+    sh: Shape,
+    mask: &Mask,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    p: &mut [f32],
+    att: &mut [f32],
+) {
+    fast::forward(heads(sh, variant), mask, q, k, v, p, att)
+}
+
+/// The attention core backward as training runs it, untraced: from `d_att` and `probs` to
+/// `d_q`, `d_k`, `d_v` head by head ([`fast::backward`]), `dP` and `dS` in blocks one head
+/// long. Its gradients are the bits of [`backward`]'s, traced or not.
+#[allow(clippy::too_many_arguments)]
+pub fn backward_untraced(
+    variant: Variant,
+    sh: Shape,
+    mask: &Mask,
+    (q, k, v, p): (&[f32], &[f32], &[f32], &[f32]),
+    d_att: &[f32],
+    (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
+) {
+    fast::backward(heads(sh, variant), mask, (q, k, v), p, d_att, d_q, d_k, d_v)
+}
+
 /// Flash forward: `att` and the row log-sum-exp `lse` from q, k, v, tile by tile.
 #[allow(clippy::too_many_arguments)]
 pub fn flash_forward<R: Recorder>(

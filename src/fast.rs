@@ -92,12 +92,6 @@ impl Heads {
         !hh.is_multiple_of(self.H / self.H_kv)
     }
 
-    /// Start of the score row of query `i` in head `hh`.
-    #[inline(always)]
-    const fn row(&self, bb: usize, hh: usize, i: usize) -> usize {
-        ((bb * self.H + hh) * self.S + i) * self.T
-    }
-
     /// `1/√D`, computed as the kernels compute it.
     fn scale(&self) -> f32 {
         1.0 / (self.D as f32).sqrt()
@@ -345,6 +339,12 @@ with_simd! {
     pub fn weighted_sum_back(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) => weighted_sum_back_impl;
     /// Backward of the scores: `dQ` and `dK` over the visible pairs.
     pub fn scores_back(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) => scores_back_impl;
+    /// The three forward passes head by head, keeping only what the backward reads: `probs`
+    /// and `att`. A head's scores live in a block the size of one head's `[S,T]`.
+    pub fn forward(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], v: &[f32], probs: &mut [f32], att: &mut [f32]) => forward_impl;
+    /// The three backward passes head by head, from `d_att` and `probs` to `d_q`, `d_k`, `d_v`;
+    /// a head's `dP` and `dS` live in blocks the size of one head's `[S,T]`.
+    pub fn backward(hd: Heads, mask: &Mask, qkv: (&[f32], &[f32], &[f32]), probs: &[f32], d_att: &[f32], d_q: &mut [f32], d_k: &mut [f32], d_v: &mut [f32]) => backward_impl;
 }
 
 /// One past the last key query `i` may see (0 if it sees none): keys beyond are all masked.
@@ -356,67 +356,117 @@ fn extent(mask: &Mask, i: usize, T: usize) -> usize {
     }
 }
 
+/// The `[S,T]` blocks of a `[B,H,S,T]` buffer with the batch and head each belongs to.
+fn head_blocks(hd: Heads, x: &[f32]) -> impl Iterator<Item = (usize, usize, &[f32])> {
+    let Heads { B, S, T, H, .. } = hd;
+    let blocks = x[..B * H * S * T].chunks_exact(S * T).enumerate();
+    blocks.map(move |(n, block)| (n / H, n % H, block))
+}
+
+/// [`head_blocks`], writable.
+fn head_blocks_mut(hd: Heads, x: &mut [f32]) -> impl Iterator<Item = (usize, usize, &mut [f32])> {
+    let Heads { B, S, T, H, .. } = hd;
+    let blocks = x[..B * H * S * T].chunks_exact_mut(S * T).enumerate();
+    blocks.map(move |(n, block)| (n / H, n % H, block))
+}
+
+/// Packed operands, each made once per key/value head and read by every query head of its
+/// group (see [`pack_panels`]).
+#[derive(Default)]
+struct Panels {
+    /// scores: `kᵀ`, blocks of keys
+    k_t: Vec<f32>,
+    /// weighted sum: `v`, blocks of channels, and whether all of it is finite
+    v: Vec<f32>,
+    v_finite: bool,
+    /// `dP`: `vᵀ`, blocks of keys
+    v_t: Vec<f32>,
+    /// `dQ`: `k`, blocks of channels
+    k: Vec<f32>,
+    /// `dK`: `q`, blocks of channels (per query head)
+    q: Vec<f32>,
+    /// `dV`: `dAtt`, blocks of channels (per query head), and where each query's
+    /// probabilities end (see [`nonzero_len`])
+    d_att: Vec<f32>,
+    lens: Vec<usize>,
+}
+
 /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides the pair.
 #[inline(always)]
 fn scores_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) {
-    let Heads { B, S, T, H, D, .. } = hd;
-    let scale = hd.scale();
-    let mut kp = Vec::new();
-    for bb in 0..B {
-        for hh in 0..H {
-            // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys (once per key/value
-            // head: the query heads of a group read the same)
-            if !hd.shares_kv(hh) {
-                pack_panels_t(D, T, hd.key_rows(k, bb, hh), &mut kp);
-            }
-            let q_row = hd.query_rows(q, bb, hh);
-            row_tiles!(S, i0, R, {
-                let q_rows: [&[f32]; R] = std::array::from_fn(|r| q_row(i0 + r));
-                let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
-                // blocks of keys past the tile's last visible one are hidden from all its rows;
-                // a few hidden pairs before that are summed too, and overwritten below as the
-                // kernel does
-                let keys = (i0..i0 + R).map(|i| extent(mask, i, T)).fold(0, usize::max);
-                col_blocks!(T, j0, W, {
-                    if j0 < keys {
-                        let acc = tile_rows::<R, W>([[0.0; W]; R], q_rows, &kp[j0 * D..(j0 + W) * D]);
-                        for (r, acc) in acc.iter().enumerate() {
-                            store(scores, rows[r] + j0, acc, scale);
-                        }
-                    }
-                });
-                for (r, &row) in rows.iter().enumerate() {
-                    let i = i0 + r;
-                    let s = &mut scores[row..row + T];
-                    match mask {
-                        // the keys after the row's extent, summed or not, are hidden
-                        Mask::Causal => s[extent(mask, i, T)..].fill(MASKED),
-                        Mask::None => {}
-                        Mask::Explicit { .. } => {
-                            for (j, s) in s.iter_mut().enumerate() {
-                                if mask.hides(i, j) {
-                                    *s = MASKED;
-                                }
-                            }
-                        }
-                    }
-                }
-            });
-        }
+    let mut pan = Panels::default();
+    for (bb, hh, s) in head_blocks_mut(hd, scores) {
+        scores_head(hd, mask, (bb, hh), q, k, s, &mut pan);
     }
 }
 
-/// Softmax pass, row by row: the row maximum, `e = exp(s − max)` for every entry, their sum left
-/// to right, then `e · (1/sum)`. The maximum is the same whatever order it is taken in, so it
-/// is taken eight entries at a time; the sums are not, so eight rows' sums run side by side,
-/// each stopping after its last nonzero `e` (adding +0 to a positive sum changes nothing; the
-/// entries a causal mask hides are exactly 0).
+/// The scores of head `hh` of batch `bb` into its `[S,T]` block `s`.
+#[inline(always)]
+fn scores_head(
+    hd: Heads,
+    mask: &Mask,
+    (bb, hh): (usize, usize),
+    q: &[f32],
+    k: &[f32],
+    s: &mut [f32],
+    pan: &mut Panels,
+) {
+    let Heads { S, T, D, .. } = hd;
+    let scale = hd.scale();
+    // b[d][j] = k[j][d]: the keys' channels, in blocks of W keys (once per key/value head: the
+    // query heads of a group read the same)
+    if !hd.shares_kv(hh) {
+        pack_panels_t(D, T, hd.key_rows(k, bb, hh), &mut pan.k_t);
+    }
+    let kp = &pan.k_t;
+    let q_row = hd.query_rows(q, bb, hh);
+    row_tiles!(S, i0, R, {
+        let q_rows: [&[f32]; R] = std::array::from_fn(|r| q_row(i0 + r));
+        // blocks of keys past the tile's last visible one are hidden from all its rows; a few
+        // hidden pairs before that are summed too, and overwritten below as the kernel does
+        let keys = (i0..i0 + R).map(|i| extent(mask, i, T)).fold(0, usize::max);
+        col_blocks!(T, j0, W, {
+            if j0 < keys {
+                let acc = tile_rows::<R, W>([[0.0; W]; R], q_rows, &kp[j0 * D..(j0 + W) * D]);
+                for (r, acc) in acc.iter().enumerate() {
+                    store(s, (i0 + r) * T + j0, acc, scale);
+                }
+            }
+        });
+        for i in i0..i0 + R {
+            let s = &mut s[i * T..i * T + T];
+            match mask {
+                // the keys after the row's extent, summed or not, are hidden
+                Mask::Causal => s[extent(mask, i, T)..].fill(MASKED),
+                Mask::None => {}
+                Mask::Explicit { .. } => {
+                    for (j, s) in s.iter_mut().enumerate() {
+                        if mask.hides(i, j) {
+                            *s = MASKED;
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Softmax pass, row by row (see [`softmax_block`]).
 #[inline(always)]
 fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
     let Heads { B, S, T, H, .. } = hd;
     let n = B * H * S * T;
-    let rows = scores[..n].chunks(8 * T).zip(probs[..n].chunks_mut(8 * T));
-    for (s8, p8) in rows {
+    softmax_block(T, &scores[..n], &mut probs[..n]);
+}
+
+/// The softmax of each row of `T` values of `scores` into `probs`: the row maximum,
+/// `e = exp(s − max)` for every entry, their sum left to right, then `e · (1/sum)`. The maximum
+/// is the same whatever order it is taken in, so it is taken eight entries at a time; the sums
+/// are not, so eight rows' sums run side by side, each stopping after its last nonzero `e`
+/// (adding +0 to a positive sum changes nothing; the entries a causal mask hides are exactly 0).
+#[inline(always)]
+fn softmax_block(T: usize, scores: &[f32], probs: &mut [f32]) {
+    for (s8, p8) in scores.chunks(8 * T).zip(probs.chunks_mut(8 * T)) {
         let mut lens = [0; 8];
         for ((s, p), len) in s8.chunks_exact(T).zip(p8.chunks_exact_mut(T)).zip(&mut lens) {
             let maxval = max(s);
@@ -441,15 +491,21 @@ fn softmax_rows_impl(hd: Heads, scores: &[f32], probs: &mut [f32]) {
     }
 }
 
-/// Backward of the softmax, row by row: `dot = Σ_j dP[j]·P[j]` left to right (eight rows side
-/// by side, each stopping after its last nonzero `P[j]` when its `dP` is finite: the rest add
-/// ±0 to a sum that is never −0), then `dS[j] = P[j]·(dP[j] − dot)`.
+/// Backward of the softmax, row by row (see [`softmax_back_block`]).
 #[inline(always)]
 fn softmax_rows_back_impl(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
     let Heads { B, S, T, H, .. } = hd;
     let n = B * H * S * T;
-    let rows = probs[..n].chunks(8 * T).zip(d_probs[..n].chunks(8 * T));
-    for ((p8, dp8), ds8) in rows.zip(d_scores[..n].chunks_mut(8 * T)) {
+    softmax_back_block(T, &probs[..n], &d_probs[..n], &mut d_scores[..n]);
+}
+
+/// Backward of the softmax for each row of `T` values: `dot = Σ_j dP[j]·P[j]` left to right
+/// (eight rows side by side, each stopping after its last nonzero `P[j]` when its `dP` is
+/// finite: the rest add ±0 to a sum that is never −0), then `dS[j] = P[j]·(dP[j] − dot)`.
+#[inline(always)]
+fn softmax_back_block(T: usize, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+    let rows = probs.chunks(8 * T).zip(d_probs.chunks(8 * T));
+    for ((p8, dp8), ds8) in rows.zip(d_scores.chunks_mut(8 * T)) {
         let mut lens = [0; 8];
         for ((p, dp), len) in p8.chunks_exact(T).zip(dp8.chunks_exact(T)).zip(&mut lens) {
             *len = if all_finite(dp) { nonzero_len(p) } else { T };
@@ -510,168 +566,248 @@ fn row_sums(x: &[f32], T: usize, lens: [usize; 8], term: impl Fn(usize, f32) -> 
 /// Weighted-sum pass: `att[b,i,h,d] = Σ_j P[b,h,i,j]·v[b,j,h,d]` over every key.
 #[inline(always)]
 fn weighted_sum_impl(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) {
-    let Heads { B, S, T, H, D, .. } = hd;
-    let (mut vp, mut finite) = (Vec::new(), true);
-    for bb in 0..B {
-        for hh in 0..H {
-            // b[j][d] = v[j][d], in blocks of W channels (once per key/value head)
-            if !hd.shares_kv(hh) {
-                pack_panels(T, D, hd.key_rows(v, bb, hh), &mut vp);
-                finite = all_finite(&vp);
-            }
-            row_tiles!(S, i0, R, {
-                let rows: [usize; R] = std::array::from_fn(|r| hd.row(bb, hh, i0 + r));
-                let p_rows = rows.map(|row| &p[row..row + T]);
-                // the keys after the tile's last nonzero probability add ±0 (see nonzero_len)
-                let keys = if finite {
-                    p_rows.iter().map(|p| nonzero_len(p)).fold(0, usize::max)
-                } else {
-                    T
-                };
-                let p_rows = p_rows.map(|p| &p[..keys]);
-                col_blocks!(D, d0, W, {
-                    let acc = tile_rows::<R, W>([[0.0; W]; R], p_rows, &vp[d0 * T..(d0 + W) * T]);
-                    for (r, acc) in acc.iter().enumerate() {
-                        store(att, hd.q_base(bb, i0 + r, hh) + d0, acc, 1.0);
-                    }
-                });
-            });
-        }
+    let mut pan = Panels::default();
+    for (bb, hh, p) in head_blocks(hd, p) {
+        weighted_sum_head(hd, (bb, hh), p, v, att, &mut pan);
     }
+}
+
+/// The weighted sum of head `hh` of batch `bb`, from its `[S,T]` block of probabilities `p`.
+#[inline(always)]
+fn weighted_sum_head(hd: Heads, (bb, hh): (usize, usize), p: &[f32], v: &[f32], att: &mut [f32], pan: &mut Panels) {
+    let Heads { S, T, D, .. } = hd;
+    // b[j][d] = v[j][d], in blocks of W channels (once per key/value head)
+    if !hd.shares_kv(hh) {
+        pack_panels(T, D, hd.key_rows(v, bb, hh), &mut pan.v);
+        pan.v_finite = all_finite(&pan.v);
+    }
+    let vp = &pan.v;
+    row_tiles!(S, i0, R, {
+        let p_rows: [&[f32]; R] = std::array::from_fn(|r| &p[(i0 + r) * T..(i0 + r + 1) * T]);
+        // the keys after the tile's last nonzero probability add ±0 (see nonzero_len)
+        let keys = if pan.v_finite {
+            p_rows.iter().map(|p| nonzero_len(p)).fold(0, usize::max)
+        } else {
+            T
+        };
+        let p_rows = p_rows.map(|p| &p[..keys]);
+        col_blocks!(D, d0, W, {
+            let acc = tile_rows::<R, W>([[0.0; W]; R], p_rows, &vp[d0 * T..(d0 + W) * T]);
+            for (r, acc) in acc.iter().enumerate() {
+                store(att, hd.q_base(bb, i0 + r, hh) + d0, acc, 1.0);
+            }
+        });
+    });
 }
 
 /// Backward of the weighted sum: `dP[b,h,i,j] = Σ_d dAtt[b,i,h,d]·v[b,j,h,d]` for every pair,
 /// then `dV[b,j,h,d] = Σ_i P[b,h,i,j]·dAtt[b,i,h,d]`.
 #[inline(always)]
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
-    let Heads { B, S, T, H, D, .. } = hd;
-    let mut vp = Vec::new();
-    for bb in 0..B {
-        for hh in 0..H {
-            // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
-            if !hd.shares_kv(hh) {
-                pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut vp);
-            }
-            let d_att_row = hd.query_rows(d_att, bb, hh);
-            row_tiles!(S, i0, R, {
-                let d_att_rows: [&[f32]; R] = std::array::from_fn(|r| d_att_row(i0 + r));
-                col_blocks!(T, j0, W, {
-                    let acc = tile_rows::<R, W>([[0.0; W]; R], d_att_rows, &vp[j0 * D..(j0 + W) * D]);
-                    for (r, acc) in acc.iter().enumerate() {
-                        store(d_p, hd.row(bb, hh, i0 + r) + j0, acc, 1.0);
-                    }
-                });
-            });
-        }
+    let mut pan = Panels::default();
+    for (bb, hh, d_p) in head_blocks_mut(hd, d_p) {
+        d_probs_head(hd, (bb, hh), v, d_att, d_p, &mut pan);
     }
-    let (mut dap, mut lens) = (Vec::new(), vec![0; S]);
     // the query heads of a group add into the same d_v: it starts at 0
     if hd.grouped() {
-        d_v[..B * T * hd.H_kv * D].fill(0.0);
+        d_v[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
     }
-    for bb in 0..B {
-        for hh in 0..H {
-            // b[i][d] = dAtt[i][d], in blocks of W channels
-            pack_panels(S, D, hd.query_rows(d_att, bb, hh), &mut dap);
-            let finite = all_finite(&dap);
-            let p_block = &p[hd.row(bb, hh, 0)..hd.row(bb, hh, S)];
-            for (len, p_row) in lens.iter_mut().zip(p_block.chunks_exact(T)) {
-                *len = if finite { nonzero_len(p_row) } else { T };
+    for (bb, hh, p) in head_blocks(hd, p) {
+        d_values_head(hd, (bb, hh), p, d_att, d_v, &mut pan);
+    }
+}
+
+/// `dP` of head `hh` of batch `bb` into its `[S,T]` block `d_p`.
+#[inline(always)]
+fn d_probs_head(hd: Heads, (bb, hh): (usize, usize), v: &[f32], d_att: &[f32], d_p: &mut [f32], pan: &mut Panels) {
+    let Heads { S, T, D, .. } = hd;
+    // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
+    if !hd.shares_kv(hh) {
+        pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut pan.v_t);
+    }
+    let vp = &pan.v_t;
+    let d_att_row = hd.query_rows(d_att, bb, hh);
+    row_tiles!(S, i0, R, {
+        let d_att_rows: [&[f32]; R] = std::array::from_fn(|r| d_att_row(i0 + r));
+        col_blocks!(T, j0, W, {
+            let acc = tile_rows::<R, W>([[0.0; W]; R], d_att_rows, &vp[j0 * D..(j0 + W) * D]);
+            for (r, acc) in acc.iter().enumerate() {
+                store(d_p, (i0 + r) * T + j0, acc, 1.0);
             }
-            row_tiles!(T, j0, R, {
-                // queries before the first with a nonzero probability at or after key j0 add ±0
-                // to every key of the tile, and a sum from +0 stays +0 (see nonzero_len)
-                let first = lens.iter().position(|&len| len > j0).unwrap_or(S);
-                let p_cols = &p_block[first * T..];
-                col_blocks!(D, d0, W, {
-                    let dap_block = &dap[d0 * S + first * W..(d0 + W) * S];
-                    let acc = tile_cols::<R, W>([[0.0; W]; R], p_cols, T, j0, dap_block);
-                    for (r, acc) in acc.iter().enumerate() {
-                        store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
-                    }
-                });
-            });
-        }
-    }
+        });
+    });
+}
+
+/// Head `hh`'s share of `dV` (stored, or added when grouped), from its `[S,T]` block `p`.
+#[inline(always)]
+fn d_values_head(hd: Heads, (bb, hh): (usize, usize), p: &[f32], d_att: &[f32], d_v: &mut [f32], pan: &mut Panels) {
+    let Heads { S, T, D, .. } = hd;
+    // b[i][d] = dAtt[i][d], in blocks of W channels
+    pack_panels(S, D, hd.query_rows(d_att, bb, hh), &mut pan.d_att);
+    let dap = &pan.d_att;
+    let finite = all_finite(dap);
+    pan.lens.clear();
+    let lens = p
+        .chunks_exact(T)
+        .map(|p_row| if finite { nonzero_len(p_row) } else { T });
+    pan.lens.extend(lens);
+    let lens = &pan.lens;
+    row_tiles!(T, j0, R, {
+        // queries before the first with a nonzero probability at or after key j0 add ±0 to
+        // every key of the tile, and a sum from +0 stays +0 (see nonzero_len)
+        let first = lens.iter().position(|&len| len > j0).unwrap_or(S);
+        let p_cols = &p[first * T..];
+        col_blocks!(D, d0, W, {
+            let dap_block = &dap[d0 * S + first * W..(d0 + W) * S];
+            let acc = tile_cols::<R, W>([[0.0; W]; R], p_cols, T, j0, dap_block);
+            for (r, acc) in acc.iter().enumerate() {
+                store_kv(hd, d_v, hd.k_base(bb, j0 + r, hh) + d0, acc, 1.0);
+            }
+        });
+    });
 }
 
 /// Backward of the scores: `dQ[b,i,h,d] = (Σ_j dS[b,h,i,j]·k[b,j,h,d])·(1/√D)` and
 /// `dK[b,j,h,d] = (Σ_i dS[b,h,i,j]·q[b,i,h,d])·(1/√D)`, each over the visible pairs only, in
-/// increasing order. Under the causal mask query `i` sees keys `0..=i`: the rows of a tile share
-/// the keys of its first row and then each continues alone (dQ); key `j` is seen by queries
-/// `j..S`: each row of a tile first takes its own queries, then all share the rest (dK). An
-/// explicit mask is taken one row at a time.
+/// increasing order.
 #[inline(always)]
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
-    let Heads { B, S, T, H, D, .. } = hd;
-    let scale = hd.scale();
-    let (mut kp, mut qp) = (Vec::new(), Vec::new());
     // the query heads of a group add into the same d_k: it starts at 0
     if hd.grouped() {
-        d_k[..B * T * hd.H_kv * D].fill(0.0);
+        d_k[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
     }
-    for bb in 0..B {
-        for hh in 0..H {
-            let ds_block = &d_scores[hd.row(bb, hh, 0)..hd.row(bb, hh, S)];
-            let ds_row = |i: usize| &ds_block[i * T..i * T + T];
-            if let Mask::Explicit { .. } = mask {
-                let (k_row, q_row) = (hd.key_rows(k, bb, hh), hd.query_rows(q, bb, hh));
-                for i in 0..S {
-                    col_blocks!(D, d0, W, {
-                        let keys = (0..T).filter(|&j| !mask.hides(i, j));
-                        let acc = tile_at::<W>([0.0; W], d0, keys, |j| ds_row(i)[j], &k_row);
-                        store(d_q, hd.q_base(bb, i, hh) + d0, &acc, scale);
-                    });
-                }
-                for j in 0..T {
-                    col_blocks!(D, d0, W, {
-                        let queries = (0..S).filter(|&i| !mask.hides(i, j));
-                        let acc = tile_at::<W>([0.0; W], d0, queries, |i| ds_row(i)[j], &q_row);
-                        store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc, scale);
-                    });
-                }
-                continue;
-            }
-            // causal or no mask: every row's terms are a range. dQ: b[j][d] = k[j][d] (packed
-            // once per key/value head); the rows of a tile share the keys of its first row,
-            // then each continues alone
-            if !hd.shares_kv(hh) {
-                pack_panels(T, D, hd.key_rows(k, bb, hh), &mut kp);
-            }
-            row_tiles!(S, i0, R, {
-                let shared = extent(mask, i0, T);
-                let ds_rows: [&[f32]; R] = std::array::from_fn(|r| &ds_row(i0 + r)[..shared]);
-                col_blocks!(D, d0, W, {
-                    let k_block = &kp[d0 * T..(d0 + W) * T];
-                    let acc = tile_rows::<R, W>([[0.0; W]; R], ds_rows, k_block);
-                    for (r, acc) in acc.iter().enumerate() {
-                        // a row of one: its terms are the row itself
-                        let own = &ds_row(i0 + r)[shared..extent(mask, i0 + r, T)];
-                        let acc = tile_rows::<1, W>([*acc], [own], &k_block[shared * W..]);
-                        store(d_q, hd.q_base(bb, i0 + r, hh) + d0, &acc[0], scale);
-                    }
-                });
-            });
-            // dK: b[i][d] = q[i][d]; key j is seen by queries first(j)..S: each row of a tile
-            // first takes its own queries, then all share the rest
-            pack_panels(S, D, hd.query_rows(q, bb, hh), &mut qp);
-            let first = |j: usize| if matches!(mask, Mask::Causal) { j.min(S) } else { 0 };
-            row_tiles!(T, j0, R, {
-                let shared = first(j0 + R - 1);
-                col_blocks!(D, d0, W, {
-                    let q_block = &qp[d0 * S..(d0 + W) * S];
-                    let mut acc = [[0.0; W]; R];
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        let own = &ds_block[first(j0 + r) * T..shared * T];
-                        *acc = tile_cols::<1, W>([*acc], own, T, j0 + r, &q_block[first(j0 + r) * W..])[0];
-                    }
-                    let acc = tile_cols::<R, W>(acc, &ds_block[shared * T..], T, j0, &q_block[shared * W..]);
-                    for (r, acc) in acc.iter().enumerate() {
-                        store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
-                    }
-                });
+    let mut pan = Panels::default();
+    for (bb, hh, ds) in head_blocks(hd, d_scores) {
+        scores_back_head(hd, mask, (bb, hh), (q, k), ds, d_q, d_k, &mut pan);
+    }
+}
+
+/// [`scores_back_impl`] for head `hh` of batch `bb`, from its `[S,T]` block `ds_block`. Under
+/// the causal mask query `i` sees keys `0..=i`: the rows of a tile share the keys of its first
+/// row and then each continues alone (dQ); key `j` is seen by queries `j..S`: each row of a tile
+/// first takes its own queries, then all share the rest (dK). An explicit mask is taken one row
+/// at a time.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn scores_back_head(
+    hd: Heads,
+    mask: &Mask,
+    (bb, hh): (usize, usize),
+    (q, k): (&[f32], &[f32]),
+    ds_block: &[f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+    pan: &mut Panels,
+) {
+    let Heads { S, T, D, .. } = hd;
+    let scale = hd.scale();
+    let ds_row = |i: usize| &ds_block[i * T..i * T + T];
+    if let Mask::Explicit { .. } = mask {
+        let (k_row, q_row) = (hd.key_rows(k, bb, hh), hd.query_rows(q, bb, hh));
+        for i in 0..S {
+            col_blocks!(D, d0, W, {
+                let keys = (0..T).filter(|&j| !mask.hides(i, j));
+                let acc = tile_at::<W>([0.0; W], d0, keys, |j| ds_row(i)[j], &k_row);
+                store(d_q, hd.q_base(bb, i, hh) + d0, &acc, scale);
             });
         }
+        for j in 0..T {
+            col_blocks!(D, d0, W, {
+                let queries = (0..S).filter(|&i| !mask.hides(i, j));
+                let acc = tile_at::<W>([0.0; W], d0, queries, |i| ds_row(i)[j], &q_row);
+                store_kv(hd, d_k, hd.k_base(bb, j, hh) + d0, &acc, scale);
+            });
+        }
+        return;
+    }
+    // causal or no mask: every row's terms are a range. dQ: b[j][d] = k[j][d] (packed once per
+    // key/value head); the rows of a tile share the keys of its first row, then each continues
+    // alone
+    if !hd.shares_kv(hh) {
+        pack_panels(T, D, hd.key_rows(k, bb, hh), &mut pan.k);
+    }
+    let kp = &pan.k;
+    row_tiles!(S, i0, R, {
+        let shared = extent(mask, i0, T);
+        let ds_rows: [&[f32]; R] = std::array::from_fn(|r| &ds_row(i0 + r)[..shared]);
+        col_blocks!(D, d0, W, {
+            let k_block = &kp[d0 * T..(d0 + W) * T];
+            let acc = tile_rows::<R, W>([[0.0; W]; R], ds_rows, k_block);
+            for (r, acc) in acc.iter().enumerate() {
+                // a row of one: its terms are the row itself
+                let own = &ds_row(i0 + r)[shared..extent(mask, i0 + r, T)];
+                let acc = tile_rows::<1, W>([*acc], [own], &k_block[shared * W..]);
+                store(d_q, hd.q_base(bb, i0 + r, hh) + d0, &acc[0], scale);
+            }
+        });
+    });
+    // dK: b[i][d] = q[i][d]; key j is seen by queries first(j)..S: each row of a tile first
+    // takes its own queries, then all share the rest
+    pack_panels(S, D, hd.query_rows(q, bb, hh), &mut pan.q);
+    let qp = &pan.q;
+    let first = |j: usize| if matches!(mask, Mask::Causal) { j.min(S) } else { 0 };
+    row_tiles!(T, j0, R, {
+        let shared = first(j0 + R - 1);
+        col_blocks!(D, d0, W, {
+            let q_block = &qp[d0 * S..(d0 + W) * S];
+            let mut acc = [[0.0; W]; R];
+            for (r, acc) in acc.iter_mut().enumerate() {
+                let own = &ds_block[first(j0 + r) * T..shared * T];
+                *acc = tile_cols::<1, W>([*acc], own, T, j0 + r, &q_block[first(j0 + r) * W..])[0];
+            }
+            let acc = tile_cols::<R, W>(acc, &ds_block[shared * T..], T, j0, &q_block[shared * W..]);
+            for (r, acc) in acc.iter().enumerate() {
+                store_kv(hd, d_k, hd.k_base(bb, j0 + r, hh) + d0, acc, scale);
+            }
+        });
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Head by head. The passes above each sweep every head before the next pass starts, so the
+// `[B,H,S,T]` buffers between them travel through main memory once training's shapes outgrow
+// the caches (at B4 T128 H8 each is 2 MB a layer). Training keeps only `probs` for the
+// backward: the scores, `dP` and `dS` of one head are made and used while they sit in one
+// `[S,T]` block in the cache, then the next head reuses it. Each value is computed by the same
+// per-head code as in the passes, so the bits are theirs.
+
+/// Forward head by head: scores into a block, softmax from it into `probs`, then `att`.
+#[inline(always)]
+fn forward_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], v: &[f32], probs: &mut [f32], att: &mut [f32]) {
+    let Heads { S, T, .. } = hd;
+    let (mut pan, mut s) = (Panels::default(), vec![0.0; S * T]);
+    for (bb, hh, p) in head_blocks_mut(hd, probs) {
+        scores_head(hd, mask, (bb, hh), q, k, &mut s, &mut pan);
+        softmax_block(T, &s, p);
+        weighted_sum_head(hd, (bb, hh), p, v, att, &mut pan);
+    }
+}
+
+/// Backward head by head: `dP` into a block, `dV`, `dS` into a second block, then `dQ`, `dK`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn backward_impl(
+    hd: Heads,
+    mask: &Mask,
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    probs: &[f32],
+    d_att: &[f32],
+    d_q: &mut [f32],
+    d_k: &mut [f32],
+    d_v: &mut [f32],
+) {
+    let Heads { S, T, .. } = hd;
+    // the query heads of a group add into the same d_k and d_v: they start at 0
+    if hd.grouped() {
+        d_k[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
+        d_v[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
+    }
+    let (mut pan, mut d_p, mut d_s) = (Panels::default(), vec![0.0; S * T], vec![0.0; S * T]);
+    for (bb, hh, p) in head_blocks(hd, probs) {
+        d_probs_head(hd, (bb, hh), v, d_att, &mut d_p, &mut pan);
+        d_values_head(hd, (bb, hh), p, d_att, d_v, &mut pan);
+        softmax_back_block(T, p, &d_p, &mut d_s);
+        scores_back_head(hd, mask, (bb, hh), (q, k), &d_s, d_q, d_k, &mut pan);
     }
 }
 

@@ -305,7 +305,7 @@ pub struct TinyGpt {
 }
 
 /// Which attention kernel TinyGPT runs: the naive one (baseline for one head, MHA for more),
-/// which stores the `[B,H,T,T]` scores and probabilities, or flash, which keeps one tile of
+/// which stores the `[B,H,T,T]` probabilities for backward, or flash, which keeps one tile of
 /// them at a time and saves only the row log-sum-exp `lse [B,H,T]` for backward.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Attention {
@@ -730,8 +730,7 @@ fn attention_forward(cfg: &Config, attention: Attention, sh: Shape, a: &mut Laye
         return;
     }
     let v = cfg.variant();
-    let (s, p, att) = (&mut a.scores, &mut a.probs, &mut a.att);
-    dispatch::forward(&mut NoRecord, v, sh, &Mask::Causal, &a.q, &a.k, &a.v, s, p, att);
+    dispatch::forward_untraced(v, sh, &Mask::Causal, &a.q, &a.k, &a.v, &mut a.probs, &mut a.att);
 }
 
 fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerActs, g: &mut Grads) {
@@ -741,18 +740,7 @@ fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerAc
     }
     let v = cfg.variant();
     let grads = (&mut g.d_q[..], &mut g.d_k[..], &mut g.d_v[..]);
-    let (d_p, d_s) = (&mut g.d_probs, &mut g.d_scores);
-    dispatch::backward(
-        &mut NoRecord,
-        v,
-        sh,
-        &Mask::Causal,
-        (&a.q, &a.k, &a.v, &a.probs),
-        &g.d_att,
-        d_p,
-        d_s,
-        grads,
-    );
+    dispatch::backward_untraced(v, sh, &Mask::Causal, (&a.q, &a.k, &a.v, &a.probs), &g.d_att, grads);
 }
 
 /// Flash's forward: `att` and `lse` tile by tile, in the tile-local buffers of one call.
@@ -826,7 +814,8 @@ pub struct LayerActs {
     pub q: Vec<f32>,
     pub k: Vec<f32>,
     pub v: Vec<f32>,
-    pub scores: Vec<f32>,
+    /// The attention probabilities `[B,H,T,T]` (the scores are not kept: see
+    /// [`dispatch::forward_untraced`]).
     pub probs: Vec<f32>,
     /// Flash's row log-sum-exp `[B,H,T]` (the naive kernels leave it at zero).
     pub lse: Vec<f32>,
@@ -855,8 +844,6 @@ pub struct Grads {
     pub d_gelu: Vec<f32>,
     pub d_fc: Vec<f32>,
     pub d_att: Vec<f32>,
-    pub d_probs: Vec<f32>,
-    pub d_scores: Vec<f32>,
     pub d_q: Vec<f32>,
     pub d_k: Vec<f32>,
     pub d_v: Vec<f32>,
@@ -902,13 +889,13 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     // channels of k (and of v): H_kv·D; of qkv: C + 2·H_kv·D
     let KV = cfg.kv_channels() as u128;
     let QKV = C + 2 * KV;
-    // per layer: 8 [rows,C], k and v, qkv, fc/gelu/tanh, 4 row statistics, scores and probs,
-    // flash's row log-sum-exp
-    let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + 2 * att + b * H * t;
+    // per layer: 8 [rows,C], k and v, qkv, fc/gelu/tanh, 4 row statistics, probs, flash's row
+    // log-sum-exp
+    let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + att + b * H * t;
     // embedding and final LN outputs, logits and probs, statistics and losses
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
-    // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C], probs and scores, qkv
-    let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + 2 * att + rows * QKV;
+    // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C], qkv
+    let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + rows * QKV;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
     4 * (L * layer + top + grad + params * (4 + shards))
@@ -928,7 +915,6 @@ impl Activations {
             q: z(rows * C),
             k: z(rows * KV),
             v: z(rows * KV),
-            scores: z(b * H * t * t),
             probs: z(b * H * t * t),
             lse: z(b * H * t),
             att: z(rows * C),
@@ -962,8 +948,6 @@ impl Activations {
                 d_gelu: z(rows * 4 * C),
                 d_fc: z(rows * 4 * C),
                 d_att: z(rows * C),
-                d_probs: z(b * H * t * t),
-                d_scores: z(b * H * t * t),
                 d_q: z(rows * C),
                 d_k: z(rows * KV),
                 d_v: z(rows * KV),

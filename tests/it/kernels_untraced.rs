@@ -111,7 +111,23 @@ fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
         ("d_k", &fast.d_k, &traced.d_k),
         ("d_v", &fast.d_v, &traced.d_v),
     ];
-    for (name, got, want) in pairs {
+    same_bits(&pairs, sh, mask, v);
+    // training's head-by-head path, which keeps only probs: the same bits again
+    let fused = run_fused(sh, mask, v, x);
+    let pairs = [
+        ("probs (head by head)", &fused.probs, &traced.probs),
+        ("att (head by head)", &fused.att, &traced.att),
+        ("d_q (head by head)", &fused.d_q, &traced.d_q),
+        ("d_k (head by head)", &fused.d_k, &traced.d_k),
+        ("d_v (head by head)", &fused.d_v, &traced.d_v),
+    ];
+    same_bits(&pairs, sh, mask, v);
+    fast
+}
+
+/// Every named pair of buffers identical bit for bit.
+fn same_bits(pairs: &[(&str, &Vec<f32>, &Vec<f32>)], sh: Shape, mask: &Mask, v: Variant) {
+    for &(name, got, want) in pairs {
         assert_eq!(got.len(), want.len());
         for (n, (g, w)) in got.iter().zip(want.iter()).enumerate() {
             assert!(
@@ -120,7 +136,29 @@ fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
             );
         }
     }
-    fast
+}
+
+/// Forward and backward as training runs them (`dispatch::forward_untraced`,
+/// `backward_untraced`: head by head, no scores, `dP` or `dS` kept), into buffers of NaN; the
+/// buffers it does not write stay NaN.
+fn run_fused(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+    let Shape { b, s, t, c, h, .. } = sh;
+    let nan = |n: usize| vec![f32::NAN; n];
+    let (n_q, n_x, n_st) = (b * s * c, b * t * sh.kv_c(), b * h * s * t);
+    let mut o = Out {
+        scores: nan(n_st),
+        probs: nan(n_st),
+        att: nan(n_q),
+        d_probs: nan(n_st),
+        d_scores: nan(n_st),
+        d_q: nan(n_q),
+        d_k: nan(n_x),
+        d_v: nan(n_x),
+    };
+    dispatch::forward_untraced(v, sh, mask, &x.q, &x.k, &x.v, &mut o.probs, &mut o.att);
+    let grads = (&mut o.d_q[..], &mut o.d_k[..], &mut o.d_v[..]);
+    dispatch::backward_untraced(v, sh, mask, (&x.q, &x.k, &x.v, &o.probs), &x.d_att, grads);
+    o
 }
 
 /// Both kernels (the baseline with one head) under every kind of mask.
