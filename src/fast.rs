@@ -379,8 +379,9 @@ struct Panels {
     /// weighted sum: `v`, blocks of channels, and whether all of it is finite
     v: Vec<f32>,
     v_finite: bool,
-    /// `dP`: `vᵀ`, blocks of keys
+    /// `dP`: `vᵀ`, blocks of keys, and its largest magnitude (NaN if not all finite)
     v_t: Vec<f32>,
+    v_t_max: f32,
     /// `dQ`: `k`, blocks of channels
     k: Vec<f32>,
     /// `dK`: `q`, blocks of channels (per query head)
@@ -472,8 +473,9 @@ fn softmax_block(T: usize, scores: &[f32], probs: &mut [f32]) {
             let maxval = max(s);
             // the mask's −1e9 at the end of a row (a causal mask's hidden keys): when
             // −1e9 − max is below −87, exp gives exactly 0 there, so 0 is written without it
+            // (past the block of eight where the visible keys end: within it exp's 0 is written)
             let end = if MASKED - maxval < -87.0 {
-                T - s.iter().rev().take_while(|&&s| s == MASKED).count()
+                (T - masked_tail(s)).next_multiple_of(8).min(T)
             } else {
                 T
             };
@@ -489,6 +491,22 @@ fn softmax_block(T: usize, scores: &[f32], probs: &mut [f32]) {
             p.iter_mut().for_each(|p| *p *= inv);
         }
     }
+}
+
+/// How many entries at the end of `s` are the mask's −1e9, eight at a time while whole blocks
+/// of eight are.
+#[inline(always)]
+fn masked_tail(s: &[f32]) -> usize {
+    let (head, blocks) = s.as_rchunks::<8>();
+    let mut n = 0;
+    for block in blocks.iter().rev() {
+        if block.iter().fold(true, |all, &x| all & (x == MASKED)) {
+            n += 8;
+        } else {
+            return n + block.iter().rev().take_while(|&&x| x == MASKED).count();
+        }
+    }
+    n + head.iter().rev().take_while(|&&x| x == MASKED).count()
 }
 
 /// Backward of the softmax, row by row (see [`softmax_back_block`]).
@@ -606,7 +624,7 @@ fn weighted_sum_head(hd: Heads, (bb, hh): (usize, usize), p: &[f32], v: &[f32], 
 fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &mut [f32], d_v: &mut [f32]) {
     let mut pan = Panels::default();
     for (bb, hh, d_p) in head_blocks_mut(hd, d_p) {
-        d_probs_head(hd, (bb, hh), v, d_att, d_p, &mut pan);
+        d_probs_head(hd, (bb, hh), (v, d_att), d_p, &mut pan, false);
     }
     // the query heads of a group add into the same d_v: it starts at 0
     if hd.grouped() {
@@ -617,25 +635,53 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
     }
 }
 
-/// `dP` of head `hh` of batch `bb` into its `[S,T]` block `d_p`.
+/// `dP` of head `hh` of batch `bb` into its `[S,T]` block `d_p`. With `hidden_zero` (a causal
+/// mask, and a caller that reads a hidden pair's `dP` only to see whether it is finite), when
+/// no sum can reach infinity (`D·max|dAtt|·max|v|` is far below `f32::MAX`, so every `dP` is
+/// finite), the blocks of keys past a tile's last visible one are written as 0 instead of summed.
 #[inline(always)]
-fn d_probs_head(hd: Heads, (bb, hh): (usize, usize), v: &[f32], d_att: &[f32], d_p: &mut [f32], pan: &mut Panels) {
+fn d_probs_head(
+    hd: Heads,
+    (bb, hh): (usize, usize),
+    (v, d_att): (&[f32], &[f32]),
+    d_p: &mut [f32],
+    pan: &mut Panels,
+    hidden_zero: bool,
+) {
     let Heads { S, T, D, .. } = hd;
     // b[d][j] = v[j][d], in blocks of W keys (once per key/value head)
     if !hd.shares_kv(hh) {
         pack_panels_t(D, T, hd.key_rows(v, bb, hh), &mut pan.v_t);
+        pan.v_t_max = max_abs(&pan.v_t);
     }
     let vp = &pan.v_t;
     let d_att_row = hd.query_rows(d_att, bb, hh);
+    let skip = hidden_zero && {
+        let a_max = (0..S).map(|i| max_abs(d_att_row(i))).fold(0.0, f32::max);
+        // a NaN bound fails the comparison too
+        (D as f32) * a_max * pan.v_t_max < f32::MAX / 4.0
+    };
     row_tiles!(S, i0, R, {
         let d_att_rows: [&[f32]; R] = std::array::from_fn(|r| d_att_row(i0 + r));
+        let keys = if skip { extent(&Mask::Causal, i0 + R - 1, T) } else { T };
         col_blocks!(T, j0, W, {
-            let acc = tile_rows::<R, W>([[0.0; W]; R], d_att_rows, &vp[j0 * D..(j0 + W) * D]);
+            let acc = if j0 < keys {
+                tile_rows::<R, W>([[0.0; W]; R], d_att_rows, &vp[j0 * D..(j0 + W) * D])
+            } else {
+                [[0.0; W]; R]
+            };
             for (r, acc) in acc.iter().enumerate() {
                 store(d_p, (i0 + r) * T + j0, acc, 1.0);
             }
         });
     });
+}
+
+/// The largest `|x|`, or NaN if any value is not finite.
+#[inline(always)]
+fn max_abs(x: &[f32]) -> f32 {
+    let m = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    if all_finite(x) { m } else { f32::NAN }
 }
 
 /// Head `hh`'s share of `dV` (stored, or added when grouped), from its `[S,T]` block `p`.
@@ -804,7 +850,10 @@ fn backward_impl(
     }
     let (mut pan, mut d_p, mut d_s) = (Panels::default(), vec![0.0; S * T], vec![0.0; S * T]);
     for (bb, hh, p) in head_blocks(hd, probs) {
-        d_probs_head(hd, (bb, hh), v, d_att, &mut d_p, &mut pan);
+        // dS of a hidden pair is read by no sum of scores_back_head: its dP matters only by
+        // being finite (see softmax_back_block)
+        let hidden_zero = matches!(mask, Mask::Causal);
+        d_probs_head(hd, (bb, hh), (v, d_att), &mut d_p, &mut pan, hidden_zero);
         d_values_head(hd, (bb, hh), p, d_att, d_v, &mut pan);
         softmax_back_block(T, p, &d_p, &mut d_s);
         scores_back_head(hd, mask, (bb, hh), (q, k), &d_s, d_q, d_k, &mut pan);

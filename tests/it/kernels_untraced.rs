@@ -258,6 +258,35 @@ fn infinities_behind_zero_probabilities_give_nan_as_traced() {
     }
 }
 
+#[test]
+fn a_hidden_pair_whose_gradient_overflows_gives_nan_as_traced() {
+    // Training's backward skips dP of the pairs a causal mask hides when no dP can reach
+    // infinity. Here every input is finite, but query 0's dP against the last key overflows:
+    // 0·∞ joins query 0's softmax sum in the traced kernel, so its dS, and then dQ[0] and
+    // every dK, are NaN; nothing may be skipped.
+    let shapes = [
+        (Shape::new(1, 9, 8, 1), Variant::Baseline),
+        (Shape::new(1, 9, 8, 2), Variant::Mha),
+        (Shape::new(1, 9, 8, 4).grouped(2), Variant::Gqa),
+    ];
+    for (sh, v) in shapes {
+        let (mut x, kv) = (inputs(sh, 12), sh.kv_c());
+        let d = sh.d();
+        for c in 0..d {
+            x.v[(sh.t - 1) * kv + c] = 3e38;
+            x.d_att[c] = 3e38;
+        }
+        let out = check_inputs(sh, &Mask::Causal, v, &x);
+        assert!(
+            out.d_probs[sh.t - 1].is_infinite(),
+            "dP[0, T-1] = {}",
+            out.d_probs[sh.t - 1]
+        );
+        assert!(out.d_scores[0].is_nan(), "dS[0, 0] = {}", out.d_scores[0]);
+        assert!(out.d_q[0].is_nan(), "dQ[0, 0] = {}", out.d_q[0]);
+    }
+}
+
 /// The split forward and backward with recorder `R`, into NaN-filled buffers:
 /// `(q, k, v, d_qkv)`.
 fn split_run<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, qkv: &[f32], d: [&[f32]; 3]) -> [Vec<f32>; 4] {
