@@ -409,10 +409,10 @@ impl TinyGpt {
             let (done, rest) = acts.layers.split_at_mut(l);
             let a = &mut rest[0];
             let x = if l == 0 { &acts.x0 } else { &done[l - 1].res_out };
-            // attention block: x_mid = x + proj(attention(rope(split(LN(x)·W_qkv + b_qkv))))
+            // attention block: x_mid = x + proj(attention(rope(q | k | v = LN(x)·W_qkv + b_qkv)))
             ops::layernorm_forward(C, x, &mut a.ln1, &mut a.ln1_mean, &mut a.ln1_rstd);
-            lin.forward(bt, &a.ln1, w(p, o.w_qkv, C * QKV), w(p, o.b_qkv, QKV), &mut a.qkv);
-            split_forward(cfg, acts.shape, a);
+            let (w_qkv, b_qkv) = (w(p, o.w_qkv, C * QKV), w(p, o.b_qkv, QKV));
+            lin.forward_split(bt, &a.ln1, w_qkv, b_qkv, &mut a.qkv, [&mut a.q, &mut a.k, &mut a.v]);
             rope_forward(cfg, acts.shape, acts.rope.as_ref(), a);
             attention_forward(cfg, self.attention, acts.shape, a);
             lin.forward(bt, &a.att, w(p, o.w_proj, C * C), w(p, o.b_proj, C), &mut a.attn_out);
@@ -536,14 +536,13 @@ impl TinyGpt {
             );
             attention_backward(cfg, self.attention, acts.shape, a, g);
             rope_backward(cfg, acts.shape, acts.rope.as_ref(), g);
-            split_backward(cfg, acts.shape, g);
             let QKV = lo.qkv;
             let (d_wqkv, d_bqkv) = grads[o.w_qkv..o.b_qkv + QKV].split_at_mut(C * QKV);
-            ops::linear_backward(
+            ops::linear_backward_split(
                 bt,
                 &a.ln1,
                 w(&self.params, o.w_qkv, C * QKV),
-                &g.d_qkv,
+                [&g.d_q, &g.d_k, &g.d_v],
                 &mut g.d_ln,
                 d_wqkv,
                 d_bqkv,
@@ -646,6 +645,28 @@ impl Linear {
         }
     }
 
+    /// `y = x·W + b` split into the column blocks `ys` (the attention's `q | k | v`, `k` and `v`
+    /// `H_kv·D` wide): with sgemm, each block a product of its own written in place
+    /// ([`ops::linear_forward_split`]; `y` is not used); row by row, `y` and then copies of its
+    /// blocks.
+    pub fn forward_split(self, bt: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32], ys: [&mut [f32]; 3]) {
+        match self {
+            Linear::Gemm => ops::linear_forward_split(bt, x, w, b, ys),
+            Linear::Rows => {
+                ops::linear_rows(x, w, b, y);
+                let rows = bt[0] * bt[1];
+                let mut o = 0;
+                for part in ys {
+                    let n = part.len() / rows;
+                    for (dst, src) in part.chunks_exact_mut(n).zip(y.chunks_exact(b.len())) {
+                        dst.copy_from_slice(&src[o..o + n]);
+                    }
+                    o += n;
+                }
+            }
+        }
+    }
+
     /// `y = x·W + b`, then `g = gelu(y)` (`th`: the tanh GELU's backward reuses), over the
     /// `[B,T]` rows of `x`: with sgemm, in one pass that adds the bias as it takes GELU.
     #[allow(clippy::too_many_arguments)]
@@ -667,19 +688,6 @@ impl Linear {
             }
         }
     }
-}
-
-/// `q, k, v` from the fused projection's rows: the grouped split (k and v `H_kv·D` wide) when
-/// key/value heads are shared, else the `[B,T,3C]` one, through the dispatcher as the engine's
-/// untraced runs (row copies that give the reference loops' numbers).
-pub(crate) fn split_forward(cfg: &Config, sh: Shape, a: &mut LayerActs) {
-    let (q, k, v) = (&mut a.q, &mut a.k, &mut a.v);
-    dispatch::split(&mut NoRecord, cfg.variant(), sh, &a.qkv, q, k, v);
-}
-
-fn split_backward(cfg: &Config, sh: Shape, g: &mut Grads) {
-    let (d_q, d_k, d_v) = (&g.d_q, &g.d_k, &g.d_v);
-    dispatch::split_back(&mut NoRecord, cfg.variant(), sh, d_q, d_k, d_v, &mut g.d_qkv);
 }
 
 /// Rotary positions: q and k of every position turned in place (the reference loops of
@@ -847,7 +855,6 @@ pub struct Grads {
     pub d_q: Vec<f32>,
     pub d_k: Vec<f32>,
     pub d_v: Vec<f32>,
-    pub d_qkv: Vec<f32>,
 }
 
 /// Every buffer one forward and backward of `B` sequences of `T` tokens needs.
@@ -894,8 +901,8 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let layer = rows * (C * (8 + 12) + 2 * KV + QKV) + 4 * rows + att + b * H * t;
     // embedding and final LN outputs, logits and probs, statistics and losses
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
-    // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C], qkv
-    let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C + rows * QKV;
+    // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C]
+    let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C;
     let params = Layout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
     4 * (L * layer + top + grad + params * (4 + shards))
@@ -951,7 +958,6 @@ impl Activations {
                 d_q: z(rows * C),
                 d_k: z(rows * KV),
                 d_v: z(rows * KV),
-                d_qkv: z(rows * (C + 2 * KV)),
             },
             rope: RopeTables::of(cfg, t),
         }

@@ -171,12 +171,38 @@ fn gelu_backward_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
 /// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
 #[allow(clippy::too_many_arguments)]
 fn matmul(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bool, c: &mut [f32]) {
+    let (lda, ldb) = (if a_t { m } else { k }, if b_t { k } else { n });
+    matmul_ld(m, k, n, (a, lda, a_t), (b, ldb, b_t), (c, n), false);
+}
+
+/// [`matmul`] over blocks of larger row-major matrices: each operand comes with its row length
+/// in the buffer (`ld`, at least the block's), so a block of columns is read or written in
+/// place; `C` gets the product added to it when `accumulate`.
+fn matmul_ld(
+    m: usize,
+    k: usize,
+    n: usize,
+    (a, lda, a_t): (&[f32], usize, bool),
+    (b, ldb, b_t): (&[f32], usize, bool),
+    (c, ldc): (&mut [f32], usize),
+    accumulate: bool,
+) {
+    // rows × columns of each operand as stored, and the room that takes in a buffer with rows
+    // of `ld` values
+    let room = |rows: usize, cols: usize, ld: usize| if rows == 0 { 0 } else { (rows - 1) * ld + cols };
+    let (a_rows, a_cols) = if a_t { (k, m) } else { (m, k) };
+    let (b_rows, b_cols) = if b_t { (n, k) } else { (k, n) };
     assert!(
-        a.len() >= m * k && b.len() >= k * n && c.len() >= m * n,
+        a_cols <= lda
+            && b_cols <= ldb
+            && n <= ldc
+            && a.len() >= room(a_rows, a_cols, lda)
+            && b.len() >= room(b_rows, b_cols, ldb)
+            && c.len() >= room(m, n, ldc),
         "matmul operands too small"
     );
-    let (rsa, csa) = if a_t { (1, m) } else { (k, 1) };
-    let (rsb, csb) = if b_t { (1, k) } else { (n, 1) };
+    let (rsa, csa) = if a_t { (1, lda) } else { (lda, 1) };
+    let (rsb, csb) = if b_t { (1, ldb) } else { (ldb, 1) };
     // (pointer, row stride, column stride) of each operand
     let a = (a.as_ptr(), rsa as isize, csa as isize);
     let b = (b.as_ptr(), rsb as isize, csb as isize);
@@ -184,12 +210,12 @@ fn matmul(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bo
     // `gemm-f32`, the `gemm` crate's f32 backend, called as that crate's generic entry point calls
     // it (the backend alone leaves out the f64 and complex kernels, which nothing here uses): its
     // microkernels prefer a column-major destination, so when C's rows are longer than one
-    // element (column stride 1 < row stride n) it computes Cᵀ = Bᵀ·Aᵀ instead, every stride pair
+    // element (column stride 1 < row stride) it computes Cᵀ = Bᵀ·Aᵀ instead, every stride pair
     // swapped. No stride is negative, so nothing else is flipped.
     let (m, n, (c_rs, c_cs), (lhs, lhs_rs, lhs_cs), (rhs, rhs_rs, rhs_cs)) = if 1 < n {
-        (n, m, (1, n as isize), swap(b), swap(a))
+        (n, m, (1, ldc as isize), swap(b), swap(a))
     } else {
-        (m, n, (n as isize, 1), a, b)
+        (m, n, (ldc as isize, 1), a, b)
     };
     // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and
     // `c` is borrowed mutably, so it does not alias `a` or `b`.
@@ -201,14 +227,15 @@ fn matmul(m: usize, k: usize, n: usize, a: &[f32], a_t: bool, b: &[f32], b_t: bo
             c.as_mut_ptr(),
             c_cs,
             c_rs,
-            false, // C is written, not read: the α·C term is left out
+            // C·1 + A·B when accumulating; otherwise C is written, not read
+            accumulate,
             lhs,
             lhs_cs,
             lhs_rs,
             rhs,
             rhs_cs,
             rhs_rs,
-            0.0,
+            if accumulate { 1.0 } else { 0.0 },
             1.0,
             false,
             false,
@@ -243,6 +270,47 @@ pub fn linear_backward(
     matmul(rows, OC, IC, dy, false, w, true, dx);
     matmul(IC, rows, OC, x, true, dy, false, dw);
     sum_rows(dy, db);
+}
+
+/// `y = x·W + b` written as column blocks into separate buffers: `ys[p]` gets columns
+/// `[o_p, o_p + n_p)` of `y` (`n_p` its row length, `o_p` the lengths before it), each a product
+/// reading its block of `W`'s columns in place. The attention's `q | k | v` projection: the
+/// split into `q`, `k`, `v` costs no copy. Each output is the same dot product as in
+/// [`linear_forward`].
+pub fn linear_forward_split([B, T]: [usize; 2], x: &[f32], w: &[f32], b: &[f32], ys: [&mut [f32]; 3]) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, b.len());
+    let mut o = 0;
+    for y in ys {
+        let n = y.len() / rows;
+        matmul_ld(rows, IC, n, (x, IC, false), (&w[o..], OC, false), (y, n), false);
+        add_to_rows(y, &b[o..o + n]);
+        o += n;
+    }
+}
+
+/// The backward of [`linear_forward_split`], from the blocks' gradients `dys`: `dx = Σ_p
+/// dy_p·W_pᵀ` (the blocks' products added in turn), and each block's columns of `dW = xᵀ·dy`
+/// and `db = Σ_rows dy`, written in place.
+pub fn linear_backward_split(
+    [B, T]: [usize; 2],
+    x: &[f32],
+    w: &[f32],
+    dys: [&[f32]; 3],
+    dx: &mut [f32],
+    dw: &mut [f32],
+    db: &mut [f32],
+) {
+    let rows = B * T;
+    let (IC, OC) = (x.len() / rows, db.len());
+    let mut o = 0;
+    for (p, dy) in dys.into_iter().enumerate() {
+        let n = dy.len() / rows;
+        matmul_ld(rows, n, IC, (dy, n, false), (&w[o..], OC, true), (&mut *dx, IC), p > 0);
+        matmul_ld(IC, rows, n, (x, IC, true), (dy, n, false), (&mut dw[o..], OC), false);
+        sum_rows(dy, &mut db[o..o + n]);
+        o += n;
+    }
 }
 
 /// `y = x·W + b`, then `g = gelu(y)` with `th = tanh u` kept as [`gelu_forward`] keeps it: the

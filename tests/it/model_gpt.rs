@@ -397,7 +397,6 @@ fn oversized_runs_are_refused_before_allocating() {
             &g.d_q,
             &g.d_k,
             &g.d_v,
-            &g.d_qkv,
         ]
         .iter()
         .map(|v| floats(v))

@@ -213,3 +213,40 @@ fn sgemm_linear_matches_the_loop_reference() {
         }
     }
 }
+
+#[test]
+fn the_split_projection_is_the_whole_one_cut_in_column_blocks() {
+    // q | k | v written into three buffers (k and v narrower, as with grouped heads) and their
+    // gradients gathered back: the forward gives the whole product's blocks, the backward its
+    // dx, dW and db within rounding (dx adds three products instead of one)
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    for (B, T, IC, [nq, nk]) in [(2, 64, 64, [64, 64]), (2, 12, 16, [16, 8]), (3, 7, 13, [9, 5])] {
+        let OC = nq + 2 * nk;
+        let x = randn(&mut rng, B * T * IC, 1.0);
+        let w = randn(&mut rng, IC * OC, 0.2);
+        let b = randn(&mut rng, OC, 0.5);
+        let dy = randn(&mut rng, B * T * OC, 1.0);
+        let rows = B * T;
+        let mut y = vec![0.0; rows * OC];
+        ops::linear_forward([B, T], &x, &w, &b, &mut y);
+        let (mut q, mut k, mut v) = (vec![9.0; rows * nq], vec![9.0; rows * nk], vec![9.0; rows * nk]);
+        ops::linear_forward_split([B, T], &x, &w, &b, [&mut q, &mut k, &mut v]);
+        let block = |buf: &[f32], o: usize, n: usize| -> Vec<f32> {
+            buf.chunks_exact(OC).flat_map(|row| row[o..o + n].to_vec()).collect()
+        };
+        assert_eq!(q, block(&y, 0, nq), "q");
+        assert_eq!(k, block(&y, nq, nk), "k");
+        assert_eq!(v, block(&y, nq + nk, nk), "v");
+
+        let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; w.len()], vec![0.0; OC]);
+        ops::linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);
+        let parts = [block(&dy, 0, nq), block(&dy, nq, nk), block(&dy, nq + nk, nk)];
+        let (mut dx_s, mut dw_s, mut db_s) = (vec![9.0; x.len()], vec![9.0; w.len()], vec![9.0; OC]);
+        let dys = [&parts[0][..], &parts[1][..], &parts[2][..]];
+        ops::linear_backward_split([B, T], &x, &w, dys, &mut dx_s, &mut dw_s, &mut db_s);
+        for (name, split, whole) in [("dx", &dx_s, &dx), ("dW", &dw_s, &dw), ("db", &db_s, &db)] {
+            let e = max_rel(split, whole);
+            assert!(e <= 1e-6, "{name} {B}x{T} {IC}→{nq}+{nk}+{nk}: relative error {e}");
+        }
+    }
+}

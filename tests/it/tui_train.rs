@@ -388,20 +388,24 @@ fn a_flash_run_from_the_form_trains_the_flash_kernel() {
         Some(Attention::FLASH),
         "the run's model trained with the flash kernel"
     );
-    // the same settings trained directly on the flash kernel: the same losses, bit for bit
-    let losses_of = |attention: Attention| {
+    // the same settings trained directly on the flash kernel: the same losses and weights, bit
+    // for bit
+    let bits = |l: &[f32]| l.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+    let run_of = |attention: Attention| {
         let mut model = TinyGpt::new(spec.config, spec.seed).unwrap();
         model.attention = attention;
         let mut direct = Trainer::new(model, Source::Builtin("copy".into()).load(12).unwrap(), 4, 3e-3, 7).unwrap();
         let mut losses = Vec::new();
         direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
-        losses
+        (bits(&losses), bits(&direct.model.params))
     };
-    let flash = losses_of(Attention::FLASH);
-    let bits = |l: &[f32]| l.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-    assert_eq!(bits(&p.losses), bits(&flash));
-    // and not the naive kernel's: the two round differently
-    assert_ne!(bits(&p.losses), bits(&losses_of(Attention::Naive)));
+    let (flash_losses, flash_params) = run_of(Attention::FLASH);
+    let trained = bits(&p.model.as_deref().expect("the run's model").params);
+    assert_eq!(bits(&p.losses), flash_losses);
+    assert_eq!(trained, flash_params);
+    // and not the naive kernel's: the two round differently, which 12 steps carry into the
+    // weights (the losses alone may agree to the last bit)
+    assert_ne!(trained, run_of(Attention::Naive).1);
 
     // flash with grouped key/value heads: refused in the form with the validator's message
     let mut app = menu_to_train(120, 40);
