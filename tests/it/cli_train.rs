@@ -73,12 +73,22 @@ fn train_json_lines_then_resume_eval_and_sample() {
         b"0123456789|0123456789\n9876543210|0123456",
     )
     .unwrap();
-    cmd()
+    let out = cmd()
         .current_dir(dir.path())
         .args(["eval", "--checkpoint", "m.safetensors", "--data", "text.txt", "--json"])
         .assert()
         .success()
-        .stdout(predicate::str::is_match(r#"^\{"loss":[0-9.]+,"tokens":32\}\n$"#).unwrap());
+        .get_output()
+        .stdout
+        .clone();
+    // one line of JSON and nothing else: the mean loss over the 32 scored tokens
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.ends_with('\n') && text.lines().count() == 1, "{text:?}");
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json.as_object().map(|o| o.len()), Some(2), "{text}");
+    assert_eq!(json["tokens"], 32, "{text}");
+    let loss = json["loss"].as_f64().unwrap();
+    assert!(loss.is_finite() && loss > 0.0, "{text}");
 
     // greedy sampling is deterministic and prints the prompt first
     let sample = |seed: &str| {

@@ -452,15 +452,17 @@ impl Checker<'_> {
         layout(buf, self.variant, self.walk.shape, self.tiles)
     }
 
-    /// Draws the tracer at event `n` on a `w × h` screen and checks what it shows.
-    fn check(&self, n: usize, w: u16, h: u16) -> Result<(), String> {
+    /// Draws the tracer at event `n` on `term`'s screen and checks what it shows. The terminal
+    /// is reused from event to event: after each draw its backend holds exactly the frame just
+    /// drawn, as a new terminal's would (ratatui sends it every cell that changed).
+    fn check(&self, n: usize, term: &mut Terminal<TestBackend>) -> Result<(), String> {
         let mut st = Tracer::new(Arc::clone(self.walk), Some(self.variant));
         st.cursor = n;
         let theme = Theme::COLOR;
-        let mut term = Terminal::new(TestBackend::new(w, h)).map_err(|e| e.to_string())?;
         term.draw(|f| tracer::render(f, f.area(), &st, theme))
             .map_err(|e| e.to_string())?;
-        let screen = term.backend().buffer().clone();
+        let screen = term.backend().buffer();
+        let (w, h) = (screen.area.width, screen.area.height);
         let ctx = st.ctx(theme).ok_or("no context")?;
         let trace = ctx.trace;
         let ev = trace.events[n];
@@ -554,7 +556,7 @@ impl Checker<'_> {
         // every index label on screen, and the kernel's loop names in the attention passes
         let view = trace.view(n);
         let vars = view.vars.clone();
-        for line in screen_lines(&screen) {
+        for line in screen_lines(screen) {
             for (k, _) in line.match_indices('[') {
                 let name_start = line[..k]
                     .char_indices()
@@ -629,7 +631,7 @@ impl Checker<'_> {
         let Some(mem) = areas.memory else { return Ok(()) };
         let inner = Block::bordered().inner(mem);
         let plan = memory::plan(inner, &ctx);
-        self.check_dot(&screen, &plan, trace, n, inner.height)
+        self.check_dot(screen, &plan, trace, n, inner.height)
             .map_err(|e| format!("{}: {e}", at()))?;
         let placed = &plan.grids;
         let hot = |x: u16, y: u16| {
@@ -649,7 +651,7 @@ impl Checker<'_> {
                 .unwrap_or(0);
             let data_y = p.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
             for s in &p.cells {
-                let cell_text = text_at(&screen, s.x, s.y, s.w);
+                let cell_text = text_at(screen, s.x, s.y, s.w);
                 let value = trace.value_at(p.buf, s.off, n);
                 let is_current = (p.buf, s.off) == (ev.buf, ev.offset as usize);
                 if !p.heat && cell_text.trim() != num(value) {
@@ -946,15 +948,16 @@ fn check_walk(name: &str, walk: Walk) {
             name,
         };
         let events = sample(trace.len());
+        let mut wide = Terminal::new(TestBackend::new(120, 40)).unwrap();
+        let mut small = Terminal::new(TestBackend::new(80, 24)).unwrap();
         for (k, &n) in events.iter().enumerate() {
             // both sizes on a quarter of the events, the wide one on the rest
-            let sizes: &[(u16, u16)] = if k % 4 == 0 {
-                &[(120, 40), (80, 24)]
-            } else {
-                &[(120, 40)]
-            };
-            for &(w, h) in sizes {
-                if let Err(e) = checker.check(n, w, h) {
+            let mut terms = vec![&mut wide];
+            if k % 4 == 0 {
+                terms.push(&mut small);
+            }
+            for term in terms {
+                if let Err(e) = checker.check(n, term) {
                     panic!("{e}");
                 }
             }
