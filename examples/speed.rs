@@ -6,7 +6,7 @@
 //! ATTN_TRACE_SIMD=avx2 cargo run --release --no-default-features --example speed   # AVX2 only
 //! ```
 //!
-//! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through `gemm-f32` (the
+//! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through `matrixmultiply` (the
 //!    matrix product the linear layers use, single-threaded as each training shard calls it), on
 //!    one thread, then on both cores at once (two independent products, as the two shards run).
 //!    `2n³` floating-point operations per product; the best of several repetitions.
@@ -41,23 +41,19 @@
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer, ops};
 use std::time::{Duration, Instant};
 
-/// `c = a·b`, all `n × n` column-major (the layout gemm-f32's kernels write fastest, and the one
-/// `model::ops` hands it: it computes a row-major `Y = X·W` as the column-major `Yᵀ = Wᵀ·Xᵀ`),
-/// through gemm-f32 on the calling thread.
+/// `c = a·b`, all `n × n` row-major, through matrixmultiply's sgemm on the calling thread (the
+/// product `model::ops` runs for the linear layers).
 fn sgemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     assert!(a.len() >= n * n && b.len() >= n * n && c.len() >= n * n);
     let n_ = n as isize;
-    // SAFETY: the three buffers hold n·n values each and `c` does not alias `a` or `b`; column
-    // stride n, row stride 1.
+    // SAFETY: the three buffers hold n·n values each and `c` does not alias `a` or `b`; row
+    // stride n, column stride 1. With β = 0, `c` is written without being read.
     unsafe {
-        gemm_f32::gemm::f32::get_gemm_fn()(
+        matrixmultiply::sgemm(
             n,
             n,
             n,
-            c.as_mut_ptr(),
-            n_,
-            1,
-            false,
+            1.0,
             a.as_ptr(),
             n_,
             1,
@@ -65,11 +61,9 @@ fn sgemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
             n_,
             1,
             0.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm_common::Parallelism::None,
+            c.as_mut_ptr(),
+            n_,
+            1,
         );
     }
 }
@@ -232,13 +226,13 @@ fn main() {
     let secs: f64 = opt("--seconds").map_or(5.0, |v| v.parse().unwrap());
     let pick = opt("--configs").unwrap_or_else(|| "a,b,c".into());
 
-    let avx512_gemm = cfg!(feature = "avx512") && std::arch::is_x86_feature_detected!("avx512f");
+    let avx512_sgemm = cfg!(feature = "avx512") && std::arch::is_x86_feature_detected!("avx512f");
     println!(
         "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
         cpu_name(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         attn_trace::simd::level(),
-        if avx512_gemm { "AVX-512" } else { "AVX2 (FMA)" }
+        if avx512_sgemm { "AVX-512" } else { "AVX2 (FMA)" }
     );
     ceiling(n.min(512), 1, 2); // warm-up
     let one = ceiling(n, 1, 5);

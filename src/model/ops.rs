@@ -165,7 +165,7 @@ fn gelu_backward_impl(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
 // ---------------------------------------------------------------------------------------------
 // linear: y = x·W + b over the rows of a [B,T,IC] input, W stored [IC, OC]. The loop version in
 // `kernels::linear` is the reference; these run the same math through the blocked sgemm of the
-// `gemm` crates (its f32 backend, `gemm-f32`), which picks AVX-512 or AVX2 kernels at run time.
+// `matrixmultiply` crate, which picks its AVX-512 or AVX2 (FMA) kernel at run time.
 
 /// Writes `C[m,n] = Σ_k A[m,k]·B[k,n]` with `A` read transposed when `a_t` (then stored
 /// `[k, m]`) and `B` read transposed when `b_t` (stored `[n, k]`); `C` is `[m, n]`.
@@ -201,46 +201,29 @@ fn matmul_ld(
             && c.len() >= room(m, n, ldc),
         "matmul operands too small"
     );
+    // (row stride, column stride) of each operand as the product reads it: a transposed operand
+    // is the stored one with its strides swapped, and the sgemm packs it as it goes
     let (rsa, csa) = if a_t { (1, lda) } else { (lda, 1) };
     let (rsb, csb) = if b_t { (1, ldb) } else { (ldb, 1) };
-    // (pointer, row stride, column stride) of each operand
-    let a = (a.as_ptr(), rsa as isize, csa as isize);
-    let b = (b.as_ptr(), rsb as isize, csb as isize);
-    let swap = |(p, rs, cs)| (p, cs, rs);
-    // `gemm-f32`, the `gemm` crate's f32 backend, called as that crate's generic entry point calls
-    // it (the backend alone leaves out the f64 and complex kernels, which nothing here uses): its
-    // microkernels prefer a column-major destination, so when C's rows are longer than one
-    // element (column stride 1 < row stride) it computes Cᵀ = Bᵀ·Aᵀ instead, every stride pair
-    // swapped. No stride is negative, so nothing else is flipped.
-    let (m, n, (c_rs, c_cs), (lhs, lhs_rs, lhs_cs), (rhs, rhs_rs, rhs_cs)) = if 1 < n {
-        (n, m, (1, ldc as isize), swap(b), swap(a))
-    } else {
-        (m, n, (ldc as isize, 1), a, b)
-    };
     // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and
-    // `c` is borrowed mutably, so it does not alias `a` or `b`.
+    // `c` is borrowed mutably, so it does not alias `a` or `b`. With β = 0 the sgemm writes C
+    // without reading it.
     unsafe {
-        gemm_f32::gemm::f32::get_gemm_fn()(
+        matrixmultiply::sgemm(
             m,
-            n,
             k,
-            c.as_mut_ptr(),
-            c_cs,
-            c_rs,
-            // C·1 + A·B when accumulating; otherwise C is written, not read
-            accumulate,
-            lhs,
-            lhs_cs,
-            lhs_rs,
-            rhs,
-            rhs_cs,
-            rhs_rs,
-            if accumulate { 1.0 } else { 0.0 },
+            n,
             1.0,
-            false,
-            false,
-            false,
-            gemm_common::Parallelism::None,
+            a.as_ptr(),
+            rsa as isize,
+            csa as isize,
+            b.as_ptr(),
+            rsb as isize,
+            csb as isize,
+            if accumulate { 1.0 } else { 0.0 },
+            c.as_mut_ptr(),
+            ldc as isize,
+            1,
         );
     }
 }
