@@ -19,7 +19,7 @@ Run from the repository root after `cargo build --release`:
   python3 bench/compare.py --rounds 3                 # as is (AVX-512 where the CPU has it)
   python3 bench/compare.py --rounds 3 --avx2 --bin /tmp/attn-trace-avx2
 The second form is the AVX2-only machine: the binary built with
-`cargo build --release --no-default-features` (gemm-f32 without its AVX-512 kernels), run with
+`cargo build --release --no-default-features` (the sgemm without its AVX-512 kernel), run with
 ATTN_TRACE_SIMD=avx2; PyTorch with ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
 ONEDNN_MAX_CPU_ISA=AVX2.
 """

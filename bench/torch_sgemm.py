@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's matrix product on this machine, for comparing with the sgemm ceiling that
-`cargo run --release --example speed` measures for gemm-f32: the best of ten `a @ b` of
+`cargo run --release --example speed` measures for matrixmultiply: the best of ten `a @ b` of
 n×n f32 matrices (2·n³ floating-point operations each) on the given number of threads.
 
   python3 bench/torch_sgemm.py --threads 2
