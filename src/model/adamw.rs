@@ -31,8 +31,8 @@ impl AdamW {
             eps: 1e-8,
             weight_decay: 0.01,
             t: 0,
-            m: vec![0.0; n_params],
-            v: vec![0.0; n_params],
+            m: super::zeros(n_params),
+            v: super::zeros(n_params),
         }
     }
 

@@ -913,7 +913,7 @@ impl Activations {
         let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);
         let KV = cfg.kv_channels();
         let rows = b * t;
-        let z = |n: usize| vec![0.0f32; n];
+        let z = super::zeros;
         let layer = || LayerActs {
             ln1: z(rows * C),
             ln1_mean: z(rows),
@@ -996,7 +996,7 @@ impl Workspace {
                 let shard = Shard {
                     first,
                     acts: Activations::new(&model.config, size, t),
-                    grads: vec![0.0; model.num_params()],
+                    grads: super::zeros(model.num_params()),
                 };
                 first += size;
                 shard

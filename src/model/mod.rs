@@ -93,3 +93,14 @@ pub enum ModelError {
     #[error("{0}")]
     Input(String),
 }
+
+/// `n` zeros, written now. `vec![0.0; n]` asks the allocator for zeroed memory, which the kernel
+/// hands out as untouched pages: reading one first maps a shared page of zeros, and the first
+/// write then copies it and makes both cores drop the old mapping. A buffer the training step
+/// reads before it writes (AdamW's moments, gradients it adds into) paid that on its first step,
+/// every page of it; written here, its pages are the program's own before the step begins.
+pub(crate) fn zeros(n: usize) -> Vec<f32> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0.0);
+    v
+}

@@ -117,7 +117,7 @@ impl Trainer {
             )));
         }
         let work = Workspace::new(&model, batch, t);
-        let next = vec![0.0; model.params.len()];
+        let next = super::zeros(model.params.len());
         Ok(Trainer {
             model,
             opt,
