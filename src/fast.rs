@@ -188,10 +188,12 @@ fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: 
     out.clear();
     out.resize(n * m, 0.0);
     col_blocks!(m, c0, W, {
-        for l in 0..W {
-            for (k, &x) in row(c0 + l)[..n].iter().enumerate() {
-                out[c0 * n + k * W + l] = x;
-            }
+        // the block's W rows, each cut to n values once, then written a whole `[k][..W]` at a
+        // time: W loads and one contiguous store per k, no index to check per value
+        let rows: [&[f32]; W] = std::array::from_fn(|l| &row(c0 + l)[..n]);
+        let block = out[c0 * n..(c0 + W) * n].as_chunks_mut::<W>().0;
+        for (k, dst) in block.iter_mut().enumerate() {
+            *dst = std::array::from_fn(|l| rows[l][k]);
         }
     });
 }
