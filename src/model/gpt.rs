@@ -913,7 +913,9 @@ impl Activations {
         let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);
         let KV = cfg.kv_channels();
         let rows = b * t;
-        let z = super::zeros;
+        // the forward's outputs are written before they are read: left to the allocator, the
+        // pages of a buffer a variant never uses (flash's `probs`) stay unmapped
+        let z = |n: usize| vec![0.0f32; n];
         let layer = || LayerActs {
             ln1: z(rows * C),
             ln1_mean: z(rows),
@@ -948,16 +950,17 @@ impl Activations {
             logits: z(rows * V),
             probs: z(rows * V),
             losses: z(rows),
+            // the backward adds into some of these (layernorm's d_x, the residual stream)
             grad: Grads {
-                d_logits: z(rows * V),
-                d_res: z(rows * C),
-                d_ln: z(rows * C),
-                d_gelu: z(rows * 4 * C),
-                d_fc: z(rows * 4 * C),
-                d_att: z(rows * C),
-                d_q: z(rows * C),
-                d_k: z(rows * KV),
-                d_v: z(rows * KV),
+                d_logits: super::zeros(rows * V),
+                d_res: super::zeros(rows * C),
+                d_ln: super::zeros(rows * C),
+                d_gelu: super::zeros(rows * 4 * C),
+                d_fc: super::zeros(rows * 4 * C),
+                d_att: super::zeros(rows * C),
+                d_q: super::zeros(rows * C),
+                d_k: super::zeros(rows * KV),
+                d_v: super::zeros(rows * KV),
             },
             rope: RopeTables::of(cfg, t),
         }
