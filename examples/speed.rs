@@ -6,10 +6,11 @@
 //! ATTN_TRACE_SIMD=avx2 cargo run --release --no-default-features --example speed   # AVX2 only
 //! ```
 //!
-//! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through `matrixmultiply` (the
-//!    matrix product the linear layers use, single-threaded as each training shard calls it), on
-//!    one thread, then on both cores at once (two independent products, as the two shards run).
-//!    `2n³` floating-point operations per product; the best of several repetitions.
+//! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through
+//!    `matrixmultiply` (the matrix product the linear layers use, single-threaded as each
+//!    training shard calls it), on one thread, then on both cores at once (two independent
+//!    products, as the two shards run). `2n³` floating-point operations per product; the best of
+//!    several repetitions.
 //! 2. **The training step** of each config (`Trainer::step`: batch draw, forward, backward,
 //!    AdamW, the batch split over two threads) for about `--seconds`: tokens/s, and GFLOP/s from
 //!    the model's operation count per token (a multiply-add counts 2, the backward pass twice the
