@@ -950,7 +950,7 @@ impl Activations {
             logits: z(rows * V),
             probs: z(rows * V),
             losses: z(rows),
-            // the backward adds into some of these (layernorm's d_x, the residual stream)
+            // every variant's backward writes all of these, every step
             grad: Grads {
                 d_logits: super::zeros(rows * V),
                 d_res: super::zeros(rows * C),

@@ -95,10 +95,11 @@ pub enum ModelError {
 }
 
 /// `n` zeros, written now. `vec![0.0; n]` asks the allocator for zeroed memory, which the kernel
-/// hands out as untouched pages: reading one first maps a shared page of zeros, and the first
-/// write then copies it and makes both cores drop the old mapping. A buffer the training step
-/// reads before it writes (AdamW's moments, gradients it adds into) paid that on its first step,
-/// every page of it; written here, its pages are the program's own before the step begins.
+/// hands out as untouched pages, mapped one fault at a time when first used. For a buffer read
+/// before it is written (AdamW's moments) that is worse: the read maps a shared page of zeros,
+/// and the first write then copies it and makes both cores drop the old mapping. Training's
+/// buffers that every step uses whole are allocated with this, so the first step pays none of
+/// it; buffers some variants never touch are left to the allocator.
 pub(crate) fn zeros(n: usize) -> Vec<f32> {
     let mut v = Vec::with_capacity(n);
     v.resize(n, 0.0);
