@@ -6,7 +6,7 @@
 //! ```
 //!
 //! The app is driven exactly as the terminal drives it (`app::update` with key and tick messages)
-//! and drawn on a ratatui `TestBackend`; `attn_trace::svg::render` turns the buffer into a picture.
+//! and drawn on a ratatui `TestBackend`; `attn_trace::tui::svg::render` turns the buffer into a picture.
 //!
 //! The menu, tracer, quiz, gradient check, compare, help, mistakes and traffic pictures are
 //! deterministic: they change only when the app does, and `--check` (and
@@ -41,7 +41,7 @@ fn press(app: &mut App, code: KeyCode) {
 fn svg(app: &App, w: u16, h: u16) -> Result<String, String> {
     let mut term = Terminal::new(TestBackend::new(w, h)).map_err(|e| e.to_string())?;
     term.draw(|f| app::render(f, app)).map_err(|e| e.to_string())?;
-    Ok(attn_trace::svg::render(term.backend().buffer()))
+    Ok(attn_trace::tui::svg::render(term.backend().buffer()))
 }
 
 /// `(file name, picture)` for every screenshot the README shows.
@@ -159,7 +159,7 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
 /// picture gets ordinary permissions (0666 less the umask), not the temporary file's private ones.
 /// An interrupted run never leaves half a picture.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    attn_trace::atomic::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    attn_trace::files::atomic::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run(check: bool) -> Result<bool, String> {

@@ -232,7 +232,7 @@ fn main() {
         "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
         cpu_name(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
-        attn_trace::simd::level(),
+        attn_trace::tensor::simd::level(),
         if avx512_sgemm { "AVX-512" } else { "AVX2 (FMA)" }
     );
     ceiling(n.min(512), 1, 2); // warm-up

@@ -5,24 +5,14 @@
 //! either run untraced or record every read and write into a [`trace::Trace`], which the TUI and
 //! the CLI step through.
 
-pub mod atomic;
-pub mod dispatch;
+pub mod analysis;
 pub mod engine;
-pub mod explain;
-pub mod fast;
-pub mod flash_cell;
-pub mod format;
-pub mod formula;
-pub mod gradcheck;
+pub mod files;
 pub mod i18n;
-pub mod input;
 pub mod kernels;
-pub mod mistakes;
 pub mod model;
 pub mod scenario;
-pub mod simd;
-pub mod svg;
 pub mod tensor;
 pub mod trace;
-pub mod traffic;
 pub mod tui;
+pub mod untraced;

@@ -2,10 +2,11 @@
 //! of one attention score, with every number taken from the trace.
 
 use super::{CliError, Style, escape_controls, paint, pass_arg, quiet_pipe, variant_arg};
+use attn_trace::analysis::Element;
+use attn_trace::analysis::explain::{explain, gradient_check};
+use attn_trace::analysis::mistakes;
 use attn_trace::engine;
-use attn_trace::explain::{Element, explain, gradient_check};
 use attn_trace::kernels::Variant;
-use attn_trace::mistakes;
 use attn_trace::tr;
 use attn_trace::trace::Pass;
 use std::io::Write;

@@ -3,13 +3,13 @@
 //! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::format::grouped;
+use attn_trace::analysis::format::grouped;
+use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Level, Shape};
 use attn_trace::tr;
 use attn_trace::trace::Pass;
-use attn_trace::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;

@@ -12,7 +12,7 @@ pub mod trace;
 pub mod train;
 pub mod tui;
 
-use attn_trace::atomic::AtomicFile;
+use attn_trace::files::atomic::AtomicFile;
 use attn_trace::i18n::Lang;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::{Scenario, ScenarioError};
@@ -248,7 +248,7 @@ pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
 }
 
 /// Where a subcommand's output goes: stdout, or a file written atomically (see
-/// [`attn_trace::atomic`]: a temporary file renamed over the target only once everything is
+/// [`attn_trace::files::atomic`]: a temporary file renamed over the target only once everything is
 /// written; a FIFO or a character device is written in place).
 pub enum Output {
     Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
@@ -399,7 +399,7 @@ pub fn handle_signals() {
         {
             return;
         }
-        attn_trace::atomic::remove_live_temps();
+        attn_trace::files::atomic::remove_live_temps();
         attn_trace::tui::restore_after_signal();
         std::process::exit(128 + number);
     }

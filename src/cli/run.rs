@@ -2,10 +2,10 @@
 //! tensors (as JSON) or a short summary.
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
+use attn_trace::analysis::format::{pad, pad_left};
+use attn_trace::analysis::mistakes::{self, Divergence, Note, Report};
 use attn_trace::engine::{self, Run};
-use attn_trace::format::{pad, pad_left};
 use attn_trace::kernels::Variant;
-use attn_trace::mistakes::{self, Divergence, Note, Report};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Shape, Tensor};
 use attn_trace::tr;

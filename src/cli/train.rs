@@ -240,7 +240,7 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
         )));
     }
     // a socket or a block device
-    attn_trace::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))
+    attn_trace::files::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

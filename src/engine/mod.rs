@@ -11,18 +11,18 @@ pub mod plan;
 pub mod registry;
 pub mod tensors;
 
-pub use crate::dispatch::kernel_shape;
+pub use crate::untraced::dispatch::kernel_shape;
 pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_counts};
 pub use registry::Registry;
 pub use tensors::Tensors;
 
-use crate::dispatch;
 use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
+use crate::untraced::dispatch;
 use std::borrow::Cow;
 
 /// Where the run starts.

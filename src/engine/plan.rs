@@ -1,7 +1,6 @@
 //! What a run will do, without its data: the sizes, mask, how q, k, v are made, which passes run,
 //! and, in closed form, how many reads and writes each recorded phase makes.
 
-use crate::dispatch::kernel_shape;
 use crate::kernels::Mask;
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::Tiles;
@@ -9,6 +8,7 @@ use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
 use crate::trace::Phase;
+use crate::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 
 /// Which passes run (and, in a traced run, are recorded). Backward needs the forward

@@ -20,8 +20,8 @@
 //! (untraced with `NoRecord`, whose calls compile away), chosen in `dispatch.rs`.
 
 use super::Mask;
-use crate::simd::exp;
 use crate::tensor::Shape;
+use crate::tensor::simd::exp;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
 
 /// The tile sizes: `br` query rows and `bc` key columns per tile (the scenario's `[flash]`).

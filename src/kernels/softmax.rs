@@ -1,7 +1,7 @@
 //! Softmax over one row of scores, `P[j] = exp(S[j] − max) / Σ_k exp(S[k] − max)`, and its
 //! backward. The attention kernels loop over rows (bb, hh, i) and call these for each.
 
-use crate::simd::exp;
+use crate::tensor::simd::exp;
 use crate::trace::{Buf, Recorder};
 
 /// `probs[row + j]` for `j < T` from `scores[row + j]`, in three passes as in the reference.

@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::simd::with_simd;
+use crate::tensor::simd::with_simd;
 
 /// Optimizer state: hyper-parameters, step count and one first and second moment per parameter.
 #[derive(Clone, Debug, PartialEq)]

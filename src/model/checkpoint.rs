@@ -31,7 +31,7 @@
 
 use super::gpt::{Config, Layout, TinyGpt};
 use super::{AdamW, ModelError};
-use crate::input::{ReadError, human_bytes};
+use crate::files::input::{ReadError, human_bytes};
 use crate::kernels::rope::Pairs;
 use crate::tr;
 use safetensors::Dtype;
@@ -294,7 +294,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let bytes = safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))?;
-    crate::atomic::write(path, &bytes).map_err(|e| err(e.to_string()))
+    crate::files::atomic::write(path, &bytes).map_err(|e| err(e.to_string()))
 }
 
 impl TinyGpt {
@@ -317,7 +317,7 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
         path: path.display().to_string(),
         msg,
     };
-    let (mut file, size) = crate::input::open_regular(path).map_err(|e| err(e.to_string()))?;
+    let (mut file, size) = crate::files::input::open_regular(path).map_err(|e| err(e.to_string()))?;
     if size > MAX_FILE_BYTES {
         return Err(err(tr!(
             "{size} bytes is larger than any checkpoint this tool writes ({max} at most)",

@@ -57,7 +57,7 @@ pub const MAX_FILE_BYTES: u64 = 1 << 30;
 /// The bytes of a data file: a regular file of at most [`MAX_FILE_BYTES`] (a FIFO or a device
 /// such as `/dev/urandom` is refused at once, not read until memory runs out).
 pub fn read_file(path: &Path) -> Result<Vec<u8>, ModelError> {
-    crate::input::read(path, MAX_FILE_BYTES, crate::msg!("a data file"))
+    crate::files::input::read(path, MAX_FILE_BYTES, crate::msg!("a data file"))
         .map_err(|e| ModelError::Data(format!("{}: {e}", path.display())))
 }
 

@@ -22,10 +22,10 @@
 
 use super::gpt::{Activations, Linear, RopeTables, TinyGpt};
 use super::ops;
-use crate::dispatch;
 use crate::kernels::{Mask, rope};
 use crate::tensor::Shape;
 use crate::trace::{Buf, NoRecord};
+use crate::untraced::dispatch;
 
 /// The keys and values of the positions `0..len` of one sequence, per layer, and the buffers
 /// of one decoding step.

@@ -5,13 +5,13 @@
 
 use super::ModelError;
 use super::ops;
-use crate::dispatch;
 use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::rope::{self, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
 use crate::tr;
 use crate::trace::{Buf, NoRecord};
+use crate::untraced::dispatch;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};

@@ -5,9 +5,9 @@
 //! (bytes); learned `wte [V,C]` and `wpe [T,C]`; `L` pre-LN blocks `x += attention(LN(x))`,
 //! `x += W_out·gelu(W_fc·LN(x))` with LayerNorm without scale or shift (ε 1e-5) and tanh-GELU;
 //! final LN and an untied head `w_lm [C,V]`, `b_lm [V]`; mean cross-entropy over all positions.
-//! Training, evaluation and sampling compute attention through [`crate::dispatch`], as the
+//! Training, evaluation and sampling compute attention through [`crate::untraced::dispatch`], as the
 //! engine does: the baseline variant for one head, MHA for `H` heads, untraced, so on the
-//! vectorised passes of [`crate::fast`], which give the numbers of the traced loops of
+//! vectorised passes of [`crate::untraced::fast`], which give the numbers of the traced loops of
 //! [`crate::kernels::attention_1h`] and [`crate::kernels::attention_mha`] bit for bit
 //! (`tests/it/kernels_untraced.rs`). [`TinyGpt::layer_attention_inputs`] replays a trained layer
 //! on them traced. The linear layers run through sgemm ([`ops`], held to

@@ -1,14 +1,14 @@
 //! TinyGPT's ops besides attention, each forward next to its backward, over flat row-major
 //! buffers. Activations are `[B,T,C]` at `(bb*T + i)*C + c`; weights are stored `[IC, OC]`.
 //!
-//! Each op is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time ([`crate::simd`]).
+//! Each op is compiled for the baseline CPU, AVX2 and AVX-512, picked at run time ([`crate::tensor::simd`]).
 //!
 //! Conventions for gradients: a backward *writes* the gradient of an op's input unless its doc
 //! says it *accumulates* (`+=`): layernorm and the embeddings add into buffers that several
 //! paths feed (the residual stream, a token row used at many positions).
 #![allow(non_snake_case)]
 
-use crate::simd::{self, with_simd};
+use crate::tensor::simd::{self, with_simd};
 
 /// LayerNorm's `ε`, as in the reference.
 pub const LN_EPS: f32 = 1e-5;

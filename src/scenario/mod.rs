@@ -19,7 +19,7 @@ pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
 
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
-use crate::input::ReadError;
+use crate::files::input::ReadError;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::rope::Rope;
@@ -349,7 +349,7 @@ impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let source = path.display().to_string();
         // a regular file of a sane size, opened without blocking: a FIFO or /dev/zero is refused
-        let bytes = crate::input::read(path, MAX_FILE_BYTES, crate::msg!("a scenario file")).map_err(|e| {
+        let bytes = crate::files::input::read(path, MAX_FILE_BYTES, crate::msg!("a scenario file")).map_err(|e| {
             ScenarioError::file(
                 &source,
                 match e {

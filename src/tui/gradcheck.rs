@@ -1,13 +1,13 @@
-//! The tracer's gradient checks ([`crate::gradcheck`]), computed on a worker thread so that no
+//! The tracer's gradient checks ([`crate::analysis::gradcheck`]), computed on a worker thread so that no
 //! key waits for the four forward passes a check takes (about 7 ms on the ten-million-event
 //! bench scenario). The tracer asks for the cell at its cursor; the worker starts on the latest
 //! request once no newer one has come for [`SETTLE`] (a key held down asks for a new cell every
 //! few milliseconds: only where the cursor stops is checked), and every result is kept, so
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
+use crate::analysis::gradcheck::{self, Check, Skip};
 use crate::engine::Inputs;
 use crate::engine::registry::primal;
-use crate::gradcheck::{self, Check, Skip};
 use crate::kernels::Variant;
 use crate::trace::{Buf, NO_FRAME, Op, Pass, Trace};
 use std::collections::HashMap;

@@ -14,6 +14,7 @@ pub mod gradcheck;
 pub mod quiz;
 pub mod screens;
 pub mod source;
+pub mod svg;
 pub mod theme;
 pub mod walk;
 pub mod widgets;

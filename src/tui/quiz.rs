@@ -8,7 +8,7 @@
 //! recorder this way, so a new variant's kernel needs nothing here; an expression that does not
 //! give the recorded offset is never shown (the working then lists the derived offsets only).
 
-use crate::formula::{self, Substituted};
+use crate::analysis::formula::{self, Substituted};
 use crate::kernels::Variant;
 use crate::tensor::Shape;
 use crate::tr;
@@ -299,11 +299,11 @@ impl Question {
     pub fn reveal(&self) -> String {
         match self {
             Question::One(a) => match a.op {
-                Op::Write => format!("{} ← {}", a.working(), crate::format::num(a.value)),
+                Op::Write => format!("{} ← {}", a.working(), crate::analysis::format::num(a.value)),
                 Op::Read => tr!(
                     "{working} (holding {value})",
                     working = a.working(),
-                    value = crate::format::num(a.value)
+                    value = crate::analysis::format::num(a.value)
                 ),
             },
             Question::Iteration { name, reads, .. } => {

@@ -9,7 +9,7 @@ use crate::trace::{Buf, Pass, Progress, Trace};
 use std::sync::Arc;
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
-pub use crate::explain::Element;
+pub use crate::analysis::Element;
 
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]

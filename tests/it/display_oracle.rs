@@ -21,7 +21,7 @@
 //!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
 //!   `j = j0 + jj` in the global buffers' labels.
 
-use attn_trace::format::exact;
+use attn_trace::analysis::format::exact;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;

@@ -3,8 +3,8 @@
 //! read only up to the step; the closed-form counts and the cache offsets in the frames.
 
 use crate::common::from_x;
+use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Inputs, Passes, kernel_shape, phase_counts, run};
-use attn_trace::formula::derived_lines;
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;

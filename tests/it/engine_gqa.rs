@@ -4,8 +4,8 @@
 //! counts and formulas.
 
 use crate::common::{check_gradients, from_qkv, from_x, values};
+use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Inputs, Passes, Start, kernel_shape, phase_counts, run};
-use attn_trace::formula::derived_lines;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;

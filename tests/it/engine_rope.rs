@@ -3,8 +3,8 @@
 //! and the closed-form counts and formulas of the rope phases.
 
 use crate::common::{check_gradients, from_qkv, from_x, values};
+use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Inputs, Passes, kernel_shape, phase_counts, run};
-use attn_trace::formula::derived_lines;
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;

@@ -3,8 +3,8 @@
 //! numbers.
 
 use crate::common::{check_gradients, values};
+use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
-use attn_trace::formula::derived_lines;
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};

@@ -2,8 +2,8 @@
 //! checked against every value the kernels recorded.
 
 use crate::common::from_x;
+use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Passes, Run, kernel_shape, phase_counts, run};
-use attn_trace::formula::derived_lines;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase, Trace};

@@ -1,11 +1,11 @@
-//! The gradient check (`src/gradcheck.rs`, shown by the tracer and `explain --pass backward`)
+//! The gradient check (`src/analysis/gradcheck.rs`, shown by the tracer and `explain --pass backward`)
 //! against the tests' own finite differences (`common::central_difference`): on inputs and
 //! weights directly, and on an activation (`q`, `k`, `v`) by starting a second run at the
 //! attention core with the first run's `q`, `k`, `v` as its inputs.
 
 use crate::common::{central_difference, from_qkv, from_x, gradient_error, values};
+use attn_trace::analysis::gradcheck::{self, Check};
 use attn_trace::engine::{Inputs, Passes, Start, run};
-use attn_trace::gradcheck::{self, Check};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::Buf;

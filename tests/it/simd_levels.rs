@@ -1,10 +1,10 @@
 //! The hot loops (model ops, untraced attention passes, AdamW) are compiled once per instruction
-//! set and the widest the CPU has is picked at run time (`attn_trace::simd`). Every copy must
+//! set and the widest the CPU has is picked at run time (`attn_trace::tensor::simd`). Every copy must
 //! give the same bits. This test runs itself again with `ATTN_TRACE_SIMD` capping the level and
 //! compares a fingerprint of a few training steps made at each level.
 
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
-use attn_trace::simd::{self, Level};
+use attn_trace::tensor::simd::{self, Level};
 use std::process::Command;
 
 const CHILD: &str = "ATTN_TRACE_SIMD_CHILD";

@@ -2,12 +2,12 @@
 //! traffic of flash and the plain kernels against formulas worked out by hand here.
 
 use crate::common::{from_qkv, from_x, values};
+use attn_trace::analysis::traffic::{closed_form, counted, sweep};
 use attn_trace::engine::{Dropout, Inputs, Passes, run};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::{Level, Shape};
 use attn_trace::trace::{Buf, Pass};
-use attn_trace::traffic::{closed_form, counted, sweep};
 
 fn explicit(s: usize, t: usize) -> Mask {
     let rows: Vec<Vec<bool>> = (0..s)

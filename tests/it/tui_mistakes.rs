@@ -4,10 +4,10 @@
 //! `attn-trace run` reports (`Scenario::runs`). Snapshots at 80×24 and 120×40.
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: T, C, D
 
+use attn_trace::analysis::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
 use attn_trace::engine::{Run, first_divergence};
 use attn_trace::kernels::Mask;
 use attn_trace::kernels::attention_mistakes::Mistake;
-use attn_trace::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::Buf;
 use attn_trace::trace::Phase;
@@ -657,7 +657,7 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     );
     // the values part one head later, at head 1's write of d_v[0]: each head's 6 cells took
     // 6 reads and a write (+ a read in the correct run)
-    let v = attn_trace::mistakes::values_part(a, b, n).expect("the values part later");
+    let v = attn_trace::analysis::mistakes::values_part(a, b, n).expect("the values part later");
     assert_eq!(
         (v.correct_event, v.mistaken_event),
         (n - 6 + 6 * 8 + 7, n - 6 + 6 * 7 + 6)

@@ -64,7 +64,7 @@ fn the_line_being_stepped_is_on_screen_whole() {
 
 // ---- the memory panel ----
 
-use attn_trace::format::exact;
+use attn_trace::analysis::format::exact;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op, Phase};
 use attn_trace::tui::screens::tracer::{self, Tracer};

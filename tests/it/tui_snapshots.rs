@@ -82,7 +82,7 @@ fn assert_lines_fill(screen: &str, w: u16) {
         let line = line.split("\" Hidden by multi-width symbols").next().unwrap_or(line);
         let inner = line.trim_start_matches('"').trim_end_matches('"');
         assert_eq!(
-            attn_trace::format::cols(inner),
+            attn_trace::analysis::format::cols(inner),
             w as usize,
             "a line of {w} columns is not:\n{line}\n{screen}"
         );

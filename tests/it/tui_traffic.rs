@@ -1,8 +1,8 @@
 //! The memory-traffic screen: reached from the menu, its table and legend are the closed forms
 //! of `traffic::sweep` (held to traced counts in `traffic.rs`), and its keys change D and the mask.
 
+use attn_trace::analysis::traffic::sweep;
 use attn_trace::kernels::Mask;
-use attn_trace::traffic::sweep;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::screens::traffic::{self, LENGTHS, TILES, compact};
 use attn_trace::tui::{Theme, Walk};

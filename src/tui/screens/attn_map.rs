@@ -255,7 +255,7 @@ impl AttnMap {
         text.push_str(&format!("# prompt: \"{}\" ({} bytes)\n", self.prompt_text(), self.t()));
         text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
         text.push_str(&scenario.to_toml());
-        crate::atomic::write(&path, text.as_bytes())
+        crate::files::atomic::write(&path, text.as_bytes())
             .map_err(|e| tr!("cannot write {path}: {e}", path = path.display(), e))?;
         Ok(path)
     }

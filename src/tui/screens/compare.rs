@@ -7,8 +7,8 @@
 
 pub mod flash;
 
-use crate::format::phase_title;
-use crate::formula::{sizes, substitute};
+use crate::analysis::format::phase_title;
+use crate::analysis::formula::{sizes, substitute};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Phase, Trace};
 use crate::tui::theme::Theme;

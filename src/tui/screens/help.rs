@@ -113,7 +113,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
         if keys.is_empty() {
             out.push((String::new(), String::new()));
         } else if width >= KEY_W + 2 + 16 {
-            for (k, part) in crate::format::wrap(text(what), width - KEY_W - 2)
+            for (k, part) in crate::analysis::format::wrap(text(what), width - KEY_W - 2)
                 .into_iter()
                 .enumerate()
             {
@@ -126,7 +126,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
             }
         } else {
             out.push((keys.to_string(), String::new()));
-            for part in crate::format::wrap(text(what), width.saturating_sub(2)) {
+            for part in crate::analysis::format::wrap(text(what), width.saturating_sub(2)) {
                 out.push(("  ".to_string(), part));
             }
         }

@@ -10,14 +10,14 @@
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
 use super::menu;
-use crate::engine::first_divergence;
-use crate::format::phase_title;
-use crate::kernels::Variant;
-use crate::kernels::attention_mistakes::{Mistake, Mistakes};
-use crate::mistakes::{
+use crate::analysis::format::phase_title;
+use crate::analysis::mistakes::{
     CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phases_of, removed_by,
     values_part,
 };
+use crate::engine::first_divergence;
+use crate::kernels::Variant;
+use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::scenario::{self, Scenario};
 use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;

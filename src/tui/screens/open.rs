@@ -37,7 +37,7 @@ pub fn list(dir: PathBuf) -> Open {
 fn summary(path: &Path) -> Summary {
     let s = Scenario::load(path).map_err(|e| e.to_string())?;
     let about = s.about.or_else(|| {
-        let bytes = crate::input::read(path, 1 << 20, "a scenario file").ok()?;
+        let bytes = crate::files::input::read(path, 1 << 20, "a scenario file").ok()?;
         leading_comment(&String::from_utf8_lossy(&bytes))
     });
     Ok((s.title, about))

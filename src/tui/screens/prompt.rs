@@ -91,7 +91,7 @@ pub fn default_prompt(source: Option<&Source>, seq: usize) -> String {
         Some(Source::File(path)) => {
             let mut head = Vec::new();
             // a regular file only, opened without blocking
-            let read = crate::input::open_regular(path)
+            let read = crate::files::input::open_regular(path)
                 .ok()
                 .and_then(|(f, _)| f.take(4096).read_to_end(&mut head).ok());
             if read.is_some() {

@@ -3,9 +3,9 @@
 //! State changes only in [`Tracer::key`] / [`Tracer::mouse`]; [`render`] draws from the state and
 //! never mutates. Every key is answered with O(1) or O(log n) queries on the trace's indexes.
 
+use crate::analysis::format::phase_title;
 use crate::engine::kernel_shape;
 use crate::engine::registry::primal;
-use crate::format::phase_title;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass, Phase};

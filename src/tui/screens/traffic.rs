@@ -3,8 +3,8 @@
 //! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
 //! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
 
+use crate::analysis::traffic::{Sweep, sweep};
 use crate::kernels::Mask;
-use crate::traffic::{Sweep, sweep};
 use crate::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;

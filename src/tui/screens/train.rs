@@ -8,7 +8,7 @@
 
 pub mod worker;
 
-use crate::input::{human_bytes, kind_of};
+use crate::files::input::{human_bytes, kind_of};
 use crate::model::Origin;
 use crate::model::gpt::Attention;
 use crate::model::gpt::Layout;
@@ -529,7 +529,7 @@ pub fn make_dir_for(path: &Path) -> std::io::Result<()> {
 
 /// The directory a file goes into (`.` for a bare name).
 pub fn dir_of(path: &Path) -> PathBuf {
-    crate::atomic::dir_of(path).to_path_buf()
+    crate::files::atomic::dir_of(path).to_path_buf()
 }
 
 /// Where a run is.

@@ -8,7 +8,7 @@
 //! mode, where they are what the learner predicts, the strip is not drawn).
 
 use super::{Ctx, frame_ids, put};
-use crate::format::exact;
+use crate::analysis::format::exact;
 use crate::tr;
 use crate::trace::{Buf, Op, Trace};
 use crate::tui::widgets::cols;

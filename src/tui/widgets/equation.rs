@@ -3,7 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::{Ctx, frame_ids, num};
-use crate::format::{exact, hidden_because, phase_title};
+use crate::analysis::format::{exact, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
 use crate::{msg, tr};
@@ -415,7 +415,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             ]));
         } else if p < 3 * T {
             let s = at(Buf::Scores, j, n);
-            let e = crate::simd::exp(s - m);
+            let e = crate::tensor::simd::exp(s - m);
             let written = if v.op == Op::Write { j + 1 } else { j };
             let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
             out.push(Line::from(vec![

@@ -6,7 +6,7 @@
 //! of the current loop iteration read or wrote.
 
 use super::{Ctx, frame_ids, num};
-use crate::simd::exp;
+use crate::tensor::simd::exp;
 use crate::tr;
 use crate::trace::{Buf, Event, Frame, Op, Phase, Trace};
 use ratatui::text::{Line, Span};
@@ -358,7 +358,7 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
     let text = match (v.phase, hidden) {
         (Phase::Flash, true) => format!(
             "masked ({}): {target} = −1e9, the dot product {} is discarded",
-            crate::format::hidden_because(&ctx.walk.mask, i, j),
+            crate::analysis::format::hidden_because(&ctx.walk.mask, i, j),
             x(sigma)
         ),
         (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", x(sigma), x(value)),

@@ -4,8 +4,8 @@
 //! perturbed. The numbers come from the tracer's [`Checker`]; drawing never computes them.
 
 use super::Ctx;
+use crate::analysis::gradcheck::sci;
 use crate::engine::registry::primal;
-use crate::gradcheck::sci;
 use crate::tr;
 use crate::tui::gradcheck::{Checker, target};
 use ratatui::text::{Line, Span};

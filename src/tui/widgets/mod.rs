@@ -25,7 +25,7 @@ use ratatui::text::{Line, Span};
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
 pub type CellRef = (Buf, usize);
 
-pub use crate::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
+pub use crate::analysis::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
 
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
 pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
@@ -111,7 +111,7 @@ pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
     });
 }
 
-pub use crate::format::num;
+pub use crate::analysis::format::num;
 
 use super::theme::Theme;
 use super::walk::Walk;

@@ -1,7 +1,7 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
 use super::{Ctx, num};
-use crate::formula::derived_lines;
+use crate::analysis::formula::derived_lines;
 use crate::tr;
 use crate::tui::walk::Walk;
 use ratatui::Frame;

@@ -8,15 +8,15 @@
 //! of two shown numbers, the sum of shown products).
 
 use super::{Compare, window};
-use crate::explain::{num, par};
-use crate::flash_cell::FlashCell;
-use crate::format::hidden_because;
-use crate::formula::{sizes, substitute};
+use crate::analysis::explain::{num, par};
+use crate::analysis::flash_cell::FlashCell;
+use crate::analysis::format::hidden_because;
+use crate::analysis::formula::{sizes, substitute};
+use crate::analysis::traffic::{self, PassTraffic};
 use crate::kernels::Variant;
 use crate::tensor::Level;
 use crate::tr;
 use crate::trace::{Buf, MASKED, Pass, Phase, Trace};
-use crate::traffic::{self, PassTraffic};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::put;
@@ -183,7 +183,10 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
                 Some((_, _, c)) => {
                     let n = if backward { c.ds } else { c.p_tilde };
                     let style = if (i, j) == (e.i, e.j) { t.write() } else { t.written() };
-                    (value(trace, n).map_or("·".to_string(), crate::format::num), style)
+                    (
+                        value(trace, n).map_or("·".to_string(), crate::analysis::format::num),
+                        style,
+                    )
                 }
                 None if hidden => ("–".to_string(), t.masked()),
                 None => ("·".to_string(), t.dim()),

@@ -8,64 +8,17 @@
 //! reader does with the shown numbers, such as adding up the listed products.
 #![allow(non_snake_case)]
 
+use crate::analysis::Element;
+use crate::analysis::format::pad_left;
+use crate::analysis::formula;
+use crate::analysis::gradcheck;
 use crate::engine::{Inputs, Run, kernel_shape};
-use crate::format::pad_left;
-use crate::formula;
-use crate::gradcheck;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Layout, Shape};
 use crate::tr;
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 use std::fmt;
-
-/// The score element to explain: batch `b`, head `h` (0 for the baseline), query `i`, key `j`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Element {
-    pub b: usize,
-    pub h: usize,
-    pub i: usize,
-    pub j: usize,
-}
-
-impl Element {
-    /// `b=0,h=1,i=2,j=1` (or separated by spaces, as the tracer's goto takes it) → an element;
-    /// `b` and `h` may be left out. The one parser of `explain --at` and the tracer's `g`.
-    pub fn parse(text: &str) -> std::result::Result<Element, String> {
-        let mut at = Element { b: 0, h: 0, i: 0, j: 0 };
-        let mut seen: Vec<&str> = Vec::new();
-        for part in text.split([',', ' ']).map(str::trim).filter(|p| !p.is_empty()) {
-            let Some((key, value)) = part.split_once('=') else {
-                return Err(tr!("\"{part}\" is not key=value; write e.g. b=0,h=1,i=2,j=1", part));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let value: usize = value
-                .parse()
-                .map_err(|_| tr!("{key}={value}: expected a non-negative integer", key, value))?;
-            if seen.contains(&key) {
-                return Err(tr!("{key} is given twice", key));
-            }
-            match key {
-                "b" => at.b = value,
-                "h" => at.h = value,
-                "i" => at.i = value,
-                "j" => at.j = value,
-                other => return Err(tr!("unknown index \"{other}\"; expected b, h, i and j", other)),
-            }
-            seen.push(key);
-        }
-        if !(seen.contains(&"i") && seen.contains(&"j")) {
-            return Err(tr!("i and j are required, e.g. b=0,h=1,i=2,j=1").to_string());
-        }
-        Ok(at)
-    }
-
-    /// The element's offset in a score-shaped layout (`[B,S,T]`, or `[B,H,S,T]` in MHA), or
-    /// `None` when it lies outside.
-    pub fn offset(&self, scores: &Layout) -> Option<usize> {
-        scores.offset_of(&[("b", self.b), ("h", self.h), ("i", self.i), ("j", self.j)])
-    }
-}
 
 /// A titled list of text lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,8 +55,8 @@ impl fmt::Display for Walkthrough {
 fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass) -> Result<Walkthrough> {
     // the pair's events (its score-tile cell forward and backward, its row's lse, D_i), found
     // in the log by the same lookup Compare uses
-    let cell = crate::flash_cell::FlashCell::find(trace, at).ok_or_else(|| missing("s_tile buffer"))?;
-    let crate::flash_cell::TileSpot {
+    let cell = crate::analysis::flash_cell::FlashCell::find(trace, at).ok_or_else(|| missing("s_tile buffer"))?;
+    let crate::analysis::flash_cell::TileSpot {
         br,
         bc,
         i0,
@@ -141,7 +94,7 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             C = sh.c,
             H = sh.h,
             d,
-            mask = crate::format::mask_words(mask)
+            mask = crate::analysis::format::mask_words(mask)
         )
     };
     let mut sections = vec![Section {
@@ -255,7 +208,7 @@ fn explain_flash(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: Pass)
             let lse_off = (at.b * sh.h + at.h) * sh.s + at.i;
             let lse_write = cell.lse.ok_or_else(|| missing("write of lse"))?;
             let lse = trace.events[lse_write].value;
-            let p = crate::simd::exp(s_val - lse);
+            let p = crate::tensor::simd::exp(s_val - lse);
             sections.push(Section {
                 title: tr!("4. Written once: att and lse").to_string(),
                 lines: vec![
@@ -597,7 +550,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     }
     let mut how = match (mask, run.decode) {
         (_, true) => tr!("decoded token by token from the KV cache").to_string(),
-        (mask, _) => crate::format::mask_words(&mask).to_string(),
+        (mask, _) => crate::analysis::format::mask_words(&mask).to_string(),
     };
     if let Some(r) = run.rope {
         how.push_str(&tr!(
@@ -620,7 +573,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
 }
 
 /// Backward 4: the element's gradients, `d_probs` and `d_scores` at its offset, checked by the
-/// central finite difference of `L = Σ out ⊙ d_out` (see [`crate::gradcheck`]): two lines each,
+/// central finite difference of `L = Σ out ⊙ d_out` (see [`crate::analysis::gradcheck`]): two lines each,
 /// the numbers and what was perturbed. `inputs` are the run's.
 pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
     let scores = run

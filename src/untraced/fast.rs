@@ -24,8 +24,8 @@
 #![allow(non_snake_case)]
 
 use crate::kernels::Mask;
-use crate::simd::{exp, with_simd};
 use crate::tensor::Shape;
+use crate::tensor::simd::{exp, with_simd};
 use crate::trace::MASKED;
 
 /// The geometry the kernels share once written per head: `q, att [B,S,H,D]`, `k, v

@@ -9,8 +9,8 @@
 //! view, `run --json` and `explain` all report from here.
 #![allow(non_snake_case)]
 
+use crate::analysis::format::num;
 use crate::engine::{Run, kernel_shape};
-use crate::format::num;
 use crate::kernels::Mask;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::tensor::Layout;

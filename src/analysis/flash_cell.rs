@@ -4,7 +4,7 @@
 //! `explain --variant flash` walks through them; every number either prints is one of these
 //! events' values, or the arithmetic a reader does with them.
 
-use crate::explain::Element;
+use crate::analysis::Element;
 use crate::trace::{Buf, Op, Phase, Trace};
 
 /// The tile coordinates of a pair: query tile `i0` (row `ii` in it), key tile `j0` (column
@@ -135,7 +135,7 @@ impl FlashCell {
     pub fn probability(&self, trace: &Trace) -> Option<f32> {
         let s = trace.events[self.score?].value;
         let lse = trace.events[self.lse?].value;
-        Some(crate::simd::exp(s - lse))
+        Some(crate::tensor::simd::exp(s - lse))
     }
 
     /// `dP = Σ_d dO_tile[ii,d]·v_tile[jj,d]`: the products read in the loop iteration that

@@ -68,12 +68,12 @@ macro_rules! with_simd {
                 fn avx2($($arg: $ty),*) $(-> $ret)? {
                     $imp($($arg),*)
                 }
-                match $crate::simd::level() {
+                match $crate::tensor::simd::level() {
                     // SAFETY: `level()` only returns a level the CPU was seen to support.
-                    $crate::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },
+                    $crate::tensor::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },
                     // SAFETY: as above.
-                    $crate::simd::Level::Avx2 => return unsafe { avx2($($arg),*) },
-                    $crate::simd::Level::Baseline => {}
+                    $crate::tensor::simd::Level::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::tensor::simd::Level::Baseline => {}
                 }
             }
             $imp($($arg),*)

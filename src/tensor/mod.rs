@@ -3,6 +3,8 @@
 //! Every buffer in attn-trace is a `Vec<f32>` in row-major order; a "reshape" such as MHA's
 //! `[B,T,C] → [B,T,H,D]` is only a different shape laid over the same storage.
 
+pub mod simd;
+
 use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 

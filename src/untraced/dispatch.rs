@@ -4,7 +4,7 @@
 //! `kernels/attention_1h.rs` for the baseline, `kernels/attention_mha.rs` for MHA and
 //! `kernels/attention_gqa.rs` for grouped-query attention, exactly as
 //! the code panel shows them. An untraced run (the engine without a log, TinyGPT's training)
-//! runs [`crate::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
+//! runs [`crate::untraced::fast`]: the same sums in the same order, in a loop order the CPU can vectorise,
 //! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
 //! functions, so a variant is chosen here and nowhere else.
 //!
@@ -12,11 +12,11 @@
 //! execute its reference loops, untraced with `NoRecord`, whose calls compile away. Its tiles
 //! are already the loop order a CPU likes; what it saves is memory traffic, which `io` counts.
 
-use crate::fast::{self, Heads};
 use crate::kernels::attention_flash::{self, BackwardTiles, ForwardTiles, Tiles};
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
+use crate::untraced::fast::{self, Heads};
 
 /// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
 /// per query head, GQA `H_kv` of them.

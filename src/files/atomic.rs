@@ -228,7 +228,7 @@ pub fn check_destination(path: &Path) -> io::Result<()> {
             io::ErrorKind::InvalidInput,
             format!(
                 "{}; refusing to replace it with a file",
-                crate::input::kind_of(m.file_type())
+                crate::files::input::kind_of(m.file_type())
             ),
         )),
         _ => Ok(()),

@@ -7,12 +7,12 @@
 //! `d_q, d_k, d_v`: the projections around it are the same for every variant.
 #![allow(non_snake_case)]
 
-use crate::dispatch::kernel_shape;
 use crate::engine::plan::flash_tiles;
 use crate::engine::{Passes, Plan, Registry, Run};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Shape};
 use crate::trace::{Buf, Op, Pass, Phase};
+use crate::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

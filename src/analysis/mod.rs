@@ -1,0 +1,22 @@
+//! Everything computed from a trace, below the UI: the one place each question a panel,
+//! `explain` or a test asks of the event log is answered, so the TUI, the CLI and the display
+//! oracle cannot disagree.
+//!
+//! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
+//! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
+//! - [`gradcheck`]: the central finite difference beside a backward gradient.
+//! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
+//! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
+//! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
+//! - [`format`]: how numbers, masks and phases are written wherever a learner reads them.
+
+mod element;
+pub mod explain;
+pub mod flash_cell;
+pub mod format;
+pub mod formula;
+pub mod gradcheck;
+pub mod mistakes;
+pub mod traffic;
+
+pub use element::Element;
