@@ -142,6 +142,21 @@ pub fn exact(v: f32) -> String {
     format!("{v:.digits$}")
 }
 
+/// A number in an arithmetic chain a reader checks by hand: four decimals (`0.0000` for zero,
+/// `−∞` for an empty row's maximum; `-1e9` for a hidden score and other large values).
+pub fn four(v: f32) -> String {
+    if v == 0.0 {
+        return "0.0000".to_string();
+    }
+    if v == f32::NEG_INFINITY {
+        return "−∞".to_string();
+    }
+    if v.is_finite() && v.abs() < 999.5 {
+        return format!("{v:.4}");
+    }
+    num(v)
+}
+
 /// `causal mask`, `explicit mask`, `no mask`.
 pub fn mask_words(mask: &Mask) -> &'static str {
     match mask {

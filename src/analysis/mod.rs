@@ -2,6 +2,8 @@
 //! `explain` or a test asks of the event log is answered, so the TUI, the CLI and the display
 //! oracle cannot disagree.
 //!
+//! - [`accum`]: the sum of products an event takes part in: its terms, what it starts from,
+//!   the old value of a `+=`, the scale, and the chain `old + Σ × scale = new`.
 //! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
@@ -10,6 +12,7 @@
 //! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
 //! - [`format`]: how numbers, masks and phases are written wherever a learner reads them.
 
+pub mod accum;
 mod element;
 pub mod explain;
 pub mod flash_cell;

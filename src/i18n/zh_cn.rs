@@ -1568,6 +1568,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("off", "偏移"),
     (
+        "old value {b}[{o}] = {value}: the sum is added to it",
+        "旧值 {b}[{o}] = {value}：这个和加到它上面",
+    ),
+    (
         "on chip, flash: {reads} reads, {writes} writes; its score tile holds {tile} numbers at a time, where mha's {buf} holds {all}",
         "片上，flash：{reads} 次读，{writes} 次写；其分数分块一次只存 {tile} 个数，而 mha 的 {buf} 存 {all} 个",
     ),

@@ -166,8 +166,10 @@ struct Truth {
 }
 
 /// From the log alone: the write that ends the accumulation is the first write at or after
-/// `n`; its loop iteration holds the reads that feed it. Reads made directly in that iteration
-/// are constants (a bias, the old value of `+=`); each nested iteration's reads are one product.
+/// `n`; its loop iteration holds the reads that feed it. Each nested iteration's reads are one
+/// product. A read made directly in that iteration before the first product is what the sum
+/// starts from (a bias); one after the products is the old value of a `+=`, which the write
+/// adds the sum to, and is not part of the running sum.
 fn truth(trace: &Trace, n: usize) -> Option<Truth> {
     let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
     let frame_id = trace.events[w].frame;
@@ -180,7 +182,7 @@ fn truth(trace: &Trace, n: usize) -> Option<Truth> {
             continue;
         }
         if e.frame == frame_id {
-            if k <= n {
+            if k <= n && terms.is_empty() {
                 sum += f64::from(e.value);
             }
             continue;
@@ -469,6 +471,13 @@ impl Checker<'_> {
         let phase = trace.phase_at(n);
         let at = || format!("{} {} event #{n} ({phase}) at {w}×{h}", self.name, self.variant);
 
+        // every arithmetic chain the equation panel prints holds to its printed digits
+        let equation_lines: Vec<String> = equation::lines(&ctx)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        crate::chains::check_lines(&equation_lines).map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
+
         // the equation panel's running sum
         if flash_phase(phase) {
             let lines: Vec<String> = equation::lines(&ctx)
@@ -482,8 +491,12 @@ impl Checker<'_> {
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
                 .collect();
             let truth = truth(trace, n).ok_or_else(|| format!("{}: no write ends this sum", at()))?;
-            let (m, total, x) =
-                shown_partial_sum(&lines).ok_or_else(|| format!("{}: no partial sum shown in {lines:?}", at()))?;
+            // a write with no product before it (d_v = 0 before the heads add theirs) is no sum
+            let (m, total, x) = if truth.total == 0 {
+                (0, 0, 0.0)
+            } else {
+                shown_partial_sum(&lines).ok_or_else(|| format!("{}: no partial sum shown in {lines:?}", at()))?
+            };
             if (m, total) != (truth.done, truth.total) {
                 return Err(format!(
                     "{}: shows {m} of {total} terms, the log has {} of {} done\n{lines:#?}",

@@ -1,7 +1,7 @@
-//! Seven things the tracer once showed that its own log contradicted, one test each: the
+//! Eight things the tracer once showed that its own log contradicted, one test each: the
 //! running partial sum, the cross-attention grid, the key rows' labels, the phase title of an
-//! explicit mask, heat mode's offsets and legend, Compare's jump into softmax, and dropout's
-//! arithmetic.
+//! explicit mask, heat mode's offsets and legend, Compare's jump into softmax, dropout's
+//! arithmetic, and a grouped `d_k +=` whose old value was folded into its sum.
 
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
@@ -286,4 +286,41 @@ fn item7_dropout_shows_its_arithmetic() {
         (p * keep * (1.0 / 0.75)),
         "the kernel's own product"
     );
+}
+
+#[test]
+fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
+    // `attn-trace tui scenarios/gqa.toml`, `g d_k[10]`, `}` four times: the second query head of
+    // the group adds its share into d_k[10]. The panel printed `Σ × 1/√D = -0.0563 × 0.7071 =
+    // -0.05`, the old value folded into Σ and the product false; the kernel computes
+    // old + Σ·scale.
+    let s = Scenario::shipped("gqa").expect("gqa is shipped");
+    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let key = |a: &mut App, c: KeyCode| app::update(a, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    key(&mut a, KeyCode::Char('g'));
+    for c in "d_k[10]".chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    key(&mut a, KeyCode::Enter);
+    for _ in 0..4 {
+        key(&mut a, KeyCode::Char('}'));
+    }
+    let st = a.tracer().expect("the tracer is open");
+    assert_eq!(st.cursor, 5337);
+    let tr = st.walk.trace(st.variant).expect("traced");
+    let e = tr.events[st.cursor];
+    assert_eq!((e.op, e.buf, e.offset), (Op::Write, Buf::DK, 10));
+    // the log: the old value read right before the write, the scaled sum added to it
+    let old = tr.events[st.cursor - 1];
+    assert_eq!((old.op, old.buf, old.offset), (Op::Read, Buf::DK, 10));
+    let lines = equation_text(st);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == "d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
+        "{lines:#?}"
+    );
+    // the running sum is the products alone: the old value is added at the write
+    assert!((partial_sum(&lines) - -0.02593).abs() < 5e-5, "{lines:#?}");
+    assert!((f64::from(e.value) - (f64::from(old.value) + -0.02593 * std::f64::consts::FRAC_1_SQRT_2)).abs() < 1e-4);
 }

@@ -6,6 +6,7 @@
 // tests state their expectations by panicking
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod chains;
 mod common;
 
 mod cli_explain;

@@ -9,6 +9,7 @@
 #![allow(non_snake_case)]
 
 use crate::analysis::Element;
+use crate::analysis::accum::Accumulation;
 use crate::analysis::format::pad_left;
 use crate::analysis::formula;
 use crate::analysis::gradcheck;
@@ -650,6 +651,16 @@ impl Ctx<'_> {
             })
     }
 
+    /// The factor pairs `(a, b)` of the sum the write `w` ends, as [`Accumulation`] finds them.
+    fn products(&self, w: usize) -> Result<Vec<(usize, usize)>> {
+        let acc = Accumulation::at(self.trace, w).ok_or_else(|| missing("the sum of products"))?;
+        Ok(acc
+            .terms
+            .iter()
+            .filter_map(|t| Some((*t.reads.first()?, *t.reads.get(1)?)))
+            .collect())
+    }
+
     /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
     fn before_in_frame(&self, n: usize) -> Result<std::ops::Range<usize>> {
         let frames = self.trace.frames_of(n);
@@ -673,7 +684,8 @@ impl Ctx<'_> {
         format!("{}.data[{}]", e.buf, e.offset)
     }
 
-    /// Pairs of reads `(a, b)` that an inner product made in `range`, in order.
+    /// Pairs of reads `(a, b)` made in `range`, in order: softmax backward's row, which is a
+    /// reduction over a row, not a nested sum of products.
     fn read_pairs(&self, range: std::ops::Range<usize>) -> Vec<(usize, usize)> {
         let reads: Vec<usize> = range.filter(|&n| self.trace.events[n].op == Op::Read).collect();
         reads.chunks_exact(2).map(|p| (p[0], p[1])).collect()
@@ -834,7 +846,7 @@ impl Ctx<'_> {
         let file = short(t.view(w).file);
         let mut lines = vec![tr!("(the {phase} pass of {file})", phase = self.phases[0], file)];
         lines.extend(self.formulas(w, &[]));
-        let pairs = self.read_pairs(self.before_in_frame(w)?);
+        let pairs = self.products(w)?;
         let (name, width) = self.width;
         lines.push(tr!(
             "q·k sums {width} products, one per channel {ch} in 0..{name}:",
@@ -1059,7 +1071,7 @@ impl Ctx<'_> {
                 };
                 lines.extend(self.formulas(w, names));
             }
-            let pairs = self.read_pairs(self.before_in_frame(w)?);
+            let pairs = self.products(w)?;
             // this element's term in brackets: its probability times v row j
             let terms: Vec<String> = pairs
                 .iter()
@@ -1107,7 +1119,7 @@ impl Ctx<'_> {
             tr!("dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability").to_string(),
         ];
         lines.extend(self.formulas(w, &[]));
-        let pairs = self.read_pairs(self.before_in_frame(w)?);
+        let pairs = self.products(w)?;
         let terms: Vec<String> = pairs
             .iter()
             .map(|&(a, v)| format!("{}×{}", par(t.events[a].value), par(t.events[v].value)))

@@ -7,117 +7,14 @@
 //! finished term's reads. Terms after the cursor are drawn dim: the log already has them (in quiz
 //! mode, where they are what the learner predicts, the strip is not drawn).
 
-use super::{Ctx, frame_ids, put};
+use super::{Ctx, put};
+use crate::analysis::accum::{Accumulation, Term};
 use crate::analysis::format::exact;
 use crate::tr;
-use crate::trace::{Buf, Op, Trace};
+use crate::trace::{Buf, Trace};
 use crate::tui::widgets::cols;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-
-/// Iterations longer than this are not drawn as a dot product (a huge reduction stays cheap).
-const SCAN_LIMIT: usize = 50_000;
-
-/// One term of the sum: the reads of one nested iteration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Term {
-    /// The loop variables that tell the terms apart, as the kernel names them: `[("d", 1)]`,
-    /// or `[("bb", 1), ("i", 0)]` when the sum runs over two loops.
-    pub vars: Vec<(&'static str, usize)>,
-    /// Its read events, one per factor, in order.
-    pub reads: Vec<usize>,
-}
-
-/// A sum of products the cursor is in, as the log recorded it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Dot {
-    pub terms: Vec<Term>,
-    /// Reads of the summing iteration itself: what the sum starts from (a bias) or is added to
-    /// (the old value of a `+=`).
-    pub inits: Vec<usize>,
-    /// The event that writes the sum.
-    pub write: usize,
-    /// The event the cursor is on.
-    pub cursor: usize,
-}
-
-impl Dot {
-    /// The term the cursor reads, else the last one it has finished (none before the first).
-    pub fn current(&self) -> Option<usize> {
-        let n = self.cursor;
-        self.terms
-            .iter()
-            .position(|t| t.reads.contains(&n))
-            .or_else(|| self.terms.iter().rposition(|t| t.reads.last().is_some_and(|&r| r < n)))
-    }
-
-    /// Has the cursor read every factor of term `k`?
-    pub fn finished(&self, k: usize) -> bool {
-        self.terms[k].reads.last().is_some_and(|&r| r <= self.cursor)
-    }
-}
-
-/// The dot product event `n` takes part in: the innermost loop iteration around `n` that ends
-/// with a write of its own (the `j` of the scores, the `d` of the weighted sum, the `o` of a
-/// linear layer), when it holds nested iterations whose reads are multiplied.
-pub fn find(trace: &Trace, n: usize) -> Option<Dot> {
-    if !super::equation::accumulates(trace.phase_at(n)) {
-        return None;
-    }
-    let ids = frame_ids(trace, n);
-    let (acc_id, acc) = ids.iter().take(3).find_map(|&id| {
-        let f = trace.frame(id)?;
-        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
-        (f.end > f.start && last.frame == id && last.op == Op::Write).then_some((id, f))
-    })?;
-    let (start, end) = (acc.start as usize, acc.end as usize);
-    if end - start > SCAN_LIMIT {
-        return None;
-    }
-    let mut terms: Vec<Term> = Vec::new();
-    let mut inits = Vec::new();
-    let mut term_frame = None;
-    for k in start..end {
-        let e = trace.events[k];
-        // a sum's inner iterations only read: one that writes (a tile load's copy, an update
-        // added straight into memory) makes the loop something other than a dot product
-        if e.op == Op::Write && e.frame != acc_id {
-            return None;
-        }
-        if e.op != Op::Read {
-            continue;
-        }
-        if e.frame == acc_id {
-            inits.push(k);
-            continue;
-        }
-        match terms.last_mut() {
-            Some(t) if term_frame == Some(e.frame) => t.reads.push(k),
-            _ => {
-                term_frame = Some(e.frame);
-                // the loop variables from just inside the summing iteration down to the read's
-                let mut vars = Vec::new();
-                let mut id = e.frame;
-                while id != acc_id {
-                    let f = trace.frame(id)?;
-                    vars.push((trace.kinds[f.kind as usize].names[0], f.vals[0] as usize));
-                    id = f.parent;
-                }
-                vars.reverse();
-                terms.push(Term { vars, reads: vec![k] });
-            }
-        }
-    }
-    if terms.is_empty() {
-        return None;
-    }
-    Some(Dot {
-        terms,
-        inits,
-        write: end - 1,
-        cursor: n,
-    })
-}
 
 /// Where one number of the strip is drawn: the factor `factor` of term `term`, or its product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +41,7 @@ pub enum Piece {
 /// The strip laid out: its lines of text and where each number goes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DotPlan {
-    pub dot: Dot,
+    pub dot: Accumulation,
     /// The title's pieces, `(x, y, text, kind)`, in reading order.
     pub title: Vec<(u16, u16, String, Piece)>,
     /// `(x, y, text)`: the header's loop name, then each operand's name, then the products'.
@@ -176,7 +73,7 @@ pub fn offsets_text(offs: &[usize]) -> String {
 
 /// The name of factor `f`'s buffer and the offsets it reads, `q[10..=11]`, in at most `width`
 /// characters where it can (`v[2, 6, …, 62]`, else `v[…]`).
-fn operand(trace: &Trace, dot: &Dot, f: usize, width: usize) -> Option<(Buf, String)> {
+fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<(Buf, String)> {
     let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
     let offs: Vec<usize> = dot
         .terms
@@ -198,11 +95,6 @@ fn operand(trace: &Trace, dot: &Dot, f: usize, width: usize) -> Option<(Buf, Str
     Some((buf, format!("{buf}[…]")))
 }
 
-/// The value of a finished term's product, as the kernel multiplied it (in f32, in order).
-pub fn product(trace: &Trace, term: &Term) -> f32 {
-    term.reads.iter().map(|&k| trace.events[k].value).product()
-}
-
 /// Lays out the strip of the dot product at the cursor in `area`, if there is one.
 pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     // the strip shows the terms still to come: in quiz mode that is the answer
@@ -210,7 +102,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         return None;
     }
     let trace = ctx.trace;
-    let dot = find(trace, ctx.cursor)?;
+    let dot = Accumulation::at(trace, ctx.cursor)?;
     let factors = dot.terms.iter().map(|t| t.reads.len()).max().unwrap_or(0);
     let most = (area.width as usize * 2 / 5).max(8);
     let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
@@ -234,7 +126,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         .terms
         .iter()
         .flat_map(|t| t.reads.iter().map(|&k| exact(trace.events[k].value).chars().count()))
-        .chain(dot.terms.iter().map(|t| exact(product(trace, t)).chars().count()));
+        .chain((0..dot.terms.len()).map(|k| exact(dot.product(trace, k)).chars().count()));
     let keys = dot.terms.iter().map(|t| key(t).len());
     let col_w = values.chain(keys).max().unwrap_or(6).max(6) as u16 + 1;
     let room = (area.width.saturating_sub(label_w) / col_w).max(1) as usize;
@@ -345,19 +237,19 @@ fn key(t: &Term) -> String {
 }
 
 /// The text of spot `s`: a factor's value or a finished term's product.
-pub fn spot_text(trace: &Trace, dot: &Dot, s: &DotSpot) -> String {
+pub fn spot_text(trace: &Trace, dot: &Accumulation, s: &DotSpot) -> String {
     let term = &dot.terms[s.term];
     match s.factor {
         Some(f) => term
             .reads
             .get(f)
             .map_or(String::new(), |&k| exact(trace.events[k].value)),
-        None => exact(product(trace, term)),
+        None => exact(dot.product(trace, s.term)),
     }
 }
 
 /// The cell a spot reads, for clicks.
-pub fn spot_cell(trace: &Trace, dot: &Dot, s: &DotSpot) -> Option<(Buf, usize)> {
+pub fn spot_cell(trace: &Trace, dot: &Accumulation, s: &DotSpot) -> Option<(Buf, usize)> {
     let k = *dot.terms.get(s.term)?.reads.get(s.factor?)?;
     let e = trace.events[k];
     Some((e.buf, e.offset as usize))

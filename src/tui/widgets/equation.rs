@@ -3,7 +3,8 @@
 #![allow(non_snake_case)]
 
 use super::{Ctx, frame_ids, num};
-use crate::analysis::format::{exact, hidden_because, phase_title};
+use crate::analysis::accum::{Accumulation, Chain, Scale, accumulates};
+use crate::analysis::format::{exact, four, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
 use crate::{msg, tr};
@@ -102,113 +103,12 @@ fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
     })
 }
 
-/// Phases whose writes are sums of products of reads (dot products, matrix products).
-pub fn accumulates(phase: Phase) -> bool {
-    !matches!(
-        phase,
-        Phase::Split
-            | Phase::SplitBack
-            | Phase::Softmax
-            | Phase::SoftmaxBack
-            | Phase::NoProj
-            | Phase::Dropout
-            | Phase::DropoutBack
-            | Phase::Rope
-            | Phase::RopeBack
-            | Phase::DecodeSoftmax
-    )
-}
-
-/// A sum being accumulated in the current loop iteration, up to the cursor.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Accum {
-    /// The terms whose every factor has been read by the cursor (`(buf, offset, value)` each).
-    pub done: Vec<Vec<(Buf, usize, f32)>>,
-    /// The term the cursor is reading, while it still waits for a factor.
-    pub partial: Option<Vec<(Buf, usize, f32)>>,
-    /// A read the sum starts from (a bias, or the old value of a `+=`), once it has been read.
-    pub init: Option<(Buf, usize, f32)>,
-    /// The sum of the finished terms (and `init`) so far: what the kernel's `s` holds.
-    pub sum: f32,
-    /// Terms the complete sum has (including those still to come).
-    pub total: usize,
-}
-
-impl Accum {
-    /// The term the cursor's read belongs to: the one still being read, else the last done.
-    pub fn current(&self) -> Option<&Vec<(Buf, usize, f32)>> {
-        self.partial.as_ref().or(self.done.last())
-    }
-}
-
-/// Events in one iteration are scanned only up to this many, so a huge reduction stays cheap.
-const SCAN_LIMIT: usize = 50_000;
-
-/// The accumulation the event `n` takes part in: the innermost iteration that ends with a write
-/// of its own (the `j` of scores, the `d` of the weighted sum, the `o` of a linear layer), read
-/// from its first event up to `n`. Each nested iteration's reads make one product term, which
-/// counts in the sum only once all its factors are read: at the read of `q[q_base + d]` the
-/// kernel's `s` does not yet hold `q·k`.
-pub fn accumulation(trace: &Trace, n: usize) -> Option<Accum> {
-    let ids = frame_ids(trace, n);
-    let (acc_id, acc) = ids.iter().take(3).find_map(|&id| {
-        let f = trace.frame(id)?;
-        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
-        (f.end > f.start && last.frame == id && last.op == Op::Write).then_some((id, f))
-    })?;
-    let (start, end) = (acc.start as usize, acc.end as usize);
-    if end - start > SCAN_LIMIT {
-        return None;
-    }
-    let mut done: Vec<Vec<(Buf, usize, f32)>> = Vec::new();
-    let mut partial: Option<Vec<(Buf, usize, f32)>> = None;
-    let mut init = None;
-    let mut term_frame = None;
-    let mut total = 0;
-    for k in start..end {
-        let e = trace.events[k];
-        if e.op != Op::Read {
-            continue;
-        }
-        let item = (e.buf, e.offset as usize, e.value);
-        if e.frame == acc_id {
-            if k <= n {
-                init = Some(item);
-            }
-            continue;
-        }
-        if term_frame != Some(e.frame) {
-            total += 1;
-            term_frame = Some(e.frame);
-            if k <= n {
-                // a new term started by the cursor: the one before it is finished
-                done.extend(partial.take());
-                partial = Some(Vec::new());
-            }
-        }
-        if k <= n
-            && let Some(t) = partial.as_mut()
-        {
-            t.push(item);
-        }
-        // the term is finished at its last read, once the cursor has reached it
-        if k <= n && trace.frame(e.frame).is_some_and(|f| f.end as usize == k + 1) {
-            done.extend(partial.take());
-        }
-    }
-    let sum = init.map_or(0.0, |i| i.2) + done.iter().map(|t| t.iter().map(|r| r.2).product::<f32>()).sum::<f32>();
-    Some(Accum {
-        done,
-        partial,
-        init,
-        sum,
-        total,
-    })
-}
-
-fn factors(term: &[(Buf, usize, f32)]) -> (String, String) {
-    let names: Vec<String> = term.iter().map(|(b, o, _)| format!("{b}[{o}]")).collect();
-    let values: Vec<String> = term.iter().map(|r| exact(r.2)).collect();
+fn factors(trace: &Trace, reads: &[usize]) -> (String, String) {
+    let names: Vec<String> = reads
+        .iter()
+        .map(|&k| format!("{}[{}]", trace.events[k].buf, trace.events[k].offset))
+        .collect();
+    let values: Vec<String> = reads.iter().map(|&k| exact(trace.events[k].value)).collect();
     (names.join("·"), values.join(" × "))
 }
 
@@ -224,8 +124,16 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
         .collect();
     if accumulates(v.phase) {
-        if let Some(acc) = accumulation(ctx.trace, ctx.cursor) {
-            out.extend(accum_lines(ctx, &acc));
+        match Accumulation::at(ctx.trace, ctx.cursor) {
+            Some(acc) => out.extend(accum_lines(ctx, &acc)),
+            // a start value written before the sums (d_v = 0 before the heads add theirs)
+            None => out.push(Line::from(format!(
+                "{} {}[{}] = {}",
+                v.op.name(),
+                v.buf,
+                v.offset,
+                four(v.value)
+            ))),
         }
     } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack | Phase::DecodeSoftmax) {
         out.extend(softmax_lines(ctx));
@@ -245,93 +153,141 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     out
 }
 
-fn accum_lines<'a>(ctx: &Ctx, acc: &Accum) -> Vec<Line<'a>> {
+fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
+    let trace = ctx.trace;
     let mut out = Vec::new();
-    let finished = acc.done.len();
-    if let Some(term) = acc.current()
+    let finished = acc.done();
+    let total = acc.terms.len();
+    let start = acc.start().map(|k| trace.events[k]);
+    if v.op == Op::Read && acc.old(trace) == Some(ctx.cursor) {
+        out.push(Line::from(tr!(
+            "old value {b}[{o}] = {value}: the sum is added to it",
+            b = v.buf,
+            o = v.offset,
+            value = four(v.value)
+        )));
+    } else if let Some(k) = acc.current()
         && v.op == Op::Read
+        && trace.events[ctx.cursor].frame != acc.frame
     {
-        let (names, values) = factors(term);
-        let waiting = acc.partial.is_some();
+        // only the factors read so far: in quiz mode the next one is the learner's to predict
+        let read: Vec<usize> = acc.terms[k]
+            .reads
+            .iter()
+            .copied()
+            .filter(|&r| r <= ctx.cursor)
+            .collect();
+        let (names, values) = factors(trace, &read);
+        let waiting = acc.waiting();
         let number = finished + usize::from(waiting);
         let mut spans = vec![Span::raw(tr!(
             "term {number}/{total}: {names} = {values}",
             number,
-            total = acc.total,
+            total,
             names,
             values
         ))];
         if waiting {
             spans.push(Span::styled(tr!("  (next factor follows)"), t.dim()));
         } else {
-            let product: f32 = term.iter().map(|r| r.2).product();
             spans.push(Span::raw(" = "));
-            spans.push(Span::styled(exact(product), t.number()));
+            spans.push(Span::styled(exact(acc.product(trace, k)), t.number()));
         }
         out.push(Line::from(spans));
-    } else if let Some((b, o, val)) = acc.init
+    } else if let Some(e) = start
         && finished == 0
     {
         out.push(Line::from(tr!(
             "start from {b}[{o}] = {value}",
-            b,
-            o,
-            value = exact(val)
+            b = e.buf,
+            o = e.offset,
+            value = exact(e.value)
         )));
     }
-    let start = acc.init.map(|(b, o, _)| format!("{b}[{o}] + ")).unwrap_or_default();
+    let start = start.map(|e| format!("{}[{}] + ", e.buf, e.offset)).unwrap_or_default();
     out.push(Line::from(vec![
         Span::raw(tr!(
             "partial sum {start}Σ ({finished} of {total} terms) = ",
             start,
             finished,
-            total = acc.total
+            total
         )),
-        Span::styled(exact(acc.sum), t.number()),
+        Span::styled(exact(acc.running(trace)), t.number()),
     ]));
     if v.op == Op::Write {
-        out.push(write_line(ctx, acc.sum));
+        out.push(write_line(ctx, acc));
     }
     out
 }
 
-/// What the write makes of the sum: scaled, masked, or stored as is.
-fn write_line<'a>(ctx: &Ctx, sum: f32) -> Line<'a> {
+/// What the write makes of the sum, with the log's numbers: scaled, added to the old value,
+/// masked, or stored as is.
+fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     let t = ctx.theme;
     let v = &ctx.view;
-    let sh = ctx.walk.shape;
-    let (sym, n) = match ctx.variant {
-        Variant::Baseline => ("C", sh.c),
-        Variant::Mha | Variant::Flash | Variant::Gqa => ("D", sh.d()),
-    };
-    let scale = 1.0 / (n as f32).sqrt();
+    let trace = ctx.trace;
     let target = format!("{}[{}]", v.buf, v.offset);
-    let text = match v.phase {
-        Phase::Scores => {
-            let (i, j) = (var(v, "i"), var(v, "j"));
-            if ctx.walk.mask.hides(i, j) {
-                let why = hidden_because(&ctx.walk.mask, i, j);
-                tr!(
-                    "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
-                    why,
-                    target,
-                    sum = exact(sum)
-                )
-            } else {
-                format!(
-                    "{target} = Σ × 1/√{sym} = {sum:.4} × 1/√{n} ({scale:.4}) = {}",
-                    num(v.value)
-                )
-            }
-        }
-        Phase::ScoresBack => format!("{target} = Σ × 1/√{sym} = {sum:.4} × {scale:.4} = {}", num(v.value)),
-        Phase::DecodeScores => format!(
-            "{target} = Σ × 1/√{sym} = {sum:.4} × 1/√{n} ({scale:.4}) = {}",
-            num(v.value)
+    if acc.masked(trace) {
+        let (i, j) = (var(v, "i"), var(v, "j"));
+        let why = hidden_because(&ctx.walk.mask, i, j);
+        let text = tr!(
+            "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
+            why,
+            target,
+            sum = exact(acc.sigma(trace))
+        );
+        return Line::from(Span::styled(text, t.op_write()));
+    }
+    let scale = Scale::of(ctx.variant, ctx.walk.shape);
+    let text = match acc.chain(trace, scale) {
+        Some(Chain {
+            old: Some(old),
+            sigma,
+            scale: Some(sc),
+            new,
+            ..
+        }) => format!(
+            "{target} += Σ × 1/√{sym}: {} + ({} × {}) = {}",
+            four(old),
+            four(sigma),
+            four(sc.value),
+            four(new),
+            sym = sc.symbol
         ),
-        _ => format!("{target} = Σ = {}", num(v.value)),
+        Some(Chain {
+            old: Some(old),
+            sigma,
+            scale: None,
+            new,
+            ..
+        }) => format!("{target} += Σ: {} + {} = {}", four(old), four(sigma), four(new)),
+        Some(Chain {
+            sigma,
+            scale: Some(sc),
+            new,
+            ..
+        }) => format!(
+            "{target} = Σ × 1/√{sym} = {} × {} = {}",
+            four(sigma),
+            four(sc.value),
+            four(new),
+            sym = sc.symbol
+        ),
+        Some(Chain {
+            start: Some(b),
+            sigma,
+            new,
+            ..
+        }) => {
+            let from = acc
+                .start()
+                .map(|k| trace.events[k])
+                .map_or(String::new(), |e| format!("{}[{}]", e.buf, e.offset));
+            format!("{target} = {from} + Σ = {} + {} = {}", four(b), four(sigma), four(new))
+        }
+        _ => format!("{target} = Σ = {}", four(v.value)),
     };
     Line::from(Span::styled(text, t.op_write()))
 }

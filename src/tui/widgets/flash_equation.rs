@@ -5,103 +5,13 @@
 //! accumulator's update follows, one channel at a time. Every number here is a value an event
 //! of the current loop iteration read or wrote.
 
-use super::{Ctx, frame_ids, num};
+use super::{Ctx, frame_ids};
+use crate::analysis::accum::{Accumulation, Scale};
+use crate::analysis::format::four;
 use crate::tensor::simd::exp;
 use crate::tr;
-use crate::trace::{Buf, Event, Frame, Op, Phase, Trace};
+use crate::trace::{Buf, Frame, Op, Phase, Trace};
 use ratatui::text::{Line, Span};
-
-/// Events scanned ahead for the write that ends a sum: a flash iteration is short.
-const LOOKAHEAD: usize = 4096;
-
-/// The buffers whose writes end a sum of products in flash's loops.
-pub const SUMS: [Buf; 7] = [
-    Buf::STile,
-    Buf::Acc,
-    Buf::Delta,
-    Buf::DVTile,
-    Buf::DSTile,
-    Buf::DQ,
-    Buf::DKTile,
-];
-
-/// One factor of a product: `(buf, offset, value)`.
-type Factor = (Buf, usize, f32);
-
-/// A sum of products flash is accumulating around event `n`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlashSum {
-    /// The write that ends it.
-    pub write: usize,
-    pub target: Buf,
-    /// Each product's factors `(buf, offset, value)`, in order; `done` of them are finished.
-    pub terms: Vec<Vec<(Buf, usize, f32)>>,
-    pub done: usize,
-    /// Reads made in the summing iteration itself, not in a product, up to `n` (the old value
-    /// of `acc`, `dv_tile`, `dk_tile` or `d_q`, and `dS`'s probability).
-    pub constants: Vec<(Buf, usize, f32)>,
-    /// The term holding `n` still waits for a factor.
-    pub waiting: bool,
-}
-
-/// The sum around event `n` in flash's phases: the write that ends it is the first write at or
-/// after `n`, made in an iteration enclosing `n`, to one of [`SUMS`], with at least one product
-/// read in the iterations nested in it.
-pub fn sum_at(trace: &Trace, n: usize) -> Option<FlashSum> {
-    let w = (n..trace.len().min(n + LOOKAHEAD)).find(|&k| trace.events[k].op == Op::Write)?;
-    let target = trace.events[w].buf;
-    let id = trace.events[w].frame;
-    let f = trace.frame(id)?;
-    if !SUMS.contains(&target) || n < f.start as usize {
-        return None;
-    }
-    let mut terms: Vec<(u32, Vec<Factor>, usize)> = Vec::new(); // (frame, factors, last event)
-    let mut constants = Vec::new();
-    for k in f.start as usize..=w {
-        let e: Event = trace.events[k];
-        if e.op != Op::Read {
-            continue;
-        }
-        let item = (e.buf, e.offset as usize, e.value);
-        if e.frame == id {
-            if k <= n {
-                constants.push(item);
-            }
-            continue;
-        }
-        match terms.last_mut() {
-            Some(t) if t.0 == e.frame => {
-                t.1.push(item);
-                t.2 = k;
-            }
-            _ => terms.push((e.frame, vec![item], k)),
-        }
-    }
-    if terms.is_empty() {
-        return None;
-    }
-    let done = terms.iter().filter(|t| t.2 <= n).count();
-    let ev = trace.events[n];
-    let waiting = ev.op == Op::Read && ev.frame != id && terms.iter().any(|t| t.0 == ev.frame && t.2 > n);
-    Some(FlashSum {
-        write: w,
-        target,
-        terms: terms.into_iter().map(|t| t.1).collect(),
-        done,
-        constants,
-        waiting,
-    })
-}
-
-impl FlashSum {
-    /// Σ of the finished products.
-    pub fn products(&self) -> f32 {
-        self.terms[..self.done]
-            .iter()
-            .map(|t| t.iter().map(|r| r.2).product::<f32>())
-            .sum()
-    }
-}
 
 /// The online-softmax row around event `n`: the iteration of `ii` that starts by reading
 /// `m_old` (its frame), with `nc`, the key tile's width.
@@ -140,37 +50,22 @@ pub fn row_stats(trace: &Trace, n: usize) -> Option<(f32, Option<f32>)> {
     Some((m_old, m_new))
 }
 
-/// A number to check by hand: `−∞` for an empty row's maximum, else four decimals (`-1e9` for
-/// a hidden score).
-fn x(v: f32) -> String {
-    if v == 0.0 {
-        return "0.0000".to_string();
-    }
-    if v == f32::NEG_INFINITY {
-        return "−∞".to_string();
-    }
-    if v.is_finite() && v.abs() < 999.5 {
-        return format!("{v:.4}");
-    }
-    num(v)
-}
-
 fn var(ctx: &Ctx, name: &str) -> Option<usize> {
     ctx.view.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, v)| v)
 }
 
 /// `1/√D` as the kernel computes it.
 fn scale(ctx: &Ctx) -> (usize, f32) {
-    let d = ctx.walk.shape.d();
-    (d, 1.0 / (d as f32).sqrt())
+    let sc = Scale::of(ctx.variant, ctx.walk.shape);
+    (sc.width, sc.value)
 }
 
 /// The step of flash's loops the cursor is in: its equation, then its numbers.
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let tr = ctx.trace;
     let n = ctx.cursor;
-    let (step, numbers) = if let Some(s) = sum_at(tr, n) {
-        (vec![sum_step(ctx, s.target)], sum_lines(ctx, &s))
+    let (step, numbers) = if let Some(s) = Accumulation::at(tr, n) {
+        (vec![sum_step(ctx, tr.events[s.write].buf)], sum_lines(ctx, &s))
     } else if let Some((f, nc)) = softmax_row(tr, n) {
         (
             vec![
@@ -225,50 +120,64 @@ fn single_step(ctx: &Ctx) -> &'static str {
     }
 }
 
-fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
+fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let tr = ctx.trace;
     let n = ctx.cursor;
     let v = &ctx.view;
     let mut out = Vec::new();
+    let target = tr.events[s.write].buf;
+    let done = s.done();
+    let waiting = s.waiting();
+    // reads of the summing iteration itself, up to the cursor: acc_old, dv_tile_old, dS's P
+    let constants: Vec<(Buf, usize, f32)> = s
+        .inits
+        .iter()
+        .filter(|&&k| k <= n)
+        .map(|&k| (tr.events[k].buf, tr.events[k].offset as usize, tr.events[k].value))
+        .collect();
     // the term the cursor reads, with its factors
     let ev = tr.events[n];
-    if ev.op == Op::Read && ev.frame != tr.events[s.write].frame {
-        let k = s.done + usize::from(s.waiting);
+    if ev.op == Op::Read && ev.frame != s.frame {
+        let k = done + usize::from(waiting);
         if let Some(term) = s.terms.get(k.saturating_sub(1)) {
-            let names: Vec<String> = term.iter().map(|(b, o, _)| format!("{b}[{o}]")).collect();
-            let values: Vec<String> = term.iter().map(|r| x(r.2)).collect();
+            // only the factors read so far
+            let read: Vec<usize> = term.reads.iter().copied().filter(|&r| r <= n).collect();
+            let names: Vec<String> = read
+                .iter()
+                .map(|&r| format!("{}[{}]", tr.events[r].buf, tr.events[r].offset))
+                .collect();
+            let values: Vec<String> = read.iter().map(|&r| four(tr.events[r].value)).collect();
             let mut spans = vec![Span::raw(format!(
                 "term {k}/{}: {} = {}",
                 s.terms.len(),
                 names.join("·"),
                 values.join(" × ")
             ))];
-            if s.waiting {
+            if waiting {
                 spans.push(Span::styled("  (next factor follows)", t.dim()));
             } else {
-                let p: f32 = term.iter().map(|r| r.2).product();
                 spans.push(Span::raw(" = "));
-                spans.push(Span::styled(x(p), t.number()));
+                spans.push(Span::styled(four(s.product(tr, k - 1)), t.number()));
             }
             out.push(Line::from(spans));
         }
     }
-    let sigma = s.products();
-    let of = format!("({} of {} terms)", s.done, s.terms.len());
+    let sigma = s.sigma(tr);
+    let of = format!("({} of {} terms)", done, s.terms.len());
     let written = (v.op == Op::Write).then_some(v.value);
-    match s.target {
+    match target {
         Buf::Acc => {
             // acc_new = e^(m_old − m_new)·acc_old + Σ_jj P·V
             let (m_old, m_new) = row_stats(tr, n).unwrap_or((0.0, None));
             let a = alpha(m_old, m_new.unwrap_or(m_old));
-            let old = s.constants.first().map_or(0.0, |c| c.2);
+            let old = constants.first().map_or(0.0, |c| c.2);
             out.push(Line::from(format!(
                 "rescale: e^(m_old − m_new) = e^({} − {}) = {}; acc_old = {}",
-                x(m_old),
-                x(m_new.unwrap_or(m_old)),
-                x(a),
-                x(old)
+                four(m_old),
+                four(m_new.unwrap_or(m_old)),
+                four(a),
+                four(old)
             )));
             out.push(partial(
                 ctx,
@@ -277,8 +186,8 @@ fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
             ));
         }
         Buf::DVTile => {
-            let old = s.constants.first().map_or(0.0, |c| c.2);
-            out.push(Line::from(format!("dv_tile_old = {}", x(old))));
+            let old = constants.first().map_or(0.0, |c| c.2);
+            out.push(Line::from(format!("dv_tile_old = {}", four(old))));
             out.push(partial(
                 ctx,
                 &format!("partial sum dv_tile + Σ_ii P·dO {of} = "),
@@ -288,31 +197,32 @@ fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
         Buf::DSTile => {
             // dS = P ⊙ (dP − D_i): the dot product is dP; P is read after it
             out.push(partial(ctx, &format!("partial sum dP = Σ_d dO·V {of} = "), sigma));
-            if let Some(&(_, _, p)) = s.constants.first() {
+            if let Some(&(_, _, p)) = constants.first() {
                 let d_i = row_read(ctx, Buf::Delta).unwrap_or(0.0);
                 out.push(Line::from(format!(
                     "dS = P · (dP − D_i) = {} × ({} − {}) = {}",
-                    x(p),
-                    x(sigma),
-                    x(d_i),
-                    x(p * (sigma - d_i))
+                    four(p),
+                    four(sigma),
+                    four(d_i),
+                    four(p * (sigma - d_i))
                 )));
             }
         }
         Buf::DQ | Buf::DKTile => {
             let (d, sc) = scale(ctx);
-            let what = if s.target == Buf::DQ {
+            let what = if target == Buf::DQ {
                 "Σ_jj dS·K"
             } else {
                 "Σ_ii dS·Q"
             };
             out.push(partial(ctx, &format!("partial sum {what} {of} = "), sigma));
-            if let Some(&(b, o, old)) = s.constants.first() {
+            if let Some(&(b, o, old)) = constants.first() {
                 out.push(Line::from(format!(
-                    "{b}[{o}] += Σ × 1/√{d}: {} + {} × {sc:.4} = {}",
-                    x(old),
-                    x(sigma),
-                    x(old + sigma * sc)
+                    "{b}[{o}] += Σ × 1/√{d}: {} + ({} × {}) = {}",
+                    four(old),
+                    four(sigma),
+                    four(sc),
+                    four(old + sigma * sc)
                 )));
             }
         }
@@ -327,10 +237,10 @@ fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
         }
     }
     if let Some(value) = written
-        && s.target != Buf::STile
+        && target != Buf::STile
     {
         out.push(Line::from(Span::styled(
-            format!("{}[{}] = {}", v.buf, v.offset, x(value)),
+            format!("{}[{}] = {}", v.buf, v.offset, four(value)),
             t.op_write(),
         )));
     }
@@ -340,7 +250,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &FlashSum) -> Vec<Line<'a>> {
 fn partial<'a>(ctx: &Ctx, text: &str, value: f32) -> Line<'a> {
     Line::from(vec![
         Span::raw(text.to_string()),
-        Span::styled(x(value), ctx.theme.number()),
+        Span::styled(four(value), ctx.theme.number()),
     ])
 }
 
@@ -359,17 +269,17 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
         (Phase::Flash, true) => format!(
             "masked ({}): {target} = −1e9, the dot product {} is discarded",
             crate::analysis::format::hidden_because(&ctx.walk.mask, i, j),
-            x(sigma)
+            four(sigma)
         ),
-        (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", x(sigma), x(value)),
-        (_, true) => format!("masked: P = {target} = e^(−1e9 − lse) = {}", x(value)),
+        (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", four(sigma), four(value)),
+        (_, true) => format!("masked: P = {target} = e^(−1e9 − lse) = {}", four(value)),
         (_, false) => {
             let lse = row_read(ctx, Buf::Lse).unwrap_or(0.0);
             format!(
                 "P recomputed: {target} = e^(Σ × 1/√{d} − lse) = e^({} × {sc:.4} − {}) = {}",
-                x(sigma),
-                x(lse),
-                x(value)
+                four(sigma),
+                four(lse),
+                four(value)
             )
         }
     };
@@ -401,7 +311,7 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
     let m_old = tr.events[start].value;
     let scores: Vec<f32> = (1..=nc).map(|k| tr.events[start + k].value).collect();
     let m_new = scores.iter().copied().fold(m_old, f32::max);
-    let list = |vals: &[f32]| vals.iter().map(|&v| x(v)).collect::<Vec<_>>().join(", ");
+    let list = |vals: &[f32]| vals.iter().map(|&v| four(v)).collect::<Vec<_>>().join(", ");
     let mut out = Vec::new();
     if p <= nc {
         // m_old, then the row maximum so far
@@ -410,18 +320,18 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
         out.push(Line::from(vec![
             Span::raw(format!(
                 "m_new = max(m_old, rowmax(S_tile)) = max({}, {}) so far = ",
-                x(m_old),
+                four(m_old),
                 if seen.is_empty() { "…".to_string() } else { list(seen) }
             )),
-            Span::styled(x(so_far), t.number()),
+            Span::styled(four(so_far), t.number()),
         ]));
         return out;
     }
     out.push(Line::from(format!(
         "m_new = max(m_old, rowmax(S_tile)) = max({}, {}) = {}",
-        x(m_old),
+        four(m_old),
         list(&scores),
-        x(m_new)
+        four(m_new)
     )));
     // the exponentials, written in place of the scores
     let ps: Vec<f32> = (0..nc)
@@ -436,15 +346,15 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
         out.push(Line::from(vec![
             Span::raw(format!(
                 "P_tile[ii, {jj}] = e^(S − m_new) = e^({} − {}) = ",
-                x(s),
-                x(m_new)
+                four(s),
+                four(m_new)
             )),
-            Span::styled(x(exp(s - m_new)), t.number()),
+            Span::styled(four(exp(s - m_new)), t.number()),
         ]));
         out.push(Line::from(format!(
             "rowsum(P_tile) so far ({} of {nc}) = {}",
             ps.len(),
-            x(rowsum)
+            four(rowsum)
         )));
         return out;
     }
@@ -453,18 +363,18 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
     out.push(Line::from(vec![
         Span::raw(format!(
             "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + {} = {} × {} + {} = ",
-            x(m_old),
-            x(m_new),
-            x(l_old),
-            x(rowsum),
-            x(a),
-            x(l_old),
-            x(rowsum)
+            four(m_old),
+            four(m_new),
+            four(l_old),
+            four(rowsum),
+            four(a),
+            four(l_old),
+            four(rowsum)
         )),
-        Span::styled(x(a * l_old + rowsum), t.number()),
+        Span::styled(four(a * l_old + rowsum), t.number()),
     ]));
     if p >= 3 * nc + 3 {
-        out.push(Line::from(format!("m = m_new = {}", x(m_new))));
+        out.push(Line::from(format!("m = m_new = {}", four(m_new))));
     }
     out
 }
@@ -491,12 +401,24 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         (Op::Write, Buf::Att) => {
             let l = row_value(ctx, Buf::RowSum);
             let acc = before.map_or(0.0, |b| b.value);
-            format!("att[{}] = acc / l = {} / {} = {}", v.offset, x(acc), x(l), x(e.value))
+            format!(
+                "att[{}] = acc / l = {} / {} = {}",
+                v.offset,
+                four(acc),
+                four(l),
+                four(e.value)
+            )
         }
         (Op::Write, Buf::Lse) => {
             let l = row_value(ctx, Buf::RowSum);
             let m = before.map_or(0.0, |b| b.value);
-            format!("lse[{}] = m + ln l = {} + ln {} = {}", v.offset, x(m), x(l), x(e.value))
+            format!(
+                "lse[{}] = m + ln l = {} + ln {} = {}",
+                v.offset,
+                four(m),
+                four(l),
+                four(e.value)
+            )
         }
         (Op::Write, dst) => match before {
             Some(src) => format!(
@@ -507,17 +429,17 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 src.buf,
                 src.offset,
                 level(src.buf),
-                x(e.value)
+                four(e.value)
             ),
-            None => format!("{}[{}] = {}", dst, v.offset, x(e.value)),
+            None => format!("{}[{}] = {}", dst, v.offset, four(e.value)),
         },
         (Op::Read, Buf::Lse) => format!(
             "lse[{}] = {}: this row's log-sum-exp, saved by forward",
             v.offset,
-            x(e.value)
+            four(e.value)
         ),
-        (Op::Read, Buf::Delta) => format!("D_i = delta[{}] = {}", v.offset, x(e.value)),
-        (Op::Read, b) => format!("read {}[{}] ({}) = {}", b, v.offset, level(b), x(e.value)),
+        (Op::Read, Buf::Delta) => format!("D_i = delta[{}] = {}", v.offset, four(e.value)),
+        (Op::Read, b) => format!("read {}[{}] ({}) = {}", b, v.offset, level(b), four(e.value)),
     };
     vec![Line::from(Span::styled(
         text,

@@ -7,6 +7,7 @@
 //! the same plan, so what is clicked is what was drawn.
 
 use super::{CellRef, Ctx, dot, frame_ids, num, put};
+use crate::analysis::accum::Accumulation;
 use crate::tensor::{Layout, Level};
 use crate::tr;
 use crate::trace::{Buf, Op, Phase, Trace};
@@ -318,7 +319,7 @@ pub fn step_buffers(ctx: &Ctx) -> Vec<Buf> {
 /// the selected cell's; in flash's tile loops the
 /// buffers of the current step and the global buffers its tiles were loaded from; then the
 /// rest of the phase's.
-pub fn buffers(ctx: &Ctx, dot: Option<&dot::Dot>) -> Vec<Buf> {
+pub fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
     let mut out = Vec::new();
     let step = step_buffers(ctx);
     // in flash's steps the current event's buffer comes first: a read of `l` or `m` beside
