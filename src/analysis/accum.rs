@@ -36,23 +36,6 @@ pub const FLASH_SUMS: [Buf; 7] = [
     Buf::DKTile,
 ];
 
-/// Phases whose writes are sums of products of reads (dot products, matrix products).
-pub fn accumulates(phase: Phase) -> bool {
-    !matches!(
-        phase,
-        Phase::Split
-            | Phase::SplitBack
-            | Phase::Softmax
-            | Phase::SoftmaxBack
-            | Phase::NoProj
-            | Phase::Dropout
-            | Phase::DropoutBack
-            | Phase::Rope
-            | Phase::RopeBack
-            | Phase::DecodeSoftmax
-    )
-}
-
 fn flash_phase(phase: Phase) -> bool {
     matches!(phase, Phase::Flash | Phase::FlashDelta | Phase::FlashBack)
 }
@@ -154,7 +137,7 @@ impl Accumulation {
     /// around `n`, to one of [`FLASH_SUMS`].
     pub fn at(trace: &Trace, n: usize) -> Option<Accumulation> {
         let phase = trace.phase_at(n);
-        if !accumulates(phase) {
+        if !phase.sums() {
             return None;
         }
         let (frame, write) = if flash_phase(phase) {

@@ -11,28 +11,10 @@ use crate::engine::plan::flash_tiles;
 use crate::engine::{Passes, Plan, Registry, Run};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Shape};
-use crate::trace::{Buf, Op, Pass, Phase};
+use crate::trace::{Buf, Op, Pass, Stage};
 use crate::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The phases of the attention core, where the variants differ.
-pub fn core_phase(p: Phase) -> bool {
-    matches!(
-        p,
-        Phase::Scores
-            | Phase::Softmax
-            | Phase::Dropout
-            | Phase::WeightedSum
-            | Phase::WeightedSumBack
-            | Phase::DropoutBack
-            | Phase::SoftmaxBack
-            | Phase::ScoresBack
-            | Phase::Flash
-            | Phase::FlashDelta
-            | Phase::FlashBack
-    )
-}
 
 /// Reads and writes of one buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,7 +89,7 @@ pub fn counted(run: &Run) -> Vec<PassTraffic> {
     let mut passes: Vec<(Pass, Tally)> = Vec::new();
     for k in 0..trace.phases.len() {
         let phase = trace.phases[k].1;
-        if !core_phase(phase) {
+        if phase.stage() != Stage::Core {
             continue;
         }
         let pass = phase.pass();

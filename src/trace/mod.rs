@@ -11,9 +11,11 @@
 
 mod index;
 mod log;
+mod phases;
 
 pub use index::CellIndex;
 pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Progress, Trace};
+pub use phases::{Phase, Stage};
 
 use serde::Serialize;
 use std::fmt;
@@ -135,71 +137,6 @@ impl Pass {
             _ => None,
         }
     }
-}
-
-macro_rules! phases {
-    ($($variant:ident => ($name:literal, $pass:ident, $title:literal),)*) => {
-        /// One commented pass of a kernel: the unit the TUI steps between with `]` / `[`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[repr(u8)]
-        pub enum Phase { $($variant,)* }
-
-        impl Phase {
-            pub const ALL: &'static [Phase] = &[$(Phase::$variant,)*];
-
-            /// Short machine name, used on the command line and in exports.
-            pub const fn name(self) -> &'static str {
-                match self { $(Phase::$variant => $name,)* }
-            }
-
-            pub const fn pass(self) -> Pass {
-                match self { $(Phase::$variant => Pass::$pass,)* }
-            }
-
-            /// What the phase computes, in words.
-            pub const fn title(self) -> &'static str {
-                match self { $(Phase::$variant => $title,)* }
-            }
-
-            pub fn from_name(name: &str) -> Option<Phase> {
-                match name { $($name => Some(Phase::$variant),)* _ => None }
-            }
-        }
-    };
-}
-
-phases! {
-    QkvProj => ("qkv_proj", Forward, "input projection qkv = x·W_qkv + b_qkv"),
-    Split => ("split", Forward, "slice qkv into q, k, v"),
-    QProj => ("q_proj", Forward, "query projection q = x·W_q + b_q"),
-    KProj => ("k_proj", Forward, "key projection k = m·W_k + b_k"),
-    VProj => ("v_proj", Forward, "value projection v = m·W_v + b_v"),
-    NoProj => ("no_proj", Forward, "mistake: q = k = v = x, no input projections"),
-    Scores => ("scores", Forward, "scores S = Q·Kᵀ/√d"),
-    Softmax => ("softmax", Forward, "softmax over each score row"),
-    Dropout => ("dropout", Forward, "dropout P' = P ⊙ keep / (1 − p)"),
-    WeightedSum => ("weighted_sum", Forward, "weighted sum att = P·V"),
-    OutProj => ("out_proj", Forward, "output projection out = att·W_proj + b_proj"),
-    OutProjBack => ("out_proj_back", Backward, "backward of the output projection"),
-    WeightedSumBack => ("weighted_sum_back", Backward, "dP = dAtt·Vᵀ and dV = Pᵀ·dAtt"),
-    DropoutBack => ("dropout_back", Backward, "dropout backward dP = dP' ⊙ keep / (1 − p)"),
-    SoftmaxBack => ("softmax_back", Backward, "softmax backward dS = P ⊙ (dP − Σ dP·P)"),
-    ScoresBack => ("scores_back", Backward, "dQ = dS·K/√d and dK = dSᵀ·Q/√d"),
-    SplitBack => ("split_back", Backward, "gather dq, dk, dv into d_qkv"),
-    QkvProjBack => ("qkv_proj_back", Backward, "backward of the input projection"),
-    VProjBack => ("v_proj_back", Backward, "backward of the value projection"),
-    KProjBack => ("k_proj_back", Backward, "backward of the key projection"),
-    QProjBack => ("q_proj_back", Backward, "backward of the query projection"),
-    Flash => ("flash", Forward, "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l"),
-    FlashDelta => ("flash_delta", Backward, "flash backward: D = rowsum(dAtt ⊙ att), dQ = 0"),
-    FlashBack => ("flash_back", Backward, "flash backward: recompute P from lse; dV, dS, dQ, dK per tile"),
-    Rope => ("rope", Forward, "rotary positions: turn each channel pair of q and k by t·θ_m"),
-    RopeBack => ("rope_back", Backward, "rotary positions backward: turn dQ and dK back by −t·θ_m"),
-    DecodeQkv => ("decode_qkv", Forward, "decode step t: project token t into q and the k/v cache"),
-    DecodeScores => ("decode_scores", Forward, "decode step t: q[t] against the cached keys 0..=t"),
-    DecodeSoftmax => ("decode_softmax", Forward, "decode step t: softmax over the t + 1 cached positions"),
-    DecodeSum => ("decode_sum", Forward, "decode step t: att[t] = Σ_j P[t,j]·v_cache[j]"),
-    DecodeOut => ("decode_out", Forward, "decode step t: out[t] = att[t]·W_proj + b_proj"),
 }
 
 impl fmt::Display for Phase {

@@ -25,7 +25,7 @@ use attn_trace::analysis::format::exact;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase, Trace};
+use attn_trace::trace::{Buf, Op, Phase, Stage, Trace};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{equation, memory, num};
 use attn_trace::tui::{Theme, Walk};
@@ -205,23 +205,6 @@ fn truth(trace: &Trace, n: usize) -> Option<Truth> {
         sum,
         incomplete_current,
     })
-}
-
-/// Phases whose writes are sums of products of reads.
-fn accumulates(p: Phase) -> bool {
-    !matches!(
-        p,
-        Phase::Split
-            | Phase::SplitBack
-            | Phase::Softmax
-            | Phase::SoftmaxBack
-            | Phase::NoProj
-            | Phase::Dropout
-            | Phase::DropoutBack
-            | Phase::Rope
-            | Phase::RopeBack
-            | Phase::DecodeSoftmax
-    )
 }
 
 /// Flash's phases: one loop nest each, with its own steps (docs/flash.md).
@@ -407,25 +390,7 @@ fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
 
 /// Phases of the attention kernels themselves, where every buffer index is a loop variable.
 fn attention_core(p: Phase) -> bool {
-    matches!(
-        p,
-        Phase::Flash
-            | Phase::FlashDelta
-            | Phase::FlashBack
-            | Phase::Scores
-            | Phase::Softmax
-            | Phase::Dropout
-            | Phase::WeightedSum
-            | Phase::WeightedSumBack
-            | Phase::DropoutBack
-            | Phase::SoftmaxBack
-            | Phase::ScoresBack
-            | Phase::Rope
-            | Phase::RopeBack
-            | Phase::DecodeScores
-            | Phase::DecodeSoftmax
-            | Phase::DecodeSum
-    )
+    matches!(p.stage(), Stage::Core | Stage::Rope | Stage::Decode)
 }
 
 /// The equation panel's `partial sum … (m of N terms) = X`, as `(m, N, X)`.
@@ -485,7 +450,7 @@ impl Checker<'_> {
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
                 .collect();
             check_flash_equation(trace, n, &lines).map_err(|e| format!("{}: {e}\n{lines:#?}", at()))?;
-        } else if accumulates(phase) {
+        } else if phase.sums() {
             let lines: Vec<String> = equation::lines(&ctx)
                 .iter()
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
@@ -776,7 +741,7 @@ impl Checker<'_> {
         let phase = trace.phase_at(n);
         let terms = log_terms(trace, n);
         let Some(d) = &plan.dot else {
-            if accumulates(phase) && terms.as_ref().is_some_and(|(t, _)| !t.is_empty()) && height >= 6 {
+            if phase.sums() && terms.as_ref().is_some_and(|(t, _)| !t.is_empty()) && height >= 6 {
                 return Err("a dot product is stepped but the memory panel does not show it".into());
             }
             return Ok(());
@@ -907,7 +872,7 @@ fn covers(text: &str, offs: &[usize]) -> bool {
 /// the write that ends it: the write is the first write at or after `n` in the innermost loop
 /// iteration holding `n` that ends with its own write; its nested iterations' reads are terms.
 fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
-    if !accumulates(trace.phase_at(n)) {
+    if !trace.phase_at(n).sums() {
         return None;
     }
     let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;

@@ -3,7 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::{Ctx, frame_ids, num};
-use crate::analysis::accum::{Accumulation, Chain, Scale, accumulates};
+use crate::analysis::accum::{Accumulation, Chain, Scale};
 use crate::analysis::format::{exact, four, hidden_because, phase_title};
 use crate::kernels::Variant;
 use crate::trace::{Buf, Op, Phase, Trace};
@@ -123,7 +123,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .iter()
         .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
         .collect();
-    if accumulates(v.phase) {
+    if v.phase.sums() {
         match Accumulation::at(ctx.trace, ctx.cursor) {
             Some(acc) => out.extend(accum_lines(ctx, &acc)),
             // a start value written before the sums (d_v = 0 before the heads add theirs)

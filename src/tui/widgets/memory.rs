@@ -19,46 +19,6 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
 use std::collections::HashSet;
 
-/// The buffers a phase reads or writes, in the order they are drawn.
-pub fn phase_buffers(phase: Phase) -> &'static [Buf] {
-    use Buf::*;
-    match phase {
-        Phase::QkvProj => &[Qkv, X, WQkv, BQkv],
-        Phase::Split => &[Qkv, Q, K, V],
-        Phase::QProj => &[Q, X, WQ, BQ],
-        Phase::KProj => &[K, Memory, X, WK, BK],
-        Phase::VProj => &[V, Memory, X, WV, BV],
-        Phase::NoProj => &[Q, K, V, X, Memory],
-        Phase::Scores => &[Scores, Q, K],
-        Phase::Softmax => &[Probs, Scores],
-        Phase::Dropout => &[ProbsDrop, Probs, DropMask],
-        Phase::WeightedSum => &[Att, ProbsDrop, Probs, V],
-        Phase::OutProj => &[Out, Att, WProj, BProj],
-        Phase::OutProjBack => &[DAtt, DOut, WProj, Att, DWProj, DBProj],
-        Phase::WeightedSumBack => &[DProbsDrop, DProbs, DAtt, V, ProbsDrop, Probs, DV],
-        Phase::DropoutBack => &[DProbs, DProbsDrop, DropMask],
-        Phase::SoftmaxBack => &[DScores, Probs, DProbs],
-        Phase::ScoresBack => &[DQ, DK, DScores, K, Q],
-        Phase::SplitBack => &[DQkv, DQ, DK, DV],
-        Phase::QkvProjBack => &[DX, DQkv, WQkv, X, DWQkv, DBQkv],
-        Phase::VProjBack => &[DMemory, DX, DV, WV, Memory, X, DWV, DBV],
-        Phase::KProjBack => &[DMemory, DX, DK, WK, Memory, X, DWK, DBK],
-        Phase::QProjBack => &[DX, DQ, WQ, X, DWQ, DBQ],
-        Phase::Flash => &[Att, Lse, Q, K, V, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
-        Phase::FlashDelta => &[Delta, DQ, DAtt, Att],
-        Phase::FlashBack => &[
-            DQ, DK, DV, Q, K, V, DAtt, Lse, Delta, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
-        ],
-        Phase::Rope => &[Q, K, KCache, RopeCos, RopeSin],
-        Phase::RopeBack => &[DQ, DK, RopeCos, RopeSin],
-        Phase::DecodeQkv => &[Q, KCache, VCache, X, WQkv, BQkv],
-        Phase::DecodeScores => &[Scores, Q, KCache],
-        Phase::DecodeSoftmax => &[Probs, Scores],
-        Phase::DecodeSum => &[Att, Probs, VCache],
-        Phase::DecodeOut => &[Out, Att, WProj, BProj],
-    }
-}
-
 /// Width of one value cell (6 characters and a space) and of one heat cell.
 const VALUE_W: u16 = 7;
 const HEAT_W: u16 = 3;
@@ -339,7 +299,7 @@ pub fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
     }
     out.extend(&step);
     out.extend(step.iter().filter_map(|&b| loaded_from(b)));
-    out.extend(phase_buffers(ctx.view.phase));
+    out.extend(ctx.view.phase.buffers());
     let mut seen = HashSet::new();
     out.retain(|b| seen.insert(*b) && ctx.trace.buffer(*b).is_some());
     out
