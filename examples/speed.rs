@@ -49,6 +49,7 @@ fn sgemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
     let n_ = n as isize;
     // SAFETY: the three buffers hold n·n values each and `c` does not alias `a` or `b`; row
     // stride n, column stride 1. With β = 0, `c` is written without being read.
+    #[allow(unsafe_code)]
     unsafe {
         matrixmultiply::sgemm(
             n,

@@ -8,7 +8,10 @@ use criterion::measurement::{Measurement, ValueFormatter};
 fn thread_cpu_seconds() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec through the valid pointer it is given
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts)
+    };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 

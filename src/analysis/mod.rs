@@ -10,7 +10,7 @@
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
 //! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
-//! - [`format`]: how numbers, masks and phases are written wherever a learner reads them.
+//! - [`format`](mod@format): how numbers, masks and phases are written wherever a learner reads them.
 
 pub mod accum;
 mod element;

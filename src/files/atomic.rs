@@ -254,6 +254,7 @@ fn open_stream(path: &Path, m: &std::fs::Metadata) -> io::Result<File> {
             use std::os::fd::AsRawFd;
             let fd = file.as_raw_fd();
             // SAFETY: fcntl on a descriptor this function owns, with flags it just read.
+            #[allow(unsafe_code)]
             let ok = unsafe {
                 let flags = libc::fcntl(fd, libc::F_GETFL);
                 flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0

@@ -2,7 +2,7 @@
 //!
 //! Every message is written once, in English, where it is used: `tr!("softmax over each score
 //! row")`, or with named values `tr!("{n} of {m} events", n = done, m = total)`. The English text
-//! is the key of the zh-CN catalog ([`zh_cn`]), which holds the same message with the same
+//! is the key of the zh-CN catalog (`zh_cn.rs`), which holds the same message with the same
 //! `{name}` placeholders, in the terms the zh-CN docs use. Numbers, offsets, formulas, buffer
 //! names and code are never translated: they are filled in after the lookup, identical in both
 //! languages.

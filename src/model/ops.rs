@@ -208,6 +208,7 @@ fn matmul_ld(
     // SAFETY: the assert above keeps every (row, col) the strides reach inside its slice, and
     // `c` is borrowed mutably, so it does not alias `a` or `b`. With β = 0 the sgemm writes C
     // without reading it.
+    #[allow(unsafe_code)]
     unsafe {
         matrixmultiply::sgemm(
             m,

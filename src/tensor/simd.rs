@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-/// The instruction sets [`with_simd!`] compiles for, narrowest first.
+/// The instruction sets `with_simd!` compiles for, narrowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
     /// x86-64's baseline (SSE2, 4 floats per instruction), or any other architecture.
@@ -57,6 +57,7 @@ macro_rules! with_simd {
     ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:path;)*) => {$(
         $(#[$attr])*
         #[allow(clippy::too_many_arguments)]
+        #[allow(unsafe_code)] // the calls of the copies compiled for AVX2 and AVX-512
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
             #[cfg(target_arch = "x86_64")]
             {
@@ -90,7 +91,7 @@ pub(crate) use with_simd;
 /// largest value); NaN stays NaN.
 ///
 /// Its multiply-adds are fused (`mul_add`, one rounding each): exact by definition, so every
-/// [`Level`] and the traced kernels get the same bits; [`with_simd!`]'s copies compile them to
+/// [`Level`] and the traced kernels get the same bits; `with_simd!`'s copies compile them to
 /// FMA instructions, elsewhere they are the C library's `fmaf`. The polynomial is summed in
 /// pairs (Estrin's scheme) rather than one term after another (Horner's): in a loop, each
 /// element's chain of dependent steps is what limits how many the CPU works on at once.

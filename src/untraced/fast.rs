@@ -13,13 +13,13 @@
 //! kernel's order — the same bits — while the additions of neighbouring outputs sit side by side
 //! in vector registers. The operand read along the outputs is first copied into the order the
 //! tile reads it ("packed", as a matrix library does); the other is read in place (see
-//! [`tile_rows`]).
+//! `tile_rows`).
 //!
 //! Work whose result cannot matter is skipped. Dot products of masked pairs, which the mask
 //! overwrites with −1e9. And products with a probability of exactly 0 (the pairs a causal mask
 //! hides), at the end or the start of a sum, when the values they multiply are finite: such a
 //! product is ±0, and adding ±0 to a sum that began at +0 leaves it as it was (see
-//! [`nonzero_len`]). `tests/it/kernels_untraced.rs` and the engine tests hold every pass to the
+//! `nonzero_len`). `tests/it/kernels_untraced.rs` and the engine tests hold every pass to the
 //! traced kernel bit for bit, infinities included.
 #![allow(non_snake_case)]
 

@@ -10,7 +10,9 @@ mod chains;
 mod common;
 
 mod cli_explain;
+// libc: FIFOs, device nodes and signals
 #[cfg(unix)]
+#[allow(unsafe_code)]
 mod cli_hostile;
 mod cli_invalid_scenarios;
 mod cli_io;
@@ -36,6 +38,7 @@ mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
 #[cfg(unix)]
+#[allow(unsafe_code)] // openpty and the descriptors it returns
 mod pty;
 mod scenario_docs;
 mod scenario_roundtrip;
@@ -45,6 +48,7 @@ mod tui_app;
 mod tui_compare_flash;
 mod tui_gradcheck;
 #[cfg(unix)]
+#[allow(unsafe_code)] // libc: a FIFO and a signal
 mod tui_hostile;
 mod tui_mistakes;
 mod tui_props;

@@ -368,7 +368,7 @@ fn width_of(p: &Placed, left: u16) -> u16 {
 const FEW_ROWS: usize = 8;
 
 /// Lays out the panel's inside `area`: the dot product first, then the buffers in the order of
-/// [`buffers`], each given one row before any gets more, then up to [`FEW_ROWS`] rows, then flat
+/// [`buffers`], each given one row before any gets more, then up to `FEW_ROWS` rows, then flat
 /// rows, then the remaining rows, while they fit; what is left out is said. In a tiled kernel's
 /// trace the tile-local buffers (a few rows and columns each) sit side by side, as many to a
 /// row as fit across, under one line that says they are on chip.
