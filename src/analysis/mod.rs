@@ -8,6 +8,7 @@
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
+//! - [`step`]: what the loop iteration around an event touched; flash's current tiles.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
 //! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
 //! - [`format`](mod@format): how numbers, masks and phases are written wherever a learner reads them.
@@ -20,6 +21,7 @@ pub mod format;
 pub mod formula;
 pub mod gradcheck;
 pub mod mistakes;
+pub mod step;
 pub mod traffic;
 
 pub use element::Element;

@@ -366,6 +366,17 @@ impl Trace {
         }
     }
 
+    /// Frame ids of the loop iterations around event `n`, innermost first.
+    pub fn frame_ids(&self, n: usize) -> Vec<u32> {
+        let mut ids = Vec::new();
+        let mut id = self.events.get(n).map_or(NO_FRAME, |e| e.frame);
+        while let Some(f) = self.frame(id) {
+            ids.push(id);
+            id = f.parent;
+        }
+        ids
+    }
+
     /// The chain of loop iterations around event `n`, outermost first.
     pub fn frames_of(&self, n: usize) -> Vec<&Frame> {
         let mut chain = Vec::new();

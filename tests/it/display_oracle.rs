@@ -733,7 +733,7 @@ impl Checker<'_> {
     fn check_dot(
         &self,
         screen: &Buffer,
-        plan: &memory::Plan,
+        plan: &memory::MemoryPlan,
         trace: &Trace,
         n: usize,
         height: u16,

@@ -88,7 +88,7 @@ fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
         .join("\n")
 }
 
-fn memory_plan(st: &Tracer, w: u16, h: u16) -> memory::Plan {
+fn memory_plan(st: &Tracer, w: u16, h: u16) -> memory::MemoryPlan {
     let ctx = st.ctx(Theme::MONO).unwrap();
     let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, w, h), st, &ctx);
     memory::plan(Block::bordered().inner(areas.memory.expect("the memory panel")), &ctx)

@@ -23,7 +23,7 @@ use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
-use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, frame_ids, log, memory, pad};
+use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, log, memory, pad};
 use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
@@ -398,7 +398,8 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
         };
     }
     let n = place.event();
-    let frames: Vec<_> = frame_ids(trace, n)
+    let frames: Vec<_> = trace
+        .frame_ids(n)
         .into_iter()
         .filter_map(|id| trace.frame(id))
         .collect();

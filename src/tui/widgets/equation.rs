@@ -2,7 +2,7 @@
 //! numbers and the running partial sum, read from the log (only the current iteration's events).
 #![allow(non_snake_case)]
 
-use super::{Ctx, frame_ids, num};
+use super::{Ctx, num};
 use crate::analysis::accum::{Accumulation, Chain, Scale};
 use crate::analysis::format::{exact, four, hidden_because, phase_title};
 use crate::kernels::Variant;
@@ -342,7 +342,8 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     } else {
         ctx.walk.shape.t
     };
-    let Some(row_frame) = frame_ids(tr, ctx.cursor)
+    let Some(row_frame) = tr
+        .frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
         .find(|f| tr.kinds[f.kind as usize].names.contains(&"row"))

@@ -5,7 +5,7 @@
 //! accumulator's update follows, one channel at a time. Every number here is a value an event
 //! of the current loop iteration read or wrote.
 
-use super::{Ctx, frame_ids};
+use super::Ctx;
 use crate::analysis::accum::{Accumulation, Scale};
 use crate::analysis::format::four;
 use crate::tensor::simd::exp;
@@ -16,7 +16,8 @@ use ratatui::text::{Line, Span};
 /// The online-softmax row around event `n`: the iteration of `ii` that starts by reading
 /// `m_old` (its frame), with `nc`, the key tile's width.
 fn softmax_row(trace: &Trace, n: usize) -> Option<(&Frame, usize)> {
-    let f = frame_ids(trace, n)
+    let f = trace
+        .frame_ids(n)
         .into_iter()
         .filter_map(|id| trace.frame(id))
         .find(|f| {
@@ -290,7 +291,8 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
 /// the cursor: backward's `lse` or `D_i`.
 fn row_read(ctx: &Ctx, buf: Buf) -> Option<f32> {
     let tr = ctx.trace;
-    let f = frame_ids(tr, ctx.cursor)
+    let f = tr
+        .frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
         .find(|f| tr.kinds[f.kind as usize].names == ["ii", "off"])?;
@@ -450,7 +452,7 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 /// In the output tile's write-back, the row's `l` as its iteration read it.
 fn row_value(ctx: &Ctx, buf: Buf) -> f32 {
     let tr = ctx.trace;
-    frame_ids(tr, ctx.cursor)
+    tr.frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
         .find(|f| tr.kinds[f.kind as usize].names.first() == Some(&"ii"))

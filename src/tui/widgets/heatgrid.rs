@@ -25,7 +25,7 @@ pub struct Grid<'a> {
 
 /// Where the cells of a grid go inside `area`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Plan {
+pub struct HeatPlan {
     /// Top-left corner of cell `(first_i, first_j)`.
     pub x: u16,
     pub y: u16,
@@ -43,14 +43,14 @@ pub fn wanted_width(t: usize) -> u16 {
 }
 
 /// Places a `t`×`t` grid in `area`, scrolled so the cell `focus` is visible.
-pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> Plan {
+pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> HeatPlan {
     let room_w = area.width.saturating_sub(2) as usize;
     let cell_w: u16 = if 2 * t <= room_w { 2 } else { 1 };
     let cols = (room_w / cell_w as usize).min(t);
     let rows = (area.height.saturating_sub(1) as usize).min(t);
     let (si, sj) = focus;
     let first = |sel: usize, shown: usize| if shown == 0 { 0 } else { sel.saturating_sub(shown - 1) };
-    Plan {
+    HeatPlan {
         x: area.x.saturating_add(2),
         y: area.y.saturating_add(1),
         cell_w,
@@ -62,7 +62,7 @@ pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> Plan {
 }
 
 /// The cell under a click, if any.
-pub fn hit(p: &Plan, column: u16, row: u16) -> Option<(usize, usize)> {
+pub fn hit(p: &HeatPlan, column: u16, row: u16) -> Option<(usize, usize)> {
     let dx = column.checked_sub(p.x)? / p.cell_w.max(1);
     let dy = row.checked_sub(p.y)?;
     let (dx, dy) = (dx as usize, dy as usize);

@@ -115,7 +115,7 @@ pub use crate::analysis::format::num;
 
 use super::theme::Theme;
 use super::walk::Walk;
-use crate::trace::{EventView, NO_FRAME, Trace};
+use crate::trace::{EventView, Trace};
 use std::collections::BTreeSet;
 
 /// What every tracer panel draws from: the trace, the cursor and the view options.
@@ -142,19 +142,8 @@ impl Ctx<'_> {
 
     /// Frame ids around the cursor, innermost first.
     pub fn frame_ids(&self) -> Vec<u32> {
-        frame_ids(self.trace, self.cursor)
+        self.trace.frame_ids(self.cursor)
     }
-}
-
-/// Frame ids around event `n`, innermost first.
-pub fn frame_ids(trace: &Trace, n: usize) -> Vec<u32> {
-    let mut ids = Vec::new();
-    let mut id = trace.events.get(n).map_or(NO_FRAME, |e| e.frame);
-    while let Some(f) = trace.frame(id) {
-        ids.push(id);
-        id = f.parent;
-    }
-    ids
 }
 
 #[cfg(test)]

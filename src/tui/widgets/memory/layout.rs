@@ -1,79 +1,15 @@
-//! The memory panel: each buffer the phase touches as its logical grid (`[B,T,C]`; `[B,H,T,T]`
-//! as H small T×T matrices; `[B,T,H,D]` with the heads side by side) and as the flat row
-//! `data[..]` with offsets. Only a window around the interesting cell is laid out, so drawing
-//! costs the same on a 3×4 buffer as on a million-element one.
-//!
-//! [`plan`] places every cell; [`render`] draws the plan and [`hit`] answers mouse clicks from
-//! the same plan, so what is clicked is what was drawn.
+//! Where every cell of the memory panel goes: the dot product strip first, then the buffers in
+//! the order of [`super::buffers`], each windowed around the cell it centres on.
 
-use super::{CellRef, Ctx, dot, frame_ids, num, put};
-use crate::analysis::accum::Accumulation;
+use super::super::{Ctx, dot};
+use super::{HEAT_W, VALUE_W, buffers};
+pub use crate::analysis::step::TileRegion;
+use crate::analysis::step::{loaded_from, step_buffers, tile_region};
 use crate::tensor::{Layout, Level};
 use crate::tr;
-use crate::trace::{Buf, Op, Phase, Trace};
+use crate::trace::Buf;
 use crate::tui::widgets::{cols, cut};
-use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::Modifier;
-use ratatui::text::Line;
-use ratatui::widgets::{Block, Widget};
-use std::collections::HashSet;
-
-/// Width of one value cell (6 characters and a space) and of one heat cell.
-const VALUE_W: u16 = 7;
-const HEAT_W: u16 = 3;
-
-/// Where flash's current tiles lie in the global buffers: the batch and head, the query tile's
-/// rows `i0..i1` and the key tile's rows `j0..j1` (from the event's loop variables and the tile
-/// sizes in the registry). `None` outside flash's loops.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TileRegion {
-    pub bb: usize,
-    pub hh: usize,
-    pub rows_i: Option<std::ops::Range<usize>>,
-    pub rows_j: Option<std::ops::Range<usize>>,
-}
-
-/// The tiles the current event works on, as regions of the global buffers.
-pub fn tile_region(ctx: &Ctx) -> Option<TileRegion> {
-    let v = &ctx.view;
-    if !matches!(v.phase, Phase::Flash | Phase::FlashBack) {
-        return None;
-    }
-    let var = |name: &str| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
-    let size = |buf: Buf| {
-        ctx.trace
-            .buffer(buf)
-            .and_then(|b| b.layout().dims.first().map(|d| d.size))
-    };
-    let sh = ctx.walk.shape;
-    let rows_i = var("i0").zip(size(Buf::QTile)).map(|(i0, br)| i0..(i0 + br).min(sh.s));
-    let rows_j = var("j0").zip(size(Buf::KTile)).map(|(j0, bc)| j0..(j0 + bc).min(sh.t));
-    Some(TileRegion {
-        bb: var("bb")?,
-        hh: var("hh")?,
-        rows_i,
-        rows_j,
-    })
-}
-
-/// Is `off` of global buffer `buf` inside the current query or key tile?
-fn in_region(ctx: &Ctx, region: &TileRegion, buf: Buf, off: usize) -> bool {
-    let Some(info) = ctx.trace.buffer(buf) else {
-        return false;
-    };
-    let l = info.layout();
-    if info.spec.level != crate::tensor::Level::Global
-        || l.coord(off, "b") != region.bb
-        || l.coord(off, "h") != region.hh
-    {
-        return false;
-    }
-    let within = |name: &str, rows: &Option<std::ops::Range<usize>>| {
-        l.position(name).is_some() && rows.as_ref().is_some_and(|r| r.contains(&l.coord(off, name)))
-    };
-    within("i", &region.rows_i) || within("j", &region.rows_j)
-}
 
 /// A cell placed on screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,82 +169,10 @@ fn focus_of(ctx: &Ctx, buf: Buf) -> usize {
         .map_or(0, |e| e.offset as usize)
 }
 
-/// The global buffer a flash tile is loaded from (the kernel's tile loads: `q → q_tile`,
-/// `k → k_tile`, `v → v_tile`, `d_att → do_tile`).
-pub fn loaded_from(tile: Buf) -> Option<Buf> {
-    match tile {
-        Buf::QTile => Some(Buf::Q),
-        Buf::KTile => Some(Buf::K),
-        Buf::VTile => Some(Buf::V),
-        Buf::DOTile => Some(Buf::DAtt),
-        _ => None,
-    }
-}
-
-/// The buffers of flash's current step, from the log: the step is the iteration just inside
-/// the innermost tile loop (`i0` or `j0`) that holds the current event (a tile load, the score
-/// tile, a row of the online softmax, a gradient tile, the output tile); its buffers are those
-/// its events read or write, in the order first touched. Empty outside flash's tile loops.
-pub fn step_buffers(ctx: &Ctx) -> Vec<Buf> {
-    let trace = ctx.trace;
-    let ids = frame_ids(trace, ctx.cursor);
-    let tile_loop = ids.iter().position(|&id| {
-        trace
-            .frame(id)
-            .and_then(|f| trace.kinds.get(f.kind as usize))
-            .is_some_and(|k| matches!(k.names.first(), Some(&"i0" | &"j0")))
-    });
-    let Some(step) = tile_loop
-        .and_then(|k| k.checked_sub(1))
-        .and_then(|k| ids.get(k))
-        .and_then(|&id| trace.frame(id))
-    else {
-        return Vec::new();
-    };
-    let mut out: Vec<Buf> = Vec::new();
-    for e in &trace.events[step.start as usize..(step.end as usize).min(trace.len())] {
-        if !out.contains(&e.buf) {
-            out.push(e.buf);
-        }
-    }
-    out
-}
-
-/// Buffers to draw, most wanted first: in a dot product the buffer it writes and those of its
-/// operands, else the current event's (in flash's tile loops the current event's first); then
-/// the selected cell's; in flash's tile loops the
-/// buffers of the current step and the global buffers its tiles were loaded from; then the
-/// rest of the phase's.
-pub fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
-    let mut out = Vec::new();
-    let step = step_buffers(ctx);
-    // in flash's steps the current event's buffer comes first: a read of `l` or `m` beside
-    // the output tile's sum is not one of the sum's factors
-    if !step.is_empty() {
-        out.push(ctx.view.buf);
-    }
-    if let Some(d) = dot {
-        out.push(ctx.trace.events[d.write].buf);
-        if let Some(t) = d.terms.first() {
-            out.extend(t.reads.iter().map(|&k| ctx.trace.events[k].buf));
-        }
-    }
-    out.push(ctx.view.buf);
-    if ctx.pinned {
-        out.push(ctx.selected.0);
-    }
-    out.extend(&step);
-    out.extend(step.iter().filter_map(|&b| loaded_from(b)));
-    out.extend(ctx.view.phase.buffers());
-    let mut seen = HashSet::new();
-    out.retain(|b| seen.insert(*b) && ctx.trace.buffer(*b).is_some());
-    out
-}
-
 /// What the memory panel draws: the dot product being stepped, as many buffers as fit, and the
 /// buffers that did not fit (named on the last line).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Plan {
+pub struct MemoryPlan {
     pub dot: Option<dot::DotPlan>,
     pub grids: Vec<Placed>,
     /// In a tiled kernel's trace, where the line naming the tile-local buffers goes: above
@@ -372,7 +236,7 @@ const FEW_ROWS: usize = 8;
 /// rows, then the remaining rows, while they fit; what is left out is said. In a tiled kernel's
 /// trace the tile-local buffers (a few rows and columns each) sit side by side, as many to a
 /// row as fit across, under one line that says they are on chip.
-pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
+pub fn plan(area: Rect, ctx: &Ctx) -> MemoryPlan {
     let dot = dot::plan(area, ctx).filter(|d| d.height <= area.height);
     let top = dot.as_ref().map_or(area.y, |d| area.y + d.height + 1);
     let room = area.bottom().saturating_sub(top);
@@ -447,7 +311,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
     // flash's current step, and the global buffers its tiles were loaded from, are shown
     // whole where they can be: their last grid may take the lines of the note on what is left
     // out, which then goes on the panel's bottom border
-    let step = step_buffers(ctx);
+    let step = step_buffers(ctx.trace, ctx.cursor);
     let sources: Vec<Buf> = step.iter().filter_map(|&b| loaded_from(b)).collect();
     let must = |it: &Item| it.bufs.iter().any(|(b, _, _)| step.contains(b) || sources.contains(b));
     let mut shape: Vec<(usize, bool)> = Vec::new();
@@ -520,7 +384,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Plan {
     let unshown_y = [y, y.saturating_sub(1)]
         .into_iter()
         .find(|&row| !tight && row < area.bottom() && dot.as_ref().is_none_or(|d| row >= area.y + d.height));
-    Plan {
+    MemoryPlan {
         dot,
         grids,
         tile_header,
@@ -577,7 +441,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
         title.push_str(tr!("  tile-local (on chip)"));
     } else if tiled {
         title.push_str(tr!("  global"));
-        if let Some(r) = tile_region(ctx) {
+        if let Some(r) = tile_region(ctx.trace, ctx.cursor, ctx.walk.shape) {
             let rows = |name: &str, rows: &Option<std::ops::Range<usize>>| {
                 rows.as_ref().filter(|_| layout.position(name).is_some()).map(|r| {
                     tr!(
@@ -770,196 +634,4 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
         total_rows: p0.rows,
         hidden_beyond_rows,
     })
-}
-
-/// The cell under a mouse click, if any: a grid cell, or an operand of the dot product.
-pub fn hit(plan: &Plan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> {
-    let inside = |sx: u16, sy: u16, w: u16| sy == y && x >= sx && x < sx + w.max(1);
-    let grid = plan
-        .grids
-        .iter()
-        .find_map(|p| p.cells.iter().find(|s| inside(s.x, s.y, s.w)).map(|s| (p.buf, s.off)));
-    grid.or_else(|| {
-        let d = plan.dot.as_ref()?;
-        let s = d.spots.iter().find(|s| inside(s.x, s.y, s.w))?;
-        dot::spot_cell(trace, &d.dot, s)
-    })
-}
-
-/// Cells the current loop iteration read or wrote before this event: the other operands.
-fn touched(trace: &Trace, n: usize) -> HashSet<CellRef> {
-    let ids = frame_ids(trace, n);
-    let e = trace.events[n];
-    let frame = if e.op == Op::Write {
-        ids.first()
-    } else {
-        ids.get(1).or(ids.first())
-    };
-    let start = frame.and_then(|&id| trace.frame(id)).map_or(n, |f| f.start as usize);
-    (start.max(n.saturating_sub(256))..n)
-        .map(|k| (trace.events[k].buf, trace.events[k].offset as usize))
-        .collect()
-}
-
-/// The line that names the buffers left out, in at most `width` characters where it can.
-fn left_out(bufs: &[Buf], width: usize) -> String {
-    let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
-    let long = tr!(
-        "no room for {names} (a taller terminal shows them)",
-        names = names.join(", ")
-    );
-    let short = tr!("no room for {names}", names = names.join(", "));
-    [long, short]
-        .into_iter()
-        .find(|t| cols(t) <= width)
-        .unwrap_or_else(|| tr!("no room for {n} more buffers", n = names.len()))
-}
-
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
-    let t = ctx.theme;
-    let mut block = Block::bordered().title(tr!(" Memory ")).border_style(t.border(focused));
-    let inner = block.inner(area);
-    let plan = plan(inner, ctx);
-    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
-    // a grid's note below the panel's last line goes on its bottom border, with what is left out
-    let low_note = plan
-        .grids
-        .iter()
-        .filter_map(|p| p.note.as_ref())
-        .find(|(_, y, _)| *y >= inner.bottom())
-        .map(|(_, _, text)| text.clone());
-    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out.clone());
-    let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
-    if !border.is_empty() {
-        block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
-    }
-    block.render(area, frame.buffer_mut());
-    let touched = touched(ctx.trace, ctx.cursor);
-    let region = tile_region(ctx);
-    let phase_start = ctx.phase_start();
-    let cur = (ctx.view.buf, ctx.view.offset);
-    let buf = frame.buffer_mut();
-    if let Some(d) = &plan.dot {
-        dot::render(buf, inner, ctx, d);
-    }
-    if let Some((x, y)) = plan.tile_header {
-        put(
-            buf,
-            inner,
-            x,
-            y,
-            tr!("tile-local buffers (on chip)"),
-            t.level(Level::Tile),
-        );
-    }
-    if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
-        put(buf, inner, inner.x, y, &left_out, t.dim());
-    }
-    for p in &plan.grids {
-        let level = ctx.trace.level(p.buf);
-        for (k, (x, y, text, strong)) in p.labels.iter().enumerate() {
-            // the title (the first label) in its level's colour in a tiled kernel's trace
-            let style = match (k, level) {
-                (0, Level::Tile) => t.level(Level::Tile).add_modifier(Modifier::BOLD),
-                _ if *strong => t.title(),
-                _ => t.dim(),
-            };
-            put(buf, inner, *x, *y, text, style);
-        }
-        if let Some((x, y, text)) = &p.note {
-            put(buf, inner, *x, *y, text, t.dim());
-        }
-        let values: Vec<f32> = p
-            .cells
-            .iter()
-            .map(|s| ctx.trace.value_at(p.buf, s.off, ctx.cursor))
-            .collect();
-        // heat is relative to the largest magnitude in view (the −1e9 of masked cells left out)
-        let scale = p
-            .cells
-            .iter()
-            .zip(&values)
-            .filter(|(s, _)| !s.masked)
-            .map(|(_, v)| v.abs())
-            .fold(0.0f32, f32::max)
-            .max(1e-6);
-        if let Some(y) = p.legend {
-            legend(buf, inner, y, scale, t);
-        }
-        for (s, &v) in p.cells.iter().zip(&values) {
-            let cell = (p.buf, s.off);
-            let written = ctx
-                .trace
-                .index
-                .last_write_at_or_before(p.buf, s.off, ctx.cursor)
-                .is_some_and(|w| w >= phase_start);
-            let heat_t = 0.5 + 0.5 * f64::from((v / scale).clamp(-1.0, 1.0));
-            let emphasised = cell == cur || (ctx.pinned && cell == ctx.selected);
-            let style = if cell == cur {
-                match ctx.view.op {
-                    Op::Read => t.read(),
-                    Op::Write => t.write(),
-                }
-            } else if ctx.pinned && cell == ctx.selected {
-                t.selected()
-            } else if p.heat && (written || touched.contains(&cell)) && !s.masked {
-                // keep the heat colour, and mark the state with an underline
-                t.heat(heat_t).add_modifier(Modifier::UNDERLINED)
-            } else if touched.contains(&cell) {
-                t.touched()
-            } else if s.masked {
-                t.masked()
-            } else if level == Level::Tile && !p.heat {
-                // the on-chip working set, in its own colour
-                t.level(Level::Tile)
-            } else if region.as_ref().is_some_and(|r| in_region(ctx, r, p.buf, s.off)) && !p.heat {
-                // the current tile, as a region of a global buffer
-                t.level(Level::Tile).add_modifier(Modifier::UNDERLINED)
-            } else if written {
-                t.written()
-            } else if p.heat {
-                t.heat(heat_t)
-            } else {
-                t.base()
-            };
-            let mut text = if !p.heat {
-                format!("{:>w$}", num(v), w = s.w as usize)
-            } else if emphasised {
-                "◀▶".to_string()
-            } else if s.masked {
-                "··".to_string()
-            } else if touched.contains(&cell) {
-                "▪▪".to_string()
-            } else {
-                t.heat_glyph(heat_t).to_string()
-            };
-            if ctx.breakpoints.contains(&cell) {
-                text = format!("●{}", text.chars().skip(1).collect::<String>());
-            }
-            put(buf, inner, s.x, s.y, &text, style);
-        }
-    }
-}
-
-/// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
-/// marks drawn on cells instead of numbers.
-fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
-    let mut x = put(buf, area, area.x, y, &tr!("heat −{max} ", max = num(scale)), t.dim());
-    for k in 0..=4 {
-        let heat = f64::from(k) / 4.0;
-        x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
-    }
-    // the marks that fit, whole: the scale's end first
-    let marks = [
-        format!(" +{}", num(scale)),
-        tr!("  ◀▶ this access").to_string(),
-        tr!("  ▪▪ read this iteration").to_string(),
-        tr!("  ·· masked").to_string(),
-    ];
-    for m in marks {
-        if x + cols(&m) as u16 > area.right() {
-            break;
-        }
-        x = put(buf, area, x, y, &m, t.dim());
-    }
 }

@@ -1,0 +1,191 @@
+//! Draws the memory panel's plan, and answers a click from the same plan.
+
+use super::super::{CellRef, Ctx, dot, num, put};
+use super::layout::{MemoryPlan, plan};
+use crate::analysis::step::{tile_region, touched};
+use crate::tensor::Level;
+use crate::tr;
+use crate::trace::{Buf, Op, Trace};
+use crate::tui::widgets::cols;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Modifier;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Widget};
+
+/// The cell under a mouse click, if any: a grid cell, or an operand of the dot product.
+pub fn hit(plan: &MemoryPlan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> {
+    let inside = |sx: u16, sy: u16, w: u16| sy == y && x >= sx && x < sx + w.max(1);
+    let grid = plan
+        .grids
+        .iter()
+        .find_map(|p| p.cells.iter().find(|s| inside(s.x, s.y, s.w)).map(|s| (p.buf, s.off)));
+    grid.or_else(|| {
+        let d = plan.dot.as_ref()?;
+        let s = d.spots.iter().find(|s| inside(s.x, s.y, s.w))?;
+        dot::spot_cell(trace, &d.dot, s)
+    })
+}
+
+/// The line that names the buffers left out, in at most `width` characters where it can.
+fn left_out(bufs: &[Buf], width: usize) -> String {
+    let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
+    let long = tr!(
+        "no room for {names} (a taller terminal shows them)",
+        names = names.join(", ")
+    );
+    let short = tr!("no room for {names}", names = names.join(", "));
+    [long, short]
+        .into_iter()
+        .find(|t| cols(t) <= width)
+        .unwrap_or_else(|| tr!("no room for {n} more buffers", n = names.len()))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+    let t = ctx.theme;
+    let mut block = Block::bordered().title(tr!(" Memory ")).border_style(t.border(focused));
+    let inner = block.inner(area);
+    let plan = plan(inner, ctx);
+    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
+    // a grid's note below the panel's last line goes on its bottom border, with what is left out
+    let low_note = plan
+        .grids
+        .iter()
+        .filter_map(|p| p.note.as_ref())
+        .find(|(_, y, _)| *y >= inner.bottom())
+        .map(|(_, _, text)| text.clone());
+    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out.clone());
+    let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
+    if !border.is_empty() {
+        block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
+    }
+    block.render(area, frame.buffer_mut());
+    let touched = touched(ctx.trace, ctx.cursor);
+    let region = tile_region(ctx.trace, ctx.cursor, ctx.walk.shape);
+    let phase_start = ctx.phase_start();
+    let cur = (ctx.view.buf, ctx.view.offset);
+    let buf = frame.buffer_mut();
+    if let Some(d) = &plan.dot {
+        dot::render(buf, inner, ctx, d);
+    }
+    if let Some((x, y)) = plan.tile_header {
+        put(
+            buf,
+            inner,
+            x,
+            y,
+            tr!("tile-local buffers (on chip)"),
+            t.level(Level::Tile),
+        );
+    }
+    if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
+        put(buf, inner, inner.x, y, &left_out, t.dim());
+    }
+    for p in &plan.grids {
+        let level = ctx.trace.level(p.buf);
+        for (k, (x, y, text, strong)) in p.labels.iter().enumerate() {
+            // the title (the first label) in its level's colour in a tiled kernel's trace
+            let style = match (k, level) {
+                (0, Level::Tile) => t.level(Level::Tile).add_modifier(Modifier::BOLD),
+                _ if *strong => t.title(),
+                _ => t.dim(),
+            };
+            put(buf, inner, *x, *y, text, style);
+        }
+        if let Some((x, y, text)) = &p.note {
+            put(buf, inner, *x, *y, text, t.dim());
+        }
+        let values: Vec<f32> = p
+            .cells
+            .iter()
+            .map(|s| ctx.trace.value_at(p.buf, s.off, ctx.cursor))
+            .collect();
+        // heat is relative to the largest magnitude in view (the −1e9 of masked cells left out)
+        let scale = p
+            .cells
+            .iter()
+            .zip(&values)
+            .filter(|(s, _)| !s.masked)
+            .map(|(_, v)| v.abs())
+            .fold(0.0f32, f32::max)
+            .max(1e-6);
+        if let Some(y) = p.legend {
+            legend(buf, inner, y, scale, t);
+        }
+        for (s, &v) in p.cells.iter().zip(&values) {
+            let cell = (p.buf, s.off);
+            let written = ctx
+                .trace
+                .index
+                .last_write_at_or_before(p.buf, s.off, ctx.cursor)
+                .is_some_and(|w| w >= phase_start);
+            let heat_t = 0.5 + 0.5 * f64::from((v / scale).clamp(-1.0, 1.0));
+            let emphasised = cell == cur || (ctx.pinned && cell == ctx.selected);
+            let style = if cell == cur {
+                match ctx.view.op {
+                    Op::Read => t.read(),
+                    Op::Write => t.write(),
+                }
+            } else if ctx.pinned && cell == ctx.selected {
+                t.selected()
+            } else if p.heat && (written || touched.contains(&cell)) && !s.masked {
+                // keep the heat colour, and mark the state with an underline
+                t.heat(heat_t).add_modifier(Modifier::UNDERLINED)
+            } else if touched.contains(&cell) {
+                t.touched()
+            } else if s.masked {
+                t.masked()
+            } else if level == Level::Tile && !p.heat {
+                // the on-chip working set, in its own colour
+                t.level(Level::Tile)
+            } else if region.as_ref().is_some_and(|r| r.contains(ctx.trace, p.buf, s.off)) && !p.heat {
+                // the current tile, as a region of a global buffer
+                t.level(Level::Tile).add_modifier(Modifier::UNDERLINED)
+            } else if written {
+                t.written()
+            } else if p.heat {
+                t.heat(heat_t)
+            } else {
+                t.base()
+            };
+            let mut text = if !p.heat {
+                format!("{:>w$}", num(v), w = s.w as usize)
+            } else if emphasised {
+                "◀▶".to_string()
+            } else if s.masked {
+                "··".to_string()
+            } else if touched.contains(&cell) {
+                "▪▪".to_string()
+            } else {
+                t.heat_glyph(heat_t).to_string()
+            };
+            if ctx.breakpoints.contains(&cell) {
+                text = format!("●{}", text.chars().skip(1).collect::<String>());
+            }
+            put(buf, inner, s.x, s.y, &text, style);
+        }
+    }
+}
+
+/// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
+/// marks drawn on cells instead of numbers.
+fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
+    let mut x = put(buf, area, area.x, y, &tr!("heat −{max} ", max = num(scale)), t.dim());
+    for k in 0..=4 {
+        let heat = f64::from(k) / 4.0;
+        x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
+    }
+    // the marks that fit, whole: the scale's end first
+    let marks = [
+        format!(" +{}", num(scale)),
+        tr!("  ◀▶ this access").to_string(),
+        tr!("  ▪▪ read this iteration").to_string(),
+        tr!("  ·· masked").to_string(),
+    ];
+    for m in marks {
+        if x + cols(&m) as u16 > area.right() {
+            break;
+        }
+        x = put(buf, area, x, y, &m, t.dim());
+    }
+}
