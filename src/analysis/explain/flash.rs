@@ -3,10 +3,12 @@
 use super::text::{elide, mask_reason, num, par};
 use super::{ExplainError, Result, Section, Walkthrough, missing};
 use crate::analysis::Element;
-use crate::kernels::Mask;
+use crate::analysis::gradcheck::{self, sci};
+use crate::engine::{Inputs, Passes, Registry, Run};
+use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
 use crate::tr;
-use crate::trace::{Buf, Op, Pass, Phase, Trace};
+use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 
 /// Flash's walkthrough of `P[b,h,i,j]`, which it never stores: the query tile holding row `i`
 /// and the key tile holding column `j`; the score written into `s_tile`; the online softmax of
@@ -247,5 +249,93 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
     Ok(Walkthrough {
         heading: heading(pass),
         sections,
+    })
+}
+
+/// [`super::gradient_check`] of flash, which stores neither `P` nor `S` nor their gradients:
+/// the pair's `dS`, as flash wrote it into `ds_tile`, beside the finite difference of `L` over
+/// the score. `S` itself lives only in `s_tile`, which every tile pair reuses, so it is
+/// perturbed where the MHA kernel stores it, `scores`, in an MHA forward pass of the inputs flash
+/// ran on: the same function `L` of the same inputs.
+pub(super) fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
+    let trace = run.trace.as_ref().ok_or(ExplainError::NotTraced)?;
+    if !trace.phases.iter().any(|&(_, p)| p == Phase::FlashBack) {
+        return Err(ExplainError::PassNotRecorded("backward"));
+    }
+    let cell = crate::analysis::flash_cell::FlashCell::find(trace, at).ok_or_else(|| missing("s_tile buffer"))?;
+    // flash runs no dropout, mistakes or decoding: the inputs as it read them
+    let inputs = inputs.for_variant(Variant::Flash);
+    let registry = Registry::new(&inputs.plan(), Variant::Mha, Passes::FORWARD);
+    let scores = registry.layout(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
+    let off = at
+        .offset(scores)
+        .ok_or_else(|| missing("the element in the scores layout"))?;
+    // the step grows with |S| (see gradcheck::check): S as flash's forward pass wrote it, or,
+    // for a pair of a tile flash skips, the value MHA's mask writes
+    let value = match cell.score {
+        Some(n) => trace.events[n].value,
+        None if inputs.mask.hides(at.i, at.j) => MASKED,
+        None => 0.0,
+    };
+    let analytic = cell.ds.map_or(0.0, |n| trace.events[n].value);
+    let check = gradcheck::check(
+        &inputs,
+        Variant::Mha,
+        Buf::DScores,
+        off,
+        value,
+        analytic,
+        scores.label(off),
+    );
+    let mut lines = Vec::new();
+    match (check, cell.ds) {
+        (Ok(c), Some(ds)) => {
+            let rel = c.rel_err();
+            lines.push(tr!(
+                "flash never stores S: it is perturbed in scores[{off}] of an MHA forward pass of the same inputs, \
+                 which computes the same L; the gradient is flash's dS from the log",
+                off
+            ));
+            lines.push(tr!(
+                "finite difference ∂L/∂{primal}[{off}] = {numeric} · flash dS = ds_tile[{tile}] = {analytic} (event #{n}) · \
+                 relative error {rel}, {verdict}",
+                primal = c.primal,
+                off,
+                numeric = sci(c.numeric),
+                tile = cell.spot.off,
+                analytic = sci(c.analytic as f64),
+                n = ds,
+                rel = if rel == 0.0 { "0".to_string() } else { format!("{rel:.1e}") },
+                verdict = c.verdict()
+            ));
+            lines.push(format!("  {}", c.perturbed()));
+        }
+        // the mask hides the pair's whole tile: flash skips it and computes no dS
+        (Ok(c), None) => {
+            lines.push(tr!(
+                "finite difference ∂L/∂{primal}[{off}] = {numeric} in an MHA forward pass of the same inputs: \
+                 flash skips the pair's tile and writes no dS to compare it with",
+                primal = c.primal,
+                off,
+                numeric = sci(c.numeric)
+            ));
+            lines.push(format!("  {}", c.perturbed()));
+        }
+        (Err(e), _) => lines.push(tr!(
+            "{grad}[{off}]: no finite difference: {e}",
+            grad = Buf::DScores,
+            off,
+            e
+        )),
+    }
+    // after "1. The tiles" and "2. Skipped" when flash has no score for the pair
+    let title = if cell.score.is_some() {
+        tr!("4. Checked by finite differences (L = Σ out ⊙ d_out)")
+    } else {
+        tr!("3. Checked by finite differences (L = Σ out ⊙ d_out)")
+    };
+    Ok(Section {
+        title: title.to_string(),
+        lines,
     })
 }

@@ -119,8 +119,13 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
 
 /// Backward 4: the element's gradients, `d_probs` and `d_scores` at its offset, checked by the
 /// central finite difference of `L = Σ out ⊙ d_out` (see [`crate::analysis::gradcheck`]): two lines each,
-/// the numbers and what was perturbed. `inputs` are the run's.
+/// the numbers and what was perturbed. Flash, which stores neither, has its `dS` of the pair
+/// checked, `S` being perturbed in an MHA forward pass of the same inputs (and needs the trace).
+/// `inputs` are the run's.
 pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
+    if run.variant == Variant::Flash {
+        return flash::gradient_check(run, inputs, at);
+    }
     plain::gradient_check(run, inputs, at)
 }
 
