@@ -85,8 +85,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut walkthrough =
         explain(&run, scenario.mask.clone(), at, pass).map_err(|e| CliError::Input(format!("{file}: --at: {e}")))?;
     // backward: the element's gradients against finite differences of the loss (untraced runs;
-    // flash has no stored probability to perturb, its gradients are checked in tests/it/engine_flash.rs)
-    if pass == Pass::Backward && run.variant != attn_trace::kernels::Variant::Flash {
+    // flash's dS of the pair against its score perturbed in an MHA run of the same inputs)
+    if pass == Pass::Backward {
         let check =
             gradient_check(&run, &scenario.inputs(), at).map_err(|e| CliError::Input(format!("{file}: {e}")))?;
         walkthrough.sections.push(check);

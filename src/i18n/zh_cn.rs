@@ -346,6 +346,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "2. softmax 的反向传播（softmax_back）",
     ),
     ("2. The score, on chip", "2. 分数，在片上"),
+    (
+        "3. Checked by finite differences (L = Σ out ⊙ d_out)",
+        "3. 用有限差分校验（L = Σ out ⊙ d_out）",
+    ),
     ("3. Into d_q and d_k (scores_back)", "3. 流入 d_q 和 d_k（scores_back）"),
     (
         "3. Online softmax of row i, key tile by key tile",
@@ -1019,8 +1023,16 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("failed", "失败"),
     ("finished in {time}", "用时 {time} 完成"),
     (
+        "finite difference ∂L/∂{primal}[{off}] = {numeric} in an MHA forward pass of the same inputs: flash skips the pair's tile and writes no dS to compare it with",
+        "有限差分 ∂L/∂{primal}[{off}] = {numeric}（在同一输入的 MHA 前向传播中）：flash 跳过了这一对所在的分块，没有写出可与之比较的 dS",
+    ),
+    (
         "finite difference ∂L/∂{primal}[{off}] = {numeric} · backward {grad}[{off}] = {analytic} · relative error {rel}, {verdict}",
         "有限差分 ∂L/∂{primal}[{off}] = {numeric} · 反向传播 {grad}[{off}] = {analytic} · 相对误差 {rel}, {verdict}",
+    ),
+    (
+        "finite difference ∂L/∂{primal}[{off}] = {numeric} · flash dS = ds_tile[{tile}] = {analytic} (event #{n}) · relative error {rel}, {verdict}",
+        "有限差分 ∂L/∂{primal}[{off}] = {numeric} · flash 的 dS = ds_tile[{tile}] = {analytic}（事件 #{n}）· 相对误差 {rel}, {verdict}",
     ),
     ("first / last entry", "第一项 / 最后一项"),
     (
@@ -1050,6 +1062,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "flash needs as many key/value heads as heads (H_kv = {kv}, H = {h}): it runs on the MHA layout",
         "flash 要求键/值头数等于头数（H_kv = {kv}，H = {h}）：它按 MHA 的布局运行",
+    ),
+    (
+        "flash never stores S: it is perturbed in scores[{off}] of an MHA forward pass of the same inputs, which computes the same L; the gradient is flash's dS from the log",
+        "flash 从不保存 S：改为在同一输入的 MHA 前向传播中扰动 scores[{off}]，它算出的是同一个 L；梯度取自日志中 flash 的 dS",
     ),
     (
         "flash's {name} = {a}, mha's = {b}: {verdict}",

@@ -317,3 +317,85 @@ fn explain_flash_reaches_the_probability_mha_stores() {
     let skipped = explain(&["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=0,i=1,j=4"]);
     assert!(skipped.contains("2. Skipped"), "{skipped}");
 }
+
+#[test]
+fn flash_backward_checks_the_elements_ds_by_finite_differences() {
+    // flash stores no score to perturb: its dS of the pair (the ds_tile write in the log) is
+    // checked against the finite difference of L = Σ out ⊙ d_out over scores[36], perturbed in
+    // an MHA forward pass of the same inputs: the very number the MHA walkthrough prints
+    let at = ["scenarios/flash.toml", "--at", "b=0,h=1,i=2,j=1", "--pass", "backward"];
+    let flash = explain(&[&at[..], &["--variant", "flash"]].concat());
+    let mha = explain(&[&at[..], &["--variant", "mha"]].concat());
+    assert!(
+        flash.contains("\n4. Checked by finite differences (L = Σ out ⊙ d_out)\n"),
+        "{flash}"
+    );
+    let key = "finite difference ∂L/∂scores[36] = ";
+    let line_of = |text: &str| -> String {
+        let found = text.lines().find(|l| l.contains(key));
+        found
+            .unwrap_or_else(|| panic!("no finite difference line for scores[36]:\n{text}"))
+            .to_string()
+    };
+    let number = |line: &str, after: &str| -> f64 {
+        let at = line.find(after).unwrap_or_else(|| panic!("{after} in {line}")) + after.len();
+        line[at..].split([' ', ',']).next().unwrap().parse().unwrap()
+    };
+    let line = line_of(&flash);
+    let (numeric, analytic) = (number(&line, key), number(&line, "flash dS = ds_tile[1] = "));
+    let rel = number(&line, "relative error ");
+    assert_eq!((numeric, analytic, rel), (-0.0272356, -0.0272349, 2.5e-5), "{line}");
+    assert!(line.ends_with(", agree"), "{line}");
+    // the gradient is the value flash wrote into ds_tile[1] for the pair, as the log has it
+    let scenario = attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/flash.toml")).unwrap();
+    let run = scenario.run(attn_trace::kernels::Variant::Flash, true);
+    let trace = run.trace.as_ref().unwrap();
+    let element = attn_trace::analysis::Element { b: 0, h: 1, i: 2, j: 1 };
+    let ds = attn_trace::analysis::flash_cell::FlashCell::find(trace, element)
+        .and_then(|c| c.ds)
+        .unwrap();
+    let logged = trace.events[ds].value as f64;
+    assert!(
+        (analytic - logged).abs() <= 1e-6 * logged.abs(),
+        "{line}: the log has {logged}"
+    );
+    assert!(line.contains(&format!(" (event #{ds}) · ")), "{line}");
+    // and it agrees with the d_scores[36] the MHA kernel stores for the same inputs
+    let mha_run = scenario.run(attn_trace::kernels::Variant::Mha, false);
+    let stored = mha_run.tensors.get(attn_trace::trace::Buf::DScores)[36] as f64;
+    assert!(
+        (analytic - stored).abs() <= 1e-5 * stored.abs(),
+        "{line}: mha stores {stored}"
+    );
+    // the finite difference is the one the MHA walkthrough of the element prints
+    assert_eq!(number(&line_of(&mha), key), numeric, "{mha}");
+    // their relative error, printed and from the printed numbers, is under 1e-3
+    let from_numbers = (analytic - numeric).abs() / analytic.abs().max(numeric.abs());
+    assert!(rel < 1e-3 && from_numbers < 1e-3, "{line}");
+    assert!((rel - from_numbers).abs() <= 0.2 * from_numbers, "{line}");
+    // what was perturbed, and in which run
+    assert!(flash.contains("it is perturbed in scores[36] of an MHA forward pass of the same inputs"));
+    assert!(
+        flash.contains(
+            "perturbed scores[36] (b0 h1 i2 j1, an activation) by ±0.1 and ±0.05 right after its kernel wrote it"
+        ),
+        "{flash}"
+    );
+    // a pair of a tile the causal mask hides: no dS at all, and a zero finite difference
+    let skipped = explain(&[
+        "scenarios/flash.toml",
+        "--variant",
+        "flash",
+        "--at",
+        "b=0,h=0,i=1,j=4",
+        "--pass",
+        "backward",
+    ]);
+    assert!(
+        skipped.contains(
+            "\n3. Checked by finite differences (L = Σ out ⊙ d_out)\n  finite difference ∂L/∂scores[9] = 0 in an MHA \
+             forward pass of the same inputs: flash skips the pair's tile and writes no dS to compare it with\n"
+        ),
+        "{skipped}"
+    );
+}

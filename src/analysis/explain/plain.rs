@@ -1,0 +1,852 @@
+//! The walkthrough of the kernels that store their scores and probabilities: the baseline,
+//! mha, gqa, a decode step from the KV cache and rotary positions; and their gradient check.
+
+use super::text::{KEEP, elide, mask_reason, num, par, short};
+use super::{ExplainError, Result, Section, Walkthrough, missing};
+use crate::analysis::Element;
+use crate::analysis::accum::Accumulation;
+use crate::analysis::format::pad_left;
+use crate::analysis::formula;
+use crate::analysis::gradcheck;
+use crate::engine::{Inputs, Run};
+use crate::kernels::rope::Rope;
+use crate::kernels::{Mask, Variant};
+use crate::tensor::{Layout, Shape};
+use crate::tr;
+use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
+
+/// What every section needs: the trace, the shapes and the element.
+struct Ctx<'a> {
+    trace: &'a Trace,
+    variant: Variant,
+    /// The shape the kernel saw (the baseline's has one head).
+    ksh: Shape,
+    mask: Mask,
+    at: Element,
+    /// Flat offset of the element in scores, probs and their gradients.
+    off: usize,
+    /// The loop variable of the channel loop: `d` for MHA, `c` for the baseline.
+    ch: &'static str,
+    /// How many channels the dot product runs over: `D` for MHA, `C` for the baseline.
+    width: (&'static str, usize),
+    /// The phases of the scores, the softmax and the weighted sum: a decode run's own.
+    phases: [Phase; 3],
+    /// The run generated token by token from the key/value cache.
+    decode: bool,
+    /// Rotary positions, when the run turned q and k.
+    rope: Option<Rope>,
+}
+
+/// Start of head `head` of one row of a per-head layout: its head dimension is `h` (queries,
+/// MHA's keys), `kv_h` (GQA's keys and values) or absent (the baseline's single head).
+fn head_row(layout: &Layout, b: (&str, usize), row: (&str, usize), head: usize) -> Option<usize> {
+    let name = if layout.position("kv_h").is_some() { "kv_h" } else { "h" };
+    layout.offset_of(&[b, row, (name, head)])
+}
+
+/// The walkthrough of `run`, a kernel that stores its scores: `trace` is its log, `ksh` the
+/// shape the kernel saw, `at` already checked against it.
+pub(super) fn explain(
+    run: &Run,
+    trace: &Trace,
+    ksh: Shape,
+    mask: Mask,
+    at: Element,
+    pass: Pass,
+) -> Result<Walkthrough> {
+    let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
+    let (ch, width) = match run.variant {
+        Variant::Baseline => ("c", ("C", ksh.c)),
+        Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
+    };
+    let cx = Ctx {
+        trace,
+        variant: run.variant,
+        ksh,
+        mask: mask.clone(),
+        at,
+        off: at
+            .offset(scores.layout())
+            .ok_or_else(|| missing("the element in the scores layout"))?,
+        ch,
+        width,
+        phases: if run.decode {
+            [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum]
+        } else {
+            [Phase::Scores, Phase::Softmax, Phase::WeightedSum]
+        },
+        decode: run.decode,
+        rope: run.rope,
+    };
+    if run.decode && at.j > at.i {
+        return Err(ExplainError::NotYetDecoded { i: at.i, j: at.j });
+    }
+    let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
+    let sh = run.shape;
+    let place = match run.variant {
+        Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
+        Variant::Mha | Variant::Flash | Variant::Gqa => {
+            format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
+        }
+    };
+    let queries = if sh.is_cross() {
+        format!("S={}, ", sh.s)
+    } else {
+        String::new()
+    };
+    let sizes = match run.variant {
+        Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
+        Variant::Mha | Variant::Flash => {
+            format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
+        }
+        Variant::Gqa => format!(
+            "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
+            sh.b,
+            sh.t,
+            sh.c,
+            sh.h,
+            sh.h_kv,
+            sh.d()
+        ),
+    };
+    let mut sections = Vec::new();
+    match pass {
+        Pass::Forward => {
+            if !recorded(cx.phases[0]) {
+                return Err(ExplainError::PassNotRecorded("forward"));
+            }
+            if cx.decode {
+                sections.push(cx.cache()?);
+            }
+            if cx.rope.is_some() {
+                sections.push(cx.rotation()?);
+            }
+            let (dot, write) = cx.scores()?;
+            sections.push(dot);
+            sections.push(write);
+            sections.push(cx.softmax()?);
+            sections.push(cx.weighted_sum()?);
+        }
+        Pass::Backward => {
+            if !recorded(Phase::ScoresBack) {
+                return Err(ExplainError::PassNotRecorded("backward"));
+            }
+            sections.push(cx.d_probs()?);
+            sections.push(cx.d_scores()?);
+            sections.push(cx.flow_to_q_and_k()?);
+            if cx.rope.is_some() {
+                sections.push(Section {
+                    title: tr!("4. Turned back (rope_back)").to_string(),
+                    lines: vec![
+                        tr!("rope_back then turns every pair of d_q row i and d_k row j back by −t·θ_m (rope.rs):")
+                            .to_string(),
+                        tr!(
+                            "g'[d0] = g[d0]·cos + g[d1]·sin, g'[d1] = −g[d0]·sin + g[d1]·cos, the gradients of q and k"
+                        )
+                        .to_string(),
+                        tr!("as they were before the rotation").to_string(),
+                    ],
+                });
+            }
+        }
+    }
+    let mut how = match (mask, run.decode) {
+        (_, true) => tr!("decoded token by token from the KV cache").to_string(),
+        (mask, _) => crate::analysis::format::mask_words(&mask).to_string(),
+    };
+    if let Some(r) = run.rope {
+        how.push_str(&tr!(
+            ", rope {pairs} base {base}",
+            pairs = r.pairs.name(),
+            base = num(r.base)
+        ));
+    }
+    Ok(Walkthrough {
+        heading: tr!(
+            "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
+            place,
+            variant = run.variant,
+            pass = pass.name(),
+            sizes,
+            how
+        ),
+        sections,
+    })
+}
+
+/// [`super::gradient_check`] of a kernel that stores `d_probs` and `d_scores`.
+pub(super) fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
+    let scores = run
+        .registry
+        .layout(Buf::Scores)
+        .ok_or_else(|| missing("scores buffer"))?;
+    let off = at
+        .offset(scores)
+        .ok_or_else(|| missing("the element in the scores layout"))?;
+    let mut lines = Vec::new();
+    for grad in [Buf::DProbs, Buf::DScores] {
+        let Some(p) = crate::engine::registry::primal(grad).filter(|&p| run.registry.has(p)) else {
+            continue;
+        };
+        let (Some(&value), Some(&analytic)) = (run.tensors.get(p).get(off), run.tensors.get(grad).get(off)) else {
+            continue;
+        };
+        let label = run.registry.layout(p).map_or_else(|| off.to_string(), |l| l.label(off));
+        match gradcheck::check(inputs, run.variant, grad, off, value, analytic, label) {
+            Ok(c) => {
+                lines.push(c.line());
+                lines.push(format!("  {}", c.perturbed()));
+            }
+            Err(e) => lines.push(tr!("{grad}[{off}]: no finite difference: {e}", grad, off, e)),
+        }
+    }
+    Ok(Section {
+        title: tr!("4. Checked by finite differences (L = Σ out ⊙ d_out)").to_string(),
+        lines,
+    })
+}
+
+impl Ctx<'_> {
+    /// The first write of `buf[offset]` in `phase`.
+    fn write_in(&self, buf: Buf, offset: usize, phase: Phase) -> Result<usize> {
+        self.trace
+            .index
+            .writes(buf, offset)
+            .iter()
+            .map(|&n| n as usize)
+            .find(|&n| self.trace.phase_at(n) == phase)
+            .ok_or_else(|| {
+                missing(&tr!(
+                    "write of {buf}.data[{offset}] in the {phase} phase",
+                    buf,
+                    offset,
+                    phase
+                ))
+            })
+    }
+
+    /// The factor pairs `(a, b)` of the sum the write `w` ends, as [`Accumulation`] finds them.
+    fn products(&self, w: usize) -> Result<Vec<(usize, usize)>> {
+        let acc = Accumulation::at(self.trace, w).ok_or_else(|| missing("the sum of products"))?;
+        Ok(acc
+            .terms
+            .iter()
+            .filter_map(|t| Some((*t.reads.first()?, *t.reads.get(1)?)))
+            .collect())
+    }
+
+    /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
+    fn before_in_frame(&self, n: usize) -> Result<std::ops::Range<usize>> {
+        let frames = self.trace.frames_of(n);
+        let f = frames.last().ok_or_else(|| missing("loop frame"))?;
+        Ok(f.start as usize..n)
+    }
+
+    /// The substituted formula lines of event `n`'s derived offsets, optionally only `names`.
+    fn formulas(&self, n: usize, names: &[&str]) -> Vec<String> {
+        let view = self.trace.view(n);
+        formula::derived_lines(&view, self.ksh)
+            .into_iter()
+            .filter(|s| names.is_empty() || names.contains(&s.name))
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// `buf.data[offset]`.
+    fn cell(&self, n: usize) -> String {
+        let e = self.trace.events[n];
+        format!("{}.data[{}]", e.buf, e.offset)
+    }
+
+    /// Pairs of reads `(a, b)` made in `range`, in order: softmax backward's row, which is a
+    /// reduction over a row, not a nested sum of products.
+    fn read_pairs(&self, range: std::ops::Range<usize>) -> Vec<(usize, usize)> {
+        let reads: Vec<usize> = range.filter(|&n| self.trace.events[n].op == Op::Read).collect();
+        reads.chunks_exact(2).map(|p| (p[0], p[1])).collect()
+    }
+
+    fn where_(&self, n: usize) -> String {
+        let v = self.trace.view(n);
+        tr!("event #{n}, {file}:{line}", n, file = short(v.file), line = v.line)
+    }
+
+    fn scale_text(&self) -> (String, f32) {
+        let (name, w) = self.width;
+        let scale = 1.0 / (w as f32).sqrt();
+        (format!("1/√{name} = 1/√{w} = {}", num(scale)), scale)
+    }
+
+    /// A decode run: where query `i`'s step wrote its own key and value, and where key `j`'s
+    /// were written, `j` steps in.
+    fn cache(&self) -> Result<Section> {
+        let t = self.trace;
+        let (i, j) = (self.at.i, self.at.j);
+        let k_cache = t.buffer(Buf::KCache).ok_or_else(|| missing("k_cache buffer"))?;
+        let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
+        let at = |row: usize| {
+            head_row(k_cache.layout(), ("b", self.at.b), ("j", row), kv_h)
+                .ok_or_else(|| missing("the key's row in the k_cache layout"))
+        };
+        let mut lines = vec![
+            tr!("generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache").to_string(),
+        ];
+        for (what, row) in [(tr!("the query's own token "), i), (tr!("key j="), j)] {
+            let off = at(row)?;
+            let w = t
+                .index
+                .writes(Buf::KCache, off)
+                .first()
+                .map(|&n| n as usize)
+                .ok_or_else(|| missing("the write of the cached key"))?;
+            let ci = self.formulas(w, &["ci"]);
+            lines.push(tr!(
+                "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
+                what,
+                row,
+                off,
+                value = num(t.events[w].value),
+                place = self.where_(w),
+                ci = ci.first().map_or(String::new(), String::clone)
+            ));
+        }
+        lines.push(tr!(
+            "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
+            i,
+            j
+        ));
+        Ok(Section {
+            title: tr!("Before the scores: the key/value cache at step t={i}", i),
+            lines,
+        })
+    }
+
+    /// Rotary positions: each pair of the query row and of the key row, turned by its angle.
+    fn rotation(&self) -> Result<Section> {
+        let t = self.trace;
+        let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
+        let (i, j) = (self.at.i, self.at.j);
+        // the head's channels: C in the baseline's single head
+        let D = if self.variant == Variant::Baseline {
+            self.ksh.c
+        } else {
+            self.ksh.d()
+        };
+        let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
+        let k_buf = if self.decode { Buf::KCache } else { Buf::K };
+        let mut lines = vec![
+            tr!(
+                "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+                base = num(r.base),
+                D,
+                pair = match r.pairs {
+                    crate::kernels::rope::Pairs::Interleaved => "d0, d1) = (2m, 2m+1",
+                    crate::kernels::rope::Pairs::Half => "lo, hi) = (m, m + D/2",
+                }
+            ),
+            "x'[d0] = x[d0]·cos − x[d1]·sin,  x'[d1] = x[d0]·sin + x[d1]·cos".to_string(),
+        ];
+        for (buf, pos, head, what) in [(Buf::Q, i, self.at.h, tr!("query")), (k_buf, j, kv_h, tr!("key"))] {
+            let layout = t.buffer(buf).ok_or_else(|| missing("q or k buffer"))?.layout();
+            let row = (if buf == Buf::Q { "i" } else { "j" }, pos);
+            let base =
+                head_row(layout, ("b", self.at.b), row, head).ok_or_else(|| missing("the row in the q or k layout"))?;
+            let mut shown = 0;
+            for m in 0..D / 2 {
+                let (d0, d1) = r.pairs.channels(m, D);
+                let Some(w1) = t
+                    .index
+                    .writes(buf, base + d1)
+                    .iter()
+                    .map(|&n| n as usize)
+                    .find(|&n| t.phase_at(n) == Phase::Rope)
+                else {
+                    continue;
+                };
+                // the pair's iteration: cos, sin, x[d0], x[d1] read, then both written
+                let (c, sn, x0, x1, y0) = (
+                    t.events[w1 - 5].value,
+                    t.events[w1 - 4].value,
+                    t.events[w1 - 3].value,
+                    t.events[w1 - 2].value,
+                    t.events[w1 - 1].value,
+                );
+                if shown == 3 {
+                    lines.push(tr!("  … ({n} pairs in all)", n = D / 2));
+                    break;
+                }
+                shown += 1;
+                lines.push(tr!(
+                    "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
+                    what,
+                    pos,
+                    m,
+                    d0,
+                    d1,
+                    angle = num(r.angle(pos, m, D) as f32),
+                    cos = num(c),
+                    sin = num(sn)
+                ));
+                lines.push(format!(
+                    "  {buf}.data[{}] = {} × {} − {} × {} = {}; {buf}.data[{}] = {} × {} + {} × {} = {}",
+                    base + d0,
+                    par(x0),
+                    par(c),
+                    par(x1),
+                    par(sn),
+                    num(y0),
+                    base + d1,
+                    par(x0),
+                    par(sn),
+                    par(x1),
+                    par(c),
+                    num(t.events[w1].value)
+                ));
+            }
+        }
+        Ok(Section {
+            title: tr!(
+                "Before the scores: rotary positions, query i={i} turned by {i}·θ_m, key j={j} by {j}·θ_m (the rope pass)",
+                i,
+                j
+            ),
+            lines,
+        })
+    }
+
+    /// The scores pass: offsets, products, scale, mask and the write.
+    fn scores(&self) -> Result<(Section, Section)> {
+        let t = self.trace;
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
+        let file = short(t.view(w).file);
+        let mut lines = vec![tr!("(the {phase} pass of {file})", phase = self.phases[0], file)];
+        lines.extend(self.formulas(w, &[]));
+        let pairs = self.products(w)?;
+        let (name, width) = self.width;
+        lines.push(tr!(
+            "q·k sums {width} products, one per channel {ch} in 0..{name}:",
+            width,
+            ch = self.ch,
+            name
+        ));
+        let mut sum = 0.0f32;
+        let mut products = Vec::new();
+        for (k, &(a, b)) in pairs.iter().enumerate() {
+            let (x, y) = (t.events[a].value, t.events[b].value);
+            sum += x * y;
+            products.push(format!(
+                "{}={k}: {} × {} = {} × {} = {}",
+                self.ch,
+                self.cell(a),
+                self.cell(b),
+                num(x),
+                par(y),
+                num(x * y)
+            ));
+        }
+        if products.len() > KEEP {
+            let n = products.len();
+            products.drain(KEEP - 2..n - 2);
+            products.insert(KEEP - 2, tr!("… ({n} products in all)", n));
+        }
+        lines.extend(products.into_iter().map(|p| format!("  {p}")));
+        lines.push(format!("q·k = {}", num(sum)));
+        let dot = Section {
+            title: tr!(
+                "1. The dot product of query i={i} and key j={j}",
+                i = self.at.i,
+                j = self.at.j
+            ),
+            lines,
+        };
+
+        let (scale_text, scale) = self.scale_text();
+        let written = t.events[w].value;
+        let mut lines = vec![tr!(
+            "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
+            scale_text,
+            sum = num(sum),
+            scale = num(scale),
+            product = num(sum * scale)
+        )];
+        let (i, j) = (self.at.i, self.at.j);
+        if self.decode {
+            lines.push(tr!(
+                "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
+                i,
+                j
+            ));
+        } else {
+            lines.push(tr!("mask: {reason}", reason = mask_reason(&self.mask, i, j)));
+        }
+        if self.mask.hides(i, j) && !self.decode {
+            lines.push(tr!("      the dot product above is computed anyway (as in the reference code),").to_string());
+            lines.push(tr!(
+                "      then overwritten with {masked} so that softmax gives it probability 0",
+                masked = num(MASKED)
+            ));
+        }
+        lines.push(tr!(
+            "write: {cell} = {value}   ({place})",
+            cell = self.cell(w),
+            value = num(written),
+            place = self.where_(w)
+        ));
+        let write = Section {
+            title: tr!("2. Scale, mask and write").to_string(),
+            lines,
+        };
+        Ok((dot, write))
+    }
+
+    /// The softmax row holding the element, from the row's own loop iteration.
+    fn softmax(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
+        let first = t
+            .index
+            .next_read_after(Buf::Scores, self.off, w)
+            .filter(|&n| t.phase_at(n) == self.phases[1])
+            .ok_or_else(|| missing("softmax read of the score"))?;
+        let chain = t.frames_of(first);
+        let row = chain
+            .len()
+            .checked_sub(2)
+            .map(|k| chain[k])
+            .ok_or_else(|| missing("softmax row frame"))?;
+        let span = row.start as usize..row.end as usize;
+        let row_off = self.off - self.at.j;
+        let mut lines = self.formulas(first, &["row"]);
+        // a decode step's row holds the t + 1 keys generated so far
+        let tt = if self.decode { self.at.i + 1 } else { self.ksh.t };
+        let keys = if self.decode {
+            tr!("0..={i}, the cached positions", i = self.at.i)
+        } else {
+            "0..T".to_string()
+        };
+        lines.push(tr!(
+            "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
+            row_off,
+            end = row_off + tt - 1,
+            keys
+        ));
+        // per key: the score read in the max pass, the exponential and the probability written
+        let mut rows = Vec::new();
+        let mut max = f32::NEG_INFINITY;
+        let mut total = 0.0f32;
+        for jj in 0..tt {
+            let score = t.value_at(Buf::Scores, row_off + jj, span.start);
+            max = max.max(score);
+            let writes: Vec<usize> = t
+                .index
+                .writes(Buf::Probs, row_off + jj)
+                .iter()
+                .map(|&n| n as usize)
+                .filter(|n| span.contains(n))
+                .collect();
+            let (&e_at, &p_at) = writes
+                .first()
+                .zip(writes.last())
+                .ok_or_else(|| missing("softmax writes of probs"))?;
+            let (e, p) = (t.events[e_at].value, t.events[p_at].value);
+            total += e;
+            rows.push((jj, score, e, p, p_at));
+        }
+        lines.push(tr!(
+            "max = {max}   (read first, so exp never overflows)",
+            max = num(max)
+        ));
+        lines.push(format!(
+            "{:>4}  {}  {}  {}",
+            "j",
+            pad_left(tr!("score"), 10),
+            pad_left(tr!("exp(score − max)"), 16),
+            pad_left(tr!("prob"), 8)
+        ));
+        let focus = self.at.j;
+        let mut gap = false;
+        for &(jj, score, e, p, _) in &rows {
+            let show = tt <= 12 || jj < 4 || jj + 2 >= tt || jj.abs_diff(focus) <= 1;
+            if !show {
+                if !gap {
+                    lines.push(format!("{:>4}", "…"));
+                }
+                gap = true;
+                continue;
+            }
+            gap = false;
+            let mark = if jj == focus { tr!("   ◀ this element") } else { "" };
+            lines.push(format!(
+                "{jj:>4}  {:>10}  {:>16}  {:>8}{mark}",
+                num(score),
+                num(e),
+                num(p)
+            ));
+        }
+        lines.push(tr!(
+            "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
+            total = num(total)
+        ));
+        let (_, _, _, p, p_at) = rows[focus];
+        if self.mask.hides(self.at.i, focus) && !self.decode {
+            lines.push(tr!(
+                "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
+                off = self.off,
+                p = num(p),
+                place = self.where_(p_at)
+            ));
+        } else {
+            lines.push(tr!(
+                "this element: probs.data[{off}] = {p} ({place})",
+                off = self.off,
+                p = num(p),
+                place = self.where_(p_at)
+            ));
+        }
+        let head = match self.variant {
+            Variant::Baseline => String::new(),
+            Variant::Mha | Variant::Flash | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
+        };
+        Ok(Section {
+            title: tr!(
+                "3. Softmax of row (b={b}{head}, i={i})",
+                b = self.at.b,
+                head,
+                i = self.at.i
+            ),
+            lines,
+        })
+    }
+
+    /// The weighted sum of the element's query row.
+    fn weighted_sum(&self) -> Result<Section> {
+        let t = self.trace;
+        let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
+        let width = self.width.1;
+        let coords = [("b", self.at.b), ("i", self.at.i), ("h", self.at.h)];
+        let base = att
+            .layout()
+            .offset_of(&coords)
+            .ok_or_else(|| missing("the element's row in the att layout"))?;
+        let formula = match (self.variant, self.decode) {
+            (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
+            (Variant::Mha | Variant::Flash, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+            (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
+            (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
+            (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
+        };
+        let mut lines = vec![formula.to_string()];
+        let mut sums = Vec::new();
+        for k in 0..width {
+            let w = self.write_in(Buf::Att, base + k, self.phases[2])?;
+            if k == 0 {
+                let names: &[&str] = match (self.variant, self.decode) {
+                    (Variant::Baseline, false) => &["ai"],
+                    _ => &["a_base"],
+                };
+                lines.extend(self.formulas(w, names));
+            }
+            let pairs = self.products(w)?;
+            // this element's term in brackets: its probability times v row j
+            let terms: Vec<String> = pairs
+                .iter()
+                .map(|&(p, v)| {
+                    let term = format!("{}×{}", par(t.events[p].value), par(t.events[v].value));
+                    if t.events[p].offset as usize == self.off {
+                        format!("[{term}]")
+                    } else {
+                        term
+                    }
+                })
+                .collect();
+            sums.push(format!(
+                "{}={k}: {} = {} = {}",
+                self.ch,
+                self.cell(w),
+                elide(terms, KEEP, " + "),
+                num(t.events[w].value)
+            ));
+        }
+        if sums.len() > KEEP {
+            let n = sums.len();
+            sums.drain(KEEP - 2..n - 2);
+            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
+        }
+        lines.extend(sums);
+        let p = t.value_at(Buf::Probs, self.off, t.len().saturating_sub(1));
+        lines.push(tr!(
+            "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
+            p = num(p),
+            ch = self.ch,
+            j = self.at.j
+        ));
+        Ok(Section {
+            title: tr!("4. Weighted sum for query i={i}", i = self.at.i),
+            lines,
+        })
+    }
+
+    /// Backward 1: `dP` of the element, from `d_att` and `v`.
+    fn d_probs(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::DProbs, self.off, Phase::WeightedSumBack)?;
+        let mut lines = vec![
+            tr!("dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability").to_string(),
+        ];
+        lines.extend(self.formulas(w, &[]));
+        let pairs = self.products(w)?;
+        let terms: Vec<String> = pairs
+            .iter()
+            .map(|&(a, v)| format!("{}×{}", par(t.events[a].value), par(t.events[v].value)))
+            .collect();
+        lines.push(format!(
+            "{} = {} = {}   ({})",
+            self.cell(w),
+            elide(terms, KEEP, " + "),
+            num(t.events[w].value),
+            self.where_(w)
+        ));
+        if self.mask.hides(self.at.i, self.at.j) {
+            lines.push(tr!("dP is computed for masked pairs too; softmax backward multiplies it by P = 0").to_string());
+        }
+        Ok(Section {
+            title: tr!("1. Gradient of the probability (weighted_sum_back)").to_string(),
+            lines,
+        })
+    }
+
+    /// Backward 2: softmax backward for the element, `dS = P · (dP − Σ_k dP·P)`.
+    fn d_scores(&self) -> Result<Section> {
+        let t = self.trace;
+        let w = self.write_in(Buf::DScores, self.off, Phase::SoftmaxBack)?;
+        let chain = t.frames_of(w);
+        let row = chain
+            .len()
+            .checked_sub(2)
+            .map(|k| chain[k])
+            .ok_or_else(|| missing("softmax backward row frame"))?;
+        // pass a of the row: the (dP, P) pairs of Σ_k dP·P, before the first per-key frame ends
+        let own = self.before_in_frame(w)?;
+        let pairs = self.read_pairs(row.start as usize..row.start as usize + 2 * self.ksh.t);
+        let mut dot = 0.0f32;
+        let terms: Vec<String> = pairs
+            .iter()
+            .map(|&(dp, p)| {
+                let (a, b) = (t.events[dp].value, t.events[p].value);
+                dot += a * b;
+                format!("{}×{}", par(a), par(b))
+            })
+            .collect();
+        let mut lines = vec![format!("Σ_k dP·P = {} = {}", elide(terms, KEEP, " + "), num(dot))];
+        let reads = self.read_pairs(own);
+        let &(p_at, dp_at) = reads.first().ok_or_else(|| missing("softmax backward reads"))?;
+        let (p, dp) = (t.events[p_at].value, t.events[dp_at].value);
+        lines.push(format!(
+            "{} = P × (dP − Σ_k dP·P) = {} × ({} − {}) = {}   ({})",
+            self.cell(w),
+            num(p),
+            num(dp),
+            par(dot),
+            num(t.events[w].value),
+            self.where_(w)
+        ));
+        if self.mask.hides(self.at.i, self.at.j) {
+            lines.push(tr!("P = 0 for a masked pair, so its score gradient is 0").to_string());
+        }
+        Ok(Section {
+            title: tr!("2. Softmax backward (softmax_back)").to_string(),
+            lines,
+        })
+    }
+
+    /// Backward 3: where `dS` goes: `d_q` of query i and `d_k` of key j.
+    fn flow_to_q_and_k(&self) -> Result<Section> {
+        let t = self.trace;
+        let start = t
+            .phases
+            .iter()
+            .find(|&&(_, p)| p == Phase::ScoresBack)
+            .map(|&(s, _)| s as usize)
+            .ok_or_else(|| missing("scores_back phase"))?;
+        let reads: Vec<usize> = t
+            .index
+            .reads(Buf::DScores, self.off)
+            .iter()
+            .map(|&n| n as usize)
+            .filter(|&n| n >= start)
+            .collect();
+        let (i, j) = (self.at.i, self.at.j);
+        let mut lines = Vec::new();
+        if reads.is_empty() {
+            lines.push(tr!(
+                "none: ({i}, {j}) is a masked pair ({reason}). Its score was overwritten by a constant, so it does",
+                i,
+                j,
+                reason = mask_reason(&self.mask, i, j).trim_end_matches([';', '；'])
+            ));
+            lines.push(
+                tr!("not depend on q or k; the kernel skips the pair and no gradient reaches d_q or d_k through it")
+                    .to_string(),
+            );
+            return Ok(Section {
+                title: tr!("3. Into d_q and d_k (scores_back)").to_string(),
+                lines,
+            });
+        }
+        let ds = t.events[reads[0]].value;
+        let (scale_text, scale) = self.scale_text();
+        lines.push(format!(
+            "dS = d_scores.data[{}] = {}; scale = {scale_text}",
+            self.off,
+            num(ds)
+        ));
+        let mut to_q = Vec::new();
+        let mut to_k = Vec::new();
+        for &r in &reads {
+            let other = r + 1;
+            let Some(e) = t.events.get(other) else { continue };
+            // the channel loop's iteration ends with the write of the summed gradient
+            let chain = t.frames_of(r);
+            let Some(target) = chain.len().checked_sub(2).map(|k| chain[k].end as usize - 1) else {
+                continue;
+            };
+            let contribution = ds * e.value * scale;
+            // GQA adds each query head's share into a d_k its group shares: the write is the
+            // `+=` of a read of the value before
+            let total = t.events[target].value;
+            let after = match target.checked_sub(1).map(|k| t.events[k]) {
+                Some(old)
+                    if old.op == Op::Read
+                        && (old.buf, old.offset) == (t.events[target].buf, t.events[target].offset) =>
+                {
+                    tr!(
+                        "this head's visible pairs: {own}; added to its group's earlier heads: {total}",
+                        own = num(total - old.value),
+                        total = num(total)
+                    )
+                }
+                _ => tr!("after every visible pair: {total}", total = num(total)),
+            };
+            let line = format!(
+                "{} += dS × {} × scale = {} × {} × {} = {}   ({after})",
+                self.cell(target),
+                self.cell(other),
+                num(ds),
+                par(e.value),
+                num(scale),
+                num(contribution),
+            );
+            match e.buf {
+                Buf::K => to_q.push(line),
+                _ => to_k.push(line),
+            }
+        }
+        lines.push(tr!("into d_q of query i={i} (dQ = dS·K/√{w}):", i, w = self.width.0));
+        lines.extend(to_q.into_iter().take(KEEP).map(|l| format!("  {l}")));
+        lines.push(tr!("into d_k of key j={j} (dK = dSᵀ·Q/√{w}):", j, w = self.width.0));
+        lines.extend(to_k.into_iter().take(KEEP).map(|l| format!("  {l}")));
+        Ok(Section {
+            title: tr!("3. Into d_q and d_k (scores_back)").to_string(),
+            lines,
+        })
+    }
+}
