@@ -5,6 +5,7 @@
 //! events' values, or the arithmetic a reader does with them.
 
 use crate::analysis::Element;
+use crate::kernels::names;
 use crate::trace::{Buf, Op, Phase, Trace};
 
 /// The tile coordinates of a pair: query tile `i0` (row `ii` in it), key tile `j0` (column
@@ -62,12 +63,12 @@ impl FlashCell {
             off: ii * bc + jj,
         };
         let want = [
-            ("bb", e.b),
-            ("hh", e.h),
-            ("i0", spot.i0),
-            ("j0", spot.j0),
-            ("ii", ii),
-            ("jj", jj),
+            (names::BB, e.b),
+            (names::HH, e.h),
+            (names::I0, spot.i0),
+            (names::J0, spot.j0),
+            (names::II, ii),
+            (names::JJ, jj),
         ];
         let ours = |n: usize| {
             let vars = trace.view(n).vars;
@@ -97,10 +98,11 @@ impl FlashCell {
         // the online softmax writes l, then m, after the row's exponentials
         let m_tile = p_tilde.and_then(|n| after(n, Buf::RowMax, Op::Write));
         // the output loop reads l, writes att, reads m and writes lse, row by row
-        let lse_off = trace
-            .buffer(Buf::Lse)?
-            .layout()
-            .offset_of(&[("b", e.b), ("h", e.h), ("i", e.i)])?;
+        let lse_off =
+            trace
+                .buffer(Buf::Lse)?
+                .layout()
+                .offset_of(&[(names::B, e.b), (names::H, e.h), (names::I, e.i)])?;
         let lse = trace
             .index
             .writes(Buf::Lse, lse_off)

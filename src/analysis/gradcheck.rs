@@ -23,7 +23,7 @@ use crate::engine::{self, Inputs, Passes, Registry, Tensors, registry::primal};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Role};
 use crate::tr;
-use crate::trace::{Buf, NoRecord};
+use crate::trace::{Buf, NO_FRAME, NoRecord, Op, Pass, Trace};
 
 /// The step `h` of the finite difference, for a cell of magnitude at most 1.
 pub const STEP: f32 = 0.1;
@@ -255,6 +255,34 @@ pub fn check(
         step,
         noise: 4.0 * u * magnitude / (step as f64 / 2.0),
     })
+}
+
+/// The gradient cell the tracer's panel checks at event `n` of a backward pass: the cell the event
+/// writes, else the one the loop iteration it is in ends by writing (the sum being
+/// accumulated). `None` in the forward pass and outside such an iteration.
+pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
+    let e = *trace.events.get(n)?;
+    if trace.phase_at(n).pass() != Pass::Backward {
+        return None;
+    }
+    let is_grad = |b: Buf| primal(b).is_some() && b != Buf::DOut;
+    if e.op == Op::Write && is_grad(e.buf) {
+        return Some((e.buf, e.offset as usize, true));
+    }
+    // up to three enclosing iterations: the first whose last event is a gradient write
+    let mut id = e.frame;
+    for _ in 0..3 {
+        if id == NO_FRAME {
+            break;
+        }
+        let f = trace.frame(id)?;
+        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
+        if f.end as usize > n && last.op == Op::Write && is_grad(last.buf) {
+            return Some((last.buf, last.offset as usize, false));
+        }
+        id = f.parent;
+    }
+    None
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use crate::analysis::format::num;
 use crate::engine::{Run, kernel_shape};
 use crate::kernels::Mask;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::names;
 use crate::tensor::Layout;
 use crate::tr;
 use crate::trace::{Buf, Pass, Phase, Trace};
@@ -732,8 +733,14 @@ fn overwritten_kv_grad(good: &Run, bad: &Run, mask: &Mask, out: &mut Vec<Note>) 
         ));
         return;
     }
-    let kv_at = |b, j, k, d| kv.offset_of(&[("b", b), ("j", j), ("kv_h", k), ("d", d)]).unwrap_or(0);
-    let row_at = |b, i, h, d| rows.offset_of(&[("b", b), ("i", i), ("h", h), ("d", d)]).unwrap_or(0);
+    let kv_at = |b, j, k, d| {
+        kv.offset_of(&[(names::B, b), (names::J, j), (names::KV_H, k), (names::D, d)])
+            .unwrap_or(0)
+    };
+    let row_at = |b, i, h, d| {
+        rows.offset_of(&[(names::B, b), (names::I, i), (names::H, h), (names::D, d)])
+            .unwrap_or(0)
+    };
     let p = if g.has(Buf::ProbsDrop) {
         &g[Buf::ProbsDrop]
     } else {
@@ -823,13 +830,13 @@ fn overwritten_kv_grad(good: &Run, bad: &Run, mask: &Mask, out: &mut Vec<Note>) 
 /// Offset of score `(b, h, i, j)` in a `[B,S,T]` or `[B,H,S,T]` layout (the baseline has no `h`).
 fn pair_offset(pairs: &Layout, b: usize, h: usize, i: usize, j: usize) -> usize {
     pairs
-        .offset_of(&[("b", b), ("h", h), ("i", i), ("j", j)])
+        .offset_of(&[(names::B, b), (names::H, h), (names::I, i), (names::J, j)])
         .unwrap_or(usize::MAX)
 }
 
 /// `(i, j)` of a flat offset of a score-shaped layout.
 fn query_key(pairs: &Layout, o: usize) -> (usize, usize) {
-    (pairs.coord(o, "i"), pairs.coord(o, "j"))
+    (pairs.coord(o, names::I), pairs.coord(o, names::J))
 }
 
 fn hidden(mask: &Mask, (i, j): (usize, usize)) -> bool {

@@ -3,6 +3,7 @@
 //! buffers of the current step, the global buffers its tiles were loaded from, and where the
 //! current tiles lie in them.
 
+use crate::kernels::names;
 use crate::tensor::Shape;
 use crate::trace::{Buf, Op, Phase, Trace};
 use std::collections::HashSet;
@@ -26,11 +27,15 @@ pub fn tile_region(trace: &Trace, n: usize, sh: Shape) -> Option<TileRegion> {
     }
     let var = |name: &str| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
     let size = |buf: Buf| trace.buffer(buf).and_then(|b| b.layout().dims.first().map(|d| d.size));
-    let rows_i = var("i0").zip(size(Buf::QTile)).map(|(i0, br)| i0..(i0 + br).min(sh.s));
-    let rows_j = var("j0").zip(size(Buf::KTile)).map(|(j0, bc)| j0..(j0 + bc).min(sh.t));
+    let rows_i = var(names::I0)
+        .zip(size(Buf::QTile))
+        .map(|(i0, br)| i0..(i0 + br).min(sh.s));
+    let rows_j = var(names::J0)
+        .zip(size(Buf::KTile))
+        .map(|(j0, bc)| j0..(j0 + bc).min(sh.t));
     Some(TileRegion {
-        bb: var("bb")?,
-        hh: var("hh")?,
+        bb: var(names::BB)?,
+        hh: var(names::HH)?,
         rows_i,
         rows_j,
     })
@@ -45,15 +50,15 @@ impl TileRegion {
         };
         let l = info.layout();
         if info.spec.level != crate::tensor::Level::Global
-            || l.coord(off, "b") != region.bb
-            || l.coord(off, "h") != region.hh
+            || l.coord(off, names::B) != region.bb
+            || l.coord(off, names::H) != region.hh
         {
             return false;
         }
         let within = |name: &str, rows: &Option<std::ops::Range<usize>>| {
             l.position(name).is_some() && rows.as_ref().is_some_and(|r| r.contains(&l.coord(off, name)))
         };
-        within("i", &region.rows_i) || within("j", &region.rows_j)
+        within(names::I, &region.rows_i) || within(names::J, &region.rows_j)
     }
 }
 
@@ -79,7 +84,7 @@ pub fn step_buffers(trace: &Trace, n: usize) -> Vec<Buf> {
         trace
             .frame(id)
             .and_then(|f| trace.kinds.get(f.kind as usize))
-            .is_some_and(|k| matches!(k.names.first(), Some(&"i0" | &"j0")))
+            .is_some_and(|k| matches!(k.names.first(), Some(&n) if n == names::I0 || n == names::J0))
     });
     let Some(step) = tile_loop
         .and_then(|k| k.checked_sub(1))

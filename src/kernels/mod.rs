@@ -18,6 +18,60 @@ pub mod rope;
 pub mod softmax;
 pub mod split;
 
+/// The names the kernels give their loop variables and the offsets derived in them
+/// (`rec.enter(&["j", "k_base", "off"], …)`), as the docs name them; the registry's dimensions
+/// take the same names (`b`/`bb` aside). Declared once: the analysis layer and the TUI refer to
+/// them by constant, so a misspelling there does not compile, and a test holds every literal a
+/// kernel records to this list, so a misspelling there fails it.
+pub mod names {
+    pub const BB: &str = "bb";
+    pub const HH: &str = "hh";
+    pub const KV_H: &str = "kv_h";
+    pub const I: &str = "i";
+    pub const J: &str = "j";
+    pub const D: &str = "d";
+    pub const C: &str = "c";
+    pub const O: &str = "o";
+    pub const T: &str = "t";
+    pub const M: &str = "m";
+    pub const D0: &str = "d0";
+    pub const D1: &str = "d1";
+    pub const LO: &str = "lo";
+    pub const HI: &str = "hi";
+    pub const II: &str = "ii";
+    pub const JJ: &str = "jj";
+    pub const I0: &str = "i0";
+    pub const J0: &str = "j0";
+    pub const ROW: &str = "row";
+    pub const OFF: &str = "off";
+    pub const QI: &str = "qi";
+    pub const KJ: &str = "kj";
+    pub const KI: &str = "ki";
+    pub const VJ: &str = "vj";
+    pub const AI: &str = "ai";
+    pub const CI: &str = "ci";
+    pub const RI: &str = "ri";
+    pub const XI: &str = "xi";
+    pub const YI: &str = "yi";
+    pub const CS: &str = "cs";
+    pub const Q_BASE: &str = "q_base";
+    pub const K_BASE: &str = "k_base";
+    pub const V_BASE: &str = "v_base";
+    pub const A_BASE: &str = "a_base";
+    pub const KV_BASE: &str = "kv_base";
+    pub const W_OFF: &str = "w_off";
+    pub const WO_OFF: &str = "wo_off";
+    /// The batch and head dimensions of a layout (the loops are `bb` and `hh`).
+    pub const B: &str = "b";
+    pub const H: &str = "h";
+
+    /// Every name a kernel records.
+    pub const RECORDED: &[&str] = &[
+        BB, HH, KV_H, I, J, D, C, O, T, M, II, JJ, I0, J0, ROW, OFF, QI, KJ, KI, VJ, AI, CI, RI, XI, YI, CS, Q_BASE,
+        K_BASE, V_BASE, A_BASE, KV_BASE, W_OFF, WO_OFF, D0, D1, LO, HI,
+    ];
+}
+
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;

@@ -5,11 +5,11 @@
 //! few milliseconds: only where the cursor stops is checked), and every result is kept, so
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
+pub use crate::analysis::gradcheck::target;
 use crate::analysis::gradcheck::{self, Check, Skip};
 use crate::engine::Inputs;
-use crate::engine::registry::primal;
 use crate::kernels::Variant;
-use crate::trace::{Buf, NO_FRAME, Op, Pass, Trace};
+use crate::trace::Buf;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -31,34 +31,6 @@ pub struct Request {
     pub value: f32,
     pub analytic: f32,
     pub label: String,
-}
-
-/// The gradient cell the panel checks at event `n` of a backward pass: the cell the event
-/// writes, else the one the loop iteration it is in ends by writing (the sum being
-/// accumulated). `None` in the forward pass and outside such an iteration.
-pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
-    let e = *trace.events.get(n)?;
-    if trace.phase_at(n).pass() != Pass::Backward {
-        return None;
-    }
-    let is_grad = |b: Buf| primal(b).is_some() && b != Buf::DOut;
-    if e.op == Op::Write && is_grad(e.buf) {
-        return Some((e.buf, e.offset as usize, true));
-    }
-    // up to three enclosing iterations: the first whose last event is a gradient write
-    let mut id = e.frame;
-    for _ in 0..3 {
-        if id == NO_FRAME {
-            break;
-        }
-        let f = trace.frame(id)?;
-        let last = trace.events.get((f.end as usize).checked_sub(1)?)?;
-        if f.end as usize > n && last.op == Op::Write && is_grad(last.buf) {
-            return Some((last.buf, last.offset as usize, false));
-        }
-        id = f.parent;
-    }
-    None
 }
 
 #[derive(Default)]

@@ -1,6 +1,7 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
 use crate::engine::{self, Inputs, Run};
+use crate::kernels::names;
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
@@ -201,12 +202,12 @@ fn flash_element_event(trace: &Trace, pass: Pass, e: Element) -> Option<usize> {
         let (br, bc) = (info.layout().dims.first()?.size, info.layout().dims.get(1)?.size);
         let (ii, jj) = (e.i % br, e.j % bc);
         let want = [
-            ("bb", e.b),
-            ("hh", e.h),
-            ("i0", e.i - ii),
-            ("j0", e.j - jj),
-            ("ii", ii),
-            ("jj", jj),
+            (names::BB, e.b),
+            (names::HH, e.h),
+            (names::I0, e.i - ii),
+            (names::J0, e.j - jj),
+            (names::II, ii),
+            (names::JJ, jj),
         ];
         trace
             .index

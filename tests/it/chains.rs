@@ -20,6 +20,10 @@ impl Iv {
     fn exact(x: f64) -> Iv {
         Iv(x, x)
     }
+    /// An exact whole number (a printed integer, or integers added, multiplied or divided).
+    fn integer(self) -> bool {
+        self.0 == self.1 && self.0.fract() == 0.0
+    }
     fn add(self, o: Iv) -> Iv {
         Iv(self.0 + o.0, self.1 + o.1)
     }
@@ -138,6 +142,11 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
 struct Parser {
     toks: Vec<Tok>,
     at: usize,
+    /// No function (`√`, `e^`, `ln`) or decimal number has been read: the piece is integer
+    /// arithmetic, as the offset formulas are.
+    ints: bool,
+    /// How deep in exponents the parser is (an exponent divides as the reals do).
+    exponent: usize,
 }
 
 impl Parser {
@@ -157,8 +166,18 @@ impl Parser {
         let mut v = self.power()?;
         while let Some(Tok::Op(op @ ('×' | '·' | '*' | '/'))) = self.peek().cloned() {
             self.at += 1;
+            let int_before = self.ints;
             let r = self.power()?;
-            v = if op == '/' { v.div(r) } else { v.mul(r) };
+            // an offset formula's `/` between whole numbers is the kernels' integer division
+            // (`kv_h = h/(H/H_kv) = 1/(4/2) = 0`); a scale's `1/√2` is not, nor rope's exponent
+            // (`10000^(−2·1/4)`)
+            v = if op == '/' && v.integer() && r.integer() && int_before && self.ints && self.exponent == 0 {
+                Iv::exact((v.0 / r.0).floor())
+            } else if op == '/' {
+                v.div(r)
+            } else {
+                v.mul(r)
+            };
         }
         Some(v)
     }
@@ -166,7 +185,10 @@ impl Parser {
         let base = self.unary()?;
         if let Some(Tok::Op('^')) = self.peek() {
             self.at += 1;
-            let e = self.unary()?;
+            self.exponent += 1;
+            let e = self.unary();
+            self.exponent -= 1;
+            let e = e?;
             // only exact, positive bases and exponents are printed with ^ (10000^(−2·1/4))
             if base.0 != base.1 || base.0 <= 0.0 {
                 return None;
@@ -179,6 +201,7 @@ impl Parser {
         match self.peek().cloned()? {
             Tok::Fun(f) => {
                 self.at += 1;
+                self.ints = false;
                 let x = self.unary()?;
                 Some(match f {
                     "sqrt" => x.mono(f64::sqrt),
@@ -188,6 +211,7 @@ impl Parser {
             }
             Tok::Num(v) => {
                 self.at += 1;
+                self.ints &= v.integer();
                 Some(v)
             }
             Tok::Open => {
@@ -213,6 +237,8 @@ pub fn eval(text: &str) -> Option<Iv> {
     let mut p = Parser {
         toks: tokens(text.trim())?,
         at: 0,
+        ints: true,
+        exponent: 0,
     };
     let v = p.sum()?;
     (p.at == p.toks.len() && v.0.is_finite() && v.1.is_finite()).then_some(v)
@@ -291,5 +317,10 @@ fn chains_hold_to_their_printed_digits() {
     assert!(check_line("0.2500 × (1.0000 − 0.5000) = 0.1300").is_err());
     assert_eq!(check_line("x = -1e9"), Ok(0));
     assert_eq!(eval("1/√4"), Some(Iv(0.5, 0.5)));
+    // the offset formulas divide whole numbers as the kernels do
+    assert_eq!(check_line("kv_h = h/(H/H_kv) = 1/(4/2) = 0"), Ok(1));
+    assert!(check_line("kv_h = 3/(4/2) = 2").is_err());
+    assert_eq!(check_line("angle t·θ_m = 1 × 10000^(−2·1/4) = 0.01000"), Ok(1));
+    assert!(eval("1/2.0").is_some_and(|v| v.0 > 0.48 && v.1 < 0.52));
     assert_eq!(eval("−(2)"), Some(Iv(-2.0, -2.0)));
 }

@@ -8,6 +8,9 @@
 //!
 //! - every partial sum in the equation panel is the sum of the terms the log has completed at
 //!   that event (a term whose second factor is still to come is not in it), and says so;
+//! - every arithmetic chain the equation panel, the variables panel and the dot strip print
+//!   (`old + (Σ × scale) = new`, `q_base = ((0*3 + 2)*2 + 1)*2 = 10`) holds to its printed digits
+//!   (`chains.rs`);
 //! - every memory-grid cell sits under the row, column, head and batch labels whose layout
 //!   offset is the cell's offset, and shows the value the cell holds at that event;
 //! - the flat row's offsets are the offsets of the cells under them;
@@ -27,7 +30,7 @@ use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase, Stage, Trace};
 use attn_trace::tui::screens::tracer::{self, Tracer};
-use attn_trace::tui::widgets::{equation, memory, num};
+use attn_trace::tui::widgets::{dot, equation, memory, num, variables};
 use attn_trace::tui::{Theme, Walk};
 use proptest::prelude::*;
 use ratatui::Terminal;
@@ -442,6 +445,16 @@ impl Checker<'_> {
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
         crate::chains::check_lines(&equation_lines).map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
+        // and so does every offset formula of the variables panel, and the dot strip's title
+        let variable_lines: Vec<String> = variables::lines(&ctx)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        crate::chains::check_lines(&variable_lines).map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
+        if let Some(strip) = dot::plan(ratatui::layout::Rect::new(0, 0, w, h), &ctx) {
+            let title: String = strip.title.iter().map(|p| p.2.as_str()).collect();
+            crate::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
+        }
 
         // the equation panel's running sum
         if flash_phase(phase) {

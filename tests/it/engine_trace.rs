@@ -164,3 +164,50 @@ fn log_stays_within_32_bytes_per_event() {
     let per_event = t.log_bytes() as f64 / t.len() as f64;
     assert!(per_event <= 32.0, "{per_event:.1} bytes/event");
 }
+
+#[test]
+fn every_loop_name_a_kernel_records_is_declared_once() {
+    use attn_trace::kernels::names::RECORDED;
+    // every list of names a kernel gives `rec.enter`, written in the call or bound to a
+    // variable first (`&["m", "d0", "d1"]`): its literals must be declared names
+    let mut seen = std::collections::BTreeSet::new();
+    for dir in ["src/kernels", "src/engine", "src/model"] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") || path.ends_with("kernels/mod.rs") {
+                continue;
+            }
+            // the code, not the comments that quote a call
+            let text: String = std::fs::read_to_string(&path)
+                .unwrap()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for list in text.split("&[\"").skip(1) {
+                let list = &list[..list.find(']').unwrap()];
+                for name in list
+                    .split(',')
+                    .map(|n| n.trim().trim_matches('"'))
+                    .filter(|n| !n.is_empty())
+                {
+                    assert!(
+                        RECORDED.contains(&name),
+                        "{}: `{name}` is recorded but not declared in kernels::names",
+                        path.display()
+                    );
+                    seen.insert(name.to_string());
+                }
+            }
+        }
+    }
+    // and every declared name is one a kernel records: the list holds no stale name
+    for name in RECORDED {
+        assert!(
+            seen.contains(*name),
+            "kernels::names declares `{name}`, which no kernel records"
+        );
+    }
+    assert!(seen.len() >= 30, "the scan found the kernels' loops: {seen:?}");
+}

@@ -6,6 +6,7 @@ use super::{Ctx, num};
 use crate::analysis::accum::{Accumulation, Chain, Scale};
 use crate::analysis::format::{exact, four, hidden_because, phase_title};
 use crate::kernels::Variant;
+use crate::kernels::names;
 use crate::trace::{Buf, Op, Phase, Trace};
 use crate::{msg, tr};
 use ratatui::Frame;
@@ -230,7 +231,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     let trace = ctx.trace;
     let target = format!("{}[{}]", v.buf, v.offset);
     if acc.masked(trace) {
-        let (i, j) = (var(v, "i"), var(v, "j"));
+        let (i, j) = (var(v, names::I), var(v, names::J));
         let why = hidden_because(&ctx.walk.mask, i, j);
         let text = tr!(
             "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
@@ -338,7 +339,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let tr = ctx.trace;
     // a decode step's row holds the t + 1 positions generated so far
     let T = if v.phase == Phase::DecodeSoftmax {
-        var(v, "t") + 1
+        var(v, names::T) + 1
     } else {
         ctx.walk.shape.t
     };
@@ -346,13 +347,13 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names.contains(&"row"))
+        .find(|f| tr.kinds[f.kind as usize].names.contains(&names::ROW))
     else {
         return Vec::new();
     };
     let row = row_frame.vals[1] as usize;
     let p = ctx.cursor - row_frame.start as usize;
-    let j = var(v, "j");
+    let j = var(v, names::J);
     let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
     let n = ctx.cursor;
     let mut out = Vec::new();
@@ -444,7 +445,7 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             "…".to_string()
         }
     };
-    let (m, pos) = (var(v, "m"), var(v, "t"));
+    let (m, pos) = (var(v, names::M), var(v, names::T));
     let channels: Vec<usize> = v
         .derived
         .iter()

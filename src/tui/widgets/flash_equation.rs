@@ -8,6 +8,7 @@
 use super::Ctx;
 use crate::analysis::accum::{Accumulation, Scale};
 use crate::analysis::format::four;
+use crate::kernels::names;
 use crate::tensor::simd::exp;
 use crate::tr;
 use crate::trace::{Buf, Frame, Op, Phase, Trace};
@@ -21,7 +22,7 @@ fn softmax_row(trace: &Trace, n: usize) -> Option<(&Frame, usize)> {
         .into_iter()
         .filter_map(|id| trace.frame(id))
         .find(|f| {
-            trace.kinds[f.kind as usize].names == ["ii"]
+            trace.kinds[f.kind as usize].names == [names::II]
                 && trace
                     .events
                     .get(f.start as usize)
@@ -261,8 +262,8 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
     let v = &ctx.view;
     let (d, sc) = scale(ctx);
     let (i, j) = (
-        var(ctx, "i0").unwrap_or(0) + var(ctx, "ii").unwrap_or(0),
-        var(ctx, "j0").unwrap_or(0) + var(ctx, "jj").unwrap_or(0),
+        var(ctx, names::I0).unwrap_or(0) + var(ctx, names::II).unwrap_or(0),
+        var(ctx, names::J0).unwrap_or(0) + var(ctx, names::JJ).unwrap_or(0),
     );
     let hidden = ctx.walk.mask.hides(i, j);
     let target = format!("{}[{}] (i={i}, j={j})", v.buf, v.offset);
@@ -295,7 +296,7 @@ fn row_read(ctx: &Ctx, buf: Buf) -> Option<f32> {
         .frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names == ["ii", "off"])?;
+        .find(|f| tr.kinds[f.kind as usize].names == [names::II, names::OFF])?;
     (f.start as usize..=ctx.cursor)
         .map(|k| tr.events[k])
         .find(|e| e.op == Op::Read && e.buf == buf)
@@ -343,7 +344,7 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
         .collect();
     let rowsum: f32 = ps.iter().sum();
     if p <= 3 * nc {
-        let jj = var(ctx, "jj").unwrap_or(0);
+        let jj = var(ctx, names::JJ).unwrap_or(0);
         let s = scores.get(jj).copied().unwrap_or(0.0);
         out.push(Line::from(vec![
             Span::raw(format!(
@@ -455,7 +456,7 @@ fn row_value(ctx: &Ctx, buf: Buf) -> f32 {
     tr.frame_ids(ctx.cursor)
         .into_iter()
         .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names.first() == Some(&"ii"))
+        .find(|f| tr.kinds[f.kind as usize].names.first() == Some(&names::II))
         .and_then(|f| {
             (f.start as usize..=ctx.cursor)
                 .map(|k| tr.events[k])

@@ -5,6 +5,7 @@ use super::super::{Ctx, dot};
 use super::{HEAT_W, VALUE_W, buffers};
 pub use crate::analysis::step::TileRegion;
 use crate::analysis::step::{loaded_from, step_buffers, tile_region};
+use crate::kernels::names;
 use crate::tensor::{Layout, Level};
 use crate::tr;
 use crate::trace::Buf;
@@ -65,7 +66,7 @@ fn panels(layout: &Layout, focus: usize) -> (Vec<Panel>, usize, usize, usize) {
     let dims = &layout.dims;
     let Some(r) = layout.row_dim() else {
         // a vector: one row of columns
-        let (cname, cols) = dims.first().map_or(("o", 0), |d| (d.name, d.size));
+        let (cname, cols) = dims.first().map_or((names::O, 0), |d| (d.name, d.size));
         let p = Panel {
             label: String::new(),
             rows: 1,
@@ -452,7 +453,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
                     )
                 })
             };
-            title.extend(rows("i", &r.rows_i).or_else(|| rows("j", &r.rows_j)));
+            title.extend(rows(names::I, &r.rows_i).or_else(|| rows(names::J, &r.rows_j)));
         }
     }
     if layout.row_dim().is_some_and(|r| r > 0) {
