@@ -9,6 +9,8 @@
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
+//! - [`quiz`]: the quiz's question at the cursor, its answer with the working from the kernel
+//!   line, and the check of a typed answer.
 //! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
 //! - [`format`]: how numbers, masks and phases are written wherever a learner reads them.
 
@@ -20,6 +22,7 @@ pub mod format;
 pub mod formula;
 pub mod gradcheck;
 pub mod mistakes;
+pub mod quiz;
 pub mod traffic;
 
 pub use element::Element;

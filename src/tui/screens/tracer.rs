@@ -14,13 +14,14 @@ mod render;
 
 pub use render::{Areas, areas, render};
 
+use crate::analysis::quiz::Question;
 use crate::engine::kernel_shape;
 use crate::engine::registry::primal;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass};
 use crate::tui::gradcheck::{self, Checker, Request};
-use crate::tui::quiz::{self, Question, Quiz};
+use crate::tui::quiz::{self, Quiz};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx};

@@ -4,10 +4,10 @@
 
 use super::render::{areas, inner, tab_labels};
 use super::{Outcome, Tab, Tracer};
+use crate::analysis::quiz::Level;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass};
-use crate::tui::quiz::Level;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Element;
 use crate::tui::widgets::{self, memory, timeline};
