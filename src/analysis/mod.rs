@@ -10,6 +10,8 @@
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
 //! - [`step`]: what the loop iteration around an event touched; flash's current tiles.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
+//! - [`quiz`]: the quiz's question at the cursor, its answer with the working from the kernel
+//!   line, and the check of a typed answer.
 //! - [`formula`]: the docs' offset formulas, and the same with an event's numbers substituted.
 //! - [`format`](mod@format): how numbers, masks and phases are written wherever a learner reads them.
 
@@ -21,6 +23,7 @@ pub mod format;
 pub mod formula;
 pub mod gradcheck;
 pub mod mistakes;
+pub mod quiz;
 pub mod step;
 pub mod traffic;
 

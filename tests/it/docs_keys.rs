@@ -169,6 +169,15 @@ fn screens() -> Vec<(String, Vec<PathBuf>)> {
             for part in SHARED.iter().filter(|p| src.contains(&format!("super::{p}::"))) {
                 files.push(dir.join(format!("{part}.rs")));
             }
+            // a screen split into parts (`tracer.rs` and `tracer/`): its keys live in the parts too
+            if let Ok(parts) = fs::read_dir(dir.join(module)) {
+                let mut parts: Vec<PathBuf> = parts
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+                    .collect();
+                parts.sort();
+                files.extend(parts);
+            }
             out.push((format!("src/tui/screens/{module}.rs"), files));
             continue;
         }

@@ -1,8 +1,9 @@
 //! The quiz panel: what to predict next, what has been typed, and how the last answer went
 //! (`correct`, or `not quite` with the working from the kernel's line).
 
+use crate::analysis::quiz::Question;
 use crate::tr;
-use crate::tui::quiz::{Feedback, Question, Quiz};
+use crate::tui::quiz::{Feedback, Quiz};
 use crate::tui::theme::Theme;
 use ratatui::text::{Line, Span};
 
