@@ -9,7 +9,7 @@
 
 use super::plan::{Passes, Plan, StartKind};
 use crate::kernels::Variant;
-use crate::kernels::attention_flash::Tiles;
+use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::tensor::{Dim, Layout, Level, Role, Shape, Spec, dim};
 use crate::trace::Buf;
@@ -46,7 +46,7 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
 /// Role, level, stored dimensions and (when the kernel reads it differently) the viewed
 /// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
 /// `tiles`). Gradients are declared through the buffer they belong to.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
+pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
     // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
     let sh = if variant.grouped() { sh } else { sh.ungrouped() };
     let Shape {
@@ -88,7 +88,7 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
     // one number per query row of each head: flash's log-sum-exp and backward's D_i
     let rows = vec![dim("b", B), dim("h", H), dim("i", S)];
     // flash's tile-local working set: rows `ii` of a query tile, rows `jj` of a key tile
-    let Tiles { br, bc } = tiles.fit(sh);
+    let Tiles { br, bc } = tiles.sizes();
     let tile = |role: Role, dims: Vec<Dim>| Spec {
         role,
         level: Level::Tile,
@@ -293,7 +293,7 @@ mod tests {
             proj: true,
             dropout: false,
             mistakes: Mistakes::NONE,
-            tiles: Tiles::default(),
+            tiles: Tiles::default().fit(shape),
             rope: None,
             decode: false,
         }
@@ -358,7 +358,7 @@ mod tests {
     fn flash_keeps_row_statistics_and_tiles_instead_of_scores() {
         let sh = Shape::new(1, 5, 6, 3);
         let p = Plan {
-            tiles: Tiles { br: 2, bc: 3 },
+            tiles: Tiles { br: 2, bc: 3 }.fit(sh),
             ..plan(sh, StartKind::Fused)
         };
         let r = Registry::new(&p, Variant::Flash, Passes::BOTH);
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(r.layout(Buf::Acc).unwrap().sizes(), [2, 2]);
         // tiles larger than the sequence have as many rows as there are queries
         let big = Plan {
-            tiles: Tiles { br: 64, bc: 9 },
+            tiles: Tiles { br: 64, bc: 9 }.fit(sh),
             ..plan(sh, StartKind::Fused)
         };
         let r = Registry::new(&big, Variant::Flash, Passes::FORWARD);

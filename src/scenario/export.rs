@@ -43,7 +43,7 @@ impl Scenario {
             mistakes: inputs.mistakes,
             rope: inputs.rope,
             decode: false,
-            tiles: inputs.tiles,
+            tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,
             focus,

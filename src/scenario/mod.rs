@@ -236,7 +236,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         proj: from_x || values.contains_key("w_proj"),
         rope: o.rope,
         decode: o.decode,
-        tiles: o.tiles,
+        tiles: o.tiles.fit(shape),
     }
 }
 
@@ -474,7 +474,8 @@ impl Scenario {
                 b_v: t("b_v"),
             },
         };
-        let proj = self.plan().proj.then(|| (t("w_proj"), t("b_proj")));
+        let plan = self.plan();
+        let proj = plan.proj.then(|| (t("w_proj"), t("b_proj")));
         Inputs {
             shape: self.shape,
             mask: self.mask.clone(),
@@ -485,7 +486,7 @@ impl Scenario {
             mistakes: Mistakes::NONE,
             rope: self.rope,
             decode: self.decode,
-            tiles: self.tiles,
+            tiles: plan.tiles,
         }
     }
 

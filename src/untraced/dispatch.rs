@@ -12,7 +12,7 @@
 //! execute its reference loops, untraced with `NoRecord`, whose calls compile away. Its tiles
 //! are already the loop order a CPU likes; what it saves is memory traffic, which `io` counts.
 
-use crate::kernels::attention_flash::{self, BackwardTiles, ForwardTiles, Tiles};
+use crate::kernels::attention_flash::{self, BackwardTiles, FittedTiles, ForwardTiles};
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
@@ -210,7 +210,7 @@ pub fn backward_untraced(
 pub fn flash_forward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     qkv: (&[f32], &[f32], &[f32]),
     att: &mut [f32],
@@ -225,7 +225,7 @@ pub fn flash_forward<R: Recorder>(
 pub fn flash_backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     qkv: (&[f32], &[f32], &[f32]),
     saved: (&[f32], &[f32]),
