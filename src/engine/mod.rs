@@ -121,7 +121,7 @@ impl Inputs {
             };
             return Cow::Owned(plain.for_variant(variant).into_owned());
         }
-        if variant.grouped() || !sh.is_grouped() {
+        if variant.kv_shape(sh) == sh {
             return Cow::Borrowed(self);
         }
         let (C, D, G) = (sh.c, sh.d(), sh.group());
@@ -176,7 +176,7 @@ impl Inputs {
             },
         };
         Cow::Owned(Inputs {
-            shape: sh.ungrouped(),
+            shape: variant.kv_shape(sh),
             start,
             ..self.clone()
         })

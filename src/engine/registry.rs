@@ -48,7 +48,7 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
 /// `tiles`). Gradients are declared through the buffer they belong to.
 pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
     // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
-    let sh = if variant.grouped() { sh } else { sh.ungrouped() };
+    let sh = variant.kv_shape(sh);
     let Shape {
         b: B,
         s: S,

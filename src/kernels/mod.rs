@@ -18,6 +18,7 @@ pub mod rope;
 pub mod softmax;
 pub mod split;
 
+use crate::tensor::Shape;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -47,6 +48,12 @@ impl Variant {
     /// read one key/value head per query head.
     pub const fn grouped(self) -> bool {
         matches!(self, Variant::Gqa)
+    }
+
+    /// The sizes `sh` with the key/value heads this variant's kernel reads: `H_kv` in GQA, one
+    /// per query head (ungrouped) in the others.
+    pub const fn kv_shape(self, sh: Shape) -> Shape {
+        if self.grouped() { sh } else { sh.ungrouped() }
     }
 
     pub const fn name(self) -> &'static str {
@@ -154,6 +161,15 @@ impl Serialize for Mask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_gqa_reads_grouped_key_value_heads() {
+        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        assert_eq!(Variant::Gqa.kv_shape(sh), sh);
+        for v in [Variant::Baseline, Variant::Mha, Variant::Flash] {
+            assert_eq!(v.kv_shape(sh), Shape::new(1, 3, 8, 4), "{v}");
+        }
+    }
 
     #[test]
     fn masks_hide_what_they_say_and_nothing_outside_the_matrix_is_visible() {

@@ -19,12 +19,11 @@ use crate::trace::{Buf, Recorder};
 use crate::untraced::fast::{self, Heads};
 
 /// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
-/// per query head, GQA `H_kv` of them.
+/// per query head, GQA `H_kv` of them ([`Variant::kv_shape`]).
 pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
     match variant {
         Variant::Baseline => sh.single_head(),
-        Variant::Mha | Variant::Flash => sh.ungrouped(),
-        Variant::Gqa => sh,
+        _ => variant.kv_shape(sh),
     }
 }
 
@@ -32,8 +31,7 @@ pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
 const fn heads(sh: Shape, variant: Variant) -> Heads {
     match variant {
         Variant::Baseline => Heads::baseline(sh),
-        Variant::Mha | Variant::Flash => Heads::mha(sh.ungrouped()),
-        Variant::Gqa => Heads::mha(sh),
+        _ => Heads::mha(variant.kv_shape(sh)),
     }
 }
 
