@@ -62,9 +62,9 @@ fn head_dim(s: &str) -> Result<usize, String> {
 }
 
 fn mask_name(s: &str) -> Result<String, String> {
-    match s {
-        "none" | "causal" => Ok(s.to_string()),
-        _ => Err(tr!("expected none or causal").to_string()),
+    match Mask::from_name(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(tr!("expected none or causal").to_string()),
     }
 }
 

@@ -66,13 +66,7 @@ impl Variant {
     }
 
     pub fn from_name(name: &str) -> Option<Variant> {
-        match name {
-            "baseline" => Some(Variant::Baseline),
-            "mha" => Some(Variant::Mha),
-            "flash" => Some(Variant::Flash),
-            "gqa" => Some(Variant::Gqa),
-            _ => None,
-        }
+        Variant::ALL.into_iter().find(|v| v.name() == name)
     }
 }
 
@@ -95,6 +89,9 @@ pub enum Mask {
 }
 
 impl Mask {
+    /// The masks that have a name (an explicit one is given as a matrix, not by name).
+    pub const NAMED: [Mask; 2] = [Mask::Causal, Mask::None];
+
     /// An explicit mask from `S` rows of `T` entries each (true = visible).
     pub fn explicit(rows: &[Vec<bool>]) -> Mask {
         let t = rows.first().map_or(0, Vec::len);
@@ -112,13 +109,9 @@ impl Mask {
         }
     }
 
-    /// The named masks (an explicit one is given as a matrix, not by name).
+    /// One of the [`Mask::NAMED`] masks by name.
     pub fn from_name(name: &str) -> Option<Mask> {
-        match name {
-            "causal" => Some(Mask::Causal),
-            "none" => Some(Mask::None),
-            _ => None,
-        }
+        Mask::NAMED.into_iter().find(|m| m.name() == name)
     }
 
     /// Is the score of query `i` for key `j` masked out?

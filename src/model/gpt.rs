@@ -318,6 +318,21 @@ impl Attention {
     /// Flash's tiles when training: 16 query rows by 16 key columns (fewer when T is shorter).
     pub const FLASH: Attention = Attention::Flash(Tiles { br: 16, bc: 16 });
 
+    /// The kernels by name: naive, and flash with [`Attention::FLASH`]'s tiles.
+    pub const ALL: [Attention; 2] = [Attention::Naive, Attention::FLASH];
+
+    /// The name used on the command line and in the train form.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Attention::Naive => "naive",
+            Attention::Flash(_) => "flash",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Attention> {
+        Attention::ALL.into_iter().find(|a| a.name() == name)
+    }
+
     /// Flash's tiles fitted to a batch of sizes `sh`, or `None` for the naive kernel.
     fn flash_tiles(self, sh: Shape) -> Option<FittedTiles> {
         match self {

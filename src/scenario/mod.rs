@@ -80,6 +80,8 @@ pub enum Qkv {
 }
 
 impl Qkv {
+    pub const ALL: [Qkv; 2] = [Qkv::Fused, Qkv::Separate];
+
     pub const fn name(self) -> &'static str {
         match self {
             Qkv::Fused => "fused",
@@ -97,6 +99,8 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Train, Mode::Eval];
+
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Train => "train",

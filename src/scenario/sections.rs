@@ -34,15 +34,11 @@ pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
 pub(super) const FLASH_KEYS: &[&str] = &["br", "bc"];
 
-pub(super) const VARIANTS: &[(&str, Variant)] = &[
-    ("baseline", Variant::Baseline),
-    ("mha", Variant::Mha),
-    ("flash", Variant::Flash),
-    ("gqa", Variant::Gqa),
-];
-pub(super) const ROPES: &[(&str, Pairs)] = &[("interleaved", Pairs::Interleaved), ("half", Pairs::Half)];
-pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
-pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
+/// The choices of a field that names one of `all`, each by its name.
+fn named<T: Clone>(all: &[T], name: impl Fn(&T) -> &'static str) -> Vec<(&'static str, T)> {
+    all.iter().map(|x| (name(x), x.clone())).collect()
+}
+
 pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
 
 /// The `[run]` table.
@@ -113,12 +109,12 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     let t = doc.table(v, "[run]")?;
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
-        Some(x) => doc.names(x, "[run].variants", VARIANTS, tr!("variant"))?,
+        Some(x) => doc.names(x, "[run].variants", &named(&Variant::ALL, |v| v.name()), tr!("variant"))?,
         None => Variant::DEFAULT.to_vec(),
     };
     let passes = match t.get("passes") {
         Some(x) => {
-            let list = doc.names(x, "[run].passes", PASSES, tr!("pass"))?;
+            let list = doc.names(x, "[run].passes", &named(&Pass::ALL, |p| p.name()), tr!("pass"))?;
             Passes {
                 forward: list.contains(&Pass::Forward),
                 backward: list.contains(&Pass::Backward),
@@ -128,16 +124,11 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     };
     let mask = match t.get("mask") {
         Some(x) if matches!(x.get_ref(), DeValue::Array(_)) => mask_matrix(doc, x, shape)?,
-        Some(x) => doc.choice(x, "[run].mask", MASKS, tr!("mask"))?,
+        Some(x) => doc.choice(x, "[run].mask", &named(&Mask::NAMED, Mask::name), tr!("mask"))?,
         None => Mask::Causal,
     };
     let qkv = match t.get("qkv") {
-        Some(x) => doc.choice(
-            x,
-            "[run].qkv",
-            &[("fused", Qkv::Fused), ("separate", Qkv::Separate)],
-            tr!("qkv"),
-        )?,
+        Some(x) => doc.choice(x, "[run].qkv", &named(&Qkv::ALL, |q| q.name()), tr!("qkv"))?,
         None => Qkv::Fused,
     };
     let dropout = match t.get("dropout") {
@@ -174,24 +165,19 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         }
     };
     let mode = match t.get("mode") {
-        Some(x) => doc.choice(
-            x,
-            "[run].mode",
-            &[("train", Mode::Train), ("eval", Mode::Eval)],
-            tr!("mode"),
-        )?,
+        Some(x) => doc.choice(x, "[run].mode", &named(&Mode::ALL, |m| m.name()), tr!("mode"))?,
         None => Mode::Train,
     };
     let mistakes = match t.get("mistakes") {
         Some(x) => {
-            let table: Vec<(&str, Mistake)> = Mistake::ALL.iter().map(|&m| (m.name(), m)).collect();
+            let table = named(&Mistake::ALL, |m| m.name());
             Mistakes::of(&doc.names(x, "[run].mistakes", &table, tr!("mistake"))?)
         }
         None => Mistakes::NONE,
     };
     let rope = match t.get("rope") {
         Some(x) => {
-            let pairs = doc.choice(x, "[run].rope", ROPES, "rope")?;
+            let pairs = doc.choice(x, "[run].rope", &named(&Pairs::ALL, |p| p.name()), "rope")?;
             let base = match t.get("rope_base") {
                 Some(b) => {
                     let base = doc.number(b, "[run].rope_base")?;
@@ -604,7 +590,12 @@ pub(super) fn parse_focus(
     doc.known_keys(t, FOCUS_KEYS, "focus")?;
     let variant = match t.get("variant") {
         Some(x) => {
-            let var = doc.choice(x, "[focus].variant", VARIANTS, tr!("variant"))?;
+            let var = doc.choice(
+                x,
+                "[focus].variant",
+                &named(&Variant::ALL, |v| v.name()),
+                tr!("variant"),
+            )?;
             if !variants.contains(&var) {
                 return Err(doc.err(
                     Some(x.span()),
@@ -618,7 +609,7 @@ pub(super) fn parse_focus(
     };
     let pass = match t.get("pass") {
         Some(x) => {
-            let p = doc.choice(x, "[focus].pass", PASSES, tr!("pass"))?;
+            let p = doc.choice(x, "[focus].pass", &named(&Pass::ALL, |p| p.name()), tr!("pass"))?;
             let runs = match p {
                 Pass::Forward => passes.forward,
                 Pass::Backward => passes.backward,

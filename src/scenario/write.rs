@@ -2,6 +2,7 @@
 
 use super::{Dist, Mode, Qkv, Scenario, VALUE_NAMES, value_shape};
 use crate::kernels::{Mask, Variant};
+use crate::trace::Pass;
 use std::fmt::Write;
 
 /// A TOML basic string, escaped by the toml crate.
@@ -40,10 +41,10 @@ pub fn to_toml(s: &Scenario) -> String {
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
     if s.passes.forward {
-        passes.push(quote("forward"));
+        passes.push(quote(Pass::Forward.name()));
     }
     if s.passes.backward {
-        passes.push(quote("backward"));
+        passes.push(quote(Pass::Backward.name()));
     }
     let mask = match &s.mask {
         Mask::Explicit { t, keep } => {
