@@ -43,6 +43,25 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
     })
 }
 
+/// The buffers a run's [`Inputs`](super::Inputs) can give data for, in the order the engine
+/// takes them: the start's (x with the fused or the separate projections and, in
+/// cross-attention, memory; or q, k and v), the output projection's weights and `d_out`. A
+/// scenario's `[values]` are these.
+pub const GIVEN: [Buf; 16] = {
+    use Buf::*;
+    [
+        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WProj, BProj, DOut,
+    ]
+};
+
+/// The stored shape of the data given for `buf` on sizes `sh`: the sizes as given, with `H_kv`
+/// key/value heads (the grouped kernel's declaration; the other kernels read those heads
+/// repeated, see [`Inputs::for_variant`](super::Inputs::for_variant)).
+pub fn given_shape(buf: Buf, sh: Shape) -> Vec<usize> {
+    // no given buffer is a tile, so the tile sizes do not matter
+    declare(buf, Variant::Gqa, sh, Tiles::default().fit(sh)).shape
+}
+
 /// Role, level, stored dimensions and (when the kernel reads it differently) the viewed
 /// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
 /// `tiles`). Gradients are declared through the buffer they belong to.
@@ -296,6 +315,34 @@ mod tests {
             tiles: Tiles::default().fit(shape),
             rope: None,
             decode: false,
+        }
+    }
+
+    #[test]
+    fn given_data_has_the_sizes_as_given_with_h_kv_key_value_heads() {
+        // B = 2, S = 3 queries, T = 5 keys, C = 8 in H = 4 heads of D = 2, H_kv = 2: KV = 4
+        let sh = Shape::cross(2, 3, 5, 8, 4).grouped(2);
+        let want: [(Buf, Vec<usize>); 16] = [
+            (Buf::X, vec![2, 3, 8]),
+            (Buf::Memory, vec![2, 5, 8]),
+            (Buf::WQkv, vec![8, 16]),
+            (Buf::BQkv, vec![16]),
+            (Buf::WQ, vec![8, 8]),
+            (Buf::BQ, vec![8]),
+            (Buf::WK, vec![8, 4]),
+            (Buf::BK, vec![4]),
+            (Buf::WV, vec![8, 4]),
+            (Buf::BV, vec![4]),
+            (Buf::Q, vec![2, 3, 8]),
+            (Buf::K, vec![2, 5, 4]),
+            (Buf::V, vec![2, 5, 4]),
+            (Buf::WProj, vec![8, 8]),
+            (Buf::BProj, vec![8]),
+            (Buf::DOut, vec![2, 3, 8]),
+        ];
+        assert_eq!(GIVEN, want.clone().map(|(b, _)| b));
+        for (b, shape) in want {
+            assert_eq!(given_shape(b, sh), shape, "{b}");
         }
     }
 

@@ -2,7 +2,8 @@
 //! `[init]`, `[values]` and `[focus]`. Each checks its own keys, types and ranges.
 
 use super::reader::{Doc, Result, Value};
-use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
+use super::{Dist, Focus, Init, Mode, Options, Qkv};
+use crate::engine::registry::{GIVEN, given_shape};
 use crate::engine::{Dropout, Passes};
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
@@ -10,7 +11,7 @@ use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::tr;
-use crate::trace::Pass;
+use crate::trace::{Buf, Pass};
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
@@ -403,76 +404,94 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
     Ok(Init { seed, dist })
 }
 
-pub(super) fn parse_values(
-    doc: &Doc<'_>,
-    v: &Value<'_>,
-    sh: Shape,
-    passes: Passes,
-) -> Result<BTreeMap<String, Vec<f32>>> {
+pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Passes) -> Result<BTreeMap<Buf, Vec<f32>>> {
     let t = doc.table(v, "[values]")?;
-    doc.known_keys(t, &super::VALUE_NAMES, "values")?;
+    let names = GIVEN.map(Buf::name);
+    doc.known_keys(t, &names, "values")?;
     let mut values = BTreeMap::new();
     // in file order, so the first bad tensor reported is the first one the reader meets
     let mut entries: Vec<_> = t.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     for (key, x) in entries {
-        let name: &str = key.get_ref();
-        let Some(shape) = value_shape(name, sh) else {
+        let Some(buf) = Buf::from_name(key.get_ref()) else {
             continue;
         };
-        values.insert(name.to_string(), tensor(doc, x, &format!("[values].{name}"), &shape)?);
+        let shape = given_shape(buf, sh);
+        values.insert(buf, tensor(doc, x, &field(buf), &shape)?);
     }
 
     // where the run starts decides which tensors may be given together
-    let has = |n: &str| t.get(n);
-    let core: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_some()).collect();
+    let has = |b: Buf| t.get(b.name());
+    let core: Vec<Buf> = [Buf::Q, Buf::K, Buf::V]
+        .into_iter()
+        .filter(|&b| has(b).is_some())
+        .collect();
     if !core.is_empty() {
         if core.len() < 3 {
-            let missing: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_none()).collect();
+            let missing: Vec<&str> = [Buf::Q, Buf::K, Buf::V]
+                .into_iter()
+                .filter(|&b| has(b).is_none())
+                .map(Buf::name)
+                .collect();
             let first = has(core[0]).map(|x| x.span());
             return Err(doc.err(
                 first,
-                &format!("[values].{}", core[0]),
+                &field(core[0]),
                 tr!(
                     "q, k and v start the run at the attention core and must be given together; missing {missing}",
                     missing = missing.join(tr!(" and "))
                 ),
             ));
         }
-        let projections = ["x", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
-        if let Some(n) = projections.into_iter().find(|n| has(n).is_some()) {
+        let projections = [
+            Buf::X,
+            Buf::WQkv,
+            Buf::BQkv,
+            Buf::WQ,
+            Buf::BQ,
+            Buf::WK,
+            Buf::BK,
+            Buf::WV,
+            Buf::BV,
+        ];
+        if let Some(b) = projections.into_iter().find(|&b| has(b).is_some()) {
             return Err(doc.err(
-                has(n).map(|x| x.span()),
-                &format!("[values].{n}"),
+                has(b).map(|x| x.span()),
+                &field(b),
                 tr!("not used when q, k and v are given (the run starts at the attention core, after the input projection)"),
             ));
         }
-        let (w, b) = (has("w_proj"), has("b_proj"));
+        let (w, b) = (has(Buf::WProj), has(Buf::BProj));
         if w.is_some() != b.is_some() {
             let (given, missing, span) = match w {
-                Some(w) => ("w_proj", "b_proj", w.span()),
-                None => ("b_proj", "w_proj", b.map_or(0..0, |b| b.span())),
+                Some(w) => (Buf::WProj, Buf::BProj, w.span()),
+                None => (Buf::BProj, Buf::WProj, b.map_or(0..0, |b| b.span())),
             };
             return Err(doc.err(
                 Some(span),
-                &format!("[values].{given}"),
+                &field(given),
                 tr!(
                     "the output projection needs both w_proj and b_proj; missing {missing}",
-                    missing
+                    missing = missing.name()
                 ),
             ));
         }
     }
-    if let Some(x) = has("d_out")
+    if let Some(x) = has(Buf::DOut)
         && !passes.backward
     {
         return Err(doc.err(
             Some(x.span()),
-            "[values].d_out",
+            &field(Buf::DOut),
             tr!("only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out"),
         ));
     }
     Ok(values)
+}
+
+/// The field of a given buffer: `[values].NAME`.
+pub(super) fn field(buf: Buf) -> String {
+    format!("[values].{}", buf.name())
 }
 
 /// One tensor: a flat array of `numel(shape)` numbers, or nested arrays whose inner levels are
