@@ -43,7 +43,7 @@ fn inputs(sh: Shape) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Tiles::default(),
+        tiles: Tiles::default().fit(sh),
     }
 }
 

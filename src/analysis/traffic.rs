@@ -330,16 +330,19 @@ pub struct Sweep {
 pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels::Mask) -> Sweep {
     use crate::kernels::attention_flash::Tiles;
     use crate::kernels::attention_mistakes::Mistakes;
-    let plan = |t: usize, tile: usize| Plan {
-        shape: Shape::new(1, t, d, 1),
-        mask: mask.clone(),
-        start: crate::engine::StartKind::Qkv,
-        proj: false,
-        dropout: false,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles { br: tile, bc: tile },
+    let plan = |t: usize, tile: usize| {
+        let shape = Shape::new(1, t, d, 1);
+        Plan {
+            shape,
+            mask: mask.clone(),
+            start: crate::engine::StartKind::Qkv,
+            proj: false,
+            dropout: false,
+            mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
+            tiles: Tiles { br: tile, bc: tile }.fit(shape),
+        }
     };
     let rows = lengths
         .iter()

@@ -62,9 +62,9 @@ fn head_dim(s: &str) -> Result<usize, String> {
 }
 
 fn mask_name(s: &str) -> Result<String, String> {
-    match s {
-        "none" | "causal" => Ok(s.to_string()),
-        _ => Err(tr!("expected none or causal").to_string()),
+    match Mask::from_name(s) {
+        Some(_) => Ok(s.to_string()),
+        None => Err(tr!("expected none or causal").to_string()),
     }
 }
 
@@ -130,7 +130,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .collect();
     let flash = scenario.variants.contains(&Variant::Flash);
     if args.json {
-        let tiles = scenario.tiles.fit(scenario.shape);
+        let tiles = scenario.plan().tiles.sizes();
         let doc = Document {
             title: &scenario.title,
             shape: scenario.shape,
@@ -173,7 +173,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::R
         s.mask.name()
     )?;
     if s.variants.contains(&Variant::Flash) {
-        let t = s.tiles.fit(sh);
+        let t = s.plan().tiles.sizes();
         writeln!(
             out,
             "flash tiles: br = {}, bc = {}; its tile-local working set holds {} floats in forward",

@@ -65,37 +65,6 @@ pub fn load(path: &Path) -> Result<Scenario, CliError> {
     Ok(Scenario::load(path)?)
 }
 
-/// clap value parsers for the engine's names, listing the choices on a mistake.
-pub fn parse_variant(s: &str) -> Result<Variant, String> {
-    Variant::from_name(s).ok_or_else(|| tr!("unknown variant \"{s}\"; expected baseline, mha, flash or gqa", s))
-}
-
-pub fn parse_pass(s: &str) -> Result<Pass, String> {
-    Pass::from_name(s).ok_or_else(|| tr!("unknown pass \"{s}\"; expected forward or backward", s))
-}
-
-pub fn parse_phase(s: &str) -> Result<Phase, String> {
-    Phase::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Phase::ALL.iter().map(|p| p.name()).collect();
-        tr!(
-            "unknown phase \"{s}\"; expected one of {names}",
-            s,
-            names = names.join(", ")
-        )
-    })
-}
-
-pub fn parse_buffer(s: &str) -> Result<Buf, String> {
-    Buf::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Buf::ALL.iter().map(|b| b.name()).collect();
-        tr!(
-            "unknown buffer \"{s}\"; expected one of {names}",
-            s,
-            names = names.join(", ")
-        )
-    })
-}
-
 /// clap parser of a whole number ≥ 0 that calls a negative number one (clap alone would take
 /// `--steps -1` for an unknown flag `-1`; the flags that use this allow negative numbers so
 /// they reach it).
@@ -221,30 +190,36 @@ pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The same names as clap parsers that know their possible values, so `--help` lists them and
-/// shell completions offer them.
-fn names_parser<T: Clone + Send + Sync + 'static>(
-    names: impl Iterator<Item = &'static str>,
-    parse: fn(&str) -> Result<T, String>,
+/// A clap parser of one of `all` by its `name`: it knows the possible values, so `--help` lists
+/// them, shell completions offer them and a mistake names them.
+pub fn names_parser<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
 ) -> impl clap::builder::TypedValueParser<Value = T> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(names.map(PossibleValue::new)).try_map(move |s| parse(&s))
+    PossibleValuesParser::new(all.iter().map(|&x| PossibleValue::new(name(x)))).try_map(move |s| {
+        // clap has already checked that `s` is one of the names
+        all.iter()
+            .copied()
+            .find(|&x| name(x) == s)
+            .ok_or_else(|| tr!("invalid value").to_string())
+    })
 }
 
 pub fn variant_arg() -> impl clap::builder::TypedValueParser<Value = Variant> {
-    names_parser(Variant::ALL.iter().map(|v| v.name()), parse_variant)
+    names_parser(&Variant::ALL, Variant::name)
 }
 
 pub fn pass_arg() -> impl clap::builder::TypedValueParser<Value = Pass> {
-    names_parser(["forward", "backward"].into_iter(), parse_pass)
+    names_parser(&Pass::ALL, Pass::name)
 }
 
 pub fn phase_arg() -> impl clap::builder::TypedValueParser<Value = Phase> {
-    names_parser(Phase::ALL.iter().map(|p| p.name()), parse_phase)
+    names_parser(Phase::ALL, Phase::name)
 }
 
 pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
-    names_parser(Buf::ALL.iter().map(|b| b.name()), parse_buffer)
+    names_parser(Buf::ALL, Buf::name)
 }
 
 /// Where a subcommand's output goes: stdout, or a file written atomically (see

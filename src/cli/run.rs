@@ -183,7 +183,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
         )?;
     }
     if s.variants.contains(&Variant::Flash) {
-        let t = s.tiles.fit(sh);
+        let t = s.plan().tiles.sizes();
         writeln!(
             out,
             "flash tiles: br = {} query rows, bc = {} key columns ([flash] br = {}, bc = {})",

@@ -1,10 +1,10 @@
 //! `attn-trace train`: trains TinyGPT on a file or a built-in dataset, with a progress bar on a
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
-use super::{CliError, quiet_pipe, whole};
+use super::{CliError, names_parser, quiet_pipe, whole};
 use attn_trace::kernels::rope::Pairs;
 use attn_trace::model::gpt::Attention;
-use attn_trace::model::spec::{parse_attention, parse_rope};
+use attn_trace::model::spec::{parse_rope, rope_name};
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
@@ -86,8 +86,8 @@ pub struct Args {
     pub json: bool,
     /// The attention kernel: naive (stores the [B,H,T,T] probabilities) or flash (16×16 tiles,
     /// the online softmax; backward recomputes the probabilities). Same loss within rounding.
-    #[arg(long, value_name = "KERNEL", default_value = "naive", value_parser = ["naive", "flash"])]
-    pub attention: String,
+    #[arg(long, value_name = "KERNEL", default_value = Attention::Naive.name(), value_parser = names_parser(&Attention::ALL, Attention::name))]
+    pub attention: Attention,
 }
 
 #[derive(Serialize)]
@@ -199,11 +199,6 @@ fn config(
     Ok(cfg)
 }
 
-/// `none`, `interleaved` or `half`.
-fn rope_name(r: Option<Pairs>) -> &'static str {
-    r.map_or("none", Pairs::name)
-}
-
 /// The data named by `--data` or `--dataset` (default: the built-in `kernels`).
 pub fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Dataset, CliError> {
     match data {
@@ -259,7 +254,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read
     let rope = args.rope.as_deref().map(parse_rope).transpose().map_err(flag_error)?;
-    let attention = parse_attention(&args.attention).map_err(flag_error)?;
+    let attention = args.attention;
     TrainSpec {
         seq_len: args.seq,
         d_model: args.dmodel,
@@ -340,8 +335,8 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
         if let Some(r) = c.rope {
             attention.push_str(&format!(" rope={}", r.name()));
         }
-        if matches!(trainer.model.attention, Attention::Flash(_)) {
-            attention.push_str(" attention=flash");
+        if let a @ Attention::Flash(_) = trainer.model.attention {
+            attention.push_str(&format!(" attention={}", a.name()));
         }
         let line = tr!(
             "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",

@@ -1,7 +1,7 @@
 //! `attn-trace tui [SCENARIO]` (and `attn-trace` alone): the step-through TUI, opened on the
 //! scenario's `[focus]`, or on the built-in MHA walkthrough.
 
-use super::{CliError, load, no_color_env, parse_variant};
+use super::{CliError, load, names_parser, no_color_env, variant_arg};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::tr;
@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(value_name = "SCENARIO")]
     pub scenario: Option<PathBuf>,
     /// Which kernel to open first: baseline or mha (default: the scenario's [focus] variant).
-    #[arg(long, value_parser = parse_variant)]
+    #[arg(long, value_parser = variant_arg())]
     pub variant: Option<Variant>,
     /// Open in quiz mode: predict each next access before stepping. --quiz=values also asks
     /// the value of each write, --quiz=iterations every read of the next loop iteration.
@@ -38,19 +38,9 @@ pub struct Args {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "offsets",
-        value_parser = parse_level
+        value_parser = names_parser(&Level::ALL, Level::name)
     )]
     pub quiz: Option<Level>,
-}
-
-/// `offsets`, `values` or `iterations`.
-fn parse_level(s: &str) -> Result<Level, String> {
-    Level::from_name(s).ok_or_else(|| {
-        tr!(
-            "expected one of offsets, values, iterations, not {s}",
-            s = format!("{s:?}")
-        )
-    })
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

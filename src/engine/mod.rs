@@ -16,7 +16,7 @@ pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_count
 pub use registry::Registry;
 pub use tensors::Tensors;
 
-use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
+use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
@@ -78,8 +78,8 @@ pub struct Inputs {
     pub rope: Option<Rope>,
     /// Generate token by token from a key/value cache (`kernels::decode`); forward only.
     pub decode: bool,
-    /// Flash's tile sizes (the other variants ignore them).
-    pub tiles: Tiles,
+    /// Flash's tile sizes, fitted to `shape` (the other variants ignore them).
+    pub tiles: FittedTiles,
 }
 
 impl Inputs {
@@ -121,7 +121,7 @@ impl Inputs {
             };
             return Cow::Owned(plain.for_variant(variant).into_owned());
         }
-        if variant.grouped() || !sh.is_grouped() {
+        if variant.kv_shape(sh) == sh {
             return Cow::Borrowed(self);
         }
         let (C, D, G) = (sh.c, sh.d(), sh.group());
@@ -176,7 +176,7 @@ impl Inputs {
             },
         };
         Cow::Owned(Inputs {
-            shape: sh.ungrouped(),
+            shape: variant.kv_shape(sh),
             start,
             ..self.clone()
         })

@@ -3,7 +3,7 @@
 
 use crate::kernels::Mask;
 use crate::kernels::Variant;
-use crate::kernels::attention_flash::Tiles;
+use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
@@ -54,8 +54,8 @@ pub struct Plan {
     pub rope: Option<Rope>,
     /// Generation from a key/value cache, one token at a time (forward only).
     pub decode: bool,
-    /// Flash's tile sizes (unused by the other variants).
-    pub tiles: Tiles,
+    /// Flash's tile sizes, fitted to `shape` (unused by the other variants).
+    pub tiles: FittedTiles,
 }
 
 impl Plan {
@@ -262,8 +262,8 @@ pub fn estimate_events(plan: &Plan, variant: Variant, passes: Passes) -> u64 {
 }
 
 /// The query tiles and key tiles of flash, as ranges of rows and of columns.
-pub fn flash_tiles(shape: Shape, tiles: Tiles) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
-    let Tiles { br, bc } = tiles.fit(shape);
+pub fn flash_tiles(shape: Shape, tiles: FittedTiles) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
+    let Tiles { br, bc } = tiles.sizes();
     let cut = |n: usize, w: usize| (0..n).step_by(w).map(|a| a..(a + w).min(n)).collect();
     (cut(shape.s, br), cut(shape.t, bc))
 }

@@ -9,7 +9,7 @@
 
 use super::plan::{Passes, Plan, StartKind};
 use crate::kernels::Variant;
-use crate::kernels::attention_flash::Tiles;
+use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::tensor::{Dim, Layout, Level, Role, Shape, Spec, dim};
 use crate::trace::Buf;
@@ -43,12 +43,31 @@ pub const fn primal(buf: Buf) -> Option<Buf> {
     })
 }
 
+/// The buffers a run's [`Inputs`](super::Inputs) can give data for, in the order the engine
+/// takes them: the start's (x with the fused or the separate projections and, in
+/// cross-attention, memory; or q, k and v), the output projection's weights and `d_out`. A
+/// scenario's `[values]` are these.
+pub const GIVEN: [Buf; 16] = {
+    use Buf::*;
+    [
+        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WProj, BProj, DOut,
+    ]
+};
+
+/// The stored shape of the data given for `buf` on sizes `sh`: the sizes as given, with `H_kv`
+/// key/value heads (the grouped kernel's declaration; the other kernels read those heads
+/// repeated, see [`Inputs::for_variant`](super::Inputs::for_variant)).
+pub fn given_shape(buf: Buf, sh: Shape) -> Vec<usize> {
+    // no given buffer is a tile, so the tile sizes do not matter
+    declare(buf, Variant::Gqa, sh, Tiles::default().fit(sh)).shape
+}
+
 /// Role, level, stored dimensions and (when the kernel reads it differently) the viewed
 /// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
 /// `tiles`). Gradients are declared through the buffer they belong to.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
+pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
     // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
-    let sh = if variant.grouped() { sh } else { sh.ungrouped() };
+    let sh = variant.kv_shape(sh);
     let Shape {
         b: B,
         s: S,
@@ -88,7 +107,7 @@ pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: Tiles) -> Spec {
     // one number per query row of each head: flash's log-sum-exp and backward's D_i
     let rows = vec![dim("b", B), dim("h", H), dim("i", S)];
     // flash's tile-local working set: rows `ii` of a query tile, rows `jj` of a key tile
-    let Tiles { br, bc } = tiles.fit(sh);
+    let Tiles { br, bc } = tiles.sizes();
     let tile = |role: Role, dims: Vec<Dim>| Spec {
         role,
         level: Level::Tile,
@@ -293,9 +312,37 @@ mod tests {
             proj: true,
             dropout: false,
             mistakes: Mistakes::NONE,
-            tiles: Tiles::default(),
+            tiles: Tiles::default().fit(shape),
             rope: None,
             decode: false,
+        }
+    }
+
+    #[test]
+    fn given_data_has_the_sizes_as_given_with_h_kv_key_value_heads() {
+        // B = 2, S = 3 queries, T = 5 keys, C = 8 in H = 4 heads of D = 2, H_kv = 2: KV = 4
+        let sh = Shape::cross(2, 3, 5, 8, 4).grouped(2);
+        let want: [(Buf, Vec<usize>); 16] = [
+            (Buf::X, vec![2, 3, 8]),
+            (Buf::Memory, vec![2, 5, 8]),
+            (Buf::WQkv, vec![8, 16]),
+            (Buf::BQkv, vec![16]),
+            (Buf::WQ, vec![8, 8]),
+            (Buf::BQ, vec![8]),
+            (Buf::WK, vec![8, 4]),
+            (Buf::BK, vec![4]),
+            (Buf::WV, vec![8, 4]),
+            (Buf::BV, vec![4]),
+            (Buf::Q, vec![2, 3, 8]),
+            (Buf::K, vec![2, 5, 4]),
+            (Buf::V, vec![2, 5, 4]),
+            (Buf::WProj, vec![8, 8]),
+            (Buf::BProj, vec![8]),
+            (Buf::DOut, vec![2, 3, 8]),
+        ];
+        assert_eq!(GIVEN, want.clone().map(|(b, _)| b));
+        for (b, shape) in want {
+            assert_eq!(given_shape(b, sh), shape, "{b}");
         }
     }
 
@@ -358,7 +405,7 @@ mod tests {
     fn flash_keeps_row_statistics_and_tiles_instead_of_scores() {
         let sh = Shape::new(1, 5, 6, 3);
         let p = Plan {
-            tiles: Tiles { br: 2, bc: 3 },
+            tiles: Tiles { br: 2, bc: 3 }.fit(sh),
             ..plan(sh, StartKind::Fused)
         };
         let r = Registry::new(&p, Variant::Flash, Passes::BOTH);
@@ -386,7 +433,7 @@ mod tests {
         assert_eq!(r.layout(Buf::Acc).unwrap().sizes(), [2, 2]);
         // tiles larger than the sequence have as many rows as there are queries
         let big = Plan {
-            tiles: Tiles { br: 64, bc: 9 },
+            tiles: Tiles { br: 64, bc: 9 }.fit(sh),
             ..plan(sh, StartKind::Fused)
         };
         let r = Registry::new(&big, Variant::Flash, Passes::FORWARD);

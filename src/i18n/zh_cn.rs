@@ -993,10 +993,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "应在 {example} 中至少给出一个{what}，实际是空数组",
     ),
     ("expected none or causal", "应为 none 或 causal"),
-    (
-        "expected one of offsets, values, iterations, not {s}",
-        "应为 offsets、values、iterations 之一，而不是 {s}",
-    ),
     ("expected one of {valid}", "应为以下之一：{valid}"),
     (
         "expected shape [{dims_text}] ({expected} numbers, flat or nested), found {found}",
@@ -2237,10 +2233,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("unchanged (T = D = {D})", "不变（T = D = {D}）"),
     ("unexpected argument '{arg}'", "意外的参数 '{arg}'"),
     ("unexpected value '{value}' for {arg}", "{arg} 的意外取值 '{value}'"),
-    (
-        "unknown buffer \"{s}\"; expected one of {names}",
-        "未知的缓冲区 \"{s}\"；应为以下之一：{names}",
-    ),
     ("unknown command '{name}'", "未知的子命令 '{name}'"),
     (
         "unknown dataset '{name}': the built-in datasets are {names}",
@@ -2261,18 +2253,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "unknown language \"{s}\"; expected en or zh-CN",
         "未知的语言 \"{s}\"；应为 en 或 zh-CN",
-    ),
-    (
-        "unknown pass \"{s}\"; expected forward or backward",
-        "未知的遍 \"{s}\"；应为 forward 或 backward",
-    ),
-    (
-        "unknown phase \"{s}\"; expected one of {names}",
-        "未知的阶段 \"{s}\"；应为以下之一：{names}",
-    ),
-    (
-        "unknown variant \"{s}\"; expected baseline, mha, flash or gqa",
-        "未知的变体 \"{s}\"；应为 baseline、mha、flash 或 gqa",
     ),
     (
         "unknown {what} \"{name}\"; expected one of {example}",

@@ -40,11 +40,11 @@ impl Default for Tiles {
 impl Tiles {
     /// The tiles a run of `S` queries and `T` keys uses: a tile never has more rows than there
     /// are queries, nor more columns than keys (nor fewer than one).
-    pub fn fit(self, sh: Shape) -> Tiles {
-        Tiles {
+    pub fn fit(self, sh: Shape) -> FittedTiles {
+        FittedTiles(Tiles {
             br: self.br.clamp(1, sh.s.max(1)),
             bc: self.bc.clamp(1, sh.t.max(1)),
-        }
+        })
     }
 
     /// Floats of the tile-local working set of forward (`q_tile, k_tile, v_tile, s_tile, m,
@@ -52,6 +52,18 @@ impl Tiles {
     pub fn forward_floats(self, d: usize) -> usize {
         let Tiles { br, bc } = self;
         br * d + 2 * bc * d + br * bc + 2 * br + br * d
+    }
+}
+
+/// Tile sizes fitted to a run's sizes by [`Tiles::fit`], the only way to make them: what the
+/// kernels, the buffer registry and the event counts all read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FittedTiles(Tiles);
+
+impl FittedTiles {
+    /// `br` query rows and `bc` key columns per tile.
+    pub fn sizes(self) -> Tiles {
+        self.0
     }
 }
 
@@ -83,7 +95,7 @@ pub struct BackwardTiles<'a> {
 pub fn forward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     (q, k, v): (&[f32], &[f32], &[f32]),
     att: &mut [f32],
@@ -94,7 +106,7 @@ pub fn forward<R: Recorder>(
         b: B, s: S, t: T, h: H, ..
     } = sh;
     let D = sh.d();
-    let Tiles { br, bc } = tiles.fit(sh);
+    let Tiles { br, bc } = tiles.sizes();
     let scale = 1.0 / (D as f32).sqrt();
     let ForwardTiles {
         q_t,
@@ -240,7 +252,7 @@ pub fn forward<R: Recorder>(
 pub fn backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     (q, k, v): (&[f32], &[f32], &[f32]),
     (att, lse): (&[f32], &[f32]),
@@ -253,7 +265,7 @@ pub fn backward<R: Recorder>(
         b: B, s: S, t: T, h: H, ..
     } = sh;
     let D = sh.d();
-    let Tiles { br, bc } = tiles.fit(sh);
+    let Tiles { br, bc } = tiles.sizes();
     let scale = 1.0 / (D as f32).sqrt();
     let BackwardTiles {
         q_t,

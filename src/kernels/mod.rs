@@ -72,6 +72,7 @@ pub mod names {
     ];
 }
 
+use crate::tensor::Shape;
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
@@ -103,6 +104,12 @@ impl Variant {
         matches!(self, Variant::Gqa)
     }
 
+    /// The sizes `sh` with the key/value heads this variant's kernel reads: `H_kv` in GQA, one
+    /// per query head (ungrouped) in the others.
+    pub const fn kv_shape(self, sh: Shape) -> Shape {
+        if self.grouped() { sh } else { sh.ungrouped() }
+    }
+
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Baseline => "baseline",
@@ -113,13 +120,7 @@ impl Variant {
     }
 
     pub fn from_name(name: &str) -> Option<Variant> {
-        match name {
-            "baseline" => Some(Variant::Baseline),
-            "mha" => Some(Variant::Mha),
-            "flash" => Some(Variant::Flash),
-            "gqa" => Some(Variant::Gqa),
-            _ => None,
-        }
+        Variant::ALL.into_iter().find(|v| v.name() == name)
     }
 }
 
@@ -142,6 +143,9 @@ pub enum Mask {
 }
 
 impl Mask {
+    /// The masks that have a name (an explicit one is given as a matrix, not by name).
+    pub const NAMED: [Mask; 2] = [Mask::Causal, Mask::None];
+
     /// An explicit mask from `S` rows of `T` entries each (true = visible).
     pub fn explicit(rows: &[Vec<bool>]) -> Mask {
         let t = rows.first().map_or(0, Vec::len);
@@ -159,13 +163,9 @@ impl Mask {
         }
     }
 
-    /// The named masks (an explicit one is given as a matrix, not by name).
+    /// One of the [`Mask::NAMED`] masks by name.
     pub fn from_name(name: &str) -> Option<Mask> {
-        match name {
-            "causal" => Some(Mask::Causal),
-            "none" => Some(Mask::None),
-            _ => None,
-        }
+        Mask::NAMED.into_iter().find(|m| m.name() == name)
     }
 
     /// Is the score of query `i` for key `j` masked out?
@@ -208,6 +208,15 @@ impl Serialize for Mask {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_gqa_reads_grouped_key_value_heads() {
+        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        assert_eq!(Variant::Gqa.kv_shape(sh), sh);
+        for v in [Variant::Baseline, Variant::Mha, Variant::Flash] {
+            assert_eq!(v.kv_shape(sh), Shape::new(1, 3, 8, 4), "{v}");
+        }
+    }
 
     #[test]
     fn masks_hide_what_they_say_and_nothing_outside_the_matrix_is_visible() {

@@ -30,6 +30,7 @@
 //! the memory a checkpoint can make us use is bounded by its own size.
 
 use super::gpt::{Config, Layout, TinyGpt};
+use super::spec::{NO_ROPE, rope_name};
 use super::{AdamW, ModelError};
 use crate::files::input::{ReadError, human_bytes};
 use crate::kernels::rope::Pairs;
@@ -266,7 +267,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
     put("n_layers", cfg.n_layers.to_string());
     put("n_heads", cfg.n_heads.to_string());
     put("n_kv_heads", cfg.kv_heads().to_string());
-    put("rope", cfg.rope.map_or("none", Pairs::name).to_string());
+    put("rope", rope_name(cfg.rope).to_string());
     put("step", step.to_string());
     if let Some(st) = state {
         put("lr", st.opt.lr.to_string());
@@ -437,7 +438,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
         config.n_kv_heads = Some(num("n_kv_heads")?);
     }
     config.rope = match meta.get("rope").map(String::as_str) {
-        None | Some("none") => None,
+        None | Some(NO_ROPE) => None,
         Some(name) => Some(
             Pairs::from_name(name)
                 .ok_or_else(|| tr!("metadata 'rope' is '{name}', expected none, interleaved or half", name))?,

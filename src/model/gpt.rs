@@ -5,7 +5,7 @@
 
 use super::ModelError;
 use super::ops;
-use crate::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
+use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
 use crate::kernels::rope::{self, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::Shape;
@@ -317,6 +317,29 @@ pub enum Attention {
 impl Attention {
     /// Flash's tiles when training: 16 query rows by 16 key columns (fewer when T is shorter).
     pub const FLASH: Attention = Attention::Flash(Tiles { br: 16, bc: 16 });
+
+    /// The kernels by name: naive, and flash with [`Attention::FLASH`]'s tiles.
+    pub const ALL: [Attention; 2] = [Attention::Naive, Attention::FLASH];
+
+    /// The name used on the command line and in the train form.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Attention::Naive => "naive",
+            Attention::Flash(_) => "flash",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Attention> {
+        Attention::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// Flash's tiles fitted to a batch of sizes `sh`, or `None` for the naive kernel.
+    fn flash_tiles(self, sh: Shape) -> Option<FittedTiles> {
+        match self {
+            Attention::Naive => None,
+            Attention::Flash(tiles) => Some(tiles.fit(sh)),
+        }
+    }
 }
 
 /// How many independent slices of a batch run on their own thread. Fixed (not the core count)
@@ -733,7 +756,7 @@ impl RopeTables {
 /// several heads otherwise the MHA variant, on the fast path that `tests/it/kernels_untraced.rs`
 /// holds to the traced kernels bit for bit.
 fn attention_forward(cfg: &Config, attention: Attention, sh: Shape, a: &mut LayerActs) {
-    if let Attention::Flash(tiles) = attention {
+    if let Some(tiles) = attention.flash_tiles(sh) {
         flash_forward(tiles, sh, a);
         return;
     }
@@ -742,7 +765,7 @@ fn attention_forward(cfg: &Config, attention: Attention, sh: Shape, a: &mut Laye
 }
 
 fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerActs, g: &mut Grads) {
-    if let Attention::Flash(tiles) = attention {
+    if let Some(tiles) = attention.flash_tiles(sh) {
         flash_backward(tiles, sh, a, g);
         return;
     }
@@ -752,8 +775,8 @@ fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerAc
 }
 
 /// Flash's forward: `att` and `lse` tile by tile, in the tile-local buffers of one call.
-fn flash_forward(tiles: Tiles, sh: Shape, a: &mut LayerActs) {
-    let Tiles { br, bc } = tiles.fit(sh);
+fn flash_forward(tiles: FittedTiles, sh: Shape, a: &mut LayerActs) {
+    let Tiles { br, bc } = tiles.sizes();
     let d = sh.d();
     let z = |n: usize| vec![0.0f32; n];
     let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));
@@ -781,8 +804,8 @@ fn flash_forward(tiles: Tiles, sh: Shape, a: &mut LayerActs) {
 }
 
 /// Flash's backward: `d_q`, `d_k`, `d_v`, every probability recomputed from `lse`.
-fn flash_backward(tiles: Tiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
-    let Tiles { br, bc } = tiles.fit(sh);
+fn flash_backward(tiles: FittedTiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
+    let Tiles { br, bc } = tiles.sizes();
     let d = sh.d();
     let z = |n: usize| vec![0.0f32; n];
     let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));

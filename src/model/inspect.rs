@@ -4,6 +4,7 @@
 use super::ModelError;
 use super::gpt::{Activations, Tap, TinyGpt};
 use crate::engine::{Inputs, Start};
+use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
@@ -70,8 +71,9 @@ impl TinyGpt {
         let p = |name: &str| self.param(&format!("blocks.{layer}.{name}")).map(<[f32]>::to_vec);
         let missing = || ModelError::Input(tr!("layer {layer} has no parameters", layer));
         let a = &acts.layers[layer];
+        let shape = cfg.shape(1, t);
         let inputs = Inputs {
-            shape: cfg.shape(1, t),
+            shape,
             mask: Mask::Causal,
             start: Start::X {
                 x: a.ln1.clone(),
@@ -84,7 +86,7 @@ impl TinyGpt {
             mistakes: Mistakes::NONE,
             rope: cfg.rotation(),
             decode: false,
-            tiles: Default::default(),
+            tiles: Tiles::default().fit(shape),
         };
         Ok(AttentionCapture {
             layer,

@@ -253,11 +253,27 @@ impl TrainSpec {
     }
 }
 
+/// The name of no rotation, beside [`Pairs`]' names.
+pub const NO_ROPE: &str = "none";
+
+/// The name of a rotation, or of none, on the command line, in the train form and in checkpoints.
+pub fn rope_name(rope: Option<Pairs>) -> &'static str {
+    rope.map_or(NO_ROPE, Pairs::name)
+}
+
+/// Every rotation by name, none first: `none`, then [`Pairs::ALL`]'s.
+pub fn rope_names() -> Vec<&'static str> {
+    std::iter::once(None)
+        .chain(Pairs::ALL.map(Some))
+        .map(rope_name)
+        .collect()
+}
+
 /// The rotation named on the command line or in the train form: `none`, `interleaved` (pairs
 /// `(2m, 2m+1)`) or `half` (pairs `(m, m + D/2)`). The error reads after the setting's name.
 pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
     match text.trim() {
-        "none" | "" => Ok(None),
+        NO_ROPE | "" => Ok(None),
         name => Pairs::from_name(name).map(Some).ok_or_else(|| SpecError {
             setting: Setting::Rope,
             msg: tr!(
@@ -271,14 +287,11 @@ pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
 /// The attention kernel named on the command line or in the train form: `naive` or `flash`
 /// ([`Attention::FLASH`]'s tiles). The error reads after the setting's name.
 pub fn parse_attention(text: &str) -> Result<Attention, SpecError> {
-    match text.trim() {
-        "naive" => Ok(Attention::Naive),
-        "flash" => Ok(Attention::FLASH),
-        name => Err(SpecError {
-            setting: Setting::Attention,
-            msg: tr!("must be naive or flash, got {name}", name = format!("{name:?}")),
-        }),
-    }
+    let name = text.trim();
+    Attention::from_name(name).ok_or_else(|| SpecError {
+        setting: Setting::Attention,
+        msg: tr!("must be naive or flash, got {name}", name = format!("{name:?}")),
+    })
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::{Focus, Init, Mode, Qkv, Scenario, ScenarioError};
 use crate::engine::{Inputs, Passes, Start};
 use crate::kernels::Variant;
+use crate::trace::Buf;
 use std::collections::BTreeMap;
 
 impl Scenario {
@@ -19,11 +20,7 @@ impl Scenario {
         variant: Variant,
         focus: Option<Focus>,
     ) -> Result<Scenario, ScenarioError> {
-        let values: BTreeMap<String, Vec<f32>> = inputs
-            .given()
-            .into_iter()
-            .map(|(b, data)| (b.name().to_string(), data.to_vec()))
-            .collect();
+        let values: BTreeMap<Buf, Vec<f32>> = inputs.given().into_iter().map(|(b, data)| (b, data.to_vec())).collect();
         let scenario = Scenario {
             source: source.to_string(),
             title: title.to_string(),
@@ -43,7 +40,7 @@ impl Scenario {
             mistakes: inputs.mistakes,
             rope: inputs.rope,
             decode: false,
-            tiles: inputs.tiles,
+            tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,
             focus,
@@ -56,7 +53,6 @@ impl Scenario {
 mod tests {
     use super::*;
     use crate::engine;
-    use crate::trace::Buf;
 
     #[test]
     fn explicit_tensors_round_trip_and_run_the_same() {

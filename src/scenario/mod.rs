@@ -18,7 +18,7 @@ mod write;
 pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
 
-use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind};
+use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind, registry};
 use crate::files::input::ReadError;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
@@ -26,7 +26,7 @@ use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::tr;
-use crate::trace::Pass;
+use crate::trace::{Buf, Pass};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -63,8 +63,9 @@ pub struct Scenario {
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
-    /// Only the tensors the file gives, flat row-major, already checked against their shapes.
-    pub values: BTreeMap<String, Vec<f32>>,
+    /// Only the tensors the file gives, by buffer (one of [`registry::GIVEN`]), flat row-major,
+    /// already checked against their shapes ([`registry::given_shape`]).
+    pub values: BTreeMap<Buf, Vec<f32>>,
     /// The element the TUI opens on.
     pub focus: Option<Focus>,
 }
@@ -80,6 +81,8 @@ pub enum Qkv {
 }
 
 impl Qkv {
+    pub const ALL: [Qkv; 2] = [Qkv::Fused, Qkv::Separate];
+
     pub const fn name(self) -> &'static str {
         match self {
             Qkv::Fused => "fused",
@@ -97,6 +100,8 @@ pub enum Mode {
 }
 
 impl Mode {
+    pub const ALL: [Mode; 2] = [Mode::Train, Mode::Eval];
+
     pub const fn name(self) -> &'static str {
         match self {
             Mode::Train => "train",
@@ -169,33 +174,6 @@ pub struct Focus {
     pub j: usize,
 }
 
-/// The tensors `[values]` may give, in the engine's order.
-pub const VALUE_NAMES: [&str; 16] = [
-    "x", "memory", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v", "q", "k", "v", "w_proj", "b_proj",
-    "d_out",
-];
-
-/// The shape a `[values]` tensor must have, or `None` for a name that is not one. Queries
-/// (`x`, `q`, `d_out`) have `S` rows, keys and values (`memory`, `k`, `v`) `T`. Keys and values
-/// have `H_kv·D` channels (`C` unless `[shape].H_kv` groups them), so the fused projection is
-/// `[C, C + 2·H_kv·D]`.
-pub fn value_shape(name: &str, sh: Shape) -> Option<Vec<usize>> {
-    let Shape { b, s, t, c, .. } = sh;
-    let kv = sh.kv_c();
-    Some(match name {
-        "x" | "q" | "d_out" => vec![b, s, c],
-        "memory" => vec![b, t, c],
-        "k" | "v" => vec![b, t, kv],
-        "w_qkv" => vec![c, c + 2 * kv],
-        "b_qkv" => vec![c + 2 * kv],
-        "w_proj" | "w_q" => vec![c, c],
-        "w_k" | "w_v" => vec![c, kv],
-        "b_proj" | "b_q" => vec![c],
-        "b_k" | "b_v" => vec![kv],
-        _ => return None,
-    })
-}
-
 /// Most memory the traces of one scenario may take.
 pub const BUDGET_BYTES: u64 = 4 << 30;
 
@@ -220,8 +198,8 @@ pub(crate) struct Options {
 }
 
 /// What the engine will be asked to do for a scenario with these values (the correct run).
-fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Options) -> Plan {
-    let from_x = !values.contains_key("q");
+fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Options) -> Plan {
+    let from_x = !values.contains_key(&Buf::Q);
     Plan {
         shape,
         mask,
@@ -233,10 +211,10 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<String, Vec<f32>>, o: &Op
         dropout: o.dropout.is_some() && o.mode == Mode::Train,
         mistakes: Mistakes::NONE,
         // from x the projection is always there (filled if not given); from q, k, v only if given
-        proj: from_x || values.contains_key("w_proj"),
+        proj: from_x || values.contains_key(&Buf::WProj),
         rope: o.rope,
         decode: o.decode,
-        tiles: o.tiles,
+        tiles: o.tiles.fit(shape),
     }
 }
 
@@ -411,7 +389,7 @@ impl Scenario {
 
     /// Starts at `x` (with the input projection), unless the file gives q, k and v.
     pub fn from_x(&self) -> bool {
-        !self.values.contains_key("q")
+        !self.values.contains_key(&Buf::Q)
     }
 
     pub(crate) fn options(&self) -> Options {
@@ -438,54 +416,52 @@ impl Scenario {
     }
 
     /// A given tensor, or its deterministic fill.
-    fn tensor(&self, name: &str) -> Vec<f32> {
-        match self.values.get(name) {
+    fn tensor(&self, buf: Buf) -> Vec<f32> {
+        match self.values.get(&buf) {
             Some(data) => data.clone(),
-            None => {
-                let n = value_shape(name, self.shape).map_or(0, |s| numel(&s));
-                self.init.fill(name, n)
-            }
+            None => self.init.fill(buf, numel(&registry::given_shape(buf, self.shape))),
         }
     }
 
     /// The engine's inputs for the correct run: the given tensors, and the rest filled from
     /// `[init]`. [`Scenario::mistaken_inputs`] gives the mistaken run's.
     pub fn inputs(&self) -> Inputs {
-        let t = |name: &str| self.tensor(name);
+        let t = |buf: Buf| self.tensor(buf);
         let start = match (self.from_x(), self.qkv) {
             (false, _) => Start::Qkv {
-                q: t("q"),
-                k: t("k"),
-                v: t("v"),
+                q: t(Buf::Q),
+                k: t(Buf::K),
+                v: t(Buf::V),
             },
             (true, Qkv::Fused) => Start::X {
-                x: t("x"),
-                w_qkv: t("w_qkv"),
-                b_qkv: t("b_qkv"),
+                x: t(Buf::X),
+                w_qkv: t(Buf::WQkv),
+                b_qkv: t(Buf::BQkv),
             },
             (true, Qkv::Separate) => Start::Separate {
-                x: t("x"),
-                memory: self.cross.then(|| t("memory")),
-                w_q: t("w_q"),
-                b_q: t("b_q"),
-                w_k: t("w_k"),
-                b_k: t("b_k"),
-                w_v: t("w_v"),
-                b_v: t("b_v"),
+                x: t(Buf::X),
+                memory: self.cross.then(|| t(Buf::Memory)),
+                w_q: t(Buf::WQ),
+                b_q: t(Buf::BQ),
+                w_k: t(Buf::WK),
+                b_k: t(Buf::BK),
+                w_v: t(Buf::WV),
+                b_v: t(Buf::BV),
             },
         };
-        let proj = self.plan().proj.then(|| (t("w_proj"), t("b_proj")));
+        let plan = self.plan();
+        let proj = plan.proj.then(|| (t(Buf::WProj), t(Buf::BProj)));
         Inputs {
             shape: self.shape,
             mask: self.mask.clone(),
             start,
             proj,
-            d_out: t("d_out"),
+            d_out: t(Buf::DOut),
             dropout: self.dropout.filter(|_| self.mode == Mode::Train),
             mistakes: Mistakes::NONE,
             rope: self.rope,
             decode: self.decode,
-            tiles: self.tiles,
+            tiles: plan.tiles,
         }
     }
 
@@ -555,7 +531,7 @@ mod tests {
         assert_eq!((x.len(), w_qkv.len(), b_qkv.len()), (24, 48, 12));
         assert_eq!(inputs.proj.as_ref().map(|(w, b)| (w.len(), b.len())), Some((16, 4)));
         assert_eq!(inputs.d_out.len(), 24);
-        assert_eq!(x, &s.init.fill("x", 24));
+        assert_eq!(x, &s.init.fill(Buf::X, 24));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! `[init]`, `[values]` and `[focus]`. Each checks its own keys, types and ranges.
 
 use super::reader::{Doc, Result, Value};
-use super::{Dist, Focus, Init, Mode, Options, Qkv, value_shape};
+use super::{Dist, Focus, Init, Mode, Options, Qkv};
+use crate::engine::registry::{GIVEN, given_shape};
 use crate::engine::{Dropout, Passes};
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
@@ -10,7 +11,7 @@ use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
 use crate::tr;
-use crate::trace::Pass;
+use crate::trace::{Buf, Pass};
 use std::collections::BTreeMap;
 use toml::de::DeValue;
 
@@ -34,15 +35,11 @@ pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
 pub(super) const FLASH_KEYS: &[&str] = &["br", "bc"];
 
-pub(super) const VARIANTS: &[(&str, Variant)] = &[
-    ("baseline", Variant::Baseline),
-    ("mha", Variant::Mha),
-    ("flash", Variant::Flash),
-    ("gqa", Variant::Gqa),
-];
-pub(super) const ROPES: &[(&str, Pairs)] = &[("interleaved", Pairs::Interleaved), ("half", Pairs::Half)];
-pub(super) const PASSES: &[(&str, Pass)] = &[("forward", Pass::Forward), ("backward", Pass::Backward)];
-pub(super) const MASKS: &[(&str, Mask)] = &[("causal", Mask::Causal), ("none", Mask::None)];
+/// The choices of a field that names one of `all`, each by its name.
+fn named<T: Clone>(all: &[T], name: impl Fn(&T) -> &'static str) -> Vec<(&'static str, T)> {
+    all.iter().map(|x| (name(x), x.clone())).collect()
+}
+
 pub(super) const DISTS: &[&str] = &["normal", "uniform", "zeros", "ones", "arange"];
 
 /// The `[run]` table.
@@ -113,12 +110,12 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     let t = doc.table(v, "[run]")?;
     doc.known_keys(t, RUN_KEYS, "run")?;
     let variants = match t.get("variants") {
-        Some(x) => doc.names(x, "[run].variants", VARIANTS, tr!("variant"))?,
+        Some(x) => doc.names(x, "[run].variants", &named(&Variant::ALL, |v| v.name()), tr!("variant"))?,
         None => Variant::DEFAULT.to_vec(),
     };
     let passes = match t.get("passes") {
         Some(x) => {
-            let list = doc.names(x, "[run].passes", PASSES, tr!("pass"))?;
+            let list = doc.names(x, "[run].passes", &named(&Pass::ALL, |p| p.name()), tr!("pass"))?;
             Passes {
                 forward: list.contains(&Pass::Forward),
                 backward: list.contains(&Pass::Backward),
@@ -128,16 +125,11 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
     };
     let mask = match t.get("mask") {
         Some(x) if matches!(x.get_ref(), DeValue::Array(_)) => mask_matrix(doc, x, shape)?,
-        Some(x) => doc.choice(x, "[run].mask", MASKS, tr!("mask"))?,
+        Some(x) => doc.choice(x, "[run].mask", &named(&Mask::NAMED, Mask::name), tr!("mask"))?,
         None => Mask::Causal,
     };
     let qkv = match t.get("qkv") {
-        Some(x) => doc.choice(
-            x,
-            "[run].qkv",
-            &[("fused", Qkv::Fused), ("separate", Qkv::Separate)],
-            tr!("qkv"),
-        )?,
+        Some(x) => doc.choice(x, "[run].qkv", &named(&Qkv::ALL, |q| q.name()), tr!("qkv"))?,
         None => Qkv::Fused,
     };
     let dropout = match t.get("dropout") {
@@ -174,24 +166,19 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         }
     };
     let mode = match t.get("mode") {
-        Some(x) => doc.choice(
-            x,
-            "[run].mode",
-            &[("train", Mode::Train), ("eval", Mode::Eval)],
-            tr!("mode"),
-        )?,
+        Some(x) => doc.choice(x, "[run].mode", &named(&Mode::ALL, |m| m.name()), tr!("mode"))?,
         None => Mode::Train,
     };
     let mistakes = match t.get("mistakes") {
         Some(x) => {
-            let table: Vec<(&str, Mistake)> = Mistake::ALL.iter().map(|&m| (m.name(), m)).collect();
+            let table = named(&Mistake::ALL, |m| m.name());
             Mistakes::of(&doc.names(x, "[run].mistakes", &table, tr!("mistake"))?)
         }
         None => Mistakes::NONE,
     };
     let rope = match t.get("rope") {
         Some(x) => {
-            let pairs = doc.choice(x, "[run].rope", ROPES, "rope")?;
+            let pairs = doc.choice(x, "[run].rope", &named(&Pairs::ALL, |p| p.name()), "rope")?;
             let base = match t.get("rope_base") {
                 Some(b) => {
                     let base = doc.number(b, "[run].rope_base")?;
@@ -417,76 +404,94 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
     Ok(Init { seed, dist })
 }
 
-pub(super) fn parse_values(
-    doc: &Doc<'_>,
-    v: &Value<'_>,
-    sh: Shape,
-    passes: Passes,
-) -> Result<BTreeMap<String, Vec<f32>>> {
+pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Passes) -> Result<BTreeMap<Buf, Vec<f32>>> {
     let t = doc.table(v, "[values]")?;
-    doc.known_keys(t, &super::VALUE_NAMES, "values")?;
+    let names = GIVEN.map(Buf::name);
+    doc.known_keys(t, &names, "values")?;
     let mut values = BTreeMap::new();
     // in file order, so the first bad tensor reported is the first one the reader meets
     let mut entries: Vec<_> = t.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     for (key, x) in entries {
-        let name: &str = key.get_ref();
-        let Some(shape) = value_shape(name, sh) else {
+        let Some(buf) = Buf::from_name(key.get_ref()) else {
             continue;
         };
-        values.insert(name.to_string(), tensor(doc, x, &format!("[values].{name}"), &shape)?);
+        let shape = given_shape(buf, sh);
+        values.insert(buf, tensor(doc, x, &field(buf), &shape)?);
     }
 
     // where the run starts decides which tensors may be given together
-    let has = |n: &str| t.get(n);
-    let core: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_some()).collect();
+    let has = |b: Buf| t.get(b.name());
+    let core: Vec<Buf> = [Buf::Q, Buf::K, Buf::V]
+        .into_iter()
+        .filter(|&b| has(b).is_some())
+        .collect();
     if !core.is_empty() {
         if core.len() < 3 {
-            let missing: Vec<&str> = ["q", "k", "v"].into_iter().filter(|n| has(n).is_none()).collect();
+            let missing: Vec<&str> = [Buf::Q, Buf::K, Buf::V]
+                .into_iter()
+                .filter(|&b| has(b).is_none())
+                .map(Buf::name)
+                .collect();
             let first = has(core[0]).map(|x| x.span());
             return Err(doc.err(
                 first,
-                &format!("[values].{}", core[0]),
+                &field(core[0]),
                 tr!(
                     "q, k and v start the run at the attention core and must be given together; missing {missing}",
                     missing = missing.join(tr!(" and "))
                 ),
             ));
         }
-        let projections = ["x", "w_qkv", "b_qkv", "w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
-        if let Some(n) = projections.into_iter().find(|n| has(n).is_some()) {
+        let projections = [
+            Buf::X,
+            Buf::WQkv,
+            Buf::BQkv,
+            Buf::WQ,
+            Buf::BQ,
+            Buf::WK,
+            Buf::BK,
+            Buf::WV,
+            Buf::BV,
+        ];
+        if let Some(b) = projections.into_iter().find(|&b| has(b).is_some()) {
             return Err(doc.err(
-                has(n).map(|x| x.span()),
-                &format!("[values].{n}"),
+                has(b).map(|x| x.span()),
+                &field(b),
                 tr!("not used when q, k and v are given (the run starts at the attention core, after the input projection)"),
             ));
         }
-        let (w, b) = (has("w_proj"), has("b_proj"));
+        let (w, b) = (has(Buf::WProj), has(Buf::BProj));
         if w.is_some() != b.is_some() {
             let (given, missing, span) = match w {
-                Some(w) => ("w_proj", "b_proj", w.span()),
-                None => ("b_proj", "w_proj", b.map_or(0..0, |b| b.span())),
+                Some(w) => (Buf::WProj, Buf::BProj, w.span()),
+                None => (Buf::BProj, Buf::WProj, b.map_or(0..0, |b| b.span())),
             };
             return Err(doc.err(
                 Some(span),
-                &format!("[values].{given}"),
+                &field(given),
                 tr!(
                     "the output projection needs both w_proj and b_proj; missing {missing}",
-                    missing
+                    missing = missing.name()
                 ),
             ));
         }
     }
-    if let Some(x) = has("d_out")
+    if let Some(x) = has(Buf::DOut)
         && !passes.backward
     {
         return Err(doc.err(
             Some(x.span()),
-            "[values].d_out",
+            &field(Buf::DOut),
             tr!("only the backward pass reads d_out; add \"backward\" to [run].passes or remove d_out"),
         ));
     }
     Ok(values)
+}
+
+/// The field of a given buffer: `[values].NAME`.
+pub(super) fn field(buf: Buf) -> String {
+    format!("[values].{}", buf.name())
 }
 
 /// One tensor: a flat array of `numel(shape)` numbers, or nested arrays whose inner levels are
@@ -604,7 +609,12 @@ pub(super) fn parse_focus(
     doc.known_keys(t, FOCUS_KEYS, "focus")?;
     let variant = match t.get("variant") {
         Some(x) => {
-            let var = doc.choice(x, "[focus].variant", VARIANTS, tr!("variant"))?;
+            let var = doc.choice(
+                x,
+                "[focus].variant",
+                &named(&Variant::ALL, |v| v.name()),
+                tr!("variant"),
+            )?;
             if !variants.contains(&var) {
                 return Err(doc.err(
                     Some(x.span()),
@@ -618,7 +628,7 @@ pub(super) fn parse_focus(
     };
     let pass = match t.get("pass") {
         Some(x) => {
-            let p = doc.choice(x, "[focus].pass", PASSES, tr!("pass"))?;
+            let p = doc.choice(x, "[focus].pass", &named(&Pass::ALL, |p| p.name()), tr!("pass"))?;
             let runs = match p {
                 Pass::Forward => passes.forward,
                 Pass::Backward => passes.backward,

@@ -2,11 +2,13 @@
 //! and its grouped heads, rotary positions and decoding must agree with each other.
 
 use super::reader::{Doc, Result, Value};
+use super::sections::field;
 use super::{Mode, Options, Qkv};
 use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
+use crate::trace::Buf;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
@@ -24,12 +26,12 @@ pub(super) fn check_start(
     doc: &Doc<'_>,
     root: &DeTable<'_>,
     shape_v: &Value<'_>,
-    values: &BTreeMap<String, Vec<f32>>,
+    values: &BTreeMap<Buf, Vec<f32>>,
     o: &Options,
 ) -> Result<()> {
-    let from_x = !values.contains_key("q");
-    let given = |names: &[&'static str]| names.iter().copied().find(|n| values.contains_key(*n));
-    let at = |n: &str| span_of(root, "values", n);
+    let from_x = !values.contains_key(&Buf::Q);
+    let given = |bufs: &[Buf]| bufs.iter().copied().find(|b| values.contains_key(b));
+    let at = |b: Buf| span_of(root, "values", b.name());
     if o.cross && from_x && o.qkv == Qkv::Fused {
         return Err(doc.err(
             span_of(root, "shape", "S").or(Some(shape_v.span())),
@@ -37,7 +39,7 @@ pub(super) fn check_start(
             tr!("cross-attention projects x and memory with their own weights: set [run].qkv = \"separate\" (or give q, k and v)"),
         ));
     }
-    if let Some(n) = given(&["memory"]) {
+    if let Some(b) = given(&[Buf::Memory]) {
         let why = if !from_x {
             tr!("not used when q, k and v are given (the run starts at the attention core)")
         } else if !o.cross {
@@ -46,25 +48,24 @@ pub(super) fn check_start(
             ""
         };
         if !why.is_empty() {
-            return Err(doc.err(at(n), "[values].memory", why));
+            return Err(doc.err(at(b), &field(b), why));
         }
     }
-    let separate = ["w_q", "b_q", "w_k", "b_k", "w_v", "b_v"];
     match o.qkv {
         Qkv::Fused => {
-            if let Some(n) = given(&separate) {
+            if let Some(b) = given(&[Buf::WQ, Buf::BQ, Buf::WK, Buf::BK, Buf::WV, Buf::BV]) {
                 return Err(doc.err(
-                    at(n),
-                    &format!("[values].{n}"),
+                    at(b),
+                    &field(b),
                     tr!("belongs to qkv = \"separate\"; this scenario uses the fused w_qkv (set [run].qkv = \"separate\")"),
                 ));
             }
         }
         Qkv::Separate => {
-            if let Some(n) = given(&["w_qkv", "b_qkv"]) {
+            if let Some(b) = given(&[Buf::WQkv, Buf::BQkv]) {
                 return Err(doc.err(
-                    at(n),
-                    &format!("[values].{n}"),
+                    at(b),
+                    &field(b),
                     tr!("belongs to qkv = \"fused\"; with qkv = \"separate\" give w_q, b_q, w_k, b_k, w_v, b_v"),
                 ));
             }

@@ -1,7 +1,9 @@
 //! Scenario → TOML text that parses back to an equal scenario.
 
-use super::{Dist, Mode, Qkv, Scenario, VALUE_NAMES, value_shape};
+use super::{Dist, Mode, Qkv, Scenario};
+use crate::engine::registry::{GIVEN, given_shape};
 use crate::kernels::{Mask, Variant};
+use crate::trace::Pass;
 use std::fmt::Write;
 
 /// A TOML basic string, escaped by the toml crate.
@@ -40,10 +42,10 @@ pub fn to_toml(s: &Scenario) -> String {
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
     if s.passes.forward {
-        passes.push(quote("forward"));
+        passes.push(quote(Pass::Forward.name()));
     }
     if s.passes.backward {
-        passes.push(quote("backward"));
+        passes.push(quote(Pass::Backward.name()));
     }
     let mask = match &s.mask {
         Mask::Explicit { t, keep } => {
@@ -99,9 +101,9 @@ pub fn to_toml(s: &Scenario) -> String {
 
     if !s.values.is_empty() {
         out.push_str("\n[values]\n");
-        for name in VALUE_NAMES {
-            let Some(data) = s.values.get(name) else { continue };
-            let shape = value_shape(name, sh).unwrap_or_default();
+        for buf in GIVEN {
+            let Some(data) = s.values.get(&buf) else { continue };
+            let (name, shape) = (buf.name(), given_shape(buf, sh));
             let row = shape.last().copied().unwrap_or(1).max(1);
             if shape.len() < 2 || data.len() <= row {
                 let _ = writeln!(out, "{name} = {}", list(data));

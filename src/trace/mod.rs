@@ -123,6 +123,8 @@ pub enum Pass {
 }
 
 impl Pass {
+    pub const ALL: [Pass; 2] = [Pass::Forward, Pass::Backward];
+
     pub const fn name(self) -> &'static str {
         match self {
             Pass::Forward => "forward",
@@ -131,11 +133,7 @@ impl Pass {
     }
 
     pub fn from_name(name: &str) -> Option<Pass> {
-        match name {
-            "forward" => Some(Pass::Forward),
-            "backward" => Some(Pass::Backward),
-            _ => None,
-        }
+        Pass::ALL.into_iter().find(|p| p.name() == name)
     }
 }
 

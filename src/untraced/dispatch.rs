@@ -12,19 +12,18 @@
 //! execute its reference loops, untraced with `NoRecord`, whose calls compile away. Its tiles
 //! are already the loop order a CPU likes; what it saves is memory traffic, which `io` counts.
 
-use crate::kernels::attention_flash::{self, BackwardTiles, ForwardTiles, Tiles};
+use crate::kernels::attention_flash::{self, BackwardTiles, FittedTiles, ForwardTiles};
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 use crate::untraced::fast::{self, Heads};
 
 /// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
-/// per query head, GQA `H_kv` of them.
+/// per query head, GQA `H_kv` of them ([`Variant::kv_shape`]).
 pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
     match variant {
         Variant::Baseline => sh.single_head(),
-        Variant::Mha | Variant::Flash => sh.ungrouped(),
-        Variant::Gqa => sh,
+        _ => variant.kv_shape(sh),
     }
 }
 
@@ -32,8 +31,7 @@ pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
 const fn heads(sh: Shape, variant: Variant) -> Heads {
     match variant {
         Variant::Baseline => Heads::baseline(sh),
-        Variant::Mha | Variant::Flash => Heads::mha(sh.ungrouped()),
-        Variant::Gqa => Heads::mha(sh),
+        _ => Heads::mha(variant.kv_shape(sh)),
     }
 }
 
@@ -210,7 +208,7 @@ pub fn backward_untraced(
 pub fn flash_forward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     qkv: (&[f32], &[f32], &[f32]),
     att: &mut [f32],
@@ -225,7 +223,7 @@ pub fn flash_forward<R: Recorder>(
 pub fn flash_backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
-    tiles: Tiles,
+    tiles: FittedTiles,
     mask: &Mask,
     qkv: (&[f32], &[f32], &[f32]),
     saved: (&[f32], &[f32]),

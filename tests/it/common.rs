@@ -36,7 +36,7 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Tiles::default(),
+        tiles: Tiles::default().fit(shape),
     }
 }
 
@@ -53,7 +53,7 @@ pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>)
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Tiles::default(),
+        tiles: Tiles::default().fit(shape),
     }
 }
 

@@ -929,7 +929,7 @@ fn check_walk(name: &str, walk: Walk) {
     for run in &walk.runs {
         let Some(trace) = &run.trace else { continue };
         let tiles = walk.inputs.as_ref().map_or((1, 1), |i| {
-            let t = i.tiles.fit(walk.shape);
+            let t = i.tiles.sizes();
             (t.br, t.bc)
         });
         let checker = Checker {

@@ -14,7 +14,7 @@ const TILES: [(usize, usize); 7] = [(1, 1), (2, 2), (2, 3), (3, 2), (3, 5), (4, 
 
 fn tiled(inputs: &Inputs, (br, bc): (usize, usize)) -> Inputs {
     Inputs {
-        tiles: Tiles { br, bc },
+        tiles: Tiles { br, bc }.fit(inputs.shape),
         ..inputs.clone()
     }
 }

@@ -6,6 +6,7 @@
 use crate::common::{check_gradients, from_qkv, from_x, values};
 use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Inputs, Passes, Start, kernel_shape, phase_counts, run};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -49,7 +50,7 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Default::default(),
+        tiles: Tiles::default().fit(sh),
     }
 }
 

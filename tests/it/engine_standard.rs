@@ -34,7 +34,7 @@ fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Tiles::default(),
+        tiles: Tiles::default().fit(sh),
     }
 }
 
@@ -203,7 +203,7 @@ fn core(sh: Shape, seed: u64) -> Inputs {
         mistakes: Mistakes::NONE,
         rope: None,
         decode: false,
-        tiles: Tiles::default(),
+        tiles: Tiles::default().fit(sh),
     }
 }
 

@@ -4,6 +4,7 @@
 //! these tests need no PyTorch.
 
 use attn_trace::engine::{Inputs, Passes, Start, run};
+use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
@@ -37,7 +38,7 @@ fn inputs(sh: Shape, rope: Option<Rope>) -> Inputs {
         mistakes: Mistakes::NONE,
         rope,
         decode: false,
-        tiles: Default::default(),
+        tiles: Tiles::default().fit(sh),
     }
 }
 

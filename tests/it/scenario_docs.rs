@@ -1,6 +1,7 @@
 //! Every TOML example in docs/scenarios.md is a valid scenario.
 
 use attn_trace::scenario::Scenario;
+use attn_trace::trace::Buf;
 
 #[test]
 fn the_documented_examples_parse() {
@@ -22,5 +23,5 @@ fn the_documented_examples_parse() {
     )
     .unwrap();
     assert_eq!((annotated.shape.h, annotated.init.seed), (2, 42));
-    assert_eq!(annotated.values["b_qkv"].len(), 12);
+    assert_eq!(annotated.values[&Buf::BQkv].len(), 12);
 }

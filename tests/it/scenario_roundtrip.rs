@@ -1,13 +1,14 @@
 //! Random valid scenarios survive the TOML writer and the parser unchanged, bit for bit.
 
+use attn_trace::engine::registry::given_shape;
 use attn_trace::engine::{Dropout, Passes};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
-use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario, value_shape};
+use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario};
 use attn_trace::tensor::{Shape, numel};
-use attn_trace::trace::Pass;
+use attn_trace::trace::{Buf, Pass};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -103,9 +104,10 @@ prop_compose! {
         }
         let mut values = BTreeMap::new();
         for name in names {
-            let len = value_shape(name, shape).map_or(0, |s| numel(&s));
+            let buf = Buf::from_name(name).unwrap();
+            let len = numel(&given_shape(buf, shape));
             let data = (0..len).map(|k| seed_values[(k * 7 + name.len()) % seed_values.len()]).collect();
-            values.insert(name.to_string(), data);
+            values.insert(buf, data);
         }
         let mask = match mask_kind {
             0 => Mask::Causal,
@@ -126,7 +128,7 @@ prop_compose! {
         let tiles = if flash { Tiles { br, bc } } else { Tiles::default() };
         // only the mistakes this scenario can make
         let from_x = start != 2;
-        let proj = from_x || values.contains_key("w_proj");
+        let proj = from_x || values.contains_key(&Buf::WProj);
         let possible = [
             (Mistake::NoInputProjection, from_x),
             (Mistake::ScaleBySeqLen, true),

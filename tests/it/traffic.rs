@@ -33,7 +33,7 @@ fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {
                     let mut inputs = from_qkv(sh, mask.clone(), values(n, 1), values(kv, 2), values(kv, 3));
                     inputs.d_out = values(n, 4);
                     let inputs = Inputs {
-                        tiles: Tiles { br, bc },
+                        tiles: Tiles { br, bc }.fit(sh),
                         dropout,
                         ..inputs
                     };
@@ -69,15 +69,10 @@ fn flash_forward_reads_k_and_v_once_per_query_tile_and_writes_only_att_and_lse()
         let (t64, d64) = (t as u64, d as u64);
         let q_tiles: Vec<u64> = (0..t).step_by(br).map(|i0| (br.min(t - i0)) as u64).collect();
         let k_tiles: Vec<u64> = (0..t).step_by(bc).map(|j0| (bc.min(t - j0)) as u64).collect();
+        let sh = Shape::new(1, t, d, 1);
         let inputs = Inputs {
-            tiles: Tiles { br, bc },
-            ..from_qkv(
-                Shape::new(1, t, d, 1),
-                Mask::None,
-                values(t * d, 1),
-                values(t * d, 2),
-                values(t * d, 3),
-            )
+            tiles: Tiles { br, bc }.fit(sh),
+            ..from_qkv(sh, Mask::None, values(t * d, 1), values(t * d, 2), values(t * d, 3))
         };
         let r = run(&inputs, Variant::Flash, Passes::FORWARD, true);
         let fwd = &counted(&r)[0];
@@ -142,7 +137,7 @@ fn flash_moves_less_global_memory_than_naive_and_less_with_bigger_tiles() {
     let inputs = from_x(Shape::new(2, 16, 8, 2), Mask::Causal, 3);
     let global = |v: Variant, tile: usize, pass: Pass| {
         let plan = Inputs {
-            tiles: Tiles { br: tile, bc: tile },
+            tiles: Tiles { br: tile, bc: tile }.fit(inputs.shape),
             ..inputs.clone()
         }
         .plan();

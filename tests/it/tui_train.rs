@@ -612,8 +612,8 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
         (scenario.shape.b, scenario.shape.t, scenario.shape.c, scenario.shape.h),
         (1, 11, 16, 2)
     );
-    for name in ["x", "w_qkv", "b_qkv", "w_proj", "b_proj", "d_out"] {
-        assert!(scenario.values.contains_key(name), "{name} is given explicitly");
+    for buf in [Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj, Buf::DOut] {
+        assert!(scenario.values.contains_key(&buf), "{buf} is given explicitly");
     }
     let walk_run = app.tracer().unwrap().walk.run(Variant::Mha).unwrap();
     let rerun = engine::run(&scenario.inputs(), Variant::Mha, scenario.passes, false);

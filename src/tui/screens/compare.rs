@@ -485,7 +485,7 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
         first = kv_h * (H / H_kv),
         last = kv_h * (H / H_kv) + H / H_kv - 1
     ))];
-    let mut symbols = sizes(sh.ungrouped(), phase);
+    let mut symbols = sizes(Variant::Mha.kv_shape(sh), phase);
     symbols.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j)]);
     let mut grouped = sizes(sh, phase);
     grouped.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j), ("kv_h", kv_h)]);

@@ -32,11 +32,9 @@ pub enum Field {
 /// The form's fields, one slot each.
 const FIELDS: usize = 13;
 
-/// The rotations the rope field cycles through with ←/→.
-pub(super) const ROPES: [&str; 3] = ["none", "interleaved", "half"];
-
-/// The attention kernels the attention field cycles through with ←/→.
-pub(super) const ATTENTIONS: [&str; 2] = ["naive", "flash"];
+/// The attention kernels the attention field cycles through with ←/→ (the rope field cycles
+/// through `model::spec::rope_names()`).
+pub(super) const ATTENTIONS: [&str; 2] = [Attention::ALL[0].name(), Attention::ALL[1].name()];
 
 impl Field {
     pub const ALL: [Field; FIELDS] = [
@@ -100,8 +98,8 @@ impl Field {
             Field::DModel => "32",
             Field::Heads => "4",
             Field::KvHeads => "",
-            Field::Rope => "none",
-            Field::Attention => "naive",
+            Field::Rope => crate::model::spec::NO_ROPE,
+            Field::Attention => Attention::Naive.name(),
             Field::Seq => "24",
             Field::Batch => "16",
             Field::Steps => "3000",

@@ -1,7 +1,7 @@
 //! What each key does on the "Train TinyGPT" screen: on the form, move between fields, edit
 //! them and start the run; on a run, pause, save, stop, trace and start anew.
 
-use super::form::{ATTENTIONS, Field, Form, MAX_FIELD, ROPES};
+use super::form::{ATTENTIONS, Field, Form, MAX_FIELD};
 use super::progress::{Progress, RunState, run_origin};
 use super::worker::{Cmd, Worker};
 use super::{Outcome, Session, Traced, Train};
@@ -23,7 +23,11 @@ impl Form {
                 self.cycle(Field::Dataset, &names, key.code == KeyCode::Right);
             }
             KeyCode::Left | KeyCode::Right if field == Some(Field::Rope) => {
-                self.cycle(Field::Rope, &ROPES, key.code == KeyCode::Right);
+                self.cycle(
+                    Field::Rope,
+                    &crate::model::spec::rope_names(),
+                    key.code == KeyCode::Right,
+                );
             }
             KeyCode::Left | KeyCode::Right if field == Some(Field::Attention) => {
                 self.cycle(Field::Attention, &ATTENTIONS, key.code == KeyCode::Right);
