@@ -117,7 +117,7 @@ pub fn num(v: f32) -> String {
 }
 
 /// A count with its thousands separated by commas: `1,234,567`.
-pub fn grouped(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (k, c) in digits.chars().enumerate() {

@@ -21,7 +21,7 @@ pub type KernelSource = fn(&str) -> Option<&'static str>;
 
 /// How much the learner predicts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Level {
+pub enum QuizLevel {
     /// The flat offset of the next access.
     #[default]
     Offsets,
@@ -31,33 +31,33 @@ pub enum Level {
     Iterations,
 }
 
-impl Level {
-    pub const ALL: [Level; 3] = [Level::Offsets, Level::Values, Level::Iterations];
+impl QuizLevel {
+    pub const ALL: [QuizLevel; 3] = [QuizLevel::Offsets, QuizLevel::Values, QuizLevel::Iterations];
 
     pub const fn name(self) -> &'static str {
         match self {
-            Level::Offsets => "offsets",
-            Level::Values => "values",
-            Level::Iterations => "iterations",
+            QuizLevel::Offsets => "offsets",
+            QuizLevel::Values => "values",
+            QuizLevel::Iterations => "iterations",
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Level> {
-        Level::ALL.into_iter().find(|l| l.name() == name)
+    pub fn from_name(name: &str) -> Option<QuizLevel> {
+        QuizLevel::ALL.into_iter().find(|l| l.name() == name)
     }
 
     /// The level after this one (wrapping around).
-    pub fn next(self) -> Level {
-        let k = Level::ALL.iter().position(|&l| l == self).unwrap_or(0);
-        Level::ALL[(k + 1) % Level::ALL.len()]
+    pub fn next(self) -> QuizLevel {
+        let k = QuizLevel::ALL.iter().position(|&l| l == self).unwrap_or(0);
+        QuizLevel::ALL[(k + 1) % QuizLevel::ALL.len()]
     }
 
     /// What the learner types at this level.
     pub fn about(self) -> &'static str {
         match self {
-            Level::Offsets => tr!("the flat offset of each next access"),
-            Level::Values => tr!("the offset of each next access, and the value of each write"),
-            Level::Iterations => tr!("the offsets of every read of the next loop iteration, in order"),
+            QuizLevel::Offsets => tr!("the flat offset of each next access"),
+            QuizLevel::Values => tr!("the offset of each next access, and the value of each write"),
+            QuizLevel::Iterations => tr!("the offsets of every read of the next loop iteration, in order"),
         }
     }
 }
@@ -268,9 +268,9 @@ impl Question {
     }
 
     /// What it asks for, in words.
-    pub fn ask(&self, level: Level) -> String {
+    pub fn ask(&self, level: QuizLevel) -> String {
         match self {
-            Question::One(a) if level == Level::Values && a.op == Op::Write => {
+            Question::One(a) if level == QuizLevel::Values && a.op == Op::Write => {
                 tr!("next: {what}: its offset and the value it writes?", what = a.what())
             }
             Question::One(a) => tr!("next: {what}: its flat offset?", what = a.what()),
@@ -323,12 +323,18 @@ impl Question {
     }
 }
 
-/// The question at `cursor`: the access after it, or at [`Level::Iterations`] the reads of the
+/// The question at `cursor`: the access after it, or at [`QuizLevel::Iterations`] the reads of the
 /// rest of the loop iteration that access starts or continues. `None` at the end of the log.
-pub fn question(trace: &Trace, shape: Shape, cursor: usize, level: Level, source: KernelSource) -> Option<Question> {
+pub fn question(
+    trace: &Trace,
+    shape: Shape,
+    cursor: usize,
+    level: QuizLevel,
+    source: KernelSource,
+) -> Option<Question> {
     let next = cursor + 1;
     let one = || access(trace, shape, next, source).map(Question::One);
-    if level != Level::Iterations {
+    if level != QuizLevel::Iterations {
         return one();
     }
     let e = trace.events.get(next)?;
@@ -412,7 +418,7 @@ fn offsets(input: &str) -> Result<Vec<usize>, String> {
 /// Checks `input` against question `q` at `level`. `math` is the phase's equation, named when a
 /// written value is wrong; `after` is the access following the asked one, which a wrong answer
 /// is often the offset of.
-pub fn check(q: &Question, level: Level, input: &str, math: &str, after: Option<&Access>) -> Verdict {
+pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Option<&Access>) -> Verdict {
     let input = input.trim();
     if input.is_empty() {
         return Verdict::Incomplete(tr!("type the offset, then Enter (v reveals it)").into());
@@ -460,7 +466,7 @@ pub fn check(q: &Question, level: Level, input: &str, math: &str, after: Option<
                     missed: a.key(),
                 };
             }
-            let needs_value = level == Level::Values && a.op == Op::Write;
+            let needs_value = level == QuizLevel::Values && a.op == Op::Write;
             match val {
                 None if needs_value => Verdict::Incomplete(tr!(
                     "{buf}[{off}] is right; now its value too: {off} VALUE, e.g. {off} {example}",
@@ -562,7 +568,7 @@ mod tests {
         assert!(offsets("ten").is_err());
         assert!(value_matches(-0.314, -0.31) && !value_matches(-0.4, -0.31));
         assert!(value_matches(-1e9, crate::trace::MASKED));
-        assert_eq!(Level::Iterations.next(), Level::Offsets);
-        assert_eq!(Level::from_name("values"), Some(Level::Values));
+        assert_eq!(QuizLevel::Iterations.next(), QuizLevel::Offsets);
+        assert_eq!(QuizLevel::from_name("values"), Some(QuizLevel::Values));
     }
 }

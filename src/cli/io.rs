@@ -3,7 +3,7 @@
 //! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::format::grouped;
+use attn_trace::analysis::format::thousands;
 use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
@@ -197,8 +197,8 @@ fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::R
                 "  {:<10} {:<7} {:>12} {:>12}",
                 b.buf.name(),
                 b.level.name(),
-                grouped(b.reads),
-                grouped(b.writes)
+                thousands(b.reads),
+                thousands(b.writes)
             )?;
         }
         for t in p.totals() {
@@ -206,8 +206,8 @@ fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::R
                 "  {:<10} {:<7} {:>12} {:>12}",
                 "total",
                 t.level.name(),
-                grouped(t.reads),
-                grouped(t.writes)
+                thousands(t.reads),
+                thousands(t.writes)
             );
             writeln!(out, "{}", paint(&line, Style::Dim))?;
         }
@@ -222,7 +222,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::R
             .iter()
             .map(|p| {
                 let g = p.accesses(Level::Global);
-                format!("{} {} ({:.2}×)", p.variant, grouped(g), g as f64 / first)
+                format!("{} {} ({:.2}×)", p.variant, thousands(g), g as f64 / first)
             })
             .collect();
         writeln!(out)?;
@@ -257,17 +257,17 @@ fn sweep_table(out: &mut dyn Write, s: &Sweep) -> std::io::Result<()> {
             out,
             "{:>6} {:>16} {:>16}",
             r.t,
-            grouped(r.naive),
-            grouped(r.naive_scores_probs)
+            thousands(r.naive),
+            thousands(r.naive_scores_probs)
         )?;
         for f in &r.flash {
-            write!(out, " {:>14}", grouped(*f))?;
+            write!(out, " {:>14}", thousands(*f))?;
         }
         writeln!(out)?;
     }
     write!(out, "{:>6} {:>16} {:>16}", "M", "", "")?;
     for m in &s.tile_floats {
-        write!(out, " {:>14}", grouped(*m as u64))?;
+        write!(out, " {:>14}", thousands(*m as u64))?;
     }
     writeln!(out)?;
     let note = "M: floats of flash's tile-local working set. Naive grows as (4D + 6)·T² + D·T: every product reads its \

@@ -6,7 +6,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::tr;
 use attn_trace::tui::app::App;
-use attn_trace::tui::quiz::Level;
+use attn_trace::tui::quiz::QuizLevel;
 use attn_trace::tui::{self, Theme};
 use std::path::PathBuf;
 
@@ -38,9 +38,9 @@ pub struct Args {
         num_args = 0..=1,
         require_equals = true,
         default_missing_value = "offsets",
-        value_parser = names_parser(&Level::ALL, Level::name)
+        value_parser = names_parser(&QuizLevel::ALL, QuizLevel::name)
     )]
-    pub quiz: Option<Level>,
+    pub quiz: Option<QuizLevel>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

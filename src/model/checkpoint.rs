@@ -1,6 +1,6 @@
 //! Checkpoints as safetensors files, loadable from PyTorch (`safetensors.torch.load_file`).
 //!
-//! Tensors (f32, little-endian): the model's parameters under the names of [`Layout`], and, for
+//! Tensors (f32, little-endian): the model's parameters under the names of [`ParamLayout`], and, for
 //! resuming training, AdamW's moments as `adamw.m.<name>` and `adamw.v.<name>`. Metadata (all
 //! plain strings): `format`, `vocab_size, seq_len, d_model, n_layers, n_heads, n_kv_heads, rope,
 //! step`, `checksum`, and when optimizer state is present `lr, beta1, beta2, eps, weight_decay,
@@ -29,7 +29,7 @@
 //! name, dtype and shape against the configuration in the metadata before reading the tensors:
 //! the memory a checkpoint can make us use is bounded by its own size.
 
-use super::gpt::{Config, Layout, TinyGpt};
+use super::gpt::{Config, ParamLayout, TinyGpt};
 use super::spec::{NO_ROPE, rope_name};
 use super::{AdamW, ModelError};
 use crate::files::input::{ReadError, human_bytes};
@@ -150,7 +150,7 @@ fn checksum<'a>(
 }
 
 /// The first non-finite value of a parameter tensor, as an error naming it.
-fn check_finite(layout: &Layout, values: &[f32], prefix: &str) -> Result<(), String> {
+fn check_finite(layout: &ParamLayout, values: &[f32], prefix: &str) -> Result<(), String> {
     for spec in &layout.specs {
         let t = &values[spec.offset..spec.offset + spec.len];
         if let Some(k) = t.iter().position(|x| !x.is_finite()) {
@@ -167,7 +167,7 @@ fn check_finite(layout: &Layout, values: &[f32], prefix: &str) -> Result<(), Str
 }
 
 /// Checks what resuming would take from `state`: the optimizer's settings and moments.
-fn check_state(layout: &Layout, st: &TrainState, step: u64) -> Result<(), String> {
+fn check_state(layout: &ParamLayout, st: &TrainState, step: u64) -> Result<(), String> {
     let opt = &st.opt;
     // the range `train` accepts is checked when resuming, where --lr can replace it
     if !(opt.lr.is_finite() && opt.lr > 0.0) {
@@ -391,7 +391,7 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
 /// are.
 struct Plan {
     config: Config,
-    layout: Layout,
+    layout: ParamLayout,
     step: u64,
     /// A file of the first format version.
     v1: bool,
@@ -499,7 +499,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
 
     // the bytes the configuration needs, before any tensor is looked at: a small file that
     // claims a big model is refused here
-    let layout = Layout::new(&config);
+    let layout = ParamLayout::new(&config);
     let copies: u128 = if has_state { 3 } else { 1 };
     let need = layout.total as u128 * 4 * copies;
     if (data_len as u128) < need {

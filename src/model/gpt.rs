@@ -180,7 +180,7 @@ pub struct ParamSpec {
 /// Where each parameter tensor lives in the flat buffer, in checkpoint order:
 /// `wte, wpe, blocks.{l}.(w_qkv, b_qkv, w_proj, b_proj, w_fc, b_fc, w_out, b_out), w_lm, b_lm`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub struct ParamLayout {
     pub specs: Vec<ParamSpec>,
     pub total: usize,
     /// Offsets of the fixed tensors and of each block's first tensor.
@@ -205,8 +205,8 @@ pub(crate) struct BlockOffsets {
     pub b_out: usize,
 }
 
-impl Layout {
-    pub fn new(cfg: &Config) -> Layout {
+impl ParamLayout {
+    pub fn new(cfg: &Config) -> ParamLayout {
         let (V, T, C) = (cfg.vocab_size, cfg.seq_len, cfg.d_model);
         // q, k and v of a token: C + 2·H_kv·D channels (3C unless grouped)
         let QKV = C + 2 * cfg.kv_channels();
@@ -239,7 +239,7 @@ impl Layout {
         }
         let w_lm = push("w_lm".into(), vec![C, V]);
         push("b_lm".into(), vec![V]);
-        Layout {
+        ParamLayout {
             specs,
             total,
             wte,
@@ -293,11 +293,11 @@ impl Layout {
     }
 }
 
-/// The model: its configuration and every parameter in one flat buffer (see [`Layout`]).
+/// The model: its configuration and every parameter in one flat buffer (see [`ParamLayout`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TinyGpt {
     pub config: Config,
-    pub layout: Layout,
+    pub layout: ParamLayout,
     pub params: Vec<f32>,
     /// The attention kernel its forward and backward passes run (not saved: a checkpoint
     /// loads with the naive kernels, and either kernel gives the same numbers within rounding).
@@ -349,10 +349,10 @@ pub const SHARDS: usize = 2;
 impl TinyGpt {
     /// Weights normal with std `1/√fan_in` (`fan_in` = the first dimension of the stored
     /// `[in, out]` matrix; for `wte` and `wpe`, the one-hot inputs `V` and `T`), biases zero,
-    /// all drawn from one seeded generator in [`Layout`] order.
+    /// all drawn from one seeded generator in [`ParamLayout`] order.
     pub fn new(config: Config, seed: u64) -> Result<TinyGpt, ModelError> {
         config.validate()?;
-        let layout = Layout::new(&config);
+        let layout = ParamLayout::new(&config);
         let mut params = vec![0.0; layout.total];
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         for spec in &layout.specs {
@@ -378,7 +378,7 @@ impl TinyGpt {
     /// A model with the given parameters (length checked against the layout).
     pub fn from_params(config: Config, params: Vec<f32>) -> Result<TinyGpt, ModelError> {
         config.validate()?;
-        let layout = Layout::new(&config);
+        let layout = ParamLayout::new(&config);
         if params.len() != layout.total {
             return Err(ModelError::Config {
                 field: "params",
@@ -926,7 +926,7 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let top = 2 * rows * C + 2 * rows * V + 3 * rows;
     // activation gradients: logits, 4 [rows,C], d_k and d_v, 2 [rows,4C]
     let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C;
-    let params = Layout::new(cfg).total as u128;
+    let params = ParamLayout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
     4 * (L * layer + top + grad + params * (4 + shards))
 }

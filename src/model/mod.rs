@@ -69,7 +69,7 @@ pub use adamw::AdamW;
 pub use checkpoint::{Loaded, TrainState};
 pub use data::{BUILTIN, Dataset};
 pub use decode::KvCache;
-pub use gpt::{Activations, Config, Layout, Linear, TinyGpt, Workspace};
+pub use gpt::{Activations, Config, Linear, ParamLayout, TinyGpt, Workspace};
 pub use inspect::AttentionCapture;
 pub use origin::{Origin, Source};
 pub use sample::SampleOptions;

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 /// The instruction sets `with_simd!` compiles for, narrowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
+pub enum SimdLevel {
     /// x86-64's baseline (SSE2, 4 floats per instruction), or any other architecture.
     Baseline,
     /// AVX2 and FMA, 8 floats per instruction.
@@ -14,40 +14,40 @@ pub enum Level {
     Avx512,
 }
 
-/// The widest [`Level`] this CPU supports, found once. The environment variable
+/// The widest [`SimdLevel`] this CPU supports, found once. The environment variable
 /// `ATTN_TRACE_SIMD=baseline` or `=avx2` caps it, so the narrower copies can be run (and tested)
 /// on a wider CPU; every level gives the same bits. Any other value, or none, leaves no cap.
-pub fn level() -> Level {
-    static LEVEL: OnceLock<Level> = OnceLock::new();
+pub fn level() -> SimdLevel {
+    static LEVEL: OnceLock<SimdLevel> = OnceLock::new();
     *LEVEL.get_or_init(|| {
         let cap = match std::env::var("ATTN_TRACE_SIMD").as_deref() {
-            Ok("baseline") => Level::Baseline,
-            Ok("avx2") => Level::Avx2,
-            _ => Level::Avx512,
+            Ok("baseline") => SimdLevel::Baseline,
+            Ok("avx2") => SimdLevel::Avx2,
+            _ => SimdLevel::Avx512,
         };
         detected().min(cap)
     })
 }
 
 #[cfg(target_arch = "x86_64")]
-fn detected() -> Level {
+fn detected() -> SimdLevel {
     use std::arch::is_x86_feature_detected as has;
     if !(has!("avx2") && has!("fma")) {
-        Level::Baseline
+        SimdLevel::Baseline
     } else if has!("avx512f") && has!("avx512vl") && has!("avx512bw") && has!("avx512dq") {
-        Level::Avx512
+        SimdLevel::Avx512
     } else {
-        Level::Avx2
+        SimdLevel::Avx2
     }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-fn detected() -> Level {
-    Level::Baseline
+fn detected() -> SimdLevel {
+    SimdLevel::Baseline
 }
 
 /// Defines each `fn name(args) => imp;` as `fn name(args)` calling `imp(args)`, with `imp`
-/// compiled once per [`Level`] and the copy for [`level()`] picked at run time. No build flag is
+/// compiled once per [`SimdLevel`] and the copy for [`level()`] picked at run time. No build flag is
 /// needed and the binary still runs on every x86-64 CPU. All copies perform the same IEEE
 /// operations (the compiler never fuses a multiply and an add on its own; a `mul_add` written
 /// out is one FMA instruction in the wide copies and the C library's exact `fmaf` in the
@@ -71,10 +71,10 @@ macro_rules! with_simd {
                 }
                 match $crate::tensor::simd::level() {
                     // SAFETY: `level()` only returns a level the CPU was seen to support.
-                    $crate::tensor::simd::Level::Avx512 => return unsafe { avx512($($arg),*) },
+                    $crate::tensor::simd::SimdLevel::Avx512 => return unsafe { avx512($($arg),*) },
                     // SAFETY: as above.
-                    $crate::tensor::simd::Level::Avx2 => return unsafe { avx2($($arg),*) },
-                    $crate::tensor::simd::Level::Baseline => {}
+                    $crate::tensor::simd::SimdLevel::Avx2 => return unsafe { avx2($($arg),*) },
+                    $crate::tensor::simd::SimdLevel::Baseline => {}
                 }
             }
             $imp($($arg),*)
@@ -91,7 +91,7 @@ pub(crate) use with_simd;
 /// largest value); NaN stays NaN.
 ///
 /// Its multiply-adds are fused (`mul_add`, one rounding each): exact by definition, so every
-/// [`Level`] and the traced kernels get the same bits; `with_simd!`'s copies compile them to
+/// [`SimdLevel`] and the traced kernels get the same bits; `with_simd!`'s copies compile them to
 /// FMA instructions, elsewhere they are the C library's `fmaf`. The polynomial is summed in
 /// pairs (Estrin's scheme) rather than one term after another (Horner's): in a loop, each
 /// element's chain of dependent steps is what limits how many the CPU works on at once.

@@ -1,7 +1,7 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
-use super::quiz::Level;
+use super::quiz::QuizLevel;
 use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
@@ -98,7 +98,7 @@ pub struct App {
     /// The menu's state while other screens are shown, so going back finds it as it was left.
     pub menu: Menu,
     /// `tui --quiz`: the tracer a scenario opens on starts in quiz mode at this level.
-    pub quiz: Option<Level>,
+    pub quiz: Option<QuizLevel>,
 }
 
 /// The title of the popup that refuses a kernel a scenario does not trace.

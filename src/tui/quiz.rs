@@ -3,7 +3,7 @@
 //! the log are the analysis layer's ([`crate::analysis::quiz`]); [`access`] and [`question`]
 //! here read the offset expressions from the kernels the TUI embeds ([`source`]).
 
-pub use crate::analysis::quiz::{Access, Level, Question};
+pub use crate::analysis::quiz::{Access, Question, QuizLevel};
 
 use crate::kernels::Variant;
 use crate::tensor::Shape;
@@ -18,7 +18,7 @@ pub fn access(trace: &Trace, shape: Shape, n: usize) -> Option<Access> {
 }
 
 /// The question at `cursor`: [`crate::analysis::quiz::question`] on the embedded kernels.
-pub fn question(trace: &Trace, shape: Shape, cursor: usize, level: Level) -> Option<Question> {
+pub fn question(trace: &Trace, shape: Shape, cursor: usize, level: QuizLevel) -> Option<Question> {
     crate::analysis::quiz::question(trace, shape, cursor, level, source::source)
 }
 
@@ -79,7 +79,7 @@ pub enum Feedback {
 /// The quiz's state in a tracer.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Quiz {
-    pub level: Level,
+    pub level: QuizLevel,
     /// What the learner has typed.
     pub input: String,
     pub feedback: Option<Feedback>,
@@ -92,7 +92,7 @@ pub struct Quiz {
 }
 
 impl Quiz {
-    pub fn new(level: Level, cursor: usize) -> Quiz {
+    pub fn new(level: QuizLevel, cursor: usize) -> Quiz {
         Quiz {
             level,
             asked_at: cursor,

@@ -4,7 +4,7 @@
 //! compares a fingerprint of a few training steps made at each level.
 
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
-use attn_trace::tensor::simd::{self, Level};
+use attn_trace::tensor::simd::{self, SimdLevel};
 use std::process::Command;
 
 const CHILD: &str = "ATTN_TRACE_SIMD_CHILD";
@@ -72,7 +72,7 @@ fn every_instruction_set_gives_the_same_bits() {
     }
     let here = fingerprint();
     let best = simd::level();
-    for (cap, level) in [("baseline", Level::Baseline), ("avx2", Level::Avx2)] {
+    for (cap, level) in [("baseline", SimdLevel::Baseline), ("avx2", SimdLevel::Avx2)] {
         let (seen, hash) = child(cap);
         assert_eq!(seen, format!("{:?}", level.min(best)), "the cap {cap} was not applied");
         assert_eq!(hash, here, "{seen} gives different bits than {best:?}");

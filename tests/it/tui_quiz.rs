@@ -8,7 +8,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Op, Trace};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
-use attn_trace::tui::quiz::{self, Feedback, Level};
+use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
 use attn_trace::tui::screens::tracer::Tracer;
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -56,7 +56,7 @@ fn draw(app: &App, w: u16, h: u16) -> String {
 }
 
 /// The walkthrough in quiz mode at `level`, at its focus (the write of scores[16]).
-fn quiz_app(level: Level) -> App {
+fn quiz_app(level: QuizLevel) -> App {
     let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('Q'));
     while tracer(&a).quiz.as_ref().unwrap().level != level {
@@ -67,7 +67,7 @@ fn quiz_app(level: Level) -> App {
 
 #[test]
 fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
-    let mut a = quiz_app(Level::Offsets);
+    let mut a = quiz_app(QuizLevel::Offsets);
     let n = tracer(&a).cursor;
     let next = trace(&a).events[n + 1];
     assert_eq!((next.buf.name(), next.offset), ("q", 10), "the log: q[10] comes next");
@@ -165,7 +165,7 @@ fn answers_come_from_the_log_forward_and_backward_in_both_variants() {
 
 #[test]
 fn values_are_asked_for_writes() {
-    let mut a = quiz_app(Level::Values);
+    let mut a = quiz_app(QuizLevel::Values);
     // four reads, then the write of scores[17]
     for _ in 0..4 {
         let n = tracer(&a).cursor;
@@ -190,7 +190,7 @@ fn values_are_asked_for_writes() {
     answer(&mut a, &format!("17 {:.4}", w.value));
     assert_eq!(tracer(&a).cursor, n + 1);
     // at the first level a value is optional, and checked when given
-    let mut a = quiz_app(Level::Offsets);
+    let mut a = quiz_app(QuizLevel::Offsets);
     for _ in 0..4 {
         key(&mut a, KeyCode::Char('v'));
     }
@@ -202,7 +202,7 @@ fn values_are_asked_for_writes() {
 
 #[test]
 fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
-    let mut a = quiz_app(Level::Iterations);
+    let mut a = quiz_app(QuizLevel::Iterations);
     let n = tracer(&a).cursor;
     // from the log: the reads up to the next write (the score of j=2), and that write
     let events = &trace(&a).events;
@@ -232,7 +232,7 @@ fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
 
 #[test]
 fn the_phase_ends_with_a_summary() {
-    let mut a = quiz_app(Level::Offsets);
+    let mut a = quiz_app(QuizLevel::Offsets);
     goto(&mut a, "softmax");
     key(&mut a, KeyCode::Char('p'));
     // the last event of the scores phase: answer the softmax's first read, wrongly once
@@ -271,7 +271,7 @@ fn the_phase_ends_with_a_summary() {
 
 #[test]
 fn the_log_hides_what_comes_next_and_the_status_keeps_the_score() {
-    let mut a = quiz_app(Level::Offsets);
+    let mut a = quiz_app(QuizLevel::Offsets);
     let n = tracer(&a).cursor;
     let plain = {
         let b = App::new(Walk::builtin(), Theme::MONO, 120, 40);
@@ -289,7 +289,7 @@ fn the_log_hides_what_comes_next_and_the_status_keeps_the_score() {
     assert!(draw(&a, 120, 40).contains("quiz offsets · scores 1/1"));
     insta::assert_snapshot!("quiz_120x40", draw(&a, 120, 40));
     insta::assert_snapshot!("quiz_80x24", {
-        let mut b = quiz_app(Level::Offsets);
+        let mut b = quiz_app(QuizLevel::Offsets);
         answer(&mut b, "8");
         draw(&b, 80, 24)
     });
@@ -358,10 +358,10 @@ fn the_kernel_expression_gives_every_recorded_offset() {
 fn quiz_flag_opens_the_tracer_in_quiz_mode() {
     let s = Scenario::shipped("backward_simple").unwrap();
     let mut a = App::opening(s, None, Theme::MONO, 80, 24);
-    a.quiz = Some(Level::Values);
+    a.quiz = Some(QuizLevel::Values);
     crate::common::settle(&mut a);
     assert!(matches!(a.screen, Screen::Tracer(_)));
-    assert_eq!(tracer(&a).quiz.as_ref().unwrap().level, Level::Values);
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().level, QuizLevel::Values);
     // a bad level is refused before the terminal is taken
     assert_cmd::Command::cargo_bin("attn-trace")
         .unwrap()

@@ -4,7 +4,7 @@
 
 use super::render::{areas, inner, tab_labels};
 use super::{Outcome, Tab, Tracer};
-use crate::analysis::quiz::Level;
+use crate::analysis::quiz::QuizLevel;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass};
@@ -102,7 +102,7 @@ impl Tracer {
             KeyCode::Char('2') => self.tab = Tab::Code,
             KeyCode::Char('3') => self.tab = Tab::Log,
             KeyCode::Char('4') => self.tab = Tab::Vars,
-            KeyCode::Char('Q') => self.start_quiz(Level::default()),
+            KeyCode::Char('Q') => self.start_quiz(QuizLevel::default()),
             KeyCode::Char('>') => self.along_timeline(true),
             KeyCode::Char('<') => self.along_timeline(false),
             KeyCode::Char('}') => self.next_access(true),

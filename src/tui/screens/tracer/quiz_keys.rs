@@ -3,7 +3,7 @@
 
 use super::{Outcome, Tracer};
 use crate::analysis;
-use crate::analysis::quiz::{Level, Question, Verdict};
+use crate::analysis::quiz::{Question, QuizLevel, Verdict};
 use crate::engine::kernel_shape;
 use crate::tr;
 use crate::tui::quiz::{self, Feedback, Quiz};
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 impl Tracer {
     /// Starts quiz mode at `level`.
-    pub fn start_quiz(&mut self, level: Level) {
+    pub fn start_quiz(&mut self, level: QuizLevel) {
         let mut q = Quiz::new(level, self.cursor);
         q.feedback = Some(Feedback::Note(tr!(
             "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",

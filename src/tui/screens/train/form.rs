@@ -5,7 +5,7 @@
 use super::worker::{Source, Spec};
 use crate::files::input::{human_bytes, kind_of};
 use crate::model::gpt::Attention;
-use crate::model::gpt::Layout;
+use crate::model::gpt::ParamLayout;
 use crate::model::spec::{parse_attention, parse_rope};
 use crate::model::{BUILTIN, Dataset, Setting, TrainSpec, data};
 use crate::tr;
@@ -284,7 +284,7 @@ impl Form {
             })
             .ok();
         let config = spec.config();
-        let params = config.map(|c| Layout::new(&c).total);
+        let params = config.map(|c| ParamLayout::new(&c).total);
         if let Some(p) = params.filter(|&p| p > MAX_PARAMS) {
             err(
                 Field::DModel,

@@ -5,6 +5,7 @@ use super::Train;
 use super::form::Field;
 use super::progress::{Progress, RunState};
 use super::worker::Sample;
+use crate::analysis::format::thousands;
 use crate::model::BUILTIN;
 use crate::model::gpt::Attention;
 use crate::tr;
@@ -150,7 +151,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         ]));
     }
     if let Some(p) = checked.params {
-        let mut text = tr!(" {n} parameters", n = grouped(p as u64));
+        let mut text = tr!(" {n} parameters", n = thousands(p as u64));
         if let Some(spec) = &checked.spec {
             text.push_str(&tr!(
                 " · {tokens} tokens per step · {heads} heads of D = {d}",
@@ -327,7 +328,7 @@ fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
         row(tr!("val loss"), num(p.val.last().map(|v| v.1))),
         row(
             tr!("tokens/s"),
-            p.tokens_per_s().map_or("–".into(), |r| grouped(r.round() as u64)),
+            p.tokens_per_s().map_or("–".into(), |r| thousands(r.round() as u64)),
         ),
         row(
             tr!("ETA"),
@@ -339,7 +340,7 @@ fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
         row(tr!("time"), duration(p.seconds)),
     ];
     if let Some(n) = p.params {
-        lines.push(row(tr!("params"), grouped(n as u64)));
+        lines.push(row(tr!("params"), thousands(n as u64)));
     }
     if let Some((path, step)) = &p.saved {
         lines.push(Line::styled(tr!("saved step {step}:", step), t.dim()));
@@ -427,17 +428,4 @@ fn duration(secs: f64) -> String {
     } else {
         tr!("{s} s", s)
     }
-}
-
-/// `61,234`.
-fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (k, c) in s.chars().enumerate() {
-        if k > 0 && (s.len() - k).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
