@@ -270,9 +270,14 @@ impl Accumulation {
     /// `Σ` of the products the cursor has finished, added in the kernel's order from 0: what the
     /// kernel's running `s` holds (before any start value, scale or old value).
     pub fn sigma(&self, trace: &Trace) -> f32 {
+        self.sum_from(trace, 0.0)
+    }
+
+    /// `from` plus the finished products, added one by one in the kernel's order.
+    fn sum_from(&self, trace: &Trace, from: f32) -> f32 {
         (0..self.terms.len())
             .filter(|&k| self.finished(k))
-            .fold(0.0, |s, k| s + self.product(trace, k))
+            .fold(from, |s, k| s + self.product(trace, k))
     }
 
     /// The read of the old value of a `+=`: the written cell read in the summing iteration.
@@ -298,10 +303,7 @@ impl Accumulation {
     /// The sum the cursor has seen so far, as the kernel holds it: the start value (if read)
     /// plus the finished products, in the kernel's order.
     pub fn running(&self, trace: &Trace) -> f32 {
-        let from = self.start().map_or(0.0, |k| trace.events[k].value);
-        (0..self.terms.len())
-            .filter(|&k| self.finished(k))
-            .fold(from, |s, k| s + self.product(trace, k))
+        self.sum_from(trace, self.start().map_or(0.0, |k| trace.events[k].value))
     }
 
     /// The written value's arithmetic as the kernel does it, once every term is read: the
@@ -316,7 +318,6 @@ impl Accumulation {
             old: None,
             start: None,
             sigma: self.sigma(trace),
-            sum: self.running(trace),
             scale: None,
             new: trace.events[self.write].value,
         };
@@ -357,17 +358,7 @@ pub struct Chain {
     pub start: Option<f32>,
     /// `Σ` of the products alone, added from 0.
     pub sigma: f32,
-    /// The kernel's running sum: `start` and then each product added, in its order.
-    pub sum: f32,
     pub scale: Option<Scale>,
     /// The value written.
     pub new: f32,
-}
-
-impl Chain {
-    /// The value the kernel computes from the chain's numbers, in its order.
-    pub fn value(&self) -> f32 {
-        let s = self.scale.map_or(self.sum, |sc| self.sum * sc.value);
-        self.old.map_or(s, |o| o + s)
-    }
 }
