@@ -19,7 +19,7 @@
 //! the plain `D(1e-3)` was off by up to 30% on small gradients. [`Check::agrees`] allows 1e-3
 //! plus four times that bound. The steps used are what f32 stores of `x ± h` minus `x`.
 
-use crate::engine::{self, Inputs, Passes, Registry, Tensors, registry::primal};
+use crate::engine::{self, Inputs, Passes, Registry, Tensors};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Role};
 use crate::tr;
@@ -229,7 +229,7 @@ pub fn check(
     analytic: f32,
     label: String,
 ) -> Result<Check, Skip> {
-    let primal = primal(grad).ok_or(Skip::NotAGradient(grad))?;
+    let primal = grad.primal().ok_or(Skip::NotAGradient(grad))?;
     let registry = Registry::new(&inputs.plan(), variant, Passes::FORWARD);
     let role = registry.get(primal).ok_or(Skip::NotInForward(primal))?.role;
     let step = STEP * value.abs().max(1.0);
@@ -265,7 +265,7 @@ pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
     if trace.phase_at(n).pass() != Pass::Backward {
         return None;
     }
-    let is_grad = |b: Buf| primal(b).is_some() && b != Buf::DOut;
+    let is_grad = |b: Buf| b.primal().is_some() && b != Buf::DOut;
     if e.op == Op::Write && is_grad(e.buf) {
         return Some((e.buf, e.offset as usize, true));
     }

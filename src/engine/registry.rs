@@ -3,45 +3,16 @@
 //! kernel's loop names it (`k`'s row is the key position `j`, not the query `i`).
 //!
 //! The engine allocates from it, the trace records it, and every panel, `explain`, Compare, the
-//! exports and the scenario format read names, shapes, labels and offsets from it. A new buffer
-//! is one arm of [`declare`] and one line of [`Registry::new`].
-#![allow(non_snake_case)]
+//! exports and the scenario format read names, shapes, labels and offsets from it. The buffers
+//! themselves are declared in one table, [`crate::trace::Buf`]'s (`trace/buffers.rs`): a new
+//! buffer is one line there. This module evaluates it for a run.
 
 use super::plan::{Passes, Plan, StartKind};
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::Mistake;
-use crate::tensor::{Dim, Layout, Level, Role, Shape, Spec, dim};
-use crate::trace::Buf;
-
-/// The buffer whose gradient `buf` is (`d_q` → `q`), for gradient buffers.
-pub const fn primal(buf: Buf) -> Option<Buf> {
-    use Buf::*;
-    Some(match buf {
-        DOut => Out,
-        DAtt => Att,
-        DProbs => Probs,
-        DProbsDrop => ProbsDrop,
-        DScores => Scores,
-        DQ => Q,
-        DK => K,
-        DV => V,
-        DQkv => Qkv,
-        DX => X,
-        DMemory => Memory,
-        DWQkv => WQkv,
-        DBQkv => BQkv,
-        DWProj => WProj,
-        DBProj => BProj,
-        DWQ => WQ,
-        DBQ => BQ,
-        DWK => WK,
-        DBK => BK,
-        DWV => WV,
-        DBV => BV,
-        _ => return None,
-    })
-}
+use crate::tensor::{Layout, Role, Shape, Spec};
+use crate::trace::{Buf, Facts, Sizes};
 
 /// The buffers a run's [`Inputs`](super::Inputs) can give data for, in the order the engine
 /// takes them: the start's (x with the fused or the separate projections and, in
@@ -62,114 +33,50 @@ pub fn given_shape(buf: Buf, sh: Shape) -> Vec<usize> {
     declare(buf, Variant::Gqa, sh, Tiles::default().fit(sh)).shape
 }
 
-/// Role, level, stored dimensions and (when the kernel reads it differently) the viewed
-/// dimensions of `buf` for `variant` on sizes `sh` (flash's tile buffers have the sizes of
-/// `tiles`). Gradients are declared through the buffer they belong to.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
+/// The sizes the buffer table's dimensions are made of, for `variant` on sizes `sh` (flash's
+/// tile buffers have the sizes of `tiles`).
+pub fn sizes(variant: Variant, sh: Shape, tiles: FittedTiles) -> Sizes {
     // the key/value heads the variant's kernel reads: H_kv in GQA, one per query head otherwise
     let sh = variant.kv_shape(sh);
-    let Shape {
-        b: B,
-        s: S,
-        t: T,
-        c: C,
-        h: H,
-        h_kv: H_kv,
-    } = sh;
-    let D = sh.d();
-    let KV = sh.kv_c();
-    // flash reads MHA's buffers the way MHA does
-    let mha = variant != Variant::Baseline;
-    // a row of channels: the query rows are walked by `i`, the key/value rows by `j`
-    let channels = |row: Dim| vec![dim("b", B), row, dim("c", C)];
-    // a key/value row: `H_kv·D` channels (C unless grouped)
-    let kv_channels = |row: Dim| vec![dim("b", B), row, dim("c", KV)];
-    // the same rows as the variant's kernel reads them: per head in MHA
-    let heads = |row: Dim| {
-        if mha {
-            vec![dim("b", B), row, dim("h", H), dim("d", D)]
-        } else {
-            channels(row)
-        }
-    };
-    // key/value rows per key/value head: `kv_h` in GQA, the query head `h` in MHA
-    let kv_heads = |row: Dim| match variant {
-        Variant::Gqa => vec![dim("b", B), row, dim("kv_h", H_kv), dim("d", D)],
-        _ => heads(row),
-    };
-    // one score per (query i, key j), per head in MHA
-    let pairs = if mha {
-        vec![dim("b", B), dim("h", H), dim("i", S), dim("j", T)]
-    } else {
-        vec![dim("b", B), dim("i", S), dim("j", T)]
-    };
-    let (i, j) = (dim("i", S), dim("j", T));
-    // one number per query row of each head: flash's log-sum-exp and backward's D_i
-    let rows = vec![dim("b", B), dim("h", H), dim("i", S)];
-    // flash's tile-local working set: rows `ii` of a query tile, rows `jj` of a key tile
     let Tiles { br, bc } = tiles.sizes();
-    let tile = |role: Role, dims: Vec<Dim>| Spec {
-        role,
-        level: Level::Tile,
-        shape: dims.iter().map(|d| d.size).collect(),
-        layout: Layout::new(dims),
-    };
-    // the rotation tables: one angle per position t and channel pair m of a head (D = C in the
-    // baseline's single head)
-    let half = if mha { D / 2 } else { C / 2 };
-    let weights = |oc: usize| vec![dim("c", C), dim("o", oc)];
-    let bias = |oc: usize| vec![dim("o", oc)];
-    let (role, stored, view) = match buf {
-        Buf::X => (Role::Input, channels(i), None),
-        Buf::Memory => (Role::Input, channels(j), None),
-        Buf::DOut => (Role::Input, channels(i), None),
-        Buf::DropMask => (Role::Input, pairs, None),
-        // q, k and v side by side: column blocks at 0, C and C + H_kv·D (3C unless grouped)
-        Buf::WQkv => (Role::Parameter, weights(C + 2 * KV), None),
-        Buf::BQkv => (Role::Parameter, bias(C + 2 * KV), None),
-        Buf::WQ | Buf::WProj => (Role::Parameter, weights(C), None),
-        Buf::BQ | Buf::BProj => (Role::Parameter, bias(C), None),
-        Buf::WK | Buf::WV => (Role::Parameter, weights(KV), None),
-        Buf::BK | Buf::BV => (Role::Parameter, bias(KV), None),
-        // the fused projection's rows are the keys' positions (self-attention: S = T)
-        Buf::Qkv => (
-            Role::Activation,
-            vec![dim("b", B), dim("i", T), dim("c", C + 2 * KV)],
-            None,
-        ),
-        Buf::Q => (Role::Activation, channels(i), Some(heads(i))),
-        Buf::K | Buf::V => (Role::Activation, kv_channels(j), Some(kv_heads(j))),
-        // a decode run's caches: row j holds position j's key (value), written at step j
-        Buf::KCache | Buf::VCache => (Role::Activation, kv_channels(j), Some(kv_heads(j))),
-        Buf::RopeCos | Buf::RopeSin => (Role::Input, vec![dim("t", T), dim("m", half)], None),
-        Buf::Scores | Buf::Probs | Buf::ProbsDrop => (Role::Activation, pairs, None),
-        // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
-        Buf::Att => (Role::Activation, heads(i), None),
-        Buf::Out => (Role::Activation, channels(i), None),
-        Buf::Lse => (Role::Activation, rows, None),
-        Buf::Delta => (Role::Gradient, rows, None),
-        Buf::QTile | Buf::Acc => return tile(Role::Activation, vec![dim("ii", br), dim("d", D)]),
-        Buf::KTile | Buf::VTile => return tile(Role::Activation, vec![dim("jj", bc), dim("d", D)]),
-        Buf::STile => return tile(Role::Activation, vec![dim("ii", br), dim("jj", bc)]),
-        Buf::RowMax | Buf::RowSum => return tile(Role::Activation, vec![dim("ii", br)]),
-        Buf::DOTile => return tile(Role::Gradient, vec![dim("ii", br), dim("d", D)]),
-        Buf::DSTile => return tile(Role::Gradient, vec![dim("ii", br), dim("jj", bc)]),
-        Buf::DKTile | Buf::DVTile => return tile(Role::Gradient, vec![dim("jj", bc), dim("d", D)]),
-        grad => {
-            let of = primal(grad).unwrap_or(grad);
-            let spec = declare(of, variant, sh, tiles);
-            return Spec {
-                role: Role::Gradient,
-                ..spec
-            };
-        }
-    };
-    Spec {
-        role,
-        level: Level::Global,
-        shape: stored.iter().map(|d| d.size).collect(),
-        layout: Layout::new(view.unwrap_or(stored)),
+    Sizes {
+        b: sh.b,
+        s: sh.s,
+        t: sh.t,
+        c: sh.c,
+        h: sh.h,
+        h_kv: sh.h_kv,
+        // flash reads MHA's buffers the way MHA does
+        per_head: variant != Variant::Baseline,
+        kv_heads: variant == Variant::Gqa,
+        br,
+        bc,
     }
+}
+
+/// What a run of `plan` on `variant` computes, as far as the buffer table asks.
+pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
+    let m = plan.mistakes;
+    let decode = plan.decode;
+    // a mistake can leave out the input projections, the output projection or the dropout
+    let project = !decode && !m.has(Mistake::NoInputProjection);
+    Facts {
+        from_x: decode || plan.start != StartKind::Qkv,
+        fused: project && plan.start == StartKind::Fused,
+        separate: project && matches!(plan.start, StartKind::Separate { .. }),
+        cross: !decode && plan.start == (StartKind::Separate { cross: true }),
+        decode,
+        flash: !decode && variant == Variant::Flash,
+        dropout: !decode && plan.dropout && !m.has(Mistake::DropoutNotApplied),
+        proj: plan.proj && (decode || !m.has(Mistake::NoOutputProjection)),
+        rope: plan.rope.is_some(),
+        backward: plan.possible(passes).backward,
+    }
+}
+
+/// Role, level, stored shape and layout of `buf` for `variant` on sizes `sh`.
+pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
+    buf.spec(&sizes(variant, sh, tiles))
 }
 
 /// The buffers of one run: which exist for a plan, variant and passes, and each one's [`Spec`].
@@ -181,90 +88,19 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The buffers a run of `plan` on `variant` has: what it starts from, what its forward pass
-    /// computes, and with a backward pass every gradient. Weights a mistake leaves out (no input
-    /// or output projection) are absent.
+    /// The buffers a run of `plan` on `variant` has: those of the buffer table present for what
+    /// the run computes ([`facts`]). Given `q, k, v` are the run's inputs.
     pub fn new(plan: &Plan, variant: Variant, passes: Passes) -> Registry {
         let plan = &plan.for_variant(variant);
-        let m = plan.mistakes;
-        let backward = plan.possible(passes).backward;
-        let mut has = vec![false; Buf::ALL.len()];
-        let mut add = |bufs: &[Buf]| bufs.iter().for_each(|&b| has[b as usize] = true);
-        let project = !m.has(Mistake::NoInputProjection);
-        use Buf::*;
-        if plan.rope.is_some() {
-            add(&[RopeCos, RopeSin]);
-        }
-        if plan.decode {
-            // token by token from x: q, the caches and the score rows; no qkv, k or v of the
-            // whole sequence, and no backward pass
-            add(&[X, WQkv, BQkv, Q, KCache, VCache, Scores, Probs, Att]);
-            if plan.proj {
-                add(&[WProj, BProj, Out]);
-            }
-            return Registry::from_presence(plan, variant, &has);
-        }
-        match plan.start {
-            StartKind::Fused => {
-                add(&[X, Q, K, V]);
-                if project {
-                    add(&[WQkv, BQkv, Qkv]);
-                }
-            }
-            StartKind::Separate { cross } => {
-                add(&[X, Q, K, V]);
-                if cross {
-                    add(&[Memory]);
-                }
-                if project {
-                    add(&[WQ, BQ, WK, BK, WV, BV]);
-                }
-            }
-            StartKind::Qkv => add(&[Q, K, V]),
-        }
-        let flash = variant == Variant::Flash;
-        if flash {
-            // no scores, no probabilities: the row statistics and the tiles instead
-            add(&[Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc]);
-        } else {
-            add(&[Scores, Probs, Att]);
-        }
-        if plan.dropout && !m.has(Mistake::DropoutNotApplied) {
-            add(&[DropMask, ProbsDrop]);
-        }
-        if plan.proj && !m.has(Mistake::NoOutputProjection) {
-            add(&[WProj, BProj, Out]);
-        }
-        if backward && flash {
-            add(&[DOut, DAtt, DQ, DK, DV, Delta, DOTile, DSTile, DKTile, DVTile]);
-        } else if backward {
-            add(&[DOut, DAtt, DProbs, DScores, DQ, DK, DV]);
-        }
-        if backward {
-            // every buffer that is not given data has a gradient when it exists
-            let grads: Vec<Buf> = Buf::ALL
-                .iter()
-                .copied()
-                .filter(|&g| primal(g).is_some_and(|p| has[p as usize]))
-                .collect();
-            for g in grads {
-                has[g as usize] = true;
-            }
-        }
-        Registry::from_presence(plan, variant, &has)
-    }
-
-    /// The specs of the buffers marked in `has` (indexed by [`Buf`]).
-    fn from_presence(plan: &Plan, variant: Variant, has: &[bool]) -> Registry {
-        use Buf::*;
-        let start_given = plan.start == StartKind::Qkv && !plan.decode;
+        let facts = facts(plan, variant, passes);
+        let sizes = sizes(variant, plan.shape, plan.tiles);
         let specs = Buf::ALL
             .iter()
             .map(|&b| {
-                has[b as usize].then(|| {
-                    let spec = declare(b, variant, plan.shape, plan.tiles);
+                b.present(&facts).then(|| {
+                    let spec = b.spec(&sizes);
                     match b {
-                        Q | K | V if start_given => Spec {
+                        Buf::Q | Buf::K | Buf::V if !facts.from_x => Spec {
                             role: Role::Input,
                             ..spec
                         },
@@ -303,6 +139,7 @@ mod tests {
     use super::*;
     use crate::kernels::Mask;
     use crate::kernels::attention_mistakes::Mistakes;
+    use crate::tensor::Level;
 
     fn plan(shape: Shape, start: StartKind) -> Plan {
         Plan {

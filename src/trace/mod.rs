@@ -9,10 +9,12 @@
 //! How `+=` is recorded: `rec.add(buf, data, off, delta)` is a read of the old value followed by
 //! a write of the new one, so "who last wrote this cell" always has an answer in the log.
 
+mod buffers;
 mod index;
 mod log;
 mod phases;
 
+pub use buffers::{Buf, Facts, Sizes};
 pub use index::CellIndex;
 pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Progress, Trace};
 pub use phases::{Phase, Stage};
@@ -23,96 +25,6 @@ use std::panic::Location;
 
 /// The value a masked score is overwritten with, as in the reference implementation.
 pub const MASKED: f32 = -1e9;
-
-macro_rules! buffers {
-    ($($variant:ident => $name:literal,)*) => {
-        /// Every buffer a kernel can touch, named as in the docs and in `run --json`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[repr(u8)]
-        pub enum Buf { $($variant,)* }
-
-        impl Buf {
-            pub const ALL: &'static [Buf] = &[$(Buf::$variant,)*];
-
-            pub const fn name(self) -> &'static str {
-                match self { $(Buf::$variant => $name,)* }
-            }
-
-            pub fn from_name(name: &str) -> Option<Buf> {
-                match name { $($name => Some(Buf::$variant),)* _ => None }
-            }
-        }
-    };
-}
-
-buffers! {
-    X => "x",
-    WQkv => "w_qkv",
-    BQkv => "b_qkv",
-    Qkv => "qkv",
-    Q => "q",
-    K => "k",
-    V => "v",
-    Scores => "scores",
-    Probs => "probs",
-    Att => "att",
-    WProj => "w_proj",
-    BProj => "b_proj",
-    Out => "out",
-    DOut => "d_out",
-    DAtt => "d_att",
-    DProbs => "d_probs",
-    DScores => "d_scores",
-    DQ => "d_q",
-    DK => "d_k",
-    DV => "d_v",
-    DQkv => "d_qkv",
-    DX => "d_x",
-    DWQkv => "d_w_qkv",
-    DBQkv => "d_b_qkv",
-    DWProj => "d_w_proj",
-    DBProj => "d_b_proj",
-    Memory => "memory",
-    WQ => "w_q",
-    BQ => "b_q",
-    WK => "w_k",
-    BK => "b_k",
-    WV => "w_v",
-    BV => "b_v",
-    DropMask => "drop_mask",
-    ProbsDrop => "probs_drop",
-    DMemory => "d_memory",
-    DWQ => "d_w_q",
-    DBQ => "d_b_q",
-    DWK => "d_w_k",
-    DBK => "d_b_k",
-    DWV => "d_w_v",
-    DBV => "d_b_v",
-    DProbsDrop => "d_probs_drop",
-    Lse => "lse",
-    Delta => "delta",
-    QTile => "q_tile",
-    KTile => "k_tile",
-    VTile => "v_tile",
-    STile => "s_tile",
-    RowMax => "m",
-    RowSum => "l",
-    Acc => "acc",
-    DOTile => "do_tile",
-    DSTile => "ds_tile",
-    DKTile => "dk_tile",
-    DVTile => "dv_tile",
-    RopeCos => "rope_cos",
-    RopeSin => "rope_sin",
-    KCache => "k_cache",
-    VCache => "v_cache",
-}
-
-impl fmt::Display for Buf {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Forward or backward.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

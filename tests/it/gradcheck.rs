@@ -14,7 +14,7 @@ use std::time::Instant;
 /// The check of `grad[k]`, its analytic value and primal value taken from an untraced run.
 fn checked(inputs: &Inputs, variant: Variant, grad: Buf, k: usize) -> Check {
     let r = run(inputs, variant, Passes::BOTH, false);
-    let primal = attn_trace::engine::registry::primal(grad).unwrap();
+    let primal = grad.primal().unwrap();
     let (value, analytic) = (r.tensors.get(primal)[k], r.tensors.get(grad)[k]);
     gradcheck::check(inputs, variant, grad, k, value, analytic, String::new())
         .unwrap_or_else(|e| panic!("{variant} {grad}[{k}]: {e}"))

@@ -185,7 +185,7 @@ pub(super) fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<
         .ok_or_else(|| missing("the element in the scores layout"))?;
     let mut lines = Vec::new();
     for grad in [Buf::DProbs, Buf::DScores] {
-        let Some(p) = crate::engine::registry::primal(grad).filter(|&p| run.registry.has(p)) else {
+        let Some(p) = grad.primal().filter(|&p| run.registry.has(p)) else {
             continue;
         };
         let (Some(&value), Some(&analytic)) = (run.tensors.get(p).get(off), run.tensors.get(grad).get(off)) else {

@@ -16,7 +16,6 @@ pub use render::{Areas, areas, render};
 
 use crate::analysis::quiz::Question;
 use crate::engine::kernel_shape;
-use crate::engine::registry::primal;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass};
@@ -152,7 +151,7 @@ impl Tracer {
         let Some((grad, off, _)) = gradcheck::target(trace, self.cursor) else {
             return;
         };
-        let Some(p) = primal(grad) else { return };
+        let Some(p) = grad.primal() else { return };
         if self.checks.asked(&(self.variant, grad, off)) {
             return;
         }

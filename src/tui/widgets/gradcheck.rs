@@ -5,7 +5,6 @@
 
 use super::Ctx;
 use crate::analysis::gradcheck::sci;
-use crate::engine::registry::primal;
 use crate::tr;
 use crate::tui::gradcheck::{Checker, target};
 use ratatui::text::{Line, Span};
@@ -21,7 +20,7 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
             t.dim(),
         )];
     };
-    let p = primal(grad).map_or("?", |b| b.name());
+    let p = grad.primal().map_or("?", |b| b.name());
     let what = if own {
         tr!("this event writes {grad}[{off}]", grad, off)
     } else {
