@@ -393,7 +393,7 @@ mod tests {
     #[test]
     fn grouped_offsets_read_like_the_docs() {
         // H = 4 query heads over H_kv = 2: head 3 reads key/value head 1
-        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        let sh = Shape::new(1, 3, 8, 4).with_kv_heads(2);
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 3), ("i", 2), ("j", 1)]);
         let kv = substitute("src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();

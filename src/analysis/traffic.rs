@@ -165,7 +165,7 @@ fn plain_counts(plan: &Plan, variant: Variant, pass: Pass) -> Vec<(Buf, u64, u64
     let (b, s, t, c, h) = (b as u64, s as u64, t as u64, c as u64, h as u64);
     // d_k and d_v: written once per element, or, in GQA, cleared and then added to by each
     // query head of the group (+=: a read and a write per query head and channel)
-    let d_kv = if variant.grouped() {
+    let d_kv = if variant.shares_kv_heads() {
         (b * t * c, b * t * kv + b * t * c)
     } else {
         (0, b * t * c)

@@ -102,7 +102,7 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
     let ksh = kernel_shape(plan.shape, variant);
     // channels of a key/value row: H_kv·D (C unless grouped)
     let kv = ksh.kv_c() as u64;
-    let grouped = variant.grouped();
+    let grouped = variant.shares_kv_heads();
     let (b, s, t, c) = (b as u64, s as u64, t as u64, c as u64);
     let h = ksh.h as u64;
     if plan.decode {

@@ -158,7 +158,7 @@ mod tests {
     #[test]
     fn given_data_has_the_sizes_as_given_with_h_kv_key_value_heads() {
         // B = 2, S = 3 queries, T = 5 keys, C = 8 in H = 4 heads of D = 2, H_kv = 2: KV = 4
-        let sh = Shape::cross(2, 3, 5, 8, 4).grouped(2);
+        let sh = Shape::cross(2, 3, 5, 8, 4).with_kv_heads(2);
         let want: [(Buf, Vec<usize>); 16] = [
             (Buf::X, vec![2, 3, 8]),
             (Buf::Memory, vec![2, 5, 8]),
@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn grouped_keys_and_values_have_h_kv_heads_and_the_fused_projection_is_narrower() {
         // H = 4 query heads of D = 2 over H_kv = 2 key/value heads: k, v [1,3,4] read [b,j,kv_h,d]
-        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        let sh = Shape::new(1, 3, 8, 4).with_kv_heads(2);
         let gqa = Registry::new(&plan(sh, StartKind::Fused), Variant::Gqa, Passes::BOTH);
         assert_eq!(gqa.get(Buf::K).unwrap().shape, [1, 3, 4]);
         assert_eq!(gqa.layout(Buf::DV).unwrap().names(), ["b", "j", "kv_h", "d"]);

@@ -100,14 +100,14 @@ impl Variant {
 
     /// Does this variant's kernel read grouped key/value heads (`H_kv` of them)? The others
     /// read one key/value head per query head.
-    pub const fn grouped(self) -> bool {
+    pub const fn shares_kv_heads(self) -> bool {
         matches!(self, Variant::Gqa)
     }
 
     /// The sizes `sh` with the key/value heads this variant's kernel reads: `H_kv` in GQA, one
     /// per query head (ungrouped) in the others.
     pub const fn kv_shape(self, sh: Shape) -> Shape {
-        if self.grouped() { sh } else { sh.ungrouped() }
+        if self.shares_kv_heads() { sh } else { sh.full_kv_heads() }
     }
 
     pub const fn name(self) -> &'static str {
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn only_gqa_reads_grouped_key_value_heads() {
-        let sh = Shape::new(1, 3, 8, 4).grouped(2);
+        let sh = Shape::new(1, 3, 8, 4).with_kv_heads(2);
         assert_eq!(Variant::Gqa.kv_shape(sh), sh);
         for v in [Variant::Baseline, Variant::Mha, Variant::Flash] {
             assert_eq!(v.kv_shape(sh), Shape::new(1, 3, 8, 4), "{v}");

@@ -143,8 +143,8 @@ impl TinyGpt {
         );
         // the query's view: one query over the t + 1 cached keys, nothing hidden (the causal
         // mask is the order of the steps)
-        let sh = Shape::cross(1, 1, t + 1, C, H).grouped(cfg.kv_heads());
-        let window = Shape::new(1, T, C, H).grouped(cfg.kv_heads());
+        let sh = Shape::cross(1, 1, t + 1, C, H).with_kv_heads(cfg.kv_heads());
+        let window = Shape::new(1, T, C, H).with_kv_heads(cfg.kv_heads());
         for l in 0..cfg.n_layers {
             let o = lo.block(l, C);
             let (k, v) = (&mut cache.k[l], &mut cache.v[l]);

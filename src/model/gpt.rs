@@ -152,7 +152,7 @@ impl Config {
 
     /// The attention shape of a batch of `b` sequences of `t ≤ seq_len` tokens.
     pub fn shape(&self, b: usize, t: usize) -> Shape {
-        Shape::new(b, t, self.d_model, self.n_heads).grouped(self.kv_heads())
+        Shape::new(b, t, self.d_model, self.n_heads).with_kv_heads(self.kv_heads())
     }
 
     /// The attention kernel training runs, as the engine would choose it: the baseline for one

@@ -103,7 +103,7 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
         Some(x) => (Shape::cross(b, doc.size(x, "[shape].S")?, tt, c, h), true),
         None => (Shape::new(b, tt, c, h), false),
     };
-    Ok((shape.0.grouped(h_kv), shape.1))
+    Ok((shape.0.with_kv_heads(h_kv), shape.1))
 }
 
 pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {

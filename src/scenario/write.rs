@@ -35,7 +35,7 @@ pub fn to_toml(s: &Scenario) -> String {
         let _ = writeln!(out, "S = {}", sh.s);
     }
     let _ = write!(out, "T = {}\nC = {}\nH = {}\n", sh.t, sh.c, sh.h);
-    if sh.is_grouped() || s.variants.contains(&Variant::Gqa) {
+    if sh.shares_kv_heads() || s.variants.contains(&Variant::Gqa) {
         let _ = writeln!(out, "H_kv = {}", sh.h_kv);
     }
 

@@ -33,7 +33,7 @@ impl Serialize for Shape {
         m.serialize_entry("T", &self.t)?;
         m.serialize_entry("C", &self.c)?;
         m.serialize_entry("H", &self.h)?;
-        if self.is_grouped() {
+        if self.shares_kv_heads() {
             m.serialize_entry("H_kv", &self.h_kv)?;
         }
         m.end()
@@ -59,12 +59,12 @@ impl Shape {
     }
 
     /// The same sizes with `h_kv` key/value heads (grouped-query attention; 1 is multi-query).
-    pub const fn grouped(self, h_kv: usize) -> Self {
+    pub const fn with_kv_heads(self, h_kv: usize) -> Self {
         Shape { h_kv, ..self }
     }
 
     /// Fewer key/value heads than query heads.
-    pub const fn is_grouped(&self) -> bool {
+    pub const fn shares_kv_heads(&self) -> bool {
         self.h_kv != self.h
     }
 
@@ -94,7 +94,7 @@ impl Shape {
     }
 
     /// The same sizes with as many key/value heads as query heads (what MHA sees).
-    pub const fn ungrouped(self) -> Self {
+    pub const fn full_kv_heads(self) -> Self {
         Shape { h_kv: self.h, ..self }
     }
 }
@@ -366,7 +366,7 @@ mod tests {
         assert_eq!(own, r#"{"B":1,"T":3,"C":4,"H":2}"#);
         let cross = serde_json::to_string(&Shape::cross(1, 2, 5, 4, 2)).unwrap();
         assert_eq!(cross, r#"{"B":1,"S":2,"T":5,"C":4,"H":2}"#);
-        let gqa = serde_json::to_string(&Shape::new(1, 3, 8, 4).grouped(2)).unwrap();
+        let gqa = serde_json::to_string(&Shape::new(1, 3, 8, 4).with_kv_heads(2)).unwrap();
         assert_eq!(gqa, r#"{"B":1,"T":3,"C":8,"H":4,"H_kv":2}"#);
     }
 
@@ -398,8 +398,8 @@ mod tests {
         let sh = Shape::new(1, 3, 4, 2);
         assert_eq!(sh.d(), 2);
         assert_eq!(sh.single_head().d(), 4);
-        let g = Shape::new(1, 3, 8, 4).grouped(2);
-        assert_eq!((g.group(), g.kv_c(), g.ungrouped().kv_c()), (2, 4, 8));
+        let g = Shape::new(1, 3, 8, 4).with_kv_heads(2);
+        assert_eq!((g.group(), g.kv_c(), g.full_kv_heads().kv_c()), (2, 4, 8));
         assert_eq!((g.single_head().h, g.single_head().h_kv), (1, 1));
     }
 }

@@ -67,7 +67,7 @@ pub fn split<R: Recorder>(
     let ksh = kernel_shape(sh, variant);
     if !R::ENABLED {
         fast::split(ksh, qkv, q, k, v)
-    } else if variant.grouped() {
+    } else if variant.shares_kv_heads() {
         attention_gqa::split(rec, ksh, qkv, q, k, v)
     } else {
         split::forward(rec, sh, qkv, q, k, v)
@@ -87,7 +87,7 @@ pub fn split_back<R: Recorder>(
     let ksh = kernel_shape(sh, variant);
     if !R::ENABLED {
         fast::split_back(ksh, d_q, d_k, d_v, d_qkv)
-    } else if variant.grouped() {
+    } else if variant.shares_kv_heads() {
         attention_gqa::split_back(rec, ksh, d_q, d_k, d_v, d_qkv)
     } else {
         split::backward(rec, sh, d_q, d_k, d_v, d_qkv)

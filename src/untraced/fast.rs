@@ -69,7 +69,7 @@ impl Heads {
     }
 
     /// Do several query heads share a key/value head? Then their `d_k`, `d_v` add up.
-    const fn grouped(&self) -> bool {
+    const fn shares_kv_heads(&self) -> bool {
         self.H_kv != self.H
     }
 
@@ -320,7 +320,7 @@ fn accumulate<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale:
 /// added (after the buffer was cleared) when a group shares it.
 #[inline(always)]
 fn store_kv<const W: usize>(hd: Heads, out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
-    if hd.grouped() {
+    if hd.shares_kv_heads() {
         accumulate(out, at, acc, scale);
     } else {
         store(out, at, acc, scale);
@@ -629,7 +629,7 @@ fn weighted_sum_back_impl(hd: Heads, p: &[f32], v: &[f32], d_att: &[f32], d_p: &
         d_probs_head(hd, (bb, hh), (v, d_att), d_p, &mut pan, false);
     }
     // the query heads of a group add into the same d_v: it starts at 0
-    if hd.grouped() {
+    if hd.shares_kv_heads() {
         d_v[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
     }
     for (bb, hh, p) in head_blocks(hd, p) {
@@ -721,7 +721,7 @@ fn d_values_head(hd: Heads, (bb, hh): (usize, usize), p: &[f32], d_att: &[f32], 
 #[inline(always)]
 fn scores_back_impl(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], d_scores: &[f32], d_q: &mut [f32], d_k: &mut [f32]) {
     // the query heads of a group add into the same d_k: it starts at 0
-    if hd.grouped() {
+    if hd.shares_kv_heads() {
         d_k[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
     }
     let mut pan = Panels::default();
@@ -846,7 +846,7 @@ fn backward_impl(
 ) {
     let Heads { S, T, .. } = hd;
     // the query heads of a group add into the same d_k and d_v: they start at 0
-    if hd.grouped() {
+    if hd.shares_kv_heads() {
         d_k[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
         d_v[..hd.B * hd.T * hd.H_kv * hd.D].fill(0.0);
     }

@@ -1113,7 +1113,7 @@ fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
     assert_eq!(label(&layout("scores", Variant::Mha, sh, (1, 1)), 16), "b0 h1 i2 j1");
     assert_eq!(label(&layout("scores", Variant::Baseline, sh, (1, 1)), 7), "b0 i2 j1");
     // GQA, H = 4 over H_kv = 2, D = 2: k_base = ((0*3 + 1)*2 + 1)*2 = 6
-    let g = Shape::new(1, 3, 8, 4).grouped(2);
+    let g = Shape::new(1, 3, 8, 4).with_kv_heads(2);
     assert_eq!(label(&layout("k", Variant::Gqa, g, (1, 1)), 6), "b0 j1 kv_h1 d0");
     assert_eq!(label(&layout("k", Variant::Mha, g, (1, 1)), 6), "b0 j0 h3 d0");
     let c = |v: &[(&str, usize)]| v.iter().map(|&(n, x)| (n.to_string(), x)).collect::<Vec<_>>();

@@ -26,8 +26,8 @@ fn shapes() -> [Shape; 4] {
     [
         Shape::new(1, 5, 4, 1),
         Shape::new(2, 6, 8, 2),
-        Shape::new(2, 7, 8, 4).grouped(2),
-        Shape::new(1, 9, 12, 3).grouped(1),
+        Shape::new(2, 7, 8, 4).with_kv_heads(2),
+        Shape::new(1, 9, 12, 3).with_kv_heads(1),
     ]
 }
 
@@ -49,7 +49,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
             let mut full = from_x(sh, Mask::Causal, 31);
             full.rope = rope;
             // flash has no decoding loop (its causal run computes the same out)
-            let variants: &[Variant] = if sh.is_grouped() {
+            let variants: &[Variant] = if sh.shares_kv_heads() {
                 &[Variant::Gqa, Variant::Mha]
             } else {
                 &[Variant::Baseline, Variant::Mha, Variant::Gqa]
@@ -80,7 +80,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
 
 #[test]
 fn each_step_writes_its_row_of_the_cache_and_reads_only_rows_up_to_itself() {
-    let sh = Shape::new(2, 5, 8, 4).grouped(2);
+    let sh = Shape::new(2, 5, 8, 4).with_kv_heads(2);
     let r = run(
         &decoding(&from_x(sh, Mask::Causal, 32)),
         Variant::Gqa,

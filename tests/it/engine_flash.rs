@@ -332,9 +332,9 @@ fn flash_runs_after_rotary_positions_and_on_grouped_inputs_like_mha() {
                 base: 10000.0,
             }),
         ),
-        (sh.grouped(2), None),
+        (sh.with_kv_heads(2), None),
         (
-            sh.grouped(1),
+            sh.with_kv_heads(1),
             Some(Rope {
                 pairs: Pairs::Interleaved,
                 base: 100.0,

@@ -93,10 +93,10 @@ fn gqa_with_as_many_kv_heads_as_query_heads_is_mha_bit_for_bit() {
 #[test]
 fn grouped_runs_are_identical_traced_and_untraced() {
     for (sh, mask) in [
-        (Shape::new(2, 7, 8, 4).grouped(2), Mask::Causal),
-        (Shape::new(1, 9, 12, 6).grouped(3), Mask::None),
-        (Shape::new(2, 5, 12, 4).grouped(1), Mask::Causal),
-        (Shape::new(1, 20, 64, 4).grouped(2), Mask::Causal),
+        (Shape::new(2, 7, 8, 4).with_kv_heads(2), Mask::Causal),
+        (Shape::new(1, 9, 12, 6).with_kv_heads(3), Mask::None),
+        (Shape::new(2, 5, 12, 4).with_kv_heads(1), Mask::Causal),
+        (Shape::new(1, 20, 64, 4).with_kv_heads(2), Mask::Causal),
     ] {
         let inputs = from_x(sh, mask, 7);
         let fast = run(&inputs, Variant::Gqa, Passes::BOTH, false).tensors;
@@ -111,7 +111,7 @@ fn grouped_runs_are_identical_traced_and_untraced() {
 fn gqa_is_mha_with_the_heads_of_each_group_tied() {
     // H = 4 query heads, H_kv = 2: MHA on the same inputs gets each key/value head's weights
     // repeated for the two query heads of its group, and computes exactly GQA's forward pass
-    let sh = Shape::new(2, 5, 8, 4).grouped(2);
+    let sh = Shape::new(2, 5, 8, 4).with_kv_heads(2);
     let inputs = from_x(sh, Mask::Causal, 9);
     let gqa = run(&inputs, Variant::Gqa, Passes::BOTH, false);
     let mha = run(&inputs, Variant::Mha, Passes::BOTH, false);
@@ -162,12 +162,12 @@ fn gqa_is_mha_with_the_heads_of_each_group_tied() {
 #[test]
 fn grouped_gradients_match_finite_differences() {
     // H = 4 over H_kv = 2, and multi-query attention (H_kv = 1)
-    for sh in [Shape::new(2, 4, 8, 4).grouped(2), Shape::new(1, 5, 6, 3).grouped(1)] {
+    for sh in [Shape::new(2, 4, 8, 4).with_kv_heads(2), Shape::new(1, 5, 6, 3).with_kv_heads(1)] {
         check_gradients(&from_x(sh, Mask::Causal, 11), Variant::Gqa, FROM_X);
         check_gradients(&separate(sh, Mask::None, false, 12), Variant::Gqa, SEPARATE);
     }
     // cross-attention with an explicit mask, from separate projections
-    let sh = Shape::cross(2, 3, 5, 8, 4).grouped(2);
+    let sh = Shape::cross(2, 3, 5, 8, 4).with_kv_heads(2);
     let mask = Mask::explicit(&[
         vec![true, false, true, false, true],
         vec![false, true, true, true, false],
@@ -176,7 +176,7 @@ fn grouped_gradients_match_finite_differences() {
     let all: Vec<Buf> = [Buf::Memory].iter().chain(SEPARATE).copied().collect();
     check_gradients(&separate(sh, mask, true, 13), Variant::Gqa, &all);
     // from the attention core: k and v have H_kv·D channels
-    let sh = Shape::new(2, 4, 6, 3).grouped(1);
+    let sh = Shape::new(2, 4, 6, 3).with_kv_heads(1);
     let (nq, nk) = (2 * 4 * 6, 2 * 4 * 2);
     let mut inputs = from_qkv(sh, Mask::Causal, values(nq, 14), values(nk, 15), values(nk, 16));
     inputs.d_out = values(nq, 17);
@@ -201,11 +201,11 @@ fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
 #[test]
 fn grouped_phases_match_their_closed_form_counts_and_formulas() {
     let cases = [
-        from_x(Shape::new(2, 4, 8, 4).grouped(2), Mask::Causal, 1),
-        from_x(Shape::new(1, 3, 6, 3).grouped(1), Mask::None, 2),
-        separate(Shape::cross(2, 3, 5, 8, 4).grouped(2), Mask::None, true, 3),
+        from_x(Shape::new(2, 4, 8, 4).with_kv_heads(2), Mask::Causal, 1),
+        from_x(Shape::new(1, 3, 6, 3).with_kv_heads(1), Mask::None, 2),
+        separate(Shape::cross(2, 3, 5, 8, 4).with_kv_heads(2), Mask::None, true, 3),
         from_qkv(
-            Shape::new(1, 3, 8, 4).grouped(2),
+            Shape::new(1, 3, 8, 4).with_kv_heads(2),
             Mask::Causal,
             values(24, 4),
             values(12, 5),
@@ -240,7 +240,7 @@ fn grouped_phases_match_their_closed_form_counts_and_formulas() {
 fn a_query_head_reads_its_groups_key_head_at_the_grouped_offset() {
     // B=1, T=3, C=8, H=4, D=2, H_kv=2: query head 3 reads key head kv_h = 3/(4/2) = 1; for i=2,
     // j=1 that is k_base = ((0*3 + 1)*2 + 1)*2 = 6, and the score goes to ((0*4 + 3)*3 + 2)*3 + 1
-    let sh = Shape::new(1, 3, 8, 4).grouped(2);
+    let sh = Shape::new(1, 3, 8, 4).with_kv_heads(2);
     let r = run(&from_x(sh, Mask::Causal, 3), Variant::Gqa, Passes::BOTH, true);
     let t = r.trace.as_ref().unwrap();
     let w = t.index.first_write(Buf::Scores, 34).unwrap();
@@ -276,7 +276,7 @@ fn a_query_head_reads_its_groups_key_head_at_the_grouped_offset() {
 fn the_query_heads_of_a_group_add_into_the_same_d_k_and_d_v() {
     // H = 2 query heads sharing H_kv = 1 key/value head: every cell of d_k is cleared, then
     // head 0 adds (reads 0, writes its share) and head 1 adds (reads head 0's, writes the sum)
-    let sh = Shape::new(1, 3, 4, 2).grouped(1);
+    let sh = Shape::new(1, 3, 4, 2).with_kv_heads(1);
     let r = run(&from_x(sh, Mask::Causal, 5), Variant::Gqa, Passes::BOTH, true);
     let t = r.trace.as_ref().unwrap();
     for buf in [Buf::DK, Buf::DV] {

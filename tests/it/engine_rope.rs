@@ -122,10 +122,10 @@ fn rope_gradients_match_finite_differences_for_every_kernel() {
         let inputs = with_rope(from_x(Shape::new(2, 4, 8, 2), Mask::Causal, 21), r);
         check_gradients(&inputs, Variant::Baseline, FROM_X);
         check_gradients(&inputs, Variant::Mha, FROM_X);
-        let grouped = with_rope(from_x(Shape::new(1, 5, 8, 4).grouped(2), Mask::None, 22), r);
+        let grouped = with_rope(from_x(Shape::new(1, 5, 8, 4).with_kv_heads(2), Mask::None, 22), r);
         check_gradients(&grouped, Variant::Gqa, FROM_X);
         // from q, k, v: their gradients are those of the vectors before the rotation
-        let sh = Shape::new(2, 4, 4, 2).grouped(1);
+        let sh = Shape::new(2, 4, 4, 2).with_kv_heads(1);
         let mut core = from_qkv(sh, Mask::Causal, values(32, 23), values(16, 24), values(16, 25));
         core.d_out = values(32, 26);
         check_gradients(&with_rope(core, rope(pairs, 50.0)), Variant::Gqa, FROM_QKV);
@@ -140,7 +140,7 @@ fn rope_phases_match_their_closed_form_counts_and_formulas() {
             rope(Pairs::Interleaved, 10000.0),
         ),
         with_rope(
-            from_x(Shape::new(1, 3, 8, 4).grouped(2), Mask::None, 2),
+            from_x(Shape::new(1, 3, 8, 4).with_kv_heads(2), Mask::None, 2),
             rope(Pairs::Half, 500.0),
         ),
     ];

@@ -54,7 +54,7 @@ fn every_tensor_of_gqa_and_rope_agrees_with_pytorch_autograd() {
             .iter()
             .map(|d| d.as_u64().unwrap() as usize)
             .collect();
-        let sh = Shape::new(dims[0], dims[1], dims[2], dims[3]).grouped(dims[4]);
+        let sh = Shape::new(dims[0], dims[1], dims[2], dims[3]).with_kv_heads(dims[4]);
         let rope = case["rope"].as_str().map(|p| Rope {
             pairs: Pairs::from_name(p).unwrap(),
             base: case["base"].as_f64().unwrap() as f32,

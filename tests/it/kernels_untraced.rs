@@ -175,7 +175,7 @@ fn check_all_masks(sh: Shape, seed: u64) {
         }
         // every grouping of the heads: H_kv = H (MHA's numbers) down to 1 (multi-query)
         for h_kv in (1..=sh.h).filter(|k| sh.h.is_multiple_of(*k)) {
-            check(sh.grouped(h_kv), &mask, Variant::Gqa, seed);
+            check(sh.with_kv_heads(h_kv), &mask, Variant::Gqa, seed);
         }
     }
 }
@@ -186,7 +186,7 @@ fn the_training_configurations_are_identical_traced_and_untraced() {
     // worth of batch
     let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, Variant::Baseline, 1);
     check(Shape::new(1, 64, 128, 4), &Mask::Causal, Variant::Mha, 2);
-    check(Shape::new(1, 64, 128, 4).grouped(2), &Mask::Causal, Variant::Gqa, 2);
+    check(Shape::new(1, 64, 128, 4).with_kv_heads(2), &Mask::Causal, Variant::Gqa, 2);
     // the causal mask's results, seen from the untraced side: −1e9, probability 0, no gradient
     let t = 64;
     for (n, &s) in a.scores.iter().enumerate() {
@@ -220,7 +220,7 @@ fn cross_attention_is_identical_traced_and_untraced() {
 fn untraced_kernels_write_every_output_once() {
     // NaN-filled buffers come back finite: nothing was left unwritten or read before written
     let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, Variant::Mha, 10);
-    check(Shape::new(3, 13, 24, 6).grouped(2), &Mask::Causal, Variant::Gqa, 10);
+    check(Shape::new(3, 13, 24, 6).with_kv_heads(2), &Mask::Causal, Variant::Gqa, 10);
     for buf in [
         &out.scores,
         &out.probs,
@@ -243,7 +243,7 @@ fn infinities_behind_zero_probabilities_give_nan_as_traced() {
     let shapes = [
         (Shape::new(1, 9, 8, 1), Variant::Baseline),
         (Shape::new(1, 9, 8, 2), Variant::Mha),
-        (Shape::new(1, 9, 8, 4).grouped(2), Variant::Gqa),
+        (Shape::new(1, 9, 8, 4).with_kv_heads(2), Variant::Gqa),
     ];
     for (sh, v) in shapes {
         let (mut x, kv) = (inputs(sh, 11), sh.kv_c());
@@ -267,7 +267,7 @@ fn a_hidden_pair_whose_gradient_overflows_gives_nan_as_traced() {
     let shapes = [
         (Shape::new(1, 9, 8, 1), Variant::Baseline),
         (Shape::new(1, 9, 8, 2), Variant::Mha),
-        (Shape::new(1, 9, 8, 4).grouped(2), Variant::Gqa),
+        (Shape::new(1, 9, 8, 4).with_kv_heads(2), Variant::Gqa),
     ];
     for (sh, v) in shapes {
         let (mut x, kv) = (inputs(sh, 12), sh.kv_c());
@@ -304,7 +304,7 @@ fn the_split_is_identical_traced_and_untraced() {
     let shapes = [
         (Shape::new(2, 5, 12, 3), Variant::Mha),
         (Shape::new(1, 64, 64, 1), Variant::Baseline),
-        (Shape::new(2, 5, 12, 6).grouped(2), Variant::Gqa),
+        (Shape::new(2, 5, 12, 6).with_kv_heads(2), Variant::Gqa),
     ];
     for (sh, variant) in shapes {
         let (n, n_kv, kv) = (sh.b * sh.t * sh.c, sh.b * sh.t * sh.kv_c(), sh.kv_c());

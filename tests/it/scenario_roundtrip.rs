@@ -66,7 +66,7 @@ prop_compose! {
         // grouped-query attention: the gqa variant with H_kv some divisor of H
         let with_gqa = kv_pick > 0;
         let divisors: Vec<usize> = (1..=h).filter(|k| h.is_multiple_of(*k)).collect();
-        let shape = if with_gqa { shape.grouped(divisors[kv_pick % divisors.len()]) } else { shape };
+        let shape = if with_gqa { shape.with_kv_heads(divisors[kv_pick % divisors.len()]) } else { shape };
         let mut variants = variants;
         if with_gqa {
             variants.push(Variant::Gqa);
