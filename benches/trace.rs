@@ -71,7 +71,11 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     let mut group = c.benchmark_group(name);
     group.sample_size(10);
     for variant in Variant::ALL {
-        let inputs = inputs(if variant.shares_kv_heads() { sh.with_kv_heads(2) } else { sh });
+        let inputs = inputs(if variant.shares_kv_heads() {
+            sh.with_kv_heads(2)
+        } else {
+            sh
+        });
         let run = engine::run(&inputs, variant, Passes::BOTH, true);
         let trace = run.trace.as_ref().expect("traced");
         let events = trace.len() as u64;

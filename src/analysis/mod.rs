@@ -6,6 +6,7 @@
 //!   the old value of a `+=`, the scale, and the chain `old + Σ × scale = new`.
 //! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
+//! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
 //! - [`step`]: what the loop iteration around an event touched; flash's current tiles.
@@ -23,6 +24,7 @@ pub mod format;
 pub mod formula;
 pub mod gradcheck;
 pub mod mistakes;
+pub mod online_softmax;
 pub mod quiz;
 pub mod step;
 pub mod traffic;

@@ -1,7 +1,6 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
 use crate::engine::{self, Inputs, Run};
-use crate::kernels::names;
 use crate::kernels::{Mask, Variant};
 use crate::scenario::Scenario;
 use crate::tensor::Shape;
@@ -168,20 +167,15 @@ impl Walk {
         e.offset(self.run(variant)?.registry.layout(Buf::Scores)?)
     }
 
-    /// The event that writes element `e`: its score in the forward pass, its score gradient in
-    /// the backward pass (falling back to whichever pass the trace holds).
+    /// The event that writes element `e` in `variant`'s log: its score in the forward pass,
+    /// its score gradient in the backward pass ([`Element::write_event`]).
     pub fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
-        let trace = self.trace(variant)?;
-        if variant == Variant::Flash {
-            return flash_element_event(trace, pass, e);
-        }
-        let off = self.score_offset(variant, e)?;
-        let fwd = trace.index.first_write(Buf::Scores, off);
-        let bwd = trace.index.first_write(Buf::DScores, off);
-        match pass {
-            Pass::Forward => fwd.or(bwd),
-            Pass::Backward => bwd.or(fwd),
-        }
+        let e = if variant == Variant::Baseline {
+            Element { h: 0, ..e }
+        } else {
+            e
+        };
+        e.write_event(self.trace(variant)?, pass)
     }
 
     /// Where the tracer opens on `variant`: the focus element's write, else the first event.
@@ -189,41 +183,6 @@ impl Walk {
         self.focus
             .and_then(|(_, pass, e)| self.element_event(variant, pass.unwrap_or(Pass::Forward), e))
             .unwrap_or(0)
-    }
-}
-
-/// Flash stores no scores: element `e` is the cell of the score tile (`s_tile` forward,
-/// `ds_tile` backward) that the pair `(i, j)` of head `h` occupies while its query and key tiles
-/// are loaded, `(ii, jj) = (i − i0, j − j0)`. Its event is the first write of that cell made with
-/// those loop variables (forward's score, before the online softmax turns it into `P`).
-fn flash_element_event(trace: &Trace, pass: Pass, e: Element) -> Option<usize> {
-    let find = |buf: Buf| {
-        let info = trace.buffer(buf)?;
-        let (br, bc) = (info.layout().dims.first()?.size, info.layout().dims.get(1)?.size);
-        let (ii, jj) = (e.i % br, e.j % bc);
-        let want = [
-            (names::BB, e.b),
-            (names::HH, e.h),
-            (names::I0, e.i - ii),
-            (names::J0, e.j - jj),
-            (names::II, ii),
-            (names::JJ, jj),
-        ];
-        trace
-            .index
-            .writes(buf, ii * bc + jj)
-            .iter()
-            .map(|&w| w as usize)
-            .find(|&w| {
-                let vars = trace.view(w).vars;
-                want.iter()
-                    .all(|&(name, v)| vars.iter().any(|&(n, x)| n == name && x == v))
-            })
-    };
-    let (fwd, bwd) = (find(Buf::STile), find(Buf::DSTile));
-    match pass {
-        Pass::Forward => fwd.or(bwd),
-        Pass::Backward => bwd.or(fwd),
     }
 }
 

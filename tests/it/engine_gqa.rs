@@ -162,7 +162,10 @@ fn gqa_is_mha_with_the_heads_of_each_group_tied() {
 #[test]
 fn grouped_gradients_match_finite_differences() {
     // H = 4 over H_kv = 2, and multi-query attention (H_kv = 1)
-    for sh in [Shape::new(2, 4, 8, 4).with_kv_heads(2), Shape::new(1, 5, 6, 3).with_kv_heads(1)] {
+    for sh in [
+        Shape::new(2, 4, 8, 4).with_kv_heads(2),
+        Shape::new(1, 5, 6, 3).with_kv_heads(1),
+    ] {
         check_gradients(&from_x(sh, Mask::Causal, 11), Variant::Gqa, FROM_X);
         check_gradients(&separate(sh, Mask::None, false, 12), Variant::Gqa, SEPARATE);
     }

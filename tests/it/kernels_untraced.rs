@@ -186,7 +186,12 @@ fn the_training_configurations_are_identical_traced_and_untraced() {
     // worth of batch
     let a = check(Shape::new(2, 64, 64, 1), &Mask::Causal, Variant::Baseline, 1);
     check(Shape::new(1, 64, 128, 4), &Mask::Causal, Variant::Mha, 2);
-    check(Shape::new(1, 64, 128, 4).with_kv_heads(2), &Mask::Causal, Variant::Gqa, 2);
+    check(
+        Shape::new(1, 64, 128, 4).with_kv_heads(2),
+        &Mask::Causal,
+        Variant::Gqa,
+        2,
+    );
     // the causal mask's results, seen from the untraced side: −1e9, probability 0, no gradient
     let t = 64;
     for (n, &s) in a.scores.iter().enumerate() {
@@ -220,7 +225,12 @@ fn cross_attention_is_identical_traced_and_untraced() {
 fn untraced_kernels_write_every_output_once() {
     // NaN-filled buffers come back finite: nothing was left unwritten or read before written
     let out = check(Shape::new(3, 13, 24, 3), &Mask::Causal, Variant::Mha, 10);
-    check(Shape::new(3, 13, 24, 6).with_kv_heads(2), &Mask::Causal, Variant::Gqa, 10);
+    check(
+        Shape::new(3, 13, 24, 6).with_kv_heads(2),
+        &Mask::Causal,
+        Variant::Gqa,
+        10,
+    );
     for buf in [
         &out.scores,
         &out.probs,

@@ -4,8 +4,9 @@ use super::text::{elide, mask_reason, num, par};
 use super::{ExplainError, Result, Section, Walkthrough, missing};
 use crate::analysis::Element;
 use crate::analysis::gradcheck::{self, sci};
+use crate::analysis::online_softmax::RowUpdate;
 use crate::engine::{Inputs, Passes, Registry, Run};
-use crate::kernels::{Mask, Variant};
+use crate::kernels::{Mask, Variant, names};
 use crate::tensor::Shape;
 use crate::tr;
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
@@ -119,30 +120,17 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 lines,
             });
             // the online softmax of row i, key tile by key tile
-            let rows: Vec<usize> = (0..trace.len())
-                .filter(|&n| {
-                    let e = trace.events[n];
-                    e.buf == Buf::RowMax
-                        && e.op == Op::Read
-                        && e.offset as usize == ii
-                        && trace.phase_at(n) == Phase::Flash
-                        && var(n, "bb") == Some(at.b)
-                        && var(n, "hh") == Some(at.h)
-                        && var(n, "i0") == Some(i0)
-                        && trace.events.get(n + 1).is_some_and(|e| e.buf == Buf::STile)
-                })
-                .collect();
+            let rows = RowUpdate::of_row(trace, at.b, at.h, i0, ii);
+            if rows.is_empty() {
+                return Err(missing("online softmax of the row"));
+            }
             let mut lines = Vec::new();
             let mut last = (0.0f32, 0.0f32);
-            for &start in &rows {
-                let end = (start..trace.len())
-                    .find(|&n| trace.events[n].buf == Buf::RowMax && trace.events[n].op == Op::Write)
-                    .ok_or_else(|| missing("write of m"))?;
-                let m_old = trace.events[start].value;
-                let m_new = trace.events[end].value;
-                let l_old = trace.events[end - 2].value;
-                let l_new = trace.events[end - 1].value;
-                let k0 = var(start, "j0").unwrap_or(0);
+            for row in &rows {
+                let (m_old, m_new) = row.maxima(trace);
+                let l_old = trace.events[row.l_old()].value;
+                let l_new = trace.events[row.l_new()].value;
+                let k0 = var(row.start, names::J0).unwrap_or(0);
                 lines.push(tr!(
                     "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
                     k0,

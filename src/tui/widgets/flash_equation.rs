@@ -8,49 +8,12 @@
 use super::Ctx;
 use crate::analysis::accum::{Accumulation, Scale};
 use crate::analysis::format::four;
+use crate::analysis::online_softmax::{RowUpdate, alpha};
 use crate::kernels::names;
 use crate::tensor::simd::exp;
 use crate::tr;
-use crate::trace::{Buf, Frame, Op, Phase, Trace};
+use crate::trace::{Buf, Op, Phase};
 use ratatui::text::{Line, Span};
-
-/// The online-softmax row around event `n`: the iteration of `ii` that starts by reading
-/// `m_old` (its frame), with `nc`, the key tile's width.
-fn softmax_row(trace: &Trace, n: usize) -> Option<(&Frame, usize)> {
-    let f = trace
-        .frame_ids(n)
-        .into_iter()
-        .filter_map(|id| trace.frame(id))
-        .find(|f| {
-            trace.kinds[f.kind as usize].names == [names::II]
-                && trace
-                    .events
-                    .get(f.start as usize)
-                    .is_some_and(|e| e.buf == Buf::RowMax && e.op == Op::Read)
-        })?;
-    let start = f.start as usize;
-    // m_old, the row's nc scores (max), one more read: the first write is P's, nc + 2 in
-    let first_write = (start..f.end as usize).find(|&k| trace.events[k].op == Op::Write)?;
-    Some((f, first_write.checked_sub(start + 2)?))
-}
-
-/// `e^(m_old − m_new)`, the rescale of what a row summed before this key tile.
-pub fn alpha(m_old: f32, m_new: f32) -> f32 {
-    exp(m_old - m_new)
-}
-
-/// `(m_old, m_new)` of the online-softmax row enclosing event `n`, once the row has written
-/// `m_new` (before: `m_new` is `None`).
-pub fn row_stats(trace: &Trace, n: usize) -> Option<(f32, Option<f32>)> {
-    let (f, _) = softmax_row(trace, n)?;
-    let start = f.start as usize;
-    let m_old = trace.events[start].value;
-    let m_new = (start..f.end as usize)
-        .map(|k| trace.events[k])
-        .find(|e| e.op == Op::Write && e.buf == Buf::RowMax && e.frame == trace.events[start].frame)
-        .map(|e| e.value);
-    Some((m_old, m_new))
-}
 
 fn var(ctx: &Ctx, name: &str) -> Option<usize> {
     ctx.view.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, v)| v)
@@ -68,13 +31,13 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let n = ctx.cursor;
     let (step, numbers) = if let Some(s) = Accumulation::at(tr, n) {
         (vec![sum_step(ctx, tr.events[s.write].buf)], sum_lines(ctx, &s))
-    } else if let Some((f, nc)) = softmax_row(tr, n) {
+    } else if let Some(row) = RowUpdate::at(tr, n) {
         (
             vec![
                 tr!("online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),"),
                 "                l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
             ],
-            softmax_lines(ctx, f, nc),
+            softmax_lines(ctx, &row),
         )
     } else {
         (vec![single_step(ctx)], single_lines(ctx))
@@ -171,7 +134,10 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
     match target {
         Buf::Acc => {
             // acc_new = e^(m_old − m_new)·acc_old + Σ_jj P·V
-            let (m_old, m_new) = row_stats(tr, n).unwrap_or((0.0, None));
+            let (m_old, m_new) = RowUpdate::at(tr, n).map_or((0.0, None), |row| {
+                let (m_old, m_new) = row.maxima(tr);
+                (m_old, Some(m_new))
+            });
             let a = alpha(m_old, m_new.unwrap_or(m_old));
             let old = constants.first().map_or(0.0, |c| c.2);
             out.push(Line::from(format!(
@@ -305,14 +271,14 @@ fn row_read(ctx: &Ctx, buf: Buf) -> Option<f32> {
 
 /// The online softmax of one row: the step the cursor is in, with `m_old`, the scores, `m_new`,
 /// `l_old`, `l_new` as the log has them.
-fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
+fn softmax_lines<'a>(ctx: &Ctx, row: &RowUpdate) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let tr = ctx.trace;
     let n = ctx.cursor;
-    let start = f.start as usize;
+    let (start, nc) = (row.start, row.nc);
     let p = n - start;
     let m_old = tr.events[start].value;
-    let scores: Vec<f32> = (1..=nc).map(|k| tr.events[start + k].value).collect();
+    let scores: Vec<f32> = (0..nc).map(|k| tr.events[row.score(k)].value).collect();
     let m_new = scores.iter().copied().fold(m_old, f32::max);
     let list = |vals: &[f32]| vals.iter().map(|&v| four(v)).collect::<Vec<_>>().join(", ");
     let mut out = Vec::new();
@@ -338,12 +304,12 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
     )));
     // the exponentials, written in place of the scores
     let ps: Vec<f32> = (0..nc)
-        .map(|k| start + nc + 2 + 2 * k)
+        .map(|k| row.p(k))
         .filter(|&k| k <= n)
         .map(|k| tr.events[k].value)
         .collect();
     let rowsum: f32 = ps.iter().sum();
-    if p <= 3 * nc {
+    if n < row.l_old() {
         let jj = var(ctx, names::JJ).unwrap_or(0);
         let s = scores.get(jj).copied().unwrap_or(0.0);
         out.push(Line::from(vec![
@@ -361,7 +327,7 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
         )));
         return out;
     }
-    let l_old = tr.events[start + 3 * nc + 1].value;
+    let l_old = tr.events[row.l_old()].value;
     let a = alpha(m_old, m_new);
     out.push(Line::from(vec![
         Span::raw(format!(
@@ -376,7 +342,7 @@ fn softmax_lines<'a>(ctx: &Ctx, f: &Frame, nc: usize) -> Vec<Line<'a>> {
         )),
         Span::styled(four(a * l_old + rowsum), t.number()),
     ]));
-    if p >= 3 * nc + 3 {
+    if n >= row.m_new() {
         out.push(Line::from(format!("m = m_new = {}", four(m_new))));
     }
     out

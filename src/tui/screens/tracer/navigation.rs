@@ -7,7 +7,7 @@ use super::{Outcome, Tab, Tracer};
 use crate::analysis::quiz::QuizLevel;
 use crate::kernels::Variant;
 use crate::tr;
-use crate::trace::{Buf, Pass};
+use crate::trace::Pass;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Element;
 use crate::tui::widgets::{self, memory, timeline};
@@ -309,32 +309,8 @@ impl Tracer {
             });
         };
         let v = here.view(self.cursor);
-        // the same score element in the other layout, else the same phase, else where we were
-        let layout = here.buffer(v.buf).map(|b| b.layout()).filter(|l| l.is_pairs());
-        let element = layout.map(|l| {
-            let at = |name| l.coord(v.offset, name);
-            let h = if other == Variant::Baseline { 0 } else { at("h") };
-            Element {
-                b: at("b"),
-                h,
-                i: at("i"),
-                j: at("j"),
-            }
-        });
-        // flash's score tiles hold the pair (i0 + ii, j0 + jj) of head hh
-        let var = |name| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
-        let tile_element = matches!(v.buf, Buf::STile | Buf::DSTile)
-            .then(|| {
-                Some(Element {
-                    b: var("bb")?,
-                    h: if other == Variant::Baseline { 0 } else { var("hh")? },
-                    i: var("i0")? + var("ii")?,
-                    j: var("j0")? + var("jj")?,
-                })
-            })
-            .flatten();
-        let element = element.or(tile_element);
-        let same_element = element.and_then(|e| walk.element_event(other, v.pass, e));
+        // the same score element in the other log, else the same phase, else where we were
+        let same_element = Element::of_event(here, self.cursor).and_then(|e| walk.element_event(other, v.pass, e));
         let same_phase = there
             .phases
             .iter()
