@@ -1689,6 +1689,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
     ("plus {buf}[{off}] = {value}", "加上 {buf}[{off}] = {value}"),
     (
+        "Σ × 1/√{symbol} added to {buf}[{off}] = {value}",
+        "Σ × 1/√{symbol} 加到 {buf}[{off}] = {value} 上",
+    ),
+    (
         "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
         "预测{what}：输入答案，Enter 检查，v 揭晓，n 跳过，l 换级别，Q 退出",
     ),

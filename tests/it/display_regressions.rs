@@ -323,4 +323,8 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     // the running sum is the products alone: the old value is added at the write
     assert!((partial_sum(&lines) - -0.02593).abs() < 5e-5, "{lines:#?}");
     assert!((f64::from(e.value) - (f64::from(old.value) + -0.02593 * std::f64::consts::FRAC_1_SQRT_2)).abs() < 1e-4);
+    // the dot strip says the sum is scaled before it is added to the old value
+    let text = screen(st, 120, 40);
+    assert!(text.contains("Σ × 1/√D added to d_k[10] = -0.03036"), "{text}");
+    assert!(!text.contains("plus d_k[10]"), "{text}");
 }

@@ -8,7 +8,7 @@
 //! mode, where they are what the learner predicts, the strip is not drawn).
 
 use super::{Ctx, put};
-use crate::analysis::accum::{Accumulation, Term};
+use crate::analysis::accum::{Accumulation, Finish, Scale, Term};
 use crate::analysis::format::exact;
 use crate::tr;
 use crate::trace::{Buf, Trace};
@@ -161,17 +161,24 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         );
         pieces.push((Piece::Note, what));
     }
+    let old = dot.old(trace);
     for &k in &dot.inits {
         let e = trace.events[k];
-        pieces.push((
-            Piece::Note,
+        let (buf, off, value) = (e.buf, e.offset, exact(e.value));
+        // a scaled `+=` scales the sum, not the old value it is added to
+        let note = if Some(k) == old && dot.finish == Finish::AddScaled {
+            let symbol = Scale::of(ctx.variant, ctx.walk.shape).symbol;
             tr!(
-                "plus {buf}[{off}] = {value}",
-                buf = e.buf,
-                off = e.offset,
-                value = exact(e.value)
-            ),
-        ));
+                "Σ × 1/√{symbol} added to {buf}[{off}] = {value}",
+                symbol,
+                buf,
+                off,
+                value
+            )
+        } else {
+            tr!("plus {buf}[{off}] = {value}", buf, off, value)
+        };
+        pieces.push((Piece::Note, note));
     }
     let mut title = Vec::new();
     let (mut x, mut y) = (x0, y0);
