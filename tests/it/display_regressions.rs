@@ -327,4 +327,10 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     let text = screen(st, 120, 40);
     assert!(text.contains("Σ × 1/√D added to d_k[10] = -0.03036"), "{text}");
     assert!(!text.contains("plus d_k[10]"), "{text}");
+    // and the write's chain stays on a small terminal: the notes under the equation give way
+    let small = screen(st, 80, 24);
+    assert!(
+        small.contains("d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
+        "{small}"
+    );
 }

@@ -511,6 +511,25 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         phase_title(ctx.view.phase, &ctx.walk.mask)
     );
     let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
-    let panel = Paragraph::new(lines(ctx)).block(block).wrap(Wrap { trim: false });
+    let panel = Paragraph::new(fit(ctx, lines(ctx), block.inner(area)))
+        .block(block)
+        .wrap(Wrap { trim: false });
     frame.render_widget(panel, area);
+}
+
+/// The panel's lines for `inner`: when they do not fit, the notes under the equation (`(visible
+/// pairs only)`, how a gradient starts) go first, so that the numbers of the event, the write's
+/// `old + Σ × scale = new` above all, stay on screen.
+fn fit<'a>(ctx: &Ctx, mut lines: Vec<Line<'a>>, inner: Rect) -> Vec<Line<'a>> {
+    let flash = matches!(ctx.view.phase, Phase::Flash | Phase::FlashDelta | Phase::FlashBack);
+    let mut notes = if flash {
+        0
+    } else {
+        math(ctx.view.phase, ctx.variant).len().saturating_sub(1)
+    };
+    while notes > 0 && super::wrapped_rows(&lines, inner.width) > inner.height {
+        lines.remove(1);
+        notes -= 1;
+    }
+    lines
 }
