@@ -136,4 +136,14 @@ impl CellIndex {
     pub fn first_write(&self, buf: Buf, offset: usize) -> Option<usize> {
         self.writes(buf, offset).first().map(|&e| e as usize)
     }
+
+    /// The last event in `events` that wrote `buf[offset]`: the value the cell has when a phase
+    /// spanning `events` ends.
+    pub fn last_write_in(&self, buf: Buf, offset: usize, events: std::ops::Range<usize>) -> Option<usize> {
+        let w = self.writes(buf, offset);
+        let end = w.partition_point(|&x| (x as usize) < events.end);
+        end.checked_sub(1)
+            .map(|last| w[last] as usize)
+            .filter(|x| events.contains(x))
+    }
 }

@@ -179,12 +179,10 @@ impl Compare {
         let range = trace.span_range(k);
         let buf = PHASES.iter().find(|(p, _)| *p == phase)?.1;
         let off = self.offset(variant, buf)?;
-        let w = trace.index.writes(buf, off);
-        let end = w.partition_point(|&x| (x as usize) < range.end);
         Some(
-            end.checked_sub(1)
-                .map(|last| w[last] as usize)
-                .filter(|x| range.contains(x))
+            trace
+                .index
+                .last_write_in(buf, off, range.clone())
                 .unwrap_or(range.start),
         )
     }
