@@ -3,10 +3,11 @@
 //! configured, so the command line refuses exactly what the form refuses.
 
 use super::gpt::{Attention, Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
-use super::trainer::MAX_BATCH;
 use crate::kernels::rope::Pairs;
 use crate::tr;
 
+/// Largest batch accepted.
+pub const MAX_BATCH: usize = 4096;
 /// Most optimizer steps one run takes.
 pub const MAX_STEPS: u64 = 10_000_000;
 /// Largest learning rate accepted: AdamW moves each weight by about `lr` per step, so more

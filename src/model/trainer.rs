@@ -11,9 +11,6 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-/// Largest batch accepted.
-pub const MAX_BATCH: usize = 4096;
-
 /// The validation loss during training covers at most this many tokens of the held-out split
 /// (its first windows), so evaluating costs about as much as one or two training steps.
 pub const VAL_TOKENS: usize = 4096;
