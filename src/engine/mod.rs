@@ -16,7 +16,7 @@ pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_count
 pub use registry::Registry;
 pub use tensors::Tensors;
 
-use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles};
+use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
@@ -83,6 +83,79 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// Inputs that start at `start`, with the upstream gradient `d_out`, and otherwise plain: no
+    /// output projection, no dropout, no mistakes, no rotation, the whole sequence at once (no
+    /// decoding) and flash's default tiles fitted to `shape`. The `with_*` methods and
+    /// [`Inputs::tiled`] change one of these each:
+    ///
+    /// ```
+    /// # use attn_trace::engine::{Inputs, Start};
+    /// # use attn_trace::kernels::{Mask, attention_flash::Tiles};
+    /// # use attn_trace::tensor::Shape;
+    /// let sh = Shape::new(1, 3, 4, 2);
+    /// let qkv = Start::Qkv { q: vec![0.5; 12], k: vec![0.25; 12], v: vec![1.0; 12] };
+    /// let inputs = Inputs::new(sh, Mask::Causal, qkv, vec![1.0; 12])
+    ///     .with_proj(vec![0.0; 16], vec![0.0; 4])
+    ///     .tiled(Tiles { br: 2, bc: 2 });
+    /// assert!(inputs.proj.is_some() && inputs.dropout.is_none());
+    /// ```
+    pub fn new(shape: Shape, mask: Mask, start: Start, d_out: Vec<f32>) -> Inputs {
+        Inputs {
+            shape,
+            mask,
+            start,
+            proj: None,
+            d_out,
+            dropout: None,
+            mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
+            tiles: Tiles::default().fit(shape),
+        }
+    }
+
+    /// The same inputs with the output projection `w_proj [C,C]`, `b_proj [C]`.
+    #[must_use]
+    pub fn with_proj(self, w_proj: Vec<f32>, b_proj: Vec<f32>) -> Inputs {
+        Inputs {
+            proj: Some((w_proj, b_proj)),
+            ..self
+        }
+    }
+
+    /// The same inputs with attention dropout `dropout` (`None`: evaluation).
+    #[must_use]
+    pub fn with_dropout(self, dropout: Option<Dropout>) -> Inputs {
+        Inputs { dropout, ..self }
+    }
+
+    /// The same inputs with `mistakes` switched on (and every other one off).
+    #[must_use]
+    pub fn with_mistakes(self, mistakes: Mistakes) -> Inputs {
+        Inputs { mistakes, ..self }
+    }
+
+    /// The same inputs with the rotation `rope` on q and k (`None`: none).
+    #[must_use]
+    pub fn with_rope(self, rope: Option<Rope>) -> Inputs {
+        Inputs { rope, ..self }
+    }
+
+    /// The same inputs generated token by token from a key/value cache when `decode`.
+    #[must_use]
+    pub fn with_decode(self, decode: bool) -> Inputs {
+        Inputs { decode, ..self }
+    }
+
+    /// The same inputs with flash's tiles `tiles`, fitted to their shape.
+    #[must_use]
+    pub fn tiled(self, tiles: Tiles) -> Inputs {
+        Inputs {
+            tiles: tiles.fit(self.shape),
+            ..self
+        }
+    }
+
     pub fn plan(&self) -> Plan {
         Plan {
             shape: self.shape,
@@ -222,10 +295,7 @@ impl Inputs {
 
     /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
     pub fn corrected(&self) -> Inputs {
-        Inputs {
-            mistakes: Mistakes::NONE,
-            ..self.clone()
-        }
+        self.clone().with_mistakes(Mistakes::NONE)
     }
 
     /// The passes a run of these inputs can make: a mistaken run is forward only (but for a

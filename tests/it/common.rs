@@ -2,8 +2,6 @@
 #![allow(dead_code)]
 
 use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::Buf;
@@ -22,39 +20,18 @@ pub fn values(n: usize, seed: u64) -> Vec<f32> {
 pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
     let Shape { b, t, c, .. } = shape;
     let qkv = c + 2 * shape.kv_c();
-    Inputs {
-        shape,
-        mask,
-        start: Start::X {
-            x: values(b * t * c, seed),
-            w_qkv: values(c * qkv, seed + 1),
-            b_qkv: values(qkv, seed + 2),
-        },
-        proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
-        d_out: values(b * t * c, seed + 5),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(shape),
-    }
+    let start = Start::X {
+        x: values(b * t * c, seed),
+        w_qkv: values(c * qkv, seed + 1),
+        b_qkv: values(qkv, seed + 2),
+    };
+    Inputs::new(shape, mask, start, values(b * t * c, seed + 5)).with_proj(values(c * c, seed + 3), values(c, seed + 4))
 }
 
 /// A run that starts at the attention core with the given q, k, v and no output projection.
 pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>) -> Inputs {
     let n = shape.b * shape.t * shape.c;
-    Inputs {
-        shape,
-        mask,
-        start: Start::Qkv { q, k, v },
-        proj: None,
-        d_out: vec![1.0; n],
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(shape),
-    }
+    Inputs::new(shape, mask, Start::Qkv { q, k, v }, vec![1.0; n])
 }
 
 /// Rows of a `[T, C]` matrix written as `[[..], [..]]`, flattened.

@@ -4,19 +4,12 @@
 
 use crate::common::from_x;
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Inputs, Passes, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Passes, kernel_shape, phase_counts, run};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
 use std::collections::BTreeMap;
-
-fn decoding(inputs: &Inputs) -> Inputs {
-    Inputs {
-        decode: true,
-        ..inputs.clone()
-    }
-}
 
 fn bits(x: &[f32]) -> Vec<u32> {
     x.iter().map(|v| v.to_bits()).collect()
@@ -46,8 +39,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
     ];
     for sh in shapes() {
         for rope in ropes {
-            let mut full = from_x(sh, Mask::Causal, 31);
-            full.rope = rope;
+            let full = from_x(sh, Mask::Causal, 31).with_rope(rope);
             // flash has no decoding loop (its causal run computes the same out)
             let variants: &[Variant] = if sh.is_grouped() {
                 &[Variant::Gqa, Variant::Mha]
@@ -57,7 +49,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
             for &variant in variants {
                 let whole = run(&full, variant, Passes::FORWARD, false).tensors;
                 for traced in [false, true] {
-                    let step = run(&decoding(&full), variant, Passes::BOTH, traced);
+                    let step = run(&full.clone().with_decode(true), variant, Passes::BOTH, traced);
                     let t = &step.tensors;
                     let what = format!("{variant} {sh:?} {rope:?} traced={traced}");
                     assert_eq!(bits(&t[Buf::Out]), bits(&whole[Buf::Out]), "out {what}");
@@ -82,7 +74,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
 fn each_step_writes_its_row_of_the_cache_and_reads_only_rows_up_to_itself() {
     let sh = Shape::new(2, 5, 8, 4).grouped(2);
     let r = run(
-        &decoding(&from_x(sh, Mask::Causal, 32)),
+        &from_x(sh, Mask::Causal, 32).with_decode(true),
         Variant::Gqa,
         Passes::FORWARD,
         true,
@@ -156,8 +148,7 @@ fn decode_phases_match_their_closed_form_counts_and_formulas() {
                 base: 10000.0,
             }),
         ] {
-            let mut inputs = decoding(&from_x(sh, Mask::Causal, 33));
-            inputs.rope = rope;
+            let inputs = from_x(sh, Mask::Causal, 33).with_decode(true).with_rope(rope);
             for variant in [Variant::Baseline, Variant::Mha, Variant::Gqa] {
                 let r = run(&inputs, variant, Passes::FORWARD, true);
                 let t = r.trace.as_ref().unwrap();

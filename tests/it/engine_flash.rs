@@ -13,10 +13,7 @@ use std::collections::BTreeMap;
 const TILES: [(usize, usize); 7] = [(1, 1), (2, 2), (2, 3), (3, 2), (3, 5), (4, 4), (64, 64)];
 
 fn tiled(inputs: &Inputs, (br, bc): (usize, usize)) -> Inputs {
-    Inputs {
-        tiles: Tiles { br, bc }.fit(inputs.shape),
-        ..inputs.clone()
-    }
+    inputs.clone().tiled(Tiles { br, bc })
 }
 
 /// A mask that hides whole tiles of (2, 2) and leaves others partly visible; every query sees

@@ -6,8 +6,6 @@
 use crate::common::{check_gradients, from_qkv, from_x, values};
 use attn_trace::analysis::formula::derived_lines;
 use attn_trace::engine::{Inputs, Passes, Start, kernel_shape, phase_counts, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase, Trace};
@@ -31,27 +29,17 @@ const SEPARATE: &[Buf] = &[
 fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
     let Shape { b, s, t, c, .. } = sh;
     let kv = sh.kv_c();
-    Inputs {
-        shape: sh,
-        mask,
-        start: Start::Separate {
-            x: values(b * s * c, seed),
-            memory: cross.then(|| values(b * t * c, seed + 1)),
-            w_q: values(c * c, seed + 2),
-            b_q: values(c, seed + 3),
-            w_k: values(c * kv, seed + 4),
-            b_k: values(kv, seed + 5),
-            w_v: values(c * kv, seed + 6),
-            b_v: values(kv, seed + 7),
-        },
-        proj: Some((values(c * c, seed + 8), values(c, seed + 9))),
-        d_out: values(b * s * c, seed + 10),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
+    let start = Start::Separate {
+        x: values(b * s * c, seed),
+        memory: cross.then(|| values(b * t * c, seed + 1)),
+        w_q: values(c * c, seed + 2),
+        b_q: values(c, seed + 3),
+        w_k: values(c * kv, seed + 4),
+        b_k: values(kv, seed + 5),
+        w_v: values(c * kv, seed + 6),
+        b_v: values(kv, seed + 7),
+    };
+    Inputs::new(sh, mask, start, values(b * s * c, seed + 10)).with_proj(values(c * c, seed + 8), values(c, seed + 9))
 }
 
 fn bits(x: &[f32]) -> Vec<u32> {

@@ -58,22 +58,17 @@ fn inputs_and_weights_match_the_tests_finite_differences() {
 fn separate_projections_and_cross_attention_match_too() {
     let sh = Shape::cross(1, 3, 5, 4, 2);
     let (c, s, t) = (sh.c, sh.s, sh.t);
-    let inputs = Inputs {
-        start: Start::Separate {
-            x: values(s * c, 1),
-            memory: Some(values(t * c, 2)),
-            w_q: values(c * c, 3),
-            b_q: values(c, 4),
-            w_k: values(c * c, 5),
-            b_k: values(c, 6),
-            w_v: values(c * c, 7),
-            b_v: values(c, 8),
-        },
-        d_out: values(s * c, 9),
-        proj: Some((values(c * c, 10), values(c, 11))),
-        shape: sh,
-        ..from_x(sh, Mask::None, 0)
+    let start = Start::Separate {
+        x: values(s * c, 1),
+        memory: Some(values(t * c, 2)),
+        w_q: values(c * c, 3),
+        b_q: values(c, 4),
+        w_k: values(c * c, 5),
+        b_k: values(c, 6),
+        w_v: values(c * c, 7),
+        b_v: values(c, 8),
     };
+    let inputs = Inputs::new(sh, Mask::None, start, values(s * c, 9)).with_proj(values(c * c, 10), values(c, 11));
     for v in Variant::ALL {
         for (input, grad) in [
             (Buf::X, Buf::DX),
