@@ -1,7 +1,7 @@
 //! `check`, `run --json` and `trace` on the shipped scenarios: the documented JSON, the worked
 //! examples of DESIGN.md, trace exports that parse and agree with `run --json`, atomic `-o`.
 
-use assert_cmd::Command;
+use crate::support::cli::{cmd, stdout_of};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -24,20 +24,6 @@ fn flat_object<'a>(json: &'a str, key: &str) -> &'a str {
     let start = json.find(&pat).unwrap() + pat.len() - 1;
     let end = start + json[start..].find('}').unwrap();
     &json[start..=end]
-}
-
-fn cmd() -> Command {
-    Command::cargo_bin("attn-trace").unwrap()
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = cmd().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn run_json(scenario: &str) -> Value {

@@ -6,8 +6,9 @@ use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// The binary, without colour.
 fn cmd() -> Command {
-    let mut c = Command::cargo_bin("attn-trace").unwrap();
+    let mut c = crate::support::cli::cmd();
     c.env("NO_COLOR", "1");
     c
 }

@@ -444,16 +444,18 @@ impl Checker<'_> {
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        crate::chains::check_lines(&equation_lines).map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
+        crate::support::chains::check_lines(&equation_lines)
+            .map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
         // and so does every offset formula of the variables panel, and the dot strip's title
         let variable_lines: Vec<String> = variables::lines(&ctx)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        crate::chains::check_lines(&variable_lines).map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
+        crate::support::chains::check_lines(&variable_lines)
+            .map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
         if let Some(strip) = dot::plan(ratatui::layout::Rect::new(0, 0, w, h), &ctx) {
             let title: String = strip.title.iter().map(|p| p.2.as_str()).collect();
-            crate::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
+            crate::support::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
         }
 
         // the equation panel's running sum

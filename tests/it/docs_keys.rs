@@ -2,13 +2,10 @@
 //! key and mouse action a screen's code handles, must be on the page, in the section that names
 //! the file handling it.
 
+use crate::support::root;
 use attn_trace::tui::screens::help::{KEYS, OVERLAY_KEYS};
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 const PAGES: [&str; 2] = ["docs/keys.md", "docs/keys.zh-CN.md"];
 

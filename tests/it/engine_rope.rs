@@ -2,14 +2,15 @@
 //! the distance between query and key, gradients against finite differences for every kernel,
 //! and the closed-form counts and formulas of the rope phases.
 
-use crate::common::{check_gradients, from_qkv, from_x, values};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{from_qkv, from_x, values};
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Passes, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Passes, kernel_shape, run};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
-use std::collections::BTreeMap;
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj];
 const FROM_QKV: &[Buf] = &[Buf::Q, Buf::K, Buf::V];
@@ -128,32 +129,13 @@ fn rope_phases_match_their_closed_form_counts_and_formulas() {
         for variant in Variant::ALL {
             let r = run(&inputs, variant, Passes::BOTH, true);
             let t = r.trace.as_ref().unwrap();
-            let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-            for k in 0..t.phases.len() {
-                let e = got.entry(t.phases[k].1).or_default();
-                for n in t.span_range(k) {
-                    match t.events[n].op {
-                        Op::Read => e.0 += 1,
-                        Op::Write => e.1 += 1,
-                    }
-                }
-            }
+            let got = counted(t);
             let plan = inputs.for_variant(variant).plan();
-            let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::BOTH)
-                .into_iter()
-                .map(|p| (p.phase, (p.reads, p.writes)))
-                .collect();
+            let want = closed_form_counts(&plan, variant, Passes::BOTH);
             assert!(want.contains_key(&Phase::Rope) && want.contains_key(&Phase::RopeBack));
             assert_eq!(got, want, "{variant} {:?}", inputs.shape);
             let ksh = kernel_shape(r.shape, variant);
-            for n in 0..t.len() {
-                let v = t.view(n);
-                let lines = derived_lines(&v, ksh);
-                assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                for (line, d) in lines.iter().zip(&v.derived) {
-                    assert_eq!(line.value, d.value, "#{n}: {line}");
-                }
-            }
+            assert_derived_lines_match(t, ksh);
         }
     }
 }

@@ -2,30 +2,15 @@
 //! explicit masks, dropout) against finite differences, and each classic mistake's symptom in
 //! numbers.
 
-use crate::common::{check_gradients, values};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{separate, values};
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, run};
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, MASKED, Op, Phase};
-use std::collections::BTreeMap;
-
-/// Separate projections; keys and values from `memory` when `cross`.
-fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
-    let Shape { b, s, t, c, .. } = sh;
-    let start = Start::Separate {
-        x: values(b * s * c, seed),
-        memory: cross.then(|| values(b * t * c, seed + 1)),
-        w_q: values(c * c, seed + 2),
-        b_q: values(c, seed + 3),
-        w_k: values(c * c, seed + 4),
-        b_k: values(c, seed + 5),
-        w_v: values(c * c, seed + 6),
-        b_v: values(c, seed + 7),
-    };
-    Inputs::new(sh, mask, start, values(b * s * c, seed + 10)).with_proj(values(c * c, seed + 8), values(c, seed + 9))
-}
+use attn_trace::trace::{Buf, MASKED, Op};
 
 const SEPARATE: &[Buf] = &[
     Buf::X,
@@ -135,31 +120,12 @@ fn new_phases_match_their_closed_form_counts_and_formulas() {
         for variant in Variant::ALL {
             let r = run(&inputs, variant, Passes::BOTH, true);
             let t = r.trace.as_ref().unwrap();
-            let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-            for k in 0..t.phases.len() {
-                let e = got.entry(t.phases[k].1).or_default();
-                for n in t.span_range(k) {
-                    match t.events[n].op {
-                        Op::Read => e.0 += 1,
-                        Op::Write => e.1 += 1,
-                    }
-                }
-            }
-            let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
-                .into_iter()
-                .map(|p| (p.phase, (p.reads, p.writes)))
-                .collect();
+            let got = counted(t);
+            let want = closed_form_counts(&inputs.plan(), variant, Passes::BOTH);
             assert_eq!(got, want, "{variant} {:?}", inputs.plan());
             // formulas are read in the kernel's shape: the baseline has one head
             let ksh = kernel_shape(inputs.shape, variant);
-            for n in 0..t.len() {
-                let v = t.view(n);
-                let lines = derived_lines(&v, ksh);
-                assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                for (line, d) in lines.iter().zip(&v.derived) {
-                    assert_eq!(line.value, d.value, "#{n}: {line}");
-                }
-            }
+            assert_derived_lines_match(t, ksh);
         }
     }
 }

@@ -3,7 +3,8 @@
 //! weights directly, and on an activation (`q`, `k`, `v`) by starting a second run at the
 //! attention core with the first run's `q`, `k`, `v` as its inputs.
 
-use crate::common::{central_difference, from_qkv, from_x, gradient_error, values};
+use crate::support::gradients::{central_difference, gradient_error};
+use crate::support::inputs::{from_qkv, from_x, values};
 use attn_trace::analysis::gradcheck::{self, Check};
 use attn_trace::engine::{Inputs, Passes, Start, run};
 use attn_trace::kernels::{Mask, Variant};

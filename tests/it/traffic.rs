@@ -1,20 +1,13 @@
 //! Memory traffic: the closed forms of `traffic.rs` against the counts of real traces, and the
 //! traffic of flash and the plain kernels against formulas worked out by hand here.
 
-use crate::common::{from_qkv, from_x, values};
+use crate::support::inputs::{explicit, from_qkv, from_x, values};
 use attn_trace::analysis::traffic::{closed_form, counted, sweep};
 use attn_trace::engine::{Dropout, Passes, run};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::{Level, Shape};
 use attn_trace::trace::{Buf, Pass};
-
-fn explicit(s: usize, t: usize) -> Mask {
-    let rows: Vec<Vec<bool>> = (0..s)
-        .map(|i| (0..t).map(|j| (i + 2 * j) % 5 == 0 || j == (i * 3 + 1) % t).collect())
-        .collect();
-    Mask::explicit(&rows)
-}
 
 #[test]
 fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {

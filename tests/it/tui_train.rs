@@ -4,6 +4,7 @@
 //! reopened, the attention map, and the tracer on a layer equal, tensor for tensor, to
 //! `attn-trace run` on the scenario exported with `e`. Snapshots: form, running, finished.
 
+use crate::support::tui::{chars, draw, key};
 use assert_cmd::Command;
 use attn_trace::engine;
 use attn_trace::kernels::Variant;
@@ -25,22 +26,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn chars(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
-
-fn draw(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    term.backend().to_string()
-}
 
 fn train(app: &App) -> &Train {
     app.train.as_deref().expect("the train screen has state")
@@ -1038,7 +1023,7 @@ mod random_input {
     }
 
     proptest! {
-        #![proptest_config(crate::common::proptest_config(24))]
+        #![proptest_config(crate::support::proptest_config(24))]
 
         /// From the attention map of a 2-layer, 2-head model (the prompt screen behind it),
         /// random keys, clicks and resizes: the map, the prompt, the tracer on a trained layer,
