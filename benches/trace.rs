@@ -73,13 +73,13 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
         }
         group.throughput(Throughput::Elements(events));
         group.bench_with_input(BenchmarkId::new("record", variant), &variant, |b, &v| {
-            b.iter(|| black_box(record(&inputs, v)))
+            b.iter(|| black_box(record(&inputs, v)));
         });
         if !all {
             continue;
         }
         group.bench_with_input(BenchmarkId::new("record+index", variant), &variant, |b, &v| {
-            b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)))
+            b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)));
         });
         group.bench_with_input(BenchmarkId::new("untraced", variant), &variant, |b, &v| {
             b.iter(|| {
@@ -88,7 +88,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
                 engine::forward(&mut NoRecord, &mut t, v, &inputs);
                 engine::backward(&mut NoRecord, &mut t, v, &inputs);
                 black_box(t)
-            })
+            });
         });
     }
     group.finish();

@@ -293,7 +293,7 @@ fn trace_csv_parses_with_the_same_rows_as_jsonl() {
         assert_eq!(&row[1], l["variant"].as_str().unwrap());
         assert_eq!(&row[5], l["buffer"].as_str().unwrap());
         assert_eq!(&row[6], l["level"].as_str().unwrap());
-        let index: Vec<String> = l["index"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+        let index: Vec<String> = l["index"].as_array().unwrap().iter().map(ToString::to_string).collect();
         assert_eq!(row[8], index.join(";"));
         assert_eq!(row[9].parse::<f64>().unwrap(), l["value"].as_f64().unwrap());
         // "bb=0;i=1" in CSV is {"bb":0,"i":1} in JSON, same order

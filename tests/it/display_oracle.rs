@@ -985,7 +985,7 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".toml").map(String::from))
         .collect();
     files.sort();
-    let mut listed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut listed: Vec<String> = names.iter().map(ToString::to_string).collect();
     listed.sort();
     assert_eq!(listed, files, "the oracle checks every file in scenarios/");
     for name in names {

@@ -131,9 +131,9 @@ fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
         .map(|l| l.2.as_str())
         .filter(|l| l.starts_with('j'))
         .collect();
-    rows.sort();
+    rows.sort_unstable();
     rows.dedup();
-    cols.sort();
+    cols.sort_unstable();
     cols.dedup();
     assert_eq!(rows, ["i0", "i1"], "{:?}", scores.labels);
     assert_eq!(cols, ["j0", "j1", "j2", "j3", "j4"], "{:?}", scores.labels);

@@ -137,7 +137,7 @@ fn a_wrong_gradient_is_reported_as_disagreeing() {
         5,
         r.tensors.get(Buf::X)[5],
         right * 1.01,
-        "".into(),
+        String::new(),
     )
     .unwrap();
     assert!(!wrong.agrees(), "{}", wrong.line());
@@ -146,8 +146,8 @@ fn a_wrong_gradient_is_reported_as_disagreeing() {
     assert!(ok.line().starts_with("finite difference ∂L/∂x[5] = "), "{}", ok.line());
     assert!(ok.line().ends_with(", agree"), "{}", ok.line());
     // a buffer that is not a gradient, or not in the run, is refused with a reason
-    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::Q, 0, 0.0, 0.0, "".into()).is_err());
-    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::DMemory, 0, 0.0, 0.0, "".into()).is_err());
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::Q, 0, 0.0, 0.0, String::new()).is_err());
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::DMemory, 0, 0.0, 0.0, String::new()).is_err());
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn a_check_on_the_tui_bench_scenario_takes_milliseconds() {
         100,
         r.tensors.get(Buf::WQkv)[100],
         r.tensors.get(Buf::DWQkv)[100],
-        "".into(),
+        String::new(),
     )
     .unwrap();
     let took = start.elapsed();

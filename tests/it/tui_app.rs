@@ -5,7 +5,7 @@ use crate::support::tui::{chars, draw, goto, key, settle, tracer};
 use attn_trace::kernels::Variant;
 use attn_trace::trace::{Buf, Op, Phase};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
-use attn_trace::tui::screens::tracer::{self};
+use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::memory;
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -300,7 +300,13 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     assert!(a.wants_tick(), "ticks keep the progress moving");
     let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     term.draw(|f| app::render(f, &a)).unwrap();
-    let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+    let text: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
     assert!(
         text.contains("tracing…") && text.contains(&format!("of {total} events")),
         "{text}"

@@ -28,7 +28,7 @@ fn settled(app: &mut App, w: u16, h: u16) -> String {
         .buffer()
         .content()
         .chunks(w as usize)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .map(|row| row.iter().map(ratatui::buffer::Cell::symbol).collect::<String>())
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -69,7 +69,7 @@ fn the_gallery_lists_the_seven_mistakes_and_opens_each_side_by_side() {
     };
     assert_eq!(g.entries.len(), 7);
     let names: Vec<&str> = g.entries.iter().map(|e| e.name).collect();
-    assert_eq!(names, Mistake::ALL.map(|m| m.name()));
+    assert_eq!(names, Mistake::ALL.map(Mistake::name));
     assert!(g.entries.iter().all(|e| e.mistake.is_some() && !e.about.is_empty()));
     let screen = draw(&a, 120, 40);
     for m in Mistake::ALL {

@@ -8,7 +8,7 @@ use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Pass, Trace};
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::screens::tracer::{self};
+use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::CellRef;
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};

@@ -125,6 +125,7 @@ impl Config {
 
     /// The same configuration with `n_kv_heads = None` when it equals `n_heads`: the two
     /// spellings of multi-head attention compare equal.
+    #[must_use]
     pub fn normalized(self) -> Config {
         Config {
             n_kv_heads: self.n_kv_heads.filter(|&kv| kv != self.n_heads),
