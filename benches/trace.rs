@@ -12,8 +12,6 @@
 mod cpu;
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Logger, NoRecord};
@@ -29,22 +27,12 @@ fn inputs(sh: Shape) -> Inputs {
             .map(|i| ((i * 7919 + k * 104_729) % 2001) as f32 / 1000.0 - 1.0)
             .collect()
     };
-    Inputs {
-        shape: sh,
-        mask: Mask::Causal,
-        start: Start::X {
-            x: vals(b * t * c, 1),
-            w_qkv: vals(c * qkv, 2),
-            b_qkv: vals(qkv, 3),
-        },
-        proj: Some((vals(c * c, 4), vals(c, 5))),
-        d_out: vals(b * t * c, 6),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
+    let start = Start::X {
+        x: vals(b * t * c, 1),
+        w_qkv: vals(c * qkv, 2),
+        b_qkv: vals(qkv, 3),
+    };
+    Inputs::new(sh, Mask::Causal, start, vals(b * t * c, 6)).with_proj(vals(c * c, 4), vals(c, 5))
 }
 
 fn record(inputs: &Inputs, variant: Variant) -> Logger {
@@ -89,13 +77,13 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
         }
         group.throughput(Throughput::Elements(events));
         group.bench_with_input(BenchmarkId::new("record", variant), &variant, |b, &v| {
-            b.iter(|| black_box(record(&inputs, v)))
+            b.iter(|| black_box(record(&inputs, v)));
         });
         if !all {
             continue;
         }
         group.bench_with_input(BenchmarkId::new("record+index", variant), &variant, |b, &v| {
-            b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)))
+            b.iter(|| black_box(engine::run(&inputs, v, Passes::BOTH, true)));
         });
         group.bench_with_input(BenchmarkId::new("untraced", variant), &variant, |b, &v| {
             b.iter(|| {
@@ -104,7 +92,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
                 engine::forward(&mut NoRecord, &mut t, v, &inputs);
                 engine::backward(&mut NoRecord, &mut t, v, &inputs);
                 black_box(t)
-            })
+            });
         });
     }
     group.finish();

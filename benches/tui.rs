@@ -71,7 +71,9 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let scenario = Scenario::parse(SCENARIO, "<bench>").expect("the bench scenario is valid");
     let start = Instant::now();
     let walk = Arc::new(Walk::from_scenario(&scenario));
-    let events = walk.trace(attn_trace::kernels::Variant::Mha).map_or(0, |t| t.len());
+    let events = walk
+        .trace(attn_trace::kernels::Variant::Mha)
+        .map_or(0, attn_trace::trace::Trace::len);
     eprintln!("traced {events} events in {:.2?}", start.elapsed());
     assert!(events > 10_000_000, "the bench needs a ten-million-event trace");
 
@@ -87,7 +89,7 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
             b.iter(|| {
                 key(app);
                 term.draw(|f| app::render(f, black_box(app))).expect("draw");
-            })
+            });
         });
     };
     let at_focus = |a: &mut App| type_goto(a, "b=0 h=3 i=60 j=40");
@@ -103,20 +105,20 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     key_bench("render only", &mut app, &at_focus, &|_| {});
     key_bench("n (next event)", &mut app, &at_mid, &|a| wrap(a, KeyCode::Char('n')));
     key_bench("p (previous event)", &mut app, &at_mid, &|a| {
-        press(a, KeyCode::Char('p'))
+        press(a, KeyCode::Char('p'));
     });
     key_bench("j (next iteration)", &mut app, &at_mid, &|a| {
-        wrap(a, KeyCode::Char('j'))
+        wrap(a, KeyCode::Char('j'));
     });
     key_bench("J (next outer iteration)", &mut app, &at_mid, &|a| {
-        wrap(a, KeyCode::Char('J'))
+        wrap(a, KeyCode::Char('J'));
     });
     key_bench("] (next phase)", &mut app, &at_focus, &|a| wrap(a, KeyCode::Char(']')));
     key_bench("g element b=0 h=3 i=67 j=60", &mut app, &at_mid, &|a| {
-        type_goto(a, "b=0 h=3 i=67 j=60")
+        type_goto(a, "b=0 h=3 i=67 j=60");
     });
     key_bench("g cell w_qkv[8191]", &mut app, &at_mid, &|a| {
-        type_goto(a, "w_qkv[8191]")
+        type_goto(a, "w_qkv[8191]");
     });
     key_bench("g event 9000000", &mut app, &at_mid, &|a| type_goto(a, "9000000"));
     // w and r on a weight read by every row: long per-cell access lists
@@ -148,7 +150,7 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
         press(a, KeyCode::Home);
     };
     key_bench("c (continue to breakpoint)", &mut app, &breakpoints, &|a| {
-        wrap(a, KeyCode::Char('c'))
+        wrap(a, KeyCode::Char('c'));
     });
     key_bench("C (back to breakpoint)", &mut app, &|a| press(a, KeyCode::End), &|a| {
         let before = a.tracer().map(|t| t.cursor);
@@ -158,14 +160,14 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
         }
     });
     key_bench("f (forward/backward)", &mut app, &at_mid, &|a| {
-        press(a, KeyCode::Char('f'))
+        press(a, KeyCode::Char('f'));
     });
     // the timeline: one column on, and the selected weight's next access (its next tick)
     key_bench("> (timeline: next column)", &mut app, &at_mid, &|a| {
-        wrap(a, KeyCode::Char('>'))
+        wrap(a, KeyCode::Char('>'));
     });
     key_bench("} (next access of the selected cell)", &mut app, &pin, &|a| {
-        wrap(a, KeyCode::Char('}'))
+        wrap(a, KeyCode::Char('}'));
     });
     g.finish();
 }

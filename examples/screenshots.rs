@@ -20,7 +20,7 @@
 
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
-use attn_trace::tui::screens::train::Field;
+use attn_trace::tui::screens::train::{Field, Progress};
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -134,7 +134,7 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
         app.train
             .as_ref()
             .and_then(|t| t.progress())
-            .is_some_and(|p| p.is_done())
+            .is_some_and(Progress::is_done)
     };
     while !done(&app) {
         if start.elapsed() > Duration::from_secs(600) {

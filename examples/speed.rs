@@ -79,7 +79,7 @@ fn ceiling(n: usize, threads: usize, reps: usize) -> f64 {
     for _ in 0..reps {
         let t0 = Instant::now();
         std::thread::scope(|s| {
-            for c in outs.iter_mut() {
+            for c in &mut outs {
                 let (a, b) = (&a, &b);
                 s.spawn(move || sgemm(n, a, b, c));
             }
@@ -232,7 +232,7 @@ fn main() {
     println!(
         "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
         cpu_name(),
-        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
         attn_trace::tensor::simd::level(),
         if avx512_sgemm { "AVX-512" } else { "AVX2 (FMA)" }
     );

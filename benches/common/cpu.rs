@@ -10,7 +10,7 @@ fn thread_cpu_seconds() -> f64 {
     // SAFETY: clock_gettime writes one timespec through the valid pointer it is given
     #[allow(unsafe_code)]
     unsafe {
-        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts)
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut ts)
     };
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

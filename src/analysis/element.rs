@@ -5,7 +5,7 @@
 use crate::kernels::names;
 use crate::tensor::Layout;
 use crate::tr;
-use crate::trace::{Buf, Pass, Trace};
+use crate::trace::{Buf, BufferInfo, Pass, Trace};
 
 /// The score element to explain: batch `b`, head `h` (0 for the baseline), query `i`, key `j`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl Element {
     /// of head `hh` that the score tile's cell holds while its tiles are loaded.
     pub fn of_event(trace: &Trace, n: usize) -> Option<Element> {
         let v = trace.view(n);
-        if let Some(l) = trace.buffer(v.buf).map(|b| b.layout()).filter(|l| l.is_pairs()) {
+        if let Some(l) = trace.buffer(v.buf).map(BufferInfo::layout).filter(|l| l.is_pairs()) {
             let at = |name| l.coord(v.offset, name);
             return Some(Element {
                 b: at(names::B),

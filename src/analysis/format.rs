@@ -74,7 +74,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
             pieces.push(&word[start..]);
         }
         for (k, piece) in pieces.into_iter().enumerate() {
-            let sep = if k == 0 && !line.is_empty() { 1 } else { 0 };
+            let sep = usize::from(k == 0 && !line.is_empty());
             let mut piece = piece;
             while cols(piece) > width {
                 if !line.is_empty() {

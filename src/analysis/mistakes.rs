@@ -116,7 +116,7 @@ impl Timeline {
         let mut segments = Vec::with_capacity(raw.len());
         let mut t0 = 0;
         for (g, (phase, sp)) in raw.iter().enumerate() {
-            let len = sp.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
+            let len = sp.iter().flatten().map(ExactSizeIterator::len).max().unwrap_or(0);
             let align = match sp {
                 [Some(a), Some(b)] if a.len() != b.len() => {
                     let long = if a.len() > b.len() { CORRECT } else { MISTAKEN };
@@ -410,7 +410,7 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
         )));
         match m {
             Mistake::NoInputProjection => {
-                let weights = if !g.has(Buf::WQkv) { "w_q, w_k, w_v" } else { "w_qkv" };
+                let weights = if g.has(Buf::WQkv) { "w_qkv" } else { "w_q, w_k, w_v" };
                 let q_is_x = w.has(Buf::Q) && w[Buf::Q] == w[Buf::X];
                 out.push(note(if q_is_x {
                     tr!(

@@ -47,6 +47,7 @@ impl QuizLevel {
     }
 
     /// The level after this one (wrapping around).
+    #[must_use]
     pub fn next(self) -> QuizLevel {
         let k = QuizLevel::ALL.iter().position(|&l| l == self).unwrap_or(0);
         QuizLevel::ALL[(k + 1) % QuizLevel::ALL.len()]
@@ -83,7 +84,7 @@ impl Access {
     /// How the offset comes about: `q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10;
     /// q[q_base + d] = q[10 + 1] = q[11]`.
     pub fn working(&self) -> String {
-        let mut parts: Vec<String> = self.derived.iter().map(|s| s.to_string()).collect();
+        let mut parts: Vec<String> = self.derived.iter().map(ToString::to_string).collect();
         let (b, off) = (self.buf, self.offset);
         parts.push(match &self.expr {
             Some((e, _)) if formula::names(e).concat() == e.trim() => format!("{b}[{e}] = {b}[{off}]"),
@@ -119,7 +120,7 @@ pub fn line_accesses(line: &str) -> Vec<(Op, String)> {
         let pat = format!(".{method}(");
         calls.extend(line.match_indices(&pat).map(|(at, _)| (at + pat.len(), method)));
     }
-    calls.sort();
+    calls.sort_unstable();
     let mut out = Vec::new();
     for (open, method) in calls {
         let Some(args) = arguments(&line[open..]) else { continue };

@@ -100,7 +100,7 @@ fn one_line(e: &clap::error::Error<OneLine>) -> String {
             V::String(s) => Some(s.clone()),
             V::Strings(v) => Some(v.join(", ")),
             V::StyledStr(s) => Some(s.to_string()),
-            V::StyledStrs(v) => Some(v.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("; ")),
+            V::StyledStrs(v) => Some(v.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
             V::Number(n) => Some(n.to_string()),
             V::Bool(b) => Some(b.to_string()),
             _ => None,
@@ -114,7 +114,7 @@ fn one_line(e: &clap::error::Error<OneLine>) -> String {
     let arg = text(K::InvalidArg).map(flag_only);
     let arg = arg.unwrap_or_else(|| tr!("an argument").into());
     let value = text(K::InvalidValue).unwrap_or_default();
-    let source = std::error::Error::source(e).map(|s| s.to_string());
+    let source = std::error::Error::source(e).map(ToString::to_string);
     let mut msg = match e.kind() {
         ErrorKind::InvalidValue | ErrorKind::ValueValidation if value.is_empty() => {
             tr!("{arg} needs a value", arg)

@@ -16,7 +16,7 @@ pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_count
 pub use registry::Registry;
 pub use tensors::Tensors;
 
-use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles};
+use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
@@ -83,6 +83,79 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// Inputs that start at `start`, with the upstream gradient `d_out`, and otherwise plain: no
+    /// output projection, no dropout, no mistakes, no rotation, the whole sequence at once (no
+    /// decoding) and flash's default tiles fitted to `shape`. The `with_*` methods and
+    /// [`Inputs::tiled`] change one of these each:
+    ///
+    /// ```
+    /// # use attn_trace::engine::{Inputs, Start};
+    /// # use attn_trace::kernels::{Mask, attention_flash::Tiles};
+    /// # use attn_trace::tensor::Shape;
+    /// let sh = Shape::new(1, 3, 4, 2);
+    /// let qkv = Start::Qkv { q: vec![0.5; 12], k: vec![0.25; 12], v: vec![1.0; 12] };
+    /// let inputs = Inputs::new(sh, Mask::Causal, qkv, vec![1.0; 12])
+    ///     .with_proj(vec![0.0; 16], vec![0.0; 4])
+    ///     .tiled(Tiles { br: 2, bc: 2 });
+    /// assert!(inputs.proj.is_some() && inputs.dropout.is_none());
+    /// ```
+    pub fn new(shape: Shape, mask: Mask, start: Start, d_out: Vec<f32>) -> Inputs {
+        Inputs {
+            shape,
+            mask,
+            start,
+            proj: None,
+            d_out,
+            dropout: None,
+            mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
+            tiles: Tiles::default().fit(shape),
+        }
+    }
+
+    /// The same inputs with the output projection `w_proj [C,C]`, `b_proj [C]`.
+    #[must_use]
+    pub fn with_proj(self, w_proj: Vec<f32>, b_proj: Vec<f32>) -> Inputs {
+        Inputs {
+            proj: Some((w_proj, b_proj)),
+            ..self
+        }
+    }
+
+    /// The same inputs with attention dropout `dropout` (`None`: evaluation).
+    #[must_use]
+    pub fn with_dropout(self, dropout: Option<Dropout>) -> Inputs {
+        Inputs { dropout, ..self }
+    }
+
+    /// The same inputs with `mistakes` switched on (and every other one off).
+    #[must_use]
+    pub fn with_mistakes(self, mistakes: Mistakes) -> Inputs {
+        Inputs { mistakes, ..self }
+    }
+
+    /// The same inputs with the rotation `rope` on q and k (`None`: none).
+    #[must_use]
+    pub fn with_rope(self, rope: Option<Rope>) -> Inputs {
+        Inputs { rope, ..self }
+    }
+
+    /// The same inputs generated token by token from a key/value cache when `decode`.
+    #[must_use]
+    pub fn with_decode(self, decode: bool) -> Inputs {
+        Inputs { decode, ..self }
+    }
+
+    /// The same inputs with flash's tiles `tiles`, fitted to their shape.
+    #[must_use]
+    pub fn tiled(self, tiles: Tiles) -> Inputs {
+        Inputs {
+            tiles: tiles.fit(self.shape),
+            ..self
+        }
+    }
+
     pub fn plan(&self) -> Plan {
         Plan {
             shape: self.shape,
@@ -221,11 +294,9 @@ impl Inputs {
     }
 
     /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
+    #[must_use]
     pub fn corrected(&self) -> Inputs {
-        Inputs {
-            mistakes: Mistakes::NONE,
-            ..self.clone()
-        }
+        self.clone().with_mistakes(Mistakes::NONE)
     }
 
     /// The passes a run of these inputs can make: a mistaken run is forward only (but for a
@@ -251,24 +322,24 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
     // input projections: q = x·W_q + b_q, k = m·W_k + b_k, v = m·W_v + b_v (fused: one of 3C)
     if m.has(Mistake::NoInputProjection) && t.has(X) {
         t.write([Q, K, V], |t, [q, k, v]| {
-            attention_mistakes::no_input_projection(rec, sh, t.arg(X), t.arg(mem), q, k, v)
+            attention_mistakes::no_input_projection(rec, sh, t.arg(X), t.arg(mem), q, k, v);
         });
     } else if t.has(WQkv) {
         t.write([Qkv], |t, [y]| {
-            linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y))
+            linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y));
         });
         t.write([Q, K, V], |t, [q, k, v]| {
-            dispatch::split(rec, variant, sh, t.get(Qkv), q, k, v)
+            dispatch::split(rec, variant, sh, t.get(Qkv), q, k, v);
         });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
-            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y))
+            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y));
         });
         t.write([K], |t, [y]| {
-            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), t.arg(BK), (K, y))
+            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), t.arg(BK), (K, y));
         });
         t.write([V], |t, [y]| {
-            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), t.arg(BV), (V, y))
+            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), t.arg(BV), (V, y));
         });
     }
 
@@ -277,7 +348,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
     if let Some(r) = inputs.rope {
         t.write([Q, K], |t, [q, k]| {
             let tables = (t.get(RopeCos), t.get(RopeSin));
-            rope::forward(rec, ksh, r.pairs, (0..sh.b, 0..sh.t), tables, q, (K, k))
+            rope::forward(rec, ksh, r.pairs, (0..sh.b, 0..sh.t), tables, q, (K, k));
         });
     }
 
@@ -296,7 +367,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
                     l,
                     acc,
                 };
-                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, att, lse, tiles)
+                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, att, lse, tiles);
             },
         );
     } else {
@@ -314,7 +385,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
                 t.arg(WProj),
                 t.arg(BProj),
                 (Out, y),
-            )
+            );
         });
     }
 }
@@ -327,29 +398,29 @@ fn core_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     let ksh = kernel_shape(sh, variant);
     t.write([Scores], |t, [s]| {
         if m.has(Mistake::ScaleBySeqLen) || m.has(Mistake::MaskByMultiply) {
-            attention_mistakes::scores(rec, ksh, mask, m, t.get(Q), t.get(K), s)
+            attention_mistakes::scores(rec, ksh, mask, m, t.get(Q), t.get(K), s);
         } else {
-            dispatch::scores(rec, variant, sh, mask, t.get(Q), t.get(K), s)
+            dispatch::scores(rec, variant, sh, mask, t.get(Q), t.get(K), s);
         }
     });
     t.write([Probs], |t, [p]| {
         if m.has(Mistake::SoftmaxOverTwoDims) {
-            attention_mistakes::softmax_over_two_dims(rec, ksh, t.get(Scores), p)
+            attention_mistakes::softmax_over_two_dims(rec, ksh, t.get(Scores), p);
         } else {
-            dispatch::softmax_rows(rec, variant, sh, t.get(Scores), p)
+            dispatch::softmax_rows(rec, variant, sh, t.get(Scores), p);
         }
     });
     let p = match inputs.dropout {
         Some(d) if t.has(ProbsDrop) => {
             t.write([ProbsDrop], |t, [pd]| {
-                dropout::forward(rec, ksh, d.p, t.get(DropMask), t.get(Probs), pd)
+                dropout::forward(rec, ksh, d.p, t.get(DropMask), t.get(Probs), pd);
             });
             ProbsDrop
         }
         _ => Probs,
     };
     t.write([Att], |t, [att]| {
-        dispatch::weighted_sum(rec, variant, sh, t.arg(p), t.get(V), att)
+        dispatch::weighted_sum(rec, variant, sh, t.arg(p), t.get(V), att);
     });
 }
 
@@ -378,7 +449,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
                 (DAtt, d_att),
                 (DWProj, d_w),
                 (DBProj, d_b),
-            )
+            );
         });
     } else {
         // no output projection: out is att, so its gradient is d_out unchanged
@@ -418,7 +489,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
                     delta,
                     grads,
                     tiles,
-                )
+                );
             },
         );
     } else {
@@ -442,26 +513,26 @@ fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, in
     t.write([d_p, DV], |t, [dp, d_v]| {
         if overwrite {
             attention_gqa::d_probs(rec, sh, t.get(V), t.get(DAtt), (d_p, dp));
-            attention_mistakes::d_values_overwritten(rec, sh, t.arg(p), t.get(DAtt), d_v)
+            attention_mistakes::d_values_overwritten(rec, sh, t.arg(p), t.get(DAtt), d_v);
         } else {
-            dispatch::weighted_sum_back(rec, variant, sh, t.arg(p), t.get(V), t.get(DAtt), (d_p, dp), d_v)
+            dispatch::weighted_sum_back(rec, variant, sh, t.arg(p), t.get(V), t.get(DAtt), (d_p, dp), d_v);
         }
     });
     if let Some(d) = inputs.dropout.filter(|_| t.has(DropMask)) {
         let ksh = kernel_shape(sh, variant);
         t.write([DProbs], |t, [dp]| {
-            dropout::backward(rec, ksh, d.p, t.get(DropMask), t.get(DProbsDrop), dp)
+            dropout::backward(rec, ksh, d.p, t.get(DropMask), t.get(DProbsDrop), dp);
         });
     }
     t.write([DScores], |t, [ds]| {
-        dispatch::softmax_rows_back(rec, variant, sh, t.get(Probs), t.get(DProbs), ds)
+        dispatch::softmax_rows_back(rec, variant, sh, t.get(Probs), t.get(DProbs), ds);
     });
     t.write([DQ, DK], |t, [d_q, d_k]| {
         if overwrite {
             attention_gqa::d_queries(rec, sh, mask, t.get(K), t.get(DScores), d_q);
-            attention_mistakes::d_keys_overwritten(rec, sh, mask, t.get(Q), t.get(DScores), d_k)
+            attention_mistakes::d_keys_overwritten(rec, sh, mask, t.get(Q), t.get(DScores), d_k);
         } else {
-            dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k)
+            dispatch::scores_back(rec, variant, sh, mask, t.get(Q), t.get(K), t.get(DScores), d_q, d_k);
         }
     });
 }
@@ -477,14 +548,14 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
     if let Some(r) = inputs.rope {
         let ksh = kernel_shape(sh, variant);
         t.write([DQ, DK], |t, [d_q, d_k]| {
-            rope::backward(rec, ksh, r.pairs, (t.get(RopeCos), t.get(RopeSin)), d_q, d_k)
+            rope::backward(rec, ksh, r.pairs, (t.get(RopeCos), t.get(RopeSin)), d_q, d_k);
         });
     }
 
     // input projections, backwards
     if t.has(WQkv) {
         t.write([DQkv], |t, [d]| {
-            dispatch::split_back(rec, variant, sh, t.get(DQ), t.get(DK), t.get(DV), d)
+            dispatch::split_back(rec, variant, sh, t.get(DQ), t.get(DK), t.get(DV), d);
         });
         t.write([DX, DWQkv, DBQkv], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQkv), t.arg(DQkv));
@@ -498,7 +569,7 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
                 (DX, d_x),
                 (DWQkv, d_w),
                 (DBQkv, d_b),
-            )
+            );
         });
     } else if t.has(WQ) {
         // k and v read memory (cross-attention) or x: their input gradients add up there,
@@ -508,17 +579,17 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
         t.write([d_mem, DWV, DBV], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WV), t.arg(DV));
             let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), (DBV, d_b));
-            linear::backward_into(rec, Phase::VProjBack, keys, m, w, dy, d_m, d_w, d_b, false)
+            linear::backward_into(rec, Phase::VProjBack, keys, m, w, dy, d_m, d_w, d_b, false);
         });
         t.write([d_mem, DWK, DBK], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WK), t.arg(DK));
             let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), (DBK, d_b));
-            linear::backward_into(rec, Phase::KProjBack, keys, m, w, dy, d_m, d_w, d_b, true)
+            linear::backward_into(rec, Phase::KProjBack, keys, m, w, dy, d_m, d_w, d_b, true);
         });
         t.write([DX, DWQ, DBQ], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQ), t.arg(DQ));
             let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), (DBQ, d_b));
-            linear::backward_into(rec, Phase::QProjBack, queries, x, w, dy, d_x, d_w, d_b, !cross)
+            linear::backward_into(rec, Phase::QProjBack, queries, x, w, dy, d_x, d_w, d_b, !cross);
         });
     }
 }
@@ -549,7 +620,7 @@ fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs:
                 att,
                 out,
             };
-            decode::generate(rec, ksh, &given, written)
+            decode::generate(rec, ksh, &given, written);
         },
     );
 }

@@ -61,6 +61,7 @@ pub struct Plan {
 impl Plan {
     /// The plan as `variant` runs it: flash has no dropout, none of the mistakes (both live in
     /// the plain kernels) and no decoding path (its causal run computes the same output).
+    #[must_use]
     pub fn for_variant(&self, variant: Variant) -> Plan {
         match variant {
             Variant::Flash => Plan {

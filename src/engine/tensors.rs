@@ -84,7 +84,7 @@ impl Tensors {
     /// one kernel call, which reads some buffers and writes others.
     pub fn write<const N: usize, T>(&mut self, outs: [Buf; N], f: impl FnOnce(&Tensors, [&mut [f32]; N]) -> T) -> T {
         let mut taken = outs.map(|b| std::mem::take(&mut self.data[b as usize]));
-        let result = f(self, taken.each_mut().map(|v| v.as_mut_slice()));
+        let result = f(self, taken.each_mut().map(Vec::as_mut_slice));
         for (b, v) in outs.into_iter().zip(taken) {
             self.data[b as usize] = v;
         }

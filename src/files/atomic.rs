@@ -34,7 +34,7 @@ pub fn dir_of(path: &Path) -> &Path {
 static LIVE: Mutex<(Vec<PathBuf>, bool)> = Mutex::new((Vec::new(), false));
 
 fn live() -> std::sync::MutexGuard<'static, (Vec<PathBuf>, bool)> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Removes every temporary file this process is writing, and makes later writes fail. For a

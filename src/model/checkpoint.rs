@@ -29,7 +29,7 @@
 //! name, dtype and shape against the configuration in the metadata before reading the tensors:
 //! the memory a checkpoint can make us use is bounded by its own size.
 
-use super::gpt::{Config, ParamLayout, TinyGpt};
+use super::gpt::{Attention, Config, ParamLayout, TinyGpt};
 use super::spec::{NO_ROPE, rope_name};
 use super::{AdamW, ModelError};
 use crate::files::input::{ReadError, human_bytes};
@@ -678,7 +678,7 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
         config,
         layout,
         params,
-        attention: Default::default(),
+        attention: Attention::default(),
     };
     Ok(Loaded { model, step, state })
 }

@@ -4,8 +4,6 @@
 use super::ModelError;
 use super::gpt::{Activations, Tap, TinyGpt};
 use crate::engine::{Inputs, Start};
-use crate::kernels::attention_flash::Tiles;
-use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
 
@@ -72,22 +70,14 @@ impl TinyGpt {
         let missing = || ModelError::Input(tr!("layer {layer} has no parameters", layer));
         let a = &acts.layers[layer];
         let shape = cfg.shape(1, t);
-        let inputs = Inputs {
-            shape,
-            mask: Mask::Causal,
-            start: Start::X {
-                x: a.ln1.clone(),
-                w_qkv: p("w_qkv").ok_or_else(missing)?,
-                b_qkv: p("b_qkv").ok_or_else(missing)?,
-            },
-            proj: Some((p("w_proj").ok_or_else(missing)?, p("b_proj").ok_or_else(missing)?)),
-            d_out: tap.d_out,
-            dropout: None,
-            mistakes: Mistakes::NONE,
-            rope: cfg.rotation(),
-            decode: false,
-            tiles: Tiles::default().fit(shape),
+        let start = Start::X {
+            x: a.ln1.clone(),
+            w_qkv: p("w_qkv").ok_or_else(missing)?,
+            b_qkv: p("b_qkv").ok_or_else(missing)?,
         };
+        let inputs = Inputs::new(shape, Mask::Causal, start, tap.d_out)
+            .with_proj(p("w_proj").ok_or_else(missing)?, p("b_proj").ok_or_else(missing)?)
+            .with_rope(cfg.rotation());
         Ok(AttentionCapture {
             layer,
             prompt: prompt.to_vec(),

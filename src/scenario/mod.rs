@@ -467,10 +467,7 @@ impl Scenario {
 
     /// The inputs of the mistaken run: the same values with `[run].mistakes` switched on.
     pub fn mistaken_inputs(&self) -> Option<Inputs> {
-        (!self.mistakes.is_empty()).then(|| Inputs {
-            mistakes: self.mistakes,
-            ..self.inputs()
-        })
+        (!self.mistakes.is_empty()).then(|| self.inputs().with_mistakes(self.mistakes))
     }
 
     /// Runs one variant with the scenario's passes (the correct run).

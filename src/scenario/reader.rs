@@ -31,7 +31,7 @@ impl Doc<'_> {
         let raw = if raw.chars().count() > 40 {
             format!("{}…", raw.chars().take(40).collect::<String>())
         } else {
-            raw.to_string()
+            raw.clone()
         };
         match v.get_ref() {
             DeValue::String(_) => tr!("a string {raw}", raw),

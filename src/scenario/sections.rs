@@ -70,7 +70,7 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
         None => 1,
     };
     if c % h != 0 {
-        let span = t.get("H").map(|x| x.span());
+        let span = t.get("H").map(toml::Spanned::span);
         return Err(doc.err(
             span,
             "[shape].H",
@@ -433,7 +433,7 @@ pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Pass
                 .filter(|&b| has(b).is_none())
                 .map(Buf::name)
                 .collect();
-            let first = has(core[0]).map(|x| x.span());
+            let first = has(core[0]).map(toml::Spanned::span);
             return Err(doc.err(
                 first,
                 &field(core[0]),
@@ -456,7 +456,7 @@ pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Pass
         ];
         if let Some(b) = projections.into_iter().find(|&b| has(b).is_some()) {
             return Err(doc.err(
-                has(b).map(|x| x.span()),
+                has(b).map(toml::Spanned::span),
                 &field(b),
                 tr!("not used when q, k and v are given (the run starts at the attention core, after the input projection)"),
             ));
@@ -465,7 +465,7 @@ pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Pass
         if w.is_some() != b.is_some() {
             let (given, missing, span) = match w {
                 Some(w) => (Buf::WProj, Buf::BProj, w.span()),
-                None => (Buf::BProj, Buf::WProj, b.map_or(0..0, |b| b.span())),
+                None => (Buf::BProj, Buf::WProj, b.map_or(0..0, toml::Spanned::span)),
             };
             return Err(doc.err(
                 Some(span),

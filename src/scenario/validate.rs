@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue};
 /// The span of `[table].key`, when the file has it.
 pub(super) fn span_of(root: &DeTable<'_>, table: &str, key: &str) -> Option<Range<usize>> {
     match root.get(table)?.get_ref() {
-        DeValue::Table(t) => t.get(key).map(|v| v.span()),
+        DeValue::Table(t) => t.get(key).map(toml::Spanned::span),
         _ => None,
     }
 }

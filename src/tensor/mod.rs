@@ -59,6 +59,7 @@ impl Shape {
     }
 
     /// The same sizes with `h_kv` key/value heads (grouped-query attention; 1 is multi-query).
+    #[must_use]
     pub const fn with_kv_heads(self, h_kv: usize) -> Self {
         Shape { h_kv, ..self }
     }
@@ -89,11 +90,13 @@ impl Shape {
     }
 
     /// The same sizes with a single head (what the baseline kernel sees).
+    #[must_use]
     pub const fn single_head(self) -> Self {
         Shape { h: 1, h_kv: 1, ..self }
     }
 
     /// The same sizes with as many key/value heads as query heads (what MHA sees).
+    #[must_use]
     pub const fn full_kv_heads(self) -> Self {
         Shape { h_kv: self.h, ..self }
     }

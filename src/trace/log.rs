@@ -69,6 +69,7 @@ impl Logger {
 
     /// Reports its progress to `p`: `p.events` grows by the events recorded (from what it holds
     /// now, so several recordings can share one counter).
+    #[must_use]
     pub fn watched(mut self, p: Progress) -> Self {
         self.progress = Some(p);
         self
@@ -125,7 +126,7 @@ impl Logger {
             self.open.len()
         );
         let sizes: Vec<usize> = (0..Buf::ALL.len())
-            .map(|b| buffers.get(b).and_then(|i| i.as_ref()).map_or(0, |i| i.len()))
+            .map(|b| buffers.get(b).and_then(|i| i.as_ref()).map_or(0, BufferInfo::len))
             .collect();
         let index = CellIndex::build(&self.events, &sizes);
         Trace {

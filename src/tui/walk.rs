@@ -103,10 +103,10 @@ impl Walk {
     /// `B=1, T=3, C=4, H=2`, with `S=` when the queries are not the keys.
     pub fn shape_text(&self) -> String {
         let sh = self.shape;
-        let s = if sh.s != sh.t {
-            format!(", S={}", sh.s)
-        } else {
+        let s = if sh.s == sh.t {
             String::new()
+        } else {
+            format!(", S={}", sh.s)
         };
         format!("B={}, T={}{s}, C={}, H={}", sh.b, sh.t, sh.c, sh.h)
     }
@@ -114,7 +114,7 @@ impl Walk {
     /// Why a screen that needs `variant` cannot open on this scenario: the same words wherever
     /// that happens (the menu, Compare, `Tab` in the tracer and the side-by-side view).
     pub fn not_traced(&self, variant: Variant) -> String {
-        let runs: Vec<String> = self.variants().iter().map(|v| v.to_string()).collect();
+        let runs: Vec<String> = self.variants().iter().map(ToString::to_string).collect();
         let runs = if runs.is_empty() {
             tr!("no kernel").to_string()
         } else {

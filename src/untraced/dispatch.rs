@@ -66,11 +66,11 @@ pub fn split<R: Recorder>(
 ) {
     let ksh = kernel_shape(sh, variant);
     if !R::ENABLED {
-        fast::split(ksh, qkv, q, k, v)
+        fast::split(ksh, qkv, q, k, v);
     } else if variant.shares_kv_heads() {
-        attention_gqa::split(rec, ksh, qkv, q, k, v)
+        attention_gqa::split(rec, ksh, qkv, q, k, v);
     } else {
-        split::forward(rec, sh, qkv, q, k, v)
+        split::forward(rec, sh, qkv, q, k, v);
     }
 }
 
@@ -86,22 +86,22 @@ pub fn split_back<R: Recorder>(
 ) {
     let ksh = kernel_shape(sh, variant);
     if !R::ENABLED {
-        fast::split_back(ksh, d_q, d_k, d_v, d_qkv)
+        fast::split_back(ksh, d_q, d_k, d_v, d_qkv);
     } else if variant.shares_kv_heads() {
-        attention_gqa::split_back(rec, ksh, d_q, d_k, d_v, d_qkv)
+        attention_gqa::split_back(rec, ksh, d_q, d_k, d_v, d_qkv);
     } else {
-        split::backward(rec, sh, d_q, d_k, d_v, d_qkv)
+        split::backward(rec, sh, d_q, d_k, d_v, d_qkv);
     }
 }
 
 /// `S = Q·Kᵀ/√D + mask`.
 pub fn scores<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, mask: &Mask, q: &[f32], k: &[f32], s: &mut [f32]) {
-    pass!(rec, variant, sh, scores(mask, q, k, s), fast(mask, q, k, s))
+    pass!(rec, variant, sh, scores(mask, q, k, s), fast(mask, q, k, s));
 }
 
 /// `P = softmax(S)` along each row.
 pub fn softmax_rows<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, s: &[f32], p: &mut [f32]) {
-    pass!(rec, variant, sh, softmax_rows(s, p), fast(s, p))
+    pass!(rec, variant, sh, softmax_rows(s, p), fast(s, p));
 }
 
 /// `att = P·V`; `p` is `probs`, or the dropped-out probabilities when dropout is on.
@@ -113,7 +113,7 @@ pub fn weighted_sum<R: Recorder>(
     v: &[f32],
     att: &mut [f32],
 ) {
-    pass!(rec, variant, sh, weighted_sum(p, v, att), fast(p.1, v, att))
+    pass!(rec, variant, sh, weighted_sum(p, v, att), fast(p.1, v, att));
 }
 
 /// `dP = dAtt·Vᵀ` and `dV = Pᵀ·dAtt`; `d_p` is the gradient of whichever probabilities were read.
@@ -134,7 +134,7 @@ pub fn weighted_sum_back<R: Recorder>(
         sh,
         weighted_sum_back(p, v, d_att, d_p, d_v),
         fast(p.1, v, d_att, d_p.1, d_v)
-    )
+    );
 }
 
 /// `dS = P ⊙ (dP − Σ dP·P)` along each row.
@@ -146,7 +146,7 @@ pub fn softmax_rows_back<R: Recorder>(
     d_p: &[f32],
     d_s: &mut [f32],
 ) {
-    pass!(rec, variant, sh, softmax_rows_back(p, d_p, d_s), fast(p, d_p, d_s))
+    pass!(rec, variant, sh, softmax_rows_back(p, d_p, d_s), fast(p, d_p, d_s));
 }
 
 /// `dQ = dS·K/√D` and `dK = dSᵀ·Q/√D` over the visible pairs.
@@ -168,7 +168,7 @@ pub fn scores_back<R: Recorder>(
         sh,
         scores_back(mask, q, k, d_s, d_q, d_k),
         fast(mask, q, k, d_s, d_q, d_k)
-    )
+    );
 }
 
 /// The attention core forward as training runs it, untraced: `probs` and `att` only, head by
@@ -185,7 +185,7 @@ pub fn forward_untraced(
     p: &mut [f32],
     att: &mut [f32],
 ) {
-    fast::forward(heads(sh, variant), mask, q, k, v, p, att)
+    fast::forward(heads(sh, variant), mask, q, k, v, p, att);
 }
 
 /// The attention core backward as training runs it, untraced: from `d_att` and `probs` to
@@ -200,7 +200,7 @@ pub fn backward_untraced(
     d_att: &[f32],
     (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
-    fast::backward(heads(sh, variant), mask, (q, k, v), p, d_att, d_q, d_k, d_v)
+    fast::backward(heads(sh, variant), mask, (q, k, v), p, d_att, d_q, d_k, d_v);
 }
 
 /// Flash forward: `att` and the row log-sum-exp `lse` from q, k, v, tile by tile.
@@ -215,7 +215,7 @@ pub fn flash_forward<R: Recorder>(
     lse: &mut [f32],
     work: ForwardTiles<'_>,
 ) {
-    attention_flash::forward(rec, sh, tiles, mask, qkv, att, lse, work)
+    attention_flash::forward(rec, sh, tiles, mask, qkv, att, lse, work);
 }
 
 /// Flash backward: `d_q`, `d_k`, `d_v` from `d_att`, the probabilities recomputed from `lse`.
@@ -232,7 +232,7 @@ pub fn flash_backward<R: Recorder>(
     grads: (&mut [f32], &mut [f32], &mut [f32]),
     work: BackwardTiles<'_>,
 ) {
-    attention_flash::backward(rec, sh, tiles, mask, qkv, saved, d_att, delta, grads, work)
+    attention_flash::backward(rec, sh, tiles, mask, qkv, saved, d_att, delta, grads, work);
 }
 
 /// The attention core forward: scores, softmax, weighted sum (no dropout).

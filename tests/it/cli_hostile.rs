@@ -42,7 +42,7 @@ fn limit_memory(c: &mut std::process::Command) {
                 rlim_cur: MEMORY_LIMIT,
                 rlim_max: MEMORY_LIMIT,
             };
-            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+            if libc::setrlimit(libc::RLIMIT_AS, &raw const lim) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -1032,7 +1032,7 @@ fn an_export_that_fills_the_disk_fails_in_one_line_and_keeps_the_old_file() {
                 rlim_cur: 16 << 10,
                 rlim_max: 16 << 10,
             };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            libc::setrlimit(libc::RLIMIT_FSIZE, &raw const lim);
             libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
             Ok(())
         });

@@ -1,24 +1,10 @@
 //! `attn-trace io`: the documented JSON, its counts against formulas worked out by hand from
 //! the kernels' loops, the text tables, `--sweep`, and bad arguments.
 
-use assert_cmd::Command;
+use crate::support::cli::{cmd, stdout_of};
 use predicates::prelude::*;
 use serde_json::Value;
 use std::io::Write as _;
-
-fn cmd() -> Command {
-    Command::cargo_bin("attn-trace").unwrap()
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = cmd().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// One head (H = 1, D = C = 4), T = 7 queries and keys, no mask, q, k, v given: flash tiles of
 /// br = 3 rows and bc = 2 columns (neither divides 7).

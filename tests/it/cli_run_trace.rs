@@ -1,7 +1,7 @@
 //! `check`, `run --json` and `trace` on the shipped scenarios: the documented JSON, the worked
 //! examples of DESIGN.md, trace exports that parse and agree with `run --json`, atomic `-o`.
 
-use assert_cmd::Command;
+use crate::support::cli::{cmd, stdout_of};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -24,20 +24,6 @@ fn flat_object<'a>(json: &'a str, key: &str) -> &'a str {
     let start = json.find(&pat).unwrap() + pat.len() - 1;
     let end = start + json[start..].find('}').unwrap();
     &json[start..=end]
-}
-
-fn cmd() -> Command {
-    Command::cargo_bin("attn-trace").unwrap()
-}
-
-fn stdout_of(args: &[&str]) -> String {
-    let out = cmd().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn run_json(scenario: &str) -> Value {
@@ -307,7 +293,7 @@ fn trace_csv_parses_with_the_same_rows_as_jsonl() {
         assert_eq!(&row[1], l["variant"].as_str().unwrap());
         assert_eq!(&row[5], l["buffer"].as_str().unwrap());
         assert_eq!(&row[6], l["level"].as_str().unwrap());
-        let index: Vec<String> = l["index"].as_array().unwrap().iter().map(|x| x.to_string()).collect();
+        let index: Vec<String> = l["index"].as_array().unwrap().iter().map(ToString::to_string).collect();
         assert_eq!(row[8], index.join(";"));
         assert_eq!(row[9].parse::<f64>().unwrap(), l["value"].as_f64().unwrap());
         // "bb=0;i=1" in CSV is {"bb":0,"i":1} in JSON, same order

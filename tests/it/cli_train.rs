@@ -2,12 +2,14 @@
 //! (each an exit code 2 with one clear message).
 
 use assert_cmd::Command;
+use attn_trace::kernels::rope::Pairs;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 
+/// The binary, without colour.
 fn cmd() -> Command {
-    let mut c = Command::cargo_bin("attn-trace").unwrap();
+    let mut c = crate::support::cli::cmd();
     c.env("NO_COLOR", "1");
     c
 }
@@ -85,7 +87,7 @@ fn train_json_lines_then_resume_eval_and_sample() {
     let text = String::from_utf8(out).unwrap();
     assert!(text.ends_with('\n') && text.lines().count() == 1, "{text:?}");
     let json: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(json.as_object().map(|o| o.len()), Some(2), "{text}");
+    assert_eq!(json.as_object().map(serde_json::Map::len), Some(2), "{text}");
     assert_eq!(json["tokens"], 32, "{text}");
     let loss = json["loss"].as_f64().unwrap();
     assert!(loss.is_finite() && loss > 0.0, "{text}");
@@ -143,7 +145,7 @@ fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
         .stdout(predicate::str::contains("(T=8 C=8 L=1 H=4 H_kv=2 rope=half, B=2)"));
     let loaded = attn_trace::model::checkpoint::load(&d.join("g.safetensors")).unwrap();
     assert_eq!(loaded.model.config.kv_heads(), 2);
-    assert_eq!(loaded.model.config.rope.map(|r| r.name()), Some("half"));
+    assert_eq!(loaded.model.config.rope.map(Pairs::name), Some("half"));
     let lines = cmd()
         .current_dir(d)
         .args(["train", "--dataset", "sort", "--json", "--batch", "2", "--steps", "1"])

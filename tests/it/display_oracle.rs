@@ -444,16 +444,18 @@ impl Checker<'_> {
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        crate::chains::check_lines(&equation_lines).map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
+        crate::support::chains::check_lines(&equation_lines)
+            .map_err(|e| format!("{}: {e}\n{equation_lines:#?}", at()))?;
         // and so does every offset formula of the variables panel, and the dot strip's title
         let variable_lines: Vec<String> = variables::lines(&ctx)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
-        crate::chains::check_lines(&variable_lines).map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
+        crate::support::chains::check_lines(&variable_lines)
+            .map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
         if let Some(strip) = dot::plan(ratatui::layout::Rect::new(0, 0, w, h), &ctx) {
             let title: String = strip.title.iter().map(|p| p.2.as_str()).collect();
-            crate::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
+            crate::support::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
         }
 
         // the equation panel's running sum
@@ -983,7 +985,7 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         .filter_map(|e| e.unwrap().file_name().to_str()?.strip_suffix(".toml").map(String::from))
         .collect();
     files.sort();
-    let mut listed: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let mut listed: Vec<String> = names.iter().map(ToString::to_string).collect();
     listed.sort();
     assert_eq!(listed, files, "the oracle checks every file in scenarios/");
     for name in names {

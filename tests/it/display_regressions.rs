@@ -3,16 +3,15 @@
 //! explicit mask, heat mode's offsets and legend, Compare's jump into softmax, dropout's
 //! arithmetic, and a grouped `d_k +=` whose old value was folded into its sum.
 
+use crate::support::tui::{key, tracer_at, tracer_screen};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op, Phase, Trace};
-use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{equation, memory};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+use crossterm::event::KeyCode;
 use ratatui::widgets::Block;
 use std::sync::Arc;
 
@@ -21,29 +20,12 @@ fn walk(name: &str) -> Arc<Walk> {
     Arc::new(Walk::from_scenario(&s))
 }
 
-fn at(walk: &Arc<Walk>, v: Variant, n: usize) -> Tracer {
-    let mut t = Tracer::new(Arc::clone(walk), Some(v));
-    t.cursor = n;
-    t
-}
-
 fn equation_text(st: &Tracer) -> Vec<String> {
     let ctx = st.ctx(Theme::MONO).expect("a context");
     equation::lines(&ctx)
         .iter()
         .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
         .collect()
-}
-
-fn screen(st: &Tracer, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).expect("a test backend");
-    term.draw(|f| tracer::render(f, f.area(), st, Theme::MONO))
-        .expect("drawn");
-    let buf = term.backend().buffer();
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// `partial sum … = X` of the equation panel.
@@ -78,7 +60,7 @@ fn item1_partial_sums_hold_only_finished_terms() {
     let events: Vec<usize> = iteration(tr, write).collect();
     let sums: Vec<f64> = events[..5]
         .iter()
-        .map(|&n| partial_sum(&equation_text(&at(&w, Variant::Baseline, n))))
+        .map(|&n| partial_sum(&equation_text(&tracer_at(&w, Variant::Baseline, n))))
         .collect();
     let want = [0.0, -0.7497, -0.7497, -0.6691, -0.6691];
     for (got, want) in sums.iter().zip(want) {
@@ -89,7 +71,7 @@ fn item1_partial_sums_hold_only_finished_terms() {
     }
     // every read of a first factor says the second follows, the last term's too
     for &n in &events[..events.len() - 1] {
-        let lines = equation_text(&at(&w, Variant::Baseline, n));
+        let lines = equation_text(&tracer_at(&w, Variant::Baseline, n));
         let first_factor = tr.events[n].buf == Buf::Q;
         assert_eq!(
             lines.iter().any(|l| l.contains("(next factor follows)")),
@@ -104,7 +86,7 @@ fn item1_partial_sums_hold_only_finished_terms() {
         .find(|p| p.1 == Phase::WeightedSum)
         .expect("a weighted sum")
         .0 as usize;
-    let lines = equation_text(&at(&w, Variant::Baseline, ws));
+    let lines = equation_text(&tracer_at(&w, Variant::Baseline, ws));
     assert!(lines.iter().any(|l| l.contains("(0 of 3 terms)")), "{lines:#?}");
     assert_eq!(partial_sum(&lines), 0.0);
     // and the backward scores pass
@@ -114,7 +96,7 @@ fn item1_partial_sums_hold_only_finished_terms() {
         .find(|p| p.1 == Phase::ScoresBack)
         .expect("scores_back")
         .0 as usize;
-    let lines = equation_text(&at(&w, Variant::Baseline, sb));
+    let lines = equation_text(&tracer_at(&w, Variant::Baseline, sb));
     assert_eq!(partial_sum(&lines), 0.0, "{lines:#?}");
     assert!(lines.iter().any(|l| l.contains("(0 of ")), "{lines:#?}");
 }
@@ -127,7 +109,7 @@ fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
     let write = (0..tr.len())
         .find(|&n| tr.events[n].buf == Buf::Scores && tr.events[n].op == Op::Write)
         .expect("a score write");
-    let st = at(&w, Variant::Mha, write);
+    let st = tracer_at(&w, Variant::Mha, write);
     let ctx = st.ctx(Theme::MONO).expect("a context");
     let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 40), &st, &ctx);
     let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
@@ -149,9 +131,9 @@ fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
         .map(|l| l.2.as_str())
         .filter(|l| l.starts_with('j'))
         .collect();
-    rows.sort();
+    rows.sort_unstable();
     rows.dedup();
-    cols.sort();
+    cols.sort_unstable();
     cols.dedup();
     assert_eq!(rows, ["i0", "i1"], "{:?}", scores.labels);
     assert_eq!(cols, ["j0", "j1", "j2", "j3", "j4"], "{:?}", scores.labels);
@@ -177,7 +159,7 @@ fn item3_key_rows_are_labelled_j() {
             (e.buf, e.offset, e.op) == (Buf::K, 6, Op::Read) && tr.phase_at(n) == Phase::Scores
         })
         .expect("scores read k[6]");
-    let text = screen(&at(&w, Variant::Mha, n), 120, 40);
+    let text = tracer_screen(&tracer_at(&w, Variant::Mha, n), 120, 40);
     assert!(text.contains("(b0 j1 h1 d0)"), "{text}");
     assert!(!text.contains("k[6] = 0.82  (b0 i1"), "{text}");
     // the k grid's rows are keys
@@ -195,14 +177,14 @@ fn item4_the_phase_title_names_the_runs_mask() {
     let w = walk("cross_attention");
     let tr = trace(&w, Variant::Mha);
     let n = tr.phases.iter().find(|p| p.1 == Phase::Scores).expect("scores").0 as usize;
-    let text = screen(&at(&w, Variant::Mha, n), 120, 40);
+    let text = tracer_screen(&tracer_at(&w, Variant::Mha, n), 120, 40);
     assert!(text.contains("explicit mask"), "{text}");
     assert!(!text.contains("causal"), "{text}");
     // a hidden pair's write says why in the mask's own terms
     let hidden = (0..tr.len())
         .find(|&n| tr.events[n].buf == Buf::Scores && tr.events[n].op == Op::Write && tr.events[n].value == -1e9)
         .expect("a masked score");
-    let lines = equation_text(&at(&w, Variant::Mha, hidden));
+    let lines = equation_text(&tracer_at(&w, Variant::Mha, hidden));
     assert!(lines.iter().any(|l| l.contains("explicit mask has 0")), "{lines:#?}");
 }
 
@@ -213,7 +195,7 @@ fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
     let w = walk("why_sqrt_d");
     let tr = trace(&w, Variant::Baseline);
     let n = tr.len() / 3;
-    let st = at(&w, Variant::Baseline, n);
+    let st = tracer_at(&w, Variant::Baseline, n);
     let ctx = st.ctx(Theme::MONO).expect("a context");
     let areas = tracer::areas(ratatui::layout::Rect::new(0, 0, 120, 80), &st, &ctx);
     let inner = Block::bordered().inner(areas.memory.expect("a memory panel"));
@@ -232,13 +214,12 @@ fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
         }
     }
     assert!(labelled >= 3, "some flat offsets are labelled: {:?}", heat.labels);
-    assert!(screen(&st, 120, 80).contains("heat −"), "a legend");
+    assert!(tracer_screen(&st, 120, 80).contains("heat −"), "a legend");
 }
 
 #[test]
 fn item6_compare_enter_on_softmax_lands_on_the_final_probability() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
-    let key = |a: &mut App, c: KeyCode| app::update(a, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
     key(&mut a, KeyCode::Char('3')); // Compare
     assert!(matches!(a.screen, Screen::Compare(_)), "menu entry 3 is Compare");
     key(&mut a, KeyCode::Char(']')); // softmax
@@ -263,7 +244,7 @@ fn item7_dropout_shows_its_arithmetic() {
     let n = (0..tr.len())
         .find(|&n| tr.events[n].buf == Buf::ProbsDrop && tr.events[n].op == Op::Write)
         .expect("a probs_drop write");
-    let lines = equation_text(&at(&w, Variant::Mha, n));
+    let lines = equation_text(&tracer_at(&w, Variant::Mha, n));
     let keep = tr.events[n - 2].value;
     let p = tr.events[n - 1].value;
     let line = lines
@@ -296,7 +277,6 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     // old + Σ·scale.
     let s = Scenario::shipped("gqa").expect("gqa is shipped");
     let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
-    let key = |a: &mut App, c: KeyCode| app::update(a, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
     key(&mut a, KeyCode::Char('g'));
     for c in "d_k[10]".chars() {
         key(&mut a, KeyCode::Char(c));
@@ -324,11 +304,11 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     assert!((partial_sum(&lines) - -0.02593).abs() < 5e-5, "{lines:#?}");
     assert!((f64::from(e.value) - (f64::from(old.value) + -0.02593 * std::f64::consts::FRAC_1_SQRT_2)).abs() < 1e-4);
     // the dot strip says the sum is scaled before it is added to the old value
-    let text = screen(st, 120, 40);
+    let text = tracer_screen(st, 120, 40);
     assert!(text.contains("Σ × 1/√D added to d_k[10] = -0.03036"), "{text}");
     assert!(!text.contains("plus d_k[10]"), "{text}");
     // and the write's chain stays on a small terminal: the notes under the equation give way
-    let small = screen(st, 80, 24);
+    let small = tracer_screen(st, 80, 24);
     assert!(
         small.contains("d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
         "{small}"

@@ -19,6 +19,7 @@
 //! After changing a kernel or a command's output, regenerate with
 //! `ATTN_TRACE_UPDATE_DOCS=1 cargo test --release --test it docs::`, read the diff, and commit it.
 
+use crate::support::root;
 use assert_cmd::Command;
 use std::fs;
 use std::io::Write;
@@ -50,10 +51,6 @@ fn words(s: &str) -> Vec<String> {
         out.push(cur);
     }
     out
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The output of `attn-trace ARGS`, optionally filtered by `| grep WORD`.

@@ -2,13 +2,10 @@
 //! key and mouse action a screen's code handles, must be on the page, in the section that names
 //! the file handling it.
 
+use crate::support::root;
 use attn_trace::tui::screens::help::{KEYS, OVERLAY_KEYS};
 use std::fs;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 const PAGES: [&str; 2] = ["docs/keys.md", "docs/keys.zh-CN.md"];
 
@@ -51,7 +48,7 @@ fn handled_keys(src: &str) -> Vec<String> {
         let mut rest = line;
         while let Some(at) = rest.find("KeyCode::") {
             rest = &rest[at + "KeyCode::".len()..];
-            let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric()).collect();
+            let name: String = rest.chars().take_while(char::is_ascii_alphanumeric).collect();
             if name != "Char" {
                 if let Some(k) = spelled(&name) {
                     keys.push(k.to_string());
@@ -292,7 +289,7 @@ fn the_key_scanner_reads_the_patterns_the_screens_use() {
         "wheel",
         "↑",
     ];
-    assert_eq!(keys, want.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(keys, want.iter().map(ToString::to_string).collect::<Vec<_>>());
     assert_eq!(overlay_keys("n →  /  p ←"), ["n", "→", "p", "←"]);
     let list = "pub const KEYS: &[(&str, &str)] = &[\n    (\"space\", \"pause (or not)\"),\n    (\n        \"t\",\n        \"trace\",\n    ),\n    (\"Enter, click\", \"open\"),\n];\nfn after() { (\"z\", 1); }";
     assert_eq!(screen_key_list(list), ["space", "t", "Enter", "click"]);

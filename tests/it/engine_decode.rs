@@ -2,25 +2,15 @@
 //! for every kernel, with and without rotary positions; the cache filled one row per step and
 //! read only up to the step; the closed-form counts and the cache offsets in the frames.
 
-use crate::common::from_x;
+use crate::support::bits;
+use crate::support::inputs::from_x;
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Inputs, Passes, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Passes, kernel_shape, run};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
-use std::collections::BTreeMap;
-
-fn decoding(inputs: &Inputs) -> Inputs {
-    Inputs {
-        decode: true,
-        ..inputs.clone()
-    }
-}
-
-fn bits(x: &[f32]) -> Vec<u32> {
-    x.iter().map(|v| v.to_bits()).collect()
-}
 
 fn shapes() -> [Shape; 4] {
     [
@@ -46,8 +36,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
     ];
     for sh in shapes() {
         for rope in ropes {
-            let mut full = from_x(sh, Mask::Causal, 31);
-            full.rope = rope;
+            let full = from_x(sh, Mask::Causal, 31).with_rope(rope);
             // flash has no decoding loop (its causal run computes the same out)
             let variants: &[Variant] = if sh.shares_kv_heads() {
                 &[Variant::Gqa, Variant::Mha]
@@ -57,7 +46,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
             for &variant in variants {
                 let whole = run(&full, variant, Passes::FORWARD, false).tensors;
                 for traced in [false, true] {
-                    let step = run(&decoding(&full), variant, Passes::BOTH, traced);
+                    let step = run(&full.clone().with_decode(true), variant, Passes::BOTH, traced);
                     let t = &step.tensors;
                     let what = format!("{variant} {sh:?} {rope:?} traced={traced}");
                     assert_eq!(bits(&t[Buf::Out]), bits(&whole[Buf::Out]), "out {what}");
@@ -82,7 +71,7 @@ fn decoding_gives_the_full_causal_runs_out_bit_for_bit() {
 fn each_step_writes_its_row_of_the_cache_and_reads_only_rows_up_to_itself() {
     let sh = Shape::new(2, 5, 8, 4).with_kv_heads(2);
     let r = run(
-        &decoding(&from_x(sh, Mask::Causal, 32)),
+        &from_x(sh, Mask::Causal, 32).with_decode(true),
         Variant::Gqa,
         Passes::FORWARD,
         true,
@@ -156,39 +145,19 @@ fn decode_phases_match_their_closed_form_counts_and_formulas() {
                 base: 10000.0,
             }),
         ] {
-            let mut inputs = decoding(&from_x(sh, Mask::Causal, 33));
-            inputs.rope = rope;
+            let inputs = from_x(sh, Mask::Causal, 33).with_decode(true).with_rope(rope);
             for variant in [Variant::Baseline, Variant::Mha, Variant::Gqa] {
                 let r = run(&inputs, variant, Passes::FORWARD, true);
                 let t = r.trace.as_ref().unwrap();
-                let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-                for k in 0..t.phases.len() {
-                    let e = got.entry(t.phases[k].1).or_default();
-                    for n in t.span_range(k) {
-                        match t.events[n].op {
-                            Op::Read => e.0 += 1,
-                            Op::Write => e.1 += 1,
-                        }
-                    }
-                }
+                let got = counted(t);
                 let plan = inputs.for_variant(variant).plan();
-                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::FORWARD)
-                    .into_iter()
-                    .map(|p| (p.phase, (p.reads, p.writes)))
-                    .collect();
+                let want = closed_form_counts(&plan, variant, Passes::FORWARD);
                 assert_eq!(got, want, "{variant} {sh:?} {rope:?}");
                 // one span of each phase per step: B·T steps
                 let steps = t.phases.iter().filter(|(_, p)| *p == Phase::DecodeQkv).count();
                 assert_eq!(steps, sh.b * sh.t);
                 let ksh = kernel_shape(r.shape, variant);
-                for n in 0..t.len() {
-                    let v = t.view(n);
-                    let lines = derived_lines(&v, ksh);
-                    assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                    for (line, d) in lines.iter().zip(&v.derived) {
-                        assert_eq!(line.value, d.value, "#{n}: {line}");
-                    }
-                }
+                assert_derived_lines_match(t, ksh);
             }
         }
     }

@@ -2,30 +2,19 @@
 //! untraced; its event counts against the closed forms, for tile sizes that do and do not
 //! divide the sequence.
 
-use crate::common::{check_gradients, from_qkv, from_x, values};
-use attn_trace::engine::{Inputs, Passes, phase_counts, run};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{explicit, from_qkv, from_x, values};
+use crate::support::trace::{closed_form_counts, counted};
+use attn_trace::engine::{Inputs, Passes, run};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
-use std::collections::BTreeMap;
 
 const TILES: [(usize, usize); 7] = [(1, 1), (2, 2), (2, 3), (3, 2), (3, 5), (4, 4), (64, 64)];
 
 fn tiled(inputs: &Inputs, (br, bc): (usize, usize)) -> Inputs {
-    Inputs {
-        tiles: Tiles { br, bc }.fit(inputs.shape),
-        ..inputs.clone()
-    }
-}
-
-/// A mask that hides whole tiles of (2, 2) and leaves others partly visible; every query sees
-/// at least one key.
-fn explicit(s: usize, t: usize) -> Mask {
-    let rows: Vec<Vec<bool>> = (0..s)
-        .map(|i| (0..t).map(|j| (i + 2 * j) % 5 == 0 || j == (i * 3 + 1) % t).collect())
-        .collect();
-    Mask::explicit(&rows)
+    inputs.clone().tiled(Tiles { br, bc })
 }
 
 /// Every buffer both runs have, compared within `tol` (relative to 1 or the value's size).
@@ -225,20 +214,8 @@ fn every_flash_phase_matches_its_closed_form_count() {
                 let inputs = tiled(&inputs, tiles);
                 let r = run(&inputs, Variant::Flash, Passes::BOTH, true);
                 let t = r.trace.as_ref().unwrap();
-                let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-                for k in 0..t.phases.len() {
-                    let e = got.entry(t.phases[k].1).or_default();
-                    for n in t.span_range(k) {
-                        match t.events[n].op {
-                            Op::Read => e.0 += 1,
-                            Op::Write => e.1 += 1,
-                        }
-                    }
-                }
-                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), Variant::Flash, Passes::BOTH)
-                    .into_iter()
-                    .map(|p| (p.phase, (p.reads, p.writes)))
-                    .collect();
+                let got = counted(t);
+                let want = closed_form_counts(&inputs.plan(), Variant::Flash, Passes::BOTH);
                 assert_eq!(got, want, "{sh:?} {mask:?} {tiles:?}");
                 checked += 1;
             }

@@ -3,15 +3,15 @@
 //! untraced, the grouped offsets and the `+=` of `d_k`, `d_v` in the log, and the closed-form
 //! counts and formulas.
 
-use crate::common::{check_gradients, from_qkv, from_x, values};
+use crate::support::bits;
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{from_qkv, from_x, separate, values};
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Inputs, Passes, Start, kernel_shape, phase_counts, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
+use attn_trace::engine::{Passes, kernel_shape, run};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase, Trace};
-use std::collections::BTreeMap;
+use attn_trace::trace::{Buf, Op, Phase};
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj];
 const FROM_QKV: &[Buf] = &[Buf::Q, Buf::K, Buf::V];
@@ -26,37 +26,6 @@ const SEPARATE: &[Buf] = &[
     Buf::WProj,
     Buf::BProj,
 ];
-
-/// Separate projections with `w_k, w_v [C, H_kv·D]`; keys and values from `memory` when `cross`.
-fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
-    let Shape { b, s, t, c, .. } = sh;
-    let kv = sh.kv_c();
-    Inputs {
-        shape: sh,
-        mask,
-        start: Start::Separate {
-            x: values(b * s * c, seed),
-            memory: cross.then(|| values(b * t * c, seed + 1)),
-            w_q: values(c * c, seed + 2),
-            b_q: values(c, seed + 3),
-            w_k: values(c * kv, seed + 4),
-            b_k: values(kv, seed + 5),
-            w_v: values(c * kv, seed + 6),
-            b_v: values(kv, seed + 7),
-        },
-        proj: Some((values(c * c, seed + 8), values(c, seed + 9))),
-        d_out: values(b * s * c, seed + 10),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
-}
-
-fn bits(x: &[f32]) -> Vec<u32> {
-    x.iter().map(|v| v.to_bits()).collect()
-}
 
 #[test]
 fn gqa_with_as_many_kv_heads_as_query_heads_is_mha_bit_for_bit() {
@@ -186,21 +155,6 @@ fn grouped_gradients_match_finite_differences() {
     check_gradients(&inputs, Variant::Gqa, FROM_QKV);
 }
 
-/// (reads, writes) per phase, counted from the log.
-fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
-    let mut m = BTreeMap::new();
-    for k in 0..t.phases.len() {
-        let e = m.entry(t.phases[k].1).or_insert((0, 0));
-        for n in t.span_range(k) {
-            match t.events[n].op {
-                Op::Read => e.0 += 1,
-                Op::Write => e.1 += 1,
-            }
-        }
-    }
-    m
-}
-
 #[test]
 fn grouped_phases_match_their_closed_form_counts_and_formulas() {
     let cases = [
@@ -221,20 +175,10 @@ fn grouped_phases_match_their_closed_form_counts_and_formulas() {
             let t = r.trace.as_ref().unwrap();
             // MHA and the baseline run the inputs with their heads tied: their own plan
             let plan = inputs.for_variant(variant).plan();
-            let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::BOTH)
-                .into_iter()
-                .map(|p| (p.phase, (p.reads, p.writes)))
-                .collect();
+            let want = closed_form_counts(&plan, variant, Passes::BOTH);
             assert_eq!(counted(t), want, "{variant} {:?}", inputs.shape);
             let ksh = kernel_shape(r.shape, variant);
-            for n in 0..t.len() {
-                let v = t.view(n);
-                let lines = derived_lines(&v, ksh);
-                assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                for (line, d) in lines.iter().zip(&v.derived) {
-                    assert_eq!(line.value, d.value, "#{n}: {line}");
-                }
-            }
+            assert_derived_lines_match(t, ksh);
         }
     }
 }

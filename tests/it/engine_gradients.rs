@@ -1,7 +1,8 @@
 //! Backward against finite differences, MHA with one head against the baseline, and traced
 //! against untraced runs.
 
-use crate::common::{check_gradients, from_qkv, from_x, values};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{from_qkv, from_x, values};
 use attn_trace::engine::{Passes, run};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;

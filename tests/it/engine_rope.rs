@@ -2,14 +2,15 @@
 //! the distance between query and key, gradients against finite differences for every kernel,
 //! and the closed-form counts and formulas of the rope phases.
 
-use crate::common::{check_gradients, from_qkv, from_x, values};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{from_qkv, from_x, values};
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Inputs, Passes, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Passes, kernel_shape, run};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
-use std::collections::BTreeMap;
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj];
 const FROM_QKV: &[Buf] = &[Buf::Q, Buf::K, Buf::V];
@@ -18,21 +19,13 @@ fn rope(pairs: Pairs, base: f32) -> Option<Rope> {
     Some(Rope { pairs, base })
 }
 
-fn with_rope(mut inputs: Inputs, r: Option<Rope>) -> Inputs {
-    inputs.rope = r;
-    inputs
-}
-
 #[test]
 fn a_pair_turns_by_t_radians_when_theta_is_one() {
     // D = C = 2: one pair, θ_0 = base^0 = 1, so position t turns by t radians. q = k = [1, 0]
     // at every position becomes [cos t, sin t]
     let sh = Shape::new(1, 3, 2, 1);
     let q = vec![1.0, 0.0, 1.0, 0.0, 1.0, 0.0];
-    let inputs = with_rope(
-        from_qkv(sh, Mask::Causal, q.clone(), q, values(6, 1)),
-        rope(Pairs::Interleaved, 10000.0),
-    );
+    let inputs = from_qkv(sh, Mask::Causal, q.clone(), q, values(6, 1)).with_rope(rope(Pairs::Interleaved, 10000.0));
     let r = run(&inputs, Variant::Baseline, Passes::FORWARD, true);
     let want = [
         1.0,
@@ -65,10 +58,7 @@ fn interleaved_and_half_pair_different_channels() {
     let q = vec![0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0];
     let v = values(8, 2);
     let turned = |pairs| {
-        let inputs = with_rope(
-            from_qkv(sh, Mask::Causal, q.clone(), q.clone(), v.clone()),
-            rope(pairs, 100.0),
-        );
+        let inputs = from_qkv(sh, Mask::Causal, q.clone(), q.clone(), v.clone()).with_rope(rope(pairs, 100.0));
         run(&inputs, Variant::Baseline, Passes::FORWARD, false).tensors[Buf::Q][4..].to_vec()
     };
     let (c1, s1) = (1f64.cos() as f32, 1f64.sin() as f32);
@@ -88,10 +78,7 @@ fn rotated_scores_depend_only_on_the_distance_between_query_and_key() {
     let q: Vec<f32> = values(c, 3).repeat(t);
     let k: Vec<f32> = values(c, 4).repeat(t);
     for pairs in Pairs::ALL {
-        let inputs = with_rope(
-            from_qkv(sh, Mask::None, q.clone(), k.clone(), values(t * c, 5)),
-            rope(pairs, 10000.0),
-        );
+        let inputs = from_qkv(sh, Mask::None, q.clone(), k.clone(), values(t * c, 5)).with_rope(rope(pairs, 10000.0));
         for variant in [Variant::Mha, Variant::Baseline] {
             let s = run(&inputs, variant, Passes::FORWARD, false).tensors[Buf::Scores].to_vec();
             let heads = kernel_shape(sh, variant).h;
@@ -119,61 +106,36 @@ fn rotated_scores_depend_only_on_the_distance_between_query_and_key() {
 fn rope_gradients_match_finite_differences_for_every_kernel() {
     for pairs in Pairs::ALL {
         let r = rope(pairs, 10000.0);
-        let inputs = with_rope(from_x(Shape::new(2, 4, 8, 2), Mask::Causal, 21), r);
+        let inputs = from_x(Shape::new(2, 4, 8, 2), Mask::Causal, 21).with_rope(r);
         check_gradients(&inputs, Variant::Baseline, FROM_X);
         check_gradients(&inputs, Variant::Mha, FROM_X);
-        let grouped = with_rope(from_x(Shape::new(1, 5, 8, 4).with_kv_heads(2), Mask::None, 22), r);
+        let grouped = from_x(Shape::new(1, 5, 8, 4).with_kv_heads(2), Mask::None, 22).with_rope(r);
         check_gradients(&grouped, Variant::Gqa, FROM_X);
         // from q, k, v: their gradients are those of the vectors before the rotation
         let sh = Shape::new(2, 4, 4, 2).with_kv_heads(1);
         let mut core = from_qkv(sh, Mask::Causal, values(32, 23), values(16, 24), values(16, 25));
         core.d_out = values(32, 26);
-        check_gradients(&with_rope(core, rope(pairs, 50.0)), Variant::Gqa, FROM_QKV);
+        check_gradients(&core.with_rope(rope(pairs, 50.0)), Variant::Gqa, FROM_QKV);
     }
 }
 
 #[test]
 fn rope_phases_match_their_closed_form_counts_and_formulas() {
     let cases = [
-        with_rope(
-            from_x(Shape::new(2, 4, 8, 4), Mask::Causal, 1),
-            rope(Pairs::Interleaved, 10000.0),
-        ),
-        with_rope(
-            from_x(Shape::new(1, 3, 8, 4).with_kv_heads(2), Mask::None, 2),
-            rope(Pairs::Half, 500.0),
-        ),
+        from_x(Shape::new(2, 4, 8, 4), Mask::Causal, 1).with_rope(rope(Pairs::Interleaved, 10000.0)),
+        from_x(Shape::new(1, 3, 8, 4).with_kv_heads(2), Mask::None, 2).with_rope(rope(Pairs::Half, 500.0)),
     ];
     for inputs in cases {
         for variant in Variant::ALL {
             let r = run(&inputs, variant, Passes::BOTH, true);
             let t = r.trace.as_ref().unwrap();
-            let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-            for k in 0..t.phases.len() {
-                let e = got.entry(t.phases[k].1).or_default();
-                for n in t.span_range(k) {
-                    match t.events[n].op {
-                        Op::Read => e.0 += 1,
-                        Op::Write => e.1 += 1,
-                    }
-                }
-            }
+            let got = counted(t);
             let plan = inputs.for_variant(variant).plan();
-            let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::BOTH)
-                .into_iter()
-                .map(|p| (p.phase, (p.reads, p.writes)))
-                .collect();
+            let want = closed_form_counts(&plan, variant, Passes::BOTH);
             assert!(want.contains_key(&Phase::Rope) && want.contains_key(&Phase::RopeBack));
             assert_eq!(got, want, "{variant} {:?}", inputs.shape);
             let ksh = kernel_shape(r.shape, variant);
-            for n in 0..t.len() {
-                let v = t.view(n);
-                let lines = derived_lines(&v, ksh);
-                assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                for (line, d) in lines.iter().zip(&v.derived) {
-                    assert_eq!(line.value, d.value, "#{n}: {line}");
-                }
-            }
+            assert_derived_lines_match(t, ksh);
         }
     }
 }
@@ -183,7 +145,7 @@ fn rope_offsets_read_like_the_docs() {
     // half pairs, D = 4: pair m = 1 is (lo, hi) = (1, 3); query head 1 at t = 2, b = 0 starts at
     // q_base = ((0*3 + 2)*2 + 1)*4 = 20; its angle is read at cs + m = 2*(4/2) + 1 = 5
     let sh = Shape::new(1, 3, 8, 2);
-    let inputs = with_rope(from_x(sh, Mask::Causal, 4), rope(Pairs::Half, 10000.0));
+    let inputs = from_x(sh, Mask::Causal, 4).with_rope(rope(Pairs::Half, 10000.0));
     let r = run(&inputs, Variant::Mha, Passes::BOTH, true);
     let t = r.trace.as_ref().unwrap();
     let w = (0..t.len())

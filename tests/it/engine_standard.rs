@@ -2,41 +2,15 @@
 //! explicit masks, dropout) against finite differences, and each classic mistake's symptom in
 //! numbers.
 
-use crate::common::{check_gradients, values};
+use crate::support::gradients::check_gradients;
+use crate::support::inputs::{separate, values};
+use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, phase_counts, run};
-use attn_trace::kernels::attention_flash::Tiles;
+use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, run};
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, MASKED, Op, Phase};
-use std::collections::BTreeMap;
-
-/// Separate projections; keys and values from `memory` when `cross`.
-fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
-    let Shape { b, s, t, c, .. } = sh;
-    Inputs {
-        shape: sh,
-        mask,
-        start: Start::Separate {
-            x: values(b * s * c, seed),
-            memory: cross.then(|| values(b * t * c, seed + 1)),
-            w_q: values(c * c, seed + 2),
-            b_q: values(c, seed + 3),
-            w_k: values(c * c, seed + 4),
-            b_k: values(c, seed + 5),
-            w_v: values(c * c, seed + 6),
-            b_v: values(c, seed + 7),
-        },
-        proj: Some((values(c * c, seed + 8), values(c, seed + 9))),
-        d_out: values(b * s * c, seed + 10),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
-}
+use attn_trace::trace::{Buf, MASKED, Op};
 
 const SEPARATE: &[Buf] = &[
     Buf::X,
@@ -76,17 +50,16 @@ fn cross_attention_matches_finite_differences_with_every_kind_of_mask() {
 
 #[test]
 fn dropout_with_a_fixed_mask_matches_finite_differences() {
-    let mut inputs = separate(Shape::new(1, 5, 4, 2), Mask::Causal, false, 3);
-    inputs.dropout = Some(Dropout { p: 0.3, seed: 9 });
+    let inputs =
+        separate(Shape::new(1, 5, 4, 2), Mask::Causal, false, 3).with_dropout(Some(Dropout { p: 0.3, seed: 9 }));
     check_gradients(&inputs, Variant::Mha, SEPARATE);
     check_gradients(&inputs, Variant::Baseline, SEPARATE);
 }
 
 #[test]
 fn dropout_zeroes_the_masked_probabilities_and_rescales_the_rest() {
-    let mut inputs = separate(Shape::new(1, 6, 4, 2), Mask::None, false, 4);
     let p = 0.25;
-    inputs.dropout = Some(Dropout { p, seed: 5 });
+    let inputs = separate(Shape::new(1, 6, 4, 2), Mask::None, false, 4).with_dropout(Some(Dropout { p, seed: 5 }));
     let t = run(&inputs, Variant::Mha, Passes::FORWARD, false).tensors;
     let dropped = t[Buf::DropMask].iter().filter(|&&k| k == 0.0).count();
     assert!(dropped > 0 && dropped < t[Buf::DropMask].len(), "{dropped} dropped");
@@ -98,16 +71,7 @@ fn dropout_zeroes_the_masked_probabilities_and_rescales_the_rest() {
         }
     }
     // evaluation (no dropout) differs, and has no dropout buffers at all
-    let eval = run(
-        &Inputs {
-            dropout: None,
-            ..inputs.clone()
-        },
-        Variant::Mha,
-        Passes::FORWARD,
-        false,
-    )
-    .tensors;
+    let eval = run(&inputs.clone().with_dropout(None), Variant::Mha, Passes::FORWARD, false).tensors;
     assert!(eval[Buf::DropMask].is_empty() && eval[Buf::ProbsDrop].is_empty());
     assert_ne!(eval[Buf::Att], t[Buf::Att]);
 }
@@ -141,46 +105,27 @@ fn cross_attention_layouts_use_s_for_queries_and_t_for_keys() {
 
 #[test]
 fn new_phases_match_their_closed_form_counts_and_formulas() {
-    let mut dropped = separate(Shape::new(2, 4, 4, 2), Mask::Causal, false, 7);
-    dropped.dropout = Some(Dropout { p: 0.5, seed: 1 });
+    let dropped =
+        separate(Shape::new(2, 4, 4, 2), Mask::Causal, false, 7).with_dropout(Some(Dropout { p: 0.5, seed: 1 }));
     let cross = separate(
         Shape::cross(2, 3, 5, 4, 2),
         Mask::explicit(&vec![vec![true, false, true, true, false]; 3]),
         true,
         8,
     );
-    let mut mistaken = separate(Shape::new(1, 4, 4, 2), Mask::Causal, false, 9);
-    mistaken.mistakes = Mistakes::of(&Mistake::ALL);
-    mistaken.dropout = Some(Dropout { p: 0.5, seed: 1 });
+    let mistaken = separate(Shape::new(1, 4, 4, 2), Mask::Causal, false, 9)
+        .with_mistakes(Mistakes::of(&Mistake::ALL))
+        .with_dropout(Some(Dropout { p: 0.5, seed: 1 }));
     for inputs in [dropped, cross, mistaken] {
         for variant in Variant::ALL {
             let r = run(&inputs, variant, Passes::BOTH, true);
             let t = r.trace.as_ref().unwrap();
-            let mut got: BTreeMap<Phase, (u64, u64)> = BTreeMap::new();
-            for k in 0..t.phases.len() {
-                let e = got.entry(t.phases[k].1).or_default();
-                for n in t.span_range(k) {
-                    match t.events[n].op {
-                        Op::Read => e.0 += 1,
-                        Op::Write => e.1 += 1,
-                    }
-                }
-            }
-            let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
-                .into_iter()
-                .map(|p| (p.phase, (p.reads, p.writes)))
-                .collect();
+            let got = counted(t);
+            let want = closed_form_counts(&inputs.plan(), variant, Passes::BOTH);
             assert_eq!(got, want, "{variant} {:?}", inputs.plan());
             // formulas are read in the kernel's shape: the baseline has one head
             let ksh = kernel_shape(inputs.shape, variant);
-            for n in 0..t.len() {
-                let v = t.view(n);
-                let lines = derived_lines(&v, ksh);
-                assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
-                for (line, d) in lines.iter().zip(&v.derived) {
-                    assert_eq!(line.value, d.value, "#{n}: {line}");
-                }
-            }
+            assert_derived_lines_match(t, ksh);
         }
     }
 }
@@ -189,35 +134,23 @@ fn new_phases_match_their_closed_form_counts_and_formulas() {
 fn core(sh: Shape, seed: u64) -> Inputs {
     let Shape { b, t, c, .. } = sh;
     let n = b * t * c;
-    Inputs {
-        shape: sh,
-        mask: Mask::Causal,
-        start: Start::Qkv {
-            q: values(n, seed),
-            k: values(n, seed + 1),
-            v: values(n, seed + 2),
-        },
-        proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
-        d_out: values(n, seed + 5),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
+    let start = Start::Qkv {
+        q: values(n, seed),
+        k: values(n, seed + 1),
+        v: values(n, seed + 2),
+    };
+    Inputs::new(sh, Mask::Causal, start, values(n, seed + 5)).with_proj(values(c * c, seed + 3), values(c, seed + 4))
 }
 
+/// `inputs` with the one mistake `m` switched on.
 fn with(inputs: &Inputs, m: Mistake) -> Inputs {
-    Inputs {
-        mistakes: Mistakes::of(&[m]),
-        ..inputs.clone()
-    }
+    inputs.clone().with_mistakes(Mistakes::of(&[m]))
 }
 
 #[test]
 fn mistake_1_no_input_projection_makes_q_k_v_the_input_and_scores_symmetric() {
-    let mut inputs = separate(Shape::new(1, 4, 4, 2), Mask::None, false, 10);
-    inputs.mistakes = Mistakes::of(&[Mistake::NoInputProjection]);
+    let inputs = separate(Shape::new(1, 4, 4, 2), Mask::None, false, 10)
+        .with_mistakes(Mistakes::of(&[Mistake::NoInputProjection]));
     let r = run(&inputs, Variant::Mha, Passes::BOTH, true);
     let t = &r.tensors;
     assert_eq!(
@@ -340,8 +273,7 @@ fn mistake_4_no_output_projection_keeps_heads_from_mixing() {
 
 #[test]
 fn mistake_5_dropout_not_applied_trains_like_evaluation() {
-    let mut inputs = core(Shape::new(1, 5, 4, 2), 14);
-    inputs.dropout = Some(Dropout { p: 0.5, seed: 3 });
+    let inputs = core(Shape::new(1, 5, 4, 2), 14).with_dropout(Some(Dropout { p: 0.5, seed: 3 }));
     let train = run(&inputs, Variant::Mha, Passes::FORWARD, false).tensors;
     let bad = run(
         &with(&inputs, Mistake::DropoutNotApplied),
@@ -350,16 +282,7 @@ fn mistake_5_dropout_not_applied_trains_like_evaluation() {
         false,
     )
     .tensors;
-    let eval = run(
-        &Inputs {
-            dropout: None,
-            ..inputs.clone()
-        },
-        Variant::Mha,
-        Passes::FORWARD,
-        false,
-    )
-    .tensors;
+    let eval = run(&inputs.clone().with_dropout(None), Variant::Mha, Passes::FORWARD, false).tensors;
     assert_eq!(
         bad[Buf::Out],
         eval[Buf::Out],

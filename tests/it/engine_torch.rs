@@ -4,8 +4,6 @@
 //! these tests need no PyTorch.
 
 use attn_trace::engine::{Inputs, Passes, Start, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -24,22 +22,14 @@ fn input(n: usize, k: usize) -> Vec<f32> {
 fn inputs(sh: Shape, rope: Option<Rope>) -> Inputs {
     let Shape { b, t, c, .. } = sh;
     let qkv = c + 2 * sh.kv_c();
-    Inputs {
-        shape: sh,
-        mask: Mask::Causal,
-        start: Start::X {
-            x: input(b * t * c, 1),
-            w_qkv: input(c * qkv, 2),
-            b_qkv: input(qkv, 3),
-        },
-        proj: Some((input(c * c, 4), input(c, 5))),
-        d_out: input(b * t * c, 6),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope,
-        decode: false,
-        tiles: Tiles::default().fit(sh),
-    }
+    let start = Start::X {
+        x: input(b * t * c, 1),
+        w_qkv: input(c * qkv, 2),
+        b_qkv: input(qkv, 3),
+    };
+    Inputs::new(sh, Mask::Causal, start, input(b * t * c, 6))
+        .with_proj(input(c * c, 4), input(c, 5))
+        .with_rope(rope)
 }
 
 #[test]

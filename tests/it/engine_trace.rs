@@ -1,32 +1,16 @@
 //! The event log: closed-form counts, navigation, the cell index, and the offset formulas
 //! checked against every value the kernels recorded.
 
-use crate::common::from_x;
+use crate::support::inputs::from_x;
+use crate::support::trace::{closed_form_counts, counted};
 use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Passes, Run, kernel_shape, phase_counts, run};
+use attn_trace::engine::{Passes, Run, kernel_shape, run};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase, Trace};
-use std::collections::BTreeMap;
+use attn_trace::trace::{Buf, Phase};
 
 fn traced(sh: Shape, mask: Mask, variant: Variant) -> Run {
     run(&from_x(sh, mask, 5), variant, Passes::BOTH, true)
-}
-
-/// (reads, writes) per phase, counted from the log.
-fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
-    let mut m = BTreeMap::new();
-    for k in 0..t.phases.len() {
-        let phase = t.phases[k].1;
-        let e = m.entry(phase).or_insert((0, 0));
-        for n in t.span_range(k) {
-            match t.events[n].op {
-                Op::Read => e.0 += 1,
-                Op::Write => e.1 += 1,
-            }
-        }
-    }
-    m
 }
 
 #[test]
@@ -53,10 +37,7 @@ fn every_phase_matches_its_closed_form_count() {
                 let inputs = from_x(sh, mask.clone(), 1);
                 let r = run(&inputs, variant, Passes::BOTH, true);
                 let got = counted(r.trace.as_ref().unwrap());
-                let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
-                    .into_iter()
-                    .map(|p| (p.phase, (p.reads, p.writes)))
-                    .collect();
+                let want = closed_form_counts(&inputs.plan(), variant, Passes::BOTH);
                 assert_eq!(got, want, "{variant} {mask:?} {sh:?}");
                 assert_eq!(r.events() as u64, want.values().map(|(r, w)| r + w).sum::<u64>());
             }

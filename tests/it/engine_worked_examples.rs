@@ -1,6 +1,6 @@
 //! The worked examples of the walkthroughs, checked in the tensors and in the event log.
 
-use crate::common::{from_qkv, from_x, rows};
+use crate::support::inputs::{from_qkv, from_x, rows};
 use attn_trace::engine::{Passes, Run, run};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;

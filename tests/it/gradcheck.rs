@@ -3,7 +3,8 @@
 //! weights directly, and on an activation (`q`, `k`, `v`) by starting a second run at the
 //! attention core with the first run's `q`, `k`, `v` as its inputs.
 
-use crate::common::{central_difference, from_qkv, from_x, gradient_error, values};
+use crate::support::gradients::{central_difference, gradient_error};
+use crate::support::inputs::{from_qkv, from_x, values};
 use attn_trace::analysis::gradcheck::{self, Check};
 use attn_trace::engine::{Inputs, Passes, Start, run};
 use attn_trace::kernels::{Mask, Variant};
@@ -58,22 +59,17 @@ fn inputs_and_weights_match_the_tests_finite_differences() {
 fn separate_projections_and_cross_attention_match_too() {
     let sh = Shape::cross(1, 3, 5, 4, 2);
     let (c, s, t) = (sh.c, sh.s, sh.t);
-    let inputs = Inputs {
-        start: Start::Separate {
-            x: values(s * c, 1),
-            memory: Some(values(t * c, 2)),
-            w_q: values(c * c, 3),
-            b_q: values(c, 4),
-            w_k: values(c * c, 5),
-            b_k: values(c, 6),
-            w_v: values(c * c, 7),
-            b_v: values(c, 8),
-        },
-        d_out: values(s * c, 9),
-        proj: Some((values(c * c, 10), values(c, 11))),
-        shape: sh,
-        ..from_x(sh, Mask::None, 0)
+    let start = Start::Separate {
+        x: values(s * c, 1),
+        memory: Some(values(t * c, 2)),
+        w_q: values(c * c, 3),
+        b_q: values(c, 4),
+        w_k: values(c * c, 5),
+        b_k: values(c, 6),
+        w_v: values(c * c, 7),
+        b_v: values(c, 8),
     };
+    let inputs = Inputs::new(sh, Mask::None, start, values(s * c, 9)).with_proj(values(c * c, 10), values(c, 11));
     for v in Variant::ALL {
         for (input, grad) in [
             (Buf::X, Buf::DX),
@@ -141,7 +137,7 @@ fn a_wrong_gradient_is_reported_as_disagreeing() {
         5,
         r.tensors.get(Buf::X)[5],
         right * 1.01,
-        "".into(),
+        String::new(),
     )
     .unwrap();
     assert!(!wrong.agrees(), "{}", wrong.line());
@@ -150,8 +146,8 @@ fn a_wrong_gradient_is_reported_as_disagreeing() {
     assert!(ok.line().starts_with("finite difference ∂L/∂x[5] = "), "{}", ok.line());
     assert!(ok.line().ends_with(", agree"), "{}", ok.line());
     // a buffer that is not a gradient, or not in the run, is refused with a reason
-    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::Q, 0, 0.0, 0.0, "".into()).is_err());
-    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::DMemory, 0, 0.0, 0.0, "".into()).is_err());
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::Q, 0, 0.0, 0.0, String::new()).is_err());
+    assert!(gradcheck::check(&inputs, Variant::Mha, Buf::DMemory, 0, 0.0, 0.0, String::new()).is_err());
 }
 
 #[test]
@@ -167,7 +163,7 @@ fn a_check_on_the_tui_bench_scenario_takes_milliseconds() {
         100,
         r.tensors.get(Buf::WQkv)[100],
         r.tensors.get(Buf::DWQkv)[100],
-        "".into(),
+        String::new(),
     )
     .unwrap();
     let took = start.elapsed();

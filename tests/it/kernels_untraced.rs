@@ -342,7 +342,7 @@ fn the_split_is_identical_traced_and_untraced() {
 }
 
 proptest! {
-    #![proptest_config(crate::common::proptest_config(24))]
+    #![proptest_config(crate::support::proptest_config(24))]
 
     #[test]
     fn random_shapes_are_identical_traced_and_untraced(

@@ -1,13 +1,13 @@
 //! The integration tests, as modules of one test binary: compiled and linked once instead of
 //! once per file. Each file is what a `tests/*.rs` target used to be; run one of them with
 //! `cargo test --release --test it MODULE::` (e.g. `cargo test --release --test it engine_gradients::`).
-//! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`).
+//! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`); the helpers the files share
+//! live in `support/`, apart from the tests.
 
 // tests state their expectations by panicking
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod chains;
-mod common;
+mod support;
 
 mod cli_explain;
 // libc: FIFOs, device nodes and signals
@@ -37,13 +37,11 @@ mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
-#[cfg(unix)]
-#[allow(unsafe_code)] // openpty and the descriptors it returns
-mod pty;
 mod scenario_docs;
 mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;
+mod traffic;
 mod tui_app;
 mod tui_compare_flash;
 mod tui_gradcheck;
@@ -55,7 +53,6 @@ mod tui_props;
 mod tui_quiz;
 mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
-mod traffic;
 #[cfg(unix)]
 mod tui_pty;
 mod tui_snapshots;

@@ -173,7 +173,7 @@ prop_compose! {
 }
 
 proptest! {
-    #![proptest_config(crate::common::proptest_config(256))]
+    #![proptest_config(crate::support::proptest_config(256))]
 
     #[test]
     fn written_scenarios_parse_back_equal(s in scenario()) {
@@ -227,7 +227,7 @@ fn mutated() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(crate::common::proptest_config(512))]
+    #![proptest_config(crate::support::proptest_config(512))]
 
     /// Bad input is an error, never a panic; whatever is accepted round-trips.
     #[test]

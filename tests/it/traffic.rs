@@ -1,20 +1,13 @@
 //! Memory traffic: the closed forms of `traffic.rs` against the counts of real traces, and the
 //! traffic of flash and the plain kernels against formulas worked out by hand here.
 
-use crate::common::{from_qkv, from_x, values};
+use crate::support::inputs::{explicit, from_qkv, from_x, values};
 use attn_trace::analysis::traffic::{closed_form, counted, sweep};
-use attn_trace::engine::{Dropout, Inputs, Passes, run};
+use attn_trace::engine::{Dropout, Passes, run};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::{Level, Shape};
 use attn_trace::trace::{Buf, Pass};
-
-fn explicit(s: usize, t: usize) -> Mask {
-    let rows: Vec<Vec<bool>> = (0..s)
-        .map(|i| (0..t).map(|j| (i + 2 * j) % 5 == 0 || j == (i * 3 + 1) % t).collect())
-        .collect();
-    Mask::explicit(&rows)
-}
 
 #[test]
 fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {
@@ -32,11 +25,7 @@ fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {
                     let (n, kv) = (sh.b * sh.s * sh.c, sh.b * sh.t * sh.c);
                     let mut inputs = from_qkv(sh, mask.clone(), values(n, 1), values(kv, 2), values(kv, 3));
                     inputs.d_out = values(n, 4);
-                    let inputs = Inputs {
-                        tiles: Tiles { br, bc }.fit(sh),
-                        dropout,
-                        ..inputs
-                    };
+                    let inputs = inputs.tiled(Tiles { br, bc }).with_dropout(dropout);
                     for variant in Variant::ALL {
                         let r = run(&inputs, variant, Passes::BOTH, true);
                         let got = counted(&r);
@@ -70,10 +59,8 @@ fn flash_forward_reads_k_and_v_once_per_query_tile_and_writes_only_att_and_lse()
         let q_tiles: Vec<u64> = (0..t).step_by(br).map(|i0| (br.min(t - i0)) as u64).collect();
         let k_tiles: Vec<u64> = (0..t).step_by(bc).map(|j0| (bc.min(t - j0)) as u64).collect();
         let sh = Shape::new(1, t, d, 1);
-        let inputs = Inputs {
-            tiles: Tiles { br, bc }.fit(sh),
-            ..from_qkv(sh, Mask::None, values(t * d, 1), values(t * d, 2), values(t * d, 3))
-        };
+        let inputs =
+            from_qkv(sh, Mask::None, values(t * d, 1), values(t * d, 2), values(t * d, 3)).tiled(Tiles { br, bc });
         let r = run(&inputs, Variant::Flash, Passes::FORWARD, true);
         let fwd = &counted(&r)[0];
         let rw = |b: Buf| fwd.get(b).map(|x| (x.reads, x.writes));
@@ -136,11 +123,7 @@ fn naive_forward_writes_scores_and_probs_to_global_memory() {
 fn flash_moves_less_global_memory_than_naive_and_less_with_bigger_tiles() {
     let inputs = from_x(Shape::new(2, 16, 8, 2), Mask::Causal, 3);
     let global = |v: Variant, tile: usize, pass: Pass| {
-        let plan = Inputs {
-            tiles: Tiles { br: tile, bc: tile }.fit(inputs.shape),
-            ..inputs.clone()
-        }
-        .plan();
+        let plan = inputs.clone().tiled(Tiles { br: tile, bc: tile }).plan();
         closed_form(&plan, v, pass).accesses(Level::Global)
     };
     for pass in [Pass::Forward, Pass::Backward] {

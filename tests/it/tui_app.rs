@@ -1,35 +1,16 @@
 //! The app driven through `update` as the terminal drives it: navigation, goto, who-wrote /
 //! who-reads, breakpoints, variant and pass switching, mouse selection, bad scenario files.
 
+use crate::support::tui::{chars, draw, goto, key, settle, tracer};
 use attn_trace::kernels::Variant;
 use attn_trace::trace::{Buf, Op, Phase};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
-use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::memory;
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::io::Write;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn chars(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
-
-fn goto(app: &mut App, s: &str) {
-    key(app, KeyCode::Char('g'));
-    chars(app, s);
-    key(app, KeyCode::Enter);
-}
-
-fn tracer(app: &App) -> &Tracer {
-    app.tracer().expect("the tracer is open")
-}
 
 /// (op, buffer, offset) of the current event.
 fn here(app: &App) -> (Op, Buf, usize) {
@@ -300,7 +281,7 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
         key(&mut a, KeyCode::Down);
     }
     key(&mut a, KeyCode::Enter);
-    crate::common::settle(&mut a);
+    settle(&mut a);
     assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
     assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
 }
@@ -319,7 +300,13 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     assert!(a.wants_tick(), "ticks keep the progress moving");
     let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     term.draw(|f| app::render(f, &a)).unwrap();
-    let text: String = term.backend().buffer().content().iter().map(|c| c.symbol()).collect();
+    let text: String = term
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
     assert!(
         text.contains("tracing…") && text.contains(&format!("of {total} events")),
         "{text}"
@@ -356,9 +343,7 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
     key(&mut a, KeyCode::Char('3'));
     key(&mut a, KeyCode::Char(']'));
     key(&mut a, KeyCode::Char(']')); // weighted sum: att's rows start at ai / a_base
-    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
-    term.draw(|f| app::render(f, &a)).unwrap();
-    let text = term.backend().to_string();
+    let text = draw(&a, 120, 40);
     assert!(text.contains("weighted_sum"), "{text}");
     // element b=0 h=1 i=2: ai = (0*3 + 2)*4 = 8, a_base = ((0*3 + 2)*2 + 1)*2 = 10
     assert!(
@@ -379,9 +364,7 @@ fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
     let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3'));
     assert!(matches!(a.screen, Screen::Compare(_)));
-    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(120, 40)).unwrap();
-    term.draw(|f| app::render(f, &a)).unwrap();
-    let text = term.backend().to_string();
+    let text = draw(&a, 120, 40);
     assert!(text.contains("Compare MHA and GQA"), "{text}");
     // the focus element: query head 3 of H=4 over H_kv=2 reads kv head 1, shared with head 2
     assert!(
@@ -408,7 +391,7 @@ fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
     let text = "title = \"t\"\n[shape]\nB = 1\nT = 3\nC = 8\nH = 4\nH_kv = 2\n[run]\nvariants = [\"gqa\", \"baseline\", \"mha\"]\n";
     let s = Scenario::parse(text, "t.toml").unwrap();
     let mut a = App::opening(s, Some(Variant::Gqa), Theme::MONO, 120, 40);
-    crate::common::settle(&mut a);
+    settle(&mut a);
     assert_eq!(tracer(&a).variant, Variant::Gqa);
     let mut seen = Vec::new();
     for _ in 0..3 {

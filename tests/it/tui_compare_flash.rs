@@ -3,24 +3,15 @@
 //! event, not through the screen's own lookup), and each side's global traffic equal to the
 //! closed-form counts.
 
+use crate::support::tui::{draw, key};
 use attn_trace::analysis::explain::num;
 use attn_trace::analysis::traffic::closed_form;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Op, Pass, Phase, Trace};
-use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn draw(a: &App, w: u16, h: u16) -> String {
-    let mut term = ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, a)).unwrap();
-    term.backend().to_string()
-}
+use crossterm::event::KeyCode;
 
 /// The screen's text with the panel borders and line breaks taken out, so that a sentence the
 /// notes wrapped reads whole again.

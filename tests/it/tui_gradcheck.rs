@@ -1,28 +1,18 @@
 //! The tracer's gradient-check panel in the backward pass: the numbers it draws against the
 //! tests' own finite differences (`common::central_difference`) and the run's gradients.
 
-use crate::common::{central_difference, from_qkv, gradient_error};
+use crate::support::gradients::{central_difference, gradient_error};
+use crate::support::inputs::from_qkv;
+use crate::support::tui::{goto, key};
 use attn_trace::engine::{Passes, run};
 use attn_trace::kernels::Variant;
 use attn_trace::trace::Buf;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use std::time::Duration;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn goto(app: &mut App, s: &str) {
-    key(app, KeyCode::Char('g'));
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-    key(app, KeyCode::Enter);
-}
 
 /// The screen once the check under way has arrived, as a person sees it a moment later.
 fn settled(app: &mut App, w: u16, h: u16) -> String {
@@ -38,7 +28,7 @@ fn settled(app: &mut App, w: u16, h: u16) -> String {
         .buffer()
         .content()
         .chunks(w as usize)
-        .map(|row| row.iter().map(|c| c.symbol()).collect::<String>())
+        .map(|row| row.iter().map(ratatui::buffer::Cell::symbol).collect::<String>())
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -2,7 +2,7 @@
 //! FIFO among the scenarios, a device typed as a path, and SIGTERM. The screen stays live and
 //! shows one line of error, and whatever ends the program gives the terminal back.
 
-use crate::pty::{Pty, Spawn, assert_restored};
+use crate::support::pty::{Pty, Spawn, assert_restored};
 use std::path::Path;
 
 /// As in cli_hostile.rs: a regression that believes a hostile file fails here.

@@ -4,6 +4,7 @@
 //! `attn-trace run` reports (`Scenario::runs`). Snapshots at 80×24 and 120×40.
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: T, C, D
 
+use crate::support::tui::{draw, key, settle};
 use attn_trace::analysis::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
 use attn_trace::engine::{Run, first_divergence};
 use attn_trace::kernels::Mask;
@@ -14,19 +15,7 @@ use attn_trace::trace::Phase;
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::mistakes::{self, SideBySide};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn draw(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    term.backend().to_string()
-}
+use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 fn scenario(name: &str) -> Scenario {
     Scenario::mistake(name).unwrap_or_else(|| panic!("the gallery ships {name}"))
@@ -80,7 +69,7 @@ fn the_gallery_lists_the_seven_mistakes_and_opens_each_side_by_side() {
     };
     assert_eq!(g.entries.len(), 7);
     let names: Vec<&str> = g.entries.iter().map(|e| e.name).collect();
-    assert_eq!(names, Mistake::ALL.map(|m| m.name()));
+    assert_eq!(names, Mistake::ALL.map(Mistake::name));
     assert!(g.entries.iter().all(|e| e.mistake.is_some() && !e.about.is_empty()));
     let screen = draw(&a, 120, 40);
     for m in Mistake::ALL {
@@ -146,7 +135,7 @@ fn a_scenario_with_mistakes_opens_side_by_side_however_it_is_opened() {
     a.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/mistakes").into();
     key(&mut a, KeyCode::Char('4'));
     key(&mut a, KeyCode::Enter);
-    crate::common::settle(&mut a);
+    settle(&mut a);
     assert!(!view(&a).mistakes().is_empty());
     key(&mut a, KeyCode::Esc);
     assert!(

@@ -122,7 +122,7 @@ fn mouse(kind: MouseEventKind, column: u16, row: u16) -> MouseEvent {
 }
 
 proptest! {
-    #![proptest_config(crate::common::proptest_config(48))]
+    #![proptest_config(crate::support::proptest_config(48))]
 
     #[test]
     fn random_input_never_panics_and_the_cursor_stays_in_the_log(

@@ -1,7 +1,7 @@
 //! The real binary in a pseudo-terminal: keys go in, and whether it quits normally or panics
 //! the terminal comes back (alternate screen left, mouse capture off).
 
-use crate::pty::{ENTER_ALT_SCREEN, Pty, Spawn, assert_restored};
+use crate::support::pty::{ENTER_ALT_SCREEN, Pty, Spawn, assert_restored};
 
 fn spawn<'a>(args: &'a [&'a str], env: &'a [(&'a str, &'a str)]) -> Pty {
     Pty::spawn(Spawn {

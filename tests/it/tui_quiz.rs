@@ -3,41 +3,19 @@
 //! offset, and the kernel expression behind the working is checked on every recorded event of
 //! every shipped scenario, both variants, both passes and the mistakes kernel.
 
+use crate::support::tui::{chars, draw, goto, key, settle, tracer};
 use attn_trace::engine::kernel_shape;
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Op, Trace};
-use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
+use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
-use attn_trace::tui::screens::tracer::Tracer;
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn chars(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
+use crossterm::event::KeyCode;
 
 fn answer(app: &mut App, s: &str) {
     chars(app, s);
     key(app, KeyCode::Enter);
-}
-
-fn goto(app: &mut App, s: &str) {
-    key(app, KeyCode::Char('g'));
-    chars(app, s);
-    key(app, KeyCode::Enter);
-}
-
-fn tracer(app: &App) -> &Tracer {
-    app.tracer().expect("the tracer is open")
 }
 
 fn trace(app: &App) -> &Trace {
@@ -47,12 +25,6 @@ fn trace(app: &App) -> &Trace {
 
 fn feedback(app: &App) -> Feedback {
     tracer(app).quiz.as_ref().unwrap().feedback.clone().expect("feedback")
-}
-
-fn draw(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    term.backend().to_string()
 }
 
 /// The walkthrough in quiz mode at `level`, at its focus (the write of scores[16]).
@@ -359,7 +331,7 @@ fn quiz_flag_opens_the_tracer_in_quiz_mode() {
     let s = Scenario::shipped("backward_simple").unwrap();
     let mut a = App::opening(s, None, Theme::MONO, 80, 24);
     a.quiz = Some(QuizLevel::Values);
-    crate::common::settle(&mut a);
+    settle(&mut a);
     assert!(matches!(a.screen, Screen::Tracer(_)));
     assert_eq!(tracer(&a).quiz.as_ref().unwrap().level, QuizLevel::Values);
     // a bad level is refused before the terminal is taken

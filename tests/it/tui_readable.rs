@@ -1,26 +1,11 @@
 //! A learner's first screens, readable at every size: nothing a learner needs is cut.
 
+use crate::support::tui::{key, screen, settle, tracer_at, tracer_screen};
 use attn_trace::kernels::Variant;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::source;
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    let buf = term.backend().buffer();
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use crossterm::event::KeyCode;
 
 #[test]
 fn the_line_being_stepped_is_on_screen_whole() {
@@ -71,22 +56,6 @@ use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::memory;
 use ratatui::widgets::Block;
 use std::sync::Arc;
-
-fn tracer_at(walk: &Arc<Walk>, v: Variant, n: usize) -> Tracer {
-    let mut t = Tracer::new(Arc::clone(walk), Some(v));
-    t.cursor = n;
-    t
-}
-
-fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| tracer::render(f, f.area(), st, Theme::MONO)).unwrap();
-    let buf = term.backend().buffer();
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 fn memory_plan(st: &Tracer, w: u16, h: u16) -> memory::MemoryPlan {
     let ctx = st.ctx(Theme::MONO).unwrap();
@@ -255,10 +224,6 @@ fn with_h3_the_scores_say_which_heads_are_hidden() {
 use attn_trace::tui::app::{Popup, Screen};
 use attn_trace::tui::screens::{compare, help, menu, mistakes, picker};
 
-fn app_screen(app: &App, w: u16, h: u16) -> String {
-    screen(app, w, h)
-}
-
 /// Opens `?` and scrolls the overlay to its end at `w`×`h`: every key of `keys` is seen on the
 /// way, and the screen's own keys are what the overlay holds.
 fn help_reaches_every_key(app: &mut App, keys: &[(&str, &str)], w: u16, h: u16) {
@@ -270,7 +235,7 @@ fn help_reaches_every_key(app: &mut App, keys: &[(&str, &str)], w: u16, h: u16) 
     }
     let mut seen = String::new();
     for _ in 0..60 {
-        seen.push_str(&app_screen(app, w, h));
+        seen.push_str(&screen(app, w, h));
         key(app, KeyCode::Char('j'));
     }
     let flat: String = seen.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -312,7 +277,7 @@ fn help_lists_the_keys_of_the_screen_it_is_opened_from_and_scrolls() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 40, 12);
     key(&mut a, KeyCode::Char('2'));
     key(&mut a, KeyCode::Char('?'));
-    let text = app_screen(&a, 40, 12);
+    let text = screen(&a, 40, 12);
     assert!(text.contains("↓ 1-"), "{text}");
 }
 
@@ -320,7 +285,7 @@ fn help_lists_the_keys_of_the_screen_it_is_opened_from_and_scrolls() {
 fn the_menu_says_what_entries_1_to_3_open_and_w_goes_back_to_the_walkthrough() {
     let s = Scenario::shipped("indexing_trace").unwrap();
     let mut a = App::opening(s, None, Theme::MONO, 80, 24);
-    crate::common::settle(&mut a);
+    settle(&mut a);
     key(&mut a, KeyCode::Char('q'));
     assert!(matches!(a.screen, Screen::Menu(_)));
     let text = screen(&a, 80, 24);

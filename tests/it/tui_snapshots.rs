@@ -1,20 +1,9 @@
 //! The TUI drawn headlessly (TestBackend) at 80×24 and 120×40: menu, tracer, compare, help.
 
-use attn_trace::tui::app::{self, App, Msg, Screen};
+use crate::support::tui::{draw, key};
+use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
-}
-
-fn draw(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    term.backend().to_string()
-}
+use crossterm::event::KeyCode;
 
 fn tracer_at_focus(w: u16, h: u16) -> App {
     App::new(Walk::builtin(), Theme::MONO, w, h)
@@ -56,7 +45,7 @@ fn menu_snapshots() {
 fn compare_snapshots() {
     for (w, h) in [(80, 24), (120, 40)] {
         let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
-        app::update(&mut app, key(KeyCode::Char('3')));
+        key(&mut app, KeyCode::Char('3'));
         assert!(matches!(app.screen, Screen::Compare(_)));
         let screen = draw(&app, w, h);
         assert!(screen.contains("at data[7]"), "{screen}");
@@ -69,7 +58,7 @@ fn compare_snapshots() {
 fn help_snapshots() {
     for (w, h) in [(80, 24), (120, 40)] {
         let mut app = tracer_at_focus(w, h);
-        app::update(&mut app, key(KeyCode::Char('?')));
+        key(&mut app, KeyCode::Char('?'));
         insta::assert_snapshot!(format!("help_{w}x{h}"), draw(&app, w, h));
     }
 }
@@ -113,7 +102,7 @@ fn tracer_in_chinese_snapshots() {
             insta::assert_snapshot!(format!("tracer_zh_CN_{w}x{h}"), screen);
 
             let mut app = tracer_at_focus(w, h);
-            app::update(&mut app, key(KeyCode::Char('?')));
+            key(&mut app, KeyCode::Char('?'));
             let screen = draw(&app, w, h);
             assert!(screen.contains("按键 · tracer"), "{screen}");
             assert_lines_fill(&screen, w);
@@ -126,7 +115,7 @@ fn tracer_in_chinese_snapshots() {
             insta::assert_snapshot!(format!("menu_zh_CN_{w}x{h}"), screen);
 
             let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
-            app::update(&mut app, key(KeyCode::Char('3')));
+            key(&mut app, KeyCode::Char('3'));
             let screen = draw(&app, w, h);
             assert!(screen.contains("data[16]"), "{screen}");
             assert_lines_fill(&screen, w);

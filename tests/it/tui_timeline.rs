@@ -3,34 +3,19 @@
 //! (never through the cell index or the phase search the strip uses), and the keys and clicks
 //! that move along it.
 
+use crate::support::tui::{draw, goto, key, tracer};
 use attn_trace::kernels::Variant;
 use attn_trace::scenario::Scenario;
 use attn_trace::trace::{Buf, Pass, Trace};
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::screens::tracer::{self, Tracer};
+use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::CellRef;
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::style::Modifier;
 use std::collections::BTreeSet;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn goto(app: &mut App, s: &str) {
-    key(app, KeyCode::Char('g'));
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-    key(app, KeyCode::Enter);
-}
-
-fn tracer(app: &App) -> &Tracer {
-    app.tracer().expect("the tracer is open")
-}
 
 /// What the log says column `x` of a `w`-wide strip shows, found by scanning every event.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -253,9 +238,7 @@ fn timeline_snapshot_with_a_selected_cell_and_breakpoints() {
         goto(&mut a, "d_scores[16]");
         key(&mut a, KeyCode::Char('b'));
         goto(&mut a, "k[6]");
-        let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-        term.draw(|f| app::render(f, &a)).unwrap();
-        let screen = term.backend().to_string();
+        let screen = draw(&a, w, h);
         let strip = screen.lines().nth(h as usize - 2).unwrap().to_string();
         insta::assert_snapshot!(format!("timeline_{w}x{h}"), strip);
     }

@@ -1,27 +1,13 @@
 //! The memory-traffic screen: reached from the menu, its table and legend are the closed forms
 //! of `traffic::sweep` (held to traced counts in `traffic.rs`), and its keys change D and the mask.
 
+use crate::support::tui::{key, screen_lines};
 use attn_trace::analysis::traffic::sweep;
 use attn_trace::kernels::Mask;
-use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::traffic::{self, LENGTHS, TILES, compact};
 use attn_trace::tui::{Theme, Walk};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn screen_text(app: &App, w: u16, h: u16) -> Vec<String> {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    let buf = term.backend().buffer().clone();
-    (0..h)
-        .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-        .collect()
-}
+use crossterm::event::KeyCode;
 
 /// The rows of the numbers table on screen: `T` and its cells, split on whitespace.
 fn shown_rows(lines: &[String]) -> Vec<Vec<String>> {
@@ -40,7 +26,7 @@ fn shown_rows(lines: &[String]) -> Vec<Vec<String>> {
 fn check_numbers(app: &App, d: usize, mask: Mask) {
     let want = sweep(&LENGTHS, &TILES, d, mask);
     for (w, h) in [(120, 40), (80, 24)] {
-        let rows = shown_rows(&screen_text(app, w, h));
+        let rows = shown_rows(&screen_lines(app, w, h));
         assert_eq!(rows.len(), LENGTHS.len(), "{w}×{h}: {rows:?}");
         for (shown, r) in rows.iter().zip(&want.rows) {
             let mut expect = vec![r.t.to_string(), compact(r.naive), compact(r.naive_scores_probs)];
@@ -59,7 +45,7 @@ fn the_traffic_screen_shows_the_sweep_and_its_keys_change_it() {
         "menu entry 8 opens the traffic screen"
     );
     check_numbers(&a, 64, Mask::None);
-    let text = screen_text(&a, 120, 40).join("\n");
+    let text = screen_lines(&a, 120, 40).join("\n");
     for name in ["naive", "naive: S, P", "flash 16", "flash 128", "D = 64, no mask"] {
         assert!(text.contains(name), "{name} missing:\n{text}");
     }
@@ -67,7 +53,7 @@ fn the_traffic_screen_shows_the_sweep_and_its_keys_change_it() {
     check_numbers(&a, 128, Mask::None);
     key(&mut a, KeyCode::Char('m'));
     check_numbers(&a, 128, Mask::Causal);
-    assert!(screen_text(&a, 120, 40).join("\n").contains("D = 128, causal mask"));
+    assert!(screen_lines(&a, 120, 40).join("\n").contains("D = 128, causal mask"));
     key(&mut a, KeyCode::Char('d'));
     check_numbers(&a, 16, Mask::Causal);
     key(&mut a, KeyCode::Char('?'));

@@ -4,6 +4,7 @@
 //! reopened, the attention map, and the tracer on a layer equal, tensor for tensor, to
 //! `attn-trace run` on the scenario exported with `e`. Snapshots: form, running, finished.
 
+use crate::support::tui::{chars, draw, key};
 use assert_cmd::Command;
 use attn_trace::engine;
 use attn_trace::kernels::Variant;
@@ -16,7 +17,7 @@ use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::attn_map::AttnMap;
 use attn_trace::tui::screens::prompt::Origin;
 use attn_trace::tui::screens::train::worker::{self, Report, Sample, Source, Spec, TaskLine};
-use attn_trace::tui::screens::train::{Field, Form, RunState, Train};
+use attn_trace::tui::screens::train::{Field, Form, Progress, RunState, Train};
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
@@ -25,22 +26,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-
-fn key(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
-}
-
-fn chars(app: &mut App, s: &str) {
-    for c in s.chars() {
-        key(app, KeyCode::Char(c));
-    }
-}
-
-fn draw(app: &App, w: u16, h: u16) -> String {
-    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
-    term.draw(|f| app::render(f, app)).unwrap();
-    term.backend().to_string()
-}
 
 fn train(app: &App) -> &Train {
     app.train.as_deref().expect("the train screen has state")
@@ -129,7 +114,7 @@ fn every_field_is_checked_inline_and_a_bad_form_does_not_start() {
         (Field::Layers, "two".into(), "not a whole number"),
         (Field::Lr, "fast".into(), "not a number"),
         (Field::Lr, "-1".into(), "must be in (0, 1]"),
-        (Field::Steps, "".into(), "empty"),
+        (Field::Steps, String::new(), "empty"),
         (Field::Seed, "-3".into(), "not a whole number"),
         (Field::Dataset, "no/such/file.txt".into(), "no such file"),
         (Field::Dataset, short.display().to_string(), "too short"),
@@ -282,8 +267,8 @@ fn running_and_finished_snapshots() {
         let p = running.progress().unwrap();
         assert_eq!(p.state, RunState::Running);
         // 200 steps/s of 16·24 tokens; 1800 steps left take 9 s
-        assert_eq!(p.tokens_per_s().map(|r| r.round()), Some(76_800.0));
-        assert_eq!(p.eta().map(|s| s.round()), Some(9.0));
+        assert_eq!(p.tokens_per_s().map(f64::round), Some(76_800.0));
+        assert_eq!(p.eta().map(f64::round), Some(9.0));
         let app = app_with(running, w, h);
         let screen = draw(&app, w, h);
         assert!(screen.contains("step 1200/3000"), "{screen}");
@@ -344,7 +329,7 @@ fn a_grouped_rotated_run_from_the_form() {
     assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (2, 1));
     key(&mut app, KeyCode::Enter);
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(|p| p.is_done())
+        train(a).progress().is_some_and(Progress::is_done)
     });
     let screen = draw(&app, 120, 40);
     assert!(
@@ -375,7 +360,7 @@ fn a_flash_run_from_the_form_trains_the_flash_kernel() {
     assert_eq!(spec.attention, Attention::FLASH);
     key(&mut app, KeyCode::Enter);
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(|p| p.is_done())
+        train(a).progress().is_some_and(Progress::is_done)
     });
     let screen = draw(&app, 120, 40);
     assert!(
@@ -460,7 +445,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     key(&mut app, KeyCode::Enter);
     assert!(app.wants_tick(), "a live run asks for ticks");
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(|p| p.is_done())
+        train(a).progress().is_some_and(Progress::is_done)
     });
     let p = train(&app).progress().unwrap();
     assert_eq!(p.state, RunState::Finished { stopped: false });
@@ -588,12 +573,11 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     let path = dir.path().join("checkpoints").join("tiny-step30-layer0.toml");
     assert!(msg.contains(&path.display().to_string()), "{msg}");
     let text = std::fs::read_to_string(&path).unwrap();
-    let prompt_text = match app.back.iter().find_map(|s| match s {
+    let Some(prompt_text) = app.back.iter().find_map(|s| match s {
         Screen::Prompt(p) => Some(p.text.clone()),
         _ => None,
-    }) {
-        Some(t) => t,
-        None => panic!("the prompt screen is on the back stack"),
+    }) else {
+        panic!("the prompt screen is on the back stack");
     };
     for header in [
         format!("# checkpoint: {}", save.display()),
@@ -1038,7 +1022,7 @@ mod random_input {
     }
 
     proptest! {
-        #![proptest_config(crate::common::proptest_config(24))]
+        #![proptest_config(crate::support::proptest_config(24))]
 
         /// From the attention map of a 2-layer, 2-head model (the prompt screen behind it),
         /// random keys, clicks and resizes: the map, the prompt, the tracer on a trained layer,

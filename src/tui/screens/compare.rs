@@ -10,7 +10,7 @@ pub mod flash;
 use crate::analysis::format::phase_title;
 use crate::analysis::formula::{sizes, substitute};
 use crate::kernels::Variant;
-use crate::trace::{Buf, Phase, Trace};
+use crate::trace::{Buf, BufferInfo, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
@@ -73,12 +73,15 @@ pub enum Outcome {
 
 impl Compare {
     pub fn new(walk: Arc<Walk>) -> Compare {
-        let element = walk.focus.map(|f| f.2).unwrap_or(Element {
-            b: 0,
-            h: walk.shape.h.saturating_sub(1),
-            i: walk.shape.s.saturating_sub(1),
-            j: 0,
-        });
+        let element = match walk.focus {
+            Some(f) => f.2,
+            None => Element {
+                b: 0,
+                h: walk.shape.h.saturating_sub(1),
+                i: walk.shape.s.saturating_sub(1),
+                j: 0,
+            },
+        };
         let mut compare = Compare {
             walk,
             phase: 0,
@@ -132,11 +135,11 @@ impl Compare {
         let before = self.element;
         let e = &mut self.element;
         match key.code {
-            KeyCode::Char(']') | KeyCode::Char('n') if n > 0 => {
+            KeyCode::Char(']' | 'n') if n > 0 => {
                 self.phase = (self.phase + 1) % n;
                 self.scroll = 0;
             }
-            KeyCode::Char('[') | KeyCode::Char('p') if n > 0 => {
+            KeyCode::Char('[' | 'p') if n > 0 => {
                 self.phase = (self.phase + n - 1) % n;
                 self.scroll = 0;
             }
@@ -503,7 +506,11 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
             )));
         }
     }
-    let size = |v: Variant, buf: Buf| walk.run(v).and_then(|r| r.registry.get(buf)).map_or(0, |s| s.len());
+    let size = |v: Variant, buf: Buf| {
+        walk.run(v)
+            .and_then(|r| r.registry.get(buf))
+            .map_or(0, crate::tensor::Spec::len)
+    };
     let (km, kg) = (size(Variant::Mha, Buf::K), size(Variant::Gqa, Buf::K));
     if let Some(pct) = (100 * kg).checked_div(km) {
         lines.push(Line::from(tr!(
@@ -627,7 +634,7 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
         let row = |trace: &Trace, h: usize| -> String {
             let last = trace.len().saturating_sub(1);
-            let Some(probs) = trace.buffer(Buf::Probs).map(|b| b.layout()) else {
+            let Some(probs) = trace.buffer(Buf::Probs).map(BufferInfo::layout) else {
                 return String::new();
             };
             let vals: Vec<String> = (0..sh.t)

@@ -301,7 +301,7 @@ impl SideBySide {
             KeyCode::Enter => match self.places()[CORRECT] {
                 Place::At(n) => return Outcome::Trace(self.variant(), n),
                 Place::Waiting(_) => {
-                    self.message = Some(tr!("the correct run has no such phase: step to one it makes").into())
+                    self.message = Some(tr!("the correct run has no such phase: step to one it makes").into());
                 }
             },
             KeyCode::Char('?') => return Outcome::Help,

@@ -18,7 +18,7 @@ use crate::analysis::quiz::Question;
 use crate::engine::kernel_shape;
 use crate::kernels::Variant;
 use crate::tr;
-use crate::trace::{Buf, Pass};
+use crate::trace::{Buf, Pass, Trace};
 use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::quiz::{self, Quiz};
 use crate::tui::theme::Theme;
@@ -166,7 +166,7 @@ impl Tracer {
     }
 
     pub fn len(&self) -> usize {
-        self.walk.trace(self.variant).map_or(0, |t| t.len())
+        self.walk.trace(self.variant).map_or(0, Trace::len)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -66,7 +66,7 @@ pub fn offsets_text(offs: &[usize]) -> String {
     match (even, step) {
         (true, 1) => format!("{first}..={last}"),
         (true, s) => tr!("{first}..={last} step {s}", first, last, s),
-        _ if offs.len() <= 4 => offs.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "),
+        _ if offs.len() <= 4 => offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
         _ => format!("{first}, {}, …, {last}", offs[1]),
     }
 }

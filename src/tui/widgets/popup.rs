@@ -23,7 +23,7 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 pub fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, border: Style, theme: Theme) {
     let widest = lines
         .iter()
-        .map(|l| l.width())
+        .map(Line::width)
         .max()
         .unwrap_or(0)
         .max(crate::tui::widgets::cols(title) + 4);

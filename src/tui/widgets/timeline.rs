@@ -8,7 +8,7 @@
 //! events as on ten million.
 
 use super::CellRef;
-use crate::trace::{Pass, Trace};
+use crate::trace::{Pass, Phase, Trace};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -140,7 +140,7 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
     }
     for (x, c) in cols.iter().enumerate() {
         let phase = trace.phases.get(c.span).map(|&(_, p)| p);
-        let pass = phase.map_or(Pass::Forward, |p| p.pass());
+        let pass = phase.map_or(Pass::Forward, Phase::pass);
         let base = t.phase_span(pass, c.span);
         let fill = if c.span_start && x > 0 {
             "▏"

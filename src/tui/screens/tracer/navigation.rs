@@ -7,7 +7,7 @@ use super::{Outcome, Tab, Tracer};
 use crate::analysis::quiz::QuizLevel;
 use crate::kernels::Variant;
 use crate::tr;
-use crate::trace::Pass;
+use crate::trace::{Pass, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Element;
 use crate::tui::widgets::{self, memory, timeline};
@@ -34,7 +34,7 @@ impl Tracer {
         }
         // the walk is shared: holding our own handle lets the trace outlive `&mut self` calls
         let walk = Arc::clone(&self.walk);
-        let len = walk.trace(self.variant).map_or(0, |t| t.len());
+        let len = walk.trace(self.variant).map_or(0, Trace::len);
         let Some(trace) = walk.trace(self.variant).filter(|_| len > 0) else {
             return match key.code {
                 KeyCode::Char('q') | KeyCode::Esc => Outcome::Back,
@@ -47,7 +47,7 @@ impl Tracer {
         let arrows_select = self.select || shift;
         match key.code {
             KeyCode::Left | KeyCode::Right | KeyCode::Up | KeyCode::Down if arrows_select => {
-                self.move_selection(key.code)
+                self.move_selection(key.code);
             }
             KeyCode::Char('n') | KeyCode::Right => self.go(Some(n + 1), tr!("last event of the log")),
             KeyCode::Char('p') | KeyCode::Left => self.go(n.checked_sub(1), tr!("first event of the log")),

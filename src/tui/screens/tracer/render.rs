@@ -221,7 +221,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         for (tab, label) in tab_labels(a.wide_vars) {
             spans.push(Span::styled(label, if tab == shown { t.cursor() } else { t.dim() }));
         }
-        let used: usize = spans.iter().map(|s| s.width()).sum();
+        let used: usize = spans.iter().map(Span::width).sum();
         let more = tr!("  t: next tab");
         if used + widgets::cols(more) <= r.width as usize {
             spans.push(Span::styled(more, t.dim()));
@@ -294,7 +294,10 @@ fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
         let next = (ctx.cursor + 1).min(ctx.trace.len().saturating_sub(1));
         let span = ctx.trace.phase_span(next);
         let phase = ctx.trace.phases.get(span).map_or("", |&(_, p)| p.name());
-        let score = q.scores.get(&(st.variant, span)).map_or("0/0".into(), |s| s.short());
+        let score = q
+            .scores
+            .get(&(st.variant, span))
+            .map_or("0/0".into(), crate::tui::quiz::Score::short);
         let level = q.level.name();
         let rights = [
             tr!(

@@ -280,7 +280,7 @@ impl Form {
                 err(
                     Field::Seed,
                     tr!("{text} is not a whole number ≥ 0", text = format!("{seed_text:?}")),
-                )
+                );
             })
             .ok();
         let config = spec.config();

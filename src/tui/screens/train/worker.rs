@@ -400,8 +400,7 @@ pub fn sample(tr: &Trainer, source: &Source, step: u64) -> Sample {
         prompt: printable(prompt),
         text: model
             .sample(prompt, &opts)
-            .map(|t| printable(&t))
-            .unwrap_or_else(|e| e.to_string()),
+            .map_or_else(|e| e.to_string(), |t| printable(&t)),
     }
 }
 

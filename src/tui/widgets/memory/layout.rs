@@ -430,7 +430,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
     let view = layout.sizes();
     let mut title = format!("{buf} {}", layout.sizes_text());
     if info.spec.shape != view {
-        let stored: Vec<String> = info.spec.shape.iter().map(|d| d.to_string()).collect();
+        let stored: Vec<String> = info.spec.shape.iter().map(ToString::to_string).collect();
         title.push_str(&tr!(" view of [{dims}]", dims = stored.join(",")));
     }
     // flash's buffers say where they live: the tile-local working set, or global memory with

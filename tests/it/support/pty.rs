@@ -56,11 +56,11 @@ impl Pty {
         // SAFETY: openpty writes two fresh descriptors into the given integers.
         let rc = unsafe {
             libc::openpty(
-                &mut master,
-                &mut slave,
+                &raw mut master,
+                &raw mut slave,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                &size,
+                &raw const size,
             )
         };
         assert_eq!(rc, 0, "openpty failed");
@@ -91,7 +91,7 @@ impl Pty {
                         rlim_cur: bytes,
                         rlim_max: bytes,
                     };
-                    libc::setrlimit(libc::RLIMIT_AS, &lim);
+                    libc::setrlimit(libc::RLIMIT_AS, &raw const lim);
                 }
                 Ok(())
             });

@@ -1,66 +1,9 @@
-//! Inputs for engine tests, built directly (the scenario format has its own tests).
-#![allow(dead_code)]
+//! Gradients against central finite differences: the loss `L = Σ out ⊙ d_out`, each input
+//! tensor addressed by buffer, and the check every gradient test makes.
 
 use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::Mistakes;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
+use attn_trace::kernels::Variant;
 use attn_trace::trace::Buf;
-use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-
-/// `n` values uniform in [-1, 1) from `seed`.
-pub fn values(n: usize, seed: u64) -> Vec<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
-}
-
-/// A full run from `x`: random x, weights, biases and upstream gradient. The fused projection
-/// is `[C, C + 2·H_kv·D]` (`[C, 3C]` unless the shape groups its key/value heads).
-pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
-    let Shape { b, t, c, .. } = shape;
-    let qkv = c + 2 * shape.kv_c();
-    Inputs {
-        shape,
-        mask,
-        start: Start::X {
-            x: values(b * t * c, seed),
-            w_qkv: values(c * qkv, seed + 1),
-            b_qkv: values(qkv, seed + 2),
-        },
-        proj: Some((values(c * c, seed + 3), values(c, seed + 4))),
-        d_out: values(b * t * c, seed + 5),
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(shape),
-    }
-}
-
-/// A run that starts at the attention core with the given q, k, v and no output projection.
-pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>) -> Inputs {
-    let n = shape.b * shape.t * shape.c;
-    Inputs {
-        shape,
-        mask,
-        start: Start::Qkv { q, k, v },
-        proj: None,
-        d_out: vec![1.0; n],
-        dropout: None,
-        mistakes: Mistakes::NONE,
-        rope: None,
-        decode: false,
-        tiles: Tiles::default().fit(shape),
-    }
-}
-
-/// Rows of a `[T, C]` matrix written as `[[..], [..]]`, flattened.
-pub fn rows<const C: usize>(rows: &[[f32; C]]) -> Vec<f32> {
-    rows.iter().flatten().copied().collect()
-}
 
 /// L = Σ out ⊙ d_out, accumulated in f64 (out is att when there is no output projection).
 pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {
@@ -153,32 +96,5 @@ pub fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
                 inputs.shape
             );
         }
-    }
-}
-
-/// Proptest's settings with `cases` cases, failures kept beside the test's source file
-/// (`tests/it/NAME.proptest-regressions`) and re-run first. (Proptest's default looks for the
-/// nearest directory with a `main.rs`, which in this one test binary is `tests/it/` itself,
-/// and would keep them in `tests/proptest-regressions/NAME.txt` instead.)
-pub fn proptest_config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
-        ..ProptestConfig::default()
-    }
-}
-
-/// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile, as
-/// the terminal loop does).
-pub fn settle(app: &mut attn_trace::tui::app::App) {
-    use attn_trace::tui::app::{self, Msg, Screen};
-    let started = std::time::Instant::now();
-    while matches!(app.screen, Screen::Loading(_)) {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "tracing finishes"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-        app::update(app, Msg::Tick);
     }
 }
