@@ -10,6 +10,7 @@ pub mod engine;
 pub mod files;
 pub mod i18n;
 pub mod kernels;
+pub mod limits;
 pub mod model;
 pub mod scenario;
 pub mod tensor;

@@ -14,6 +14,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "      然后被 {masked} 覆盖，这样 softmax 给它的概率为 0",
     ),
     ("   ◀ this element", "   ◀ 这个元素"),
+    ("more than {max}", "超过 {max}"),
+    (
+        "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
+        "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",
+    ),
     ("  (next factor follows)", "  （下一个因子随后读取）"),
     ("  (want {want})", "  （应为 {want}）"),
     ("  Enter starts", "  Enter 开始"),
@@ -2092,8 +2097,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "trace 中没有 {what}；它不包含这个解释所需的事件",
     ),
     (
-        "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
-        "trace 将记录约 {bound} 个事件，远超 {budget} GiB 的预算；{shrink}",
+        "the trace would record {events} events, far beyond the {budget} GiB budget; {shrink}",
+        "trace 将记录 {events} 个事件，远超 {budget} GiB 的预算；{shrink}",
     ),
     (
         "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",

@@ -173,6 +173,7 @@ fn decode_phases_match_their_closed_form_counts_and_formulas() {
                 }
                 let plan = inputs.for_variant(variant).plan();
                 let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::FORWARD)
+                    .unwrap()
                     .into_iter()
                     .map(|p| (p.phase, (p.reads, p.writes)))
                     .collect();

@@ -236,6 +236,7 @@ fn every_flash_phase_matches_its_closed_form_count() {
                     }
                 }
                 let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), Variant::Flash, Passes::BOTH)
+                    .unwrap()
                     .into_iter()
                     .map(|p| (p.phase, (p.reads, p.writes)))
                     .collect();

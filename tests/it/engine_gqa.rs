@@ -219,6 +219,7 @@ fn grouped_phases_match_their_closed_form_counts_and_formulas() {
             // MHA and the baseline run the inputs with their heads tied: their own plan
             let plan = inputs.for_variant(variant).plan();
             let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::BOTH)
+                .unwrap()
                 .into_iter()
                 .map(|p| (p.phase, (p.reads, p.writes)))
                 .collect();

@@ -160,6 +160,7 @@ fn rope_phases_match_their_closed_form_counts_and_formulas() {
             }
             let plan = inputs.for_variant(variant).plan();
             let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&plan, variant, Passes::BOTH)
+                .unwrap()
                 .into_iter()
                 .map(|p| (p.phase, (p.reads, p.writes)))
                 .collect();

@@ -167,6 +167,7 @@ fn new_phases_match_their_closed_form_counts_and_formulas() {
                 }
             }
             let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
+                .unwrap()
                 .into_iter()
                 .map(|p| (p.phase, (p.reads, p.writes)))
                 .collect();

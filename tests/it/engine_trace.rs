@@ -54,6 +54,7 @@ fn every_phase_matches_its_closed_form_count() {
                 let r = run(&inputs, variant, Passes::BOTH, true);
                 let got = counted(r.trace.as_ref().unwrap());
                 let want: BTreeMap<Phase, (u64, u64)> = phase_counts(&inputs.plan(), variant, Passes::BOTH)
+                    .unwrap()
                     .into_iter()
                     .map(|p| (p.phase, (p.reads, p.writes)))
                     .collect();

@@ -14,6 +14,10 @@ mod cli_explain;
 #[cfg(unix)]
 #[allow(unsafe_code)]
 mod cli_hostile;
+// libc: a FIFO, signals
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod cli_hostile_two;
 mod cli_invalid_scenarios;
 mod cli_io;
 mod cli_run_trace;

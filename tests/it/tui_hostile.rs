@@ -109,3 +109,38 @@ fn sigterm_restores_the_terminal() {
     assert_eq!(status.code(), Some(143), "{status:?}");
     assert_restored(&pty.text());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round two (issue 34)
+
+/// Class 1, in the TUI: the scenario picker describes every file of its folder, and a ten-line
+/// flash scenario beside a good one made the estimate allocate 4 GiB and abort, leaving the
+/// terminal in the alternate screen. Now the picker shows the neighbour's refusal.
+#[test]
+fn a_scenario_whose_estimate_was_huge_is_described_in_the_picker() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::write(
+        scenarios.join("a_good.toml"),
+        "title = \"A good one\"\n[shape]\nB = 1\nT = 3\nC = 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scenarios.join("b_flash.toml"),
+        "title = \"long\"\n[shape]\nB = 1\nT = 100000\nC = 1\n[run]\nvariants = [\"flash\"]\n[flash]\nbr = 1\nbc = 1\n",
+    )
+    .unwrap();
+    let mut pty = spawn(dir.path(), &[]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("q");
+    pty.send("4"); // Open scenario…
+    let at = pty.wait_for("A good one", at);
+    pty.send("\x1b[B"); // ↓ to b_flash.toml, whose error shows in the about box
+    pty.wait_for("budget", at);
+    pty.send("\x1b"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+}

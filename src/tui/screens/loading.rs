@@ -1,7 +1,7 @@
 //! Opening a scenario: its variants are traced on a worker thread while this screen says how
 //! many events are recorded so far, so a large scenario never freezes the terminal.
 
-use crate::engine::estimate_events;
+use crate::engine::{Count, estimate_events};
 use crate::kernels::Variant;
 use crate::scenario::Scenario;
 use crate::tr;
@@ -43,8 +43,15 @@ impl Loading {
         let total = s
             .variants
             .iter()
-            .map(|&v| s.estimated_events(v) + mistaken.as_ref().map_or(0, |p| estimate_events(p, v, s.passes)))
-            .sum();
+            .map(|&v| {
+                s.estimated_events(v)
+                    + mistaken
+                        .as_ref()
+                        .map_or(Count::ZERO, |p| estimate_events(p, v, s.passes))
+            })
+            .sum::<Count>()
+            .get()
+            .unwrap_or(u64::MAX);
         let title = tr!("Opening {title}", title = s.title);
         let progress = Progress::default();
         let (tx, done) = channel();

@@ -1,0 +1,157 @@
+//! Hostile inputs, round two (issue 34), through the real binary: estimates that cannot explode,
+//! arithmetic that cannot wrap, a parser with a cap it can afford, work that cannot be saved
+//! refused before it starts, and results that are not results refused as such. Every command
+//! runs under the address-space and time limits of `cli_hostile.rs`. The classes of the issue
+//! that live in the TUI (worker panics, the quiz's ranges, signals) are in `tui_hostile.rs`; the
+//! property test over generated scenarios is `cli_hostile_props.rs`.
+
+use crate::cli_hostile::{cmd, refused};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn scenarios_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
+}
+
+/// Standard error of a finished command: exit code 0 or 2, at most one line, in `limit`.
+fn zero_or_two(c: &mut assert_cmd::Command, limit: Duration) -> (i32, String) {
+    let start = Instant::now();
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out.status.code().unwrap_or(-1);
+    assert!(code == 0 || code == 2, "exit {:?}, stderr:\n{err}", out.status);
+    assert!(err.trim_end().lines().count() <= 1, "one line at most: {err}");
+    assert!(start.elapsed() < limit, "took {:?}: {err}", start.elapsed());
+    (code, err)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1: the estimate does not allocate
+
+/// Ten lines: T = 100000 with 1×1 flash tiles. The estimate used to list every visited tile pair
+/// (5·10⁹ of them) before comparing with the budget, and aborted on a 4 GiB allocation.
+#[test]
+fn flash_with_a_long_sequence_and_one_by_one_tiles_is_refused_before_any_allocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, t, mask) in [
+        ("causal.toml", 100_000, ""),
+        ("none.toml", 1 << 20, "mask = \"none\"\n"),
+        ("max.toml", 1 << 20, ""),
+    ] {
+        std::fs::write(
+            d.join(name),
+            format!(
+                "title = \"t\"\n[shape]\nB = 1\nT = {t}\nC = 1\n[run]\nvariants = [\"flash\"]\n{mask}[flash]\nbr = 1\nbc = 1\n"
+            ),
+        )
+        .unwrap();
+        for command in ["check", "run", "io", "explain"] {
+            let start = Instant::now();
+            refused(cmd(d).args([command, name]), &[name, "events", "budget"]);
+            assert!(
+                start.elapsed() < Duration::from_secs(5),
+                "{command} {name}: {:?}",
+                start.elapsed()
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2: counts and byte sizes that cannot wrap
+
+/// The events a budget refusal counts, when it prints a number, and the GiB it says they take.
+fn figures(err: &str) -> (Option<u128>, Option<f64>) {
+    let Some(rest) = err.split("would record ").nth(1) else {
+        return (None, None);
+    };
+    let events = rest.split(' ').next().and_then(|n| n.parse().ok());
+    let gib = rest
+        .split("(about ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|g| g.parse().ok());
+    (events, gib)
+}
+
+/// Each size at its largest (2²⁰) with the others small, and products of sizes just above and
+/// far above `u64::MAX`: `check` answers each in one line, and every figure it prints is true.
+/// A scenario whose true count is about 2.8·10¹⁹ events passed as 9.2·10¹⁸, its bytes wrapped.
+#[test]
+fn every_size_at_its_maximum_and_counts_beyond_u64_give_true_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let max = 1u64 << 20;
+    // (name, [shape] lines, [run] lines, a lower bound on the true event count)
+    let cases: Vec<(&str, String, &str, u128)> = vec![
+        ("b.toml", format!("B = {max}\nT = 1\nC = 1"), "", 0),
+        ("t.toml", format!("B = 1\nT = {max}\nC = 1"), "", 0),
+        ("c.toml", format!("B = 1\nT = 1\nC = {max}"), "", 0),
+        ("h.toml", format!("B = 1\nT = 1\nC = {max}\nH = {max}"), "", 0),
+        (
+            "s.toml",
+            format!("B = 1\nS = {max}\nT = 1\nC = 1"),
+            "qkv = \"separate\"",
+            0,
+        ),
+        (
+            "gqa.toml",
+            format!("B = 1\nT = 1\nC = {max}\nH = {max}\nH_kv = 1"),
+            "variants = [\"gqa\"]",
+            0,
+        ),
+        (
+            "decode.toml",
+            format!("B = 1\nT = {max}\nC = {max}"),
+            "variants = [\"mha\"]\ndecode = true",
+            // the projections of every step: 2·C² per token for q, k, v and out
+            8 * (max as u128).pow(3),
+        ),
+        // out and q projections, forward and backward, in both kernels: 24·S·C² ≈ 2.8·10¹⁹
+        (
+            "over.toml",
+            format!("B = 1\nS = {max}\nT = 1\nC = {max}"),
+            "qkv = \"separate\"",
+            24 * (max as u128).pow(3),
+        ),
+        (
+            "all.toml",
+            format!("B = {max}\nS = {max}\nT = {max}\nC = {max}\nH = {max}"),
+            "qkv = \"separate\"\nvariants = [\"baseline\", \"mha\", \"flash\"]",
+            (max as u128).pow(4),
+        ),
+    ];
+    for (name, shape, run, at_least) in &cases {
+        std::fs::write(d.join(name), format!("title = \"t\"\n[shape]\n{shape}\n[run]\n{run}\n")).unwrap();
+        let (code, err) = zero_or_two(cmd(d).args(["check", name]), Duration::from_secs(10));
+        if *at_least > u64::MAX as u128 {
+            assert!(
+                err.contains("more than 18446744073709551615 events"),
+                "{name}: at least {at_least} events: {err}"
+            );
+        }
+        let (events, gib) = figures(&err);
+        if let Some(events) = events {
+            assert!(events >= *at_least, "{name}: {events} < {at_least}: {err}");
+        }
+        match (events, gib) {
+            (Some(events), Some(gib)) => {
+                let want = events as f64 * 40.0 / (1u64 << 30) as f64;
+                assert!(
+                    (gib - want).abs() <= 0.05 + 1e-3 * want,
+                    "{name}: {gib} GiB for {events} events: {err}"
+                );
+            }
+            _ => assert!(code == 0 || err.contains("far beyond"), "{name}: {err}"),
+        }
+    }
+    // one above the largest size
+    std::fs::write(
+        d.join("over_max.toml"),
+        format!("title = \"t\"\n[shape]\nB = 1\nT = {}\nC = 1\n", max + 1),
+    )
+    .unwrap();
+    refused(cmd(d).args(["check", "over_max.toml"]), &["[shape].T", "1048576"]);
+}
+
