@@ -144,3 +144,20 @@ fn a_scenario_whose_estimate_was_huge_is_described_in_the_picker() {
     assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
     assert_restored(&pty.text());
 }
+
+/// Class 6: SIGINT, SIGTERM and SIGHUP end the TUI with 128 + n and give the whole terminal back:
+/// the alternate screen and mouse capture were undone, but the cursor stayed hidden.
+#[test]
+fn every_signal_the_tui_handles_restores_the_whole_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let mut pty = spawn(dir.path(), &[]);
+        pty.wait_for("q_base", 0);
+        // SAFETY: signalling our own child by its id.
+        assert_eq!(unsafe { libc::kill(pty.child.id() as i32, signal) }, 0);
+        let status = pty.exit_status();
+        assert_eq!(status.code(), Some(code), "signal {signal}: {status:?}");
+        assert_restored(&pty.text());
+        assert!(pty.cooked(), "signal {signal}: the terminal is out of raw mode");
+    }
+}
