@@ -15,6 +15,19 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("   ◀ this element", "   ◀ 这个元素"),
     ("more than {max}", "超过 {max}"),
+    ("Tracing failed", "追踪失败"),
+    ("The gradient check failed", "梯度检查失败"),
+    ("Training failed", "训练失败"),
+    (
+        "the {worker} thread panicked: {message}",
+        "{worker} 线程崩溃（panic）：{message}",
+    ),
+    ("cannot start the tracing thread: {e}", "无法启动追踪线程：{e}"),
+    (
+        "the tracing thread ended without a result",
+        "追踪线程没有给出结果就结束了",
+    ),
+    ("the check failed: {why}", "检查失败：{why}"),
     (
         "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
         "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",

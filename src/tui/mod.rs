@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod gradcheck;
+pub mod guard;
 pub mod quiz;
 pub mod screens;
 pub mod source;
@@ -23,7 +24,7 @@ use app::{App, Msg};
 use crossterm::cursor::Show;
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use crossterm::execute;
-use std::io::stdout;
+use std::io::{Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use theme::Theme;
@@ -77,7 +78,9 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
         }
         hook(info);
     }));
-    let result = (|| -> color_eyre::Result<()> {
+    // a worker thread's panic is a popup, not a report over the screen (see `guard`)
+    guard::install_hook();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> color_eyre::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
         let size = terminal.size()?;
         let mut app = open(size.width, size.height);
@@ -101,9 +104,18 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
             app::update(&mut app, msg);
         }
         Ok(())
-    })();
+    }));
     if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
         give_back();
     }
-    result
+    match result {
+        Ok(result) => result,
+        Err(panic) => {
+            // a panic on one of rayon's threads that this thread called: kept by the hook
+            if let Some(text) = guard::take_kept() {
+                let _ = writeln!(std::io::stderr(), "{text}");
+            }
+            std::panic::resume_unwind(panic)
+        }
+    }
 }

@@ -155,3 +155,49 @@ fn every_size_at_its_maximum_and_counts_beyond_u64_give_true_figures() {
     refused(cmd(d).args(["check", "over_max.toml"]), &["[shape].T", "1048576"]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// 3: a valid request the code did not support
+
+/// `explain --variant mha --pass backward` on the shipped GQA scenario checked MHA's gradient on
+/// the grouped-head weights, and `kernels/linear.rs` asserted (exit 101, an 80-line report). Now
+/// the check perturbs the weights as each kernel reads them; every kernel and pass of the
+/// scenarios with grouped heads answers.
+#[test]
+fn explain_checks_every_kernel_on_grouped_heads_in_both_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // the shipped scenario runs GQA and MHA; the baseline (one head) reads the weights ungrouped too
+    let shipped = std::fs::read_to_string(scenarios_dir().join("gqa.toml")).unwrap();
+    let all = shipped.replace(
+        "variants = [\"gqa\", \"mha\"]",
+        "variants = [\"gqa\", \"mha\", \"baseline\"]",
+    );
+    assert_ne!(all, shipped);
+    std::fs::write(d.join("gqa.toml"), all).unwrap();
+    for variant in ["mha", "baseline", "gqa"] {
+        let out = cmd(d)
+            .args(["explain", "gqa.toml", "--at", "b=0,h=0,i=2,j=1"])
+            .args(["--variant", variant, "--pass", "backward"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{variant}: {err}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("finite difference"), "{variant}: {text}");
+        assert!(text.contains("agree"), "{variant}: {text}");
+    }
+    for file in ["gqa.toml", "mqa.toml", "kv_cache_decode.toml", "flash.toml"] {
+        for variant in ["baseline", "mha", "flash", "gqa"] {
+            for pass in ["forward", "backward"] {
+                zero_or_two(
+                    cmd(d)
+                        .arg("explain")
+                        .arg(scenarios_dir().join(file))
+                        .args(["--variant", variant, "--pass", pass]),
+                    Duration::from_secs(20),
+                );
+            }
+        }
+    }
+}
+
