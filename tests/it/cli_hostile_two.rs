@@ -201,3 +201,44 @@ fn explain_checks_every_kernel_on_grouped_heads_in_both_passes() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// 4: a file-size cap the parser can afford
+
+/// `N` bytes of the parser's most expensive text (measured: about 570 bytes of memory per byte):
+/// dotted keys in inline tables, each part a table of its own.
+fn costly_toml(n: usize) -> String {
+    let unit = format!("{{{}=0}},", vec!["a"; 78].join("."));
+    let mut text = String::from("title = \"t\"\nx = [");
+    while text.len() + unit.len() + 3 < n {
+        text.push_str(&unit);
+    }
+    text.push_str("0]\n");
+    text
+}
+
+/// A 64 MiB scenario (within the old cap) peaked at about 5 GB before its error. The cap is now
+/// what the parser can afford: a file of the costliest text just under it is answered in one
+/// line under the 1 GB limit, and anything larger is refused before it is read.
+#[test]
+fn the_scenario_cap_is_what_the_parser_can_afford() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cap = attn_trace::scenario::MAX_FILE_BYTES as usize;
+    // a few MiB of the costliest text: refused for its size, at once
+    std::fs::write(d.join("big.toml"), costly_toml(4 << 20)).unwrap();
+    let start = Instant::now();
+    refused(cmd(d).args(["check", "big.toml"]), &["big.toml", "larger than"]);
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    // just under the cap: parsed within the memory limit, in a few seconds
+    std::fs::write(d.join("cap.toml"), costly_toml(cap)).unwrap();
+    assert!(std::fs::metadata(d.join("cap.toml")).unwrap().len() <= cap as u64);
+    refused(cmd(d).args(["check", "cap.toml"]), &["cap.toml", "unknown key"]);
+    // a file made of syntax errors kept every error: hundreds of bytes per byte
+    let errors = "=\n".repeat(cap / 2 - 1);
+    std::fs::write(d.join("errors.toml"), errors).unwrap();
+    refused(
+        cmd(d).args(["check", "errors.toml"]),
+        &["errors.toml:1:1", "not valid TOML"],
+    );
+}
+
