@@ -1961,10 +1961,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {number}/{total} 项：{names} = {values}",
     ),
     (
-        "that is more offsets than the iteration reads",
-        "偏移个数比这次迭代的读还多",
-    ),
-    (
         "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
         "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
     ),

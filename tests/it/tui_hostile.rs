@@ -219,6 +219,37 @@ fn a_worker_thread_that_panics_gives_a_popup_and_the_app_goes_on() {
     assert_restored(&pty.text());
 }
 
+/// Class 5: a typed range was expanded before it was checked: `0..=18446744073709551615` panicked
+/// (capacity overflow) and `0..4000000000` aborted out of memory with the terminal left raw. Both
+/// are now a wrong answer like any other.
+#[test]
+fn quiz_ranges_beyond_any_iteration_are_wrong_answers_not_allocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("small.toml"),
+        "title = \"small\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\n",
+    )
+    .unwrap();
+    let mut pty = spawn(d, &["tui", "small.toml", "--quiz=iterations"]);
+    let at = pty.wait_for("predict", 0);
+    // the iteration's first two reads are at offset 0: each answer is wrong, none is expanded
+    for answer in ["0..=18446744073709551615", "5..4000000000", "7..=4000000000"] {
+        pty.send(answer);
+        pty.send("\r");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        pty.send(&"\x7f".repeat(30)); // Backspace: clears what was typed (Esc on nothing leaves)
+    }
+    // (the screen redraws only the cells that change, so the later verdicts show in pieces)
+    pty.wait_for("not quite", at);
+    // Ctrl-C quits, after the answers: an exit code 0 says none of them ended the program
+    pty.send("\x03");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+    assert!(pty.cooked(), "the terminal is out of raw mode");
+}
+
 /// Class 6: SIGINT, SIGTERM and SIGHUP end the TUI with 128 + n and give the whole terminal back:
 /// the alternate screen and mouse capture were undone, but the cursor stayed hidden.
 #[test]
