@@ -29,6 +29,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("the check failed: {why}", "检查失败：{why}"),
     (
+        "--save {path}: cannot write there: {e}",
+        "--save {path}：无法写入那里：{e}",
+    ),
+    (
         "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
         "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",
     ),

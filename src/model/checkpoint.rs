@@ -227,6 +227,16 @@ fn check_state(layout: &ParamLayout, st: &TrainState, step: u64) -> Result<(), S
 /// [`load`] would refuse (a NaN weight after a diverged run, say) is refused here, and the file
 /// at `path` is left as it was.
 pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<(), ModelError> {
+    let bytes = encode(path, model, step, state)?;
+    crate::files::atomic::write(path, &bytes).map_err(|e| ModelError::Checkpoint {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })
+}
+
+/// The bytes [`save`] writes to `path` (which errors name), for a caller that opened the file
+/// itself (`train --save` opens it before training, to refuse one it cannot write).
+pub fn encode(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<Vec<u8>, ModelError> {
     let err = |msg: String| ModelError::Checkpoint {
         path: path.display().to_string(),
         msg,
@@ -294,8 +304,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
                 .map_err(|e| err(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let bytes = safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))?;
-    crate::files::atomic::write(path, &bytes).map_err(|e| err(e.to_string()))
+    safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))
 }
 
 impl TinyGpt {

@@ -5,8 +5,10 @@
 //! that live in the TUI (worker panics, the quiz's ranges, signals) are in `tui_hostile.rs`; the
 //! property test over generated scenarios is `cli_hostile_props.rs`.
 
-use crate::cli_hostile::{cmd, refused};
+use crate::cli_hostile::{cmd, mkfifo, mode, refused, std_cmd, weights};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 fn scenarios_dir() -> std::path::PathBuf {
@@ -240,5 +242,126 @@ fn the_scenario_cap_is_what_the_parser_can_afford() {
         cmd(d).args(["check", "errors.toml"]),
         &["errors.toml:1:1", "not valid TOML"],
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7: work that cannot be saved
+
+fn train_args() -> Vec<&'static str> {
+    vec![
+        "train",
+        "--dataset",
+        "sort",
+        "--seq",
+        "8",
+        "--dmodel",
+        "8",
+        "--heads",
+        "2",
+        "--batch",
+        "2",
+        "--steps",
+        "10000000",
+        "--log-every",
+        "10",
+        "--json",
+    ]
+}
+
+/// Whether a file can be created in `dir` (not in a read-only folder, unless we are root).
+fn writable(dir: &Path) -> bool {
+    let probe = dir.join(".probe");
+    let ok = std::fs::write(&probe, b"x").is_ok();
+    let _ = std::fs::remove_file(probe);
+    ok
+}
+
+/// `train --save` to a FIFO nobody reads or into a read-only folder failed only after the whole
+/// run (here: ten million steps); it is refused before the first step.
+#[test]
+fn train_save_to_an_unwritable_destination_is_refused_before_training() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    mkfifo(&d.join("fifo"));
+    let start = Instant::now();
+    refused(
+        cmd(d).args(train_args()).args(["--save", "fifo"]),
+        &["--save fifo", "FIFO"],
+    );
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+
+    std::fs::create_dir(d.join("ro")).unwrap();
+    std::fs::set_permissions(d.join("ro"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    // root writes into a 0555 folder: /sys is a folder nobody may create files in
+    let target = if writable(&d.join("ro")) {
+        if Path::new("/sys").is_dir() && !writable(Path::new("/sys")) {
+            "/sys/m.safetensors".to_string()
+        } else {
+            eprintln!("skipped the read-only folder: this user writes everywhere");
+            return;
+        }
+    } else {
+        "ro/m.safetensors".to_string()
+    };
+    let start = Instant::now();
+    refused(
+        cmd(d).args(train_args()).args(["--save", &target]),
+        &[&target, "cannot write"],
+    );
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+}
+
+/// The temporary file that replaces a 0600 checkpoint is 0600 from the moment it exists (it was
+/// 0644 until the rename), and it exists from the start of training, so a destination that
+/// cannot take it is known at once.
+#[test]
+fn the_temporary_checkpoint_has_the_mode_of_the_file_it_replaces_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    weights(&d.join("m.safetensors"));
+    std::fs::set_permissions(d.join("m.safetensors"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut child = std_cmd(d)
+        .args(train_args())
+        .args(["--save", "m.safetensors"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let temp = loop {
+        let found = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()).find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".m.safetensors.attn-trace-")
+        });
+        if let Some(p) = found {
+            break p;
+        }
+        if start.elapsed() > Duration::from_secs(10) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("no temporary file beside m.safetensors while training");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(mode(&temp), 0o600, "{}", temp.display());
+    // once training is under way (its first logged line), SIGTERM stops it and it saves
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    std::io::Read::read_exact(&mut stdout, &mut first).unwrap();
+    // SAFETY: signalling our own child by its id.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(mode(&d.join("m.safetensors")), 0o600);
+    assert!(
+        attn_trace::model::checkpoint::load(&d.join("m.safetensors"))
+            .unwrap()
+            .step
+            > 0
+    );
+    assert!(!temp.exists());
 }
 
