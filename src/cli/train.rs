@@ -372,6 +372,14 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
             if let Some(b) = &bar {
                 b.finish_and_clear();
             }
+            // the first step's loss is the loaded weights', before any update: the checkpoint's
+            if let (0, Some(path)) = (done, &args.load) {
+                return Err(bad(tr!(
+                    "--load {path}: its loss is {loss}, not a number: the weights overflow f32, so training cannot start from them",
+                    path = path.display(),
+                    loss = s.loss
+                )));
+            }
             let kept = match &args.save {
                 Some(path) => tr!("; {path} was not written", path = path.display()),
                 None => String::new(),

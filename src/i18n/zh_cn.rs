@@ -33,6 +33,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "--save {path}：无法写入那里：{e}",
     ),
     (
+        "--load {path}: its loss is {loss}, not a number: the weights overflow f32, so training cannot start from them",
+        "--load {path}：它的损失是 {loss}，不是一个数：权重超出了 f32 的范围，无法从它开始训练",
+    ),
+    (
+        "--checkpoint {path}: its loss on {what} is {loss}, not a number: the weights overflow f32, so this checkpoint cannot be evaluated",
+        "--checkpoint {path}：它在 {what} 上的损失是 {loss}，不是一个数：权重超出了 f32 的范围，无法评估这个检查点",
+    ),
+    (
+        "the model's logits are not finite ({x}): its weights overflow f32, so nothing can be sampled from it",
+        "模型的 logits 不是有限值（{x}）：权重超出了 f32 的范围，无法从中采样",
+    ),
+    (
+        "{path}: io counts the attention core of whole-sequence runs, and a decode run ([run].decode) is not counted yet; remove decode to count the same kernels over the whole sequence",
+        "{path}：io 统计整段序列运行的注意力核心，尚不统计 decode 运行（[run].decode）；去掉 decode 即可在整段序列上统计同样的内核",
+    ),
+    (
         "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
         "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",
     ),

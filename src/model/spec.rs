@@ -275,7 +275,7 @@ pub fn rope_names() -> Vec<&'static str> {
 /// `(2m, 2m+1)`) or `half` (pairs `(m, m + D/2)`). The error reads after the setting's name.
 pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
     match text.trim() {
-        NO_ROPE | "" => Ok(None),
+        NO_ROPE => Ok(None),
         name => Pairs::from_name(name).map(Some).ok_or_else(|| SpecError {
             setting: Setting::Rope,
             msg: tr!(

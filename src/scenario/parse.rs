@@ -26,7 +26,8 @@ pub use super::reader::MAX_SIZE;
 /// reported one wins. (Cutting the text there can add errors of its own, but only at its end.)
 fn first_error(text: &str, reported: toml::de::Error) -> (String, Option<Range<usize>>) {
     let Some(at) = reported.span().map(|s| s.start) else {
-        return (reported.message().to_string(), None);
+        let span = located(text, reported.message());
+        return (reported.message().to_string(), span);
     };
     let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
     let (_, errors) = DeTable::parse_recoverable(&text[..end]);
@@ -39,6 +40,24 @@ fn first_error(text: &str, reported: toml::de::Error) -> (String, Option<Range<u
             || (reported.message().to_string(), reported.span()),
             |(span, e)| (e.message().to_string(), Some(span)),
         )
+}
+
+/// Where an error the parser gives no position for lies (a dotted key of more parts than its
+/// recursion limit): the first line whose prefix of the text has the same error, found by
+/// bisection (a handful of parses of prefixes), from its first non-blank character.
+fn located(text: &str, message: &str) -> Option<Range<usize>> {
+    let has_it = |end: usize| DeTable::parse(&text[..end]).is_err_and(|f| f.span().is_none() && f.message() == message);
+    // the ends of the lines; the error is in the first prefix that has it
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(k, _)| k)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let k = ends.partition_point(|&end| !has_it(end));
+    let end = *ends.get(k)?;
+    let start = if k == 0 { 0 } else { ends[k - 1] + 1 };
+    let line = &text[start..end];
+    Some(start + (line.len() - line.trim_start().len())..end)
 }
 
 /// Parses and validates a whole scenario document.

@@ -5,7 +5,9 @@
 //! that live in the TUI (worker panics, the quiz's ranges, signals) are in `tui_hostile.rs`; the
 //! property test over generated scenarios is `cli_hostile_props.rs`.
 
-use crate::cli_hostile::{cmd, mkfifo, mode, refused, std_cmd, weights};
+use crate::cli_hostile::{cmd, join, mkfifo, mode, refused, split, std_cmd, tiny_config, weights};
+use attn_trace::model::TinyGpt;
+use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
@@ -365,3 +367,234 @@ fn the_temporary_checkpoint_has_the_mode_of_the_file_it_replaces_from_the_start(
     assert!(!temp.exists());
 }
 
+// ---------------------------------------------------------------------------------------------
+// 8: results that are not results
+
+/// A checkpoint whose weights are finite but so large that the logits overflow: `eval` printed a
+/// `null` loss with exit 0 and `sample` printed bytes drawn from NaNs.
+#[test]
+fn a_checkpoint_whose_weights_overflow_is_refused_by_eval_sample_and_train() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("text.txt"), "0123456789".repeat(100)).unwrap();
+    let mut model = TinyGpt::new(tiny_config(), 1).unwrap();
+    // finite, but any sum of two of them overflows f32
+    for p in &mut model.params {
+        *p = 3e38;
+    }
+    model.save(&d.join("huge.safetensors"), 5).unwrap();
+    refused(
+        cmd(d).args(["eval", "--checkpoint", "huge.safetensors", "--data", "text.txt"]),
+        &["--checkpoint huge.safetensors", "not a number"],
+    );
+    refused(
+        cmd(d).args([
+            "eval",
+            "--checkpoint",
+            "huge.safetensors",
+            "--data",
+            "text.txt",
+            "--json",
+        ]),
+        &["huge.safetensors"],
+    );
+    let out = cmd(d)
+        .args([
+            "sample",
+            "--checkpoint",
+            "huge.safetensors",
+            "--prompt",
+            "01",
+            "--gen",
+            "20",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("huge.safetensors") && err.contains("not finite"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "01",
+        "nothing drawn from NaN logits"
+    );
+    refused(
+        cmd(d).args([
+            "train",
+            "--load",
+            "huge.safetensors",
+            "--data",
+            "text.txt",
+            "--steps",
+            "3",
+            "--batch",
+            "2",
+        ]),
+        &["--load huge.safetensors", "not a number"],
+    );
+}
+
+/// `io` on a decode scenario printed the heading and no table, with exit 0.
+#[test]
+fn io_refuses_a_decode_scenario_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let decode = scenarios_dir().join("kv_cache_decode.toml");
+    let out = cmd(dir.path()).arg("io").arg(&decode).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("decode"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "no half table: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// The keys of a flat JSON object of numbers, in order, as written (a parser would keep one of
+/// two equal keys and hide the other).
+fn raw_keys(line: &str, field: &str) -> Vec<String> {
+    let start = line.find(&format!("\"{field}\":{{")).unwrap() + field.len() + 4;
+    let body = &line[start..start + line[start..].find('}').unwrap()];
+    body.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|p| p.split(':').next().unwrap().trim_matches('"').to_string())
+        .collect()
+}
+
+/// In decode with rope the rotation's loops (`bb`, `t`) run inside the decode step's loops of the
+/// same names: `vars` held `{"bb":0,"t":0,"bb":0,"t":0,…}`.
+#[test]
+fn trace_objects_of_decode_with_rope_have_unique_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cmd(dir.path())
+        .arg("trace")
+        .arg(scenarios_dir().join("kv_cache_decode.toml"))
+        .args(["--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut rope = 0;
+    for line in text.lines() {
+        for field in ["vars", "derived"] {
+            let keys = raw_keys(line, field);
+            let mut unique = keys.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(keys.len(), unique.len(), "{field} repeats a key: {line}");
+        }
+        let v: Value = serde_json::from_str(line).unwrap();
+        rope += usize::from(v["phase"] == "rope");
+    }
+    assert!(rope > 0, "the scenario rotates q and k");
+}
+
+/// FNV-1a as the checkpoint format's checksum uses it.
+fn fnv1a(h: &mut u64, bytes: &[u8]) {
+    for &b in bytes {
+        *h ^= b as u64;
+        *h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+}
+
+fn piece(h: &mut u64, bytes: &[u8]) {
+    fnv1a(h, &(bytes.len() as u64).to_le_bytes());
+    fnv1a(h, bytes);
+}
+
+/// Rewrites a weights-only checkpoint of `tiny_config()` with `edit` applied to its metadata and
+/// the checksum made right again, so that only the edit is wrong.
+fn edit_and_resign(path: &Path, edit: impl FnOnce(&mut serde_json::Map<String, Value>)) {
+    let (mut header, data) = split(&std::fs::read(path).unwrap());
+    let meta = header["__metadata__"].as_object_mut().unwrap();
+    edit(meta);
+    let mut keys: Vec<String> = meta.keys().filter(|k| *k != "checksum").cloned().collect();
+    keys.sort();
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for k in &keys {
+        piece(&mut h, k.as_bytes());
+        piece(&mut h, meta[k].as_str().unwrap().as_bytes());
+    }
+    let layout = TinyGpt::new(tiny_config(), 1).unwrap().layout;
+    for spec in &layout.specs {
+        let info = &header[&spec.name];
+        let (s, e) = (
+            info["data_offsets"][0].as_u64().unwrap() as usize,
+            info["data_offsets"][1].as_u64().unwrap() as usize,
+        );
+        piece(&mut h, spec.name.as_bytes());
+        let dims: Vec<u8> = spec.shape.iter().flat_map(|&d| (d as u64).to_le_bytes()).collect();
+        piece(&mut h, &dims);
+        fnv1a(&mut h, &data[s..e]);
+    }
+    header["__metadata__"]["checksum"] = json!(format!("{h:016x}"));
+    std::fs::write(path, join(&header, &data)).unwrap();
+}
+
+/// `train --rope ''` trained without rotation; `n_kv_heads = "+2"` (Rust's `parse` takes the
+/// sign) loaded as 2.
+#[test]
+fn an_empty_rope_and_a_signed_number_in_checkpoint_metadata_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    refused(
+        cmd(d).args([
+            "train",
+            "--dataset",
+            "sort",
+            "--seq",
+            "8",
+            "--dmodel",
+            "8",
+            "--heads",
+            "2",
+            "--steps",
+            "1",
+            "--rope",
+            "",
+        ]),
+        &["--rope", "none, interleaved or half"],
+    );
+    std::fs::write(d.join("text.txt"), "0123456789".repeat(10)).unwrap();
+    weights(&d.join("good.safetensors"));
+    // the re-signing is right: an edit that changes nothing loads
+    edit_and_resign(&d.join("good.safetensors"), |_| {});
+    cmd(d)
+        .args(["eval", "--checkpoint", "good.safetensors", "--data", "text.txt"])
+        .assert()
+        .success();
+    for (key, value) in [
+        ("n_kv_heads", "+2"),
+        ("n_heads", "+2"),
+        ("step", "+5"),
+        ("seq_len", " 8"),
+    ] {
+        std::fs::copy(d.join("good.safetensors"), d.join("signed.safetensors")).unwrap();
+        edit_and_resign(&d.join("signed.safetensors"), |m| {
+            m.insert(key.into(), json!(value));
+        });
+        refused(
+            cmd(d).args(["eval", "--checkpoint", "signed.safetensors", "--data", "text.txt"]),
+            &["signed.safetensors", key, "whole number"],
+        );
+    }
+}
+
+/// A dotted key of more parts than the TOML parser's recursion limit came back as "not valid
+/// TOML: recursion limit" with no line and column.
+#[test]
+fn a_toml_error_deep_in_a_dotted_key_has_a_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let deep = vec!["a"; 100].join(".");
+    std::fs::write(
+        d.join("deep.toml"),
+        format!("title = \"t\"\n# a comment\n  {deep} = 1\n"),
+    )
+    .unwrap();
+    refused(cmd(d).args(["check", "deep.toml"]), &["deep.toml:3:3:", "recursion"]);
+    std::fs::write(d.join("header.toml"), format!("title = \"t\"\n[{deep}]\nx = 1\n")).unwrap();
+    refused(cmd(d).args(["check", "header.toml"]), &["header.toml:2:"]);
+}
