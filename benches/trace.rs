@@ -38,7 +38,11 @@ fn inputs(sh: Shape) -> Inputs {
 fn record(inputs: &Inputs, variant: Variant) -> Logger {
     let registry = Registry::new(&inputs.plan(), variant, Passes::BOTH);
     let mut t = Tensors::new(inputs, &registry);
-    let mut log = Logger::with_capacity(estimate_events(&inputs.plan(), variant, Passes::BOTH) as usize);
+    let mut log = Logger::with_capacity(
+        estimate_events(&inputs.plan(), variant, Passes::BOTH)
+            .to_usize()
+            .unwrap_or(0),
+    );
     engine::forward(&mut log, &mut t, variant, inputs);
     engine::backward(&mut log, &mut t, variant, inputs);
     log

@@ -156,11 +156,13 @@ pub enum Skip {
     Outside(Buf, usize),
     NeverWritten(Buf),
     NoWorker,
+    /// The check itself failed (its thread panicked): why.
+    Failed(String),
 }
 
 impl std::fmt::Display for Skip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&match *self {
+        f.write_str(&match self {
             Skip::NotAGradient(b) => tr!("{buf} is not the gradient of a buffer", buf = b),
             Skip::NotInForward(b) => tr!("{buf} is not part of this run's forward pass", buf = b),
             Skip::Tile(b) => tr!(
@@ -170,6 +172,7 @@ impl std::fmt::Display for Skip {
             Skip::Outside(b, off) => tr!("{buf}[{off}] is outside the buffer", buf = b, off),
             Skip::NeverWritten(b) => tr!("no kernel wrote {buf}, so changing it cannot change the loss", buf = b),
             Skip::NoWorker => tr!("no thread could be started to compute it").to_string(),
+            Skip::Failed(why) => tr!("the check failed: {why}", why),
         })
     }
 }
@@ -188,6 +191,9 @@ pub struct Nudged {
 /// `L = Σ out ⊙ d_out` (in f64) of an untraced forward pass with `buf[offset]` changed by
 /// `delta`.
 pub fn nudged_loss(inputs: &Inputs, variant: Variant, buf: Buf, offset: usize, delta: f32) -> Result<Nudged, Skip> {
+    // the inputs as the variant reads them: MHA and the baseline on grouped heads read each
+    // key/value head's weights repeated (as `engine::run` gives them), so offsets are theirs
+    let inputs = &*inputs.for_variant(variant);
     let registry = Registry::new(&inputs.plan(), variant, Passes::FORWARD);
     let spec = registry.get(buf).ok_or(Skip::NotInForward(buf))?;
     if spec.level == Level::Tile {
@@ -230,6 +236,8 @@ pub fn check(
     label: String,
 ) -> Result<Check, Skip> {
     let primal = grad.primal().ok_or(Skip::NotAGradient(grad))?;
+    // as the run read them (see `nudged_loss`, which then borrows them as they are)
+    let inputs = &*inputs.for_variant(variant);
     let registry = Registry::new(&inputs.plan(), variant, Passes::FORWARD);
     let role = registry.get(primal).ok_or(Skip::NotInForward(primal))?.role;
     let step = STEP * value.abs().max(1.0);

@@ -383,9 +383,10 @@ pub fn value_matches(typed: f32, value: f32) -> bool {
     typed == value || (typed - value).abs() <= 0.01 + 0.01 * value.abs()
 }
 
-/// Offsets typed as numbers or inclusive ranges `a..=b` (`a..b` excludes `b`), separated by
-/// spaces or commas.
-fn offsets(input: &str) -> Result<Vec<usize>, String> {
+/// Offsets typed as numbers or ranges, `a..=b` (`a..b` excludes `b`), separated by spaces or
+/// commas: each token as the range it names, nothing expanded yet (`0..=18446744073709551615` is
+/// two numbers, not a list to allocate).
+fn offset_ranges(input: &str) -> Result<Vec<std::ops::RangeInclusive<u64>>, String> {
     let mut out = Vec::new();
     for tok in input.split([' ', ',']).filter(|t| !t.is_empty()) {
         let bad = || {
@@ -394,26 +395,35 @@ fn offsets(input: &str) -> Result<Vec<usize>, String> {
                 tok = format!("{tok:?}")
             )
         };
-        if let Some((a, b)) = tok.split_once("..=") {
-            let (a, b) = (
-                a.parse::<usize>().map_err(|_| bad())?,
-                b.parse::<usize>().map_err(|_| bad())?,
-            );
-            out.extend(a..=b.max(a));
+        let num = |t: &str| t.parse::<u64>().map_err(|_| bad());
+        let range = if let Some((a, b)) = tok.split_once("..=") {
+            let (a, b) = (num(a)?, num(b)?);
+            a..=b.max(a)
         } else if let Some((a, b)) = tok.split_once("..") {
-            let (a, b) = (
-                a.parse::<usize>().map_err(|_| bad())?,
-                b.parse::<usize>().map_err(|_| bad())?,
-            );
-            out.extend(a..b);
+            let (a, b) = (num(a)?, num(b)?);
+            // an empty `a..a` names no offset
+            match b.checked_sub(1) {
+                Some(last) if last >= a => a..=last,
+                _ => continue,
+            }
         } else {
-            out.push(tok.parse::<usize>().map_err(|_| bad())?);
-        }
-        if out.len() > 4 * MAX_READS {
-            return Err(tr!("that is more offsets than the iteration reads").into());
-        }
+            let n = num(tok)?;
+            n..=n
+        };
+        out.push(range);
     }
     Ok(out)
+}
+
+/// How many offsets the ranges name (up to `u64::MAX` each, so counted in `u128`).
+fn offsets_named(ranges: &[std::ops::RangeInclusive<u64>]) -> u128 {
+    ranges.iter().map(|r| (*r.end() - *r.start()) as u128 + 1).sum()
+}
+
+/// The offsets the ranges name, in order, at most `max` of them: never more than the question
+/// can use, whatever was typed.
+fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64> {
+    ranges.iter().flat_map(std::clone::Clone::clone).take(max).collect()
 }
 
 /// Checks `input` against question `q` at `level`. `math` is the phase's equation, named when a
@@ -489,13 +499,16 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
             }
         }
         Question::Iteration { name, reads, .. } => {
-            let typed = match offsets(input) {
-                Ok(t) => t,
+            let ranges = match offset_ranges(input) {
+                Ok(r) => r,
                 Err(e) => return Verdict::Incomplete(e),
             };
+            // the iteration's reads, and one more to tell a longer answer: all that is expanded
+            let typed = offsets(&ranges, reads.len() + 1);
+            let named = offsets_named(&ranges);
             for (k, a) in reads.iter().enumerate() {
                 match typed.get(k) {
-                    Some(&t) if t == a.offset => {}
+                    Some(&t) if t == a.offset as u64 => {}
                     Some(&t) => {
                         return Verdict::Wrong {
                             text: tr!(
@@ -515,14 +528,14 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
                                 "not quite: iteration {name} makes {n} reads, you typed {typed} offsets",
                                 name,
                                 n = reads.len(),
-                                typed = typed.len()
+                                typed = named
                             ),
                             missed: tr!("iteration {name}", name),
                         };
                     }
                 }
             }
-            if typed.len() > reads.len() {
+            if named > reads.len() as u128 {
                 return Verdict::Wrong {
                     text: tr!(
                         "not quite: the first {n} are right, but iteration {name} makes only {n} reads",
@@ -564,9 +577,14 @@ mod tests {
 
     #[test]
     fn typed_offsets_and_ranges() {
-        assert_eq!(offsets("10 6, 11 7"), Ok(vec![10, 6, 11, 7]));
-        assert_eq!(offsets("8..=11 4..6"), Ok(vec![8, 9, 10, 11, 4, 5]));
-        assert!(offsets("ten").is_err());
+        let all = |text: &str| offset_ranges(text).map(|r| offsets(&r, usize::MAX));
+        assert_eq!(all("10 6, 11 7"), Ok(vec![10, 6, 11, 7]));
+        assert_eq!(all("8..=11 4..6 3..3"), Ok(vec![8, 9, 10, 11, 4, 5]));
+        assert!(all("ten").is_err());
+        // ranges are not expanded beyond what the question can use: the largest is two numbers
+        let huge = offset_ranges("0..=18446744073709551615 0..4000000000").unwrap();
+        assert_eq!(offsets_named(&huge), (1u128 << 64) + 4_000_000_000);
+        assert_eq!(offsets(&huge, 3), [0, 1, 2]);
         assert!(value_matches(-0.314, -0.31) && !value_matches(-0.4, -0.31));
         assert!(value_matches(-1e9, crate::trace::MASKED));
         assert_eq!(QuizLevel::Iterations.next(), QuizLevel::Offsets);

@@ -7,8 +7,7 @@
 //! `d_q, d_k, d_v`: the projections around it are the same for every variant.
 #![allow(non_snake_case)]
 
-use crate::engine::plan::flash_tiles;
-use crate::engine::{Passes, Plan, Registry, Run};
+use crate::engine::{Count, Passes, Plan, Registry, Run, TileSums};
 use crate::kernels::Variant;
 use crate::tensor::{Level, Shape};
 use crate::trace::{Buf, Op, Pass, Stage};
@@ -228,17 +227,14 @@ fn plain_counts(plan: &Plan, variant: Variant, pass: Pass) -> Vec<(Buf, u64, u64
 /// hide entirely.
 fn flash_counts(plan: &Plan, pass: Pass) -> Vec<(Buf, u64, u64)> {
     let sh = plan.shape;
-    let (q_tiles, k_tiles) = flash_tiles(sh, plan.tiles);
+    // summed in closed form, not pair by pair: any T costs the same memory
+    let visited = TileSums::new(sh.s, sh.t, plan.tiles, &plan.mask);
     let (S, T, D) = (sh.s as u64, sh.t as u64, sh.d() as u64);
-    let heads = (sh.b * sh.h) as u64;
-    let visited: Vec<(u64, u64)> = q_tiles
-        .iter()
-        .flat_map(|a| k_tiles.iter().map(move |c| (a, c)))
-        .filter(|(a, c)| !plan.mask.hides_tile((*a).clone(), (*c).clone()))
-        .map(|(a, c)| (a.len() as u64, c.len() as u64))
-        .collect();
-    let sum = |f: &dyn Fn(u64, u64) -> u64| heads * visited.iter().map(|&(nr, nc)| f(nr, nc)).sum::<u64>();
-    let per_head = |n: u64| heads * n;
+    let heads = Count::from(sh.b) * Count::from(sh.h);
+    // the sweep's and a traced scenario's sizes, whose counts fit in a u64 (else: u64::MAX)
+    let fit = |c: Count| c.get().unwrap_or(u64::MAX);
+    let sum = |f: &dyn Fn(u64, u64) -> u64| fit(heads * visited.sum(f));
+    let per_head = |n: u64| fit(heads * n);
     use Buf::*;
     match pass {
         Pass::Forward => vec![

@@ -67,6 +67,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
         }
     };
     let r = eval_loss(&model, &bytes, args.batch).map_err(|e| CliError::Input(format!("{what}: {e}")))?;
+    if !r.loss.is_finite() {
+        // finite weights can still overflow f32 on the way to the logits: not a result
+        return Err(CliError::Input(tr!(
+            "--checkpoint {path}: its loss on {what} is {loss}, not a number: the weights overflow f32, so this checkpoint cannot be evaluated",
+            path = args.checkpoint.display(),
+            what,
+            loss = r.loss
+        )));
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         let line = serde_json::to_string(&Line {

@@ -122,6 +122,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     let scenario = super::load(&path)?;
+    if scenario.decode {
+        // its phases are the decode step's, none of them the whole-sequence core counted here
+        return Err(CliError::Input(tr!(
+            "{path}: io counts the attention core of whole-sequence runs, and a decode run ([run].decode) is not counted yet; remove decode to count the same kernels over the whole sequence",
+            path = path.display()
+        )));
+    }
     // one variant at a time: only its counts outlive its trace
     let runs: Vec<PassTraffic> = scenario
         .variants

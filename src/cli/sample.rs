@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 }
             }
         })
-        .map_err(|e| CliError::Input(e.to_string()))?;
+        .map_err(|e| CliError::Input(format!("--checkpoint {}: {e}", args.checkpoint.display())))?;
     if let Some(e) = failed {
         return Err(CliError::Write(e));
     }

@@ -227,10 +227,25 @@ fn json_number(x: f32) -> String {
     }
 }
 
-/// `{"name":value,...}` keeping the given order.
+/// The names of nested loops with their values, outermost first, each name once: a kernel
+/// called inside another's loop (rope inside a decode step) enters loops of the same names
+/// (`bb`, `t`), and the inner one's value is the one in scope, as in the code. An object has
+/// unique keys; a CSV cell, the same names.
+fn in_scope<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> Vec<(&'a str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    for (name, value) in pairs {
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some(seen) => seen.1 = value,
+            None => out.push((name, value)),
+        }
+    }
+    out
+}
+
+/// `{"name":value,...}` keeping the given order, each name once (see [`in_scope`]).
 fn json_object(out: &mut String, pairs: impl Iterator<Item = (&'static str, usize)>) {
     out.push('{');
-    for (k, (name, value)) in pairs.enumerate() {
+    for (k, (name, value)) in in_scope(pairs).into_iter().enumerate() {
         if k > 0 {
             out.push(',');
         }
@@ -266,8 +281,13 @@ fn json_line(out: &mut String, variant: Variant, v: &EventView) {
 
 /// One event as CSV fields, in [`FIELDS`] order.
 fn csv_record(variant: Variant, v: &EventView) -> [String; 14] {
-    let pairs =
-        |it: &mut dyn Iterator<Item = (&str, usize)>| it.map(|(n, x)| format!("{n}={x}")).collect::<Vec<_>>().join(";");
+    let pairs = |it: &mut dyn Iterator<Item = (&str, usize)>| {
+        in_scope(it)
+            .into_iter()
+            .map(|(n, x)| format!("{n}={x}"))
+            .collect::<Vec<_>>()
+            .join(";")
+    };
     [
         v.seq.to_string(),
         variant.name().to_string(),

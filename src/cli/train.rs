@@ -2,6 +2,7 @@
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
 use super::{CliError, names_parser, quiet_pipe, whole};
+use attn_trace::files::atomic::AtomicFile;
 use attn_trace::kernels::rope::Pairs;
 use attn_trace::model::gpt::Attention;
 use attn_trace::model::spec::{parse_rope, rope_name};
@@ -215,8 +216,8 @@ pub fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, Cl
     })
 }
 
-/// Refuses a `--save` target that cannot be written, before hours of training.
-fn check_save_target(path: &Path) -> Result<(), CliError> {
+/// Opens the `--save` target before hours of training, refusing one that cannot be written.
+fn check_save_target(path: &Path) -> Result<AtomicFile, CliError> {
     if path.is_dir() {
         return Err(bad(tr!(
             "--save {path}: is a directory; give a file name",
@@ -235,7 +236,10 @@ fn check_save_target(path: &Path) -> Result<(), CliError> {
         )));
     }
     // a socket or a block device
-    attn_trace::files::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))
+    attn_trace::files::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))?;
+    // and a destination that cannot be written: the file it will become (a temporary file beside
+    // it, or a FIFO held open) is made now, not after the run
+    AtomicFile::create(path).map_err(|e| bad(tr!("--save {path}: cannot write there: {e}", path = path.display(), e)))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -269,9 +273,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     .validate()
     .map_err(flag_error)?;
-    if let Some(path) = &args.save {
-        check_save_target(path)?;
-    }
+    let save = match &args.save {
+        Some(path) => Some(check_save_target(path)?),
+        None => None,
+    };
     let loaded = match &args.load {
         Some(path) => Some(load_checkpoint("--load", path)?),
         None => None,
@@ -308,11 +313,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // second one ends the process at once
     let stop = Arc::new(AtomicBool::new(false));
     super::stop_on_signal(Arc::clone(&stop));
-    train(&args, &mut trainer, &stop)
+    train(&args, &mut trainer, &stop, save)
 }
 
 /// The training loop and its output.
-fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), CliError> {
+fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<AtomicFile>) -> Result<(), CliError> {
     let started = Instant::now();
     let first_step = trainer.step;
     let tokens_per_step = trainer.tokens_per_step() as f64;
@@ -366,6 +371,14 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
         if !s.loss.is_finite() {
             if let Some(b) = &bar {
                 b.finish_and_clear();
+            }
+            // the first step's loss is the loaded weights', before any update: the checkpoint's
+            if let (0, Some(path)) = (done, &args.load) {
+                return Err(bad(tr!(
+                    "--load {path}: its loss is {loss}, not a number: the weights overflow f32, so training cannot start from them",
+                    path = path.display(),
+                    loss = s.loss
+                )));
             }
             let kept = match &args.save {
                 Some(path) => tr!("; {path} was not written", path = path.display()),
@@ -427,11 +440,15 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool) -> Result<(), Cl
     if interrupted || done == 0 {
         val = trainer.val_loss().loss;
     }
-    if let Some(path) = &args.save {
-        trainer.save(path).map_err(|e| match e {
-            ModelError::Checkpoint { path, msg } => CliError::Failed(format!("--save {path}: {msg}")),
-            other => CliError::Failed(format!("--save: {other}")),
+    if let (Some(path), Some(mut file)) = (&args.save, save) {
+        let failed = |msg: String| CliError::Failed(format!("--save {}: {msg}", path.display()));
+        let bytes = trainer.encode(path).map_err(|e| match e {
+            ModelError::Checkpoint { msg, .. } => failed(msg),
+            other => failed(other.to_string()),
         })?;
+        file.write_all(&bytes)
+            .and_then(|()| file.commit())
+            .map_err(|e| failed(e.to_string()))?;
     }
     let end = DoneLine {
         done: true,

@@ -2,17 +2,20 @@
 //! events that will record.
 //!
 //! - [`plan`]: what a run will do without its data, and its closed-form event counts;
+//! - [`count`]: the arithmetic of those counts, which cannot wrap;
 //! - [`registry`]: every buffer's role, shape and named layout, declared once;
 //! - [`tensors`]: the run's buffers, stored keyed by [`Buf`];
 //! - this file: the forward and backward passes in order, and [`run`].
 #![allow(non_snake_case)]
 
+pub mod count;
 pub mod plan;
 pub mod registry;
 pub mod tensors;
 
 pub use crate::untraced::dispatch::kernel_shape;
-pub use plan::{Passes, PhaseCount, Plan, StartKind, estimate_events, phase_counts};
+pub use count::Count;
+pub use plan::{Passes, PhaseCount, Plan, StartKind, TileSums, estimate_events, phase_counts};
 pub use registry::Registry;
 pub use tensors::Tensors;
 
@@ -674,7 +677,8 @@ pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bo
     let registry = Registry::new(&plan, variant, passes);
     let mut t = Tensors::new(inputs, &registry);
     let trace = if traced {
-        let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes) as usize);
+        // the budget was checked on the scenario: an estimate beyond memory only grows as it goes
+        let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes).to_usize().unwrap_or(0));
         if let Some(p) = progress {
             log = log.watched(p);
         }

@@ -1,6 +1,7 @@
 //! What a run will do, without its data: the sizes, mask, how q, k, v are made, which passes run,
 //! and, in closed form, how many reads and writes each recorded phase makes.
 
+use super::count::Count;
 use crate::kernels::Mask;
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
@@ -92,20 +93,50 @@ pub struct PhaseCount {
     pub writes: u64,
 }
 
+/// A phase's reads and writes while they are counted: sizes from a file can make them overflow
+/// `u64`, which [`Count`] keeps instead of wrapping.
+#[derive(Clone, Copy, Debug)]
+struct Counted {
+    phase: Phase,
+    reads: Count,
+    writes: Count,
+}
+
+fn pc(phase: Phase, reads: Count, writes: Count) -> Counted {
+    Counted { phase, reads, writes }
+}
+
 /// The events each recorded phase will make, in order (a decode run's phases, which repeat at
-/// every step, summed over the steps). `+=` counts as a read and a write.
-pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseCount> {
+/// every step, summed over the steps). `+=` counts as a read and a write. `None` when a count
+/// does not fit in a `u64` (sizes far beyond any budget).
+pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Option<Vec<PhaseCount>> {
+    counted(plan, variant, passes)
+        .into_iter()
+        .map(|c| {
+            Some(PhaseCount {
+                phase: c.phase,
+                reads: c.reads.get()?,
+                writes: c.writes.get()?,
+            })
+        })
+        .collect()
+}
+
+/// [`phase_counts`], with overflowed counts kept as [`Count::OVER`]. Memory and time do not grow
+/// with the sizes: a handful of phases, each a closed form (flash's causal tile sums take one
+/// step per query tile).
+fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let plan = &plan.for_variant(variant);
     let flash = (variant == Variant::Flash).then(|| flash_counts(plan));
     let Shape { b, s, t, c, .. } = plan.shape;
     let backward = plan.possible(passes).backward;
-    let visible = plan.mask.visible_pairs(s, t) as u64; // visible (i, j) pairs per (b, h)
+    let visible = Count::from(plan.mask.visible_pairs(s, t)); // visible (i, j) pairs per (b, h)
     let ksh = kernel_shape(plan.shape, variant);
     // channels of a key/value row: H_kv·D (C unless grouped)
-    let kv = ksh.kv_c() as u64;
+    let kv = Count::from(ksh.kv_c());
     let grouped = variant.shares_kv_heads();
-    let (b, s, t, c) = (b as u64, s as u64, t as u64, c as u64);
-    let h = ksh.h as u64;
+    let (b, s, t, c) = (Count::from(b), Count::from(s), Count::from(t), Count::from(c));
+    let h = Count::from(ksh.h);
     if plan.decode {
         return if passes.forward {
             decode_counts(plan, ksh)
@@ -116,12 +147,11 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
     let m = plan.mistakes;
     let (q_rows, k_rows) = (b * s, b * t); // rows of the [B,S,·] and [B,T,·] activations
     let cells = b * h * s * t; // entries of scores, probs and their gradients
-    let pc = |phase, reads, writes| PhaseCount { phase, reads, writes };
     // y = x·W + b: per output one bias read and IC (x, W) pairs
-    let lin_fwd = |phase, rows: u64, ic: u64, oc: u64| pc(phase, rows * oc * (1 + 2 * ic), rows * oc);
+    let lin_fwd = |phase, rows: Count, ic: Count, oc: Count| pc(phase, rows * oc * (1 + 2 * ic), rows * oc);
     // dx (IC per row, OC pairs each; `+=` adds a read), dW (IC·OC, one pair per row), db
-    let lin_bwd = |phase, rows: u64, ic: u64, oc: u64, acc: bool| {
-        let dx_reads = rows * ic * (2 * oc + acc as u64);
+    let lin_bwd = |phase, rows: Count, ic: Count, oc: Count, acc: bool| {
+        let dx_reads = rows * ic * (2 * oc + Count::from(acc));
         pc(
             phase,
             dx_reads + ic * oc * 2 * rows + oc * rows,
@@ -175,9 +205,17 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
         } else {
             // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per
             // query head. GQA clears d_v first and adds each head's share (+=: one more read)
-            let (clear, add) = if grouped { (k_rows * kv, k_rows * c) } else { (0, 0) };
+            let (clear, add) = if grouped {
+                (k_rows * kv, k_rows * c)
+            } else {
+                (Count::ZERO, Count::ZERO)
+            };
             // mistake 7 writes those shares with `=`: no read of the old value
-            let add = if m.has(Mistake::OverwriteKvGrad) { 0 } else { add };
+            let add = if m.has(Mistake::OverwriteKvGrad) {
+                Count::ZERO
+            } else {
+                add
+            };
             out.push(pc(
                 Phase::WeightedSumBack,
                 2 * q_rows * t * c + 2 * k_rows * c * s + add,
@@ -216,27 +254,28 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Vec<PhaseC
 
 /// A rotation of `channels` channels of q and k (or their gradients): per pair its cosine, its
 /// sine and its two channels read, and the two channels written.
-fn rope_count(phase: Phase, channels: u64) -> PhaseCount {
-    PhaseCount {
-        phase,
-        reads: 2 * channels,
-        writes: channels,
-    }
+fn rope_count(phase: Phase, channels: Count) -> Counted {
+    pc(phase, 2 * channels, channels)
 }
 
 /// A decode run's phases, each summed over the `B·T` steps. Step `t` reads `t + 1` cached
 /// positions, so the attention phases grow with `Σ_t (t + 1) = T(T + 1)/2` per sequence.
-fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<PhaseCount> {
+fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<Counted> {
     let (b, t, c, h, kv) = (
-        ksh.b as u64,
+        Count::from(ksh.b),
         ksh.t as u64,
-        ksh.c as u64,
-        ksh.h as u64,
-        ksh.kv_c() as u64,
+        Count::from(ksh.c),
+        Count::from(ksh.h),
+        Count::from(ksh.kv_c()),
     );
     let steps = b * t;
-    let seen = b * t * (t + 1) / 2; // (b, t, j ≤ t) triples
-    let pc = |phase, reads, writes| PhaseCount { phase, reads, writes };
+    // (b, t, j ≤ t) triples: B·T(T + 1)/2, halving whichever of T and T + 1 is even
+    let next = t.checked_add(1).map_or(Count::OVER, Count::from);
+    let seen = if t.is_multiple_of(2) {
+        b * (t / 2) * next
+    } else {
+        b * t * next.get().map_or(Count::OVER, |n| Count::from(n / 2))
+    };
     let mut out = vec![pc(
         Phase::DecodeQkv,
         steps * (c + 2 * kv) * (1 + 2 * c),
@@ -254,55 +293,108 @@ fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<PhaseCount> {
     out
 }
 
-/// Total events a traced run will record.
-pub fn estimate_events(plan: &Plan, variant: Variant, passes: Passes) -> u64 {
-    phase_counts(plan, variant, passes)
-        .iter()
-        .map(|p| p.reads + p.writes)
-        .sum()
+/// Total events a traced run will record (more than `u64::MAX` is [`Count::OVER`]). Computed in
+/// closed form, in memory and time that do not grow with the sizes (but for one step per flash
+/// query tile under a causal mask, and the cells of an explicit mask, which the file holds).
+pub fn estimate_events(plan: &Plan, variant: Variant, passes: Passes) -> Count {
+    counted(plan, variant, passes).iter().map(|p| p.reads + p.writes).sum()
 }
 
-/// The query tiles and key tiles of flash, as ranges of rows and of columns.
-pub fn flash_tiles(shape: Shape, tiles: FittedTiles) -> (Vec<std::ops::Range<usize>>, Vec<std::ops::Range<usize>>) {
-    let Tiles { br, bc } = tiles.sizes();
-    let cut = |n: usize, w: usize| (0..n).step_by(w).map(|a| a..(a + w).min(n)).collect();
-    (cut(shape.s, br), cut(shape.t, bc))
+/// Sums over the (query tile, key tile) pairs flash visits, those the mask does not hide
+/// entirely: how many (`pairs`), and the sums of their rows `nr`, their columns `nc` and their
+/// cells `nr·nc`. Every count of flash's loops is, per visited pair, a polynomial of degree one
+/// in `nr` and in `nc`, so these four sums give any of them ([`TileSums::sum`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TileSums {
+    pub pairs: Count,
+    pub rows: Count,
+    pub cols: Count,
+    pub cells: Count,
+}
+
+impl TileSums {
+    /// The sums for `S` queries and `T` keys cut into `tiles` under `mask`, without listing the
+    /// pairs: in closed form without a mask, one step per query tile under the causal one, and
+    /// one look at each cell of an explicit mask (which the scenario file holds).
+    pub fn new(s: usize, t: usize, tiles: FittedTiles, mask: &Mask) -> TileSums {
+        let Tiles { br, bc } = tiles.sizes();
+        let (br, bc) = (br.max(1), bc.max(1));
+        let (nq, nk) = (s.div_ceil(br), t.div_ceil(bc));
+        let n = Count::from;
+        match mask {
+            Mask::None => TileSums {
+                pairs: n(nq) * n(nk),
+                rows: n(nk) * n(s),
+                cols: n(nq) * n(t),
+                cells: n(s) * n(t),
+            },
+            // the key tile starting at j0 is visited by the query tile ending at i1 when j0 < i1
+            Mask::Causal => (0..nq).fold(TileSums::default(), |acc, q| {
+                let (i0, i1) = (q * br, ((q + 1) * br).min(s));
+                let nr = n(i1 - i0);
+                let k = i1.div_ceil(bc).min(nk);
+                let cols = n((k * bc).min(t));
+                TileSums {
+                    pairs: acc.pairs + n(k),
+                    rows: acc.rows + nr * n(k),
+                    cols: acc.cols + cols,
+                    cells: acc.cells + nr * cols,
+                }
+            }),
+            Mask::Explicit { .. } => {
+                let mut acc = TileSums::default();
+                for q in 0..nq {
+                    let rows = q * br..((q + 1) * br).min(s);
+                    for k in 0..nk {
+                        let cols = k * bc..((k + 1) * bc).min(t);
+                        if !mask.hides_tile(rows.clone(), cols.clone()) {
+                            let (nr, nc) = (n(rows.len()), n(cols.len()));
+                            acc.pairs += n(1usize);
+                            acc.rows += nr;
+                            acc.cols += nc;
+                            acc.cells += nr * nc;
+                        }
+                    }
+                }
+                acc
+            }
+        }
+    }
+
+    /// `Σ f(nr, nc)` over the visited pairs, for an `f` of degree one in each of `nr` and `nc`
+    /// (`a + b·nr + c·nc + d·nr·nc`, its coefficients read off `f` at 0 and 1).
+    pub fn sum(&self, f: impl Fn(u64, u64) -> u64) -> Count {
+        let (f00, f10, f01, f11) = (f(0, 0) as i128, f(1, 0) as i128, f(0, 1) as i128, f(1, 1) as i128);
+        let coef = |x: i128| Count::from(u64::try_from(x).unwrap_or(0));
+        let (a, b, c, d) = (f00, f10 - f00, f01 - f00, f11 - f10 - f01 + f00);
+        coef(a) * self.pairs + coef(b) * self.rows + coef(c) * self.cols + coef(d) * self.cells
+    }
 }
 
 /// Flash's three phases (`flash`, `flash_delta`, `flash_back`), counted loop by loop of
 /// `attention_flash.rs`: per `(b, h)` a sum over the query tiles (`nr` rows), the key tiles
 /// (`nc` columns) and the tile pairs the mask does not hide entirely.
-fn flash_counts(plan: &Plan) -> [PhaseCount; 3] {
+fn flash_counts(plan: &Plan) -> [Counted; 3] {
     let sh = kernel_shape(plan.shape, Variant::Flash);
-    let (q_tiles, k_tiles) = flash_tiles(sh, plan.tiles);
-    let (s, t, d) = (sh.s as u64, sh.t as u64, sh.d() as u64);
-    let heads = (sh.b * sh.h) as u64;
-    let visited: Vec<(u64, u64)> = q_tiles
-        .iter()
-        .flat_map(|a| k_tiles.iter().map(move |c| (a, c)))
-        .filter(|(a, c)| !plan.mask.hides_tile((*a).clone(), (*c).clone()))
-        .map(|(a, c)| (a.len() as u64, c.len() as u64))
-        .collect();
-    let sum = |f: &dyn Fn(u64, u64) -> u64| visited.iter().map(|&(nr, nc)| f(nr, nc)).sum::<u64>();
-    let pc = |phase, reads: u64, writes: u64| PhaseCount {
-        phase,
-        reads: heads * reads,
-        writes: heads * writes,
-    };
+    let visited = TileSums::new(sh.s, sh.t, plan.tiles, &plan.mask);
+    let (s, t, d) = (Count::from(sh.s), Count::from(sh.t), sh.d() as u64);
+    let heads = Count::from(sh.b) * Count::from(sh.h);
+    let sum = |f: &dyn Fn(u64, u64) -> u64| visited.sum(f);
+    let per_head = |phase, reads: Count, writes: Count| pc(phase, heads * reads, heads * writes);
     // forward: load q (and start m, l, acc) per row; per visited tile load k and v, the score
     // tile (2D reads per score), the online softmax per row (m, max, exp, l, and acc per d
     // with its 2·nc products); write att and lse per row
-    let fwd = pc(
+    let fwd = per_head(
         Phase::Flash,
         s * d + sum(&|nr, nc| 2 * nc * d + 2 * nr * nc * d + nr * (2 + 2 * nc + d + 2 * nc * d)) + s * (d + 2),
         s * (2 * d + 2) + sum(&|nr, nc| 2 * nc * d + nr * nc + nr * (nc + 2 + d)) + s * (d + 1),
     );
     // D_i: 2D reads per row; dQ = 0 and D_i written
-    let delta = pc(Phase::FlashDelta, 2 * s * d, s * (d + 1));
+    let delta = per_head(Phase::FlashDelta, 2 * s * d, s * (d + 1));
     // per key tile: load k, v (and zero dK, dV), write dK, dV back; per visited tile: load q
     // and dO, recompute P (lse per row, 2D per score), dV, dS (D_i per row, 2D + 1 per entry),
     // dQ (2·nc products and a += per element), dK
-    let back = pc(
+    let back = per_head(
         Phase::FlashBack,
         4 * t * d
             + sum(&|nr, nc| {
@@ -316,4 +408,93 @@ fn flash_counts(plan: &Plan) -> [PhaseCount; 3] {
         6 * t * d + sum(&|nr, nc| 2 * nr * d + nr * nc + nc * d + nr * nc + nr * d + nc * d),
     );
     [fwd, delta, back]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tile pairs flash visits, listed one by one as its loops do.
+    fn listed(s: usize, t: usize, tiles: FittedTiles, mask: &Mask) -> TileSums {
+        let Tiles { br, bc } = tiles.sizes();
+        let cut = |n: usize, w: usize| (0..n).step_by(w).map(move |a| a..(a + w).min(n));
+        let mut acc = TileSums::default();
+        for rows in cut(s, br) {
+            for cols in cut(t, bc) {
+                if !mask.hides_tile(rows.clone(), cols.clone()) {
+                    let (nr, nc) = (Count::from(rows.len()), Count::from(cols.len()));
+                    acc.pairs += Count::from(1u64);
+                    acc.rows += nr;
+                    acc.cols += nc;
+                    acc.cells += nr * nc;
+                }
+            }
+        }
+        acc
+    }
+
+    #[test]
+    fn tile_sums_in_closed_form_are_the_listed_ones() {
+        let stripes = Mask::explicit(
+            &(0..7)
+                .map(|i| (0..5).map(|j| (i + j) % 3 != 1).collect())
+                .collect::<Vec<_>>(),
+        );
+        for (s, t) in [(1, 1), (5, 5), (7, 5), (5, 7), (8, 8), (3, 11)] {
+            for (br, bc) in [(1, 1), (2, 2), (2, 3), (3, 2), (4, 4), (16, 16)] {
+                let shape = Shape::cross(1, s, t, 2, 1);
+                let tiles = Tiles { br, bc }.fit(shape);
+                let mut masks = vec![Mask::None, Mask::Causal];
+                if (s, t) == (7, 5) {
+                    masks.push(stripes.clone());
+                }
+                for mask in &masks {
+                    assert_eq!(
+                        TileSums::new(s, t, tiles, mask),
+                        listed(s, t, tiles, mask),
+                        "S={s} T={t} br={br} bc={bc} {}",
+                        mask.name()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sum_over_tiles_is_read_off_four_values_of_its_terms() {
+        let sums = TileSums {
+            pairs: Count::from(3u64),
+            rows: Count::from(7u64),
+            cols: Count::from(11u64),
+            cells: Count::from(29u64),
+        };
+        let f = |nr: u64, nc: u64| 5 + 2 * nr + 3 * nc + 4 * nr * nc;
+        assert_eq!(sums.sum(f).get(), Some(5 * 3 + 2 * 7 + 3 * 11 + 4 * 29));
+    }
+
+    #[test]
+    fn flash_with_the_largest_sequence_and_one_by_one_tiles_is_counted_at_once() {
+        // about 5·10¹¹ visited tile pairs: listing them took 2 GB before any budget was checked
+        let t = crate::scenario::MAX_SIZE;
+        let shape = Shape::new(1, t, 1, 1);
+        let plan = Plan {
+            shape,
+            mask: Mask::Causal,
+            start: StartKind::Qkv,
+            proj: false,
+            dropout: false,
+            mistakes: Mistakes::NONE,
+            rope: None,
+            decode: false,
+            tiles: Tiles { br: 1, bc: 1 }.fit(shape),
+        };
+        let start = std::time::Instant::now();
+        let n = estimate_events(&plan, Variant::Flash, Passes::BOTH);
+        assert!(n.exceeds(1 << 40), "{n}");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
+    }
 }

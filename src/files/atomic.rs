@@ -144,10 +144,13 @@ impl AtomicFile {
         builder.prefix(&prefix).suffix(".tmp");
         #[cfg(unix)]
         {
-            // temporary files are private (0600); a new file gets the mode of a file written
-            // directly (0666 less the umask), an existing one its own mode at commit
+            // temporary files are private (0600) by default; a new file gets the mode of a file
+            // written directly (0666 less the umask), a replaced one its own mode from the start
+            // (a 0600 file is never readable by others while it is written), all of it again
+            // at commit, with its owner
             use std::os::unix::fs::PermissionsExt;
-            builder.permissions(std::fs::Permissions::from_mode(0o666));
+            let mode = old.as_ref().map_or(0o666, |k| k.permissions.mode() & 0o777);
+            builder.permissions(std::fs::Permissions::from_mode(mode));
         }
         let file = builder.tempfile_in(dir_of(&target))?;
         {

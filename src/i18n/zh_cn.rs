@@ -14,6 +14,44 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "      然后被 {masked} 覆盖，这样 softmax 给它的概率为 0",
     ),
     ("   ◀ this element", "   ◀ 这个元素"),
+    ("more than {max}", "超过 {max}"),
+    ("Tracing failed", "追踪失败"),
+    ("The gradient check failed", "梯度检查失败"),
+    ("Training failed", "训练失败"),
+    (
+        "the {worker} thread panicked: {message}",
+        "{worker} 线程崩溃（panic）：{message}",
+    ),
+    ("cannot start the tracing thread: {e}", "无法启动追踪线程：{e}"),
+    (
+        "the tracing thread ended without a result",
+        "追踪线程没有给出结果就结束了",
+    ),
+    ("the check failed: {why}", "检查失败：{why}"),
+    (
+        "--save {path}: cannot write there: {e}",
+        "--save {path}：无法写入那里：{e}",
+    ),
+    (
+        "--load {path}: its loss is {loss}, not a number: the weights overflow f32, so training cannot start from them",
+        "--load {path}：它的损失是 {loss}，不是一个数：权重超出了 f32 的范围，无法从它开始训练",
+    ),
+    (
+        "--checkpoint {path}: its loss on {what} is {loss}, not a number: the weights overflow f32, so this checkpoint cannot be evaluated",
+        "--checkpoint {path}：它在 {what} 上的损失是 {loss}，不是一个数：权重超出了 f32 的范围，无法评估这个检查点",
+    ),
+    (
+        "the model's logits are not finite ({x}): its weights overflow f32, so nothing can be sampled from it",
+        "模型的 logits 不是有限值（{x}）：权重超出了 f32 的范围，无法从中采样",
+    ),
+    (
+        "{path}: io counts the attention core of whole-sequence runs, and a decode run ([run].decode) is not counted yet; remove decode to count the same kernels over the whole sequence",
+        "{path}：io 统计整段序列运行的注意力核心，尚不统计 decode 运行（[run].decode）；去掉 decode 即可在整段序列上统计同样的内核",
+    ),
+    (
+        "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
+        "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",
+    ),
     ("  (next factor follows)", "  （下一个因子随后读取）"),
     ("  (want {want})", "  （应为 {want}）"),
     ("  Enter starts", "  Enter 开始"),
@@ -1947,10 +1985,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {number}/{total} 项：{names} = {values}",
     ),
     (
-        "that is more offsets than the iteration reads",
-        "偏移个数比这次迭代的读还多",
-    ),
-    (
         "the TUI needs a terminal on standard input and output; for scripts use attn-trace run, explain or trace (attn-trace --help)",
         "TUI 需要在标准输入和标准输出上连接终端；在脚本里请使用 attn-trace run、explain 或 trace（attn-trace --help）",
     ),
@@ -2096,8 +2130,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "trace 中没有 {what}；它不包含这个解释所需的事件",
     ),
     (
-        "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
-        "trace 将记录约 {bound} 个事件，远超 {budget} GiB 的预算；{shrink}",
+        "the trace would record {events} events, far beyond the {budget} GiB budget; {shrink}",
+        "trace 将记录 {events} 个事件，远超 {budget} GiB 的预算；{shrink}",
     ),
     (
         "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",

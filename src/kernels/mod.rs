@@ -189,11 +189,22 @@ impl Mask {
         }
     }
 
-    /// How many (i, j) pairs of an `S × T` score matrix are visible.
+    /// How many (i, j) pairs of an `S × T` score matrix are visible (in closed form but for an
+    /// explicit mask, whose cells the scenario file holds). Saturates at `usize::MAX`, which no
+    /// scenario's sizes reach (each is at most 2²⁰).
     pub fn visible_pairs(&self, S: usize, T: usize) -> usize {
         match self {
-            Mask::Causal => (0..S).map(|i| (i + 1).min(T)).sum(),
-            Mask::None => S * T,
+            // row i sees min(i + 1, T) keys: 1 + 2 + … + min(S, T), then T for each row after
+            Mask::Causal => {
+                let n = S.min(T);
+                let triangle = if n.is_multiple_of(2) {
+                    (n / 2).saturating_mul(n.saturating_add(1))
+                } else {
+                    n.saturating_mul(n.div_ceil(2))
+                };
+                triangle.saturating_add((S - n).saturating_mul(T))
+            }
+            Mask::None => S.saturating_mul(T),
             Mask::Explicit { keep, .. } => keep.iter().filter(|&&k| k).count(),
         }
     }
@@ -231,6 +242,10 @@ mod tests {
         assert_eq!(m.visible_pairs(2, 3), 3);
         assert_eq!(Mask::Causal.visible_pairs(2, 5), 1 + 2);
         assert_eq!(Mask::Causal.visible_pairs(3, 2), 1 + 2 + 2);
+        for (s, t) in [(0, 0), (0, 3), (3, 0), (1, 1), (4, 4), (5, 5), (7, 3), (3, 7), (6, 9)] {
+            let listed = (0..s).map(|i| (i + 1).min(t)).sum::<usize>();
+            assert_eq!(Mask::Causal.visible_pairs(s, t), listed, "S={s} T={t}");
+        }
     }
 
     #[test]

@@ -227,6 +227,16 @@ fn check_state(layout: &ParamLayout, st: &TrainState, step: u64) -> Result<(), S
 /// [`load`] would refuse (a NaN weight after a diverged run, say) is refused here, and the file
 /// at `path` is left as it was.
 pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<(), ModelError> {
+    let bytes = encode(path, model, step, state)?;
+    crate::files::atomic::write(path, &bytes).map_err(|e| ModelError::Checkpoint {
+        path: path.display().to_string(),
+        msg: e.to_string(),
+    })
+}
+
+/// The bytes [`save`] writes to `path` (which errors name), for a caller that opened the file
+/// itself (`train --save` opens it before training, to refuse one it cannot write).
+pub fn encode(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<Vec<u8>, ModelError> {
     let err = |msg: String| ModelError::Checkpoint {
         path: path.display().to_string(),
         msg,
@@ -294,8 +304,7 @@ pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>)
                 .map_err(|e| err(e.to_string()))
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let bytes = safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))?;
-    crate::files::atomic::write(path, &bytes).map_err(|e| err(e.to_string()))
+    safetensors::serialize(views, Some(meta)).map_err(|e| err(e.to_string()))
 }
 
 impl TinyGpt {
@@ -375,6 +384,15 @@ fn header_length(len_bytes: [u8; 8], rest: u64) -> Result<u64, String> {
     Ok(header_len)
 }
 
+/// A whole number as a checkpoint writes it: decimal digits only. Rust's `parse` also takes a
+/// leading `+`, which no checkpoint of ours holds (a file that has one was edited).
+fn digits<T: std::str::FromStr>(v: &str) -> Option<T> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
+}
+
 /// Parses checkpoint bytes; the error is the message without the path.
 pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
     let Some(len_bytes) = bytes.get(..8) else {
@@ -421,8 +439,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
     };
     let num = |key: &str| -> Result<usize, String> {
         let v = get(key)?;
-        v.parse()
-            .map_err(|_| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
+        digits(v).ok_or_else(|| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
     };
     let mut config = Config {
         vocab_size: num("vocab_size")?,
@@ -459,9 +476,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
         }
     };
     config.validate().map_err(|e| tr!("metadata: {e}", e))?;
-    let step: u64 = get("step")?
-        .parse()
-        .map_err(|_| tr!("metadata 'step' is not a whole number").to_string())?;
+    let step: u64 = digits(get("step")?).ok_or_else(|| tr!("metadata 'step' is not a whole number").to_string())?;
     let infos: HashMap<String, TensorInfo> = metadata.tensors().into_iter().map(|(k, v)| (k, v.clone())).collect();
     let has_state = infos.keys().any(|n| n.starts_with("adamw."));
     let mut unknown: Vec<&String> = meta
@@ -649,8 +664,7 @@ fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
         };
         let int = |key: &str| -> Result<u128, String> {
             let v = &meta[key];
-            v.parse()
-                .map_err(|_| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
+            digits(v).ok_or_else(|| tr!("metadata '{key}' is '{v}', expected a whole number", key, v))
         };
         let opt = AdamW {
             lr: f("lr")?,

@@ -111,6 +111,13 @@ impl TinyGpt {
                     acts.logits[(n - 1) * v..n * v].to_vec()
                 }
             };
+            if let Some(x) = last.iter().find(|x| !x.is_finite()) {
+                // weights that overflow f32: no byte drawn from them means anything
+                return Err(ModelError::Input(tr!(
+                    "the model's logits are not finite ({x}): its weights overflow f32, so nothing can be sampled from it",
+                    x
+                )));
+            }
             let next = pick(&last, opts.temp, opts.topk, rng.random::<f64>());
             text.push(next);
             if text.len() >= 2 * seq {

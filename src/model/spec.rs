@@ -210,7 +210,9 @@ impl TrainSpec {
             && let (Some(config), Some(b)) = (self.config(), self.batch)
         {
             let need = training_bytes(&config, b, config.seq_len);
-            if need > MEMORY_BUDGET_BYTES {
+            // lower under an address-space limit: refused here, not aborted on an allocation
+            let budget = crate::limits::memory_budget(MEMORY_BUDGET_BYTES as u64);
+            if need > budget as u128 {
                 bad(
                     &mut out,
                     Setting::Batch,
@@ -222,7 +224,7 @@ impl TrainSpec {
                         c = config.d_model,
                         l = config.n_layers,
                         gib = format!("{:.1}", need as f64 / (1u64 << 30) as f64),
-                        max = MEMORY_BUDGET_BYTES >> 30
+                        max = crate::limits::gib_text(budget)
                     ),
                 );
             }
@@ -274,7 +276,7 @@ pub fn rope_names() -> Vec<&'static str> {
 /// `(2m, 2m+1)`) or `half` (pairs `(m, m + D/2)`). The error reads after the setting's name.
 pub fn parse_rope(text: &str) -> Result<Option<Pairs>, SpecError> {
     match text.trim() {
-        NO_ROPE | "" => Ok(None),
+        NO_ROPE => Ok(None),
         name => Pairs::from_name(name).map(Some).ok_or_else(|| SpecError {
             setting: Setting::Rope,
             msg: tr!(

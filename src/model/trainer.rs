@@ -195,6 +195,11 @@ impl Trainer {
     pub fn save(&self, path: &Path) -> Result<(), ModelError> {
         checkpoint::save(path, &self.model, self.step, Some(&self.train_state()))
     }
+
+    /// The bytes [`Trainer::save`] writes to `path` (which errors name).
+    pub fn encode(&self, path: &Path) -> Result<Vec<u8>, ModelError> {
+        checkpoint::encode(path, &self.model, self.step, Some(&self.train_state()))
+    }
 }
 
 /// The settings' check shared with the CLI and the train form (see [`TrainSpec`]), as a

@@ -174,8 +174,15 @@ pub struct Focus {
     pub j: usize,
 }
 
-/// Most memory the traces of one scenario may take.
+/// Most memory the traces of one scenario may take (see [`budget_bytes`]).
 pub const BUDGET_BYTES: u64 = 4 << 30;
+
+/// The memory the traces of one scenario may take in this process: [`BUDGET_BYTES`], or half
+/// its address-space limit (`ulimit -v`) when that is lower, so that a trace the process could
+/// not hold is refused in one line before it starts, not aborted half-way.
+pub fn budget_bytes() -> u64 {
+    crate::limits::memory_budget(BUDGET_BYTES)
+}
 
 /// What one recorded event costs with its share of loop frames and the cell index. Measured:
 /// 35 bytes at B=2, T=16, C=16, H=4 and 39 on the tiny walkthrough, where the per-cell tables
@@ -219,29 +226,20 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
 }
 
 /// Why the traces of `plan` would not fit in [`BUDGET_BYTES`], or `None` when they fit. With
-/// `mistakes`, every variant also runs mistaken (forward only, but for a backward mistake).
+/// `mistakes`, every variant also runs mistaken (forward only, but for a backward mistake). The
+/// counts are exact and cannot wrap: sizes whose events do not fit in a `u64` are "more than"
+/// it, and so is the byte size they print.
 pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
-    let Shape { b, t, c, .. } = plan.shape;
     let shrink = tr!("use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes");
-    // an upper bound first, in floating point, so the exact count below cannot overflow
-    let bound = 64.0 * (b as f64) * (t as f64) * (c as f64) * ((t + c + 1) as f64) * variants.len() as f64;
-    if bound > 1e15 {
-        return Some(tr!(
-            "the trace would record on the order of {bound} events, far beyond the {budget} GiB budget; {shrink}",
-            bound = format!("{bound:.0e}"),
-            budget = BUDGET_BYTES >> 30,
-            shrink
-        ));
-    }
     let mistaken = Plan {
         mistakes,
         ..plan.clone()
     };
-    let events: u64 = variants
+    let events: engine::Count = variants
         .iter()
         .map(|&v| {
             let wrong = if mistakes.is_empty() {
-                0
+                engine::Count::ZERO
             } else {
                 engine::estimate_events(&mistaken, v, passes)
             };
@@ -249,15 +247,25 @@ pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: 
         })
         .sum();
     let bytes = events * BYTES_PER_EVENT;
-    (bytes > BUDGET_BYTES).then(|| {
-        tr!(
+    let budget = budget_bytes();
+    if !bytes.exceeds(budget) {
+        return None;
+    }
+    Some(match bytes.get() {
+        Some(b) => tr!(
             "the trace would record {events} events (about {gib} GiB at {per_event} bytes per event), over the {budget} GiB budget; {shrink}",
             events,
-            gib = format!("{:.1}", bytes as f64 / GIB),
+            gib = format!("{:.1}", b as f64 / GIB),
             per_event = BYTES_PER_EVENT,
-            budget = BUDGET_BYTES >> 30,
+            budget = crate::limits::gib_text(budget),
             shrink
-        )
+        ),
+        None => tr!(
+            "the trace would record {events} events, far beyond the {budget} GiB budget; {shrink}",
+            events,
+            budget = crate::limits::gib_text(budget),
+            shrink
+        ),
     })
 }
 
@@ -317,8 +325,12 @@ pub const MISTAKES: &[(&str, &str)] = &[
     ),
 ];
 
-/// Largest scenario file read: a few million values, far more than any traceable scenario holds.
-pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// Largest scenario file read: about 100,000 numbers, more than any scenario within the trace
+/// budget gives. What the parser can afford: measured with `/usr/bin/time -v`, the TOML parser
+/// peaks at up to about 570 bytes of memory per byte of text (dotted keys inside inline tables,
+/// each part a table; a flat list of numbers takes about 75), so a file at this cap costs at most
+/// about 600 MB and 1.5 s before its first error. The cap was 64 MiB: some 35 GB.
+pub const MAX_FILE_BYTES: u64 = 1 << 20;
 
 impl Scenario {
     /// Reads and validates a scenario file. Every failure (missing file, a directory, a FIFO or
@@ -411,7 +423,7 @@ impl Scenario {
     }
 
     /// Events a traced run of `variant` will record.
-    pub fn estimated_events(&self, variant: Variant) -> u64 {
+    pub fn estimated_events(&self, variant: Variant) -> engine::Count {
         engine::estimate_events(&self.plan(), variant, self.passes)
     }
 
@@ -591,7 +603,7 @@ mod tests {
         let run = s.run(Variant::Baseline, true);
         // one query over one key: att = v, out = att·I + 0
         assert_eq!(run.tensors.get(Buf::Out), &[5.0, 6.0]);
-        assert_eq!(run.events() as u64, s.estimated_events(Variant::Baseline));
+        assert_eq!(Some(run.events() as u64), s.estimated_events(Variant::Baseline).get());
     }
 
     #[test]

@@ -14,9 +14,51 @@ use crate::kernels::attention_mistakes::Mistakes;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
 use std::collections::BTreeMap;
+use std::ops::Range;
 use toml::de::DeTable;
 
 pub use super::reader::MAX_SIZE;
+
+/// The first syntax error in the file. The parser reports one, not always the first (an
+/// unterminated string on line 1 came out as an unclosed table on line 2), and keeping all of
+/// them costs hundreds of bytes per byte of a file made of errors: so the text up to the end of
+/// the reported error's line is parsed again with every error kept, and the earliest before the
+/// reported one wins. (Cutting the text there can add errors of its own, but only at its end.)
+fn first_error(text: &str, reported: toml::de::Error) -> (String, Option<Range<usize>>) {
+    let Some(at) = reported.span().map(|s| s.start) else {
+        let span = located(text, reported.message());
+        return (reported.message().to_string(), span);
+    };
+    let end = text[at..].find('\n').map_or(text.len(), |n| at + n);
+    let (_, errors) = DeTable::parse_recoverable(&text[..end]);
+    errors
+        .into_iter()
+        .filter_map(|e| Some((e.span()?, e)))
+        .filter(|(span, _)| span.start < at)
+        .min_by_key(|(span, _)| span.start)
+        .map_or_else(
+            || (reported.message().to_string(), reported.span()),
+            |(span, e)| (e.message().to_string(), Some(span)),
+        )
+}
+
+/// Where an error the parser gives no position for lies (a dotted key of more parts than its
+/// recursion limit): the first line whose prefix of the text has the same error, found by
+/// bisection (a handful of parses of prefixes), from its first non-blank character.
+fn located(text: &str, message: &str) -> Option<Range<usize>> {
+    let has_it = |end: usize| DeTable::parse(&text[..end]).is_err_and(|f| f.span().is_none() && f.message() == message);
+    // the ends of the lines; the error is in the first prefix that has it
+    let ends: Vec<usize> = text
+        .match_indices('\n')
+        .map(|(k, _)| k)
+        .chain(std::iter::once(text.len()))
+        .collect();
+    let k = ends.partition_point(|&end| !has_it(end));
+    let end = *ends.get(k)?;
+    let start = if k == 0 { 0 } else { ends[k - 1] + 1 };
+    let line = &text[start..end];
+    Some(start + (line.len() - line.trim_start().len())..end)
+}
 
 /// Parses and validates a whole scenario document.
 pub fn parse(text: &str, source: &str) -> Result<Scenario> {
@@ -27,12 +69,13 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
             tr!("empty file: a scenario needs at least a title = \"…\" and a [shape] table with B, T and C"),
         ));
     }
-    // every syntax error, so the one reported is the first in the file (the parser's own choice
-    // is the last: an unterminated string on line 1 was reported as an unclosed table on line 2)
-    let (root, errors) = DeTable::parse_recoverable(text);
-    if let Some(first) = errors.iter().min_by_key(|e| e.span().map_or(usize::MAX, |s| s.start)) {
-        return Err(toml_error(&doc, first));
-    }
+    let root = match DeTable::parse(text) {
+        Ok(root) => root,
+        Err(reported) => {
+            let (message, span) = first_error(text, reported);
+            return Err(toml_error(&doc, &message, span));
+        }
+    };
     let root = root.get_ref();
     doc.known_keys(root, ROOT_KEYS, "")?;
 

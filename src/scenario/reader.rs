@@ -299,9 +299,8 @@ pub(super) fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The TOML parser's own error (syntax, duplicate key), reduced to one line.
-pub(super) fn toml_error(doc: &Doc<'_>, e: &toml::de::Error) -> ScenarioError {
-    let message = e.message().lines().next().unwrap_or("").trim().trim_end_matches('.');
-    let span = e.span();
+pub(super) fn toml_error(doc: &Doc<'_>, message: &str, span: Option<Range<usize>>) -> ScenarioError {
+    let message = message.lines().next().unwrap_or("").trim().trim_end_matches('.');
     if message.starts_with("duplicate key") {
         let key = span
             .clone()

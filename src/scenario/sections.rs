@@ -9,7 +9,7 @@ use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
-use crate::tensor::{Shape, numel};
+use crate::tensor::{Shape, checked_numel};
 use crate::tr;
 use crate::trace::{Buf, Pass};
 use std::collections::BTreeMap;
@@ -498,8 +498,17 @@ pub(super) fn field(buf: Buf) -> String {
 /// the trailing dimensions of `shape` and whose outer level holds all the leading ones (so a
 /// `[B,T,C]` tensor may be written flat, as `B*T` rows of `C`, or fully nested).
 pub(super) fn tensor(doc: &Doc<'_>, v: &Value<'_>, field: &str, shape: &[usize]) -> Result<Vec<f32>> {
-    let expected = numel(shape);
     let dims_text = shape.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
+    let Some(expected) = checked_numel(shape) else {
+        return Err(doc.err(
+            Some(v.span()),
+            field,
+            tr!(
+                "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
+                dims_text
+            ),
+        ));
+    };
     let DeValue::Array(_) = v.get_ref() else {
         return Err(doc.err(
             Some(v.span()),
@@ -528,7 +537,7 @@ pub(super) fn tensor(doc: &Doc<'_>, v: &Value<'_>, field: &str, shape: &[usize])
     let n = dims.len();
     let fits = n <= shape.len()
         && dims[1..] == shape[shape.len() + 1 - n..]
-        && dims[0] == shape[..shape.len() + 1 - n].iter().product::<usize>();
+        && checked_numel(&shape[..shape.len() + 1 - n]) == Some(dims[0]);
     if !fits {
         let found = if n == 1 {
             tr!("{n} numbers", n = dims[0])

@@ -126,6 +126,12 @@ pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+/// The number of elements of `shape`, or `None` when it does not fit in a `usize`: for sizes
+/// read from a file, before anything is allocated.
+pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
+}
+
 /// Row-major strides: the last dimension is contiguous.
 pub fn strides(shape: &[usize]) -> Vec<usize> {
     let mut s = vec![1; shape.len()];

@@ -1,6 +1,7 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
+use super::guard::{self, Worker};
 use super::quiz::QuizLevel;
 use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
@@ -291,18 +292,33 @@ pub fn update(app: &mut App, msg: Msg) {
         app.trace_model(*traced);
     }
     if let Screen::Loading(l) = &app.screen
-        && let Some(walk) = l.poll()
+        && let Some(done) = l.poll()
     {
-        let walk = Arc::new(walk);
-        app.walk = Arc::clone(&walk);
-        app.screen = first_screen(&walk);
-        if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
-            t.start_quiz(level);
+        match done {
+            Ok(walk) => {
+                let walk = Arc::new(walk);
+                app.walk = Arc::clone(&walk);
+                app.screen = first_screen(&walk);
+                if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
+                    t.start_quiz(level);
+                }
+            }
+            Err(why) => {
+                app.go_back();
+                // a panic's popup is queued (below); any other failure says why here
+                if let Some(why) = why {
+                    app.message(Worker::Loading.failed_title(), why, true);
+                }
+            }
         }
     }
     // a gradient check finished on the tracer's worker
     if let Screen::Tracer(t) = &mut app.screen {
         t.tick();
+    }
+    // a worker thread that panicked: its message, in a popup, and the app goes on
+    if let Some((worker, text)) = guard::take_failure() {
+        app.message(worker.failed_title(), text, true);
     }
     match msg {
         Msg::Resize(w, h) => app.area = Rect::new(0, 0, w, h),

@@ -10,6 +10,7 @@ use crate::analysis::gradcheck::{self, Check, Skip};
 use crate::engine::Inputs;
 use crate::kernels::Variant;
 use crate::trace::Buf;
+use crate::tui::guard::{Worker, guard};
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -100,15 +101,19 @@ fn work(shared: Arc<Shared>) {
             }
         };
         let (variant, grad, off) = request.key;
-        let result = gradcheck::check(
-            &request.inputs,
-            variant,
-            grad,
-            off,
-            request.value,
-            request.analytic,
-            request.label,
-        );
+        // a panic is an error for the UI (see `guard`) and a failed check in the panel
+        let result = guard(Worker::GradientCheck, || {
+            gradcheck::check(
+                &request.inputs,
+                variant,
+                grad,
+                off,
+                request.value,
+                request.analytic,
+                request.label.clone(),
+            )
+        })
+        .unwrap_or_else(|e| Err(Skip::Failed(e)));
         shared.lock().done.push((request.key, result));
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod app;
 pub mod gradcheck;
+pub mod guard;
 pub mod quiz;
 pub mod screens;
 pub mod source;
@@ -20,9 +21,10 @@ pub mod walk;
 pub mod widgets;
 
 use app::{App, Msg};
+use crossterm::cursor::Show;
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use crossterm::execute;
-use std::io::stdout;
+use std::io::{Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use theme::Theme;
@@ -39,12 +41,20 @@ pub const PANIC_ENV: &str = "ATTN_TRACE_TUI_PANIC";
 static TERMINAL_TAKEN: AtomicBool = AtomicBool::new(false);
 
 /// Gives the terminal back if the TUI has it: for a signal handler that is about to end the
-/// process (SIGTERM, SIGHUP) from another thread.
+/// process (SIGINT, SIGTERM, SIGHUP) from another thread.
 pub fn restore_after_signal() {
     if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
-        let _ = execute!(stdout(), DisableMouseCapture);
-        ratatui::restore();
+        give_back();
     }
+}
+
+/// Everything the TUI took: mouse capture, raw mode, the alternate screen, and the cursor it
+/// hid while drawing (which only the `Terminal`'s drop would show again, and a signal handler
+/// that ends the process never reaches it).
+fn give_back() {
+    let _ = execute!(stdout(), DisableMouseCapture);
+    ratatui::restore();
+    let _ = execute!(stdout(), Show);
 }
 
 /// With [`PANIC_ENV`] set: the panic that tests the terminal is restored.
@@ -59,13 +69,18 @@ fn panic_to_test_the_restore() -> ! {
 pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
     let mut terminal = ratatui::try_init()?;
     TERMINAL_TAKEN.store(true, Ordering::SeqCst);
-    // ratatui's hook leaves raw mode and the alternate screen; mouse capture is ours to undo
+    // ratatui's hook leaves raw mode and the alternate screen; mouse capture and the cursor are
+    // ours to undo
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = execute!(stdout(), DisableMouseCapture);
+        if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
+            give_back();
+        }
         hook(info);
     }));
-    let result = (|| -> color_eyre::Result<()> {
+    // a worker thread's panic is a popup, not a report over the screen (see `guard`)
+    guard::install_hook();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> color_eyre::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
         let size = terminal.size()?;
         let mut app = open(size.width, size.height);
@@ -89,10 +104,18 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
             app::update(&mut app, msg);
         }
         Ok(())
-    })();
+    }));
     if TERMINAL_TAKEN.swap(false, Ordering::SeqCst) {
-        let _ = execute!(stdout(), DisableMouseCapture);
-        ratatui::restore();
+        give_back();
     }
-    result
+    match result {
+        Ok(result) => result,
+        Err(panic) => {
+            // a panic on one of rayon's threads that this thread called: kept by the hook
+            if let Some(text) = guard::take_kept() {
+                let _ = writeln!(std::io::stderr(), "{text}");
+            }
+            std::panic::resume_unwind(panic)
+        }
+    }
 }

@@ -25,16 +25,16 @@ use std::time::{Duration, Instant};
 
 /// Address space the binary may use: a small model, a scenario and the program itself fit many
 /// times over; what a lying header or `/dev/zero` asks for does not.
-const MEMORY_LIMIT: u64 = 1 << 30;
+pub(crate) const MEMORY_LIMIT: u64 = 1 << 30;
 /// Longest any command here may take.
-const TIME_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const TIME_LIMIT: Duration = Duration::from_secs(30);
 
-fn bin() -> PathBuf {
+pub(crate) fn bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("attn-trace")
 }
 
 /// Applies the memory limit to a command about to start.
-fn limit_memory(c: &mut std::process::Command) {
+pub(crate) fn limit_memory(c: &mut std::process::Command) {
     // SAFETY: setrlimit is async-signal-safe and touches nothing but the child's limits.
     unsafe {
         c.pre_exec(|| {
@@ -50,7 +50,7 @@ fn limit_memory(c: &mut std::process::Command) {
     }
 }
 
-fn std_cmd(dir: &Path) -> std::process::Command {
+pub(crate) fn std_cmd(dir: &Path) -> std::process::Command {
     let mut c = std::process::Command::new(bin());
     c.current_dir(dir).env("NO_COLOR", "1");
     limit_memory(&mut c);
@@ -58,14 +58,14 @@ fn std_cmd(dir: &Path) -> std::process::Command {
 }
 
 /// The binary in `dir`, limited in memory and time, its output captured.
-fn cmd(dir: &Path) -> Command {
+pub(crate) fn cmd(dir: &Path) -> Command {
     let mut c = Command::from_std(std_cmd(dir));
     c.timeout(TIME_LIMIT);
     c
 }
 
 /// Expects exit code 2 and exactly one line on stderr, `error: …`, containing every needle.
-fn refused(c: &mut Command, needles: &[&str]) -> String {
+pub(crate) fn refused(c: &mut Command, needles: &[&str]) -> String {
     let out = c.assert().get_output().clone();
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(
@@ -82,7 +82,7 @@ fn refused(c: &mut Command, needles: &[&str]) -> String {
     err
 }
 
-fn tiny_config() -> Config {
+pub(crate) fn tiny_config() -> Config {
     Config {
         seq_len: 8,
         d_model: 8,
@@ -93,7 +93,7 @@ fn tiny_config() -> Config {
 }
 
 /// A real checkpoint with optimizer state, after a few steps.
-fn trained(path: &Path) {
+pub(crate) fn trained(path: &Path) {
     let data = Dataset::builtin("sort", 8).unwrap();
     let mut t = Trainer::new(TinyGpt::new(tiny_config(), 3).unwrap(), data, 2, 1e-3, 3).unwrap();
     for _ in 0..2 {
@@ -103,18 +103,18 @@ fn trained(path: &Path) {
 }
 
 /// A weights-only checkpoint.
-fn weights(path: &Path) {
+pub(crate) fn weights(path: &Path) {
     TinyGpt::new(tiny_config(), 1).unwrap().save(path, 5).unwrap();
 }
 
 /// A safetensors file's header (as JSON) and its data.
-fn split(bytes: &[u8]) -> (Value, Vec<u8>) {
+pub(crate) fn split(bytes: &[u8]) -> (Value, Vec<u8>) {
     let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
     let header = serde_json::from_slice(&bytes[8..8 + n]).unwrap();
     (header, bytes[8 + n..].to_vec())
 }
 
-fn join(header: &Value, data: &[u8]) -> Vec<u8> {
+pub(crate) fn join(header: &Value, data: &[u8]) -> Vec<u8> {
     let text = serde_json::to_vec(header).unwrap();
     let mut out = (text.len() as u64).to_le_bytes().to_vec();
     out.extend_from_slice(&text);
@@ -193,7 +193,7 @@ fn n_params() -> usize {
     TinyGpt::new(tiny_config(), 1).unwrap().num_params()
 }
 
-fn mkfifo(path: &Path) {
+pub(crate) fn mkfifo(path: &Path) {
     let c = CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a valid C string; mkfifo only creates the node.
     assert_eq!(
@@ -234,7 +234,7 @@ fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-fn mode(p: &Path) -> u32 {
+pub(crate) fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
 }
 
@@ -460,7 +460,8 @@ fn a_runaway_learning_rate_is_refused_and_divergence_never_overwrites_a_checkpoi
         b"the previous checkpoint"
     );
 
-    // weights so large that the first forward pass overflows: the loss is not finite
+    // weights so large that the first forward pass overflows: the loss is not finite, which
+    // is the checkpoint's doing, before any step (issue 34: one line naming it, exit code 2)
     let mut model = TinyGpt::new(tiny_config(), 1).unwrap();
     model.params.iter_mut().for_each(|p| *p = 3e38);
     model.save(&d.join("big.safetensors"), 0).unwrap();
@@ -477,11 +478,14 @@ fn a_runaway_learning_rate_is_refused_and_divergence_never_overwrites_a_checkpoi
         ])
         .args(["--steps", "5", "--save", "big.safetensors"])
         .assert()
-        .code(1)
+        .code(2)
         .get_output()
         .clone();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("error: ") && err.contains("not finite"), "{err}");
+    assert!(
+        err.starts_with("error: --load big.safetensors") && err.contains("not a number"),
+        "{err}"
+    );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert_eq!(
         std::fs::read(d.join("big.safetensors")).unwrap(),

@@ -14,6 +14,14 @@ mod cli_explain;
 #[cfg(unix)]
 #[allow(unsafe_code)]
 mod cli_hostile;
+// the property test of issue 34: setrlimit in the child
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod cli_hostile_props;
+// libc: a FIFO, signals
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod cli_hostile_two;
 mod cli_invalid_scenarios;
 mod cli_io;
 mod cli_run_trace;

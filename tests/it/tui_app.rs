@@ -291,7 +291,7 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     use attn_trace::scenario::Scenario;
     use std::time::{Duration, Instant};
     let s = Scenario::shipped("heads_h4").expect("shipped");
-    let total: u64 = s.variants.iter().map(|&v| s.estimated_events(v)).sum();
+    let total: u64 = s.variants.iter().map(|&v| s.estimated_events(v).get().unwrap()).sum();
     let mut a = App::opening(s, Some(Variant::Baseline), Theme::MONO, 80, 24);
     let Screen::Loading(l) = &a.screen else {
         panic!("the app opens on the progress screen")

@@ -141,3 +141,23 @@ fn a_partial_sum_is_told_from_the_final_gradient() {
     assert!(screen.contains(", agree"), "{screen}");
     insta::assert_snapshot!("gradcheck_120x40", screen);
 }
+
+/// Issue 34: on the shipped GQA scenario, `Tab` (to MHA) then `f` (backward) asked MHA's check
+/// on the grouped-head weights; an assertion in `kernels/linear.rs` killed the worker and the
+/// app stopped answering. The check now perturbs the weights as MHA read them (each key/value
+/// head's repeated), and agrees.
+#[test]
+fn mha_on_grouped_heads_checks_the_weights_it_read() {
+    let s = attn_trace::scenario::Scenario::shipped("gqa").unwrap();
+    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    key(&mut a, KeyCode::Tab);
+    key(&mut a, KeyCode::Char('f'));
+    let screen = settled(&mut a, 120, 40);
+    assert!(screen.contains("mha"), "{screen}");
+    assert!(!screen.contains("failed") && !screen.contains("panicked"), "{screen}");
+    // a weight MHA reads repeated: k's part of w_qkv, column 8 + 3 of C + 2·C
+    goto(&mut a, "d_w_qkv[11]");
+    let screen = settled(&mut a, 120, 40);
+    assert!(screen.contains("d_w_qkv[11]"), "{screen}");
+    assert!(screen.contains(", agree"), "{screen}");
+}

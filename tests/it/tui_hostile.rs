@@ -109,3 +109,160 @@ fn sigterm_restores_the_terminal() {
     assert_eq!(status.code(), Some(143), "{status:?}");
     assert_restored(&pty.text());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round two (issue 34)
+
+/// The binary in `dir` on a fresh 120×40 pty, under the memory limit, without colour, with
+/// `env` besides.
+fn spawn_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
+    let mut all = vec![("NO_COLOR", "1")];
+    all.extend_from_slice(env);
+    Pty::spawn(Spawn {
+        args,
+        dir: Some(dir),
+        cols: 120,
+        rows: 40,
+        env: &all,
+        memory_limit: Some(MEMORY_LIMIT),
+    })
+}
+
+/// Class 1, in the TUI: the scenario picker describes every file of its folder, and a ten-line
+/// flash scenario beside a good one made the estimate allocate 4 GiB and abort, leaving the
+/// terminal in the alternate screen. Now the picker shows the neighbour's refusal.
+#[test]
+fn a_scenario_whose_estimate_was_huge_is_described_in_the_picker() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::write(
+        scenarios.join("a_good.toml"),
+        "title = \"A good one\"\n[shape]\nB = 1\nT = 3\nC = 4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        scenarios.join("b_flash.toml"),
+        "title = \"long\"\n[shape]\nB = 1\nT = 100000\nC = 1\n[run]\nvariants = [\"flash\"]\n[flash]\nbr = 1\nbc = 1\n",
+    )
+    .unwrap();
+    let mut pty = spawn(dir.path(), &[]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("q");
+    pty.send("4"); // Open scenario…
+    let at = pty.wait_for("A good one", at);
+    pty.send("\x1b[B"); // ↓ to b_flash.toml, whose error shows in the about box
+    pty.wait_for("budget", at);
+    pty.send("\x1b"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+}
+
+/// Class 3: a panic on a worker thread (made on purpose with `ATTN_TRACE_WORKER_PANIC`) reaches
+/// the UI as an error popup, the app goes on answering keys, and quitting gives the terminal
+/// back. Before, the hook restored the terminal from the worker's thread and printed its report
+/// over the screen, and the app was left answering nothing (or, tracing, waiting forever).
+#[test]
+fn a_worker_thread_that_panics_gives_a_popup_and_the_app_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("small.toml"),
+        "title = \"small\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\n",
+    )
+    .unwrap();
+
+    // the gradient check: `f` switches the tracer to the backward pass, whose cell is checked
+    let mut pty = spawn_with(d, &[], &[("ATTN_TRACE_WORKER_PANIC", "gradient-check")]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("f");
+    let at = pty.wait_for("The gradient check failed", at);
+    pty.wait_for("panicked", at);
+    pty.send("\x1b"); // closes the popup
+    pty.send("n"); // the tracer still steps
+    pty.send("q"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+    assert!(
+        !pty.text().contains("The application panicked"),
+        "no report over the screen"
+    );
+
+    // tracing a scenario behind the progress box: back to the menu, with the popup
+    let mut pty = spawn_with(d, &["tui", "small.toml"], &[("ATTN_TRACE_WORKER_PANIC", "loading")]);
+    let at = pty.wait_for("Tracing failed", 0);
+    pty.wait_for("panicked", at);
+    pty.send("\x1b");
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+
+    // training: the run ends as failed, with the popup
+    let mut pty = spawn_with(d, &[], &[("ATTN_TRACE_WORKER_PANIC", "training")]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("q");
+    pty.send("5"); // Train TinyGPT
+    let at = pty.wait_for("Start", at);
+    pty.send("\r");
+    let at = pty.wait_for("Training failed", at);
+    pty.wait_for("panicked", at);
+    pty.send("\x1b"); // the popup
+    pty.send("q"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+}
+
+/// Class 5: a typed range was expanded before it was checked: `0..=18446744073709551615` panicked
+/// (capacity overflow) and `0..4000000000` aborted out of memory with the terminal left raw. Both
+/// are now a wrong answer like any other.
+#[test]
+fn quiz_ranges_beyond_any_iteration_are_wrong_answers_not_allocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("small.toml"),
+        "title = \"small\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\n",
+    )
+    .unwrap();
+    let mut pty = spawn(d, &["tui", "small.toml", "--quiz=iterations"]);
+    let at = pty.wait_for("predict", 0);
+    // the iteration's first two reads are at offset 0: each answer is wrong, none is expanded
+    for answer in ["0..=18446744073709551615", "5..4000000000", "7..=4000000000"] {
+        pty.send(answer);
+        pty.send("\r");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        pty.send(&"\x7f".repeat(30)); // Backspace: clears what was typed (Esc on nothing leaves)
+    }
+    // (the screen redraws only the cells that change, so the later verdicts show in pieces)
+    pty.wait_for("not quite", at);
+    // Ctrl-C quits, after the answers: an exit code 0 says none of them ended the program
+    pty.send("\x03");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+    assert!(pty.cooked(), "the terminal is out of raw mode");
+}
+
+/// Class 6: SIGINT, SIGTERM and SIGHUP end the TUI with 128 + n and give the whole terminal back:
+/// the alternate screen and mouse capture were undone, but the cursor stayed hidden.
+#[test]
+fn every_signal_the_tui_handles_restores_the_whole_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+        let mut pty = spawn(dir.path(), &[]);
+        pty.wait_for("q_base", 0);
+        // SAFETY: signalling our own child by its id.
+        assert_eq!(unsafe { libc::kill(pty.child.id() as i32, signal) }, 0);
+        let status = pty.exit_status();
+        assert_eq!(status.code(), Some(code), "signal {signal}: {status:?}");
+        assert_restored(&pty.text());
+        assert!(pty.cooked(), "signal {signal}: the terminal is out of raw mode");
+    }
+}

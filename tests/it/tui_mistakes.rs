@@ -634,7 +634,9 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     // the estimate counts the mistaken run's writes without the += read: 2·(T·C) = 48 fewer
     let s = scenario("overwrite_kv_grad");
     let plan = s.mistaken_inputs().unwrap().plan();
-    let want = attn_trace::engine::estimate_events(&plan, attn_trace::kernels::Variant::Gqa, s.passes);
+    let want = attn_trace::engine::estimate_events(&plan, attn_trace::kernels::Variant::Gqa, s.passes)
+        .get()
+        .unwrap();
     assert_eq!((a.len(), b.len(), want), (5496, 5448, 5448));
     let n = first_divergence(a, b).unwrap();
     assert_eq!(n, 1920 + 888 + 36 * 5 + 12 + 6);

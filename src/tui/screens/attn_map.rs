@@ -95,7 +95,7 @@ impl AttnMap {
             .collect::<Result<Vec<_>, _>>()?;
         // the trace budget: the same for every layer, so check it once
         let events = engine::estimate_events(&captures[0].inputs.plan(), captures[0].variant, Passes::BOTH);
-        if events > MAX_TRACE_EVENTS {
+        if events.exceeds(MAX_TRACE_EVENTS) {
             let fits = (1..prompt.len())
                 .rev()
                 .find(|&t| {
@@ -103,7 +103,7 @@ impl AttnMap {
                         shape: cfg.shape(1, t),
                         ..captures[0].inputs.plan()
                     };
-                    engine::estimate_events(&plan, captures[0].variant, Passes::BOTH) <= MAX_TRACE_EVENTS
+                    !engine::estimate_events(&plan, captures[0].variant, Passes::BOTH).exceeds(MAX_TRACE_EVENTS)
                 })
                 .unwrap_or(1);
             return Err(tr!(

@@ -1,11 +1,12 @@
 //! Opening a scenario: its variants are traced on a worker thread while this screen says how
 //! many events are recorded so far, so a large scenario never freezes the terminal.
 
-use crate::engine::estimate_events;
+use crate::engine::{Count, estimate_events};
 use crate::kernels::Variant;
 use crate::scenario::Scenario;
 use crate::tr;
 use crate::trace::Progress;
+use crate::tui::guard::{Worker, guard};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::popup;
@@ -25,7 +26,7 @@ pub struct Loading {
     pub started: Instant,
     /// The variant to open on, instead of the scenario's `[focus]` one.
     pub variant: Option<Variant>,
-    done: Receiver<Walk>,
+    done: Receiver<Result<Walk, Option<String>>>,
 }
 
 /// What the app should do after a key.
@@ -43,18 +44,37 @@ impl Loading {
         let total = s
             .variants
             .iter()
-            .map(|&v| s.estimated_events(v) + mistaken.as_ref().map_or(0, |p| estimate_events(p, v, s.passes)))
-            .sum();
+            .map(|&v| {
+                s.estimated_events(v)
+                    + mistaken
+                        .as_ref()
+                        .map_or(Count::ZERO, |p| estimate_events(p, v, s.passes))
+            })
+            .sum::<Count>()
+            .get()
+            .unwrap_or(u64::MAX);
         let title = tr!("Opening {title}", title = s.title);
         let progress = Progress::default();
         let (tx, done) = channel();
         let watch = progress.clone();
-        std::thread::spawn(move || {
-            if let Some(walk) = Walk::traced(&s, &watch) {
-                // the receiver is gone when the user cancelled: nothing to do then
-                let _ = tx.send(walk);
+        let spawned = std::thread::Builder::new().name("tracing".into()).spawn(move || {
+            // the receiver is gone when the user cancelled: nothing to do then; a panic
+            // is an error for the UI (see `guard`), and this screen closes on it
+            match guard(Worker::Loading, || Walk::traced(&s, &watch)) {
+                Ok(Some(walk)) => drop(tx.send(Ok(walk))),
+                Ok(None) => {}
+                // its popup is queued already
+                Err(_) => drop(tx.send(Err(None))),
             }
         });
+        let done = match spawned {
+            Ok(_) => done,
+            Err(e) => {
+                let (tx, rx) = channel();
+                let _ = tx.send(Err(Some(tr!("cannot start the tracing thread: {e}", e))));
+                rx
+            }
+        };
         Loading {
             title,
             total,
@@ -65,17 +85,20 @@ impl Loading {
         }
     }
 
-    /// The traced walk, once the worker has finished (with the variant asked for in focus).
-    pub fn poll(&self) -> Option<Walk> {
+    /// The traced walk, once the worker has finished (with the variant asked for in focus), or
+    /// that there is none: why, unless the worker's panic already says it in a popup (`guard`).
+    pub fn poll(&self) -> Option<Result<Walk, Option<String>>> {
         match self.done.try_recv() {
-            Ok(mut walk) => {
+            Ok(Ok(mut walk)) => {
                 if let Some(v) = self.variant {
                     let (_, pass, e) = walk.focus.unwrap_or((None, None, Element { b: 0, h: 0, i: 0, j: 0 }));
                     walk.focus = Some((Some(v), pass, e));
                 }
-                Some(walk)
+                Some(Ok(walk))
             }
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
+            Ok(Err(e)) => Some(Err(e)),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(Some(tr!("the tracing thread ended without a result").into()))),
         }
     }
 

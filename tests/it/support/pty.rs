@@ -147,6 +147,17 @@ impl Pty {
         std::thread::sleep(Duration::from_millis(150));
     }
 
+    /// Whether the terminal is in cooked mode again: line editing and echo on, as before the
+    /// program put it in raw mode (the master side reads the pty's settings).
+    pub fn cooked(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        // SAFETY: tcgetattr fills a termios the size libc declares, on a descriptor we own.
+        let mut t: libc::termios = unsafe { std::mem::zeroed() };
+        let rc = unsafe { libc::tcgetattr(self.master.as_raw_fd(), &raw mut t) };
+        assert_eq!(rc, 0, "tcgetattr on the pty");
+        t.c_lflag & libc::ICANON != 0 && t.c_lflag & libc::ECHO != 0
+    }
+
     /// Waits for the program to end (killing it after 30 s) and lets the reader drain.
     pub fn exit_status(&mut self) -> ExitStatus {
         let start = Instant::now();
@@ -191,8 +202,12 @@ fn visible(out: &str) -> (String, Vec<usize>) {
     (shown, ends)
 }
 
-/// The alternate screen was entered, and left again after the last time it was entered, and
-/// mouse capture was turned off.
+pub const HIDE_CURSOR: &str = "\x1b[?25l";
+pub const SHOW_CURSOR: &str = "\x1b[?25h";
+
+/// The alternate screen was entered, and left again after the last time it was entered, mouse
+/// capture was turned off, and the cursor, hidden while the TUI drew, was shown again after the
+/// last time it was hidden.
 pub fn assert_restored(out: &str) {
     let entered = out
         .rfind(ENTER_ALT_SCREEN)
@@ -200,4 +215,10 @@ pub fn assert_restored(out: &str) {
     let left = out.rfind(LEAVE_ALT_SCREEN).expect("the alternate screen was left");
     assert!(left > entered, "the alternate screen was left after it was entered");
     assert!(out.contains("\x1b[?1000l"), "mouse capture was turned off");
+    let hidden = out.rfind(HIDE_CURSOR).expect("the TUI hid the cursor while drawing");
+    let shown = out.rfind(SHOW_CURSOR);
+    assert!(
+        shown.is_some_and(|s| s > hidden),
+        "the cursor was shown again after it was last hidden"
+    );
 }

@@ -25,6 +25,7 @@ pub fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
 /// (reads, writes) per phase, from the closed forms of [`phase_counts`].
 pub fn closed_form_counts(plan: &Plan, variant: Variant, passes: Passes) -> BTreeMap<Phase, (u64, u64)> {
     phase_counts(plan, variant, passes)
+        .expect("the test's sizes fit the counts")
         .into_iter()
         .map(|p| (p.phase, (p.reads, p.writes)))
         .collect()

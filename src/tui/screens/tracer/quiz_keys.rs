@@ -27,7 +27,8 @@ impl Tracer {
         let quiz = self.quiz.as_mut()?;
         match key.code {
             KeyCode::Char(c)
-                if c.is_ascii_digit() || matches!(c, '.' | '-' | ',' | ' ') || (c == 'e' && !quiz.input.is_empty()) =>
+                // `=` for the ranges the hint offers (`10..=13`)
+                if c.is_ascii_digit() || matches!(c, '.' | '=' | '-' | ',' | ' ') || (c == 'e' && !quiz.input.is_empty()) =>
             {
                 if quiz.input.chars().count() < 160 {
                     quiz.input.push(c);

@@ -6,6 +6,7 @@ pub use crate::model::Source;
 use crate::model::gpt::Attention;
 use crate::model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use crate::tr;
+use crate::tui::guard::{self, guard};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -137,9 +138,13 @@ impl Worker {
         let quit = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&quit);
         let failed = out.clone();
-        let handle = thread::Builder::new()
-            .name("tinygpt-train".into())
-            .spawn(move || work(spec, cmd_rx, out, flag));
+        let crashed = out.clone();
+        let handle = thread::Builder::new().name("tinygpt-train".into()).spawn(move || {
+            // a panic is an error for the UI (see `guard`) and ends the run as failed
+            if let Err(e) = guard(guard::Worker::Training, || work(spec, cmd_rx, out, flag)) {
+                let _ = crashed.send(Report::Failed(e));
+            }
+        });
         let handle = match handle {
             Ok(h) => Some(h),
             Err(e) => {
