@@ -130,6 +130,24 @@ fn an_activation_is_perturbed_where_it_is_computed() {
 }
 
 #[test]
+fn the_ungrouped_kernels_check_grouped_inputs_as_they_read_them() {
+    // a grouped scenario (H = 4 over H_kv = 2, as gqa.toml) runs mha, flash and the baseline
+    // on its key/value heads repeated per query head: their gradients are of that layout, and
+    // the check perturbs the cell of that layout (it used to run them on the grouped weights,
+    // and the projection's size check stopped it)
+    let inputs = from_x(Shape::new(1, 3, 8, 4).grouped(2), Mask::Causal, 46);
+    for v in Variant::ALL {
+        for grad in [Buf::DWQkv, Buf::DX, Buf::DK] {
+            let n = run(&inputs, v, Passes::BOTH, false).tensors.get(grad).len();
+            for k in (0..n).step_by(7) {
+                let c = checked(&inputs, v, grad, k);
+                assert!(c.agrees(), "{v} {}", c.line());
+            }
+        }
+    }
+}
+
+#[test]
 fn a_wrong_gradient_is_reported_as_disagreeing() {
     let inputs = from_x(Shape::new(1, 3, 4, 2), Mask::Causal, 44);
     let r = run(&inputs, Variant::Mha, Passes::BOTH, false);
