@@ -189,7 +189,9 @@ pub struct Nudged {
 }
 
 /// `L = Σ out ⊙ d_out` (in f64) of an untraced forward pass with `buf[offset]` changed by
-/// `delta`.
+/// `delta`. `inputs` are read as `variant` reads them ([`Inputs::for_variant`]: a grouped
+/// scenario's key/value heads repeated for mha, flash and the baseline), as its traced run did,
+/// so `offset` is a cell of that run's layout.
 pub fn nudged_loss(inputs: &Inputs, variant: Variant, buf: Buf, offset: usize, delta: f32) -> Result<Nudged, Skip> {
     // the inputs as the variant reads them: MHA and the baseline on grouped heads read each
     // key/value head's weights repeated (as `engine::run` gives them), so offsets are theirs
@@ -236,9 +238,7 @@ pub fn check(
     label: String,
 ) -> Result<Check, Skip> {
     let primal = grad.primal().ok_or(Skip::NotAGradient(grad))?;
-    // as the run read them (see `nudged_loss`, which then borrows them as they are)
-    let inputs = &*inputs.for_variant(variant);
-    let registry = Registry::new(&inputs.plan(), variant, Passes::FORWARD);
+    let registry = Registry::new(&inputs.for_variant(variant).plan(), variant, Passes::FORWARD);
     let role = registry.get(primal).ok_or(Skip::NotInForward(primal))?.role;
     let step = STEP * value.abs().max(1.0);
     // D(h) = (L(x + h) − L(x − h)) / (h₊ + h₋), with the steps f32 actually took

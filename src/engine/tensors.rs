@@ -18,7 +18,7 @@ pub struct Tensors {
     nudge: Option<Nudge>,
 }
 
-/// `buf[offset] += delta`, applied right after the kernel call that writes `buf`.
+/// `buf[offset] += delta`, applied right after the first kernel call that writes `buf`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 struct Nudge {
     buf: Option<Buf>,
@@ -95,13 +95,18 @@ impl Tensors {
             let old = *x;
             *x += n.delta;
             n.applied = *x - old;
+            // once: a later kernel writing the buffer again (rope) works on the changed value
+            n.buf = None;
         }
         result
     }
 
     /// Changes `buf[offset]` by `delta` as soon as a kernel call has written `buf`, so that
     /// everything computed from it afterwards sees the change: how a finite difference
-    /// perturbs an activation (`q`, `scores`, …) and re-runs the rest of the forward pass. A
+    /// perturbs an activation (`q`, `scores`, …) and re-runs the rest of the forward pass. The
+    /// change is made once, after the kernel that computes the buffer: rope's rotation of `q`
+    /// and `k` in place then turns the changed value, as the backward pass's final `d_q`, the
+    /// gradient of the projection's `q`, assumes. A
     /// buffer no kernel writes (an input, a weight, `written = false`) is changed in place at
     /// once. Returns whether the cell exists in this run.
     pub fn nudge(&mut self, buf: Buf, offset: usize, delta: f32, written: bool) -> bool {

@@ -100,21 +100,29 @@ fn work(shared: Arc<Shared>) {
                 }
             }
         };
-        let (variant, grad, off) = request.key;
-        // a panic is an error for the UI (see `guard`) and a failed check in the panel
+        let done = request.run();
+        shared.lock().done.push(done);
+    }
+}
+
+impl Request {
+    /// The check asked for: four untraced forward passes. A panic is an error for the UI (see
+    /// `guard`) and a failed check in the panel.
+    fn run(self) -> (Key, Result<Check, Skip>) {
+        let (variant, grad, off) = self.key;
         let result = guard(Worker::GradientCheck, || {
             gradcheck::check(
-                &request.inputs,
+                &self.inputs,
                 variant,
                 grad,
                 off,
-                request.value,
-                request.analytic,
-                request.label.clone(),
+                self.value,
+                self.analytic,
+                self.label.clone(),
             )
         })
         .unwrap_or_else(|e| Err(Skip::Failed(e)));
-        shared.lock().done.push((request.key, result));
+        (self.key, result)
     }
 }
 
@@ -180,6 +188,17 @@ impl Checker {
             self.cache.insert(key, result);
         }
         arrived
+    }
+
+    /// Computes `request` on the calling thread, unless it is known: for tests that draw many
+    /// events as a person sees them once each check has arrived, without waiting for the worker
+    /// to settle on each.
+    pub fn compute(&mut self, request: Request) {
+        if self.cache.contains_key(&request.key) {
+            return;
+        }
+        let (key, result) = request.run();
+        self.cache.insert(key, result);
     }
 
     /// Waits (up to `limit`) for the check under way: for tests and pictures, which draw what a

@@ -1,10 +1,22 @@
 //! The display oracle: what the tracer draws is the log's truth.
 //!
-//! For every shipped scenario and property-generated small ones (cross-attention with S ≠ T,
-//! H = 1..4, B = 2, explicit masks, dropout, grouped-query heads, rotary positions, forward and
-//! backward; the shipped ones add multi-query attention and decoding), the tracer is drawn
-//! headlessly at 120×40 and 80×24 on every event (a dense sample on large logs), and each frame
-//! is checked against the event log alone, with this file's own table of the docs' layouts:
+//! The tracer is drawn headlessly at 120×40 on every event (a dense sample of about 700 on a
+//! large log, one in each stretch at a golden-ratio offset, so that no loop's period hides a
+//! position), and at 80×24 on a quarter of them, for every variant of:
+//!
+//! - every shipped scenario (`scenarios/*.toml`);
+//! - generated whole-sequence runs, forward and backward: B = 1..2, T = 1..4, H = 1..4, D = 1..2,
+//!   self- or cross-attention (S ≠ T), causal, no or an explicit mask, dropout, grouped-query
+//!   heads beside MHA (H_kv = 1, multi-query, or the largest proper divisor of H), rotary
+//!   positions (both pair layouts);
+//! - generated decode runs (`decode = true`, the KV-cache kernels, forward only): gqa over
+//!   H_kv = 1 or the largest proper divisor of H = 2..4, beside mha and the baseline, with and
+//!   without rotary positions;
+//! - generated flash runs beside mha (or gqa), forward and backward, with ragged tiles (`br`,
+//!   `bc` that do not divide S and T), self- or cross-attention, any mask, rotary positions.
+//!
+//! Each frame is checked against the event log alone, with this file's own table of the docs'
+//! layouts:
 //!
 //! - every partial sum in the equation panel is the sum of the terms the log has completed at
 //!   that event (a term whose second factor is still to come is not in it), and says so;
@@ -373,8 +385,9 @@ fn check_flash_equation(trace: &Trace, n: usize, lines: &[String]) -> Result<(),
 
 /// The kernel's loop variable (or derived offset) a buffer dimension must equal in `phase`, or
 /// `None` when that dimension is not walked by a variable of its own there. A decode step's
-/// query row is its step `t`; a rotation walks positions by `t`, channels by pairs and the
-/// heads of `k` by `kv_h` (the query heads by `hh`).
+/// query row is its step `t`, and its channels are a head's `d` (the baseline's one head has
+/// `D = C`); a rotation walks positions by `t`, channels by pairs and the heads of `k` by
+/// `kv_h` (the query heads by `hh`).
 fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
     let decode = matches!(phase, Phase::DecodeScores | Phase::DecodeSoftmax | Phase::DecodeSum);
     let rope = matches!(phase, Phase::Rope | Phase::RopeBack);
@@ -385,6 +398,8 @@ fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
         "h" => "hh",
         "i" if decode || rope => "t",
         "j" if rope => "t",
+        // the baseline decodes with the one kernel, as one head of D = C channels
+        "c" if decode => "d",
         // a rotation's channels are its pair's (d0, d1), not a loop of their own
         "d" | "c" if rope => return None,
         d => d,
@@ -885,16 +900,27 @@ fn covers(text: &str, offs: &[usize]) -> bool {
 
 /// From the log alone, the terms of the sum event `n` is part of (each term's read events) and
 /// the write that ends it: the write is the first write at or after `n` in the innermost loop
-/// iteration holding `n` that ends with its own write; its nested iterations' reads are terms.
+/// iteration holding `n` that ends with its own write (in flash's loops, a write of one of
+/// [`FLASH_SUMS`] in an iteration holding `n`); its nested iterations' reads are terms.
 fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
-    if !trace.phase_at(n).sums() {
+    let phase = trace.phase_at(n);
+    if !phase.sums() {
         return None;
     }
     let w = (n..trace.len()).find(|&k| trace.events[k].op == Op::Write)?;
     let frame_id = trace.events[w].frame;
     let f = trace.frame(frame_id)?;
-    // the write ends its iteration (flash's row updates `l` mid-iteration: no dot product)
-    if (f.start as usize) > n || f.end as usize != w + 1 {
+    if (f.start as usize) > n {
+        return None;
+    }
+    if flash_phase(phase) {
+        // flash's iterations go on after their sum (`D_i`'s row then zeroes its `dQ` row), and
+        // write what is no sum (the row's `l`, mid-iteration)
+        if !FLASH_SUMS.contains(&trace.events[w].buf.name()) {
+            return None;
+        }
+    } else if f.end as usize != w + 1 {
+        // the write ends its iteration
         return None;
     }
     // the inner iterations of a sum only read: a loop whose iterations write (a tile load
@@ -921,9 +947,14 @@ fn sample(len: usize) -> Vec<usize> {
     if len <= 700 {
         return (0..len).collect();
     }
-    // an odd stride lands on every position of a term and a row in turn
-    let stride = (len / 700) | 1;
-    (0..len).step_by(stride).collect()
+    // one event in each stretch of `stride`, at a golden-ratio offset into it: a fixed stride
+    // would meet a loop whose iterations are as long (flash's 7-event rows of `D_i`) at the same
+    // position every time, and never draw the others
+    let stride = len / 700;
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    (0..len / stride)
+        .map(|k| k * stride + ((k as f64 * phi).fract() * stride as f64) as usize)
+        .collect()
 }
 
 fn check_walk(name: &str, walk: Walk) {
@@ -994,6 +1025,18 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
     }
 }
 
+/// How a generated scenario runs its kernels.
+#[derive(Clone, Copy, Debug)]
+enum Runs {
+    /// Whole sequences, forward and backward: mha beside baseline (or gqa).
+    Plain,
+    /// Token by token from a key/value cache, forward only (`[run].decode`).
+    Decode,
+    /// Flash beside mha (or gqa), forward and backward, with tiles of `br` query rows and `bc`
+    /// key columns.
+    Flash { br: usize, bc: usize },
+}
+
 /// A small scenario's choices: self- or cross-attention, any mask, maybe dropout.
 struct Gen<'a> {
     b: usize,
@@ -1009,9 +1052,10 @@ struct Gen<'a> {
     h_kv: usize,
     /// Rotary positions: 0 none, 1 interleaved, 2 half.
     rope: u8,
+    runs: Runs,
 }
 
-/// The scenario file of `g`, both passes.
+/// The scenario file of `g`: both passes, or the forward pass of a decode run.
 fn scenario_text(g: &Gen) -> String {
     let Gen {
         b,
@@ -1025,9 +1069,12 @@ fn scenario_text(g: &Gen) -> String {
         seed,
         h_kv,
         rope,
+        runs,
     } = *g;
     let c = h * d;
     let cross = s != t;
+    let decode = matches!(runs, Runs::Decode);
+    assert!(!(decode && cross), "a decode run generates one sequence");
     let mut text = format!("title = \"oracle\"\n[shape]\nB = {b}\nT = {t}\nC = {c}\nH = {h}\n");
     if cross {
         text.push_str(&format!("S = {s}\n"));
@@ -1036,8 +1083,16 @@ fn scenario_text(g: &Gen) -> String {
         text.push_str(&format!("H_kv = {h_kv}\n"));
     }
     text.push_str("[run]\n");
-    if h_kv > 0 {
-        text.push_str("variants = [\"gqa\", \"mha\"]\n");
+    match (runs, h_kv > 0) {
+        (Runs::Flash { .. }, true) => text.push_str("variants = [\"gqa\", \"flash\"]\n"),
+        (Runs::Flash { .. }, false) => text.push_str("variants = [\"mha\", \"flash\"]\n"),
+        // decoding with each kernel: grouped heads (multi-query among them) beside the others
+        (Runs::Decode, true) => text.push_str("variants = [\"gqa\", \"mha\", \"baseline\"]\n"),
+        (_, true) => text.push_str("variants = [\"gqa\", \"mha\"]\n"),
+        (_, false) => {}
+    }
+    if decode {
+        text.push_str("decode = true\n");
     }
     // rotary positions turn pairs of one sequence's channels
     if !cross && d.is_multiple_of(2) && rope > 0 {
@@ -1048,6 +1103,8 @@ fn scenario_text(g: &Gen) -> String {
         text.push_str("qkv = \"separate\"\n");
     }
     match mask {
+        // decoding attends over the positions generated so far: the causal mask, implied
+        _ if decode => {}
         0 if !cross => text.push_str("mask = \"causal\"\n"),
         1 => text.push_str("mask = \"none\"\n"),
         _ => {
@@ -1069,11 +1126,38 @@ fn scenario_text(g: &Gen) -> String {
             text.push_str(&format!("mask = [{}]\n", rows.join(", ")));
         }
     }
-    if dropout {
+    // dropout acts in the plain kernels' training runs only
+    if dropout && matches!(runs, Runs::Plain) {
         text.push_str("dropout = 0.25\ndropout_seed = 3\n");
+    }
+    if let Runs::Flash { br, bc } = runs {
+        text.push_str(&format!("[flash]\nbr = {br}\nbc = {bc}\n"));
     }
     text.push_str(&format!("[init]\nseed = {seed}\ndist = \"normal\"\nstd = 0.7\n"));
     text
+}
+
+/// Grouped heads by `pick`: none (0), multi-query `H_kv = 1` (1), or `H_kv` the largest proper
+/// divisor of `H` (2; 1 when `H` is prime).
+fn kv_heads(h: usize, pick: usize) -> usize {
+    match pick {
+        0 => 0,
+        1 => 1,
+        _ => (1..h).rev().find(|k| h.is_multiple_of(*k)).unwrap_or(1),
+    }
+}
+
+/// A tile size for a sequence of `n` that leaves a smaller last tile (`n mod size ≠ 0`), the
+/// `pick`-th of those there are; `n` itself (one tile) when none does (`n ≤ 2`).
+fn ragged(n: usize, pick: usize) -> usize {
+    let sizes: Vec<usize> = (2..n).filter(|&size| !n.is_multiple_of(size)).collect();
+    if sizes.is_empty() { n } else { sizes[pick % sizes.len()] }
+}
+
+fn check_generated(g: &Gen) {
+    let text = scenario_text(g);
+    let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    check_walk(&text, Walk::from_scenario(&sc));
 }
 
 proptest! {
@@ -1094,15 +1178,51 @@ proptest! {
         (kv_pick, rope) in (0usize..3, 0u8..3),
     ) {
         let s = if cross { (t + s_extra) % 4 + 1 } else { t };
-        // grouped heads: H_kv the largest proper divisor of H, or 1 (multi-query)
-        let h_kv = match kv_pick {
-            0 => 0,
-            1 => 1,
-            _ => (1..h).rev().find(|k| h.is_multiple_of(*k)).unwrap_or(1),
-        };
-        let text = scenario_text(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed, h_kv, rope });
-        let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
-        check_walk(&text, Walk::from_scenario(&sc));
+        let h_kv = kv_heads(h, kv_pick);
+        check_generated(&Gen { b, s, t, h, d, mask, keep: &keep, dropout, seed, h_kv, rope, runs: Runs::Plain });
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Decoding from a key/value cache with gqa over `H_kv = 1` (multi-query) or the largest
+    /// proper divisor of `H` key/value heads, beside mha and the baseline, with and without
+    /// rotary positions.
+    #[test]
+    fn generated_decode_runs_show_the_logs_numbers(
+        b in 1usize..=2,
+        t in 1usize..=5,
+        h in 2usize..=4,
+        d in 1usize..=2,
+        seed in 0u64..1000,
+        (kv_pick, rope) in (1usize..3, 0u8..3),
+    ) {
+        let h_kv = kv_heads(h, kv_pick);
+        let runs = Runs::Decode;
+        check_generated(&Gen { b, s: t, t, h, d, mask: 0, keep: &[true], dropout: false, seed, h_kv, rope, runs });
+    }
+
+    /// Flash beside mha (or gqa) with ragged tiles, forward and backward: self- or
+    /// cross-attention, any mask, rotary positions.
+    #[test]
+    fn generated_flash_runs_show_the_logs_numbers(
+        b in 1usize..=2,
+        t in 3usize..=5,
+        s_extra in 0usize..=2,
+        cross in any::<bool>(),
+        h in 1usize..=3,
+        d in 1usize..=2,
+        mask in 0u8..=2,
+        keep in proptest::collection::vec(any::<bool>(), 1..7),
+        seed in 0u64..1000,
+        (kv_pick, rope) in (0usize..3, 0u8..3),
+        (br_pick, bc_pick) in (0usize..3, 0usize..3),
+    ) {
+        let s = if cross { (t + s_extra) % 3 + 3 } else { t };
+        let h_kv = kv_heads(h, kv_pick);
+        let runs = Runs::Flash { br: ragged(s, br_pick), bc: ragged(t, bc_pick) };
+        check_generated(&Gen { b, s, t, h, d, mask, keep: &keep, dropout: false, seed, h_kv, rope, runs });
     }
 }
 

@@ -7,6 +7,7 @@ use crate::support::gradients::{central_difference, gradient_error};
 use crate::support::inputs::{from_qkv, from_x, values};
 use attn_trace::analysis::gradcheck::{self, Check};
 use attn_trace::engine::{Inputs, Passes, Start, run};
+use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::Buf;
@@ -120,6 +121,72 @@ fn an_activation_is_perturbed_where_it_is_computed() {
             for k in 0..r.tensors.get(grad).len() {
                 let c = checked(&from, v, grad, k);
                 assert!(c.agrees(), "{}", c.line());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_ungrouped_kernels_check_grouped_inputs_as_they_read_them() {
+    // a grouped scenario (H = 4 over H_kv = 2, as gqa.toml) runs mha, flash and the baseline
+    // on its key/value heads repeated per query head: their gradients are of that layout, and
+    // the check perturbs the cell of that layout (it used to run them on the grouped weights,
+    // and the projection's size check stopped it)
+    let inputs = from_x(Shape::new(1, 3, 8, 4).with_kv_heads(2), Mask::Causal, 46);
+    for v in Variant::ALL {
+        for grad in [Buf::DWQkv, Buf::DX, Buf::DK] {
+            let n = run(&inputs, v, Passes::BOTH, false).tensors.get(grad).len();
+            for k in (0..n).step_by(7) {
+                let c = checked(&inputs, v, grad, k);
+                assert!(c.agrees(), "{v} {}", c.line());
+            }
+        }
+    }
+}
+
+#[test]
+fn q_and_k_are_perturbed_before_their_rotation() {
+    // with rotary positions q and k are written twice, by their projection and turned in place
+    // by rope; the final d_q and d_k are the gradients of the projection's q and k, so that is
+    // where the cell is perturbed, once (it used to be changed after both writes). The tests'
+    // own finite difference perturbs the same q, k as the inputs of a run that starts at them.
+    for pairs in [Pairs::Interleaved, Pairs::Half] {
+        let rope = Some(Rope { pairs, base: 100.0 });
+        let from = Inputs {
+            rope,
+            ..from_x(Shape::new(1, 3, 4, 1), Mask::Causal, 47)
+        };
+        let projected = run(
+            &Inputs {
+                rope: None,
+                ..from.clone()
+            },
+            Variant::Mha,
+            Passes::FORWARD,
+            false,
+        );
+        let mut core = from_qkv(
+            from.shape,
+            from.mask.clone(),
+            projected.tensors.get(Buf::Q).to_vec(),
+            projected.tensors.get(Buf::K).to_vec(),
+            projected.tensors.get(Buf::V).to_vec(),
+        );
+        core.proj = from.proj.clone();
+        core.d_out = from.d_out.clone();
+        core.rope = rope;
+        for v in Variant::ALL {
+            for (act, grad) in [(Buf::Q, Buf::DQ), (Buf::K, Buf::DK)] {
+                for k in 0..projected.tensors.get(act).len() {
+                    let c = checked(&from, v, grad, k);
+                    let direct = central_difference(&core, v, act, k);
+                    assert!(
+                        gradient_error(c.numeric, direct) < 5e-3,
+                        "{v} {pairs:?} {grad}[{k}]: nudged inside the run {} but perturbed as an input {direct}",
+                        c.numeric
+                    );
+                    assert!(c.agrees(), "{v} {pairs:?} {}", c.line());
+                }
             }
         }
     }

@@ -143,26 +143,29 @@ impl Tracer {
 
     /// Asks the worker for the gradient check the panel shows at the cursor.
     fn refresh_check(&mut self) {
-        let walk = Arc::clone(&self.walk);
-        let (Some(run), Some(inputs)) = (walk.run(self.variant), walk.inputs.as_ref()) else {
-            return;
-        };
-        let Some(trace) = run.trace.as_ref() else { return };
-        let Some((grad, off, _)) = gradcheck::target(trace, self.cursor) else {
-            return;
-        };
-        let Some(p) = grad.primal() else { return };
+        if let Some(request) = self.check_request() {
+            self.checks.want(request);
+        }
+    }
+
+    /// The gradient check the panel shows at the cursor, unless it is known or under way.
+    pub fn check_request(&self) -> Option<Request> {
+        let run = self.walk.run(self.variant)?;
+        let inputs = self.walk.inputs.as_ref()?;
+        let trace = run.trace.as_ref()?;
+        let (grad, off, _) = gradcheck::target(trace, self.cursor)?;
+        let p = grad.primal()?;
         if self.checks.asked(&(self.variant, grad, off)) {
-            return;
+            return None;
         }
         let at = |b: Buf| run.tensors.get(b).get(off).copied().unwrap_or(0.0);
-        self.checks.want(Request {
+        Some(Request {
             key: (self.variant, grad, off),
             inputs: Arc::clone(inputs),
             value: at(p),
             analytic: at(grad),
             label: trace.label(p, off),
-        });
+        })
     }
 
     pub fn len(&self) -> usize {
