@@ -58,6 +58,27 @@ fn main() -> ExitCode {
     if let Err(e) = color_eyre::install() {
         let _ = writeln!(std::io::stderr(), "warning: could not install the error reporter: {e}");
     }
+    // A panic is a bug, never the user's: one line saying so (exit 1). RUST_BACKTRACE=full keeps
+    // the full report (=1 is set in many shells, so it does not).
+    if std::env::var_os("RUST_BACKTRACE").is_none_or(|v| v != "full") {
+        std::panic::set_hook(Box::new(|info| {
+            let what = info
+                .payload()
+                .downcast_ref::<&str>()
+                .map(ToString::to_string)
+                .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            let at = info
+                .location()
+                .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            let what = what.lines().next().unwrap_or_default();
+            let _ = writeln!(
+                std::io::stderr(),
+                "attn-trace: internal error{at}: {what} (a bug: please report it with the command; RUST_BACKTRACE=full gives the details)"
+            );
+        }));
+    }
     // Decide on colour before clap prints anything, so `--help --no-color` is plain too.
     let plain = std::env::args_os().any(|a| a == "--no-color") || cli::no_color_env();
     cli::set_color(!plain);
@@ -77,7 +98,15 @@ fn main() -> ExitCode {
     };
 
     cli::handle_signals();
-    let result = match args.command {
+    let Ok(result) = std::panic::catch_unwind(|| dispatch(args)) else {
+        return ExitCode::from(1);
+    };
+    cli::exit_code(result)
+}
+
+/// Runs the subcommand.
+fn dispatch(args: Cli) -> Result<(), cli::CliError> {
+    match args.command {
         None => cli::tui::run(cli::tui::Args::default()),
         Some(Command::Check(a)) => cli::check::run(a),
         Some(Command::Run(a)) => cli::run::run(a),
@@ -89,6 +118,5 @@ fn main() -> ExitCode {
         Some(Command::Train(a)) => cli::train::run(a),
         Some(Command::Eval(a)) => cli::eval::run(a),
         Some(Command::Sample(a)) => cli::sample::run(a),
-    };
-    cli::exit_code(result)
+    }
 }

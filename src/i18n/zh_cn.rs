@@ -41,6 +41,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "--checkpoint {path}：它在 {what} 上的损失是 {loss}，不是一个数：权重超出了 f32 的范围，无法评估这个检查点",
     ),
     (
+        "layer {layer}'s attention is not finite on this prompt: the model's weights overflow f32",
+        "第 {layer} 层的注意力在这个提示上不是有限值：模型的权重超出了 f32 的范围",
+    ),
+    (
         "the model's logits are not finite ({x}): its weights overflow f32, so nothing can be sampled from it",
         "模型的 logits 不是有限值（{x}）：权重超出了 f32 的范围，无法从中采样",
     ),

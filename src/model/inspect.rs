@@ -69,6 +69,14 @@ impl TinyGpt {
         let p = |name: &str| self.param(&format!("blocks.{layer}.{name}")).map(<[f32]>::to_vec);
         let missing = || ModelError::Input(tr!("layer {layer} has no parameters", layer));
         let a = &acts.layers[layer];
+        // weights that overflow f32 on the way: a map of NaNs would teach nothing
+        let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
+        if !(finite(&a.ln1) && finite(&a.attn_out) && finite(&tap.d_out)) {
+            return Err(ModelError::Input(tr!(
+                "layer {layer}'s attention is not finite on this prompt: the model's weights overflow f32",
+                layer
+            )));
+        }
         let shape = cfg.shape(1, t);
         let start = Start::X {
             x: a.ln1.clone(),

@@ -383,6 +383,12 @@ fn a_checkpoint_whose_weights_overflow_is_refused_by_eval_sample_and_train() {
         *p = 3e38;
     }
     model.save(&d.join("huge.safetensors"), 5).unwrap();
+    // the TUI's attention map replays each layer of an opened checkpoint: refused, not NaNs drawn
+    let Err(err) = model.layer_attention_inputs(b"01", 0) else {
+        panic!("an overflowing layer is refused")
+    };
+    let err = err.to_string();
+    assert!(err.contains("not finite") && err.contains("overflow f32"), "{err}");
     refused(
         cmd(d).args(["eval", "--checkpoint", "huge.safetensors", "--data", "text.txt"]),
         &["--checkpoint huge.safetensors", "not a number"],

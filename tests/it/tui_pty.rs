@@ -31,10 +31,25 @@ fn a_panic_restores_the_terminal_too() {
         &[("ATTN_TRACE_TUI_PANIC", "1")],
     );
     let code = pty.exit_status().code();
-    assert_ne!(code, Some(0), "the deliberate panic fails the process");
+    assert_eq!(
+        code,
+        Some(1),
+        "the deliberate panic fails the process as an internal error"
+    );
     let out = pty.text();
     assert_restored(&out);
     assert!(out.contains("panicking on purpose"), "the panic is reported:\n{out}");
+    // in one line that says it is a bug, not an 80-line report
+    let report: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("attn-trace: internal error"))
+        .collect();
+    assert_eq!(report.len(), 1, "{out}");
+    assert!(report[0].contains("please report it"), "{out}");
+    assert!(
+        !out.contains("The application panicked") && !out.contains("Location:"),
+        "{out}"
+    );
 }
 
 #[test]
