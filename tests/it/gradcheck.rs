@@ -193,6 +193,23 @@ fn q_and_k_are_perturbed_before_their_rotation() {
 }
 
 #[test]
+fn a_large_score_is_perturbed_by_the_same_small_step() {
+    // cross-attention with a score of 9.18 (scores[30]): the softmax bends as sharply there as
+    // anywhere, so a step of 0.1·|S| = 0.92 left a truncation error of 1.2e-3 after the
+    // Richardson step, and the panel said DISAGREE on a right gradient; 0.1 leaves 1.3e-6
+    let text = "title = \"large score\"\n[shape]\nB = 2\nT = 4\nC = 4\nH = 2\nS = 2\n[run]\nqkv = \"separate\"\nmask = \"none\"\n\
+                [init]\nseed = 297\ndist = \"normal\"\nstd = 0.7\n";
+    let scenario = attn_trace::scenario::Scenario::parse(text, "<large score>").unwrap();
+    let inputs = scenario.inputs();
+    let r = run(&inputs, Variant::Mha, Passes::BOTH, false);
+    assert!(r.tensors.get(Buf::Scores)[30] > 9.0, "the score is large");
+    let c = checked(&inputs, Variant::Mha, Buf::DScores, 30);
+    assert!(c.agrees(), "{}", c.line());
+    assert!(c.rel_err() < 1e-4, "{}", c.line());
+    assert_eq!(c.step, gradcheck::STEP);
+}
+
+#[test]
 fn a_wrong_gradient_is_reported_as_disagreeing() {
     let inputs = from_x(Shape::new(1, 3, 4, 2), Mask::Causal, 44);
     let r = run(&inputs, Variant::Mha, Passes::BOTH, false);

@@ -258,8 +258,9 @@ pub(super) fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<
     let off = at
         .offset(scores)
         .ok_or_else(|| missing("the element in the scores layout"))?;
-    // the step grows with |S| (see gradcheck::check): S as flash's forward pass wrote it, or,
-    // for a pair of a tile flash skips, the value MHA's mask writes
+    // the step depends on |S| (see gradcheck::step; a masked −1e9 needs a larger one): S as
+    // flash's forward pass wrote it, or, for a pair of a tile flash skips, the value MHA's
+    // mask writes
     let value = match cell.score {
         Some(n) => trace.events[n].value,
         None if inputs.mask.hides(at.i, at.j) => MASKED,
