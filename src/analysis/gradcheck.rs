@@ -11,16 +11,18 @@
 //! Precision: the forward pass runs in f32 and `L` is summed in f64. Rounding then leaves a
 //! noise of about `u·Σ|out ⊙ d_out|` in each `L` (`u = 2⁻²⁴`), which a central difference
 //! `D(h) = (L(x+h) − L(x−h)) / 2h` divides by `2h`, while `D(h)` itself is off by `h²/6·L'''`.
-//! A small `h` drowns in the noise, a large one in the `h²` term, so the check takes a large
-//! step, [`STEP`] `h = 0.1`, and one Richardson step, `(4·D(h/2) − D(h)) / 3`, which cancels the
-//! `h²` term: four forward runs. The step does not grow with the cell's size: the softmax bends
-//! as sharply around a score of 9 as around 0.5 (a step of 0.1·|x| left a score of 9.18 off by
-//! 1.2e-3). Only beyond [`FLAT_UP_TO`], where f32 could not move the cell by 0.1 (a masked
-//! score's −1e9), is it `0.1·|x| / FLAT_UP_TO` ([`step`]). On every gradient cell of the shipped
-//! scenarios (every plain variant, both passes: 5732 cells) that agrees with the backward pass
-//! to 1e-3 of the gradient's size plus 1.65 times the noise bound `u·Σ|out ⊙ d_out| / (h/2)`;
-//! the plain `D(1e-3)` was off by up to 30% on small gradients. [`Check::agrees`] allows 1e-3
-//! plus four times that bound. The steps used are what f32 stores of `x ± h` minus `x`.
+//! A small `h` drowns in the noise, a large one in the `h²` and `h⁴` terms, so the check takes a
+//! large step, [`STEP`] `h = 0.1`, and two Richardson steps: `R(h) = (4·D(h/2) − D(h)) / 3`
+//! cancels the `h²` term, `(16·R(h/2) − R(h)) / 15` the `h⁴` term; six forward runs, at `±h`,
+//! `±h/2` and `±h/4`. (One step left 1.6e-3 of a sharply bent `d_x` cell, where the second
+//! leaves 8e-5.) The step does not grow with the cell's size: the softmax bends as sharply
+//! around a score of 9 as around 0.5 (a step of 0.1·|x| left a score of 9.18 off by 1.2e-3).
+//! Only beyond [`FLAT_UP_TO`], where f32 could not move the cell by 0.1 (a masked score's −1e9),
+//! is it `0.1·|x| / FLAT_UP_TO` ([`step`]). On every gradient cell of the shipped scenarios (every
+//! plain variant, both passes: 5732 cells) that agrees with the backward pass to 1e-3 of the
+//! gradient's size plus 1.5 times the noise bound `u·Σ|out ⊙ d_out| / (h/4)`; the plain
+//! `D(1e-3)` was off by up to 30% on small gradients. [`Check::agrees`] allows 1e-3 plus four
+//! times that bound. The steps used are what f32 stores of `x ± h` minus `x`.
 
 use crate::engine::{self, Inputs, Passes, Registry, Tensors, registry::primal};
 use crate::kernels::Variant;
@@ -55,11 +57,11 @@ pub struct Check {
     pub value: f32,
     /// The gradient the backward pass computed (its final value).
     pub analytic: f32,
-    /// `∂L/∂cell` by central differences with one Richardson step.
+    /// `∂L/∂cell` by central differences with two Richardson steps.
     pub numeric: f64,
     /// The step `h`.
     pub step: f32,
-    /// How far f32 rounding in `L` alone can move `numeric`: `4·u·Σ|out ⊙ d_out| / (h/2)`.
+    /// How far f32 rounding in `L` alone can move `numeric`: `4·u·Σ|out ⊙ d_out| / (h/4)`.
     pub noise: f64,
 }
 
@@ -120,13 +122,14 @@ impl Check {
             Role::Gradient => tr!("a gradient"),
         };
         tr!(
-            "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
+            "perturbed {primal}[{off}] ({label}, {role}) by ±{h}, ±{half} and ±{quarter} {when}",
             primal = self.primal,
             off = self.offset,
             label = self.label,
             role,
             h = sci_short(self.step as f64),
             half = sci_short(self.step as f64 / 2.0),
+            quarter = sci_short(self.step as f64 / 4.0),
             when
         )
     }
@@ -145,9 +148,9 @@ pub fn sci(x: f64) -> String {
     }
 }
 
-/// A step or a bound in two significant digits: `0.1`, `0.05`, `5.2e-6`.
+/// A step or a bound, short: `0.1`, `0.05`, `5.2e-6`, `6.1e3` (a masked score's quarter step).
 fn sci_short(x: f64) -> String {
-    if (1e-3..1e4).contains(&x.abs()) {
+    if (1e-3..1e3).contains(&x.abs()) {
         let s = format!("{x:.4}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -256,7 +259,10 @@ pub fn check(
         magnitude = magnitude.max(up.magnitude).max(down.magnitude);
         Ok((up.loss - down.loss) / (up.applied as f64 - down.applied as f64))
     };
-    let (wide, narrow) = (diff(step)?, diff(step / 2.0)?);
+    // Richardson: (4·D(h/2) − D(h)) / 3 cancels the h² term, and the same of the steps h/2 and
+    // h/4, combined as (16·R(h/2) − R(h)) / 15, the h⁴ term
+    let (d1, d2, d4) = (diff(step)?, diff(step / 2.0)?, diff(step / 4.0)?);
+    let (r1, r2) = ((4.0 * d2 - d1) / 3.0, (4.0 * d4 - d2) / 3.0);
     let u = f32::EPSILON as f64 / 2.0;
     Ok(Check {
         grad,
@@ -266,9 +272,9 @@ pub fn check(
         role,
         value,
         analytic,
-        numeric: (4.0 * narrow - wide) / 3.0,
+        numeric: (16.0 * r2 - r1) / 15.0,
         step,
-        noise: 4.0 * u * magnitude / (step as f64 / 2.0),
+        noise: 4.0 * u * magnitude / (step as f64 / 4.0),
     })
 }
 
@@ -314,5 +320,6 @@ mod tests {
         assert_eq!(rel_text(8.123e-6), "8.1e-6");
         assert_eq!(sci_short(0.05), "0.05");
         assert_eq!(sci_short(5.23e-6), "5.2e-6");
+        assert_eq!(sci_short(6103.515625), "6.1e3");
     }
 }

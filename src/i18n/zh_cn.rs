@@ -1682,8 +1682,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("paused", "已暂停"),
     ("paused: space resumes", "已暂停：按空格继续"),
     (
-        "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
-        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
+        "perturbed {primal}[{off}] ({label}, {role}) by ±{h}, ±{half} and ±{quarter} {when}",
+        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h}、±{half} 和 ±{quarter}，{when}",
     ),
     ("phase", "阶段"),
     ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
@@ -2391,8 +2391,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
     ("{kind}: give the name of a file", "{kind}：请给出文件名"),
     (
-        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
-        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（四次不记录的前向传播）…",
+        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (six untraced forward passes)…",
+        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（六次不记录的前向传播）…",
     ),
     (
         "{lead}no finite difference: this walkthrough keeps no inputs to re-run",
