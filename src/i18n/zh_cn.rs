@@ -399,8 +399,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Compare {left} and {right}", "对照 {left} 和 {right}"),
     (
-        "DISAGREE: f32 rounding allows ±{noise}",
-        "不一致：f32 舍入误差只允许 ±{noise}",
+        "DISAGREE: the finite difference is good to ±{error}",
+        "不一致：有限差分的误差只有 ±{error}",
     ),
     (
         "D_i = rowsum(dO ∘ O) = {d} (delta, read at #{n})",
@@ -589,8 +589,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("after {prompt}:", "在 {prompt} 之后："),
     ("agree", "一致"),
     (
-        "agree within f32 rounding (±{noise})",
-        "在 f32 舍入误差（±{noise}）内一致",
+        "agree within the finite difference's error (±{error})",
+        "在有限差分的误差（±{error}）内一致",
     ),
     (
         "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
