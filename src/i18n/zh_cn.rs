@@ -441,8 +441,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Compare {left} and {right}", "对照 {left} 和 {right}"),
     (
-        "DISAGREE: f32 rounding allows ±{noise}",
-        "不一致：f32 舍入误差只允许 ±{noise}",
+        "DISAGREE: the finite difference is good to ±{error}",
+        "不一致：有限差分的误差只有 ±{error}",
     ),
     (
         "D_i = rowsum(dO ∘ O) = {d} (delta, read at #{n})",
@@ -631,8 +631,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("after {prompt}:", "在 {prompt} 之后："),
     ("agree", "一致"),
     (
-        "agree within f32 rounding (±{noise})",
-        "在 f32 舍入误差（±{noise}）内一致",
+        "agree within the finite difference's error (±{error})",
+        "在有限差分的误差（±{error}）内一致",
     ),
     (
         "an S×T = {s}×{t} matrix of 0 and 1 (1: the query may see the key)",
@@ -1724,8 +1724,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("paused", "已暂停"),
     ("paused: space resumes", "已暂停：按空格继续"),
     (
-        "perturbed {primal}[{off}] ({label}, {role}) by ±{h} and ±{half} {when}",
-        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h} 和 ±{half}，{when}",
+        "perturbed {primal}[{off}] ({label}, {role}) by ±{h}, ±{half} and ±{quarter} {when}",
+        "把 {primal}[{off}]（{label}，{role}）扰动 ±{h}、±{half} 和 ±{quarter}，{when}",
     ),
     ("phase", "阶段"),
     ("phase {phase} is not in this trace", "这个 trace 里没有阶段 {phase}"),
@@ -2433,8 +2433,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("{kind}, not a regular file", "{kind}，不是普通文件"),
     ("{kind}: give the name of a file", "{kind}：请给出文件名"),
     (
-        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
-        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（四次不记录的前向传播）…",
+        "{lead}finite difference of ∂L/∂{p}[{off}]: computing (six untraced forward passes)…",
+        "{lead}∂L/∂{p}[{off}] 的有限差分：计算中（六次不记录的前向传播）…",
     ),
     (
         "{lead}no finite difference: this walkthrough keeps no inputs to re-run",

@@ -1,5 +1,5 @@
 //! The tracer's gradient checks ([`crate::analysis::gradcheck`]), computed on a worker thread so that no
-//! key waits for the four forward passes a check takes (about 7 ms on the ten-million-event
+//! key waits for the six forward passes a check takes (about 10 ms on the ten-million-event
 //! bench scenario). The tracer asks for the cell at its cursor; the worker starts on the latest
 //! request once no newer one has come for [`SETTLE`] (a key held down asks for a new cell every
 //! few milliseconds: only where the cursor stops is checked), and every result is kept, so
@@ -106,7 +106,7 @@ fn work(shared: Arc<Shared>) {
 }
 
 impl Request {
-    /// The check asked for: four untraced forward passes. A panic is an error for the UI (see
+    /// The check asked for: six untraced forward passes. A panic is an error for the UI (see
     /// `guard`) and a failed check in the panel.
     fn run(self) -> (Key, Result<Check, Skip>) {
         let (variant, grad, off) = self.key;

@@ -344,7 +344,7 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
     let line = line_of(&flash);
     let (numeric, analytic) = (number(&line, key), number(&line, "flash dS = ds_tile[1] = "));
     let rel = number(&line, "relative error ");
-    assert_eq!((numeric, analytic, rel), (-0.0272356, -0.0272349, 2.5e-5), "{line}");
+    assert_eq!((numeric, analytic, rel), (-0.027234, -0.0272349, 3.3e-5), "{line}");
     assert!(line.ends_with(", agree"), "{line}");
     // the gradient is the value flash wrote into ds_tile[1] for the pair, as the log has it
     let scenario = attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/flash.toml")).unwrap();
@@ -377,7 +377,7 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
     assert!(flash.contains("it is perturbed in scores[36] of an MHA forward pass of the same inputs"));
     assert!(
         flash.contains(
-            "perturbed scores[36] (b0 h1 i2 j1, an activation) by ±0.1 and ±0.05 right after its kernel wrote it"
+            "perturbed scores[36] (b0 h1 i2 j1, an activation) by ±0.1, ±0.05 and ±0.025 right after its kernel wrote it"
         ),
         "{flash}"
     );

@@ -114,7 +114,7 @@ fn the_panel_agrees_with_the_tests_finite_differences() {
         "panel {numeric}, tests {direct}"
     );
     // q[10] = -1.12: the step is 0.1 whatever the cell's size (up to gradcheck::FLAT_UP_TO)
-    assert!(screen.contains("an activation) by ±0.1 and ±0.05"), "{screen}");
+    assert!(screen.contains("an activation) by ±0.1, ±0.05"), "{screen}");
     assert!(screen.contains("right after its kernel wrote it"), "{screen}");
     // a read inside the iteration that sums d_q[10] shows the same check
     key(&mut a, KeyCode::Char('p'));

@@ -35,7 +35,7 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
     let Some(result) = checks.get(&(ctx.variant, grad, off)) else {
         let text = if ctx.walk.inputs.is_some() {
             tr!(
-                "{lead}finite difference of ∂L/∂{p}[{off}]: computing (four untraced forward passes)…",
+                "{lead}finite difference of ∂L/∂{p}[{off}]: computing (six untraced forward passes)…",
                 lead,
                 p,
                 off
