@@ -85,10 +85,12 @@ pub struct Args {
     /// JSON lines on stdout instead of a progress bar.
     #[arg(long)]
     pub json: bool,
-    /// The attention kernel: naive (stores the [B,H,T,T] probabilities) or flash (16×16 tiles,
-    /// the online softmax; backward recomputes the probabilities). Same loss within rounding.
-    #[arg(long, value_name = "KERNEL", default_value = Attention::Naive.name(), value_parser = names_parser(&Attention::ALL, Attention::name))]
-    pub attention: Attention,
+    /// The attention kernel: naive (stores the [B,H,T,T] probabilities) or flash (64×64 tiles,
+    /// the online softmax; backward recomputes the probabilities). Same loss within rounding
+    /// [default: the faster for the model's shape: flash from T = 512 when each query head has
+    /// its own key/value head, naive otherwise; the first line says which].
+    #[arg(long, value_name = "KERNEL", value_parser = names_parser(&Attention::ALL, Attention::name))]
+    pub attention: Option<Attention>,
 }
 
 #[derive(Serialize)]
@@ -258,7 +260,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read
     let rope = args.rope.as_deref().map(parse_rope).transpose().map_err(flag_error)?;
-    let attention = args.attention;
+    // the kernel named, else the faster for the sizes given (for a checkpoint's, once read)
+    let d = Config::default();
+    let heads = args.heads.unwrap_or(d.n_heads);
+    let chosen = |seq: usize, heads: usize, kv: usize| args.attention.unwrap_or(Attention::for_shape(seq, heads, kv));
+    let attention = chosen(args.seq.unwrap_or(d.seq_len), heads, args.kv_heads.unwrap_or(heads));
     TrainSpec {
         seq_len: args.seq,
         d_model: args.dmodel,
@@ -280,6 +286,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let loaded = match &args.load {
         Some(path) => Some(load_checkpoint("--load", path)?),
         None => None,
+    };
+    let attention = match loaded.as_ref().map(|l| &l.model.config) {
+        Some(c) => chosen(c.seq_len, c.n_heads, c.kv_heads()),
+        None => attention,
     };
     let cfg = config(&args, rope, attention, loaded.as_ref().map(|l| &l.model.config))?;
     // resuming at the checkpoint's learning rate: held to the same range as --lr
@@ -340,8 +350,9 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
         if let Some(r) = c.rope {
             attention.push_str(&format!(" rope={}", r.name()));
         }
-        if let a @ Attention::Flash(_) = trainer.model.attention {
-            attention.push_str(&format!(" attention={}", a.name()));
+        attention.push_str(&format!(" attention={}", trainer.model.attention.name()));
+        if args.attention.is_none() {
+            attention.push_str(tr!(" (auto)"));
         }
         let line = tr!(
             "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",

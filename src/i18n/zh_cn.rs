@@ -2247,6 +2247,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "training run on {source} (step {step}, not saved)",
         "在 {source} 上的训练（第 {step} 步，未保存）",
     ),
+    (" (auto)", "（自动）"),
     (
         "training {params} parameters (T={t} C={c} L={l} H={h}{attention}, B={b}) on {data}: {train} train / {val} validation bytes",
         "训练 {params} 个参数（T={t} C={c} L={l} H={h}{attention}，B={b}），数据 {data}：{train} 训练 / {val} 验证字节",

@@ -209,7 +209,7 @@ impl TrainSpec {
         if out.is_empty()
             && let (Some(config), Some(b)) = (self.config(), self.batch)
         {
-            let need = training_bytes(&config, b, config.seq_len);
+            let need = training_bytes(&config, self.attention, b, config.seq_len);
             // lower under an address-space limit: refused here, not aborted on an allocation
             let budget = crate::limits::memory_budget(MEMORY_BUDGET_BYTES as u64);
             if need > budget as u128 {

@@ -8,15 +8,18 @@
 //! held to the reference loops bit for bit by tests. The engine and TinyGPT both call these
 //! functions, so a variant is chosen here and nowhere else.
 //!
-//! Flash (`kernels/attention_flash.rs`) has no second version: traced and untraced runs both
-//! execute its reference loops, untraced with `NoRecord`, whose calls compile away. Its tiles
-//! are already the loop order a CPU likes; what it saves is memory traffic, which `io` counts.
+//! Flash (`kernels/attention_flash.rs`) runs its reference loops in the engine, traced or not
+//! (with `NoRecord`, whose calls compile away, an untraced run leaves every tile-local buffer as
+//! the traced one does). Training, which keeps only `att`, `lse` and the gradients, runs
+//! [`crate::untraced::flash`]: the same tiles and sums vectorised, held to the reference loops
+//! bit for bit by tests.
 
 use crate::kernels::attention_flash::{self, BackwardTiles, FittedTiles, ForwardTiles};
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 use crate::untraced::fast::{self, Heads};
+use crate::untraced::flash;
 
 /// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
 /// per query head, GQA `H_kv` of them ([`Variant::kv_shape`]).
@@ -201,6 +204,35 @@ pub fn backward_untraced(
     (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
     fast::backward(heads(sh, variant), mask, (q, k, v), p, d_att, d_q, d_k, d_v);
+}
+
+/// Flash forward as training runs it, untraced: `att` and `lse` only ([`flash::forward`]),
+/// the bits of [`flash_forward`]'s.
+pub fn flash_forward_untraced(
+    sh: Shape,
+    tiles: FittedTiles,
+    mask: &Mask,
+    qkv: (&[f32], &[f32], &[f32]),
+    att: &mut [f32],
+    lse: &mut [f32],
+) {
+    flash::forward(sh, tiles, mask, qkv, att, lse);
+}
+
+/// Flash backward as training runs it, untraced: `d_q`, `d_k`, `d_v` (and `delta`) from
+/// `d_att` ([`flash::backward`]), the bits of [`flash_backward`]'s.
+#[allow(clippy::too_many_arguments)]
+pub fn flash_backward_untraced(
+    sh: Shape,
+    tiles: FittedTiles,
+    mask: &Mask,
+    qkv: (&[f32], &[f32], &[f32]),
+    saved: (&[f32], &[f32]),
+    d_att: &[f32],
+    delta: &mut [f32],
+    grads: (&mut [f32], &mut [f32], &mut [f32]),
+) {
+    flash::backward(sh, tiles, mask, qkv, saved, d_att, delta, grads);
 }
 
 /// Flash forward: `att` and the row log-sum-exp `lse` from q, k, v, tile by tile.

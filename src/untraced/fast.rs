@@ -153,6 +153,7 @@ macro_rules! col_blocks {
         }
     }};
 }
+pub(super) use col_blocks;
 
 // ---------------------------------------------------------------------------------------------
 // Packed operands. Every pass is a set of dot products `out[r][l] = Σ_k a[r][k]·b[k][l]` with the
@@ -173,6 +174,12 @@ macro_rules! col_blocks {
 fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
+    pack_panels_into(n, m, row, out);
+}
+
+/// [`pack_panels`] into the first `n·m` values of `out`.
+#[inline(always)]
+pub(super) fn pack_panels_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut [f32]) {
     for k in 0..n {
         let x = &row(k)[..m];
         col_blocks!(m, c0, W, {
@@ -187,6 +194,12 @@ fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &m
 fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
+    pack_panels_t_into(n, m, row, out);
+}
+
+/// [`pack_panels_t`] into the first `n·m` values of `out`.
+#[inline(always)]
+pub(super) fn pack_panels_t_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut [f32]) {
     col_blocks!(m, c0, W, {
         // the block's W rows, each cut to n values once, then written a whole `[k][..W]` at a
         // time: W loads and one contiguous store per k, no index to check per value
@@ -204,7 +217,7 @@ fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: 
 /// never −0), so a dot product may stop there with the same bits. Under a causal mask a row's
 /// hidden keys have probability exactly 0, so this skips them.
 #[inline(always)]
-fn nonzero_len(p: &[f32]) -> usize {
+pub(super) fn nonzero_len(p: &[f32]) -> usize {
     // whole blocks of eight zeros from the end, eight at a time, then one by one
     let (blocks, tail) = p.as_chunks::<8>();
     if tail.iter().any(|&x| x != 0.0) {
@@ -222,7 +235,7 @@ fn nonzero_len(p: &[f32]) -> usize {
 /// Whether every value is finite: only then may terms whose probability is zero be skipped
 /// (zero times an infinity or NaN is NaN, which the kernel would have added).
 #[inline(always)]
-fn all_finite(x: &[f32]) -> bool {
+pub(super) fn all_finite(x: &[f32]) -> bool {
     x.iter().fold(true, |ok, v| ok & v.is_finite())
 }
 
@@ -233,7 +246,11 @@ fn all_finite(x: &[f32]) -> bool {
 /// term, in order, exactly as the kernels' innermost loops do. The sums live in registers; rows
 /// share each loaded `b[k]`, and their chains of additions overlap in time.
 #[inline(always)]
-fn tile_rows<const R: usize, const W: usize>(mut acc: [[f32; W]; R], rows: [&[f32]; R], b: &[f32]) -> [[f32; W]; R] {
+pub(super) fn tile_rows<const R: usize, const W: usize>(
+    mut acc: [[f32; W]; R],
+    rows: [&[f32]; R],
+    b: &[f32],
+) -> [[f32; W]; R] {
     let b = b.as_chunks::<W>().0;
     let n = rows.iter().fold(b.len(), |n, row| n.min(row.len()));
     let rows = rows.map(|row| &row[..n]);
@@ -253,7 +270,7 @@ fn tile_rows<const R: usize, const W: usize>(mut acc: [[f32; W]; R], rows: [&[f3
 /// prefetches; gathering them into a copy first cost more than it saved). The same operations
 /// in the same order.
 #[inline(always)]
-fn tile_cols<const R: usize, const W: usize>(
+pub(super) fn tile_cols<const R: usize, const W: usize>(
     mut acc: [[f32; W]; R],
     block: &[f32],
     n: usize,
@@ -291,7 +308,7 @@ fn tile_at<'a, const W: usize>(
 
 /// `x[c0..c0 + W]` as an array, so the compiler sees its length.
 #[inline(always)]
-fn lanes<const W: usize>(x: &[f32], c0: usize) -> &[f32; W] {
+pub(super) fn lanes<const W: usize>(x: &[f32], c0: usize) -> &[f32; W] {
     match x[c0..].first_chunk::<W>() {
         Some(lanes) => lanes,
         #[allow(clippy::panic, reason = "the tiles stay inside their rows by construction")]
@@ -301,7 +318,7 @@ fn lanes<const W: usize>(x: &[f32], c0: usize) -> &[f32; W] {
 
 /// Stores one tile row at `out[at..at + W]`, times `scale`.
 #[inline(always)]
-fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+pub(super) fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
     for (o, &s) in out[at..at + W].iter_mut().zip(acc) {
         *o = s * scale;
     }
@@ -310,7 +327,7 @@ fn store<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32)
 /// Adds one tile row, times `scale`, to `out[at..at + W]`: a query head's share of a `d_k` or
 /// `d_v` its group's other heads add to as well (the kernel's `rec.add`).
 #[inline(always)]
-fn accumulate<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
+pub(super) fn accumulate<const W: usize>(out: &mut [f32], at: usize, acc: &[f32; W], scale: f32) {
     for (o, &s) in out[at..at + W].iter_mut().zip(acc) {
         *o += s * scale;
     }
@@ -543,7 +560,7 @@ fn softmax_back_block(T: usize, probs: &[f32], d_probs: &[f32], d_scores: &mut [
 /// The largest value of `x` (NaN ignored), as `f32::max` over it left to right gives: which
 /// of two equal values wins never matters, so the order of comparisons does not either.
 #[inline(always)]
-fn max(x: &[f32]) -> f32 {
+pub(super) fn max(x: &[f32]) -> f32 {
     let mut lanes = [f32::NEG_INFINITY; 8];
     let mut chunks = x.chunks_exact(8);
     for c in &mut chunks {
@@ -681,7 +698,7 @@ fn d_probs_head(
 
 /// The largest `|x|`, or NaN if any value is not finite.
 #[inline(always)]
-fn max_abs(x: &[f32]) -> f32 {
+pub(super) fn max_abs(x: &[f32]) -> f32 {
     let m = x.iter().fold(0.0f32, |m, v| m.max(v.abs()));
     if all_finite(x) { m } else { f32::NAN }
 }

@@ -142,7 +142,9 @@ fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
         .args(["--batch", "2", "--save", "g.safetensors"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("(T=8 C=8 L=1 H=4 H_kv=2 rope=half, B=2)"));
+        .stdout(predicate::str::contains(
+            "(T=8 C=8 L=1 H=4 H_kv=2 rope=half attention=naive (auto), B=2)",
+        ));
     let loaded = attn_trace::model::checkpoint::load(&d.join("g.safetensors")).unwrap();
     assert_eq!(loaded.model.config.kv_heads(), 2);
     assert_eq!(loaded.model.config.rope.map(Pairs::name), Some("half"));
@@ -232,12 +234,12 @@ fn plain_output_without_json() {
         .assert()
         .success()
         .stdout(predicate::str::contains("step      2  loss").and(predicate::str::contains("done at step 2")));
-    // the first line names the kernel when it is not the naive one
+    // the first line names the kernel, and says when it was chosen by the shape: flash from
+    // T = 512 on, unless the heads share key/value heads
     let first = |extra: &[&str]| {
         let out = cmd()
             .current_dir(dir.path())
-            .args(["train", "--dataset", "copy", "--steps", "1"])
-            .args(TINY)
+            .args(["train", "--steps", "1", "--log-every", "1"])
             .args(extra)
             .output()
             .unwrap();
@@ -248,12 +250,27 @@ fn plain_output_without_json() {
             .unwrap()
             .to_string()
     };
-    assert!(
-        first(&["--attention", "flash"]).contains(" L=1 H=2 attention=flash, B=2)"),
-        "{}",
-        first(&["--attention", "flash"])
-    );
-    assert!(!first(&[]).contains("attention="));
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--seq", "8", "--attention", "flash"],
+            "(T=8 C=8 L=1 H=2 attention=flash, B=2)",
+        ),
+        (
+            &["--seq", "512", "--attention", "naive"],
+            "(T=512 C=8 L=1 H=2 attention=naive, B=2)",
+        ),
+        (&["--seq", "8"], "(T=8 C=8 L=1 H=2 attention=naive (auto), B=2)"),
+        (&["--seq", "512"], "(T=512 C=8 L=1 H=2 attention=flash (auto), B=2)"),
+        (
+            &["--seq", "512", "--kv-heads", "1"],
+            " H=2 H_kv=1 attention=naive (auto), B=2)",
+        ),
+    ];
+    for (extra, want) in cases {
+        let args = [&TINY[2..], extra].concat();
+        let line = first(&args);
+        assert!(line.contains(want), "{args:?}: {line}");
+    }
 }
 
 /// Runs `args` in `dir` and expects exit code 2 with `needle` in the one-line message.

@@ -39,6 +39,7 @@ mod engine_standard;
 mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
+mod flash_untraced;
 mod gradcheck;
 mod i18n;
 mod kernels_untraced;

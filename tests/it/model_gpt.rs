@@ -343,6 +343,43 @@ fn trainer_can_move_to_a_worker_thread() {
     assert_eq!(trainer.step, steps);
 }
 
+/// Flash's memory grows linearly in T: no `[T,T]` buffer in training's estimate (a second
+/// difference over T, 2T, 3T of zero), while the naive kernel's grows as T²; at T = 2048 its
+/// attention needs under a quarter of the naive kernel's.
+#[test]
+fn flash_training_memory_grows_linearly_in_t() {
+    use attn_trace::model::gpt::training_bytes;
+    let cfg = |t: usize| Config {
+        seq_len: t,
+        d_model: 128,
+        n_layers: 2,
+        n_heads: 4,
+        ..Config::default()
+    };
+    for t in [256, 512, 1024] {
+        let bytes = |a: Attention, t: usize| training_bytes(&cfg(t), a, 4, t) as i128;
+        let second = |a: Attention| bytes(a, 3 * t) - 2 * bytes(a, 2 * t) + bytes(a, t);
+        assert_eq!(second(Attention::FLASH), 0, "flash at T = {t}");
+        // naive: the [B,H,T,T] probabilities of two layers (and two shards' [T,T] blocks)
+        // are 4·(2·4·4 + 2·2)·T² bytes; their second difference is twice that times T²
+        assert_eq!(
+            second(Attention::Naive),
+            2 * 4 * (2 * 4 * 4 + 2 * 2) * (t * t) as i128,
+            "naive at T = {t}"
+        );
+    }
+    // at T = 2048 the rest of the model's buffers are the same for both: flash's attention
+    // memory is its total less that rest
+    let t = 2048;
+    let naive_attention = 4 * (2 * 4 * 4 * t * t + 2 * 2 * t * t) as u128;
+    let rest = training_bytes(&cfg(t), Attention::Naive, 4, t) - naive_attention;
+    let flash_attention = training_bytes(&cfg(t), Attention::FLASH, 4, t) - rest;
+    assert!(
+        4 * flash_attention <= naive_attention,
+        "flash's attention {flash_attention} B, naive's {naive_attention} B"
+    );
+}
+
 /// Sizes within every limit can still ask for more memory than a machine has: refused up front.
 #[test]
 fn oversized_runs_are_refused_before_allocating() {
@@ -356,9 +393,15 @@ fn oversized_runs_are_refused_before_allocating() {
     let e = Trainer::new(model, data, 64, 1e-3, 1).err().unwrap().to_string();
     assert!(e.contains("GiB") && e.contains("batch 64"), "{e}");
     // the estimate counts what the buffers really hold: B=2, T=5, C=8, L=2, H=2, and H=4
-    // sharing 2 key/value heads
-    for cfg in [tiny(2, 2), grouped(2, 4, 2, Some(Pairs::Half))] {
-        let acts = Activations::new(&cfg, 2, 5);
+    // sharing 2 key/value heads (naive), and H=2 with flash's tiles, 2×3 and training's
+    let runs = [
+        (tiny(2, 2), Attention::Naive),
+        (grouped(2, 4, 2, Some(Pairs::Half)), Attention::Naive),
+        (tiny(2, 2), Attention::Flash(Tiles { br: 2, bc: 3 })),
+        (tiny(2, 2), Attention::FLASH),
+    ];
+    for (cfg, attention) in runs {
+        let acts = Activations::for_attention(&cfg, attention, 2, 5);
         let floats = |v: &Vec<f32>| v.len() as u128;
         let layer = &acts.layers[0];
         let per_layer: u128 = [
@@ -415,7 +458,21 @@ fn oversized_runs_are_refused_before_allocating() {
         .sum();
         let params = TinyGpt::new(cfg, 1).unwrap().num_params() as u128;
         // parameters, AdamW's next parameters, its two moments, and two shards' gradients
-        let want = 4 * (2 * per_layer + grads + top + params * (4 + 2));
-        assert_eq!(attn_trace::model::gpt::training_bytes(&cfg, 2, 5), want);
+        // each of the two shards' attention scratch: naive, one head's dP and dS [T,T]; flash,
+        // one head's packed k, kᵀ, vᵀ, q, dO [T,D], its P and dS tiles (rows padded to four),
+        // dK and dV tiles, and the shard's D_i [1,H,T]
+        let scratch = match attention {
+            Attention::Naive => 2 * 5 * 5,
+            Attention::Flash(t) => {
+                let (br, bc) = (t.br.min(5) as u128, t.bc.min(5) as u128);
+                5 * 5 * 4 + 2 * br * bc.next_multiple_of(4) + 2 * bc * 4 + 2 * 5
+            }
+        };
+        let want = 4 * (2 * per_layer + grads + top + params * (4 + 2) + 2 * scratch);
+        assert_eq!(
+            attn_trace::model::gpt::training_bytes(&cfg, attention, 2, 5),
+            want,
+            "{attention:?}"
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! activations' gradients, a batch's [`Activations`], the per-thread [`Workspace`], and the
 //! memory all of it takes.
 
-use super::{Config, ParamLayout, RopeTables, SHARDS, TinyGpt};
+use super::{Attention, Config, ParamLayout, RopeTables, SHARDS, TinyGpt};
+use crate::kernels::attention_flash::Tiles;
 use crate::model::zeros;
 use crate::tensor::Shape;
 
@@ -71,13 +72,22 @@ pub struct Activations {
 }
 
 impl Activations {
+    /// The buffers of the naive kernel, which keeps the `[B,H,T,T]` probabilities.
     pub fn new(cfg: &Config, b: usize, t: usize) -> Activations {
+        Activations::for_attention(cfg, Attention::Naive, b, t)
+    }
+
+    /// The buffers of a run with `attention`: flash keeps no `[B,H,T,T]` probabilities (its
+    /// `probs` are empty), only the row log-sum-exp `lse`.
+    pub fn for_attention(cfg: &Config, attention: Attention, b: usize, t: usize) -> Activations {
         let (C, V, H) = (cfg.d_model, cfg.vocab_size, cfg.n_heads);
         let KV = cfg.kv_channels();
         let rows = b * t;
-        // the forward's outputs are written before they are read: left to the allocator, the
-        // pages of a buffer a variant never uses (flash's `probs`) stay unmapped
         let z = |n: usize| vec![0.0f32; n];
+        let att = match attention {
+            Attention::Naive => b * H * t * t,
+            Attention::Flash(_) => 0,
+        };
         let layer = || LayerActs {
             ln1: z(rows * C),
             ln1_mean: z(rows),
@@ -86,7 +96,7 @@ impl Activations {
             q: z(rows * C),
             k: z(rows * KV),
             v: z(rows * KV),
-            probs: z(b * H * t * t),
+            probs: z(att),
             lse: z(b * H * t),
             att: z(rows * C),
             attn_out: z(rows * C),
@@ -160,7 +170,7 @@ impl Workspace {
                 let size = b / n + usize::from(s < b % n);
                 let shard = Shard {
                     first,
-                    acts: Activations::new(&model.config, size, t),
+                    acts: Activations::for_attention(&model.config, model.attention, size, t),
                     grads: zeros(model.num_params()),
                 };
                 first += size;
@@ -175,10 +185,13 @@ impl Workspace {
 /// AdamW moments) before it is refused with a message instead of failing to allocate.
 pub const MEMORY_BUDGET_BYTES: u128 = 8 << 30;
 
-/// Bytes training `B` sequences of `T` tokens needs: the buffers of [`Activations::new`] and
-/// [`Workspace::new`] (each shard's gradients), the parameters twice (AdamW writes the next
-/// step's into the second copy) and AdamW's two moments.
-pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
+/// Bytes training `B` sequences of `T` tokens with `attention` needs: the buffers of
+/// [`Activations::for_attention`] and [`Workspace::new`] (each shard's gradients), the
+/// parameters twice (AdamW writes the next step's into the second copy), AdamW's two moments,
+/// and each shard's attention scratch while a layer's attention runs. The naive kernel's grow as
+/// T² (the `[B,H,T,T]` probabilities, and one head's `dP` and `dS`); flash's only as T.
+pub fn training_bytes(cfg: &Config, attention: Attention, b: usize, t: usize) -> u128 {
+    let shape = cfg.shape(b, t);
     let (b, t) = (b as u128, t as u128);
     let (C, V, H, L) = (
         cfg.d_model as u128,
@@ -187,7 +200,10 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
         cfg.n_layers as u128,
     );
     let rows = b * t;
-    let att = b * H * t * t;
+    let att = match attention {
+        Attention::Naive => b * H * t * t,
+        Attention::Flash(_) => 0,
+    };
     // channels of k (and of v): H_kv·D; of qkv: C + 2·H_kv·D
     let KV = cfg.kv_channels() as u128;
     let QKV = C + 2 * KV;
@@ -200,5 +216,17 @@ pub fn training_bytes(cfg: &Config, b: usize, t: usize) -> u128 {
     let grad = rows * V + rows * (4 * C + 2 * KV) + 8 * rows * C;
     let params = ParamLayout::new(cfg).total as u128;
     let shards = SHARDS.min(b as usize).max(1) as u128;
-    4 * (L * layer + top + grad + params * (4 + shards))
+    // a shard's attention scratch: naive's backward keeps one head's dP and dS (its forward's
+    // one block of scores is less); flash's backward one head's packed k, kᵀ, vᵀ, q and dO, its
+    // tiles, and D_i of the shard's rows
+    let scratch = match attention {
+        Attention::Naive => 2 * t * t,
+        Attention::Flash(tiles) => {
+            let Tiles { br, bc } = tiles.fit(shape).sizes();
+            let (br, bc, bcp) = (br as u128, bc as u128, bc.next_multiple_of(4) as u128);
+            let D = C / H;
+            5 * t * D + 2 * br * bcp + 2 * bc * D + b.div_ceil(shards) * H * t
+        }
+    };
+    4 * (L * layer + top + grad + params * (4 + shards) + shards * scratch)
 }

@@ -3,9 +3,8 @@
 
 use super::{Config, Grads, LayerActs};
 use crate::kernels::Mask;
-use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
+use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::tensor::Shape;
-use crate::trace::NoRecord;
 use crate::untraced::dispatch;
 
 /// Which attention kernel TinyGPT runs: the naive one (baseline for one head, MHA for more),
@@ -19,8 +18,27 @@ pub enum Attention {
 }
 
 impl Attention {
-    /// Flash's tiles when training: 16 query rows by 16 key columns (fewer when T is shorter).
-    pub const FLASH: Attention = Attention::Flash(Tiles { br: 16, bc: 16 });
+    /// Flash's tiles when training: 64 query rows by 64 key columns (fewer when T is shorter).
+    /// With a head of D = 32 channels (the models of the performance tables), a key tile's
+    /// packed `kᵀ` and `v` (2 × 64 × 32 floats, 16 KiB) and the score tile (64 × 64 floats,
+    /// 16 KiB) fill this machine's 32 KiB L1d, and a head's packed keys (T·D floats: 128 KiB at
+    /// T = 1024) stay in its 512 KiB L2. Of the tiles tried from 16 to 128 a side, 64 × 64
+    /// trained fastest at T = 1024 (docs/performance.md).
+    pub const FLASH: Attention = Attention::Flash(Tiles { br: 64, bc: 64 });
+
+    /// From this sequence length on, flash trains faster than the naive kernel on this machine
+    /// (at T = 256 naive is about 5% faster, at T = 512 flash about 13%: docs/performance.md).
+    pub const FLASH_FROM: usize = 512;
+
+    /// The kernel `train` picks when none is named: flash from [`Attention::FLASH_FROM`] tokens
+    /// on when the model has one key/value head per query head (flash's layout), naive otherwise.
+    pub const fn for_shape(seq_len: usize, n_heads: usize, n_kv_heads: usize) -> Attention {
+        if seq_len >= Attention::FLASH_FROM && n_kv_heads == n_heads {
+            Attention::FLASH
+        } else {
+            Attention::Naive
+        }
+    }
 
     /// The kernels by name: naive, and flash with [`Attention::FLASH`]'s tiles.
     pub const ALL: [Attention; 2] = [Attention::Naive, Attention::FLASH];
@@ -69,55 +87,16 @@ pub(super) fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, 
     dispatch::backward_untraced(v, sh, &Mask::Causal, (&a.q, &a.k, &a.v, &a.probs), &g.d_att, grads);
 }
 
-/// Flash's forward: `att` and `lse` tile by tile, in the tile-local buffers of one call.
+/// Flash's forward: `att` and `lse` tile by tile.
 fn flash_forward(tiles: FittedTiles, sh: Shape, a: &mut LayerActs) {
-    let Tiles { br, bc } = tiles.sizes();
-    let d = sh.d();
-    let z = |n: usize| vec![0.0f32; n];
-    let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));
-    let (mut m, mut l, mut acc) = (z(br), z(br), z(br * d));
-    let work = ForwardTiles {
-        q_t: &mut q_t,
-        k_t: &mut k_t,
-        v_t: &mut v_t,
-        s_t: &mut s_t,
-        m: &mut m,
-        l: &mut l,
-        acc: &mut acc,
-    };
     let qkv = (&a.q[..], &a.k[..], &a.v[..]);
-    dispatch::flash_forward(
-        &mut NoRecord,
-        sh,
-        tiles,
-        &Mask::Causal,
-        qkv,
-        &mut a.att,
-        &mut a.lse,
-        work,
-    );
+    dispatch::flash_forward_untraced(sh, tiles, &Mask::Causal, qkv, &mut a.att, &mut a.lse);
 }
 
 /// Flash's backward: `d_q`, `d_k`, `d_v`, every probability recomputed from `lse`.
 fn flash_backward(tiles: FittedTiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
-    let Tiles { br, bc } = tiles.sizes();
-    let d = sh.d();
-    let z = |n: usize| vec![0.0f32; n];
-    let (mut q_t, mut k_t, mut v_t, mut s_t) = (z(br * d), z(bc * d), z(bc * d), z(br * bc));
-    let (mut do_t, mut ds_t, mut dk_t, mut dv_t) = (z(br * d), z(br * bc), z(bc * d), z(bc * d));
-    let mut delta = z(a.lse.len());
-    let work = BackwardTiles {
-        q_t: &mut q_t,
-        k_t: &mut k_t,
-        v_t: &mut v_t,
-        s_t: &mut s_t,
-        do_t: &mut do_t,
-        ds_t: &mut ds_t,
-        dk_t: &mut dk_t,
-        dv_t: &mut dv_t,
-    };
-    dispatch::flash_backward(
-        &mut NoRecord,
+    let mut delta = vec![0.0f32; a.lse.len()];
+    dispatch::flash_backward_untraced(
         sh,
         tiles,
         &Mask::Causal,
@@ -126,6 +105,5 @@ fn flash_backward(tiles: FittedTiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
         &g.d_att,
         &mut delta,
         (&mut g.d_q, &mut g.d_k, &mut g.d_v),
-        work,
     );
 }

@@ -1,0 +1,565 @@
+//! FlashAttention as training runs it, untraced (chosen by `dispatch.rs`): the sums of
+//! `kernels/attention_flash.rs`, with the same tiles, in the same order, over the same values,
+//! so every output has the reference loops' bits. Only the loop order changes, as in
+//! [`crate::untraced::fast`]: each product of two tiles is computed as a tile of outputs whose
+//! sums advance together term by term (`rows4`, `cols4`), so the CPU adds eight or
+//! sixteen of them per instruction while each still sees `0 + a₀b₀ + a₁b₁ + …` in the kernel's
+//! order. The online softmax's exponentials are taken a row at a time (one vector operation
+//! per eight), its maxima in any order (the maximum is the same whichever comparison comes
+//! first).
+//!
+//! The reference loads a key tile into `k_tile`, `v_tile` once per query tile; here each head's
+//! key tiles are packed once, in the orders the products read them (`kᵀ` and `v` for forward;
+//! `kᵀ`, `k` and `vᵀ` for backward), and each head's query tiles once (`q` and `dO` for
+//! backward's `dK` and `dV`). Every buffer is `O(T·D)`: nothing `T×T` exists, per head or
+//! otherwise. `tests/it/flash_untraced.rs` holds both passes to the reference bit for bit.
+#![allow(non_snake_case)]
+
+use super::fast::{
+    accumulate, all_finite, col_blocks, lanes, max, max_abs, nonzero_len, pack_panels_into, pack_panels_t_into, store,
+};
+use crate::kernels::Mask;
+use crate::kernels::attention_flash::{FittedTiles, Tiles};
+use crate::tensor::Shape;
+use crate::tensor::simd::{exp, with_simd};
+use crate::trace::MASKED;
+
+with_simd! {
+    /// Flash forward untraced: `att` and the row log-sum-exp `lse [B,H,S]` from `q`, `k`, `v`.
+    pub fn forward(sh: Shape, tiles: FittedTiles, mask: &Mask, qkv: (&[f32], &[f32], &[f32]), att: &mut [f32], lse: &mut [f32]) => forward_impl;
+    /// Flash backward untraced: `d_q`, `d_k`, `d_v` from `d_att`, the probabilities recomputed
+    /// from `lse`; `delta [B,H,S]` receives `D_i = Σ_d dO·O` as the reference's pass 1 writes it.
+    pub fn backward(sh: Shape, tiles: FittedTiles, mask: &Mask, qkv: (&[f32], &[f32], &[f32]), saved: (&[f32], &[f32]), d_att: &[f32], delta: &mut [f32], grads: (&mut [f32], &mut [f32], &mut [f32])) => backward_impl;
+}
+
+/// Offsets of the MHA layout the flash kernel reads: `q, att, d_att [B,S,H,D]`, `k, v [B,T,H,D]`.
+#[derive(Clone, Copy)]
+struct Layout {
+    S: usize,
+    T: usize,
+    H: usize,
+    D: usize,
+}
+
+impl Layout {
+    /// `q_base` (and `a_base`): head `hh` of query `i` of batch `bb`.
+    #[inline(always)]
+    const fn q_base(self, bb: usize, i: usize, hh: usize) -> usize {
+        ((bb * self.S + i) * self.H + hh) * self.D
+    }
+
+    /// `k_base`: head `hh` of key (or value) `j` of batch `bb`.
+    #[inline(always)]
+    const fn k_base(self, bb: usize, j: usize, hh: usize) -> usize {
+        ((bb * self.T + j) * self.H + hh) * self.D
+    }
+
+    /// `off` of `lse` and `delta`: row `i` of head `hh` of batch `bb`.
+    #[inline(always)]
+    const fn off(self, bb: usize, hh: usize, i: usize) -> usize {
+        (bb * self.H + hh) * self.S + i
+    }
+}
+
+/// Is every pair of the tile visible, so that no score of it needs the mask's −1e9?
+#[inline(always)]
+fn all_visible(mask: &Mask, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) -> bool {
+    match mask {
+        Mask::Causal => cols.end <= rows.start + 1,
+        Mask::None => true,
+        Mask::Explicit { .. } => rows.clone().all(|i| cols.clone().all(|j| !mask.hides(i, j))),
+    }
+}
+
+/// `acc[r][l] += a_r[k]·b[k][l]` for `k = 0, 1, …` in order, for four rows `a_0..a_3` read in
+/// place and `b` a packed panel (rows of `W` neighbouring outputs' terms); the shortest ends
+/// the sum. `fast.rs`'s `tile_rows` for four rows, written out row by row so that the compiler
+/// keeps the sixteen or sixty-four sums in vector registers whatever the code around it.
+#[inline(always)]
+fn rows4<const W: usize>(acc: [[f32; W]; 4], a: [&[f32]; 4], b: &[f32]) -> [[f32; W]; 4] {
+    let b = b.as_chunks::<W>().0;
+    let n = a.iter().fold(b.len(), |n, row| n.min(row.len()));
+    let [a0, a1, a2, a3] = a.map(|row| &row[..n]);
+    let [mut c0, mut c1, mut c2, mut c3] = acc;
+    for ((((bk, &x0), &x1), &x2), &x3) in b[..n].iter().zip(a0).zip(a1).zip(a2).zip(a3) {
+        for l in 0..W {
+            c0[l] += x0 * bk[l];
+        }
+        for l in 0..W {
+            c1[l] += x1 * bk[l];
+        }
+        for l in 0..W {
+            c2[l] += x2 * bk[l];
+        }
+        for l in 0..W {
+            c3[l] += x3 * bk[l];
+        }
+    }
+    [c0, c1, c2, c3]
+}
+
+/// [`rows4`] down four columns: `a_r[k] = block[k·n + c0 + r]`, the columns `c0..c0 + 4` of
+/// the rows of `block` (rows of `n` values), as `fast.rs`'s `tile_cols`.
+#[inline(always)]
+fn cols4<const W: usize>(acc: [[f32; W]; 4], block: &[f32], n: usize, c0: usize, b: &[f32]) -> [[f32; W]; 4] {
+    let [mut x0, mut x1, mut x2, mut x3] = acc;
+    for (row, bk) in block.chunks_exact(n).zip(b.as_chunks::<W>().0) {
+        let &[a0, a1, a2, a3] = lanes::<4>(row, c0);
+        for l in 0..W {
+            x0[l] += a0 * bk[l];
+        }
+        for l in 0..W {
+            x1[l] += a1 * bk[l];
+        }
+        for l in 0..W {
+            x2[l] += a2 * bk[l];
+        }
+        for l in 0..W {
+            x3[l] += a3 * bk[l];
+        }
+    }
+    [x0, x1, x2, x3]
+}
+
+/// Where the keys `j0..j0 + w` that query `i` cannot see begin, when they are the row's last
+/// (a causal mask's); `w` otherwise.
+#[inline(always)]
+fn hidden_from(mask: &Mask, i: usize, j0: usize, w: usize) -> usize {
+    match mask {
+        Mask::Causal => (i + 1).saturating_sub(j0).min(w),
+        _ => w,
+    }
+}
+
+/// `x = e^(x − shift)` over a row whose entries from `hidden` on are the mask's −1e9: when
+/// −1e9 − shift is below −87, `exp` gives exactly 0 there, so 0 is written without it (past the
+/// block of eight where `hidden` falls: within it exp's 0 is written, eight at a time).
+#[inline(always)]
+fn exp_shifted(row: &mut [f32], shift: f32, hidden: usize) {
+    let end = if MASKED - shift < -87.0 {
+        hidden.next_multiple_of(8).min(row.len())
+    } else {
+        row.len()
+    };
+    let (seen, hidden) = row.split_at_mut(end);
+    seen.iter_mut().for_each(|x| *x = exp(*x - shift));
+    hidden.fill(0.0);
+}
+
+/// The first row of `block` (rows `n` apart) with a value other than zero in one of the
+/// columns `c0..c0 + live`, or the number of rows if none has.
+#[inline(always)]
+fn first_nonzero(block: &[f32], n: usize, (c0, live): (usize, usize)) -> usize {
+    for (ii, row) in block.chunks_exact(n).enumerate() {
+        let mut nonzero = false;
+        for &x in &row[c0..c0 + live] {
+            nonzero |= x != 0.0;
+        }
+        if nonzero {
+            return ii;
+        }
+    }
+    block.len() / n
+}
+
+/// Runs `$body` for each group of four of `0..$n`: `$g0` is its first index and `$at(r)` the
+/// index of its row `r`, the group's last real index standing in for the rows past `$n` (their
+/// sums are computed and dropped: `$live` says how many are real).
+macro_rules! groups {
+    ($n:expr, $g0:ident, $live:ident, $at:ident, $body:block) => {{
+        let n = $n;
+        for $g0 in (0..n).step_by(4) {
+            let $live = (n - $g0).min(4);
+            #[allow(unused_variables)]
+            let $at = |r: usize| $g0 + r.min($live - 1);
+            $body
+        }
+    }};
+}
+
+/// The score tile `s_t [rows, bc]` (rows `bc` apart) of queries `i0..` against the packed key tile `kt` (`kᵀ`
+/// panels of `w` keys): `s = (Σ_d q·k)·scale`, −1e9 where the mask hides the pair, each sum
+/// from 0 over `d` in order, then `f(row, s)` applied in place to the row (forward leaves the
+/// scores, backward turns them into probabilities).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn score_tile<'a>(
+    mask: &Mask,
+    (i0, rows): (usize, usize),
+    (j0, w): (usize, usize),
+    bc: usize,
+    D: usize,
+    scale: f32,
+    q_row: impl Fn(usize) -> &'a [f32],
+    kt: &[f32],
+    s_t: &mut [f32],
+) {
+    let visible = all_visible(mask, i0..i0 + rows, j0..j0 + w);
+    groups!(rows, r0, live, at, {
+        let q_rows = [0, 1, 2, 3].map(|r| q_row(i0 + at(r)));
+        // under a causal mask the keys after the group's last query are hidden from all its
+        // rows: their scores are −1e9 whatever the sum, so it is not taken
+        let keys = match mask {
+            Mask::Causal => (i0 + at(3) + 1).saturating_sub(j0).min(w),
+            _ => w,
+        };
+        col_blocks!(w, c0, W, {
+            if c0 < keys {
+                let acc = rows4::<W>([[0.0; W]; 4], q_rows, &kt[c0 * D..(c0 + W) * D]);
+                for (r, acc) in acc.iter().enumerate().take(live) {
+                    store(s_t, (r0 + r) * bc + c0, acc, scale);
+                }
+            }
+        });
+    });
+    if visible {
+        return;
+    }
+    for ii in 0..rows {
+        let row = &mut s_t[ii * bc..ii * bc + w];
+        match mask {
+            // query i sees keys j ≤ i: the row's keys from i + 1 on are hidden
+            Mask::Causal => row[(i0 + ii + 1).saturating_sub(j0).min(w)..].fill(MASKED),
+            _ => {
+                for (jj, s) in row.iter_mut().enumerate() {
+                    if mask.hides(i0 + ii, j0 + jj) {
+                        *s = MASKED;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `Σ_jj x[jj]` of each of up to four rows, each from 0 in order; the rows' additions are
+/// independent, so the CPU overlaps them.
+#[inline(always)]
+fn row_sums4(rows: [&[f32]; 4], n: usize) -> [f32; 4] {
+    let mut sums = [0.0f32; 4];
+    let rows = rows.map(|r| &r[..n]);
+    for jj in 0..n {
+        for (sum, row) in sums.iter_mut().zip(&rows) {
+            *sum += row[jj];
+        }
+    }
+    sums
+}
+
+/// Forward, head by head: per query tile, per visible key tile, the score tile, then the online
+/// softmax row by row (`m_new = max(m_old, rowmax)`, `P = e^(S − m_new)`, `l_new = α·l_old +
+/// rowsum(P)` with `α = e^(m_old − m_new)`), then `acc_new = α·acc_old + P·V`; at the end `att =
+/// acc / l` and `lse = m + ln l`.
+#[inline(always)]
+fn forward_impl(
+    sh: Shape,
+    tiles: FittedTiles,
+    mask: &Mask,
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    att: &mut [f32],
+    lse: &mut [f32],
+) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
+    let D = sh.d();
+    let lay = Layout { S, T, H, D };
+    let Tiles { br, bc } = tiles.sizes();
+    let scale = 1.0 / (D as f32).sqrt();
+    // per head: the key tiles as kᵀ panels (scores) and v panels (P·V), tile `j0` at `j0·D`
+    let (mut kt, mut vp) = (vec![0.0f32; T * D], vec![0.0f32; T * D]);
+    // per query tile: the scores (then probabilities), the running max and sum, the accumulator
+    // (the score tile's rows are `bcp` apart, a multiple of four: see `cols4`)
+    let bcp = bc.next_multiple_of(4);
+    let (mut s_t, mut acc) = (vec![0.0f32; br * bcp], vec![0.0f32; br * D]);
+    let (mut m, mut l, mut alpha) = (vec![0.0f32; br], vec![0.0f32; br], vec![0.0f32; br]);
+    // where each row's probabilities end (one past the last nonzero), and whether each key
+    // tile's values are all finite (only then is a zero probability's product ±0)
+    let (mut len, mut v_finite) = (vec![0usize; br], vec![false; T.div_ceil(bc)]);
+    for bb in 0..B {
+        for hh in 0..H {
+            let key_row = |j: usize| &k[lay.k_base(bb, j, hh)..lay.k_base(bb, j, hh) + D];
+            let value_row = |j: usize| &v[lay.k_base(bb, j, hh)..lay.k_base(bb, j, hh) + D];
+            let q_row = |i: usize| &q[lay.q_base(bb, i, hh)..lay.q_base(bb, i, hh) + D];
+            for j0 in (0..T).step_by(bc) {
+                let w = (j0 + bc).min(T) - j0;
+                pack_panels_t_into(D, w, |jj| key_row(j0 + jj), &mut kt[j0 * D..]);
+                pack_panels_into(w, D, |jj| value_row(j0 + jj), &mut vp[j0 * D..]);
+                v_finite[j0 / bc] = all_finite(&vp[j0 * D..(j0 + w) * D]);
+            }
+            for i0 in (0..S).step_by(br) {
+                let rows = (i0 + br).min(S) - i0;
+                m[..rows].fill(f32::NEG_INFINITY);
+                l[..rows].fill(0.0);
+                acc[..rows * D].fill(0.0);
+                for j0 in (0..T).step_by(bc) {
+                    let w = (j0 + bc).min(T) - j0;
+                    // a tile the mask hides entirely adds nothing (causal: above the diagonal)
+                    if mask.hides_tile(i0..i0 + rows, j0..j0 + w) {
+                        continue;
+                    }
+                    let (kt, vp) = (&kt[j0 * D..(j0 + w) * D], &vp[j0 * D..(j0 + w) * D]);
+                    score_tile(mask, (i0, rows), (j0, w), bcp, D, scale, q_row, kt, &mut s_t);
+                    // the online softmax of each row: P in place of S, α, the new maximum
+                    for ii in 0..rows {
+                        let s = &mut s_t[ii * bcp..ii * bcp + w];
+                        let m_new = m[ii].max(max(s));
+                        exp_shifted(s, m_new, hidden_from(mask, i0 + ii, j0, w));
+                        len[ii] = nonzero_len(s);
+                        alpha[ii] = exp(m[ii] - m_new);
+                        m[ii] = m_new;
+                    }
+                    // l = α·l + rowsum(P), four rows' sums side by side, each in the kernel's
+                    // order (and each ending at its group's last nonzero P: adding +0 changes
+                    // nothing)
+                    for first in (0..rows).step_by(4) {
+                        let last = (first + 3).min(rows - 1);
+                        let n = len[first..=last].iter().copied().fold(0, usize::max);
+                        let row = |r: usize| &s_t[(first + r).min(last) * bcp..(first + r).min(last) * bcp + n];
+                        let rowsum = row_sums4([row(0), row(1), row(2), row(3)], n);
+                        for ii in first..=last {
+                            l[ii] = alpha[ii] * l[ii] + rowsum[ii - first];
+                        }
+                    }
+                    // acc = α·acc + P·V, each channel's sum over the tile's keys in order, up to
+                    // the group's last nonzero P when the values are finite
+                    let s_t = &s_t;
+                    groups!(rows, r0, live, at, {
+                        let n = if v_finite[j0 / bc] {
+                            (0..4).map(|r| len[at(r)]).fold(0, usize::max)
+                        } else {
+                            w
+                        };
+                        let p_rows = [0, 1, 2, 3].map(|r| &s_t[at(r) * bcp..at(r) * bcp + n]);
+                        col_blocks!(D, d0, W, {
+                            let init: [[f32; W]; 4] = std::array::from_fn(|r| {
+                                let a = &acc[at(r) * D + d0..at(r) * D + d0 + W];
+                                std::array::from_fn(|x| alpha[at(r)] * a[x])
+                            });
+                            let out = rows4::<W>(init, p_rows, &vp[d0 * w..(d0 + W) * w]);
+                            for (r, out) in out.iter().enumerate().take(live) {
+                                store(&mut acc, (r0 + r) * D + d0, out, 1.0);
+                            }
+                        });
+                    });
+                }
+                // the output tile, written once: att = acc / l, lse = m + ln l
+                for ii in 0..rows {
+                    let a_base = lay.q_base(bb, i0 + ii, hh);
+                    let l_i = l[ii];
+                    for (o, &a) in att[a_base..a_base + D].iter_mut().zip(&acc[ii * D..ii * D + D]) {
+                        *o = a / l_i;
+                    }
+                    lse[lay.off(bb, hh, i0 + ii)] = m[ii] + l_i.ln();
+                }
+            }
+        }
+    }
+}
+
+/// Backward, head by head. Pass 1: `D_i = Σ_d dO·O` per row, and `dQ = 0`. Pass 2, key tiles
+/// outside and query tiles inside: `P = e^(S − lse)`, `dV_tile += Pᵀ·dO`, `dS = P ⊙ (dO·Vᵀ −
+/// D_i)`, `dQ += dS·K/√D` in place, `dK_tile += dSᵀ·Q/√D`; a key tile's `dK`, `dV` written once.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn backward_impl(
+    sh: Shape,
+    tiles: FittedTiles,
+    mask: &Mask,
+    (q, k, v): (&[f32], &[f32], &[f32]),
+    (att, lse): (&[f32], &[f32]),
+    d_att: &[f32],
+    delta: &mut [f32],
+    (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
+) {
+    let Shape {
+        b: B, s: S, t: T, h: H, ..
+    } = sh;
+    let D = sh.d();
+    let lay = Layout { S, T, H, D };
+    let Tiles { br, bc } = tiles.sizes();
+    let scale = 1.0 / (D as f32).sqrt();
+
+    // pass 1: D_i, one number per row, each a sum over d in order; dQ starts at 0
+    for bb in 0..B {
+        for hh in 0..H {
+            for i in 0..S {
+                let a_base = lay.q_base(bb, i, hh);
+                let (g, o) = (&d_att[a_base..a_base + D], &att[a_base..a_base + D]);
+                delta[lay.off(bb, hh, i)] = g.iter().zip(o).fold(0.0f32, |s, (&g, &o)| s + g * o);
+                d_q[a_base..a_base + D].fill(0.0);
+            }
+        }
+    }
+
+    // per head: key tiles as kᵀ panels (scores), k panels (dQ), vᵀ panels (dP); query tiles as
+    // q panels (dK) and dO panels (dV), tile `i0` at `i0·D`
+    let (mut kt, mut kp, mut vt) = (vec![0.0f32; T * D], vec![0.0f32; T * D], vec![0.0f32; T * D]);
+    let (mut qp, mut dop) = (vec![0.0f32; S * D], vec![0.0f32; S * D]);
+    // per tile pair: probabilities and dS; per key tile: dK and dV
+    // (rows `bcp` apart, a multiple of four, so that `cols4` may read four columns from any
+    // group's first)
+    let bcp = bc.next_multiple_of(4);
+    let (mut p_t, mut ds_t) = (vec![0.0f32; br * bcp], vec![0.0f32; br * bcp]);
+    let (mut dk_t, mut dv_t) = (vec![0.0f32; bc * D], vec![0.0f32; bc * D]);
+    // whether each tile's k, q and dO are all finite: only then is the product of a zero P or
+    // dS with them ±0, a term that may be left out
+    let (mut k_finite, mut q_finite) = (vec![false; T.div_ceil(bc)], vec![false; S.div_ceil(br)]);
+    let mut do_finite = vec![false; S.div_ceil(br)];
+    // the largest |dO| and |D_i| of each query tile and |v| of each key tile (NaN when one is not
+    // finite), to bound dP − D_i
+    let (mut do_max, mut delta_max) = (vec![0.0f32; S.div_ceil(br)], vec![0.0f32; S.div_ceil(br)]);
+    let mut v_max = vec![0.0f32; T.div_ceil(bc)];
+    for bb in 0..B {
+        for hh in 0..H {
+            let key_row = |j: usize| &k[lay.k_base(bb, j, hh)..lay.k_base(bb, j, hh) + D];
+            let value_row = |j: usize| &v[lay.k_base(bb, j, hh)..lay.k_base(bb, j, hh) + D];
+            let q_row = |i: usize| &q[lay.q_base(bb, i, hh)..lay.q_base(bb, i, hh) + D];
+            let do_row = |i: usize| &d_att[lay.q_base(bb, i, hh)..lay.q_base(bb, i, hh) + D];
+            for j0 in (0..T).step_by(bc) {
+                let w = (j0 + bc).min(T) - j0;
+                pack_panels_t_into(D, w, |jj| key_row(j0 + jj), &mut kt[j0 * D..]);
+                pack_panels_into(w, D, |jj| key_row(j0 + jj), &mut kp[j0 * D..]);
+                pack_panels_t_into(D, w, |jj| value_row(j0 + jj), &mut vt[j0 * D..]);
+                k_finite[j0 / bc] = all_finite(&kp[j0 * D..(j0 + w) * D]);
+                v_max[j0 / bc] = max_abs(&vt[j0 * D..(j0 + w) * D]);
+            }
+            for i0 in (0..S).step_by(br) {
+                let rows = (i0 + br).min(S) - i0;
+                pack_panels_into(rows, D, |ii| q_row(i0 + ii), &mut qp[i0 * D..]);
+                pack_panels_into(rows, D, |ii| do_row(i0 + ii), &mut dop[i0 * D..]);
+                q_finite[i0 / br] = all_finite(&qp[i0 * D..(i0 + rows) * D]);
+                // (the largest magnitude is NaN when a value is not finite)
+                do_max[i0 / br] = max_abs(&dop[i0 * D..(i0 + rows) * D]);
+                do_finite[i0 / br] = !do_max[i0 / br].is_nan();
+                let off = lay.off(bb, hh, i0);
+                delta_max[i0 / br] = max_abs(&delta[off..off + rows]);
+            }
+            for j0 in (0..T).step_by(bc) {
+                let w = (j0 + bc).min(T) - j0;
+                let (kt, kp, vt) = (
+                    &kt[j0 * D..(j0 + w) * D],
+                    &kp[j0 * D..(j0 + w) * D],
+                    &vt[j0 * D..(j0 + w) * D],
+                );
+                dk_t[..w * D].fill(0.0);
+                dv_t[..w * D].fill(0.0);
+                for i0 in (0..S).step_by(br) {
+                    let rows = (i0 + br).min(S) - i0;
+                    if mask.hides_tile(i0..i0 + rows, j0..j0 + w) {
+                        continue;
+                    }
+                    let (qp, dop) = (&qp[i0 * D..(i0 + rows) * D], &dop[i0 * D..(i0 + rows) * D]);
+                    // P = e^(S − lse): a hidden pair gives e^(−1e9 − lse) = 0
+                    score_tile(mask, (i0, rows), (j0, w), bcp, D, scale, q_row, kt, &mut p_t);
+                    for ii in 0..rows {
+                        let lse_i = lse[lay.off(bb, hh, i0 + ii)];
+                        exp_shifted(
+                            &mut p_t[ii * bcp..ii * bcp + w],
+                            lse_i,
+                            hidden_from(mask, i0 + ii, j0, w),
+                        );
+                    }
+                    let p_t = &p_t[..rows * bcp];
+                    // dV_tile += Pᵀ·dO: key jj's channels, each a sum over the tile's queries in
+                    // order, from the first query whose P is not zero when dO is finite
+                    groups!(w, r0, live, at, {
+                        let first = if do_finite[i0 / br] {
+                            first_nonzero(p_t, bcp, (r0, live))
+                        } else {
+                            0
+                        };
+                        col_blocks!(D, d0, W, {
+                            let init: [[f32; W]; 4] =
+                                std::array::from_fn(|r| std::array::from_fn(|x| dv_t[at(r) * D + d0 + x]));
+                            let dop = &dop[d0 * rows + first * W..(d0 + W) * rows];
+                            let out = cols4::<W>(init, &p_t[first * bcp..], bcp, r0, dop);
+                            for (r, out) in out.iter().enumerate().take(live) {
+                                store(&mut dv_t, (r0 + r) * D + d0, out, 1.0);
+                            }
+                        });
+                    });
+                    // dS = P ⊙ (dP − D_i), dP = dO·Vᵀ each a sum over d in order. Where every
+                    // row of a group has P = 0 (keys a causal mask hides from all of them) and no
+                    // dP − D_i can overflow (D·max|dO|·max|v| + max|D_i| far below f32::MAX: each
+                    // is then finite), dS is ±0 whatever dP is: 0 is written, and only the sums
+                    // below read it, to which ±0 adds nothing (they leave it out, or add it to a
+                    // value that is not −0)
+                    let bounded = (D as f32) * do_max[i0 / br] * v_max[j0 / bc] + delta_max[i0 / br] < f32::MAX / 4.0;
+                    groups!(rows, r0, live, at, {
+                        let do_rows = [0, 1, 2, 3].map(|r| do_row(i0 + at(r)));
+                        let zero_from = if bounded && (0..4).all(|r| MASKED - lse[lay.off(bb, hh, i0 + at(r))] < -87.0)
+                        {
+                            hidden_from(mask, i0 + at(3), j0, w)
+                        } else {
+                            w
+                        };
+                        col_blocks!(w, c0, W, {
+                            let dp = if c0 >= zero_from {
+                                [[f32::NAN; W]; 4]
+                            } else {
+                                rows4::<W>([[0.0; W]; 4], do_rows, &vt[c0 * D..(c0 + W) * D])
+                            };
+                            for (r, dp) in dp.iter().enumerate().take(live) {
+                                let ii = r0 + r;
+                                let d_i = delta[lay.off(bb, hh, i0 + ii)];
+                                let at = ii * bcp + c0;
+                                let (ds, p) = (&mut ds_t[at..at + W], &p_t[at..at + W]);
+                                if c0 >= zero_from {
+                                    ds.fill(0.0);
+                                } else {
+                                    for ((ds, &p), &dp) in ds.iter_mut().zip(p).zip(dp) {
+                                        *ds = p * (dp - d_i);
+                                    }
+                                }
+                            }
+                        });
+                    });
+                    let ds_t = &ds_t[..rows * bcp];
+                    // dQ += dS·K/√D, added into d_q as the kernel's rec.add does; each row's sum
+                    // up to its group's last nonzero dS when k is finite
+                    groups!(rows, r0, live, at, {
+                        let n = if k_finite[j0 / bc] {
+                            (0..4)
+                                .map(|r| nonzero_len(&ds_t[at(r) * bcp..at(r) * bcp + w]))
+                                .fold(0, usize::max)
+                        } else {
+                            w
+                        };
+                        let ds_rows = [0, 1, 2, 3].map(|r| &ds_t[at(r) * bcp..at(r) * bcp + n]);
+                        col_blocks!(D, d0, W, {
+                            let s = rows4::<W>([[0.0; W]; 4], ds_rows, &kp[d0 * w..(d0 + W) * w]);
+                            for (r, s) in s.iter().enumerate().take(live) {
+                                accumulate(d_q, lay.q_base(bb, i0 + r0 + r, hh) + d0, s, scale);
+                            }
+                        });
+                    });
+                    // dK_tile = dK_tile + (dSᵀ·Q)/√D, the sum over the tile's queries from 0 (from
+                    // the first whose dS is not zero when q is finite)
+                    groups!(w, r0, live, at, {
+                        let first = if q_finite[i0 / br] {
+                            first_nonzero(ds_t, bcp, (r0, live))
+                        } else {
+                            0
+                        };
+                        col_blocks!(D, d0, W, {
+                            let qp = &qp[d0 * rows + first * W..(d0 + W) * rows];
+                            let s = cols4::<W>([[0.0; W]; 4], &ds_t[first * bcp..], bcp, r0, qp);
+                            for (r, s) in s.iter().enumerate().take(live) {
+                                let at = (r0 + r) * D + d0;
+                                for (dk, &s) in dk_t[at..at + W].iter_mut().zip(s) {
+                                    *dk += s * scale;
+                                }
+                            }
+                        });
+                    });
+                }
+                // the key tile's gradients, written once
+                for jj in 0..w {
+                    let k_base = lay.k_base(bb, j0 + jj, hh);
+                    d_k[k_base..k_base + D].copy_from_slice(&dk_t[jj * D..jj * D + D]);
+                    d_v[k_base..k_base + D].copy_from_slice(&dv_t[jj * D..jj * D + D]);
+                }
+            }
+        }
+    }
+}
