@@ -17,6 +17,7 @@ load column shows what was left to them.
 
 Run from the repository root after `cargo build --release`:
   python3 bench/compare.py --rounds 3                 # as is (AVX-512 where the CPU has it)
+  python3 bench/compare.py --rounds 3 --long          # the long-context table, both PyTorch forms
   python3 bench/compare.py --rounds 3 --avx2 --bin /tmp/attn-trace-avx2
 The second form is the AVX2-only machine: the binary built with
 `cargo build --release --no-default-features` (the sgemm without its AVX-512 kernel), run with
@@ -32,12 +33,21 @@ import subprocess
 import sys
 import time
 
-# name, B, T, C, L, H, attn-trace steps, PyTorch steps (each run a few seconds)
+# name, B, T, C, L, H, attn-trace steps, PyTorch steps (each run a few seconds), PyTorch's
+# attention: (a)-(c) against eager PyTorch as written, the long context (d) against its fused
+# scaled_dot_product_attention. attn-trace runs the attention `train` picks by default.
 CONFIGS = {
-    "a": (4, 64, 64, 1, 1, 3000, 400),
-    "b": (16, 64, 128, 2, 4, 400, 80),
-    "c": (8, 128, 256, 4, 8, 60, 20),
+    "a": (4, 64, 64, 1, 1, 3000, 400, "explicit"),
+    "b": (16, 64, 128, 2, 4, 400, 80, "explicit"),
+    "c": (8, 128, 256, 4, 8, 60, 20, "explicit"),
+    "d": (4, 1024, 128, 2, 4, 16, 8, "sdpa"),
 }
+
+# --long: B=4, L=2, the sequence lengths and widths of the long-context table, each run by both
+# of attn-trace's kernels and both PyTorch forms; steps per run scale as 1/T
+LONG_T = (256, 512, 1024, 2048)
+LONG_CH = ((128, 4), (256, 8))
+LONG_RUNS = (("naive", "ours"), ("flash", "ours"), ("explicit", "torch"), ("sdpa", "torch"))
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -79,6 +89,12 @@ def main():
         help="run both programs under `chrt -f 1` (real-time priority, needs root): the machine's other "
         "work waits while they run (the kernel still leaves it 5%% of each second), as on a quiet machine",
     )
+    ap.add_argument(
+        "--long",
+        action="store_true",
+        help="the long-context table instead: T = 256..2048, C128 H4 and C256 H8, attn-trace naive and flash "
+        "against PyTorch explicit and SDPA, with each run's peak memory",
+    )
     a = ap.parse_args()
 
     ours_env, torch_env = dict(os.environ), dict(os.environ)
@@ -87,11 +103,14 @@ def main():
         ours_env["ATTN_TRACE_SIMD"] = "avx2"
         torch_env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
     here = os.path.dirname(os.path.abspath(__file__))
+    if a.long:
+        long_table(a, ours_env, torch_env, here)
+        return
     keys = ("ours", "torch", "ratio", "load", "ours_cpu", "torch_cpu", "cpu_ratio")
     results = {c: {k: [] for k in keys} for c in a.configs.split(",")}
     for r in range(a.rounds):
         for name in results:
-            B, T, C, L, H, ours_steps, torch_steps = CONFIGS[name]
+            B, T, C, L, H, ours_steps, torch_steps, torch_attention = CONFIGS[name]
             size = ["--batch", str(B), "--seq", str(T), "--dmodel", str(C), "--layers", str(L), "--heads", str(H)]
             pair = {}
             for who in ("ours", "torch"):
@@ -100,6 +119,7 @@ def main():
                     env = ours_env
                 else:
                     cmd = [a.python, os.path.join(here, "pytorch_train.py"), *size, "--steps", str(torch_steps)]
+                    cmd += ["--attention", torch_attention]
                     cmd += ["--threads", str(a.threads)]
                     env = torch_env
                 if a.fifo:
@@ -135,14 +155,65 @@ def main():
     print("| config | attn-trace tokens/s | PyTorch tokens/s | ratio | others' load (cores) | ratio per CPU-s |")
     print("|---|---|---|---|---|---|")
     for name, res in results.items():
-        B, T, C, L, H, *_ = CONFIGS[name]
+        B, T, C, L, H, *_, torch_attention = CONFIGS[name]
         rng = lambda xs, f: f"{f(min(xs))} / {f(statistics.median(xs))} / {f(max(xs))}"
         k = lambda x: f"{x / 1000:.1f}k"
         print(
-            f"| ({name}) B{B} T{T} C{C} L{L} H{H} | {rng(res['ours'], k)} | {rng(res['torch'], k)} | "
+            f"| ({name}) B{B} T{T} C{C} L{L} H{H} | {rng(res['ours'], k)} | {rng(res['torch'], k)} ({torch_attention}) | "
             f"{rng(res['ratio'], lambda x: f'{x:.2f}')} | {rng(res['load'], lambda x: f'{x:.2f}')} | "
             f"{rng(res['cpu_ratio'], lambda x: f'{x:.2f}')} |"
         )
+
+
+def run_measured(cmd, env):
+    """Runs `cmd`; returns its last JSON line and its peak resident memory in MiB (wait4's rusage
+    of that child alone)."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} exited with {proc.returncode}")
+    return json.loads(out.strip().splitlines()[-1]), usage.ru_maxrss / 1024
+
+
+def long_table(a, ours_env, torch_env, here):
+    """Tokens/s (and peak MiB) of the four attention forms for each long-context shape, the four
+    run one after another in each round; medians over the rounds."""
+    res = {}
+    for r in range(a.rounds):
+        for C, H in LONG_CH:
+            for T in LONG_T:
+                size = ["--batch", "4", "--seq", str(T), "--dmodel", str(C), "--layers", "2", "--heads", str(H)]
+                for form, who in LONG_RUNS:
+                    steps = max(3, (40 if who == "ours" else 20) * 256 // T)
+                    if who == "ours":
+                        cmd = [a.bin, "train", "--json", *size, "--attention", form, "--steps", str(steps)]
+                        cmd += ["--log-every", str(steps)]
+                        env = ours_env
+                    else:
+                        cmd = [a.python, os.path.join(here, "pytorch_train.py"), *size, "--steps", str(steps)]
+                        cmd += ["--attention", form, "--threads", str(a.threads), "--warmup", "2"]
+                        env = torch_env
+                    if a.fifo:
+                        cmd = ["chrt", "-f", "1", *cmd]
+                    wait_quiet(a.quiet_wait, a.quiet)
+                    line, mib = run_measured(cmd, env)
+                    cell = res.setdefault((C, H, T, form), {"tps": [], "mib": []})
+                    cell["tps"].append(line["tokens_per_s"])
+                    cell["mib"].append(mib)
+                    print(f"round {r + 1} C{C} H{H} T{T} {who} {form:8}: {line['tokens_per_s']:8.0f} tokens/s {mib:7.0f} MiB", flush=True)
+    mode = ("AVX2 only" if a.avx2 else "as is") + (", SCHED_FIFO" if a.fifo else "")
+    print(f"\nlong context ({mode}, B=4 L=2, {a.threads} threads, {a.rounds} rounds): median tokens/s (peak MiB)")
+    print("| C, H | T | attn-trace naive | attn-trace flash | PyTorch explicit | PyTorch SDPA | flash / SDPA |")
+    print("|---|---|---|---|---|---|---|")
+    med = statistics.median
+    for C, H in LONG_CH:
+        for T in LONG_T:
+            cells = [res[(C, H, T, form)] for form, _ in LONG_RUNS]
+            text = [f"{med(c['tps']) / 1000:.1f}k ({med(c['mib']):.0f})" for c in cells]
+            ratio = med(cells[1]["tps"]) / med(cells[3]["tps"])
+            print(f"| C{C} H{H} | {T} | " + " | ".join(text) + f" | {ratio:.2f} |")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,10 @@ Timing is counted as `train --json` counts it: each step's wall time (batch draw
 backward, optimizer), no validation. `--warmup` steps run first and are not counted (PyTorch
 allocates and picks kernels on its first steps; leaving them out favours PyTorch).
 
+Attention is written out (`--attention explicit`, the default: scores, mask, softmax, weighted
+sum, as the naive kernel does) or PyTorch's fused `scaled_dot_product_attention` (`--attention
+sdpa`, whose CPU path is a tiled flash kernel that keeps no [B,H,T,T] tensor).
+
 Run from the repository root:
   python3 bench/pytorch_train.py --batch 16 --seq 64 --dmodel 128 --layers 2 --heads 4 --steps 200
 It prints one JSON line like the last line of `attn-trace train --json`:
@@ -51,9 +55,9 @@ def layernorm(x):  # no learnable scale or shift, eps as in src/model/ops.rs
 
 
 class Block(nn.Module):
-    def __init__(self, C, H):
+    def __init__(self, C, H, sdpa):
         super().__init__()
-        self.H = H
+        self.H, self.sdpa = H, sdpa
         self.qkv = nn.Linear(C, 3 * C)
         self.proj = nn.Linear(C, C)
         self.fc = nn.Linear(C, 4 * C)
@@ -64,19 +68,24 @@ class Block(nn.Module):
         H, D = self.H, C // self.H
         # attention block: x_mid = x + proj(attention(split(LN(x)·W_qkv + b_qkv)))
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2) for t in self.qkv(layernorm(x)).split(C, dim=-1))
-        s = (q @ k.transpose(-2, -1) * (1.0 / math.sqrt(D))).masked_fill(hidden, -1e9)
-        att = (s.softmax(-1) @ v).transpose(1, 2).reshape(B, T, C)
+        if self.sdpa:
+            # the fused kernel (on a CPU a tiled flash attention): no [B,H,T,T] tensor is kept
+            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            s = (q @ k.transpose(-2, -1) * (1.0 / math.sqrt(D))).masked_fill(hidden, -1e9)
+            att = s.softmax(-1) @ v
+        att = att.transpose(1, 2).reshape(B, T, C)
         x = x + self.proj(att)
         # MLP block: x_out = x_mid + W_out·gelu(W_fc·LN(x_mid) + b_fc) + b_out
         return x + self.out(F.gelu(self.fc(layernorm(x)), approximate="tanh"))
 
 
 class TinyGpt(nn.Module):
-    def __init__(self, T, C, L, H):
+    def __init__(self, T, C, L, H, sdpa=False):
         super().__init__()
         self.wte = nn.Parameter(torch.randn(VOCAB, C) / math.sqrt(VOCAB))
         self.wpe = nn.Parameter(torch.randn(T, C) / math.sqrt(T))
-        self.blocks = nn.ModuleList(Block(C, H) for _ in range(L))
+        self.blocks = nn.ModuleList(Block(C, H, sdpa) for _ in range(L))
         self.lm = nn.Linear(C, VOCAB)
         # key j after query i is hidden
         self.register_buffer("hidden", torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1))
@@ -101,6 +110,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument(
+        "--attention",
+        choices=["explicit", "sdpa"],
+        default="explicit",
+        help="explicit: softmax(QK^T/sqrt(D) + mask)·V as written; sdpa: F.scaled_dot_product_attention(is_causal=True)",
+    )
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     a = ap.parse_args()
@@ -111,7 +126,7 @@ def main():
     n_val = max(len(data) // 10, a.seq + 1)
     train = torch.tensor(list(data[: len(data) - n_val]), dtype=torch.long)
 
-    model = TinyGpt(a.seq, a.dmodel, a.layers, a.heads)
+    model = TinyGpt(a.seq, a.dmodel, a.layers, a.heads, sdpa=a.attention == "sdpa")
     opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01)
     offsets = torch.arange(a.seq + 1)
     last_start = len(train) - a.seq - 1
@@ -145,6 +160,7 @@ def main():
                 "cpu_seconds": time.process_time() - cpu0,
                 "capability": torch.backends.cpu.get_cpu_capability(),
                 "threads": torch.get_num_threads(),
+                "attention": a.attention,
             }
         )
     )
