@@ -407,7 +407,7 @@ pub fn parse(bytes: &[u8]) -> Result<Loaded, String> {
 
 /// What the header promises, checked: the configuration, and where each expected tensor's bytes
 /// are.
-struct Plan {
+struct CheckedHeader {
     config: Config,
     layout: ParamLayout,
     step: u64,
@@ -422,7 +422,7 @@ struct Plan {
 /// Checks a header against the `data_len` bytes that follow it, without reading them: the
 /// metadata (every key known, the configuration valid, a checksum present), then the tensors
 /// (exactly those of the configuration, as F32 of the right shapes, filling the data).
-fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
+fn plan(header: &[u8], data_len: u64) -> Result<CheckedHeader, String> {
     let metadata: Metadata = serde_json::from_slice(header)
         .map_err(|e| tr!("not a valid safetensors checkpoint (truncated or corrupted?): {e}", e))?;
     if metadata.data_len() as u64 != data_len {
@@ -581,7 +581,7 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
             ));
         }
     }
-    Ok(Plan {
+    Ok(CheckedHeader {
         config,
         layout,
         step,
@@ -594,8 +594,8 @@ fn plan(header: &[u8], data_len: u64) -> Result<Plan, String> {
 
 /// Reads the tensors a checked header promised from its `data`, then checks the checksum and
 /// the values.
-fn decode(plan: Plan, data: &[u8]) -> Result<Loaded, String> {
-    let Plan {
+fn decode(plan: CheckedHeader, data: &[u8]) -> Result<Loaded, String> {
+    let CheckedHeader {
         config,
         layout,
         step,

@@ -34,14 +34,14 @@ with_simd! {
 
 /// Offsets of the MHA layout the flash kernel reads: `q, att, d_att [B,S,H,D]`, `k, v [B,T,H,D]`.
 #[derive(Clone, Copy)]
-struct Layout {
+struct HeadOffsets {
     S: usize,
     T: usize,
     H: usize,
     D: usize,
 }
 
-impl Layout {
+impl HeadOffsets {
     /// `q_base` (and `a_base`): head `hh` of query `i` of batch `bb`.
     #[inline(always)]
     const fn q_base(self, bb: usize, i: usize, hh: usize) -> usize {
@@ -262,7 +262,7 @@ fn forward_impl(
         b: B, s: S, t: T, h: H, ..
     } = sh;
     let D = sh.d();
-    let lay = Layout { S, T, H, D };
+    let lay = HeadOffsets { S, T, H, D };
     let Tiles { br, bc } = tiles.sizes();
     let scale = 1.0 / (D as f32).sqrt();
     // per head: the key tiles as kᵀ panels (scores) and v panels (P·V), tile `j0` at `j0·D`
@@ -375,7 +375,7 @@ fn backward_impl(
         b: B, s: S, t: T, h: H, ..
     } = sh;
     let D = sh.d();
-    let lay = Layout { S, T, H, D };
+    let lay = HeadOffsets { S, T, H, D };
     let Tiles { br, bc } = tiles.sizes();
     let scale = 1.0 / (D as f32).sqrt();
 
