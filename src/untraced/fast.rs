@@ -246,11 +246,7 @@ pub(super) fn all_finite(x: &[f32]) -> bool {
 /// term, in order, exactly as the kernels' innermost loops do. The sums live in registers; rows
 /// share each loaded `b[k]`, and their chains of additions overlap in time.
 #[inline(always)]
-pub(super) fn tile_rows<const R: usize, const W: usize>(
-    mut acc: [[f32; W]; R],
-    rows: [&[f32]; R],
-    b: &[f32],
-) -> [[f32; W]; R] {
+fn tile_rows<const R: usize, const W: usize>(mut acc: [[f32; W]; R], rows: [&[f32]; R], b: &[f32]) -> [[f32; W]; R] {
     let b = b.as_chunks::<W>().0;
     let n = rows.iter().fold(b.len(), |n, row| n.min(row.len()));
     let rows = rows.map(|row| &row[..n]);
@@ -270,7 +266,7 @@ pub(super) fn tile_rows<const R: usize, const W: usize>(
 /// prefetches; gathering them into a copy first cost more than it saved). The same operations
 /// in the same order.
 #[inline(always)]
-pub(super) fn tile_cols<const R: usize, const W: usize>(
+fn tile_cols<const R: usize, const W: usize>(
     mut acc: [[f32; W]; R],
     block: &[f32],
     n: usize,
