@@ -564,7 +564,14 @@ fn destinations_that_are_not_plain_files_are_written_through_or_refused() {
     let (status, got) = run_into_fifo(c, &d.join("events.fifo"));
     assert!(status.success(), "{status:?}");
     let text = String::from_utf8(got).unwrap();
-    assert!(text.lines().count() > 10 && text.starts_with("{\"seq\":"), "{text}");
+    assert!(
+        text.lines().count() > 10 && text.starts_with("{\"format\":\"attn-trace-trace\""),
+        "{text}"
+    );
+    assert!(
+        text.lines().nth(1).is_some_and(|l| l.starts_with("{\"seq\":")),
+        "{text}"
+    );
     assert!(
         std::fs::symlink_metadata(d.join("events.fifo"))
             .unwrap()
@@ -663,7 +670,7 @@ fn destinations_that_are_not_plain_files_are_written_through_or_refused() {
             .is_symlink()
     );
     let text = std::fs::read_to_string(d.join("real/events.jsonl")).unwrap();
-    assert!(text.starts_with("{\"seq\":0,"), "{text}");
+    assert!(text.starts_with("{\"format\":\"attn-trace-trace\","), "{text}");
     // a dangling link names the file to create
     std::os::unix::fs::symlink("real/new.jsonl", d.join("dangling.jsonl")).unwrap();
     cmd(d)
@@ -679,7 +686,7 @@ fn destinations_that_are_not_plain_files_are_written_through_or_refused() {
     assert!(
         std::fs::read_to_string(d.join("real/new.jsonl"))
             .unwrap()
-            .starts_with("{\"seq\":0,")
+            .starts_with("{\"format\":\"attn-trace-trace\",")
     );
     assert_eq!(
         names(&d.join("real")),

@@ -150,12 +150,21 @@ fn run_json_reproduces_the_worked_rows() {
     assert_eq!(scores[5], -1e9);
 }
 
+/// The events of a JSON Lines export, after its header line (checked here).
 fn trace_lines(args: &[&str]) -> Vec<serde_json::Map<String, Value>> {
     let text = stdout_of(args);
-    for line in text.lines().step_by(101) {
+    let (header, events) = text.split_once('\n').unwrap();
+    let header: Value = serde_json::from_str(header).unwrap();
+    assert_eq!(
+        (&header["format"], &header["version"]),
+        (&Value::from("attn-trace-trace"), &Value::from(1))
+    );
+    assert_eq!(header["scenario"].as_str(), args.get(1).copied());
+    for line in events.lines().step_by(101) {
         assert_key_order(line, &FIELDS);
     }
-    text.lines()
+    events
+        .lines()
         .map(|l| match serde_json::from_str(l).unwrap() {
             Value::Object(m) => m,
             other => panic!("not an object: {other}"),
@@ -286,7 +295,7 @@ fn trace_csv_parses_with_the_same_rows_as_jsonl() {
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     let json = trace_lines(&["trace", file]);
     let raw = stdout_of(&["trace", file]);
-    let raw: Vec<&str> = raw.lines().collect();
+    let raw: Vec<&str> = raw.lines().skip(1).collect();
     assert_eq!(rows.len(), json.len());
     for ((row, l), text) in rows.iter().zip(&json).zip(&raw).step_by(53) {
         assert_eq!(row[0], l["seq"].to_string());
