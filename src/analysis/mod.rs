@@ -8,6 +8,7 @@
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
+//! - [`beside`]: a learner's trace beside the reference's, the two cursors paired by cell.
 //! - [`grade`]: a learner's own kernel graded against the reference pass: results, accesses,
 //!   the first divergence and the gallery mistake it matches.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
@@ -19,6 +20,7 @@
 //! - [`format`](mod@format): how numbers, masks and phases are written wherever a learner reads them.
 
 pub mod accum;
+pub mod beside;
 mod element;
 pub mod explain;
 pub mod flash_cell;

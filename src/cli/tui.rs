@@ -41,6 +41,10 @@ pub struct Args {
         value_parser = names_parser(&QuizLevel::ALL, QuizLevel::name)
     )]
     pub quiz: Option<QuizLevel>,
+    /// Step through your own kernel's trace beside the reference (record it with a recorder
+    /// from recorders/ on the tensors of `attn-trace inputs`; see `attn-trace grade`).
+    #[arg(long, value_name = "TRACE", requires = "scenario", conflicts_with = "quiz")]
+    pub mine: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -62,6 +66,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             v
         )));
     }
+    // the learner's trace is read and graded before the terminal is taken over: a bad one is
+    // one line and exit code 2
+    let mine = match (&args.mine, &args.scenario) {
+        (Some(trace), Some(path)) => Some(tui::screens::mine::load(&scenario, path, trace).map_err(CliError::Input)?),
+        _ => None,
+    };
     // without a terminal there is nothing to draw on: say so plainly instead of drawing escape
     // codes into a file or failing with a report
     use std::io::IsTerminal;
@@ -75,9 +85,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // the scenario is traced on a worker thread behind a progress screen: a large one never
     // leaves the terminal blank
     let (variant, quiz) = (args.variant, args.quiz);
-    tui::run(|w, h| App {
-        quiz,
-        ..App::opening(scenario, variant, theme, w, h)
+    tui::run(|w, h| match mine {
+        Some(view) => App::with_mine(scenario, view, theme, w, h),
+        None => App {
+            quiz,
+            ..App::opening(scenario, variant, theme, w, h)
+        },
     })
     .map_err(CliError::Other)
 }

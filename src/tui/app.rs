@@ -9,6 +9,7 @@ use super::screens::compare::{self, Compare};
 use super::screens::help::{self, Help};
 use super::screens::loading::{self, Loading};
 use super::screens::menu::{self, Item, Menu};
+use super::screens::mine::{self, Mine, PickTrace};
 use super::screens::mistakes::{self, Gallery, SideBySide};
 use super::screens::open::{self, Open};
 use super::screens::picker::{self, Choice};
@@ -61,6 +62,10 @@ pub enum Screen {
     Loading(Box<Loading>),
     /// Global memory traffic of the plain kernel and of flash as T grows.
     Traffic(Box<Traffic>),
+    /// "Grade your own kernel…": the `*.jsonl` traces of a folder.
+    PickTrace(PickTrace),
+    /// A learner's own kernel beside the reference.
+    Mine(Box<Mine>),
 }
 
 /// A box drawn over the screen until a key closes it.
@@ -154,6 +159,15 @@ impl App {
             screen: Screen::Loading(Box::new(Loading::start(scenario, variant))),
             ..App::new(Walk::builtin(), theme, width, height)
         }
+    }
+
+    /// The app showing a learner's own kernel beside the reference (`tui --mine`); `q` goes on
+    /// to the tracer of `scenario`, traced meanwhile.
+    pub fn with_mine(scenario: Scenario, view: Mine, theme: Theme, width: u16, height: u16) -> App {
+        let mut app = App::opening(scenario, None, theme, width, height);
+        let loading = std::mem::replace(&mut app.screen, Screen::Mine(Box::new(view)));
+        app.back.push(loading);
+        app
     }
 
     /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
@@ -252,6 +266,7 @@ impl App {
                 self.push(Screen::Checkpoint(checkpoint::list(dir)));
             }
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
+            Item::Mine => self.push(Screen::PickTrace(mine::list(PathBuf::from(".")))),
             Item::Traffic => self.push(Screen::Traffic(Box::default())),
             Item::Help => self.help(msg!("menu"), menu::KEYS),
             Item::Quit => self.quit = true,
@@ -435,6 +450,20 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 app.go_back();
             }
         }
+        Screen::PickTrace(p) => match p.key(key) {
+            Some(Choice::Back) => app.go_back(),
+            Some(Choice::Help) => app.help(msg!("Grade your own kernel"), picker::KEYS),
+            Some(Choice::Path(path)) => match mine::open_picked(&path) {
+                Ok(view) => app.push(Screen::Mine(Box::new(view))),
+                Err(e) => app.message(tr!("Cannot open this trace"), e, true),
+            },
+            None => {}
+        },
+        Screen::Mine(m) => match m.key(key) {
+            mine::Outcome::Stay => {}
+            mine::Outcome::Back => app.go_back(),
+            mine::Outcome::Help => app.help(msg!("yours beside the reference"), mine::KEYS),
+        },
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
@@ -482,7 +511,9 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
             }
         }
         Screen::Mistakes(s) => s.mouse(m),
+        Screen::Mine(s) => s.mouse(m),
         Screen::Compare(_)
+        | Screen::PickTrace(_)
         | Screen::Open(_)
         | Screen::Train
         | Screen::Checkpoint(_)
@@ -519,6 +550,8 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Mistakes(s) => mistakes::render(frame, area, s, t),
         Screen::Loading(l) => loading::render(frame, area, l, t),
         Screen::Traffic(tr) => traffic::render(frame, area, tr, t),
+        Screen::PickTrace(p) => mine::render_picker(frame, area, p, t),
+        Screen::Mine(m) => mine::render(frame, area, m, t),
     }
     match &app.popup {
         Some(Popup::Help(h)) => help::render(frame, area, h, t),

@@ -36,6 +36,7 @@ pub enum Item {
     Train,
     OpenCheckpoint,
     Mistakes,
+    Mine,
     Traffic,
     Help,
     Quit,
@@ -44,7 +45,7 @@ pub enum Item {
 }
 
 impl Item {
-    pub const ALL: [Item; 10] = [
+    pub const ALL: [Item; 11] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
@@ -52,6 +53,7 @@ impl Item {
         Item::Train,
         Item::OpenCheckpoint,
         Item::Mistakes,
+        Item::Mine,
         Item::Traffic,
         Item::Help,
         Item::Quit,
@@ -67,6 +69,7 @@ impl Item {
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
             Item::Mistakes => tr!("Mistakes gallery"),
+            Item::Mine => tr!("Grade your own kernel…"),
             Item::Traffic => tr!("Memory traffic: naive vs flash"),
             Item::Help => tr!("Help"),
             Item::Quit => tr!("Quit"),
@@ -93,9 +96,12 @@ impl Item {
             }
             Item::Mistakes => {
                 tr!(
-                    "Six classic multi-head attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
+                    "Seven classic attention mistakes, each traced beside the correct run: where they part, and what it does downstream."
                 )
             }
+            Item::Mine => tr!(
+                "Open the trace your own kernel recorded (attn-trace inputs, a recorder from recorders/): graded, and stepped beside the reference."
+            ),
             Item::Traffic => tr!(
                 "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
             ),

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod help;
 pub mod loading;
 pub mod menu;
+pub mod mine;
 pub mod mistakes;
 pub mod open;
 pub mod picker;

@@ -1,0 +1,444 @@
+//! Your own kernel beside the reference (`tui SCENARIO --mine TRACE`, or the menu's "Grade your
+//! own kernel…"): the learner's accesses stepped one by one, the reference standing on the same
+//! cell (`analysis::beside`), each side's source with the line that ran, and the grade.
+
+use super::picker::FilePicker;
+use crate::analysis::beside::Beside;
+use crate::analysis::format::thousands;
+use crate::learner::import::Reader;
+use crate::learner::reference::Reference;
+use crate::scenario::Scenario;
+use crate::tui::source;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
+use crate::tui::widgets::put;
+use crate::{msg, tr};
+use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// The view's keys, shown on `?`.
+pub const KEYS: &[(&str, &str)] = &[
+    (
+        "n →  /  p ←",
+        msg!("your next / previous access; the reference follows by cell"),
+    ),
+    ("PgDn / PgUp", msg!("100 accesses forward / back")),
+    ("Home / End", msg!("your first / last access")),
+    ("d", msg!("to the first divergence")),
+    ("e  /  E", msg!("to your next / previous access error")),
+    ("wheel", msg!("one access forward / back")),
+    ("?", msg!("these keys")),
+    ("Esc  /  q", msg!("back")),
+];
+
+/// What the app should do after a key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Stay,
+    Back,
+    Help,
+}
+
+/// The learner's run beside the reference.
+#[derive(Debug)]
+pub struct Mine {
+    pub beside: Beside,
+    /// The scenario and trace as the user named them.
+    pub scenario: String,
+    pub trace: String,
+    /// The learner's access under the cursor.
+    pub n: usize,
+    pub message: Option<String>,
+    /// The learner's source files (by file id), read once; `None` when unreadable.
+    sources: Vec<Option<String>>,
+}
+
+/// Reads `trace` and grades it against `scenario`'s reference pass (the variant and pass its
+/// header names, else the scenario's focus): everything `tui --mine` needs, or why not, in one
+/// line.
+pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<Mine, String> {
+    let shown = trace.display().to_string();
+    let open = || {
+        let file = std::fs::File::open(trace).map_err(|e| crate::learner::import::ImportError {
+            path: shown.clone(),
+            line: 0,
+            message: tr!("cannot read the trace: {e}", e),
+        })?;
+        Reader::new(BufReader::new(file), &shown)
+    };
+    let beside = Beside::load(
+        scenario,
+        |h| {
+            let variant = h
+                .variant
+                .or(scenario.focus.and_then(|f| f.variant))
+                .or(scenario.variants.first().copied())
+                .unwrap_or(crate::kernels::Variant::Mha);
+            let pass = h.pass.unwrap_or(crate::trace::Pass::Forward);
+            Reference::new(scenario, variant, pass, h.input).map_err(|e| format!("{}: {e}", scenario_path.display()))
+        },
+        open,
+    )?;
+    let dir = trace.parent().map(Path::to_path_buf).unwrap_or_default();
+    let sources = beside
+        .files
+        .iter()
+        .map(|f| {
+            [PathBuf::from(f), dir.join(f)]
+                .iter()
+                .find_map(|p| crate::files::input::read(p, 4 << 20, "a source file").ok())
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+        })
+        .collect();
+    let n = beside.divergence().and_then(|(m, _)| m).unwrap_or(0);
+    Ok(Mine {
+        beside,
+        scenario: scenario_path.display().to_string(),
+        trace: shown,
+        n,
+        message: None,
+        sources,
+    })
+}
+
+impl Mine {
+    fn go(&mut self, to: Option<usize>, none: &str) {
+        match to {
+            Some(n) if n < self.beside.accesses.len() => self.n = n,
+            _ => self.message = Some(none.to_string()),
+        }
+    }
+
+    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+        self.message = None;
+        let len = self.beside.accesses.len();
+        if len == 0 {
+            return match key.code {
+                KeyCode::Char('?') => Outcome::Help,
+                KeyCode::Esc | KeyCode::Char('q') => Outcome::Back,
+                _ => Outcome::Stay,
+            };
+        }
+        let n = self.n;
+        match key.code {
+            KeyCode::Char('n') | KeyCode::Right => self.go(Some(n + 1), tr!("your last access")),
+            KeyCode::Char('p') | KeyCode::Left => self.go(n.checked_sub(1), tr!("your first access")),
+            KeyCode::PageDown => self.n = (n + 100).min(len - 1),
+            KeyCode::PageUp => self.n = n.saturating_sub(100),
+            KeyCode::Home => self.n = 0,
+            KeyCode::End => self.n = len - 1,
+            KeyCode::Char('d') => match self.beside.divergence() {
+                Some((Some(m), _)) => self.n = m,
+                Some((None, r)) => {
+                    self.message = Some(
+                        tr!(
+                            "you never write the divergent cell; the reference writes it at its event #{r}",
+                            r
+                        )
+                        .to_string(),
+                    );
+                }
+                None => self.message = Some(tr!("no divergence: every cell agrees with the reference").into()),
+            },
+            KeyCode::Char('e') => {
+                let next = self.beside.errors().into_iter().find(|&e| e > n);
+                self.go(next, tr!("no access error after this one"));
+            }
+            KeyCode::Char('E') => {
+                let prev = self.beside.errors().into_iter().rev().find(|&e| e < n);
+                self.go(prev, tr!("no access error before this one"));
+            }
+            KeyCode::Char('?') => return Outcome::Help,
+            KeyCode::Esc | KeyCode::Char('q') => return Outcome::Back,
+            _ => {}
+        }
+        Outcome::Stay
+    }
+
+    pub fn mouse(&mut self, m: MouseEvent) {
+        match m.kind {
+            MouseEventKind::ScrollDown => self.go(Some(self.n + 1), tr!("your last access")),
+            MouseEventKind::ScrollUp => self.go(self.n.checked_sub(1), tr!("your first access")),
+            _ => {}
+        }
+    }
+}
+
+/// A code panel over `text` with `line` marked, titled `title`.
+fn code_panel(frame: &mut Frame, area: Rect, title: String, text: Option<&str>, line: Option<usize>, t: Theme) {
+    let block = Block::bordered().title(title).border_style(t.border(false));
+    let inner = block.inner(area);
+    block.render(area, frame.buffer_mut());
+    let Some(text) = text else {
+        put(
+            frame.buffer_mut(),
+            inner,
+            inner.x,
+            inner.y,
+            tr!("(the source file cannot be read from here)"),
+            t.dim(),
+        );
+        return;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let h = inner.height as usize;
+    let current = line.unwrap_or(1);
+    let first = current
+        .saturating_sub(1)
+        .saturating_sub(h / 3)
+        .min(lines.len().saturating_sub(h));
+    let shift = least_indent(&lines[first.min(lines.len())..], h);
+    let marks = Marks {
+        current: line,
+        marked: &[],
+        loops: &[],
+    };
+    draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
+}
+
+pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
+    let t = theme;
+    let b = &st.beside;
+    let g = &b.grade;
+    let [head, panels, accesses, grade, status] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(2),
+        Constraint::Length(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let verdict = if g.correct() {
+        Span::styled(tr!(" right "), t.key())
+    } else {
+        Span::styled(tr!(" wrong "), t.error())
+    };
+    let title = tr!(
+        "Yours beside the reference: {trace} · {variant} {pass} of {scenario} ",
+        trace = st.trace,
+        variant = g.variant.name(),
+        pass = g.pass.name(),
+        scenario = st.scenario
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![Span::styled(title, t.title()), verdict])),
+        head,
+    );
+
+    let [left, right] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)]).areas(panels);
+    let a = b.accesses.get(st.n);
+    let matched = b.matched(st.n);
+    match a {
+        Some(a) => {
+            let file = b.files.get(a.file as usize).map_or("", String::as_str);
+            let text = st.sources.get(a.file as usize).and_then(Option::as_deref);
+            code_panel(
+                frame,
+                left,
+                tr!(" Yours · {file}:{line} ", file = source::short(file), line = a.line),
+                text,
+                Some(a.line as usize),
+                t,
+            );
+        }
+        None => code_panel(frame, left, tr!(" Yours ").into(), Some(""), None, t),
+    }
+    let trace = b.reference.trace();
+    match matched {
+        Some(r) => {
+            let file = trace.file_of(r);
+            let line = trace.events[r].line as usize;
+            code_panel(
+                frame,
+                right,
+                tr!(" Reference · {file}:{line} ", file = source::short(file), line),
+                source::source(file),
+                Some(line),
+                t,
+            );
+        }
+        None => code_panel(frame, right, tr!(" Reference ").into(), Some(""), None, t),
+    }
+
+    // the two accesses, and how they compare
+    let mut lines = Vec::new();
+    if let Some(a) = a {
+        let name = a.buf.name();
+        lines.push(Line::from(vec![
+            Span::styled(tr!("yours #{n} ", n = st.n), t.dim()),
+            Span::styled(
+                format!(
+                    "{} {name}[{}] = {}  ({name}[{}])",
+                    a.op.name(),
+                    a.offset,
+                    value(a.value),
+                    b.label(a.buf, a.offset)
+                ),
+                t.base(),
+            ),
+        ]));
+        let reference = match matched {
+            Some(r) => {
+                let e = trace.events[r];
+                let same = e.value.to_bits() == a.value.to_bits()
+                    || crate::analysis::grade::agrees(a.value, e.value, e.value.abs().max(1.0));
+                let verdict = if same {
+                    Span::styled(tr!("  same value"), t.dim())
+                } else {
+                    Span::styled(tr!("  ✗ the values differ"), t.error())
+                };
+                Line::from(vec![
+                    Span::styled(tr!("reference #{n} ", n = r), t.dim()),
+                    Span::styled(
+                        format!("{} {}[{}] = {}", e.op.name(), e.buf.name(), e.offset, value(e.value)),
+                        t.base(),
+                    ),
+                    verdict,
+                ])
+            }
+            None => Line::styled(
+                tr!(
+                    "the reference never {op}s {name}[{offset}]",
+                    op = a.op.name(),
+                    name,
+                    offset = a.offset
+                ),
+                t.error(),
+            ),
+        };
+        lines.push(reference);
+    }
+    frame.render_widget(Paragraph::new(lines), accesses);
+
+    // the grade in three lines
+    let wrong: Vec<String> = g
+        .results
+        .iter()
+        .filter(|r| r.wrong + r.missing > 0)
+        .map(|r| format!("{} {}/{}", r.buffer.name(), r.wrong + r.missing, r.cells))
+        .collect();
+    let results = if wrong.is_empty() {
+        tr!("1. results right").to_string()
+    } else {
+        tr!("1. wrong cells: {list}", list = wrong.join(", ")).to_string()
+    };
+    let errors = tr!(
+        "2. {n} access errors in {events} accesses (e jumps)",
+        n = g.errors(),
+        events = thousands(g.events)
+    );
+    let divergence = match (&g.divergence, &g.mistake) {
+        (None, _) => tr!("3. no divergence").to_string(),
+        (Some(d), m) => {
+            let mut s = tr!(
+                "3. first divergence (d): {name}[{index}], reference {reference}, yours {mine}",
+                name = d.cell.buffer.name(),
+                index = d.cell.index,
+                reference = value(d.cell.reference),
+                mine = d.cell.mine.map_or_else(|| tr!("never written").to_string(), value)
+            )
+            .to_string();
+            if let Some(m) = m {
+                s.push_str(&tr!(" · mistake {number}: {name}", number = m.number, name = m.name));
+            }
+            s
+        }
+    };
+    frame.render_widget(
+        Paragraph::new(vec![
+            Line::styled(results, if wrong.is_empty() { t.base() } else { t.error() }),
+            Line::styled(errors, if g.errors() == 0 { t.base() } else { t.error() }),
+            Line::styled(divergence, t.base()),
+        ])
+        .wrap(Wrap { trim: false }),
+        grade,
+    );
+    let status_line = match &st.message {
+        Some(m) => Line::styled(m.clone(), t.error()),
+        None => Line::styled(tr!("n/p step · d divergence · e/E errors · ? keys · q back"), t.dim()),
+    };
+    frame.render_widget(Paragraph::new(status_line), status);
+}
+
+fn value(x: f32) -> String {
+    crate::analysis::format::num(x)
+}
+
+/// What the trace picker says of a `*.jsonl` file: its header's scenario, variant and pass.
+pub type TraceSummary = Result<(String, String), String>;
+
+/// `*.jsonl` traces of `dir`, each described by its header.
+pub type PickTrace = FilePicker<TraceSummary>;
+
+pub fn list(dir: PathBuf) -> PickTrace {
+    FilePicker::new(dir, "jsonl", summary)
+}
+
+fn summary(path: &Path) -> TraceSummary {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let r = Reader::new(BufReader::new(file), &path.display().to_string()).map_err(|e| e.to_string())?;
+    let h = r.header();
+    let scenario = h
+        .scenario
+        .clone()
+        .ok_or_else(|| tr!("its header names no scenario").to_string())?;
+    let what = format!(
+        "{} {}",
+        h.variant.map_or("?", crate::kernels::Variant::name),
+        h.pass.map_or("?", crate::trace::Pass::name)
+    );
+    Ok((scenario, what))
+}
+
+/// Opens the trace picked: the scenario its header names, graded.
+pub fn open_picked(path: &Path) -> Result<Mine, String> {
+    let (scenario, _) = summary(path)?;
+    let scenario_path = PathBuf::from(&scenario);
+    let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
+    load(&s, &scenario_path, path)
+}
+
+pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme) {
+    let t = theme;
+    let [head, list, input, hint] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    st.render_frame(frame, [head, input, hint], msg!("trace"), t);
+    let mut lines: Vec<Line> = st
+        .visible(list.height)
+        .map(|k| {
+            let style = if k == st.selected { t.cursor() } else { t.base() };
+            if let Some(folder) = st.folder_line(k) {
+                return Line::from(Span::styled(format!(" {folder:<40} "), style));
+            }
+            let e = &st.entries[k];
+            let about = match &e.info {
+                Ok((scenario, what)) => Span::styled(format!("{what} · {scenario}"), t.dim()),
+                Err(why) => Span::styled(why.clone(), t.error()),
+            };
+            Line::from(vec![
+                Span::styled(format!(" {:<32} ", super::picker::file_name(&e.path)), style),
+                about,
+            ])
+        })
+        .collect();
+    if st.entries.is_empty() {
+        lines.insert(
+            0,
+            Line::styled(
+                tr!("no *.jsonl traces here. Record one: attn-trace inputs SCENARIO -o inputs.txt, run your kernel with a recorder (recorders/), then open its trace here (docs/your_kernel.md)"),
+                t.dim(),
+            ),
+        );
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), list);
+}
