@@ -94,6 +94,8 @@ def load_inputs(path=None):
 def parse_inputs(text, where="<inputs>"):
     """Parse the text of an inputs file; `where` names it in error messages."""
     lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
     inp = Inputs()
     n = 0  # index of the next line to read
 
