@@ -149,6 +149,20 @@ static inline const char *at__token(const char **p, size_t *len) {
     return t;
 }
 
+/* A path with spaces is written as one token, each space as %20: back to spaces, in place. */
+static inline void at__unspace(char *s) {
+    char *out = s;
+    for (; *s; s++) {
+        if (s[0] == '%' && s[1] == '2' && s[2] == '0') {
+            *out++ = ' ';
+            s += 2;
+        } else {
+            *out++ = *s;
+        }
+    }
+    *out = '\0';
+}
+
 static inline int at__is(const char *tok, size_t n, const char *word) {
     return tok && strlen(word) == n && memcmp(tok, word, n) == 0;
 }
@@ -211,6 +225,7 @@ static inline at_inputs *at_inputs_load(const char *path) {
             size_t cap = key[0] == 's' ? sizeof in->scenario : sizeof in->variant;
             a = at__token(&p, &an);
             if (!a || at__token(&p, &bn) || !at__copy(dst, cap, a, an)) what = "expected `NAME VALUE`";
+            if (dst == in->scenario) at__unspace(dst);
         } else if (at__is(key, kn, "input")) {
             a = at__token(&p, &an);
             in->input = a ? strtoll(a, NULL, 10) : 0;

@@ -134,7 +134,7 @@ def parse_inputs(text, where="<inputs>"):
         if key in ("scenario", "variant", "pass", "input") and len(toks) != 2:
             fail(lineno, "expected `%s VALUE`" % key)
         if key == "scenario":
-            inp.scenario = toks[1]
+            inp.scenario = toks[1].replace("%20", " ")  # a path with spaces is written as one token
         elif key == "variant":
             inp.variant = toks[1]
         elif key == "pass":

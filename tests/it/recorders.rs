@@ -7,12 +7,13 @@ use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
 
-/// A hand-written inputs file: comments (one trailing a line), an input seed, and non-finite
-/// numbers in a tensor.
+/// A hand-written inputs file: comments (one trailing a line), a scenario path with a space (one
+/// token, `%20`), an input seed, and non-finite numbers in a tensor (as `attn-trace inputs` writes
+/// them).
 const INPUTS: &str = "\
 attn-trace-inputs 1
 # written by hand for the recorders' tests
-scenario scenarios/mha_walkthrough.toml
+scenario my%20scenarios/mha_walkthrough.toml
 variant mha    # a trailing comment
 pass forward
 input 3
@@ -21,13 +22,13 @@ dim T 2
 param causal 1
 param scale 0.70710677
 tensor q 4 3 1 2 2
-0.25 -1.5 nan 1e-9
+0.25 -1.5 NaN 1e-9
 tensor k 3 1 3
 inf -inf 2
 end
 ";
 
-const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":3}"#;
+const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"my scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":3}"#;
 
 /// Runs `cmd`, which must succeed; its output.
 fn run(cmd: &mut Command) -> Output {
