@@ -389,12 +389,13 @@ static inline void at__close_at_exit(void) {
 }
 
 /* Opens the trace at `path` (null: $ATTN_TRACE_OUT) as this file's default recorder and writes
- * its header from the inputs' scenario, variant, pass and input. 0 on success; -1 (with a
+ * its header from the inputs' scenario, variant, pass, input and dims. 0 on success; -1 (with a
  * message on stderr) when it cannot. The trace is closed by at_close and at exit(). */
 static inline int at_open(const at_inputs *in, const char *path) {
     static int registered = 0;
     at_recorder *r = &at__default;
     char s[2100], v[80], p[80];
+    int k;
     if (!path) path = getenv("ATTN_TRACE_OUT");
     if (!path || !*path) {
         fprintf(stderr, "attn_record: no trace file: give its path or set ATTN_TRACE_OUT\n");
@@ -413,8 +414,14 @@ static inline int at_open(const at_inputs *in, const char *path) {
     at__json(s, sizeof s, in->scenario);
     at__json(v, sizeof v, in->variant);
     at__json(p, sizeof p, in->pass);
-    fprintf(r->f, "{\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":%s,\"variant\":%s,\"pass\":%s,\"input\":%lld}\n",
+    fprintf(r->f, "{\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":%s,\"variant\":%s,\"pass\":%s,\"input\":%lld,\"dims\":{",
             s, v, p, in->input);
+    /* the sizes too, so a trace recorded on another scenario's shapes is told apart */
+    for (k = 0; k < in->n_dims; k++) {
+        at__json(v, sizeof v, in->dims[k].name);
+        fprintf(r->f, "%s%s:%lld", k ? "," : "", v, (long long)in->dims[k].value);
+    }
+    fputs("}}\n", r->f);
     if (!registered) registered = atexit(at__close_at_exit) == 0;
     return 0;
 }

@@ -294,7 +294,8 @@ FLUSH_EVERY = 8192
 
 
 class Recorder:
-    """Writes the trace: the header line at once, then one line per access.
+    """Writes the trace: the header line at once (the inputs' scenario, variant, pass, input and
+    dims), then one line per access.
 
     `path`: the trace file, else $ATTN_TRACE_OUT (set by `attn-trace grade ... -- COMMAND`), else
     the program's second argument. `vars`: names of loop variables (e.g. ("bb", "hh", "i", "j"))
@@ -318,9 +319,11 @@ class Recorder:
         self._closed = False
         # take the slow path of `_event` (loop variables to copy, or closed)
         self._slow = bool(self._vars)
-        header = '{"format":"%s","version":%d,"scenario":%s,"variant":%s,"pass":%s,"input":%d}\n' % (
+        # the sizes too, so a trace recorded on another scenario's shapes is told apart
+        dims = ",".join("%s:%d" % (_json_string(k), v) for k, v in inputs.dims.items())
+        header = '{"format":"%s","version":%d,"scenario":%s,"variant":%s,"pass":%s,"input":%d,"dims":{%s}}\n' % (
             TRACE_FORMAT, VERSION, _json_string(inputs.scenario or ""), _json_string(inputs.variant or ""),
-            _json_string(inputs.pass_ or ""), int(inputs.input))
+            _json_string(inputs.pass_ or ""), int(inputs.input), dims)
         self._out.write(header)
         atexit.register(self.close)
 

@@ -28,7 +28,7 @@ inf -inf 2
 end
 ";
 
-const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"my scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":3}"#;
+const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"my scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":3,"dims":{"B":1,"T":2}}"#;
 
 /// Runs `cmd`, which must succeed; its output.
 fn run(cmd: &mut Command) -> Output {
