@@ -35,6 +35,9 @@
 //! - [`analysis`]: every question asked of the log, answered once below the UI: the sum an
 //!   event accumulates, flash's online softmax, the gradient check, traffic, the quiz, the
 //!   mistakes' first divergence, `explain`'s walkthrough.
+//! - [`learner`]: the learner's own kernel beside ours: the inputs file, the trace format the
+//!   recorders write and `grade` imports, the reference pass it is graded against
+//!   ([`analysis::grade`] grades it).
 //! - [`tui`]: the ratatui screens and widgets, which only lay out and draw; [`i18n`]: English
 //!   and Simplified Chinese.
 
@@ -43,6 +46,7 @@ pub mod engine;
 pub mod files;
 pub mod i18n;
 pub mod kernels;
+pub mod learner;
 pub mod limits;
 pub mod model;
 pub mod scenario;

@@ -15,13 +15,15 @@ Examples:
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
   attn-trace io scenarios/flash.toml
+  attn-trace inputs scenarios/mha_walkthrough.toml -o inputs.txt
+  attn-trace grade scenarios/mha_walkthrough.toml -- python3 examples/learner/attention.py
   attn-trace check scenarios/*.toml
   attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
   attn-trace sample --checkpoint copy.safetensors --prompt 'hello|' --gen 6 --temp 0
   attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
 
 Exit codes: 0 success, 2 bad input (a file, an argument), 1 anything else (such as a full disk),
-128 + n when ended by signal n (130: Ctrl-C, 143: SIGTERM).";
+3 `grade` found your kernel wrong, 128 + n when ended by signal n (130: Ctrl-C, 143: SIGTERM).";
 
 /// Step through transformer attention one memory access at a time.
 #[derive(Parser, Debug)]
@@ -47,6 +49,8 @@ enum Command {
     Trace(cli::trace::Args),
     Explain(cli::explain::Args),
     Io(cli::io::Args),
+    Inputs(cli::inputs::Args),
+    Grade(cli::grade::Args),
     Completions(cli::completions::Args),
     Tui(cli::tui::Args),
     Train(cli::train::Args),
@@ -113,6 +117,8 @@ fn dispatch(args: Cli) -> Result<(), cli::CliError> {
         Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain(a)) => cli::explain::run(a),
         Some(Command::Io(a)) => cli::io::run(a),
+        Some(Command::Inputs(a)) => cli::inputs::run(a),
+        Some(Command::Grade(a)) => cli::grade::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),
         Some(Command::Tui(a)) => cli::tui::run(a),
         Some(Command::Train(a)) => cli::train::run(a),

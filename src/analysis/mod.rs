@@ -8,6 +8,8 @@
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
+//! - [`grade`]: a learner's own kernel graded against the reference pass: results, accesses,
+//!   the first divergence and the gallery mistake it matches.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
 //! - [`step`]: what the loop iteration around an event touched; flash's current tiles.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
@@ -23,6 +25,7 @@ pub mod flash_cell;
 pub mod format;
 pub mod formula;
 pub mod gradcheck;
+pub mod grade;
 pub mod mistakes;
 pub mod online_softmax;
 pub mod quiz;

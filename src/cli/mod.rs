@@ -5,6 +5,8 @@ pub mod check;
 pub mod completions;
 pub mod eval;
 pub mod explain;
+pub mod grade;
+pub mod inputs;
 pub mod io;
 pub mod run;
 pub mod sample;
@@ -42,6 +44,9 @@ pub enum CliError {
     /// not be written, training that diverged): exit code 1.
     #[error("{0}")]
     Failed(String),
+    /// `grade` found the learner's kernel wrong and has said why: exit code 3.
+    #[error("")]
+    Graded,
     /// Anything else: a bug or an environment failure, reported by color-eyre, exit code 1.
     #[error(transparent)]
     Other(#[from] color_eyre::Report),
@@ -335,6 +340,7 @@ pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
             ExitCode::from(2)
         }
         Err(CliError::Reported(_)) => ExitCode::from(2),
+        Err(CliError::Graded) => ExitCode::from(grade::WRONG),
         Err(CliError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e @ (CliError::Write(_) | CliError::Failed(_))) => {
             error_line(&e.to_string());
@@ -375,6 +381,7 @@ pub fn handle_signals() {
             return;
         }
         attn_trace::files::atomic::remove_live_temps();
+        grade::clean_up_after_signal();
         attn_trace::tui::restore_after_signal();
         std::process::exit(128 + number);
     }

@@ -2,6 +2,7 @@
 
 use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
 use attn_trace::kernels::Variant;
+use attn_trace::learner;
 use attn_trace::scenario::Scenario;
 use attn_trace::tr;
 use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
@@ -12,7 +13,10 @@ use std::path::PathBuf;
 /// Export the event log: every read and write, with its loop variables and derived offsets.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Fields (JSON Lines, one object per event; CSV has the same columns):
+JSON Lines start with a header line naming the format and the run, e.g.
+  {\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":\"s.toml\",\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0,\"dims\":{…}}
+(variant and pass are null when the export holds several); `grade` and the recorders share the format.
+Fields (JSON Lines, one object per event after the header; CSV has the same columns):
   seq      event number within its variant's trace (what `explain` and the TUI call #n)
   variant  baseline | mha | flash  pass   forward | backward
   phase    qkv_proj, split, scores, softmax, weighted_sum, out_proj, and their *_back;
@@ -160,6 +164,15 @@ fn export(
             Ok(n)
         }
         Format::Jsonl => {
+            w.write_all(
+                header_line(
+                    scenario,
+                    &args.scenario,
+                    variants,
+                    args.pass.or(args.phase.map(Phase::pass)),
+                )
+                .as_bytes(),
+            )?;
             let mut line = String::new();
             each_event(scenario, variants, args, |variant, view| {
                 line.clear();
@@ -168,6 +181,33 @@ fn export(
             })
         }
     }
+}
+
+/// The header line of the JSON Lines export: the trace format and version, the scenario, the
+/// variant and pass when the export holds one of each, and the sizes (docs/your_kernel.md).
+fn header_line(scenario: &Scenario, path: &std::path::Path, variants: &[Variant], pass: Option<Pass>) -> String {
+    let sh = scenario.shape;
+    let single = |one: Option<&str>| one.map_or_else(|| "null".to_string(), |n| format!("\"{n}\""));
+    let pass = pass.or(match (scenario.passes.forward, scenario.passes.backward) {
+        (true, false) => Some(Pass::Forward),
+        (false, true) => Some(Pass::Backward),
+        _ => None,
+    });
+    format!(
+        "{{\"format\":\"{}\",\"version\":{},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{}}}}}\n",
+        learner::TRACE_FORMAT,
+        learner::TRACE_VERSION,
+        serde_json::to_string(&path.display().to_string()).unwrap_or_else(|_| "null".into()),
+        single((variants.len() == 1).then(|| variants[0].name())),
+        single(pass.map(Pass::name)),
+        sh.b,
+        sh.t,
+        sh.s,
+        sh.c,
+        sh.h,
+        sh.d(),
+        sh.h_kv
+    )
 }
 
 fn csv_io(r: csv::Result<()>) -> Result<(), CliError> {

@@ -24,7 +24,7 @@ use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
-use crate::trace::{Buf, Logger, NoRecord, Phase, Progress, Recorder, Trace};
+use crate::trace::{Buf, Logger, NoRecord, Pass, Phase, Progress, Recorder, Trace};
 use crate::untraced::dispatch;
 use std::borrow::Cow;
 
@@ -671,29 +671,70 @@ pub fn run(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool) -> R
 
 /// [`run`], reporting a traced run's progress to `progress` as it records.
 pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bool, progress: Option<Progress>) -> Run {
+    let record = if traced {
+        passes
+    } else {
+        Passes {
+            forward: false,
+            backward: false,
+        }
+    };
+    run_with(inputs, variant, passes, record, progress)
+}
+
+/// Runs the forward pass of `variant` on `inputs` and, for [`Pass::Backward`], the backward
+/// pass, recording `pass` only: the trace begins at that pass's first event, and its buffers'
+/// starting contents are what the passes before it left (what `grade` gives a learner who
+/// writes that pass alone). A mistaken run makes the passes it can.
+pub fn run_recording(inputs: &Inputs, variant: Variant, pass: Pass) -> Run {
+    let (make, record) = match pass {
+        Pass::Forward => (Passes::FORWARD, Passes::FORWARD),
+        Pass::Backward => (
+            Passes::BOTH,
+            Passes {
+                forward: false,
+                backward: true,
+            },
+        ),
+    };
+    run_with(inputs, variant, make, record, None)
+}
+
+/// Makes the passes of `make` that the plan allows, recording those of `record` (a trace
+/// exactly when it records one).
+fn run_with(inputs: &Inputs, variant: Variant, make: Passes, record: Passes, progress: Option<Progress>) -> Run {
     let inputs = &*inputs.for_variant(variant);
     let plan = inputs.plan();
-    let passes = plan.possible(passes);
+    let passes = plan.possible(make);
     let registry = Registry::new(&plan, variant, passes);
     let mut t = Tensors::new(inputs, &registry);
+    let traced = (record.forward && passes.forward) || (record.backward && passes.backward);
     let trace = if traced {
+        let recorded = Passes {
+            forward: record.forward && passes.forward,
+            backward: record.backward && passes.backward,
+        };
         // the budget was checked on the scenario: an estimate beyond memory only grows as it goes
-        let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes).to_usize().unwrap_or(0));
+        let mut log = Logger::with_capacity(estimate_events(&plan, variant, recorded).to_usize().unwrap_or(0));
         if let Some(p) = progress {
             log = log.watched(p);
         }
         let mut initial = None;
-        if passes.forward {
+        if recorded.forward {
             initial = Some(t.snapshot(&registry));
             forward(&mut log, &mut t, variant, inputs);
         } else {
             forward(&mut NoRecord, &mut t, variant, inputs);
         }
         if passes.backward {
-            if initial.is_none() {
-                initial = Some(t.snapshot(&registry));
+            if recorded.backward {
+                if initial.is_none() {
+                    initial = Some(t.snapshot(&registry));
+                }
+                backward(&mut log, &mut t, variant, inputs);
+            } else {
+                backward(&mut NoRecord, &mut t, variant, inputs);
             }
-            backward(&mut log, &mut t, variant, inputs);
         }
         Some(log.finish(initial.unwrap_or_default()))
     } else {

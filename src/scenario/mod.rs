@@ -482,6 +482,36 @@ impl Scenario {
         (!self.mistakes.is_empty()).then(|| self.inputs().with_mistakes(self.mistakes))
     }
 
+    /// The same scenario on other numbers: every tensor drawn afresh from a seed derived from
+    /// `[init].seed` and `k`, the given ones too (so data chosen to make a wrong kernel look
+    /// right is gone, while what is given still decides where the run starts), and a new
+    /// dropout mask. Shapes, mask, variants and passes stay.
+    /// `k = 0` is the scenario itself. `grade --seeds` runs the learner's kernel on these.
+    #[must_use]
+    pub fn reseeded(&self, k: u64) -> Scenario {
+        if k == 0 {
+            return self.clone();
+        }
+        let mut s = self.clone();
+        // splitmix64's increment: seeds 1, 2, 3 land far apart from each other and from the
+        // scenario's own
+        let seed = self.init.seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let dist = match self.init.dist {
+            d @ (Dist::Normal { .. } | Dist::Uniform { .. }) => d,
+            // constant or counting fills would hide the very mistakes random inputs catch
+            Dist::Zeros | Dist::Ones | Dist::Arange { .. } => Dist::Normal { std: DEFAULT_STD },
+        };
+        s.init = Init { seed, dist };
+        // a given tensor stays given (it decides where the run starts), with drawn values
+        for (&buf, values) in &mut s.values {
+            *values = s.init.fill(buf, values.len());
+        }
+        if let Some(d) = &mut s.dropout {
+            d.seed = d.seed.wrapping_add(k);
+        }
+        s
+    }
+
     /// Runs one variant with the scenario's passes (the correct run).
     pub fn run(&self, variant: Variant, traced: bool) -> Run {
         engine::run(&self.inputs(), variant, self.passes, traced)
