@@ -1,10 +1,14 @@
 //! The learners' recorders, `recorders/attn_record.py` and `recorders/attn_record.h`, and the
 //! worked kernels of `examples/learner/`, run with python3, gcc and g++: their traces checked
-//! line by line against the trace format (a header, then one JSON object per access).
+//! line by line against the trace format (a header, then one JSON object per access), and the
+//! kernels graded by `attn-trace grade`: the correct ones right, the gallery's mistakes wrong and
+//! named, a kernel right by luck caught by the seeds, bad accesses at their file and line.
 
+use crate::support::cli::cmd;
 use crate::support::root;
 use serde_json::Value;
-use std::path::Path;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// A hand-written inputs file: comments (one trailing a line), a scenario path with a space (one
@@ -326,4 +330,344 @@ with Recorder(inp, sys.argv[2]) as rec:
         ev("read", "q", 1, "-1.5", f, 11, None),
     ];
     assert_eq!(events(&trace, HEADER), want);
+}
+
+/// `examples/learner/NAME`.
+fn example(name: &str) -> PathBuf {
+    root().join("examples/learner").join(name)
+}
+
+/// Compiles `examples/learner/NAME` into `dir` with every warning an error; the executable.
+fn compile(dir: &Path, compiler: &str, std: &str, name: &str) -> PathBuf {
+    let exe = dir.join(name.split('.').next().unwrap());
+    let out = run(Command::new(compiler)
+        .arg(format!("-std={std}"))
+        .args(["-O2", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I"])
+        .arg(root().join("recorders"))
+        .arg(example(name))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm"));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
+/// `attn-trace grade SCENARIO FLAGS --json -- COMMAND…`: its exit code and its answer.
+fn grade(scenario: &str, flags: &[&str], command: &[OsString]) -> (i32, Value) {
+    let out = cmd()
+        .arg("grade")
+        .arg(root().join(scenario))
+        .args(flags)
+        .arg("--json")
+        .arg("--")
+        .args(command)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{scenario} {command:?}: {e}\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), json)
+}
+
+fn python(script: &str, args: &[&str]) -> Vec<OsString> {
+    let mut v = vec![OsString::from("python3"), example(script).into()];
+    v.extend(args.iter().map(OsString::from));
+    v
+}
+
+/// The grade of the scenario's own input (the first run).
+fn first(answer: &Value) -> &Value {
+    &answer["runs"][0]["grade"]
+}
+
+/// The line of `file` (1-based) that contains `text`, which must be there once.
+fn line_of(file: &Path, text: &str) -> u64 {
+    let source = std::fs::read_to_string(file).unwrap();
+    let found: Vec<usize> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains(text))
+        .map(|(n, _)| n + 1)
+        .collect();
+    assert_eq!(found.len(), 1, "{text:?} in {}: {found:?}", file.display());
+    found[0] as u64
+}
+
+/// Checks a graded run is right: every cell within tolerance, no access error.
+fn assert_right(code: i32, answer: &Value, what: &str) {
+    assert_eq!(
+        (code, answer["verdict"].as_str()),
+        (0, Some("correct")),
+        "{what}: {answer:#}"
+    );
+    for run in answer["runs"].as_array().unwrap() {
+        let g = &run["grade"];
+        for r in g["results"].as_array().unwrap() {
+            assert_eq!(
+                (r["wrong"].as_u64(), r["missing"].as_u64()),
+                (Some(0), Some(0)),
+                "{what}: {r}"
+            );
+        }
+        assert!(
+            g["findings"].as_array().unwrap().iter().all(|f| f["error"] == false),
+            "{what}: {g:#}"
+        );
+    }
+}
+
+#[test]
+fn an_example_trace_has_the_inputs_header_and_the_reference_s_accesses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace) = (dir.path().join("inputs.txt"), dir.path().join("trace.jsonl"));
+    let scenario = "scenarios/mha_walkthrough.toml";
+    crate::support::cli::stdout_of(&["inputs", scenario, "-o", inputs.to_str().unwrap()]);
+    run(Command::new("python3")
+        .arg(example("attention.py"))
+        .arg(&inputs)
+        .arg(&trace));
+    let header = r#"{"format":"attn-trace-trace","version":1,"scenario":"scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":0,"dims":{"B":1,"T":3,"S":3,"C":4,"H":2,"D":2,"H_kv":2}}"#;
+    let mine = events(&trace, header);
+    // the Python kernel walks the reference's loops, so it makes its accesses one for one
+    let theirs = crate::support::cli::stdout_of(&["trace", scenario, "--variant", "mha", "--pass", "forward"]);
+    let key = |l: &str| {
+        let e: Value = serde_json::from_str(l).unwrap();
+        (
+            e["op"].to_string(),
+            e["buffer"].to_string(),
+            e["offset"].as_i64().unwrap(),
+        )
+    };
+    let mut a: Vec<_> = mine.iter().map(|l| key(l)).collect();
+    // the same header as the `trace` command's export of the reference
+    let mut theirs = theirs.lines();
+    assert_eq!(theirs.next(), Some(header));
+    let mut b: Vec<_> = theirs.map(key).collect();
+    assert_eq!(a.len(), 816);
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    // every access names this file and a line of it that indexes the buffer
+    let source: Vec<String> = std::fs::read_to_string(example("attention.py"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    for l in &mine {
+        let e: Value = serde_json::from_str(l).unwrap();
+        assert_eq!(e["file"].as_str(), example("attention.py").to_str(), "{l}");
+        let line = &source[e["line"].as_u64().unwrap() as usize - 1];
+        assert!(line.contains('['), "{l}: {line}");
+    }
+}
+
+#[test]
+fn the_correct_python_and_cpp_kernels_are_graded_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let cpp = compile(dir.path(), "g++", "c++17", "attention_jfirst.cpp");
+    // the gallery's scenarios without their mistakes, forward, and the grouped-query backward
+    for m in [
+        "no_input_projection",
+        "scale_by_seq_len",
+        "mask_by_multiply",
+        "no_output_projection",
+        "dropout_not_applied",
+        "softmax_over_two_dims",
+    ] {
+        let scenario = format!("scenarios/mistakes/{m}.toml");
+        let (code, answer) = grade(&scenario, &["--seeds", "1"], &python("attention.py", &[]));
+        assert_right(code, &answer, &scenario);
+        assert_eq!(
+            answer["runs"].as_array().unwrap().len(),
+            2,
+            "{scenario}: its input and one seed"
+        );
+    }
+    let (code, answer) = grade(
+        "scenarios/mistakes/overwrite_kv_grad.toml",
+        &["--pass", "backward"],
+        &python("attention.py", &[]),
+    );
+    assert_right(code, &answer, "gqa backward");
+    assert_eq!(first(&answer)["results"].as_array().unwrap().len(), 12, "{answer:#}");
+
+    for scenario in [
+        "scenarios/mha_walkthrough.toml",
+        "scenarios/mistakes/dropout_not_applied.toml",
+    ] {
+        let (code, answer) = grade(scenario, &[], &python("attention.py", &[]));
+        assert_right(code, &answer, scenario);
+        assert_eq!(answer["runs"].as_array().unwrap().len(), 4, "its input and three seeds");
+        // C++, with its loops in other orders: right too, its traffic only information
+        let (code, answer) = grade(scenario, &[], &[cpp.clone().into()]);
+        assert_right(code, &answer, &format!("C++ on {scenario}"));
+        let probs = first(&answer)["traffic"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["buffer"] == "probs")
+            .unwrap()
+            .clone();
+        // the online softmax writes each probability once, the reference twice
+        let cells = first(&answer)["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["buffer"] == "probs")
+            .unwrap()["cells"]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            (probs["writes"].as_u64(), probs["reference_writes"].as_u64()),
+            (Some(cells), Some(2 * cells)),
+            "{scenario}: {probs}"
+        );
+    }
+}
+
+#[test]
+fn each_gallery_mistake_is_graded_wrong_at_its_line_and_named() {
+    let source = example("mistakes.py");
+    for (m, class, pass) in [
+        ("no_input_projection", "NoInputProjection", "forward"),
+        ("scale_by_seq_len", "ScaleBySeqLen", "forward"),
+        ("mask_by_multiply", "MaskByMultiply", "forward"),
+        ("no_output_projection", "NoOutputProjection", "forward"),
+        ("dropout_not_applied", "DropoutNotApplied", "forward"),
+        ("softmax_over_two_dims", "SoftmaxOverTwoDims", "forward"),
+        ("overwrite_kv_grad", "OverwriteKvGrad", "backward"),
+    ] {
+        let scenario = format!("scenarios/mistakes/{m}.toml");
+        let (code, answer) = grade(
+            &scenario,
+            &["--pass", pass, "--seeds", "0"],
+            &python("mistakes.py", &[m]),
+        );
+        assert_eq!(
+            (code, answer["verdict"].as_str()),
+            (3, Some("wrong")),
+            "{m}: {answer:#}"
+        );
+        let g = first(&answer);
+        let wrong: Vec<&str> = g["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["wrong"] != 0)
+            .map(|r| r["buffer"].as_str().unwrap())
+            .collect();
+        assert!(!wrong.is_empty(), "{m}: {g:#}");
+        // the first divergence is a line of the learner's variation of the kernel (mistake 5
+        // leaves a call out: its undropped weights are summed by attention.py's own pass)
+        let at = &g["divergence"]["mine_at"];
+        let line = at["line"].as_u64().unwrap();
+        if m == "dropout_not_applied" {
+            assert_eq!(at["file"].as_str(), example("attention.py").to_str(), "{m}: {at}");
+            assert_eq!(wrong, ["att", "out"], "{m}");
+        } else {
+            assert_eq!(at["file"].as_str(), source.to_str(), "{m}: {at}");
+            let start = line_of(&source, &format!("class {class}("));
+            assert!(line > start && line < start + 45, "{m}: line {line}, class at {start}");
+        }
+        // the grader names the mistake, but for mistake 4: its mistaken reference run has no
+        // `out` to compare with (out is att there), so only the divergence points at it
+        if m == "no_output_projection" {
+            assert_eq!(line, line_of(&source, "# MISTAKE 4"), "{m}");
+            assert_eq!(wrong, ["out"], "{m}");
+        } else {
+            assert_eq!(g["mistake"]["name"].as_str(), Some(m), "{m}: {g:#}");
+        }
+    }
+}
+
+#[test]
+fn a_kernel_right_by_luck_is_caught_by_the_seeds() {
+    let scenario = "scenarios/learner/lucky.toml";
+    // on the scenario's own input alone, an output check passes
+    let (code, answer) = grade(scenario, &["--seeds", "0"], &python("lucky.py", &[]));
+    assert_right(code, &answer, "lucky on its own input");
+    let (code, answer) = grade(scenario, &[], &python("lucky.py", &[]));
+    assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{answer:#}");
+    assert_eq!(
+        answer["exposed_by"].as_u64(),
+        Some(1),
+        "the first random input: {answer:#}"
+    );
+    let exposed = &answer["runs"][1]["grade"];
+    let at = &exposed["divergence"]["mine_at"];
+    assert_eq!(at["file"].as_str(), example("lucky.py").to_str());
+    // head 1's first score, at the line that writes the scores
+    assert_eq!(exposed["divergence"]["cell"]["index"].as_str(), Some("b0 h1 i0 j0"));
+    assert_eq!(
+        at["line"].as_u64(),
+        Some(line_of(&example("lucky.py"), "scores[off] = s"))
+    );
+    // the correct kernel passes the same seeds
+    let (code, answer) = grade(scenario, &[], &python("attention.py", &[]));
+    assert_right(code, &answer, "attention.py on lucky.toml");
+}
+
+#[test]
+fn a_read_past_the_end_and_an_unzeroed_accumulator_are_reported_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // both compute the right values: only the accesses are wrong
+    let uninit = compile(dir.path(), "gcc", "c99", "uninit.c");
+    let cases = [
+        (
+            "scenarios/mha_walkthrough.toml",
+            python("oob.py", &[]),
+            example("oob.py"),
+            "m = max(m, scores[row + j])",
+            ("out_of_bounds", "read", "scores", 18, 1),
+        ),
+        (
+            "scenarios/learner/lucky.toml",
+            vec![uninit.into()],
+            example("uninit.c"),
+            "AT_ADD(att",
+            // every cell of att is read once before anything wrote it: the first is reported
+            ("uninitialised", "read", "att", 0, 12),
+        ),
+    ];
+    for (scenario, command, file, text, (kind, op, buffer, offset, count)) in cases {
+        let (code, answer) = grade(scenario, &["--seeds", "0"], &command);
+        assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{answer:#}");
+        let g = first(&answer);
+        assert!(
+            g["results"].as_array().unwrap().iter().all(|r| r["wrong"] == 0),
+            "{g:#}"
+        );
+        let errors: Vec<&Value> = g["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["error"] == true)
+            .collect();
+        assert_eq!(errors.len(), 1, "{g:#}");
+        let f = errors[0];
+        assert_eq!(
+            (
+                f["kind"].as_str(),
+                f["op"].as_str(),
+                f["buffer"].as_str(),
+                f["offset"].as_u64(),
+                f["count"].as_u64()
+            ),
+            (Some(kind), Some(op), Some(buffer), Some(offset), Some(count)),
+            "{f}"
+        );
+        let at = &f["at"];
+        assert!(
+            at["file"]
+                .as_str()
+                .unwrap()
+                .ends_with(file.file_name().unwrap().to_str().unwrap()),
+            "{at}"
+        );
+        assert_eq!(at["line"].as_u64(), Some(line_of(&file, text)), "{at}");
+    }
 }
