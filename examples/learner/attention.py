@@ -22,7 +22,9 @@ import math
 import os
 import sys
 
-# the recorder lives in recorders/ at the repository's root
+# the recorder lives in recorders/ at the repository's root; importing it (and this file, from
+# the variations) leaves no __pycache__ in the repository
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "recorders"))
 from attn_record import Recorder, load_inputs  # noqa: E402
 

@@ -16,7 +16,8 @@ is marked MISTAKE. overwrite_kv_grad is a backward mistake: grade it with `--pas
 import math
 import sys
 
-from attention import MASKED, Attention, main
+sys.dont_write_bytecode = True  # no __pycache__ beside attention.py
+from attention import MASKED, Attention, main  # noqa: E402
 
 
 class NoInputProjection(Attention):

@@ -10,8 +10,10 @@ the end of `scores` altogether. `attn-trace grade` reports that read at this fil
 """
 
 import math
+import sys
 
-from attention import Attention, main
+sys.dont_write_bytecode = True  # no __pycache__ beside attention.py
+from attention import Attention, main  # noqa: E402
 
 
 class ReadsPastTheRow(Attention):

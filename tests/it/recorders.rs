@@ -34,6 +34,13 @@ end
 
 const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"my scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":3,"dims":{"B":1,"T":2}}"#;
 
+/// `python3`, told not to leave a `__pycache__` beside the recorder it imports.
+fn python3() -> Command {
+    let mut c = Command::new("python3");
+    c.env("PYTHONDONTWRITEBYTECODE", "1");
+    c
+}
+
 /// Runs `cmd`, which must succeed; its output.
 fn run(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
@@ -102,7 +109,7 @@ with Recorder(inp) as rec:
     print(far, d_k.data, len(q), inp.dims['T'], inp.params, inp.input, q[0:2])
 ";
     std::fs::write(&script, program).unwrap();
-    let out = run(Command::new("python3")
+    let out = run(python3()
         .arg(&script)
         .arg(&inputs)
         .arg(&trace)
@@ -248,7 +255,7 @@ fn a_bad_inputs_file_is_one_line_naming_its_line() {
         std::fs::write(&inputs, text).unwrap();
         let at = format!("{}:{line}: ", inputs.display());
 
-        let py = Command::new("python3")
+        let py = python3()
             .arg("-c")
             .arg(
                 "import sys; sys.path.insert(0, sys.argv[1]); import attn_record; attn_record.load_inputs(sys.argv[2])",
@@ -279,7 +286,7 @@ fn a_bad_inputs_file_is_one_line_naming_its_line() {
 
 #[test]
 fn python_takes_numpy_arrays_when_numpy_is_there() {
-    let probe = Command::new("python3").args(["-c", "import numpy"]).output().unwrap();
+    let probe = python3().args(["-c", "import numpy"]).output().unwrap();
     if !probe.status.success() {
         eprintln!(
             "skipped: python3 cannot import numpy ({}); the recorder never needs it",
@@ -311,7 +318,7 @@ with Recorder(inp, sys.argv[2]) as rec:
     print(type(q[1]).__name__, att.data.tolist())
 ";
     std::fs::write(&script, program).unwrap();
-    let out = run(Command::new("python3")
+    let out = run(python3()
         .arg(&script)
         .arg(&inputs)
         .arg(&trace)
@@ -426,10 +433,7 @@ fn an_example_trace_has_the_inputs_header_and_the_reference_s_accesses() {
     let (inputs, trace) = (dir.path().join("inputs.txt"), dir.path().join("trace.jsonl"));
     let scenario = "scenarios/mha_walkthrough.toml";
     crate::support::cli::stdout_of(&["inputs", scenario, "-o", inputs.to_str().unwrap()]);
-    run(Command::new("python3")
-        .arg(example("attention.py"))
-        .arg(&inputs)
-        .arg(&trace));
+    run(python3().arg(example("attention.py")).arg(&inputs).arg(&trace));
     let header = r#"{"format":"attn-trace-trace","version":1,"scenario":"scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":0,"dims":{"B":1,"T":3,"S":3,"C":4,"H":2,"D":2,"H_kv":2}}"#;
     let mine = events(&trace, header);
     // the Python kernel walks the reference's loops, so it makes its accesses one for one
