@@ -339,7 +339,10 @@ class Recorder:
 
     def input(self, name):
         """The inputs file's tensor `name`, wrapped under that name (a KeyError if absent)."""
-        return Buffer(self, name, self.inputs.tensors[name])
+        tensors = self.inputs.tensors
+        if name not in tensors:
+            raise KeyError("the inputs file has no tensor %r (it has %s)" % (name, ", ".join(tensors) or "none"))
+        return Buffer(self, name, tensors[name])
 
     # events
 

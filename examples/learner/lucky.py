@@ -7,11 +7,11 @@ right, so an output check passes. On random inputs of the same shape it is wrong
 
     attn-trace grade scenarios/learner/lucky.toml -- python3 examples/learner/lucky.py
 
-By hand, on the scenario's own input (right) and on seed 1's (wrong):
+By hand, on the scenario's own input (right) and on the first random one (wrong):
 
     attn-trace inputs scenarios/learner/lucky.toml -o inputs.txt
     python3 examples/learner/lucky.py inputs.txt trace.jsonl
-    attn-trace inputs scenarios/learner/lucky.toml --seed 1 -o inputs1.txt
+    attn-trace inputs scenarios/learner/lucky.toml --input 1 -o inputs1.txt
     python3 examples/learner/lucky.py inputs1.txt trace1.jsonl
 """
 
