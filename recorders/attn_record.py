@@ -220,7 +220,7 @@ class Buffer:
             if isinstance(off, slice):
                 f = _getframe(1)
                 return [self._get(k, f) for k in range(*off.indices(self._n))]
-            off = operator.index(off)
+            off = int(operator.index(off))  # numpy integers, bools: a plain int
         # the common case inlined (it runs once per event): read, then record
         frame = _getframe(1)
         v = self.data[off] if 0 <= off < self._n else 0.0
@@ -233,7 +233,7 @@ class Buffer:
         if r[-1] in "nf":  # finite reprs end in a digit; nan, inf and -inf in a letter
             r = '"' + r + '"'
         lines = rec._lines
-        lines.append('%s%d,"value":%s,"file":%s,"line":%d%s' % (self._read, off, r, fname, frame.f_lineno, rec._tail))
+        lines.append(f'{self._read}{off},"value":{r},"file":{fname},"line":{frame.f_lineno}{rec._tail}')
         if len(lines) >= FLUSH_EVERY:
             rec._drain()
         return v
@@ -249,7 +249,7 @@ class Buffer:
                 for k, x in zip(ks, vs):
                     self._set(k, x, f)
                 return
-            off = operator.index(off)
+            off = int(operator.index(off))  # numpy integers, bools: a plain int
         frame = _getframe(1)
         if 0 <= off < self._n:
             data = self.data
@@ -265,7 +265,7 @@ class Buffer:
         if r[-1] in "nf":
             r = '"' + r + '"'
         lines = rec._lines
-        lines.append('%s%d,"value":%s,"file":%s,"line":%d%s' % (self._write, off, r, fname, frame.f_lineno, rec._tail))
+        lines.append(f'{self._write}{off},"value":{r},"file":{fname},"line":{frame.f_lineno}{rec._tail}')
         if len(lines) >= FLUSH_EVERY:
             rec._drain()
 
@@ -365,7 +365,7 @@ class Recorder:
             r = '"' + r + '"'
         tail = self._with_vars(frame) if self._vars else self._tail
         lines = self._lines
-        lines.append('%s%d,"value":%s,"file":%s,"line":%d%s' % (head, off, r, fname, frame.f_lineno, tail))
+        lines.append(f'{head}{off},"value":{r},"file":{fname},"line":{frame.f_lineno}{tail}')
         if len(lines) >= FLUSH_EVERY:
             self._drain()
 
