@@ -96,7 +96,7 @@ import sys
 sys.path.insert(0, sys.argv[3])
 from attn_record import load_inputs, Recorder
 inp = load_inputs()
-with Recorder(inp) as rec:
+with Recorder(inp, vars=('j',)) as rec:
     q, k = rec.input('q'), rec.input('k')
     d_k = rec.zeros('d_k', 2)
     rec.phase('scores_back')
@@ -105,7 +105,7 @@ with Recorder(inp) as rec:
     far = q[-1] + q[4]
     d_k[0] = k[0] + k[1]
     rec.phase(None)
-    d_k[0] = q[2]
+    for j in (1,): d_k[0] = q[2]
     print(far, d_k.data, len(q), inp.dims['T'], inp.params, inp.input, q[0:2])
 ";
     std::fs::write(&script, program).unwrap();
@@ -123,6 +123,7 @@ with Recorder(inp) as rec:
     );
     let f = script.to_str().unwrap();
     let sb = Some("scores_back");
+    let with_j = |line: String| line.replace("}", r#","vars":{"j":1}}"#);
     let want = [
         // `+=` is a read of the old value and a write of the new, on the same line
         ev("read", "d_k", 1, "0.0", f, 9, sb),
@@ -136,11 +137,12 @@ with Recorder(inp) as rec:
         ev("read", "k", 0, r#""inf""#, f, 12, sb),
         ev("read", "k", 1, r#""-inf""#, f, 12, sb),
         ev("write", "d_k", 0, r#""nan""#, f, 12, sb),
-        ev("read", "q", 2, r#""nan""#, f, 14, None),
-        ev("write", "d_k", 0, r#""nan""#, f, 14, None),
+        // with the loop variables asked for, from the caller's locals
+        with_j(ev("read", "q", 2, r#""nan""#, f, 14, None)),
+        with_j(ev("write", "d_k", 0, r#""nan""#, f, 14, None)),
         // a slice reads each element
-        ev("read", "q", 0, "0.25", f, 15, None),
-        ev("read", "q", 1, "-1.5", f, 15, None),
+        with_j(ev("read", "q", 0, "0.25", f, 15, None)),
+        with_j(ev("read", "q", 1, "-1.5", f, 15, None)),
     ];
     assert_eq!(events(&trace, HEADER), want);
 }
