@@ -645,16 +645,18 @@ fn matching_mistake(r: &Reference, scenario: &Scenario, mine: &[Option<Mine>], w
                 false,
             );
             wrong.iter().all(|(_, cell)| {
-                let Some(mistaken) = run.registry.has(cell.buffer).then(|| run.tensors.get(cell.buffer)) else {
-                    return false;
-                };
                 let Some(Some(m)) = mine.get(cell.buffer as usize) else {
                     return false;
                 };
-                let Some(&theirs) = mistaken.get(cell.offset) else {
+                let written = m.written_at[cell.offset] != 0;
+                if !run.registry.has(cell.buffer) {
+                    // the mistaken kernel has no such buffer (no output projection: no `out`)
+                    return !written;
+                }
+                let Some(&theirs) = run.tensors.get(cell.buffer).get(cell.offset) else {
                     return false;
                 };
-                m.written_at[cell.offset] != 0 && agrees(m.value[cell.offset], theirs, theirs.abs())
+                written && agrees(m.value[cell.offset], theirs, theirs.abs())
             })
         })
         .map(|m| Named {

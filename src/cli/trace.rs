@@ -25,7 +25,7 @@ Fields (JSON Lines, one object per event after the header; CSV has the same colu
   buffer   x, w_qkv, q, k, v, scores, probs, att, out, d_* ...; flash's lse, q_tile, s_tile, m, l, acc ...
   level    global (main memory) | tile (a tiled kernel's on-chip working set: flash's *_tile, m, l, acc)
   offset   flat offset in the buffer     index  logical coordinates of that offset
-  value    the value read or written
+  value    the value read or written (\"nan\", \"inf\", \"-inf\" for the non-finite)
   vars     loop variables in scope, outermost first, e.g. {\"bb\":0,\"hh\":1,\"i\":2,\"j\":1,\"d\":0}
   derived  offsets computed in those loops, e.g. {\"q_base\":10,\"k_base\":6,\"off\":16}
   file     kernel source file        line  source line of the access
@@ -258,12 +258,17 @@ fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
     format!("[{}]", it.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))
 }
 
-/// A JSON number for a value; JSON has no NaN or infinity, so those become null.
+/// A JSON number for a value. JSON has no NaN or infinity: those are the strings `"nan"`,
+/// `"inf"` and `"-inf"`, as the recorders write them and `grade` reads them.
 fn json_number(x: f32) -> String {
     if x.is_finite() {
         format!("{x:?}")
+    } else if x.is_nan() {
+        "\"nan\"".to_string()
+    } else if x > 0.0 {
+        "\"inf\"".to_string()
     } else {
-        "null".to_string()
+        "\"-inf\"".to_string()
     }
 }
 

@@ -2620,4 +2620,217 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "↑/↓ choose · Enter side by side · 1-7 open · ? keys · q back",
         "↑/↓ 选择 · Enter 并排对照 · 1-7 打开 · ? 按键 · q 返回",
     ),
+    (" ({n} times)", "（{n} 次）"),
+    (
+        "\"buffer\": the {variant} {pass} pass of this scenario has no buffer \"{name}\"; its buffers are {names}",
+        "\"buffer\"：这个场景的 {variant} {pass} 阶段没有缓冲区 \"{name}\"；它的缓冲区是 {names}",
+    ),
+    (
+        "\"buffer\": unknown buffer \"{name}\"; the buffers are named as in the inputs file (x, q, k, v, scores, probs, att, out, d_q, …)",
+        "\"buffer\"：未知的缓冲区 \"{name}\"；缓冲区的名字与输入文件中的相同（x、q、k、v、scores、probs、att、out、d_q……）",
+    ),
+    (
+        "\"dims\": the trace was recorded with {name} = {value}, the scenario has {name} = {ours}",
+        "\"dims\"：这份追踪记录时 {name} = {value}，而场景的 {name} = {ours}",
+    ),
+    (
+        "\"format\": expected \"{format}\" in the header line, found {found}",
+        "\"format\"：头部行应为 \"{format}\"，实际是 {found}",
+    ),
+    (
+        "\"input\": the program was given input {k} but its trace says input {found}",
+        "\"input\"：程序拿到的是输入 {k}，它的追踪却写着输入 {found}",
+    ),
+    (
+        "\"line\": expected a source line number, found {line}",
+        "\"line\"：应为源代码行号，实际是 {line}",
+    ),
+    (
+        "\"offset\": expected a whole number ≥ 0, found {offset}",
+        "\"offset\"：应为 ≥ 0 的整数，实际是 {offset}",
+    ),
+    (
+        "\"op\": expected \"read\" or \"write\", found \"{other}\"",
+        "\"op\"：应为 \"read\" 或 \"write\"，实际是 \"{other}\"",
+    ),
+    (
+        "\"pass\": expected forward or backward, found \"{p}\"",
+        "\"pass\"：应为 forward 或 backward，实际是 \"{p}\"",
+    ),
+    (
+        "\"pass\": the trace was recorded for the {h} pass, not --pass {flag}",
+        "\"pass\"：这份追踪记录的是 {h} 阶段，不是 --pass {flag}",
+    ),
+    ("\"phase\": unknown phase \"{p}\"", "\"phase\"：未知的阶段 \"{p}\""),
+    (
+        "\"scenario\": the trace was recorded on {name}, not on {file}",
+        "\"scenario\"：这份追踪是在 {name} 上记录的，不是 {file}",
+    ),
+    (
+        "\"value\": expected a number (or \"nan\", \"inf\", \"-inf\"), found \"{t}\"",
+        "\"value\"：应为数字（或 \"nan\"、\"inf\"、\"-inf\"），实际是 \"{t}\"",
+    ),
+    (
+        "\"value\": expected a number (or \"nan\", \"inf\", \"-inf\"), found {other}",
+        "\"value\"：应为数字（或 \"nan\"、\"inf\"、\"-inf\"），实际是 {other}",
+    ),
+    (
+        "\"variant\": the trace was recorded for {h}, not --variant {flag}",
+        "\"variant\"：这份追踪记录的是 {h}，不是 --variant {flag}",
+    ),
+    (
+        "\"variant\": unknown variant \"{v}\"",
+        "\"variant\"：未知的变体 \"{v}\"",
+    ),
+    (
+        "\"version\": this attn-trace reads version {version} of the trace format, the trace is version {found}",
+        "\"version\"：这个 attn-trace 读取第 {version} 版追踪格式，这份追踪是第 {found} 版",
+    ),
+    (
+        "\"{field}\": missing; every access needs op, buffer, offset, value, file and line",
+        "\"{field}\"：缺失；每次访问都需要 op、buffer、offset、value、file 和 line",
+    ),
+    ("Accesses: no errors", "访问：没有错误"),
+    ("Accesses: {errors} errors", "访问：{errors} 个错误"),
+    (
+        "First divergence: the reference's event #{n} ({file}:{line}) writes {name}[{index}] = {value}",
+        "第一个分歧：参考实现的事件 #{n}（{file}:{line}）写入 {name}[{index}] = {value}",
+    ),
+    ("Global reads / writes per buffer:", "每个缓冲区的全局读 / 写次数："),
+    (
+        "Grading {source} against the {variant} {pass} pass of {scenario}",
+        "用 {scenario} 的 {variant} {pass} 阶段评判 {source}",
+    ),
+    ("Input {k} in detail:", "输入 {k} 的详情："),
+    (
+        "No divergence: every cell agrees with the reference.",
+        "没有分歧：每个单元格都与参考实现一致。",
+    ),
+    (
+        "Results: right (within {rtol}·|ref| + {atol}·max(1, max|ref|))",
+        "结果：正确（误差在 {rtol}·|ref| + {atol}·max(1, max|ref|) 以内）",
+    ),
+    (
+        "Results: {wrong} of {n} buffers wrong",
+        "结果：{n} 个缓冲区中有 {wrong} 个错误",
+    ),
+    (
+        "Step through it: attn-trace tui {scenario} --mine {trace}",
+        "逐步查看：attn-trace tui {scenario} --mine {trace}",
+    ),
+    (
+        "This is mistake {number} of the gallery, {name}: {symptom}",
+        "这是错误集锦中的第 {number} 个错误 {name}：{symptom}",
+    ),
+    (
+        "Verdict: right. Results within tolerance and no access errors.",
+        "结论：正确。结果在容差以内，没有访问错误。",
+    ),
+    ("Verdict: wrong.", "结论：错误。"),
+    (
+        "Verdict: wrong. Right on the scenario's own input, wrong on random input {k}: right there only by luck.",
+        "结论：错误。在场景自己的输入上正确，在随机输入 {k} 上错误：那里的正确只是碰巧。",
+    ),
+    ("and {n} more", "以及另外 {n} 个"),
+    ("cannot create a temporary directory: {e}", "无法创建临时目录：{e}"),
+    ("cannot create a temporary file: {e}", "无法创建临时文件：{e}"),
+    ("cannot run {program}: {e}", "无法运行 {program}：{e}"),
+    ("cannot wait for the program: {e}", "无法等待程序结束：{e}"),
+    ("cannot write the inputs file: {e}", "无法写入输入文件：{e}"),
+    (
+        "did not finish within {secs} s (--timeout) and was stopped",
+        "没有在 {secs} 秒（--timeout）内结束，已被停止",
+    ),
+    (
+        "empty trace: expected a header line first",
+        "空的追踪：第一行应为头部行",
+    ),
+    ("exited with status {code}", "以状态 {code} 退出"),
+    (
+        "finished without writing a trace to $ATTN_TRACE_OUT",
+        "结束了，但没有把追踪写到 $ATTN_TRACE_OUT",
+    ),
+    (
+        "first {name}[{index}] = {mine}, the reference has {reference}",
+        "第一个是 {name}[{index}] = {mine}，参考实现是 {reference}",
+    ),
+    (
+        "first {name}[{index}] never written, the reference has {reference}",
+        "第一个是 {name}[{index}]，从未写入，参考实现是 {reference}",
+    ),
+    ("flash", "flash"),
+    ("from {reads}", "来自 {reads}"),
+    (
+        "grade: give a TRACE file or a command after --",
+        "grade：请给出 TRACE 文件，或在 -- 之后给出命令",
+    ),
+    ("input 0 (the scenario's own)", "输入 0（场景自己的）"),
+    ("input {k} (random)", "输入 {k}（随机）"),
+    ("no read since the write before it", "自上一次写入以来没有读取"),
+    ("none", "无"),
+    ("not UTF-8 text", "不是 UTF-8 文本"),
+    ("not a JSON object: {e}", "不是 JSON 对象：{e}"),
+    ("reference", "参考实现"),
+    ("right", "正确"),
+    (
+        "the first line must be the header {{\"format\":\"{format}\",\"version\":{version},…}}: {e}",
+        "第一行必须是头部行 {{\"format\":\"{format}\",\"version\":{version},…}}：{e}",
+    ),
+    ("the reference run recorded nothing", "参考运行没有记录任何事件"),
+    (
+        "the scenario does not run the {pass} pass; add \"{pass}\" to [run].passes",
+        "场景不运行 {pass} 阶段；请把 \"{pass}\" 加到 [run].passes",
+    ),
+    (
+        "the scenario does not run the {variant} variant ([run].variants)",
+        "场景不运行 {variant} 变体（[run].variants）",
+    ),
+    ("was killed by a signal", "被信号终止"),
+    ("wrong", "错误"),
+    (
+        "wrote the inputs of the {variant} {pass} pass to {path}",
+        "已把 {variant} {pass} 阶段的输入写到 {path}",
+    ),
+    ("your program {why}", "你的程序{why}"),
+    ("yours", "你的"),
+    ("yours: never written", "你的：从未写入"),
+    (
+        "yours: {value} at {file}:{line} (trace line {tl})",
+        "你的：{value}，在 {file}:{line}（追踪第 {tl} 行）",
+    ),
+    ("{file}: cannot read the trace: {e}", "{file}：无法读取追踪：{e}"),
+    ("{n} accesses recorded", "记录了 {n} 次访问"),
+    (
+        "· write of {name}[{offset}] at {at} overwritten before any read (harmless here: nothing accumulates){times}",
+        "· {at} 处对 {name}[{offset}] 的写入在被读取之前就被覆盖（这里无害：没有累加）{times}",
+    ),
+    (
+        "· {n} reads of {name} cells the reference never reads (waste, not an error)",
+        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误）",
+    ),
+    (
+        "· {n} writes of {name} cells the reference's pass does not write",
+        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格",
+    ),
+    ("✓ {name}: {n} cells right", "✓ {name}：{n} 个单元格正确"),
+    (
+        "✗ read of {name}[{offset}] before anything wrote it (nobody gives {name}: it starts empty) at {at}{times}",
+        "✗ 在任何写入之前读取了 {name}[{offset}]（没有人提供 {name}：它一开始是空的），在 {at}{times}",
+    ),
+    (
+        "✗ write of {name}[{offset}] at {at} lost: written again before any read, where the reference adds into the cell{times}",
+        "✗ {at} 处对 {name}[{offset}] 的写入丢失了：在被读取之前又被写入，而参考实现是往这个单元格里累加{times}",
+    ),
+    (
+        "✗ {name}: never written ({n} cells expected)",
+        "✗ {name}：从未写入（应有 {n} 个单元格）",
+    ),
+    (
+        "✗ {name}: {bad} of {n} cells wrong or missing; {first}",
+        "✗ {name}：{n} 个单元格中有 {bad} 个错误或缺失；{first}",
+    ),
+    (
+        "✗ {op} of {name}[{offset}] outside the buffer ({size} cells) at {at}{times}",
+        "✗ 在 {at} 对 {name}[{offset}] 的 {op} 越出了缓冲区（{size} 个单元格）{times}",
+    ),
 ];

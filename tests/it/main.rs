@@ -41,6 +41,7 @@ mod engine_trace;
 mod engine_worked_examples;
 mod flash_untraced;
 mod gradcheck;
+mod grade;
 mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
