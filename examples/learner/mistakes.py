@@ -98,13 +98,18 @@ class MaskByMultiply(Attention):
 
 
 class NoOutputProjection(Attention):
-    """4: out is the heads' concatenation as it is, never mixed by W_proj."""
+    """4: the heads' concatenation att is the answer as it is, never mixed by W_proj."""
 
-    def out_proj(self):
-        self.rec.phase("out_proj")
-        self.out = out = self.rec.zeros("out", self.B * self.S * self.C)
-        for c in range(len(out)):
-            out[c] = self.att[c]  # MISTAKE 4: no att·W_proj + b_proj
+    def forward(self):
+        if self.x is not None:
+            self.qkv_proj()
+            self.split()
+        self.attention_scores()
+        self.softmax()
+        if self.drop_mask is not None:
+            self.dropout()
+        self.weighted_sum()
+        # MISTAKE 4: no self.out_proj(): att is taken for the output, and out is never written
 
 
 class DropoutNotApplied(Attention):
