@@ -9,8 +9,9 @@ or, letting the grader run it:
 
     attn-trace grade scenarios/mistakes/scale_by_seq_len.toml -- python3 examples/learner/mistakes.py scale_by_seq_len
 
-Each mistake is a subclass of the correct kernel that rewrites one pass; the line that goes wrong
-is marked MISTAKE. overwrite_kv_grad is a backward mistake: grade it with `--pass backward`.
+Each mistake is a subclass of the correct kernel that rewrites one pass (or leaves one out); the
+line that goes wrong is marked MISTAKE. overwrite_kv_grad is a backward mistake: grade it with
+`--pass backward`.
 """
 
 import math
