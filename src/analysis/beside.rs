@@ -109,11 +109,13 @@ impl Beside {
     }
 
     /// The logical index of a cell by the registry's layout, or the bare offset outside it.
-    pub fn label(&self, buf: Buf, offset: u64) -> String {
-        match self.reference.get(buf) {
-            Some(c) if (offset as usize) < c.len() => c.spec.layout.label(offset as usize),
-            Some(c) => format!("{offset} ≥ {}", c.len()),
-            None => offset.to_string(),
+    pub fn label(&self, buf: Buf, offset: i64) -> String {
+        let inside = usize::try_from(offset).ok();
+        match (self.reference.get(buf), inside) {
+            (Some(c), Some(o)) if o < c.len() => c.spec.layout.label(o),
+            (Some(c), Some(_)) => format!("{offset} ≥ {}", c.len()),
+            (Some(_), None) => format!("{offset} < 0"),
+            (None, _) => offset.to_string(),
         }
     }
 }
@@ -121,14 +123,14 @@ impl Beside {
 /// Per learner access, the reference event of the same op on the same cell, by occurrence.
 fn pair(r: &Reference, accesses: &[Access]) -> Vec<u32> {
     let trace = r.trace();
-    let mut by_cell: HashMap<(Buf, u64, Op), Vec<u32>> = HashMap::new();
+    let mut by_cell: HashMap<(Buf, i64, Op), Vec<u32>> = HashMap::new();
     for (n, e) in trace.events.iter().enumerate() {
         by_cell
-            .entry((e.buf, u64::from(e.offset), e.op))
+            .entry((e.buf, i64::from(e.offset), e.op))
             .or_default()
             .push(n as u32);
     }
-    let mut seen: HashMap<(Buf, u64, Op), usize> = HashMap::new();
+    let mut seen: HashMap<(Buf, i64, Op), usize> = HashMap::new();
     accesses
         .iter()
         .map(|a| {

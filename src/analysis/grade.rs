@@ -127,7 +127,7 @@ pub struct Finding {
     pub buffer: Buf,
     pub op: &'static str,
     /// The first offending offset, and the buffer's size.
-    pub offset: u64,
+    pub offset: i64,
     pub size: usize,
     pub at: Source,
     pub count: u64,
@@ -152,7 +152,7 @@ pub struct Traffic {
 pub struct Touch {
     #[serde(serialize_with = "buf_name")]
     pub buffer: Buf,
-    pub offset: u64,
+    pub offset: i64,
     #[serde(serialize_with = "number")]
     pub value: f32,
 }
@@ -450,7 +450,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 .take_while(|e| e.op == Op::Read)
                 .map(|e| Touch {
                     buffer: e.buf,
-                    offset: u64::from(e.offset),
+                    offset: i64::from(e.offset),
                     value: e.value,
                 })
                 .collect::<Vec<_>>()

@@ -37,8 +37,8 @@ pub struct Header {
 pub struct Access {
     pub op: Op,
     pub buf: Buf,
-    /// As recorded: it may lie outside the buffer (the grade says so).
-    pub offset: u64,
+    /// As recorded: it may lie outside the buffer, even below it (the grade says so).
+    pub offset: i64,
     pub value: f32,
     /// Index into [`Reader::files`].
     pub file: u32,
@@ -276,12 +276,10 @@ impl<R: BufRead> Reader<R> {
             self.error(at, tr!("\"buffer\": unknown buffer \"{name}\"; the buffers are named as in the inputs file (x, q, k, v, scores, probs, att, out, d_q, …)", name = name))
         })?;
         let offset = l.offset.ok_or_else(|| missing("offset"))?;
-        let offset = offset.as_u64().ok_or_else(|| {
-            self.error(
-                at,
-                tr!("\"offset\": expected a whole number ≥ 0, found {offset}", offset),
-            )
-        })?;
+        // a negative offset is the learner's mistake (`k_base - 1`), reported by the grade
+        let offset = offset
+            .as_i64()
+            .ok_or_else(|| self.error(at, tr!("\"offset\": expected a whole number, found {offset}", offset)))?;
         // a number, or for the non-finite ones a string ("nan", "inf", "-inf") or null (what
         // the `trace` command writes for them)
         let value = match l.value {
