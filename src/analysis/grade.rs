@@ -102,7 +102,8 @@ pub enum Kind {
     OutOfBounds,
     /// A read of a cell nobody gave and the learner had not written.
     Uninitialised,
-    /// A write lost to a later write before any read, in a cell the reference accumulates into.
+    /// A write lost to a later write before any read, in a cell the reference accumulates into
+    /// (a lost zero, the accumulator's initialisation, is not: it loses no term).
     LostAccumulation,
     /// A write lost to a later write before any read, where nothing accumulates (information).
     Overwritten,
@@ -290,7 +291,8 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             }
             Op::Write => {
                 if m.written_at[off] != 0 && !m.read_since[off] {
-                    let kind = if cells.accumulated[off] {
+                    // losing a zero (the accumulator's initialisation) loses no term
+                    let kind = if cells.accumulated[off] && m.value[off] != 0.0 {
                         Kind::LostAccumulation
                     } else {
                         Kind::Overwritten
