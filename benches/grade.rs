@@ -1,0 +1,118 @@
+//! `attn-trace grade` on a trace of about ten million accesses (`cargo bench --bench grade`):
+//! the wall time of the whole command (reading the trace twice, running and summarising the
+//! reference pass, flash's traffic for comparison) and its peak memory, for the trace and for the
+//! same trace with every access twice, which must take twice the time and no more memory (the
+//! grade keeps a few numbers per cell, none per access).
+//!
+//! The trace is the reference's own MHA forward pass of B=1, T=144, C=64, H=4, recorded by
+//! `JsonlRecorder` (every access with its loop variables: longer lines than a learner's
+//! recorder writes), so the grade finds it right.
+
+// a benchmark stops on what it cannot do, like a test
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use attn_trace::engine::{self, Passes, Registry, Tensors};
+use attn_trace::kernels::Variant;
+use attn_trace::learner::inputs::InputsFile;
+use attn_trace::learner::jsonl::JsonlRecorder;
+use attn_trace::scenario::Scenario;
+use attn_trace::trace::Pass;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+const SCENARIO: &str = "title = \"grade benchmark\"\n\n[shape]\nB = 1\nT = 144\nC = 64\nH = 4\n\n[run]\nvariants = [\"mha\"]\npasses = [\"forward\"]\n";
+
+/// Writes the reference's forward pass as a learner's trace; returns its number of accesses.
+fn write_trace(scenario: &Scenario, path: &Path) -> u64 {
+    let sh = scenario.shape;
+    let header = InputsFile {
+        scenario: "grade.toml".into(),
+        variant: Some(Variant::Mha),
+        pass: Some(Pass::Forward),
+        input: 0,
+        dims: [("B", sh.b), ("T", sh.t), ("S", sh.s), ("C", sh.c), ("H", sh.h), ("D", sh.d()), ("H_kv", sh.h_kv)]
+            .map(|(n, v)| (n.to_string(), v))
+            .to_vec(),
+        ..InputsFile::default()
+    };
+    let file = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let mut rec = JsonlRecorder::new(file, &header, "my_attention.rs").unwrap();
+    let inputs = scenario.inputs();
+    let registry = Registry::new(&inputs.plan(), Variant::Mha, Passes::FORWARD);
+    let mut t = Tensors::new(&inputs, &registry);
+    engine::forward(&mut rec, &mut t, Variant::Mha, &inputs);
+    rec.finish().unwrap().flush().unwrap();
+    let lines = BufReader::new(std::fs::File::open(path).unwrap()).lines().count();
+    lines as u64 - 1
+}
+
+/// The same trace with every access twice (the header once).
+fn doubled(from: &Path, to: &Path) {
+    let text = std::fs::read_to_string(from).unwrap();
+    let (header, body) = text.split_once('\n').unwrap();
+    let mut w = BufWriter::new(std::fs::File::create(to).unwrap());
+    writeln!(w, "{header}").unwrap();
+    w.write_all(body.as_bytes()).unwrap();
+    w.write_all(body.as_bytes()).unwrap();
+}
+
+/// Peak resident memory of the largest child so far, in MiB.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn children_peak_mib() -> f64 {
+    // SAFETY: getrusage fills the struct we own; RUSAGE_CHILDREN is a valid target.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &raw mut u) };
+    u.ru_maxrss as f64 / 1024.0
+}
+
+#[cfg(not(unix))]
+fn children_peak_mib() -> f64 {
+    f64::NAN
+}
+
+/// Seconds of `attn-trace grade scenario trace`, which must find the trace right.
+fn grade_secs(scenario: &Path, trace: &Path) -> f64 {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_attn-trace"))
+        .arg("grade")
+        .arg(scenario)
+        .arg(trace)
+        .output()
+        .unwrap();
+    let secs = started.elapsed().as_secs_f64();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    secs
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario_path = dir.path().join("grade.toml");
+    std::fs::write(&scenario_path, SCENARIO).unwrap();
+    let scenario = Scenario::load(&scenario_path).unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let events = write_trace(&scenario, &trace);
+    let bytes = std::fs::metadata(&trace).unwrap().len();
+    println!(
+        "trace: {events} accesses, {:.0} MB ({:.0} bytes an access)",
+        bytes as f64 / 1e6,
+        bytes as f64 / events as f64
+    );
+    let twice = dir.path().join("twice.jsonl");
+    doubled(&trace, &twice);
+    // peak memory is read after each size's runs, largest child so far: the single trace first
+    for (name, path, n) in [("trace", &trace, events), ("every access twice", &twice, 2 * events)] {
+        let mut secs: Vec<f64> = (0..3).map(|_| grade_secs(&scenario_path, path)).collect();
+        secs.sort_by(f64::total_cmp);
+        println!(
+            "grade, {name}: {n} accesses in {:.2} s (median of 3; {:.2}–{:.2}), {:.1} M accesses/s, peak RSS so far {:.0} MiB",
+            secs[1],
+            secs[0],
+            secs[2],
+            n as f64 / secs[1] / 1e6,
+            children_peak_mib()
+        );
+    }
+}
