@@ -32,9 +32,17 @@ fn write_trace(scenario: &Scenario, path: &Path) -> u64 {
         variant: Some(Variant::Mha),
         pass: Some(Pass::Forward),
         input: 0,
-        dims: [("B", sh.b), ("T", sh.t), ("S", sh.s), ("C", sh.c), ("H", sh.h), ("D", sh.d()), ("H_kv", sh.h_kv)]
-            .map(|(n, v)| (n.to_string(), v))
-            .to_vec(),
+        dims: [
+            ("B", sh.b),
+            ("T", sh.t),
+            ("S", sh.s),
+            ("C", sh.c),
+            ("H", sh.h),
+            ("D", sh.d()),
+            ("H_kv", sh.h_kv),
+        ]
+        .map(|(n, v)| (n.to_string(), v))
+        .to_vec(),
         ..InputsFile::default()
     };
     let file = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
@@ -88,6 +96,15 @@ fn grade_secs(scenario: &Path, trace: &Path) -> f64 {
 }
 
 fn main() {
+    // `--measure DIR`: time the grades of the traces a first run of this program wrote into
+    // DIR. The timing runs in a fresh process so that the children's peak memory is theirs: a
+    // child forked from a process holding the trace generator's pages counts them until it
+    // execs
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(k) = args.iter().position(|a| a == "--measure") {
+        measure(Path::new(&args[k + 1]));
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let scenario_path = dir.path().join("grade.toml");
     std::fs::write(&scenario_path, SCENARIO).unwrap();
@@ -100,9 +117,21 @@ fn main() {
         bytes as f64 / 1e6,
         bytes as f64 / events as f64
     );
-    let twice = dir.path().join("twice.jsonl");
-    doubled(&trace, &twice);
-    // peak memory is read after each size's runs, largest child so far: the single trace first
+    doubled(&trace, &dir.path().join("twice.jsonl"));
+    std::fs::write(dir.path().join("events"), events.to_string()).unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .arg("--measure")
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn measure(dir: &Path) {
+    let scenario_path = dir.join("grade.toml");
+    let events: u64 = std::fs::read_to_string(dir.join("events")).unwrap().parse().unwrap();
+    let (trace, twice) = (dir.join("trace.jsonl"), dir.join("twice.jsonl"));
+    // peak memory is the largest child's so far: the single trace's runs come first
     for (name, path, n) in [("trace", &trace, events), ("every access twice", &twice, 2 * events)] {
         let mut secs: Vec<f64> = (0..3).map(|_| grade_secs(&scenario_path, path)).collect();
         secs.sort_by(f64::total_cmp);

@@ -550,3 +550,120 @@ fn the_rust_example_kernel_is_right_on_every_input() {
     );
     assert_eq!(j["runs"][0]["grade"]["findings"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn the_flash_column_is_a_flash_runs_own_count() {
+    // grade's flash column is computed in closed form; a traced flash run counts the same
+    use attn_trace::engine::run_recording;
+    use attn_trace::trace::{Buf, Op};
+    let dir = tempfile::tempdir().unwrap();
+    for (file, pass) in [("mha_walkthrough.toml", Pass::Forward), ("flash.toml", Pass::Backward)] {
+        let path = scenario(file);
+        let t = export(
+            dir.path(),
+            "t.jsonl",
+            &[path.to_str().unwrap(), "--variant", "mha", "--pass", pass.name()],
+        );
+        let out = cmd().arg("grade").arg(&path).arg(&t).arg("--json").output().unwrap();
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = Scenario::load(&path).unwrap();
+        let run = run_recording(&s.inputs(), Variant::Flash, pass);
+        let trace = run.trace.as_ref().unwrap();
+        let mut checked = 0;
+        for row in j["runs"][0]["grade"]["traffic"].as_array().unwrap() {
+            let buf = Buf::from_name(row["buffer"].as_str().unwrap()).unwrap();
+            let count = |op: Op| trace.events.iter().filter(|e| e.buf == buf && e.op == op).count() as u64;
+            match row["flash_reads"].as_u64() {
+                Some(r) => {
+                    assert_eq!(
+                        (r, row["flash_writes"].as_u64().unwrap()),
+                        (count(Op::Read), count(Op::Write)),
+                        "{file} {buf:?}"
+                    );
+                    checked += 1;
+                }
+                None => assert!(!run.registry.has(buf), "{file}: flash has {buf:?}"),
+            }
+        }
+        assert!(checked >= 5, "{file}: {checked}");
+    }
+}
+
+#[test]
+fn the_fast_reader_and_serde_json_read_the_same() {
+    // the recorders' key order takes the import's fast path; the same access with its keys in
+    // another order goes through serde_json: both must give the same access, and a line the
+    // fast path would misread (a bad number, an escape) must still be refused or read right
+    let header = "{\"format\":\"attn-trace-trace\",\"version\":1}";
+    let mut fast = vec![header.to_string()];
+    let mut slow = vec![header.to_string()];
+    let values = [
+        "0.25",
+        "-1e-9",
+        "3.4028235e38",
+        "1E+3",
+        "-0.0",
+        "\"nan\"",
+        "\"inf\"",
+        "\"-inf\"",
+    ];
+    for (k, value) in values.iter().enumerate() {
+        let (op, off) = if k % 2 == 0 {
+            ("read", -1 + k as i64)
+        } else {
+            ("write", 12 * k as i64)
+        };
+        let tail = match k % 3 {
+            0 => String::new(),
+            1 => ",\"phase\":\"scores\"".into(),
+            _ => ",\"phase\":\"softmax\",\"vars\":{\"bb\":0,\"i\":2}".into(),
+        };
+        fast.push(format!(
+            "{{\"op\":\"{op}\",\"buffer\":\"q\",\"offset\":{off},\"value\":{value},\"file\":\"a b.py\",\"line\":{k}{tail}}}"
+        ));
+        slow.push(format!(
+            "{{\"file\":\"a b.py\",\"line\":{k},\"op\":\"{op}\",\"offset\":{off},\"buffer\":\"q\",\"value\":{value}{tail}}}"
+        ));
+    }
+    let read = |lines: &[String]| {
+        let text = lines.join("\n") + "\n";
+        let mut r = Reader::new(text.as_bytes(), "t.jsonl").unwrap();
+        let mut out = Vec::new();
+        while let Some(a) = r.next_access() {
+            let a = a.unwrap();
+            out.push((
+                a.op,
+                a.buf,
+                a.offset,
+                a.value.to_bits(),
+                r.files()[a.file as usize].clone(),
+                a.line,
+                a.phase,
+            ));
+        }
+        out
+    };
+    let (a, b) = (read(&fast), read(&slow));
+    assert_eq!(a.len(), values.len());
+    assert_eq!(a, b);
+    assert_eq!(a[1].3, (-1e-9f32).to_bits());
+    // not JSON, or not the fast shape: refused with serde_json's reason, or read by it
+    for (bad, why) in [
+        ("\"value\":1.", "not a JSON object"),
+        ("\"value\":+1", "not a JSON object"),
+        ("\"value\":.5", "not a JSON object"),
+        ("\"value\":\"NaNa\"", "\"value\": expected a number"),
+    ] {
+        let line = format!("{{\"op\":\"read\",\"buffer\":\"q\",\"offset\":0,{bad},\"file\":\"f\",\"line\":1}}");
+        let text = format!("{header}\n{line}\n");
+        let mut r = Reader::new(text.as_bytes(), "t.jsonl").unwrap();
+        let e = r.next_access().unwrap().unwrap_err();
+        assert!(e.to_string().contains(why), "{bad}: {e}");
+    }
+    let escaped = format!(
+        "{header}\n{{\"op\":\"read\",\"buffer\":\"q\",\"offset\":0,\"value\":1,\"file\":\"a\\\"b.py\",\"line\":1}}\n"
+    );
+    let mut r = Reader::new(escaped.as_bytes(), "t.jsonl").unwrap();
+    let a = r.next_access().unwrap().unwrap();
+    assert_eq!(r.files()[a.file as usize], "a\"b.py");
+}
