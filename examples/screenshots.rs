@@ -100,12 +100,60 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     press(&mut mistakes, KeyCode::Char('d'));
     shots.push(("mistakes.svg", svg(&mistakes, W, H)?));
 
-    // memory traffic: naive against flash as T grows (menu entry 8)
+    // a learner's kernel beside the reference: the mask-by-multiply kernel's own trace, graded,
+    // opened where it diverges (as `tui SCENARIO --mine TRACE` opens it)
+    shots.push(("mine.svg", mine_shot()?));
+
+    // memory traffic: naive against flash as T grows (menu entry 9)
     let mut traffic = App::with_menu(walk(), Theme::COLOR, W, 34);
-    press(&mut traffic, KeyCode::Char('8'));
+    press(&mut traffic, KeyCode::Char('9'));
     shots.push(("traffic.svg", svg(&traffic, W, 34)?));
 
     Ok(shots)
+}
+
+/// The `--mine` view on the mistaken forward pass of `scenarios/mistakes/mask_by_multiply.toml`,
+/// written as a learner's recorder writes it (op, buffer, offset, value, file, line) from the
+/// mistaken run's log.
+fn mine_shot() -> Result<String, String> {
+    use std::io::Write as _;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/mistakes/mask_by_multiply.toml");
+    let scenario = Scenario::load(&path).map_err(|e| e.to_string())?;
+    let inputs = scenario.mistaken_inputs().ok_or("a scenario with mistakes")?;
+    let run = attn_trace::engine::run(&inputs, attn_trace::kernels::Variant::Mha, scenario.passes, true);
+    let trace = run.trace.as_ref().ok_or("a traced run")?;
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let file = dir.path().join("trace.jsonl");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&file).map_err(|e| e.to_string())?);
+    let io = |e: std::io::Error| e.to_string();
+    writeln!(
+        w,
+        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0}}"
+    )
+    .map_err(io)?;
+    for (n, e) in trace.events.iter().enumerate() {
+        writeln!(
+            w,
+            "{{\"op\":\"{}\",\"buffer\":\"{}\",\"offset\":{},\"value\":{:?},\"file\":\"{}\",\"line\":{}}}",
+            e.op.name(),
+            e.buf.name(),
+            e.offset,
+            e.value,
+            trace.file_of(n),
+            e.line
+        )
+        .map_err(io)?;
+    }
+    w.flush().map_err(io)?;
+    drop(w);
+    let mut view =
+        attn_trace::tui::screens::mine::load(&scenario, Path::new("scenarios/mistakes/mask_by_multiply.toml"), &file)?;
+    view.trace = "trace.jsonl".into();
+    let app = App {
+        screen: Screen::Mine(Box::new(view)),
+        ..App::new(Walk::builtin(), Theme::COLOR, W, H)
+    };
+    svg(&app, W, H)
 }
 
 /// Training steps of the run the train screen shows: enough for the copy task's diagonal.

@@ -1645,7 +1645,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("only the mistaken module makes it", "只有带错误的模块有这个阶段"),
     ("only {names}", "只有 {names}"),
     ("open entry 1 to 9 directly", "直接打开第 1 到第 9 项"),
-    ("open entry 10 directly", "直接打开第 10 项"),
     ("open mistake 1 to 7 directly", "直接打开第 1 到第 7 个错误"),
     ("open the entry under the pointer", "打开鼠标所指的项"),
     ("open the highlighted entry", "打开高亮的项"),

@@ -376,11 +376,11 @@ fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
             .unwrap()
             .starts_with("why scores are divided by sqrt(D).")
     );
-    // browse: the folders follow the files, mistakes/ and then the parent
+    // browse: the folders follow the files, learner/, mistakes/ and then the parent
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = dir.clone();
     key(&mut a, KeyCode::Char('4'));
-    for _ in 0..open.entries.len() {
+    for _ in 0..open.entries.len() + 1 {
         key(&mut a, KeyCode::Down);
     }
     let text = screen(&a, 80, 24);

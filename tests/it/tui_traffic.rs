@@ -39,10 +39,10 @@ fn check_numbers(app: &App, d: usize, mask: Mask) {
 #[test]
 fn the_traffic_screen_shows_the_sweep_and_its_keys_change_it() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
-    key(&mut a, KeyCode::Char('8'));
+    key(&mut a, KeyCode::Char('9'));
     assert!(
         matches!(a.screen, Screen::Traffic(_)),
-        "menu entry 8 opens the traffic screen"
+        "menu entry 9 opens the traffic screen"
     );
     check_numbers(&a, 64, Mask::None);
     let text = screen_lines(&a, 120, 40).join("\n");

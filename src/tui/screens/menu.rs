@@ -16,7 +16,6 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Home / End", msg!("first / last entry")),
     ("Enter, Space", msg!("open the highlighted entry")),
     ("1-9", msg!("open entry 1 to 9 directly")),
-    ("0", msg!("open entry 10 directly")),
     (
         "w",
         msg!("entries 1-3 on the built-in walkthrough again (after opening a scenario)"),
@@ -58,6 +57,15 @@ impl Item {
         Item::Help,
         Item::Quit,
     ];
+
+    /// The key that opens entry `k` from the menu: its number, `?` for Help, `q` for Quit.
+    pub fn shortcut(self, k: usize) -> char {
+        match self {
+            Item::Help => '?',
+            Item::Quit => 'q',
+            _ => char::from_digit((k + 1) as u32, 10).unwrap_or(' '),
+        }
+    }
 
     /// The entry's words; Compare names the two kernels it puts side by side on `walk`.
     pub fn label(self, walk: &Walk) -> String {
@@ -133,11 +141,6 @@ impl Menu {
             KeyCode::Char(c @ '1'..='9') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();
-            }
-            // the tenth entry
-            KeyCode::Char('0') if n >= 10 => {
-                self.selected = 9;
-                return Item::ALL.get(9).copied();
             }
             _ => {}
         }
@@ -274,7 +277,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         .skip(a.first)
         .take(rows)
         .map(|(k, item)| {
-            let text = format!(" {} {}", (k + 1) % 10, pad(&item.label(walk), 40));
+            let text = format!(" {} {}", item.shortcut(k), pad(&item.label(walk), 40));
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
