@@ -110,6 +110,9 @@ pub enum Kind {
     Overwritten,
     /// Reads of input cells the reference never reads (information: waste, not a mistake).
     Waste,
+    /// Reads that feed only a masked score (the reads since the previous write, when that write
+    /// is a masked −1e9 or −∞): the mask throws their product away (information).
+    MaskedWaste,
     /// Writes of cells the reference's pass does not write (information).
     ExtraWrites,
 }
@@ -248,6 +251,9 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
         .collect();
     let mut findings: Vec<Finding> = Vec::new();
     let mut waste: Vec<u64> = vec![0; Buf::ALL.len()];
+    let mut masked_waste: Vec<u64> = vec![0; Buf::ALL.len()];
+    // reads per buffer since the learner's last write, any buffer's
+    let mut window: Vec<u64> = vec![0; Buf::ALL.len()];
     let mut extra: Vec<u64> = vec![0; Buf::ALL.len()];
     let mut events = 0u64;
     while let Some(a) = reader.next_access() {
@@ -273,8 +279,19 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
         #[allow(clippy::expect_used, reason = "mine has an entry wherever the reference has cells")]
         let m = mine[b].as_mut().expect("a buffer of the run");
         match a.op {
-            Op::Read => m.reads += 1,
-            Op::Write => m.writes += 1,
+            Op::Read => {
+                m.reads += 1;
+                window[b] += 1;
+            }
+            Op::Write => {
+                m.writes += 1;
+                if a.value <= MASKED {
+                    for (w, n) in masked_waste.iter_mut().zip(&window) {
+                        *w += n;
+                    }
+                }
+                window.fill(0);
+            }
         }
         let Some(off) = usize::try_from(a.offset).ok().filter(|&o| o < cells.len()) else {
             note(&mut findings, Kind::OutOfBounds, &a, cells.len(), reader);
@@ -336,6 +353,18 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 size: c.len(),
                 at: source.clone(),
                 count: waste[b],
+            });
+        }
+        if masked_waste[b] > 0 {
+            findings.push(Finding {
+                kind: Kind::MaskedWaste,
+                error: false,
+                buffer: c.buf,
+                op: Op::Read.name(),
+                offset: 0,
+                size: c.len(),
+                at: source.clone(),
+                count: masked_waste[b],
             });
         }
         if extra[b] > 0 {

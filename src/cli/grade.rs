@@ -592,6 +592,12 @@ fn finding(f: &Finding) -> String {
             name
         )
         .to_string(),
+        Kind::MaskedWaste => tr!(
+            "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
+            n = thousands(f.count),
+            name
+        )
+        .to_string(),
         Kind::ExtraWrites => tr!(
             "· {n} writes of {name} cells the reference's pass does not write",
             n = thousands(f.count),

@@ -2910,4 +2910,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("yours #{n} ", "你的 #{n} "),
     ("yours beside the reference", "你的与参考实现并排"),
+    (
+        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
+        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",
+    ),
 ];

@@ -139,6 +139,16 @@ fn the_reference_graded_against_itself_is_right() {
         assert_eq!(code, 0, "{file} {variant} {pass}: {out}{err}");
         assert!(out.contains("Verdict: right."), "{out}");
         assert!(out.contains("Accesses: no errors"), "{out}");
+        if (file, variant, pass) == ("mha_walkthrough.toml", "mha", "forward") {
+            // the reference computes the 6 hidden pairs' dot products (2 heads, causal T = 3)
+            // before the mask overwrites them: 6 × D = 12 reads of q and of k are waste
+            for b in ["q", "k"] {
+                let line = format!(
+                    "· 12 reads of {b} feed only masked scores, whose products the mask throws away (waste, not an error)"
+                );
+                assert!(out.contains(&line), "{out}");
+            }
+        }
     }
 }
 
