@@ -192,32 +192,3 @@ pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
         Mask::None => tr!("no mask hides it").to_string(),
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wrapping_keeps_every_word_whole_where_it_fits() {
-        assert_eq!(wrap("back to the menu; quit", 10), ["back to", "the menu;", "quit"]);
-        assert_eq!(wrap("abcdefghijkl", 5), ["abcde", "fghij", "kl"]);
-        assert_eq!(wrap("", 5), Vec::<String>::new());
-        // Chinese breaks between characters, each two columns wide; never inside one
-        assert_eq!(wrap("回到菜单 q", 5), ["回到", "菜单", "q"]);
-        assert_eq!(wrap("下一个事件", 3), ["下", "一", "个", "事", "件"]);
-    }
-
-    #[test]
-    fn titles_name_the_runs_own_mask() {
-        let explicit = Mask::explicit(&[vec![true, false]]);
-        assert_eq!(
-            phase_title(Phase::Scores, &Mask::Causal),
-            "scores S = Q·Kᵀ/√d + causal mask"
-        );
-        assert_eq!(phase_title(Phase::Scores, &Mask::None), "scores S = Q·Kᵀ/√d, no mask");
-        assert!(phase_title(Phase::Scores, &explicit).ends_with("explicit mask"));
-        assert_eq!(phase_title(Phase::Softmax, &explicit), Phase::Softmax.title());
-        assert_eq!(hidden_because(&Mask::Causal, 1, 3), "j=3 > i=1");
-        assert!(hidden_because(&explicit, 0, 1).contains("row i=0, column j=1"));
-    }
-}

@@ -329,21 +329,3 @@ pub fn target(trace: &Trace, n: usize) -> Option<(Buf, usize, bool)> {
     }
     None
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_keep_six_significant_digits() {
-        assert_eq!(sci(0.123456789), "0.123457");
-        assert_eq!(sci(-1.5), "-1.50000");
-        assert_eq!(sci(1234.5678), "1234.57");
-        assert_eq!(sci(2.5e-5), "2.50000e-5");
-        assert_eq!(sci(0.0), "0");
-        assert_eq!(rel_text(8.123e-6), "8.1e-6");
-        assert_eq!(sci_short(0.05), "0.05");
-        assert_eq!(sci_short(5.23e-6), "5.2e-6");
-        assert_eq!(sci_short(6103.515625), "6.1e3");
-    }
-}

@@ -386,7 +386,7 @@ pub fn value_matches(typed: f32, value: f32) -> bool {
 /// Offsets typed as numbers or ranges, `a..=b` (`a..b` excludes `b`), separated by spaces or
 /// commas: each token as the range it names, nothing expanded yet (`0..=18446744073709551615` is
 /// two numbers, not a list to allocate).
-fn offset_ranges(input: &str) -> Result<Vec<std::ops::RangeInclusive<u64>>, String> {
+pub fn offset_ranges(input: &str) -> Result<Vec<std::ops::RangeInclusive<u64>>, String> {
     let mut out = Vec::new();
     for tok in input.split([' ', ',']).filter(|t| !t.is_empty()) {
         let bad = || {
@@ -416,13 +416,13 @@ fn offset_ranges(input: &str) -> Result<Vec<std::ops::RangeInclusive<u64>>, Stri
 }
 
 /// How many offsets the ranges name (up to `u64::MAX` each, so counted in `u128`).
-fn offsets_named(ranges: &[std::ops::RangeInclusive<u64>]) -> u128 {
+pub fn offsets_named(ranges: &[std::ops::RangeInclusive<u64>]) -> u128 {
     ranges.iter().map(|r| (*r.end() - *r.start()) as u128 + 1).sum()
 }
 
 /// The offsets the ranges name, in order, at most `max` of them: never more than the question
 /// can use, whatever was typed.
-fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64> {
+pub fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64> {
     ranges.iter().flat_map(std::clone::Clone::clone).take(max).collect()
 }
 
@@ -547,47 +547,5 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
             }
             Verdict::Right
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_kernel_line_gives_its_offsets_in_call_order() {
-        let line = "s += rec.read(Buf::Q, q, q_base + d) * rec.read(Buf::K, k, k_base + d);";
-        assert_eq!(
-            line_accesses(line),
-            [
-                (Op::Read, "q_base + d".to_string()),
-                (Op::Read, "k_base + d".to_string())
-            ]
-        );
-        assert_eq!(
-            line_accesses("rec.add(dx_id, dx, xi + c, s);"),
-            [(Op::Read, "xi + c".to_string()), (Op::Write, "xi + c".to_string())]
-        );
-        assert_eq!(
-            line_accesses("rec.write(Buf::DScores, d_scores, row + j, p * (dp - dot));"),
-            [(Op::Write, "row + j".to_string())]
-        );
-        assert!(line_accesses("rec.enter(&[\"j\"], [j]);").is_empty());
-    }
-
-    #[test]
-    fn typed_offsets_and_ranges() {
-        let all = |text: &str| offset_ranges(text).map(|r| offsets(&r, usize::MAX));
-        assert_eq!(all("10 6, 11 7"), Ok(vec![10, 6, 11, 7]));
-        assert_eq!(all("8..=11 4..6 3..3"), Ok(vec![8, 9, 10, 11, 4, 5]));
-        assert!(all("ten").is_err());
-        // ranges are not expanded beyond what the question can use: the largest is two numbers
-        let huge = offset_ranges("0..=18446744073709551615 0..4000000000").unwrap();
-        assert_eq!(offsets_named(&huge), (1u128 << 64) + 4_000_000_000);
-        assert_eq!(offsets(&huge, 3), [0, 1, 2]);
-        assert!(value_matches(-0.314, -0.31) && !value_matches(-0.4, -0.31));
-        assert!(value_matches(-1e9, crate::trace::MASKED));
-        assert_eq!(QuizLevel::Iterations.next(), QuizLevel::Offsets);
-        assert_eq!(QuizLevel::from_name("values"), Some(QuizLevel::Values));
     }
 }

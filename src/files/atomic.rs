@@ -37,6 +37,12 @@ fn live() -> std::sync::MutexGuard<'static, (Vec<PathBuf>, bool)> {
     LIVE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// The temporary files this process is writing right now: those [`remove_live_temps`] would
+/// remove.
+pub fn live_temps() -> Vec<PathBuf> {
+    live().0.clone()
+}
+
 /// Removes every temporary file this process is writing, and makes later writes fail. For a
 /// signal handler that is about to end the process: the targets keep their previous contents.
 pub fn remove_live_temps() {
@@ -329,67 +335,4 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = AtomicFile::create(path)?;
     f.write_all(bytes)?;
     f.commit()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        v.sort();
-        v
-    }
-
-    // `remove_live_temps` is tested through the binary (tests/cli_hostile.rs): here it would end
-    // the writes of the other tests running in this process.
-    #[test]
-    fn writes_whole_files_with_ordinary_permissions_and_leaves_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("out.txt");
-        write(&path, b"first").unwrap();
-        write(&path, b"second").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"second");
-        assert_eq!(names(dir.path()), ["out.txt"], "no temporary file is left");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let direct = dir.path().join("direct.txt");
-            std::fs::write(&direct, b"x").unwrap();
-            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-            assert_eq!(mode(&path), mode(&direct), "same mode as a file written directly");
-        }
-        // a dropped file never reaches the target, and its temporary file is gone
-        let mut f = AtomicFile::create(&path).unwrap();
-        f.write_all(b"half").unwrap();
-        drop(f);
-        assert_eq!(std::fs::read(&path).unwrap(), b"second");
-        let others = |dir: &Path| -> Vec<String> {
-            names(dir)
-                .into_iter()
-                .filter(|n| n != "out.txt" && n != "direct.txt")
-                .collect()
-        };
-        assert!(others(dir.path()).is_empty());
-        assert!(!live().0.iter().any(|p| p.starts_with(dir.path())));
-        assert_eq!(dir_of(Path::new("bare.txt")), Path::new("."));
-
-        // temporary files are named after the target and this process, and listed for the
-        // signal handler while they live
-        let path = dir.path().join("m.safetensors");
-        let f = AtomicFile::create(&path).unwrap();
-        let listed = others(dir.path());
-        assert_eq!(listed.len(), 1);
-        let want = format!(".m.safetensors.attn-trace-{}.", std::process::id());
-        assert!(
-            listed[0].starts_with(&want) && listed[0].ends_with(".tmp"),
-            "{listed:?}"
-        );
-        assert!(live().0.iter().any(|p| p.starts_with(dir.path())));
-        drop(f);
-        assert!(others(dir.path()).is_empty());
-    }
 }

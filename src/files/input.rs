@@ -99,29 +99,3 @@ pub fn read(path: &Path, max: u64, what: &'static str) -> Result<Vec<u8>, ReadEr
     }
     Ok(bytes)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_regular_files_up_to_the_cap_and_refuses_the_rest() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("a.txt");
-        std::fs::write(&path, b"hello").unwrap();
-        assert_eq!(read(&path, 5, "a note").unwrap(), b"hello");
-        let e = read(&path, 4, "a note").unwrap_err().to_string();
-        assert_eq!(e, "5 bytes is larger than the 4 bytes a note may be");
-        assert!(matches!(
-            read(&dir.path().join("no"), 9, "a note"),
-            Err(ReadError::NotFound)
-        ));
-        assert_eq!(
-            read(dir.path(), 9, "a note").unwrap_err().to_string(),
-            "is a directory, not a regular file"
-        );
-        assert_eq!(human_bytes(16 << 20), "16 MiB");
-        assert_eq!(human_bytes(4 << 30), "4 GiB");
-        assert_eq!(human_bytes(1000), "1000 bytes");
-    }
-}

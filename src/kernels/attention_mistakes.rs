@@ -347,20 +347,3 @@ pub fn d_keys_overwritten<R: Recorder>(
         rec.exit();
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip_and_sets_hold_what_was_put_in() {
-        for m in Mistake::ALL {
-            assert_eq!(Mistake::from_name(m.name()), Some(m));
-        }
-        let set = Mistakes::of(&[Mistake::ScaleBySeqLen, Mistake::SoftmaxOverTwoDims]);
-        assert!(set.has(Mistake::ScaleBySeqLen) && set.has(Mistake::SoftmaxOverTwoDims));
-        assert!(!set.has(Mistake::MaskByMultiply));
-        assert_eq!(set.list(), vec![Mistake::ScaleBySeqLen, Mistake::SoftmaxOverTwoDims]);
-        assert!(Mistakes::NONE.is_empty() && !set.is_empty());
-    }
-}

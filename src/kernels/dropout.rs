@@ -78,19 +78,3 @@ pub fn backward<R: Recorder>(rec: &mut R, sh: Shape, p: f32, keep: &[f32], d_pro
         rec.exit();
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keep_mask_is_seeded_and_keeps_about_one_minus_p() {
-        let a = keep_mask(10_000, 0.25, 7);
-        assert_eq!(a, keep_mask(10_000, 0.25, 7));
-        assert_ne!(a, keep_mask(10_000, 0.25, 8));
-        let kept = a.iter().filter(|&&k| k == 1.0).count();
-        assert!((7300..7700).contains(&kept), "{kept} of 10000 kept");
-        assert!(a.iter().all(|&k| k == 0.0 || k == 1.0));
-        assert!(keep_mask(100, 0.0, 1).iter().all(|&k| k == 1.0));
-    }
-}

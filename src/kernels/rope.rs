@@ -217,26 +217,3 @@ fn rotate<R: Recorder>(
         rec.exit();
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pairs_and_angles_follow_the_two_conventions() {
-        assert_eq!(Pairs::Interleaved.channels(1, 8), (2, 3));
-        assert_eq!(Pairs::Half.channels(1, 8), (1, 5));
-        let r = Rope {
-            pairs: Pairs::Half,
-            base: 10000.0,
-        };
-        // θ_1 = 10000^(−2/4) = 0.01, at t = 3: 0.03
-        assert!((r.angle(3, 1, 4) - 0.03).abs() < 1e-12);
-        let (cos, sin) = tables(r, 3, 4);
-        assert_eq!(cos.len(), 6);
-        // t = 0 is no rotation at all
-        assert_eq!((&cos[..2], &sin[..2]), (&[1.0, 1.0][..], &[0.0, 0.0][..]));
-        assert_eq!(cos[2 * 2], 2.0f64.cos() as f32);
-        assert_eq!(sin[2 * 2 + 1], 0.02f64.sin() as f32);
-    }
-}

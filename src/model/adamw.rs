@@ -143,20 +143,3 @@ fn update_chunk_impl(h: Step, from: &[f32], to: &mut [f32], g: &[f32], m: &mut [
         *to = p - h.lr * (m_hat / (v_hat.sqrt() + h.eps) + h.weight_decay * p);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_step_moves_each_parameter_by_about_lr_against_its_gradient() {
-        // at t=1, m̂ = g and v̂ = g², so the step is lr·(g/(|g| + ε) + wd·p) ≈ lr·sign(g) + lr·wd·p
-        let mut opt = AdamW::new(3, 0.1);
-        let mut p = [1.0, -2.0, 0.0];
-        opt.update(&mut p, &[0.5, -4.0, 0.0]);
-        assert!((p[0] - (1.0 - 0.1 * (1.0 + 0.01))).abs() < 1e-6, "{p:?}");
-        assert!((p[1] - (-2.0 + 0.1 * (1.0 + 0.02))).abs() < 1e-6, "{p:?}");
-        assert_eq!(p[2], 0.0);
-        assert_eq!(opt.t, 1);
-    }
-}

@@ -94,37 +94,3 @@ fn one_line(f: &mut fmt::Formatter<'_>, text: &str) -> fmt::Result {
 }
 
 impl std::error::Error for ScenarioError {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn positions_count_lines_and_characters() {
-        let text = "a = 1\nτίτλος = 2\n";
-        assert_eq!(line_column(text, 0), (1, 1));
-        assert_eq!(line_column(text, 6), (2, 1));
-        // "τίτλος" is 6 characters but 12 bytes: the '=' is column 8
-        let eq = text.rfind('=').unwrap();
-        assert_eq!(line_column(text, eq), (2, 8));
-    }
-
-    #[test]
-    fn display_is_one_line_with_every_known_part() {
-        let e = ScenarioError::at(
-            "x.toml",
-            "[shape]\nB = 1\nC = -2\n",
-            Some(18..20),
-            Some("[shape].C".into()),
-            "expected a positive integer, found -2".into(),
-        );
-        assert_eq!(
-            e.to_string(),
-            "x.toml:3:5: [shape].C: expected a positive integer, found -2"
-        );
-        let e = ScenarioError::file("y.toml", "empty file");
-        assert_eq!(e.to_string(), "y.toml: empty file");
-        let e = ScenarioError::file("z.toml", "unknown variant \"mh\na\" …");
-        assert_eq!(e.to_string(), "z.toml: unknown variant \"mh\\na\" …");
-    }
-}

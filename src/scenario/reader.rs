@@ -384,27 +384,3 @@ pub(super) fn section_at(text: &str, offset: usize) -> Option<&str> {
     }
     section
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scenario::sections::{RUN_KEYS, SHAPE_KEYS};
-
-    #[test]
-    pub(super) fn duplicate_keys_are_named_with_their_table() {
-        let text = "title = \"t\"\n[values]\nq = [\n  [1, 0],\n  [2]\n]\n[shape] # sizes\nB = 1\n";
-        assert_eq!(section_at(text, text.len()), Some("shape"));
-        assert_eq!(section_at(text, text.find("[2]").unwrap_or(0) + 4), Some("values"));
-        assert_eq!(section_at(text, 3), None);
-        let text = "about = \"\"\"\n[fake]\n\"\"\"\n# [nor this]\nB = 1\n";
-        assert_eq!(section_at(text, text.len()), None);
-    }
-
-    #[test]
-    pub(super) fn suggestions_catch_case_and_small_typos() {
-        assert_eq!(suggest("c", SHAPE_KEYS), Some("C"));
-        assert_eq!(suggest("varaints", RUN_KEYS), Some("variants"));
-        assert_eq!(suggest("colour", RUN_KEYS), None);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
-}

@@ -181,26 +181,3 @@ impl Recorder for NoRecord {
     #[inline(always)]
     fn exit(&mut self) {}
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for &b in Buf::ALL {
-            assert_eq!(Buf::from_name(b.name()), Some(b));
-        }
-        for &p in Phase::ALL {
-            assert_eq!(Phase::from_name(p.name()), Some(p));
-        }
-        assert_eq!(Buf::from_name("scores"), Some(Buf::Scores));
-        assert_eq!(Phase::ScoresBack.pass(), Pass::Backward);
-    }
-
-    #[test]
-    fn event_is_sixteen_bytes() {
-        assert_eq!(std::mem::size_of::<Event>(), 16);
-        assert_eq!(std::mem::size_of::<Frame>(), 28);
-    }
-}

@@ -139,25 +139,3 @@ pub fn install_hook() {
         }
     }));
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_in_a_guarded_worker_is_an_error_for_the_ui() {
-        assert_eq!(guard(Worker::Training, || 7), Ok(7));
-        #[allow(clippy::panic)]
-        let e = std::thread::spawn(|| guard(Worker::Loading, || -> u8 { panic!("the kernel fell over") }))
-            .join()
-            .unwrap()
-            .unwrap_err();
-        assert!(e.contains("loading") && e.contains("the kernel fell over"), "{e}");
-        // queued for the popup (other tests of this process may have queued theirs)
-        let mut seen = false;
-        while let Some((w, text)) = take_failure() {
-            seen |= w == Worker::Loading && text == e;
-        }
-        assert!(seen);
-    }
-}

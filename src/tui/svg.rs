@@ -163,39 +163,3 @@ pub fn render(buf: &Buffer) -> String {
     svg.push_str("</svg>\n");
     svg
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use ratatui::layout::Rect;
-    use ratatui::style::Style;
-
-    #[test]
-    fn renders_runs_with_their_colours_and_escapes_text() {
-        let mut buf = Buffer::empty(Rect::new(0, 0, 10, 2));
-        buf.set_string(0, 0, "a<b", Style::new().red().bold());
-        buf.set_string(3, 0, "ok", Style::new().on_blue());
-        buf.set_string(0, 1, "x", Style::new().reversed());
-        let svg = render(&buf);
-        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains(r#"font-weight="bold""#));
-        assert!(svg.contains(&format!(r#"fill="{}""#, ANSI[1])), "red text");
-        assert!(svg.contains("a&lt;b"), "escaped");
-        assert!(
-            svg.contains(&format!(r#"fill="{}"/>"#, ANSI[4])),
-            "blue background rect"
-        );
-        // reversed: the default foreground becomes a background rectangle
-        assert!(svg.contains(&format!(r#"width="8.4" height="17" fill="{DEFAULT_FG}"/>"#)));
-        assert_eq!(svg.matches("<text").count(), 3);
-    }
-
-    #[test]
-    fn palette_matches_xterm() {
-        assert_eq!(indexed(16), "#000000");
-        assert_eq!(indexed(231), "#ffffff");
-        assert_eq!(indexed(196), "#ff0000");
-        assert_eq!(indexed(232), "#080808");
-        assert_eq!(hex(Color::Rgb(1, 2, 255), DEFAULT_FG), "#0102ff");
-    }
-}

@@ -240,37 +240,3 @@ impl Theme {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn monochrome_still_tells_read_write_written_and_selected_apart() {
-        let t = Theme::MONO;
-        let styles = [t.read(), t.write(), t.written(), t.selected(), t.base()];
-        for (a, x) in styles.iter().enumerate() {
-            assert_eq!(x.fg, None, "no colour in monochrome");
-            assert_eq!(x.bg, None, "no colour in monochrome");
-            for y in &styles[a + 1..] {
-                assert_ne!(x, y, "two cell states look the same");
-            }
-        }
-    }
-
-    #[test]
-    fn heat_runs_from_blue_through_white_to_red() {
-        let rgb = |t: f64| match Theme::COLOR.heat(t).fg {
-            Some(Color::Rgb(r, g, b)) => (r, g, b),
-            other => panic!("expected an RGB colour, got {other:?}"),
-        };
-        let (r, _, b) = rgb(1.0);
-        assert!(r > b + 50, "positive values are red");
-        let (r, _, b) = rgb(0.0);
-        assert!(b > r + 50, "negative values are blue");
-        let (r, g, b) = rgb(0.5);
-        assert!(r > 220 && g > 220 && b > 220, "zero is near white");
-        assert_eq!(Theme::MONO.heat_glyph(0.5), "  ");
-        assert_eq!(Theme::MONO.heat_glyph(1.0), "██");
-    }
-}

@@ -185,21 +185,3 @@ impl Walk {
             .unwrap_or(0)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_focus_lands_on_the_docs_score_write() {
-        let w = Walk::builtin();
-        assert_eq!(w.first_variant(), Some(Variant::Mha));
-        let e = Element { b: 0, h: 1, i: 2, j: 1 };
-        assert_eq!(w.score_offset(Variant::Mha, e), Some(16));
-        assert_eq!(w.score_offset(Variant::Baseline, e), Some(7));
-        let n = w.start_cursor(Variant::Mha);
-        let ev = w.trace(Variant::Mha).unwrap().events[n];
-        assert_eq!((ev.buf, ev.offset), (Buf::Scores, 16));
-        assert_eq!(w.score_offset(Variant::Mha, Element { b: 0, h: 2, i: 0, j: 0 }), None);
-    }
-}

@@ -71,3 +71,17 @@ mod tui_snapshots;
 mod tui_timeline;
 mod tui_traffic;
 mod tui_train;
+
+// What were the library's unit tests (`#[cfg(test)] mod tests` in src/), one module per source
+// file, grouped by the library's top-level module: here they build with the other tests instead
+// of as a second, cfg(test) compile of the whole library (see `[lib] test = false` in Cargo.toml).
+mod unit_analysis;
+mod unit_engine;
+mod unit_files;
+mod unit_i18n;
+mod unit_kernels;
+mod unit_model;
+mod unit_scenario;
+mod unit_tensor;
+mod unit_trace;
+mod unit_tui;

@@ -16,7 +16,7 @@ mod flash;
 mod plain;
 mod text;
 
-pub use text::{num, par};
+pub use text::{elide, num, par};
 
 use crate::analysis::Element;
 use crate::engine::{Inputs, Run, kernel_shape};

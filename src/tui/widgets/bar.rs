@@ -59,31 +59,3 @@ pub fn render_status(buf: &mut Buffer, area: Rect, lines: &[(String, String)], l
         put(buf, area, x, y, r, right);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(ToString::to_string).collect()
-    }
-
-    #[test]
-    fn the_longest_text_that_fits_is_chosen_and_a_message_is_never_cut() {
-        assert_eq!(header(&s(&["a long title", "short"]), 8), ["short"]);
-        assert_eq!(header(&s(&["a long title", "too long too"]), 8), ["too long", "too"]);
-        let lefts = s(&[" #5/9 │ scores ", " #5 "]);
-        assert_eq!(
-            status(&lefts, &s(&[" n/p step · ? keys", " ? keys"]), false, 24),
-            [(" #5/9 │ scores ".to_string(), " ? keys".to_string())]
-        );
-        assert_eq!(
-            status(&lefts, &s(&[" a hint far too long"]), false, 10),
-            [(" #5 ".to_string(), String::new())]
-        );
-        let lines = status(&lefts, &s(&[" event 12 last wrote q[3]"]), true, 20);
-        assert_eq!(lines[0].0, " #5/9 │ scores ");
-        let rest: String = lines[1..].iter().map(|l| l.1.clone()).collect();
-        assert_eq!(rest, " event 12 last wrote q[3]");
-    }
-}

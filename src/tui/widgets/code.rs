@@ -195,23 +195,3 @@ pub fn wrap(code: &str, room: usize) -> Vec<String> {
     }
     rows
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_long_line_wraps_at_spaces_and_keeps_every_character() {
-        let line = "        s += rec.read(Buf::Q, q, q_base + d) * rec.read(Buf::K, k, k_base + d);";
-        let rows = wrap(line, 40);
-        assert!(rows.len() >= 2, "{rows:?}");
-        assert!(rows.iter().all(|r| r.chars().count() <= 40), "{rows:?}");
-        assert!(
-            rows[1].starts_with("          "),
-            "continuations are indented: {rows:?}"
-        );
-        let joined: String = rows.iter().map(|r| r.trim()).collect::<Vec<_>>().join(" ");
-        assert_eq!(joined, line.trim());
-        assert_eq!(wrap("short", 40), vec!["short".to_string()]);
-    }
-}

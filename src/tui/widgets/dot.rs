@@ -292,18 +292,3 @@ pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
         put(buf, area, s.x, s.y, &text, style);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::offsets_text;
-
-    #[test]
-    fn offsets_are_written_as_ranges_where_they_are_one() {
-        assert_eq!(offsets_text(&[10, 11]), "10..=11");
-        assert_eq!(offsets_text(&[2, 6, 10]), "2..=10 step 4");
-        assert_eq!(offsets_text(&[7]), "7");
-        assert_eq!(offsets_text(&[3, 5, 6]), "3, 5, 6");
-        assert_eq!(offsets_text(&[3, 5, 6, 9, 14]), "3, 5, …, 14");
-        assert_eq!(offsets_text(&[]), "");
-    }
-}

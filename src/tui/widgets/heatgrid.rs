@@ -143,39 +143,3 @@ pub fn render(buf: &mut Buffer, area: Rect, g: &Grid, theme: Theme) {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn clicks_map_back_to_the_cell_drawn_there() {
-        let area = Rect::new(10, 5, 40, 20);
-        let p = plan(area, 6, (5, 2));
-        assert_eq!((p.cell_w, p.rows, p.cols), (2, 6, 6));
-        // cell (i=3, j=4) is drawn at x = 12 + 4·2, y = 6 + 3
-        assert_eq!(hit(&p, 20, 9), Some((3, 4)));
-        assert_eq!(hit(&p, 21, 9), Some((3, 4)), "both columns of a cell");
-        assert_eq!(hit(&p, 11, 9), None, "the label column");
-        assert_eq!(hit(&p, 20, 5), None, "the label row");
-    }
-
-    #[test]
-    fn a_grid_larger_than_its_area_scrolls_to_the_selection() {
-        let area = Rect::new(0, 0, 20, 8);
-        let p = plan(area, 30, (29, 12));
-        assert_eq!(p.cell_w, 1, "one column per cell when two do not fit");
-        assert_eq!((p.rows, p.cols), (7, 18));
-        assert_eq!((p.first_i, p.first_j), (23, 0));
-        assert_eq!(hit(&p, 2 + 12, 1 + 6), Some((29, 12)));
-    }
-
-    #[test]
-    fn shades_grow_with_the_probability() {
-        assert_eq!(cell(Theme::MONO, 0.0).1, "  ");
-        assert_eq!(cell(Theme::MONO, 0.5).1, "▒▒");
-        assert_eq!(cell(Theme::MONO, 1.0).1, "██");
-        assert_eq!(label(b' '), '␣');
-        assert_eq!(label(b'a'), 'a');
-    }
-}

@@ -145,29 +145,3 @@ impl Ctx<'_> {
         self.trace.frame_ids(self.cursor)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_wrap_at_spaces_and_long_ones_are_cut() {
-        let lines = [Line::raw("finite difference ∂L/∂q[10] = 0.5"), Line::raw("abcdefghij")];
-        let mut pieces = Vec::new();
-        let rows = wrap_words(&lines, 12, |r, x, t, _| pieces.push((r, x, t.to_string())));
-        let text: Vec<String> = (0..rows)
-            .map(|r| {
-                let mut row = vec![' '; 12];
-                for (_, x, t) in pieces.iter().filter(|p| p.0 == r) {
-                    for (k, ch) in t.chars().enumerate() {
-                        row[*x as usize + k] = ch;
-                    }
-                }
-                row.into_iter().collect::<String>().trim_end().to_string()
-            })
-            .collect();
-        assert_eq!(text, ["finite", "difference", "∂L/∂q[10] =", "0.5", "abcdefghij"]);
-        assert_eq!(wrapped_rows(&[Line::raw("abcdefghijklmnop")], 5), 4);
-        assert_eq!(wrapped_rows(&[Line::raw(""), Line::raw("x")], 5), 2);
-    }
-}

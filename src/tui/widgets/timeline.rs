@@ -173,24 +173,3 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_event_is_in_exactly_one_column() {
-        for (len, w) in [(1, 10), (7, 10), (10, 10), (11, 10), (1000, 7), (10_021_888, 120)] {
-            let mut next = 0;
-            for x in 0..w {
-                let r = range(x, len, w);
-                assert_eq!(r.start, next.min(len), "len {len} w {w} x {x}");
-                for n in r.clone().take(3).chain(r.clone().rev().take(3)) {
-                    assert_eq!(column_of(n, len, w), x, "len {len} w {w} n {n}");
-                }
-                next = r.end;
-            }
-            assert_eq!(next, len);
-        }
-    }
-}
