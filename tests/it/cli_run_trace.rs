@@ -203,8 +203,12 @@ struct TraceLine<'a> {
     line: IgnoredAny,
 }
 
-/// Every line of `text` as a [`TraceLine`] (and the keys of every 101st in [`FIELDS`]' order).
+/// Every event line of `text` (after the header line, checked here) as a [`TraceLine`] (and the
+/// keys of every 101st in [`FIELDS`]' order).
 fn trace_keys(text: &str) -> Vec<TraceLine<'_>> {
+    let (header, text) = text.split_once('\n').unwrap();
+    let header: Value = serde_json::from_str(header).unwrap();
+    assert_eq!(header["format"], "attn-trace-trace");
     for line in text.lines().step_by(101) {
         assert_key_order(line, &FIELDS);
     }
@@ -252,7 +256,7 @@ fn trace_jsonl_has_every_field_and_as_many_events_as_run_json() {
             let n = lines.iter().filter(|l| l.variant == v).count() as u64;
             assert_eq!(n, run["events"].as_u64().unwrap(), "{file} {v}");
         }
-        for l in text.lines().step_by(97) {
+        for l in text.lines().skip(1).step_by(97) {
             let Value::Object(l) = serde_json::from_str(l).unwrap() else {
                 panic!("not an object: {l}")
             };
