@@ -192,7 +192,11 @@ fn code_panel(frame: &mut Frame, area: Rect, title: String, text: Option<&str>, 
         .saturating_sub(1)
         .saturating_sub(h / 3)
         .min(lines.len().saturating_sub(h));
-    let shift = least_indent(&lines[first.min(lines.len())..], h);
+    // dedent by what the lines from the top of the view down to the one that ran share: a
+    // learner's line deep in its loops then fits a narrow panel (lines below it that are less
+    // indented show from their first column)
+    let upto = current.min(lines.len()).max(first + 1).min(lines.len());
+    let shift = least_indent(&lines[first.min(upto)..upto], h);
     let marks = Marks {
         current: line,
         marked: &[],
@@ -209,7 +213,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
         Constraint::Length(1),
         Constraint::Fill(1),
         Constraint::Length(2),
-        Constraint::Length(3),
+        // the grade's three lines, the third wrapped once on a narrow terminal
+        Constraint::Length(if area.width < 100 { 4 } else { 3 }),
         Constraint::Length(1),
     ])
     .areas(area);
