@@ -428,8 +428,16 @@ pub fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64>
 
 /// Checks `input` against question `q` at `level`. `math` is the phase's equation, named when a
 /// written value is wrong; `after` is the access following the asked one, which a wrong answer
-/// is often the offset of.
-pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Option<&Access>) -> Verdict {
+/// is often the offset of. A wrong offset is explained without the expected number
+/// ([`wrong_offset`]); `trace` gives the buffers' layouts for it.
+pub fn check(
+    q: &Question,
+    level: QuizLevel,
+    input: &str,
+    math: &str,
+    after: Option<&Access>,
+    trace: &Trace,
+) -> Verdict {
     let input = input.trim();
     if input.is_empty() {
         return Verdict::Incomplete(tr!("type the offset, then Enter (v reveals it)").into());
@@ -468,12 +476,7 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
                     _ => String::new(),
                 };
                 return Verdict::Wrong {
-                    text: tr!(
-                        "not quite: {working}, you typed {off}{hint}",
-                        working = a.working(),
-                        off,
-                        hint
-                    ),
+                    text: tr!("not quite: {why}{hint}", why = wrong_offset(a, off as u64, trace), hint),
                     missed: a.key(),
                 };
             }
@@ -512,12 +515,11 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
                     Some(&t) => {
                         return Verdict::Wrong {
                             text: tr!(
-                                "not quite: read {k} of {n} of iteration {name}: {working}, you typed {t}",
+                                "not quite: read {k} of {n} of iteration {name}: {why}",
                                 k = k + 1,
                                 n = reads.len(),
                                 name,
-                                working = a.working(),
-                                t
+                                why = wrong_offset(a, t, trace)
                             ),
                             missed: a.key(),
                         };
@@ -547,5 +549,63 @@ pub fn check(q: &Question, level: QuizLevel, input: &str, math: &str, after: Opt
             }
             Verdict::Right
         }
+    }
+}
+
+/// Why `typed` is not the offset of access `a`, without the offset itself: the kernel's
+/// formula, then the typed number placed in the buffer's layout (the cell it names, by
+/// coordinate), then the coordinates where the asked access differs. "q[q_base + d] with
+/// q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
+pub fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
+    let mut formula = match &a.expr {
+        Some((e, _)) => format!("{}[{e}]", a.buf),
+        None => String::new(),
+    };
+    let used: Vec<String> = a
+        .derived
+        .iter()
+        .map(|s| format!("{} = {}", s.name, s.formula))
+        .collect();
+    if !formula.is_empty() && !used.is_empty() {
+        formula = tr!("{formula} with {derived}", formula, derived = used.join(", "));
+    }
+    let Some(layout) = trace.buffer(a.buf).map(crate::trace::BufferInfo::layout) else {
+        return tr!("{formula}: you typed {typed}", formula, typed);
+    };
+    let len: usize = layout.dims.iter().map(|d| d.size).product();
+    let place = if typed >= len as u64 {
+        tr!(
+            "you typed {typed}, past the end of {buf}, whose {len} elements are 0..{last}",
+            typed,
+            buf = a.buf,
+            len,
+            last = len.saturating_sub(1)
+        )
+    } else {
+        let names = layout.names();
+        let (mine, theirs) = (layout.index(typed as usize), layout.index(a.offset));
+        let coords: Vec<String> = names.iter().zip(&mine).map(|(n, x)| format!("{n}={x}")).collect();
+        let differ: Vec<String> = names
+            .iter()
+            .zip(mine.iter().zip(&theirs))
+            .filter(|(_, (m, t))| m != t)
+            .map(|(n, (_, t))| format!("{n}={t}"))
+            .collect();
+        let this = match a.op {
+            Op::Read => tr!("this read has {coords}", coords = differ.join(", ")),
+            Op::Write => tr!("this write has {coords}", coords = differ.join(", ")),
+        };
+        tr!(
+            "you typed {typed} = {buf}[{coords}]; {this}",
+            typed,
+            buf = a.buf,
+            coords = coords.join(", "),
+            this
+        )
+    };
+    if formula.is_empty() {
+        place
+    } else {
+        format!("{formula}: {place}")
     }
 }

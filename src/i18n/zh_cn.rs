@@ -1131,10 +1131,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "goto: 123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
         "跳转：123 · b=0 h=1 i=2 j=1 · scores[16] · softmax",
     ),
-    (
-        "goto: an event number (123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase",
-        "跳转：事件编号（123）、分数元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段名",
-    ),
     ("has ended ({n} events)", "已经结束（{n} 个事件）"),
     ("heads", "头数"),
     ("heads {list} (Tab)", "头 {list}（Tab）"),
@@ -1580,20 +1576,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "不太对：迭代 {name} 有 {n} 次读，你输入了 {typed} 个偏移",
     ),
     (
-        "not quite: read {k} of {n} of iteration {name}: {working}, you typed {t}",
-        "不太对：迭代 {name} 的第 {k} 次读（共 {n} 次）：{working}，你输入的是 {t}",
-    ),
-    (
         "not quite: the first {n} are right, but iteration {name} makes only {n} reads",
         "不太对：前 {n} 个是对的，但迭代 {name} 只有 {n} 次读",
     ),
     (
         "not quite: {buf}[{off}] is right, but the value is not {v}: {math}",
         "不太对：{buf}[{off}] 是对的，但值不是 {v}：{math}",
-    ),
-    (
-        "not quite: {working}, you typed {off}{hint}",
-        "不太对：{working}，你输入的是 {off}{hint}",
     ),
     ("not saved: {e}", "没有保存：{e}"),
     ("not saved: {msg}", "未保存：{msg}"),
@@ -2914,4 +2902,220 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
         "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",
     ),
+    (" (answer it at the stop)", "（回到本站再作答）"),
+    (
+        " Lesson · {title} · N next stop · P previous · R back to the stop ",
+        " 课程 · {title} · N 下一站 · P 上一站 · R 回到本站 ",
+    ),
+    (
+        " N/P next/previous stop · R back to the stop · n/p step · ]/[ phase · g goto · S save screen · ? keys",
+        " N/P 下一站/上一站 · R 回到本站 · n/p 单步 · ]/[ 阶段 · g 跳转 · S 保存画面 · ? 按键",
+    ),
+    (" N/P stop · R back · ? keys", " N/P 换站 · R 回站 · ? 按键"),
+    (
+        " N/P stop · R back · n/p step · g goto · ? keys",
+        " N/P 换站 · R 回站 · n/p 单步 · g 跳转 · ? 按键",
+    ),
+    (" lessons ", " 课程 "),
+    (" · R returns to the stop", " · R 回到本站"),
+    (" · score {right}/{asked}", " · 得分 {right}/{asked}"),
+    (
+        "A teacher's path through a scenario: stops with a note and a question at each (the MHA walkthrough, backward, grouped heads, flash's online softmax).",
+        "老师设计的场景路线：每站一段说明和一个问题（MHA 讲解、反向传播、分组的头、flash 的在线 softmax）。",
+    ),
+    ("Cannot open this lesson", "无法打开这节课程"),
+    ("Lesson done · {title}", "课程完成 · {title}"),
+    ("Lessons", "课程"),
+    ("Lessons…", "课程…"),
+    ("Question: ", "问题："),
+    ("Stop {k} of {n}", "第 {k} 站，共 {n} 站"),
+    (
+        "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache, FlashAttention, cross-attention.",
+        "当今模型所用注意力的场景：分组查询和多查询的头、旋转位置编码、从 KV 缓存解码、FlashAttention、交叉注意力。",
+    ),
+    (
+        "Today's attention: GQA, RoPE, flash…",
+        "当今的注意力：GQA、RoPE、flash…",
+    ),
+    ("a lesson file", "课程文件"),
+    ("a lesson needs at least one [[stop]]", "一节课程至少需要一个 [[stop]]"),
+    ("a note = \"…\"", "一个 note = \"…\""),
+    (
+        "a note is at most {max} characters, found {n}: split it over two stops",
+        "说明最多 {max} 个字符，实际有 {n} 个：把它分到两站",
+    ),
+    ("a question = \"…\" with its options", "与选项配套的 question = \"…\""),
+    (
+        "a question needs ask = \"offset\" or \"value\", or options and answer",
+        "问题需要 ask = \"offset\" 或 \"value\"，或者 options 和 answer",
+    ),
+    (
+        "a scenario = \"path/to/scenario.toml\"",
+        "一个 scenario = \"path/to/scenario.toml\"",
+    ),
+    ("a title = \"…\"", "一个 title = \"…\""),
+    (
+        "an answer = N (1-based) with its options",
+        "与选项配套的 answer = N（从 1 开始）",
+    ),
+    (
+        "an at = \"…\" (a position, as g takes it)",
+        "一个 at = \"…\"（位置，写法与 g 相同）",
+    ),
+    (
+        "an event number (#123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase",
+        "事件编号（#123）、元素（b=0 h=1 i=2 j=1）、单元格（scores[16]）或阶段",
+    ),
+    ("an option number from 1 to {n}", "1 到 {n} 之间的选项编号"),
+    ("answer", "答案"),
+    (
+        "answer goes with options = [\"…\", \"…\"]",
+        "answer 要与 options = [\"…\", \"…\"] 一起给出",
+    ),
+    (
+        "answer goes with options; with ask the log gives the answer",
+        "answer 要与 options 一起给出；用 ask 时答案来自日志",
+    ),
+    (
+        "ask = \"offset\" asks the next access, but this stop is the last event",
+        "ask = \"offset\" 问的是下一次访问，但这一站已是最后一个事件",
+    ),
+    (
+        "ask = \"value\" asks the next write, but no write follows this stop",
+        "ask = \"value\" 问的是下一次写入，但这一站之后没有写入",
+    ),
+    ("at most {max} stops, found {n}", "最多 {max} 站，实际有 {n} 站"),
+    ("could not save the snapshot: {e}", "无法保存快照：{e}"),
+    ("could not write {path}: {e}", "无法写入 {path}：{e}"),
+    (
+        "empty file: a lesson needs a title, a scenario and at least one [[stop]]",
+        "空文件：一节课程需要 title、scenario 和至少一个 [[stop]]",
+    ),
+    (
+        "event {n} is in the {there} pass, not the {asked} pass",
+        "事件 {n} 在 {there} 遍中，不在 {asked} 遍中",
+    ),
+    (
+        "expected 2 to {max} options, found {n}",
+        "应为 2 到 {max} 个选项，实际有 {n} 个",
+    ),
+    (
+        "expected 24 to 1000 columns and 6 to 500 rows, found {w}x{h}",
+        "应为 24 到 1000 列、6 到 500 行，实际为 {w}x{h}",
+    ),
+    ("expected COLUMNSxROWS, e.g. 120x40", "应为 列数x行数，例如 120x40"),
+    (
+        "expected [[stop]] tables, found {found}",
+        "应为 [[stop]] 表，实际为{found}",
+    ),
+    (
+        "expected a position, found an empty string",
+        "应为一个位置，实际为空字符串",
+    ),
+    (
+        "expected an array of strings, found {found}",
+        "应为字符串数组，实际为{found}",
+    ),
+    ("expected {forms}", "应为{forms}"),
+    ("expected {forms}, found {text}", "应为{forms}，实际为 {text}"),
+    (
+        "give either ask (the log answers) or options and answer (you answer), not both",
+        "ask（答案来自日志）与 options 加 answer（答案由你给出）只能二选一",
+    ),
+    ("lesson", "课程"),
+    (
+        "lesson: back to the current stop, to answer its question",
+        "课程：回到本站，回答它的问题",
+    ),
+    (
+        "lesson: next / previous stop (tui --lesson)",
+        "课程：下一站 / 上一站（tui --lesson）",
+    ),
+    (
+        "missing: a lesson needs at least one [[stop]]",
+        "缺失：一节课程至少需要一个 [[stop]]",
+    ),
+    ("missing: every lesson needs {what}", "缺失：每节课程都需要{what}"),
+    ("missing: every stop needs {what}", "缺失：每一站都需要{what}"),
+    (
+        "not UTF-8 text: save the lesson file as UTF-8",
+        "不是 UTF-8 文本：请把课程文件存为 UTF-8",
+    ),
+    ("not quite: it is not {k}) {option}", "不太对：不是 {k}) {option}"),
+    (
+        "not quite: read {k} of {n} of iteration {name}: {why}",
+        "不太对：迭代 {name} 的第 {k} 次读（共 {n} 次）：{why}",
+    ),
+    (
+        "not quite: {buf}[{off}] does not get {v}",
+        "不太对：{buf}[{off}] 得到的不是 {v}",
+    ),
+    ("not quite: {why}{hint}", "不太对：{why}{hint}"),
+    (
+        "open the lessons / today's attention scenarios",
+        "打开课程 / 当今注意力的场景",
+    ),
+    (
+        "phase {phase} is in the {there} pass, not the {asked} pass",
+        "阶段 {phase} 在 {there} 遍中，不在 {asked} 遍中",
+    ),
+    ("question kind", "问题类型"),
+    (
+        "save the screen as SVG and text in snapshots/",
+        "把画面存为 SVG 和文本，放进 snapshots/",
+    ),
+    ("saved {svg} and {txt}", "已保存 {svg} 和 {txt}"),
+    (
+        "the command that reopens this position (copied via OSC 52)",
+        "重新打开此位置的命令（通过 OSC 52 复制）",
+    ),
+    ("the last stop: P goes back, q leaves", "最后一站：P 返回，q 离开"),
+    ("the scenario traces no kernel", "这个场景没有追踪任何内核"),
+    ("this is the first stop", "这是第一站"),
+    ("this read has {coords}", "这次读取的是 {coords}"),
+    ("this write has {coords}", "这次写入的是 {coords}"),
+    ("type a number, e.g. -0.31 or 1e-3", "输入一个数，例如 -0.31 或 1e-3"),
+    (
+        "type the number of an option, 1 to {n}, then Enter",
+        "输入选项编号（1 到 {n}），然后按 Enter",
+    ),
+    (
+        "type the value, then Enter (v reveals it)",
+        "输入值，然后按 Enter（v 揭晓答案）",
+    ),
+    ("which offset does the next access use?", "下一次访问用哪个偏移？"),
+    (
+        "which offset does the next access, {what}, use?",
+        "下一次访问（{what}）用哪个偏移？",
+    ),
+    ("which value does the next write store?", "下一次写入存的是什么值？"),
+    (
+        "which value does the next write, {buf}[{off}], store?",
+        "下一次写入 {buf}[{off}] 存的是什么值？",
+    ),
+    (
+        "you typed {typed} = {buf}[{coords}]; {this}",
+        "你输入的 {typed} = {buf}[{coords}]；{this}",
+    ),
+    (
+        "you typed {typed}, past the end of {buf}, whose {len} elements are 0..{last}",
+        "你输入的 {typed} 超出了 {buf} 的末尾，它的 {len} 个元素是 0..{last}",
+    ),
+    (
+        "{cmd}  (copied where the terminal allows OSC 52)",
+        "{cmd}  （终端支持 OSC 52 时已复制）",
+    ),
+    ("{file}: --at: {e}", "{file}: --at: {e}"),
+    ("{file}: scenario: {e}", "{file}: scenario: {e}"),
+    ("{formula} with {derived}", "{formula}，其中 {derived}"),
+    ("{formula}: you typed {typed}", "{formula}：你输入的是 {typed}"),
+    (
+        "{name}[{off}] is never accessed in the {pass} pass",
+        "{name}[{off}] 在 {pass} 遍中从未被访问",
+    ),
+    (
+        "{n} stops. Questions: {right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {open} not answered.",
+        "共 {n} 站。问题：{asked} 道中 {right} 道第一次就答对，{retried} 道再试后答对，{revealed} 道揭晓，{open} 道未作答。",
+    ),
+    ("{path}: {e}", "{path}: {e}"),
 ];

@@ -9,6 +9,7 @@
 mod error;
 mod export;
 mod fill;
+pub mod lesson;
 mod parse;
 mod reader;
 mod sections;

@@ -2,11 +2,13 @@
 //! function of the state ([`render`]).
 
 use super::guard::{self, Worker};
+use super::lesson::LessonRun;
 use super::quiz::QuizLevel;
 use super::screens::attn_map::{self, AttnMap};
 use super::screens::checkpoint::{self, OpenCheckpoint};
 use super::screens::compare::{self, Compare};
 use super::screens::help::{self, Help};
+use super::screens::lessons;
 use super::screens::loading::{self, Loading};
 use super::screens::menu::{self, Item, Menu};
 use super::screens::mine::{self, Mine, PickTrace};
@@ -17,11 +19,13 @@ use super::screens::prompt::{self, Prompt};
 use super::screens::tracer::{self, Tracer};
 use super::screens::traffic::{self, Traffic};
 use super::screens::train::{self, Traced, Train};
+use super::snapshot;
 use super::theme::Theme;
 use super::walk::Walk;
 use super::widgets::popup;
 use crate::kernels::Variant;
 use crate::scenario::Scenario;
+use crate::trace::Pass;
 use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
@@ -64,6 +68,8 @@ pub enum Screen {
     Traffic(Box<Traffic>),
     /// "Grade your own kernel…": the `*.jsonl` traces of a folder.
     PickTrace(PickTrace),
+    /// "Lessons…": the lesson files of a folder.
+    Lessons(Open),
     /// A learner's own kernel beside the reference.
     Mine(Box<Mine>),
 }
@@ -105,6 +111,13 @@ pub struct App {
     pub menu: Menu,
     /// `tui --quiz`: the tracer a scenario opens on starts in quiz mode at this level.
     pub quiz: Option<QuizLevel>,
+    /// Text for the terminal's clipboard (OSC 52), taken by the terminal loop.
+    pub clipboard: Option<String>,
+    /// Where the tracer's `S` saves pictures ([`snapshot::DIR`]).
+    pub snapshots_dir: PathBuf,
+    /// `tui --quiz-report FILE`: where the quiz's and the lesson's scores are kept, rewritten
+    /// (whole) after each answer; and the report last written there.
+    pub quiz_report: Option<(PathBuf, String)>,
 }
 
 /// The title of the popup that refuses a kernel a scenario does not trace.
@@ -133,6 +146,79 @@ impl App {
             back: Vec::new(),
             menu: Menu::default(),
             quiz: None,
+            clipboard: None,
+            snapshots_dir: PathBuf::from(snapshot::DIR),
+            quiz_report: None,
+        }
+    }
+
+    /// The tracer on `walk` at position `at` looked up in `pass` (`tui --at`, `--pass`), of
+    /// `variant` (else the walk's first). An unknown position is an error, for the command line.
+    pub fn at(
+        walk: Arc<Walk>,
+        variant: Option<Variant>,
+        pass: Option<Pass>,
+        at: Option<&str>,
+        theme: Theme,
+        width: u16,
+        height: u16,
+    ) -> Result<App, String> {
+        let mut t = Tracer::new(Arc::clone(&walk), variant);
+        if at.is_some() || pass.is_some() {
+            t.go_to(pass, at.unwrap_or(""))?;
+        }
+        t.refresh();
+        Ok(App {
+            screen: Screen::Tracer(Box::new(t)),
+            ..App::new(walk, theme, width, height)
+        })
+    }
+
+    /// The tracer walking `lesson` (its stops found in `walk`), at its first stop.
+    pub fn with_lesson(walk: Arc<Walk>, lesson: LessonRun, theme: Theme, width: u16, height: u16) -> App {
+        let mut t = Tracer::new(Arc::clone(&walk), lesson.stops.first().map(|r| r.variant));
+        t.lesson = Some(lesson);
+        t.to_stop(0);
+        t.refresh();
+        App {
+            screen: Screen::Tracer(Box::new(t)),
+            ..App::new(walk, theme, width, height)
+        }
+    }
+
+    /// `S` in the tracer: the screen as it is drawn now, saved as SVG and text in
+    /// [`snapshot::DIR`]; the status bar says where.
+    fn snapshot(&mut self) {
+        let Screen::Tracer(t) = &self.screen else { return };
+        let name = snapshot::name(&t.walk, t.variant, t.cursor);
+        let saved = snapshot::draw(self, self.area.width, self.area.height)
+            .and_then(|buf| snapshot::save(&self.snapshots_dir, &name, &buf));
+        let text = match saved {
+            Ok(svg) => tr!(
+                "saved {svg} and {txt}",
+                svg = svg.display(),
+                txt = svg.with_extension("txt").display()
+            ),
+            Err(e) => tr!("could not save the snapshot: {e}", e),
+        };
+        if let Screen::Tracer(t) = &mut self.screen {
+            t.message = Some(text);
+        }
+    }
+
+    /// Rewrites `--quiz-report` when the tracer's scores changed; a failure is said in the
+    /// status bar.
+    fn write_quiz_report(&mut self) {
+        let (Some((path, last)), Screen::Tracer(t)) = (&mut self.quiz_report, &mut self.screen) else {
+            return;
+        };
+        let report = crate::tui::quiz::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
+        if report == *last {
+            return;
+        }
+        match crate::files::atomic::write(path, report.as_bytes()) {
+            Ok(()) => *last = report,
+            Err(e) => t.message = Some(tr!("could not write {path}: {e}", path = path.display(), e)),
         }
     }
 
@@ -218,6 +304,23 @@ impl App {
         });
     }
 
+    /// A lesson from the menu's list: its scenario traced behind the progress screen, then the
+    /// tracer at its first stop. A bad file or stop is a popup.
+    fn open_lesson(&mut self, path: &std::path::Path) {
+        let opened = crate::scenario::lesson::Lesson::load(path).and_then(|lesson| {
+            let s = Scenario::load(&lesson.scenario)?;
+            Ok((lesson, s))
+        });
+        match opened {
+            Ok((lesson, s)) => {
+                let mut loading = Loading::start(s, None);
+                loading.lesson = Some(Arc::new(lesson));
+                self.push(Screen::Loading(Box::new(loading)));
+            }
+            Err(e) => self.message(tr!("Cannot open this lesson"), e.to_string(), true),
+        }
+    }
+
     fn open_path(&mut self, path: PathBuf) {
         match Scenario::load(&path) {
             Ok(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
@@ -268,6 +371,8 @@ impl App {
             Item::Mistakes => self.push(Screen::Gallery(Gallery::default())),
             Item::Mine => self.push(Screen::PickTrace(mine::list(PathBuf::from(".")))),
             Item::Traffic => self.push(Screen::Traffic(Box::default())),
+            Item::Lessons => self.push(Screen::Lessons(lessons::list(lessons::default_dir()))),
+            Item::Modern => self.push(Screen::Open(open::modern(self.scenarios_dir.clone()))),
             Item::Help => self.help(msg!("menu"), menu::KEYS),
             Item::Quit => self.quit = true,
         }
@@ -309,13 +414,31 @@ pub fn update(app: &mut App, msg: Msg) {
     if let Screen::Loading(l) = &app.screen
         && let Some(done) = l.poll()
     {
+        let lesson = l.lesson.clone();
         match done {
             Ok(walk) => {
                 let walk = Arc::new(walk);
                 app.walk = Arc::clone(&walk);
-                app.screen = first_screen(&walk);
-                if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
-                    t.start_quiz(level);
+                if let Some(lesson) = lesson {
+                    match crate::tui::lesson::resolve(&lesson, &walk) {
+                        Ok(stops) => {
+                            let run = LessonRun::new(lesson, stops);
+                            let mut t = Tracer::new(Arc::clone(&walk), run.stops.first().map(|r| r.variant));
+                            t.lesson = Some(run);
+                            t.to_stop(0);
+                            t.refresh();
+                            app.screen = Screen::Tracer(Box::new(t));
+                        }
+                        Err(e) => {
+                            app.go_back();
+                            app.message(tr!("Cannot open this lesson"), e.to_string(), true);
+                        }
+                    }
+                } else {
+                    app.screen = first_screen(&walk);
+                    if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
+                        t.start_quiz(level);
+                    }
                 }
             }
             Err(why) => {
@@ -387,7 +510,10 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                     let text = t.walk.not_traced(v);
                     app.message(not_traced_title(), text, true);
                 }
+                tracer::Outcome::Snapshot => app.snapshot(),
+                tracer::Outcome::Copy(text) => app.clipboard = Some(text),
             }
+            app.write_quiz_report();
         }
         Screen::Compare(c) => match c.key(key) {
             compare::Outcome::Stay => {}
@@ -403,6 +529,12 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
             Some(Choice::Help) => app.help(msg!("Open scenario"), picker::KEYS),
+            None => {}
+        },
+        Screen::Lessons(o) => match o.key(key) {
+            Some(Choice::Back) => app.go_back(),
+            Some(Choice::Path(p)) => app.open_lesson(&p),
+            Some(Choice::Help) => app.help(msg!("Lessons"), picker::KEYS),
             None => {}
         },
         Screen::Train => {
@@ -515,6 +647,7 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
         Screen::Compare(_)
         | Screen::PickTrace(_)
         | Screen::Open(_)
+        | Screen::Lessons(_)
         | Screen::Train
         | Screen::Checkpoint(_)
         | Screen::Prompt(_)
@@ -538,6 +671,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         Screen::Tracer(tr) => tracer::render(frame, area, tr, t),
         Screen::Compare(c) => compare::render(frame, area, c, t),
         Screen::Open(o) => open::render(frame, area, o, t),
+        Screen::Lessons(o) => open::render_as(frame, area, o, msg!("lesson"), tr!(" lessons "), t),
         Screen::Train => {
             if let Some(tr) = &app.train {
                 train::render(frame, area, tr, t);

@@ -12,8 +12,11 @@
 pub mod app;
 pub mod gradcheck;
 pub mod guard;
+pub mod lesson;
+pub mod position;
 pub mod quiz;
 pub mod screens;
+pub mod snapshot;
 pub mod source;
 pub mod svg;
 pub mod theme;
@@ -102,6 +105,11 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
                 _ => continue,
             };
             app::update(&mut app, msg);
+            // `y` in the tracer: OSC 52 asks the terminal to put the text on the clipboard (one
+            // that does not support it ignores the sequence)
+            if let Some(text) = app.clipboard.take() {
+                let _ = execute!(stdout(), crossterm::clipboard::CopyToClipboard::to_clipboard_from(text));
+            }
         }
         Ok(())
     }));

@@ -59,6 +59,7 @@ mod tui_gradcheck;
 #[cfg(unix)]
 #[allow(unsafe_code)] // libc: a FIFO and a signal
 mod tui_hostile;
+mod tui_lessons;
 mod tui_mine;
 mod tui_mistakes;
 mod tui_props;

@@ -48,17 +48,17 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     let Feedback::Wrong(text) = feedback(&a) else {
         panic!("{:?}", feedback(&a))
     };
+    // the formula, and the typed number placed in q's layout: never the answer
     assert!(
-        text.contains("not quite: q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        text.contains("not quite: q[q_base + d] with q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1"),
         "{text}"
     );
-    assert!(
-        text.contains("q[q_base + d] = q[10 + 0] = q[10], you typed 8"),
-        "{text}"
-    );
-    // on screen, in the quiz panel and at 80×24 too
-    assert!(draw(&a, 120, 40).contains("not quite: q_base = ((b*T + i)*H + h)*D"));
-    assert!(draw(&a, 80, 24).contains("not quite: q_base = ((b*T + i)*H + h)*D"));
+    assert!(!text.contains("10"), "the expected offset is not given away: {text}");
+    // on screen, in the quiz panel and at 80×24 too; the answer stays typed, to be edited
+    assert!(draw(&a, 120, 40).contains("not quite: q[q_base + d] with q_base"));
+    assert!(draw(&a, 80, 24).contains("not quite: q[q_base + d]"));
+    assert_eq!(tracer(&a).quiz.as_ref().unwrap().input, "8");
+    key(&mut a, KeyCode::Backspace);
     answer(&mut a, "10");
     assert_eq!(tracer(&a).cursor, n + 1);
     assert!(matches!(feedback(&a), Feedback::Right(t) if t.starts_with("correct: ")));
@@ -68,11 +68,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     answer(&mut a, "11");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
     assert!(
-        text.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
-        "{text}"
-    );
-    assert!(
-        text.contains("k[k_base + d] = k[10 + 0] = k[10], you typed 11 (that is q[11], the access after it)"),
+        text.contains("k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 11 = k[b=0, j=2, h=1, d=1]; this read has d=0 (that is q[11], the access after it)"),
         "{text}"
     );
     let score = tracer(&a)
@@ -117,16 +113,19 @@ fn answers_come_from_the_log_forward_and_backward_in_both_variants() {
                 let Some(e) = trace(&a).events.get(n + 1).copied() else {
                     break;
                 };
-                // wrong first: the working must end at the offset the log has
-                answer(&mut a, &(e.offset + 1000).to_string());
+                // wrong first: past the buffer's end, said without the offset the log has
+                let wrong = e.offset + 1000;
+                answer(&mut a, &wrong.to_string());
                 let Feedback::Wrong(text) = feedback(&a) else {
                     panic!("{v} {start} #{n}")
                 };
                 assert!(
-                    text.contains(&format!("{}[{}], you typed {}", e.buf, e.offset, e.offset + 1000)),
+                    text.contains(&format!("you typed {wrong}, past the end of {}", e.buf)),
                     "{v} {start} #{}: {text}",
                     n + 1
                 );
+                assert!(!text.contains(&format!("[{}]", e.offset)), "{v} {start}: {text}");
+                key(&mut a, KeyCode::Esc);
                 answer(&mut a, &e.offset.to_string());
                 assert_eq!(tracer(&a).cursor, n + 1, "{v} {start}: the right answer steps");
                 a.popup = None;
@@ -159,6 +158,7 @@ fn values_are_asked_for_writes() {
     };
     assert!(text.contains("scores[17] is right, but the value is not"), "{text}");
     assert!(text.contains("S_h[i,j] = Q_h[i]·K_h[j] / √D + mask(i,j)"), "{text}");
+    key(&mut a, KeyCode::Esc);
     answer(&mut a, &format!("17 {:.4}", w.value));
     assert_eq!(tracer(&a).cursor, n + 1);
     // at the first level a value is optional, and checked when given
@@ -168,6 +168,7 @@ fn values_are_asked_for_writes() {
     }
     answer(&mut a, "17 123");
     assert!(matches!(feedback(&a), Feedback::Wrong(_)));
+    key(&mut a, KeyCode::Esc);
     answer(&mut a, "17");
     assert!(matches!(feedback(&a), Feedback::Right(_)));
 }
@@ -185,13 +186,14 @@ fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
     assert!(screen.contains("the 4 reads of iteration j=2 (q, k)"), "{screen}");
     answer(&mut a, "10 10 11 12");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
-    assert!(text.contains("read 4 of 4 of iteration j=2: k_base"), "{text}");
     assert!(
-        text.contains("k[k_base + d] = k[10 + 1] = k[11], you typed 12"),
+        text.contains("read 4 of 4 of iteration j=2: k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 12, past the end of k, whose 12 elements are 0..11"),
         "{text}"
     );
+    key(&mut a, KeyCode::Esc);
     answer(&mut a, "10 10 11");
     assert!(matches!(feedback(&a), Feedback::Wrong(t) if t.contains("makes 4 reads, you typed 3")));
+    key(&mut a, KeyCode::Esc);
     answer(&mut a, &reads.join(" "));
     assert_eq!(tracer(&a).cursor, w, "a right answer lands on the iteration's write");
     // ranges: the next query's first score, i=0 of head 0 is done, so the softmax comes next
@@ -218,6 +220,7 @@ fn the_phase_ends_with_a_summary() {
         let e = trace(&a).events[n + 1];
         if !wrong_once {
             answer(&mut a, "99999");
+            key(&mut a, KeyCode::Esc);
             wrong_once = true;
         }
         answer(&mut a, &e.offset.to_string());

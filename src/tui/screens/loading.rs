@@ -26,6 +26,8 @@ pub struct Loading {
     pub started: Instant,
     /// The variant to open on, instead of the scenario's `[focus]` one.
     pub variant: Option<Variant>,
+    /// The lesson to walk once the scenario is traced (the menu's "Lessons…").
+    pub lesson: Option<std::sync::Arc<crate::scenario::lesson::Lesson>>,
     done: Receiver<Result<Walk, Option<String>>>,
 }
 
@@ -81,6 +83,7 @@ impl Loading {
             progress,
             started: Instant::now(),
             variant,
+            lesson: None,
             done,
         }
     }

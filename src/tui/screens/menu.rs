@@ -16,6 +16,7 @@ pub const KEYS: &[(&str, &str)] = &[
     ("Home / End", msg!("first / last entry")),
     ("Enter, Space", msg!("open the highlighted entry")),
     ("1-9", msg!("open entry 1 to 9 directly")),
+    ("l  /  m", msg!("open the lessons / today's attention scenarios")),
     (
         "w",
         msg!("entries 1-3 on the built-in walkthrough again (after opening a scenario)"),
@@ -37,6 +38,10 @@ pub enum Item {
     Mistakes,
     Mine,
     Traffic,
+    /// The shipped lessons (`lessons/`), in the interface's language.
+    Lessons,
+    /// The scenarios of today's attention: grouped heads, RoPE, KV-cache decoding, flash.
+    Modern,
     Help,
     Quit,
     /// Back to the built-in walkthrough (`w`); not a line of the list.
@@ -44,7 +49,7 @@ pub enum Item {
 }
 
 impl Item {
-    pub const ALL: [Item; 11] = [
+    pub const ALL: [Item; 13] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
@@ -54,13 +59,18 @@ impl Item {
         Item::Mistakes,
         Item::Mine,
         Item::Traffic,
+        Item::Lessons,
+        Item::Modern,
         Item::Help,
         Item::Quit,
     ];
 
-    /// The key that opens entry `k` from the menu: its number, `?` for Help, `q` for Quit.
+    /// The key that opens entry `k` from the menu: its number, `l` for Lessons, `m` for today's
+    /// attention, `?` for Help, `q` for Quit.
     pub fn shortcut(self, k: usize) -> char {
         match self {
+            Item::Lessons => 'l',
+            Item::Modern => 'm',
             Item::Help => '?',
             Item::Quit => 'q',
             _ => char::from_digit((k + 1) as u32, 10).unwrap_or(' '),
@@ -79,6 +89,8 @@ impl Item {
             Item::Mistakes => tr!("Mistakes gallery"),
             Item::Mine => tr!("Grade your own kernel…"),
             Item::Traffic => tr!("Memory traffic: naive vs flash"),
+            Item::Lessons => tr!("Lessons…"),
+            Item::Modern => tr!("Today's attention: GQA, RoPE, flash…"),
             Item::Help => tr!("Help"),
             Item::Quit => tr!("Quit"),
             Item::Builtin => tr!("Back to the built-in walkthrough"),
@@ -113,6 +125,12 @@ impl Item {
             Item::Traffic => tr!(
                 "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
             ),
+            Item::Lessons => tr!(
+                "A teacher's path through a scenario: stops with a note and a question at each (the MHA walkthrough, backward, grouped heads, flash's online softmax)."
+            ),
+            Item::Modern => tr!(
+                "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache, FlashAttention, cross-attention."
+            ),
             Item::Help => tr!("The menu's keys. On every screen, ? lists that screen's keys."),
             Item::Quit => tr!("Leave attn-trace (q from the menu does the same)."),
             Item::Builtin => tr!("Entries 1-3 step through the built-in MHA walkthrough again."),
@@ -138,6 +156,11 @@ impl Menu {
             KeyCode::Char('q') => return Some(Item::Quit),
             KeyCode::Char('?') => return Some(Item::Help),
             KeyCode::Char('w') => return Some(Item::Builtin),
+            KeyCode::Char(c @ ('l' | 'm')) => {
+                let item = if c == 'l' { Item::Lessons } else { Item::Modern };
+                self.selected = Item::ALL.iter().position(|&i| i == item).unwrap_or(0);
+                return Some(item);
+            }
             KeyCode::Char(c @ '1'..='9') => {
                 self.selected = c as usize - '1' as usize;
                 return Item::ALL.get(self.selected).copied();

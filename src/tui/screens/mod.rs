@@ -7,6 +7,7 @@ pub mod attn_map;
 pub mod checkpoint;
 pub mod compare;
 pub mod help;
+pub mod lessons;
 pub mod loading;
 pub mod menu;
 pub mod mine;

@@ -58,6 +58,34 @@ pub fn leading_comment(text: &str) -> Option<String> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
+    render_as(frame, area, st, msg!("scenario"), tr!(" scenarios "), theme);
+}
+
+/// The files most interesting first: those named in `first`, in that order, then the others.
+pub fn put_first(st: &mut Open, first: &[&str]) {
+    let rank = |p: &Path| {
+        let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        first.iter().position(|f| *f == stem).unwrap_or(first.len())
+    };
+    st.entries.sort_by_key(|e| rank(&e.path));
+}
+
+/// The scenarios of today's attention (the menu's "Today's attention" entry): `dir`'s files of
+/// those names only, in the order of the docs.
+pub fn modern(dir: PathBuf) -> Open {
+    const MODERN: [&str; 6] = ["gqa", "mqa", "rope", "kv_cache_decode", "flash", "cross_attention"];
+    let mut st = list(dir);
+    st.entries.retain(|e| {
+        let stem = e.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+        MODERN.contains(&stem)
+    });
+    put_first(&mut st, &MODERN);
+    st
+}
+
+/// A picker of titled TOML files (scenarios, lessons): `what` names one in the prompt,
+/// `list_title` the list.
+pub fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, list_title: &str, theme: Theme) {
     let t = theme;
     let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
         Some(Ok((_, Some(about)))) => vec![Line::raw(about.clone())],
@@ -84,7 +112,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
         Constraint::Length(1),
     ])
     .areas(area);
-    st.render_frame(frame, [head, input, hint], msg!("scenario"), t);
+    st.render_frame(frame, [head, input, hint], what, t);
     let lines: Vec<Line> = st
         .visible(list.height)
         .map(|k| {
@@ -110,10 +138,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
             Line::from(Span::styled(tr!("no *.toml files here: type a path below"), t.dim())),
         );
     }
-    frame.render_widget(
-        Paragraph::new(body).block(Block::bordered().title(tr!(" scenarios "))),
-        list,
-    );
+    frame.render_widget(Paragraph::new(body).block(Block::bordered().title(list_title)), list);
     frame.render_widget(
         Paragraph::new(about_text)
             .wrap(Wrap { trim: false })

@@ -5,9 +5,11 @@
 //!
 //! This file holds the tracer's state and its entry points; its parts are `navigation` (the
 //! key table and every move of the cursor or the selected cell, mouse included), `goto` (the
-//! `g` prompt), `quiz_keys` (quiz mode's keys) and `render` (the layout and the drawing).
+//! `g` prompt), `quiz_keys` (quiz mode's keys), `lesson_keys` (a lesson's stops and questions)
+//! and `render` (the layout and the drawing).
 
 mod goto;
+mod lesson_keys;
 mod navigation;
 mod quiz_keys;
 mod render;
@@ -20,6 +22,7 @@ use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Buf, Pass, Trace};
 use crate::tui::gradcheck::{self, Checker, Request};
+use crate::tui::lesson::LessonRun;
 use crate::tui::quiz::{self, Quiz};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
@@ -64,6 +67,10 @@ pub enum Outcome {
     },
     /// `Tab` asked for a kernel the scenario does not trace.
     NotTraced(Variant),
+    /// `S`: save the screen as it is drawn now.
+    Snapshot,
+    /// `y`: this text (the command that reopens the position) to the terminal's clipboard.
+    Copy(String),
 }
 
 #[derive(Debug)]
@@ -90,6 +97,8 @@ pub struct Tracer {
     pub quiz: Option<Quiz>,
     /// The backward pass's gradient checks, computed on a worker thread.
     pub checks: Checker,
+    /// `tui --lesson`: the lesson being walked, its stops and answers.
+    pub lesson: Option<LessonRun>,
 }
 
 impl Tracer {
@@ -114,6 +123,7 @@ impl Tracer {
             width: 120,
             quiz: None,
             checks: Checker::default(),
+            lesson: None,
         };
         t.refresh_check();
         t
@@ -121,7 +131,9 @@ impl Tracer {
 
     /// Is text being typed (the goto prompt, a quiz answer)? Then letters are the text's.
     pub fn typing(&self) -> bool {
-        self.prompt.is_some() || self.quiz.as_ref().is_some_and(|q| !q.input.is_empty())
+        self.prompt.is_some()
+            || self.quiz.as_ref().is_some_and(|q| !q.input.is_empty())
+            || self.lesson.as_ref().is_some_and(|l| !l.input.is_empty())
     }
 
     /// The quiz's current question, in quiz mode.
@@ -207,6 +219,11 @@ impl Tracer {
         let out = self.key_here(key);
         self.moved();
         out
+    }
+
+    /// After the cursor was set from outside (`tui --at`, a lesson): as after a key.
+    pub fn refresh(&mut self) {
+        self.moved();
     }
 
     /// After the cursor moved: a new quiz question, and the gradient check of the new place.

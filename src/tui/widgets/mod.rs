@@ -8,6 +8,7 @@ pub mod equation;
 pub mod flash_equation;
 pub mod gradcheck;
 pub mod heatgrid;
+pub mod lesson;
 pub mod log;
 pub mod memory;
 pub mod popup;

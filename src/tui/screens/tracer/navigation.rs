@@ -8,6 +8,7 @@ use crate::analysis::quiz::QuizLevel;
 use crate::kernels::Variant;
 use crate::tr;
 use crate::trace::{Pass, Trace};
+use crate::tui::position;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Element;
 use crate::tui::widgets::{self, memory, timeline};
@@ -28,6 +29,9 @@ impl Tracer {
         if self.prompt.is_some() {
             self.prompt_key(key);
             return Outcome::Stay;
+        }
+        if let Some(out) = self.lesson_key(key) {
+            return out;
         }
         if let Some(out) = self.quiz_key(key) {
             return out;
@@ -108,6 +112,12 @@ impl Tracer {
             KeyCode::Char('}') => self.next_access(true),
             KeyCode::Char('{') => self.next_access(false),
             KeyCode::Char('?') => return Outcome::Help,
+            KeyCode::Char('S') => return Outcome::Snapshot,
+            KeyCode::Char('y') => {
+                let cmd = position::command(&walk, self.variant, n);
+                self.message = Some(tr!("{cmd}  (copied where the terminal allows OSC 52)", cmd));
+                return Outcome::Copy(cmd);
+            }
             KeyCode::Esc if self.select || self.pinned.is_some() => {
                 self.select = false;
                 self.pinned = None;

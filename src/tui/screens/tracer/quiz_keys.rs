@@ -80,7 +80,7 @@ impl Tracer {
         let after = quiz::access(trace, shape, q.target() + 1);
         let input = std::mem::take(&mut quiz.input);
         let span = trace.phase_span(q.first());
-        match analysis::quiz::check(&q, quiz.level, &input, math, after.as_ref()) {
+        match analysis::quiz::check(&q, quiz.level, &input, math, after.as_ref(), trace) {
             Verdict::Right => {
                 let first_try = quiz.tries == 0;
                 let score = quiz.score(self.variant, span);
@@ -98,6 +98,8 @@ impl Tracer {
                 self.quiz_step(q.target())
             }
             Verdict::Wrong { text, missed } => {
+                // the answer stays, to be edited rather than typed again
+                quiz.input = input;
                 if quiz.tries == 0 {
                     *quiz.score(self.variant, span).missed.entry(missed).or_default() += 1;
                 }

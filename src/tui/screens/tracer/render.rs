@@ -8,7 +8,8 @@ use crate::tr;
 use crate::trace::Pass;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{
-    self, Ctx, code, equation, gradcheck as grad_panel, log, memory, quiz as quiz_panel, timeline, variables,
+    self, Ctx, code, equation, gradcheck as grad_panel, lesson as lesson_panel, log, memory, quiz as quiz_panel,
+    timeline, variables,
 };
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -58,10 +59,23 @@ pub(super) fn tab_labels(with_vars: bool) -> Vec<(Tab, String)> {
         .collect()
 }
 
-/// The quiz panel's lines, in quiz mode.
-fn quiz_lines<'a>(st: &Tracer, t: Theme) -> Option<Vec<Line<'a>>> {
-    let quiz = st.quiz.as_ref()?;
-    Some(quiz_panel::lines(quiz, st.question().as_ref(), t))
+/// Rows the lesson panel may take: in a border on large screens, bare below.
+const LESSON_ROWS_BOXED: u16 = 9;
+const LESSON_ROWS: u16 = 6;
+
+/// The quiz panel's lines, in quiz mode; else the lesson panel's, in a lesson, fitted to the
+/// screen `width` wide (`boxed`: in a border).
+fn quiz_lines<'a>(st: &Tracer, t: Theme, width: u16, boxed: bool) -> Option<Vec<Line<'a>>> {
+    if let Some(quiz) = st.quiz.as_ref() {
+        return Some(quiz_panel::lines(quiz, st.question().as_ref(), t));
+    }
+    let run = st.lesson.as_ref()?;
+    let (w, rows) = if boxed {
+        (width.saturating_sub(2), LESSON_ROWS_BOXED - 2)
+    } else {
+        (width, LESSON_ROWS)
+    };
+    Some(lesson_panel::lines(run, &st.walk, st.variant, st.cursor, t, w, rows))
 }
 
 /// The gradient check's lines, in the backward pass of a walk that can re-run its inputs.
@@ -74,10 +88,16 @@ fn grad_lines<'a>(st: &Tracer, ctx: &Ctx, wide: bool) -> Option<Vec<Line<'a>>> {
 /// check (backward) sits under the equation, the quiz above the timeline.
 pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let wide = area.width >= 110 && area.height >= 30;
-    let quiz = quiz_lines(st, ctx.theme);
+    let quiz = quiz_lines(st, ctx.theme, area.width, wide);
+    // a lesson's note gets a few more rows than a quiz question
+    let (most_wide, most) = if st.quiz.is_none() && st.lesson.is_some() {
+        (LESSON_ROWS_BOXED, LESSON_ROWS)
+    } else {
+        (7, 3)
+    };
     let quiz_h = match &quiz {
-        Some(l) if wide => (widgets::wrapped_rows(l, area.width.saturating_sub(2)) + 2).min(7),
-        Some(l) => widgets::wrapped_rows(l, area.width).min(3),
+        Some(l) if wide => (widgets::wrapped_rows(l, area.width.saturating_sub(2)) + 2).min(most_wide),
+        Some(l) => widgets::wrapped_rows(l, area.width).min(most),
         None => 0,
     };
     let head_h = header_lines(st, ctx, area.width).len() as u16;
@@ -99,7 +119,8 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let vars_h = wrapped_height(&variables::lines(ctx), left_w);
     let eq_h = wrapped_height(&equation::lines(ctx), left_w);
     // below the large layout the quiz needs the rows more than the gradient check does
-    let grad = grad_lines(st, ctx, wide).filter(|_| wide || st.quiz.is_none());
+    let panel = st.quiz.is_some() || st.lesson.is_some();
+    let grad = grad_lines(st, ctx, wide).filter(|_| wide || !panel);
     let grad_h = match &grad {
         Some(l) if wide => (widgets::wrapped_rows(l, left_w.saturating_sub(2)) + 2).min(9),
         Some(l) => widgets::wrapped_rows(l, left_w).min(2),
@@ -129,7 +150,7 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
         a.grad = (grad_h > 0).then_some(grad_area);
         a.memory = Some(mem);
         a.log = Some(log);
-    } else if body.height >= vars_h.min(8) + 7 + if st.quiz.is_some() { 4 } else { 7 } && area.width >= 40 {
+    } else if body.height >= vars_h.min(8) + 7 + if panel { 4 } else { 7 } && area.width >= 40 {
         let [vars, eq, grad_area, tabs, rest] = Layout::vertical([
             Constraint::Length(vars_h.min(8)),
             Constraint::Length(eq_h.min(6)),
@@ -207,9 +228,17 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         let title = tr!(" Gradient check · L = Σ out ⊙ d_out ");
         boxed_text(frame, r, a.boxed.then_some((title, t.border(false))), &lines);
     }
-    if let (Some(r), Some(lines)) = (a.quiz, quiz_lines(st, t)) {
-        let title = tr!(" Quiz · Enter check · v reveal · n skip · l level · Q stop ");
-        boxed_text(frame, r, a.boxed.then_some((title, t.border(true))), &lines);
+    if let (Some(r), Some(lines)) = (a.quiz, quiz_lines(st, t, area.width, a.boxed)) {
+        let title = match &st.lesson {
+            Some(run) if st.quiz.is_none() => {
+                tr!(
+                    " Lesson · {title} · N next stop · P previous · R back to the stop ",
+                    title = run.lesson.title
+                )
+            }
+            _ => tr!(" Quiz · Enter check · v reveal · n skip · l level · Q stop ").to_string(),
+        };
+        boxed_text(frame, r, a.boxed.then_some((&title, t.border(true))), &lines);
     }
     if let Some(r) = a.tabs {
         let mut spans = Vec::new();
@@ -317,6 +346,18 @@ fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
         // the phase is in the score: below the widest, the position is the one to shorten
         let whole = widgets::cols(&lefts[0]) + widgets::cols(&rights[0]) <= width as usize;
         return widgets::bar::status(if whole { &lefts } else { &lefts[1..] }, &rights, true, width);
+    }
+    if st.lesson.is_some() {
+        let hints = [
+            tr!(
+                " N/P next/previous stop · R back to the stop · n/p step · ]/[ phase · g goto · S save screen · ? keys"
+            ),
+            tr!(" N/P stop · R back · n/p step · g goto · ? keys"),
+            tr!(" N/P stop · R back · ? keys"),
+            tr!(" ? keys"),
+        ]
+        .map(String::from);
+        return widgets::bar::status(&lefts, &hints, false, width);
     }
     let hints = [
         tr!(

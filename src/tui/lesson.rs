@@ -1,0 +1,296 @@
+//! A lesson being walked in the tracer: its stops found in the traced logs, which stop the
+//! learner is at, their answers and the score. The file format is
+//! [`crate::scenario::lesson`]'s; the keys are the tracer's (`lesson_keys.rs`).
+
+use super::position::{self, Place};
+use super::quiz::Feedback;
+use super::walk::Walk;
+use crate::analysis::quiz::{self, Access, Question, QuizLevel, Verdict};
+use crate::engine::kernel_shape;
+use crate::kernels::Variant;
+use crate::scenario::ScenarioError;
+use crate::scenario::lesson::{Ask, Lesson, Stop};
+use crate::tr;
+use crate::trace::Op;
+use crate::tui::source;
+use std::sync::Arc;
+
+/// A stop found in the logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub variant: Variant,
+    pub place: Place,
+    /// The event the question is about (`ask = "offset"`: the next access; `"value"`: the next
+    /// write).
+    pub target: Option<usize>,
+}
+
+/// How a stop's question went.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Answer {
+    /// Not answered yet (or a stop without a question).
+    #[default]
+    Open,
+    /// Right; `tries` wrong answers came first.
+    Right {
+        tries: u32,
+    },
+    Revealed,
+}
+
+/// The lesson's state in a tracer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LessonRun {
+    pub lesson: Arc<Lesson>,
+    pub stops: Vec<Resolved>,
+    /// The stop the learner is at (or last was at).
+    pub at: usize,
+    pub answers: Vec<Answer>,
+    /// Wrong answers at each stop so far.
+    pub tries: Vec<u32>,
+    /// What has been typed for the current stop's question.
+    pub input: String,
+    pub feedback: Option<Feedback>,
+}
+
+/// Finds every stop of `lesson` in `walk`'s logs; the first that cannot be found is an error at
+/// its `at` in the lesson file.
+pub fn resolve(lesson: &Lesson, walk: &Walk) -> Result<Vec<Resolved>, ScenarioError> {
+    lesson
+        .stops
+        .iter()
+        .map(|stop| resolve_stop(lesson, stop, walk))
+        .collect()
+}
+
+fn resolve_stop(lesson: &Lesson, stop: &Stop, walk: &Walk) -> Result<Resolved, ScenarioError> {
+    let err = |m: String| stop.error(&lesson.source, m);
+    let variant = match stop.variant {
+        Some(v) if walk.trace(v).is_some() => v,
+        Some(v) => return Err(err(walk.not_traced(v))),
+        None => walk
+            .first_variant()
+            .ok_or_else(|| err(tr!("the scenario traces no kernel").into()))?,
+    };
+    // without a pass, an element, cell or phase is looked up in the forward pass (event 0's)
+    let place = position::resolve(walk, variant, stop.pass, 0, &stop.at).map_err(err)?;
+    let trace = walk.trace(variant).ok_or_else(|| err(walk.not_traced(variant)))?;
+    let target = match &stop.ask {
+        Some(Ask::Offset { .. }) => Some(Some(place.cursor + 1).filter(|&n| n < trace.len()).ok_or_else(|| {
+            err(tr!("ask = \"offset\" asks the next access, but this stop is the last event").into())
+        })?),
+        Some(Ask::Value { .. }) => Some(
+            (place.cursor + 1..trace.len())
+                .find(|&n| trace.events[n].op == Op::Write)
+                .ok_or_else(|| {
+                    err(tr!("ask = \"value\" asks the next write, but no write follows this stop").into())
+                })?,
+        ),
+        Some(Ask::Choice { .. }) | None => None,
+    };
+    Ok(Resolved { variant, place, target })
+}
+
+impl LessonRun {
+    pub fn new(lesson: Arc<Lesson>, stops: Vec<Resolved>) -> LessonRun {
+        let n = stops.len();
+        LessonRun {
+            lesson,
+            stops,
+            at: 0,
+            answers: vec![Answer::Open; n],
+            tries: vec![0; n],
+            input: String::new(),
+            feedback: None,
+        }
+    }
+
+    pub fn stop(&self) -> &Stop {
+        &self.lesson.stops[self.at]
+    }
+
+    pub fn here(&self) -> &Resolved {
+        &self.stops[self.at]
+    }
+
+    /// Is the learner at the current stop (its kernel and event)?
+    pub fn at_stop(&self, variant: Variant, cursor: usize) -> bool {
+        let r = self.here();
+        r.variant == variant && r.place.cursor == cursor
+    }
+
+    /// Does the current stop's question wait for an answer here?
+    pub fn asking(&self, variant: Variant, cursor: usize) -> bool {
+        self.stop().ask.is_some() && self.answers[self.at] == Answer::Open && self.at_stop(variant, cursor)
+    }
+
+    /// Questions in the lesson, and those answered right at the first try.
+    pub fn score(&self) -> (usize, usize) {
+        let asked = self.lesson.stops.iter().filter(|s| s.ask.is_some()).count();
+        let right = self
+            .answers
+            .iter()
+            .filter(|a| **a == Answer::Right { tries: 0 })
+            .count();
+        (right, asked)
+    }
+
+    /// Moves to stop `k` (clamped): a new question, nothing typed.
+    pub fn go(&mut self, k: usize) {
+        self.at = k.min(self.stops.len().saturating_sub(1));
+        self.input.clear();
+        self.feedback = None;
+    }
+
+    /// The current stop's question as the panel asks it.
+    pub fn question(&self, walk: &Walk) -> Option<String> {
+        let stop = self.stop();
+        let r = self.here();
+        let access = || {
+            let trace = walk.trace(r.variant)?;
+            quiz::access(trace, kernel_shape(walk.shape, r.variant), r.target?, source::source)
+        };
+        Some(match stop.ask.as_ref()? {
+            Ask::Offset { question } => match question {
+                Some(q) => q.clone(),
+                None => match access() {
+                    Some(a) => tr!("which offset does the next access, {what}, use?", what = a.what()),
+                    None => tr!("which offset does the next access use?").to_string(),
+                },
+            },
+            Ask::Value { question } => match question {
+                Some(q) => q.clone(),
+                None => match access() {
+                    Some(a) => tr!(
+                        "which value does the next write, {buf}[{off}], store?",
+                        buf = a.buf,
+                        off = a.offset
+                    ),
+                    None => tr!("which value does the next write store?").to_string(),
+                },
+            },
+            Ask::Choice { question, options, .. } => {
+                let opts: Vec<String> = options
+                    .iter()
+                    .enumerate()
+                    .map(|(k, o)| format!("{}) {o}", k + 1))
+                    .collect();
+                format!("{question}  {}", opts.join("  "))
+            }
+        })
+    }
+
+    /// Checks what was typed against the current stop's question. `Some(event)` when the answer
+    /// is taken (right or revealed) and the tracer should step to that event to show it.
+    pub fn answer(&mut self, walk: &Walk) -> Option<usize> {
+        let r = self.here().clone();
+        let stop = self.stop().clone();
+        let ask = stop.ask.as_ref()?;
+        let input = self.input.trim().to_string();
+        let trace = walk.trace(r.variant)?;
+        let access = |n: usize| quiz::access(trace, kernel_shape(walk.shape, r.variant), n, source::source);
+        let verdict = match ask {
+            Ask::Offset { .. } => {
+                let a = access(r.target?)?;
+                let after = access(r.target? + 1);
+                quiz::check(&Question::One(a), QuizLevel::Offsets, &input, "", after.as_ref(), trace)
+            }
+            Ask::Value { .. } => {
+                let a = access(r.target?)?;
+                value_verdict(&a, &input)
+            }
+            Ask::Choice { options, answer, .. } => match input.parse::<usize>() {
+                Ok(k) if (1..=options.len()).contains(&k) => {
+                    if k - 1 == *answer {
+                        Verdict::Right
+                    } else {
+                        Verdict::Wrong {
+                            text: tr!("not quite: it is not {k}) {option}", k, option = options[k - 1]),
+                            missed: String::new(),
+                        }
+                    }
+                }
+                _ => Verdict::Incomplete(tr!(
+                    "type the number of an option, 1 to {n}, then Enter",
+                    n = options.len()
+                )),
+            },
+        };
+        match verdict {
+            Verdict::Right => {
+                self.answers[self.at] = Answer::Right {
+                    tries: self.tries[self.at],
+                };
+                self.feedback = Some(Feedback::Right(self.explanation(walk, true)));
+                self.input.clear();
+                r.target.or(Some(r.place.cursor))
+            }
+            Verdict::Wrong { text, .. } => {
+                self.tries[self.at] += 1;
+                self.feedback = Some(Feedback::Wrong(tr!("{text} · try again, or v reveals", text)));
+                None
+            }
+            Verdict::Incomplete(text) => {
+                self.feedback = Some(Feedback::Note(text));
+                None
+            }
+        }
+    }
+
+    /// `v`: the answer, with its working.
+    pub fn reveal(&mut self, walk: &Walk) -> Option<usize> {
+        let r = self.here().clone();
+        self.stop().ask.as_ref()?;
+        self.answers[self.at] = Answer::Revealed;
+        self.feedback = Some(Feedback::Revealed(self.explanation(walk, false)));
+        self.input.clear();
+        r.target.or(Some(r.place.cursor))
+    }
+
+    /// The answer to the current stop's question, with how the log gives it.
+    fn explanation(&self, walk: &Walk, right: bool) -> String {
+        let r = self.here();
+        let lead = if right { tr!("correct") } else { tr!("answer") };
+        let access = || {
+            let trace = walk.trace(r.variant)?;
+            quiz::access(trace, kernel_shape(walk.shape, r.variant), r.target?, source::source)
+        };
+        match self.stop().ask.as_ref() {
+            Some(Ask::Offset { .. }) => match access() {
+                Some(a) => format!("{lead}: {}", a.working()),
+                None => lead.to_string(),
+            },
+            Some(Ask::Value { .. }) => match access() {
+                Some(a) => format!(
+                    "{lead}: {}[{}] ← {}",
+                    a.buf,
+                    a.offset,
+                    crate::analysis::format::num(a.value)
+                ),
+                None => lead.to_string(),
+            },
+            Some(Ask::Choice { options, answer, .. }) => format!("{lead}: {}) {}", answer + 1, options[*answer]),
+            None => lead.to_string(),
+        }
+    }
+}
+
+/// A typed value against the value access `a` writes.
+fn value_verdict(a: &Access, input: &str) -> Verdict {
+    if input.is_empty() {
+        return Verdict::Incomplete(tr!("type the value, then Enter (v reveals it)").into());
+    }
+    match input.parse::<f32>() {
+        Ok(v) if quiz::value_matches(v, a.value) => Verdict::Right,
+        Ok(v) => Verdict::Wrong {
+            text: tr!(
+                "not quite: {buf}[{off}] does not get {v}",
+                buf = a.buf,
+                off = a.offset,
+                v
+            ),
+            missed: String::new(),
+        },
+        Err(_) => Verdict::Incomplete(tr!("type a number, e.g. -0.31 or 1e-3").into()),
+    }
+}

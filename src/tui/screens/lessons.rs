@@ -1,0 +1,49 @@
+//! "Lessons…": the lesson files of `lessons/` in the interface's language (`NAME.zh-CN.toml` in
+//! 简体中文, the others in English), each with its title and what it follows.
+
+use super::open::{Open, Summary};
+use super::picker::FilePicker;
+use crate::i18n::{self, Lang};
+use crate::scenario::lesson::Lesson;
+use std::path::{Path, PathBuf};
+
+/// The folder of shipped lessons: `./lessons`, else the one next to the crate's sources.
+pub fn default_dir() -> PathBuf {
+    let here = PathBuf::from("lessons");
+    if here.is_dir() {
+        here
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons")
+    }
+}
+
+/// Is `path` a lesson in `lang`? `NAME.zh-CN.toml` is 简体中文; any other name is English.
+pub fn in_language(path: &Path, lang: Lang) -> bool {
+    let zh = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .is_some_and(|s| s.ends_with(".zh-CN"));
+    zh == (lang == Lang::ZhCn)
+}
+
+/// Lists `dir`'s lessons in the interface's language, the shipped ones in the docs' order.
+pub fn list(dir: PathBuf) -> Open {
+    let mut st = FilePicker::new(dir, "toml", summary);
+    let lang = i18n::lang();
+    st.entries.retain(|e| in_language(&e.path, lang));
+    let order = ["mha_walkthrough", "backward", "gqa", "flash_online_softmax"];
+    let zh: Vec<String> = order.iter().map(|n| format!("{n}.zh-CN")).collect();
+    let names: Vec<&str> = if lang == Lang::ZhCn {
+        zh.iter().map(String::as_str).collect()
+    } else {
+        order.to_vec()
+    };
+    super::open::put_first(&mut st, &names);
+    st
+}
+
+/// A lesson file's title and about, or why it cannot be used.
+fn summary(path: &Path) -> Summary {
+    let l = Lesson::load(path).map_err(|e| e.to_string())?;
+    Ok((l.title, l.about))
+}
