@@ -102,9 +102,10 @@ impl Lesson {
         let text = String::from_utf8(bytes)
             .map_err(|_| ScenarioError::file(&source, tr!("not UTF-8 text: save the lesson file as UTF-8")))?;
         let mut lesson = Lesson::parse(&text, &source)?;
-        // the scenario is named relative to the lesson file
+        // the scenario is named relative to the lesson file; `lessons/../scenarios/x.toml` is
+        // shown as `scenarios/x.toml`
         if lesson.scenario.is_relative() {
-            lesson.scenario = crate::files::atomic::dir_of(path).join(&lesson.scenario);
+            lesson.scenario = tidy(&crate::files::atomic::dir_of(path).join(&lesson.scenario));
         }
         Ok(lesson)
     }
@@ -341,4 +342,25 @@ fn parse_stop(doc: &Doc<'_>, k: usize, v: &super::reader::Value<'_>) -> Result<S
         at_line,
         at_column,
     })
+}
+
+/// `path` with each `dir/..` pair and every `.` removed, by its text alone (no symbolic link is
+/// followed): the path a person would write.
+fn tidy(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    if out.is_empty() {
+        PathBuf::from(".")
+    } else {
+        out.iter().collect()
+    }
 }

@@ -165,12 +165,7 @@ fn the_lesson_keys_move_between_stops_and_back() {
         .collect();
     assert_eq!(
         names,
-        [
-            "mha_walkthrough.toml",
-            "backward.toml",
-            "gqa.toml",
-            "flash_online_softmax.toml"
-        ]
+        ["mha_walkthrough.toml", "backward.toml", "gqa.toml", "flash.toml"]
     );
     key(&mut m, KeyCode::Enter);
     settle(&mut m);

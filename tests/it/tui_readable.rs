@@ -234,7 +234,8 @@ fn help_reaches_every_key(app: &mut App, keys: &[(&str, &str)], w: u16, h: u16) 
         other => panic!("? opens the keys overlay, got {other:?}"),
     }
     let mut seen = String::new();
-    for _ in 0..60 {
+    // a line a press: enough presses for the tracer's list at 40×12 and then some
+    for _ in 0..100 {
         seen.push_str(&screen(app, w, h));
         key(app, KeyCode::Char('j'));
     }

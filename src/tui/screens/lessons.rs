@@ -31,7 +31,7 @@ pub fn list(dir: PathBuf) -> Open {
     let mut st = FilePicker::new(dir, "toml", summary);
     let lang = i18n::lang();
     st.entries.retain(|e| in_language(&e.path, lang));
-    let order = ["mha_walkthrough", "backward", "gqa", "flash_online_softmax"];
+    let order = ["mha_walkthrough", "backward", "gqa", "flash"];
     let zh: Vec<String> = order.iter().map(|n| format!("{n}.zh-CN")).collect();
     let names: Vec<&str> = if lang == Lang::ZhCn {
         zh.iter().map(String::as_str).collect()

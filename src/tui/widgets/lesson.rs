@@ -29,7 +29,7 @@ pub fn lines<'a>(
     if asked > 0 {
         head.push(Span::styled(tr!(" · score {right}/{asked}", right, asked), t.dim()));
     }
-    if !here {
+    if !here && run.stop().ask.is_some() && run.answers[run.at] == Answer::Open {
         head.push(Span::styled(tr!(" · R returns to the stop"), t.key()));
     }
     head.push(Span::raw(" · "));
