@@ -606,6 +606,6 @@ pub fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
     if formula.is_empty() {
         place
     } else {
-        format!("{formula}: {place}")
+        tr!("{formula}: {place}", formula, place)
     }
 }

@@ -3118,4 +3118,5 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "共 {n} 站。问题：{asked} 道中 {right} 道第一次就答对，{retried} 道再试后答对，{revealed} 道揭晓，{open} 道未作答。",
     ),
     ("{path}: {e}", "{path}: {e}"),
+    ("{formula}: {place}", "{formula}：{place}"),
 ];

@@ -405,3 +405,34 @@ fn s_saves_the_screen_and_the_quiz_report_keeps_the_scores() {
     assert_eq!(json["phases"][0]["retried"], 1);
     assert_eq!(json["scenario"], "<built-in mha_walkthrough>");
 }
+
+#[test]
+fn feedback_positions_and_snapshots_speak_chinese_too() {
+    i18n::with_lang(Lang::ZhCn, || {
+        let mut a = lesson_app(&root().join("lessons/mha_walkthrough.zh-CN.toml"), 80, 24);
+        key(&mut a, KeyCode::Char('N'));
+        key(&mut a, KeyCode::Char('N'));
+        // a wrong offset at 80×24: the formula and the typed number placed, in Chinese
+        chars(&mut a, "7");
+        key(&mut a, KeyCode::Enter);
+        let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
+        assert!(shown.contains("不太对：k[k_base+d]，其中k_base=((b*T+j)*H+h)*D：你输入的"), "{shown}");
+        assert!(shown.contains("你输入的7=k[b=0,j=1,h=1,d=1]"), "{shown}");
+        assert!(shown.contains("第3站，共8站"), "{shown}");
+        key(&mut a, KeyCode::Esc);
+        key(&mut a, KeyCode::Char('y'));
+        let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
+        assert!(shown.contains("--variantmha--at'#432'"), "{shown}");
+        assert!(shown.contains("终端支持OSC52时已复制"), "{shown}");
+        let dir = tempfile::tempdir().unwrap();
+        a.snapshots_dir = dir.path().to_path_buf();
+        key(&mut a, KeyCode::Char('S'));
+        let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
+        assert!(shown.contains("已保存"), "{shown}");
+        let txt = std::fs::read_to_string(dir.path().join("mha_walkthrough-mha-432.txt")).unwrap();
+        assert!(
+            txt.contains("第 3 站，共 8 站"),
+            "the text file has one character a CJK glyph:\n{txt}"
+        );
+    });
+}
