@@ -44,6 +44,7 @@ mod gradcheck;
 mod grade;
 mod i18n;
 mod kernels_untraced;
+mod polish;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;

@@ -30,7 +30,7 @@ pub const KEYS: &[(&str, &str)] = &[
         msg!("previous / next access of the selected cell (its ticks)"),
     ),
     ("Q", msg!("quiz: predict the next access (Enter · v reveal · l level)")),
-    ("s, Shift+arrows", msg!("select a cell with the arrows (or click it)")),
+    ("s, Shift+←→↑↓", msg!("select a cell with the arrows (or click it)")),
     ("t  /  1-4", msg!("switch panel tab on small screens")),
     ("e", msg!("trained model: export this layer as scenario TOML")),
     ("?", msg!("this help")),
