@@ -327,7 +327,13 @@ fn note(text: String) -> Note {
 /// `write scores[2] = -1e9`: an event in words.
 pub fn event_words(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
-    format!("{} {}[{}] = {}", super::format::op_text(e.op), e.buf, e.offset, num(e.value))
+    format!(
+        "{} {}[{}] = {}",
+        super::format::op_text(e.op),
+        e.buf,
+        e.offset,
+        num(e.value)
+    )
 }
 
 /// The mistake's number in the kernel file's comments (`MISTAKE 3`).

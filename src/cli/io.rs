@@ -143,7 +143,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .iter()
         .map(|&v| {
             let run = scenario.run(v, true);
-            let floats = |b: Buf| run.trace.as_ref().and_then(|t| t.buffer(b)).map_or(0, |i| i.layout().len());
+            let floats = |b: Buf| {
+                run.trace
+                    .as_ref()
+                    .and_then(|t| t.buffer(b))
+                    .map_or(0, |i| i.layout().len())
+            };
             Counted {
                 passes: traffic::counted(&run),
                 kv_floats: floats(Buf::K) + floats(Buf::V),
@@ -277,6 +282,26 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         )?;
     }
     // what grouping saves is memory, not traffic: every query head still reads its group's keys
+    let grouped = sh.h_kv < sh.h;
+    if grouped && counted.len() == 1 {
+        // alone, beside the MHA of the same shape it stands for (k and v of H heads, not H_kv)
+        let kv = counted[0].kv_floats;
+        let mha = kv / sh.h_kv.max(1) * sh.h;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "floats held in k and v (what a KV cache keeps): {parts}",
+                parts = tr!(
+                    "{v} {kv}, where MHA of the same shape holds {mha}",
+                    v = counted[0].passes.first().map_or(Variant::Gqa, |p| p.variant),
+                    kv = thousands(kv as u64),
+                    mha = thousands(mha as u64)
+                )
+            )
+        )?;
+    }
     if counted.len() >= 2 && counted.iter().any(|c| c.kv_floats != counted[0].kv_floats) {
         let first = counted[0].kv_floats.max(1) as f64;
         let parts: Vec<String> = counted
@@ -288,23 +313,26 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         writeln!(
             out,
             "{}",
-            tr!("floats held in k and v (what a KV cache keeps): {parts}", parts = parts.join(", "))
+            tr!(
+                "floats held in k and v (what a KV cache keeps): {parts}",
+                parts = parts.join(", ")
+            )
         )?;
-        if sh.h_kv < sh.h {
-            writeln!(
-                out,
-                "{}",
-                paint(
-                    &tr!(
-                        "H_kv = {kv} key/value heads serve H = {h} query heads: each key is stored once and read by {g} query heads, so the reads above stay those of MHA while the memory is {kv}/{h} of it",
-                        kv = sh.h_kv,
-                        h = sh.h,
-                        g = sh.h / sh.h_kv.max(1)
-                    ),
-                    Style::Dim
-                )
-            )?;
-        }
+    }
+    if grouped {
+        writeln!(
+            out,
+            "{}",
+            paint(
+                &tr!(
+                    "H_kv = {kv} key/value heads serve H = {h} query heads: each key is stored once and read by {g} query heads, so the reads above stay those of MHA while the memory is {kv}/{h} of it",
+                    kv = sh.h_kv,
+                    h = sh.h,
+                    g = sh.h / sh.h_kv.max(1)
+                ),
+                Style::Dim
+            )
+        )?;
     }
     Ok(())
 }

@@ -303,7 +303,9 @@ fn explain_flash_reaches_the_probability_mha_stores() {
     assert!(fwd.contains("key tile j0=0: m = max(-inf, rowmax) = 0.2152"), "{fwd}");
     // the second key tile raises the row's maximum: l is rescaled by e^(m_old − m_new)
     assert!(
-        fwd.contains("key tile j0=2: m = max(0.2152, rowmax) = 1.1036; l = e^(0.2152 − 1.1036)·1.978 + rowsum = 2.3128"),
+        fwd.contains(
+            "key tile j0=2: m = max(0.2152, rowmax) = 1.1036; l = e^(0.2152 − 1.1036)·1.978 + rowsum = 2.3128"
+        ),
         "{fwd}"
     );
     assert!(!fwd.contains("key tile j0=4"), "{fwd}");
@@ -354,8 +356,9 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
         .and_then(|c| c.ds)
         .unwrap();
     let logged = trace.events[ds].value as f64;
+    // printed with 7 decimals: within half a unit of the last
     assert!(
-        (analytic - logged).abs() <= 1e-6 * logged.abs(),
+        (analytic - logged).abs() <= 0.5e-7 * 1.001,
         "{line}: the log has {logged}"
     );
     assert!(line.contains(&format!(" (event #{ds}) · ")), "{line}");

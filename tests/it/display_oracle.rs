@@ -829,7 +829,10 @@ impl Checker<'_> {
             .max()
             .unwrap_or(4);
         if d.decimals != dec {
-            return Err(format!("the dot product's numbers have {} decimals, its values need {dec}", d.decimals));
+            return Err(format!(
+                "the dot product's numbers have {} decimals, its values need {dec}",
+                d.decimals
+            ));
         }
         let written = format!("{title} = {}", fixed(w.value, dec));
         if line.contains(&written) != (n == write) {

@@ -7,7 +7,11 @@ use crate::support::cli::cmd;
 /// What `attn-trace ARGS` prints, in the language `lang`.
 fn output_in(lang: &str, args: &[&str]) -> String {
     let out = cmd().arg("--lang").arg(lang).args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -50,7 +54,11 @@ fn cells(app: &App, w: u16, h: u16) -> Vec<Vec<String>> {
                 let wide_before = row.last().is_some_and(|c| attn_trace::analysis::format::cols(c) == 2);
                 let here = buf[(x, y)].symbol().to_string();
                 // the cell a wide character covers holds nothing of its own
-                row.push(if wide_before && here == " " { String::new() } else { here });
+                row.push(if wide_before && here == " " {
+                    String::new()
+                } else {
+                    here
+                });
             }
             row
         })
@@ -59,7 +67,11 @@ fn cells(app: &App, w: u16, h: u16) -> Vec<Vec<String>> {
 
 /// The app drawn on a `w`×`h` terminal as text, a wide character taking its two cells.
 fn text(app: &App, w: u16, h: u16) -> String {
-    cells(app, w, h).iter().map(|r| r.concat()).collect::<Vec<_>>().join("\n")
+    cells(app, w, h)
+        .iter()
+        .map(|r| r.concat())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn walk(name: &str) -> Arc<Walk> {
@@ -84,11 +96,23 @@ fn sample(len: usize) -> impl Iterator<Item = usize> {
 fn io_says_what_grouped_heads_save_in_both_languages() {
     let en = output_in("en", &["io", "scenarios/gqa.toml"]);
     // the traffic is MHA's, and the key/value memory is half of it
-    assert!(en.contains("global reads + writes, forward: gqa 928 (1.00×), mha 928 (1.00×)"), "{en}");
-    assert!(en.contains("floats held in k and v (what a KV cache keeps): gqa 32 (1.00×), mha 64 (2.00×)"), "{en}");
+    assert!(
+        en.contains("global reads + writes, forward: gqa 928 (1.00×), mha 928 (1.00×)"),
+        "{en}"
+    );
+    assert!(
+        en.contains("floats held in k and v (what a KV cache keeps): gqa 32 (1.00×), mha 64 (2.00×)"),
+        "{en}"
+    );
     assert!(en.contains("H_kv = 2 key/value heads serve H = 4 query heads"), "{en}");
     let zh = output_in("zh-CN", &["io", "scenarios/gqa.toml"]);
-    for want in ["全局读 + 写，前向：gqa 928 (1.00×)", "k 和 v 存放的浮点数", "缓冲区", "合计", "因果掩码；只计注意力核心"] {
+    for want in [
+        "全局读 + 写，前向：gqa 928 (1.00×)",
+        "k 和 v 存放的浮点数",
+        "缓冲区",
+        "合计",
+        "因果掩码；只计注意力核心",
+    ] {
         assert!(zh.contains(want), "{want}\n{zh}");
     }
     for english in ["global reads", "buffer", "total", "causal mask", "floats held"] {
@@ -101,9 +125,21 @@ fn io_says_what_grouped_heads_save_in_both_languages() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| (r["variant"].as_str().unwrap().to_string(), r["kv_floats"].as_u64().unwrap()))
+        .map(|r| {
+            (
+                r["variant"].as_str().unwrap().to_string(),
+                r["kv_floats"].as_u64().unwrap(),
+            )
+        })
         .collect();
-    assert!(kv.contains(&("gqa".into(), 32)) && kv.contains(&("mha".into(), 64)), "{kv:?}");
+    assert!(
+        kv.contains(&("gqa".into(), 32)) && kv.contains(&("mha".into(), 64)),
+        "{kv:?}"
+    );
+    // grouped heads alone still say what MHA of the same shape would keep
+    let mqa = output_in("en", &["io", "scenarios/mqa.toml"]);
+    assert!(mqa.contains("what a KV cache keeps): gqa "), "{mqa}");
+    assert!(mqa.contains(", where MHA of the same shape holds "), "{mqa}");
     // a scenario without grouped heads says nothing about it
     let flash = output_in("en", &["io", "scenarios/flash.toml"]);
     assert!(!flash.contains("KV cache"), "{flash}");
@@ -139,7 +175,13 @@ fn the_tracer_and_its_help_speak_chinese() {
             let mut app = App::new(Walk::builtin(), Theme::MONO, w, h);
             let s = text(&app, w, h);
             assert!(s.contains("│ 前向 │"), "{s}");
-            assert!(!s.contains("forward"), "{s}");
+            // the header and the status bar (the code panel quotes the kernel's English comments)
+            let head = s.lines().next().unwrap();
+            let status = s.lines().last().unwrap();
+            assert!(
+                !head.contains("forward") && !status.contains("forward"),
+                "{head}\n{status}"
+            );
             key(&mut app, KeyCode::Char('?'));
             let s = text(&app, w, h);
             assert!(s.contains("按键 · 追踪器"), "{s}");
@@ -176,13 +218,18 @@ fn the_train_form_hints_line_up_in_chinese() {
                 let first = hint.chars().next().unwrap().to_string();
                 cells
                     .iter()
-                    .find_map(|row| {
-                        (0..row.len()).find(|&x| row[x] == first && row[x..].concat().starts_with(hint))
-                    })
+                    .find_map(|row| (0..row.len()).find(|&x| row[x] == first && row[x..].concat().starts_with(hint)))
                     .unwrap_or_else(|| panic!("{hint}"))
             };
-            let cols: Vec<usize> = ["L，transformer", "H_kv：", "C，每个", "T，上下文"].iter().map(|h| col(h)).collect();
-            assert!(cols.windows(2).all(|c| c[0] == c[1]), "{w}×{h}: {cols:?}\n{}", lines.join("\n"));
+            let cols: Vec<usize> = ["L，transformer", "H_kv：", "C，每个", "T，上下文"]
+                .iter()
+                .map(|h| col(h))
+                .collect();
+            assert!(
+                cols.windows(2).all(|c| c[0] == c[1]),
+                "{w}×{h}: {cols:?}\n{}",
+                lines.join("\n")
+            );
         }
     });
 }
@@ -197,7 +244,10 @@ fn signs_are_readable(screen: &str) -> Result<(), String> {
     }
     let b = screen.as_bytes();
     for (k, _) in screen.match_indices("-0.0") {
-        let digits: String = screen[k + 1..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        let digits: String = screen[k + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
         if digits.chars().all(|c| c == '0' || c == '.') && !(k > 0 && (b[k - 1] as char).is_ascii_alphanumeric()) {
             return Err(format!("a negative zero -{digits} at {k}"));
         }
@@ -220,7 +270,17 @@ fn no_double_signs_and_no_negative_zeros_on_screen() {
         }
     }
     // and in explain
-    let out = output_in("en", &["explain", "scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=1,i=3,j=2"]);
+    let out = output_in(
+        "en",
+        &[
+            "explain",
+            "scenarios/flash.toml",
+            "--variant",
+            "flash",
+            "--at",
+            "b=0,h=1,i=3,j=2",
+        ],
+    );
     signs_are_readable(&out).unwrap_or_else(|e| panic!("{e}\n{out}"));
     assert!(out.contains("l = e^(0.2152 − 1.1036)·1.978 + rowsum = 2.3128"), "{out}");
 }
@@ -235,7 +295,10 @@ fn the_header_names_the_scale_the_kernel_uses() {
             let s = at(&w, v, n, size);
             let head = s.lines().next().unwrap();
             assert!(s.contains(&format!("S = Q·Kᵀ{scale}")), "{v} {size:?}:\n{s}");
-            assert!(!s.contains(&format!("S = Q·Kᵀ{other}")) && !s.contains("/√d"), "{v} {head}");
+            assert!(
+                !s.contains(&format!("S = Q·Kᵀ{other}")) && !s.contains("/√d"),
+                "{v} {head}"
+            );
         }
     }
 }
@@ -303,7 +366,10 @@ fn the_4_key_shows_the_variables_at_80x24() {
     assert_ne!(before, after, "4 changes the screen");
     // every derived offset of the event, down to its last (`hi = m + D/2`)
     assert!(after.contains("hi = m + D/2"), "{after}");
-    assert!(after.contains("lo = m = 0") && !after.contains("lo = m = 0 = 0"), "{after}");
+    assert!(
+        after.contains("lo = m = 0") && !after.contains("lo = m = 0 = 0"),
+        "{after}"
+    );
 }
 
 #[test]
@@ -377,7 +443,15 @@ fn mistake_2_measures_flattening_on_rows_that_are_not_one_hot() {
     let text: Vec<String> = report.symptoms.iter().map(|n| n.text.clone()).collect();
     let line = text.iter().find(|l| l.starts_with("mean max probability")).unwrap();
     // the correct rows are not saturated: their mean maximum is under 0.6
-    let good_mean: f32 = line.split("correct ").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let good_mean: f32 = line
+        .split("correct ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(good_mean < 0.6, "{line}");
     let visible_max = good.tensors[Buf::Scores]
         .iter()
@@ -403,12 +477,11 @@ fn flash_toml_rescales_on_the_focused_head() {
         .collect();
     assert!(factors.iter().any(|&a| a > 0.0 && a < 0.9), "{factors:?}");
     // and the tracer shows it at the accumulator's rescale
-    let rescale = (0..tr.len())
-        .find(|&n| {
-            tr.events[n].buf == Buf::Acc
-                && tr.events[n].op == Op::Write
-                && at(&w, Variant::Flash, n, (120, 40)).contains("e^(0.2152 − 1.1036) = 0.4113")
-        });
+    let rescale = (0..tr.len()).find(|&n| {
+        tr.events[n].buf == Buf::Acc
+            && tr.events[n].op == Op::Write
+            && at(&w, Variant::Flash, n, (120, 40)).contains("e^(0.2152 − 1.1036) = 0.4113")
+    });
     assert!(rescale.is_some(), "the accumulator is rescaled by 0.4113 somewhere");
 }
 
@@ -432,10 +505,16 @@ fn compare_on_t7_flash_announces_what_it_hides_and_keeps_the_element() {
             assert!(s.contains("i6"), "{x}×{y}:\n{s}");
             // columns left out are said
             if s.contains(" j0") && !s.contains(" j6") {
-                assert!(s.contains("shown:") && s.contains(" of 7"), "{x}×{y}: hidden columns unannounced\n{s}");
+                assert!(
+                    s.contains("shown:") && s.contains(" of 7"),
+                    "{x}×{y}: hidden columns unannounced\n{s}"
+                );
             }
             if !s.contains("│i0") {
-                assert!(s.contains("shown:") && s.contains(" of 7"), "{x}×{y}: hidden rows unannounced\n{s}");
+                assert!(
+                    s.contains("shown:") && s.contains(" of 7"),
+                    "{x}×{y}: hidden rows unannounced\n{s}"
+                );
             }
             key(&mut a, KeyCode::Char(']'));
         }
@@ -476,7 +555,11 @@ fn exporting_a_layer_twice_keeps_both_files() {
     map = AttnMap::new(model, origin(dir.path(), false), b"xyz|zyx ab", 0).unwrap();
     let second = map.export().unwrap();
     assert_ne!(first, second);
-    assert_eq!(std::fs::read_to_string(&first).unwrap(), before, "the first export is kept");
+    assert_eq!(
+        std::fs::read_to_string(&first).unwrap(),
+        before,
+        "the first export is kept"
+    );
     assert!(std::fs::read_to_string(&second).unwrap().contains("xyz|zyx ab"));
     assert_eq!(second.file_name().unwrap(), "map-step0-layer0-2.toml");
     let msg = map.export_message();
@@ -539,13 +622,19 @@ fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
         let mut st = tracer_at(&w, Variant::Mha, n);
         st.tab = attn_trace::tui::screens::tracer::Tab::Code;
         let s = tracer_screen(&st, size.0, size.1);
-        let code: Vec<&str> = s.lines().filter(|l| l.starts_with("│ 2") || l.starts_with("│ 1")).collect();
+        let code: Vec<&str> = s
+            .lines()
+            .filter(|l| l.starts_with("│ 2") || l.starts_with("│ 1"))
+            .collect();
         assert!(!code.is_empty(), "{size:?}:\n{s}");
         // at 120×40 the code panel is narrower than some lines in view
         if size.0 == 120 {
             assert!(code.iter().any(|l| l.contains('…')), "{size:?}:\n{s}");
         }
-        let source: Vec<&str> = attn_trace::tui::source::source(tr.view(n).file).unwrap().lines().collect();
+        let source: Vec<&str> = attn_trace::tui::source::source(tr.view(n).file)
+            .unwrap()
+            .lines()
+            .collect();
         for l in &code {
             let inner = l.trim_start_matches('│');
             let inner = &inner[..inner.find('│').unwrap_or(inner.len())];
@@ -560,7 +649,10 @@ fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
             let shown = shown.trim();
             let line = source[no - 1].trim();
             match shown.strip_suffix('…') {
-                Some(start) => assert!(line.starts_with(start.trim()) && line.len() > start.trim().len(), "{size:?}: {l}"),
+                Some(start) => assert!(
+                    line.starts_with(start.trim()) && line.len() > start.trim().len(),
+                    "{size:?}: {l}"
+                ),
                 None => assert_eq!(shown, line, "{size:?}: a line cut without `…`"),
             }
         }
@@ -579,5 +671,31 @@ fn ticks_leave_the_phase_names_readable() {
         assert!(strip.contains('|') || strip.contains("fl"), "{strip}");
         // the phase that holds every tick still names itself
         assert!(strip.contains("flash"), "{x}×{y}: {strip}");
+    }
+}
+
+#[test]
+fn the_train_forms_flash_and_kv_heads_error_is_whole() {
+    for (lang, tail) in [(Lang::En, "it runs on the MHA layout"), (Lang::ZhCn, "它按 MHA 的布局运行")] {
+        with_lang(lang, || {
+            for (w, h) in SIZES {
+                let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+                key(&mut app, KeyCode::Char('5'));
+                for k in [KeyCode::Down, KeyCode::Down, KeyCode::Down, KeyCode::Down] {
+                    key(&mut app, k);
+                }
+                key(&mut app, KeyCode::Char('2'));
+                key(&mut app, KeyCode::Down);
+                key(&mut app, KeyCode::Down);
+                key(&mut app, KeyCode::Right);
+                let s = text(&app, w, h);
+                assert!(s.contains("✗ flash"), "{w}×{h}:\n{s}");
+                // the error's last words are on screen, wrapped under it (borders and spaces
+                // left out, so the wrap does not matter)
+                let dense: String = s.chars().filter(|c| !c.is_whitespace() && *c != '│').collect();
+                let want: String = tail.chars().filter(|c| !c.is_whitespace()).collect();
+                assert!(dense.contains(&want), "{w}×{h}: {tail}\n{s}");
+            }
+        });
     }
 }

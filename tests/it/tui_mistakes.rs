@@ -492,7 +492,10 @@ fn dropout_not_applied_shows_the_probabilities_that_were_never_dropped() {
         ),
         format!("the mistaken run still uses {used} of those {}", dropped.len()),
         // the dropped cells it does not use are masked ones, and the note says so
-        format!("(the other {} are masked: probability 0 in both runs)", dropped.len() - used),
+        format!(
+            "(the other {} are masked: probability 0 in both runs)",
+            dropped.len() - used
+        ),
         format!("att differs between the runs by up to {diff:.3}"),
     ] {
         assert!(screen.contains(&want), "{want}\n{screen}");

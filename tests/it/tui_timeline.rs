@@ -86,7 +86,9 @@ fn check_strip(app: &App, w: u16, h: u16, theme: Theme) {
         } else if want.tick {
             // on a phase's name the letter stays, underlined (issue 37: ticks hid the names)
             assert!(
-                sym == "|" || (sym.chars().all(|c| c.is_alphanumeric() || "_…".contains(c)) && modifier.contains(Modifier::UNDERLINED)),
+                sym == "|"
+                    || (sym.chars().all(|c| c.is_alphanumeric() || "_…".contains(c))
+                        && modifier.contains(Modifier::UNDERLINED)),
                 "{what}"
             );
         } else {

@@ -647,7 +647,10 @@ pub fn free_path(base: PathBuf) -> PathBuf {
     if !base.exists() {
         return base;
     }
-    let stem = base.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = base
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let ext = base.extension().map(|e| e.to_string_lossy().into_owned());
     (2u32..)
         .map(|k| {

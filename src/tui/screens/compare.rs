@@ -404,10 +404,20 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
             let is = window(S, rows, e.i);
             let mut parts = Vec::new();
             if js.len() < T {
-                parts.push(tr!("j{first}..={last} of {n}", first = js.start, last = js.end - 1, n = T));
+                parts.push(tr!(
+                    "j{first}..={last} of {n}",
+                    first = js.start,
+                    last = js.end - 1,
+                    n = T
+                ));
             }
             if is.len() < S {
-                parts.push(tr!("i{first}..={last} of {n}", first = is.start, last = is.end - 1, n = S));
+                parts.push(tr!(
+                    "i{first}..={last} of {n}",
+                    first = is.start,
+                    last = is.end - 1,
+                    n = S
+                ));
             }
             if shown_bands < bands {
                 let h0 = first_band * per_row;
@@ -477,10 +487,20 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         let said = |is: &std::ops::Range<usize>| {
             let mut parts = Vec::new();
             if cs.len() < C {
-                parts.push(tr!("c{first}..={last} of {n}", first = cs.start, last = cs.end - 1, n = C));
+                parts.push(tr!(
+                    "c{first}..={last} of {n}",
+                    first = cs.start,
+                    last = cs.end - 1,
+                    n = C
+                ));
             }
             if is.len() < S {
-                parts.push(tr!("i{first}..={last} of {n}", first = is.start, last = is.end - 1, n = S));
+                parts.push(tr!(
+                    "i{first}..={last} of {n}",
+                    first = is.start,
+                    last = is.end - 1,
+                    n = S
+                ));
             }
             parts
         };

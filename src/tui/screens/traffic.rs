@@ -3,11 +3,11 @@
 //! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
 //! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
 
-use crate::analysis::traffic::{Sweep, sweep};
 use crate::analysis::format::{mask_words, pad_left};
+use crate::analysis::traffic::{Sweep, sweep};
 use crate::kernels::Mask;
-use crate::{msg, tr};
 use crate::tui::theme::Theme;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -81,7 +81,10 @@ impl Traffic {
         let point = |t: usize, n: u64| ((t as f64).log2(), (n.max(1) as f64).log10());
         let rows = &self.sweep.rows;
         let mut out = vec![
-            (tr!("naive").to_string(), rows.iter().map(|r| point(r.t, r.naive)).collect()),
+            (
+                tr!("naive").to_string(),
+                rows.iter().map(|r| point(r.t, r.naive)).collect(),
+            ),
             (
                 tr!("naive: S, P").to_string(),
                 rows.iter().map(|r| point(r.t, r.naive_scores_probs)).collect(),
@@ -219,7 +222,9 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines).block(
             Block::bordered()
-                .title(tr!(" the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles "))
+                .title(tr!(
+                    " the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles "
+                ))
                 .border_style(t.border(false)),
         ),
         numbers,

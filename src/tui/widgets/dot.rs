@@ -291,7 +291,14 @@ pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
     let current = p.dot.current();
     for &(x, y, w, k) in &p.heads {
         let text = format!("{:>w$}", key(&p.dot.terms[k]), w = w as usize);
-        put(buf, area, x, y, &text, if Some(k) == current { t.name() } else { t.dim() });
+        put(
+            buf,
+            area,
+            x,
+            y,
+            &text,
+            if Some(k) == current { t.name() } else { t.dim() },
+        );
     }
     for s in &p.spots {
         let text = format!("{:>w$}", spot_text(trace, &p.dot, s, p.decimals), w = s.w as usize);

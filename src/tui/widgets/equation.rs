@@ -286,7 +286,12 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
                 .start()
                 .map(|k| trace.events[k])
                 .map_or(String::new(), |e| format!("{}[{}]", e.buf, e.offset));
-            format!("{target} = {from} + Σ = {} + {} = {}", four(b), rhs(four(sigma)), four(new))
+            format!(
+                "{target} = {from} + Σ = {} + {} = {}",
+                four(b),
+                rhs(four(sigma)),
+                four(new)
+            )
         }
         _ => format!("{target} = Σ = {}", four(v.value)),
     };
@@ -397,7 +402,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                     e = four(e),
                     sum = four(sum)
                 )),
-                Span::styled(format!("{:.4}", e / sum), t.number()),
+                Span::styled(four(e / sum), t.number()),
             ]));
         }
     } else if p < 2 * T {
@@ -417,7 +422,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 dp = num(dpj),
                 dot = rhs(four(dot))
             )),
-            Span::styled(format!("{:.4}", pj * (dpj - dot)), t.number()),
+            Span::styled(four(pj * (dpj - dot)), t.number()),
         ]));
     }
     out
@@ -508,11 +513,16 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
-    let title = format!(
+    let mut title = format!(
         " {} · {} ",
         ctx.view.phase.name(),
         phase_title_of(ctx.view.phase, &ctx.walk.mask, ctx.variant)
     );
+    // a title wider than the panel's top border ends in `…` rather than mid-word
+    let room = (area.width as usize).saturating_sub(2);
+    if crate::analysis::format::cols(&title) > room {
+        title = format!("{}… ", crate::analysis::format::cut(&title, room.saturating_sub(2)));
+    }
     let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
     let panel = Paragraph::new(fit(ctx, lines(ctx), block.inner(area)))
         .block(block)

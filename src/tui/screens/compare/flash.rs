@@ -139,10 +139,20 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
     let said = |is: &std::ops::Range<usize>| {
         let mut parts = Vec::new();
         if js.len() < sh.t {
-            parts.push(tr!("j{first}..={last} of {n}", first = js.start, last = js.end - 1, n = sh.t));
+            parts.push(tr!(
+                "j{first}..={last} of {n}",
+                first = js.start,
+                last = js.end - 1,
+                n = sh.t
+            ));
         }
         if is.len() < sh.s {
-            parts.push(tr!("i{first}..={last} of {n}", first = is.start, last = is.end - 1, n = sh.s));
+            parts.push(tr!(
+                "i{first}..={last} of {n}",
+                first = is.start,
+                last = is.end - 1,
+                n = sh.s
+            ));
         }
         super::note_lines(&parts, inner.width)
     };
@@ -156,7 +166,11 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
     };
     // a blank line before each query tile but the first, where there is room
     let tiles_down = sh.s.div_ceil(spot.br);
-    let rows_room = |note_h: u16| inner.height.saturating_sub(1 + legend_h + u16::from(legend_h > 0) + note_h) as usize;
+    let rows_room = |note_h: u16| {
+        inner
+            .height
+            .saturating_sub(1 + legend_h + u16::from(legend_h > 0) + note_h) as usize
+    };
     let mut is = window(sh.s, rows_room(note_h).max(1).min(sh.s), e.i);
     if said(&is).len() as u16 > note_h {
         note_h = said(&is).len() as u16;
