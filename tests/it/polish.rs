@@ -676,7 +676,10 @@ fn ticks_leave_the_phase_names_readable() {
 
 #[test]
 fn the_train_forms_flash_and_kv_heads_error_is_whole() {
-    for (lang, tail) in [(Lang::En, "it runs on the MHA layout"), (Lang::ZhCn, "它按 MHA 的布局运行")] {
+    for (lang, tail) in [
+        (Lang::En, "it runs on the MHA layout"),
+        (Lang::ZhCn, "它按 MHA 的布局运行"),
+    ] {
         with_lang(lang, || {
             for (w, h) in SIZES {
                 let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
