@@ -429,6 +429,18 @@ fn flash_at_80x24_keeps_the_steps_numbers() {
                 }
                 // no line wrapped into a run of spaces
                 assert!(!l.contains("│                l_new"), "#{n} {size:?}: {l}");
+                // a grid title names its tile rows whole (`tile rows i 2..=3`, not `2..=`)
+                if let Some(k) = l.find("tile rows ") {
+                    let rest = &l[k..];
+                    let range = rest.split_whitespace().nth(3).unwrap_or("");
+                    assert!(
+                        range
+                            .split("..=")
+                            .nth(1)
+                            .is_some_and(|x| x.chars().next().is_some_and(|c| c.is_ascii_digit())),
+                        "#{n} {size:?}: {l}"
+                    );
+                }
             }
         }
     }
