@@ -1,9 +1,9 @@
 //! How numbers and phases are written wherever a learner reads them: the TUI's panels,
 //! `explain`, the mistakes report.
 
-use crate::kernels::Mask;
+use crate::kernels::{Mask, Variant};
 use crate::tr;
-use crate::trace::Phase;
+use crate::trace::{Op, Pass, Phase};
 
 /// Columns `text` takes on a terminal: a CJK character takes two (`注意力` is 6 columns wide), so
 /// the zh-CN interface is measured with this, never with `chars().count()`.
@@ -111,6 +111,9 @@ pub fn num(v: f32) -> String {
     }
     if v.abs() >= 999.5 {
         format!("{v:.0e}")
+    } else if v.abs() < 0.005 {
+        // a negative zero (a masked pair's gradient) or a value that rounds to zero: no sign
+        "0.00".to_string()
     } else {
         format!("{v:.2}")
     }
@@ -139,7 +142,39 @@ pub fn exact(v: f32) -> String {
         return num(v);
     }
     let digits = (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize;
-    format!("{v:.digits$}")
+    let text = format!("{v:.digits$}");
+    // a value that rounds to zero even so carries no sign
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
+    }
+}
+
+/// The decimals [`exact`] gives `v`: four, more for small values (`0.0001234`).
+pub fn exact_decimals(v: f32) -> usize {
+    if v == 0.0 || !v.is_finite() || v.abs() >= 999.5 {
+        return 4;
+    }
+    (3 - v.abs().log10().floor() as i32).clamp(4, 8) as usize
+}
+
+/// `values` written with one number of decimals, the most any of them needs ([`exact`]): the
+/// numbers of one panel side by side (`0.0419  1.5188` would hide a digit of the first,
+/// `0.04189  1.5188` mixes precisions; `0.04189  1.51880` does neither). Zero is `0`-padded
+/// alike; the mask constant and large values keep [`num`]'s form.
+pub fn exact_all(values: &[f32]) -> Vec<String> {
+    let d = values.iter().map(|&v| exact_decimals(v)).max().unwrap_or(4);
+    values.iter().map(|&v| fixed(v, d)).collect()
+}
+
+/// `v` with `d` decimals (no sign on a negative zero); the mask constant and large values in
+/// [`num`]'s form.
+pub fn fixed(v: f32, d: usize) -> String {
+    if !v.is_finite() || v.abs() >= 999.5 {
+        num(v)
+    } else {
+        format!("{:.d$}", if v == 0.0 { 0.0 } else { v })
+    }
 }
 
 /// A number in an arithmetic chain a reader checks by hand: four decimals (`0.0000` for zero,
@@ -151,10 +186,24 @@ pub fn four(v: f32) -> String {
     if v == f32::NEG_INFINITY {
         return "−∞".to_string();
     }
+    if v.is_finite() && v.abs() < 0.00005 {
+        // a value too small for four decimals keeps its digits: `-0.00003162`, not `-0.0000`
+        return exact(v);
+    }
     if v.is_finite() && v.abs() < 999.5 {
         return format!("{v:.4}");
     }
     num(v)
+}
+
+/// A number printed after `+` or `−`: in parentheses when it is negative, so that a chain
+/// reads `0.5 − (-0.16)`, never `0.5 − -0.16`.
+pub fn rhs(text: String) -> String {
+    if text.starts_with('-') || text.starts_with('−') {
+        format!("({text})")
+    } else {
+        text
+    }
 }
 
 /// `causal mask`, `explicit mask`, `no mask`.
@@ -163,6 +212,22 @@ pub fn mask_words(mask: &Mask) -> &'static str {
         Mask::Causal => tr!("causal mask"),
         Mask::Explicit { .. } => tr!("explicit mask"),
         Mask::None => tr!("no mask"),
+    }
+}
+
+/// `read`, `write` in the language in use.
+pub fn op_text(op: Op) -> &'static str {
+    match op {
+        Op::Read => tr!("read"),
+        Op::Write => tr!("write"),
+    }
+}
+
+/// `forward`, `backward` in the language in use.
+pub fn pass_text(pass: Pass) -> &'static str {
+    match pass {
+        Pass::Forward => tr!("forward"),
+        Pass::Backward => tr!("backward"),
     }
 }
 
@@ -181,6 +246,13 @@ pub fn phase_title(phase: Phase, mask: &Mask) -> String {
         Phase::ScoresBack => format!("{title}, {}", mask_words(mask)),
         _ => title.to_string(),
     }
+}
+
+/// [`phase_title`] for the kernel `variant`, its scale named as that kernel has it: the
+/// baseline divides by `√C` (one head over every channel), the others by `√D`.
+pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
+    let scale = if variant == Variant::Baseline { "√C" } else { "√D" };
+    phase_title(phase, mask).replace("√d", scale)
 }
 
 /// Why the mask hides the pair (`i`, `j`): `j=3 > i=1` for the causal mask, the matrix entry

@@ -327,7 +327,13 @@ fn note(text: String) -> Note {
 /// `write scores[2] = -1e9`: an event in words.
 pub fn event_words(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
-    format!("{} {}[{}] = {}", e.op.name(), e.buf, e.offset, num(e.value))
+    format!(
+        "{} {}[{}] = {}",
+        super::format::op_text(e.op),
+        e.buf,
+        e.offset,
+        num(e.value)
+    )
 }
 
 /// The mistake's number in the kernel file's comments (`MISTAKE 3`).
@@ -639,11 +645,22 @@ pub fn downstream(good: &Run, bad: &Run, mask: &Mask) -> Vec<Note> {
                     scale
                 )));
                 let used = dropped.iter().filter(|&&o| wp[o] > 0.0).count();
-                out.push(note(tr!(
-                    "the mistaken run still uses {used} of those {n}: its weighted sum reads probs, never probs_drop",
-                    used,
-                    n = dropped.len()
-                )));
+                // the others are masked pairs: probability 0 whether dropped or not
+                let rest = dropped.len() - used;
+                out.push(note(if rest == 0 {
+                    tr!(
+                        "the mistaken run still uses {used} of those {n}: its weighted sum reads probs, never probs_drop",
+                        used,
+                        n = dropped.len()
+                    )
+                } else {
+                    tr!(
+                        "the mistaken run still uses {used} of those {n} (the other {rest} are masked: probability 0 in both runs): its weighted sum reads probs, never probs_drop",
+                        used,
+                        n = dropped.len(),
+                        rest
+                    )
+                }));
                 // the largest weights the mistaken run keeps that the correct one dropped
                 let mut kept: Vec<usize> = dropped.iter().copied().filter(|&o| wp[o] > 0.0).collect();
                 kept.sort_by(|&a, &b| wp[b].total_cmp(&wp[a]).then(a.cmp(&b)));

@@ -3,13 +3,13 @@
 //! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::format::thousands;
+use attn_trace::analysis::format::{mask_words, pad, pad_left, pass_text, thousands};
 use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Level, Shape};
 use attn_trace::tr;
-use attn_trace::trace::Pass;
+use attn_trace::trace::{Buf, Pass};
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -23,8 +23,9 @@ Levels: global is main memory (a GPU's HBM), tile is a tiled kernel's on-chip wo
 (its SRAM): flash's q_tile, k_tile, v_tile, s_tile, m, l, acc and their backward tiles.
 
 The JSON is {\"title\", \"shape\", \"tiles\": {\"br\", \"bc\"} (with flash), \"runs\": [{\"variant\",
-\"pass\", \"buffers\": [{\"name\", \"level\", \"reads\", \"writes\"}], \"totals\": [{\"level\",
-\"reads\", \"writes\"}]}]}.
+\"pass\", \"kv_floats\", \"buffers\": [{\"name\", \"level\", \"reads\", \"writes\"}], \"totals\":
+[{\"level\", \"reads\", \"writes\"}]}]}; kv_floats is the size of k plus v, the keys and values
+a KV cache keeps (grouped heads keep H_kv heads of them, not H).
 --sweep needs no scenario: one head of size --head-dim, the forward pass, T = 64 … 4096, the
 plain MHA kernel against flash with square tiles of 16, 32, 64 and 128 (closed forms of the
 kernels' loops, which tests hold to the traced counts).
@@ -91,7 +92,14 @@ struct TilesJson {
 struct RunJson {
     #[serde(flatten)]
     traffic: PassTraffic,
+    kv_floats: usize,
     totals: Vec<LevelTraffic>,
+}
+
+/// One variant's passes and the floats its `k` and `v` hold.
+struct Counted {
+    passes: Vec<PassTraffic>,
+    kv_floats: usize,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -130,10 +138,22 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     // one variant at a time: only its counts outlive its trace
-    let runs: Vec<PassTraffic> = scenario
+    let runs: Vec<Counted> = scenario
         .variants
         .iter()
-        .flat_map(|&v| traffic::counted(&scenario.run(v, true)))
+        .map(|&v| {
+            let run = scenario.run(v, true);
+            let floats = |b: Buf| {
+                run.trace
+                    .as_ref()
+                    .and_then(|t| t.buffer(b))
+                    .map_or(0, |i| i.layout().len())
+            };
+            Counted {
+                passes: traffic::counted(&run),
+                kv_floats: floats(Buf::K) + floats(Buf::V),
+            }
+        })
         .collect();
     let flash = scenario.variants.contains(&Variant::Flash);
     if args.json {
@@ -147,9 +167,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }),
             runs: runs
                 .into_iter()
-                .map(|p| RunJson {
-                    totals: p.totals(),
-                    traffic: p,
+                .flat_map(|c| {
+                    c.passes.into_iter().map(move |p| RunJson {
+                        totals: p.totals(),
+                        traffic: p,
+                        kv_floats: c.kv_floats,
+                    })
                 })
                 .collect(),
         };
@@ -164,63 +187,78 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 /// Per variant and pass, one row per buffer and the totals per level; then the global traffic
-/// of each variant side by side.
-fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::Result<()> {
+/// of each variant side by side, and the floats each keeps in `k` and `v`.
+fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Result<()> {
     let sh = s.shape;
     writeln!(out, "{}", paint(&escape_controls(&s.title), Style::Heading))?;
     let queries = if s.cross { format!("S={} ", sh.s) } else { String::new() };
     writeln!(
         out,
-        "B={} {queries}T={} C={} H={} (D={}), {} mask; the attention core only",
-        sh.b,
-        sh.t,
-        sh.c,
-        sh.h,
-        sh.d(),
-        s.mask.name()
+        "{}",
+        tr!(
+            "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask}; the attention core only",
+            b = sh.b,
+            queries,
+            t = sh.t,
+            c = sh.c,
+            h = sh.h,
+            d = sh.d(),
+            mask = mask_words(&s.mask)
+        )
     )?;
     if s.variants.contains(&Variant::Flash) {
         let t = s.plan().tiles.sizes();
         writeln!(
             out,
-            "flash tiles: br = {}, bc = {}; its tile-local working set holds {} floats in forward",
-            t.br,
-            t.bc,
-            t.forward_floats(sh.d())
+            "{}",
+            tr!(
+                "flash tiles: br = {br}, bc = {bc}; its tile-local working set holds {floats} floats in forward",
+                br = t.br,
+                bc = t.bc,
+                floats = t.forward_floats(sh.d())
+            )
         )?;
     }
-    for p in runs {
+    let row = |name: &str, level: &str, reads: &str, writes: &str| {
+        format!(
+            "  {} {} {} {}",
+            pad(name, 10),
+            pad(level, 7),
+            pad_left(reads, 12),
+            pad_left(writes, 12)
+        )
+    };
+    let level_text = |l: Level| match l {
+        Level::Global => tr!("global"),
+        Level::Tile => tr!("tile"),
+    };
+    let runs: Vec<&PassTraffic> = counted.iter().flat_map(|c| &c.passes).collect();
+    for p in &runs {
         writeln!(out)?;
-        let title = format!("{} · {}", p.variant, p.pass.name());
+        let title = format!("{} · {}", p.variant, pass_text(p.pass));
         writeln!(out, "{}", paint(&title, Style::Heading))?;
-        writeln!(
-            out,
-            "  {:<10} {:<7} {:>12} {:>12}",
-            "buffer", "level", "reads", "writes"
-        )?;
+        writeln!(out, "{}", row(tr!("buffer"), tr!("level"), tr!("reads"), tr!("writes")))?;
         for b in &p.buffers {
-            writeln!(
-                out,
-                "  {:<10} {:<7} {:>12} {:>12}",
+            let line = row(
                 b.buf.name(),
-                b.level.name(),
-                thousands(b.reads),
-                thousands(b.writes)
-            )?;
+                level_text(b.level),
+                &thousands(b.reads),
+                &thousands(b.writes),
+            );
+            writeln!(out, "{line}")?;
         }
         for t in p.totals() {
-            let line = format!(
-                "  {:<10} {:<7} {:>12} {:>12}",
-                "total",
-                t.level.name(),
-                thousands(t.reads),
-                thousands(t.writes)
+            let line = row(
+                tr!("total"),
+                level_text(t.level),
+                &thousands(t.reads),
+                &thousands(t.writes),
             );
             writeln!(out, "{}", paint(&line, Style::Dim))?;
         }
     }
     for pass in [Pass::Forward, Pass::Backward] {
-        let of: Vec<&PassTraffic> = runs.iter().filter(|p| p.pass == pass).collect();
+        let of: Vec<&&PassTraffic> = runs.iter().filter(|p| p.pass == pass).collect();
         if of.len() < 2 {
             continue;
         }
@@ -233,28 +271,94 @@ fn tables(out: &mut dyn Write, s: &Scenario, runs: &[PassTraffic]) -> std::io::R
             })
             .collect();
         writeln!(out)?;
-        writeln!(out, "global reads + writes, {}: {}", pass.name(), parts.join(", "))?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "global reads + writes, {pass}: {parts}",
+                pass = pass_text(pass),
+                parts = parts.join(", ")
+            )
+        )?;
+    }
+    // what grouping saves is memory, not traffic: every query head still reads its group's keys
+    let grouped = sh.h_kv < sh.h;
+    if grouped && counted.len() == 1 {
+        // alone, beside the MHA of the same shape it stands for (k and v of H heads, not H_kv)
+        let kv = counted[0].kv_floats;
+        let mha = kv / sh.h_kv.max(1) * sh.h;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "floats held in k and v (what a KV cache keeps): {parts}",
+                parts = tr!(
+                    "{v} {kv}, where MHA of the same shape holds {mha}",
+                    v = counted[0].passes.first().map_or(Variant::Gqa, |p| p.variant),
+                    kv = thousands(kv as u64),
+                    mha = thousands(mha as u64)
+                )
+            )
+        )?;
+    }
+    if counted.len() >= 2 && counted.iter().any(|c| c.kv_floats != counted[0].kv_floats) {
+        let first = counted[0].kv_floats.max(1) as f64;
+        let parts: Vec<String> = counted
+            .iter()
+            .filter_map(|c| Some((c.passes.first()?.variant, c.kv_floats)))
+            .map(|(v, n)| format!("{v} {} ({:.2}×)", thousands(n as u64), n as f64 / first))
+            .collect();
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "floats held in k and v (what a KV cache keeps): {parts}",
+                parts = parts.join(", ")
+            )
+        )?;
+    }
+    if grouped {
+        writeln!(
+            out,
+            "{}",
+            paint(
+                &tr!(
+                    "H_kv = {kv} key/value heads serve H = {h} query heads: each key is stored once and read by {g} query heads, so the reads above stay those of MHA while the memory is {kv}/{h} of it",
+                    kv = sh.h_kv,
+                    h = sh.h,
+                    g = sh.h / sh.h_kv.max(1)
+                ),
+                Style::Dim
+            )
+        )?;
     }
     Ok(())
 }
 
 /// The sweep as a table, one row per T, and what its columns are.
 fn sweep_table(out: &mut dyn Write, s: &Sweep) -> std::io::Result<()> {
-    let title = format!(
-        "Global reads + writes per head, forward pass, D = {}, {}",
-        s.d,
-        match s.mask {
-            Mask::Causal => "causal mask",
-            _ => "no mask",
-        }
+    let title = tr!(
+        "Global reads + writes per head, forward pass, D = {d}, {mask}",
+        d = s.d,
+        mask = mask_words(&s.mask)
     );
     writeln!(out, "{}", paint(&title, Style::Heading))?;
     writeln!(
         out,
-        "naive: the plain MHA kernel (S,P: of it, the T×T scores and probabilities); flash BR: square tiles br = bc = BR \
-(cut to T when larger)"
+        "{}",
+        tr!(
+            "naive: the plain MHA kernel (S,P: of it, the T×T scores and probabilities); flash BR: square tiles br = bc = BR (cut to T when larger)"
+        )
     )?;
-    write!(out, "{:>6} {:>16} {:>16}", "T", "naive", "of it S,P")?;
+    write!(
+        out,
+        "{:>6} {} {}",
+        "T",
+        pad_left(tr!("naive"), 16),
+        pad_left(tr!("of it S,P"), 16)
+    )?;
     for t in &s.tiles {
         write!(out, " {:>14}", format!("flash {t}"))?;
     }
@@ -277,9 +381,8 @@ fn sweep_table(out: &mut dyn Write, s: &Sweep) -> std::io::Result<()> {
         write!(out, " {:>14}", thousands(*m as u64))?;
     }
     writeln!(out)?;
-    let note = "M: floats of flash's tile-local working set. Naive grows as (4D + 6)·T² + D·T: every product reads its \
-operands from global memory, and S and P are written and read back. Flash grows as 2D·T²/br + 2D·T + T: k and v \
-are read once per query tile (these two formulas without a mask; a causal one skips about half of each T² term), so its traffic is divided by the tile, that is by the on-chip memory M ≈ 4·br·D + br² \
-(Θ(T²·D²/M), Dao et al. 2022).";
+    let note = tr!(
+        "M: floats of flash's tile-local working set. Naive grows as (4D + 6)·T² + D·T: every product reads its operands from global memory, and S and P are written and read back. Flash grows as 2D·T²/br + 2D·T + T: k and v are read once per query tile (these two formulas without a mask; a causal one skips about half of each T² term), so its traffic is divided by the tile, that is by the on-chip memory M ≈ 4·br·D + br² (Θ(T²·D²/M), Dao et al. 2022)."
+    );
     writeln!(out, "{}", paint(note, Style::Dim))
 }

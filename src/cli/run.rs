@@ -139,8 +139,8 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     writeln!(out, "{}", paint(&escape_controls(&s.title), Style::Heading))?;
     let passes = match (s.passes.forward, s.passes.backward) {
         (true, true) => tr!("forward and backward"),
-        (true, false) => "forward",
-        _ => "backward",
+        (true, false) => tr!("forward"),
+        _ => tr!("backward"),
     };
     let start = if s.from_x() && s.cross {
         tr!("cross-attention: queries from x, keys and values from memory (separate projections, output projection)")
@@ -158,14 +158,14 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
         out,
         "{}",
         tr!(
-            "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
+            "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask}, {passes}, {start}",
             b = sh.b,
             queries,
             t = sh.t,
             c = sh.c,
             h = sh.h,
             d = sh.d(),
-            mask = s.mask.name(),
+            mask = attn_trace::analysis::format::mask_words(&s.mask),
             passes,
             start
         )

@@ -413,8 +413,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("AdamW learning rate", "AdamW 学习率"),
     ("B, sequences per step", "B，每步的序列数"),
     (
-        "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask} mask, {passes}, {start}",
-        "B={b} {queries}T={t} C={c} H={h} (D={d})，掩码 {mask}，{passes}，{start}",
+        "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask}, {passes}, {start}",
+        "B={b} {queries}T={t} C={c} H={h} (D={d})，{mask}，{passes}，{start}",
     ),
     ("Back to the built-in walkthrough", "回到内置的 walkthrough"),
     (
@@ -1134,7 +1134,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("has ended ({n} events)", "已经结束（{n} 个事件）"),
     ("heads", "头数"),
     ("heads {list} (Tab)", "头 {list}（Tab）"),
-    ("heat −{max} ", "热度 −{max} "),
+    ("heat {low} ", "热度 {low} "),
     ("highlight the previous / next entry", "高亮上一项 / 下一项"),
     ("highlight the previous / next line", "高亮上一行 / 下一行"),
     (
@@ -1210,8 +1210,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("key projection k = m·W_k + b_k", "键投影 k = m·W_k + b_k"),
     (
-        "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
-        "键分块 j0={k0}：m = max({m_old}, rowmax) = {m_new}；l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
+        "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new_p})·{l_old} + rowsum = {l_new}",
+        "键分块 j0={k0}：m = max({m_old}, rowmax) = {m_new}；l = e^({m_old} − {m_new_p})·{l_old} + rowsum = {l_new}",
     ),
     ("kv heads", "键/值头数"),
     ("last event of the log", "日志的最后一个事件"),
@@ -1619,8 +1619,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("one step forward / back", "前进 / 后退一步"),
     (
-        "online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),",
-        "在线 softmax：m_new = max(m_old, rowmax(S_tile))，P_tile = e^(S_tile − m_new)，",
+        "online softmax: m_new = max(m_old, rowmax(S_tile))",
+        "在线 softmax：m_new = max(m_old, rowmax(S_tile))",
     ),
     (
         "only the \"gqa\" variant reads fewer key/value heads than query heads: add \"gqa\" to [run].variants or remove H_kv",
@@ -2205,7 +2205,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "trace: a prompt, then the attention map and the tracer, on the current weights",
         "追踪：用当前的权重输入提示词，然后看注意力图和 tracer",
     ),
-    ("tracer", "tracer"),
+    ("tracer", "追踪器"),
     (
         "tracing this prompt would record {events} events, over the TUI's {max}: with C = {c} prompts up to {fits} bytes fit",
         "追踪这个提示词将记录 {events} 个事件，超过了 TUI 的上限 {max}：C = {c} 时最多放得下 {fits} 个字节的提示词",
@@ -2538,6 +2538,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{tok} is not an offset: type whole numbers (or a range like 10..=13)",
         "{tok} 不是偏移：请输入整数（或者 10..=13 这样的区间）",
     ),
+    (
+        "{v} {kv}, where MHA of the same shape holds {mha}",
+        "{v} {kv}，同样形状的 MHA 存放 {mha}",
+    ),
     ("{variant} with {names} ({passes})", "{variant} 带 {names}（{passes}）"),
     ("{variant} {n} events", "{variant} {n} 个事件"),
     (
@@ -2841,6 +2845,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "3. 第一个分歧（d）：{name}[{index}]，参考实现 {reference}，你的 {mine}",
     ),
     ("3. no divergence", "3. 没有分歧"),
+    (
+        "B={b} {queries}T={t} C={c} H={h} (D={d}), {mask}; the attention core only",
+        "B={b} {queries}T={t} C={c} H={h} (D={d})，{mask}；只计注意力核心",
+    ),
+    ("buffer", "缓冲区"),
     ("Cannot open this trace", "无法打开这份追踪"),
     ("Grade your own kernel", "评判你自己的内核"),
     ("Grade your own kernel…", "评判你自己的内核…"),
@@ -2857,12 +2866,57 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "你的与参考实现并排：{trace} · {scenario} 的 {variant} {pass} 阶段 ",
     ),
     ("cannot read the trace: {e}", "无法读取追踪：{e}"),
+    ("c{first}..={last} of {n}", "{n} 个通道中的 c{first}..={last}"),
+    (
+        "flash tiles: br = {br}, bc = {bc}; its tile-local working set holds {floats} floats in forward",
+        "flash 分块：br = {br}，bc = {bc}；前向时它的分块本地工作集存放 {floats} 个浮点数",
+    ),
+    (
+        "floats held in k and v (what a KV cache keeps): {parts}",
+        "k 和 v 存放的浮点数（即 KV 缓存要保存的）：{parts}",
+    ),
+    ("global", "全局"),
+    (
+        "Global reads + writes per head, forward pass, D = {d}, {mask}",
+        "每个头的全局读 + 写，前向，D = {d}，{mask}",
+    ),
+    ("global reads + writes, {pass}: {parts}", "全局读 + 写，{pass}：{parts}"),
+    (
+        "H_kv = {kv} key/value heads serve H = {h} query heads: each key is stored once and read by {g} query heads, so the reads above stay those of MHA while the memory is {kv}/{h} of it",
+        "H_kv = {kv} 个键/值头服务 H = {h} 个查询头：每个键只存一次，由 {g} 个查询头读取，所以上面的读次数与 MHA 相同，而内存只有它的 {kv}/{h}",
+    ),
+    ("h{first}..={last} of {n}", "{n} 个头中的 h{first}..={last}"),
     ("its header names no scenario", "它的头部行没有写明场景"),
+    ("i{first}..={last} of {n}", "{n} 行中的 i{first}..={last}"),
+    ("j{first}..={last} of {n}", "{n} 列中的 j{first}..={last}"),
+    ("level", "层级"),
+    (
+        " log–log: both grow with T², flash divided by its tile ",
+        " 双对数：两者都随 T² 增长，flash 被分块大小除 ",
+    ),
+    (
+        "M: floats of flash's tile-local working set. Naive grows as (4D + 6)·T² + D·T: every product reads its operands from global memory, and S and P are written and read back. Flash grows as 2D·T²/br + 2D·T + T: k and v are read once per query tile (these two formulas without a mask; a causal one skips about half of each T² term), so its traffic is divided by the tile, that is by the on-chip memory M ≈ 4·br·D + br² (Θ(T²·D²/M), Dao et al. 2022).",
+        "M：flash 分块本地工作集的浮点数个数。朴素实现按 (4D + 6)·T² + D·T 增长：每次乘法都从全局内存读操作数，S 和 P 写出后再读回。flash 按 2D·T²/br + 2D·T + T 增长：每个查询分块只读一次 k 和 v（这两个公式不带掩码；因果掩码大约省去每个 T² 项的一半），所以它的流量被分块大小除，也就是被片上内存 M ≈ 4·br·D + br² 除（Θ(T²·D²/M)，Dao 等，2022）。",
+    ),
     (
         "n/p step · d divergence · e/E errors · ? keys · q back",
         "n/p 单步 · d 分歧 · e/E 错误 · ? 按键 · q 返回",
     ),
+    ("naive", "朴素"),
+    (
+        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back",
+        "朴素实现每次乘法都从全局内存读 q、k、v 和 P，并把 S 和 P 写到那里；flash 每个查询分块只读一次 k 和 v，只写 att 和 lse。   d：头大小 · m：掩码 · q：返回",
+    ),
+    ("naive: S, P", "朴素：S, P"),
+    (
+        "naive: the plain MHA kernel (S,P: of it, the T×T scores and probabilities); flash BR: square tiles br = bc = BR (cut to T when larger)",
+        "naive：普通的 MHA 内核（S,P：其中 T×T 的分数和概率部分）；flash BR：方形分块 br = bc = BR（大于 T 时截为 T）",
+    ),
     ("never written", "从未写入"),
+    (
+        "next head size D (16, 32, 64, 128)",
+        "下一个头大小 D（16、32、64、128）",
+    ),
     (
         "no *.jsonl traces here. Record one: attn-trace inputs SCENARIO -o inputs.txt, run your kernel with a recorder (recorders/), then open its trace here (docs/your_kernel.md)",
         "这里没有 *.jsonl 追踪。先记录一份：attn-trace inputs SCENARIO -o inputs.txt，用记录器（recorders/）运行你的内核，再在这里打开它的追踪（docs/your_kernel.zh-CN.md）",
@@ -2873,18 +2927,32 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "no divergence: every cell agrees with the reference",
         "没有分歧：每个单元格都与参考实现一致",
     ),
+    ("no mask ↔ causal mask", "无掩码 ↔ 因果掩码"),
+    ("of it S,P", "其中 S,P"),
     ("one access forward / back", "前进 / 后退一次访问"),
     ("reference #{n} ", "参考实现 #{n} "),
+    ("shown: {parts}", "显示：{parts}"),
+    (
+        "the mistaken run still uses {used} of those {n} (the other {rest} are masked: probability 0 in both runs): its weighted sum reads probs, never probs_drop",
+        "带错误的运行仍然使用了其中 {n} 个中的 {used} 个（另外 {rest} 个被掩码遮住：两次运行中概率都是 0）：它的加权求和读取 probs，从不读取 probs_drop",
+    ),
+    (
+        " the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles ",
+        " 图中的数 · S, P：朴素实现的 T×T 部分 · M：flash 分块的浮点数 ",
+    ),
     (
         "the reference never {op}s {name}[{offset}]",
         "参考实现从不对 {name}[{offset}] 做 {op}",
     ),
+    ("tile", "分块"),
     ("to the first divergence", "跳到第一个分歧"),
     (
         "to your next / previous access error",
         "跳到你的下一个 / 上一个访问错误",
     ),
+    ("total", "合计"),
     ("trace", "追踪"),
+    (" Traffic: naive vs flash ", " 流量：朴素实现与 flash "),
     (
         "you never write the divergent cell; the reference writes it at its event #{r}",
         "你从未写入出现分歧的单元格；参考实现在它的事件 #{r} 写入它",
@@ -2898,6 +2966,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("yours #{n} ", "你的 #{n} "),
     ("yours beside the reference", "你的与参考实现并排"),
+    (
+        "· global accesses per head, forward, D = {d}, {mask}",
+        "· 每个头的全局访问，前向，D = {d}，{mask}",
+    ),
     (
         "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
         "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",

@@ -48,4 +48,6 @@ pub struct Origin {
     pub dir: PathBuf,
     /// … under names starting with this.
     pub stem: String,
+    /// Trained with flash attention: its layers are traced with flash beside MHA.
+    pub flash: bool,
 }

@@ -36,7 +36,7 @@
 //!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
 //!   `j = j0 + jj` in the global buffers' labels.
 
-use attn_trace::analysis::format::exact;
+use attn_trace::analysis::format::{exact_decimals, fixed};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Shape;
@@ -536,8 +536,8 @@ impl Checker<'_> {
             for k in f.start as usize..f.end as usize {
                 let e = trace.events[k];
                 let shown = lines.iter().find(|l| {
-                    l.starts_with(&format!("{}[{}] = x[", e.buf, e.offset))
-                        || l.starts_with(&format!("{}[{}] = −x[", e.buf, e.offset))
+                    l.starts_with(&format!("{b}'[{}] = {b}[", e.offset, b = e.buf))
+                        || l.starts_with(&format!("{b}'[{}] = −{b}[", e.offset, b = e.buf))
                 });
                 match (e.op, shown) {
                     (Op::Write, Some(line)) => {
@@ -691,12 +691,19 @@ impl Checker<'_> {
                     ));
                 }
                 highlighted += usize::from(is_current);
-                // the label right-aligned above the cell: a column name, or a flat offset
+                // the label right-aligned above the cell (starting over it in heat mode): a
+                // column name, or a flat offset
                 let above = p
                     .labels
                     .iter()
                     .filter(|l| !l.3 && !l.2.ends_with(':') && l.1 < s.y)
-                    .filter(|l| l.0 + l.2.chars().count() as u16 == s.x + s.w)
+                    .filter(|l| {
+                        if p.heat {
+                            l.0 == s.x
+                        } else {
+                            l.0 + l.2.chars().count() as u16 == s.x + s.w
+                        }
+                    })
                     .max_by_key(|l| l.1);
                 if Some(s.y) == data_y {
                     if let Some(l) = above.filter(|l| l.1 + 1 == s.y)
@@ -809,7 +816,25 @@ impl Checker<'_> {
         if !line.starts_with(&format!("dot product → {title}")) {
             return Err(format!("the dot product's title does not name {title}: {line}"));
         }
-        let written = format!("{title} = {}", exact(w.value));
+        // the strip writes all its numbers with one number of decimals, the most any needs
+        let dec = terms
+            .iter()
+            .flat_map(|t| {
+                t.iter()
+                    .map(|&k| trace.events[k].value)
+                    .chain([t.iter().map(|&k| trace.events[k].value).product::<f32>()])
+            })
+            .chain([w.value])
+            .map(exact_decimals)
+            .max()
+            .unwrap_or(4);
+        if d.decimals != dec {
+            return Err(format!(
+                "the dot product's numbers have {} decimals, its values need {dec}",
+                d.decimals
+            ));
+        }
+        let written = format!("{title} = {}", fixed(w.value, dec));
         if line.contains(&written) != (n == write) {
             return Err(format!(
                 "`{written}` shown: {}, the cursor at the write: {}",
@@ -826,14 +851,14 @@ impl Checker<'_> {
             let want = match s.factor {
                 Some(f) => {
                     let k = *term.get(f).ok_or("a factor the term does not have")?;
-                    exact(trace.events[k].value)
+                    fixed(trace.events[k].value, dec)
                 }
                 None => {
                     drawn_products += 1;
                     if term.last().is_some_and(|&k| k > n) {
                         return Err(format!("term {} has a product drawn before its last read", s.term));
                     }
-                    exact(term.iter().map(|&k| trace.events[k].value).product::<f32>())
+                    fixed(term.iter().map(|&k| trace.events[k].value).product::<f32>(), dec)
                 }
             };
             if shown.trim() != want {

@@ -47,6 +47,7 @@ mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
+mod polish;
 mod recorders;
 mod scenario_docs;
 mod scenario_roundtrip;

@@ -57,7 +57,7 @@ fn committed_screenshots_match_the_app() {
         .filter_map(|l| l.strip_suffix("</text>")?.rsplit_once('>').map(|(_, t)| t))
         .collect();
     assert!(zh_runs.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
-    for words in ["内存", "代码", "事件日志", "分数 S = Q·Kᵀ/√d + 因果掩码", "部分和"] {
+    for words in ["内存", "代码", "事件日志", "分数 S = Q·Kᵀ/√D + 因果掩码", "部分和"] {
         assert!(zh_runs.contains(words), "{words} not in the zh-CN picture: {zh_runs}");
     }
 }

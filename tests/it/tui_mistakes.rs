@@ -477,6 +477,7 @@ fn dropout_not_applied_shows_the_probabilities_that_were_never_dropped() {
         .collect();
     assert!(!dropped.is_empty());
     let used = dropped.iter().filter(|&&o| w[Buf::Probs][o] > 0.0).count();
+    assert!(used < dropped.len(), "the scenario drops some masked pairs too");
     assert!(used > 0 && dropped.iter().all(|&o| g[Buf::ProbsDrop][o] == 0.0));
     let diff = g[Buf::Att]
         .iter()
@@ -490,6 +491,11 @@ fn dropout_not_applied_shows_the_probabilities_that_were_never_dropped() {
             dropped.len()
         ),
         format!("the mistaken run still uses {used} of those {}", dropped.len()),
+        // the dropped cells it does not use are masked ones, and the note says so
+        format!(
+            "(the other {} are masked: probability 0 in both runs)",
+            dropped.len() - used
+        ),
         format!("att differs between the runs by up to {diff:.3}"),
     ] {
         assert!(screen.contains(&want), "{want}\n{screen}");

@@ -438,7 +438,7 @@ fn at_80x24_the_header_and_the_status_line_are_never_cut() {
     let head = text.lines().next().unwrap().trim_end();
     assert_eq!(
         head,
-        " MHA walkthrough: B=1, T=3, C=4, H=2 · scores S = Q·Kᵀ/√d + causal mask"
+        " MHA walkthrough: B=1, T=3, C=4, H=2 · scores S = Q·Kᵀ/√D + causal mask"
     );
     // the keys hint is one that fits, ending in `? keys`
     let status = text.lines().last().unwrap().trim_end();

@@ -104,7 +104,7 @@ fn tracer_in_chinese_snapshots() {
             let mut app = tracer_at_focus(w, h);
             key(&mut app, KeyCode::Char('?'));
             let screen = draw(&app, w, h);
-            assert!(screen.contains("按键 · tracer"), "{screen}");
+            assert!(screen.contains("按键 · 追踪器"), "{screen}");
             assert_lines_fill(&screen, w);
             insta::assert_snapshot!(format!("help_zh_CN_{w}x{h}"), screen);
 

@@ -820,6 +820,7 @@ fn attention_map_snapshots() {
             dataset: None,
             dir: PathBuf::from("."),
             stem: "map".into(),
+            flash: false,
         };
         let map = AttnMap::new(Arc::clone(&model), origin, b"abc|cba ab", 0).unwrap();
         let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
@@ -852,6 +853,7 @@ fn attention_map_snapshots() {
         dataset: None,
         dir: PathBuf::from("."),
         stem: "map".into(),
+        flash: false,
     };
     app.screen = Screen::AttnMap(Box::new(AttnMap::new(model, origin, b"abc|cba ab", 0).unwrap()));
     let click = MouseEvent {
@@ -931,6 +933,7 @@ fn heads_side_by_side_scroll_together_and_four_heads_of_t16_fit_at_120x40() {
         dataset: None,
         dir: PathBuf::from("."),
         stem: "map".into(),
+        flash: false,
     };
     let prompt = b"abcdefg|ABCDEFG|";
     for (w, h) in [(120, 40), (80, 24)] {
@@ -1039,6 +1042,7 @@ mod random_input {
                 dataset: None,
                 dir: dir.path().to_path_buf(),
                 stem: "random".into(),
+                flash: false,
             };
             let map = AttnMap::new(Arc::new(model.clone()), origin.clone(), b"ab|ba", 0).unwrap();
             let mut app = App::with_menu(Walk::builtin(), Theme::COLOR, 120, 40);
@@ -1092,6 +1096,7 @@ fn a_prompt_whose_trace_is_too_big_is_refused_with_the_length_that_fits() {
         dataset: None,
         dir: PathBuf::from("."),
         stem: "big".into(),
+        flash: false,
     };
     let prompt = [b'a'; 64];
     let e = AttnMap::new(Arc::clone(&model), origin.clone(), &prompt, 0).unwrap_err();

@@ -132,10 +132,11 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 let l_new = trace.events[row.l_new()].value;
                 let k0 = var(row.start, names::J0).unwrap_or(0);
                 lines.push(tr!(
-                    "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new})·{l_old} + rowsum = {l_new}",
+                    "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new_p})·{l_old} + rowsum = {l_new}",
                     k0,
                     m_old = num(m_old),
                     m_new = num(m_new),
+                    m_new_p = par(m_new),
                     l_old = num(l_old),
                     l_new = num(l_new)
                 ));
@@ -144,7 +145,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                         "  here s_tile[{off}] becomes e^(S − m) = e^({s} − {m}) = {p}, folded into acc; it is overwritten by the next tile",
                         off,
                         s = num(s_val),
-                        m = num(m_new),
+                        m = par(m_new),
                         p = num(cell.p_tilde.map_or(f32::NAN, |n| trace.events[n].value))
                     ));
                 }
@@ -180,7 +181,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                     tr!(
                         "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
                         s = num(s_val),
-                        lse = num(lse),
+                        lse = par(lse),
                         p = num(p)
                     ),
                 ],
@@ -225,7 +226,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                         "dS = {p} × ({dp} − {d_i}) = {ds} (ds_tile[{off}], event #{n}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
                         p = num(p),
                         dp = num(dp),
-                        d_i = num(d_i),
+                        d_i = par(d_i),
                         ds = num(trace.events[ds_write].value),
                         off,
                         n = ds_write

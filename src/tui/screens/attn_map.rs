@@ -220,7 +220,15 @@ impl AttnMap {
             self.t()
         );
         let source = self.export_path().display().to_string();
-        Scenario::from_inputs(&source, &title, Some(&about), &cap.inputs, cap.variant, focus).map_err(|e| e.to_string())
+        let mut scenario = Scenario::from_inputs(&source, &title, Some(&about), &cap.inputs, cap.variant, focus)
+            .map_err(|e| e.to_string())?;
+        // a model trained with flash is traced with flash too, beside the MHA that stores the
+        // probabilities the map shows (Tab goes from one to the other)
+        if self.origin.flash && cap.variant == Variant::Mha {
+            scenario.variants.push(Variant::Flash);
+            scenario = Scenario::parse(&scenario.to_toml(), &source).map_err(|e| e.to_string())?;
+        }
+        Ok(scenario)
     }
 
     /// `e`: writes the selected layer as a scenario TOML, atomically, and returns its path.
@@ -234,7 +242,9 @@ impl AttnMap {
             j: self.j,
         };
         let scenario = self.scenario(Some(focus))?;
-        let path = self.export_path();
+        // never over the file of an earlier export (another prompt, cell or run): the first
+        // free name of `…-layer0.toml`, `…-layer0-2.toml`, `…-layer0-3.toml`, …
+        let path = free_path(self.export_path());
         super::train::make_dir_for(&path).map_err(|e| format!("{}: {e}", self.origin.dir.display()))?;
         let cfg = self.model.config;
         let mut text = String::new();
@@ -630,4 +640,26 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         Paragraph::new(line).style(t.status()).wrap(Wrap { trim: false }),
         status,
     );
+}
+
+/// `base` if no file is there, else the first of `STEM-2.EXT`, `STEM-3.EXT`, … that is free.
+pub fn free_path(base: PathBuf) -> PathBuf {
+    if !base.exists() {
+        return base;
+    }
+    let stem = base
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = base.extension().map(|e| e.to_string_lossy().into_owned());
+    (2u32..)
+        .map(|k| {
+            let name = match &ext {
+                Some(e) => format!("{stem}-{k}.{e}"),
+                None => format!("{stem}-{k}"),
+            };
+            base.with_file_name(name)
+        })
+        .find(|p| !p.exists())
+        .unwrap_or(base)
 }

@@ -49,6 +49,8 @@ pub fn open(path: &Path) -> Result<Traced, String> {
                 dataset,
                 dir: dir_of(path),
                 stem,
+                // a checkpoint does not say which kernel trained it
+                flash: false,
             };
             Ok(Traced {
                 model: loaded.model,

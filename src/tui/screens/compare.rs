@@ -378,21 +378,72 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
     let out = frame.buffer_mut();
     let cw = 7u16;
     let mut y = inner.y;
-    // only what fits is drawn, centred on the element: T and C may be large
+    // only what fits is drawn, around the element (T and C may be large); what is left out is
+    // said on the panel's last lines, which are kept for it
     let fit_cols = (inner.width.saturating_sub(5) / cw).max(1) as usize;
-    let fit_rows = inner.height.saturating_sub(1).max(1) as usize;
+    let hidden: Vec<String>;
     if matches!(buf, Buf::Scores | Buf::Probs | Buf::DScores | Buf::DProbs) {
-        // H matrices S×T side by side (one for the baseline)
+        // H matrices S×T side by side (one for the baseline), in bands of as many as fit across
         let js = window(T, fit_cols, e.j);
-        let is = window(S, fit_rows, e.i);
         let panel_w = 4 + js.len() as u16 * cw;
         let per_row = ((inner.width + 1) / (panel_w + 1)).max(1) as usize;
+        let bands = H.div_ceil(per_row);
+        // every band with all its rows; else every band with the rows that fit, the element's
+        // row among them; else the element's band alone
+        let fit = |height: usize| {
+            if bands * (S + 2) - 1 <= height {
+                (S, 0, bands)
+            } else if bands > 1 && (height + 1) / bands >= 3 {
+                ((height + 1) / bands - 2, 0, bands)
+            } else {
+                (height.saturating_sub(1).max(1), e.h.min(H - 1) / per_row, 1)
+            }
+        };
+        // what is left out is said under the grid, on as many lines as that takes
+        let said = |rows: usize, first_band: usize, shown_bands: usize| {
+            let is = window(S, rows, e.i);
+            let mut parts = Vec::new();
+            if js.len() < T {
+                parts.push(tr!(
+                    "j{first}..={last} of {n}",
+                    first = js.start,
+                    last = js.end - 1,
+                    n = T
+                ));
+            }
+            if is.len() < S {
+                parts.push(tr!(
+                    "i{first}..={last} of {n}",
+                    first = is.start,
+                    last = is.end - 1,
+                    n = S
+                ));
+            }
+            if shown_bands < bands {
+                let h0 = first_band * per_row;
+                let h1 = (h0 + per_row).min(H) - 1;
+                parts.push(tr!("h{first}..={last} of {n}", first = h0, last = h1, n = H));
+            }
+            parts
+        };
+        let mut reserve = 0;
+        let (rows, first_band, shown_bands) = loop {
+            let (r, f, n) = fit((inner.height as usize).saturating_sub(reserve));
+            let lines = note_lines(&said(r, f, n), inner.width).len();
+            if lines <= reserve || reserve >= inner.height as usize {
+                break (r, f, n);
+            }
+            reserve = lines;
+        };
+        hidden = said(rows, first_band, shown_bands);
+        let is = window(S, rows, e.i);
         let label = |h: usize| match (variant, buf) {
             (Variant::Mha | Variant::Gqa, _) => format!("h{h}"),
             (_, Buf::Scores) => "S".to_string(),
             _ => "P".to_string(),
         };
-        for h0 in (0..H).step_by(per_row) {
+        for band in first_band..first_band + shown_bands {
+            let h0 = band * per_row;
             if y >= inner.bottom() {
                 break;
             }
@@ -432,8 +483,37 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         let D = if per_head { sh.d() } else { C };
         let h = if per_head { e.h } else { 0 };
         let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
-        // query rows: S of them (T in self-attention)
-        let is = window(S, fit_rows, e.i);
+        // query rows: S of them (T in self-attention), lines kept for the note
+        let said = |is: &std::ops::Range<usize>| {
+            let mut parts = Vec::new();
+            if cs.len() < C {
+                parts.push(tr!(
+                    "c{first}..={last} of {n}",
+                    first = cs.start,
+                    last = cs.end - 1,
+                    n = C
+                ));
+            }
+            if is.len() < S {
+                parts.push(tr!(
+                    "i{first}..={last} of {n}",
+                    first = is.start,
+                    last = is.end - 1,
+                    n = S
+                ));
+            }
+            parts
+        };
+        let mut reserve = 0;
+        let is = loop {
+            let is = window(S, (inner.height as usize).saturating_sub(1 + reserve).max(1), e.i);
+            let lines = note_lines(&said(&is), inner.width).len();
+            if lines <= reserve || reserve >= inner.height as usize {
+                break is;
+            }
+            reserve = lines;
+        };
+        hidden = said(&is);
         let x_of = |k: usize, c: usize| inner.x + 4 + k as u16 * cw + (c / D - cs.start / D) as u16;
         for (k, c) in cs.clone().enumerate() {
             let name = if per_head {
@@ -459,6 +539,27 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
             }
         }
     }
+    let lines = note_lines(&hidden, inner.width);
+    for (k, line) in lines.iter().enumerate() {
+        let Some(y) = (inner.bottom() as usize + k).checked_sub(lines.len()) else {
+            continue;
+        };
+        let y = y as u16;
+        if y >= inner.y {
+            put(out, inner, inner.x, y, &" ".repeat(inner.width as usize), t.base());
+            put(out, inner, inner.x, y, line, t.dim());
+        }
+    }
+}
+
+/// The note under a Compare grid that leaves rows, columns or heads out (`shown: j4..=6 of 7 ·
+/// i6..=6 of 7`), in lines of at most `width` columns; none when nothing is left out.
+pub(super) fn note_lines(parts: &[String], width: u16) -> Vec<String> {
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let text = tr!("shown: {parts}", parts = parts.join(" · "));
+    crate::analysis::format::wrap(&text, width.max(1) as usize)
 }
 
 /// `count` consecutive indices out of `len`, as close to centred on `at` as the ends allow.

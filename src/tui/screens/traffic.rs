@@ -3,9 +3,11 @@
 //! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
 //! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
 
+use crate::analysis::format::{mask_words, pad_left};
 use crate::analysis::traffic::{Sweep, sweep};
 use crate::kernels::Mask;
 use crate::tui::theme::Theme;
+use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -22,10 +24,10 @@ pub const HEAD_DIMS: [usize; 4] = [16, 32, 64, 128];
 
 /// The screen's keys, for its `?` popup and the docs.
 pub const KEYS: &[(&str, &str)] = &[
-    ("d", "next head size D (16, 32, 64, 128)"),
-    ("m", "no mask ↔ causal mask"),
-    ("?", "these keys"),
-    ("q / Esc", "back"),
+    ("d", msg!("next head size D (16, 32, 64, 128)")),
+    ("m", msg!("no mask ↔ causal mask")),
+    ("?", msg!("these keys")),
+    ("q / Esc", msg!("back")),
 ];
 
 /// What a key asks of the app.
@@ -79,9 +81,12 @@ impl Traffic {
         let point = |t: usize, n: u64| ((t as f64).log2(), (n.max(1) as f64).log10());
         let rows = &self.sweep.rows;
         let mut out = vec![
-            ("naive".to_string(), rows.iter().map(|r| point(r.t, r.naive)).collect()),
             (
-                "naive: S, P".to_string(),
+                tr!("naive").to_string(),
+                rows.iter().map(|r| point(r.t, r.naive)).collect(),
+            ),
+            (
+                tr!("naive: S, P").to_string(),
                 rows.iter().map(|r| point(r.t, r.naive_scores_probs)).collect(),
             ),
         ];
@@ -119,7 +124,7 @@ pub fn compact(n: u64) -> String {
 /// The table under the plot: one line per T, the same numbers the plot draws, then M.
 pub fn table(st: &Traffic) -> Vec<String> {
     let s = &st.sweep;
-    let mut head = format!("{:>5} {:>8} {:>8}", "T", "naive", "S, P");
+    let mut head = format!("{:>5} {} {:>8}", "T", pad_left(tr!("naive"), 8), "S, P");
     for t in &s.tiles {
         head.push_str(&format!(" {:>9}", format!("flash {t}")));
     }
@@ -154,11 +159,11 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
         Constraint::Length(2),
     ])
     .areas(area);
-    let mask = if st.causal { "causal mask" } else { "no mask" };
+    let mask = mask_words(if st.causal { &Mask::Causal } else { &Mask::None });
     let title = Line::from(vec![
-        Span::styled(" Traffic: naive vs flash ", t.title()),
+        Span::styled(tr!(" Traffic: naive vs flash "), t.title()),
         Span::styled(
-            format!("· global accesses per head, forward, D = {}, {mask}", st.d),
+            tr!("· global accesses per head, forward, D = {d}, {mask}", d = st.d, mask),
             t.dim(),
         ),
     ]);
@@ -200,7 +205,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     let chart = Chart::new(data)
         .block(
             Block::bordered()
-                .title(" log–log: both grow with T², flash divided by its tile ")
+                .title(tr!(" log–log: both grow with T², flash divided by its tile "))
                 .border_style(t.border(true)),
         )
         .legend_position(Some(LegendPosition::TopLeft))
@@ -217,13 +222,16 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     frame.render_widget(
         Paragraph::new(lines).block(
             Block::bordered()
-                .title(" the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles ")
+                .title(tr!(
+                    " the plotted numbers · S, P: naive's T×T part · M: floats of flash's tiles "
+                ))
                 .border_style(t.border(false)),
         ),
         numbers,
     );
-    let note = "naive reads q, k, v and P from global memory for every product and writes S and P there; \
-flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back";
+    let note = tr!(
+        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back"
+    );
     frame.render_widget(
         Paragraph::new(Line::styled(note, t.dim())).wrap(Wrap { trim: true }),
         foot,

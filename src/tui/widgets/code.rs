@@ -135,6 +135,9 @@ pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, s
         let room = (inner.width as usize).saturating_sub(GUTTER);
         let rows = if is_current {
             wrap(code, room)
+        } else if crate::analysis::format::cols(code) > room && room > 1 {
+            // a line cut at the panel's edge says so
+            vec![format!("{}…", crate::analysis::format::cut(code, room - 1))]
         } else {
             vec![code.to_string()]
         };

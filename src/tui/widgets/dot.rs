@@ -9,7 +9,7 @@
 
 use super::{Ctx, put};
 use crate::analysis::accum::{Accumulation, Finish, Scale, Term};
-use crate::analysis::format::exact;
+use crate::analysis::format::{exact_all, exact_decimals, fixed};
 use crate::tr;
 use crate::trace::{Buf, Trace};
 use crate::tui::widgets::cols;
@@ -51,6 +51,9 @@ pub struct DotPlan {
     pub spots: Vec<DotSpot>,
     /// Lines the strip takes.
     pub height: u16,
+    /// Decimals of every number of the strip: the most any of them needs, so that the factors,
+    /// products and the value written are written alike.
+    pub decimals: usize,
 }
 
 /// `10..=11`, `2..=10 step 4`, `3, 5, 6` or `3, 5, …, 14`: the offsets one operand reads.
@@ -121,12 +124,17 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         .max()
         .unwrap_or(0) as u16
         + 1;
-    // columns as wide as the widest number of the sum, and its loop values
-    let values = dot
+    // one precision for the strip; columns as wide as the widest number of the sum, and its
+    // loop values
+    let all: Vec<f32> = dot
         .terms
         .iter()
-        .flat_map(|t| t.reads.iter().map(|&k| exact(trace.events[k].value).chars().count()))
-        .chain((0..dot.terms.len()).map(|k| exact(dot.product(trace, k)).chars().count()));
+        .flat_map(|t| t.reads.iter().map(|&k| trace.events[k].value))
+        .chain((0..dot.terms.len()).map(|k| dot.product(trace, k)))
+        .chain([trace.events[dot.write].value])
+        .collect();
+    let decimals = all.iter().map(|&v| exact_decimals(v)).max().unwrap_or(4);
+    let values = exact_all(&all).into_iter().map(|s| s.chars().count());
     let keys = dot.terms.iter().map(|t| key(t).len());
     let col_w = values.chain(keys).max().unwrap_or(6).max(6) as u16 + 1;
     let room = (area.width.saturating_sub(label_w) / col_w).max(1) as usize;
@@ -148,7 +156,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         ),
     ];
     if ctx.cursor == dot.write {
-        pieces.push((Piece::Written, format!("= {}", exact(w.value))));
+        pieces.push((Piece::Written, format!("= {}", fixed(w.value, decimals))));
     }
     if count < total {
         let vals = |k: usize| key(&dot.terms[k]);
@@ -164,7 +172,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let old = dot.old(trace);
     for &k in &dot.inits {
         let e = trace.events[k];
-        let (buf, off, value) = (e.buf, e.offset, exact(e.value));
+        let (buf, off, value) = (e.buf, e.offset, crate::analysis::format::exact(e.value));
         // a scaled `+=` scales the sum, not the old value it is added to
         let note = if Some(k) == old && dot.finish == Finish::AddScaled {
             let symbol = Scale::of(ctx.variant, ctx.walk.shape).symbol;
@@ -235,6 +243,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         heads,
         spots,
         height: 2 + rows + (y0 - area.y),
+        decimals,
     })
 }
 
@@ -243,15 +252,16 @@ fn key(t: &Term) -> String {
     t.vars.iter().map(|v| v.1.to_string()).collect::<Vec<_>>().join(" ")
 }
 
-/// The text of spot `s`: a factor's value or a finished term's product.
-pub fn spot_text(trace: &Trace, dot: &Accumulation, s: &DotSpot) -> String {
+/// The text of spot `s`: a factor's value or a finished term's product, with the strip's
+/// `decimals`.
+pub fn spot_text(trace: &Trace, dot: &Accumulation, s: &DotSpot, decimals: usize) -> String {
     let term = &dot.terms[s.term];
     match s.factor {
         Some(f) => term
             .reads
             .get(f)
-            .map_or(String::new(), |&k| exact(trace.events[k].value)),
-        None => exact(dot.product(trace, s.term)),
+            .map_or(String::new(), |&k| fixed(trace.events[k].value, decimals)),
+        None => fixed(dot.product(trace, s.term), decimals),
     }
 }
 
@@ -277,12 +287,21 @@ pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
     for (x, y, text) in &p.labels {
         put(buf, area, *x, *y, text, t.name());
     }
+    // the key of the term the cursor is in stands out, so the row follows the loop
+    let current = p.dot.current();
     for &(x, y, w, k) in &p.heads {
         let text = format!("{:>w$}", key(&p.dot.terms[k]), w = w as usize);
-        put(buf, area, x, y, &text, t.dim());
+        put(
+            buf,
+            area,
+            x,
+            y,
+            &text,
+            if Some(k) == current { t.name() } else { t.dim() },
+        );
     }
     for s in &p.spots {
-        let text = format!("{:>w$}", spot_text(trace, &p.dot, s), w = s.w as usize);
+        let text = format!("{:>w$}", spot_text(trace, &p.dot, s, p.decimals), w = s.w as usize);
         let style = match s.factor.map(|f| p.dot.terms[s.term].reads[f]) {
             Some(k) if k == n => t.read(),
             Some(k) if k > n => t.dim(),

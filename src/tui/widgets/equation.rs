@@ -4,7 +4,7 @@
 
 use super::{Ctx, num};
 use crate::analysis::accum::{Accumulation, Chain, Scale};
-use crate::analysis::format::{exact, four, hidden_because, phase_title};
+use crate::analysis::format::{exact, four, hidden_because, phase_title_of, rhs};
 use crate::kernels::Variant;
 use crate::kernels::names;
 use crate::trace::{Buf, Op, Phase, Trace};
@@ -67,11 +67,11 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
             "dS_tile = P_tile ⊙ (dO_tile·V_tileᵀ − D_i)   dQ += dS_tile·K_tile/√D   dK_tile += dS_tileᵀ·Q_tile/√D",
         ],
         (Phase::Rope, _) => &[
-            "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
+            "q'[d0] = q[d0]·cos(tθ_m) − q[d1]·sin(tθ_m)   q'[d1] = q[d0]·sin(tθ_m) + q[d1]·cos(tθ_m)",
             msg!("θ_m = base^(−2m/D), for q and for k"),
         ],
         (Phase::RopeBack, _) => &[
-            "g'[d0] = g[d0]·cos(tθ_m) + g[d1]·sin(tθ_m)   g'[d1] = −g[d0]·sin(tθ_m) + g[d1]·cos(tθ_m)",
+            "d_q'[d0] = d_q[d0]·cos(tθ_m) + d_q[d1]·sin(tθ_m)   d_q'[d1] = −d_q[d0]·sin(tθ_m) + d_q[d1]·cos(tθ_m)",
             msg!("the turn by −tθ_m, for dQ and for dK"),
         ],
         (Phase::DecodeQkv, _) => &["qkv[t] = x[t]·W_qkv + b_qkv → q[t], k_cache[t], v_cache[t]"],
@@ -130,7 +130,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             // a start value written before the sums (d_v = 0 before the heads add theirs)
             None => out.push(Line::from(format!(
                 "{} {}[{}] = {}",
-                v.op.name(),
+                crate::analysis::format::op_text(v.op),
                 v.buf,
                 v.offset,
                 four(v.value)
@@ -145,7 +145,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     } else {
         out.push(Line::from(tr!(
             "copy: {op} {buf}[{off}] = {value}",
-            op = v.op.name(),
+            op = crate::analysis::format::op_text(v.op),
             buf = v.buf,
             off = v.offset,
             value = num(v.value)
@@ -263,7 +263,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
             scale: None,
             new,
             ..
-        }) => format!("{target} += Σ: {} + {} = {}", four(old), four(sigma), four(new)),
+        }) => format!("{target} += Σ: {} + {} = {}", four(old), rhs(four(sigma)), four(new)),
         Some(Chain {
             sigma,
             scale: Some(sc),
@@ -286,7 +286,12 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
                 .start()
                 .map(|k| trace.events[k])
                 .map_or(String::new(), |e| format!("{}[{}]", e.buf, e.offset));
-            format!("{target} = {from} + Σ = {} + {} = {}", four(b), four(sigma), four(new))
+            format!(
+                "{target} = {from} + Σ = {} + {} = {}",
+                four(b),
+                rhs(four(sigma)),
+                four(new)
+            )
         }
         _ => format!("{target} = Σ = {}", four(v.value)),
     };
@@ -377,14 +382,14 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             let written = if v.op == Op::Write { j + 1 } else { j };
             let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
             out.push(Line::from(vec![
-                Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = num(m))),
-                Span::styled(format!("{e:.4}"), t.number()),
+                Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
+                Span::styled(four(e), t.number()),
             ]));
             out.push(Line::from(tr!(
                 "Σ e so far ({written} of {T}) = {sum}",
                 written,
                 T,
-                sum = format!("{sum:.4}")
+                sum = four(sum)
             )));
         } else {
             let end_b = row_frame.start as usize + 3 * T - 1;
@@ -394,10 +399,10 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 Span::raw(tr!(
                     "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
                     j,
-                    e = format!("{e:.4}"),
-                    sum = format!("{sum:.4}")
+                    e = four(e),
+                    sum = four(sum)
                 )),
-                Span::styled(format!("{:.4}", e / sum), t.number()),
+                Span::styled(four(e / sum), t.number()),
             ]));
         }
     } else if p < 2 * T {
@@ -405,7 +410,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         let dot: f32 = (0..upto).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
         out.push(Line::from(vec![
             Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
-            Span::styled(format!("{dot:.4}"), t.number()),
+            Span::styled(four(dot), t.number()),
         ]));
     } else {
         let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
@@ -415,9 +420,9 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 "pass b: dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
                 p = num(pj),
                 dp = num(dpj),
-                dot = format!("{dot:.4}")
+                dot = rhs(four(dot))
             )),
-            Span::styled(format!("{:.4}", pj * (dpj - dot)), t.number()),
+            Span::styled(four(pj * (dpj - dot)), t.number()),
         ]));
     }
     out
@@ -432,7 +437,8 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
         return Vec::new();
     };
-    // the pair's iteration: rope_cos, rope_sin, x[d0], x[d1] read, then x'[d0], x'[d1] written
+    // the pair's iteration: rope_cos, rope_sin, q[d0], q[d1] read, then q'[d0], q'[d1] written
+    // (or k's, d_q's, d_k's: the buffer being turned names the pair, never the input `x`)
     let events: Vec<_> = (f.start as usize..f.end as usize).map(|k| (k, tr.events[k])).collect();
     if events.len() != 6 {
         return Vec::new();
@@ -440,7 +446,7 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let shown = |k: usize| events[k].0 <= ctx.cursor;
     let val = |k: usize| {
         if shown(k) {
-            exact(events[k].1.value)
+            four(events[k].1.value)
         } else {
             "…".to_string()
         }
@@ -487,17 +493,19 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         val(3)
     )));
     let (s_0, s_1) = if back { ("+", "−") } else { ("−", "") };
+    // the pair's two cells by their offsets, as the log read them; `'` marks the turned value
+    let (o0, o1) = (events[2].1.offset, events[3].1.offset);
     for (k, (target, text)) in [
-        (4, format!("x[{d0}]·cos {s_0} x[{d1}]·sin")),
-        (5, format!("{s_1}x[{d0}]·sin + x[{d1}]·cos")),
+        (4, format!("{buf}[{o0}]·cos {s_0} {buf}[{o1}]·sin")),
+        (5, format!("{s_1}{buf}[{o0}]·sin + {buf}[{o1}]·cos")),
     ]
     .into_iter()
     .map(|(k, f)| (k, (events[k].1.offset, f)))
     {
-        let mut spans = vec![Span::raw(format!("{buf}[{target}] = {text}"))];
+        let mut spans = vec![Span::raw(format!("{buf}'[{target}] = {text}"))];
         if shown(k) {
             spans.push(Span::raw(" = "));
-            spans.push(Span::styled(exact(events[k].1.value), t.number()));
+            spans.push(Span::styled(four(events[k].1.value), t.number()));
         }
         out.push(Line::from(spans));
     }
@@ -505,11 +513,16 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
-    let title = format!(
+    let mut title = format!(
         " {} · {} ",
         ctx.view.phase.name(),
-        phase_title(ctx.view.phase, &ctx.walk.mask)
+        phase_title_of(ctx.view.phase, &ctx.walk.mask, ctx.variant)
     );
+    // a title wider than the panel's top border ends in `…` rather than mid-word
+    let room = (area.width as usize).saturating_sub(2);
+    if crate::analysis::format::cols(&title) > room {
+        title = format!("{}… ", crate::analysis::format::cut(&title, room.saturating_sub(2)));
+    }
     let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
     let panel = Paragraph::new(fit(ctx, lines(ctx), block.inner(area)))
         .block(block)
@@ -522,11 +535,17 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
 /// `old + Σ × scale = new` above all, stay on screen.
 fn fit<'a>(ctx: &Ctx, mut lines: Vec<Line<'a>>, inner: Rect) -> Vec<Line<'a>> {
     let flash = matches!(ctx.view.phase, Phase::Flash | Phase::FlashDelta | Phase::FlashBack);
-    let mut notes = if flash {
-        0
-    } else {
-        math(ctx.view.phase, ctx.variant).len().saturating_sub(1)
-    };
+    if flash {
+        // flash's step equation gives way to its numbers (`l_new = … = 3.8007`), its last line
+        // first
+        let mut step = super::flash_equation::step_lines(ctx);
+        while step > 0 && super::wrapped_rows(&lines, inner.width) > inner.height {
+            lines.remove(step - 1);
+            step -= 1;
+        }
+        return lines;
+    }
+    let mut notes = math(ctx.view.phase, ctx.variant).len().saturating_sub(1);
     while notes > 0 && super::wrapped_rows(&lines, inner.width) > inner.height {
         lines.remove(1);
         notes -= 1;

@@ -7,7 +7,7 @@
 
 use super::Ctx;
 use crate::analysis::accum::{Accumulation, Scale};
-use crate::analysis::format::four;
+use crate::analysis::format::{four, rhs};
 use crate::analysis::online_softmax::{RowUpdate, alpha};
 use crate::kernels::names;
 use crate::tensor::simd::exp;
@@ -27,24 +27,34 @@ fn scale(ctx: &Ctx) -> (usize, f32) {
 
 /// The step of flash's loops the cursor is in: its equation, then its numbers.
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let (step, numbers) = parts(ctx);
+    let mut out: Vec<Line> = step.iter().map(|m| Line::styled(*m, ctx.theme.title())).collect();
+    out.extend(numbers);
+    out
+}
+
+/// How many of [`lines`] are the step's equation (the rest are its numbers): what a short panel
+/// gives up first.
+pub fn step_lines(ctx: &Ctx) -> usize {
+    parts(ctx).0.len()
+}
+
+fn parts<'a>(ctx: &Ctx) -> (Vec<&'static str>, Vec<Line<'a>>) {
     let tr = ctx.trace;
     let n = ctx.cursor;
-    let (step, numbers) = if let Some(s) = Accumulation::at(tr, n) {
+    if let Some(s) = Accumulation::at(tr, n) {
         (vec![sum_step(ctx, tr.events[s.write].buf)], sum_lines(ctx, &s))
     } else if let Some(row) = RowUpdate::at(tr, n) {
         (
             vec![
-                tr!("online softmax: m_new = max(m_old, rowmax(S_tile)),  P_tile = e^(S_tile − m_new),"),
-                "                l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
+                tr!("online softmax: m_new = max(m_old, rowmax(S_tile))"),
+                "P_tile = e^(S_tile − m_new)   l_new = e^(m_old − m_new)·l_old + rowsum(P_tile)",
             ],
             softmax_lines(ctx, &row),
         )
     } else {
         (vec![single_step(ctx)], single_lines(ctx))
-    };
-    let mut out: Vec<Line> = step.iter().map(|m| Line::styled(*m, ctx.theme.title())).collect();
-    out.extend(numbers);
-    out
+    }
 }
 
 /// The equation a sum of products computes.
@@ -143,7 +153,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             out.push(Line::from(format!(
                 "rescale: e^(m_old − m_new) = e^({} − {}) = {}; acc_old = {}",
                 four(m_old),
-                four(m_new.unwrap_or(m_old)),
+                rhs(four(m_new.unwrap_or(m_old))),
                 four(a),
                 four(old)
             )));
@@ -171,7 +181,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
                     "dS = P · (dP − D_i) = {} × ({} − {}) = {}",
                     four(p),
                     four(sigma),
-                    four(d_i),
+                    rhs(four(d_i)),
                     four(p * (sigma - d_i))
                 )));
             }
@@ -246,7 +256,7 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
             format!(
                 "P recomputed: {target} = e^(Σ × 1/√{d} − lse) = e^({} × {sc:.4} − {}) = {}",
                 four(sigma),
-                four(lse),
+                rhs(four(lse)),
                 four(value)
             )
         }
@@ -316,7 +326,7 @@ fn softmax_lines<'a>(ctx: &Ctx, row: &RowUpdate) -> Vec<Line<'a>> {
             Span::raw(format!(
                 "P_tile[ii, {jj}] = e^(S − m_new) = e^({} − {}) = ",
                 four(s),
-                four(m_new)
+                rhs(four(m_new))
             )),
             Span::styled(four(exp(s - m_new)), t.number()),
         ]));
@@ -333,12 +343,12 @@ fn softmax_lines<'a>(ctx: &Ctx, row: &RowUpdate) -> Vec<Line<'a>> {
         Span::raw(format!(
             "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + {} = {} × {} + {} = ",
             four(m_old),
-            four(m_new),
+            rhs(four(m_new)),
             four(l_old),
-            four(rowsum),
+            rhs(four(rowsum)),
             four(a),
             four(l_old),
-            four(rowsum)
+            rhs(four(rowsum))
         )),
         Span::styled(four(a * l_old + rowsum), t.number()),
     ]));

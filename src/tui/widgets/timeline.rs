@@ -12,6 +12,7 @@ use crate::trace::{Pass, Phase, Trace};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
+use ratatui::style::Modifier;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -156,6 +157,10 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
             ("▲", t.cursor())
         } else if c.breakpoint.is_some() {
             ("●", base.patch(t.breakpoint()))
+        } else if let (Some(_), Some(ch)) = (c.tick, label[x]) {
+            // a tick on a phase's name keeps the letter, in the tick's colour, underlined
+            own = ch.to_string();
+            (own.as_str(), base.patch(t.tick()).add_modifier(Modifier::UNDERLINED))
         } else if c.tick.is_some() {
             ("|", base.patch(t.tick()))
         } else if let Some(ch) = label[x] {

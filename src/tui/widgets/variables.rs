@@ -14,11 +14,20 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let mut spans = Vec::new();
-    for (k, (name, value)) in v.vars.iter().enumerate() {
+    // a loop nested in one over the same variable at the same value (a decode step's `bb, t`
+    // around rope's own `bb, t`) shows it once
+    let shown: Vec<&(&str, usize)> = v
+        .vars
+        .iter()
+        .enumerate()
+        .filter(|&(k, var)| !v.vars[..k].contains(var))
+        .map(|(_, var)| var)
+        .collect();
+    for (k, (name, value)) in shown.iter().enumerate() {
         if k > 0 {
             spans.push(Span::raw("  "));
         }
-        let style = if k + 1 == v.vars.len() { t.number() } else { t.name() };
+        let style = if k + 1 == shown.len() { t.number() } else { t.name() };
         spans.push(Span::styled(format!("{name}={value}"), style));
     }
     if spans.is_empty() {
@@ -27,9 +36,15 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let mut out = vec![Line::from(spans)];
     let shape = shape_of(ctx.walk, ctx);
     for s in derived_lines(v, shape) {
+        // a formula that is one variable (`lo = m`) has nothing to work out: `lo = m = 0`
+        let worked = if s.numbers == s.value.to_string() {
+            format!(" = {} = ", s.formula)
+        } else {
+            format!(" = {} = {} = ", s.formula, s.numbers)
+        };
         out.push(Line::from(vec![
             Span::styled(s.name, t.name()),
-            Span::raw(format!(" = {} = {} = ", s.formula, s.numbers)),
+            Span::raw(worked),
             Span::styled(s.value.to_string(), t.number()),
         ]));
     }

@@ -133,21 +133,51 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
             "coloured: e^(S − m) of this tile's pairs, as s_tile holds them · ·: another tile · –: skipped, the mask hides the whole tile"
         )
     };
+    let fit_cols = (inner.width.saturating_sub(5) / (cw + 1)).max(1) as usize;
+    let js = window(sh.t, fit_cols, e.j);
+    // what the grid leaves out is said under it (Compare's note), on lines kept for it
+    let said = |is: &std::ops::Range<usize>| {
+        let mut parts = Vec::new();
+        if js.len() < sh.t {
+            parts.push(tr!(
+                "j{first}..={last} of {n}",
+                first = js.start,
+                last = js.end - 1,
+                n = sh.t
+            ));
+        }
+        if is.len() < sh.s {
+            parts.push(tr!(
+                "i{first}..={last} of {n}",
+                first = is.start,
+                last = is.end - 1,
+                n = sh.s
+            ));
+        }
+        super::note_lines(&parts, inner.width)
+    };
+    let mut note_h = said(&(0..sh.s)).len() as u16;
     // the legend only under a grid that shows every query row (or five of them)
     let legend_h = crate::tui::widgets::wrap(legend, inner.width.max(1) as usize).len() as u16;
-    let legend_h = if inner.height as usize >= 1 + sh.s.min(5) + 1 + legend_h as usize {
+    let legend_h = if inner.height as usize >= 1 + sh.s.min(5) + 1 + legend_h as usize + note_h as usize {
         legend_h
     } else {
         0
     };
     // a blank line before each query tile but the first, where there is room
     let tiles_down = sh.s.div_ceil(spot.br);
-    let rows_room = inner.height.saturating_sub(1 + legend_h + u16::from(legend_h > 0)) as usize;
-    let gaps = rows_room >= sh.s + tiles_down - 1;
-    let rows_fit = rows_room.max(1).min(sh.s);
-    let fit_cols = (inner.width.saturating_sub(5) / (cw + 1)).max(1) as usize;
-    let js = window(sh.t, fit_cols, e.j);
-    let is = window(sh.s, rows_fit, e.i);
+    let rows_room = |note_h: u16| {
+        inner
+            .height
+            .saturating_sub(1 + legend_h + u16::from(legend_h > 0) + note_h) as usize
+    };
+    let mut is = window(sh.s, rows_room(note_h).max(1).min(sh.s), e.i);
+    if said(&is).len() as u16 > note_h {
+        note_h = said(&is).len() as u16;
+        is = window(sh.s, rows_room(note_h).max(1).min(sh.s), e.i);
+    }
+    let note = said(&is);
+    let gaps = rows_room(note_h) >= sh.s + tiles_down - 1;
     let out = frame.buffer_mut();
     // a column's x: one more column of space before each new key tile, where `│` goes
     let x_of = |k: usize, j: usize| inner.x + 4 + k as u16 * cw + (j / spot.bc - js.start / spot.bc) as u16;
@@ -195,12 +225,19 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
         }
         y += 1;
     }
+    for (k, line) in note.iter().enumerate() {
+        let y = (inner.bottom() as usize + k).saturating_sub(note.len()) as u16;
+        if y >= inner.y {
+            put(out, inner, inner.x, y, &" ".repeat(inner.width as usize), t.base());
+            put(out, inner, inner.x, y, line, t.dim());
+        }
+    }
     if legend_h == 0 {
         return;
     }
     let text = Rect {
         y: (y + 1).min(inner.bottom()),
-        height: inner.bottom().saturating_sub(y + 1),
+        height: inner.bottom().saturating_sub(y + 1 + note.len() as u16),
         ..inner
     };
     frame.render_widget(

@@ -3,7 +3,7 @@
 //! mutates it.
 
 use super::{Tab, Tracer};
-use crate::analysis::format::phase_title;
+use crate::analysis::format::{pass_text, phase_title_of};
 use crate::tr;
 use crate::trace::Pass;
 use crate::tui::theme::Theme;
@@ -122,7 +122,9 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let panel = st.quiz.is_some() || st.lesson.is_some();
     let grad = grad_lines(st, ctx, wide).filter(|_| wide || !panel);
     let grad_h = match &grad {
-        Some(l) if wide => (widgets::wrapped_rows(l, left_w.saturating_sub(2)) + 2).min(9),
+        // every line, the last (which reconciles the check with the write shown) above all,
+        // within a third of the body
+        Some(l) if wide => (widgets::wrapped_rows(l, left_w.saturating_sub(2)) + 2).min(9.max(body.height / 3)),
         Some(l) => widgets::wrapped_rows(l, left_w).min(2),
         None => 0,
     };
@@ -151,22 +153,27 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
         a.memory = Some(mem);
         a.log = Some(log);
     } else if body.height >= vars_h.min(8) + 7 + if panel { 4 } else { 7 } && area.width >= 40 {
+        // the variables tab (`4`) moves the variables from the top into the tab's room, where
+        // they have every line they need
+        let vars_tab = st.tab == Tab::Vars;
         let [vars, eq, grad_area, tabs, rest] = Layout::vertical([
-            Constraint::Length(vars_h.min(8)),
+            Constraint::Length(if vars_tab { 0 } else { vars_h.min(8) }),
             Constraint::Length(eq_h.min(6)),
             Constraint::Length(grad_h),
             Constraint::Length(1),
             Constraint::Fill(1),
         ])
         .areas(body);
-        a.vars = Some(vars);
+        a.vars = Some(if vars_tab { rest } else { vars });
         a.eq = Some(eq);
         a.grad = (grad_h > 0).then_some(grad_area);
         a.tabs = Some(tabs);
+        a.wide_vars = true;
         match st.tab {
             Tab::Code => a.code = Some(rest),
             Tab::Log => a.log = Some(rest),
-            Tab::Memory | Tab::Vars => a.memory = Some(rest),
+            Tab::Memory => a.memory = Some(rest),
+            Tab::Vars => {}
         }
     } else {
         let [tabs, rest] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(body);
@@ -287,9 +294,9 @@ fn boxed_text(frame: &mut Frame, area: Rect, border: Option<(&str, ratatui::styl
 fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
     let v = &ctx.view;
     let title = &st.walk.title;
-    let what = phase_title(v.phase, &st.walk.mask);
+    let what = phase_title_of(v.phase, &st.walk.mask, st.variant);
     let choices = [
-        format!(" {title} · {} · {} · {what}", st.variant, v.pass.name()),
+        format!(" {title} · {} · {} · {what}", st.variant, pass_text(v.pass)),
         format!(" {title} · {what}"),
         format!(" {title} · {}", v.phase.name()),
         format!(" {title}"),
@@ -301,7 +308,7 @@ fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
 /// of them as fits; a message goes on the next line rather than be cut.
 fn status_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<(String, String)> {
     let (n, len) = (ctx.cursor, ctx.trace.len());
-    let (variant, pass, phase) = (st.variant, ctx.view.pass.name(), ctx.view.phase.name());
+    let (variant, pass, phase) = (st.variant, pass_text(ctx.view.pass), ctx.view.phase.name());
     let lefts = [
         format!(" #{n}/{len} │ {variant} │ {pass} │ {phase} "),
         format!(" #{n}/{len} │ {phase} "),

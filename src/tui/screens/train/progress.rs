@@ -247,5 +247,6 @@ pub(super) fn run_origin(p: &Progress, step: u64) -> Origin {
         dataset: Some(p.spec.source.clone()),
         dir: dir_of(&p.spec.save),
         stem,
+        flash: matches!(p.spec.attention, crate::model::gpt::Attention::Flash(_)),
     }
 }

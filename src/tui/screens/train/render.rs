@@ -29,15 +29,17 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     let form = &st.form;
     let checked = &form.checked;
     let inner_w = area.width.saturating_sub(2) as usize;
+    // the labels' column, as wide as the widest label in the language in use (`键/值头数` is 9)
+    let label_w = Field::ALL.iter().map(|f| cols(f.label())).max().unwrap_or(0).max(8);
     let value_w = form
         .values
         .iter()
         .map(|v| cols(v))
         .max()
         .unwrap_or(0)
-        .clamp(12, inner_w.saturating_sub(3 + 9 + 2 + 24).clamp(12, 36));
+        .clamp(12, inner_w.saturating_sub(3 + label_w + 1 + 2 + 24).clamp(12, 36));
     // a hint (or an error) too long for the room beside the values goes on under it, aligned
-    let hint_x = 3 + 9 + value_w + 1 + 2;
+    let hint_x = 3 + label_w + 1 + value_w + 1 + 2;
     let hint_w = inner_w.saturating_sub(hint_x).max(12);
     let mut lines = Vec::new();
     for (k, f) in Field::ALL.iter().enumerate() {
@@ -53,7 +55,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
         let mut spans = vec![
             Span::styled(if focused { " ▸ " } else { "   " }, t.key()),
             Span::styled(
-                format!("{} ", pad(f.label(), 8)),
+                format!("{} ", pad(f.label(), label_w)),
                 if focused { t.title() } else { t.base() },
             ),
             Span::styled(

@@ -429,9 +429,11 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
     let mut cells = Vec::new();
     let view = layout.sizes();
     let mut title = format!("{buf} {}", layout.sizes_text());
+    let mut view_of = String::new();
     if info.spec.shape != view {
         let stored: Vec<String> = info.spec.shape.iter().map(ToString::to_string).collect();
-        title.push_str(&tr!(" view of [{dims}]", dims = stored.join(",")));
+        view_of = tr!(" view of [{dims}]", dims = stored.join(","));
+        title.push_str(&view_of);
     }
     // flash's buffers say where they live: the tile-local working set, or global memory with
     // the rows of the current tiles
@@ -456,9 +458,21 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
             title.extend(rows(names::I, &r.rows_i).or_else(|| rows(names::J, &r.rows_j)));
         }
     }
-    if layout.row_dim().is_some_and(|r| r > 0) {
-        title.push_str(&tr!("  batch {b}", b = layout.index(focus)[0]));
+    let batch = if layout.row_dim().is_some_and(|r| r > 0) {
+        tr!("  batch {b}", b = layout.index(focus)[0])
+    } else {
+        String::new()
+    };
+    // a title wider than the panel gives up the stored shape first, then the middle ends in
+    // `…` (the batch stays: it tells which rows these are)
+    let room = (area.width as usize).saturating_sub(cols(&batch));
+    if cols(&title) > room && !view_of.is_empty() {
+        title = title.replacen(&view_of, "", 1);
     }
+    if cols(&title) > room {
+        title = format!("{}…", crate::analysis::format::cut(&title, room.saturating_sub(1)));
+    }
+    title.push_str(&batch);
     labels.push((area.x, area.y, title, true));
 
     let p0 = &ps[fp.min(ps.len() - 1)];
@@ -490,12 +504,13 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
     let panel_win = window(ps.len(), fit_panels, fp);
     let mut x0 = area.x;
     let y_head = area.y + 1 + u16::from(heat);
-    // heat cells are narrower than their labels: a label goes where it fits, whole, and the
-    // columns between are unlabelled (never a number cut to its last digits)
+    // heat cells are narrower than their labels: a label starts over the cell it names, where
+    // it fits whole, and the columns between are unlabelled (never a number cut to its last
+    // digits); a number's label is right-aligned over it
     let mut next_free = area.x;
     let label_over = |labels: &mut Vec<(u16, u16, String, bool)>, next_free: &mut u16, x: u16, y: u16, name: String| {
         let width = cols(&name) as u16;
-        let start = (x + cw).saturating_sub(1 + width);
+        let start = if heat { x } else { (x + cw).saturating_sub(1 + width) };
         if !heat || start >= *next_free {
             *next_free = start + width + 1;
             labels.push((start, y, name, false));

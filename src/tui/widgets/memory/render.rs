@@ -46,7 +46,6 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let mut block = Block::bordered().title(tr!(" Memory ")).border_style(t.border(focused));
     let inner = block.inner(area);
     let plan = plan(inner, ctx);
-    let left_out = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
     // a grid's note below the panel's last line goes on its bottom border, with what is left out
     let low_note = plan
         .grids
@@ -54,7 +53,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         .filter_map(|p| p.note.as_ref())
         .find(|(_, y, _)| *y >= inner.bottom())
         .map(|(_, _, text)| text.clone());
-    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out.clone());
+    // what is left out, in the room the border has beside that note (never cut mid-word)
+    let beside = low_note.as_ref().map_or(0, |n| cols(n) + 3);
+    let left_out_line = left_out(&plan.unshown, inner.width.saturating_sub(2) as usize);
+    let left_out = left_out(&plan.unshown, (inner.width as usize).saturating_sub(2 + beside));
+    let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out);
     let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
     if !border.is_empty() {
         block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
@@ -79,7 +82,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         );
     }
     if let (false, Some(y)) = (plan.unshown.is_empty(), plan.unshown_y) {
-        put(buf, inner, inner.x, y, &left_out, t.dim());
+        put(buf, inner, inner.x, y, &left_out_line, t.dim());
     }
     for p in &plan.grids {
         let level = ctx.trace.level(p.buf);
@@ -109,8 +112,10 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             .map(|(_, v)| v.abs())
             .fold(0.0f32, f32::max)
             .max(1e-6);
+        // cells that are never negative (probabilities) use the scale's upper half, 0 … +max
+        let nonneg = p.cells.iter().zip(&values).all(|(s, v)| s.masked || *v >= 0.0);
         if let Some(y) = p.legend {
-            legend(buf, inner, y, scale, t);
+            legend(buf, inner, y, scale, nonneg, t);
         }
         for (s, &v) in p.cells.iter().zip(&values) {
             let cell = (p.buf, s.off);
@@ -167,12 +172,23 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     }
 }
 
-/// The heat legend: the colours (or shades) from −max to +max of the cells in view, and the
-/// marks drawn on cells instead of numbers.
-fn legend(buf: &mut ratatui::buffer::Buffer, area: Rect, y: u16, scale: f32, t: crate::tui::theme::Theme) {
-    let mut x = put(buf, area, area.x, y, &tr!("heat −{max} ", max = num(scale)), t.dim());
-    for k in 0..=4 {
-        let heat = f64::from(k) / 4.0;
+/// The heat legend: the colours (or shades) from −max to +max of the cells in view, or from 0
+/// to +max when none of them is negative, and the marks drawn on cells instead of numbers.
+fn legend(
+    buf: &mut ratatui::buffer::Buffer,
+    area: Rect,
+    y: u16,
+    scale: f32,
+    nonneg: bool,
+    t: crate::tui::theme::Theme,
+) {
+    let (low, steps) = if nonneg {
+        ("0".to_string(), [0.5, 0.625, 0.75, 0.875, 1.0])
+    } else {
+        (format!("−{}", num(scale)), [0.0, 0.25, 0.5, 0.75, 1.0])
+    };
+    let mut x = put(buf, area, area.x, y, &tr!("heat {low} ", low), t.dim());
+    for heat in steps {
         x = put(buf, area, x, y, t.heat_glyph(heat), t.heat(heat));
     }
     // the marks that fit, whole: the scale's end first
