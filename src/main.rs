@@ -15,6 +15,7 @@ Examples:
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
   attn-trace io scenarios/flash.toml
+  attn-trace cache scenarios/flash.toml
   attn-trace inputs scenarios/mha_walkthrough.toml -o inputs.txt
   attn-trace grade scenarios/mha_walkthrough.toml -- python3 examples/learner/attention.py
   attn-trace check scenarios/*.toml
@@ -49,6 +50,7 @@ enum Command {
     Trace(cli::trace::Args),
     Explain(cli::explain::Args),
     Io(cli::io::Args),
+    Cache(cli::cache::Args),
     Inputs(cli::inputs::Args),
     Grade(cli::grade::Args),
     Completions(cli::completions::Args),
@@ -117,6 +119,7 @@ fn dispatch(args: Cli) -> Result<(), cli::CliError> {
         Some(Command::Trace(a)) => cli::trace::run(a),
         Some(Command::Explain(a)) => cli::explain::run(a),
         Some(Command::Io(a)) => cli::io::run(a),
+        Some(Command::Cache(a)) => cli::cache::run(a),
         Some(Command::Inputs(a)) => cli::inputs::run(a),
         Some(Command::Grade(a)) => cli::grade::run(a),
         Some(Command::Completions(a)) => cli::completions::run(a),

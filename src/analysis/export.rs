@@ -1,0 +1,500 @@
+//! Writing a trace's events out, fast: JSON Lines and CSV (every field of every event), and the
+//! address traces of cache simulators, Dinero's `din` and Valgrind lackey's. `attn-trace trace`
+//! writes the header line and picks the output; this module writes the events.
+//!
+//! Speed: the events are cut into chunks that the cores format in parallel, each into a buffer of
+//! its own, written out in order. Within a chunk nothing allocates per event: names are copied
+//! from tables made once, numbers are written with `itoa` and `ryu`, and the loop variables of
+//! consecutive events in the same loop iteration are rendered once. The bytes are exactly those
+//! of the plain writer this replaced (`{:?}` for values, the `csv` crate's quoting), which a test
+//! holds them to.
+
+use super::cache::Addresses;
+use crate::kernels::Variant;
+use crate::tensor::Level;
+use crate::trace::{Buf, NO_FRAME, Op, Pass, Phase, Trace};
+use std::io::Write;
+
+/// The CSV columns, also the JSON keys, in order.
+pub const FIELDS: [&str; 14] = [
+    "seq", "variant", "pass", "phase", "op", "buffer", "level", "offset", "index", "value", "vars", "derived", "file",
+    "line",
+];
+
+/// What an export writes per event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One JSON object per line.
+    Jsonl,
+    /// Comma-separated values ([`FIELDS`]).
+    Csv,
+    /// Dinero's format: `0 ADDR` for a read, `1 ADDR` for a write, hexadecimal.
+    Din,
+    /// Valgrind lackey's: ` L ADDR,4` for a load, ` S ADDR,4` for a store.
+    Lackey,
+}
+
+/// Which events an export keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub pass: Option<Pass>,
+    pub phase: Option<Phase>,
+    pub buffer: Option<Buf>,
+    pub level: Option<Level>,
+}
+
+impl Filter {
+    fn keeps_phase(&self, phase: Phase) -> bool {
+        self.phase.is_none_or(|p| p == phase) && self.pass.is_none_or(|p| p == phase.pass())
+    }
+}
+
+/// Events per chunk, and chunks formatted at once (by the cores in turn).
+const CHUNK: usize = 1 << 14;
+const BATCH: usize = 16;
+
+/// Writes the events of `trace` (a run of `variant`) that pass `filter` to `w` in `format`;
+/// calls `progress(events looked at, bytes written)` now and then; returns how many it wrote.
+pub fn write_events(
+    trace: &Trace,
+    variant: Variant,
+    filter: &Filter,
+    format: Format,
+    w: &mut dyn Write,
+    mut progress: impl FnMut(u64, u64),
+) -> std::io::Result<u64> {
+    use rayon::prelude::*;
+    if trace.phases.is_empty() {
+        return Ok(0);
+    }
+    let tables = Tables::new(trace, variant, format);
+    let mut written = 0u64;
+    let mut bytes = 0u64;
+    let len = trace.len();
+    let mut start = 0;
+    while start < len {
+        let end = (start + CHUNK * BATCH).min(len);
+        let chunks: Vec<(usize, usize)> = (start..end).step_by(CHUNK).map(|s| (s, (s + CHUNK).min(end))).collect();
+        let done: Vec<(Vec<u8>, u64)> = chunks
+            .par_iter()
+            .map(|&(s, e)| tables.chunk(trace, filter, s, e))
+            .collect();
+        for (buf, n) in &done {
+            w.write_all(buf)?;
+            written += n;
+            bytes += buf.len() as u64;
+        }
+        start = end;
+        progress(start as u64, bytes);
+    }
+    Ok(written)
+}
+
+/// The bytes of a value as `{:?}` writes it, faster: `ryu` gives the same shortest digits, and
+/// the same layout where both write plain decimals (from 1e-4 up to 1e13); outside that range,
+/// for the non-finite, and for a tie between two shortest candidates (`-3.86328125`, which
+/// `{:?}` rounds away from zero and `ryu` to even), `{:?}` itself.
+#[inline]
+pub fn push_debug_f32(out: &mut Vec<u8>, x: f32) {
+    let a = x.abs();
+    if x == 0.0 || (1e-4..1e13).contains(&a) {
+        let mut b = ryu::Buffer::new();
+        let s = b.format_finite(x);
+        if !is_tie(x, s) {
+            out.extend_from_slice(s.as_bytes());
+            return;
+        }
+    }
+    let _ = write!(out, "{x:?}");
+}
+
+/// Is `x` exactly halfway between two decimals of the length of `shortest` (its shortest form)?
+/// Its exact decimal then has one significant digit more, and that digit is a 5.
+fn is_tie(x: f32, shortest: &str) -> bool {
+    let bits = x.abs().to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let frac = bits & 0x7f_ffff;
+    let (mut m, mut e) = if exp == 0 {
+        (frac, -149)
+    } else {
+        (frac | 1 << 23, exp - 150)
+    };
+    if m == 0 {
+        return false;
+    }
+    let tz = m.trailing_zeros();
+    m >>= tz;
+    e += tz as i32;
+    // the exact value's significant digits: m·2^e, or m·5^k / 10^k when e = -k
+    let mut d: u128 = if e >= 0 {
+        if e > 100 {
+            return false;
+        }
+        u128::from(m) << e
+    } else {
+        let k = e.unsigned_abs();
+        if k > 50 {
+            return false;
+        }
+        u128::from(m) * 5u128.pow(k)
+    };
+    while d.is_multiple_of(10) {
+        d /= 10;
+    }
+    if d % 10 != 5 {
+        return false;
+    }
+    let exact = d.ilog10() as usize + 1;
+    let digits = shortest.as_bytes();
+    let first = digits.iter().position(|&b| (b'1'..=b'9').contains(&b));
+    let last = digits.iter().rposition(|&b| (b'1'..=b'9').contains(&b));
+    let (Some(first), Some(last)) = (first, last) else {
+        return false;
+    };
+    let significant = digits[first..=last].iter().filter(|b| b.is_ascii_digit()).count();
+    exact == significant + 1
+}
+
+/// A JSON number for a value; JSON has no NaN or infinity: those are the strings `"nan"`,
+/// `"inf"` and `"-inf"`, as the recorders write them and `grade` reads them.
+#[inline]
+fn push_json_number(out: &mut Vec<u8>, x: f32) {
+    if x.is_finite() {
+        push_debug_f32(out, x);
+    } else if x.is_nan() {
+        out.extend_from_slice(b"\"nan\"");
+    } else if x > 0.0 {
+        out.extend_from_slice(b"\"inf\"");
+    } else {
+        out.extend_from_slice(b"\"-inf\"");
+    }
+}
+
+#[inline]
+fn push_int(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// Lowercase hexadecimal of `n`, at least `width` digits.
+#[inline]
+fn push_hex(out: &mut Vec<u8>, n: u64, width: usize) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut tmp = [0u8; 16];
+    let mut k = 16;
+    let mut v = n;
+    loop {
+        k -= 1;
+        tmp[k] = DIGITS[(v & 15) as usize];
+        v >>= 4;
+        if v == 0 {
+            break;
+        }
+    }
+    for _ in (16 - k)..width {
+        out.push(b'0');
+    }
+    out.extend_from_slice(&tmp[k..]);
+}
+
+/// A CSV field as the `csv` crate writes it: in quotes, with quotes doubled, when it holds a
+/// comma, a quote or a line break.
+fn push_csv_field(out: &mut Vec<u8>, field: &str) {
+    if field.bytes().any(|b| matches!(b, b',' | b'"' | b'\r' | b'\n')) {
+        out.push(b'"');
+        for b in field.bytes() {
+            if b == b'"' {
+                out.push(b'"');
+            }
+            out.push(b);
+        }
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(field.as_bytes());
+    }
+}
+
+/// Everything about a trace that is the same for many events, rendered once.
+struct Tables {
+    format: Format,
+    /// Per buffer: the sizes its layout unravels an offset by (`None`: the index is the offset).
+    sizes: Vec<Option<Vec<usize>>>,
+    /// Per `[op][buf]`: `read","buffer":"q","level":"global","offset":` (JSON) or
+    /// `read,q,global,` (CSV).
+    op_buf: [Vec<Vec<u8>>; 2],
+    /// Per phase: `,"variant":"mha","pass":"forward","phase":"scores","op":"` (JSON) or
+    /// `,mha,forward,scores,` (CSV).
+    phase: Vec<Vec<u8>>,
+    /// Per loop kind: its file, as JSON (escaped) or as a CSV field.
+    files: Vec<Vec<u8>>,
+    addresses: Addresses,
+}
+
+impl Tables {
+    fn new(trace: &Trace, variant: Variant, format: Format) -> Tables {
+        let json = format == Format::Jsonl;
+        let sizes = Buf::ALL
+            .iter()
+            .map(|&b| trace.buffer(b).map(|i| i.layout().sizes()))
+            .collect();
+        let op_buf = [Op::Read, Op::Write].map(|op| {
+            Buf::ALL
+                .iter()
+                .map(|&b| {
+                    let level = trace.level(b).name();
+                    if json {
+                        format!(
+                            "{}\",\"buffer\":\"{}\",\"level\":\"{level}\",\"offset\":",
+                            op.name(),
+                            b.name()
+                        )
+                    } else {
+                        format!("{},{},{level},", op.name(), b.name())
+                    }
+                    .into_bytes()
+                })
+                .collect()
+        });
+        let phase = Phase::ALL
+            .iter()
+            .map(|p| {
+                if json {
+                    format!(
+                        ",\"variant\":\"{}\",\"pass\":\"{}\",\"phase\":\"{}\",\"op\":\"",
+                        variant.name(),
+                        p.pass().name(),
+                        p.name()
+                    )
+                } else {
+                    format!(",{},{},{},", variant.name(), p.pass().name(), p.name())
+                }
+                .into_bytes()
+            })
+            .collect();
+        let files = trace
+            .kinds
+            .iter()
+            .map(|k| {
+                if json {
+                    serde_json::to_string(k.file)
+                        .unwrap_or_else(|_| "\"\"".to_string())
+                        .into_bytes()
+                } else {
+                    let mut v = Vec::new();
+                    push_csv_field(&mut v, k.file);
+                    v
+                }
+            })
+            .collect();
+        Tables {
+            format,
+            sizes,
+            op_buf,
+            phase,
+            files,
+            addresses: Addresses::of_trace(trace),
+        }
+    }
+
+    /// Events `start..end` that pass the filter, formatted; and how many there were.
+    fn chunk(&self, trace: &Trace, filter: &Filter, start: usize, end: usize) -> (Vec<u8>, u64) {
+        let per_event = match self.format {
+            Format::Jsonl => 280,
+            Format::Csv => 120,
+            Format::Din => 12,
+            Format::Lackey => 16,
+        };
+        let mut out = Vec::with_capacity((end - start) * per_event);
+        let mut n_out = 0u64;
+        let mut frame_cache = FrameCache::default();
+        let mut span = trace.phase_span(start);
+        let mut n = start;
+        while n < end {
+            let range = trace.span_range(span);
+            let stop = range.end.min(end);
+            let phase = trace.phases[span].1;
+            if filter.keeps_phase(phase) {
+                for k in n..stop {
+                    let e = &trace.events[k];
+                    if filter.buffer.is_some_and(|b| b != e.buf)
+                        || filter.level.is_some_and(|l| l != trace.level(e.buf))
+                    {
+                        continue;
+                    }
+                    self.event(&mut out, &mut frame_cache, trace, k, phase);
+                    n_out += 1;
+                }
+            }
+            n = stop;
+            span += 1;
+            if span >= trace.phases.len() {
+                break;
+            }
+        }
+        (out, n_out)
+    }
+
+    #[inline]
+    fn event(&self, out: &mut Vec<u8>, cache: &mut FrameCache, trace: &Trace, n: usize, phase: Phase) {
+        let e = &trace.events[n];
+        let op = usize::from(e.op == Op::Write);
+        match self.format {
+            Format::Din => {
+                out.push(if op == 1 { b'1' } else { b'0' });
+                out.push(b' ');
+                push_hex(out, self.addresses.address(e.buf, e.offset as usize), 1);
+                out.push(b'\n');
+            }
+            Format::Lackey => {
+                out.extend_from_slice(if op == 1 { b" S " } else { b" L " });
+                push_hex(out, self.addresses.address(e.buf, e.offset as usize), 8);
+                out.extend_from_slice(b",4\n");
+            }
+            Format::Jsonl => {
+                out.extend_from_slice(b"{\"seq\":");
+                push_int(out, n as u64);
+                out.extend_from_slice(&self.phase[phase as usize]);
+                out.extend_from_slice(&self.op_buf[op][e.buf as usize]);
+                push_int(out, u64::from(e.offset));
+                out.extend_from_slice(b",\"index\":[");
+                self.index(out, e.buf, e.offset as usize, b',');
+                out.extend_from_slice(b"],\"value\":");
+                push_json_number(out, e.value);
+                cache.render(self, trace, e.frame, true);
+                out.extend_from_slice(&cache.text);
+                out.extend_from_slice(b",\"line\":");
+                push_int(out, u64::from(e.line));
+                out.extend_from_slice(b"}\n");
+            }
+            Format::Csv => {
+                push_int(out, n as u64);
+                out.extend_from_slice(&self.phase[phase as usize]);
+                out.extend_from_slice(&self.op_buf[op][e.buf as usize]);
+                push_int(out, u64::from(e.offset));
+                out.push(b',');
+                self.index(out, e.buf, e.offset as usize, b';');
+                out.push(b',');
+                push_debug_f32(out, e.value);
+                cache.render(self, trace, e.frame, false);
+                out.extend_from_slice(&cache.text);
+                out.push(b',');
+                push_int(out, u64::from(e.line));
+                out.push(b'\n');
+            }
+        }
+    }
+
+    /// The logical index of `buf[offset]`, its coordinates separated by `sep`.
+    #[inline]
+    fn index(&self, out: &mut Vec<u8>, buf: Buf, offset: usize, sep: u8) {
+        let Some(sizes) = &self.sizes[buf as usize] else {
+            push_int(out, offset as u64);
+            return;
+        };
+        let mut index = [0usize; 8];
+        if sizes.len() > index.len() {
+            // never for the registry's layouts; the plain way keeps it right anyway
+            for (k, x) in crate::tensor::unravel(sizes, offset).iter().enumerate() {
+                if k > 0 {
+                    out.push(sep);
+                }
+                push_int(out, *x as u64);
+            }
+            return;
+        }
+        let mut rest = offset;
+        for k in (0..sizes.len()).rev() {
+            let s = sizes[k].max(1);
+            index[k] = rest % s;
+            rest /= s;
+        }
+        for (k, x) in index[..sizes.len()].iter().enumerate() {
+            if k > 0 {
+                out.push(sep);
+            }
+            push_int(out, *x as u64);
+        }
+    }
+}
+
+/// The loop variables, derived offsets and file of one frame, rendered for the last frame asked.
+#[derive(Default)]
+struct FrameCache {
+    frame: Option<u32>,
+    text: Vec<u8>,
+}
+
+impl FrameCache {
+    /// JSON: `,"vars":{…},"derived":{…},"file":"…"`; CSV: `,bb=0;hh=1,q_base=10,file`.
+    fn render(&mut self, tables: &Tables, trace: &Trace, frame: u32, json: bool) {
+        if self.frame == Some(frame) {
+            return;
+        }
+        self.frame = Some(frame);
+        self.text.clear();
+        // the chain of iterations, innermost first
+        let mut chain: Vec<u32> = Vec::with_capacity(8);
+        let mut id = frame;
+        while id != NO_FRAME {
+            let Some(f) = trace.frames.get(id as usize) else { break };
+            chain.push(id);
+            id = f.parent;
+        }
+        let mut vars: Vec<(&'static str, u32)> = Vec::with_capacity(8);
+        let mut derived: Vec<(&'static str, u32)> = Vec::with_capacity(8);
+        // each name once, at its first place, with the innermost value (as in the code)
+        let put = |list: &mut Vec<(&'static str, u32)>, name: &'static str, value: u32| match list
+            .iter_mut()
+            .find(|(n, _)| *n == name)
+        {
+            Some(seen) => seen.1 = value,
+            None => list.push((name, value)),
+        };
+        for &id in chain.iter().rev() {
+            let f = &trace.frames[id as usize];
+            let kind = &trace.kinds[f.kind as usize];
+            put(&mut vars, kind.names[0], f.vals[0]);
+            for (k, name) in kind.names.iter().enumerate().skip(1) {
+                put(&mut derived, name, f.vals[k]);
+            }
+        }
+        let file = chain.first().map(|&id| trace.frames[id as usize].kind as usize);
+        let out = &mut self.text;
+        if json {
+            for (key, list) in [(&b",\"vars\":{"[..], &vars), (&b"},\"derived\":{"[..], &derived)] {
+                out.extend_from_slice(key);
+                for (k, (name, value)) in list.iter().enumerate() {
+                    if k > 0 {
+                        out.push(b',');
+                    }
+                    out.push(b'"');
+                    out.extend_from_slice(name.as_bytes());
+                    out.extend_from_slice(b"\":");
+                    push_int(out, u64::from(*value));
+                }
+            }
+            out.extend_from_slice(b"},\"file\":");
+            match file {
+                Some(k) => out.extend_from_slice(&tables.files[k]),
+                None => out.extend_from_slice(b"\"\""),
+            }
+        } else {
+            for list in [&vars, &derived] {
+                out.push(b',');
+                let mut field = String::new();
+                for (k, (name, value)) in list.iter().enumerate() {
+                    if k > 0 {
+                        field.push(';');
+                    }
+                    field.push_str(name);
+                    field.push('=');
+                    field.push_str(itoa::Buffer::new().format(*value));
+                }
+                push_csv_field(out, &field);
+            }
+            out.push(b',');
+            if let Some(k) = file {
+                out.extend_from_slice(&tables.files[k]);
+            }
+        }
+    }
+}
