@@ -72,14 +72,16 @@ pub fn write_events(
     let mut bytes = 0u64;
     let len = trace.len();
     let mut start = 0;
+    // the chunks' buffers, kept from batch to batch (fresh ones cost a page fault per 4 KiB)
+    let mut buffers: Vec<(Vec<u8>, u64)> = (0..BATCH).map(|_| (Vec::new(), 0)).collect();
     while start < len {
         let end = (start + CHUNK * BATCH).min(len);
-        let chunks: Vec<(usize, usize)> = (start..end).step_by(CHUNK).map(|s| (s, (s + CHUNK).min(end))).collect();
-        let done: Vec<(Vec<u8>, u64)> = chunks
-            .par_iter()
-            .map(|&(s, e)| tables.chunk(trace, filter, s, e))
-            .collect();
-        for (buf, n) in &done {
+        buffers.par_iter_mut().enumerate().for_each(|(k, (out, n))| {
+            out.clear();
+            let s = (start + k * CHUNK).min(end);
+            *n = tables.chunk(trace, filter, s, (s + CHUNK).min(end), out);
+        });
+        for (buf, n) in &buffers {
             w.write_all(buf)?;
             written += n;
             bytes += buf.len() as u64;
@@ -109,7 +111,9 @@ pub fn push_debug_f32(out: &mut Vec<u8>, x: f32) {
 }
 
 /// Is `x` exactly halfway between two decimals of the length of `shortest` (its shortest form)?
-/// Its exact decimal then has one significant digit more, and that digit is a 5.
+/// Its exact decimal then has one significant digit more, and that digit is a 5. A shortest
+/// form has at most 9 digits, so only exact values of at most 10 significant digits can tie:
+/// `m·5^k` (for `x = m·2^-k`, `m` odd) has more once `k > 14`.
 fn is_tie(x: f32, shortest: &str) -> bool {
     let bits = x.abs().to_bits();
     let exp = ((bits >> 23) & 0xff) as i32;
@@ -125,18 +129,19 @@ fn is_tie(x: f32, shortest: &str) -> bool {
     let tz = m.trailing_zeros();
     m >>= tz;
     e += tz as i32;
-    // the exact value's significant digits: m·2^e, or m·5^k / 10^k when e = -k
-    let mut d: u128 = if e >= 0 {
-        if e > 100 {
+    // the exact value's significant digits: m·2^e (an integer below 1e13 here), or m·5^k
+    // when e = -k (then it ends in 5)
+    let mut d: u64 = if e >= 0 {
+        if e > 40 {
             return false;
         }
-        u128::from(m) << e
+        u64::from(m) << e
     } else {
         let k = e.unsigned_abs();
-        if k > 50 {
+        if k > 14 {
             return false;
         }
-        u128::from(m) * 5u128.pow(k)
+        u64::from(m) * 5u64.pow(k)
     };
     while d.is_multiple_of(10) {
         d /= 10;
@@ -170,9 +175,16 @@ fn push_json_number(out: &mut Vec<u8>, x: f32) {
     }
 }
 
+/// Decimal `n`; most of the numbers are loop variables and coordinates below 100.
 #[inline]
 fn push_int(out: &mut Vec<u8>, n: u64) {
-    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    if n < 10 {
+        out.push(b'0' + n as u8);
+    } else if n < 100 {
+        out.extend_from_slice(&[b'0' + (n / 10) as u8, b'0' + (n % 10) as u8]);
+    } else {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    }
 }
 
 /// Lowercase hexadecimal of `n`, at least `width` digits.
@@ -295,15 +307,11 @@ impl Tables {
         }
     }
 
-    /// Events `start..end` that pass the filter, formatted; and how many there were.
-    fn chunk(&self, trace: &Trace, filter: &Filter, start: usize, end: usize) -> (Vec<u8>, u64) {
-        let per_event = match self.format {
-            Format::Jsonl => 280,
-            Format::Csv => 120,
-            Format::Din => 12,
-            Format::Lackey => 16,
-        };
-        let mut out = Vec::with_capacity((end - start) * per_event);
+    /// Events `start..end` that pass the filter, formatted into `out`; returns how many.
+    fn chunk(&self, trace: &Trace, filter: &Filter, start: usize, end: usize, out: &mut Vec<u8>) -> u64 {
+        if start >= end {
+            return 0;
+        }
         let mut n_out = 0u64;
         let mut frame_cache = FrameCache::default();
         let mut span = trace.phase_span(start);
@@ -320,7 +328,7 @@ impl Tables {
                     {
                         continue;
                     }
-                    self.event(&mut out, &mut frame_cache, trace, k, phase);
+                    self.event(out, &mut frame_cache, trace, k, phase);
                     n_out += 1;
                 }
             }
@@ -330,7 +338,7 @@ impl Tables {
                 break;
             }
         }
-        (out, n_out)
+        n_out
     }
 
     #[inline]
@@ -359,8 +367,7 @@ impl Tables {
                 self.index(out, e.buf, e.offset as usize, b',');
                 out.extend_from_slice(b"],\"value\":");
                 push_json_number(out, e.value);
-                cache.render(self, trace, e.frame, true);
-                out.extend_from_slice(&cache.text);
+                cache.write(out, self, trace, e.frame, true);
                 out.extend_from_slice(b",\"line\":");
                 push_int(out, u64::from(e.line));
                 out.extend_from_slice(b"}\n");
@@ -374,8 +381,7 @@ impl Tables {
                 self.index(out, e.buf, e.offset as usize, b';');
                 out.push(b',');
                 push_debug_f32(out, e.value);
-                cache.render(self, trace, e.frame, false);
-                out.extend_from_slice(&cache.text);
+                cache.write(out, self, trace, e.frame, false);
                 out.push(b',');
                 push_int(out, u64::from(e.line));
                 out.push(b'\n');
@@ -416,14 +422,106 @@ impl Tables {
     }
 }
 
+/// `"name":value` (JSON) or `name=value` (CSV), after a separator when `sep`.
+#[inline]
+fn pair(out: &mut Vec<u8>, sep: bool, name: &str, value: u32, json: bool) {
+    if sep {
+        out.push(if json { b',' } else { b';' });
+    }
+    if json {
+        out.push(b'"');
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    } else {
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'=');
+    }
+    push_int(out, u64::from(value));
+}
+
 /// The loop variables, derived offsets and file of one frame, rendered for the last frame asked.
 #[derive(Default)]
 struct FrameCache {
     frame: Option<u32>,
     text: Vec<u8>,
+    /// The parent iteration whose loop variables and derived offsets `head` and `middle` hold.
+    parent: Option<u32>,
+    /// JSON `,"vars":{"bb":0,"hh":1` or CSV `,bb=0;hh=1`: the parent's variables.
+    head: Vec<u8>,
+    /// JSON `},"derived":{"q_base":10` or CSV `,q_base=10`: the parent's derived offsets.
+    middle: Vec<u8>,
+    parent_vars: Vec<(&'static str, u32)>,
+    parent_derived: Vec<(&'static str, u32)>,
+    chain: Vec<u32>,
+    vars: Vec<(&'static str, u32)>,
+    derived: Vec<(&'static str, u32)>,
 }
 
 impl FrameCache {
+    /// Writes the loop variables, derived offsets and file of an event in `frame`: the parent
+    /// iteration's part as rendered for the events before, and the innermost iteration's own
+    /// values after it. When the innermost loop reuses a name of an enclosing one (rope inside
+    /// a decode step), the whole chain is rendered again ([`FrameCache::render`]).
+    fn write(&mut self, out: &mut Vec<u8>, tables: &Tables, trace: &Trace, frame: u32, json: bool) {
+        let Some(f) = trace.frames.get(frame as usize) else {
+            self.render(tables, trace, frame, json);
+            out.extend_from_slice(&self.text);
+            return;
+        };
+        if self.parent != Some(f.parent) {
+            self.parent = Some(f.parent);
+            self.render(tables, trace, f.parent, json);
+            self.parent_vars.clone_from(&self.vars);
+            self.parent_derived.clone_from(&self.derived);
+            let (head, middle) = (&mut self.head, &mut self.middle);
+            head.clear();
+            middle.clear();
+            for (part, start, list) in [
+                (
+                    &mut *head,
+                    if json { &b",\"vars\":{"[..] } else { &b","[..] },
+                    &self.parent_vars,
+                ),
+                (
+                    &mut *middle,
+                    if json { &b"},\"derived\":{"[..] } else { &b","[..] },
+                    &self.parent_derived,
+                ),
+            ] {
+                part.extend_from_slice(start);
+                for (k, &(name, value)) in list.iter().enumerate() {
+                    pair(part, k > 0, name, value, json);
+                }
+            }
+        }
+        let kind = &trace.kinds[f.kind as usize];
+        let reused = self.parent_vars.iter().any(|(n, _)| *n == kind.names[0])
+            || kind.names[1..]
+                .iter()
+                .any(|d| self.parent_derived.iter().any(|(n, _)| n == d));
+        if reused {
+            // the parent's `text` is stale now: `render` starts again from this frame
+            self.frame = None;
+            self.render(tables, trace, frame, json);
+            out.extend_from_slice(&self.text);
+            self.frame = None;
+            self.parent = None;
+            return;
+        }
+        out.extend_from_slice(&self.head);
+        pair(out, !self.parent_vars.is_empty(), kind.names[0], f.vals[0], json);
+        out.extend_from_slice(&self.middle);
+        for (k, name) in kind.names.iter().enumerate().skip(1) {
+            pair(out, !self.parent_derived.is_empty() || k > 1, name, f.vals[k], json);
+        }
+        if json {
+            out.extend_from_slice(b"},\"file\":");
+        } else {
+            out.push(b',');
+        }
+        out.extend_from_slice(&tables.files[f.kind as usize]);
+    }
+
     /// JSON: `,"vars":{…},"derived":{…},"file":"…"`; CSV: `,bb=0;hh=1,q_base=10,file`.
     fn render(&mut self, tables: &Tables, trace: &Trace, frame: u32, json: bool) {
         if self.frame == Some(frame) {
@@ -432,15 +530,17 @@ impl FrameCache {
         self.frame = Some(frame);
         self.text.clear();
         // the chain of iterations, innermost first
-        let mut chain: Vec<u32> = Vec::with_capacity(8);
+        let chain = &mut self.chain;
+        chain.clear();
         let mut id = frame;
         while id != NO_FRAME {
             let Some(f) = trace.frames.get(id as usize) else { break };
             chain.push(id);
             id = f.parent;
         }
-        let mut vars: Vec<(&'static str, u32)> = Vec::with_capacity(8);
-        let mut derived: Vec<(&'static str, u32)> = Vec::with_capacity(8);
+        let (vars, derived) = (&mut self.vars, &mut self.derived);
+        vars.clear();
+        derived.clear();
         // each name once, at its first place, with the innermost value (as in the code)
         let put = |list: &mut Vec<(&'static str, u32)>, name: &'static str, value: u32| match list
             .iter_mut()
@@ -452,15 +552,15 @@ impl FrameCache {
         for &id in chain.iter().rev() {
             let f = &trace.frames[id as usize];
             let kind = &trace.kinds[f.kind as usize];
-            put(&mut vars, kind.names[0], f.vals[0]);
+            put(vars, kind.names[0], f.vals[0]);
             for (k, name) in kind.names.iter().enumerate().skip(1) {
-                put(&mut derived, name, f.vals[k]);
+                put(derived, name, f.vals[k]);
             }
         }
         let file = chain.first().map(|&id| trace.frames[id as usize].kind as usize);
         let out = &mut self.text;
         if json {
-            for (key, list) in [(&b",\"vars\":{"[..], &vars), (&b"},\"derived\":{"[..], &derived)] {
+            for (key, list) in [(&b",\"vars\":{"[..], &*vars), (&b"},\"derived\":{"[..], &*derived)] {
                 out.extend_from_slice(key);
                 for (k, (name, value)) in list.iter().enumerate() {
                     if k > 0 {
@@ -478,7 +578,7 @@ impl FrameCache {
                 None => out.extend_from_slice(b"\"\""),
             }
         } else {
-            for list in [&vars, &derived] {
+            for list in [&*vars, &*derived] {
                 out.push(b',');
                 let mut field = String::new();
                 for (k, (name, value)) in list.iter().enumerate() {

@@ -195,10 +195,11 @@ fn export(
     let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
     // only one variant's trace is alive at a time
     for &variant in variants {
-        let run = match &mistaken {
-            Some(inputs) => attn_trace::engine::run(inputs, variant, scenario.passes, true),
-            None => scenario.run(variant, true),
+        let inputs = match &mistaken {
+            Some(inputs) => inputs.clone(),
+            None => scenario.inputs(),
         };
+        let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
         let Some(trace) = &run.trace else { continue };
         written += export::write_events(trace, variant, &filter, format, w, |_, _| {})?;
     }
