@@ -199,6 +199,14 @@ fn export(
             Some(inputs) => inputs.clone(),
             None => scenario.inputs(),
         };
+        if matches!(format, export::Format::Din | export::Format::Lackey) {
+            // no log: each access is written as the kernels make it
+            let rec = attn_trace::engine::run_into(&inputs, variant, scenario.passes, |registry| {
+                export::AddressWriter::new(registry, filter, format, &mut *w)
+            });
+            written += rec.finish()?;
+            continue;
+        }
         let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
         let Some(trace) = &run.trace else { continue };
         written += export::write_events(trace, variant, &filter, format, w, |_, _| {})?;

@@ -682,6 +682,32 @@ pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bo
     run_with(inputs, variant, passes, record, progress, true)
 }
 
+/// Runs `variant` on `inputs`, making the passes of `passes` that the plan allows, with the
+/// recorder `make(registry)` for each pass it makes and keeping no log: for a reader of the
+/// accesses as they happen (`trace --format din`). Returns the recorder.
+pub fn run_into<R: Recorder>(
+    inputs: &Inputs,
+    variant: Variant,
+    passes: Passes,
+    make: impl FnOnce(&Registry) -> R,
+) -> R {
+    let inputs = &*inputs.for_variant(variant);
+    let plan = inputs.plan();
+    let passes = plan.possible(passes);
+    let registry = Registry::new(&plan, variant, passes);
+    let mut t = Tensors::new(inputs, &registry);
+    let mut rec = make(&registry);
+    if passes.forward {
+        forward(&mut rec, &mut t, variant, inputs);
+    } else {
+        forward(&mut NoRecord, &mut t, variant, inputs);
+    }
+    if passes.backward {
+        backward(&mut rec, &mut t, variant, inputs);
+    }
+    rec
+}
+
 /// A traced [`run`] whose trace has no cell index (`Trace::index` is empty): for a reader of
 /// the log in order, such as an export, which never asks who last wrote a cell.
 pub fn run_unindexed(inputs: &Inputs, variant: Variant, passes: Passes) -> Run {
