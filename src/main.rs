@@ -15,7 +15,6 @@ Examples:
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace trace scenarios/indexing_trace.toml --phase scores --format csv -o scores.csv
   attn-trace io scenarios/flash.toml
-  attn-trace cache scenarios/flash.toml
   attn-trace inputs scenarios/mha_walkthrough.toml -o inputs.txt
   attn-trace grade scenarios/mha_walkthrough.toml -- python3 examples/learner/attention.py
   attn-trace check scenarios/*.toml

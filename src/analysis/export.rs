@@ -92,6 +92,37 @@ pub fn write_events(
     Ok(written)
 }
 
+/// How many events of `trace` pass `filter` (counted), and about how many bytes they make in
+/// `format` (from up to four chunks spread over the trace): what an export announces before it
+/// starts.
+pub fn estimate(trace: &Trace, variant: Variant, filter: &Filter, format: Format) -> (u64, u64) {
+    if trace.phases.is_empty() {
+        return (0, 0);
+    }
+    let mut count = 0u64;
+    for k in 0..trace.phases.len() {
+        if !filter.keeps_phase(trace.phases[k].1) {
+            continue;
+        }
+        count += trace.events[trace.span_range(k)]
+            .iter()
+            .filter(|e| {
+                filter.buffer.is_none_or(|b| b == e.buf) && filter.level.is_none_or(|l| l == trace.level(e.buf))
+            })
+            .count() as u64;
+    }
+    let tables = Tables::new(trace, variant, format);
+    let len = trace.len();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut out = Vec::new();
+    for start in [0, len / 4, len / 2, 3 * len / 4] {
+        out.clear();
+        n += tables.chunk(trace, filter, start, (start + CHUNK).min(len), &mut out);
+        bytes += out.len() as u64;
+    }
+    (count, if n == 0 { 0 } else { count * bytes / n })
+}
+
 /// The bytes of a value as `{:?}` writes it, faster: `ryu` gives the same shortest digits, and
 /// the same layout where both write plain decimals (from 1e-4 up to 1e13); outside that range,
 /// for the non-finite, and for a tie between two shortest candidates (`-3.86328125`, which

@@ -34,7 +34,8 @@ The JSON is {\"levels\": [{\"name\", \"size\", \"line\", \"ways\"}], \"tiles\", 
 \"bytes\", \"levels\": […]}], \"phases\": [{\"name\", \"levels\": […]}]}]}.
 
 --sweep needs no scenario: one head of size --head-dim, the forward pass, T = 64 … 1024, the
-plain MHA kernel against flash with square tiles of 16, 32, 64 and 128, run through the caches.
+plain MHA kernel against flash with square tiles of 16, 32, 64 and 128, run through the caches
+(about half a minute on one core up to T = 1024; --max-t 512 takes a quarter of that).
 
 Examples:
   attn-trace cache scenarios/flash.toml
@@ -64,6 +65,18 @@ pub struct Args {
     /// With --sweep: the mask, none or causal [default: none].
     #[arg(long, value_name = "MASK", value_parser = mask_name)]
     pub mask: Option<String>,
+    /// With --sweep: the largest T, one of 64, 128, 256, 512, 1024 [default: 1024].
+    #[arg(long, value_name = "T", value_parser = max_t)]
+    pub max_t: Option<usize>,
+}
+
+fn max_t(s: &str) -> Result<usize, String> {
+    let t: usize = super::whole(s)?;
+    if SWEEP_LENGTHS.contains(&t) {
+        Ok(t)
+    } else {
+        Err(tr!("expected one of 64, 128, 256, 512, 1024, found {t}", t))
+    }
 }
 
 /// The levels of `--levels` (one value, not a list of values to clap).
@@ -125,8 +138,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let (levels, source) = chosen_levels(args.levels.clone());
     if args.sweep {
         let mask = args.mask.as_deref().and_then(Mask::from_name).unwrap_or(Mask::None);
+        let lengths: Vec<usize> = SWEEP_LENGTHS
+            .into_iter()
+            .filter(|&t| t <= args.max_t.unwrap_or(1024))
+            .collect();
         let s = cache::sweep(
-            &SWEEP_LENGTHS,
+            &lengths,
             &SWEEP_TILES,
             args.head_dim.unwrap_or(64),
             &mask,
@@ -146,9 +163,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let Some(path) = args.scenario else {
         return Err(CliError::Input(tr!("a SCENARIO (or --sweep) is required").to_string()));
     };
-    if let Some(flag) = [("--head-dim", args.head_dim.is_some()), ("--mask", args.mask.is_some())]
-        .into_iter()
-        .find_map(|(f, given)| given.then_some(f))
+    if let Some(flag) = [
+        ("--head-dim", args.head_dim.is_some()),
+        ("--mask", args.mask.is_some()),
+        ("--max-t", args.max_t.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(f, given)| given.then_some(f))
     {
         return Err(CliError::Input(tr!(
             "{flag} belongs to --sweep; a scenario sets its own sizes and mask",
@@ -408,9 +429,9 @@ fn sweep_table(out: &mut dyn Write, s: &CacheSweep, source: &str) -> std::io::Re
         .collect();
     let note = format!(
         "tiles: bytes of flash's tile-local working set (4·(br·D + 2·bc·D + br·bc + 2·br + br·D)); the smallest level it fits in: {}. \
-Naive reads a whole row of k (and of v) per query row: once k and v outgrow a level, every query row misses on them again. \
-Flash reads k and v once per query tile, so its misses fall as the tile grows, until the tiles themselves no longer fit in L1 \
-and its tile-local accesses start missing too.",
+Naive reads all of k and v again for every query row (T times) and writes and reads back the T×T scores and probabilities; \
+flash reads k and v once per query tile (T/br times) and never stores a T×T matrix. Once k and v outgrow a level, naive \
+misses on them at every query row; a tile larger than L1 makes flash's own tile-local accesses miss in L1.",
         fits.join(", ")
     );
     writeln!(out, "{}", paint(&note, Style::Dim))

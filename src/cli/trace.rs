@@ -8,8 +8,9 @@ use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Level;
 use attn_trace::tr;
 use attn_trace::trace::{Buf, Pass, Phase};
-use std::io::Write as _;
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Export the event log: every read and write, with its loop variables and derived offsets.
 #[derive(clap::Args, Debug)]
@@ -192,6 +193,8 @@ fn export(
         level: args.level,
     };
     let mut written = 0;
+    // a bar on standard error, when it is a terminal and the events do not go to it
+    let bar_wanted = std::io::stderr().is_terminal() && (args.output.is_some() || !std::io::stdout().is_terminal());
     let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
     // only one variant's trace is alive at a time
     for &variant in variants {
@@ -209,9 +212,86 @@ fn export(
         }
         let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
         let Some(trace) = &run.trace else { continue };
-        written += export::write_events(trace, variant, &filter, format, w, |_, _| {})?;
+        let mut bar = Bar::new(bar_wanted, trace, variant, &filter, format);
+        let done = export::write_events(trace, variant, &filter, format, w, |events, bytes| {
+            bar.update(events, bytes);
+        });
+        bar.finish();
+        written += done?;
     }
     Ok(usize::try_from(written).unwrap_or(usize::MAX))
+}
+
+/// The progress of a long export: announced before it starts (events, and the size they will
+/// take), then a bar with the events, the bytes written and the time left, once it has run a
+/// second. Nothing for an export of fewer than two million events.
+struct Bar {
+    bar: Option<indicatif::ProgressBar>,
+    start: Instant,
+    shown: bool,
+}
+
+impl Bar {
+    /// Events below which an export is quick enough to need no bar.
+    const LONG: u64 = 2_000_000;
+
+    fn new(
+        wanted: bool,
+        trace: &attn_trace::trace::Trace,
+        variant: Variant,
+        filter: &Filter,
+        format: export::Format,
+    ) -> Bar {
+        let quiet = Bar {
+            bar: None,
+            start: Instant::now(),
+            shown: false,
+        };
+        if !wanted || (trace.len() as u64) < Self::LONG {
+            return quiet;
+        }
+        let (events, bytes) = export::estimate(trace, variant, filter, format);
+        if events < Self::LONG {
+            return quiet;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            tr!(
+                "{variant}: {events} events, about {size}",
+                variant = variant.name(),
+                events = attn_trace::analysis::format::thousands(events),
+                size = indicatif::HumanBytes(bytes)
+            )
+        );
+        let bar =
+            indicatif::ProgressBar::with_draw_target(Some(trace.len() as u64), indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:30} {human_pos}/{human_len} events · {msg} · {eta} left")
+        {
+            bar.set_style(style);
+        }
+        Bar {
+            bar: Some(bar),
+            ..quiet
+        }
+    }
+
+    fn update(&mut self, events: u64, bytes: u64) {
+        let Some(bar) = &self.bar else { return };
+        if !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        bar.set_position(events);
+        bar.set_message(indicatif::HumanBytes(bytes).to_string());
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
 }
 
 /// The header line of the JSON Lines export: the trace format and version, the scenario, the
