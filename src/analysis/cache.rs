@@ -769,13 +769,13 @@ pub fn sweep(
         })
         .collect();
     let find = |key: (usize, Option<usize>)| {
-        done.iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, c)| c.clone())
-            .unwrap_or(SweepCell {
+        done.iter().find(|(k, _)| *k == key).map_or(
+            SweepCell {
                 misses: Vec::new(),
                 memory_bytes: 0,
-            })
+            },
+            |(_, c)| c.clone(),
+        )
     };
     CacheSweep {
         d,

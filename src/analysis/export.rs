@@ -120,7 +120,7 @@ pub fn estimate(trace: &Trace, variant: Variant, filter: &Filter, format: Format
         n += tables.chunk(trace, filter, start, (start + CHUNK).min(len), &mut out);
         bytes += out.len() as u64;
     }
-    (count, if n == 0 { 0 } else { count * bytes / n })
+    (count, (count * bytes).checked_div(n).unwrap_or(0))
 }
 
 /// The bytes of a value as `{:?}` writes it, faster: `ryu` gives the same shortest digits, and
