@@ -4,6 +4,7 @@
 //!
 //! - [`accum`]: the sum of products an event takes part in: its terms, what it starts from,
 //!   the old value of a `+=`, the scale, and the chain `old + Σ × scale = new`.
+//! - [`export`]: the events written out fast: JSON Lines, CSV, and the address traces `din` and lackey.
 //! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
@@ -12,6 +13,7 @@
 //! - [`grade`]: a learner's own kernel graded against the reference pass: results, accesses,
 //!   the first divergence and the gallery mistake it matches.
 //! - [`traffic`]: reads and writes per buffer and memory level, counted and in closed form.
+//! - [`cache`]: addresses for every buffer, and set-associative LRU caches the accesses run through.
 //! - [`step`]: what the loop iteration around an event touched; flash's current tiles.
 //! - [`mistakes`]: a mistaken run beside the correct one, and where they part.
 //! - [`quiz`]: the quiz's question at the cursor, its answer with the working from the kernel
@@ -21,8 +23,10 @@
 
 pub mod accum;
 pub mod beside;
+pub mod cache;
 mod element;
 pub mod explain;
+pub mod export;
 pub mod flash_cell;
 pub mod format;
 pub mod formula;

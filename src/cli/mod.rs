@@ -1,6 +1,7 @@
 //! The subcommands, one file each, and what they share: the error type that decides the exit
 //! code, and whether output may be coloured.
 
+pub mod cache;
 pub mod check;
 pub mod completions;
 pub mod eval;

@@ -1,14 +1,16 @@
 //! `attn-trace trace SCENARIO`: exports the event log, one event per line, as JSON Lines or CSV.
 
 use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
+use attn_trace::analysis::export::{self, Filter};
 use attn_trace::kernels::Variant;
 use attn_trace::learner;
 use attn_trace::scenario::Scenario;
+use attn_trace::tensor::Level;
 use attn_trace::tr;
-use attn_trace::trace::{Buf, EventView, Pass, Phase, Trace};
-use std::fmt::Write as _;
-use std::io::Write as _;
+use attn_trace::trace::{Buf, Pass, Phase};
+use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// Export the event log: every read and write, with its loop variables and derived offsets.
 #[derive(clap::Args, Debug)]
@@ -30,11 +32,16 @@ Fields (JSON Lines, one object per event after the header; CSV has the same colu
   derived  offsets computed in those loops, e.g. {\"q_base\":10,\"k_base\":6,\"off\":16}
   file     kernel source file        line  source line of the access
 In CSV, index is written \"0;1;2;1\" and vars/derived as \"bb=0;hh=1;i=2\".
+din and lackey are address traces for cache simulators (docs/caches.md): one access per line,
+\"0 ADDR\" / \"1 ADDR\" (Dinero: read / write) or \" L ADDR,4\" / \" S ADDR,4\" (Valgrind lackey), ADDR
+in hexadecimal: each buffer one allocation in registry order, 64-byte aligned, from address 0;
+tile-local buffers from 0x10000000000 (--level global leaves them out).
 
 Examples:
   attn-trace trace scenarios/indexing_trace.toml --phase scores
   attn-trace trace scenarios/mha_walkthrough.toml --variant mha --buffer scores --format csv -o scores.csv
   attn-trace trace scenarios/mha_walkthrough.toml -o t.jsonl
+  attn-trace trace scenarios/flash.toml --variant flash --pass forward --format din -o flash.din
   python -c \"import pandas as pd; print(pd.read_json('t.jsonl', lines=True).head())\"")]
 pub struct Args {
     /// Scenario file (.toml).
@@ -52,6 +59,9 @@ pub struct Args {
     /// Only accesses of this buffer, e.g. q or d_scores.
     #[arg(long, value_name = "NAME", value_parser = buffer_arg())]
     pub buffer: Option<Buf>,
+    /// Only accesses of this memory level: global, or tile (a tiled kernel's on-chip working set).
+    #[arg(long, value_name = "LEVEL", value_parser = level_arg())]
+    pub level: Option<Level>,
     /// Export the mistaken runs of a scenario with [run].mistakes instead of the correct ones.
     #[arg(long)]
     pub mistaken: bool,
@@ -69,13 +79,15 @@ pub enum Format {
     Jsonl,
     /// Comma-separated values with a header row.
     Csv,
+    /// Dinero's address trace: "0 ADDR" read, "1 ADDR" write (hexadecimal).
+    Din,
+    /// Valgrind lackey's: " L ADDR,4" load, " S ADDR,4" store.
+    Lackey,
 }
 
-/// The CSV columns, also the JSON keys, in order.
-pub const FIELDS: [&str; 14] = [
-    "seq", "variant", "pass", "phase", "op", "buffer", "level", "offset", "index", "value", "vars", "derived", "file",
-    "line",
-];
+fn level_arg() -> impl clap::builder::TypedValueParser<Value = Level> {
+    super::names_parser(&[Level::Global, Level::Tile], Level::name)
+}
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
@@ -153,16 +165,7 @@ fn export(
     args: &Args,
     w: &mut dyn std::io::Write,
 ) -> Result<usize, CliError> {
-    match args.format {
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(w);
-            csv_io(w.write_record(FIELDS))?;
-            let n = each_event(scenario, variants, args, |variant, view| {
-                csv_io(w.write_record(csv_record(variant, view)))
-            })?;
-            csv_io(w.flush().map_err(csv::Error::from))?;
-            Ok(n)
-        }
+    let format = match args.format {
         Format::Jsonl => {
             w.write_all(
                 header_line(
@@ -173,12 +176,120 @@ fn export(
                 )
                 .as_bytes(),
             )?;
-            let mut line = String::new();
-            each_event(scenario, variants, args, |variant, view| {
-                line.clear();
-                json_line(&mut line, variant, view);
-                Ok(w.write_all(line.as_bytes())?)
-            })
+            export::Format::Jsonl
+        }
+        Format::Csv => {
+            w.write_all(export::FIELDS.join(",").as_bytes())?;
+            w.write_all(b"\n")?;
+            export::Format::Csv
+        }
+        Format::Din => export::Format::Din,
+        Format::Lackey => export::Format::Lackey,
+    };
+    let filter = Filter {
+        pass: args.pass,
+        phase: args.phase,
+        buffer: args.buffer,
+        level: args.level,
+    };
+    let mut written = 0;
+    // a bar on standard error, when it is a terminal and the events do not go to it
+    let bar_wanted = std::io::stderr().is_terminal() && (args.output.is_some() || !std::io::stdout().is_terminal());
+    let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
+    // only one variant's trace is alive at a time
+    for &variant in variants {
+        let inputs = match &mistaken {
+            Some(inputs) => inputs.clone(),
+            None => scenario.inputs(),
+        };
+        if matches!(format, export::Format::Din | export::Format::Lackey) {
+            // no log: each access is written as the kernels make it
+            let rec = attn_trace::engine::run_into(&inputs, variant, scenario.passes, |registry| {
+                export::AddressWriter::new(registry, filter, format, &mut *w)
+            });
+            written += rec.finish()?;
+            continue;
+        }
+        let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
+        let Some(trace) = &run.trace else { continue };
+        let mut bar = Bar::new(bar_wanted, trace, variant, &filter, format);
+        let done = export::write_events(trace, variant, &filter, format, w, |events, bytes| {
+            bar.update(events, bytes);
+        });
+        bar.finish();
+        written += done?;
+    }
+    Ok(usize::try_from(written).unwrap_or(usize::MAX))
+}
+
+/// The progress of a long export: announced before it starts (events, and the size they will
+/// take), then a bar with the events, the bytes written and the time left, once it has run a
+/// second. Nothing for an export of fewer than two million events.
+struct Bar {
+    bar: Option<indicatif::ProgressBar>,
+    start: Instant,
+    shown: bool,
+}
+
+impl Bar {
+    /// Events below which an export is quick enough to need no bar.
+    const LONG: u64 = 2_000_000;
+
+    fn new(
+        wanted: bool,
+        trace: &attn_trace::trace::Trace,
+        variant: Variant,
+        filter: &Filter,
+        format: export::Format,
+    ) -> Bar {
+        let quiet = Bar {
+            bar: None,
+            start: Instant::now(),
+            shown: false,
+        };
+        if !wanted || (trace.len() as u64) < Self::LONG {
+            return quiet;
+        }
+        let (events, bytes) = export::estimate(trace, variant, filter, format);
+        if events < Self::LONG {
+            return quiet;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            tr!(
+                "{variant}: {events} events, about {size}",
+                variant = variant.name(),
+                events = attn_trace::analysis::format::thousands(events),
+                size = indicatif::HumanBytes(bytes)
+            )
+        );
+        let bar =
+            indicatif::ProgressBar::with_draw_target(Some(trace.len() as u64), indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) =
+            indicatif::ProgressStyle::with_template("{bar:30} {human_pos}/{human_len} events · {msg} · {eta} left")
+        {
+            bar.set_style(style);
+        }
+        Bar {
+            bar: Some(bar),
+            ..quiet
+        }
+    }
+
+    fn update(&mut self, events: u64, bytes: u64) {
+        let Some(bar) = &self.bar else { return };
+        if !self.shown && self.start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        bar.set_position(events);
+        bar.set_message(indicatif::HumanBytes(bytes).to_string());
+    }
+
+    fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
         }
     }
 }
@@ -210,143 +321,6 @@ fn header_line(scenario: &Scenario, path: &std::path::Path, variants: &[Variant]
     )
 }
 
-fn csv_io(r: csv::Result<()>) -> Result<(), CliError> {
-    r.map_err(|e| match e.into_kind() {
-        csv::ErrorKind::Io(io) => CliError::from(io),
-        other => CliError::Other(color_eyre::eyre::eyre!("csv: {other:?}")),
-    })
-}
-
-/// Runs each variant traced and hands every event that passes the filters to `emit`; returns
-/// how many there were. Only one variant's trace is alive at a time.
-fn each_event(
-    scenario: &Scenario,
-    variants: &[Variant],
-    args: &Args,
-    mut emit: impl FnMut(Variant, &EventView) -> Result<(), CliError>,
-) -> Result<usize, CliError> {
-    let mut written = 0;
-    let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
-    for &variant in variants {
-        let run = match &mistaken {
-            Some(inputs) => attn_trace::engine::run(inputs, variant, scenario.passes, true),
-            None => scenario.run(variant, true),
-        };
-        let Some(trace) = &run.trace else { continue };
-        for n in (0..trace.len()).filter(|&n| matches(trace, n, args)) {
-            emit(variant, &trace.view(n))?;
-            written += 1;
-        }
-    }
-    Ok(written)
-}
-
-/// Does event `n` pass the filters? The cheap tests first.
-fn matches(trace: &Trace, n: usize, args: &Args) -> bool {
-    let e = &trace.events[n];
-    if args.buffer.is_some_and(|b| b != e.buf) {
-        return false;
-    }
-    if args.phase.is_none() && args.pass.is_none() {
-        return true;
-    }
-    let phase = trace.phase_at(n);
-    args.phase.is_none_or(|p| p == phase) && args.pass.is_none_or(|p| p == phase.pass())
-}
-
 fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {
     format!("[{}]", it.map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", "))
-}
-
-/// A JSON number for a value. JSON has no NaN or infinity: those are the strings `"nan"`,
-/// `"inf"` and `"-inf"`, as the recorders write them and `grade` reads them.
-fn json_number(x: f32) -> String {
-    if x.is_finite() {
-        format!("{x:?}")
-    } else if x.is_nan() {
-        "\"nan\"".to_string()
-    } else if x > 0.0 {
-        "\"inf\"".to_string()
-    } else {
-        "\"-inf\"".to_string()
-    }
-}
-
-/// The names of nested loops with their values, outermost first, each name once: a kernel
-/// called inside another's loop (rope inside a decode step) enters loops of the same names
-/// (`bb`, `t`), and the inner one's value is the one in scope, as in the code. An object has
-/// unique keys; a CSV cell, the same names.
-fn in_scope<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> Vec<(&'a str, usize)> {
-    let mut out: Vec<(&str, usize)> = Vec::new();
-    for (name, value) in pairs {
-        match out.iter_mut().find(|(n, _)| *n == name) {
-            Some(seen) => seen.1 = value,
-            None => out.push((name, value)),
-        }
-    }
-    out
-}
-
-/// `{"name":value,...}` keeping the given order, each name once (see [`in_scope`]).
-fn json_object(out: &mut String, pairs: impl Iterator<Item = (&'static str, usize)>) {
-    out.push('{');
-    for (k, (name, value)) in in_scope(pairs).into_iter().enumerate() {
-        if k > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "\"{name}\":{value}");
-    }
-    out.push('}');
-}
-
-/// One event as a JSON object on one line. Names are the kernels' identifiers; the file path
-/// is escaped by serde_json.
-fn json_line(out: &mut String, variant: Variant, v: &EventView) {
-    let index: Vec<String> = v.index.iter().map(usize::to_string).collect();
-    let file = serde_json::to_string(v.file).unwrap_or_else(|_| "\"\"".to_string());
-    let _ = write!(
-        out,
-        "{{\"seq\":{},\"variant\":\"{}\",\"pass\":\"{}\",\"phase\":\"{}\",\"op\":\"{}\",\"buffer\":\"{}\",\"level\":\"{}\",\"offset\":{},\"index\":[{}],\"value\":{},\"vars\":",
-        v.seq,
-        variant.name(),
-        v.pass.name(),
-        v.phase.name(),
-        v.op.name(),
-        v.buf.name(),
-        v.level.name(),
-        v.offset,
-        index.join(","),
-        json_number(v.value)
-    );
-    json_object(out, v.vars.iter().copied());
-    out.push_str(",\"derived\":");
-    json_object(out, v.derived.iter().map(|d| (d.name, d.value)));
-    let _ = writeln!(out, ",\"file\":{file},\"line\":{}}}", v.line);
-}
-
-/// One event as CSV fields, in [`FIELDS`] order.
-fn csv_record(variant: Variant, v: &EventView) -> [String; 14] {
-    let pairs = |it: &mut dyn Iterator<Item = (&str, usize)>| {
-        in_scope(it)
-            .into_iter()
-            .map(|(n, x)| format!("{n}={x}"))
-            .collect::<Vec<_>>()
-            .join(";")
-    };
-    [
-        v.seq.to_string(),
-        variant.name().to_string(),
-        v.pass.name().to_string(),
-        v.phase.name().to_string(),
-        v.op.name().to_string(),
-        v.buf.name().to_string(),
-        v.level.name().to_string(),
-        v.offset.to_string(),
-        v.index.iter().map(usize::to_string).collect::<Vec<_>>().join(";"),
-        format!("{:?}", v.value),
-        pairs(&mut v.vars.iter().copied()),
-        pairs(&mut v.derived.iter().map(|d| (d.name, d.value))),
-        v.file.to_string(),
-        v.line.to_string(),
-    ]
 }

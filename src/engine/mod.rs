@@ -679,7 +679,39 @@ pub fn run_watched(inputs: &Inputs, variant: Variant, passes: Passes, traced: bo
             backward: false,
         }
     };
-    run_with(inputs, variant, passes, record, progress)
+    run_with(inputs, variant, passes, record, progress, true)
+}
+
+/// Runs `variant` on `inputs`, making the passes of `passes` that the plan allows, with the
+/// recorder `make(registry)` for each pass it makes and keeping no log: for a reader of the
+/// accesses as they happen (`trace --format din`). Returns the recorder.
+pub fn run_into<R: Recorder>(
+    inputs: &Inputs,
+    variant: Variant,
+    passes: Passes,
+    make: impl FnOnce(&Registry) -> R,
+) -> R {
+    let inputs = &*inputs.for_variant(variant);
+    let plan = inputs.plan();
+    let passes = plan.possible(passes);
+    let registry = Registry::new(&plan, variant, passes);
+    let mut t = Tensors::new(inputs, &registry);
+    let mut rec = make(&registry);
+    if passes.forward {
+        forward(&mut rec, &mut t, variant, inputs);
+    } else {
+        forward(&mut NoRecord, &mut t, variant, inputs);
+    }
+    if passes.backward {
+        backward(&mut rec, &mut t, variant, inputs);
+    }
+    rec
+}
+
+/// A traced [`run`] whose trace has no cell index (`Trace::index` is empty): for a reader of
+/// the log in order, such as an export, which never asks who last wrote a cell.
+pub fn run_unindexed(inputs: &Inputs, variant: Variant, passes: Passes) -> Run {
+    run_with(inputs, variant, passes, passes, None, false)
 }
 
 /// Runs the forward pass of `variant` on `inputs` and, for [`Pass::Backward`], the backward
@@ -697,12 +729,19 @@ pub fn run_recording(inputs: &Inputs, variant: Variant, pass: Pass) -> Run {
             },
         ),
     };
-    run_with(inputs, variant, make, record, None)
+    run_with(inputs, variant, make, record, None, true)
 }
 
 /// Makes the passes of `make` that the plan allows, recording those of `record` (a trace
 /// exactly when it records one).
-fn run_with(inputs: &Inputs, variant: Variant, make: Passes, record: Passes, progress: Option<Progress>) -> Run {
+fn run_with(
+    inputs: &Inputs,
+    variant: Variant,
+    make: Passes,
+    record: Passes,
+    progress: Option<Progress>,
+    index: bool,
+) -> Run {
     let inputs = &*inputs.for_variant(variant);
     let plan = inputs.plan();
     let passes = plan.possible(make);
@@ -736,7 +775,7 @@ fn run_with(inputs: &Inputs, variant: Variant, make: Passes, record: Passes, pro
                 backward(&mut NoRecord, &mut t, variant, inputs);
             }
         }
-        Some(log.finish(initial.unwrap_or_default()))
+        Some(log.finish_indexed(initial.unwrap_or_default(), index))
     } else {
         forward(&mut NoRecord, &mut t, variant, inputs);
         if passes.backward {

@@ -997,7 +997,15 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "expected a head size from 1 to 1024, found {d}",
         "应为 1 到 1024 之间的头大小，实际是 {d}",
     ),
+    (
+        "expected a head size from 1 to 256, found {d}",
+        "应为 1 到 256 之间的头大小，实际是 {d}",
+    ),
     ("expected a non-empty string", "应为非空字符串"),
+    (
+        "expected one of 64, 128, 256, 512, 1024, found {t}",
+        "应为 64、128、256、512、1024 之一，实际是 {t}",
+    ),
     ("expected a non-negative number, found {p}", "应为非负数，实际是 {p}"),
     (
         "expected a number above 1 (θ_m = base^(−2m/D) must shrink with m), found {base}",
@@ -2336,6 +2344,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "写入 s_tile[{off}] = {value}（事件 #{n}），一个分块本地的单元格",
     ),
     ("wrote {written} events to {path}", "已把 {written} 个事件写入 {path}"),
+    (
+        "{variant}: {events} events, about {size}",
+        "{variant}：{events} 个事件，约 {size}",
+    ),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
     ("{arg} needs a value", "{arg} 需要一个值"),

@@ -120,6 +120,12 @@ impl Logger {
     /// Closes the log. `buffers` gives the shape (and display view) and the starting contents
     /// of every buffer the kernels touched, indexed by [`Buf`].
     pub fn finish(self, buffers: Vec<Option<BufferInfo>>) -> Trace {
+        self.finish_indexed(buffers, true)
+    }
+
+    /// [`Logger::finish`], with an empty cell index when `index` is false: for a reader of the
+    /// log in order (an export), which never asks who wrote a cell.
+    pub fn finish_indexed(self, buffers: Vec<Option<BufferInfo>>, index: bool) -> Trace {
         assert!(
             self.open.is_empty(),
             "a kernel left {} loop frames open",
@@ -128,7 +134,11 @@ impl Logger {
         let sizes: Vec<usize> = (0..Buf::ALL.len())
             .map(|b| buffers.get(b).and_then(|i| i.as_ref()).map_or(0, BufferInfo::len))
             .collect();
-        let index = CellIndex::build(&self.events, &sizes);
+        let index = if index {
+            CellIndex::build(&self.events, &sizes)
+        } else {
+            CellIndex::default()
+        };
         Trace {
             events: self.events,
             frames: self.frames,

@@ -9,6 +9,7 @@
 
 mod support;
 
+mod cache;
 mod cli_explain;
 // libc: FIFOs, device nodes and signals
 #[cfg(unix)]
@@ -39,6 +40,7 @@ mod engine_standard;
 mod engine_torch;
 mod engine_trace;
 mod engine_worked_examples;
+mod exports;
 mod flash_untraced;
 mod gradcheck;
 mod grade;
