@@ -416,7 +416,10 @@ fn feedback_positions_and_snapshots_speak_chinese_too() {
         chars(&mut a, "7");
         key(&mut a, KeyCode::Enter);
         let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
-        assert!(shown.contains("不太对：k[k_base+d]，其中k_base=((b*T+j)*H+h)*D：你输入的"), "{shown}");
+        assert!(
+            shown.contains("不太对：k[k_base+d]，其中k_base=((b*T+j)*H+h)*D：你输入的"),
+            "{shown}"
+        );
         assert!(shown.contains("你输入的7=k[b=0,j=1,h=1,d=1]"), "{shown}");
         assert!(shown.contains("第3站，共8站"), "{shown}");
         key(&mut a, KeyCode::Esc);
