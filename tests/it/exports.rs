@@ -25,7 +25,7 @@ fn jsonl_lines_are_pinned() {
     let tile = flash.iter().find(|l| l.contains(r#""buffer":"s_tile""#)).unwrap();
     assert_eq!(
         tile,
-        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":0.49397337,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"src/kernels/attention_flash.rs","line":181}"#
+        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":-0.70584434,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"src/kernels/attention_flash.rs","line":181}"#
     );
     let decode = lines(&["trace", &scenario("kv_cache_decode.toml")]);
     assert_eq!(
@@ -58,7 +58,7 @@ fn csv_lines_are_pinned() {
         "csv",
     ]);
     assert!(flash.contains(
-        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,0.49397337,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,src/kernels/attention_flash.rs,181"
+        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,-0.70584434,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,src/kernels/attention_flash.rs,181"
             .to_string()
     ));
     let masked = lines(&["trace", &scenario("masked_element.toml"), "--format", "csv"]);
