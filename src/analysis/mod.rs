@@ -34,6 +34,7 @@ pub mod gradcheck;
 pub mod grade;
 pub mod mistakes;
 pub mod online_softmax;
+pub mod position;
 pub mod quiz;
 pub mod step;
 pub mod traffic;

@@ -1,5 +1,7 @@
 //! A place in a walk's logs, written as text: what `g` takes in the tracer, what `tui --at`
-//! and a lesson's `at` take, and the one-line command that reopens the tracer where it is.
+//! and a lesson's `at` take, and the one-line command that reopens the tracer where it is. The
+//! questions asked of one log (a pass's first event, the cell a text names) are
+//! [`crate::analysis::position`]'s.
 //!
 //! A position is an event number (`#516` or `516`), a score element (`b=0 h=1 i=2 j=1`, the
 //! coordinates `explain --at` takes), a buffer cell (`d_k[10]`, `q[0,2,1,0]`) or a phase name
@@ -8,9 +10,10 @@
 
 use super::walk::{Element, Walk};
 use super::widgets::CellRef;
+use crate::analysis::position;
 use crate::kernels::Variant;
 use crate::tr;
-use crate::trace::{Buf, Pass, Phase, Trace};
+use crate::trace::{Pass, Phase};
 
 /// Where a position is: the event and, for a cell, the cell to select.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +37,9 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
     }
     let text = text.trim();
     let pass_start = match pass {
-        Some(p) => Some(first_of_pass(trace, p).ok_or_else(|| tr!("this trace has no {pass} pass", pass = p.name()))?),
+        Some(p) => Some(
+            position::first_of_pass(trace, p).ok_or_else(|| tr!("this trace has no {pass} pass", pass = p.name()))?,
+        ),
         None => None,
     };
     let in_pass = pass.unwrap_or_else(|| trace.view(here.min(len - 1)).pass);
@@ -99,7 +104,7 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
         return Ok(at(n));
     }
     if let Some((name, rest)) = text.split_once('[') {
-        let (buf, off) = cell(trace, name.trim(), rest)?;
+        let (buf, off) = position::cell(trace, name.trim(), rest)?;
         // the cell's first access in the pass asked for, else anywhere in the log
         let n = match pass_start {
             Some(start) => start
@@ -132,56 +137,6 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
         forms = forms(),
         text = format!("{text:?}")
     ))
-}
-
-/// The first event of pass `p` in `trace`.
-fn first_of_pass(trace: &Trace, p: Pass) -> Option<usize> {
-    trace
-        .phases
-        .iter()
-        .find(|(s, ph)| ph.pass() == p && (*s as usize) < trace.len())
-        .map(|&(s, _)| s as usize)
-}
-
-/// The cell `name[rest` names: a flat offset (`q[10]`) or an index per dimension (`q[0,2,1,0]`).
-fn cell(trace: &Trace, name: &str, rest: &str) -> Result<CellRef, String> {
-    let inside = rest
-        .strip_suffix(']')
-        .ok_or(tr!("a cell is written like q[10] or scores[0,1,2,1]"))?;
-    let buf = Buf::from_name(name).ok_or_else(|| tr!("no buffer named {name}", name = format!("{name:?}")))?;
-    let info = trace
-        .buffer(buf)
-        .ok_or_else(|| tr!("{name} is not part of this trace", name))?;
-    let nums: Vec<usize> = inside
-        .split(',')
-        .map(str::trim)
-        .map(|p| {
-            p.parse::<usize>()
-                .map_err(|_| tr!("{p} is not a whole number", p = format!("{p:?}")))
-        })
-        .collect::<Result<_, _>>()?;
-    let layout = info.layout();
-    let off = match nums.as_slice() {
-        [off] => *off,
-        idx => layout.offset(idx).ok_or_else(|| {
-            tr!(
-                "{name}[{idx}] is not in {name} {sizes} ({names})",
-                name,
-                idx = inside.trim(),
-                sizes = layout.sizes_text(),
-                names = layout.names().join(",")
-            )
-        })?,
-    };
-    if off >= info.len() {
-        return Err(tr!(
-            "{name}[{off}] is out of range: {name} has {n} elements",
-            name,
-            off,
-            n = info.len()
-        ));
-    }
-    Ok((buf, off))
 }
 
 /// The command that reopens the tracer at event `cursor` of `variant`:

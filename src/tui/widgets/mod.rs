@@ -17,14 +17,13 @@ pub mod timeline;
 pub mod variables;
 
 use crate::kernels::Variant;
-use crate::trace::Buf;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
-pub type CellRef = (Buf, usize);
+pub use crate::analysis::position::CellRef;
 
 pub use crate::analysis::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
 
