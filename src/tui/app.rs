@@ -176,12 +176,8 @@ impl App {
 
     /// The tracer walking `lesson` (its stops found in `walk`), at its first stop.
     pub fn with_lesson(walk: Arc<Walk>, lesson: LessonRun, theme: Theme, width: u16, height: u16) -> App {
-        let mut t = Tracer::new(Arc::clone(&walk), lesson.stops.first().map(|r| r.variant));
-        t.lesson = Some(lesson);
-        t.to_stop(0);
-        t.refresh();
         App {
-            screen: Screen::Tracer(Box::new(t)),
+            screen: Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&walk), lesson))),
             ..App::new(walk, theme, width, height)
         }
     }
@@ -423,11 +419,7 @@ pub fn update(app: &mut App, msg: Msg) {
                     match crate::tui::lesson::resolve(&lesson, &walk) {
                         Ok(stops) => {
                             let run = LessonRun::new(lesson, stops);
-                            let mut t = Tracer::new(Arc::clone(&walk), run.stops.first().map(|r| r.variant));
-                            t.lesson = Some(run);
-                            t.to_stop(0);
-                            t.refresh();
-                            app.screen = Screen::Tracer(Box::new(t));
+                            app.screen = Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&walk), run)));
                         }
                         Err(e) => {
                             app.go_back();

@@ -12,7 +12,6 @@ use crate::scenario::ScenarioError;
 use crate::scenario::lesson::{Ask, Lesson, Stop};
 use crate::tr;
 use crate::trace::Op;
-use crate::tui::source;
 use std::sync::Arc;
 
 /// A stop found in the logs.
@@ -142,14 +141,21 @@ impl LessonRun {
         self.feedback = None;
     }
 
+    /// Event `n` of the current stop's kernel as a question ([`crate::tui::quiz::access`]).
+    fn access_at(&self, walk: &Walk, n: usize) -> Option<Access> {
+        let v = self.here().variant;
+        crate::tui::quiz::access(walk.trace(v)?, kernel_shape(walk.shape, v), n)
+    }
+
+    /// The access the current stop's question is about.
+    fn target(&self, walk: &Walk) -> Option<Access> {
+        self.access_at(walk, self.here().target?)
+    }
+
     /// The current stop's question as the panel asks it.
     pub fn question(&self, walk: &Walk) -> Option<String> {
         let stop = self.stop();
-        let r = self.here();
-        let access = || {
-            let trace = walk.trace(r.variant)?;
-            quiz::access(trace, kernel_shape(walk.shape, r.variant), r.target?, source::source)
-        };
+        let access = || self.target(walk);
         Some(match stop.ask.as_ref()? {
             Ask::Offset { question } => match question {
                 Some(q) => q.clone(),
@@ -188,15 +194,14 @@ impl LessonRun {
         let ask = stop.ask.as_ref()?;
         let input = self.input.trim().to_string();
         let trace = walk.trace(r.variant)?;
-        let access = |n: usize| quiz::access(trace, kernel_shape(walk.shape, r.variant), n, source::source);
         let verdict = match ask {
             Ask::Offset { .. } => {
-                let a = access(r.target?)?;
-                let after = access(r.target? + 1);
+                let a = self.target(walk)?;
+                let after = self.access_at(walk, r.target? + 1);
                 quiz::check(&Question::One(a), QuizLevel::Offsets, &input, "", after.as_ref(), trace)
             }
             Ask::Value { .. } => {
-                let a = access(r.target?)?;
+                let a = self.target(walk)?;
                 value_verdict(&a, &input)
             }
             Ask::Choice { options, answer, .. } => match input.parse::<usize>() {
@@ -249,12 +254,8 @@ impl LessonRun {
 
     /// The answer to the current stop's question, with how the log gives it.
     fn explanation(&self, walk: &Walk, right: bool) -> String {
-        let r = self.here();
         let lead = if right { tr!("correct") } else { tr!("answer") };
-        let access = || {
-            let trace = walk.trace(r.variant)?;
-            quiz::access(trace, kernel_shape(walk.shape, r.variant), r.target?, source::source)
-        };
+        let access = || self.target(walk);
         match self.stop().ask.as_ref() {
             Some(Ask::Offset { .. }) => match access() {
                 Some(a) => format!("{lead}: {}", a.working()),

@@ -3,7 +3,6 @@
 
 use crate::tr;
 use crate::tui::lesson::{Answer, LessonRun};
-use crate::tui::quiz::Feedback;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use ratatui::text::{Line, Span};
@@ -45,14 +44,7 @@ pub fn lines<'a>(
         }
         out.push(Line::from(line));
     }
-    if let Some(f) = &run.feedback {
-        out.push(match f {
-            Feedback::Right(text) => Line::styled(text.clone(), t.op_read()),
-            Feedback::Wrong(text) => Line::styled(text.clone(), t.error()),
-            Feedback::Revealed(text) => Line::styled(text.clone(), t.number()),
-            Feedback::Note(text) => Line::styled(text.clone(), t.dim()),
-        });
-    }
+    out.extend(run.feedback.as_ref().map(|f| super::quiz::feedback_line(f, t)));
     // the note gets the rows the rest leaves, cut at a word with `…` when it needs more
     let left = rows.saturating_sub(super::wrapped_rows(&out, width)).max(1);
     let note = run.stop().note.clone();

@@ -18,13 +18,16 @@ pub fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line
         Span::raw(ask),
         Span::styled(format!(" › {}▏", quiz.input), t.key()),
     ])];
-    if let Some(f) = &quiz.feedback {
-        out.push(match f {
-            Feedback::Right(text) => Line::styled(text.clone(), t.op_read()),
-            Feedback::Wrong(text) => Line::styled(text.clone(), t.error()),
-            Feedback::Revealed(text) => Line::styled(text.clone(), t.number()),
-            Feedback::Note(text) => Line::styled(text.clone(), t.dim()),
-        });
-    }
+    out.extend(quiz.feedback.as_ref().map(|f| feedback_line(f, t)));
     out
+}
+
+/// How an answer went, coloured by its kind: the quiz's and a lesson's.
+pub fn feedback_line<'a>(f: &Feedback, t: Theme) -> Line<'a> {
+    match f {
+        Feedback::Right(text) => Line::styled(text.clone(), t.op_read()),
+        Feedback::Wrong(text) => Line::styled(text.clone(), t.error()),
+        Feedback::Revealed(text) => Line::styled(text.clone(), t.number()),
+        Feedback::Note(text) => Line::styled(text.clone(), t.dim()),
+    }
 }

@@ -10,6 +10,15 @@ use crossterm::event::{KeyCode, KeyEvent};
 use std::sync::Arc;
 
 impl Tracer {
+    /// A tracer walking `run` (its stops found in `walk`), at its first stop.
+    pub fn at_lesson(walk: Arc<crate::tui::walk::Walk>, run: crate::tui::lesson::LessonRun) -> Tracer {
+        let mut t = Tracer::new(walk, run.stops.first().map(|r| r.variant));
+        t.lesson = Some(run);
+        t.to_stop(0);
+        t.refresh();
+        t
+    }
+
     /// Goes to stop `k` of the lesson: its kernel, its event, its cell.
     pub fn to_stop(&mut self, k: usize) {
         let Some(run) = self.lesson.as_mut() else { return };
