@@ -3203,4 +3203,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("{path}: {e}", "{path}: {e}"),
     ("{formula}: {place}", "{formula}：{place}"),
+    ("tile-local: past the caches", "tile 本地：绕过缓存"),
+    ("{level} hit", "{level} 命中"),
+    ("{level} miss", "{level} 未命中"),
+    ("from memory", "来自内存"),
+    ("line {start}–{end}", "行 {start}–{end}"),
+    ("this machine's", "本机的"),
+    ("default", "默认的"),
+    (
+        "caches ({whose}): {levels}; misses marked on the timeline (m hides)",
+        "缓存（{whose}）：{levels}；时间线上标出未命中（按 m 隐藏）",
+    ),
+    ("caches hidden", "缓存已隐藏"),
+    (
+        "cache model: hit or miss and line of this access; misses on the timeline",
+        "缓存模型：这次访问命中与否及其缓存行；时间线上标出未命中",
+    ),
 ];

@@ -139,6 +139,17 @@ impl Theme {
         Style::default().bg(bg).fg(Color::White)
     }
 
+    /// A timeline column with L1 misses under the cache model; `memory` when some of its lines
+    /// came from memory.
+    pub fn miss(self, memory: bool) -> Style {
+        match (self.color, memory) {
+            (true, true) => Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
+            (true, false) => Style::default().fg(Color::LightYellow),
+            (false, true) => Style::default().add_modifier(Modifier::BOLD),
+            (false, false) => Style::default(),
+        }
+    }
+
     /// An access of the selected cell on the timeline.
     pub fn tick(self) -> Style {
         self.pick(

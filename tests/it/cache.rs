@@ -10,6 +10,7 @@ use attn_trace::scenario::Scenario;
 use attn_trace::tensor::Level;
 use attn_trace::trace::{Buf, Op, Pass, Trace};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One level of the reference: per set, its lines least recently used first, with a dirty bit.
 struct RefLevel {
@@ -48,7 +49,8 @@ impl Reference {
         }
     }
 
-    fn access(&mut self, k: usize, addr: u64, write: bool) {
+    /// Returns the level that held the line (the number of levels for memory).
+    fn access(&mut self, k: usize, addr: u64, write: bool) -> usize {
         let last = k + 1 == self.levels.len();
         let lv = &mut self.levels[k];
         let line_no = addr / lv.line;
@@ -58,7 +60,7 @@ impl Reference {
             let (n, dirty) = set.remove(pos);
             set.push((n, dirty || write));
             lv.counts[1] += 1;
-            return;
+            return k;
         }
         lv.counts[2] += 1;
         let victim = if set.len() == lv.ways {
@@ -68,11 +70,12 @@ impl Reference {
         };
         set.push((line_no, write));
         let line = lv.line;
-        if last {
+        let served = if last {
             self.read += line;
+            k + 1
         } else {
-            self.access(k + 1, line_no * line, false);
-        }
+            self.access(k + 1, line_no * line, false)
+        };
         if let Some((v, true)) = victim {
             self.levels[k].counts[3] += 1;
             if last {
@@ -81,6 +84,7 @@ impl Reference {
                 self.access(k + 1, v * line, true);
             }
         }
+        served
     }
 
     fn counts(&self) -> Vec<[u64; 4]> {
@@ -493,4 +497,142 @@ fn bad_levels_are_one_line_and_exit_2() {
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(err.contains(says), "{levels}: {err}");
     }
+}
+
+/// Where the reference serves each event of `trace` (one pass after the other, each from empty
+/// caches): the level that held the line, the number of levels for memory, `None` for a
+/// tile-local access that bypassed the caches.
+fn reference_served(trace: &Trace, specs: &[(u64, u64, u64)], tiles: Tiles) -> Vec<Option<usize>> {
+    let places = placement(trace);
+    let mut out = Vec::new();
+    let mut current: Option<(Pass, Reference)> = None;
+    for n in 0..trace.len() {
+        let pass = trace.phase_at(n).pass();
+        if current.as_ref().is_none_or(|(p, _)| *p != pass) {
+            current = Some((pass, Reference::new(specs)));
+        }
+        let e = &trace.events[n];
+        let (base, tile) = places[&e.buf];
+        if tile && tiles == Tiles::Bypass {
+            out.push(None);
+            continue;
+        }
+        let r = &mut current.as_mut().unwrap().1;
+        out.push(Some(r.access(0, base + 4 * u64::from(e.offset), e.op == Op::Write)));
+    }
+    out
+}
+
+/// The memory panel's top border, after its title: the cache note, without the corner.
+fn cache_note(screen: &[String]) -> Option<String> {
+    let row = screen.iter().find(|r| r.contains("─ Memory ") || r.contains("┌ Memory "))?;
+    let after = &row[row.find(" Memory ")? + " Memory ".len()..];
+    let note = after.trim_start_matches('─').split('┐').next()?.trim_end_matches('─');
+    Some(note.trim().to_string())
+}
+
+#[test]
+fn the_tracer_shows_where_each_access_was_served_and_its_line() {
+    use crate::support::tui::{key, screen_lines, tracer};
+    use attn_trace::tui::app::App;
+    use attn_trace::tui::{Theme, Walk};
+    use crossterm::event::KeyCode;
+
+    let (levels, _) = cache::default_levels();
+    let specs = specs_of(&levels);
+    let (w, h) = (120u16, 40u16);
+    // the built-in walkthrough (MHA, both passes) and flash's tiles (a tile-local space of its own)
+    let walks = [
+        Walk::builtin(),
+        Walk::from_scenario(&Scenario::shipped("flash").unwrap()),
+    ];
+    let mut full_forms = 0;
+    for walk in walks {
+        let mut a = App::new(walk, Theme::MONO, w, h);
+        key(&mut a, KeyCode::Char('m'));
+        let st = tracer(&a);
+        let shown = st.message.clone().unwrap_or_default();
+        let named: Vec<String> = levels.iter().map(LevelSpec::short).collect();
+        assert!(shown.contains(&named.join(", ")), "the status names the levels: {shown}");
+        let (walk, variant) = (Arc::clone(&st.walk), st.variant);
+        let trace = walk.trace(variant).unwrap();
+        let served = reference_served(trace, &specs, Tiles::Include);
+        let places = placement(trace);
+        key(&mut a, KeyCode::Home);
+        // every event of the walkthrough; flash's log is longer: every 37th
+        let stride = if trace.len() > 3000 { 37 } else { 1 };
+        let mut n = 0;
+        while n < trace.len() {
+            tracer_at_mut(&mut a, n);
+            let e = &trace.events[n];
+            let (base, _) = places[&e.buf];
+            let addr = base + 4 * u64::from(e.offset);
+            let line = addr / 64 * 64;
+            let len = trace.buffer(e.buf).unwrap().len() as u64;
+            let first = (line - base) / 4;
+            let last = ((line + 64 - base) / 4).min(len) - 1;
+            let name = e.buf.name();
+            let cells = if last > first {
+                format!("{name}[{first}]…{name}[{last}]")
+            } else {
+                format!("{name}[{first}]")
+            };
+            let k = served[n].unwrap();
+            let mut parts: Vec<String> = (0..k.min(levels.len())).map(|j| format!("{} miss", levels[j].name)).collect();
+            if k < levels.len() {
+                parts.push(format!("{} hit", levels[k].name));
+            } else {
+                parts.push("from memory".into());
+            }
+            let served_text = parts.join(" · ");
+            let forms = [
+                format!("{served_text} · line {line:#x}–{:#x} = {cells}", line + 63),
+                format!("{served_text} · {cells}"),
+                served_text.clone(),
+            ];
+            let note = cache_note(&screen_lines(&a, w, h)).unwrap_or_default();
+            assert!(forms.contains(&note), "event {n}: the panel says '{note}', the log gives {forms:?}");
+            full_forms += usize::from(note == forms[0]);
+            n += stride;
+        }
+        // the timeline: each column's bar is as high as its share of L1 misses
+        key(&mut a, KeyCode::Home);
+        let cursor = tracer(&a).cursor;
+        let selected = (trace.events[cursor].buf, trace.events[cursor].offset);
+        let row = &screen_lines(&a, w, h)[h as usize - 2];
+        let symbols: Vec<String> = row.chars().map(String::from).collect();
+        let len = trace.len();
+        let mut bars = 0;
+        for x in 0..w as usize {
+            let events: Vec<usize> = (0..len).filter(|&n| n * w as usize / len == x).collect();
+            let ticked = events
+                .iter()
+                .any(|&n| n == cursor || (trace.events[n].buf, trace.events[n].offset) == selected);
+            if events.is_empty() || ticked {
+                continue;
+            }
+            let missed = events.iter().filter(|&&n| served[n].unwrap() > 0).count();
+            let expected = if missed == 0 {
+                None
+            } else {
+                Some(["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"][(missed * 8).div_ceil(events.len()) - 1])
+            };
+            let is_bar = "▁▂▃▄▅▆▇█".contains(symbols[x].as_str());
+            match expected {
+                Some(bar) => assert_eq!(symbols[x], bar, "column {x}: {missed} of {} missed", events.len()),
+                None => assert!(!is_bar, "column {x} has no miss but shows {}", symbols[x]),
+            }
+            bars += usize::from(expected.is_some());
+        }
+        assert!(bars > 0, "some column shows misses");
+        // m again hides it all
+        key(&mut a, KeyCode::Char('m'));
+        assert_eq!(cache_note(&screen_lines(&a, w, h)).unwrap_or_default(), "");
+    }
+    assert!(full_forms > 100, "the line's addresses are shown where there is room ({full_forms})");
+}
+
+/// Moves the open tracer's cursor to `n` as `g #n` does.
+fn tracer_at_mut(a: &mut attn_trace::tui::app::App, n: usize) {
+    crate::support::tui::goto(a, &format!("#{n}"));
 }

@@ -768,6 +768,7 @@ fn half(
         pinned: false,
         breakpoints: &empty,
         quiz: false,
+        cache: None,
     };
     if both {
         let [c, m] = Layout::vertical([Constraint::Percentage(42), Constraint::Percentage(58)]).areas(rest);

@@ -16,6 +16,7 @@ mod render;
 
 pub use render::{Areas, areas, render};
 
+use crate::analysis::cache::{self, EventCache};
 use crate::analysis::quiz::Question;
 use crate::engine::kernel_shape;
 use crate::kernels::Variant;
@@ -99,6 +100,11 @@ pub struct Tracer {
     pub checks: Checker,
     /// `tui --lesson`: the lesson being walked, its stops and answers.
     pub lesson: Option<LessonRun>,
+    /// `m`: the cache model is shown (the memory panel's hits and misses, the timeline's
+    /// misses).
+    pub cache_on: bool,
+    /// Each kernel's log run through this machine's caches, made when first shown.
+    caches: HashMap<Variant, Arc<EventCache>>,
 }
 
 impl Tracer {
@@ -124,6 +130,8 @@ impl Tracer {
             quiz: None,
             checks: Checker::default(),
             lesson: None,
+            cache_on: false,
+            caches: HashMap::new(),
         };
         t.refresh_check();
         t
@@ -212,6 +220,7 @@ impl Tracer {
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
             quiz: self.quiz.is_some(),
+            cache: self.cache_on.then(|| self.caches.get(&self.variant)).flatten().map(AsRef::as_ref),
         })
     }
 
@@ -237,6 +246,35 @@ impl Tracer {
             q.feedback = None;
         }
         self.refresh_check();
+        self.refresh_cache();
+    }
+
+    /// Runs the current kernel's log through the caches, when they are shown and it has not been.
+    fn refresh_cache(&mut self) {
+        if !self.cache_on || self.caches.contains_key(&self.variant) {
+            return;
+        }
+        if let Some(trace) = self.walk.trace(self.variant) {
+            self.caches.insert(self.variant, Arc::new(EventCache::of_machine(trace)));
+        }
+    }
+
+    /// `m`: shows or hides the cache model.
+    pub(super) fn toggle_cache(&mut self) {
+        self.cache_on = !self.cache_on;
+        self.refresh_cache();
+        self.message = Some(match self.caches.get(&self.variant).filter(|_| self.cache_on) {
+            Some(c) => {
+                let levels: Vec<String> = c.levels.iter().map(cache::LevelSpec::short).collect();
+                let whose = if c.from_os { tr!("this machine's") } else { tr!("default") };
+                tr!(
+                    "caches ({whose}): {levels}; misses marked on the timeline (m hides)",
+                    whose,
+                    levels = levels.join(", ")
+                )
+            }
+            None => tr!("caches hidden").to_string(),
+        });
     }
 
     pub fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {

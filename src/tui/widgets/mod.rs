@@ -115,6 +115,7 @@ pub use crate::analysis::format::num;
 
 use super::theme::Theme;
 use super::walk::Walk;
+use crate::analysis::cache::EventCache;
 use crate::trace::{EventView, Trace};
 use std::collections::BTreeSet;
 
@@ -132,12 +133,19 @@ pub struct Ctx<'a> {
     pub breakpoints: &'a BTreeSet<CellRef>,
     /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
     pub quiz: bool,
+    /// The cache model, when it is shown (`m`): the log run through this machine's caches.
+    pub cache: Option<&'a EventCache>,
 }
 
 impl Ctx<'_> {
     /// First event of the phase holding the cursor.
     pub fn phase_start(&self) -> usize {
         self.trace.span_range(self.trace.phase_span(self.cursor)).start
+    }
+
+    /// The current access under the cache model, when it is shown.
+    pub fn cache_access(&self) -> Option<crate::analysis::cache::AccessCache> {
+        self.cache?.at(self.trace, self.cursor)
     }
 
     /// Frame ids around the cursor, innermost first.

@@ -8,6 +8,7 @@
 //! events as on ten million.
 
 use super::CellRef;
+use crate::analysis::cache::EventCache;
 use crate::trace::{Pass, Phase, Trace};
 use crate::tui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -50,6 +51,9 @@ pub struct Col {
     pub tick: Option<usize>,
     /// The first access of any breakpoint cell in this column, if any.
     pub breakpoint: Option<usize>,
+    /// Under the cache model: the column's events, those that missed L1 and those whose line
+    /// came from memory.
+    pub misses: Option<(usize, u32, u32)>,
 }
 
 /// The first access (read or write) of `cell` within `r`.
@@ -72,6 +76,7 @@ pub fn strip(
     cursor: usize,
     selected: Option<CellRef>,
     breakpoints: &BTreeSet<CellRef>,
+    cache: Option<&EventCache>,
 ) -> Vec<Col> {
     let len = trace.len();
     if len == 0 {
@@ -97,6 +102,10 @@ pub fn strip(
                 cursor: x == at,
                 tick: selected.and_then(|c| first_access_in(trace, c, &r)),
                 breakpoint: breakpoints.iter().filter_map(|&c| first_access_in(trace, c, &r)).min(),
+                misses: cache.map(|c| {
+                    let (l1, memory) = c.misses_in(r.clone());
+                    (r.len(), l1, memory)
+                }),
             }
         })
         .collect()
@@ -109,6 +118,17 @@ pub fn target(cols: &[Col], x: usize) -> Option<usize> {
     Some(c.tick.or(c.breakpoint).unwrap_or(c.event))
 }
 
+/// The bar for a column under the cache model: one of `▁▂▃▄▅▆▇█`, as high as the share of its
+/// events that missed L1 (rounded up, so one miss shows); none without misses.
+pub fn miss_bar((events, l1, _): (usize, u32, u32)) -> Option<&'static str> {
+    const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
+    if l1 == 0 || events == 0 {
+        return None;
+    }
+    let k = (l1 as usize * BARS.len()).div_ceil(events).clamp(1, BARS.len());
+    Some(BARS[k - 1])
+}
+
 /// Draws the strip over `area` (its first row).
 pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Theme) {
     if area.height == 0 || cols.is_empty() {
@@ -118,7 +138,10 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
     // each phase's name sits at the start of its span, cut short (…) when the span is narrow
     let mut label: Vec<Option<char>> = vec![None; cols.len()];
     let mut x = 0;
-    while x < cols.len() {
+    // under the cache model the strip is the misses' bars, without the names (the status bar
+    // names the phase)
+    let cache_shown = cols.iter().any(|c| c.misses.is_some());
+    while x < cols.len() && !cache_shown {
         let span = cols[x].span;
         let width = cols[x..].iter().take_while(|c| c.span == span).count();
         if let Some(&(_, phase)) = trace.phases.get(span) {
@@ -157,6 +180,9 @@ pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Them
             ("▲", t.cursor())
         } else if c.breakpoint.is_some() {
             ("●", base.patch(t.breakpoint()))
+        } else if let Some(bar) = c.misses.and_then(miss_bar) {
+            // under the cache model, the share of the column's accesses that missed L1
+            (bar, base.patch(t.miss(c.misses.is_some_and(|(_, _, m)| m > 0))))
         } else if let (Some(_), Some(ch)) = (c.tick, label[x]) {
             // a tick on a phase's name keeps the letter, in the tick's colour, underlined
             own = ch.to_string();

@@ -113,6 +113,7 @@ impl Tracer {
             KeyCode::Char('{') => self.next_access(false),
             KeyCode::Char('?') => return Outcome::Help,
             KeyCode::Char('S') => return Outcome::Snapshot,
+            KeyCode::Char('m') => self.toggle_cache(),
             KeyCode::Char('y') => {
                 let cmd = position::command(&walk, self.variant, n);
                 self.message = Some(tr!("{cmd}  (copied where the terminal allows OSC 52)", cmd));
@@ -354,6 +355,7 @@ impl Tracer {
                         ctx.cursor,
                         Some(ctx.selected),
                         &self.breakpoints,
+                        ctx.cache,
                     );
                     if let Some(n) = timeline::target(&cols, x) {
                         self.cursor = n;

@@ -270,6 +270,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
         ctx.cursor,
         Some(ctx.selected),
         ctx.breakpoints,
+        ctx.cache,
     );
     timeline::render(frame.buffer_mut(), a.timeline, ctx.trace, &cols, t);
     render_status(frame, a.status, st, &ctx);

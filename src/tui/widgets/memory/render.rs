@@ -2,6 +2,7 @@
 
 use super::super::{CellRef, Ctx, dot, num, put};
 use super::layout::{MemoryPlan, plan};
+use crate::analysis::cache::{AccessCache, BYPASSED, LevelSpec};
 use crate::analysis::step::{tile_region, touched};
 use crate::tensor::Level;
 use crate::tr;
@@ -61,6 +62,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
     if !border.is_empty() {
         block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
+    }
+    // the cache model (`m`): where this access was served, on the top border's right
+    if let (Some(cache), Some(access)) = (ctx.cache, ctx.cache_access()) {
+        let room = (area.width as usize).saturating_sub(cols(tr!(" Memory ")) + 4);
+        if let Some(text) = cache_title(&access, &cache.levels, ctx.view.buf.name(), room) {
+            let style = if access.missed_at(0) { t.write() } else { t.read() };
+            block = block.title_top(Line::styled(text, style).right_aligned());
+        }
     }
     block.render(area, frame.buffer_mut());
     let touched = touched(ctx.trace, ctx.cursor);
@@ -170,6 +179,48 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             put(buf, inner, s.x, s.y, &text, style);
         }
     }
+}
+
+/// The top border's note on the current access under the cache model: where it was served at
+/// each level it reached, then its L1 line (addresses, and the elements of `buf` it holds), as
+/// much as fits in `width` columns.
+pub fn cache_title(a: &AccessCache, levels: &[LevelSpec], buf: &str, width: usize) -> Option<String> {
+    let served = if a.served == BYPASSED {
+        tr!("tile-local: past the caches").to_string()
+    } else {
+        let mut parts: Vec<String> = Vec::new();
+        for (k, level) in levels.iter().enumerate() {
+            if a.hit_at(k) {
+                parts.push(tr!("{level} hit", level = level.name));
+                break;
+            }
+            parts.push(tr!("{level} miss", level = level.name));
+        }
+        if a.served as usize >= levels.len() {
+            parts.push(tr!("from memory").to_string());
+        }
+        parts.join(" · ")
+    };
+    let cells = match (a.cells.start, a.cells.end.saturating_sub(1)) {
+        (first, last) if last > first => format!("{buf}[{first}]…{buf}[{last}]"),
+        (first, _) => format!("{buf}[{first}]"),
+    };
+    let end = a.line + a.line_bytes - 1;
+    let line = tr!(
+        "line {start}–{end}",
+        start = format!("{:#x}", a.line),
+        end = format!("{end:#x}")
+    );
+    let forms = if a.served == BYPASSED {
+        vec![format!(" {served} ")]
+    } else {
+        vec![
+            format!(" {served} · {line} = {cells} "),
+            format!(" {served} · {cells} "),
+            format!(" {served} "),
+        ]
+    };
+    forms.into_iter().find(|f| cols(f) <= width)
 }
 
 /// The heat legend: the colours (or shades) from −max to +max of the cells in view, or from 0
