@@ -573,7 +573,7 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
             let last = ((line + 64 - base) / 4).min(len) - 1;
             let name = e.buf.name();
             let cells = if last > first {
-                format!("{name}[{first}]…{name}[{last}]")
+                format!("{name}[{first}..={last}]")
             } else {
                 format!("{name}[{first}]")
             };

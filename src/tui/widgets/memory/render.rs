@@ -202,7 +202,7 @@ pub fn cache_title(a: &AccessCache, levels: &[LevelSpec], buf: &str, width: usiz
         parts.join(" · ")
     };
     let cells = match (a.cells.start, a.cells.end.saturating_sub(1)) {
-        (first, last) if last > first => format!("{buf}[{first}]…{buf}[{last}]"),
+        (first, last) if last > first => format!("{buf}[{first}..={last}]"),
         (first, _) => format!("{buf}[{first}]"),
     };
     let end = a.line + a.line_bytes - 1;
