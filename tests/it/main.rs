@@ -24,7 +24,10 @@ mod cli_hostile_props;
 #[allow(unsafe_code)]
 mod cli_hostile_two;
 mod cli_invalid_scenarios;
+// a pseudo-terminal for standard error
 mod cli_io;
+#[cfg(unix)]
+mod cli_progress;
 mod cli_run_trace;
 mod cli_train;
 mod display_oracle;

@@ -17,6 +17,7 @@ fn spawn(dir: &Path, args: &[&str]) -> Pty {
         rows: 40,
         env: &[("NO_COLOR", "1")],
         memory_limit: Some(MEMORY_LIMIT),
+        ..Spawn::default()
     })
 }
 
@@ -125,6 +126,7 @@ fn spawn_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Pty {
         rows: 40,
         env: &all,
         memory_limit: Some(MEMORY_LIMIT),
+        ..Spawn::default()
     })
 }
 

@@ -22,6 +22,9 @@ pub struct Spawn<'a> {
     pub rows: u16,
     pub env: &'a [(&'a str, &'a str)],
     pub memory_limit: Option<u64>,
+    /// Standard output to /dev/null instead of the terminal (a program whose output is
+    /// redirected, its standard error still on the terminal).
+    pub stdout_null: bool,
 }
 
 impl Default for Spawn<'_> {
@@ -33,6 +36,7 @@ impl Default for Spawn<'_> {
             rows: 24,
             env: &[],
             memory_limit: None,
+            stdout_null: false,
         }
     }
 }
@@ -71,7 +75,11 @@ impl Pty {
             .env("TERM", "xterm-256color")
             .env_remove("NO_COLOR")
             .stdin(Stdio::from(slave.try_clone().unwrap()))
-            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(if how.stdout_null {
+                Stdio::null()
+            } else {
+                Stdio::from(slave.try_clone().unwrap())
+            })
             .stderr(Stdio::from(slave));
         if let Some(dir) = how.dir {
             cmd.current_dir(dir);
