@@ -525,7 +525,9 @@ fn reference_served(trace: &Trace, specs: &[(u64, u64, u64)], tiles: Tiles) -> V
 
 /// The memory panel's top border, after its title: the cache note, without the corner.
 fn cache_note(screen: &[String]) -> Option<String> {
-    let row = screen.iter().find(|r| r.contains("─ Memory ") || r.contains("┌ Memory "))?;
+    let row = screen
+        .iter()
+        .find(|r| r.contains("─ Memory ") || r.contains("┌ Memory "))?;
     let after = &row[row.find(" Memory ")? + " Memory ".len()..];
     let note = after.trim_start_matches('─').split('┐').next()?.trim_end_matches('─');
     Some(note.trim().to_string())
@@ -553,7 +555,10 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         let st = tracer(&a);
         let shown = st.message.clone().unwrap_or_default();
         let named: Vec<String> = levels.iter().map(LevelSpec::short).collect();
-        assert!(shown.contains(&named.join(", ")), "the status names the levels: {shown}");
+        assert!(
+            shown.contains(&named.join(", ")),
+            "the status names the levels: {shown}"
+        );
         let (walk, variant) = (Arc::clone(&st.walk), st.variant);
         let trace = walk.trace(variant).unwrap();
         let served = reference_served(trace, &specs, Tiles::Include);
@@ -578,7 +583,9 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
                 format!("{name}[{first}]")
             };
             let k = served[n].unwrap();
-            let mut parts: Vec<String> = (0..k.min(levels.len())).map(|j| format!("{} miss", levels[j].name)).collect();
+            let mut parts: Vec<String> = (0..k.min(levels.len()))
+                .map(|j| format!("{} miss", levels[j].name))
+                .collect();
             if k < levels.len() {
                 parts.push(format!("{} hit", levels[k].name));
             } else {
@@ -591,7 +598,10 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
                 served_text.clone(),
             ];
             let note = cache_note(&screen_lines(&a, w, h)).unwrap_or_default();
-            assert!(forms.contains(&note), "event {n}: the panel says '{note}', the log gives {forms:?}");
+            assert!(
+                forms.contains(&note),
+                "event {n}: the panel says '{note}', the log gives {forms:?}"
+            );
             full_forms += usize::from(note == forms[0]);
             n += stride;
         }
@@ -629,7 +639,10 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         key(&mut a, KeyCode::Char('m'));
         assert_eq!(cache_note(&screen_lines(&a, w, h)).unwrap_or_default(), "");
     }
-    assert!(full_forms > 100, "the line's addresses are shown where there is room ({full_forms})");
+    assert!(
+        full_forms > 100,
+        "the line's addresses are shown where there is room ({full_forms})"
+    );
 }
 
 /// Moves the open tracer's cursor to `n` as `g #n` does.

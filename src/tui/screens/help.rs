@@ -34,7 +34,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("R", msg!("lesson: back to the current stop, to answer its question")),
     ("y", msg!("the command that reopens this position (copied via OSC 52)")),
     ("S", msg!("save the screen as SVG and text in snapshots/")),
-    ("m", msg!("cache model: hit or miss and line of this access; misses on the timeline")),
+    (
+        "m",
+        msg!("cache model: hit or miss and line of this access; misses on the timeline"),
+    ),
     ("s, Shift+←→↑↓", msg!("select a cell with the arrows (or click it)")),
     ("t  /  1-4", msg!("switch panel tab on small screens")),
     ("e", msg!("trained model: export this layer as scenario TOML")),

@@ -220,7 +220,11 @@ impl Tracer {
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
             quiz: self.quiz.is_some(),
-            cache: self.cache_on.then(|| self.caches.get(&self.variant)).flatten().map(AsRef::as_ref),
+            cache: self
+                .cache_on
+                .then(|| self.caches.get(&self.variant))
+                .flatten()
+                .map(AsRef::as_ref),
         })
     }
 
@@ -255,7 +259,8 @@ impl Tracer {
             return;
         }
         if let Some(trace) = self.walk.trace(self.variant) {
-            self.caches.insert(self.variant, Arc::new(EventCache::of_machine(trace)));
+            self.caches
+                .insert(self.variant, Arc::new(EventCache::of_machine(trace)));
         }
     }
 
@@ -266,7 +271,11 @@ impl Tracer {
         self.message = Some(match self.caches.get(&self.variant).filter(|_| self.cache_on) {
             Some(c) => {
                 let levels: Vec<String> = c.levels.iter().map(cache::LevelSpec::short).collect();
-                let whose = if c.from_os { tr!("this machine's") } else { tr!("default") };
+                let whose = if c.from_os {
+                    tr!("this machine's")
+                } else {
+                    tr!("default")
+                };
                 tr!(
                     "caches ({whose}): {levels}; misses marked on the timeline (m hides)",
                     whose,
