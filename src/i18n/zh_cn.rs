@@ -2966,6 +2966,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("trace", "追踪"),
     (" Traffic: naive vs flash ", " 流量：朴素实现与 flash "),
     (
+        "every tile fits in {level} ({size})",
+        "每个分块都放得进 {level}（{size}）",
+    ),
+    (
+        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to go to memory",
+        "flash {tiles}：分块超出 {level}（{size}），分块局部访问开始落到内存",
+    ),
+    (
+        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to miss there",
+        "flash {tiles}：分块超出 {level}（{size}），分块局部访问开始在那里未命中",
+    ),
+    (
         "you never write the divergent cell; the reference writes it at its event #{r}",
         "你从未写入出现分歧的单元格；参考实现在它的事件 #{r} 写入它",
     ),
