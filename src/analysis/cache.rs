@@ -21,8 +21,10 @@ use crate::engine::{Inputs, Registry, Start, Tensors};
 use crate::kernels::attention_flash::Tiles as TileSizes;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Level, Shape};
+use crate::tr;
 use crate::trace::{Buf, Op, Pass, Phase, Recorder, Trace};
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Every buffer starts at a multiple of this many bytes.
 pub const ALIGN: u64 = 64;
@@ -645,11 +647,21 @@ pub fn served(trace: &Trace, levels: &[LevelSpec], tiles: Tiles) -> Vec<Served> 
 }
 
 /// A recorder that sends each access straight to the caches, keeping no log: the sweep runs
-/// kernels of millions of accesses through it.
+/// kernels of millions of accesses through it. Once `cancel` is set (looked at every
+/// [`Feed::CHECK`] accesses) it stops simulating: the kernel runs on to its end, through caches of
+/// no level, which cost nothing (the caches take most of the time).
 struct Feed<'a> {
     cache: Cache,
     addrs: &'a Addresses,
     tiles: Tiles,
+    cancel: &'a AtomicBool,
+    /// Accesses until the next look at `cancel`.
+    until_check: u32,
+}
+
+impl Feed<'_> {
+    /// Accesses between two looks at `cancel`.
+    const CHECK: u32 = 1 << 16;
 }
 
 impl Recorder for Feed<'_> {
@@ -657,6 +669,13 @@ impl Recorder for Feed<'_> {
 
     #[inline]
     fn log(&mut self, op: Op, buf: Buf, offset: usize, _: f32, _: u32) {
+        self.until_check -= 1;
+        if self.until_check == 0 {
+            self.until_check = Feed::CHECK;
+            if self.cancel.load(Ordering::Relaxed) {
+                self.cache = Cache::new(&[]);
+            }
+        }
         if self.tiles == Tiles::Bypass && self.addrs.is_tile(buf) {
             self.cache.bypassed += 1;
         } else {
@@ -715,6 +734,22 @@ pub fn one_head(
     levels: &[LevelSpec],
     tiles: Tiles,
 ) -> Cache {
+    one_head_until(variant, t, d, tile, mask, levels, tiles, &AtomicBool::new(false))
+}
+
+/// [`one_head`], which stops simulating soon after `cancel` is set (its counts are then those
+/// of the accesses before: not to be shown).
+#[allow(clippy::too_many_arguments, reason = "one_head's arguments and the flag")]
+pub fn one_head_until(
+    variant: Variant,
+    t: usize,
+    d: usize,
+    tile: usize,
+    mask: &Mask,
+    levels: &[LevelSpec],
+    tiles: Tiles,
+    cancel: &AtomicBool,
+) -> Cache {
     let shape = Shape::new(1, t, d, 1);
     let n = t * d;
     // the values do not change which addresses are touched
@@ -739,9 +774,114 @@ pub fn one_head(
         cache: Cache::new(levels),
         addrs: &addrs,
         tiles,
+        cancel,
+        until_check: Feed::CHECK,
     };
     crate::engine::forward(&mut feed, &mut t, variant, inputs);
     feed.cache
+}
+
+/// The sequence lengths and square tile sizes of the sweep (`attn-trace cache --sweep`, and the
+/// cache-misses view of the memory traffic screen).
+pub const SWEEP_LENGTHS: [usize; 5] = [64, 128, 256, 512, 1024];
+pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
+
+/// How far a sweep has got, and a way to stop it early (the TUI runs it on a worker thread).
+#[derive(Debug, Default)]
+pub struct SweepProgress {
+    /// Runs (one kernel at one `T`) finished.
+    pub done: AtomicUsize,
+    /// Once set, runs not started yet are skipped (their cells are empty) and those under way
+    /// stop simulating: a cancelled sweep's numbers are not to be shown.
+    pub cancel: AtomicBool,
+}
+
+impl SweepProgress {
+    pub fn done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+}
+
+/// Bytes of flash's tile-local working set in the forward pass with square tiles of `tile` and
+/// head size `d`: `4·(br·D + 2·bc·D + br·bc + 2·br + br·D)`.
+pub fn tile_bytes(tile: usize, d: usize) -> u64 {
+    TileSizes { br: tile, bc: tile }.forward_floats(d) as u64 * ELEMENT
+}
+
+/// The smallest of `levels` that holds `bytes` (its index), if one does.
+pub fn smallest_fit(bytes: u64, levels: &[LevelSpec]) -> Option<usize> {
+    levels.iter().position(|l| bytes <= l.size)
+}
+
+impl CacheSweep {
+    /// A sweep's table from its rows (`rows` per `T`, each with a cell per tile size of
+    /// `tiles`); the tile bytes follow from `tiles` and `d`.
+    pub fn new(
+        d: usize,
+        mask: &Mask,
+        levels: &[LevelSpec],
+        tile_mode: Tiles,
+        tiles: &[usize],
+        rows: Vec<SweepRow>,
+    ) -> Self {
+        CacheSweep {
+            d,
+            mask: mask.clone(),
+            levels: levels.to_vec(),
+            tile_mode,
+            tiles: tiles.to_vec(),
+            tile_bytes: tiles.iter().map(|&b| tile_bytes(b, d)).collect(),
+            rows,
+        }
+    }
+
+    /// Per tile size, the smallest level its working set fits in ([`smallest_fit`]).
+    pub fn fits(&self) -> Vec<Option<usize>> {
+        self.tile_bytes.iter().map(|&b| smallest_fit(b, &self.levels)).collect()
+    }
+
+    /// One sentence per level on flash's tiles: which tile sizes outgrow it (their tile-local
+    /// accesses start to miss there; past the last level they go to memory), or that every tile
+    /// fits. What `cache --sweep` prints under its tables and the TUI's view shows under its plot.
+    pub fn fit_notes(&self) -> Vec<String> {
+        let last = self.levels.len().saturating_sub(1);
+        self.levels
+            .iter()
+            .enumerate()
+            .map(|(k, l)| {
+                let outgrow: Vec<String> = self
+                    .tiles
+                    .iter()
+                    .zip(&self.tile_bytes)
+                    .filter(|&(_, &b)| b > l.size)
+                    .map(|(t, _)| t.to_string())
+                    .collect();
+                let (level, size) = (l.name.as_str(), size_text(l.size));
+                let tiles = outgrow.join(", ");
+                if outgrow.is_empty() {
+                    tr!("every tile fits in {level} ({size})", level, size)
+                } else if k == last {
+                    tr!(
+                        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to go to memory",
+                        tiles,
+                        level,
+                        size
+                    )
+                } else {
+                    tr!(
+                        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to miss there",
+                        tiles,
+                        level,
+                        size
+                    )
+                }
+            })
+            .collect()
+    }
 }
 
 /// The sweep: for each `t` of `lengths`, the plain MHA kernel and flash with each square tile
@@ -754,7 +894,25 @@ pub fn sweep(
     levels: &[LevelSpec],
     tiles: Tiles,
 ) -> CacheSweep {
+    sweep_counted(lengths, tile_sizes, d, mask, levels, tiles, &SweepProgress::default())
+}
+
+/// [`sweep`], counting the runs finished in `progress` and skipping those not started once it
+/// is cancelled.
+pub fn sweep_counted(
+    lengths: &[usize],
+    tile_sizes: &[usize],
+    d: usize,
+    mask: &Mask,
+    levels: &[LevelSpec],
+    tiles: Tiles,
+    progress: &SweepProgress,
+) -> CacheSweep {
     use rayon::prelude::*;
+    let empty = || SweepCell {
+        misses: Vec::new(),
+        memory_bytes: 0,
+    };
     let cell = |c: &Cache| SweepCell {
         misses: (0..c.specs.len()).map(|k| c.level(k).misses).collect(),
         memory_bytes: c.memory_read + c.memory_written,
@@ -771,41 +929,31 @@ pub fn sweep(
     let done: Vec<((usize, Option<usize>), SweepCell)> = jobs
         .par_iter()
         .map(|&(t, tile)| {
+            if progress.cancelled() {
+                return ((t, tile), empty());
+            }
             let c = match tile {
-                None => one_head(Variant::Mha, t, d, 1, mask, levels, tiles),
-                Some(b) => one_head(Variant::Flash, t, d, b, mask, levels, tiles),
+                None => one_head_until(Variant::Mha, t, d, 1, mask, levels, tiles, &progress.cancel),
+                Some(b) => one_head_until(Variant::Flash, t, d, b, mask, levels, tiles, &progress.cancel),
             };
+            progress.done.fetch_add(1, Ordering::Relaxed);
             ((t, tile), cell(&c))
         })
         .collect();
     let find = |key: (usize, Option<usize>)| {
-        done.iter().find(|(k, _)| *k == key).map_or(
-            SweepCell {
-                misses: Vec::new(),
-                memory_bytes: 0,
-            },
-            |(_, c)| c.clone(),
-        )
+        done.iter()
+            .find(|(k, _)| *k == key)
+            .map_or_else(empty, |(_, c)| c.clone())
     };
-    CacheSweep {
-        d,
-        mask: mask.clone(),
-        levels: levels.to_vec(),
-        tile_mode: tiles,
-        tiles: tile_sizes.to_vec(),
-        tile_bytes: tile_sizes
-            .iter()
-            .map(|&b| TileSizes { br: b, bc: b }.forward_floats(d) as u64 * ELEMENT)
-            .collect(),
-        rows: lengths
-            .iter()
-            .map(|&t| SweepRow {
-                t,
-                naive: find((t, None)),
-                flash: tile_sizes.iter().map(|&b| find((t, Some(b)))).collect(),
-            })
-            .collect(),
-    }
+    let rows = lengths
+        .iter()
+        .map(|&t| SweepRow {
+            t,
+            naive: find((t, None)),
+            flash: tile_sizes.iter().map(|&b| find((t, Some(b)))).collect(),
+        })
+        .collect();
+    CacheSweep::new(d, mask, levels, tiles, tile_sizes, rows)
 }
 
 /// Where every event of one trace is served, with what the tracer shows of it: the memory

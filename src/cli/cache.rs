@@ -4,7 +4,7 @@
 //! MHA kernel against flash as T and the tile size grow.
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::cache::{self, CacheSweep, Counts, LevelSpec, PassCache, Tiles};
+use attn_trace::analysis::cache::{self, CacheSweep, Counts, LevelSpec, PassCache, SWEEP_LENGTHS, SWEEP_TILES, Tiles};
 use attn_trace::analysis::format::thousands;
 use attn_trace::kernels::Mask;
 use attn_trace::scenario::Scenario;
@@ -106,10 +106,6 @@ fn mask_name(s: &str) -> Result<String, String> {
         None => Err(tr!("expected none or causal").to_string()),
     }
 }
-
-/// The sequence lengths and square tile sizes of `--sweep`.
-pub const SWEEP_LENGTHS: [usize; 5] = [64, 128, 256, 512, 1024];
-pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -413,26 +409,20 @@ fn sweep_table(out: &mut dyn Write, s: &CacheSweep, source: &str) -> std::io::Re
         write!(out, " {:>13}", cache::size_text(*b))?;
     }
     writeln!(out)?;
-    // where each tile size's working set stops fitting
+    // where each tile size's working set stops fitting (the TUI's view says the same)
     let fits: Vec<String> = s
         .tiles
         .iter()
-        .zip(&s.tile_bytes)
-        .map(|(t, b)| {
-            let level = s
-                .levels
-                .iter()
-                .find(|l| *b <= l.size)
-                .map_or("no level", |l| l.name.as_str());
-            format!("{t}: {level}")
-        })
+        .zip(s.fits())
+        .map(|(t, k)| format!("{t}: {}", k.map_or("no level", |k| s.levels[k].name.as_str())))
         .collect();
     let note = format!(
-        "tiles: bytes of flash's tile-local working set (4·(br·D + 2·bc·D + br·bc + 2·br + br·D)); the smallest level it fits in: {}. \
+        "tiles: bytes of flash's tile-local working set (4·(br·D + 2·bc·D + br·bc + 2·br + br·D)); the smallest level it fits in: {}; {}. \
 Naive reads all of k and v again for every query row (T times) and writes and reads back the T×T scores and probabilities; \
 flash reads k and v once per query tile (T/br times) and never stores a T×T matrix. Once k and v outgrow a level, naive \
-misses on them at every query row; a tile larger than L1 makes flash's own tile-local accesses miss in L1.",
-        fits.join(", ")
+misses on them at every query row.",
+        fits.join(", "),
+        s.fit_notes().join("; ")
     );
     writeln!(out, "{}", paint(&note, Style::Dim))
 }

@@ -478,8 +478,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
     ("Help", "帮助"),
     (
-        "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size.",
-        "随着 T 增大，普通内核和 FlashAttention 各自对全局内存做多少次读写，按分块大小列出。",
+        "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size; c there: their cache misses, simulated.",
+        "随着 T 增大，普通内核和 FlashAttention 各自对全局内存做多少次读写，按分块大小列出；在那里按 c：它们的缓存未命中（模拟）。",
     ),
     (
         "K_tile, V_tile ← k, v rows j0..j1 (global → tile)",
@@ -2916,8 +2916,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("naive", "朴素"),
     (
-        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back",
-        "朴素实现每次乘法都从全局内存读 q、k、v 和 P，并把 S 和 P 写到那里；flash 每个查询分块只读一次 k 和 v，只写 att 和 lse。   d：头大小 · m：掩码 · q：返回",
+        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   c: cache misses · d: head size · m: mask · q: back",
+        "朴素实现每次乘法都从全局内存读 q、k、v 和 P，并把 S 和 P 写到那里；flash 每个查询分块只读一次 k 和 v，只写 att 和 lse。   c：缓存未命中 · d：头大小 · m：掩码 · q：返回",
     ),
     ("naive: S, P", "朴素：S, P"),
     (
@@ -2965,6 +2965,66 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("total", "合计"),
     ("trace", "追踪"),
     (" Traffic: naive vs flash ", " 流量：朴素实现与 flash "),
+    (
+        "every tile fits in {level} ({size})",
+        "每个分块都放得进 {level}（{size}）",
+    ),
+    (
+        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to go to memory",
+        "flash {tiles}：分块超出 {level}（{size}），分块局部访问开始落到内存",
+    ),
+    (
+        "flash {tiles}: the tile outgrows {level} ({size}), tile-local accesses start to miss there",
+        "flash {tiles}：分块超出 {level}（{size}），分块局部访问开始在那里未命中",
+    ),
+    ("The cache simulation failed", "缓存模拟失败"),
+    ("this machine's, as the OS reports them", "本机的，由操作系统报告"),
+    ("defaults: the OS reports none", "默认值：操作系统没有报告缓存"),
+    ("as given", "按给定的设置"),
+    ("cannot start the simulation thread: {e}", "无法启动模拟线程：{e}"),
+    (
+        "the simulation stopped before its last run",
+        "模拟在最后一次运行之前停止了",
+    ),
+    (
+        "global traffic ↔ cache misses (simulated)",
+        "全局流量 ↔ 缓存未命中（模拟）",
+    ),
+    (
+        "cache misses: next level (L1, L2, memory bytes)",
+        "缓存未命中：下一个层级（L1、L2、内存字节）",
+    ),
+    ("cache misses: T up to 512 ↔ 1024", "缓存未命中：T 最大到 512 ↔ 1024"),
+    ("memory traffic", "内存流量"),
+    ("{level} misses", "{level} 未命中"),
+    ("bytes to and from memory", "与内存之间往返的字节"),
+    ("{name} {size} {ways}-way", "{name} {size} {ways} 路"),
+    ("{levels}, {line}-byte lines", "{levels}，缓存行 {line} 字节"),
+    (" Cache misses: naive vs flash ", " 缓存未命中：朴素实现与 flash "),
+    (
+        "· {what} per head, forward, D = {d}, {mask}",
+        "· 每个头的 {what}，前向，D = {d}，{mask}",
+    ),
+    (", ", "，"),
+    ("; ", "；"),
+    ("caches: {caches} ({from})", "缓存：{caches}（{from}）"),
+    (
+        "simulating… {done} of {total} runs (T = {t} under way, {secs} s)",
+        "模拟中…… {total} 次运行已完成 {done} 次（正在算 T = {t}，{secs} 秒）",
+    ),
+    (
+        "c: global traffic · l: level · t: T range · d: head size · m: mask · q: back",
+        "c：全局流量 · l：层级 · t：T 范围 · d：头大小 · m：掩码 · q：返回",
+    ),
+    (
+        " log–log: {what} per head as T grows ",
+        " 双对数：每个头的 {what} 随 T 增长 ",
+    ),
+    ("simulating…", "模拟中……"),
+    (
+        " {what} · tile: flash's working set, the level it fits in ",
+        " {what} · 分块：flash 的工作集，以及放得进它的层级 ",
+    ),
     (
         "you never write the divergent cell; the reference writes it at its event #{r}",
         "你从未写入出现分歧的单元格；参考实现在它的事件 #{r} 写入它",

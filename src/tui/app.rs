@@ -253,12 +253,14 @@ impl App {
     }
 
     /// Does the app need [`Msg::Tick`]s? While a training worker runs, so its reports are read,
-    /// while a scenario is traced, so its progress shows, and while the tracer's gradient check
-    /// is computed, so it shows when it is done.
+    /// while a scenario is traced, so its progress shows, while the tracer's gradient check is
+    /// computed, so it shows when it is done, and while the cache misses of the memory traffic
+    /// screen are simulated, so their rows show as they come.
     pub fn wants_tick(&self) -> bool {
         self.train.as_ref().is_some_and(|t| t.is_live())
             || matches!(self.screen, Screen::Loading(_))
             || matches!(&self.screen, Screen::Tracer(t) if t.checks.busy())
+            || matches!(&self.screen, Screen::Traffic(t) if t.busy())
     }
 
     /// Back to the screen the current one was opened from, else to the menu.
@@ -446,6 +448,10 @@ pub fn update(app: &mut App, msg: Msg) {
     if let Screen::Tracer(t) = &mut app.screen {
         t.tick();
     }
+    // rows of the cache simulation finished on the traffic screen's worker
+    if let Screen::Traffic(t) = &mut app.screen {
+        t.tick();
+    }
     // a worker thread that panicked: its message, in a popup, and the app goes on
     if let Some((worker, text)) = guard::take_failure() {
         app.message(worker.failed_title(), text, true);
@@ -567,7 +573,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Traffic(tr) => match tr.key(key) {
             traffic::Outcome::Stay => {}
             traffic::Outcome::Back => app.go_back(),
-            traffic::Outcome::Help => app.help("memory traffic", traffic::KEYS),
+            traffic::Outcome::Help => app.help(msg!("memory traffic"), traffic::KEYS),
         },
         Screen::Loading(l) => {
             if l.key(key) == loading::Outcome::Cancel {

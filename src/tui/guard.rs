@@ -1,8 +1,8 @@
-//! The TUI's worker threads (tracing a scenario, the gradient check, training) run their work
-//! through [`guard`]: a panic there is caught, and its message reaches the UI as an error popup
-//! ([`take_failure`], read by `app::update`) while the app goes on. Without it a worker's panic
-//! printed its report over the screen, and the panic hook gave the terminal back while the app
-//! still ran: a screen that no longer answered keys.
+//! The TUI's worker threads (tracing a scenario, the gradient check, training, the cache
+//! simulation) run their work through [`guard`]: a panic there is caught, and its message
+//! reaches the UI as an error popup ([`take_failure`], read by `app::update`) while the app goes
+//! on. Without it a worker's panic printed its report over the screen, and the panic hook gave
+//! the terminal back while the app still ran: a screen that no longer answered keys.
 //!
 //! [`FAIL_ENV`] makes a worker panic on purpose, so that a test can check all this on the real
 //! binary (the tests run the release build, as [`super::PANIC_ENV`] does for the main thread).
@@ -12,7 +12,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
 
 /// The environment variable naming a worker that panics as soon as it starts:
-/// `ATTN_TRACE_WORKER_PANIC=loading`, `gradient-check` or `training`.
+/// `ATTN_TRACE_WORKER_PANIC=loading`, `gradient-check`, `training` or `cache-sweep`.
 pub const FAIL_ENV: &str = "ATTN_TRACE_WORKER_PANIC";
 
 /// A worker thread of the TUI.
@@ -24,10 +24,17 @@ pub enum Worker {
     GradientCheck,
     /// Training TinyGPT.
     Training,
+    /// The memory traffic screen's cache simulation (its cache-misses view).
+    CacheSweep,
 }
 
 impl Worker {
-    pub const ALL: [Worker; 3] = [Worker::Loading, Worker::GradientCheck, Worker::Training];
+    pub const ALL: [Worker; 4] = [
+        Worker::Loading,
+        Worker::GradientCheck,
+        Worker::Training,
+        Worker::CacheSweep,
+    ];
 
     /// The name [`FAIL_ENV`] takes.
     pub const fn name(self) -> &'static str {
@@ -35,6 +42,7 @@ impl Worker {
             Worker::Loading => "loading",
             Worker::GradientCheck => "gradient-check",
             Worker::Training => "training",
+            Worker::CacheSweep => "cache-sweep",
         }
     }
 
@@ -44,6 +52,7 @@ impl Worker {
             Worker::Loading => crate::tr!("Tracing failed"),
             Worker::GradientCheck => crate::tr!("The gradient check failed"),
             Worker::Training => crate::tr!("Training failed"),
+            Worker::CacheSweep => crate::tr!("The cache simulation failed"),
         }
     }
 }

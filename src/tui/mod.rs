@@ -10,6 +10,7 @@
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: B, T, C, H, D
 
 pub mod app;
+pub mod cache_sweep;
 pub mod gradcheck;
 pub mod guard;
 pub mod lesson;

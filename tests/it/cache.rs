@@ -613,7 +613,7 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         let symbols: Vec<String> = row.chars().map(String::from).collect();
         let len = trace.len();
         let mut bars = 0;
-        for x in 0..w as usize {
+        for (x, symbol) in symbols.iter().enumerate().take(w as usize) {
             let events: Vec<usize> = (0..len).filter(|&n| n * w as usize / len == x).collect();
             let ticked = events
                 .iter()
@@ -627,10 +627,10 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
             } else {
                 Some(["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"][(missed * 8).div_ceil(events.len()) - 1])
             };
-            let is_bar = "▁▂▃▄▅▆▇█".contains(symbols[x].as_str());
+            let is_bar = "▁▂▃▄▅▆▇█".contains(symbol.as_str());
             match expected {
-                Some(bar) => assert_eq!(symbols[x], bar, "column {x}: {missed} of {} missed", events.len()),
-                None => assert!(!is_bar, "column {x} has no miss but shows {}", symbols[x]),
+                Some(bar) => assert_eq!(symbol, bar, "column {x}: {missed} of {} missed", events.len()),
+                None => assert!(!is_bar, "column {x} has no miss but shows {symbol}"),
             }
             bars += usize::from(expected.is_some());
         }

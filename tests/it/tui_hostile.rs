@@ -204,6 +204,25 @@ fn a_worker_thread_that_panics_gives_a_popup_and_the_app_goes_on() {
     assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
     assert_restored(&pty.text());
 
+    // the cache simulation of the memory traffic screen: the popup, and the screen answers keys
+    let mut pty = spawn_with(d, &[], &[("ATTN_TRACE_WORKER_PANIC", "cache-sweep")]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("q");
+    pty.send("9"); // Memory traffic
+    let opened = pty.wait_for("Traffic: naive vs flash", at);
+    pty.send("c"); // its cache misses
+    let at = pty.wait_for("The cache simulation failed", opened);
+    let at = pty.wait_for("panicked", at);
+    pty.wait_for("stopped before its last run", opened);
+    pty.send("\x1b"); // the popup
+    pty.send("c"); // back to the global traffic
+    pty.wait_for("Traffic: naive vs flash", at);
+    pty.send("q"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
+
     // training: the run ends as failed, with the popup
     let mut pty = spawn_with(d, &[], &[("ATTN_TRACE_WORKER_PANIC", "training")]);
     let at = pty.wait_for("q_base", 0);

@@ -123,7 +123,7 @@ impl Item {
                 "Open the trace your own kernel recorded (attn-trace inputs, a recorder from recorders/): graded, and stepped beside the reference."
             ),
             Item::Traffic => tr!(
-                "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size."
+                "How many global-memory reads and writes the plain kernel and FlashAttention make as T grows, per tile size; c there: their cache misses, simulated."
             ),
             Item::Lessons => tr!(
                 "A teacher's path through a scenario: stops with a note and a question at each (the MHA walkthrough, backward, grouped heads, flash's online softmax)."

@@ -2,10 +2,16 @@
 //! the sequence grows (log–log), for the plain MHA kernel, its `T×T` part, and flash with
 //! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
 //! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
+//!
+//! `c` switches to the cache misses of the same kernels ([`misses`]): those of
+//! `attn-trace cache --sweep`, simulated on a worker thread ([`crate::tui::cache_sweep`]).
+
+mod misses;
 
 use crate::analysis::format::{mask_words, pad_left};
 use crate::analysis::traffic::{Sweep, sweep};
 use crate::kernels::Mask;
+use crate::tui::cache_sweep::Simulation;
 use crate::tui::theme::Theme;
 use crate::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
@@ -24,6 +30,9 @@ pub const HEAD_DIMS: [usize; 4] = [16, 32, 64, 128];
 
 /// The screen's keys, for its `?` popup and the docs.
 pub const KEYS: &[(&str, &str)] = &[
+    ("c", msg!("global traffic ↔ cache misses (simulated)")),
+    ("l", msg!("cache misses: next level (L1, L2, memory bytes)")),
+    ("t", msg!("cache misses: T up to 512 ↔ 1024")),
     ("d", msg!("next head size D (16, 32, 64, 128)")),
     ("m", msg!("no mask ↔ causal mask")),
     ("?", msg!("these keys")),
@@ -38,12 +47,44 @@ pub enum Outcome {
     Help,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The largest T the cache-misses view simulates at first (`t` goes on to 1024): its rows come
+/// within a few seconds.
+pub const FIRST_MAX_T: usize = 512;
+
+/// The largest of `lengths` up to [`FIRST_MAX_T`] (else the shortest).
+fn first_max_t(lengths: &[usize]) -> usize {
+    lengths
+        .iter()
+        .copied()
+        .filter(|&t| t <= FIRST_MAX_T)
+        .max()
+        .or_else(|| lengths.first().copied())
+        .unwrap_or(FIRST_MAX_T)
+}
+
+/// What the screen plots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    /// Global reads + writes, the closed forms of `io --sweep`.
+    Traffic,
+    /// Cache misses, simulated: those of `cache --sweep`.
+    Misses,
+}
+
+#[derive(Debug)]
 pub struct Traffic {
     pub d: usize,
     pub causal: bool,
     /// The plotted numbers, recomputed when `d` or the mask changes.
     pub sweep: Sweep,
+    pub view: View,
+    /// The cache-misses view's level: an index of the simulation's levels, or their number for
+    /// the bytes to and from memory.
+    pub level: usize,
+    /// The cache-misses view's largest T.
+    pub max_t: usize,
+    /// The cache-misses view's rows and the worker simulating them.
+    pub sim: Simulation,
 }
 
 impl Default for Traffic {
@@ -53,12 +94,45 @@ impl Default for Traffic {
 }
 
 impl Traffic {
+    /// The traffic view at head size `d`, the misses (when `c` asks for them) of this machine's
+    /// caches.
     pub fn new(d: usize, causal: bool) -> Traffic {
+        Traffic::with_simulation(d, causal, Simulation::default())
+    }
+
+    /// The traffic view, the misses those of `sim` (its levels and lengths).
+    pub fn with_simulation(d: usize, causal: bool, sim: Simulation) -> Traffic {
         let mask = if causal { Mask::Causal } else { Mask::None };
+        let max_t = first_max_t(&sim.lengths);
         Traffic {
             d,
             causal,
             sweep: sweep(&LENGTHS, &TILES, d, mask),
+            view: View::Traffic,
+            level: 0,
+            max_t,
+            sim,
+        }
+    }
+
+    /// The cache-misses view's key into the simulation: head size and mask.
+    pub fn sim_key(&self) -> (usize, bool) {
+        (self.d, self.causal)
+    }
+
+    /// Sets the head size and mask; the misses view asks for their rows.
+    fn set(&mut self, d: usize, causal: bool) {
+        let mask = if causal { Mask::Causal } else { Mask::None };
+        self.d = d;
+        self.causal = causal;
+        self.sweep = sweep(&LENGTHS, &TILES, d, mask);
+        self.simulate();
+    }
+
+    /// In the misses view: the rows shown, known or under way.
+    fn simulate(&mut self) {
+        if self.view == View::Misses {
+            self.sim.want(self.sim_key(), self.max_t);
         }
     }
 
@@ -68,12 +142,38 @@ impl Traffic {
             KeyCode::Char('?') => return Outcome::Help,
             KeyCode::Char('d') => {
                 let k = HEAD_DIMS.iter().position(|&d| d == self.d).map_or(0, |k| k + 1);
-                *self = Traffic::new(HEAD_DIMS[k % HEAD_DIMS.len()], self.causal);
+                self.set(HEAD_DIMS[k % HEAD_DIMS.len()], self.causal);
             }
-            KeyCode::Char('m') => *self = Traffic::new(self.d, !self.causal),
+            KeyCode::Char('m') => self.set(self.d, !self.causal),
+            KeyCode::Char('c') => {
+                self.view = match self.view {
+                    View::Traffic => View::Misses,
+                    View::Misses => View::Traffic,
+                };
+                self.simulate();
+            }
+            KeyCode::Char('l') if self.view == View::Misses => {
+                self.level = (self.level + 1) % (self.sim.levels.len() + 1);
+            }
+            KeyCode::Char('t') if self.view == View::Misses => {
+                let first = first_max_t(&self.sim.lengths);
+                let last = self.sim.lengths.last().copied().unwrap_or(first);
+                self.max_t = if self.max_t == first { last } else { first };
+                self.simulate();
+            }
             _ => {}
         }
         Outcome::Stay
+    }
+
+    /// Takes in the rows the cache simulation finished (the app calls it on every message).
+    pub fn tick(&mut self) {
+        self.sim.tick();
+    }
+
+    /// Whether the cache simulation is under way (the app ticks meanwhile).
+    pub fn busy(&self) -> bool {
+        self.sim.busy()
     }
 
     /// `(name, points)` of each plotted series, as `(log2 T, log10 accesses)`.
@@ -150,6 +250,10 @@ pub fn table(st: &Traffic) -> Vec<String> {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
+    if st.view == View::Misses {
+        misses::render(frame, area, st, theme);
+        return;
+    }
     let t = theme;
     let rows = table(st);
     let [head, plot, numbers, foot] = Layout::vertical([
@@ -230,7 +334,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
         numbers,
     );
     let note = tr!(
-        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   d: head size · m: mask · q: back"
+        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   c: cache misses · d: head size · m: mask · q: back"
     );
     frame.render_widget(
         Paragraph::new(Line::styled(note, t.dim())).wrap(Wrap { trim: true }),
