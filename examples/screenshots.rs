@@ -8,18 +8,21 @@
 //! The app is driven exactly as the terminal drives it (`app::update` with key and tick messages)
 //! and drawn on a ratatui `TestBackend`; `attn_trace::tui::svg::render` turns the buffer into a picture.
 //!
-//! The menu, tracer, quiz, gradient check, compare, help, mistakes and traffic pictures are
-//! deterministic: they change only when the app does, and `--check` (and
-//! `tests/it/screenshots.rs`) compares them with the committed files. The
-//! train screen and the attention map come from a real training run (a few seconds; faster with
-//! `--release`), so their timings, and on other hardware their last digits, differ from run to run:
-//! they are rewritten, never checked.
+//! The menu, tracer, quiz, gradient check, compare, help, mistakes, traffic and cache-misses
+//! pictures are deterministic: they change only when the app does, and `--check` (and
+//! `tests/it/screenshots.rs`) compares them with the committed files. The train screen and the
+//! attention map come from a real training run (a few seconds; faster with `--release`), so their
+//! timings, and on other hardware their last digits, differ from run to run: they are rewritten,
+//! never checked.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use attn_trace::analysis::cache;
 use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
+use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
+use attn_trace::tui::screens::traffic::Traffic;
 use attn_trace::tui::screens::train::{Field, Progress};
 use attn_trace::tui::{Theme, Walk};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -108,6 +111,22 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let mut traffic = App::with_menu(walk(), Theme::COLOR, W, 34);
     press(&mut traffic, KeyCode::Char('9'));
     shots.push(("traffic.svg", svg(&traffic, W, 34)?));
+
+    // c there: the cache misses, simulated on the screen's worker (drawn once it is done). The
+    // caches are fixed (the documented defaults, not this machine's) so that the picture is the
+    // same everywhere, and T stops at 256 so that it takes a second or two
+    let levels = cache::parse_levels(cache::DEFAULT_LEVELS)?;
+    let sim = Simulation::new(levels, LevelsFrom::Given, &[64, 128, 256], &cache::SWEEP_TILES);
+    let mut misses = App::with_menu(walk(), Theme::COLOR, W, 34);
+    misses.screen = Screen::Traffic(Box::new(Traffic::with_simulation(64, false, sim)));
+    press(&mut misses, KeyCode::Char('c'));
+    if let Screen::Traffic(t) = &mut misses.screen
+        && !t.sim.wait(Duration::from_secs(600))
+    {
+        return Err("the cache simulation did not finish in 10 minutes".into());
+    }
+    app::update(&mut misses, Msg::Tick);
+    shots.push(("cache_sweep.svg", svg(&misses, W, 34)?));
 
     Ok(shots)
 }
