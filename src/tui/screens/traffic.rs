@@ -256,11 +256,19 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     }
     let t = theme;
     let rows = table(st);
+    let note = Line::styled(
+        tr!(
+            "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   c: cache misses · d: head size · m: mask · q: back"
+        ),
+        t.dim(),
+    );
+    // the keys at its end stay in sight on a narrow terminal
+    let note_rows = crate::tui::widgets::wrapped_rows(std::slice::from_ref(&note), area.width).max(2);
     let [head, plot, numbers, foot] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Fill(1),
         Constraint::Length(rows.len() as u16 + 2),
-        Constraint::Length(2),
+        Constraint::Length(note_rows),
     ])
     .areas(area);
     let mask = mask_words(if st.causal { &Mask::Causal } else { &Mask::None });
@@ -333,11 +341,5 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
         ),
         numbers,
     );
-    let note = tr!(
-        "naive reads q, k, v and P from global memory for every product and writes S and P there; flash reads k and v once per query tile and writes only att and lse.   c: cache misses · d: head size · m: mask · q: back"
-    );
-    frame.render_widget(
-        Paragraph::new(Line::styled(note, t.dim())).wrap(Wrap { trim: true }),
-        foot,
-    );
+    frame.render_widget(Paragraph::new(note).wrap(Wrap { trim: true }), foot);
 }
