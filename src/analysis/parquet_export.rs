@@ -380,6 +380,7 @@ pub struct ParquetWriter<W: Write + Send> {
     loops: Vec<&'static str>,
     columns: Vec<(Field, ColumnDescPtr)>,
     props: WriterPropertiesPtr,
+    row_group: usize,
 }
 
 impl<W: Write + Send> ParquetWriter<W> {
@@ -404,7 +405,15 @@ impl<W: Write + Send> ParquetWriter<W> {
             loops,
             columns,
             props,
+            row_group: ROW_GROUP,
         })
+    }
+
+    /// Row groups of up to `rows` rows instead of [`ROW_GROUP`] (at least one).
+    #[must_use]
+    pub fn with_row_group(mut self, rows: usize) -> Self {
+        self.row_group = rows.max(1);
+        self
     }
 
     /// The loop columns' names, in order (before a loop column is renamed for a fixed one).
@@ -435,7 +444,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         let mut sinks: Vec<TrackedWrite<Vec<u8>>> =
             self.columns.iter().map(|_| TrackedWrite::new(Vec::new())).collect();
         loop {
-            next = batch.fill(trace, filter, &tables, next, BATCH)?;
+            next = batch.fill(trace, filter, &tables, next, BATCH.min(self.row_group))?;
             if batch.rows.is_empty() {
                 break;
             }
@@ -459,10 +468,10 @@ impl<W: Write + Send> ParquetWriter<W> {
                 rows += batch.rows.len();
                 written += batch.rows.len() as u64;
                 progress(next as u64, self.bytes_written());
-                if rows >= ROW_GROUP {
+                if rows >= self.row_group {
                     break;
                 }
-                next = batch.fill(trace, filter, &tables, next, BATCH.min(ROW_GROUP - rows))?;
+                next = batch.fill(trace, filter, &tables, next, BATCH.min(self.row_group - rows))?;
                 if batch.rows.is_empty() {
                     break;
                 }
