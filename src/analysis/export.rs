@@ -44,7 +44,8 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn keeps_phase(&self, phase: Phase) -> bool {
+    /// Does the filter keep the events of `phase` (its pass and phase)?
+    pub fn keeps_phase(&self, phase: Phase) -> bool {
         self.phase.is_none_or(|p| p == phase) && self.pass.is_none_or(|p| p == phase.pass())
     }
 }
@@ -99,6 +100,21 @@ pub fn estimate(trace: &Trace, variant: Variant, filter: &Filter, format: Format
     if trace.phases.is_empty() {
         return (0, 0);
     }
+    let count = count(trace, filter);
+    let tables = Tables::new(trace, variant, format);
+    let len = trace.len();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    let mut out = Vec::new();
+    for start in [0, len / 4, len / 2, 3 * len / 4] {
+        out.clear();
+        n += tables.chunk(trace, filter, start, (start + CHUNK).min(len), &mut out);
+        bytes += out.len() as u64;
+    }
+    (count, (count * bytes).checked_div(n).unwrap_or(0))
+}
+
+/// How many events of `trace` pass `filter`.
+pub fn count(trace: &Trace, filter: &Filter) -> u64 {
     let mut count = 0u64;
     for k in 0..trace.phases.len() {
         if !filter.keeps_phase(trace.phases[k].1) {
@@ -111,16 +127,7 @@ pub fn estimate(trace: &Trace, variant: Variant, filter: &Filter, format: Format
             })
             .count() as u64;
     }
-    let tables = Tables::new(trace, variant, format);
-    let len = trace.len();
-    let (mut n, mut bytes) = (0u64, 0u64);
-    let mut out = Vec::new();
-    for start in [0, len / 4, len / 2, 3 * len / 4] {
-        out.clear();
-        n += tables.chunk(trace, filter, start, (start + CHUNK).min(len), &mut out);
-        bytes += out.len() as u64;
-    }
-    (count, (count * bytes).checked_div(n).unwrap_or(0))
+    count
 }
 
 /// The bytes of a value as `{:?}` writes it, faster: `ryu` gives the same shortest digits, and

@@ -5,6 +5,7 @@
 //! - [`accum`]: the sum of products an event takes part in: its terms, what it starts from,
 //!   the old value of a `+=`, the scale, and the chain `old + Σ × scale = new`.
 //! - [`export`]: the events written out fast: JSON Lines, CSV, and the address traces `din` and lackey.
+//! - [`parquet_export`]: the same events as typed Parquet columns, a nullable one per loop name.
 //! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
 //! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
 //! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
@@ -34,6 +35,7 @@ pub mod gradcheck;
 pub mod grade;
 pub mod mistakes;
 pub mod online_softmax;
+pub mod parquet_export;
 pub mod position;
 pub mod quiz;
 pub mod step;

@@ -268,6 +268,15 @@ impl Output {
         }
     }
 
+    /// The file's writer, for a writer that must be `Send` (the Parquet export); `None` for
+    /// standard output.
+    pub fn file_writer(&mut self) -> Option<&mut (dyn Write + Send)> {
+        match self {
+            Output::Stdout(_) => None,
+            Output::File { file, .. } => Some(file),
+        }
+    }
+
     /// The error for a failed write, naming the file (a closed pipe stays quiet).
     pub fn write_error(&self, e: std::io::Error) -> CliError {
         match self {

@@ -1,4 +1,5 @@
-//! `attn-trace trace SCENARIO`: exports the event log, one event per line, as JSON Lines or CSV.
+//! `attn-trace trace SCENARIO`: exports the event log, one event per line (JSON Lines, CSV) or row
+//! (Parquet), or as an address trace (din, lackey).
 
 use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
 use attn_trace::analysis::export::{self, Filter};
@@ -36,12 +37,16 @@ din and lackey are address traces for cache simulators (docs/caches.md): one acc
 \"0 ADDR\" / \"1 ADDR\" (Dinero: read / write) or \" L ADDR,4\" / \" S ADDR,4\" (Valgrind lackey), ADDR
 in hexadecimal: each buffer one allocation in registry order, 64-byte aligned, from address 0;
 tile-local buffers from 0x10000000000 (--level global leaves them out).
+parquet (needs -o FILE) has the JSON Lines fields as typed columns, index a list, and instead of
+vars and derived one nullable INT64 column per loop name (bb, hh, i, j, d, q_base ...; docs/exports.md).
 
 Examples:
   attn-trace trace scenarios/indexing_trace.toml --phase scores
   attn-trace trace scenarios/mha_walkthrough.toml --variant mha --buffer scores --format csv -o scores.csv
   attn-trace trace scenarios/mha_walkthrough.toml -o t.jsonl
   attn-trace trace scenarios/flash.toml --variant flash --pass forward --format din -o flash.din
+  attn-trace trace scenarios/mha_walkthrough.toml --format parquet -o trace.parquet
+  duckdb -c \"SELECT buffer, count(*) FROM 'trace.parquet' WHERE op = 'read' GROUP BY buffer\"
   python -c \"import pandas as pd; print(pd.read_json('t.jsonl', lines=True).head())\"")]
 pub struct Args {
     /// Scenario file (.toml).
@@ -83,6 +88,8 @@ pub enum Format {
     Din,
     /// Valgrind lackey's: " L ADDR,4" load, " S ADDR,4" store.
     Lackey,
+    /// Apache Parquet: the JSON Lines fields as typed columns, a column per loop name (needs -o).
+    Parquet,
 }
 
 fn level_arg() -> impl clap::builder::TypedValueParser<Value = Level> {
@@ -90,6 +97,9 @@ fn level_arg() -> impl clap::builder::TypedValueParser<Value = Level> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    if args.format == Format::Parquet && args.output.is_none() {
+        return Err(parquet_needs_file());
+    }
     let scenario = super::load(&args.scenario)?;
     let variants: Vec<Variant> = match args.variant {
         Some(v) if !scenario.variants.contains(&v) => {
@@ -135,7 +145,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 
     let mut output = Output::open(args.output.as_deref())?;
-    let written = match export(&scenario, &variants, &args, output.writer()) {
+    let result = if args.format == Format::Parquet {
+        match output.file_writer() {
+            Some(w) => export_parquet(&scenario, &variants, &args, w),
+            None => Err(parquet_needs_file()),
+        }
+    } else {
+        export(&scenario, &variants, &args, output.writer())
+    };
+    let written = match result {
         Ok(n) => n,
         Err(CliError::Write(e)) => return Err(output.write_error(e)),
         Err(e) => return Err(e),
@@ -185,13 +203,9 @@ fn export(
         }
         Format::Din => export::Format::Din,
         Format::Lackey => export::Format::Lackey,
+        Format::Parquet => return Err(parquet_needs_file()),
     };
-    let filter = Filter {
-        pass: args.pass,
-        phase: args.phase,
-        buffer: args.buffer,
-        level: args.level,
-    };
+    let filter = filter(args);
     let mut written = 0;
     // a bar on standard error, when it is a terminal and the events do not go to it
     let bar_wanted = std::io::stderr().is_terminal() && (args.output.is_some() || !std::io::stdout().is_terminal());
@@ -212,12 +226,88 @@ fn export(
         }
         let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
         let Some(trace) = &run.trace else { continue };
-        let mut bar = Bar::new(bar_wanted, trace, variant, &filter, format);
+        let mut bar = Bar::new(bar_wanted, trace, variant, &filter, Some(format));
         let done = export::write_events(trace, variant, &filter, format, w, |events, bytes| {
             bar.update(events, bytes);
         });
         bar.finish();
         written += done?;
+    }
+    Ok(usize::try_from(written).unwrap_or(usize::MAX))
+}
+
+/// The filters of `args`.
+fn filter(args: &Args) -> Filter {
+    Filter {
+        pass: args.pass,
+        phase: args.phase,
+        buffer: args.buffer,
+        level: args.level,
+    }
+}
+
+/// Parquet goes to a file only (checked before anything runs): bytes for no terminal, and a
+/// reader seeks to the footer first.
+fn parquet_needs_file() -> CliError {
+    CliError::Input(tr!("--format parquet writes a binary file: name it with -o FILE").to_string())
+}
+
+/// Writes the events that pass the filters to `w` as Parquet; returns how many. The loop columns
+/// are fixed before the first row: the first variant's trace gives its names, each further
+/// variant a run that keeps no log; then the traces are recorded and written one at a time.
+fn export_parquet(
+    scenario: &Scenario,
+    variants: &[Variant],
+    args: &Args,
+    w: &mut (dyn std::io::Write + Send),
+) -> Result<usize, CliError> {
+    use attn_trace::analysis::parquet_export::{LoopNames, NameCollector, ParquetWriter};
+    let filter = filter(args);
+    let bar_wanted = std::io::stderr().is_terminal();
+    let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
+    let inputs = || match &mistaken {
+        Some(inputs) => inputs.clone(),
+        None => scenario.inputs(),
+    };
+    let mut names = LoopNames::default();
+    let mut first = None;
+    for (k, &variant) in variants.iter().enumerate() {
+        if k == 0 {
+            let run = attn_trace::engine::run_unindexed(&inputs(), variant, scenario.passes);
+            if let Some(trace) = &run.trace {
+                names.add_trace(trace, &filter);
+            }
+            first = Some(run);
+        } else {
+            let collector = attn_trace::engine::run_into(&inputs(), variant, scenario.passes, |registry| {
+                NameCollector::new(registry, filter)
+            });
+            names.merge(&collector.names);
+        }
+    }
+    let header = header_line(
+        scenario,
+        &args.scenario,
+        variants,
+        args.pass.or(args.phase.map(Phase::pass)),
+    );
+    let metadata = vec![("attn-trace".to_string(), header.trim_end().to_string())];
+    let mut writer = ParquetWriter::new(w, &names, metadata)?;
+    let mut written = 0;
+    for (k, &variant) in variants.iter().enumerate() {
+        // only one variant's trace is alive at a time
+        let run = match first.take() {
+            Some(run) if k == 0 => run,
+            _ => attn_trace::engine::run_unindexed(&inputs(), variant, scenario.passes),
+        };
+        let Some(trace) = &run.trace else { continue };
+        let mut bar = Bar::new(bar_wanted, trace, variant, &filter, None);
+        let done = writer.write_trace(trace, variant, &filter, |events, bytes| bar.update(events, bytes));
+        bar.finish();
+        written += done?;
+    }
+    if written > 0 {
+        writer.finish()?;
     }
     Ok(usize::try_from(written).unwrap_or(usize::MAX))
 }
@@ -240,7 +330,7 @@ impl Bar {
         trace: &attn_trace::trace::Trace,
         variant: Variant,
         filter: &Filter,
-        format: export::Format,
+        format: Option<export::Format>,
     ) -> Bar {
         let quiet = Bar {
             bar: None,
@@ -250,20 +340,29 @@ impl Bar {
         if !wanted || (trace.len() as u64) < Self::LONG {
             return quiet;
         }
-        let (events, bytes) = export::estimate(trace, variant, filter, format);
+        // Parquet's size is known only once its columns are encoded
+        let (events, bytes) = match format {
+            Some(format) => export::estimate(trace, variant, filter, format),
+            None => (export::count(trace, filter), 0),
+        };
         if events < Self::LONG {
             return quiet;
         }
-        let _ = writeln!(
-            std::io::stderr(),
-            "{}",
-            tr!(
+        let thousands = attn_trace::analysis::format::thousands(events);
+        let announce = match format {
+            Some(_) => tr!(
                 "{variant}: {events} events, about {size}",
                 variant = variant.name(),
-                events = attn_trace::analysis::format::thousands(events),
+                events = thousands,
                 size = indicatif::HumanBytes(bytes)
-            )
-        );
+            ),
+            None => tr!(
+                "{variant}: {events} events",
+                variant = variant.name(),
+                events = thousands
+            ),
+        };
+        let _ = writeln!(std::io::stderr(), "{announce}");
         let bar =
             indicatif::ProgressBar::with_draw_target(Some(trace.len() as u64), indicatif::ProgressDrawTarget::hidden());
         if let Ok(style) =

@@ -2348,6 +2348,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{variant}: {events} events, about {size}",
         "{variant}：{events} 个事件，约 {size}",
     ),
+    ("{variant}: {events} events", "{variant}：{events} 个事件"),
+    (
+        "--format parquet writes a binary file: name it with -o FILE",
+        "--format parquet 写出的是二进制文件：请用 -o FILE 给出文件名",
+    ),
     ("{arg} cannot be given more than once", "{arg} 只能给出一次"),
     ("{arg} cannot be used with {prior}", "{arg} 不能和 {prior} 一起使用"),
     ("{arg} needs a value", "{arg} 需要一个值"),
