@@ -3,7 +3,7 @@
 //! square tiles of 16 to 128; the numbers under the plot. The same closed forms as
 //! `attn-trace io --sweep` (`traffic::sweep`), which tests hold to the traced counts.
 //!
-//! `c` switches to the cache misses of the same kernels ([`misses`]): those of
+//! `c` switches to the cache misses of the same kernels (`misses.rs`): those of
 //! `attn-trace cache --sweep`, simulated on a worker thread ([`crate::tui::cache_sweep`]).
 
 mod misses;
