@@ -267,6 +267,22 @@ impl Accumulation {
         self.terms[k].reads.iter().map(|&r| trace.events[r].value).product()
     }
 
+    /// What the dot strip shows at term `k`: its factor `f` (the value that read got), or with
+    /// `None` the term's product.
+    pub fn shown(&self, trace: &Trace, k: usize, f: Option<usize>) -> Option<f32> {
+        let term = self.terms.get(k)?;
+        match f {
+            Some(f) => term.reads.get(f).map(|&r| trace.events[r].value),
+            None => Some(self.product(trace, k)),
+        }
+    }
+
+    /// The cell factor `f` of term `k` reads (what a click on it selects).
+    pub fn factor_cell(&self, trace: &Trace, k: usize, f: usize) -> Option<(Buf, usize)> {
+        let e = trace.events[*self.terms.get(k)?.reads.get(f)?];
+        Some((e.buf, e.offset as usize))
+    }
+
     /// `Σ` of the products the cursor has finished, added in the kernel's order from 0: what the
     /// kernel's running `s` holds (before any start value, scale or old value).
     pub fn sigma(&self, trace: &Trace) -> f32 {

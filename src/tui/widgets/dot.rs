@@ -252,26 +252,6 @@ fn key(t: &Term) -> String {
     t.vars.iter().map(|v| v.1.to_string()).collect::<Vec<_>>().join(" ")
 }
 
-/// The text of spot `s`: a factor's value or a finished term's product, with the strip's
-/// `decimals`.
-pub fn spot_text(trace: &Trace, dot: &Accumulation, s: &DotSpot, decimals: usize) -> String {
-    let term = &dot.terms[s.term];
-    match s.factor {
-        Some(f) => term
-            .reads
-            .get(f)
-            .map_or(String::new(), |&k| fixed(trace.events[k].value, decimals)),
-        None => fixed(dot.product(trace, s.term), decimals),
-    }
-}
-
-/// The cell a spot reads, for clicks.
-pub fn spot_cell(trace: &Trace, dot: &Accumulation, s: &DotSpot) -> Option<(Buf, usize)> {
-    let k = *dot.terms.get(s.term)?.reads.get(s.factor?)?;
-    let e = trace.events[k];
-    Some((e.buf, e.offset as usize))
-}
-
 pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
     let t = ctx.theme;
     let trace = ctx.trace;
@@ -301,7 +281,11 @@ pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
         );
     }
     for s in &p.spots {
-        let text = format!("{:>w$}", spot_text(trace, &p.dot, s, p.decimals), w = s.w as usize);
+        let shown = p
+            .dot
+            .shown(trace, s.term, s.factor)
+            .map_or(String::new(), |v| fixed(v, p.decimals));
+        let text = format!("{shown:>w$}", w = s.w as usize);
         let style = match s.factor.map(|f| p.dot.terms[s.term].reads[f]) {
             Some(k) if k == n => t.read(),
             Some(k) if k > n => t.dim(),

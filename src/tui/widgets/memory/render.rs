@@ -24,7 +24,7 @@ pub fn hit(plan: &MemoryPlan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> 
     grid.or_else(|| {
         let d = plan.dot.as_ref()?;
         let s = d.spots.iter().find(|s| inside(s.x, s.y, s.w))?;
-        dot::spot_cell(trace, &d.dot, s)
+        d.dot.factor_cell(trace, s.term, s.factor?)
     })
 }
 
