@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_name = "D", value_parser = head_dim)]
     pub head_dim: Option<usize>,
     /// With --sweep: the mask, none or causal [default: none].
-    #[arg(long, value_name = "MASK", value_parser = mask_name)]
+    #[arg(long, value_name = "MASK", value_parser = super::io::mask_name)]
     pub mask: Option<String>,
     /// With --sweep: the largest T, one of 64, 128, 256, 512, 1024 [default: 1024].
     #[arg(long, value_name = "T", value_parser = max_t)]
@@ -97,13 +97,6 @@ fn head_dim(s: &str) -> Result<usize, String> {
         Ok(d)
     } else {
         Err(tr!("expected a head size from 1 to 256, found {d}", d))
-    }
-}
-
-fn mask_name(s: &str) -> Result<String, String> {
-    match Mask::from_name(s) {
-        Some(_) => Ok(s.to_string()),
-        None => Err(tr!("expected none or causal").to_string()),
     }
 }
 

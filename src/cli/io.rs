@@ -62,7 +62,8 @@ fn head_dim(s: &str) -> Result<usize, String> {
     }
 }
 
-fn mask_name(s: &str) -> Result<String, String> {
+/// `--mask` of `io --sweep` and `cache --sweep`.
+pub(super) fn mask_name(s: &str) -> Result<String, String> {
     match Mask::from_name(s) {
         Some(_) => Ok(s.to_string()),
         None => Err(tr!("expected none or causal").to_string()),
