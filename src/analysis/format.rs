@@ -4,6 +4,7 @@
 use crate::kernels::{Mask, Variant};
 use crate::tr;
 use crate::trace::{Op, Pass, Phase};
+use std::borrow::Cow;
 
 /// Columns `text` takes on a terminal: a CJK character takes two (`注意力` is 6 columns wide), so
 /// the zh-CN interface is measured with this, never with `chars().count()`.
@@ -206,12 +207,14 @@ pub fn rhs(text: String) -> String {
     }
 }
 
-/// `causal mask`, `explicit mask`, `no mask`.
-pub fn mask_words(mask: &Mask) -> &'static str {
+/// `causal mask`, `explicit mask`, `no mask`, `sliding window W=4, 1 sink`.
+pub fn mask_words(mask: &Mask) -> Cow<'static, str> {
     match mask {
-        Mask::Causal => tr!("causal mask"),
-        Mask::Explicit { .. } => tr!("explicit mask"),
-        Mask::None => tr!("no mask"),
+        Mask::Causal => tr!("causal mask").into(),
+        Mask::Window { w, sinks: 0 } => tr!("sliding window W={w}", w).into(),
+        Mask::Window { w, sinks } => tr!("sliding window W={w}, sinks={sinks}", w, sinks).into(),
+        Mask::Explicit { .. } => tr!("explicit mask").into(),
+        Mask::None => tr!("no mask").into(),
     }
 }
 
@@ -255,11 +258,13 @@ pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
     phase_title(phase, mask).replace("√d", scale)
 }
 
-/// Why the mask hides the pair (`i`, `j`): `j=3 > i=1` for the causal mask, the matrix entry
-/// for an explicit one.
+/// Why the mask hides the pair (`i`, `j`): `j=3 > i=1` for the causal mask, `j=0 ≤ i−W = 3−2`
+/// for a key that slid out of the window, the matrix entry for an explicit one.
 pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
     match mask {
         Mask::Causal => format!("j={j} > i={i}"),
+        Mask::Window { .. } if j > i => format!("j={j} > i={i}"),
+        Mask::Window { w, .. } => format!("j={j} ≤ i−W = {i}−{w}"),
         Mask::Explicit { .. } => tr!("the explicit mask has 0 at row i={i}, column j={j}", i, j),
         Mask::None => tr!("no mask hides it").to_string(),
     }

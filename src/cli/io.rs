@@ -5,6 +5,7 @@
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace::analysis::format::{mask_words, pad, pad_left, pass_text, thousands};
 use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
+use attn_trace::engine::plan::TileSums;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Level, Shape};
@@ -219,6 +220,26 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
                 floats = t.forward_floats(sh.d())
             )
         )?;
+        if s.mask != Mask::None {
+            // the (query tile, key tile) pairs flash's loops skip without reading either tile
+            let plan = s.plan();
+            let visited = TileSums::new(sh.s, sh.t, plan.tiles, &s.mask)
+                .pairs
+                .get()
+                .unwrap_or(u64::MAX);
+            let all = (sh.s.div_ceil(t.br.max(1)) as u64).saturating_mul(sh.t.div_ceil(t.bc.max(1)) as u64);
+            writeln!(
+                out,
+                "{}",
+                tr!(
+                    "flash visits {visited} of its {all} tile pairs per head: the {mask} hides the other {skipped} entirely, so they are skipped",
+                    visited = thousands(visited),
+                    all = thousands(all),
+                    mask = mask_words(&s.mask),
+                    skipped = thousands(all.saturating_sub(visited))
+                )
+            )?;
+        }
     }
     let row = |name: &str, level: &str, reads: &str, writes: &str| {
         format!(

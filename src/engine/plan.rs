@@ -341,6 +341,26 @@ impl TileSums {
                     cells: acc.cells + nr * cols,
                 }
             }),
+            // the key tiles a query tile i0..i1 visits are those of the sinks and those from the
+            // one holding i0 + 1 − w (the first key of its first row's band) to the one holding
+            // i1 − 1: two ranges of tiles, so one step per query tile as under the causal mask
+            Mask::Window { w, sinks } => (0..nq).fold(TileSums::default(), |acc, q| {
+                let (i0, i1) = (q * br, ((q + 1) * br).min(s));
+                let nr = n(i1 - i0);
+                let end = i1.div_ceil(bc).min(nk);
+                let band = ((i0 + 1).saturating_sub(*w) / bc).min(end);
+                let sink_tiles = sinks.div_ceil(bc).min(band);
+                // the keys of tiles a..b, the last tile holding fewer when T is not a multiple
+                let width = |a: usize, b: usize| if a < b { (b * bc).min(t) - a * bc } else { 0 };
+                let k = (end - band) + sink_tiles;
+                let cols = n(width(band, end) + width(0, sink_tiles));
+                TileSums {
+                    pairs: acc.pairs + n(k),
+                    rows: acc.rows + nr * n(k),
+                    cols: acc.cols + cols,
+                    cells: acc.cells + nr * cols,
+                }
+            }),
             Mask::Explicit { .. } => {
                 let mut acc = TileSums::default();
                 for q in 0..nq {

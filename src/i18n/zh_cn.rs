@@ -3284,4 +3284,39 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "cache model: hit or miss and line of this access; misses on the timeline",
         "缓存模型：这次访问命中与否及其缓存行；时间线上标出未命中",
     ),
+    ("sliding window W={w}", "滑动窗口 W={w}"),
+    ("sliding window W={w}, sinks={sinks}", "滑动窗口 W={w}，sinks={sinks}"),
+    (
+        "j={j} ≤ i−W = {i}−{w}: key {j} has slid out of query {i}'s window of {w} keys and is not a sink, so it is hidden;",
+        "j={j} ≤ i−W = {i}−{w}：键 {j} 已经滑出查询 {i} 的 {w} 个键的窗口，又不是汇聚 token（sink），所以被遮住；",
+    ),
+    (
+        "j={j} < sinks = {sinks}: key {j} is an attention sink, which every query sees whatever its window, so the score is kept",
+        "j={j} < sinks = {sinks}：键 {j} 是注意力汇聚 token（sink），不论窗口如何每个查询都能看到它，所以分数保留",
+    ),
+    (
+        "i−W < j ≤ i ({i}−{w} < {j} ≤ {i}): key {j} is in query {i}'s window, so the score is kept",
+        "i−W < j ≤ i（{i}−{w} < {j} ≤ {i}）：键 {j} 在查询 {i} 的窗口内，所以分数保留",
+    ),
+    (
+        "sink tokens stay visible when a window would hide them: set [run].window too",
+        "汇聚 token（sink）是在窗口会遮住它们时仍然可见的位置：请同时设置 [run].window",
+    ),
+    (
+        "a sliding window narrows the causal mask: remove [run].mask or set it to \"causal\"",
+        "滑动窗口是收窄的因果掩码：请删除 [run].mask 或把它设为 \"causal\"",
+    ),
+    (
+        "a sliding window counts positions of one sequence: remove [shape].S (cross-attention)",
+        "滑动窗口按同一个序列的位置计数：请删除 [shape].S（交叉注意力）",
+    ),
+    ("an integer from 0 to T = {max}", "0 到 T = {max} 之间的整数"),
+    (
+        "decode keeps every generated position in its cache: remove [run].window (decoding through a rolling window cache is not traced yet)",
+        "解码在缓存中保留每个已生成的位置：请删除 [run].window（还不能追踪通过滚动窗口缓存的解码）",
+    ),
+    (
+        "flash visits {visited} of its {all} tile pairs per head: the {mask} hides the other {skipped} entirely, so they are skipped",
+        "flash 每个头访问其 {all} 个分块对中的 {visited} 个：{mask} 完全遮住了另外 {skipped} 个，所以跳过它们",
+    ),
 ];

@@ -140,6 +140,10 @@ pub enum Mask {
     None,
     /// An explicit `[S, T]` matrix: `keep[i*T + j]` says whether query `i` may see key `j`.
     Explicit { t: usize, keep: Arc<[bool]> },
+    /// A sliding window of `w` keys (Mistral, gpt-oss): causal, and query `i` sees only keys
+    /// `i − w < j ≤ i`, but for the first `sinks` positions, which every query sees whatever the
+    /// window (StreamingLLM's attention sinks). `w ≥ 1`; `[run] window` and `[run] sinks`.
+    Window { w: usize, sinks: usize },
 }
 
 impl Mask {
@@ -160,6 +164,7 @@ impl Mask {
             Mask::Causal => "causal",
             Mask::None => "none",
             Mask::Explicit { .. } => "explicit",
+            Mask::Window { .. } => "window",
         }
     }
 
@@ -176,7 +181,15 @@ impl Mask {
             Mask::None => false,
             // a pair outside the S×T matrix does not exist, so nothing there is visible
             Mask::Explicit { t, keep } => j >= *t || !keep.get(i * t + j).copied().unwrap_or(false),
+            // j + w ≤ i is j ≤ i − w: the key has slid out of the window, unless it is a sink
+            Mask::Window { w, sinks } => j > i || (j + w <= i && j >= *sinks),
         }
+    }
+
+    /// Is this the causal mask or one that hides more (a window)? Such a mask hides every key
+    /// after its query, so a row's visible keys end at `i`.
+    pub const fn is_causal(&self) -> bool {
+        matches!(self, Mask::Causal | Mask::Window { .. })
     }
 
     /// Does the mask hide every pair of the tile `rows × cols`? (Causal: the tile lies wholly
@@ -186,6 +199,12 @@ impl Mask {
             Mask::Causal => rows.end == 0 || cols.start > rows.end - 1,
             Mask::None => rows.is_empty() || cols.is_empty(),
             Mask::Explicit { .. } => rows.clone().all(|i| cols.clone().all(|j| self.hides(i, j))),
+            // the rows' bands together are r0 − w < j ≤ r1 − 1 (a key j there is seen by query
+            // max(r0, j)); a sink column is seen by every row at or after it
+            Mask::Window { w, sinks } => {
+                let (r0, r1, c0, c1) = (rows.start, rows.end, cols.start, cols.end);
+                r0 >= r1 || c0 >= c1 || c0 > r1 - 1 || (c0 >= *sinks && c1 - 1 + w <= r0)
+            }
         }
     }
 
@@ -206,6 +225,22 @@ impl Mask {
             }
             Mask::None => S.saturating_mul(T),
             Mask::Explicit { keep, .. } => keep.iter().filter(|&&k| k).count(),
+            Mask::Window { .. } => (0..S).fold(0usize, |n, i| n.saturating_add(self.visible_in_row(i, T))),
+        }
+    }
+
+    /// How many keys of `0..T` query `i` sees.
+    pub fn visible_in_row(&self, i: usize, T: usize) -> usize {
+        match self {
+            Mask::Causal => (i + 1).min(T),
+            Mask::None => T,
+            Mask::Explicit { .. } => (0..T).filter(|&j| !self.hides(i, j)).count(),
+            // the band (i − w, i] and the sinks before it, within 0..T
+            Mask::Window { w, sinks } => {
+                let end = (i + 1).min(T);
+                let band_start = (i + 1).saturating_sub(*w).min(end);
+                (end - band_start) + (*sinks).min(band_start)
+            }
         }
     }
 }

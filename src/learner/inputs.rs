@@ -105,9 +105,14 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
 /// The numbers a kernel needs besides tensors and sizes.
 fn params(r: &Reference, scenario: &Scenario) -> Vec<(&'static str, String)> {
     let mut p = vec![
-        ("causal", u8::from(matches!(scenario.mask, Mask::Causal)).to_string()),
+        ("causal", u8::from(scenario.mask.is_causal()).to_string()),
         ("scale", format!("{:?}", Scale::of(r.variant, r.run.shape).value)),
     ];
+    // query i sees keys i − window < j ≤ i, and the first `sinks` keys whatever the window
+    if let Mask::Window { w, sinks } = scenario.mask {
+        p.push(("window", w.to_string()));
+        p.push(("sinks", sinks.to_string()));
+    }
     if let Some(d) = r.run.dropout {
         p.push(("dropout", format!("{:?}", d.p)));
     }

@@ -292,6 +292,8 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("mqa", include_str!("../../scenarios/mqa.toml")),
     ("rope", include_str!("../../scenarios/rope.toml")),
     ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
+    ("sliding_window", include_str!("../../scenarios/sliding_window.toml")),
+    ("sinks", include_str!("../../scenarios/sinks.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.

@@ -13,7 +13,7 @@ use crate::tensor::{Shape, checked_numel};
 use crate::tr;
 use crate::trace::{Buf, Pass};
 use std::collections::BTreeMap;
-use toml::de::DeValue;
+use toml::de::{DeTable, DeValue};
 
 /// Keys of each table, in the order the docs list them.
 pub(super) const ROOT_KEYS: &[&str] = &["title", "about", "shape", "run", "init", "values", "focus", "flash"];
@@ -22,6 +22,8 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
     "passes",
     "mask",
+    "window",
+    "sinks",
     "qkv",
     "dropout",
     "dropout_seed",
@@ -128,6 +130,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         Some(x) => doc.choice(x, "[run].mask", &named(&Mask::NAMED, Mask::name), tr!("mask"))?,
         None => Mask::Causal,
     };
+    let mask = parse_window(doc, t, mask, shape, cross)?;
     let qkv = match t.get("qkv") {
         Some(x) => doc.choice(x, "[run].qkv", &named(&Qkv::ALL, |q| q.name()), tr!("qkv"))?,
         None => Qkv::Fused,
@@ -234,6 +237,41 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             tiles: Tiles::default(),
         },
     })
+}
+
+/// `[run] window = W` and `sinks = N`: the causal mask narrowed to a band of `W` keys, with the
+/// first `N` positions kept visible to every query. A window is causal by definition, so it
+/// refuses another mask and cross-attention (whose keys are not positions of the queries').
+fn parse_window(doc: &Doc<'_>, t: &DeTable<'_>, mask: Mask, shape: Shape, cross: bool) -> Result<Mask> {
+    let Some(x) = t.get("window") else {
+        if let Some(n) = t.get("sinks") {
+            return Err(doc.err(
+                Some(n.span()),
+                "[run].sinks",
+                tr!("sink tokens stay visible when a window would hide them: set [run].window too"),
+            ));
+        }
+        return Ok(mask);
+    };
+    let w = doc.size(x, "[run].window")?;
+    let why = if mask != Mask::Causal {
+        tr!("a sliding window narrows the causal mask: remove [run].mask or set it to \"causal\"")
+    } else if cross {
+        tr!("a sliding window counts positions of one sequence: remove [shape].S (cross-attention)")
+    } else {
+        ""
+    };
+    if !why.is_empty() {
+        return Err(doc.err(Some(x.span()), "[run].window", why));
+    }
+    let sinks = match t.get("sinks") {
+        Some(n) => {
+            let max = shape.t as i128;
+            doc.integer(n, "[run].sinks", 0, max, &tr!("an integer from 0 to T = {max}", max))? as usize
+        }
+        None => 0,
+    };
+    Ok(Mask::Window { w, sinks })
 }
 
 /// The `[flash]` table: the tile sizes, `br` query rows and `bc` key columns (2 and 2 when

@@ -238,6 +238,10 @@ pub(super) fn check_modern(
             tr!(
                 "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
             )
+        } else if let Mask::Window { .. } = plan.mask {
+            tr!(
+                "decode keeps every generated position in its cache: remove [run].window (decoding through a rolling window cache is not traced yet)"
+            )
         } else if plan.mask != Mask::Causal {
             tr!("decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask")
         } else if plan.dropout {

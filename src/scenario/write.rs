@@ -58,6 +58,8 @@ pub fn to_toml(s: &Scenario) -> String {
                 .collect();
             format!("[\n{}\n]", rows.join("\n"))
         }
+        // a window is written as the causal mask it narrows, then `window` and `sinks`
+        Mask::Window { .. } => quote(Mask::Causal.name()),
         other => quote(other.name()),
     };
     let _ = write!(
@@ -66,6 +68,12 @@ pub fn to_toml(s: &Scenario) -> String {
         variants.join(", "),
         passes.join(", "),
     );
+    if let Mask::Window { w, sinks } = s.mask {
+        let _ = writeln!(out, "window = {w}");
+        if sinks > 0 {
+            let _ = writeln!(out, "sinks = {sinks}");
+        }
+    }
     if s.qkv == Qkv::Separate {
         let _ = writeln!(out, "qkv = {}", quote(s.qkv.name()));
     }

@@ -365,7 +365,8 @@ with_simd! {
 /// One past the last key query `i` may see (0 if it sees none): keys beyond are all masked.
 fn extent(mask: &Mask, i: usize, T: usize) -> usize {
     match mask {
-        Mask::Causal => (i + 1).min(T),
+        // a window hides more, but no key after i
+        Mask::Causal | Mask::Window { .. } => (i + 1).min(T),
         Mask::None => T,
         Mask::Explicit { .. } => (0..T).rev().find(|&j| !mask.hides(i, j)).map_or(0, |j| j + 1),
     }
@@ -455,7 +456,7 @@ fn scores_head(
                 // the keys after the row's extent, summed or not, are hidden
                 Mask::Causal => s[extent(mask, i, T)..].fill(MASKED),
                 Mask::None => {}
-                Mask::Explicit { .. } => {
+                Mask::Explicit { .. } | Mask::Window { .. } => {
                     for (j, s) in s.iter_mut().enumerate() {
                         if mask.hides(i, j) {
                             *s = MASKED;
@@ -763,7 +764,7 @@ fn scores_back_head(
     let Heads { S, T, D, .. } = hd;
     let scale = hd.scale();
     let ds_row = |i: usize| &ds_block[i * T..i * T + T];
-    if let Mask::Explicit { .. } = mask {
+    if let Mask::Explicit { .. } | Mask::Window { .. } = mask {
         let (k_row, q_row) = (hd.key_rows(k, bb, hh), hd.query_rows(q, bb, hh));
         for i in 0..S {
             col_blocks!(D, d0, W, {
@@ -867,7 +868,7 @@ fn backward_impl(
     for (bb, hh, p) in head_blocks(hd, probs) {
         // dS of a hidden pair is read by no sum of scores_back_head: its dP matters only by
         // being finite (see softmax_back_block)
-        let hidden_zero = matches!(mask, Mask::Causal);
+        let hidden_zero = mask.is_causal();
         d_probs_head(hd, (bb, hh), (v, d_att), &mut d_p, &mut pan, hidden_zero);
         d_values_head(hd, (bb, hh), p, d_att, d_v, &mut pan);
         softmax_back_block(T, p, &d_p, &mut d_s);

@@ -67,7 +67,7 @@ fn all_visible(mask: &Mask, rows: std::ops::Range<usize>, cols: std::ops::Range<
     match mask {
         Mask::Causal => cols.end <= rows.start + 1,
         Mask::None => true,
-        Mask::Explicit { .. } => rows.clone().all(|i| cols.clone().all(|j| !mask.hides(i, j))),
+        Mask::Explicit { .. } | Mask::Window { .. } => rows.clone().all(|i| cols.clone().all(|j| !mask.hides(i, j))),
     }
 }
 
@@ -197,11 +197,12 @@ fn score_tile<'a>(
     let visible = all_visible(mask, i0..i0 + rows, j0..j0 + w);
     groups!(rows, r0, live, at, {
         let q_rows = [0, 1, 2, 3].map(|r| q_row(i0 + at(r)));
-        // under a causal mask the keys after the group's last query are hidden from all its
-        // rows: their scores are −1e9 whatever the sum, so it is not taken
-        let keys = match mask {
-            Mask::Causal => (i0 + at(3) + 1).saturating_sub(j0).min(w),
-            _ => w,
+        // under a causal mask (or a window) the keys after the group's last query are hidden from
+        // all its rows: their scores are −1e9 whatever the sum, so it is not taken
+        let keys = if mask.is_causal() {
+            (i0 + at(3) + 1).saturating_sub(j0).min(w)
+        } else {
+            w
         };
         col_blocks!(w, c0, W, {
             if c0 < keys {

@@ -443,6 +443,37 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "which is the causal mask: remove [run].mask",
     ),
     (
+        "window_zero.toml",
+        "8:10",
+        "[run].window",
+        "expected a positive integer, found 0",
+    ),
+    (
+        "window_unmasked.toml",
+        "9:10",
+        "[run].window",
+        "a sliding window narrows the causal mask: remove [run].mask",
+    ),
+    (
+        "window_cross.toml",
+        "10:10",
+        "[run].window",
+        "counts positions of one sequence: remove [shape].S",
+    ),
+    (
+        "sinks_without_window.toml",
+        "8:9",
+        "[run].sinks",
+        "sink tokens stay visible when a window would hide them: set [run].window too",
+    ),
+    (
+        "sinks_beyond_t.toml",
+        "9:9",
+        "[run].sinks",
+        "expected an integer from 0 to T = 3, found 4",
+    ),
+    ("window_decode.toml", "9:10", "[run].decode", "remove [run].window"),
+    (
         "decode_from_qkv.toml",
         "8:10",
         "[run].decode",

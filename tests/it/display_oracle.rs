@@ -1043,6 +1043,8 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "rope",
         "kv_cache_decode",
         "flash",
+        "sliding_window",
+        "sinks",
     ];
     // every scenario file the repository ships is in the list
     let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
@@ -1071,7 +1073,8 @@ enum Runs {
     Flash { br: usize, bc: usize },
 }
 
-/// A small scenario's choices: self- or cross-attention, any mask, maybe dropout.
+/// A small scenario's choices: self- or cross-attention, any mask (0 causal, 1 none, 2 explicit,
+/// 3 a sliding window with or without a sink), maybe dropout.
 struct Gen<'a> {
     b: usize,
     s: usize,
@@ -1141,6 +1144,11 @@ fn scenario_text(g: &Gen) -> String {
         _ if decode => {}
         0 if !cross => text.push_str("mask = \"causal\"\n"),
         1 => text.push_str("mask = \"none\"\n"),
+        // a sliding window of 1..=t keys, with a sink when keep starts with true
+        3 if !cross => {
+            let (w, sinks) = (keep.len() % t + 1, usize::from(keep[0]));
+            text.push_str(&format!("window = {w}\nsinks = {sinks}\n"));
+        }
         _ => {
             let rows: Vec<String> = (0..s)
                 .map(|i| {
@@ -1205,7 +1213,7 @@ proptest! {
         cross in any::<bool>(),
         h in 1usize..=4,
         d in 1usize..=2,
-        mask in 0u8..=2,
+        mask in 0u8..=3,
         keep in proptest::collection::vec(any::<bool>(), 1..7),
         dropout in any::<bool>(),
         seed in 0u64..1000,
@@ -1247,7 +1255,7 @@ proptest! {
         cross in any::<bool>(),
         h in 1usize..=3,
         d in 1usize..=2,
-        mask in 0u8..=2,
+        mask in 0u8..=3,
         keep in proptest::collection::vec(any::<bool>(), 1..7),
         seed in 0u64..1000,
         (kv_pick, rope) in (0usize..3, 0u8..3),

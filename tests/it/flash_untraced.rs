@@ -162,7 +162,11 @@ fn half_mask(s: usize, t: usize, seed: u64) -> Mask {
 
 fn check_all_masks(sh: Shape, tiles: Tiles, seed: u64) {
     let x = inputs(sh, seed);
-    for mask in [Mask::Causal, Mask::None, half_mask(sh.s, sh.t, seed)] {
+    let windows = [(3, 0), (5, 2), (1, 1)].map(|(w, sinks)| Mask::Window { w, sinks });
+    for mask in [Mask::Causal, Mask::None, half_mask(sh.s, sh.t, seed)]
+        .into_iter()
+        .chain(windows)
+    {
         check(sh, tiles, &mask, &x);
     }
 }

@@ -168,7 +168,12 @@ fn check_all_masks(sh: Shape, seed: u64) {
     let rows: Vec<Vec<bool>> = (0..sh.s)
         .map(|i| (0..sh.t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
         .collect();
-    for mask in [Mask::Causal, Mask::None, Mask::explicit(&rows)] {
+    // windows: narrow, with sinks, one key (itself) plus one sink
+    let windows = [(3, 0), (5, 2), (1, 1)].map(|(w, sinks)| Mask::Window { w, sinks });
+    for mask in [Mask::Causal, Mask::None, Mask::explicit(&rows)]
+        .into_iter()
+        .chain(windows)
+    {
         check(sh, &mask, Variant::Mha, seed);
         if sh.h == 1 {
             check(sh, &mask, Variant::Baseline, seed);

@@ -42,6 +42,7 @@ mod engine_rope;
 mod engine_standard;
 mod engine_torch;
 mod engine_trace;
+mod engine_window;
 mod engine_worked_examples;
 mod exports;
 mod flash_untraced;

@@ -45,7 +45,7 @@ prop_compose! {
         ],
         (br, bc) in (1usize..7, 1usize..7),
         passes in prop_oneof![Just(Passes::BOTH), Just(Passes::FORWARD), Just(Passes { forward: false, backward: true })],
-        mask_kind in 0usize..3,
+        mask_kind in 0usize..4,
         mask_bits in proptest::collection::vec(any::<bool>(), 16),
         init in (0..=i64::MAX as u64, dist()).prop_map(|(seed, dist)| Init { seed, dist }),
         title in text(),
@@ -112,6 +112,8 @@ prop_compose! {
         let mask = match mask_kind {
             0 => Mask::Causal,
             1 => Mask::None,
+            // a window (and maybe sinks) narrows the causal mask of one sequence
+            3 if !cross => Mask::Window { w: 1 + mask_bits.iter().filter(|b| **b).count() % (t + 1), sinks: usize::from(mask_bits[0]) * (t % 3) },
             _ => {
                 // every query sees at least one key
                 let rows: Vec<Vec<bool>> = (0..shape.s)

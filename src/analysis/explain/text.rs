@@ -60,6 +60,28 @@ pub(super) fn mask_reason(mask: &Mask, i: usize, j: usize) -> String {
                 j
             )
         }
+        (Mask::Window { .. }, true) if j > i => tr!(
+            "j={j} > i={i}: key {j} comes after query {i}, so the causal mask hides it;",
+            i,
+            j
+        ),
+        (Mask::Window { w, .. }, true) => tr!(
+            "j={j} ≤ i−W = {i}−{w}: key {j} has slid out of query {i}'s window of {w} keys and is not a sink, so it is hidden;",
+            i,
+            j,
+            w
+        ),
+        (Mask::Window { w, sinks }, false) if j < *sinks && j + w <= i => tr!(
+            "j={j} < sinks = {sinks}: key {j} is an attention sink, which every query sees whatever its window, so the score is kept",
+            j,
+            sinks
+        ),
+        (Mask::Window { w, .. }, false) => tr!(
+            "i−W < j ≤ i ({i}−{w} < {j} ≤ {i}): key {j} is in query {i}'s window, so the score is kept",
+            i,
+            j,
+            w
+        ),
         (Mask::None, _) => tr!("none: every key is visible to every query, so the score is kept").to_string(),
         (Mask::Explicit { .. }, true) => {
             tr!(
