@@ -4,7 +4,7 @@
 use super::{CliError, names_parser, quiet_pipe, whole};
 use attn_trace::files::atomic::AtomicFile;
 use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::gpt::Attention;
+use attn_trace::model::gpt::{Attention, SlidingWindow};
 use attn_trace::model::spec::{parse_rope, rope_name};
 use attn_trace::model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
@@ -23,7 +23,8 @@ use std::time::{Duration, Instant};
 #[command(after_help = "\
 Built-in datasets (--dataset): kernels (this project's kernel sources), copy, reverse, sort.
 Without --data or --dataset, trains on kernels. Sizes default to B=4 T=64 C=64 L=1 H=1; when
-resuming with --load they come from the checkpoint (as do --kv-heads and --rope).
+resuming with --load they come from the checkpoint (as do --kv-heads, --rope, --window and
+--sinks).
 
 With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"} (loss: mean
 over the steps since the previous line; val_loss: over the first ~4096 tokens of the held-out
@@ -67,6 +68,12 @@ pub struct Args {
     /// Rotary positions on q and k: none, interleaved (pairs 2m, 2m+1) or half (pairs m, m + D/2) [default: none].
     #[arg(long, value_name = "PAIRS")]
     pub rope: Option<String>,
+    /// Sliding-window attention: each position attends over the W most recent ones (itself included) [default: the whole context].
+    #[arg(long, value_name = "W", allow_negative_numbers = true, value_parser = whole::<usize>)]
+    pub window: Option<usize>,
+    /// Attention sinks: the first N positions stay visible to every position whatever --window [default: 0].
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = whole::<usize>)]
+    pub sinks: Option<usize>,
     /// AdamW learning rate [default: 3e-4, or the checkpoint's].
     #[arg(long, value_name = "LR", allow_negative_numbers = true)]
     pub lr: Option<f32>,
@@ -125,6 +132,8 @@ fn flag(setting: Setting) -> &'static str {
         Setting::Heads => "--heads",
         Setting::KvHeads => "--kv-heads",
         Setting::Rope => "--rope",
+        Setting::Window => "--window",
+        Setting::Sinks => "--sinks",
         Setting::Attention => "--attention",
         Setting::Batch => "--batch",
         Setting::Steps => "--steps",
@@ -167,6 +176,22 @@ fn config(
                     )));
                 }
             }
+            let have = [cfg.sliding.map(|s| s.w), cfg.sliding.map(|s| s.sinks)];
+            for ((flag, field, given), have) in [("--window", "window", args.window), ("--sinks", "sinks", args.sinks)]
+                .into_iter()
+                .zip(have)
+            {
+                if let Some(v) = given.filter(|&v| Some(v) != have && !(v == 0 && have.is_none())) {
+                    let have = have.map_or_else(|| tr!("none").to_string(), |h| h.to_string());
+                    return Err(bad(tr!(
+                        "{flag} {v} does not match the checkpoint's {field} {have}; leave it out when resuming",
+                        flag,
+                        v,
+                        field,
+                        have
+                    )));
+                }
+            }
             if let Some(r) = rope.filter(|&r| r != cfg.rope) {
                 return Err(bad(tr!(
                     "--rope {given} does not match the checkpoint's rope {have}; leave it out when resuming",
@@ -185,6 +210,10 @@ fn config(
                 n_heads: args.heads.unwrap_or(d.n_heads),
                 n_kv_heads: args.kv_heads,
                 rope: rope.flatten(),
+                sliding: args.window.map(|w| SlidingWindow {
+                    w,
+                    sinks: args.sinks.unwrap_or(0),
+                }),
                 ..d
             }
             .normalized()
@@ -272,6 +301,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
         n_heads: args.heads,
         n_kv_heads: args.kv_heads,
         rope: rope.flatten(),
+        window: args.window,
+        sinks: args.sinks,
         attention,
         batch: Some(args.batch),
         steps: Some(args.steps),
@@ -346,6 +377,9 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
         let mut attention = String::new();
         if c.kv_heads() != c.n_heads {
             attention.push_str(&format!(" H_kv={}", c.kv_heads()));
+        }
+        if let Some(SlidingWindow { w, sinks }) = c.sliding {
+            attention.push_str(&format!(" window={w} sinks={sinks}"));
         }
         if let Some(r) = c.rope {
             attention.push_str(&format!(" rope={}", r.name()));

@@ -471,10 +471,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.",
         "H 个头，每个头 D = C/H 个通道，从同样的 q、k、v 行中读取：分数 [B,H,T,T]，缩放 1/√D。",
     ),
-    (
-        "H, divides d_model (1: baseline kernel's math, more: MHA)",
-        "H，整除 d_model（1：baseline 内核的算法，更多：MHA）",
-    ),
+    ("H, divides d_model (1: baseline)", "H，整除 d_model（1：baseline）"),
     ("H_kv: divides H (empty: H)", "H_kv：须整除 H（留空：等于 H）"),
     ("Help", "帮助"),
     (
@@ -2610,10 +2607,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("… 1 more row", "… 还有 1 行"),
     ("… {n} more columns", "… 还有 {n} 列"),
     ("… {n} more rows", "… 还有 {n} 行"),
-    (
-        "←/→ kernels · copy · reverse · sort, or type a file path",
-        "←/→ kernels · copy · reverse · sort，或者输入文件路径",
-    ),
+    ("←/→ built-ins, or a file path", "←/→ 内置数据集，或输入文件路径"),
     ("←/→ naive · flash (tiled)", "←/→ naive · flash（分块）"),
     ("←/→ none · interleaved · half", "←/→ none · interleaved · half"),
     (
@@ -3319,4 +3313,22 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "flash visits {visited} of its {all} tile pairs per head: the {mask} hides the other {skipped} entirely, so they are skipped",
         "flash 每个头访问其 {all} 个分块对中的 {visited} 个：{mask} 完全遮住了另外 {skipped} 个，所以跳过它们",
     ),
+    (
+        "metadata has 'window' but no 'sinks'",
+        "元数据有 'window' 却没有 'sinks'",
+    ),
+    (
+        "metadata has 'sinks' but no 'window'",
+        "元数据有 'sinks' 却没有 'window'",
+    ),
+    (
+        "keep positions visible that a window would hide: give a window too",
+        "让窗口会遮住的位置保持可见：请同时给出窗口",
+    ),
+    ("must be 0..={max}, got {v}", "必须在 0..={max} 之间，实际是 {v}"),
+    ("must be 0..={max}, got {n}", "必须在 0..={max} 之间，实际是 {n}"),
+    ("window", "窗口"),
+    ("sinks", "汇聚数"),
+    ("W: recent positions (empty: all)", "W：看到的最近位置（空：全部）"),
+    ("first N always seen (empty: 0)", "总是可见的开头位置（空：0）"),
 ];

@@ -7,7 +7,8 @@
 //! adamw_t, data_seed, data_rng_pos, dataset`. `n_kv_heads` (the key/value heads, `n_heads` for
 //! multi-head attention) and `rope` (`none`, `interleaved` or `half`) are written by every save;
 //! a checkpoint without them (written before grouped heads and rotary positions existed) loads
-//! as multi-head attention without rotation.
+//! as multi-head attention without rotation. `window` and `sinks` are written by a model with
+//! sliding-window attention only; without them a checkpoint attends over its whole context.
 //!
 //! What a checkpoint promises (docs/tinygpt.md says the same for users):
 //! - **Integrity.** `checksum` is FNV-1a (64-bit) over every other metadata entry and every
@@ -29,7 +30,7 @@
 //! name, dtype and shape against the configuration in the metadata before reading the tensors:
 //! the memory a checkpoint can make us use is bounded by its own size.
 
-use super::gpt::{Attention, Config, ParamLayout, TinyGpt};
+use super::gpt::{Attention, Config, ParamLayout, SlidingWindow, TinyGpt};
 use super::spec::{NO_ROPE, rope_name};
 use super::{AdamW, ModelError};
 use crate::files::input::{ReadError, human_bytes};
@@ -67,7 +68,7 @@ const MODEL_KEYS: [&str; 8] = [
 ];
 /// Keys every save writes but older checkpoints lack: their absence means multi-head attention
 /// without rotary positions.
-const ATTENTION_KEYS: [&str; 2] = ["n_kv_heads", "rope"];
+const ATTENTION_KEYS: [&str; 4] = ["n_kv_heads", "rope", "window", "sinks"];
 const STATE_KEYS: [&str; 9] = [
     "lr",
     "beta1",
@@ -278,6 +279,10 @@ pub fn encode(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState
     put("n_heads", cfg.n_heads.to_string());
     put("n_kv_heads", cfg.kv_heads().to_string());
     put("rope", rope_name(cfg.rope).to_string());
+    if let Some(SlidingWindow { w, sinks }) = cfg.sliding {
+        put("window", w.to_string());
+        put("sinks", sinks.to_string());
+    }
     put("step", step.to_string());
     if let Some(st) = state {
         put("lr", st.opt.lr.to_string());
@@ -460,6 +465,16 @@ fn plan(header: &[u8], data_len: u64) -> Result<CheckedHeader, String> {
             Pairs::from_name(name)
                 .ok_or_else(|| tr!("metadata 'rope' is '{name}', expected none, interleaved or half", name))?,
         ),
+    };
+    // a sliding window is saved as both of its numbers, or neither
+    config.sliding = match (meta.contains_key("window"), meta.contains_key("sinks")) {
+        (false, false) => None,
+        (true, true) => Some(SlidingWindow {
+            w: num("window")?,
+            sinks: num("sinks")?,
+        }),
+        (true, false) => return Err(tr!("metadata has 'window' but no 'sinks'").to_string()),
+        (false, true) => return Err(tr!("metadata has 'sinks' but no 'window'").to_string()),
     };
     let config = config.normalized();
     let v1 = match get("format")

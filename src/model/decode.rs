@@ -15,12 +15,19 @@
 //! attention goes through the same dispatcher, for the one query over the `t + 1` cached keys
 //! (its sums in the same order; the causal pass adds only zeros for the keys after `t`).
 //!
+//! With sliding-window attention (`train --window W --sinks N`) a position sees only the `W`
+//! most recent positions and the first `N`, so the cache keeps only those: `N + W` rows instead of
+//! `seq_len`, position `p ≥ N` in row `N + (p − N) % W`, which the newest position overwrites
+//! once `p − W` has slid out ([`KvCache::slot`]). A step gathers the visible rows in position
+//! order and attends over them: the sums of the full window with the hidden terms (exact zeros)
+//! left out, so the same bits.
+//!
 //! The learned position embedding `wpe` covers positions `0..seq_len`. When the text outgrows
 //! the window, every position of the window moves, so its keys and values change: the window is
 //! prefilled again, as sampling without a cache does at every step.
 #![allow(non_snake_case)]
 
-use super::gpt::{Activations, Linear, RopeTables, TinyGpt};
+use super::gpt::{Activations, Linear, RopeTables, SlidingWindow, TinyGpt};
 use super::ops;
 use crate::kernels::{Mask, rope};
 use crate::tensor::Shape;
@@ -33,10 +40,13 @@ use crate::untraced::dispatch;
 pub struct KvCache {
     /// Positions held.
     pub len: usize,
-    /// Per layer: keys `[seq_len, H_kv·D]` (rotated when the model uses rotary positions).
+    /// Per layer: keys `[rows, H_kv·D]` (rotated when the model uses rotary positions), `rows`
+    /// being `seq_len`, or `sinks + W` under a sliding window when that is fewer.
     pub k: Vec<Vec<f32>>,
-    /// Per layer: values `[seq_len, H_kv·D]`.
+    /// Per layer: values `[rows, H_kv·D]`.
     pub v: Vec<Vec<f32>>,
+    /// The model's sliding window, if any: which rows hold which positions.
+    sliding: Option<SlidingWindow>,
     step: Step,
 }
 
@@ -51,6 +61,13 @@ struct Step {
     /// Queries `[seq_len, C]`: the rotation turns row `t` in place, where the pass over the
     /// window turns it.
     q: Vec<f32>,
+    /// The new key `[seq_len, H_kv·D]`: the rotation turns row `t`, then it is copied to its row
+    /// of the cache.
+    k_new: Vec<f32>,
+    /// Under a sliding window: the keys and values the step's query sees, gathered from the
+    /// cache's rows in position order.
+    k_seen: Vec<f32>,
+    v_seen: Vec<f32>,
     scores: Vec<f32>,
     probs: Vec<f32>,
     att: Vec<f32>,
@@ -70,10 +87,12 @@ impl KvCache {
         let (T, C, H, V) = (cfg.seq_len, cfg.d_model, cfg.n_heads, cfg.vocab_size);
         let KV = cfg.kv_channels();
         let z = |n: usize| vec![0.0f32; n];
+        let rows = cfg.sliding.map_or(T, |s| T.min(s.sinks.saturating_add(s.w)));
         KvCache {
             len: 0,
-            k: (0..cfg.n_layers).map(|_| z(T * KV)).collect(),
-            v: (0..cfg.n_layers).map(|_| z(T * KV)).collect(),
+            k: (0..cfg.n_layers).map(|_| z(rows * KV)).collect(),
+            v: (0..cfg.n_layers).map(|_| z(rows * KV)).collect(),
+            sliding: cfg.sliding,
             step: Step {
                 x: z(C),
                 ln: z(C),
@@ -81,6 +100,9 @@ impl KvCache {
                 rstd: z(1),
                 qkv: z(C + 2 * KV),
                 q: z(T * C),
+                k_new: z(T * KV),
+                k_seen: z(if cfg.sliding.is_some() { rows * KV } else { 0 }),
+                v_seen: z(if cfg.sliding.is_some() { rows * KV } else { 0 }),
                 scores: z(H * T),
                 probs: z(H * T),
                 att: z(C),
@@ -95,9 +117,32 @@ impl KvCache {
         }
     }
 
-    /// Bytes the keys and values take: `2 · L · seq_len · H_kv·D · 4`.
+    /// Bytes the keys and values take: `2 · L · rows · H_kv·D · 4`.
     pub fn bytes(&self) -> usize {
         4 * (self.k.iter().chain(&self.v).map(Vec::len).sum::<usize>())
+    }
+
+    /// The row that holds position `p`: `p` itself, or under a sliding window of `W` with `N`
+    /// sinks, `p` for a sink and `N + (p − N) % W` for the others (the positions a query sees
+    /// past the sinks are at most `W` consecutive ones, so they never share a row).
+    pub fn slot(&self, p: usize) -> usize {
+        match self.sliding {
+            Some(SlidingWindow { w, sinks }) if p >= sinks => sinks + (p - sinks) % w,
+            _ => p,
+        }
+    }
+
+    /// The positions query `t` sees, in order: the sinks, then the window's band (all of
+    /// `0..=t` without a window).
+    pub fn seen(&self, t: usize) -> impl Iterator<Item = usize> {
+        let (sinks, band) = match self.sliding {
+            None => (0, 0),
+            Some(SlidingWindow { w, sinks }) => {
+                let sinks = sinks.min(t + 1);
+                (sinks, (t + 1).saturating_sub(w).max(sinks))
+            }
+        };
+        (0..sinks).chain(band..=t)
     }
 }
 
@@ -111,8 +156,12 @@ impl TinyGpt {
         self.forward_with(Linear::Rows, &mut acts, tokens, None);
         let KV = self.config.kv_channels();
         for (l, a) in acts.layers.iter().enumerate() {
-            cache.k[l][..n * KV].copy_from_slice(&a.k);
-            cache.v[l][..n * KV].copy_from_slice(&a.v);
+            // in position order, so a later position overwrites the row of one that slid out
+            for p in 0..n {
+                let row = cache.slot(p);
+                cache.k[l][row * KV..(row + 1) * KV].copy_from_slice(&a.k[p * KV..(p + 1) * KV]);
+                cache.v[l][row * KV..(row + 1) * KV].copy_from_slice(&a.v[p * KV..(p + 1) * KV]);
+            }
         }
         cache.len = n;
         acts.logits[(n - 1) * V..n * V].to_vec()
@@ -128,6 +177,9 @@ impl TinyGpt {
         let (KV, QKV) = (cfg.kv_channels(), self.layout.qkv());
         let t = cache.len;
         assert!(t < T, "the cache is full: {t} of {T} positions");
+        // the rows position t's query reads, in position order, and the one its key goes in
+        let seen: Vec<usize> = cache.seen(t).map(|p| cache.slot(p)).collect();
+        let (n, row, sliding) = (seen.len(), cache.slot(t), cache.sliding.is_some());
         let p = &self.params;
         let lo = &self.layout;
         let st = &mut cache.step;
@@ -141,9 +193,9 @@ impl TinyGpt {
             &p[wpe + t * C..wpe + (t + 1) * C],
             &mut st.x,
         );
-        // the query's view: one query over the t + 1 cached keys, nothing hidden (the causal
-        // mask is the order of the steps)
-        let sh = Shape::cross(1, 1, t + 1, C, H).with_kv_heads(cfg.kv_heads());
+        // the query's view: one query over the cached keys it sees, nothing hidden (the causal
+        // mask is the order of the steps, and a sliding window the choice of rows)
+        let sh = Shape::cross(1, 1, n, C, H).with_kv_heads(cfg.kv_heads());
         let window = Shape::new(1, T, C, H).with_kv_heads(cfg.kv_heads());
         for l in 0..cfg.n_layers {
             let o = lo.block(l, C);
@@ -158,8 +210,7 @@ impl TinyGpt {
                 &mut st.qkv,
             );
             st.q[t * C..(t + 1) * C].copy_from_slice(&st.qkv[..C]);
-            k[t * KV..(t + 1) * KV].copy_from_slice(&st.qkv[C..C + KV]);
-            v[t * KV..(t + 1) * KV].copy_from_slice(&st.qkv[C + KV..]);
+            st.k_new[t * KV..(t + 1) * KV].copy_from_slice(&st.qkv[C..C + KV]);
             // rotary positions turn the new query and key by t·θ_m; the cached keys were
             // turned at their own steps
             if let (Some(pairs), Some(tab)) = (cfg.rope, &st.rope) {
@@ -171,18 +222,29 @@ impl TinyGpt {
                     rows,
                     (&tab.cos, &tab.sin),
                     &mut st.q,
-                    (Buf::K, k),
+                    (Buf::K, &mut st.k_new),
                 );
             }
-            let n = t + 1;
+            // position t's key and value into its row of the cache
+            k[row * KV..(row + 1) * KV].copy_from_slice(&st.k_new[t * KV..(t + 1) * KV]);
+            v[row * KV..(row + 1) * KV].copy_from_slice(&st.qkv[C + KV..]);
+            let (keys, values): (&[f32], &[f32]) = if sliding {
+                for (m, &r) in seen.iter().enumerate() {
+                    st.k_seen[m * KV..(m + 1) * KV].copy_from_slice(&k[r * KV..(r + 1) * KV]);
+                    st.v_seen[m * KV..(m + 1) * KV].copy_from_slice(&v[r * KV..(r + 1) * KV]);
+                }
+                (&st.k_seen[..n * KV], &st.v_seen[..n * KV])
+            } else {
+                (&k[..n * KV], &v[..n * KV])
+            };
             dispatch::forward(
                 &mut NoRecord,
                 cfg.variant(),
                 sh,
                 &Mask::None,
-                &st.q[t * C..n * C],
-                &k[..n * KV],
-                &v[..n * KV],
+                &st.q[t * C..(t + 1) * C],
+                keys,
+                values,
                 &mut st.scores[..H * n],
                 &mut st.probs[..H * n],
                 &mut st.att,

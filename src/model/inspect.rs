@@ -4,7 +4,7 @@
 use super::ModelError;
 use super::gpt::{Activations, Tap, TinyGpt};
 use crate::engine::{Inputs, Start};
-use crate::kernels::{Mask, Variant};
+use crate::kernels::Variant;
 use crate::tr;
 
 /// One layer's attention block on a prompt: everything the engine needs, plus what the model
@@ -83,7 +83,7 @@ impl TinyGpt {
             w_qkv: p("w_qkv").ok_or_else(missing)?,
             b_qkv: p("b_qkv").ok_or_else(missing)?,
         };
-        let inputs = Inputs::new(shape, Mask::Causal, start, tap.d_out)
+        let inputs = Inputs::new(shape, cfg.mask(), start, tap.d_out)
             .with_proj(p("w_proj").ok_or_else(missing)?, p("b_proj").ok_or_else(missing)?)
             .with_rope(cfg.rotation());
         Ok(AttentionCapture {

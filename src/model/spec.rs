@@ -2,7 +2,9 @@
 //! form and [`Trainer`](super::Trainer): the same ranges and the same messages wherever a run is
 //! configured, so the command line refuses exactly what the form refuses.
 
-use super::gpt::{Attention, Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, training_bytes};
+use super::gpt::{
+    Attention, Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, MEMORY_BUDGET_BYTES, SlidingWindow, training_bytes,
+};
 use crate::kernels::rope::Pairs;
 use crate::tr;
 
@@ -23,6 +25,8 @@ pub enum Setting {
     Heads,
     KvHeads,
     Rope,
+    Window,
+    Sinks,
     Attention,
     Batch,
     Steps,
@@ -39,6 +43,8 @@ impl Setting {
             Setting::Heads => "n_heads",
             Setting::KvHeads => "n_kv_heads",
             Setting::Rope => "rope",
+            Setting::Window => "window",
+            Setting::Sinks => "sinks",
             Setting::Attention => "attention",
             Setting::Batch => "batch",
             Setting::Steps => "steps",
@@ -73,6 +79,10 @@ pub struct TrainSpec {
     pub n_kv_heads: Option<usize>,
     /// Rotary positions; `None`: none.
     pub rope: Option<Pairs>,
+    /// Sliding-window attention over this many keys; `None`: the whole causal context.
+    pub window: Option<usize>,
+    /// Positions every query sees whatever the window (only with `window`); `None`: 0.
+    pub sinks: Option<usize>,
     /// The attention kernel; flash needs one key/value head per query head.
     pub attention: Attention,
     pub batch: Option<usize>,
@@ -90,6 +100,8 @@ impl TrainSpec {
             n_heads: Some(config.n_heads),
             n_kv_heads: config.n_kv_heads,
             rope: config.rope,
+            window: config.sliding.map(|s| s.w),
+            sinks: config.sliding.map(|s| s.sinks),
             ..TrainSpec::default()
         }
     }
@@ -192,6 +204,30 @@ impl TrainSpec {
                 ),
             );
         }
+        if let Some(w) = self.window
+            && range(w, MAX_SEQ).is_none()
+        {
+            bad(
+                &mut out,
+                Setting::Window,
+                tr!("must be 1..={max}, got {v}", max = MAX_SEQ, v = w),
+            );
+        }
+        match (self.sinks, self.window, self.seq_len) {
+            (Some(n), None, _) if n > 0 => bad(
+                &mut out,
+                Setting::Sinks,
+                tr!("keep positions visible that a window would hide: give a window too").to_string(),
+            ),
+            (Some(n), Some(_), Some(seq)) if n > seq => {
+                bad(
+                    &mut out,
+                    Setting::Sinks,
+                    tr!("must be 0..={max}, got {v}", max = seq, v = n),
+                );
+            }
+            _ => {}
+        }
         // flash's loop reads one key/value head per query head (the MHA layout)
         if let (Attention::Flash(_), Some(h), Some(kv)) = (self.attention, self.n_heads, self.n_kv_heads)
             && kv != h
@@ -249,6 +285,10 @@ impl TrainSpec {
             n_heads: self.n_heads?,
             n_kv_heads: self.n_kv_heads,
             rope: self.rope,
+            sliding: self.window.map(|w| SlidingWindow {
+                w,
+                sinks: self.sinks.unwrap_or(0),
+            }),
             ..Config::default()
         }
         .normalized();

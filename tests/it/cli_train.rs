@@ -118,6 +118,124 @@ fn train_json_lines_then_resume_eval_and_sample() {
     assert_eq!(a, sample("2"));
 }
 
+/// `--window` and `--sinks`: the first line names them, the checkpoint keeps them (resuming
+/// needs neither flag, a disagreeing one is refused), sampling from it decodes through the
+/// rolling cache and draws the bytes the model gives without one.
+#[test]
+fn a_sliding_window_trains_saves_resumes_and_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    cmd()
+        .current_dir(d)
+        .args([
+            "train",
+            "--dataset",
+            "copy",
+            "--steps",
+            "2",
+            "--seq",
+            "12",
+            "--dmodel",
+            "8",
+        ])
+        .args([
+            "--heads",
+            "2",
+            "--batch",
+            "2",
+            "--window",
+            "4",
+            "--sinks",
+            "1",
+            "--save",
+            "w.safetensors",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "(T=12 C=8 L=1 H=2 window=4 sinks=1 attention=naive (auto), B=2)",
+        ));
+    let loaded = attn_trace::model::checkpoint::load(&d.join("w.safetensors")).unwrap();
+    let sliding = loaded.model.config.sliding.unwrap();
+    assert_eq!((sliding.w, sliding.sinks), (4, 1));
+    cmd()
+        .current_dir(d)
+        .args([
+            "train",
+            "--dataset",
+            "copy",
+            "--batch",
+            "2",
+            "--steps",
+            "3",
+            "--load",
+            "w.safetensors",
+        ])
+        .assert()
+        .success();
+    fails(
+        d,
+        &["train", "--load", "w.safetensors", "--window", "5"],
+        "--window 5 does not match the checkpoint's window 4",
+    );
+    fails(
+        d,
+        &["train", "--load", "w.safetensors", "--sinks", "0"],
+        "--sinks 0 does not match the checkpoint's sinks 1",
+    );
+    fails(
+        d,
+        &["train", "--sinks", "2"],
+        "--sinks keep positions visible that a window would hide",
+    );
+    fails(d, &["train", "--window", "0"], "--window must be 1..=");
+    fails(
+        d,
+        &["train", "--window", "3", "--sinks", "65"],
+        "--sinks must be 0..=64, got 65",
+    );
+    // 30 bytes after a 6-byte prompt: the window of 12 fills and slides, the cache rolls
+    let out = cmd()
+        .current_dir(d)
+        .args([
+            "sample",
+            "--checkpoint",
+            "w.safetensors",
+            "--prompt",
+            "hello|",
+            "--gen",
+            "30",
+            "--temp",
+            "0",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let mut plain = Vec::new();
+    loaded
+        .model
+        .sample_each_without_cache(
+            b"hello|",
+            &attn_trace::model::SampleOptions {
+                n_gen: 30,
+                temp: 0.0,
+                ..Default::default()
+            },
+            |b| {
+                plain.push(b);
+                std::ops::ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+    // the prompt, the bytes, a newline
+    let mut want = b"hello|".to_vec();
+    want.extend_from_slice(&plain);
+    want.push(b'\n');
+    assert_eq!(out, want);
+}
+
 /// `--kv-heads` and `--rope`: the plain output names them, the checkpoint keeps them (resuming
 /// needs neither flag, and a disagreeing one is refused), and sampling from it works.
 #[test]

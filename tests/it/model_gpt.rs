@@ -5,7 +5,7 @@ use attn_trace::engine::{self, Passes};
 use attn_trace::kernels::Variant;
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::gpt::Attention;
+use attn_trace::model::gpt::{Attention, SlidingWindow};
 use attn_trace::model::{Activations, Config, Dataset, KvCache, Linear, SampleOptions, TinyGpt, Trainer, Workspace};
 use attn_trace::trace::Buf;
 use std::ops::ControlFlow;
@@ -32,6 +32,14 @@ fn grouped(n_layers: usize, n_heads: usize, kv: usize, rope: Option<Pairs>) -> C
         ..tiny(n_layers, n_heads)
     }
     .normalized()
+}
+
+/// `config` with sliding-window attention over `w` positions and `sinks` sinks.
+fn windowed(config: Config, w: usize, sinks: usize) -> Config {
+    Config {
+        sliding: Some(SlidingWindow { w, sinks }),
+        ..config
+    }
 }
 
 /// Every parameter's gradient against central differences of the mean loss (accumulated in
@@ -126,6 +134,11 @@ fn kv_cache_sampling_draws_the_same_bytes() {
         tiny(2, 2),
         grouped(2, 4, 2, Some(Pairs::Half)),
         grouped(1, 4, 1, Some(Pairs::Interleaved)),
+        // sliding windows: a rolling cache of 2 rows, of 1 sink + 2, and of 1 sink + 3 with
+        // grouped, rotated heads (seq_len 5, so every row is overwritten while the window slides)
+        windowed(tiny(2, 2), 2, 0),
+        windowed(tiny(1, 1), 2, 1),
+        windowed(grouped(2, 4, 2, Some(Pairs::Half)), 3, 1),
     ];
     for config in configs {
         let model = TinyGpt::new(config, 5).unwrap();
@@ -147,8 +160,9 @@ fn kv_cache_sampling_draws_the_same_bytes() {
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&logits), bits(want), "{config:?}: position {}", n - 1);
         }
-        // the cache holds H_kv·D channels per position and layer
-        assert_eq!(cache.bytes(), 2 * config.n_layers * 5 * config.kv_channels() * 4);
+        // the cache holds H_kv·D channels per position and layer, sinks + W rows under a window
+        let rows = config.sliding.map_or(5, |s| (s.sinks + s.w).min(5));
+        assert_eq!(cache.bytes(), 2 * config.n_layers * rows * config.kv_channels() * 4);
 
         for temp in [0.0, 1.0] {
             let opts = SampleOptions {
@@ -169,6 +183,38 @@ fn kv_cache_sampling_draws_the_same_bytes() {
             assert_eq!(cached, plain, "{config:?} at temperature {temp}");
         }
     }
+}
+
+#[test]
+fn windowed_model_gradients_match_finite_differences() {
+    check_config_gradients(windowed(tiny(2, 2), 2, 1), Attention::Naive);
+    check_config_gradients(windowed(tiny(1, 2), 3, 0), Attention::Flash(Tiles { br: 2, bc: 2 }));
+    check_config_gradients(
+        windowed(grouped(1, 4, 2, Some(Pairs::Interleaved)), 2, 0),
+        Attention::Naive,
+    );
+}
+
+/// A window at least as long as the context, without sinks, is the causal mask: the same loss
+/// bits step after step; a narrower one trains differently.
+#[test]
+fn a_window_as_long_as_the_context_trains_like_the_causal_model() {
+    let config = Config {
+        seq_len: 8,
+        d_model: 8,
+        n_layers: 1,
+        n_heads: 2,
+        ..Config::default()
+    };
+    let losses = |config: Config| {
+        let data = Dataset::builtin("copy", config.seq_len).unwrap();
+        let mut trainer = Trainer::new(TinyGpt::new(config, 3).unwrap(), data, 4, 3e-3, 3).unwrap();
+        (0..20).map(|_| trainer.step().loss.to_bits()).collect::<Vec<_>>()
+    };
+    let causal = losses(config);
+    assert_eq!(losses(windowed(config, 8, 0)), causal);
+    assert_eq!(losses(windowed(config, 100, 0)), causal);
+    assert_ne!(losses(windowed(config, 2, 0)), causal);
 }
 
 #[test]

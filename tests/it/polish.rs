@@ -700,8 +700,10 @@ fn the_train_forms_flash_and_kv_heads_error_is_whole() {
                     key(&mut app, k);
                 }
                 key(&mut app, KeyCode::Char('2'));
-                key(&mut app, KeyCode::Down);
-                key(&mut app, KeyCode::Down);
+                // rope, window, sinks, then attn
+                for _ in 0..4 {
+                    key(&mut app, KeyCode::Down);
+                }
                 key(&mut app, KeyCode::Right);
                 let s = text(&app, w, h);
                 assert!(s.contains("✗ flash"), "{w}×{h}:\n{s}");

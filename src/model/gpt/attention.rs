@@ -64,42 +64,44 @@ impl Attention {
     }
 }
 
-/// The attention core of one layer, causal, untraced: through the same dispatcher as the
+/// The attention core of one layer, causal (or a sliding window), untraced: through the same dispatcher as the
 /// engine, so one head runs the baseline variant, grouped key/value heads the GQA variant and
 /// several heads otherwise the MHA variant, on the fast path that `tests/it/kernels_untraced.rs`
 /// holds to the traced kernels bit for bit.
 pub(super) fn attention_forward(cfg: &Config, attention: Attention, sh: Shape, a: &mut LayerActs) {
+    let mask = cfg.mask();
     if let Some(tiles) = attention.flash_tiles(sh) {
-        flash_forward(tiles, sh, a);
+        flash_forward(tiles, sh, &mask, a);
         return;
     }
     let v = cfg.variant();
-    dispatch::forward_untraced(v, sh, &Mask::Causal, &a.q, &a.k, &a.v, &mut a.probs, &mut a.att);
+    dispatch::forward_untraced(v, sh, &mask, &a.q, &a.k, &a.v, &mut a.probs, &mut a.att);
 }
 
 pub(super) fn attention_backward(cfg: &Config, attention: Attention, sh: Shape, a: &LayerActs, g: &mut Grads) {
+    let mask = cfg.mask();
     if let Some(tiles) = attention.flash_tiles(sh) {
-        flash_backward(tiles, sh, a, g);
+        flash_backward(tiles, sh, &mask, a, g);
         return;
     }
     let v = cfg.variant();
     let grads = (&mut g.d_q[..], &mut g.d_k[..], &mut g.d_v[..]);
-    dispatch::backward_untraced(v, sh, &Mask::Causal, (&a.q, &a.k, &a.v, &a.probs), &g.d_att, grads);
+    dispatch::backward_untraced(v, sh, &mask, (&a.q, &a.k, &a.v, &a.probs), &g.d_att, grads);
 }
 
 /// Flash's forward: `att` and `lse` tile by tile.
-fn flash_forward(tiles: FittedTiles, sh: Shape, a: &mut LayerActs) {
+fn flash_forward(tiles: FittedTiles, sh: Shape, mask: &Mask, a: &mut LayerActs) {
     let qkv = (&a.q[..], &a.k[..], &a.v[..]);
-    dispatch::flash_forward_untraced(sh, tiles, &Mask::Causal, qkv, &mut a.att, &mut a.lse);
+    dispatch::flash_forward_untraced(sh, tiles, mask, qkv, &mut a.att, &mut a.lse);
 }
 
 /// Flash's backward: `d_q`, `d_k`, `d_v`, every probability recomputed from `lse`.
-fn flash_backward(tiles: FittedTiles, sh: Shape, a: &LayerActs, g: &mut Grads) {
+fn flash_backward(tiles: FittedTiles, sh: Shape, mask: &Mask, a: &LayerActs, g: &mut Grads) {
     let mut delta = vec![0.0f32; a.lse.len()];
     dispatch::flash_backward_untraced(
         sh,
         tiles,
-        &Mask::Causal,
+        mask,
         (&a.q, &a.k, &a.v),
         (&a.att, &a.lse),
         &g.d_att,

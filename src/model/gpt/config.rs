@@ -1,8 +1,8 @@
 //! The model's sizes: [`Config`], its checks, and what follows from it (key/value heads, the
 //! attention shape and variant, the rotation).
 
-use crate::kernels::Variant;
 use crate::kernels::rope::{self, Pairs, Rope};
+use crate::kernels::{Mask, Variant};
 use crate::model::ModelError;
 use crate::tensor::Shape;
 use crate::tr;
@@ -30,6 +30,17 @@ pub struct Config {
     /// Rotary positions on q and k ([`crate::kernels::rope`], base [`rope::DEFAULT_BASE`]), on
     /// top of the learned position embedding `wpe`; `None`: no rotation.
     pub rope: Option<Pairs>,
+    /// Sliding-window attention ([`Mask::Window`]): each position attends over the `w` most
+    /// recent ones and the first `sinks`; `None`: the whole causal context.
+    pub sliding: Option<SlidingWindow>,
+}
+
+/// A sliding window of `w` keys with `sinks` positions kept visible whatever the window
+/// (`train --window W --sinks N`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingWindow {
+    pub w: usize,
+    pub sinks: usize,
 }
 
 impl Default for Config {
@@ -43,6 +54,7 @@ impl Default for Config {
             n_heads: 1,
             n_kv_heads: None,
             rope: None,
+            sliding: None,
         }
     }
 }
@@ -110,7 +122,26 @@ impl Config {
                 ),
             );
         }
+        if let Some(SlidingWindow { w, sinks }) = self.sliding {
+            if !(1..=MAX_SEQ).contains(&w) {
+                return bad("window", tr!("must be 1..={max}, got {n}", max = MAX_SEQ, n = w));
+            }
+            if sinks > self.seq_len {
+                return bad(
+                    "sinks",
+                    tr!("must be 0..={max}, got {n}", max = self.seq_len, n = sinks),
+                );
+            }
+        }
         Ok(())
+    }
+
+    /// What each position may attend to: the causal mask, or the sliding window.
+    pub fn mask(&self) -> Mask {
+        match self.sliding {
+            None => Mask::Causal,
+            Some(SlidingWindow { w, sinks }) => Mask::Window { w, sinks },
+        }
     }
 
     /// Key/value heads: `n_kv_heads`, or one per query head.

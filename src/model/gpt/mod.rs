@@ -15,7 +15,7 @@ mod rope;
 
 pub use activations::{Activations, Grads, LayerActs, MEMORY_BUDGET_BYTES, Shard, Workspace, training_bytes};
 pub use attention::Attention;
-pub use config::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, VOCAB};
+pub use config::{Config, MAX_DMODEL, MAX_LAYERS, MAX_SEQ, SlidingWindow, VOCAB};
 pub use layout::{ParamLayout, ParamSpec};
 pub use linear::Linear;
 pub use rope::RopeTables;

@@ -20,6 +20,8 @@ pub enum Field {
     Heads,
     KvHeads,
     Rope,
+    Window,
+    Sinks,
     Attention,
     Seq,
     Batch,
@@ -30,7 +32,7 @@ pub enum Field {
 }
 
 /// The form's fields, one slot each.
-const FIELDS: usize = 13;
+const FIELDS: usize = 15;
 
 /// The attention kernels the attention field cycles through with ←/→ (the rope field cycles
 /// through `model::spec::rope_names()`).
@@ -44,6 +46,8 @@ impl Field {
         Field::Heads,
         Field::KvHeads,
         Field::Rope,
+        Field::Window,
+        Field::Sinks,
         Field::Attention,
         Field::Seq,
         Field::Batch,
@@ -61,6 +65,8 @@ impl Field {
             Field::Heads => tr!("heads"),
             Field::KvHeads => tr!("kv heads"),
             Field::Rope => tr!("rope"),
+            Field::Window => tr!("window"),
+            Field::Sinks => tr!("sinks"),
             Field::Attention => tr!("attn"),
             Field::Seq => tr!("seq"),
             Field::Batch => tr!("batch"),
@@ -73,12 +79,14 @@ impl Field {
 
     pub fn hint(self) -> &'static str {
         match self {
-            Field::Dataset => tr!("←/→ kernels · copy · reverse · sort, or type a file path"),
+            Field::Dataset => tr!("←/→ built-ins, or a file path"),
             Field::Layers => tr!("L, transformer blocks"),
             Field::DModel => tr!("C, channels of every token"),
-            Field::Heads => tr!("H, divides d_model (1: baseline kernel's math, more: MHA)"),
+            Field::Heads => tr!("H, divides d_model (1: baseline)"),
             Field::KvHeads => tr!("H_kv: divides H (empty: H)"),
             Field::Rope => tr!("←/→ none · interleaved · half"),
+            Field::Window => tr!("W: recent positions (empty: all)"),
+            Field::Sinks => tr!("first N always seen (empty: 0)"),
             Field::Attention => tr!("←/→ naive · flash (tiled)"),
             Field::Seq => tr!("T, tokens of context"),
             Field::Batch => tr!("B, sequences per step"),
@@ -99,6 +107,7 @@ impl Field {
             Field::Heads => "4",
             Field::KvHeads => "",
             Field::Rope => crate::model::spec::NO_ROPE,
+            Field::Window | Field::Sinks => "",
             Field::Attention => Attention::Naive.name(),
             Field::Seq => "24",
             Field::Batch => "16",
@@ -123,6 +132,8 @@ fn field_of(setting: Setting) -> Field {
         Setting::Heads => Field::Heads,
         Setting::KvHeads => Field::KvHeads,
         Setting::Rope => Field::Rope,
+        Setting::Window => Field::Window,
+        Setting::Sinks => Field::Sinks,
         Setting::Attention => Field::Attention,
         Setting::Batch => Field::Batch,
         Setting::Steps => Field::Steps,
@@ -214,6 +225,16 @@ impl Form {
         } else {
             whole(Field::KvHeads, &mut err)
         };
+        // empty: the whole context, and no sinks
+        let optional = |f: Field, err: &mut dyn FnMut(Field, String)| {
+            if self.value(f).trim().is_empty() {
+                None
+            } else {
+                whole(f, err)
+            }
+        };
+        let window = optional(Field::Window, &mut err);
+        let sinks = optional(Field::Sinks, &mut err);
         let rope = match parse_rope(self.value(Field::Rope)) {
             Ok(r) => r,
             Err(e) => {
@@ -252,6 +273,8 @@ impl Form {
             n_heads: heads,
             n_kv_heads: kv_heads,
             rope,
+            window,
+            sinks,
             attention,
             batch,
             steps,
