@@ -4,7 +4,9 @@
 //! holds the two equal.
 //!
 //! Only the attention core counts, from `q, k, v` to `att` and back from `d_att` to
-//! `d_q, d_k, d_v`: the projections around it are the same for every variant.
+//! `d_q, d_k, d_v` (in a decode run, each step's scores, softmax and sum over the cache): the
+//! projections around it are the same for every variant. [`kv_cache_per_token`] gives what a
+//! key/value cache holds per token, for each way of sharing or compressing it.
 #![allow(non_snake_case)]
 
 use crate::engine::{Count, Passes, Plan, Registry, Run, TileSums};
@@ -87,8 +89,10 @@ pub fn counted(run: &Run) -> Vec<PassTraffic> {
     // (reads, writes) per pass and buffer, in the order the passes were recorded
     let mut passes: Vec<(Pass, Tally)> = Vec::new();
     for k in 0..trace.phases.len() {
+        // a decode run's core is its steps' attention over the cache (their projections, the
+        // cache writes among them, are the same for every variant)
         let phase = trace.phases[k].1;
-        if phase.stage() != Stage::Core {
+        if !matches!(phase.stage(), Stage::Core | Stage::Decode) {
             continue;
         }
         let pass = phase.pass();
@@ -370,4 +374,57 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels:
             .collect(),
         rows,
     }
+}
+
+/// What a key/value cache keeps per token and layer under one attention design, in floats:
+/// `formula` with the sizes' names, `numbers` with their values, each as printed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct KvPerToken {
+    pub design: &'static str,
+    pub formula: &'static str,
+    pub numbers: String,
+    pub floats: usize,
+}
+
+/// DeepSeek-V2's latent rank and rotary width as multiples of the head size (`d_c = 4·d_h`,
+/// `d_h^R = d_h/2`: 512 and 64 for heads of 128), used when a scenario has no MLA sizes.
+pub const MLA_RANK_PER_D: usize = 4;
+
+/// The floats a KV cache keeps per token and layer for the sizes of `sh`: MHA keeps a key and a
+/// value per head (`2·H·D`), grouped-query attention per key/value head (`2·H_kv·D`, when `sh`
+/// groups its heads), multi-query attention one pair (`2·D`), and multi-head latent attention
+/// one latent row and one shared rotary key (`R + DR`, with DeepSeek-V2's `R = 4·D`,
+/// `DR = D/2`).
+pub fn kv_cache_per_token(sh: Shape) -> Vec<KvPerToken> {
+    let (h, h_kv, d) = (sh.h, sh.h_kv, sh.d());
+    let mut out = vec![KvPerToken {
+        design: "MHA",
+        formula: "2·H·D",
+        numbers: format!("2·{h}·{d}"),
+        floats: 2 * h * d,
+    }];
+    if h_kv > 1 && h_kv < h {
+        out.push(KvPerToken {
+            design: "GQA",
+            formula: "2·H_kv·D",
+            numbers: format!("2·{h_kv}·{d}"),
+            floats: 2 * h_kv * d,
+        });
+    }
+    if h > 1 {
+        out.push(KvPerToken {
+            design: "MQA",
+            formula: "2·D",
+            numbers: format!("2·{d}"),
+            floats: 2 * d,
+        });
+    }
+    let (r, dr) = (MLA_RANK_PER_D * d, d.div_ceil(2));
+    out.push(KvPerToken {
+        design: "MLA",
+        formula: "R + DR",
+        numbers: format!("{r} + {dr}"),
+        floats: r + dr,
+    });
+    out
 }

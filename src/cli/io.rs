@@ -19,14 +19,17 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 Only the attention core counts: from q, k, v to att in the forward pass, from d_att to d_q,
-d_k, d_v in the backward pass (the projections around it are the same for every variant).
+d_k, d_v in the backward pass, each step's scores, softmax and sum over the cache when decoding
+(the projections around it are the same for every variant).
 Levels: global is main memory (a GPU's HBM), tile is a tiled kernel's on-chip working set
 (its SRAM): flash's q_tile, k_tile, v_tile, s_tile, m, l, acc and their backward tiles.
 
 The JSON is {\"title\", \"shape\", \"tiles\": {\"br\", \"bc\"} (with flash), \"runs\": [{\"variant\",
 \"pass\", \"kv_floats\", \"buffers\": [{\"name\", \"level\", \"reads\", \"writes\"}], \"totals\":
-[{\"level\", \"reads\", \"writes\"}]}]}; kv_floats is the size of k plus v, the keys and values
-a KV cache keeps (grouped heads keep H_kv heads of them, not H).
+[{\"level\", \"reads\", \"writes\"}]}], \"kv_cache_per_token\": [{\"design\", \"formula\",
+\"numbers\", \"floats\"}]}; kv_floats is the size of k plus v (of the cache when decoding), the
+keys and values a KV cache keeps (grouped heads keep H_kv heads of them, not H);
+kv_cache_per_token is what MHA, GQA, MQA and MLA keep per token and layer for these sizes.
 --sweep needs no scenario: one head of size --head-dim, the forward pass, T = 64 … 4096, the
 plain MHA kernel against flash with square tiles of 16, 32, 64 and 128 (closed forms of the
 kernels' loops, which tests hold to the traced counts).
@@ -82,6 +85,7 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tiles: Option<TilesJson>,
     runs: Vec<RunJson>,
+    kv_cache_per_token: Vec<traffic::KvPerToken>,
 }
 
 #[derive(Serialize)]
@@ -132,13 +136,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
         )));
     }
     let scenario = super::load(&path)?;
-    if scenario.decode {
-        // its phases are the decode step's, none of them the whole-sequence core counted here
-        return Err(CliError::Input(tr!(
-            "{path}: io counts the attention core of whole-sequence runs, and a decode run ([run].decode) is not counted yet; remove decode to count the same kernels over the whole sequence",
-            path = path.display()
-        )));
-    }
     // one variant at a time: only its counts outlive its trace
     let runs: Vec<Counted> = scenario
         .variants
@@ -151,9 +148,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     .and_then(|t| t.buffer(b))
                     .map_or(0, |i| i.layout().len())
             };
+            // a decode run keeps its keys and values in the cache
+            let kv = if scenario.decode {
+                (Buf::KCache, Buf::VCache)
+            } else {
+                (Buf::K, Buf::V)
+            };
             Counted {
                 passes: traffic::counted(&run),
-                kv_floats: floats(Buf::K) + floats(Buf::V),
+                kv_floats: floats(kv.0) + floats(kv.1),
             }
         })
         .collect();
@@ -177,6 +180,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     })
                 })
                 .collect(),
+            kv_cache_per_token: traffic::kv_cache_per_token(scenario.shape),
         };
         if let Err(e) = serde_json::to_writer(&mut out, &doc) {
             return quiet_pipe(Err(e.into()));
@@ -208,6 +212,19 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             mask = mask_words(&s.mask)
         )
     )?;
+    if s.decode {
+        let t = sh.t;
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
+                t,
+                t1 = t + 1,
+                n = t * (t + 1) / 2
+            )
+        )?;
+    }
     if s.variants.contains(&Variant::Flash) {
         let t = s.plan().tiles.sizes();
         writeln!(
@@ -356,7 +373,48 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             )
         )?;
     }
-    Ok(())
+    kv_per_token(out, sh)
+}
+
+/// What a KV cache keeps per token and layer for these sizes under MHA, GQA, MQA and MLA.
+fn kv_per_token(out: &mut dyn Write, sh: Shape) -> std::io::Result<()> {
+    let rows = traffic::kv_cache_per_token(sh);
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{}",
+        paint(tr!("KV cache per token and layer (f32):"), Style::Heading)
+    )?;
+    let w = |f: fn(&traffic::KvPerToken) -> usize| rows.iter().map(f).max().unwrap_or(0);
+    let (fw, nw) = (w(|r| r.formula.chars().count()), w(|r| r.numbers.chars().count()));
+    let vw = w(|r| r.floats.to_string().len());
+    for r in &rows {
+        writeln!(
+            out,
+            "  {} {} = {} = {} {}",
+            pad(r.design, 4),
+            pad(r.formula, fw),
+            pad(&r.numbers, nw),
+            pad_left(&r.floats.to_string(), vw),
+            tr!("floats, {bytes} bytes", bytes = 4 * r.floats)
+        )?;
+    }
+    let d = sh.d();
+    // D/2 rounded up when the head size is odd, said as such
+    let half = if d.is_multiple_of(2) { "D/2" } else { "⌈D/2⌉" };
+    writeln!(
+        out,
+        "{}",
+        paint(
+            &tr!(
+                "MLA with DeepSeek-V2's ratios R = 4·D = {r}, DR = {half} = {dr}: one latent row and one rotary key shared by every head, so its cache does not grow with H",
+                r = traffic::MLA_RANK_PER_D * d,
+                half,
+                dr = d.div_ceil(2)
+            ),
+            Style::Dim
+        )
+    )
 }
 
 /// The sweep as a table, one row per T, and what its columns are.

@@ -49,10 +49,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "模型的 logits 不是有限值（{x}）：权重超出了 f32 的范围，无法从中采样",
     ),
     (
-        "{path}: io counts the attention core of whole-sequence runs, and a decode run ([run].decode) is not counted yet; remove decode to count the same kernels over the whole sequence",
-        "{path}：io 统计整段序列运行的注意力核心，尚不统计 decode 运行（[run].decode）；去掉 decode 即可在整段序列上统计同样的内核",
-    ),
-    (
         "shape [{dims_text}] has more elements than memory can address: use smaller sizes",
         "形状 [{dims_text}] 的元素个数超出内存可寻址的范围：请用更小的尺寸",
     ),
@@ -3331,4 +3327,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("sinks", "汇聚数"),
     ("W: recent positions (empty: all)", "W：看到的最近位置（空：全部）"),
     ("first N always seen (empty: 0)", "总是可见的开头位置（空：0）"),
+    (
+        "KV cache per token and layer (f32):",
+        "每个 token、每层的 KV 缓存（f32）：",
+    ),
+    ("floats, {bytes} bytes", "个浮点数，{bytes} 字节"),
+    (
+        "MLA with DeepSeek-V2's ratios R = 4·D = {r}, DR = {half} = {dr}: one latent row and one rotary key shared by every head, so its cache does not grow with H",
+        "MLA 按 DeepSeek-V2 的比例 R = 4·D = {r}、DR = {half} = {dr}：所有头共享一行潜向量和一个旋转键，所以它的缓存不随 H 增长",
+    ),
+    (
+        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
+        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 T(T+1)/2 = {t}·{t1}/2 = {n} 个缓存行",
+    ),
 ];

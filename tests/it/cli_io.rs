@@ -120,6 +120,52 @@ fn io_json_counts_match_the_formulas_of_the_loops() {
     assert_eq!(global_writes("mha"), pairs + 2 * pairs + t * d);
 }
 
+/// A decode run counts each step's attention over the cache: step t reads the query and the
+/// cached keys of rows 0..=t per head and channel, and so on, over Σ (t + 1) = T(T+1)/2 rows.
+#[test]
+fn io_counts_a_decode_run_step_by_step() {
+    // kv_cache_decode.toml: B=1, T=5, C=8, H=4 over H_kv=2 (D=2), gqa only
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", "scenarios/kv_cache_decode.toml", "--json"])).unwrap();
+    let (t, h, d) = (5u64, 4u64, 2u64);
+    let rows = t * (t + 1) / 2; // 15
+    let (pairs, pairs_d) = (h * rows, h * rows * d); // 60 scores, 120 products
+    assert_eq!(rw(&doc, "gqa", "forward", "q"), (pairs_d, 0));
+    assert_eq!(rw(&doc, "gqa", "forward", "k_cache"), (pairs_d, 0));
+    // the max, then the exponentials: two reads per score; exp written, then normalised
+    assert_eq!(rw(&doc, "gqa", "forward", "scores"), (2 * pairs, pairs));
+    assert_eq!(rw(&doc, "gqa", "forward", "probs"), (pairs + pairs_d, 2 * pairs));
+    assert_eq!(rw(&doc, "gqa", "forward", "v_cache"), (pairs_d, 0));
+    assert_eq!(rw(&doc, "gqa", "forward", "att"), (0, t * h * d));
+    assert_eq!(doc["runs"].as_array().unwrap().len(), 1);
+    // the cache: T rows of H_kv·D keys and values
+    assert_eq!(doc["runs"][0]["kv_floats"], 2 * 5 * 2 * 2);
+    // per token and layer: MHA 2·4·2, GQA 2·2·2, MQA 2·2, MLA 8 + 1
+    let kv: Vec<(String, u64)> = doc["kv_cache_per_token"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["design"].as_str().unwrap().to_string(), r["floats"].as_u64().unwrap()))
+        .collect();
+    let want = [("MHA", 16), ("GQA", 8), ("MQA", 4), ("MLA", 9)].map(|(n, f)| (n.to_string(), f));
+    assert_eq!(kv, want);
+    let out = stdout_of(&["io", "scenarios/kv_cache_decode.toml"]);
+    for line in [
+        "T(T+1)/2 = 5·6/2 = 15 cached rows over the 5 steps",
+        "  k_cache    global           120            0",
+        "  MHA  2·H·D    = 2·4·2 = 16 floats, 64 bytes",
+        "  GQA  2·H_kv·D = 2·2·2 =  8 floats, 32 bytes",
+        "  MQA  2·D      = 2·2   =  4 floats, 16 bytes",
+        "  MLA  R + DR   = 8 + 1 =  9 floats, 36 bytes",
+        "R = 4·D = 8, DR = D/2 = 1",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
+    }
+    // every printed product and sum holds: 5·6/2 = 15, 2·4·2 = 16, …, 8 + 1 = 9
+    let lines: Vec<&str> = out.lines().collect();
+    let checked = crate::support::chains::check_lines(&lines).unwrap();
+    assert!(checked >= 5, "{checked} equalities checked in\n{out}");
+}
+
 #[test]
 fn io_tables_compare_the_variants_global_traffic() {
     let out = stdout_of(&["io", "scenarios/flash.toml"]);

@@ -140,9 +140,16 @@ fn io_says_what_grouped_heads_save_in_both_languages() {
     let mqa = output_in("en", &["io", "scenarios/mqa.toml"]);
     assert!(mqa.contains("what a KV cache keeps): gqa "), "{mqa}");
     assert!(mqa.contains(", where MHA of the same shape holds "), "{mqa}");
-    // a scenario without grouped heads says nothing about it
+    // a scenario without grouped heads says nothing about them, only what each design's cache
+    // would keep per token
     let flash = output_in("en", &["io", "scenarios/flash.toml"]);
-    assert!(!flash.contains("KV cache"), "{flash}");
+    assert!(!flash.contains("what a KV cache keeps"), "{flash}");
+    assert!(flash.contains("KV cache per token and layer (f32):"), "{flash}");
+    let zh = output_in("zh-CN", &["io", "scenarios/flash.toml"]);
+    assert!(
+        zh.contains("每个 token、每层的 KV 缓存（f32）：") && zh.contains("个浮点数，"),
+        "{zh}"
+    );
     let sweep = output_in("zh-CN", &["io", "--sweep"]);
     assert!(sweep.contains("每个头的全局读 + 写，前向，D = 64，无掩码"), "{sweep}");
     assert!(sweep.contains("朴素") && !sweep.contains("Global reads"), "{sweep}");

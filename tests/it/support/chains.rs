@@ -250,12 +250,17 @@ fn left(piece: &str) -> Option<Iv> {
 }
 
 /// The numeric start of a right-hand piece: all of it, else what precedes a note (two spaces,
-/// ` (`, `;` or `,`).
+/// ` (`, `;` or `,`), else a number followed by a unit or words (`16 floats`, `15 rows`).
 fn right(piece: &str) -> Option<Iv> {
-    eval(piece).or_else(|| {
-        let end = ["  ", " (", ";", ", "].iter().filter_map(|s| piece.find(s)).min()?;
-        eval(&piece[..end])
-    })
+    eval(piece)
+        .or_else(|| {
+            let end = ["  ", " (", ";", ", "].iter().filter_map(|s| piece.find(s)).min()?;
+            eval(&piece[..end])
+        })
+        .or_else(|| {
+            let (number, words) = piece.trim_start().split_once(' ')?;
+            words.starts_with(char::is_alphabetic).then(|| eval(number))?
+        })
 }
 
 /// Every ` = ` of `line` between two numeric pieces holds. Returns how many were checked.
@@ -297,6 +302,9 @@ fn chains_hold_to_their_printed_digits() {
         Ok(1)
     );
     assert_eq!(check_line("term 1/2: q[8]·k[4] = 1.0000 × 0.5000 = 0.5000"), Ok(1));
+    // a number followed by its unit
+    assert_eq!(check_line("  MHA  2·H·D = 2·4·2 = 16 floats, 64 bytes"), Ok(1));
+    assert!(check_line("  MHA  2·H·D = 2·4·2 = 15 floats, 64 bytes").is_err());
     assert_eq!(
         check_line("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
         Ok(1)
