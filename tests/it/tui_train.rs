@@ -343,6 +343,42 @@ fn a_grouped_rotated_run_from_the_form() {
     assert_eq!(direct.model.config.rope, Some(Pairs::Interleaved));
 }
 
+/// A windowed model from the form: the header names the window and its sinks, the losses are
+/// a trainer's with the same configuration bit for bit, and the form refuses sinks without a
+/// window in the sinks field.
+#[test]
+fn a_windowed_run_from_the_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = menu_to_train(120, 40);
+    tiny_form(&mut app, 12, &dir.path().join("w.safetensors"));
+    set_field(&mut app, Field::Sinks, "1");
+    let checked = train(&app).form.check();
+    assert!(checked.spec.is_none());
+    let sinks_error = checked.errors[Field::Sinks as usize].clone().unwrap_or_default();
+    assert!(sinks_error.contains("give a window too"), "{sinks_error}");
+    set_field(&mut app, Field::Window, "3");
+    let spec = train(&app).form.check().spec.expect("valid");
+    let sliding = spec.config.sliding.expect("a window");
+    assert_eq!((sliding.w, sliding.sinks), (3, 1));
+    key(&mut app, KeyCode::Enter);
+    tick_until(&mut app, "the run to finish", |a| {
+        train(a).progress().is_some_and(Progress::is_done)
+    });
+    let screen = draw(&app, 120, 40);
+    assert!(screen.contains("· copy · L1 C16 H2 W3+1 T12 B4 lr 0.003 ·"), "{screen}");
+    let mut direct: Trainer = worker::trainer(&spec).unwrap();
+    let mut losses = Vec::new();
+    direct.train(12, &AtomicBool::new(false), |_, s| losses.push(s.loss));
+    assert_eq!(train(&app).progress().unwrap().losses, losses);
+    // and the window acts: the same run over the whole context learns otherwise
+    let mut causal = spec.clone();
+    causal.config.sliding = None;
+    let mut whole: Trainer = worker::trainer(&causal).unwrap();
+    let mut causal_losses = Vec::new();
+    whole.train(12, &AtomicBool::new(false), |_, s| causal_losses.push(s.loss));
+    assert_ne!(causal_losses, losses);
+}
+
 #[test]
 fn a_flash_run_from_the_form_trains_the_flash_kernel() {
     let dir = tempfile::tempdir().unwrap();

@@ -416,6 +416,12 @@ fn attention_label(c: &crate::model::Config, attention: Attention) -> String {
     if c.rope.is_some() {
         label.push_str(" rope");
     }
+    // a sliding window of W, and its sinks: `W8+1`
+    match c.sliding {
+        Some(s) if s.sinks > 0 => label.push_str(&format!(" W{}+{}", s.w, s.sinks)),
+        Some(s) => label.push_str(&format!(" W{}", s.w)),
+        None => {}
+    }
     if let Attention::Flash(_) = attention {
         label.push_str(" flash");
     }
