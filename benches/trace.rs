@@ -1,5 +1,6 @@
 //! The event log's recording speed and size: forward + backward of every variant for
-//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`). Recording is measured
+//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`), and of MHA, GQA and
+//! flash under a sliding window of 16 keys with 4 sinks (`record window`). Recording is measured
 //! in wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU time (group
 //! `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which other programs
 //! on a shared machine hardly move.
@@ -97,6 +98,21 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
                 engine::backward(&mut NoRecord, &mut t, v, &inputs);
                 black_box(t)
             });
+        });
+    }
+    // a sliding window is a mask of the same kernels: its events per second against the
+    // causal runs' above
+    for variant in [Variant::Mha, Variant::Gqa, Variant::Flash] {
+        let mut inputs = inputs(if variant.shares_kv_heads() {
+            sh.with_kv_heads(2)
+        } else {
+            sh
+        });
+        inputs.mask = Mask::Window { w: 16, sinks: 4 };
+        let events = engine::run(&inputs, variant, Passes::BOTH, true).events() as u64;
+        group.throughput(Throughput::Elements(events));
+        group.bench_with_input(BenchmarkId::new("record window", variant), &variant, |b, &v| {
+            b.iter(|| black_box(record(&inputs, v)));
         });
     }
     group.finish();
