@@ -401,3 +401,46 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
         "{skipped}"
     );
 }
+
+/// Under a window each pair is explained by the rule that decides it: in the future, slid out,
+/// a sink, or in the window; flash names the masked pair of a visited tile and the skipped tile
+/// in the same words, without the semicolon that leads on in plain explain.
+#[test]
+fn a_sliding_window_says_which_rule_hides_or_keeps_each_pair() {
+    let sinks = "scenarios/sinks.toml";
+    let at = |i: usize, j: usize| format!("b=0,h=1,i={i},j={j}");
+    let cases = [
+        (7, 0, "mask: j=0 < sinks = 1: key 0 is an attention sink"),
+        (
+            7,
+            3,
+            "mask: j=3 ≤ i−W = 7−3: key 3 has slid out of query 7's window of 3 keys and is not a sink",
+        ),
+        (7, 5, "mask: i−W < j ≤ i (7−3 < 5 ≤ 7): key 5 is in query 7's window"),
+        (
+            2,
+            3,
+            "mask: j=3 > i=2: key 3 comes after query 2, so the causal mask hides it",
+        ),
+        // the sink is also in the window of the first queries: the window keeps it
+        (1, 0, "mask: i−W < j ≤ i (1−3 < 0 ≤ 1)"),
+    ];
+    for (i, j, want) in cases {
+        let out = explain(&[sinks, "--variant", "gqa", "--at", &at(i, j)]);
+        assert!(out.contains(want), "i={i} j={j}: {want}\n{out}");
+    }
+    let window = "scenarios/sliding_window.toml";
+    for (j, want) in [
+        (
+            4,
+            "masked (j=4 ≤ i−W = 7−3: key 4 has slid out of query 7's window of 3 keys and is not a sink, so it is hidden): S = -1e9",
+        ),
+        (
+            1,
+            "(j=1 ≤ i−W = 7−3: key 1 has slid out of query 7's window of 3 keys and is not a sink, so it is hidden), so flash never loads",
+        ),
+    ] {
+        let out = explain(&[window, "--variant", "flash", "--at", &format!("b=0,h=0,i=7,j={j}")]);
+        assert!(out.contains(want) && !out.contains(";)"), "j={j}: {want}\n{out}");
+    }
+}

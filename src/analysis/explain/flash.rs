@@ -71,7 +71,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             lines: vec![tr!(
                 "the mask hides every pair of this query tile and key tile ({why}), so flash never loads the key tile \
                  for it: P = 0 with no read or write",
-                why = mask_reason(mask, at.i, at.j).trim_end_matches(';')
+                why = mask_reason(mask, at.i, at.j).trim_end_matches([';', '；'])
             )],
         });
         return Ok(Walkthrough {
@@ -107,7 +107,10 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 format!("  = {} × 1/√{d} = {}", num(sum), num(sum * scale)),
             ];
             if mask.hides(at.i, at.j) {
-                lines.push(tr!("masked ({why}): S = -1e9", why = mask_reason(mask, at.i, at.j)));
+                // the reason without the semicolon that leads on to the overwrite in plain explain
+                let why = mask_reason(mask, at.i, at.j);
+                let why = why.trim_end_matches([';', '；']);
+                lines.push(tr!("masked ({why}): S = -1e9", why));
             }
             lines.push(tr!(
                 "written to s_tile[{off}] = {value} (event #{n}), a tile-local cell",
