@@ -24,7 +24,9 @@ d_k, d_v in the backward pass, each step's scores, softmax and sum over the cach
 Levels: global is main memory (a GPU's HBM), tile is a tiled kernel's on-chip working set
 (its SRAM): flash's q_tile, k_tile, v_tile, s_tile, m, l, acc and their backward tiles.
 
-The JSON is {\"title\", \"shape\", \"tiles\": {\"br\", \"bc\"} (with flash), \"runs\": [{\"variant\",
+The JSON is {\"title\", \"shape\", \"mask\": {\"name\", \"window\", \"sinks\"}, \"tiles\": {\"br\",
+\"bc\", \"pairs\", \"visited\"} (with flash: its tile pairs per head, and those the mask leaves
+to visit), \"runs\": [{\"variant\",
 \"pass\", \"kv_floats\", \"buffers\": [{\"name\", \"level\", \"reads\", \"writes\"}], \"totals\":
 [{\"level\", \"reads\", \"writes\"}]}], \"kv_cache_per_token\": [{\"design\", \"formula\",
 \"numbers\", \"floats\"}]}; kv_floats is the size of k plus v (of the cache when decoding), the
@@ -82,6 +84,7 @@ pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
 struct Document<'a> {
     title: &'a str,
     shape: Shape,
+    mask: MaskJson,
     #[serde(skip_serializing_if = "Option::is_none")]
     tiles: Option<TilesJson>,
     runs: Vec<RunJson>,
@@ -92,6 +95,46 @@ struct Document<'a> {
 struct TilesJson {
     br: usize,
     bc: usize,
+    /// (query tile, key tile) pairs per head: all of them, and those the mask leaves flash to
+    /// visit.
+    pairs: u64,
+    visited: u64,
+}
+
+/// The scenario's mask by name, with a window's width and sinks.
+#[derive(Serialize)]
+struct MaskJson {
+    name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    window: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sinks: Option<usize>,
+}
+
+impl MaskJson {
+    fn of(mask: &Mask) -> MaskJson {
+        let (window, sinks) = match *mask {
+            Mask::Window { w, sinks } => (Some(w), Some(sinks)),
+            _ => (None, None),
+        };
+        MaskJson {
+            name: mask.name(),
+            window,
+            sinks,
+        }
+    }
+}
+
+/// Flash's tile pairs per head for the scenario's sizes and mask: `(all, visited)`.
+fn tile_pairs(s: &Scenario) -> (u64, u64) {
+    let (sh, plan) = (s.shape, s.plan());
+    let t = plan.tiles.sizes();
+    let all = (sh.s.div_ceil(t.br.max(1)) as u64).saturating_mul(sh.t.div_ceil(t.bc.max(1)) as u64);
+    let visited = TileSums::new(sh.s, sh.t, plan.tiles, &s.mask)
+        .pairs
+        .get()
+        .unwrap_or(u64::MAX);
+    (all, visited)
 }
 
 #[derive(Serialize)]
@@ -163,12 +206,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let flash = scenario.variants.contains(&Variant::Flash);
     if args.json {
         let tiles = scenario.plan().tiles.sizes();
+        let (pairs, visited) = tile_pairs(&scenario);
         let doc = Document {
             title: &scenario.title,
             shape: scenario.shape,
+            mask: MaskJson::of(&scenario.mask),
             tiles: flash.then_some(TilesJson {
                 br: tiles.br,
                 bc: tiles.bc,
+                pairs,
+                visited,
             }),
             runs: runs
                 .into_iter()
@@ -239,12 +286,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         )?;
         if s.mask != Mask::None {
             // the (query tile, key tile) pairs flash's loops skip without reading either tile
-            let plan = s.plan();
-            let visited = TileSums::new(sh.s, sh.t, plan.tiles, &s.mask)
-                .pairs
-                .get()
-                .unwrap_or(u64::MAX);
-            let all = (sh.s.div_ceil(t.br.max(1)) as u64).saturating_mul(sh.t.div_ceil(t.bc.max(1)) as u64);
+            let (all, visited) = tile_pairs(s);
             writeln!(
                 out,
                 "{}",

@@ -43,7 +43,12 @@ fn io_json_counts_match_the_formulas_of_the_loops() {
     let f = one_head_scenario();
     let path = f.path().display().to_string();
     let doc: Value = serde_json::from_str(&stdout_of(&["io", &path, "--json"])).unwrap();
-    assert_eq!(doc["tiles"], serde_json::json!({"br": 3, "bc": 2}));
+    // 3 query tiles by 4 key tiles, every one visited without a mask
+    assert_eq!(
+        doc["tiles"],
+        serde_json::json!({"br": 3, "bc": 2, "pairs": 12, "visited": 12})
+    );
+    assert_eq!(doc["mask"], serde_json::json!({"name": "none"}));
     let (t, d) = (7u64, 4u64);
     // query tiles of 3, 3, 1 rows; key tiles of 2, 2, 2, 1 columns; no mask: every pair visited
     let (q_tiles, k_tiles) = ([3u64, 3, 1], [2u64, 2, 2, 1]);
@@ -164,6 +169,35 @@ fn io_counts_a_decode_run_step_by_step() {
     let lines: Vec<&str> = out.lines().collect();
     let checked = crate::support::chains::check_lines(&lines).unwrap();
     assert!(checked >= 5, "{checked} equalities checked in\n{out}");
+}
+
+/// The JSON names the mask (a window with its width and sinks) and flash's tile pairs per head,
+/// all of them and those it visits: T=8 in tiles of 2 is 4 × 4 pairs; W=3 with one sink leaves
+/// 1 + 2 + 3 + 3 of them, the causal mask of flash.toml (T=5) 1 + 2 + 3 of 3 × 3.
+#[test]
+fn io_json_names_the_mask_and_the_tile_pairs_flash_visits() {
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", "scenarios/sinks.toml", "--json"])).unwrap();
+    assert_eq!(
+        doc["mask"],
+        serde_json::json!({"name": "window", "window": 3, "sinks": 1})
+    );
+    assert_eq!(
+        doc["tiles"],
+        serde_json::json!({"br": 2, "bc": 2, "pairs": 16, "visited": 9})
+    );
+    let text = stdout_of(&["io", "scenarios/sinks.toml"]);
+    assert!(
+        text.contains(
+            "flash visits 9 of its 16 tile pairs per head: the sliding window W=3, sinks=1 hides the other 7"
+        ),
+        "{text}"
+    );
+    let doc: Value = serde_json::from_str(&stdout_of(&["io", "scenarios/flash.toml", "--json"])).unwrap();
+    assert_eq!(doc["mask"], serde_json::json!({"name": "causal"}));
+    assert_eq!(
+        doc["tiles"],
+        serde_json::json!({"br": 2, "bc": 2, "pairs": 9, "visited": 6})
+    );
 }
 
 #[test]
