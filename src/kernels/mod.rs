@@ -208,9 +208,9 @@ impl Mask {
         }
     }
 
-    /// How many (i, j) pairs of an `S × T` score matrix are visible (in closed form but for an
-    /// explicit mask, whose cells the scenario file holds). Saturates at `usize::MAX`, which no
-    /// scenario's sizes reach (each is at most 2²⁰).
+    /// How many (i, j) pairs of an `S × T` score matrix are visible: in closed form, but for a
+    /// window (one closed-form row at a time) and an explicit mask (whose cells the scenario file
+    /// holds). Saturates at `usize::MAX`, which no scenario's sizes reach (each is at most 2²⁰).
     pub fn visible_pairs(&self, S: usize, T: usize) -> usize {
         match self {
             // row i sees min(i + 1, T) keys: 1 + 2 + … + min(S, T), then T for each row after
