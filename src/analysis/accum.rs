@@ -5,9 +5,10 @@
 //! A sum of products in the log is one loop iteration (the *summing* iteration: the `j` of the
 //! scores, the `d` of the weighted sum, the `o` of a linear layer, flash's `d` or `jj`) that ends
 //! with a write made in that iteration itself. Each iteration nested in it reads the factors of
-//! one product term. Reads made in the summing iteration itself are what the sum starts from
-//! (a bias, flash's `acc_old`) or, right before the write of the same cell, the old value of a
-//! `+=` (`rec.add` logs a read of the old value, then the write).
+//! one product term (a paged cache's block table, read to find a factor, is not one). Reads made
+//! in the summing iteration itself are what the sum starts from (a bias, flash's `acc_old`) or,
+//! right before the write of the same cell, the old value of a `+=` (`rec.add` logs a read of
+//! the old value, then the write).
 //!
 //! What the kernel then makes of the sum is a fact of the pass and its target, declared once in
 //! [`finish_of`]: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
@@ -190,7 +191,8 @@ impl Accumulation {
         let mut term_frame = NO_FRAME;
         for k in start..write {
             let e = trace.events[k];
-            if e.op != Op::Read {
+            // a paged cache's block table says where a factor is, it is not one
+            if e.op != Op::Read || e.buf == Buf::BlockTable {
                 continue;
             }
             if e.frame == frame {

@@ -32,6 +32,8 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_mistakes.rs", "row", "(b*H + h)*S*T"),
     ("dropout.rs", "row", "((b*H + h)*S + i)*T"),
     ("dropout.rs", "off", "row + j"),
+    // the merge of a split decode step takes the softmax of the parts' log-sum-exps
+    ("softmax.rs", "off", "lse_row + p"),
     ("softmax.rs", "off", "row + j"),
     ("split.rs", "qi", "(b*T + i)*C"),
     ("split.rs", "ri", "(b*T + i)*3*C"),
@@ -64,16 +66,36 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("rope.rs", "d1", "2*m + 1"),
     ("rope.rs", "lo", "m"),
     ("rope.rs", "hi", "m + D/2"),
+    // a decode run's cache rows: paged (`phys`, `j_phys`, `BS`), a rolling window's slot `% W`
+    // after the sinks (`N`, `W`) or a sink's own row, else contiguous; where several are in
+    // scope, the one that gives the recorded value is the one that ran
     ("decode.rs", "xi", "(b*T + t)*C"),
+    ("decode.rs", "blk", "t / BS"),
+    ("decode.rs", "j_blk", "j / BS"),
+    ("decode.rs", "ci", "(phys*BS + t % BS)*H_kv*D"),
+    ("decode.rs", "ci", "(b*(N + W) + N + t % W)*H_kv*D"),
+    ("decode.rs", "ci", "(b*(N + W) + t)*H_kv*D"),
     ("decode.rs", "ci", "(b*T + t)*H_kv*D"),
     ("decode.rs", "w_off", "c*(C + 2*H_kv*D) + o"),
     ("decode.rs", "kv_h", "h/(H/H_kv)"),
     ("decode.rs", "q_base", "xi + h*D"),
+    ("decode.rs", "k_base", "((j_phys*BS + j % BS)*H_kv + kv_h)*D"),
+    ("decode.rs", "k_base", "((b*(N + W) + N + j % W)*H_kv + kv_h)*D"),
+    ("decode.rs", "k_base", "((b*(N + W) + j)*H_kv + kv_h)*D"),
     ("decode.rs", "k_base", "((b*T + j)*H_kv + kv_h)*D"),
     ("decode.rs", "off", "((b*H + h)*T + t)*T + j"),
     ("decode.rs", "row", "((b*H + h)*T + t)*T"),
     ("decode.rs", "a_base", "xi + h*D"),
+    ("decode.rs", "v_base", "((j_phys*BS + j % BS)*H_kv + kv_h)*D"),
+    ("decode.rs", "v_base", "((b*(N + W) + N + j % W)*H_kv + kv_h)*D"),
+    ("decode.rs", "v_base", "((b*(N + W) + j)*H_kv + kv_h)*D"),
     ("decode.rs", "v_base", "((b*T + j)*H_kv + kv_h)*D"),
+    // a split step's parts: part p starts at lo = p*L, its log-sum-exp and output per head
+    ("decode.rs", "lo", "p*L"),
+    ("decode.rs", "lse_off", "((b*H + h)*T + t)*P + p"),
+    ("decode.rs", "lse_row", "((b*H + h)*T + t)*P"),
+    ("decode.rs", "o_base", "(lse_row + p)*D"),
+    ("decode.rs", "o_base", "(((b*H + h)*T + t)*P + p)*D"),
     ("decode.rs", "wo_off", "c*C + o"),
 ];
 
@@ -234,10 +256,15 @@ pub fn names(expr: &str) -> Vec<&str> {
 /// `shape` is the shape the kernel ran with (`engine::kernel_shape`: one head for the baseline).
 pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
     let mut symbols: Vec<(&str, usize)> = sizes(shape, view.phase);
+    symbols.extend(view.consts.iter().copied());
     symbols.extend(view.vars.iter().copied());
     let mut lines = Vec::new();
     for d in &view.derived {
-        if let Some(s) = substitute(d.file, d.name, &symbols) {
+        // of several formulas in scope (a sink's row or a window slot), the one that ran gives
+        // the recorded value; a formula that gives none is still shown, so a test sees it
+        let ran = formulas(d.file, d.name)
+            .find_map(|text| substitute_one(text, d.name, &symbols).filter(|s| s.value == d.value));
+        if let Some(s) = ran.or_else(|| substitute(d.file, d.name, &symbols)) {
             lines.push(s);
         }
         // later formulas may use earlier offsets (softmax's `row + j`)
@@ -277,7 +304,7 @@ fn tokens(text: &str) -> impl Iterator<Item = Tok<'_>> {
     })
 }
 
-/// Evaluates `+`, `*`, `/` (rounding down) and parentheses over whole numbers.
+/// Evaluates `+`, `*`, `/` (rounding down), `%` and parentheses over whole numbers.
 struct Eval<'a> {
     toks: Vec<Tok<'a>>,
     at: usize,
@@ -314,6 +341,11 @@ impl<'a> Eval<'a> {
                 Some(Tok::Other("/")) => {
                     self.at += 1;
                     v = v.checked_div(self.atom()?)?;
+                }
+                // a rolling cache's slot `j % W`, a block's row `j % BS`
+                Some(Tok::Other("%")) => {
+                    self.at += 1;
+                    v = v.checked_rem(self.atom()?)?;
                 }
                 _ => return Some(v),
             }

@@ -204,6 +204,7 @@ pub fn access(trace: &Trace, shape: Shape, n: usize, source: KernelSource) -> Op
     let e = *trace.events.get(n)?;
     let view = trace.view(n);
     let mut symbols: Vec<(&str, usize)> = formula::sizes(shape, view.phase);
+    symbols.extend(view.consts.iter().copied());
     symbols.extend(view.vars.iter().copied());
     symbols.extend(view.derived.iter().map(|d| (d.name, d.value)));
     // flash's tile sizes (`ii * bc + jj`), as its score tile is laid out

@@ -341,6 +341,7 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels:
             mistakes: Mistakes::NONE,
             rope: None,
             decode: false,
+            cache: crate::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: tile, bc: tile }.fit(shape),
         }
     };

@@ -21,6 +21,7 @@ pub use tensors::Tensors;
 
 use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
+use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
@@ -81,6 +82,8 @@ pub struct Inputs {
     pub rope: Option<Rope>,
     /// Generate token by token from a key/value cache (`kernels::decode`); forward only.
     pub decode: bool,
+    /// How a decode run keeps its cache (paged or not) and whether it splits its steps.
+    pub cache: CacheSpec,
     /// Flash's tile sizes, fitted to `shape` (the other variants ignore them).
     pub tiles: FittedTiles,
 }
@@ -113,6 +116,7 @@ impl Inputs {
             mistakes: Mistakes::NONE,
             rope: None,
             decode: false,
+            cache: CacheSpec::default(),
             tiles: Tiles::default().fit(shape),
         }
     }
@@ -150,6 +154,12 @@ impl Inputs {
         Inputs { decode, ..self }
     }
 
+    /// The same inputs decoding through the cache `cache` (paged, split).
+    #[must_use]
+    pub fn with_cache(self, cache: CacheSpec) -> Inputs {
+        Inputs { cache, ..self }
+    }
+
     /// The same inputs with flash's tiles `tiles`, fitted to their shape.
     #[must_use]
     pub fn tiled(self, tiles: Tiles) -> Inputs {
@@ -175,6 +185,7 @@ impl Inputs {
             mistakes: self.mistakes,
             rope: self.rope,
             decode: self.decode,
+            cache: self.cache.clone(),
             tiles: self.tiles,
         }
     }
@@ -193,6 +204,7 @@ impl Inputs {
                 dropout: None,
                 mistakes: Mistakes::NONE,
                 decode: false,
+                cache: CacheSpec::default(),
                 ..self.clone()
             };
             return Cow::Owned(plain.for_variant(variant).into_owned());
@@ -604,8 +616,30 @@ fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs:
     let ksh = kernel_shape(inputs.shape, variant);
     let pairs = inputs.rope.map(|r| r.pairs);
     t.write(
-        [Q, KCache, VCache, Scores, Probs, Att, Out],
-        |t, [q, k_cache, v_cache, scores, probs, att, out]| {
+        [Q, KCache, VCache, Scores, Probs, PPart, LsePart, OPart, WPart, Att, Out],
+        |t,
+         [
+            q,
+            k_cache,
+            v_cache,
+            scores,
+            probs,
+            p_part,
+            lse_part,
+            o_part,
+            w_part,
+            att,
+            out,
+        ]| {
+            let cache = match (&inputs.cache.paged, &inputs.mask) {
+                (Some(p), _) => decode::Cache::Paged {
+                    bs: p.block_size,
+                    mb: p.per_row(ksh.t),
+                    table: t.get(BlockTable),
+                },
+                (None, &Mask::Window { w, sinks }) => decode::Cache::Rolling { w, sinks },
+                (None, _) => decode::Cache::Contiguous,
+            };
             let given = decode::Given {
                 x: t.get(X),
                 w_qkv: t.get(WQkv),
@@ -613,6 +647,8 @@ fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs:
                 w_proj: t.get(WProj),
                 b_proj: t.get(BProj),
                 rope: pairs.map(|p| (p, t.get(RopeCos), t.get(RopeSin))),
+                cache,
+                split: inputs.cache.split,
             };
             let written = decode::Written {
                 q,
@@ -620,6 +656,10 @@ fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs:
                 v_cache,
                 scores,
                 probs,
+                p_part,
+                lse_part,
+                o_part,
+                w_part,
                 att,
                 out,
             };

@@ -6,8 +6,10 @@ use crate::kernels::Mask;
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
+use crate::trace::CacheDims;
 use crate::trace::Phase;
 use crate::untraced::dispatch::kernel_shape;
 use serde::Serialize;
@@ -55,6 +57,8 @@ pub struct Plan {
     pub rope: Option<Rope>,
     /// Generation from a key/value cache, one token at a time (forward only).
     pub decode: bool,
+    /// A decode run's paged cache and split steps.
+    pub cache: CacheSpec,
     /// Flash's tile sizes, fitted to `shape` (unused by the other variants).
     pub tiles: FittedTiles,
 }
@@ -69,9 +73,25 @@ impl Plan {
                 dropout: false,
                 mistakes: Mistakes::NONE,
                 decode: false,
+                cache: CacheSpec::default(),
                 ..self.clone()
             },
             _ => self.clone(),
+        }
+    }
+
+    /// The outer dimensions of a decode run's cache: a pool of blocks when paged, the sinks and
+    /// window slots under a sliding window, else a row per position.
+    pub fn cache_dims(&self) -> CacheDims {
+        match (&self.cache.paged, &self.mask) {
+            _ if !self.decode => CacheDims::Contiguous,
+            (Some(p), _) => CacheDims::Paged {
+                nb: p.num_blocks,
+                bs: p.block_size,
+                mb: p.per_row(self.shape.t),
+            },
+            (None, &Mask::Window { w, sinks }) => CacheDims::Rolling { rows: sinks + w },
+            (None, _) => CacheDims::Contiguous,
         }
     }
 
@@ -258,38 +278,52 @@ fn rope_count(phase: Phase, channels: Count) -> Counted {
     pc(phase, 2 * channels, channels)
 }
 
-/// A decode run's phases, each summed over the `B·T` steps. Step `t` reads `t + 1` cached
-/// positions, so the attention phases grow with `Σ_t (t + 1) = T(T + 1)/2` per sequence.
+/// A decode run's phases, each summed over the `B·T` steps. Step `t` reads the cached positions
+/// it sees: `t + 1` of them, fewer under a sliding window, so the attention phases grow with the
+/// mask's visible pairs (`T(T + 1)/2` per sequence when causal). A paged cache adds a read of the
+/// block table per new token, per (head, key) of the scores and per (head, channel, key) of the
+/// weighted sums; a split step's parts and merge replace the softmax and the sum.
 fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<Counted> {
     let (b, t, c, h, kv) = (
         Count::from(ksh.b),
-        ksh.t as u64,
+        Count::from(ksh.t),
         Count::from(ksh.c),
         Count::from(ksh.h),
         Count::from(ksh.kv_c()),
     );
     let steps = b * t;
-    // (b, t, j ≤ t) triples: B·T(T + 1)/2, halving whichever of T and T + 1 is even
-    let next = t.checked_add(1).map_or(Count::OVER, Count::from);
-    let seen = if t.is_multiple_of(2) {
-        b * (t / 2) * next
-    } else {
-        b * t * next.get().map_or(Count::OVER, |n| Count::from(n / 2))
-    };
+    // (b, t, j) triples of a key the step sees
+    let seen = b * Count::from(plan.mask.visible_pairs(ksh.t, ksh.t));
+    let paged = Count::from(plan.cache.paged.is_some());
     let mut out = vec![pc(
         Phase::DecodeQkv,
-        steps * (c + 2 * kv) * (1 + 2 * c),
+        steps * (c + 2 * kv) * (1 + 2 * c) + paged * steps,
         steps * (c + 2 * kv),
     )];
     if plan.rope.is_some() {
         out.push(rope_count(Phase::Rope, steps * (c + kv)));
     }
-    out.extend([
-        pc(Phase::DecodeScores, 2 * seen * c, seen * h),
-        pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
-        pc(Phase::DecodeSum, 2 * seen * c, steps * c),
-        pc(Phase::DecodeOut, steps * c * (1 + 2 * c), steps * c),
-    ]);
+    out.push(pc(Phase::DecodeScores, 2 * seen * c + paged * seen * h, seen * h));
+    if let Some(P) = plan.cache.split {
+        // step t has the parts 0..=t/L; summed over t: T + Σ_t ⌊t/L⌋, which is L·K(K−1)/2 + r·K
+        // with K = ⌊T/L⌋ whole runs of L steps and r = T − K·L steps after them
+        let T = ksh.t as u64;
+        let L = T.div_ceil(P as u64);
+        let (K, r) = (T / L, T % L);
+        let parts = b * (t + Count::from(L) * Count::from(K * K.saturating_sub(1) / 2) + Count::from(r * K));
+        out.extend([
+            pc(Phase::DecodePartSoftmax, 3 * seen * h, 2 * seen * h + parts * h),
+            pc(Phase::DecodePartSum, 2 * seen * c + paged * seen * c, parts * c),
+            pc(Phase::DecodeMergeWeights, 3 * parts * h, 2 * parts * h),
+            pc(Phase::DecodeMerge, 2 * parts * c, steps * c),
+        ]);
+    } else {
+        out.extend([
+            pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
+            pc(Phase::DecodeSum, 2 * seen * c + paged * seen * c, steps * c),
+        ]);
+    }
+    out.push(pc(Phase::DecodeOut, steps * c * (1 + 2 * c), steps * c));
     out
 }
 

@@ -12,7 +12,7 @@ use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::tensor::{Layout, Role, Shape, Spec};
-use crate::trace::{Buf, Facts, Sizes};
+use crate::trace::{Buf, CacheDims, Facts, Sizes};
 
 /// The buffers a run's [`Inputs`](super::Inputs) can give data for, in the order the engine
 /// takes them: the start's (x with the fused or the separate projections and, in
@@ -51,6 +51,8 @@ pub fn sizes(variant: Variant, sh: Shape, tiles: FittedTiles) -> Sizes {
         kv_heads: variant == Variant::Gqa,
         br,
         bc,
+        cache: CacheDims::Contiguous,
+        parts: 0,
     }
 }
 
@@ -70,6 +72,8 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         dropout: !decode && plan.dropout && !m.has(Mistake::DropoutNotApplied),
         proj: plan.proj && (decode || !m.has(Mistake::NoOutputProjection)),
         rope: plan.rope.is_some(),
+        paged: decode && plan.cache.paged.is_some(),
+        split: decode && plan.cache.split.is_some(),
         backward: plan.possible(passes).backward,
     }
 }
@@ -93,7 +97,11 @@ impl Registry {
     pub fn new(plan: &Plan, variant: Variant, passes: Passes) -> Registry {
         let plan = &plan.for_variant(variant);
         let facts = facts(plan, variant, passes);
-        let sizes = sizes(variant, plan.shape, plan.tiles);
+        let sizes = Sizes {
+            cache: plan.cache_dims(),
+            parts: plan.cache.split.unwrap_or(0),
+            ..sizes(variant, plan.shape, plan.tiles)
+        };
         let specs = Buf::ALL
             .iter()
             .map(|&b| {

@@ -57,6 +57,12 @@ impl Tensors {
             t.data[Buf::RopeCos as usize] = cos;
             t.data[Buf::RopeSin as usize] = sin;
         }
+        // a paged cache's block table, the block ids as the kernel reads them
+        if let Some(p) = &inputs.cache.paged
+            && registry.has(Buf::BlockTable)
+        {
+            t.data[Buf::BlockTable as usize] = p.table_f32();
+        }
         if let Some(d) = inputs.dropout
             && registry.has(Buf::DropMask)
         {

@@ -882,12 +882,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "解码第 t 步：把 token t 投影到 q 和 k/v 缓存",
     ),
     (
-        "decode step t: q[t] against the cached keys 0..=t",
-        "解码第 t 步：q[t] 与缓存的键 0..=t 相乘",
+        "decode step t: q[t] against the cached keys it sees",
+        "解码第 t 步：q[t] 与它能看到的缓存键相乘",
     ),
     (
-        "decode step t: softmax over the t + 1 cached positions",
-        "解码第 t 步：对缓存的 t + 1 个位置做 softmax",
+        "decode step t: softmax over the cached positions it sees",
+        "解码第 t 步：对它能看到的缓存位置做 softmax",
     ),
     (
         "decoded token by token from the KV cache",
@@ -1686,10 +1686,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "pass \"{pass}\" is not among [run].passes",
         "遍 \"{pass}\" 不在 [run].passes 中",
-    ),
-    (
-        "pass a: row max so far m = max(S[{row}..={end}]) = ",
-        "pass a：这一行目前的最大值 m = max(S[{row}..={end}]) = ",
     ),
     (
         "pass a: Σ_k dP·P so far ({upto} of {T}) = ",
@@ -3302,10 +3298,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("an integer from 0 to T = {max}", "0 到 T = {max} 之间的整数"),
     (
-        "decode keeps every generated position in its cache: remove [run].window (decoding through a rolling window cache is not traced yet)",
-        "解码在缓存中保留每个已生成的位置：请删除 [run].window（还不能追踪通过滚动窗口缓存的解码）",
-    ),
-    (
         "flash visits {visited} of its {all} tile pairs per head: the {mask} hides the other {skipped} entirely, so they are skipped",
         "flash 每个头访问其 {all} 个分块对中的 {visited} 个：{mask} 完全遮住了另外 {skipped} 个，所以跳过它们",
     ),
@@ -3339,5 +3331,161 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
         "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 T(T+1)/2 = {t}·{t1}/2 = {n} 个缓存行",
+    ),
+    (
+        "decode step t: each part's softmax of its own scores, and its log-sum-exp",
+        "解码第 t 步：每一段对自己的分数做 softmax，并记下它的 log-sum-exp",
+    ),
+    (
+        "decode step t: each part's output o_part[p] = Σ_{j in p} p_part[t,j]·v_cache[j]",
+        "解码第 t 步：每一段的输出 o_part[p] = Σ_{j in p} p_part[t,j]·v_cache[j]",
+    ),
+    (
+        "decode step t: merge the parts, att[t] = Σ_p w_part[p]·o_part[p]",
+        "解码第 t 步：合并各段，att[t] = Σ_p w_part[p]·o_part[p]",
+    ),
+    ("   ◀ the element's part", "   ◀ 该元素所在的段"),
+    (", paged in blocks of BS = {bs}", "，分页存放，每块 BS = {bs}"),
+    (", split into parts of L = {l}", "，切成每段 L = {l} 的若干段"),
+    (
+        "3. Softmax of part p={p} of row (b={b}{head}, i={i})",
+        "3. 行 (b={b}{head}, i={i}) 第 p={p} 段的 softmax",
+    ),
+    (
+        "4. Weighted sum of part p={p} for query i={i}",
+        "4. 查询 i={i} 第 p={p} 段的加权求和",
+    ),
+    (
+        "5. Merge of the parts for query i={i} (decode_merge)",
+        "5. 合并查询 i={i} 的各段（decode_merge）",
+    ),
+    (
+        "B = {b} rows of ⌈T/BS⌉ = ⌈{t}/{bs}⌉ = {mb} block ids below num_blocks = {nb}",
+        "B = {b} 行，每行 ⌈T/BS⌉ = ⌈{t}/{bs}⌉ = {mb} 个小于 num_blocks = {nb} 的块编号",
+    ),
+    (
+        "[bracketed]: the element's part p={part}, its weight times channel d of its o_part",
+        "[括号内]：该元素所在的段 p={part}，其权重乘以它的 o_part 的通道 d",
+    ),
+    (
+        "a block id below num_blocks = {nb}",
+        "一个小于 num_blocks = {nb} 的块编号",
+    ),
+    (
+        "a decode step under a sliding window has no score for j={j} at i={i}: key {j} slid out of the window of {w} keys (j ≤ i − W = {lo}) and is not a sink, so step {i} never reads it, and its slot holds a later key",
+        "滑动窗口下的解码步在 i={i} 处没有 j={j} 的分数：键 {j} 已滑出 {w} 个键的窗口（j ≤ i − W = {lo}），且不是汇聚 token，所以第 {i} 步从不读取它，它的槽位已存放更晚的键",
+    ),
+    ("a number of parts from 1 to T = {max}", "从 1 到 T = {max} 的段数"),
+    (
+        "a paged cache is where a decode run keeps its keys and values: set [run].decode = true",
+        "分页缓存是解码运行存放键和值的地方：请设置 [run].decode = true",
+    ),
+    (
+        "a sliding window decodes through its own rolling cache of N + W rows: remove [paged] or [run].window",
+        "滑动窗口通过它自己的 N + W 行滚动缓存解码：请删除 [paged] 或 [run].window",
+    ),
+    (
+        "a sliding window's step already reads at most N + W keys, and splitting them is not traced: remove [run].split_kv or [run].window",
+        "滑动窗口的每一步最多只读 N + W 个键，对它们分段的情形没有追踪：请删除 [run].split_kv 或 [run].window",
+    ),
+    ("a whole number from 0", "从 0 开始的整数"),
+    (
+        "block {id} is already row {b0}'s block {k0}: a block holds one place of the sequences that share it (prefix caching shares the same place)",
+        "块 {id} 已经是第 {b0} 行的第 {k0} 块：一个块只存放共享它的序列中的同一个位置段（前缀缓存共享的是相同的位置）",
+    ),
+    (
+        "decoded token by token through a rolling cache of N + W = {sinks} + {w} rows",
+        "借助 N + W = {sinks} + {w} 行的滚动缓存逐个 token 解码",
+    ),
+    ("exp(lse − max)", "exp(lse − max)"),
+    (
+        "generation runs step by step: step t projects token t once and writes its key and value into its row of the rolling cache: a sink's own row, else slot t % W after the sinks",
+        "生成逐步进行：第 t 步只对 token t 投影一次，把它的键和值写入滚动缓存中它的行：汇聚 token 有自己的行，其余写入汇聚行之后的槽位 t % W",
+    ),
+    (
+        "generation runs step by step: step t projects token t once and writes its key and value into row t % BS of the block the block table lists for it",
+        "生成逐步进行：第 t 步只对 token t 投影一次，把它的键和值写入块表为它列出的块中的第 t % BS 行",
+    ),
+    (
+        "mask: none needed: step {i} reads only the cached keys it sees: {reason}",
+        "掩码：不需要：第 {i} 步只读取它能看到的缓存键：{reason}",
+    ),
+    (
+        "max = {max}; Σ exp = {total}; each w_part = exp / Σ exp",
+        "max = {max}；Σ exp = {total}；每个 w_part = exp / Σ exp",
+    ),
+    (
+        "missing: a paged cache needs block_size, num_blocks, and a table or a seed",
+        "缺失：分页缓存需要 block_size、num_blocks，以及块表或种子",
+    ),
+    (
+        "missing: give the block table (a row of ⌈T/BS⌉ block ids per sequence) or a seed to deal the blocks",
+        "缺失：请给出块表（每个序列一行 ⌈T/BS⌉ 个块编号），或给出分配块用的种子",
+    ),
+    (
+        "rotary positions are traced in a decode run's contiguous cache only: remove [run].rope, or [paged] and [run].window",
+        "旋转位置编码只在解码运行的连续缓存中追踪：请删除 [run].rope，或删除 [paged] 和 [run].window",
+    ),
+    (
+        "row {bb} is too long: T = {t} positions in blocks of {bs} fill {mb} blocks, it lists {n}",
+        "第 {bb} 行太长：T = {t} 个位置按每块 {bs} 个只占 {mb} 块，它却列出了 {n} 个",
+    ),
+    (
+        "row {bb} is too short for T = {t}: {t} positions in blocks of {bs} need {mb} block ids, it lists {n}",
+        "第 {bb} 行对 T = {t} 来说太短：{t} 个位置按每块 {bs} 个需要 {mb} 个块编号，它只列出了 {n} 个",
+    ),
+    (
+        "rows {b0} and {bb} share block {id}, but their tokens at positions {lo}..{hi} differ: prefix caching shares a block only between sequences with the same tokens there",
+        "第 {b0} 行和第 {bb} 行共享块 {id}，但它们在位置 {lo}..{hi} 的 token 不同：前缀缓存只在这些位置 token 相同的序列之间共享块",
+    ),
+    (
+        "split_kv splits a decode step's cache: set [run].decode = true",
+        "split_kv 切分的是解码步的缓存：请设置 [run].decode = true",
+    ),
+    (
+        "the parts' outputs are weighed by w_part = softmax(lse_part): each part's share of the whole row's Σ exp",
+        "各段的输出按 w_part = softmax(lse_part) 加权：即每段在整行 Σ exp 中所占的份额",
+    ),
+    ("step {i} reads it at {line}", "第 {i} 步在此处读取它：{line}"),
+    (
+        "step {i} reads only the keys it sees: the sinks 0..{sinks} and the window {lo}..={i}; the rows of the keys that slid out hold later positions now",
+        "第 {i} 步只读取它能看到的键：汇聚 token 0..{sinks} 和窗口 {lo}..={i}；滑出窗口的键所在的行现在存放的是更晚的位置",
+    ),
+    (
+        "this element: p_part.data[{off}] = {p} ({place}), its share of part {part} alone",
+        "该元素：p_part.data[{off}] = {p}（{place}），只是它在第 {part} 段中的份额",
+    ),
+    (
+        "Σ exp = {total}; each prob = exp / Σ exp, so the part's probabilities sum to 1",
+        "Σ exp = {total}；每个概率 = exp / Σ exp，所以该段的概率之和为 1",
+    ),
+    (
+        "{lo}..={hi}, part p = j / L = {j} / {l} = {p} of the cached positions",
+        "{lo}..={hi}，即缓存位置的第 p = j / L = {j} / {l} = {p} 段",
+    ),
+    (
+        "{set}, the cached positions the window keeps",
+        "{set}，即窗口保留的缓存位置",
+    ),
+    (
+        "the sequences need B·⌈T/BS⌉ = {b}·{mb} = {need} blocks, but the pool has {nb}",
+        "这些序列需要 B·⌈T/BS⌉ = {b}·{mb} = {need} 个块，但块池只有 {nb} 个",
+    ),
+    (
+        "the table is given, so there is nothing to shuffle: remove seed or table",
+        "块表已经给出，没有什么需要打乱：请删除 seed 或 table",
+    ),
+    ("  block phys {p}", "  块 phys {p}"),
+    (
+        "decode step t: the parts' weights w_part = softmax(lse_part)",
+        "解码第 t 步：各段的权重 w_part = softmax(lse_part)",
+    ),
+    (
+        "lse = m + ln Σ e = {m} + ln {sum} = ",
+        "lse = m + ln Σ e = {m} + ln {sum} = ",
+    ),
+    (
+        "pass a: row max so far m = max({x}[{range}]) = ",
+        "第 a 遍：目前的行最大值 m = max({x}[{range}]) = ",
     ),
 ];

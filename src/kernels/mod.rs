@@ -61,6 +61,23 @@ pub mod names {
     pub const KV_BASE: &str = "kv_base";
     pub const W_OFF: &str = "w_off";
     pub const WO_OFF: &str = "wo_off";
+    // a decode run's paged cache, and the parts of a split step
+    pub const BLK: &str = "blk";
+    pub const J_BLK: &str = "j_blk";
+    pub const PHYS: &str = "phys";
+    pub const J_PHYS: &str = "j_phys";
+    pub const P: &str = "p";
+    pub const LSE_OFF: &str = "lse_off";
+    pub const LSE_ROW: &str = "lse_row";
+    pub const O_BASE: &str = "o_base";
+    // a decode run's own sizes (`rec.constants`): the window and sinks, the block size and
+    // blocks per sequence, the parts and their length
+    pub const W: &str = "W";
+    pub const N: &str = "N";
+    pub const BS: &str = "BS";
+    pub const MB: &str = "MB";
+    pub const PARTS: &str = "P";
+    pub const L: &str = "L";
     /// The batch and head dimensions of a layout (the loops are `bb` and `hh`).
     pub const B: &str = "b";
     pub const H: &str = "h";
@@ -68,7 +85,8 @@ pub mod names {
     /// Every name a kernel records.
     pub const RECORDED: &[&str] = &[
         BB, HH, KV_H, I, J, D, C, O, T, M, II, JJ, I0, J0, ROW, OFF, QI, KJ, KI, VJ, AI, CI, RI, XI, YI, CS, Q_BASE,
-        K_BASE, V_BASE, A_BASE, KV_BASE, W_OFF, WO_OFF, D0, D1, LO, HI,
+        K_BASE, V_BASE, A_BASE, KV_BASE, W_OFF, WO_OFF, D0, D1, LO, HI, BLK, J_BLK, PHYS, J_PHYS, P, LSE_OFF, LSE_ROW,
+        O_BASE, W, N, BS, MB, PARTS, L,
     ];
 }
 

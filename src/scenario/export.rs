@@ -4,6 +4,7 @@
 use super::{Focus, Init, Mode, Qkv, Scenario, ScenarioError};
 use crate::engine::{Inputs, Passes, Start};
 use crate::kernels::Variant;
+use crate::kernels::decode::CacheSpec;
 use crate::trace::Buf;
 use std::collections::BTreeMap;
 
@@ -40,6 +41,7 @@ impl Scenario {
             mistakes: inputs.mistakes,
             rope: inputs.rope,
             decode: false,
+            cache: CacheSpec::default(),
             tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,

@@ -23,6 +23,7 @@ use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind, 
 use crate::files::input::ReadError;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
+use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
 use crate::tensor::{Shape, numel};
@@ -61,6 +62,8 @@ pub struct Scenario {
     pub rope: Option<Rope>,
     /// Generation token by token from a key/value cache (`[run].decode`), forward only.
     pub decode: bool,
+    /// A decode run's paged cache (`[paged]`) and split steps (`[run].split_kv`).
+    pub cache: CacheSpec,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
@@ -202,6 +205,7 @@ pub(crate) struct Options {
     pub mistakes: Mistakes,
     pub rope: Option<Rope>,
     pub decode: bool,
+    pub cache: CacheSpec,
     pub tiles: Tiles,
 }
 
@@ -222,6 +226,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
         proj: from_x || values.contains_key(&Buf::WProj),
         rope: o.rope,
         decode: o.decode,
+        cache: o.cache.clone(),
         tiles: o.tiles.fit(shape),
     }
 }
@@ -294,6 +299,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
     ("sliding_window", include_str!("../../scenarios/sliding_window.toml")),
     ("sinks", include_str!("../../scenarios/sinks.toml")),
+    ("window_decode", include_str!("../../scenarios/window_decode.toml")),
+    ("paged_decode", include_str!("../../scenarios/paged_decode.toml")),
+    ("split_kv", include_str!("../../scenarios/split_kv.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -416,6 +424,7 @@ impl Scenario {
             mistakes: self.mistakes,
             rope: self.rope,
             decode: self.decode,
+            cache: self.cache.clone(),
             tiles: self.tiles,
         }
     }
@@ -476,6 +485,7 @@ impl Scenario {
             mistakes: Mistakes::NONE,
             rope: self.rope,
             decode: self.decode,
+            cache: self.cache.clone(),
             tiles: plan.tiles,
         }
     }

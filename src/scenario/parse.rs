@@ -4,13 +4,14 @@
 
 use super::reader::{Doc, Result, toml_error};
 use super::sections::{
-    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_run, parse_shape, parse_values,
+    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_paged, parse_run, parse_shape, parse_values,
 };
-use super::validate::{check_flash, check_mistakes, check_modern, check_start};
+use super::validate::{check_flash, check_mistakes, check_modern, check_shared_blocks, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
+use crate::kernels::decode::CacheSpec;
 use crate::kernels::{Mask, Variant};
 use crate::tr;
 use std::collections::BTreeMap;
@@ -130,12 +131,16 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 mistakes: Mistakes::NONE,
                 rope: None,
                 decode: false,
+                cache: CacheSpec::default(),
                 tiles: Tiles::default(),
             },
         },
     };
     if let Some(v) = root.get("flash") {
         opts.tiles = parse_flash(&doc, v)?;
+    }
+    if let Some(v) = root.get("paged") {
+        opts.cache.paged = Some(parse_paged(&doc, v, shape)?);
     }
     check_flash(&doc, root, &variants, &opts)?;
 
@@ -149,6 +154,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     };
     // where the run starts and what it projects decide which options make sense together
     check_start(&doc, root, shape_v, &values, &opts)?;
+    check_shared_blocks(&doc, root, shape, &init, &values, &opts)?;
     let plan = super::plan_of(shape, mask.clone(), &values, &opts);
     check_mistakes(&doc, root, &plan, &opts)?;
     check_modern(&doc, root, &plan, &variants, passes, &opts)?;
@@ -176,6 +182,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         mistakes: opts.mistakes,
         rope: opts.rope,
         decode: opts.decode,
+        cache: opts.cache,
         tiles: opts.tiles,
         init,
         values,

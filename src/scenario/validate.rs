@@ -3,10 +3,11 @@
 
 use super::reader::{Doc, Result, Value};
 use super::sections::field;
-use super::{Mode, Options, Qkv};
+use super::{Init, Mode, Options, Qkv};
 use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
 use crate::kernels::{Mask, Variant};
+use crate::tensor::Shape;
 use crate::tr;
 use crate::trace::Buf;
 use std::collections::BTreeMap;
@@ -238,11 +239,17 @@ pub(super) fn check_modern(
             tr!(
                 "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
             )
-        } else if let Mask::Window { .. } = plan.mask {
+        } else if matches!(plan.mask, Mask::Window { .. }) && o.cache.paged.is_some() {
+            tr!("a sliding window decodes through its own rolling cache of N + W rows: remove [paged] or [run].window")
+        } else if matches!(plan.mask, Mask::Window { .. }) && o.cache.split.is_some() {
             tr!(
-                "decode keeps every generated position in its cache: remove [run].window (decoding through a rolling window cache is not traced yet)"
+                "a sliding window's step already reads at most N + W keys, and splitting them is not traced: remove [run].split_kv or [run].window"
             )
-        } else if plan.mask != Mask::Causal {
+        } else if o.rope.is_some() && (o.cache.paged.is_some() || matches!(plan.mask, Mask::Window { .. })) {
+            tr!(
+                "rotary positions are traced in a decode run's contiguous cache only: remove [run].rope, or [paged] and [run].window"
+            )
+        } else if !matches!(plan.mask, Mask::Causal | Mask::Window { .. }) {
             tr!("decode attends over the positions 0..=t it has generated, which is the causal mask: remove [run].mask")
         } else if plan.dropout {
             tr!("decode is inference, where dropout does not act: remove [run].dropout or set mode = \"eval\"")
@@ -253,6 +260,63 @@ pub(super) fn check_modern(
         };
         if !why.is_empty() {
             return Err(doc.err(span, field, why));
+        }
+    } else if let Some(span) = span_of(root, "run", "split_kv") {
+        return Err(doc.err(
+            Some(span),
+            "[run].split_kv",
+            tr!("split_kv splits a decode step's cache: set [run].decode = true"),
+        ));
+    } else if let Some(v) = root.get("paged") {
+        return Err(doc.err(
+            Some(v.span()),
+            "[paged]",
+            tr!("a paged cache is where a decode run keeps its keys and values: set [run].decode = true"),
+        ));
+    }
+    Ok(())
+}
+
+/// Sequences that share a block of a paged cache (prefix caching) must have the same tokens in
+/// it: each writes its keys and values there, and the block holds one copy.
+pub(super) fn check_shared_blocks(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    shape: Shape,
+    init: &Init,
+    values: &BTreeMap<Buf, Vec<f32>>,
+    o: &Options,
+) -> Result<()> {
+    let Some(paged) = &o.cache.paged else {
+        return Ok(());
+    };
+    let (t, c, bs) = (shape.t, shape.c, paged.block_size);
+    let mb = paged.per_row(t);
+    let x = match values.get(&Buf::X) {
+        Some(x) => x.clone(),
+        None => init.fill(Buf::X, shape.b * t * c),
+    };
+    let tokens = |bb: usize, blk: usize| {
+        let (lo, hi) = (blk * bs, ((blk + 1) * bs).min(t));
+        &x[(bb * t + lo) * c..(bb * t + hi) * c]
+    };
+    for (k, &id) in paged.table.iter().enumerate() {
+        let (bb, blk) = (k / mb, k % mb);
+        if let Some(b0) = (0..bb).find(|&b0| paged.table[b0 * mb + blk] == id)
+            && tokens(b0, blk) != tokens(bb, blk)
+        {
+            return Err(doc.err(
+                span_of(root, "paged", "table"),
+                "[paged].table",
+                tr!(
+                    "rows {b0} and {bb} share block {id}, but their tokens at positions {lo}..{hi} differ: prefix caching shares a block only between sequences with the same tokens there",
+                    b0,
+                    bb,
+                    id,
+                    lo = blk * bs,
+                    hi = ((blk + 1) * bs).min(t)
+                ),
+            ));
         }
     }
     Ok(())

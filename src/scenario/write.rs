@@ -93,6 +93,28 @@ pub fn to_toml(s: &Scenario) -> String {
     if s.decode {
         out.push_str("decode = true\n");
     }
+    if let Some(parts) = s.cache.split {
+        let _ = writeln!(out, "split_kv = {parts}");
+    }
+    // a paged cache is written with its table, whether it was given or dealt from a seed
+    if let Some(p) = &s.cache.paged {
+        let _ = write!(
+            out,
+            "\n[paged]\nblock_size = {}\nnum_blocks = {}\ntable = [",
+            p.block_size, p.num_blocks
+        );
+        let rows: Vec<String> = p
+            .table
+            .chunks(p.per_row(sh.t).max(1))
+            .map(|row| {
+                format!(
+                    "[{}]",
+                    row.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "{}]", rows.join(", "));
+    }
 
     if s.variants.contains(&Variant::Flash) {
         let _ = write!(out, "\n[flash]\nbr = {}\nbc = {}\n", s.tiles.br, s.tiles.bc);

@@ -245,7 +245,8 @@ impl Layout {
 
     /// The dimension a learner reads as the rows of the buffer's matrix: the first position
     /// (`i` for queries, `j` for keys, `ii`, `jj` within one of flash's tiles, `t` of the
-    /// rotation tables) or input channel (`c`). The dimensions after it are the columns (`j` of
+    /// rotation tables, a decode cache's window `slot` or row `r` in a pool block, a block
+    /// table's `blk`) or input channel (`c`). The dimensions after it are the columns (`j` of
     /// a score row, `h, d` of a per-head row, `o` of a weight, `m` of a table); the ones before it pick the matrix (batch `b`, head `h` of the
     /// scores). When nothing follows it (flash's `lse [b,h,i]`), the dimension before it gives
     /// the rows and it the columns. `None` for a vector such as a bias or a tile's `m [ii]`.
@@ -253,7 +254,7 @@ impl Layout {
         let r = self
             .dims
             .iter()
-            .position(|d| matches!(d.name, "i" | "j" | "c" | "t" | "ii" | "jj"))?;
+            .position(|d| matches!(d.name, "i" | "j" | "c" | "t" | "ii" | "jj" | "slot" | "r" | "blk"))?;
         if r + 1 < self.dims.len() {
             Some(r)
         } else {

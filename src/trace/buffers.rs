@@ -31,6 +31,22 @@ pub struct Sizes {
     /// Flash's tile rows (queries) and columns (keys).
     pub br: usize,
     pub bc: usize,
+    /// How a decode run keeps its cache.
+    pub cache: CacheDims,
+    /// Parts a split decode step cuts its cache into (`P`; 0 when it does not split).
+    pub parts: usize,
+}
+
+/// The outer dimensions of a decode run's key/value cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheDims {
+    /// `[B, T]`: a row per position.
+    #[default]
+    Contiguous,
+    /// `[B, N + W]`: the sinks' rows, then the window's `W` slots.
+    Rolling { rows: usize },
+    /// `[NB, BS]`: a pool of blocks, listed per sequence in a block table `[B, MB]`.
+    Paged { nb: usize, bs: usize, mb: usize },
 }
 
 /// What a run computes, as far as which buffers it has.
@@ -54,6 +70,10 @@ pub struct Facts {
     pub proj: bool,
     /// Rotary positions.
     pub rope: bool,
+    /// A decode run's cache is a pool of blocks read through a block table.
+    pub paged: bool,
+    /// A decode run splits each step's cache into parts and merges them (flash-decoding).
+    pub split: bool,
     /// A backward pass.
     pub backward: bool,
 }
@@ -191,6 +211,54 @@ impl Sizes {
     pub const fn dd(&self) -> Dim {
         dim("d", self.d())
     }
+
+    /// A decode run's key (or value) cache: rows of `H_kv·D` channels, per position, per window
+    /// slot, or per row of a pool block, read per key/value head as the kernel reads `k`.
+    pub fn cache(&self) -> Dims {
+        let outer = match self.cache {
+            CacheDims::Contiguous => return self.viewed(self.kv_channels(self.j()), self.kv_heads(self.j())),
+            CacheDims::Rolling { rows } => [dim("b", self.b), dim("slot", rows)],
+            CacheDims::Paged { nb, bs, .. } => [dim("phys", nb), dim("r", bs)],
+        };
+        let stored = [&outer[..], &[dim("c", self.kv())]].concat();
+        let view = match (self.kv_heads, self.per_head) {
+            (true, _) => [&outer[..], &[dim("kv_h", self.h_kv), self.dd()]].concat(),
+            (false, true) => [&outer[..], &[dim("h", self.h), self.dd()]].concat(),
+            (false, false) => stored.clone(),
+        };
+        self.viewed(stored, view)
+    }
+
+    /// A paged cache's block table: the blocks of each sequence, in order.
+    pub fn block_table(&self) -> Vec<Dim> {
+        let mb = match self.cache {
+            CacheDims::Paged { mb, .. } => mb,
+            CacheDims::Contiguous | CacheDims::Rolling { .. } => 0,
+        };
+        vec![dim("b", self.b), dim("blk", mb)]
+    }
+
+    /// One number per part of each decode step, per head when the kernel has heads:
+    /// `[B, H, T, P]`.
+    pub fn parts(&self) -> Vec<Dim> {
+        if self.per_head {
+            vec![
+                dim("b", self.b),
+                dim("h", self.h),
+                dim("t", self.t),
+                dim("p", self.parts),
+            ]
+        } else {
+            vec![dim("b", self.b), dim("t", self.t), dim("p", self.parts)]
+        }
+    }
+
+    /// A part's output row of each decode step: `[B, H, T, P, D]` (`C` channels in the
+    /// baseline's single head).
+    pub fn part_rows(&self) -> Vec<Dim> {
+        let ch = if self.per_head { self.dd() } else { dim("c", self.c) };
+        [self.parts(), vec![ch]].concat()
+    }
 }
 
 macro_rules! buffers {
@@ -278,7 +346,8 @@ buffers! {
     K => "k": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())), when |r| !r.decode;
     V => "v": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())), when |r| !r.decode;
     Scores => "scores": Activation, |z| z.global(z.pairs()), when |r| !r.flash;
-    Probs => "probs": Activation, |z| z.global(z.pairs()), when |r| !r.flash;
+    // a split decode step has each part's probabilities instead (`p_part`)
+    Probs => "probs": Activation, |z| z.global(z.pairs()), when |r| !r.flash && !r.split;
     // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
     Att => "att": Activation, |z| z.global(z.heads(z.i())), when |_| true;
     WProj => "w_proj": Parameter, |z| z.global(z.weights(z.c)), when |r| r.proj;
@@ -333,10 +402,16 @@ buffers! {
     RopeCos => "rope_cos": Input, |z| z.global(z.angles()), when |r| r.rope;
     RopeSin => "rope_sin": Input, |z| z.global(z.angles()), when |r| r.rope;
     // a decode run's caches: row j holds position j's key (value), written at step j
-    KCache => "k_cache": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())),
-        when |r| r.decode;
-    VCache => "v_cache": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())),
-        when |r| r.decode;
+    KCache => "k_cache": Activation, Sizes::cache, when |r| r.decode;
+    VCache => "v_cache": Activation, Sizes::cache, when |r| r.decode;
+    // a paged cache's table of physical block ids, [B, MB]
+    BlockTable => "block_table": Input, |z| z.global(z.block_table()), when |r| r.paged;
+    // a split decode step: each part's probabilities (a key is in one part, so they share the
+    // layout of `probs`), its log-sum-exp and output, and the merge's weights
+    PPart => "p_part": Activation, |z| z.global(z.pairs()), when |r| r.split;
+    LsePart => "lse_part": Activation, |z| z.global(z.parts()), when |r| r.split;
+    OPart => "o_part": Activation, |z| z.global(z.part_rows()), when |r| r.split;
+    WPart => "w_part": Activation, |z| z.global(z.parts()), when |r| r.split;
 }
 
 impl Dims {

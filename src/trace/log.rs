@@ -29,6 +29,8 @@ pub struct Logger {
     phases: Vec<(u32, Phase)>,
     /// Where a watcher (the TUI's "tracing…" screen) reads how far the recording is.
     progress: Option<Progress>,
+    /// The kernel's own sizes ([`Recorder::constants`]).
+    consts: Vec<(&'static str, usize)>,
 }
 
 /// How far a recording has got, shared with whoever waits for it: events recorded so far (in
@@ -144,6 +146,7 @@ impl Logger {
             frames: self.frames,
             kinds: self.kinds,
             phases: self.phases,
+            consts: self.consts,
             buffers,
             index,
         }
@@ -206,6 +209,10 @@ impl Recorder for Logger {
         let id = self.open.pop().expect("exit without enter");
         self.frames[id as usize].end = self.events.len() as u32;
     }
+
+    fn constants(&mut self, names: &'static [&'static str], vals: &[usize]) {
+        self.consts.extend(names.iter().copied().zip(vals.iter().copied()));
+    }
 }
 
 /// What the registry says of one buffer of a traced run, and its starting contents.
@@ -240,6 +247,8 @@ pub struct Trace {
     pub kinds: Vec<Kind>,
     /// `(first event, phase)`, in order.
     pub phases: Vec<(u32, Phase)>,
+    /// The kernel's own sizes its offset formulas use (a decode cache's `W`, `BS`, ...).
+    pub consts: Vec<(&'static str, usize)>,
     pub buffers: Vec<Option<BufferInfo>>,
     pub index: CellIndex,
 }
@@ -272,6 +281,8 @@ pub struct EventView {
     pub vars: Vec<(&'static str, usize)>,
     /// Offsets derived in the enclosing iterations, outermost first.
     pub derived: Vec<Derived>,
+    /// The kernel's own sizes its formulas use beside the shape's ([`Trace::consts`]).
+    pub consts: Vec<(&'static str, usize)>,
     pub file: &'static str,
     pub line: u32,
 }
@@ -441,6 +452,7 @@ impl Trace {
             value: e.value,
             vars,
             derived,
+            consts: self.consts.clone(),
             file,
             line: e.line as u32,
         }

@@ -14,7 +14,7 @@ mod index;
 mod log;
 mod phases;
 
-pub use buffers::{Buf, Facts, Sizes};
+pub use buffers::{Buf, CacheDims, Facts, Sizes};
 pub use index::CellIndex;
 pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Progress, Trace};
 pub use phases::{Phase, Stage};
@@ -125,6 +125,10 @@ pub trait Recorder {
 
     /// The innermost open loop iteration ends.
     fn exit(&mut self);
+
+    /// The kernel's own sizes that offset formulas use beside the shape's (a decode cache's
+    /// window `W` or block size `BS`), named as the formulas name them. Recorded once per run.
+    fn constants(&mut self, _names: &'static [&'static str], _vals: &[usize]) {}
 
     /// Reads `data[offset]`, recording it.
     #[inline(always)]

@@ -444,3 +444,77 @@ fn a_sliding_window_says_which_rule_hides_or_keeps_each_pair() {
         assert!(out.contains(want) && !out.contains(";)"), "j={j}: {want}\n{out}");
     }
 }
+
+#[test]
+fn decode_through_a_rolling_paged_or_split_cache_is_explained_from_the_log() {
+    // every printed `A op B = C` of the three walkthroughs holds to its printed digits
+    let check = |text: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        let n = crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert!(n >= 10, "{n} chains checked in\n{text}");
+    };
+    // the rolling window: step 7 reads the sink at its own row and key 6 at slot 6 % 3 = 0
+    let window = explain(&["scenarios/window_decode.toml", "--at", "h=1,i=7,j=6"]);
+    check(&window);
+    assert!(
+        window.contains("through a rolling cache of N + W = 1 + 3 rows"),
+        "{window}"
+    );
+    assert!(
+        window.contains("k_base = ((b*(N + W) + N + j % W)*H_kv + kv_h)*D = ((0*(1 + 3) + 1 + 6 % 3)*2 + 0)*2 = 4"),
+        "{window}"
+    );
+    assert!(
+        window.contains("ci = (b*(N + W) + N + t % W)*H_kv*D = (0*(1 + 3) + 1 + 7 % 3)*2*2 = 8"),
+        "{window}"
+    );
+    assert!(
+        window.contains("one score per key j in {0, 5, 6, 7}, the cached positions the window keeps"),
+        "{window}"
+    );
+    assert!(window.contains("the sinks 0..1 and the window 5..=7"), "{window}");
+    let sink = explain(&["scenarios/window_decode.toml", "--at", "h=1,i=7,j=0"]);
+    check(&sink);
+    assert!(
+        sink.contains("k_base = ((b*(N + W) + j)*H_kv + kv_h)*D = ((0*(1 + 3) + 0)*2 + 0)*2 = 0"),
+        "{sink}"
+    );
+    assert!(sink.contains("key 0 is an attention sink"), "{sink}");
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["explain", "scenarios/window_decode.toml", "--at", "h=1,i=7,j=2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "key 2 slid out of the window of 3 keys (j ≤ i − W = 4)",
+        ));
+    // the paged cache: sequence 1's key 3 is in block table[1*3 + 1] = 0, row 1
+    let paged = explain(&["scenarios/paged_decode.toml", "--at", "b=1,h=1,i=5,j=3"]);
+    check(&paged);
+    assert!(paged.contains("paged in blocks of BS = 2"), "{paged}");
+    assert!(paged.contains("j_blk = j / BS = 3 / 2 = 1"), "{paged}");
+    assert!(
+        paged.contains("k_base = ((j_phys*BS + j % BS)*H_kv + kv_h)*D = ((0*2 + 3 % 2)*2 + 1)*2 = 6"),
+        "{paged}"
+    );
+    // the split: key 4 is in part 4 / 3 = 1, and the merge weighs the three parts
+    let split = explain(&["scenarios/split_kv.toml", "--at", "h=1,i=7,j=4"]);
+    check(&split);
+    assert!(
+        split.contains("3. Softmax of part p=1 of row (b=0, head h=1, i=7)"),
+        "{split}"
+    );
+    assert!(
+        split.contains("one score per key j in 3..=5, part p = j / L = 4 / 3 = 1"),
+        "{split}"
+    );
+    assert!(split.contains("lse_part.data[46] = max + ln Σ exp = "), "{split}");
+    assert!(
+        split.contains("5. Merge of the parts for query i=7 (decode_merge)"),
+        "{split}"
+    );
+    assert!(
+        split.contains("lse_row = ((b*H + h)*T + t)*P = ((0*2 + 1)*8 + 7)*3 = 45"),
+        "{split}"
+    );
+}

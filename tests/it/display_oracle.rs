@@ -55,7 +55,13 @@ use std::sync::Arc;
 /// The docs' layout of a buffer: `(dimension name, size)`, outermost first. Queries are walked
 /// by `i`, keys and values by `j`; MHA reads `[B,L,C]` rows as `[B,L,H,D]`, GQA its keys and
 /// values (and a decode run's caches) as `[B,T,H_kv,D]`.
-fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> Vec<(&'static str, usize)> {
+fn layout(
+    buf: &str,
+    variant: Variant,
+    sh: Shape,
+    (br, bc): (usize, usize),
+    cache: &CacheOf,
+) -> Vec<(&'static str, usize)> {
     let Shape { b, s, t, c, h, .. } = sh;
     // flash's row statistics and its tiles, sized `br` query rows by `bc` key columns
     let d_head = c / h;
@@ -91,10 +97,34 @@ fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> V
     } else {
         vec![("b", b), ("i", s), ("j", t)]
     };
+    // a decode run's cache: a row per position, the sinks' rows and the window's slots, or a
+    // pool of blocks of BS rows
+    let head = if gqa {
+        vec![("kv_h", sh.h_kv), ("d", d)]
+    } else if mha {
+        vec![("h", h), ("d", d)]
+    } else {
+        vec![("c", c)]
+    };
+    // a split step's parts, per head when the kernel has heads
+    let parts = if mha {
+        vec![("b", b), ("h", h), ("t", t), ("p", cache.parts)]
+    } else {
+        vec![("b", b), ("t", t), ("p", cache.parts)]
+    };
     let name = buf.strip_prefix("d_").unwrap_or(buf);
     match name {
+        "k_cache" | "v_cache" => match (cache.pool, cache.slots) {
+            (Some((nb, bs, _)), _) => [vec![("phys", nb), ("r", bs)], head].concat(),
+            (None, Some(rows)) => kv_rows("slot", rows),
+            (None, None) => kv_rows("j", t),
+        },
+        "block_table" => vec![("b", b), ("blk", cache.pool.map_or(0, |p| p.2))],
+        "p_part" => pairs,
+        "lse_part" | "w_part" => parts,
+        "o_part" => [parts, vec![if mha { ("d", d) } else { ("c", c) }]].concat(),
         "q" | "att" => rows("i", s),
-        "k" | "v" | "k_cache" | "v_cache" => kv_rows("j", t),
+        "k" | "v" => kv_rows("j", t),
         "scores" | "probs" | "drop_mask" | "probs_drop" => pairs,
         "x" | "out" => vec![("b", b), ("i", s), ("c", c)],
         "memory" => vec![("b", b), ("j", t), ("c", c)],
@@ -198,7 +228,8 @@ fn truth(trace: &Trace, n: usize) -> Option<Truth> {
     let mut terms: Vec<(u32, f64, usize, bool)> = Vec::new(); // (frame, product, last event, any read > n)
     for k in f.start as usize..=w {
         let e = trace.events[k];
-        if e.op != Op::Read {
+        // a paged cache's block table tells where a factor is; it is not one
+        if e.op != Op::Read || e.buf == Buf::BlockTable {
             continue;
         }
         if e.frame == frame_id {
@@ -394,7 +425,16 @@ fn check_flash_equation(trace: &Trace, n: usize, lines: &[String]) -> Result<(),
 /// `D = C`); a rotation walks positions by `t`, channels by pairs and the heads of `k` by
 /// `kv_h` (the query heads by `hh`).
 fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
-    let decode = matches!(phase, Phase::DecodeScores | Phase::DecodeSoftmax | Phase::DecodeSum);
+    let decode = matches!(
+        phase,
+        Phase::DecodeScores
+            | Phase::DecodeSoftmax
+            | Phase::DecodeSum
+            | Phase::DecodePartSoftmax
+            | Phase::DecodePartSum
+            | Phase::DecodeMergeWeights
+            | Phase::DecodeMerge
+    );
     let rope = matches!(phase, Phase::Rope | Phase::RopeBack);
     let keys = matches!(buf, Buf::K | Buf::DK | Buf::KCache);
     Some(match dim {
@@ -434,12 +474,66 @@ struct Checker<'a> {
     /// Flash's tile sizes as the run uses them (never more rows than queries, nor columns
     /// than keys).
     tiles: (usize, usize),
+    /// A decode run's cache, as the scenario keeps it.
+    cache: CacheOf,
     name: &'a str,
+}
+
+/// How a decode run keeps its cache, read from the walk's inputs (not from the registry): a
+/// pool of `(NB, BS, MB)`, the `N + W` rows of a rolling window, and the parts of a split step.
+#[derive(Default)]
+struct CacheOf {
+    pool: Option<(usize, usize, usize)>,
+    slots: Option<usize>,
+    parts: usize,
+    /// `(W, N)` of a rolling window cache.
+    window: Option<(usize, usize)>,
+    /// A paged cache's block table, `[B, MB]`.
+    table: Vec<usize>,
+}
+
+impl CacheOf {
+    fn of(walk: &Walk) -> CacheOf {
+        let Some(inputs) = walk.inputs.as_ref().filter(|i| i.decode) else {
+            return CacheOf::default();
+        };
+        let t = inputs.shape.t;
+        CacheOf {
+            pool: inputs
+                .cache
+                .paged
+                .as_ref()
+                .map(|p| (p.num_blocks, p.block_size, t.div_ceil(p.block_size))),
+            slots: match inputs.mask {
+                Mask::Window { w, sinks } => Some(sinks + w),
+                _ => None,
+            },
+            parts: inputs.cache.split.unwrap_or(0),
+            window: match inputs.mask {
+                Mask::Window { w, sinks } => Some((w, sinks)),
+                _ => None,
+            },
+            table: inputs.cache.paged.as_ref().map(|p| p.table.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// The coordinate `dim` of the cache row that holds key `j` of sequence `bb`: a sink's own
+    /// row or slot `N + j % W`, a pool's block `table[bb][j / BS]` and row `j % BS` in it.
+    fn row_of(&self, dim: &str, bb: usize, j: usize) -> Option<usize> {
+        match (dim, self.window, self.pool) {
+            ("slot", Some((w, sinks)), _) => Some(if j < sinks { j } else { sinks + j % w }),
+            ("phys", _, Some((_, bs, mb))) => self.table.get(bb * mb + j / bs).copied(),
+            ("r", _, Some((_, bs, _))) => Some(j % bs),
+            // the block table's entry for key j
+            ("blk", _, Some((_, bs, _))) => Some(j / bs),
+            _ => None,
+        }
+    }
 }
 
 impl Checker<'_> {
     fn dims(&self, buf: &str) -> Vec<(&'static str, usize)> {
-        layout(buf, self.variant, self.walk.shape, self.tiles)
+        layout(buf, self.variant, self.walk.shape, self.tiles, &self.cache)
     }
 
     /// Draws the tracer at event `n` on `term`'s screen and checks what it shows. The terminal
@@ -489,7 +583,7 @@ impl Checker<'_> {
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
                 .collect();
             check_flash_equation(trace, n, &lines).map_err(|e| format!("{}: {e}\n{lines:#?}", at()))?;
-        } else if phase.sums() {
+        } else if phase.sums() && ev.buf != Buf::BlockTable {
             let lines: Vec<String> = equation::lines(&ctx)
                 .iter()
                 .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
@@ -614,6 +708,19 @@ impl Checker<'_> {
                 }
                 if attention_core(phase) && name == ev.buf.name() && off == ev.offset as usize {
                     for (dim, value) in coords(shown).unwrap_or_default() {
+                        // a decode cache's row of key j: its window slot, or its block and the
+                        // row in it, worked out here from the scenario (not from the registry)
+                        let key = vars.iter().rev().find(|(v, _)| *v == "j").map(|&(_, v)| v);
+                        let bb = vars.iter().find(|(v, _)| *v == "bb").map_or(0, |&(_, v)| v);
+                        if let (Some(j), Some(want)) = (key, self.cache.row_of(&dim, bb, key.unwrap_or(0))) {
+                            if want != value {
+                                return Err(format!(
+                                    "{}: {name}[{off}] ({shown}): {dim}{value}, but key j={j} is kept at {dim}{want}",
+                                    at()
+                                ));
+                            }
+                            continue;
+                        }
                         let Some(var) = loop_name(phase, ev.buf, &dim) else {
                             continue;
                         };
@@ -661,8 +768,14 @@ impl Checker<'_> {
             let name = p.buf.name();
             let dims = self.dims(name);
             let title = p.labels.first().map(|l| l.2.clone()).unwrap_or_default();
+            // the fixed outer dimension: `batch b`, or a paged pool's `block phys p`
+            let (outer, split) = if title.contains("block phys ") {
+                ("phys", "block phys ")
+            } else {
+                ("b", "batch ")
+            };
             let batch = title
-                .split("batch ")
+                .split(split)
                 .nth(1)
                 .and_then(|b| b.trim().parse::<usize>().ok())
                 .unwrap_or(0);
@@ -723,9 +836,13 @@ impl Checker<'_> {
                     .iter()
                     .filter(|l| l.2.ends_with(':') && l.0 <= s.x)
                     .max_by_key(|l| l.0);
-                let mut c = vec![("b".to_string(), batch)];
+                let mut c = vec![(outer.to_string(), batch)];
                 for l in [panel, row, above].into_iter().flatten() {
-                    c.extend(coords(&l.2).unwrap_or_default());
+                    // a label closer to the cell wins: a block table's rows are the batch `b`
+                    for (name, v) in coords(&l.2).unwrap_or_default() {
+                        c.retain(|(n, _)| *n != name);
+                        c.push((name, v));
+                    }
                 }
                 let (Some(_), Some(col)) = (row, above) else {
                     // heat columns are labelled where a whole label fits, not every one
@@ -965,7 +1082,7 @@ fn log_terms(trace: &Trace, n: usize) -> Option<(Vec<Vec<usize>>, usize)> {
     let mut terms: Vec<(u32, Vec<usize>)> = Vec::new();
     for k in f.start as usize..w {
         let e = trace.events[k];
-        if e.op != Op::Read || e.frame == frame_id {
+        if e.op != Op::Read || e.frame == frame_id || e.buf == Buf::BlockTable {
             continue;
         }
         match terms.last_mut() {
@@ -1003,6 +1120,7 @@ fn check_walk(name: &str, walk: Walk) {
             walk: &walk,
             variant: run.variant,
             tiles,
+            cache: CacheOf::of(&walk),
             name,
         };
         let events = sample(trace.len());
@@ -1045,6 +1163,9 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "flash",
         "sliding_window",
         "sinks",
+        "window_decode",
+        "paged_decode",
+        "split_kv",
     ];
     // every scenario file the repository ships is in the list
     let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))
@@ -1272,18 +1393,36 @@ proptest! {
 fn the_oracle_tables_agree_with_the_docs_worked_offsets() {
     // q_base = 10 (MHA, T=3, H=2, D=2: i=2, h=1), k_base = 6 (j=1, h=1), scores[16] = (h1, i2, j1)
     let sh = Shape::new(1, 3, 4, 2);
-    assert_eq!(label(&layout("q", Variant::Mha, sh, (1, 1)), 10), "b0 i2 h1 d0");
-    assert_eq!(label(&layout("k", Variant::Mha, sh, (1, 1)), 6), "b0 j1 h1 d0");
-    assert_eq!(label(&layout("scores", Variant::Mha, sh, (1, 1)), 16), "b0 h1 i2 j1");
-    assert_eq!(label(&layout("scores", Variant::Baseline, sh, (1, 1)), 7), "b0 i2 j1");
+    assert_eq!(
+        label(&layout("q", Variant::Mha, sh, (1, 1), &CacheOf::default()), 10),
+        "b0 i2 h1 d0"
+    );
+    assert_eq!(
+        label(&layout("k", Variant::Mha, sh, (1, 1), &CacheOf::default()), 6),
+        "b0 j1 h1 d0"
+    );
+    assert_eq!(
+        label(&layout("scores", Variant::Mha, sh, (1, 1), &CacheOf::default()), 16),
+        "b0 h1 i2 j1"
+    );
+    assert_eq!(
+        label(&layout("scores", Variant::Baseline, sh, (1, 1), &CacheOf::default()), 7),
+        "b0 i2 j1"
+    );
     // GQA, H = 4 over H_kv = 2, D = 2: k_base = ((0*3 + 1)*2 + 1)*2 = 6
     let g = Shape::new(1, 3, 8, 4).with_kv_heads(2);
-    assert_eq!(label(&layout("k", Variant::Gqa, g, (1, 1)), 6), "b0 j1 kv_h1 d0");
-    assert_eq!(label(&layout("k", Variant::Mha, g, (1, 1)), 6), "b0 j0 h3 d0");
+    assert_eq!(
+        label(&layout("k", Variant::Gqa, g, (1, 1), &CacheOf::default()), 6),
+        "b0 j1 kv_h1 d0"
+    );
+    assert_eq!(
+        label(&layout("k", Variant::Mha, g, (1, 1), &CacheOf::default()), 6),
+        "b0 j0 h3 d0"
+    );
     let c = |v: &[(&str, usize)]| v.iter().map(|&(n, x)| (n.to_string(), x)).collect::<Vec<_>>();
     assert_eq!(
         offset(
-            &layout("scores", Variant::Mha, sh, (1, 1)),
+            &layout("scores", Variant::Mha, sh, (1, 1), &CacheOf::default()),
             &c(&[("h", 1), ("i", 2), ("j", 1)])
         ),
         Some(16)

@@ -35,6 +35,7 @@ mod display_regressions;
 mod docs;
 mod docs_keys;
 mod engine_decode;
+mod engine_decode_cache;
 mod engine_flash;
 mod engine_gqa;
 mod engine_gradients;

@@ -4,6 +4,7 @@ use attn_trace::engine::registry::given_shape;
 use attn_trace::engine::{Dropout, Passes};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace::kernels::decode::{CacheSpec, Paged};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario};
@@ -57,7 +58,7 @@ prop_compose! {
         eval in any::<bool>(),
         wrong in proptest::collection::vec(any::<bool>(), 6),
         focus in proptest::option::of((any::<bool>(), any::<bool>(), 0usize..100, 0usize..100, 0usize..100, 0usize..100)),
-        (kv_pick, rope_pick, decode) in (0usize..4, proptest::option::of((any::<bool>(), 1.001f32..1e6)), any::<bool>()),
+        (kv_pick, rope_pick, decode, paged_pick, split_pick) in (0usize..4, proptest::option::of((any::<bool>(), 1.001f32..1e6)), any::<bool>(), proptest::option::of((1usize..4, 0usize..3, 0u64..100)), proptest::option::of(1usize..16)),
     ) -> Scenario {
         // start: 0 fused from x with everything filled, 1 fused with some tensors given,
         // 2 q, k, v given, 3 separate projections, 4 cross-attention (S queries, memory)
@@ -79,6 +80,14 @@ prop_compose! {
         // flash has no decoding loop
         let decode = decode && start <= 1 && mask_kind == 0 && (dropout.is_none() || eval) && !variants.contains(&Variant::Flash);
         let passes = if decode { Passes::FORWARD } else { passes };
+        // a decode run's cache: paged (blocks dealt from a seed, a few spare) when it has no
+        // rotation, and split into up to T parts
+        let cache = CacheSpec {
+            paged: paged_pick
+                .filter(|_| decode && rope.is_none())
+                .map(|(bs, spare, seed)| Paged::shuffled(bs, b * t.div_ceil(bs) + spare, b, t, seed)),
+            split: split_pick.filter(|_| decode).map(|p| 1 + (p - 1) % t),
+        };
         let qkv = if start >= 3 { Qkv::Separate } else { Qkv::Fused };
         let pick = |names: &[&'static str]| -> Vec<&'static str> {
             names.iter().zip(&given).filter(|(_, g)| **g).map(|(n, _)| *n).collect()
@@ -166,6 +175,7 @@ prop_compose! {
             mistakes: Mistakes::of(&list),
             rope,
             decode,
+            cache,
             tiles,
             init,
             values,

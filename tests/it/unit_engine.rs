@@ -110,6 +110,7 @@ mod plan {
             mistakes: Mistakes::NONE,
             rope: None,
             decode: false,
+            cache: attn_trace::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: 1, bc: 1 }.fit(shape),
         };
         let start = std::time::Instant::now();
@@ -144,6 +145,7 @@ mod registry {
             tiles: Tiles::default().fit(shape),
             rope: None,
             decode: false,
+            cache: attn_trace::kernels::decode::CacheSpec::default(),
         }
     }
 

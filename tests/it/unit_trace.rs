@@ -19,6 +19,8 @@ mod buffers {
             kv_heads: true,
             br: 2,
             bc: 2,
+            cache: attn_trace::trace::CacheDims::default(),
+            parts: 0,
         };
         let grads: Vec<Buf> = Buf::ALL.iter().copied().filter(|b| b.primal().is_some()).collect();
         assert_eq!(grads.len(), 21);

@@ -71,6 +71,12 @@ pub enum ExplainError {
         i: usize,
         j: usize,
     },
+    /// A decode step under a sliding window never reads a key that slid out of it.
+    SlidOut {
+        i: usize,
+        j: usize,
+        w: usize,
+    },
 }
 
 impl fmt::Display for ExplainError {
@@ -97,6 +103,13 @@ impl fmt::Display for ExplainError {
                 "a decode run has no score for j={j} > i={i}: at step {i} key {j} is not generated yet",
                 i,
                 j
+            ),
+            ExplainError::SlidOut { i, j, w } => tr!(
+                "a decode step under a sliding window has no score for j={j} at i={i}: key {j} slid out of the window of {w} keys (j ≤ i − W = {lo}) and is not a sink, so step {i} never reads it, and its slot holds a later key",
+                i,
+                j,
+                w,
+                lo = i.saturating_sub(*w)
             ),
         })
     }

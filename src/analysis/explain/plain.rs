@@ -33,6 +33,8 @@ struct Ctx<'a> {
     phases: [Phase; 3],
     /// The run generated token by token from the key/value cache.
     decode: bool,
+    /// A split decode run's part length `L`: the parts of step `t` are `p*L..(p + 1)*L`.
+    split: Option<usize>,
     /// Rotary positions, when the run turned q and k.
     rope: Option<Rope>,
 }
@@ -55,6 +57,11 @@ pub(super) fn explain(
     pass: Pass,
 ) -> Result<Walkthrough> {
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
+    // a split decode run's part length, as its kernel recorded it
+    let split = trace
+        .buffer(Buf::PPart)
+        .and_then(|_| trace.consts.iter().find(|(n, _)| *n == "L"))
+        .map(|&(_, l)| l);
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
         Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
@@ -70,16 +77,23 @@ pub(super) fn explain(
             .ok_or_else(|| missing("the element in the scores layout"))?,
         ch,
         width,
-        phases: if run.decode {
-            [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum]
-        } else {
-            [Phase::Scores, Phase::Softmax, Phase::WeightedSum]
+        phases: match (run.decode, split) {
+            (true, Some(_)) => [Phase::DecodeScores, Phase::DecodePartSoftmax, Phase::DecodePartSum],
+            (true, None) => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum],
+            (false, _) => [Phase::Scores, Phase::Softmax, Phase::WeightedSum],
         },
         decode: run.decode,
+        split,
         rope: run.rope,
     };
     if run.decode && at.j > at.i {
         return Err(ExplainError::NotYetDecoded { i: at.i, j: at.j });
+    }
+    if let Mask::Window { w, .. } = mask
+        && run.decode
+        && mask.hides(at.i, at.j)
+    {
+        return Err(ExplainError::SlidOut { i: at.i, j: at.j, w });
     }
     let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
     let sh = run.shape;
@@ -126,6 +140,9 @@ pub(super) fn explain(
             sections.push(write);
             sections.push(cx.softmax()?);
             sections.push(cx.weighted_sum()?);
+            if cx.split.is_some() {
+                sections.push(cx.merge()?);
+            }
         }
         Pass::Backward => {
             if !recorded(Phase::ScoresBack) {
@@ -150,10 +167,21 @@ pub(super) fn explain(
             }
         }
     }
-    let mut how = match (mask, run.decode) {
+    let mut how = match (&mask, run.decode) {
+        (Mask::Window { w, sinks }, true) => tr!(
+            "decoded token by token through a rolling cache of N + W = {sinks} + {w} rows",
+            sinks,
+            w
+        ),
         (_, true) => tr!("decoded token by token from the KV cache").to_string(),
-        (mask, _) => crate::analysis::format::mask_words(&mask).to_string(),
+        (mask, _) => crate::analysis::format::mask_words(mask).to_string(),
     };
+    if let Some(&(_, bs)) = trace.consts.iter().find(|(n, _)| *n == "BS") {
+        how.push_str(&tr!(", paged in blocks of BS = {bs}", bs));
+    }
+    if let Some(l) = split {
+        how.push_str(&tr!(", split into parts of L = {l}", l));
+    }
     if let Some(r) = run.rope {
         how.push_str(&tr!(
             ", rope {pairs} base {base}",
@@ -277,43 +305,81 @@ impl Ctx<'_> {
     }
 
     /// A decode run: where query `i`'s step wrote its own key and value, and where key `j`'s
-    /// were written, `j` steps in.
+    /// were written, `j` steps in: found from the log, as the dot product reads them, whichever
+    /// way the cache is kept (a row per position, a rolling window's slots, a paged pool).
     fn cache(&self) -> Result<Section> {
         let t = self.trace;
         let (i, j) = (self.at.i, self.at.j);
-        let k_cache = t.buffer(Buf::KCache).ok_or_else(|| missing("k_cache buffer"))?;
-        let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
-        let at = |row: usize| {
-            head_row(k_cache.layout(), ("b", self.at.b), ("j", row), kv_h)
-                .ok_or_else(|| missing("the key's row in the k_cache layout"))
-        };
-        let mut lines = vec![
-            tr!("generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache").to_string(),
-        ];
-        for (what, row) in [(tr!("the query's own token "), i), (tr!("key j="), j)] {
-            let off = at(row)?;
-            let w = t
-                .index
-                .writes(Buf::KCache, off)
-                .first()
-                .map(|&n| n as usize)
-                .ok_or_else(|| missing("the write of the cached key"))?;
-            let ci = self.formulas(w, &["ci"]);
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
+        let pairs = self.products(w)?;
+        // the key row j of the dot product, as the step read it
+        let &(_, k_read) = pairs.first().ok_or_else(|| missing("the cached key read"))?;
+        let paged = t.buffer(Buf::BlockTable).is_some();
+        let mut lines = vec![if paged {
+            tr!("generation runs step by step: step t projects token t once and writes its key and value into row t % BS of the block the block table lists for it").to_string()
+        } else if let Mask::Window { .. } = self.mask {
+            tr!("generation runs step by step: step t projects token t once and writes its key and value into its row of the rolling cache: a sink's own row, else slot t % W after the sinks").to_string()
+        } else {
+            tr!("generation runs step by step: step t projects token t once and writes its key and value into row t of k_cache and v_cache").to_string()
+        }];
+        // the step's own token: the first k_cache write of its step; key j: the last write of
+        // the cell the dot product reads, before that read
+        let mut own = t
+            .index
+            .writes(Buf::KCache, t.events[k_read].offset as usize)
+            .iter()
+            .map(|&n| n as usize);
+        let key_write = own
+            .rfind(|&n| n < k_read)
+            .ok_or_else(|| missing("the write of the cached key"))?;
+        let step_write = t
+            .phases
+            .iter()
+            .filter(|(_, p)| *p == Phase::DecodeQkv)
+            .map(|&(n, _)| n as usize)
+            .rfind(|&n| n <= w)
+            .and_then(|start| {
+                // its first key write is channel 0 of its row; the head's row starts kv_h·D on
+                let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
+                let writes = (start..w).filter(|&n| t.events[n].buf == Buf::KCache && t.events[n].op == Op::Write);
+                let first = writes.clone().next()?;
+                let head = t.events[first].offset as usize + kv_h * self.ksh.d();
+                writes.clone().find(|&n| t.events[n].offset as usize == head)
+            })
+            .ok_or_else(|| missing("the step's write of its own key"))?;
+        for (what, row, n) in [
+            (tr!("the query's own token "), i, step_write),
+            (tr!("key j="), j, key_write),
+        ] {
+            let ci = self.formulas(n, &["ci"]);
             lines.push(tr!(
                 "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
                 what,
                 row,
-                off,
-                value = num(t.events[w].value),
-                place = self.where_(w),
+                off = t.events[n].offset,
+                value = num(t.events[n].value),
+                place = self.where_(n),
                 ci = ci.first().map_or(String::new(), String::clone)
             ));
         }
-        lines.push(tr!(
-            "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
-            i,
-            j
-        ));
+        // where step i reads key j: the offsets of the read, with the slot or block worked out
+        for line in self.formulas(k_read, &["j_blk", "k_base"]) {
+            lines.push(tr!("step {i} reads it at {line}", i, line));
+        }
+        if let Mask::Window { w, sinks } = self.mask {
+            lines.push(tr!(
+                "step {i} reads only the keys it sees: the sinks 0..{sinks} and the window {lo}..={i}; the rows of the keys that slid out hold later positions now",
+                i,
+                sinks,
+                lo = (i + 1).saturating_sub(w)
+            ));
+        } else {
+            lines.push(tr!(
+                "step {i} reads cached rows 0..={i}; row {j} has been in the cache since step {j}, nothing is computed again",
+                i,
+                j
+            ));
+        }
         Ok(Section {
             title: tr!("Before the scores: the key/value cache at step t={i}", i),
             lines,
@@ -469,7 +535,13 @@ impl Ctx<'_> {
             product = num(sum * scale)
         )];
         let (i, j) = (self.at.i, self.at.j);
-        if self.decode {
+        if self.decode && matches!(self.mask, Mask::Window { .. }) {
+            lines.push(tr!(
+                "mask: none needed: step {i} reads only the cached keys it sees: {reason}",
+                i,
+                reason = mask_reason(&self.mask, i, j)
+            ));
+        } else if self.decode {
             lines.push(tr!(
                 "mask: none needed: step {i} reads the cached keys 0..={i} only, key {j} among them",
                 i,
@@ -516,29 +588,54 @@ impl Ctx<'_> {
         let span = row.start as usize..row.end as usize;
         let row_off = self.off - self.at.j;
         let mut lines = self.formulas(first, &["row"]);
-        // a decode step's row holds the t + 1 keys generated so far
-        let tt = if self.decode { self.at.i + 1 } else { self.ksh.t };
-        let keys = if self.decode {
-            tr!("0..={i}, the cached positions", i = self.at.i)
-        } else {
-            "0..T".to_string()
+        let (i, focus) = (self.at.i, self.at.j);
+        // the keys of the row's softmax: all T, a decode step's t + 1 or those its window
+        // keeps, or the element's part of a split step
+        let (keys, probs_buf): (Vec<usize>, Buf) = match (self.decode, self.split) {
+            (true, Some(l)) => {
+                let p = focus / l;
+                ((p * l..((p + 1) * l).min(i + 1)).collect(), Buf::PPart)
+            }
+            (true, None) => ((0..=i).filter(|&j| !self.mask.hides(i, j)).collect(), Buf::Probs),
+            (false, _) => ((0..self.ksh.t).collect(), Buf::Probs),
+        };
+        let (&lo, &hi) = keys
+            .first()
+            .zip(keys.last())
+            .ok_or_else(|| missing("the keys of the row"))?;
+        let which = match (self.decode, self.split, &self.mask) {
+            (true, Some(l), _) => tr!(
+                "{lo}..={hi}, part p = j / L = {j} / {l} = {p} of the cached positions",
+                lo,
+                hi,
+                j = focus,
+                l,
+                p = focus / l
+            ),
+            (true, None, Mask::Window { .. }) => {
+                let list: Vec<String> = keys.iter().map(ToString::to_string).collect();
+                let set = format!("{{{}}}", list.join(", "));
+                tr!("{set}, the cached positions the window keeps", set)
+            }
+            (true, None, _) => tr!("0..={i}, the cached positions", i),
+            (false, _, _) => "0..T".to_string(),
         };
         lines.push(tr!(
             "the row is scores.data[{row_off}..={end}], one score per key j in {keys}",
             row_off,
-            end = row_off + tt - 1,
-            keys
+            end = row_off + self.ksh.t - 1,
+            keys = which
         ));
         // per key: the score read in the max pass, the exponential and the probability written
         let mut rows = Vec::new();
         let mut max = f32::NEG_INFINITY;
         let mut total = 0.0f32;
-        for jj in 0..tt {
+        for &jj in &keys {
             let score = t.value_at(Buf::Scores, row_off + jj, span.start);
             max = max.max(score);
             let writes: Vec<usize> = t
                 .index
-                .writes(Buf::Probs, row_off + jj)
+                .writes(probs_buf, row_off + jj)
                 .iter()
                 .map(|&n| n as usize)
                 .filter(|n| span.contains(n))
@@ -551,6 +648,7 @@ impl Ctx<'_> {
             total += e;
             rows.push((jj, score, e, p, p_at));
         }
+        let tt = keys.len();
         lines.push(tr!(
             "max = {max}   (read first, so exp never overflows)",
             max = num(max)
@@ -562,10 +660,9 @@ impl Ctx<'_> {
             pad_left(tr!("exp(score − max)"), 16),
             pad_left(tr!("prob"), 8)
         ));
-        let focus = self.at.j;
         let mut gap = false;
-        for &(jj, score, e, p, _) in &rows {
-            let show = tt <= 12 || jj < 4 || jj + 2 >= tt || jj.abs_diff(focus) <= 1;
+        for (k, &(jj, score, e, p, _)) in rows.iter().enumerate() {
+            let show = tt <= 12 || k < 4 || k + 2 >= tt || jj.abs_diff(focus) <= 1;
             if !show {
                 if !gap {
                     lines.push(format!("{:>4}", "…"));
@@ -582,12 +679,44 @@ impl Ctx<'_> {
                 num(p)
             ));
         }
-        lines.push(tr!(
-            "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
-            total = num(total)
-        ));
-        let (_, _, _, p, p_at) = rows[focus];
-        if self.mask.hides(self.at.i, focus) && !self.decode {
+        lines.push(if self.split.is_some() {
+            tr!(
+                "Σ exp = {total}; each prob = exp / Σ exp, so the part's probabilities sum to 1",
+                total = num(total)
+            )
+        } else {
+            tr!(
+                "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
+                total = num(total)
+            )
+        });
+        let &(_, _, _, p, p_at) = rows
+            .iter()
+            .find(|r| r.0 == focus)
+            .ok_or_else(|| missing("the element's probability"))?;
+        if let Some(l) = self.split {
+            // the part's log-sum-exp, written after its softmax: what the merge weighs it by
+            let lse_at = span
+                .clone()
+                .rev()
+                .find(|&n| t.events[n].buf == Buf::LsePart && t.events[n].op == Op::Write)
+                .ok_or_else(|| missing("the part's log-sum-exp"))?;
+            lines.push(tr!(
+                "this element: p_part.data[{off}] = {p} ({place}), its share of part {part} alone",
+                off = self.off,
+                p = num(p),
+                place = self.where_(p_at),
+                part = focus / l
+            ));
+            lines.push(format!(
+                "{} = max + ln Σ exp = {} + ln {} = {}   ({})",
+                self.cell(lse_at),
+                num(max),
+                num(total),
+                num(t.events[lse_at].value),
+                self.where_(lse_at)
+            ));
+        } else if self.mask.hides(self.at.i, focus) && !self.decode {
             lines.push(tr!(
                 "this element: exp(-1e9 − max) = 0, so probs.data[{off}] = {p} ({place})",
                 off = self.off,
@@ -606,28 +735,51 @@ impl Ctx<'_> {
             Variant::Baseline => String::new(),
             Variant::Mha | Variant::Flash | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
         };
-        Ok(Section {
-            title: tr!(
+        let title = match self.split {
+            Some(l) => tr!(
+                "3. Softmax of part p={p} of row (b={b}{head}, i={i})",
+                p = focus / l,
+                b = self.at.b,
+                head,
+                i = self.at.i
+            ),
+            None => tr!(
                 "3. Softmax of row (b={b}{head}, i={i})",
                 b = self.at.b,
                 head,
                 i = self.at.i
             ),
-            lines,
-        })
+        };
+        Ok(Section { title, lines })
     }
 
     /// The weighted sum of the element's query row.
     fn weighted_sum(&self) -> Result<Section> {
         let t = self.trace;
-        let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
         let width = self.width.1;
-        let coords = [("b", self.at.b), ("i", self.at.i), ("h", self.at.h)];
-        let base = att
-            .layout()
-            .offset_of(&coords)
-            .ok_or_else(|| missing("the element's row in the att layout"))?;
+        // a split step's weighted sum is the element's part's own, into o_part
+        let (target, base) = match self.split {
+            Some(l) => {
+                let o_part = t.buffer(Buf::OPart).ok_or_else(|| missing("o_part buffer"))?;
+                let coords = [
+                    ("b", self.at.b),
+                    ("h", self.at.h),
+                    ("t", self.at.i),
+                    ("p", self.at.j / l),
+                ];
+                (Buf::OPart, o_part.layout().offset_of(&coords))
+            }
+            None => {
+                let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
+                let coords = [("b", self.at.b), ("i", self.at.i), ("h", self.at.h)];
+                (Buf::Att, att.layout().offset_of(&coords))
+            }
+        };
+        let base = base.ok_or_else(|| missing("the element's row in the att layout"))?;
         let formula = match (self.variant, self.decode) {
+            _ if self.split.is_some() => {
+                "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)"
+            }
             (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
             (Variant::Mha | Variant::Flash, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
             (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
@@ -637,9 +789,10 @@ impl Ctx<'_> {
         let mut lines = vec![formula.to_string()];
         let mut sums = Vec::new();
         for k in 0..width {
-            let w = self.write_in(Buf::Att, base + k, self.phases[2])?;
+            let w = self.write_in(target, base + k, self.phases[2])?;
             if k == 0 {
                 let names: &[&str] = match (self.variant, self.decode) {
+                    _ if self.split.is_some() => &["o_base"],
                     (Variant::Baseline, false) => &["ai"],
                     _ => &["a_base"],
                 };
@@ -672,15 +825,137 @@ impl Ctx<'_> {
             sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
         }
         lines.extend(sums);
-        let p = t.value_at(Buf::Probs, self.off, t.len().saturating_sub(1));
+        let probs_buf = if self.split.is_some() { Buf::PPart } else { Buf::Probs };
+        let p = t.value_at(probs_buf, self.off, t.len().saturating_sub(1));
         lines.push(tr!(
             "[bracketed]: this element's term, its probability {p} times channel {ch} of v row j={j}",
             p = num(p),
             ch = self.ch,
             j = self.at.j
         ));
+        let title = match self.split {
+            Some(l) => tr!(
+                "4. Weighted sum of part p={p} for query i={i}",
+                p = self.at.j / l,
+                i = self.at.i
+            ),
+            None => tr!("4. Weighted sum for query i={i}", i = self.at.i),
+        };
+        Ok(Section { title, lines })
+    }
+
+    /// A split decode step's merge: the parts weighed by the softmax of their log-sum-exps,
+    /// then summed into `att`, with the element's part in brackets.
+    fn merge(&self) -> Result<Section> {
+        let t = self.trace;
+        let l = self.split.ok_or_else(|| missing("the split"))?;
+        let part = self.at.j / l;
+        let att = t.buffer(Buf::Att).ok_or_else(|| missing("att buffer"))?;
+        let coords = [("b", self.at.b), ("i", self.at.i), ("h", self.at.h)];
+        let base = att
+            .layout()
+            .offset_of(&coords)
+            .ok_or_else(|| missing("the element's row in the att layout"))?;
+        let w0 = self.write_in(Buf::Att, base, Phase::DecodeMerge)?;
+        let lse_row = t
+            .view(w0)
+            .derived
+            .iter()
+            .find(|d| d.name == "lse_row")
+            .map(|d| d.value)
+            .ok_or_else(|| missing("the merge's lse_row"))?;
+        // the weights' iteration for this head: the one around the last write of its first
+        // weight before the merge
+        let w_first = t
+            .index
+            .writes(Buf::WPart, lse_row)
+            .iter()
+            .map(|&n| n as usize)
+            .rfind(|&n| n < w0)
+            .ok_or_else(|| missing("the merge's weights"))?;
+        let head = t
+            .frames_of(w_first)
+            .into_iter()
+            .rev()
+            .nth(1)
+            .ok_or_else(|| missing("the merge's head frame"))?;
+        let span = head.start as usize..head.end as usize;
+        let parts = self.at.i / l + 1;
+        let mut lines = vec![
+            tr!("the parts' outputs are weighed by w_part = softmax(lse_part): each part's share of the whole row's Σ exp").to_string(),
+        ];
+        lines.extend(self.formulas(w0, &["lse_row"]));
+        lines.push(format!(
+            "{:>4}  {}  {}  {}",
+            "p",
+            pad_left("lse_part", 10),
+            pad_left(tr!("exp(lse − max)"), 16),
+            pad_left("w_part", 8)
+        ));
+        let mut max = f32::NEG_INFINITY;
+        let mut total = 0.0f32;
+        for p in 0..parts {
+            let lse = t.value_at(Buf::LsePart, lse_row + p, span.start);
+            max = max.max(lse);
+            let writes: Vec<usize> = t
+                .index
+                .writes(Buf::WPart, lse_row + p)
+                .iter()
+                .map(|&n| n as usize)
+                .filter(|n| span.contains(n))
+                .collect();
+            let (&e_at, &w_at) = writes
+                .first()
+                .zip(writes.last())
+                .ok_or_else(|| missing("the merge's weights"))?;
+            let (e, w) = (t.events[e_at].value, t.events[w_at].value);
+            total += e;
+            let mark = if p == part {
+                tr!("   ◀ the element's part")
+            } else {
+                ""
+            };
+            lines.push(format!("{p:>4}  {:>10}  {:>16}  {:>8}{mark}", num(lse), num(e), num(w)));
+        }
+        lines.push(tr!(
+            "max = {max}; Σ exp = {total}; each w_part = exp / Σ exp",
+            max = num(max),
+            total = num(total)
+        ));
+        lines.push("att[b,t,h,d] = Σ_p w_part[p] · o_part[p,d]".to_string());
+        lines.extend(self.formulas(w0, &["a_base"]));
+        let mut sums = Vec::new();
+        for k in 0..self.width.1 {
+            let w = self.write_in(Buf::Att, base + k, Phase::DecodeMerge)?;
+            let terms: Vec<String> = self
+                .products(w)?
+                .iter()
+                .enumerate()
+                .map(|(p, &(a, b))| {
+                    let term = format!("{}×{}", par(t.events[a].value), par(t.events[b].value));
+                    if p == part { format!("[{term}]") } else { term }
+                })
+                .collect();
+            sums.push(format!(
+                "{}={k}: {} = {} = {}",
+                self.ch,
+                self.cell(w),
+                elide(terms, KEEP, " + "),
+                num(t.events[w].value)
+            ));
+        }
+        if sums.len() > KEEP {
+            let n = sums.len();
+            sums.drain(KEEP - 2..n - 2);
+            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
+        }
+        lines.extend(sums);
+        lines.push(tr!(
+            "[bracketed]: the element's part p={part}, its weight times channel d of its o_part",
+            part
+        ));
         Ok(Section {
-            title: tr!("4. Weighted sum for query i={i}", i = self.at.i),
+            title: tr!("5. Merge of the parts for query i={i} (decode_merge)", i = self.at.i),
             lines,
         })
     }

@@ -75,11 +75,20 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
             msg!("the turn by −tθ_m, for dQ and for dK"),
         ],
         (Phase::DecodeQkv, _) => &["qkv[t] = x[t]·W_qkv + b_qkv → q[t], k_cache[t], v_cache[t]"],
-        (Phase::DecodeScores, false) => &["S[t,j] = Q[t]·K_cache[j] / √C,  j = 0..=t"],
-        (Phase::DecodeScores, true) => &["S_h[t,j] = Q_h[t]·K_cache,g[j] / √D,  j = 0..=t,  g = h/(H/H_kv)"],
-        (Phase::DecodeSoftmax, _) => &["P[t,j] = exp(S[t,j] − m) / Σ_{k ≤ t} exp(S[t,k] − m),  j = 0..=t"],
-        (Phase::DecodeSum, false) => &["att[t] = Σ_{j ≤ t} P[t,j] V_cache[j]"],
-        (Phase::DecodeSum, true) => &["Y_h[t] = Σ_{j ≤ t} P_h[t,j] V_cache,g[j],  g = h/(H/H_kv)"],
+        (Phase::DecodeScores, false) => &["S[t,j] = Q[t]·K_cache[j] / √C,  j ≤ t cached and seen"],
+        (Phase::DecodeScores, true) => {
+            &["S_h[t,j] = Q_h[t]·K_cache,g[j] / √D,  j ≤ t cached and seen,  g = h/(H/H_kv)"]
+        }
+        (Phase::DecodeSoftmax, _) => &["P[t,j] = exp(S[t,j] − m) / Σ_k exp(S[t,k] − m),  j, k ≤ t seen"],
+        (Phase::DecodeSum, false) => &["att[t] = Σ_j P[t,j] V_cache[j],  j ≤ t seen"],
+        (Phase::DecodeSum, true) => &["Y_h[t] = Σ_j P_h[t,j] V_cache,g[j],  j ≤ t seen,  g = h/(H/H_kv)"],
+        (Phase::DecodePartSoftmax, _) => &[
+            "P_p[t,j] = exp(S[t,j] − m_p) / Σ_{k in p} exp(S[t,k] − m_p),  j in part p",
+            "lse_part[p] = m_p + ln Σ_{k in p} exp(S[t,k] − m_p)",
+        ],
+        (Phase::DecodePartSum, _) => &["o_part[p] = Σ_{j in p} P_p[t,j] V_cache[j]"],
+        (Phase::DecodeMergeWeights, _) => &["w_part[p] = exp(lse_part[p] − max) / Σ_q exp(lse_part[q] − max)"],
+        (Phase::DecodeMerge, _) => &["att[t] = Σ_p w_part[p]·o_part[p]"],
         (Phase::DecodeOut, _) => &["out[t] = att[t]·W_proj + b_proj"],
     }
 }
@@ -136,7 +145,14 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 four(v.value)
             ))),
         }
-    } else if matches!(v.phase, Phase::Softmax | Phase::SoftmaxBack | Phase::DecodeSoftmax) {
+    } else if matches!(
+        v.phase,
+        Phase::Softmax
+            | Phase::SoftmaxBack
+            | Phase::DecodeSoftmax
+            | Phase::DecodePartSoftmax
+            | Phase::DecodeMergeWeights
+    ) {
         out.extend(softmax_lines(ctx));
     } else if matches!(v.phase, Phase::Rope | Phase::RopeBack) {
         out.extend(rope_lines(ctx));
@@ -339,15 +355,13 @@ fn dropout_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 /// Softmax rows are three passes (max, exponentials, normalise) forward and two backward; the
 /// position in the row's iteration says which one the cursor is in.
 fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    if ctx.view.phase != Phase::SoftmaxBack {
+        return softmax_forward_lines(ctx);
+    }
     let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
-    // a decode step's row holds the t + 1 positions generated so far
-    let T = if v.phase == Phase::DecodeSoftmax {
-        var(v, names::T) + 1
-    } else {
-        ctx.walk.shape.t
-    };
+    let T = ctx.walk.shape.t;
     let Some(row_frame) = tr
         .frame_ids(ctx.cursor)
         .into_iter()
@@ -362,50 +376,7 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
     let n = ctx.cursor;
     let mut out = Vec::new();
-    if matches!(v.phase, Phase::Softmax | Phase::DecodeSoftmax) {
-        let m = (0..T).map(|k| at(Buf::Scores, k, n)).fold(f32::NEG_INFINITY, f32::max);
-        if p < T {
-            let so_far = (0..=j.min(T - 1))
-                .map(|k| at(Buf::Scores, k, n))
-                .fold(f32::NEG_INFINITY, f32::max);
-            out.push(Line::from(vec![
-                Span::raw(tr!(
-                    "pass a: row max so far m = max(S[{row}..={end}]) = ",
-                    row,
-                    end = row + j
-                )),
-                Span::styled(num(so_far), t.number()),
-            ]));
-        } else if p < 3 * T {
-            let s = at(Buf::Scores, j, n);
-            let e = crate::tensor::simd::exp(s - m);
-            let written = if v.op == Op::Write { j + 1 } else { j };
-            let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
-            out.push(Line::from(vec![
-                Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
-                Span::styled(four(e), t.number()),
-            ]));
-            out.push(Line::from(tr!(
-                "Σ e so far ({written} of {T}) = {sum}",
-                written,
-                T,
-                sum = four(sum)
-            )));
-        } else {
-            let end_b = row_frame.start as usize + 3 * T - 1;
-            let sum: f32 = (0..T).map(|k| at(Buf::Probs, k, end_b)).sum();
-            let e = at(Buf::Probs, j, end_b);
-            out.push(Line::from(vec![
-                Span::raw(tr!(
-                    "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
-                    j,
-                    e = four(e),
-                    sum = four(sum)
-                )),
-                Span::styled(four(e / sum), t.number()),
-            ]));
-        }
-    } else if p < 2 * T {
+    if p < 2 * T {
         let upto = if v.buf == Buf::Probs { j + 1 } else { j };
         let dot: f32 = (0..upto).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
         out.push(Line::from(vec![
@@ -423,6 +394,130 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
                 dot = rhs(four(dot))
             )),
             Span::styled(four(pj * (dpj - dot)), t.number()),
+        ]));
+    }
+    out
+}
+
+/// A forward softmax over the columns of one row, as the log made it: the columns' offsets in
+/// the order pass a read them (all `T` keys, a decode step's keys, the keys its window keeps, a
+/// part of a split step, or the parts' log-sum-exps of a merge), what it reads and writes.
+struct SoftRow {
+    cols: Vec<(usize, usize)>,
+    x: Buf,
+    y: Buf,
+    /// Events of the column iterations, in order: pass a's reads, then pass b's and pass c's
+    /// read-write pairs.
+    events: Vec<usize>,
+}
+
+/// The softmax made in iteration `row`: its column iterations are the ones nested in it (a read
+/// of the row's own, as a sink logit, is not a column).
+fn soft_row(tr: &crate::trace::Trace, row: u32) -> Option<SoftRow> {
+    let f = tr.frame(row)?;
+    let events: Vec<usize> = (f.start as usize..f.end as usize)
+        .filter(|&k| tr.events[k].frame != row)
+        .collect();
+    let first_write = events.iter().position(|&k| tr.events[k].op == Op::Write)?;
+    // pass a reads every column once; pass b starts with a read of its first column
+    let reads = &events[..first_write.checked_sub(1)?];
+    let cols = reads
+        .iter()
+        .map(|&k| {
+            tr.frame(tr.events[k].frame)
+                .map(|c| (c.vals[0] as usize, c.vals[1] as usize))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some(SoftRow {
+        x: tr.events[*reads.first()?].buf,
+        y: tr.events[events[first_write]].buf,
+        events: events[..5 * cols.len()].to_vec(),
+        cols,
+    })
+}
+
+/// A forward softmax's three passes, over whichever columns its row has; and, after a split
+/// step's part, the part's log-sum-exp `m + ln Σ e`.
+fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let v = &ctx.view;
+    let tr = ctx.trace;
+    let n = ctx.cursor;
+    let ids = tr.frame_ids(n);
+    // the row is the iteration around the column's; a part's log-sum-exp is written in the row's
+    let lse = v.buf == Buf::LsePart && v.op == Op::Write;
+    let Some(row) = (if lse { ids.first() } else { ids.get(1) }).and_then(|&id| soft_row(tr, id)) else {
+        return Vec::new();
+    };
+    let T = row.cols.len();
+    let x_name = if row.x == Buf::Scores {
+        "S".to_string()
+    } else {
+        row.x.name().to_string()
+    };
+    let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row.cols[k].1, n);
+    let m = (0..T).map(|k| at(row.x, k, n)).fold(f32::NEG_INFINITY, f32::max);
+    let mut out = Vec::new();
+    if lse {
+        let end = *row.events.last().unwrap_or(&n);
+        let sum: f32 = (0..T).map(|k| at(row.y, k, row.events[3 * T - 1].min(end))).sum();
+        out.push(Line::from(vec![
+            Span::raw(tr!("lse = m + ln Σ e = {m} + ln {sum} = ", m = num(m), sum = four(sum))),
+            Span::styled(four(v.value), t.number()),
+        ]));
+        return out;
+    }
+    let Some(pos) = row.events.iter().position(|&k| k == n) else {
+        return Vec::new();
+    };
+    if pos < T {
+        let so_far = (0..=pos).map(|k| at(row.x, k, n)).fold(f32::NEG_INFINITY, f32::max);
+        let offs: Vec<usize> = row.cols[..=pos].iter().map(|c| c.1).collect();
+        let contiguous = offs.windows(2).all(|w| w[1] == w[0] + 1);
+        let range = if contiguous {
+            format!("{}..={}", offs[0], offs[pos])
+        } else {
+            offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+        };
+        out.push(Line::from(vec![
+            Span::raw(tr!(
+                "pass a: row max so far m = max({x}[{range}]) = ",
+                x = x_name,
+                range
+            )),
+            Span::styled(num(so_far), t.number()),
+        ]));
+    } else if pos < 3 * T {
+        let k = (pos - T) / 2;
+        let j = row.cols[k].0;
+        let s = at(row.x, k, n);
+        let e = crate::tensor::simd::exp(s - m);
+        let written = if v.op == Op::Write { k + 1 } else { k };
+        let sum: f32 = (0..written).map(|q| at(row.y, q, n)).sum();
+        out.push(Line::from(vec![
+            Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
+            Span::styled(four(e), t.number()),
+        ]));
+        out.push(Line::from(tr!(
+            "Σ e so far ({written} of {T}) = {sum}",
+            written,
+            T,
+            sum = four(sum)
+        )));
+    } else {
+        let k = (pos - 3 * T) / 2;
+        let j = row.cols[k].0;
+        let end_b = row.events[3 * T - 1];
+        let sum: f32 = (0..T).map(|q| at(row.y, q, end_b)).sum();
+        let e = at(row.y, k, end_b);
+        out.push(Line::from(vec![
+            Span::raw(tr!(
+                "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+                j,
+                e = four(e),
+                sum = four(sum)
+            )),
+            Span::styled(four(e / sum), t.number()),
         ]));
     }
     out

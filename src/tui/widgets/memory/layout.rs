@@ -458,10 +458,13 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
             title.extend(rows(names::I, &r.rows_i).or_else(|| rows(names::J, &r.rows_j)));
         }
     }
-    let batch = if layout.row_dim().is_some_and(|r| r > 0) {
-        tr!("  batch {b}", b = layout.index(focus)[0])
-    } else {
-        String::new()
+    // the fixed outer dimension: the batch, or the block of a paged cache's pool
+    let batch = match layout.dims.first() {
+        Some(d) if layout.row_dim().is_some_and(|r| r > 0) && d.name == names::PHYS => {
+            tr!("  block phys {p}", p = layout.index(focus)[0])
+        }
+        _ if layout.row_dim().is_some_and(|r| r > 0) => tr!("  batch {b}", b = layout.index(focus)[0]),
+        _ => String::new(),
     };
     // a title wider than the panel gives up the stored shape first, then the middle ends in
     // `…` (the batch stays: it tells which rows these are)
