@@ -148,24 +148,12 @@ fn seen(cache: Cache<'_>, t: usize) -> std::iter::Chain<std::ops::Range<usize>, 
 /// iterations opened.
 fn enter_step<R: Recorder>(rec: &mut R, sh: Shape, cache: Cache<'_>, bb: usize, t: usize, xi: usize) -> (usize, usize) {
     let (T, kv) = (sh.t, sh.kv_c());
-    match cache {
-        Cache::Contiguous => {
-            let ci = (bb * T + t) * kv;
-            rec.enter(&["t", "xi", "ci"], [t, xi, ci]);
-            (ci, 1)
-        }
+    let ci = match cache {
+        Cache::Contiguous => (bb * T + t) * kv,
         // a sink keeps its own row for good
-        Cache::Rolling { w: W, sinks: N } if t < N => {
-            let ci = (bb * (N + W) + t) * kv;
-            rec.enter(&["t", "xi", "ci"], [t, xi, ci]);
-            (ci, 1)
-        }
+        Cache::Rolling { w: W, sinks: N } if t < N => (bb * (N + W) + t) * kv,
         // a later token takes slot t % W: the row of t − W, which no query from t on can see
-        Cache::Rolling { w: W, sinks: N } => {
-            let ci = (bb * (N + W) + N + t % W) * kv;
-            rec.enter(&["t", "xi", "ci"], [t, xi, ci]);
-            (ci, 1)
-        }
+        Cache::Rolling { w: W, sinks: N } => (bb * (N + W) + N + t % W) * kv,
         // the table names the block that holds position t; t % BS is its row there
         Cache::Paged { bs: BS, mb: MB, table } => {
             let blk = t / BS;
@@ -173,9 +161,11 @@ fn enter_step<R: Recorder>(rec: &mut R, sh: Shape, cache: Cache<'_>, bb: usize, 
             let phys = rec.read(Buf::BlockTable, table, bb * MB + blk) as usize;
             let ci = (phys * BS + t % BS) * kv;
             rec.enter(&["phys", "ci"], [phys, ci]);
-            (ci, 2)
+            return (ci, 2);
         }
-    }
+    };
+    rec.enter(&["t", "xi", "ci"], [t, xi, ci]);
+    (ci, 1)
 }
 
 /// Enters the iteration of cached position `j` for query head `hh` (key/value head `kv_h`),
@@ -193,59 +183,34 @@ fn enter_key<R: Recorder>(
 ) -> (usize, usize) {
     let (T, H_kv, D) = (sh.t, sh.h_kv, sh.d());
     let key = matches!(which, Row::Key);
-    match cache {
-        Cache::Contiguous => {
-            let base = ((bb * T + j) * H_kv + kv_h) * D;
-            rec.enter(
-                if key {
-                    &["j", "k_base", "off"]
-                } else {
-                    &["j", "v_base", "off"]
-                },
-                [j, base, off],
-            );
-            (base, 1)
-        }
-        Cache::Rolling { w: W, sinks: N } if j < N => {
-            let base = ((bb * (N + W) + j) * H_kv + kv_h) * D;
-            rec.enter(
-                if key {
-                    &["j", "k_base", "off"]
-                } else {
-                    &["j", "v_base", "off"]
-                },
-                [j, base, off],
-            );
-            (base, 1)
-        }
-        Cache::Rolling { w: W, sinks: N } => {
-            let base = ((bb * (N + W) + N + j % W) * H_kv + kv_h) * D;
-            rec.enter(
-                if key {
-                    &["j", "k_base", "off"]
-                } else {
-                    &["j", "v_base", "off"]
-                },
-                [j, base, off],
-            );
-            (base, 1)
-        }
+    let base = match cache {
+        Cache::Contiguous => ((bb * T + j) * H_kv + kv_h) * D,
+        // a sink's own row
+        Cache::Rolling { w: W, sinks: N } if j < N => ((bb * (N + W) + j) * H_kv + kv_h) * D,
+        // a later key's window slot after the sinks
+        Cache::Rolling { w: W, sinks: N } => ((bb * (N + W) + N + j % W) * H_kv + kv_h) * D,
+        // row j % BS of the block the table names for position j
         Cache::Paged { bs: BS, mb: MB, table } => {
             let j_blk = j / BS;
             rec.enter(&["j", "j_blk", "off"], [j, j_blk, off]);
             let j_phys = rec.read(Buf::BlockTable, table, bb * MB + j_blk) as usize;
             let base = ((j_phys * BS + j % BS) * H_kv + kv_h) * D;
-            rec.enter(
-                if key {
-                    &["j_phys", "k_base"]
-                } else {
-                    &["j_phys", "v_base"]
-                },
-                [j_phys, base],
-            );
-            (base, 2)
+            let names = if key {
+                &["j_phys", "k_base"]
+            } else {
+                &["j_phys", "v_base"]
+            };
+            rec.enter(names, [j_phys, base]);
+            return (base, 2);
         }
-    }
+    };
+    let names = if key {
+        &["j", "k_base", "off"]
+    } else {
+        &["j", "v_base", "off"]
+    };
+    rec.enter(names, [j, base, off]);
+    (base, 1)
 }
 
 /// Closes `n` iterations.

@@ -263,6 +263,38 @@ impl Ctx<'_> {
             .collect())
     }
 
+    /// One line per channel of a weighted sum, `d=k: cell = a×b + … = value`, from the writes
+    /// `writes` (channel k's at `writes[k]`), the term that `mark(term, first factor)` picks in
+    /// brackets; past `KEEP` channels the middle ones are said, not listed.
+    fn channel_sums(&self, writes: &[usize], mark: impl Fn(usize, usize) -> bool) -> Result<Vec<String>> {
+        let t = self.trace;
+        let mut sums = Vec::new();
+        for (k, &w) in writes.iter().enumerate() {
+            let terms: Vec<String> = self
+                .products(w)?
+                .iter()
+                .enumerate()
+                .map(|(n, &(a, b))| {
+                    let term = format!("{}×{}", par(t.events[a].value), par(t.events[b].value));
+                    if mark(n, a) { format!("[{term}]") } else { term }
+                })
+                .collect();
+            sums.push(format!(
+                "{}={k}: {} = {} = {}",
+                self.ch,
+                self.cell(w),
+                elide(terms, KEEP, " + "),
+                num(t.events[w].value)
+            ));
+        }
+        if sums.len() > KEEP {
+            let n = sums.len();
+            sums.drain(KEEP - 2..n - 2);
+            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
+        }
+        Ok(sums)
+    }
+
     /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
     fn before_in_frame(&self, n: usize) -> Result<std::ops::Range<usize>> {
         let frames = self.trace.frames_of(n);
@@ -787,44 +819,17 @@ impl Ctx<'_> {
             (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
         };
         let mut lines = vec![formula.to_string()];
-        let mut sums = Vec::new();
-        for k in 0..width {
-            let w = self.write_in(target, base + k, self.phases[2])?;
-            if k == 0 {
-                let names: &[&str] = match (self.variant, self.decode) {
-                    _ if self.split.is_some() => &["o_base"],
-                    (Variant::Baseline, false) => &["ai"],
-                    _ => &["a_base"],
-                };
-                lines.extend(self.formulas(w, names));
-            }
-            let pairs = self.products(w)?;
-            // this element's term in brackets: its probability times v row j
-            let terms: Vec<String> = pairs
-                .iter()
-                .map(|&(p, v)| {
-                    let term = format!("{}×{}", par(t.events[p].value), par(t.events[v].value));
-                    if t.events[p].offset as usize == self.off {
-                        format!("[{term}]")
-                    } else {
-                        term
-                    }
-                })
-                .collect();
-            sums.push(format!(
-                "{}={k}: {} = {} = {}",
-                self.ch,
-                self.cell(w),
-                elide(terms, KEEP, " + "),
-                num(t.events[w].value)
-            ));
-        }
-        if sums.len() > KEEP {
-            let n = sums.len();
-            sums.drain(KEEP - 2..n - 2);
-            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
-        }
-        lines.extend(sums);
+        let writes = (0..width)
+            .map(|k| self.write_in(target, base + k, self.phases[2]))
+            .collect::<Result<Vec<_>>>()?;
+        let names: &[&str] = match (self.variant, self.decode) {
+            _ if self.split.is_some() => &["o_base"],
+            (Variant::Baseline, false) => &["ai"],
+            _ => &["a_base"],
+        };
+        lines.extend(self.formulas(writes[0], names));
+        // this element's term in brackets: its probability times v row j
+        lines.extend(self.channel_sums(&writes, |_, p| t.events[p].offset as usize == self.off)?);
         let probs_buf = if self.split.is_some() { Buf::PPart } else { Buf::Probs };
         let p = t.value_at(probs_buf, self.off, t.len().saturating_sub(1));
         lines.push(tr!(
@@ -924,32 +929,11 @@ impl Ctx<'_> {
         ));
         lines.push("att[b,t,h,d] = Σ_p w_part[p] · o_part[p,d]".to_string());
         lines.extend(self.formulas(w0, &["a_base"]));
-        let mut sums = Vec::new();
-        for k in 0..self.width.1 {
-            let w = self.write_in(Buf::Att, base + k, Phase::DecodeMerge)?;
-            let terms: Vec<String> = self
-                .products(w)?
-                .iter()
-                .enumerate()
-                .map(|(p, &(a, b))| {
-                    let term = format!("{}×{}", par(t.events[a].value), par(t.events[b].value));
-                    if p == part { format!("[{term}]") } else { term }
-                })
-                .collect();
-            sums.push(format!(
-                "{}={k}: {} = {} = {}",
-                self.ch,
-                self.cell(w),
-                elide(terms, KEEP, " + "),
-                num(t.events[w].value)
-            ));
-        }
-        if sums.len() > KEEP {
-            let n = sums.len();
-            sums.drain(KEEP - 2..n - 2);
-            sums.insert(KEEP - 2, tr!("… ({n} channels in all)", n));
-        }
-        lines.extend(sums);
+        let writes = (0..self.width.1)
+            .map(|k| self.write_in(Buf::Att, base + k, Phase::DecodeMerge))
+            .collect::<Result<Vec<_>>>()?;
+        // the element's part in brackets: its weight times its o_part
+        lines.extend(self.channel_sums(&writes, |p, _| p == part)?);
         lines.push(tr!(
             "[bracketed]: the element's part p={part}, its weight times channel d of its o_part",
             part
