@@ -342,6 +342,7 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels:
             rope: None,
             decode: false,
             tiles: Tiles { br: tile, bc: tile }.fit(shape),
+            sink: false,
         }
     };
     let rows = lengths

@@ -125,7 +125,7 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
             for hh in 0..H {
                 let row = ((bb * H + hh) * T + t) * T;
                 rec.enter(&["hh", "row"], [hh, row]);
-                softmax::row_forward(rec, t + 1, row, scores, probs);
+                softmax::row_forward(rec, t + 1, row, scores, probs, None);
                 rec.exit();
             }
 

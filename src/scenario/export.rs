@@ -40,6 +40,7 @@ impl Scenario {
             mistakes: inputs.mistakes,
             rope: inputs.rope,
             decode: false,
+            sink_logit: inputs.sink.is_some(),
             tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,

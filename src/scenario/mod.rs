@@ -61,6 +61,9 @@ pub struct Scenario {
     pub rope: Option<Rope>,
     /// Generation token by token from a key/value cache (`[run].decode`), forward only.
     pub decode: bool,
+    /// gpt-oss's learned sink logit per head in every softmax row (`[run].sink_logit`), its
+    /// values `sink [H]` given in `[values]` or filled from `[init]`.
+    pub sink_logit: bool,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
@@ -202,6 +205,7 @@ pub(crate) struct Options {
     pub mistakes: Mistakes,
     pub rope: Option<Rope>,
     pub decode: bool,
+    pub sink_logit: bool,
     pub tiles: Tiles,
 }
 
@@ -223,6 +227,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
         rope: o.rope,
         decode: o.decode,
         tiles: o.tiles.fit(shape),
+        sink: o.sink_logit,
     }
 }
 
@@ -294,6 +299,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("kv_cache_decode", include_str!("../../scenarios/kv_cache_decode.toml")),
     ("sliding_window", include_str!("../../scenarios/sliding_window.toml")),
     ("sinks", include_str!("../../scenarios/sinks.toml")),
+    ("sink_logit", include_str!("../../scenarios/sink_logit.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -416,6 +422,7 @@ impl Scenario {
             mistakes: self.mistakes,
             rope: self.rope,
             decode: self.decode,
+            sink_logit: self.sink_logit,
             tiles: self.tiles,
         }
     }
@@ -477,6 +484,7 @@ impl Scenario {
             rope: self.rope,
             decode: self.decode,
             tiles: plan.tiles,
+            sink: self.sink_logit.then(|| t(Buf::Sink)),
         }
     }
 

@@ -24,6 +24,7 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "mask",
     "window",
     "sinks",
+    "sink_logit",
     "qkv",
     "dropout",
     "dropout_seed",
@@ -216,6 +217,10 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         Some(x) => doc.boolean(x, "[run].decode")?,
         None => false,
     };
+    let sink_logit = match t.get("sink_logit") {
+        Some(x) => doc.boolean(x, "[run].sink_logit")?,
+        None => false,
+    };
     // a decode run generates: forward only, so its default is the forward pass alone
     let passes = if decode && t.get("passes").is_none() {
         Passes::FORWARD
@@ -234,6 +239,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             mistakes,
             rope,
             decode,
+            sink_logit,
             tiles: Tiles::default(),
         },
     })

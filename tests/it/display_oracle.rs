@@ -60,7 +60,7 @@ fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> V
     // flash's row statistics and its tiles, sized `br` query rows by `bc` key columns
     let d_head = c / h;
     match buf {
-        "lse" | "delta" => return vec![("b", b), ("h", h), ("i", s)],
+        "lse" => return vec![("b", b), ("h", h), ("i", s)],
         "q_tile" | "acc" | "do_tile" => return vec![("ii", br), ("d", d_head)],
         "k_tile" | "v_tile" | "dk_tile" | "dv_tile" => return vec![("jj", bc), ("d", d_head)],
         "s_tile" | "ds_tile" => return vec![("ii", br), ("jj", bc)],
@@ -96,6 +96,11 @@ fn layout(buf: &str, variant: Variant, sh: Shape, (br, bc): (usize, usize)) -> V
         "q" | "att" => rows("i", s),
         "k" | "v" | "k_cache" | "v_cache" => kv_rows("j", t),
         "scores" | "probs" | "drop_mask" | "probs_drop" => pairs,
+        // one number per softmax row: the sink's share and D_i (the baseline has no head)
+        "p_sink" | "delta" if mha => vec![("b", b), ("h", h), ("i", s)],
+        "p_sink" | "delta" => vec![("b", b), ("i", s)],
+        // gpt-oss's sink logit, one per head
+        "sink" => vec![("h", h)],
         "x" | "out" => vec![("b", b), ("i", s), ("c", c)],
         "memory" => vec![("b", b), ("j", t), ("c", c)],
         "qkv" => vec![("b", b), ("i", t), ("c", c + 2 * kv)],
@@ -1045,6 +1050,7 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "flash",
         "sliding_window",
         "sinks",
+        "sink_logit",
     ];
     // every scenario file the repository ships is in the list
     let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))

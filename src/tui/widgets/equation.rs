@@ -48,6 +48,7 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::WeightedSumBack, true) => &["dP_h[i,j] = dY_h[i]·V_h[j]   dV_h[j] = Σ_i P_h[i,j] dY_h[i]"],
         (Phase::SoftmaxBack, false) => &["dS[i,j] = P[i,j] (dP[i,j] − Σ_k dP[i,k] P[i,k])"],
         (Phase::SoftmaxBack, true) => &["dS_h[i,j] = P_h[i,j] (dP_h[i,j] − Σ_k dP_h[i,k] P_h[i,k])"],
+        (Phase::SinkBack, _) => &["d_sink[h] = −Σ_{b,i} P_sink[b,h,i] · D[b,h,i],  D[b,h,i] = Σ_j dP[i,j] P[i,j]"],
         (Phase::ScoresBack, false) => &[msg!(
             "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)"
         )],
@@ -83,6 +84,13 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::DecodeOut, _) => &["out[t] = att[t]·W_proj + b_proj"],
     }
 }
+
+/// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
+/// maximum, and carries no value.
+pub const SINK_MATH: &[&str] = &[
+    "P[i,j] = exp(S[i,j] − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)),  m = max(sink_h, max_k S[i,k])",
+    "P_sink = exp(sink_h − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)) = 1 − Σ_j P[i,j]",
+];
 
 /// Grouped-query attention's own equations: query head `h` reads key/value head
 /// `g = h/(H/H_kv)`, and the heads of a group add into the same `dK_g`, `dV_g`.
@@ -124,6 +132,13 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .iter()
         .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
         .collect();
+    // gpt-oss's sink logit: one more term in every row's denominator, with no value
+    if matches!(v.phase, Phase::Softmax) && ctx.trace.buffer(Buf::Sink).is_some() {
+        out = SINK_MATH
+            .iter()
+            .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
+            .collect();
+    }
     if v.phase.sums() {
         match Accumulation::at(ctx.trace, ctx.cursor) {
             Some(acc) => out.extend(accum_lines(ctx, &acc)),
@@ -244,6 +259,12 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     let scale = Scale::of(ctx.variant, ctx.walk.shape);
     let text = match acc.chain(trace, scale) {
         Some(Chain {
+            negated: true,
+            sigma,
+            new,
+            ..
+        }) => format!("{target} = −Σ = −({}) = {}", four(sigma), four(new)),
+        Some(Chain {
             old: Some(old),
             sigma,
             scale: Some(sc),
@@ -357,53 +378,88 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         return Vec::new();
     };
     let row = row_frame.vals[1] as usize;
-    let p = ctx.cursor - row_frame.start as usize;
+    let first = row_frame.start as usize;
+    let p = ctx.cursor - first;
     let j = var(v, names::J);
     let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
     let n = ctx.cursor;
+    // a sink logit (gpt-oss) is read before pass a, and its share of the row is written last
+    let sink = (tr.events[first].op == Op::Read && tr.events[first].buf == Buf::Sink).then(|| tr.events[first].value);
+    let s0 = usize::from(sink.is_some());
     let mut out = Vec::new();
     if matches!(v.phase, Phase::Softmax | Phase::DecodeSoftmax) {
-        let m = (0..T).map(|k| at(Buf::Scores, k, n)).fold(f32::NEG_INFINITY, f32::max);
-        if p < T {
-            let so_far = (0..=j.min(T - 1))
-                .map(|k| at(Buf::Scores, k, n))
-                .fold(f32::NEG_INFINITY, f32::max);
+        let start = sink.unwrap_or(f32::NEG_INFINITY);
+        let m = (0..T).map(|k| at(Buf::Scores, k, n)).fold(start, f32::max);
+        let e_sink = sink.map_or(0.0, |x| crate::tensor::simd::exp(x - m));
+        let (a_end, b_end) = (s0 + T, s0 + 3 * T);
+        if v.buf == Buf::Sink && p < a_end {
             out.push(Line::from(vec![
-                Span::raw(tr!(
+                Span::raw(tr!("pass a: the sink logit starts the row max, m = sink = ")),
+                Span::styled(num(v.value), t.number()),
+            ]));
+        } else if p < a_end {
+            let so_far = (0..=j.min(T - 1)).map(|k| at(Buf::Scores, k, n)).fold(start, f32::max);
+            let text = if sink.is_some() {
+                tr!(
+                    "pass a: row max so far m = max(sink, S[{row}..={end}]) = ",
+                    row,
+                    end = row + j
+                )
+            } else {
+                tr!(
                     "pass a: row max so far m = max(S[{row}..={end}]) = ",
                     row,
                     end = row + j
-                )),
-                Span::styled(num(so_far), t.number()),
-            ]));
-        } else if p < 3 * T {
+                )
+            };
+            out.push(Line::from(vec![Span::raw(text), Span::styled(num(so_far), t.number())]));
+        } else if p < b_end {
             let s = at(Buf::Scores, j, n);
             let e = crate::tensor::simd::exp(s - m);
             let written = if v.op == Op::Write { j + 1 } else { j };
-            let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).sum();
+            let sum: f32 = (0..written).map(|k| at(Buf::Probs, k, n)).fold(e_sink, |a, x| a + x);
             out.push(Line::from(vec![
                 Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
                 Span::styled(four(e), t.number()),
             ]));
-            out.push(Line::from(tr!(
-                "Σ e so far ({written} of {T}) = {sum}",
-                written,
-                T,
-                sum = four(sum)
-            )));
-        } else {
-            let end_b = row_frame.start as usize + 3 * T - 1;
-            let sum: f32 = (0..T).map(|k| at(Buf::Probs, k, end_b)).sum();
-            let e = at(Buf::Probs, j, end_b);
-            out.push(Line::from(vec![
-                Span::raw(tr!(
-                    "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
-                    j,
-                    e = four(e),
+            let so_far = if let Some(x) = sink {
+                tr!(
+                    "Σ e so far (e_sink = exp({s} − {m}) = {e} and {written} of {T}) = {sum}",
+                    s = num(x),
+                    m = rhs(num(m)),
+                    e = four(e_sink),
+                    written,
+                    T,
                     sum = four(sum)
-                )),
-                Span::styled(four(e / sum), t.number()),
-            ]));
+                )
+            } else {
+                tr!("Σ e so far ({written} of {T}) = {sum}", written, T, sum = four(sum))
+            };
+            out.push(Line::from(so_far));
+        } else {
+            let end_b = first + b_end - 1;
+            let sum: f32 = (0..T).map(|k| at(Buf::Probs, k, end_b)).fold(e_sink, |a, x| a + x);
+            if v.buf == Buf::PSink {
+                out.push(Line::from(vec![
+                    Span::raw(tr!(
+                        "the sink's share: P_sink = e_sink / Σ e = {e} / {sum} = ",
+                        e = four(e_sink),
+                        sum = four(sum)
+                    )),
+                    Span::styled(four(v.value), t.number()),
+                ]));
+            } else {
+                let e = at(Buf::Probs, j, end_b);
+                out.push(Line::from(vec![
+                    Span::raw(tr!(
+                        "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+                        j,
+                        e = four(e),
+                        sum = four(sum)
+                    )),
+                    Span::styled(four(e / sum), t.number()),
+                ]));
+            }
         }
     } else if p < 2 * T {
         let upto = if v.buf == Buf::Probs { j + 1 } else { j };
@@ -411,6 +467,11 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         out.push(Line::from(vec![
             Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
             Span::styled(four(dot), t.number()),
+        ]));
+    } else if v.buf == Buf::Delta {
+        out.push(Line::from(vec![
+            Span::raw(tr!("D = Σ_k dP·P, kept for the sink logit's gradient: ")),
+            Span::styled(four(v.value), t.number()),
         ]));
     } else {
         let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
