@@ -68,6 +68,8 @@ pub enum Finish {
     FlashP,
     /// `target = e^(m_old − m_new) · acc_old + Σ`: flash's rescaled accumulator.
     Rescaled,
+    /// `target = −Σ`: the sink logits' gradient, `d_sink[h] = −Σ_{b,i} P_sink · D`.
+    Negated,
 }
 
 /// What the kernel of `phase` does with a sum it writes to `target`, as far as the pass decides
@@ -85,6 +87,7 @@ pub fn finish_of(phase: Phase, target: Buf) -> Finish {
         (Phase::FlashBack, Buf::DQ) => Finish::Scaled,
         // dk_tile is read before its sum and written as a + s·scale
         (Phase::FlashBack, Buf::DKTile) => Finish::AddScaled,
+        (Phase::SinkBack, Buf::DSink) => Finish::Negated,
         _ => Finish::Plain,
     }
 }
@@ -337,6 +340,7 @@ impl Accumulation {
             start: None,
             sigma: self.sigma(trace),
             scale: None,
+            negated: false,
             new: trace.events[self.write].value,
         };
         match self.finish {
@@ -357,6 +361,7 @@ impl Accumulation {
                 scale: Some(scale),
                 ..chain
             }),
+            Finish::Negated => Some(Chain { negated: true, ..chain }),
             Finish::FlashDs | Finish::FlashP | Finish::Rescaled => None,
         }
     }
@@ -377,6 +382,8 @@ pub struct Chain {
     /// `Σ` of the products alone, added from 0.
     pub sigma: f32,
     pub scale: Option<Scale>,
+    /// The sum is written negated (`d_sink = −Σ`).
+    pub negated: bool,
     /// The value written.
     pub new: f32,
 }

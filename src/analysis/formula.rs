@@ -21,6 +21,8 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_mha.rs", "q_base", "((b*S + i)*H + h)*D"),
     ("attention_mha.rs", "k_base", "((b*T + j)*H + h)*D"),
     ("attention_mha.rs", "off", "((b*H + h)*S + i)*T + j"),
+    // the sink logits' gradient walks rows (b, h, i), not pairs
+    ("attention_mha.rs", "off", "(b*H + h)*S + i"),
     ("attention_mha.rs", "row", "((b*H + h)*S + i)*T"),
     ("attention_mha.rs", "a_base", "((b*S + i)*H + h)*D"),
     ("attention_mha.rs", "v_base", "((b*T + j)*H + h)*D"),

@@ -343,6 +343,7 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: crate::kernels:
             decode: false,
             cache: crate::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: tile, bc: tile }.fit(shape),
+            sink: false,
         }
     };
     let rows = lengths

@@ -294,11 +294,28 @@ fn probs_check(out: &mut dyn Write, run: &Run) -> std::io::Result<()> {
     if probs.is_empty() || t == 0 {
         return Ok(());
     }
-    let sums: Vec<f32> = probs.chunks(t).map(|r| r.iter().sum()).collect();
+    // with sink logits (gpt-oss) a row sums to 1 − P_sink: its sink's share completes it
+    let p_sink = &run.tensors[Buf::PSink];
+    let sums: Vec<f32> = probs
+        .chunks(t)
+        .enumerate()
+        .map(|(r, row)| row.iter().sum::<f32>() + p_sink.get(r).copied().unwrap_or(0.0))
+        .collect();
     let lo = sums.iter().copied().fold(f32::INFINITY, f32::min);
     let hi = sums.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let off = sums.iter().filter(|s| s.is_nan() || (*s - 1.0).abs() >= 1e-4).count();
-    if off == 0 {
+    if off == 0 && !p_sink.is_empty() {
+        writeln!(
+            out,
+            "{}",
+            tr!(
+                "  probs: {n} rows, each sums to 1 with its sink's share p_sink (min {lo}, max {hi})",
+                n = sums.len(),
+                lo = format!("{lo:.6}"),
+                hi = format!("{hi:.6}")
+            )
+        )
+    } else if off == 0 {
         writeln!(
             out,
             "{}",

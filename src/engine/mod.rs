@@ -23,6 +23,7 @@ use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, 
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::{self, Rope};
+use crate::kernels::softmax::Sinks;
 use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Pass, Phase, Progress, Recorder, Trace};
@@ -86,6 +87,9 @@ pub struct Inputs {
     pub cache: CacheSpec,
     /// Flash's tile sizes, fitted to `shape` (the other variants ignore them).
     pub tiles: FittedTiles,
+    /// gpt-oss's learned sink logit of each query head, `sink [H]` (`[1]` for the baseline's
+    /// single head): one more logit in every softmax row's denominator, carrying no value.
+    pub sink: Option<Vec<f32>>,
 }
 
 impl Inputs {
@@ -118,6 +122,7 @@ impl Inputs {
             decode: false,
             cache: CacheSpec::default(),
             tiles: Tiles::default().fit(shape),
+            sink: None,
         }
     }
 
@@ -160,6 +165,13 @@ impl Inputs {
         Inputs { cache, ..self }
     }
 
+    /// The same inputs with the sink logits `sink [H]` (gpt-oss) in every softmax row (`None`:
+    /// none).
+    #[must_use]
+    pub fn with_sink(self, sink: Option<Vec<f32>>) -> Inputs {
+        Inputs { sink, ..self }
+    }
+
     /// The same inputs with flash's tiles `tiles`, fitted to their shape.
     #[must_use]
     pub fn tiled(self, tiles: Tiles) -> Inputs {
@@ -187,6 +199,7 @@ impl Inputs {
             decode: self.decode,
             cache: self.cache.clone(),
             tiles: self.tiles,
+            sink: self.sink.is_some(),
         }
     }
 
@@ -304,6 +317,9 @@ impl Inputs {
         if let Some((w, b)) = &self.proj {
             given.extend([(Buf::WProj, w.as_slice()), (Buf::BProj, b)]);
         }
+        if let Some(sink) = &self.sink {
+            given.push((Buf::Sink, sink));
+        }
         given.push((Buf::DOut, &self.d_out));
         given
     }
@@ -373,6 +389,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
             [Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
             |t, [att, lse, q_t, k_t, v_t, s_t, m, l, acc]| {
                 let qkv = (t.get(Q), t.get(K), t.get(V));
+                let sink = t.has(Sink).then(|| t.get(Sink));
                 let tiles = ForwardTiles {
                     q_t,
                     k_t,
@@ -382,7 +399,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
                     l,
                     acc,
                 };
-                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, att, lse, tiles);
+                dispatch::flash_forward(rec, ksh, inputs.tiles, mask, qkv, sink, att, lse, tiles);
             },
         );
     } else {
@@ -418,11 +435,17 @@ fn core_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
             dispatch::scores(rec, variant, sh, mask, t.get(Q), t.get(K), s);
         }
     });
-    t.write([Probs], |t, [p]| {
+    // with sink logits (gpt-oss) each row's denominator has its head's sink, whose share of
+    // the row goes to p_sink
+    t.write([Probs, PSink], |t, [p, p_sink]| {
         if m.has(Mistake::SoftmaxOverTwoDims) {
             attention_mistakes::softmax_over_two_dims(rec, ksh, t.get(Scores), p);
         } else {
-            dispatch::softmax_rows(rec, variant, sh, t.get(Scores), p);
+            let sink = t.has(Sink).then(|| Sinks {
+                sink: t.get(Sink),
+                p_sink,
+            });
+            dispatch::softmax_rows(rec, variant, sh, t.get(Scores), p, sink);
         }
     });
     let p = match inputs.dropout {
@@ -477,10 +500,14 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
         let ksh = kernel_shape(sh, variant);
         t.write(
             [
-                Delta, DQ, DK, DV, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile,
+                Delta, DQ, DK, DV, QTile, KTile, VTile, STile, DOTile, DSTile, DKTile, DVTile, PSink,
             ],
-            |t, [delta, d_q, d_k, d_v, q_t, k_t, v_t, s_t, do_t, ds_t, dk_t, dv_t]| {
+            |t, [delta, d_q, d_k, d_v, q_t, k_t, v_t, s_t, do_t, ds_t, dk_t, dv_t, p_sink]| {
                 let qkv = (t.get(Q), t.get(K), t.get(V));
+                let sink = t.has(Sink).then(|| Sinks {
+                    sink: t.get(Sink),
+                    p_sink,
+                });
                 let tiles = BackwardTiles {
                     q_t,
                     k_t,
@@ -501,12 +528,17 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
                     qkv,
                     saved,
                     t.get(DAtt),
-                    delta,
+                    (delta, sink),
                     grads,
                     tiles,
                 );
             },
         );
+        if t.has(Sink) {
+            t.write([DSink], |t, [d_sink]| {
+                dispatch::sink_back(rec, variant, sh, (t.get(PSink), t.get(Delta)), d_sink);
+            });
+        }
     } else {
         core_backward(rec, t, variant, inputs);
     }
@@ -539,9 +571,17 @@ fn core_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, in
             dropout::backward(rec, ksh, d.p, t.get(DropMask), t.get(DProbsDrop), dp);
         });
     }
-    t.write([DScores], |t, [ds]| {
-        dispatch::softmax_rows_back(rec, variant, sh, t.get(Probs), t.get(DProbs), ds);
+    // with sink logits each row's Σ dP·P is kept in delta, and the sinks' gradient read from it
+    let sink = t.has(Sink);
+    t.write([DScores, Delta], |t, [ds, delta]| {
+        let delta = sink.then_some(delta);
+        dispatch::softmax_rows_back(rec, variant, sh, (t.get(Probs), t.get(DProbs)), ds, delta);
     });
+    if sink {
+        t.write([DSink], |t, [d_sink]| {
+            dispatch::sink_back(rec, variant, sh, (t.get(PSink), t.get(Delta)), d_sink);
+        });
+    }
     t.write([DQ, DK], |t, [d_q, d_k]| {
         if overwrite {
             attention_gqa::d_queries(rec, sh, mask, t.get(K), t.get(DScores), d_q);

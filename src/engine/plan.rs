@@ -61,6 +61,8 @@ pub struct Plan {
     pub cache: CacheSpec,
     /// Flash's tile sizes, fitted to `shape` (unused by the other variants).
     pub tiles: FittedTiles,
+    /// gpt-oss's learned sink logit in every softmax row (`sink [H]`).
+    pub sink: bool,
 }
 
 impl Plan {
@@ -148,6 +150,8 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Option<Vec
 fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let plan = &plan.for_variant(variant);
     let flash = (variant == Variant::Flash).then(|| flash_counts(plan));
+    // the kernels that make mistakes have no sink logit (nor does decoding, counted apart)
+    let sink = plan.sink && plan.mistakes.is_empty();
     let Shape { b, s, t, c, .. } = plan.shape;
     let backward = plan.possible(passes).backward;
     let visible = Count::from(plan.mask.visible_pairs(s, t)); // visible (i, j) pairs per (b, h)
@@ -167,6 +171,11 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let m = plan.mistakes;
     let (q_rows, k_rows) = (b * s, b * t); // rows of the [B,S,·] and [B,T,·] activations
     let cells = b * h * s * t; // entries of scores, probs and their gradients
+    let rows = b * h * s; // softmax rows, one sink probability (and D_i) each
+    // a sink logit: read once per row and its share written; D_i kept in backward
+    let (sink_reads, sink_writes) = if sink { (rows, rows) } else { (Count::ZERO, Count::ZERO) };
+    // d_sink[h] = −Σ P_sink·D_i: a pair per row, one write per head
+    let sink_back = pc(Phase::SinkBack, 2 * rows, h);
     // y = x·W + b: per output one bias read and IC (x, W) pairs
     let lin_fwd = |phase, rows: Count, ic: Count, oc: Count| pc(phase, rows * oc * (1 + 2 * ic), rows * oc);
     // dx (IC per row, OC pairs each; `+=` adds a read), dW (IC·OC, one pair per row), db
@@ -206,7 +215,7 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
         } else {
             out.push(pc(Phase::Scores, 2 * q_rows * t * c, cells));
             // per softmax row 3 reads (max, exp, normalise) and 2 writes per entry, whatever the row
-            out.push(pc(Phase::Softmax, 3 * cells, 2 * cells));
+            out.push(pc(Phase::Softmax, 3 * cells + sink_reads, 2 * cells + sink_writes));
             if dropout {
                 out.push(pc(Phase::Dropout, 2 * cells, cells));
             }
@@ -222,6 +231,9 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
         }
         if let Some([_, delta, back]) = flash {
             out.extend([delta, back]);
+            if sink {
+                out.push(sink_back);
+            }
         } else {
             // dP: 2·D reads per (b,h,i,j); dV: 2·S reads per (b,h,j,d), one element of v per
             // query head. GQA clears d_v first and adds each head's share (+=: one more read)
@@ -244,7 +256,10 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
             if dropout {
                 out.push(pc(Phase::DropoutBack, 2 * cells, cells));
             }
-            out.push(pc(Phase::SoftmaxBack, 4 * cells, cells));
+            out.push(pc(Phase::SoftmaxBack, 4 * cells, cells + sink_writes));
+            if sink {
+                out.push(sink_back);
+            }
             // dQ and dK: one (dS, k) or (dS, q) pair per visible pair and channel
             out.push(pc(
                 Phase::ScoresBack,
@@ -435,16 +450,19 @@ fn flash_counts(plan: &Plan) -> [Counted; 3] {
     let heads = Count::from(sh.b) * Count::from(sh.h);
     let sum = |f: &dyn Fn(u64, u64) -> u64| visited.sum(f);
     let per_head = |phase, reads: Count, writes: Count| pc(phase, heads * reads, heads * writes);
+    // a sink logit read where each row starts (m = sink); P_sink = e^(sink − lse) recomputed
+    // per row in backward (2 reads, a write)
+    let sink = u64::from(plan.sink);
     // forward: load q (and start m, l, acc) per row; per visited tile load k and v, the score
     // tile (2D reads per score), the online softmax per row (m, max, exp, l, and acc per d
     // with its 2·nc products); write att and lse per row
     let fwd = per_head(
         Phase::Flash,
-        s * d + sum(&|nr, nc| 2 * nc * d + 2 * nr * nc * d + nr * (2 + 2 * nc + d + 2 * nc * d)) + s * (d + 2),
+        s * (d + sink) + sum(&|nr, nc| 2 * nc * d + 2 * nr * nc * d + nr * (2 + 2 * nc + d + 2 * nc * d)) + s * (d + 2),
         s * (2 * d + 2) + sum(&|nr, nc| 2 * nc * d + nr * nc + nr * (nc + 2 + d)) + s * (d + 1),
     );
     // D_i: 2D reads per row; dQ = 0 and D_i written
-    let delta = per_head(Phase::FlashDelta, 2 * s * d, s * (d + 1));
+    let delta = per_head(Phase::FlashDelta, s * (2 * d + 2 * sink), s * (d + 1 + sink));
     // per key tile: load k, v (and zero dK, dV), write dK, dV back; per visited tile: load q
     // and dO, recompute P (lse per row, 2D per score), dV, dS (D_i per row, 2D + 1 per entry),
     // dQ (2·nc products and a += per element), dK

@@ -16,12 +16,12 @@ use crate::trace::{Buf, CacheDims, Facts, Sizes};
 
 /// The buffers a run's [`Inputs`](super::Inputs) can give data for, in the order the engine
 /// takes them: the start's (x with the fused or the separate projections and, in
-/// cross-attention, memory; or q, k and v), the output projection's weights and `d_out`. A
-/// scenario's `[values]` are these.
-pub const GIVEN: [Buf; 16] = {
+/// cross-attention, memory; or q, k and v), the output projection's weights, the sink logits
+/// and `d_out`. A scenario's `[values]` are these.
+pub const GIVEN: [Buf; 17] = {
     use Buf::*;
     [
-        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WProj, BProj, DOut,
+        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WProj, BProj, Sink, DOut,
     ]
 };
 
@@ -74,6 +74,8 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         rope: plan.rope.is_some(),
         paged: decode && plan.cache.paged.is_some(),
         split: decode && plan.cache.split.is_some(),
+        // the kernels that make mistakes (and decoding) have no sink logit
+        sink_logit: plan.sink && !decode && m.is_empty(),
         backward: plan.possible(passes).backward,
     }
 }

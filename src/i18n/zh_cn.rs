@@ -3488,4 +3488,101 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "pass a: row max so far m = max({x}[{range}]) = ",
         "第 a 遍：目前的行最大值 m = max({x}[{range}]) = ",
     ),
+    (
+        "sink logit backward: d_sink = −Σ P_sink·D over the head's rows",
+        "汇聚 logit 的反向：d_sink = −Σ P_sink·D，对该头的所有行求和",
+    ),
+    (
+        "only a run with [run].sink_logit = true reads sink logits: set it, or remove sink",
+        "只有 [run].sink_logit = true 的运行才读取汇聚 logit：设置它，或删除 sink",
+    ),
+    (
+        "decode runs are traced without sink logits; leave out sink_logit or decode",
+        "解码运行的追踪不含汇聚 logit；去掉 sink_logit 或 decode 之一",
+    ),
+    (
+        "the mistakes are written into kernels without sink logits; leave out sink_logit or [run].mistakes",
+        "这些错误写在不含汇聚 logit 的内核里；去掉 sink_logit 或 [run].mistakes 之一",
+    ),
+    (
+        "the baseline has a single head and so a single sink logit, but H = {h}: set [shape].H = 1 or remove \"baseline\" from [run].variants",
+        "基线只有一个头，因此只有一个汇聚 logit，但 H = {h}：设置 [shape].H = 1，或从 [run].variants 中删除 \"baseline\"",
+    ),
+    (
+        "  probs: {n} rows, each sums to 1 with its sink's share p_sink (min {lo}, max {hi})",
+        "  probs：{n} 行，每行加上其汇聚份额 p_sink 后的和都是 1（最小 {lo}，最大 {hi}）",
+    ),
+    (
+        "pass a: the sink logit starts the row max, m = sink = ",
+        "第 a 遍：汇聚 logit 作为行最大值的起点，m = sink = ",
+    ),
+    (
+        "pass a: row max so far m = max(sink, {x}[{range}]) = ",
+        "第 a 遍：目前的行最大值 m = max(sink, {x}[{range}]) = ",
+    ),
+    (
+        "Σ e so far (e_sink = exp({s} − {m}) = {e} and {written} of {T}) = {sum}",
+        "到目前为止的 Σ e（e_sink = exp({s} − {m}) = {e}，以及 {T} 个中的 {written} 个）= {sum}",
+    ),
+    (
+        "the sink's share: P_sink = e_sink / Σ e = {e} / {sum} = ",
+        "汇聚的份额：P_sink = e_sink / Σ e = {e} / {sum} = ",
+    ),
+    (
+        "D = Σ_k dP·P, kept for the sink logit's gradient: ",
+        "D = Σ_k dP·P，留给汇聚 logit 的梯度使用：",
+    ),
+    (
+        "Q_tile ← q rows i0..i1 (global → tile);  m = sink, l = 1 (the sink's own term), acc = 0",
+        "Q_tile ← q 的第 i0..i1 行（全局 → 分块）；  m = sink，l = 1（汇聚自己的项），acc = 0",
+    ),
+    (
+        "m[{off}] = sink = {m}: the row starts at its sink logit",
+        "m[{off}] = sink = {m}：这一行从它的汇聚 logit 开始",
+    ),
+    (
+        "l[{off}] = 1 = e^(sink − m): the sink's term of the row's sum, with no value in acc",
+        "l[{off}] = 1 = e^(sink − m)：汇聚在行和中的项，它在 acc 中没有值",
+    ),
+    (
+        "sink[{off}] = {value}: this head's sink logit (gpt-oss)",
+        "sink[{off}] = {value}：这个头的汇聚 logit（gpt-oss）",
+    ),
+    (
+        "sink logit: {cell} = {s} ({place}), one more logit of the row that carries no value",
+        "汇聚 logit：{cell} = {s}（{place}），这一行多出的一个 logit，它不携带值",
+    ),
+    (
+        "max = max(sink, scores) = {max}   (read first, so exp never overflows)",
+        "max = max(sink, scores) = {max}   （先读取，这样 exp 永远不会溢出）",
+    ),
+    (
+        "Σ exp = exp(sink − max) + Σ_j exp(score − max) = {e} + {rest} = {total}; each prob = exp / Σ exp, so the row sums to 1 − P_sink",
+        "Σ exp = exp(sink − max) + Σ_j exp(score − max) = {e} + {rest} = {total}；每个概率 = exp / Σ exp，所以这一行的和是 1 − P_sink",
+    ),
+    (
+        "the sink's share: P_sink = exp(sink − max) / Σ exp = {e} / {total} = {p} ({cell}, {place})",
+        "汇聚的份额：P_sink = exp(sink − max) / Σ exp = {e} / {total} = {p}（{cell}，{place}）",
+    ),
+    (", a sink logit per head", "，每个头一个汇聚 logit"),
+    (
+        "softmax backward kept this row's Σ_k dP·P = {dot} in {cell} ({place})",
+        "softmax 反向把这一行的 Σ_k dP·P = {dot} 保存在 {cell}（{place}）",
+    ),
+    (
+        "the sink carries no value, so its own softmax gradient is P_sink × (0 − D) in every row of the head",
+        "汇聚不携带值，所以在该头的每一行中它自己的 softmax 梯度是 P_sink × (0 − D)",
+    ),
+    (
+        "2b. The sink logit's gradient (sink_back)",
+        "2b. 汇聚 logit 的梯度（sink_back）",
+    ),
+    (
+        "the row starts at m = sink[{h}] = {m0}, l = 1: e^(sink − m) = 1 is the sink logit's term of l, with no value in acc",
+        "这一行从 m = sink[{h}] = {m0}、l = 1 开始：e^(sink − m) = 1 是汇聚 logit 在 l 中的项，它在 acc 中没有值",
+    ),
+    (
+        "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: the sink's share of the row, which backward recomputes from lse",
+        "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}：汇聚在这一行中的份额，反向时由 lse 重新算出",
+    ),
 ];

@@ -9,7 +9,11 @@
 //! traced run executes exactly them. Untraced runs take the vectorised loop order of `fast.rs`,
 //! chosen in `dispatch.rs` and held to these loops bit for bit by tests.
 
-use super::{Mask, softmax};
+// the sink logit's gradient is MHA's loop over heads, here over the single head's one logit
+pub use super::attention_mha::sink_back;
+
+use super::Mask;
+use super::softmax::{self, Sinks};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
 
@@ -51,17 +55,34 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
     }
 }
 
-/// Pass 2 of forward.
-pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+/// Pass 2 of forward; `sink` holds the single head's sink logit `sink[0]` when there is one.
+pub fn softmax_rows<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    scores: &[f32],
+    probs: &mut [f32],
+    mut sink: Option<Sinks<'_>>,
+) {
     let Shape { b: B, s: S, t: T, .. } = sh;
-    // pass 2: P = softmax(S) along j, one row (bb, i) at a time
+    // pass 2: P = softmax(S) along j, one row (bb, i) at a time (a sink logit in each
+    // denominator)
     rec.phase(Phase::Softmax);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
         for i in 0..S {
             let row = (bb * S + i) * T;
             rec.enter(&["i", "row"], [i, row]);
-            softmax::row_forward(rec, T, row, scores, probs);
+            // the head's sink logit joins the row's denominator; its share of the row is kept
+            match sink.as_mut() {
+                Some(Sinks { sink, p_sink }) => {
+                    let x = rec.read(Buf::Sink, sink, 0);
+                    let share = softmax::row_forward(rec, T, row, scores, probs, Some(x));
+                    rec.write(Buf::PSink, p_sink, bb * S + i, share);
+                }
+                None => {
+                    softmax::row_forward(rec, T, row, scores, probs, None);
+                }
+            }
             rec.exit();
         }
         rec.exit();
@@ -164,8 +185,14 @@ pub fn weighted_sum_back<R: Recorder>(
     }
 }
 
-/// Backward of pass 2.
-pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+/// Backward of pass 2; with a sink logit each row's `Σ_j dP·P` is kept in `delta`.
+pub fn softmax_rows_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    (probs, d_probs): (&[f32], &[f32]),
+    d_scores: &mut [f32],
+    mut delta: Option<&mut [f32]>,
+) {
     let Shape { b: B, s: S, t: T, .. } = sh;
     // pass 3: dS = P ⊙ (dP − Σ_j dP·P), one row (bb, i) at a time
     rec.phase(Phase::SoftmaxBack);
@@ -174,7 +201,11 @@ pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_p
         for i in 0..S {
             let row = (bb * S + i) * T;
             rec.enter(&["i", "row"], [i, row]);
-            softmax::row_backward(rec, T, row, probs, d_probs, d_scores);
+            let dot = softmax::row_backward(rec, T, row, (probs, d_probs), d_scores);
+            // with a sink logit, the row's Σ_j dP·P is kept for the sink's gradient
+            if let Some(delta) = delta.as_deref_mut() {
+                rec.write(Buf::Delta, delta, bb * S + i, dot);
+            }
             rec.exit();
         }
         rec.exit();

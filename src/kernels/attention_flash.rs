@@ -20,6 +20,7 @@
 //! (untraced with `NoRecord`, whose calls compile away), chosen in `dispatch.rs`.
 
 use super::Mask;
+use super::softmax::Sinks;
 use crate::tensor::Shape;
 use crate::tensor::simd::exp;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
@@ -90,7 +91,8 @@ pub struct BackwardTiles<'a> {
     pub dv_t: &'a mut [f32],
 }
 
-/// Forward: `att` and `lse` from `q`, `k`, `v`, one query tile at a time.
+/// Forward: `att` and `lse` from `q`, `k`, `v`, one query tile at a time; `sink` holds each
+/// head's sink logit when there are some (gpt-oss).
 #[allow(clippy::too_many_arguments)]
 pub fn forward<R: Recorder>(
     rec: &mut R,
@@ -98,6 +100,7 @@ pub fn forward<R: Recorder>(
     tiles: FittedTiles,
     mask: &Mask,
     (q, k, v): (&[f32], &[f32], &[f32]),
+    sink: Option<&[f32]>,
     att: &mut [f32],
     lse: &mut [f32],
     tile: ForwardTiles<'_>,
@@ -127,7 +130,8 @@ pub fn forward<R: Recorder>(
             for i0 in (0..S).step_by(br) {
                 let i1 = (i0 + br).min(S);
                 rec.enter(&["i0"], [i0]);
-                // load the query tile; start each row at m = −∞, l = 0, acc = 0
+                // load the query tile; start each row at m = −∞, l = 0, acc = 0, or with a sink
+                // logit at m = sink, l = 1: its e^(sink − m) is the first term of the row's sum
                 for ii in 0..i1 - i0 {
                     let q_base = ((bb * S + i0 + ii) * H + hh) * D;
                     rec.enter(&["ii", "q_base"], [ii, q_base]);
@@ -138,8 +142,12 @@ pub fn forward<R: Recorder>(
                         rec.write(Buf::Acc, acc, ii * D + d, 0.0);
                         rec.exit();
                     }
-                    rec.write(Buf::RowMax, m, ii, f32::NEG_INFINITY);
-                    rec.write(Buf::RowSum, l, ii, 0.0);
+                    let (m_start, l_start) = match sink {
+                        Some(sink) => (rec.read(Buf::Sink, sink, hh), 1.0),
+                        None => (f32::NEG_INFINITY, 0.0),
+                    };
+                    rec.write(Buf::RowMax, m, ii, m_start);
+                    rec.write(Buf::RowSum, l, ii, l_start);
                     rec.exit();
                 }
                 for j0 in (0..T).step_by(bc) {
@@ -247,7 +255,8 @@ pub fn forward<R: Recorder>(
     }
 }
 
-/// Backward: `d_q`, `d_k`, `d_v` from `d_att`, recomputing the probabilities tile by tile.
+/// Backward: `d_q`, `d_k`, `d_v` from `d_att`, recomputing the probabilities tile by tile
+/// (and, with sink logits, each row's sink probability `p_sink`, for their gradient).
 #[allow(clippy::too_many_arguments)]
 pub fn backward<R: Recorder>(
     rec: &mut R,
@@ -258,6 +267,7 @@ pub fn backward<R: Recorder>(
     (att, lse): (&[f32], &[f32]),
     d_att: &[f32],
     delta: &mut [f32],
+    mut sink: Option<Sinks<'_>>,
     (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
     tile: BackwardTiles<'_>,
 ) {
@@ -279,7 +289,8 @@ pub fn backward<R: Recorder>(
     } = tile;
 
     // pass 1: D_i = Σ_d dO[b,i,h,d]·O[b,i,h,d] (= Σ_j dP·P of softmax backward), one number per
-    // row; dQ starts at 0, since every key tile adds its part to it
+    // row; dQ starts at 0, since every key tile adds its part to it; a sink logit's share of the
+    // row is recomputed from lse as the tiles' P are, P_sink = e^(sink − lse)
     rec.phase(Phase::FlashDelta);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
@@ -300,6 +311,10 @@ pub fn backward<R: Recorder>(
                     rec.enter(&["d"], [d]);
                     rec.write(Buf::DQ, d_q, a_base + d, 0.0);
                     rec.exit();
+                }
+                if let Some(sk) = sink.as_mut() {
+                    let p = exp(rec.read(Buf::Sink, sk.sink, hh) - rec.read(Buf::Lse, lse, off));
+                    rec.write(Buf::PSink, sk.p_sink, off, p);
                 }
                 rec.exit();
             }

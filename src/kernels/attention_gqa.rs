@@ -15,7 +15,7 @@
 //! both are cleared first and then accumulated (`+=`: a read of the old value, a write of the
 //! new). Overwriting instead would keep only the group's last head.
 
-pub use super::attention_mha::{softmax_rows, softmax_rows_back};
+pub use super::attention_mha::{sink_back, softmax_rows, softmax_rows_back};
 
 use super::Mask;
 use crate::tensor::Shape;

@@ -11,7 +11,8 @@
 //! traced run executes exactly them. Untraced runs take the vectorised loop order of `fast.rs`,
 //! chosen in `dispatch.rs` and held to these loops bit for bit by tests.
 
-use super::{Mask, softmax};
+use super::Mask;
+use super::softmax::{self, Sinks};
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
 
@@ -58,12 +59,19 @@ pub fn scores<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, q: &[f32], k: &[
     }
 }
 
-/// Pass 2 of forward.
-pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: &mut [f32]) {
+/// Pass 2 of forward; `sink` holds each head's sink logit `sink[hh]` when there are some.
+pub fn softmax_rows<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    scores: &[f32],
+    probs: &mut [f32],
+    mut sink: Option<Sinks<'_>>,
+) {
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
     // pass 2: P = softmax(S) along j, one row (bb, hh, i) at a time: each head normalises alone
+    // (with its own sink logit in the denominator when there is one)
     rec.phase(Phase::Softmax);
     for bb in 0..B {
         rec.enter(&["bb"], [bb]);
@@ -72,7 +80,17 @@ pub fn softmax_rows<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32], probs: 
             for i in 0..S {
                 let row = ((bb * H + hh) * S + i) * T;
                 rec.enter(&["i", "row"], [i, row]);
-                softmax::row_forward(rec, T, row, scores, probs);
+                // the head's sink logit joins the row's denominator; its share of the row is kept
+                match sink.as_mut() {
+                    Some(Sinks { sink, p_sink }) => {
+                        let x = rec.read(Buf::Sink, sink, hh);
+                        let share = softmax::row_forward(rec, T, row, scores, probs, Some(x));
+                        rec.write(Buf::PSink, p_sink, (bb * H + hh) * S + i, share);
+                    }
+                    None => {
+                        softmax::row_forward(rec, T, row, scores, probs, None);
+                    }
+                }
                 rec.exit();
             }
             rec.exit();
@@ -192,8 +210,14 @@ pub fn weighted_sum_back<R: Recorder>(
     }
 }
 
-/// Backward of pass 2.
-pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) {
+/// Backward of pass 2; with a sink logit each row's `Σ_j dP·P` is kept in `delta`.
+pub fn softmax_rows_back<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    (probs, d_probs): (&[f32], &[f32]),
+    d_scores: &mut [f32],
+    mut delta: Option<&mut [f32]>,
+) {
     let Shape {
         b: B, s: S, t: T, h: H, ..
     } = sh;
@@ -206,11 +230,40 @@ pub fn softmax_rows_back<R: Recorder>(rec: &mut R, sh: Shape, probs: &[f32], d_p
             for i in 0..S {
                 let row = ((bb * H + hh) * S + i) * T;
                 rec.enter(&["i", "row"], [i, row]);
-                softmax::row_backward(rec, T, row, probs, d_probs, d_scores);
+                let dot = softmax::row_backward(rec, T, row, (probs, d_probs), d_scores);
+                // with a sink logit, the row's Σ_j dP·P is kept for the sink's gradient
+                if let Some(delta) = delta.as_deref_mut() {
+                    rec.write(Buf::Delta, delta, (bb * H + hh) * S + i, dot);
+                }
                 rec.exit();
             }
             rec.exit();
         }
+        rec.exit();
+    }
+}
+
+/// The sink logits' gradient (gpt-oss), after pass 3: a sink is a logit of every row of its
+/// head with no value, so its softmax gradient is `P_sink · (0 − Σ_j dP·P)`, summed over them.
+pub fn sink_back<R: Recorder>(rec: &mut R, sh: Shape, p_sink: &[f32], delta: &[f32], d_sink: &mut [f32]) {
+    let Shape { b: B, s: S, h: H, .. } = sh;
+    // pass 3b: d_sink[h] = −Σ_{b,i} P_sink[b,h,i] · delta[b,h,i]: one logit per head, so its
+    // gradient sums over every row of every sequence
+    rec.phase(Phase::SinkBack);
+    for hh in 0..H {
+        rec.enter(&["hh"], [hh]);
+        let mut s = 0.0;
+        for bb in 0..B {
+            rec.enter(&["bb"], [bb]);
+            for i in 0..S {
+                let off = (bb * H + hh) * S + i;
+                rec.enter(&["i", "off"], [i, off]);
+                s += rec.read(Buf::PSink, p_sink, off) * rec.read(Buf::Delta, delta, off);
+                rec.exit();
+            }
+            rec.exit();
+        }
+        rec.write(Buf::DSink, d_sink, hh, -s);
         rec.exit();
     }
 }

@@ -235,7 +235,7 @@ pub fn softmax_over_two_dims<R: Recorder>(rec: &mut R, sh: Shape, scores: &[f32]
         for hh in 0..H {
             let base = (bb * H + hh) * S * T;
             rec.enter(&["hh", "row"], [hh, base]);
-            softmax::row_forward(rec, S * T, base, scores, probs);
+            softmax::row_forward(rec, S * T, base, scores, probs, None);
             rec.exit();
         }
         rec.exit();

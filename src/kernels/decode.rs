@@ -325,9 +325,9 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
                         rec.enter(&["p", "lo", "lse_off"], [p, lo, lse_off]);
                         let part = lo..(lo + L).min(t + 1);
                         let names = &["j", "off"];
-                        let (m, l) =
-                            softmax::cols_forward(rec, names, part, row, (Buf::Scores, scores), (Buf::PPart, p_part));
-                        rec.write(Buf::LsePart, lse_part, lse_off, m + l.ln());
+                        let (x, y) = ((Buf::Scores, &*scores), (Buf::PPart, &mut *p_part));
+                        let st = softmax::cols_forward(rec, names, part, row, x, y, None);
+                        rec.write(Buf::LsePart, lse_part, lse_off, st.max + st.sum.ln());
                         rec.exit();
                     }
                     rec.exit();
@@ -366,7 +366,7 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
                     let lse_row = ((bb * H + hh) * T + t) * P;
                     rec.enter(&["hh", "lse_row"], [hh, lse_row]);
                     let (lse, w) = ((Buf::LsePart, &*lse_part), (Buf::WPart, &mut *w_part));
-                    softmax::cols_forward(rec, &["p", "off"], parts.clone(), lse_row, lse, w);
+                    softmax::cols_forward(rec, &["p", "off"], parts.clone(), lse_row, lse, w, None);
                     rec.exit();
                 }
 
@@ -402,6 +402,7 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
                         row,
                         (Buf::Scores, scores),
                         (Buf::Probs, probs),
+                        None,
                     );
                     rec.exit();
                 }

@@ -42,6 +42,7 @@ impl Scenario {
             rope: inputs.rope,
             decode: false,
             cache: CacheSpec::default(),
+            sink_logit: inputs.sink.is_some(),
             tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,

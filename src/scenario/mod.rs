@@ -64,6 +64,9 @@ pub struct Scenario {
     pub decode: bool,
     /// A decode run's paged cache (`[paged]`) and split steps (`[run].split_kv`).
     pub cache: CacheSpec,
+    /// gpt-oss's learned sink logit per head in every softmax row (`[run].sink_logit`), its
+    /// values `sink [H]` given in `[values]` or filled from `[init]`.
+    pub sink_logit: bool,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
@@ -206,6 +209,7 @@ pub(crate) struct Options {
     pub rope: Option<Rope>,
     pub decode: bool,
     pub cache: CacheSpec,
+    pub sink_logit: bool,
     pub tiles: Tiles,
 }
 
@@ -228,6 +232,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
         decode: o.decode,
         cache: o.cache.clone(),
         tiles: o.tiles.fit(shape),
+        sink: o.sink_logit,
     }
 }
 
@@ -302,6 +307,7 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("window_decode", include_str!("../../scenarios/window_decode.toml")),
     ("paged_decode", include_str!("../../scenarios/paged_decode.toml")),
     ("split_kv", include_str!("../../scenarios/split_kv.toml")),
+    ("sink_logit", include_str!("../../scenarios/sink_logit.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -425,6 +431,7 @@ impl Scenario {
             rope: self.rope,
             decode: self.decode,
             cache: self.cache.clone(),
+            sink_logit: self.sink_logit,
             tiles: self.tiles,
         }
     }
@@ -487,6 +494,7 @@ impl Scenario {
             decode: self.decode,
             cache: self.cache.clone(),
             tiles: plan.tiles,
+            sink: self.sink_logit.then(|| t(Buf::Sink)),
         }
     }
 

@@ -6,7 +6,7 @@ use super::reader::{Doc, Result, toml_error};
 use super::sections::{
     ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_paged, parse_run, parse_shape, parse_values,
 };
-use super::validate::{check_flash, check_mistakes, check_modern, check_shared_blocks, check_start};
+use super::validate::{check_flash, check_mistakes, check_modern, check_shared_blocks, check_sink, check_start};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_flash::Tiles;
@@ -132,6 +132,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 rope: None,
                 decode: false,
                 cache: CacheSpec::default(),
+                sink_logit: false,
                 tiles: Tiles::default(),
             },
         },
@@ -158,6 +159,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     let plan = super::plan_of(shape, mask.clone(), &values, &opts);
     check_mistakes(&doc, root, &plan, &opts)?;
     check_modern(&doc, root, &plan, &variants, passes, &opts)?;
+    check_sink(&doc, root, &plan, &variants, &values, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
     if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
@@ -183,6 +185,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         rope: opts.rope,
         decode: opts.decode,
         cache: opts.cache,
+        sink_logit: opts.sink_logit,
         tiles: opts.tiles,
         init,
         values,

@@ -27,6 +27,7 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "mask",
     "window",
     "sinks",
+    "sink_logit",
     "qkv",
     "dropout",
     "dropout_seed",
@@ -230,6 +231,10 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         }
         None => None,
     };
+    let sink_logit = match t.get("sink_logit") {
+        Some(x) => doc.boolean(x, "[run].sink_logit")?,
+        None => false,
+    };
     // a decode run generates: forward only, so its default is the forward pass alone
     let passes = if decode && t.get("passes").is_none() {
         Passes::FORWARD
@@ -249,6 +254,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             rope,
             decode,
             cache: CacheSpec { paged: None, split },
+            sink_logit,
             tiles: Tiles::default(),
         },
     })

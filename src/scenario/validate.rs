@@ -321,3 +321,40 @@ pub(super) fn check_shared_blocks(
     }
     Ok(())
 }
+
+/// Sink logits (gpt-oss) need `[run].sink_logit`, and are traced in the correct kernels of a
+/// whole sequence: not in a decoding loop, nor in the mistaken kernels; the baseline's single
+/// head has one.
+pub(super) fn check_sink(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    plan: &Plan,
+    variants: &[Variant],
+    values: &BTreeMap<Buf, Vec<f32>>,
+    o: &Options,
+) -> Result<()> {
+    if !o.sink_logit {
+        if values.contains_key(&Buf::Sink) {
+            return Err(doc.err(
+                span_of(root, "values", Buf::Sink.name()),
+                &field(Buf::Sink),
+                tr!("only a run with [run].sink_logit = true reads sink logits: set it, or remove sink"),
+            ));
+        }
+        return Ok(());
+    }
+    let why = if o.decode {
+        tr!("decode runs are traced without sink logits; leave out sink_logit or decode").to_string()
+    } else if !o.mistakes.is_empty() {
+        tr!("the mistakes are written into kernels without sink logits; leave out sink_logit or [run].mistakes")
+            .to_string()
+    } else if variants.contains(&Variant::Baseline) && plan.shape.h != 1 {
+        tr!(
+            "the baseline has a single head and so a single sink logit, but H = {h}: set [shape].H = 1 or remove \"baseline\" from [run].variants",
+            h = plan.shape.h
+        )
+    } else {
+        return Ok(());
+    };
+    Err(doc.err(span_of(root, "run", "sink_logit"), "[run].sink_logit", why))
+}

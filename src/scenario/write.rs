@@ -74,6 +74,9 @@ pub fn to_toml(s: &Scenario) -> String {
             let _ = writeln!(out, "sinks = {sinks}");
         }
     }
+    if s.sink_logit {
+        out.push_str("sink_logit = true\n");
+    }
     if s.qkv == Qkv::Separate {
         let _ = writeln!(out, "qkv = {}", quote(s.qkv.name()));
     }

@@ -74,6 +74,8 @@ pub struct Facts {
     pub paged: bool,
     /// A decode run splits each step's cache into parts and merges them (flash-decoding).
     pub split: bool,
+    /// gpt-oss's learned sink logit per head, in every softmax row's denominator.
+    pub sink_logit: bool,
     /// A backward pass.
     pub backward: bool,
 }
@@ -174,6 +176,21 @@ impl Sizes {
     /// One number per query row of each head: flash's log-sum-exp and backward's D_i.
     pub fn rows(&self) -> Vec<Dim> {
         vec![dim("b", self.b), dim("h", self.h), self.i()]
+    }
+
+    /// One number per softmax row, per head when the kernel has heads: the sink's share of the
+    /// row and backward's D_i.
+    pub fn row_stats(&self) -> Vec<Dim> {
+        if self.per_head {
+            self.rows()
+        } else {
+            vec![dim("b", self.b), self.i()]
+        }
+    }
+
+    /// One number per head: its sink logit (the baseline's single head has one).
+    pub fn one_per_head(&self) -> Vec<Dim> {
+        vec![dim("h", if self.per_head { self.h } else { 1 })]
     }
 
     /// A weight matrix `[C, out]`.
@@ -386,7 +403,7 @@ buffers! {
     DProbsDrop => "d_probs_drop" of ProbsDrop;
     // flash's row statistics, and its working set: rows `ii` of a query tile, `jj` of a key tile
     Lse => "lse": Activation, |z| z.global(z.rows()), when |r| r.flash;
-    Delta => "delta": Gradient, |z| z.global(z.rows()), when |r| r.flash && r.backward;
+    Delta => "delta": Gradient, |z| z.global(z.row_stats()), when |r| (r.flash || r.sink_logit) && r.backward;
     QTile => "q_tile": Activation, |z| z.tile(vec![z.ii(), z.dd()]), when |r| r.flash;
     KTile => "k_tile": Activation, |z| z.tile(vec![z.jj(), z.dd()]), when |r| r.flash;
     VTile => "v_tile": Activation, |z| z.tile(vec![z.jj(), z.dd()]), when |r| r.flash;
@@ -412,6 +429,11 @@ buffers! {
     LsePart => "lse_part": Activation, |z| z.global(z.parts()), when |r| r.split;
     OPart => "o_part": Activation, |z| z.global(z.part_rows()), when |r| r.split;
     WPart => "w_part": Activation, |z| z.global(z.parts()), when |r| r.split;
+    // gpt-oss's sink logit: one per head, in each row's denominator with no value; the sink's
+    // share P_sink of each row (recomputed from lse in flash's backward)
+    Sink => "sink": Parameter, |z| z.global(z.one_per_head()), when |r| r.sink_logit;
+    PSink => "p_sink": Activation, |z| z.global(z.row_stats()), when |r| r.sink_logit && (!r.flash || r.backward);
+    DSink => "d_sink" of Sink;
 }
 
 impl Dims {

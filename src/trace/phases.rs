@@ -139,7 +139,7 @@ phases! {
         title: "softmax over each score row",
         stage: Core,
         sums: false,
-        buffers: [Probs, Scores],
+        buffers: [Probs, Scores, Sink, PSink],
     },
     Dropout {
         name: "dropout",
@@ -195,7 +195,15 @@ phases! {
         title: "softmax backward dS = P ⊙ (dP − Σ dP·P)",
         stage: Core,
         sums: false,
-        buffers: [DScores, Probs, DProbs],
+        buffers: [DScores, Probs, DProbs, Delta],
+    },
+    SinkBack {
+        name: "sink_back",
+        pass: Backward,
+        title: "sink logit backward: d_sink = −Σ P_sink·D over the head's rows",
+        stage: Core,
+        sums: true,
+        buffers: [DSink, PSink, Delta],
     },
     ScoresBack {
         name: "scores_back",
@@ -251,7 +259,7 @@ phases! {
         title: "flash: per tile S = Q·Kᵀ/√d, online softmax, att = acc/l",
         stage: Core,
         sums: true,
-        buffers: [Att, Lse, Q, K, V, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
+        buffers: [Att, Lse, Q, K, V, Sink, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
     },
     FlashDelta {
         name: "flash_delta",
@@ -259,7 +267,7 @@ phases! {
         title: "flash backward: D = rowsum(dAtt ⊙ att), dQ = 0",
         stage: Core,
         sums: true,
-        buffers: [Delta, DQ, DAtt, Att],
+        buffers: [Delta, DQ, PSink, DAtt, Att, Sink, Lse],
     },
     FlashBack {
         name: "flash_back",

@@ -15,6 +15,7 @@
 //! bit for bit by tests.
 
 use crate::kernels::attention_flash::{self, BackwardTiles, FittedTiles, ForwardTiles};
+use crate::kernels::softmax::Sinks;
 use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
@@ -102,9 +103,23 @@ pub fn scores<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, mask: &Mask
     pass!(rec, variant, sh, scores(mask, q, k, s), fast(mask, q, k, s));
 }
 
-/// `P = softmax(S)` along each row.
-pub fn softmax_rows<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, s: &[f32], p: &mut [f32]) {
-    pass!(rec, variant, sh, softmax_rows(s, p), fast(s, p));
+/// `P = softmax(S)` along each row, with each head's sink logit in the denominator when `sink`
+/// is given. The fast path has no sink logit: a run with one takes the reference loops, traced
+/// or not (untraced with `NoRecord`, whose calls compile away).
+pub fn softmax_rows<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    s: &[f32],
+    p: &mut [f32],
+    sink: Option<Sinks<'_>>,
+) {
+    let ksh = kernel_shape(sh, variant);
+    match (sink, variant) {
+        (None, _) => pass!(rec, variant, sh, softmax_rows(s, p, None), fast(s, p)),
+        (Some(sink), Variant::Baseline) => attention_1h::softmax_rows(rec, ksh, s, p, Some(sink)),
+        (Some(sink), _) => attention_mha::softmax_rows(rec, ksh, s, p, Some(sink)),
+    }
 }
 
 /// `att = P·V`; `p` is `probs`, or the dropped-out probabilities when dropout is on.
@@ -140,16 +155,41 @@ pub fn weighted_sum_back<R: Recorder>(
     );
 }
 
-/// `dS = P ⊙ (dP − Σ dP·P)` along each row.
+/// `dS = P ⊙ (dP − Σ dP·P)` along each row; with sink logits each row's `Σ dP·P` is kept in
+/// `delta`, which only the reference loops do (as [`softmax_rows`]).
 pub fn softmax_rows_back<R: Recorder>(
     rec: &mut R,
     variant: Variant,
     sh: Shape,
-    p: &[f32],
-    d_p: &[f32],
+    (p, d_p): (&[f32], &[f32]),
     d_s: &mut [f32],
+    delta: Option<&mut [f32]>,
 ) {
-    pass!(rec, variant, sh, softmax_rows_back(p, d_p, d_s), fast(p, d_p, d_s));
+    let ksh = kernel_shape(sh, variant);
+    match (delta, variant) {
+        (None, _) => pass!(
+            rec,
+            variant,
+            sh,
+            softmax_rows_back((p, d_p), d_s, None),
+            fast(p, d_p, d_s)
+        ),
+        (Some(delta), Variant::Baseline) => attention_1h::softmax_rows_back(rec, ksh, (p, d_p), d_s, Some(delta)),
+        (Some(delta), _) => attention_mha::softmax_rows_back(rec, ksh, (p, d_p), d_s, Some(delta)),
+    }
+}
+
+/// The sink logits' gradient `d_sink[h] = −Σ_{b,i} P_sink·delta`, for every variant (flash's
+/// `p_sink` and `delta` have MHA's layout): a loop over `B·H·S` numbers, the reference's
+/// traced or not.
+pub fn sink_back<R: Recorder>(
+    rec: &mut R,
+    variant: Variant,
+    sh: Shape,
+    (p_sink, delta): (&[f32], &[f32]),
+    d_sink: &mut [f32],
+) {
+    attention_mha::sink_back(rec, kernel_shape(sh, variant), p_sink, delta, d_sink);
 }
 
 /// `dQ = dS·K/√D` and `dK = dSᵀ·Q/√D` over the visible pairs.
@@ -243,11 +283,12 @@ pub fn flash_forward<R: Recorder>(
     tiles: FittedTiles,
     mask: &Mask,
     qkv: (&[f32], &[f32], &[f32]),
+    sink: Option<&[f32]>,
     att: &mut [f32],
     lse: &mut [f32],
     work: ForwardTiles<'_>,
 ) {
-    attention_flash::forward(rec, sh, tiles, mask, qkv, att, lse, work);
+    attention_flash::forward(rec, sh, tiles, mask, qkv, sink, att, lse, work);
 }
 
 /// Flash backward: `d_q`, `d_k`, `d_v` from `d_att`, the probabilities recomputed from `lse`.
@@ -260,11 +301,11 @@ pub fn flash_backward<R: Recorder>(
     qkv: (&[f32], &[f32], &[f32]),
     saved: (&[f32], &[f32]),
     d_att: &[f32],
-    delta: &mut [f32],
+    (delta, sink): (&mut [f32], Option<Sinks<'_>>),
     grads: (&mut [f32], &mut [f32], &mut [f32]),
     work: BackwardTiles<'_>,
 ) {
-    attention_flash::backward(rec, sh, tiles, mask, qkv, saved, d_att, delta, grads, work);
+    attention_flash::backward(rec, sh, tiles, mask, qkv, saved, d_att, delta, sink, grads, work);
 }
 
 /// The attention core forward: scores, softmax, weighted sum (no dropout).
@@ -282,7 +323,7 @@ pub fn forward<R: Recorder>(
     att: &mut [f32],
 ) {
     scores(rec, variant, sh, mask, q, k, s);
-    softmax_rows(rec, variant, sh, s, p);
+    softmax_rows(rec, variant, sh, s, p, None);
     weighted_sum(rec, variant, sh, (Buf::Probs, p), v, att);
 }
 
@@ -300,6 +341,6 @@ pub fn backward<R: Recorder>(
     (d_q, d_k, d_v): (&mut [f32], &mut [f32], &mut [f32]),
 ) {
     weighted_sum_back(rec, variant, sh, (Buf::Probs, p), v, d_att, (Buf::DProbs, d_p), d_v);
-    softmax_rows_back(rec, variant, sh, p, d_p, d_s);
+    softmax_rows_back(rec, variant, sh, (p, d_p), d_s, None);
     scores_back(rec, variant, sh, mask, q, k, d_s, d_q, d_k);
 }

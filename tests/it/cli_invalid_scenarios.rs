@@ -563,6 +563,44 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[run].mistakes",
         "\"overwrite_kv_grad\" is in the gradients: add \"backward\" to [run].passes",
     ),
+    // gpt-oss's sink logits: one per head, only with sink_logit, not in decode, mistakes or a
+    // baseline of several heads
+    (
+        "sink_wrong_shape.toml",
+        "11:8",
+        "[values].sink",
+        "expected shape [2] (2 numbers, flat or nested), found 3 numbers",
+    ),
+    (
+        "sink_without_sink_logit.toml",
+        "10:8",
+        "[values].sink",
+        "only a run with [run].sink_logit = true reads sink logits: set it, or remove sink",
+    ),
+    (
+        "sink_logit_decode.toml",
+        "10:14",
+        "[run].sink_logit",
+        "decode runs are traced without sink logits; leave out sink_logit or decode",
+    ),
+    (
+        "sink_logit_mistakes.toml",
+        "10:14",
+        "[run].sink_logit",
+        "the mistakes are written into kernels without sink logits; leave out sink_logit or [run].mistakes",
+    ),
+    (
+        "sink_logit_baseline_heads.toml",
+        "9:14",
+        "[run].sink_logit",
+        "the baseline has a single head and so a single sink logit, but H = 2: set [shape].H = 1 or remove \"baseline\" from [run].variants",
+    ),
+    (
+        "sink_logit_not_boolean.toml",
+        "8:14",
+        "[run].sink_logit",
+        "expected true or false, found an integer 1",
+    ),
     (
         "gqa_k_wrong_width.toml",
         "11:5",

@@ -66,7 +66,7 @@ fn layout(
     // flash's row statistics and its tiles, sized `br` query rows by `bc` key columns
     let d_head = c / h;
     match buf {
-        "lse" | "delta" => return vec![("b", b), ("h", h), ("i", s)],
+        "lse" => return vec![("b", b), ("h", h), ("i", s)],
         "q_tile" | "acc" | "do_tile" => return vec![("ii", br), ("d", d_head)],
         "k_tile" | "v_tile" | "dk_tile" | "dv_tile" => return vec![("jj", bc), ("d", d_head)],
         "s_tile" | "ds_tile" => return vec![("ii", br), ("jj", bc)],
@@ -126,6 +126,11 @@ fn layout(
         "q" | "att" => rows("i", s),
         "k" | "v" => kv_rows("j", t),
         "scores" | "probs" | "drop_mask" | "probs_drop" => pairs,
+        // one number per softmax row: the sink's share and D_i (the baseline has no head)
+        "p_sink" | "delta" if mha => vec![("b", b), ("h", h), ("i", s)],
+        "p_sink" | "delta" => vec![("b", b), ("i", s)],
+        // gpt-oss's sink logit, one per head
+        "sink" => vec![("h", h)],
         "x" | "out" => vec![("b", b), ("i", s), ("c", c)],
         "memory" => vec![("b", b), ("j", t), ("c", c)],
         "qkv" => vec![("b", b), ("i", t), ("c", c + 2 * kv)],
@@ -1166,6 +1171,7 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "window_decode",
         "paged_decode",
         "split_kv",
+        "sink_logit",
     ];
     // every scenario file the repository ships is in the list
     let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))

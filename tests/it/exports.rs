@@ -30,7 +30,7 @@ fn jsonl_lines_are_pinned() {
     let tile = flash.iter().find(|l| l.contains(r#""buffer":"s_tile""#)).unwrap();
     assert_eq!(
         tile,
-        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":-0.70584434,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"src/kernels/attention_flash.rs","line":181}"#
+        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":-0.70584434,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"src/kernels/attention_flash.rs","line":189}"#
     );
     let decode = lines(&["trace", &scenario("kv_cache_decode.toml")]);
     assert_eq!(
@@ -52,7 +52,7 @@ fn csv_lines_are_pinned() {
     );
     assert_eq!(
         mha[499],
-        "498,baseline,forward,scores,read,k,global,5,0;1;1,0.20991491,bb=0;i=2;j=1;c=1,qi=8;kj=4;off=7,src/kernels/attention_1h.rs,38"
+        "498,baseline,forward,scores,read,k,global,5,0;1;1,0.20991491,bb=0;i=2;j=1;c=1,qi=8;kj=4;off=7,src/kernels/attention_1h.rs,42"
     );
     let flash = lines(&[
         "trace",
@@ -63,12 +63,12 @@ fn csv_lines_are_pinned() {
         "csv",
     ]);
     assert!(flash.contains(
-        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,-0.70584434,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,src/kernels/attention_flash.rs,181"
+        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,-0.70584434,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,src/kernels/attention_flash.rs,189"
             .to_string()
     ));
     let masked = lines(&["trace", &scenario("masked_element.toml"), "--format", "csv"]);
     assert!(masked.contains(
-        &"593,baseline,forward,scores,write,scores,global,1,0;0;1,-1000000000.0,bb=0;i=0;j=1,qi=0;kj=4;off=1,src/kernels/attention_1h.rs,45"
+        &"593,baseline,forward,scores,write,scores,global,1,0;0;1,-1000000000.0,bb=0;i=0;j=1,qi=0;kj=4;off=1,src/kernels/attention_1h.rs,49"
             .to_string()
     ));
 }

@@ -82,7 +82,7 @@ fn reference(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
         acc: &mut acc,
     };
     let qkv = (&x.q[..], &x.k[..], &x.v[..]);
-    dispatch::flash_forward(&mut log, sh, tiles, mask, qkv, &mut o.att, &mut o.lse, work);
+    dispatch::flash_forward(&mut log, sh, tiles, mask, qkv, None, &mut o.att, &mut o.lse, work);
     let work = BackwardTiles {
         q_t: &mut q_t,
         k_t: &mut k_t,
@@ -103,7 +103,7 @@ fn reference(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
         qkv,
         saved,
         &x.d_att,
-        &mut o.delta,
+        (&mut o.delta, None),
         grads,
         work,
     );

@@ -40,6 +40,7 @@ mod engine_flash;
 mod engine_gqa;
 mod engine_gradients;
 mod engine_rope;
+mod engine_sink;
 mod engine_standard;
 mod engine_torch;
 mod engine_trace;

@@ -154,6 +154,11 @@ prop_compose! {
             .filter(|((_, ok), w)| *ok && **w && !with_gqa && !decode)
             .map(|((m, _), _)| *m)
             .collect();
+        // sink logits: the correct kernels of whole sequences, one per head (the baseline has one)
+        let sink_logit = given[13] && !decode && list.is_empty() && (h == 1 || !variants.contains(&Variant::Baseline));
+        if sink_logit && given[14] {
+            values.insert(Buf::Sink, (0..h).map(|k| seed_values[(k * 5) % seed_values.len()]).collect());
+        }
         let focus = focus.map(|(pick_variant, pick_pass, fb, fh, fi, fj)| {
             let variant = pick_variant.then_some(variants[0]);
             let pass = pick_pass.then_some(if passes.forward { Pass::Forward } else { Pass::Backward });
@@ -176,6 +181,7 @@ prop_compose! {
             rope,
             decode,
             cache,
+            sink_logit,
             tiles,
             init,
             values,

@@ -112,6 +112,7 @@ mod plan {
             decode: false,
             cache: attn_trace::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: 1, bc: 1 }.fit(shape),
+            sink: false,
         };
         let start = std::time::Instant::now();
         let n = estimate_events(&plan, Variant::Flash, Passes::BOTH);
@@ -146,6 +147,7 @@ mod registry {
             rope: None,
             decode: false,
             cache: attn_trace::kernels::decode::CacheSpec::default(),
+            sink: false,
         }
     }
 
@@ -153,7 +155,7 @@ mod registry {
     fn given_data_has_the_sizes_as_given_with_h_kv_key_value_heads() {
         // B = 2, S = 3 queries, T = 5 keys, C = 8 in H = 4 heads of D = 2, H_kv = 2: KV = 4
         let sh = Shape::cross(2, 3, 5, 8, 4).with_kv_heads(2);
-        let want: [(Buf, Vec<usize>); 16] = [
+        let want: [(Buf, Vec<usize>); 17] = [
             (Buf::X, vec![2, 3, 8]),
             (Buf::Memory, vec![2, 5, 8]),
             (Buf::WQkv, vec![8, 16]),
@@ -169,6 +171,7 @@ mod registry {
             (Buf::V, vec![2, 5, 4]),
             (Buf::WProj, vec![8, 8]),
             (Buf::BProj, vec![8]),
+            (Buf::Sink, vec![4]),
             (Buf::DOut, vec![2, 3, 8]),
         ];
         assert_eq!(GIVEN, want.clone().map(|(b, _)| b));

@@ -288,7 +288,7 @@ mod reader {
             "unknown key (did you mean C?); expected one of: B, S, T, C, H, H_kv"
         );
         let run = |key: &str| error(&format!("{shape}C = 2\n[run]\n{key} = 1\n")).message;
-        let keys = "variants, passes, mask, window, sinks, qkv, dropout, dropout_seed, mode, mistakes, rope, rope_base, decode, split_kv";
+        let keys = "variants, passes, mask, window, sinks, sink_logit, qkv, dropout, dropout_seed, mode, mistakes, rope, rope_base, decode, split_kv";
         assert_eq!(
             run("varaints"),
             format!("unknown key (did you mean variants?); expected one of: {keys}")

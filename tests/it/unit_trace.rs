@@ -23,7 +23,7 @@ mod buffers {
             parts: 0,
         };
         let grads: Vec<Buf> = Buf::ALL.iter().copied().filter(|b| b.primal().is_some()).collect();
-        assert_eq!(grads.len(), 21);
+        assert_eq!(grads.len(), 22);
         for g in grads {
             let p = g.primal().unwrap();
             assert_eq!(g.name(), format!("d_{}", p.name()));

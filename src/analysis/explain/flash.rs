@@ -128,6 +128,16 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 return Err(missing("online softmax of the row"));
             }
             let mut lines = Vec::new();
+            // gpt-oss's sink logit: the row starts at m = sink, l = 1 instead of −∞ and 0
+            let sink = trace.buffer(Buf::Sink).is_some();
+            if sink {
+                let m0 = trace.events[rows[0].start].value;
+                lines.push(tr!(
+                    "the row starts at m = sink[{h}] = {m0}, l = 1: e^(sink − m) = 1 is the sink logit's term of l, with no value in acc",
+                    h = at.h,
+                    m0 = num(m0)
+                ));
+            }
             let mut last = (0.0f32, 0.0f32);
             for row in &rows {
                 let (m_old, m_new) = row.maxima(trace);
@@ -163,31 +173,42 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             let lse_write = cell.lse.ok_or_else(|| missing("write of lse"))?;
             let lse = trace.events[lse_write].value;
             let p = crate::tensor::simd::exp(s_val - lse);
+            let sink_share = sink.then(|| {
+                let s = trace.events[rows[0].start].value;
+                tr!(
+                    "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: the sink's share of the row, which backward recomputes from lse",
+                    s = num(s),
+                    lse = par(lse),
+                    p = num(crate::tensor::simd::exp(s - lse))
+                )
+            });
+            let mut lines = vec![
+                tr!(
+                    "att[b={b},i={i},h={h},:] = acc / l, l = {l}",
+                    b = at.b,
+                    i = at.i,
+                    h = at.h,
+                    l = num(l)
+                ),
+                tr!(
+                    "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse} (event #{n})",
+                    off = lse_off,
+                    m = num(m),
+                    l = num(l),
+                    lse = num(lse),
+                    n = lse_write
+                ),
+                tr!(
+                    "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
+                    s = num(s_val),
+                    lse = par(lse),
+                    p = num(p)
+                ),
+            ];
+            lines.extend(sink_share);
             sections.push(Section {
                 title: tr!("4. Written once: att and lse").to_string(),
-                lines: vec![
-                    tr!(
-                        "att[b={b},i={i},h={h},:] = acc / l, l = {l}",
-                        b = at.b,
-                        i = at.i,
-                        h = at.h,
-                        l = num(l)
-                    ),
-                    tr!(
-                        "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse} (event #{n})",
-                        off = lse_off,
-                        m = num(m),
-                        l = num(l),
-                        lse = num(lse),
-                        n = lse_write
-                    ),
-                    tr!(
-                        "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
-                        s = num(s_val),
-                        lse = par(lse),
-                        p = num(p)
-                    ),
-                ],
+                lines,
             });
         }
         Pass::Backward => {

@@ -150,6 +150,9 @@ pub(super) fn explain(
             }
             sections.push(cx.d_probs()?);
             sections.push(cx.d_scores()?);
+            if recorded(Phase::SinkBack) {
+                sections.push(cx.d_sink()?);
+            }
             sections.push(cx.flow_to_q_and_k()?);
             if cx.rope.is_some() {
                 sections.push(Section {
@@ -181,6 +184,9 @@ pub(super) fn explain(
     }
     if let Some(l) = split {
         how.push_str(&tr!(", split into parts of L = {l}", l));
+    }
+    if run.registry.has(Buf::Sink) {
+        how.push_str(tr!(", a sink logit per head"));
     }
     if let Some(r) = run.rope {
         how.push_str(&tr!(
@@ -658,10 +664,23 @@ impl Ctx<'_> {
             end = row_off + self.ksh.t - 1,
             keys = which
         ));
+        // gpt-oss's sink logit: read in the row's own iteration, first for the max, then for its
+        // exponential; its share of the row is written last
+        let sink = span
+            .clone()
+            .find(|&n| t.events[n].op == Op::Read && t.events[n].buf == Buf::Sink);
+        if let Some(n) = sink {
+            lines.push(tr!(
+                "sink logit: {cell} = {s} ({place}), one more logit of the row that carries no value",
+                cell = self.cell(n),
+                s = num(t.events[n].value),
+                place = self.where_(n)
+            ));
+        }
         // per key: the score read in the max pass, the exponential and the probability written
         let mut rows = Vec::new();
-        let mut max = f32::NEG_INFINITY;
-        let mut total = 0.0f32;
+        let mut max = sink.map_or(f32::NEG_INFINITY, |n| t.events[n].value);
+        let mut exps = 0.0f32;
         for &jj in &keys {
             let score = t.value_at(Buf::Scores, row_off + jj, span.start);
             max = max.max(score);
@@ -677,14 +696,24 @@ impl Ctx<'_> {
                 .zip(writes.last())
                 .ok_or_else(|| missing("softmax writes of probs"))?;
             let (e, p) = (t.events[e_at].value, t.events[p_at].value);
-            total += e;
+            exps += e;
             rows.push((jj, score, e, p, p_at));
         }
         let tt = keys.len();
-        lines.push(tr!(
-            "max = {max}   (read first, so exp never overflows)",
-            max = num(max)
-        ));
+        // the kernel's sum starts at the sink's exponential (the same `exp`, so the same bits)
+        let e_sink = sink.map(|n| crate::tensor::simd::exp(t.events[n].value - max));
+        let total = rows.iter().fold(e_sink.unwrap_or(0.0), |s, r| s + r.2);
+        if sink.is_some() {
+            lines.push(tr!(
+                "max = max(sink, scores) = {max}   (read first, so exp never overflows)",
+                max = num(max)
+            ));
+        } else {
+            lines.push(tr!(
+                "max = {max}   (read first, so exp never overflows)",
+                max = num(max)
+            ));
+        }
         lines.push(format!(
             "{:>4}  {}  {}  {}",
             "j",
@@ -711,17 +740,43 @@ impl Ctx<'_> {
                 num(p)
             ));
         }
-        lines.push(if self.split.is_some() {
-            tr!(
+        match (sink, e_sink) {
+            (Some(n), Some(e)) => {
+                let p_sink = span
+                    .clone()
+                    .find(|&k| t.events[k].op == Op::Write && t.events[k].buf == Buf::PSink)
+                    .ok_or_else(|| missing("write of p_sink"))?;
+                lines.push(format!(
+                    "{:>4}  {:>10}  {:>16}  {:>8}",
+                    "sink",
+                    num(t.events[n].value),
+                    num(e),
+                    num(t.events[p_sink].value)
+                ));
+                lines.push(tr!(
+                    "Σ exp = exp(sink − max) + Σ_j exp(score − max) = {e} + {rest} = {total}; each prob = exp / Σ exp, so the row sums to 1 − P_sink",
+                    e = num(e),
+                    rest = num(exps),
+                    total = num(total)
+                ));
+                lines.push(tr!(
+                    "the sink's share: P_sink = exp(sink − max) / Σ exp = {e} / {total} = {p} ({cell}, {place})",
+                    e = num(e),
+                    total = num(total),
+                    p = num(t.events[p_sink].value),
+                    cell = self.cell(p_sink),
+                    place = self.where_(p_sink)
+                ));
+            }
+            _ if self.split.is_some() => lines.push(tr!(
                 "Σ exp = {total}; each prob = exp / Σ exp, so the part's probabilities sum to 1",
                 total = num(total)
-            )
-        } else {
-            tr!(
+            )),
+            _ => lines.push(tr!(
                 "Σ exp = {total}; each prob = exp / Σ exp, so the row sums to 1",
                 total = num(total)
-            )
-        });
+            )),
+        }
         let &(_, _, _, p, p_at) = rows
             .iter()
             .find(|r| r.0 == focus)
@@ -1013,6 +1068,51 @@ impl Ctx<'_> {
         }
         Ok(Section {
             title: tr!("2. Softmax backward (softmax_back)").to_string(),
+            lines,
+        })
+    }
+
+    /// Backward 2b: the gradient of the head's sink logit (gpt-oss), which has no value and so
+    /// no `dP` of its own: `d_sink[h] = −Σ_{b,i} P_sink · D`, with the row's `D = Σ_k dP·P`
+    /// kept in `delta` by softmax backward, as the accumulation engine reads the sum.
+    fn d_sink(&self) -> Result<Section> {
+        let t = self.trace;
+        let h = self.at.h;
+        let w = self.write_in(Buf::DSink, h, Phase::SinkBack)?;
+        let acc = Accumulation::at(t, w).ok_or_else(|| missing("the sum of d_sink"))?;
+        let row = self.off / self.ksh.t;
+        let delta = self.write_in(Buf::Delta, row, Phase::SoftmaxBack)?;
+        let mut lines = vec![tr!(
+            "softmax backward kept this row's Σ_k dP·P = {dot} in {cell} ({place})",
+            dot = num(t.events[delta].value),
+            cell = self.cell(delta),
+            place = self.where_(delta)
+        )];
+        let terms: Vec<String> = (0..acc.terms.len())
+            .map(|k| {
+                let f: Vec<String> = acc.terms[k].reads.iter().map(|&r| par(t.events[r].value)).collect();
+                f.join("×")
+            })
+            .collect();
+        let sigma = acc.sigma(t);
+        lines.push(format!(
+            "Σ_{{b,i}} P_sink·D = {} = {}",
+            elide(terms, KEEP, " + "),
+            num(sigma)
+        ));
+        lines.push(format!(
+            "{} = −Σ = −({}) = {}   ({})",
+            self.cell(w),
+            num(sigma),
+            num(t.events[w].value),
+            self.where_(w)
+        ));
+        lines.push(
+            tr!("the sink carries no value, so its own softmax gradient is P_sink × (0 − D) in every row of the head")
+                .to_string(),
+        );
+        Ok(Section {
+            title: tr!("2b. The sink logit's gradient (sink_back)").to_string(),
             lines,
         })
     }

@@ -48,6 +48,7 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::WeightedSumBack, true) => &["dP_h[i,j] = dY_h[i]·V_h[j]   dV_h[j] = Σ_i P_h[i,j] dY_h[i]"],
         (Phase::SoftmaxBack, false) => &["dS[i,j] = P[i,j] (dP[i,j] − Σ_k dP[i,k] P[i,k])"],
         (Phase::SoftmaxBack, true) => &["dS_h[i,j] = P_h[i,j] (dP_h[i,j] − Σ_k dP_h[i,k] P_h[i,k])"],
+        (Phase::SinkBack, _) => &["d_sink[h] = −Σ_{b,i} P_sink[b,h,i] · D[b,h,i],  D[b,h,i] = Σ_j dP[i,j] P[i,j]"],
         (Phase::ScoresBack, false) => &[msg!(
             "dQ[i] = Σ_j dS[i,j] K[j] / √C   dK[j] = Σ_i dS[i,j] Q[i] / √C   (visible pairs only)"
         )],
@@ -93,6 +94,13 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     }
 }
 
+/// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
+/// maximum, and carries no value.
+pub const SINK_MATH: &[&str] = &[
+    "P[i,j] = exp(S[i,j] − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)),  m = max(sink_h, max_k S[i,k])",
+    "P_sink = exp(sink_h − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)) = 1 − Σ_j P[i,j]",
+];
+
 /// Grouped-query attention's own equations: query head `h` reads key/value head
 /// `g = h/(H/H_kv)`, and the heads of a group add into the same `dK_g`, `dV_g`.
 fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
@@ -133,6 +141,13 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .iter()
         .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
         .collect();
+    // gpt-oss's sink logit: one more term in every row's denominator, with no value
+    if matches!(v.phase, Phase::Softmax) && ctx.trace.buffer(Buf::Sink).is_some() {
+        out = SINK_MATH
+            .iter()
+            .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
+            .collect();
+    }
     if v.phase.sums() {
         match Accumulation::at(ctx.trace, ctx.cursor) {
             Some(acc) => out.extend(accum_lines(ctx, &acc)),
@@ -260,6 +275,12 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     let scale = Scale::of(ctx.variant, ctx.walk.shape);
     let text = match acc.chain(trace, scale) {
         Some(Chain {
+            negated: true,
+            sigma,
+            new,
+            ..
+        }) => format!("{target} = −Σ = −({}) = {}", four(sigma), four(new)),
+        Some(Chain {
             old: Some(old),
             sigma,
             scale: Some(sc),
@@ -383,6 +404,11 @@ fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
             Span::styled(four(dot), t.number()),
         ]));
+    } else if v.buf == Buf::Delta {
+        out.push(Line::from(vec![
+            Span::raw(tr!("D = Σ_k dP·P, kept for the sink logit's gradient: ")),
+            Span::styled(four(v.value), t.number()),
+        ]));
     } else {
         let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
         let (pj, dpj) = (at(Buf::Probs, j, n), at(Buf::DProbs, j, n));
@@ -406,15 +432,21 @@ struct SoftRow {
     cols: Vec<(usize, usize)>,
     x: Buf,
     y: Buf,
+    /// The row's sink logit (gpt-oss), read in the row's own iteration before pass a.
+    sink: Option<f32>,
     /// Events of the column iterations, in order: pass a's reads, then pass b's and pass c's
     /// read-write pairs.
     events: Vec<usize>,
 }
 
 /// The softmax made in iteration `row`: its column iterations are the ones nested in it (a read
-/// of the row's own, as a sink logit, is not a column).
+/// of the row's own, the sink logit, is not a column but starts the max and the sum).
 fn soft_row(tr: &crate::trace::Trace, row: u32) -> Option<SoftRow> {
     let f = tr.frame(row)?;
+    let sink = (f.start as usize..f.end as usize)
+        .map(|k| &tr.events[k])
+        .find(|e| e.frame == row && e.op == Op::Read && e.buf == Buf::Sink)
+        .map(|e| e.value);
     let events: Vec<usize> = (f.start as usize..f.end as usize)
         .filter(|&k| tr.events[k].frame != row)
         .collect();
@@ -431,22 +463,25 @@ fn soft_row(tr: &crate::trace::Trace, row: u32) -> Option<SoftRow> {
     Some(SoftRow {
         x: tr.events[*reads.first()?].buf,
         y: tr.events[events[first_write]].buf,
+        sink,
         events: events[..5 * cols.len()].to_vec(),
         cols,
     })
 }
 
-/// A forward softmax's three passes, over whichever columns its row has; and, after a split
-/// step's part, the part's log-sum-exp `m + ln Σ e`.
+/// A forward softmax's three passes, over whichever columns its row has, with the row's sink
+/// logit when it has one; after a split step's part, the part's log-sum-exp `m + ln Σ e`.
 fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
     let n = ctx.cursor;
     let ids = tr.frame_ids(n);
-    // the row is the iteration around the column's; a part's log-sum-exp is written in the row's
+    // the row is the iteration around the column's; the sink logit's read, the sink's share and
+    // a part's log-sum-exp are the row's own events
     let lse = v.buf == Buf::LsePart && v.op == Op::Write;
-    let Some(row) = (if lse { ids.first() } else { ids.get(1) }).and_then(|&id| soft_row(tr, id)) else {
+    let own = lse || matches!(v.buf, Buf::Sink | Buf::PSink);
+    let Some(row) = (if own { ids.first() } else { ids.get(1) }).and_then(|&id| soft_row(tr, id)) else {
         return Vec::new();
     };
     let T = row.cols.len();
@@ -456,13 +491,38 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         row.x.name().to_string()
     };
     let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row.cols[k].1, n);
-    let m = (0..T).map(|k| at(row.x, k, n)).fold(f32::NEG_INFINITY, f32::max);
+    // a sink logit is one more logit of the row: it starts the max, and its exponential the sum
+    let start = row.sink.unwrap_or(f32::NEG_INFINITY);
+    let m = (0..T).map(|k| at(row.x, k, n)).fold(start, f32::max);
+    let e_sink = row.sink.map_or(0.0, |x| crate::tensor::simd::exp(x - m));
+    let sum_to = |upto: usize, n: usize| (0..upto).map(|q| at(row.y, q, n)).fold(e_sink, |a, x| a + x);
+    let end_b = row.events[3 * T - 1];
     let mut out = Vec::new();
     if lse {
-        let end = *row.events.last().unwrap_or(&n);
-        let sum: f32 = (0..T).map(|k| at(row.y, k, row.events[3 * T - 1].min(end))).sum();
         out.push(Line::from(vec![
-            Span::raw(tr!("lse = m + ln Σ e = {m} + ln {sum} = ", m = num(m), sum = four(sum))),
+            Span::raw(tr!(
+                "lse = m + ln Σ e = {m} + ln {sum} = ",
+                m = num(m),
+                sum = four(sum_to(T, end_b))
+            )),
+            Span::styled(four(v.value), t.number()),
+        ]));
+        return out;
+    }
+    if v.buf == Buf::Sink {
+        out.push(Line::from(vec![
+            Span::raw(tr!("pass a: the sink logit starts the row max, m = sink = ")),
+            Span::styled(num(v.value), t.number()),
+        ]));
+        return out;
+    }
+    if v.buf == Buf::PSink {
+        out.push(Line::from(vec![
+            Span::raw(tr!(
+                "the sink's share: P_sink = e_sink / Σ e = {e} / {sum} = ",
+                e = four(e_sink),
+                sum = four(sum_to(T, end_b))
+            )),
             Span::styled(four(v.value), t.number()),
         ]));
         return out;
@@ -471,7 +531,7 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         return Vec::new();
     };
     if pos < T {
-        let so_far = (0..=pos).map(|k| at(row.x, k, n)).fold(f32::NEG_INFINITY, f32::max);
+        let so_far = (0..=pos).map(|k| at(row.x, k, n)).fold(start, f32::max);
         let offs: Vec<usize> = row.cols[..=pos].iter().map(|c| c.1).collect();
         let contiguous = offs.windows(2).all(|w| w[1] == w[0] + 1);
         let range = if contiguous {
@@ -479,36 +539,44 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         } else {
             offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
         };
-        out.push(Line::from(vec![
-            Span::raw(tr!(
-                "pass a: row max so far m = max({x}[{range}]) = ",
+        let text = if row.sink.is_some() {
+            tr!(
+                "pass a: row max so far m = max(sink, {x}[{range}]) = ",
                 x = x_name,
                 range
-            )),
-            Span::styled(num(so_far), t.number()),
-        ]));
+            )
+        } else {
+            tr!("pass a: row max so far m = max({x}[{range}]) = ", x = x_name, range)
+        };
+        out.push(Line::from(vec![Span::raw(text), Span::styled(num(so_far), t.number())]));
     } else if pos < 3 * T {
         let k = (pos - T) / 2;
         let j = row.cols[k].0;
         let s = at(row.x, k, n);
         let e = crate::tensor::simd::exp(s - m);
         let written = if v.op == Op::Write { k + 1 } else { k };
-        let sum: f32 = (0..written).map(|q| at(row.y, q, n)).sum();
+        let sum = sum_to(written, n);
         out.push(Line::from(vec![
             Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
             Span::styled(four(e), t.number()),
         ]));
-        out.push(Line::from(tr!(
-            "Σ e so far ({written} of {T}) = {sum}",
-            written,
-            T,
-            sum = four(sum)
-        )));
+        let so_far = match row.sink {
+            Some(x) => tr!(
+                "Σ e so far (e_sink = exp({s} − {m}) = {e} and {written} of {T}) = {sum}",
+                s = num(x),
+                m = rhs(num(m)),
+                e = four(e_sink),
+                written,
+                T,
+                sum = four(sum)
+            ),
+            None => tr!("Σ e so far ({written} of {T}) = {sum}", written, T, sum = four(sum)),
+        };
+        out.push(Line::from(so_far));
     } else {
         let k = (pos - 3 * T) / 2;
         let j = row.cols[k].0;
-        let end_b = row.events[3 * T - 1];
-        let sum: f32 = (0..T).map(|q| at(row.y, q, end_b)).sum();
+        let sum = sum_to(T, end_b);
         let e = at(row.y, k, end_b);
         out.push(Line::from(vec![
             Span::raw(tr!(

@@ -74,10 +74,19 @@ fn sum_step(ctx: &Ctx, target: Buf) -> &'static str {
 /// The equation of a load, a start value or a write-back.
 fn single_step(ctx: &Ctx) -> &'static str {
     let v = &ctx.view;
+    // gpt-oss's sink logit: each row starts at m = sink, l = e^(sink − sink) = 1
+    let sink = ctx.trace.buffer(Buf::Sink).is_some();
     match (v.phase, v.buf, v.op) {
+        (Phase::Flash, Buf::Q | Buf::QTile | Buf::Sink, _)
+        | (Phase::Flash, Buf::Acc | Buf::RowMax | Buf::RowSum, Op::Write)
+            if sink =>
+        {
+            tr!("Q_tile ← q rows i0..i1 (global → tile);  m = sink, l = 1 (the sink's own term), acc = 0")
+        }
         (Phase::Flash, Buf::Q | Buf::QTile, _) | (Phase::Flash, Buf::Acc | Buf::RowMax | Buf::RowSum, Op::Write) => {
             tr!("Q_tile ← q rows i0..i1 (global → tile);  m = −∞, l = 0, acc = 0")
         }
+        (Phase::FlashDelta, ..) if sink => "D_i = Σ_d dO[i,d]·O[i,d]   dQ = 0   P_sink = e^(sink − lse_i)",
         (Phase::Flash, Buf::K | Buf::V | Buf::KTile | Buf::VTile, _) => {
             tr!("K_tile, V_tile ← k, v rows j0..j1 (global → tile)")
         }
@@ -372,6 +381,30 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         .map(|k| tr.events[k])
         .filter(|p| p.frame == e.frame && p.op == Op::Read);
     let text = match (e.op, e.buf) {
+        (Op::Write, Buf::RowMax) if before.is_some_and(|b| b.buf == Buf::Sink) => tr!(
+            "m[{off}] = sink = {m}: the row starts at its sink logit",
+            off = v.offset,
+            m = four(e.value)
+        ),
+        (Op::Write, Buf::RowSum) if tr.buffer(Buf::Sink).is_some() && v.phase == Phase::Flash && e.value == 1.0 => tr!(
+            "l[{off}] = 1 = e^(sink − m): the sink's term of the row's sum, with no value in acc",
+            off = v.offset
+        ),
+        (Op::Write, Buf::PSink) => {
+            let (sink, lse) = (row_value_before(ctx, Buf::Sink), row_value_before(ctx, Buf::Lse));
+            format!(
+                "p_sink[{}] = e^(sink − lse) = e^({} − {}) = {}",
+                v.offset,
+                four(sink),
+                rhs(four(lse)),
+                four(e.value)
+            )
+        }
+        (Op::Read, Buf::Sink) => tr!(
+            "sink[{off}] = {value}: this head's sink logit (gpt-oss)",
+            off = v.offset,
+            value = four(e.value)
+        ),
         (Op::Write, Buf::RowMax) => format!("m[{}] = −∞: no score of this row seen yet", v.offset),
         (Op::Write, Buf::RowSum | Buf::Acc | Buf::DKTile | Buf::DVTile) if e.value == 0.0 => {
             format!("{}[{}] = 0: starts empty", v.buf, v.offset)
@@ -438,5 +471,17 @@ fn row_value(ctx: &Ctx, buf: Buf) -> f32 {
                 .map(|k| tr.events[k])
                 .find(|e| e.op == Op::Read && e.buf == buf)
         })
+        .map_or(0.0, |e| e.value)
+}
+
+/// The value the cursor's own iteration last read from `buf` before the cursor (0 if none).
+fn row_value_before(ctx: &Ctx, buf: Buf) -> f32 {
+    let tr = ctx.trace;
+    let frame = tr.events[ctx.cursor].frame;
+    let start = tr.frame(frame).map_or(ctx.cursor, |f| f.start as usize);
+    (start..ctx.cursor)
+        .rev()
+        .map(|k| tr.events[k])
+        .find(|e| e.frame == frame && e.op == Op::Read && e.buf == buf)
         .map_or(0.0, |e| e.value)
 }

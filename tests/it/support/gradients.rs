@@ -18,6 +18,9 @@ pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {
 
 /// Every input tensor of a run, addressed by buffer, for perturbation.
 pub fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
+    if buf == Buf::Sink {
+        return inputs.sink.as_mut().expect("the run has sink logits");
+    }
     match (buf, &mut inputs.start, &mut inputs.proj) {
         (Buf::X, Start::X { x, .. } | Start::Separate { x, .. }, _) => x,
         (Buf::WQkv, Start::X { w_qkv, .. }, _) => w_qkv,
@@ -56,6 +59,7 @@ pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
         Buf::V => Buf::DV,
         Buf::WProj => Buf::DWProj,
         Buf::BProj => Buf::DBProj,
+        Buf::Sink => Buf::DSink,
         _ => panic!("{buf} is not an input"),
     };
     t.get(grad)
