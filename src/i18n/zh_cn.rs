@@ -3585,4 +3585,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: the sink's share of the row, which backward recomputes from lse",
         "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}：汇聚在这一行中的份额，反向时由 lse 重新算出",
     ),
+    (
+        "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: row i's sink share, recomputed from lse in flash_delta (p_sink.data[{off}], {place})",
+        "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}：第 i 行的汇聚份额，在 flash_delta 中由 lse 重新算出（p_sink.data[{off}]，{place}）",
+    ),
+    (
+        "3b. The sink logit's gradient (sink_back)",
+        "3b. 汇聚 logit 的梯度（sink_back）",
+    ),
 ];

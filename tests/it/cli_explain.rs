@@ -518,3 +518,62 @@ fn decode_through_a_rolling_paged_or_split_cache_is_explained_from_the_log() {
         "{split}"
     );
 }
+
+#[test]
+fn a_sink_logit_is_one_more_term_of_the_row_in_mha_and_flash() {
+    let check = |text: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    };
+    let at = ["scenarios/sink_logit.toml", "--at", "b=0,h=0,i=5,j=4"];
+    let with = |variant: &str, pass: &str| {
+        let mut args = at.to_vec();
+        args.extend(["--variant", variant, "--pass", pass]);
+        explain(&args)
+    };
+    // forward MHA: head 0's sink 0.5 is above every score of row 5, so it is the max and its
+    // exponential is exactly 1; the row's three keys and the sink share Σ exp = 2.9754
+    let mha = with("mha", "forward");
+    assert!(check(&mha) >= 10, "{mha}");
+    assert!(mha.contains(", a sink logit per head)"), "{mha}");
+    assert!(mha.contains("sink logit: sink.data[0] = 0.5 (event #"), "{mha}");
+    assert!(mha.contains("max = max(sink, scores) = 0.5"), "{mha}");
+    assert!(mha.contains("  sink         0.5                 1    0.3361"), "{mha}");
+    assert!(
+        mha.contains("Σ exp = exp(sink − max) + Σ_j exp(score − max) = 1 + 1.9754 = 2.9754"),
+        "{mha}"
+    );
+    assert!(
+        mha.contains("P_sink = exp(sink − max) / Σ exp = 1 / 2.9754 = 0.3361 (p_sink.data[5], event #"),
+        "{mha}"
+    );
+    // the printed row sums to 1 − P_sink: 0.1661 + 0.3013 + 0.1965 = 0.6639
+    let probs: f32 = ["     3 ", "     4 ", "     5 "]
+        .iter()
+        .map(|key| {
+            let line = mha.lines().find(|l| l.starts_with(key)).unwrap();
+            line.split_whitespace().nth(3).unwrap().parse::<f32>().unwrap()
+        })
+        .sum();
+    assert!((probs + 0.3361 - 1.0).abs() < 2e-4, "{probs}");
+    // flash reaches the same share from its lse, which starts at m = sink, l = 1
+    let flash = with("flash", "forward");
+    assert!(flash.contains("the row starts at m = sink[0] = 0.5, l = 1"), "{flash}");
+    assert!(
+        flash.contains("P_sink = e^(sink − lse) = e^(0.5 − 1.5904) = 0.3361"),
+        "{flash}"
+    );
+    // backward: both sum d_sink[0] = −Σ P_sink·D over the head's six rows, to the same number
+    let mha_back = with("mha", "backward");
+    let flash_back = with("flash", "backward");
+    for text in [&mha_back, &flash_back] {
+        assert!(check(text) >= 3, "{text}");
+        assert!(text.contains("The sink logit's gradient (sink_back)"), "{text}");
+        assert!(text.contains("d_sink.data[0] = −Σ = −(-0.039) = 0.039"), "{text}");
+        assert!(text.contains(" + 0.3361×0.053 = -0.039"), "{text}");
+    }
+    assert!(
+        flash_back.contains("P_sink = e^(sink − lse) = e^(0.5 − 1.5904) = 0.3361: row i's sink share"),
+        "{flash_back}"
+    );
+}

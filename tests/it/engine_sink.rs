@@ -265,3 +265,62 @@ fn run_shows_the_sink_phase_and_rows_that_sum_to_one_with_their_sink() {
         assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["sink_back", "24", "2"]);
     }
 }
+
+/// The tracer's equation panel at event `n` of the shipped sink scenario's MHA run, as text.
+fn equation_at(walk: &std::sync::Arc<attn_trace::tui::Walk>, n: usize) -> Vec<String> {
+    let st = crate::support::tui::tracer_at(walk, Variant::Mha, n);
+    let ctx = st.ctx(attn_trace::tui::Theme::MONO).expect("a context");
+    attn_trace::tui::widgets::equation::lines(&ctx)
+        .iter()
+        .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+        .collect()
+}
+
+#[test]
+fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
+    // row (b=0, h=0, i=5) of sink_logit.toml: sink 0.5 above every score, keys 3..=5 in the
+    // window, e = [0, 0, 0, 0.4944, 0.8965, 0.5846], Σ e = 1 + 1.9754 = 2.9754
+    let s = attn_trace::scenario::Scenario::shipped("sink_logit").expect("shipped");
+    let walk = std::sync::Arc::new(attn_trace::tui::Walk::from_scenario(&s));
+    let tr = walk.trace(Variant::Mha).expect("traced");
+    let share = tr.index.first_write(Buf::PSink, 5).expect("p_sink[5] is written");
+    let row = tr.frame(tr.events[share].frame).expect("the row's iteration");
+    let events: Vec<usize> = (row.start as usize..row.end as usize).collect();
+    let sink_read = events[0];
+    assert_eq!(
+        (tr.events[sink_read].buf, tr.events[sink_read].op),
+        (Buf::Sink, Op::Read)
+    );
+    let has = |n: usize, want: &str| {
+        let lines = equation_at(&walk, n);
+        assert!(
+            lines.iter().any(|l| l.contains(want)),
+            "event #{n}: want {want:?} in {lines:#?}"
+        );
+        lines
+    };
+    let lines = has(sink_read, "pass a: the sink logit starts the row max, m = sink = 0.5");
+    assert!(lines.iter().any(|l| l.contains("exp(sink_h − m) + Σ_k")), "{lines:#?}");
+    // pass a: the first score read; pass b: e_4 written, five exponentials and the sink summed
+    has(events[1], "pass a: row max so far m = max(sink, S[30..=30]) = 0.5");
+    let write = |off: usize, k: usize| {
+        events
+            .iter()
+            .copied()
+            .filter(|&n| {
+                tr.events[n].op == Op::Write && tr.events[n].buf == Buf::Probs && tr.events[n].offset as usize == off
+            })
+            .nth(k)
+            .expect("a write of probs")
+    };
+    has(write(34, 0), "pass b: e_4 = exp(0.39 − 0.50) = 0.8965");
+    has(
+        write(34, 0),
+        "Σ e so far (e_sink = exp(0.50 − 0.50) = 1.0000 and 5 of 6) = 2.3908",
+    );
+    has(write(34, 1), "pass c: P = e_4 / Σ e = 0.8965 / 2.9754 = 0.3013");
+    has(
+        share,
+        "the sink's share: P_sink = e_sink / Σ e = 1.0000 / 2.9754 = 0.3361",
+    );
+}

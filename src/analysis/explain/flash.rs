@@ -43,6 +43,10 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
         bc,
         off
     );
+    let mut how = crate::analysis::format::mask_words(mask).to_string();
+    if trace.buffer(Buf::Sink).is_some() {
+        how.push_str(tr!(", a sink logit per head"));
+    }
     let heading = |pass: Pass| {
         tr!(
             "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, \
@@ -57,7 +61,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             C = sh.c,
             H = sh.h,
             d,
-            mask = crate::analysis::format::mask_words(mask)
+            mask = how
         )
     };
     let mut sections = vec![Section {
@@ -257,12 +261,64 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                     ),
                 ],
             });
+            if let Some(section) = sink_gradient(trace, sh, at)? {
+                sections.push(section);
+            }
         }
     }
     Ok(Walkthrough {
         heading: heading(pass),
         sections,
     })
+}
+
+/// Backward 3b, with sink logits (gpt-oss): row `i`'s sink share recomputed from `lse`, as
+/// `flash_delta` writes it, and the head's `d_sink[h] = −Σ_{b,i} P_sink·D` that `sink_back`
+/// sums from it. `None` in a run without sink logits.
+fn sink_gradient(trace: &Trace, sh: Shape, at: Element) -> Result<Option<Section>> {
+    let write_of = |buf: Buf, off: usize| trace.index.writes(buf, off).first().map(|&n| n as usize);
+    let Some(w) = write_of(Buf::DSink, at.h) else {
+        return Ok(None);
+    };
+    let row = (at.b * sh.h + at.h) * sh.s + at.i;
+    let p_at = write_of(Buf::PSink, row).ok_or_else(|| missing("write of p_sink"))?;
+    // the iteration's reads just before the write: sink[h], then lse of the row
+    let read_of = |buf: Buf| {
+        (0..p_at)
+            .rev()
+            .find(|&n| trace.events[n].buf == buf && trace.events[n].op == Op::Read)
+            .map(|n| trace.events[n].value)
+            .ok_or_else(|| missing(&format!("read of {buf}")))
+    };
+    let (sink, lse) = (read_of(Buf::Sink)?, read_of(Buf::Lse)?);
+    let acc = crate::analysis::accum::Accumulation::at(trace, w).ok_or_else(|| missing("the sum of d_sink"))?;
+    let place = |n: usize| {
+        let v = trace.view(n);
+        tr!(
+            "event #{n}, {file}:{line}",
+            n,
+            file = super::text::short(v.file),
+            line = v.line
+        )
+    };
+    let mut lines = vec![tr!(
+        "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: row i's sink share, recomputed from lse in flash_delta (p_sink.data[{off}], {place})",
+        s = num(sink),
+        lse = par(lse),
+        p = num(trace.events[p_at].value),
+        off = row,
+        place = place(p_at)
+    )];
+    let cell = format!("d_sink.data[{}]", at.h);
+    lines.extend(super::plain::sink_sum_lines(trace, &acc, &cell, &place(w)));
+    lines.push(
+        tr!("the sink carries no value, so its own softmax gradient is P_sink × (0 − D) in every row of the head")
+            .to_string(),
+    );
+    Ok(Some(Section {
+        title: tr!("3b. The sink logit's gradient (sink_back)").to_string(),
+        lines,
+    }))
 }
 
 /// [`super::gradient_check`] of flash, which stores neither `P` nor `S` nor their gradients:

@@ -1088,25 +1088,7 @@ impl Ctx<'_> {
             cell = self.cell(delta),
             place = self.where_(delta)
         )];
-        let terms: Vec<String> = (0..acc.terms.len())
-            .map(|k| {
-                let f: Vec<String> = acc.terms[k].reads.iter().map(|&r| par(t.events[r].value)).collect();
-                f.join("×")
-            })
-            .collect();
-        let sigma = acc.sigma(t);
-        lines.push(format!(
-            "Σ_{{b,i}} P_sink·D = {} = {}",
-            elide(terms, KEEP, " + "),
-            num(sigma)
-        ));
-        lines.push(format!(
-            "{} = −Σ = −({}) = {}   ({})",
-            self.cell(w),
-            num(sigma),
-            num(t.events[w].value),
-            self.where_(w)
-        ));
+        lines.extend(sink_sum_lines(t, &acc, &self.cell(w), &self.where_(w)));
         lines.push(
             tr!("the sink carries no value, so its own softmax gradient is P_sink × (0 − D) in every row of the head")
                 .to_string(),
@@ -1208,4 +1190,27 @@ impl Ctx<'_> {
             lines,
         })
     }
+}
+
+/// The sum of a sink logit's gradient as the accumulation engine reads it from the log,
+/// `Σ_{b,i} P_sink·D` term by term, then the write `d_sink[h] = −Σ` at `cell` (`place`): the
+/// sink has no value, so it has no `dP` and its gradient is minus the rows' `P_sink·D`.
+pub(super) fn sink_sum_lines(t: &Trace, acc: &Accumulation, cell: &str, place: &str) -> Vec<String> {
+    let terms: Vec<String> = acc
+        .terms
+        .iter()
+        .map(|term| {
+            let f: Vec<String> = term.reads.iter().map(|&r| par(t.events[r].value)).collect();
+            f.join("×")
+        })
+        .collect();
+    let sigma = acc.sigma(t);
+    vec![
+        format!("Σ_{{b,i}} P_sink·D = {} = {}", elide(terms, KEEP, " + "), num(sigma)),
+        format!(
+            "{cell} = −Σ = −({}) = {}   ({place})",
+            num(sigma),
+            num(t.events[acc.write].value)
+        ),
+    ]
 }
