@@ -300,7 +300,12 @@ fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
         lines
     };
     let lines = has(sink_read, "pass a: the sink logit starts the row max, m = sink = 0.5");
-    assert!(lines.iter().any(|l| l.contains("exp(sink_h − m) + Σ_k")), "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m)")),
+        "{lines:#?}"
+    );
     // pass a: the first score read; pass b: e_4 written, five exponentials and the sink summed
     has(events[1], "pass a: row max so far m = max(sink, S[30..=30]) = 0.5");
     let write = |off: usize, k: usize| {

@@ -97,8 +97,8 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
 /// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
 /// maximum, and carries no value.
 pub const SINK_MATH: &[&str] = &[
-    "P[i,j] = exp(S[i,j] − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)),  m = max(sink_h, max_k S[i,k])",
-    "P_sink = exp(sink_h − m) / (exp(sink_h − m) + Σ_k exp(S[i,k] − m)) = 1 − Σ_j P[i,j]",
+    "P[i,j] = exp(S[i,j] − m) / Z,  P_sink = exp(sink_h − m) / Z = 1 − Σ_j P[i,j]",
+    "Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m),  m = max(sink_h, max_k S[i,k])",
 ];
 
 /// Grouped-query attention's own equations: query head `h` reads key/value head
