@@ -104,10 +104,20 @@ pub struct Scale {
 }
 
 impl Scale {
-    pub fn of(variant: Variant, shape: Shape) -> Scale {
+    /// The scale of a traced run: [`Scale::of`] with the `DR` its kernel recorded.
+    pub fn in_trace(trace: &Trace, variant: Variant, shape: Shape) -> Scale {
+        let dr = trace.consts.iter().find(|(n, _)| *n == "DR").map_or(0, |&(_, v)| v);
+        Scale::of(variant, shape, dr)
+    }
+
+    /// `rope_dim` is multi-head latent attention's `DR` (0 in the other variants), which its
+    /// kernels record among the trace's constants ([`Scale::in_trace`]).
+    pub fn of(variant: Variant, shape: Shape, rope_dim: usize) -> Scale {
         let (symbol, width) = match variant {
             Variant::Baseline => ("C", shape.c),
             Variant::Mha | Variant::Flash | Variant::Gqa => ("D", shape.d()),
+            // a latent attention query head is [q_nope | q_pe]
+            Variant::Mla => ("(D + DR)", shape.d() + rope_dim),
         };
         Scale {
             symbol,

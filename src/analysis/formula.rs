@@ -99,6 +99,28 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("decode.rs", "o_base", "(lse_row + p)*D"),
     ("decode.rs", "o_base", "(((b*H + h)*T + t)*P + p)*D"),
     ("decode.rs", "wo_off", "c*C + o"),
+    // multi-head latent attention: heads of D + DR query channels, the rotary channel e of k_pe,
+    // and, decoding, a cache row of R + DR per token and R latent channels per head
+    ("attention_mla.rs", "q_base", "((b*S + i)*H + h)*(D + DR)"),
+    ("attention_mla.rs", "q_base", "((b*T + t)*H + h)*(D + DR)"),
+    ("attention_mla.rs", "k_base", "((b*T + j)*H + h)*D"),
+    ("attention_mla.rs", "pe_base", "(b*T + j)*DR"),
+    ("attention_mla.rs", "e", "d - D"),
+    ("attention_mla.rs", "r", "R + d - D"),
+    ("attention_mla.rs", "off", "((b*H + h)*S + i)*T + j"),
+    ("attention_mla.rs", "off", "((b*H + h)*T + t)*T + j"),
+    ("attention_mla.rs", "xi", "(b*T + t)*C"),
+    ("attention_mla.rs", "ci", "(b*T + t)*(R + DR)"),
+    ("attention_mla.rs", "qi", "(b*T + t)*H*(D + DR)"),
+    ("attention_mla.rs", "l_base", "((b*T + t)*H + h)*R"),
+    ("attention_mla.rs", "kv_base", "(b*T + j)*(R + DR)"),
+    ("attention_mla.rs", "row", "((b*H + h)*T + t)*T"),
+    ("attention_mla.rs", "a_base", "xi + h*D"),
+    ("attention_mla.rs", "w_off", "c*R + r"),
+    ("attention_mla.rs", "w_off", "c*DR + r - R"),
+    ("attention_mla.rs", "w_off", "c*H*(D + DR) + o"),
+    ("attention_mla.rs", "w_off", "r*H*D + h*D + d"),
+    ("attention_mla.rs", "w_off", "c*C + o"),
 ];
 
 /// The formula of offset `name` as computed in kernel `file` (a path ending in the file name);
@@ -254,10 +276,34 @@ pub fn names(expr: &str) -> Vec<&str> {
     out
 }
 
+/// The input and output widths `IC, OC` of a multi-head latent attention projection, from the
+/// latent sizes `R`, `DR` its run recorded; `None` for any other phase.
+fn latent_widths(phase: Phase, shape: Shape, consts: &[(&str, usize)]) -> Option<(usize, usize)> {
+    let size = |name: &str| consts.iter().find(|c| c.0 == name).map(|c| c.1);
+    let (r, dr, c) = (size("R")?, size("DR")?, shape.c);
+    Some(match phase {
+        Phase::MlaQProj | Phase::MlaQProjBack => (c, shape.h * (shape.d() + dr)),
+        Phase::LatentProj | Phase::LatentProjBack => (c, r),
+        Phase::KPeProj | Phase::KPeProjBack => (c, dr),
+        Phase::KUp | Phase::KUpBack | Phase::VUp | Phase::VUpBack => (r, c),
+        _ => return None,
+    })
+}
+
 /// Every derived offset of an event, substituted: the lines of the TUI's variables panel.
 /// `shape` is the shape the kernel ran with (`engine::kernel_shape`: one head for the baseline).
 pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
     let mut symbols: Vec<(&str, usize)> = sizes(shape, view.phase);
+    // multi-head latent attention's projections are as wide as its latent sizes say
+    if let Some((ic, oc)) = latent_widths(view.phase, shape, &view.consts) {
+        for (name, v) in &mut symbols {
+            match *name {
+                "IC" => *v = ic,
+                "OC" => *v = oc,
+                _ => {}
+            }
+        }
+    }
     symbols.extend(view.consts.iter().copied());
     symbols.extend(view.vars.iter().copied());
     let mut lines = Vec::new();
@@ -324,11 +370,20 @@ impl<'a> Eval<'a> {
 
     fn sum(&mut self) -> Option<usize> {
         let mut v = self.product()?;
-        while self.peek() == Some(Tok::Other("+")) {
-            self.at += 1;
-            v = v.checked_add(self.product()?)?;
+        loop {
+            match self.peek() {
+                Some(Tok::Other("+")) => {
+                    self.at += 1;
+                    v = v.checked_add(self.product()?)?;
+                }
+                // latent attention's rotary channel `d - D`
+                Some(Tok::Other("-")) => {
+                    self.at += 1;
+                    v = v.checked_sub(self.product()?)?;
+                }
+                _ => return Some(v),
+            }
         }
-        Some(v)
     }
 
     fn product(&mut self) -> Option<usize> {

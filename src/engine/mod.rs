@@ -21,10 +21,11 @@ pub use tensors::Tensors;
 
 use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, Tiles};
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
+use crate::kernels::attention_mla::{self, Latent};
 use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::{self, Rope};
 use crate::kernels::softmax::Sinks;
-use crate::kernels::{Mask, Variant, attention_gqa, decode, dropout, linear};
+use crate::kernels::{Mask, Variant, attention_gqa, attention_mha, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Pass, Phase, Progress, Recorder, Trace};
 use crate::untraced::dispatch;
@@ -55,6 +56,18 @@ pub enum Start {
     },
     /// At the attention core, with `q [B,S,C]` and `k, v [B,T,H_kv·D]` given.
     Qkv { q: Vec<f32>, k: Vec<f32>, v: Vec<f32> },
+    /// Multi-head latent attention from `x [B,T,C]`: `w_q [C, H·(D + DR)]`, the latent's
+    /// `w_dkv [C, R]`, the rotary key's `w_kr [C, DR]`, and the up-projections
+    /// `w_uk, w_uv [R, H·D]`, none with a bias.
+    Latent {
+        latent: Latent,
+        x: Vec<f32>,
+        w_q: Vec<f32>,
+        w_dkv: Vec<f32>,
+        w_kr: Vec<f32>,
+        w_uk: Vec<f32>,
+        w_uv: Vec<f32>,
+    },
 }
 
 /// Training-mode attention dropout: probability `p`, keep mask drawn from `seed`.
@@ -191,6 +204,7 @@ impl Inputs {
                     cross: memory.is_some(),
                 },
                 Start::Qkv { .. } => StartKind::Qkv,
+                Start::Latent { latent, .. } => StartKind::Latent(*latent),
             },
             proj: self.proj.is_some(),
             dropout: self.dropout.is_some(),
@@ -275,6 +289,8 @@ impl Inputs {
                 k: widen(k, 0, 1),
                 v: widen(v, 0, 1),
             },
+            // its keys and values come from the latent, one per query head
+            Start::Latent { .. } => self.start.clone(),
         };
         Cow::Owned(Inputs {
             shape: variant.kv_shape(sh),
@@ -313,6 +329,22 @@ impl Inputs {
                 g
             }
             Start::Qkv { q, k, v } => vec![(Buf::Q, q), (Buf::K, k), (Buf::V, v)],
+            Start::Latent {
+                x,
+                w_q,
+                w_dkv,
+                w_kr,
+                w_uk,
+                w_uv,
+                ..
+            } => vec![
+                (Buf::X, x),
+                (Buf::WQ, w_q),
+                (Buf::WDkv, w_dkv),
+                (Buf::WKr, w_kr),
+                (Buf::WUk, w_uk),
+                (Buf::WUv, w_uv),
+            ],
         };
         if let Some((w, b)) = &self.proj {
             given.extend([(Buf::WProj, w.as_slice()), (Buf::BProj, b)]);
@@ -341,6 +373,9 @@ impl Inputs {
 /// the attention core of the variant, dropout, and the output projection (when there is one).
 pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs: &Inputs) {
     use Buf::*;
+    if let Some(lat) = inputs.plan().latent() {
+        return latent_forward(rec, t, lat, inputs);
+    }
     if inputs.decode {
         return generate(rec, t, variant, inputs);
     }
@@ -357,20 +392,28 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
     } else if t.has(WQkv) {
         t.write([Qkv], |t, [y]| {
-            linear::forward(rec, Phase::QkvProj, keys, t.arg(X), t.arg(WQkv), t.arg(BQkv), (Qkv, y));
+            linear::forward(
+                rec,
+                Phase::QkvProj,
+                keys,
+                t.arg(X),
+                t.arg(WQkv),
+                Some(t.arg(BQkv)),
+                (Qkv, y),
+            );
         });
         t.write([Q, K, V], |t, [q, k, v]| {
             dispatch::split(rec, variant, sh, t.get(Qkv), q, k, v);
         });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
-            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), t.arg(BQ), (Q, y));
+            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), Some(t.arg(BQ)), (Q, y));
         });
         t.write([K], |t, [y]| {
-            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), t.arg(BK), (K, y));
+            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), Some(t.arg(BK)), (K, y));
         });
         t.write([V], |t, [y]| {
-            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), t.arg(BV), (V, y));
+            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), Some(t.arg(BV)), (V, y));
         });
     }
 
@@ -406,18 +449,115 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         core_forward(rec, t, variant, inputs);
     }
 
-    // output projection: out = att·W_proj + b_proj
+    out_proj(rec, t, queries);
+}
+
+/// The output projection, when there is one: out = att·W_proj + b_proj.
+fn out_proj<R: Recorder>(rec: &mut R, t: &mut Tensors, queries: [usize; 2]) {
+    use Buf::*;
     if t.has(WProj) {
         t.write([Out], |t, [y]| {
-            linear::forward(
-                rec,
-                Phase::OutProj,
-                queries,
-                t.arg(Att),
-                t.arg(WProj),
-                t.arg(BProj),
-                (Out, y),
-            );
+            let (att, w, b) = (t.arg(Att), t.arg(WProj), Some(t.arg(BProj)));
+            linear::forward(rec, Phase::OutProj, queries, att, w, b, (Out, y));
+        });
+    }
+}
+
+/// Multi-head latent attention (`attention_mla.rs`): the training form's projections from x
+/// and up from the latent, its scores, MHA's softmax and weighted sum, and the output
+/// projection; or, decoding, the absorbed form step by step from the latent cache.
+fn latent_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    // the latent sizes, for the offsets and the scale 1/√(D + DR) the panels show
+    rec.constants(&["R", "DR"], &[lat.r, lat.dr]);
+    if inputs.decode {
+        t.write(
+            [KvCache, Q, QLat, Scores, Probs, OLat, Att, Out],
+            |t, [kv_cache, q, q_lat, scores, probs, o_lat, att, out]| {
+                let weights = attention_mla::Weights {
+                    x: t.get(X),
+                    w_q: t.get(WQ),
+                    w_dkv: t.get(WDkv),
+                    w_kr: t.get(WKr),
+                    w_uk: t.get(WUk),
+                    w_uv: t.get(WUv),
+                    w_proj: t.get(WProj),
+                    b_proj: t.get(BProj),
+                };
+                let written = attention_mla::Written {
+                    kv_cache,
+                    q,
+                    q_lat,
+                    scores,
+                    probs,
+                    o_lat,
+                    att,
+                    out,
+                };
+                attention_mla::decode(rec, sh, lat, &weights, written);
+            },
+        );
+        return;
+    }
+    // q, the latent c_kv and the rotary key k_pe from x; each head's k_nope and v up from c_kv
+    let projections = [
+        (Phase::MlaQProj, queries, X, WQ, Q),
+        (Phase::LatentProj, keys, X, WDkv, CKv),
+        (Phase::KPeProj, keys, X, WKr, KPe),
+        (Phase::KUp, keys, CKv, WUk, KNope),
+        (Phase::VUp, keys, CKv, WUv, V),
+    ];
+    for (phase, rows, x, w, y) in projections {
+        t.write([y], |t, [out]| {
+            linear::forward(rec, phase, rows, t.arg(x), t.arg(w), None, (y, out));
+        });
+    }
+    t.write([Scores], |t, [s]| {
+        let k = (t.get(KNope), t.get(KPe));
+        attention_mla::scores(rec, sh, lat, &inputs.mask, t.get(Q), k, s);
+    });
+    t.write([Probs], |t, [p]| {
+        attention_mha::softmax_rows(rec, sh, t.get(Scores), p, None);
+    });
+    t.write([Att], |t, [att]| {
+        attention_mha::weighted_sum(rec, sh, t.arg(Probs), t.get(V), att);
+    });
+    out_proj(rec, t, queries);
+}
+
+/// [`latent_forward`]'s training form, backwards: the output projection, MHA's weighted sum
+/// and softmax, the scores' three gradients, then the projections in reverse, `d_c_kv` from
+/// both up-projections and `d_x` from all three of x's.
+fn latent_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, inputs: &Inputs) {
+    use Buf::*;
+    let sh = inputs.shape;
+    let (queries, keys) = ([sh.b, sh.s], [sh.b, sh.t]);
+    out_proj_back(rec, t, queries);
+    t.write([DProbs, DV], |t, [dp, d_v]| {
+        attention_mha::weighted_sum_back(rec, sh, t.arg(Probs), t.get(V), t.get(DAtt), (DProbs, dp), d_v);
+    });
+    t.write([DScores], |t, [ds]| {
+        attention_mha::softmax_rows_back(rec, sh, (t.get(Probs), t.get(DProbs)), ds, None);
+    });
+    t.write([DQ, DKNope, DKPe], |t, [d_q, d_k_nope, d_k_pe]| {
+        let k = (t.get(KNope), t.get(KPe));
+        let grads = (d_q, d_k_nope, d_k_pe);
+        attention_mla::scores_back(rec, sh, lat, &inputs.mask, t.get(Q), k, t.get(DScores), grads);
+    });
+    // (phase, rows, input, weight, output's gradient, input's gradient, weight's, `+=`)
+    let projections = [
+        (Phase::VUpBack, keys, CKv, WUv, DV, DCKv, DWUv, false),
+        (Phase::KUpBack, keys, CKv, WUk, DKNope, DCKv, DWUk, true),
+        (Phase::KPeProjBack, keys, X, WKr, DKPe, DX, DWKr, false),
+        (Phase::LatentProjBack, keys, X, WDkv, DCKv, DX, DWDkv, true),
+        (Phase::MlaQProjBack, queries, X, WQ, DQ, DX, DWQ, true),
+    ];
+    for (phase, rows, x, w, dy, dx, dw, add) in projections {
+        t.write([dx, dw], |t, [d_x, d_w]| {
+            let (x, w, dy) = (t.arg(x), t.arg(w), t.arg(dy));
+            linear::backward_into(rec, phase, rows, x, w, dy, (dx, d_x), (dw, d_w), None, add);
         });
     }
 }
@@ -472,27 +612,11 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
     let sh = inputs.shape;
     let mask = &inputs.mask;
     let queries = [sh.b, sh.s];
-
-    // output projection: dAtt = dOut·W_projᵀ, dW_proj = attᵀ·dOut, db_proj = Σ dOut
-    if t.has(WProj) {
-        t.write([DAtt, DWProj, DBProj], |t, [d_att, d_w, d_b]| {
-            let (att, w, d_out) = (t.arg(Att), t.arg(WProj), t.arg(DOut));
-            linear::backward(
-                rec,
-                Phase::OutProjBack,
-                queries,
-                att,
-                w,
-                d_out,
-                (DAtt, d_att),
-                (DWProj, d_w),
-                (DBProj, d_b),
-            );
-        });
-    } else {
-        // no output projection: out is att, so its gradient is d_out unchanged
-        t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
+    if let Some(lat) = inputs.plan().latent() {
+        return latent_backward(rec, t, lat, inputs);
     }
+
+    out_proj_back(rec, t, queries);
 
     // the attention core, backwards: flash recomputes its tiles; the plain kernels walk back
     // their passes
@@ -543,6 +667,21 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
         core_backward(rec, t, variant, inputs);
     }
     rope_and_projections_backward(rec, t, variant, inputs);
+}
+
+/// The output projection, backwards: dAtt = dOut·W_projᵀ, dW_proj = attᵀ·dOut,
+/// db_proj = Σ dOut; without one, out is att and its gradient is d_out unchanged.
+fn out_proj_back<R: Recorder>(rec: &mut R, t: &mut Tensors, queries: [usize; 2]) {
+    use Buf::*;
+    if t.has(WProj) {
+        t.write([DAtt, DWProj, DBProj], |t, [d_att, d_w, d_b]| {
+            let (att, w, d_out) = (t.arg(Att), t.arg(WProj), t.arg(DOut));
+            let (d_att, d_w, d_b) = ((DAtt, d_att), (DWProj, d_w), Some((DBProj, d_b)));
+            linear::backward(rec, Phase::OutProjBack, queries, att, w, d_out, d_att, d_w, d_b);
+        });
+    } else {
+        t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
+    }
 }
 
 /// The plain kernels' attention core, backwards: dP and dV, (dropout), dS, then dQ and dK.
@@ -623,7 +762,7 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
                 dy,
                 (DX, d_x),
                 (DWQkv, d_w),
-                (DBQkv, d_b),
+                Some((DBQkv, d_b)),
             );
         });
     } else if t.has(WQ) {
@@ -633,17 +772,17 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
         let (mem, d_mem) = if cross { (Memory, DMemory) } else { (X, DX) };
         t.write([d_mem, DWV, DBV], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WV), t.arg(DV));
-            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), (DBV, d_b));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), Some((DBV, d_b)));
             linear::backward_into(rec, Phase::VProjBack, keys, m, w, dy, d_m, d_w, d_b, false);
         });
         t.write([d_mem, DWK, DBK], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WK), t.arg(DK));
-            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), (DBK, d_b));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), Some((DBK, d_b)));
             linear::backward_into(rec, Phase::KProjBack, keys, m, w, dy, d_m, d_w, d_b, true);
         });
         t.write([DX, DWQ, DBQ], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQ), t.arg(DQ));
-            let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), (DBQ, d_b));
+            let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), Some((DBQ, d_b)));
             linear::backward_into(rec, Phase::QProjBack, queries, x, w, dy, d_x, d_w, d_b, !cross);
         });
     }

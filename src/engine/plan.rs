@@ -6,6 +6,7 @@ use crate::kernels::Mask;
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::attention_mla::Latent;
 use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::Rope;
 use crate::tensor::Shape;
@@ -42,6 +43,8 @@ pub enum StartKind {
     Separate { cross: bool },
     /// `q, k, v` given.
     Qkv,
+    /// Multi-head latent attention's projections of `x`, with its latent sizes.
+    Latent(Latent),
 }
 
 /// Everything the engine needs to know to count events, without the data.
@@ -94,6 +97,14 @@ impl Plan {
             },
             (None, &Mask::Window { w, sinks }) => CacheDims::Rolling { rows: sinks + w },
             (None, _) => CacheDims::Contiguous,
+        }
+    }
+
+    /// Multi-head latent attention's sizes, when the run starts from its projections.
+    pub const fn latent(&self) -> Option<Latent> {
+        match self.start {
+            StartKind::Latent(l) => Some(l),
+            _ => None,
         }
     }
 
@@ -161,6 +172,9 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let grouped = variant.shares_kv_heads();
     let (b, s, t, c) = (Count::from(b), Count::from(s), Count::from(t), Count::from(c));
     let h = Count::from(ksh.h);
+    if let Some(lat) = plan.latent() {
+        return latent_counts(plan, lat, passes);
+    }
     if plan.decode {
         return if passes.forward {
             decode_counts(plan, ksh)
@@ -193,7 +207,7 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let mut out = Vec::new();
     if passes.forward {
         match plan.start {
-            StartKind::Qkv => {}
+            StartKind::Qkv | StartKind::Latent(_) => {}
             _ if !project => out.push(pc(Phase::NoProj, q_rows * c + k_rows * c, q_rows * c + 2 * k_rows * c)),
             StartKind::Fused => {
                 out.push(lin_fwd(Phase::QkvProj, k_rows, c, c + 2 * kv));
@@ -271,7 +285,7 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
             out.push(rope_count(Phase::RopeBack, q_rows * c + k_rows * kv));
         }
         match plan.start {
-            StartKind::Qkv => {}
+            StartKind::Qkv | StartKind::Latent(_) => {}
             StartKind::Fused => {
                 let copies = k_rows * (c + 2 * kv);
                 out.push(pc(Phase::SplitBack, copies, copies));
@@ -283,6 +297,97 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
                 out.push(lin_bwd(Phase::QProjBack, q_rows, c, c, !cross));
             }
         }
+    }
+    out
+}
+
+/// Multi-head latent attention's phases (`attention_mla.rs`): the training form forward and
+/// backward, or the absorbed decode form summed over its `B·T` steps. Its projections have no
+/// bias; the output projection (with one) is the other variants'.
+fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
+    let sh = plan.shape;
+    let n = Count::from;
+    let (b, s, t, c, h) = (n(sh.b), n(sh.s), n(sh.t), n(sh.c), n(sh.h));
+    let (d, r, dr) = (n(sh.d()), n(lat.r), n(lat.dr));
+    let qd = d + dr; // a query head's channels
+    let (q_rows, k_rows) = (b * s, b * t);
+    let cells = b * h * s * t;
+    let visible = b * n(plan.mask.visible_pairs(sh.s, sh.t));
+    // y = x·W (+ b): IC (x, W) pairs per output, and a bias read when there is one
+    let lin_fwd = |phase, rows: Count, ic: Count, oc: Count, bias: bool| {
+        pc(phase, rows * oc * (n(usize::from(bias)) + 2 * ic), rows * oc)
+    };
+    // dx (IC per row, OC pairs each; `+=` adds a read), dW (IC·OC, a pair per row), db
+    let lin_bwd = |phase, rows: Count, ic: Count, oc: Count, acc: bool, bias: bool| {
+        let (bias_reads, bias_writes) = if bias {
+            (oc * rows, oc)
+        } else {
+            (Count::ZERO, Count::ZERO)
+        };
+        pc(
+            phase,
+            rows * ic * (2 * oc + n(usize::from(acc))) + ic * oc * 2 * rows + bias_reads,
+            rows * ic + ic * oc + bias_writes,
+        )
+    };
+    let mut out = Vec::new();
+    if plan.decode {
+        if !passes.forward {
+            return out;
+        }
+        let steps = b * t;
+        // (b, t, j): a cached row step t reads, j ≤ t
+        let seen = b * n(Mask::Causal.visible_pairs(sh.t, sh.t));
+        out.extend([
+            lin_fwd(Phase::DecodeLatent, steps, c, r + dr, false),
+            lin_fwd(Phase::DecodeQ, steps, c, h * qd, false),
+            pc(Phase::DecodeAbsorb, steps * h * r * 2 * d, steps * h * r),
+            pc(Phase::DecodeScores, 2 * seen * h * (r + dr), seen * h),
+            pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
+            pc(Phase::DecodeLatentSum, 2 * seen * h * r, steps * h * r),
+            pc(Phase::DecodeUp, steps * c * 2 * r, steps * c),
+            lin_fwd(Phase::DecodeOut, steps, c, c, true),
+        ]);
+        return out;
+    }
+    if passes.forward {
+        out.extend([
+            lin_fwd(Phase::MlaQProj, q_rows, c, h * qd, false),
+            lin_fwd(Phase::LatentProj, k_rows, c, r, false),
+            lin_fwd(Phase::KPeProj, k_rows, c, dr, false),
+            lin_fwd(Phase::KUp, k_rows, r, c, false),
+            lin_fwd(Phase::VUp, k_rows, r, c, false),
+            pc(Phase::Scores, 2 * cells * qd, cells),
+            pc(Phase::Softmax, 3 * cells, 2 * cells),
+            pc(Phase::WeightedSum, 2 * q_rows * c * t, q_rows * c),
+        ]);
+        if plan.proj {
+            out.push(lin_fwd(Phase::OutProj, q_rows, c, c, true));
+        }
+    }
+    if plan.possible(passes).backward {
+        if plan.proj {
+            out.push(lin_bwd(Phase::OutProjBack, q_rows, c, c, false, true));
+        }
+        out.extend([
+            pc(
+                Phase::WeightedSumBack,
+                2 * q_rows * t * c + 2 * k_rows * c * s,
+                cells + k_rows * c,
+            ),
+            pc(Phase::SoftmaxBack, 4 * cells, cells),
+            // per visible pair: dQ over D + DR channels, dK_nope over D, dK_pe over DR
+            pc(
+                Phase::ScoresBack,
+                2 * h * visible * (qd + d + dr),
+                q_rows * h * qd + k_rows * c + k_rows * dr,
+            ),
+            lin_bwd(Phase::VUpBack, k_rows, r, c, false, false),
+            lin_bwd(Phase::KUpBack, k_rows, r, c, true, false),
+            lin_bwd(Phase::KPeProjBack, k_rows, c, dr, false, false),
+            lin_bwd(Phase::LatentProjBack, k_rows, c, r, true, false),
+            lin_bwd(Phase::MlaQProjBack, q_rows, c, h * qd, true, false),
+        ]);
     }
     out
 }

@@ -11,6 +11,7 @@ use super::plan::{Passes, Plan, StartKind};
 use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::Mistake;
+use crate::kernels::attention_mla::Latent;
 use crate::tensor::{Layout, Role, Shape, Spec};
 use crate::trace::{Buf, CacheDims, Facts, Sizes};
 
@@ -18,19 +19,26 @@ use crate::trace::{Buf, CacheDims, Facts, Sizes};
 /// takes them: the start's (x with the fused or the separate projections and, in
 /// cross-attention, memory; or q, k and v), the output projection's weights, the sink logits
 /// and `d_out`. A scenario's `[values]` are these.
-pub const GIVEN: [Buf; 17] = {
+pub const GIVEN: [Buf; 21] = {
     use Buf::*;
     [
-        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WProj, BProj, Sink, DOut,
+        X, Memory, WQkv, BQkv, WQ, BQ, WK, BK, WV, BV, Q, K, V, WDkv, WKr, WUk, WUv, WProj, BProj, Sink, DOut,
     ]
 };
 
 /// The stored shape of the data given for `buf` on sizes `sh`: the sizes as given, with `H_kv`
 /// key/value heads (the grouped kernel's declaration; the other kernels read those heads
 /// repeated, see [`Inputs::for_variant`](super::Inputs::for_variant)).
-pub fn given_shape(buf: Buf, sh: Shape) -> Vec<usize> {
+/// With multi-head latent attention's sizes `latent`, its weights have theirs (and `w_q` is
+/// `[C, H·(D + DR)]`).
+pub fn given_shape(buf: Buf, sh: Shape, latent: Option<Latent>) -> Vec<usize> {
     // no given buffer is a tile, so the tile sizes do not matter
-    declare(buf, Variant::Gqa, sh, Tiles::default().fit(sh)).shape
+    let sizes = Sizes {
+        kv_rank: latent.map_or(0, |l| l.r),
+        rope_dim: latent.map_or(0, |l| l.dr),
+        ..sizes(Variant::Gqa, sh, Tiles::default().fit(sh))
+    };
+    buf.spec(&sizes).shape
 }
 
 /// The sizes the buffer table's dimensions are made of, for `variant` on sizes `sh` (flash's
@@ -53,6 +61,8 @@ pub fn sizes(variant: Variant, sh: Shape, tiles: FittedTiles) -> Sizes {
         bc,
         cache: CacheDims::Contiguous,
         parts: 0,
+        kv_rank: 0,
+        rope_dim: 0,
     }
 }
 
@@ -76,6 +86,7 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         split: decode && plan.cache.split.is_some(),
         // the kernels that make mistakes (and decoding) have no sink logit
         sink_logit: plan.sink && !decode && m.is_empty(),
+        mla: plan.latent().is_some(),
         backward: plan.possible(passes).backward,
     }
 }
@@ -102,6 +113,8 @@ impl Registry {
         let sizes = Sizes {
             cache: plan.cache_dims(),
             parts: plan.cache.split.unwrap_or(0),
+            kv_rank: plan.latent().map_or(0, |l| l.r),
+            rope_dim: plan.latent().map_or(0, |l| l.dr),
             ..sizes(variant, plan.shape, plan.tiles)
         };
         let specs = Buf::ALL

@@ -3593,4 +3593,132 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "3b. The sink logit's gradient (sink_back)",
         "3b. 汇聚 logit 的梯度（sink_back）",
     ),
+    (
+        "\"mla\" projects keys and values up from a latent: give its sizes [shape].kv_rank and [shape].rope_dim",
+        "\"mla\" 从潜变量向上投影出键和值：请给出它的尺寸 [shape].kv_rank 和 [shape].rope_dim",
+    ),
+    (
+        "backward of c_kv = x·W_dkv, added to d_x",
+        "c_kv = x·W_dkv 的反向，加到 d_x 上",
+    ),
+    (
+        "backward of k_nope = c_kv·W_uk, added to d_c_kv",
+        "k_nope = c_kv·W_uk 的反向，加到 d_c_kv 上",
+    ),
+    ("backward of k_pe = x·W_kr", "k_pe = x·W_kr 的反向"),
+    ("backward of q = x·W_q, added to d_x", "q = x·W_q 的反向，加到 d_x 上"),
+    ("backward of v = c_kv·W_uv", "v = c_kv·W_uv 的反向"),
+    (
+        "decode step t: att[t] = o_lat·W_uv, each head's values",
+        "解码第 t 步：att[t] = o_lat·W_uv，即每个头的值",
+    ),
+    (
+        "decode step t: cache row [c_kv | k_pe] = x[t]·[W_dkv | W_kr]",
+        "解码第 t 步：缓存行 [c_kv | k_pe] = x[t]·[W_dkv | W_kr]",
+    ),
+    (
+        "decode step t: o_lat = Σ_j P[t,j]·c_kv[j]",
+        "解码第 t 步：o_lat = Σ_j P[t,j]·c_kv[j]",
+    ),
+    ("decode step t: q[t] = x[t]·W_q", "解码第 t 步：q[t] = x[t]·W_q"),
+    (
+        "decode step t: q_lat = q_nope·W_ukᵀ, the query in the latent space",
+        "解码第 t 步：q_lat = q_nope·W_ukᵀ，即潜空间中的查询",
+    ),
+    (
+        "keys up from the latent, k_nope = c_kv·W_uk",
+        "从潜变量向上投影出键，k_nope = c_kv·W_uk",
+    ),
+    (
+        "kv_rank and rope_dim size multi-head latent attention, which runs on its own: set [run].variants = [\"mla\"]",
+        "kv_rank 和 rope_dim 是多头潜注意力的尺寸，它单独运行：请设置 [run].variants = [\"mla\"]",
+    ),
+    (
+        "latent c_kv = x·W_dkv, one row of R for every head",
+        "潜变量 c_kv = x·W_dkv，所有头共用一行 R 个通道",
+    ),
+    (
+        "missing: multi-head latent attention needs both kv_rank (R, the latent's channels) and rope_dim (DR, the rotary channels)",
+        "缺失：多头潜注意力同时需要 kv_rank（R，潜变量的通道数）和 rope_dim（DR，旋转通道数）",
+    ),
+    (
+        "multi-head latent attention does not read this tensor: its projections are w_q, w_dkv, w_kr, w_uk and w_uv, without biases",
+        "多头潜注意力不读取这个张量：它的投影是 w_q、w_dkv、w_kr、w_uk 和 w_uv，都没有偏置",
+    ),
+    (
+        "multi-head latent attention has one latent for every head, not grouped key/value heads: remove H_kv",
+        "多头潜注意力所有头共用一个潜变量，而不是分组的键/值头：请删除 H_kv",
+    ),
+    (
+        "multi-head latent attention is traced as self-attention: remove [shape].S",
+        "多头潜注意力按自注意力追踪：请删除 [shape].S",
+    ),
+    (
+        "multi-head latent attention is traced without dropout: remove [run].dropout",
+        "多头潜注意力的追踪不含 dropout：请删除 [run].dropout",
+    ),
+    (
+        "multi-head latent attention is traced without sink logits: remove [run].sink_logit",
+        "多头潜注意力的追踪不含汇聚 logit：请删除 [run].sink_logit",
+    ),
+    (
+        "multi-head latent attention starts from x through its own projections: remove q, k and v",
+        "多头潜注意力从 x 出发，经过它自己的投影：请删除 q、k 和 v",
+    ),
+    (
+        "only the \"mla\" variant reads this weight: add \"mla\" to [run].variants, or remove it",
+        "只有 \"mla\" 变体读取这个权重：把 \"mla\" 加入 [run].variants，或删除它",
+    ),
+    (
+        "query projection q = x·W_q, each head [q_nope | q_pe]",
+        "查询投影 q = x·W_q，每个头为 [q_nope | q_pe]",
+    ),
+    (
+        "rotary key k_pe = x·W_kr, one for every head",
+        "旋转键 k_pe = x·W_kr，所有头共用一个",
+    ),
+    (
+        "the absorbed decode is traced with the causal mask: remove [run].window",
+        "吸收式解码按因果掩码追踪：请删除 [run].window",
+    ),
+    (
+        "the absorbed decode reads its own latent cache, one row per token: remove [paged] and [run].split_kv",
+        "吸收式解码读取它自己的潜缓存，每个 token 一行：请删除 [paged] 和 [run].split_kv",
+    ),
+    (
+        "the mistakes are written into the plain kernels, not multi-head latent attention: remove [run].mistakes",
+        "这些错误写在普通内核里，而不是多头潜注意力里：请删除 [run].mistakes",
+    ),
+    (
+        "the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)",
+        "q_pe 和 k_pe 的旋转尚未追踪：请删除 [run].rope（此时 k_pe 是不含位置的共享键部分）",
+    ),
+    (
+        "values up from the latent, v = c_kv·W_uv",
+        "从潜变量向上投影出值，v = c_kv·W_uv",
+    ),
+    (
+        "q[i] = x[i]·W_q = [q_nope_h | q_pe_h] per head",
+        "q[i] = x[i]·W_q = 每个头的 [q_nope_h | q_pe_h]",
+    ),
+    (
+        "c_kv[j] = x[j]·W_dkv   (R channels for every head)",
+        "c_kv[j] = x[j]·W_dkv   （所有头共用 R 个通道）",
+    ),
+    (
+        "k_pe[j] = x[j]·W_kr   (DR channels, one rotary key for every head)",
+        "k_pe[j] = x[j]·W_kr   （DR 个通道，所有头共用一个旋转键）",
+    ),
+    (
+        "q[t] = x[t]·W_q = [q_nope_h | q_pe_h] per head",
+        "q[t] = x[t]·W_q = 每个头的 [q_nope_h | q_pe_h]",
+    ),
+    (
+        "q_lat_h[t] = q_nope_h[t]·W_uk,hᵀ   (so q_lat·c_kv = q_nope·k_nope)",
+        "q_lat_h[t] = q_nope_h[t]·W_uk,hᵀ   （于是 q_lat·c_kv = q_nope·k_nope）",
+    ),
+    (
+        "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)",
+        "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   （所有头共用一个旋转键）",
+    ),
 ];

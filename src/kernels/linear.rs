@@ -12,7 +12,7 @@ pub fn forward<R: Recorder>(
     [B, T]: [usize; 2],
     (x_id, x): (Buf, &[f32]),
     (w_id, w): (Buf, &[f32]),
-    (b_id, b): (Buf, &[f32]),
+    bias: Option<(Buf, &[f32])>,
     (y_id, y): (Buf, &mut [f32]),
 ) {
     let (IC, OC) = (x.len() / (B * T), y.len() / (B * T));
@@ -26,7 +26,11 @@ pub fn forward<R: Recorder>(
             rec.enter(&["i", "xi", "yi"], [i, xi, yi]);
             for o in 0..OC {
                 rec.enter(&["o"], [o]);
-                let mut s = rec.read(b_id, b, o);
+                // the sum starts at the bias, or at 0 for a layer without one (MLA's)
+                let mut s = match bias {
+                    Some((b_id, b)) => rec.read(b_id, b, o),
+                    None => 0.0,
+                };
                 for c in 0..IC {
                     rec.enter(&["c", "w_off"], [c, c * OC + o]);
                     s += rec.read(x_id, x, xi + c) * rec.read(w_id, w, c * OC + o);
@@ -54,7 +58,7 @@ pub fn backward<R: Recorder>(
     dy: (Buf, &[f32]),
     dx: (Buf, &mut [f32]),
     dw: (Buf, &mut [f32]),
-    db: (Buf, &mut [f32]),
+    db: Option<(Buf, &mut [f32])>,
 ) {
     backward_into(rec, phase, rows, x, w, dy, dx, dw, db, false);
 }
@@ -71,7 +75,7 @@ pub fn backward_into<R: Recorder>(
     (dy_id, dy): (Buf, &[f32]),
     (dx_id, dx): (Buf, &mut [f32]),
     (dw_id, dw): (Buf, &mut [f32]),
-    (db_id, db): (Buf, &mut [f32]),
+    db: Option<(Buf, &mut [f32])>,
     accumulate_dx: bool,
 ) {
     let (IC, OC) = (x.len() / (B * T), dy.len() / (B * T));
@@ -127,7 +131,10 @@ pub fn backward_into<R: Recorder>(
         rec.exit();
     }
 
-    // db = Σ over rows of dy
+    // db = Σ over rows of dy, when the layer has a bias
+    let Some((db_id, db)) = db else {
+        return;
+    };
     for o in 0..OC {
         rec.enter(&["o"], [o]);
         let mut s = 0.0;

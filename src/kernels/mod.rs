@@ -11,6 +11,7 @@ pub mod attention_flash;
 pub mod attention_gqa;
 pub mod attention_mha;
 pub mod attention_mistakes;
+pub mod attention_mla;
 pub mod decode;
 pub mod dropout;
 pub mod linear;
@@ -70,6 +71,12 @@ pub mod names {
     pub const LSE_OFF: &str = "lse_off";
     pub const LSE_ROW: &str = "lse_row";
     pub const O_BASE: &str = "o_base";
+    // multi-head latent attention: a latent channel r, a rotary channel e, the rows of k_pe,
+    // q_lat and o_lat
+    pub const R: &str = "r";
+    pub const E: &str = "e";
+    pub const PE_BASE: &str = "pe_base";
+    pub const L_BASE: &str = "l_base";
     // a decode run's own sizes (`rec.constants`): the window and sinks, the block size and
     // blocks per sequence, the parts and their length
     pub const W: &str = "W";
@@ -78,6 +85,8 @@ pub mod names {
     pub const MB: &str = "MB";
     pub const PARTS: &str = "P";
     pub const L: &str = "L";
+    pub const KV_RANK: &str = "R";
+    pub const ROPE_DIM: &str = "DR";
     /// The batch and head dimensions of a layout (the loops are `bb` and `hh`).
     pub const B: &str = "b";
     pub const H: &str = "h";
@@ -86,7 +95,7 @@ pub mod names {
     pub const RECORDED: &[&str] = &[
         BB, HH, KV_H, I, J, D, C, O, T, M, II, JJ, I0, J0, ROW, OFF, QI, KJ, KI, VJ, AI, CI, RI, XI, YI, CS, Q_BASE,
         K_BASE, V_BASE, A_BASE, KV_BASE, W_OFF, WO_OFF, D0, D1, LO, HI, BLK, J_BLK, PHYS, J_PHYS, P, LSE_OFF, LSE_ROW,
-        O_BASE, W, N, BS, MB, PARTS, L,
+        O_BASE, W, N, BS, MB, PARTS, L, R, E, PE_BASE, L_BASE, KV_RANK, ROPE_DIM,
     ];
 }
 
@@ -108,10 +117,19 @@ pub enum Variant {
     Flash,
     /// `H` query heads sharing `H_kv` key/value heads (`attention_gqa.rs`).
     Gqa,
+    /// Multi-head latent attention (`attention_mla.rs`): every head's keys and values projected
+    /// up from one latent row per token, and a rotary key part shared by the heads.
+    Mla,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [Variant::Baseline, Variant::Mha, Variant::Flash, Variant::Gqa];
+    pub const ALL: [Variant; 5] = [
+        Variant::Baseline,
+        Variant::Mha,
+        Variant::Flash,
+        Variant::Gqa,
+        Variant::Mla,
+    ];
 
     /// What a scenario runs when `[run].variants` does not say: the two plain kernels.
     pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
@@ -134,6 +152,7 @@ impl Variant {
             Variant::Mha => "mha",
             Variant::Flash => "flash",
             Variant::Gqa => "gqa",
+            Variant::Mla => "mla",
         }
     }
 

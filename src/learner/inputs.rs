@@ -106,7 +106,7 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
 fn params(r: &Reference, scenario: &Scenario) -> Vec<(&'static str, String)> {
     let mut p = vec![
         ("causal", u8::from(scenario.mask.is_causal()).to_string()),
-        ("scale", format!("{:?}", Scale::of(r.variant, r.run.shape).value)),
+        ("scale", format!("{:?}", Scale::of(r.variant, r.run.shape, 0).value)),
     ];
     // query i sees keys i − window < j ≤ i, and the first `sinks` keys whatever the window
     if let Mask::Window { w, sinks } = scenario.mask {

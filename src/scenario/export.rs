@@ -43,6 +43,7 @@ impl Scenario {
             decode: false,
             cache: CacheSpec::default(),
             sink_logit: inputs.sink.is_some(),
+            latent: inputs.plan().latent(),
             tiles: inputs.tiles.sizes(),
             init: Init::default(),
             values,

@@ -23,6 +23,7 @@ use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind, 
 use crate::files::input::ReadError;
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::Mistakes;
+use crate::kernels::attention_mla::Latent;
 use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::Rope;
 use crate::kernels::{Mask, Variant};
@@ -67,6 +68,8 @@ pub struct Scenario {
     /// gpt-oss's learned sink logit per head in every softmax row (`[run].sink_logit`), its
     /// values `sink [H]` given in `[values]` or filled from `[init]`.
     pub sink_logit: bool,
+    /// Multi-head latent attention's sizes (`[shape] kv_rank = R, rope_dim = DR`).
+    pub latent: Option<Latent>,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
     pub init: Init,
@@ -210,6 +213,8 @@ pub(crate) struct Options {
     pub decode: bool,
     pub cache: CacheSpec,
     pub sink_logit: bool,
+    /// Multi-head latent attention's sizes (`[shape] kv_rank, rope_dim`).
+    pub latent: Option<Latent>,
     pub tiles: Tiles,
 }
 
@@ -219,10 +224,11 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
     Plan {
         shape,
         mask,
-        start: match (from_x, o.qkv) {
-            (false, _) => StartKind::Qkv,
-            (true, Qkv::Fused) => StartKind::Fused,
-            (true, Qkv::Separate) => StartKind::Separate { cross: o.cross },
+        start: match (from_x, o.qkv, o.latent) {
+            (true, _, Some(latent)) => StartKind::Latent(latent),
+            (false, _, _) => StartKind::Qkv,
+            (true, Qkv::Fused, None) => StartKind::Fused,
+            (true, Qkv::Separate, None) => StartKind::Separate { cross: o.cross },
         },
         dropout: o.dropout.is_some() && o.mode == Mode::Train,
         mistakes: Mistakes::NONE,
@@ -308,6 +314,8 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("paged_decode", include_str!("../../scenarios/paged_decode.toml")),
     ("split_kv", include_str!("../../scenarios/split_kv.toml")),
     ("sink_logit", include_str!("../../scenarios/sink_logit.toml")),
+    ("mla", include_str!("../../scenarios/mla.toml")),
+    ("mla_decode", include_str!("../../scenarios/mla_decode.toml")),
 ];
 
 /// The mistakes gallery: one scenario per classic mistake, by file stem under `scenarios/mistakes/`.
@@ -432,6 +440,7 @@ impl Scenario {
             decode: self.decode,
             cache: self.cache.clone(),
             sink_logit: self.sink_logit,
+            latent: self.latent,
             tiles: self.tiles,
         }
     }
@@ -450,7 +459,9 @@ impl Scenario {
     fn tensor(&self, buf: Buf) -> Vec<f32> {
         match self.values.get(&buf) {
             Some(data) => data.clone(),
-            None => self.init.fill(buf, numel(&registry::given_shape(buf, self.shape))),
+            None => self
+                .init
+                .fill(buf, numel(&registry::given_shape(buf, self.shape, self.latent))),
         }
     }
 
@@ -459,6 +470,15 @@ impl Scenario {
     pub fn inputs(&self) -> Inputs {
         let t = |buf: Buf| self.tensor(buf);
         let start = match (self.from_x(), self.qkv) {
+            (true, _) if let Some(latent) = self.latent => Start::Latent {
+                latent,
+                x: t(Buf::X),
+                w_q: t(Buf::WQ),
+                w_dkv: t(Buf::WDkv),
+                w_kr: t(Buf::WKr),
+                w_uk: t(Buf::WUk),
+                w_uv: t(Buf::WUv),
+            },
             (false, _) => Start::Qkv {
                 q: t(Buf::Q),
                 k: t(Buf::K),

@@ -4,9 +4,12 @@
 
 use super::reader::{Doc, Result, toml_error};
 use super::sections::{
-    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_paged, parse_run, parse_shape, parse_values,
+    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_latent, parse_paged, parse_run, parse_shape,
+    parse_values,
 };
-use super::validate::{check_flash, check_mistakes, check_modern, check_shared_blocks, check_sink, check_start};
+use super::validate::{
+    check_flash, check_latent, check_mistakes, check_modern, check_shared_blocks, check_sink, check_start,
+};
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
 use crate::kernels::attention_flash::Tiles;
@@ -111,6 +114,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         });
     };
     let (shape, cross) = parse_shape(&doc, shape_v)?;
+    let latent = parse_latent(&doc, shape_v)?;
 
     let RunTable {
         variants,
@@ -133,10 +137,12 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 decode: false,
                 cache: CacheSpec::default(),
                 sink_logit: false,
+                latent: None,
                 tiles: Tiles::default(),
             },
         },
     };
+    opts.latent = latent;
     if let Some(v) = root.get("flash") {
         opts.tiles = parse_flash(&doc, v)?;
     }
@@ -150,7 +156,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         None => Init::default(),
     };
     let values = match root.get("values") {
-        Some(v) => parse_values(&doc, v, shape, passes)?,
+        Some(v) => parse_values(&doc, v, shape, latent, passes)?,
         None => BTreeMap::new(),
     };
     // where the run starts and what it projects decide which options make sense together
@@ -160,6 +166,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     check_mistakes(&doc, root, &plan, &opts)?;
     check_modern(&doc, root, &plan, &variants, passes, &opts)?;
     check_sink(&doc, root, &plan, &variants, &values, &opts)?;
+    check_latent(&doc, root, &variants, &values, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
     if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
@@ -186,6 +193,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         decode: opts.decode,
         cache: opts.cache,
         sink_logit: opts.sink_logit,
+        latent: opts.latent,
         tiles: opts.tiles,
         init,
         values,

@@ -7,6 +7,7 @@ use crate::engine::registry::{GIVEN, given_shape};
 use crate::engine::{Dropout, Passes};
 use crate::kernels::attention_flash::Tiles;
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
+use crate::kernels::attention_mla::Latent;
 use crate::kernels::decode::{CacheSpec, Paged};
 use crate::kernels::rope::{DEFAULT_BASE, Pairs, Rope};
 use crate::kernels::{Mask, Variant};
@@ -20,7 +21,7 @@ use toml::de::{DeTable, DeValue};
 pub(super) const ROOT_KEYS: &[&str] = &[
     "title", "about", "shape", "run", "init", "values", "focus", "flash", "paged",
 ];
-pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv"];
+pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv", "kv_rank", "rope_dim"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
     "passes",
@@ -112,6 +113,31 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
         None => (Shape::new(b, tt, c, h), false),
     };
     Ok((shape.0.with_kv_heads(h_kv), shape.1))
+}
+
+/// Multi-head latent attention's sizes, `[shape] kv_rank = R, rope_dim = DR`, when given: both
+/// or neither, each at least 1.
+pub(super) fn parse_latent(doc: &Doc<'_>, v: &Value<'_>) -> Result<Option<Latent>> {
+    let t = doc.table(v, "[shape]")?;
+    match (t.get("kv_rank"), t.get("rope_dim")) {
+        (None, None) => Ok(None),
+        (Some(r), Some(dr)) => Ok(Some(Latent {
+            r: doc.size(r, "[shape].kv_rank")?,
+            dr: doc.size(dr, "[shape].rope_dim")?,
+        })),
+        (Some(x), None) | (None, Some(x)) => {
+            let field = if t.get("kv_rank").is_some() {
+                "[shape].rope_dim"
+            } else {
+                "[shape].kv_rank"
+            };
+            Err(doc.err(
+                Some(x.span()),
+                field,
+                tr!("missing: multi-head latent attention needs both kv_rank (R, the latent's channels) and rope_dim (DR, the rotary channels)"),
+            ))
+        }
+    }
 }
 
 pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool) -> Result<RunTable> {
@@ -255,6 +281,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             decode,
             cache: CacheSpec { paged: None, split },
             sink_logit,
+            latent: None,
             tiles: Tiles::default(),
         },
     })
@@ -597,7 +624,13 @@ pub(super) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<Init> {
     Ok(Init { seed, dist })
 }
 
-pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Passes) -> Result<BTreeMap<Buf, Vec<f32>>> {
+pub(super) fn parse_values(
+    doc: &Doc<'_>,
+    v: &Value<'_>,
+    sh: Shape,
+    latent: Option<Latent>,
+    passes: Passes,
+) -> Result<BTreeMap<Buf, Vec<f32>>> {
     let t = doc.table(v, "[values]")?;
     let names = GIVEN.map(Buf::name);
     doc.known_keys(t, &names, "values")?;
@@ -609,7 +642,7 @@ pub(super) fn parse_values(doc: &Doc<'_>, v: &Value<'_>, sh: Shape, passes: Pass
         let Some(buf) = Buf::from_name(key.get_ref()) else {
             continue;
         };
-        let shape = given_shape(buf, sh);
+        let shape = given_shape(buf, sh, latent);
         values.insert(buf, tensor(doc, x, &field(buf), &shape)?);
     }
 

@@ -235,7 +235,7 @@ pub(super) fn check_modern(
             tr!("decode generates token by token, forward only: remove \"backward\" from [run].passes")
         } else if o.cross {
             tr!("decode generates one sequence from its own keys and values: remove [shape].S (cross-attention)")
-        } else if plan.start != StartKind::Fused {
+        } else if !matches!(plan.start, StartKind::Fused | StartKind::Latent(_)) {
             tr!(
                 "decode projects each token with the fused w_qkv: start from x (no q, k, v values) with qkv = \"fused\""
             )
@@ -357,4 +357,112 @@ pub(super) fn check_sink(
         return Ok(());
     };
     Err(doc.err(span_of(root, "run", "sink_logit"), "[run].sink_logit", why))
+}
+
+/// Multi-head latent attention runs alone, from `x` through its own projections, and its
+/// sizes `[shape] kv_rank, rope_dim` belong to it: each of the things it is not traced with
+/// is one message naming its field.
+pub(super) fn check_latent(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    variants: &[Variant],
+    values: &BTreeMap<Buf, Vec<f32>>,
+    o: &Options,
+) -> Result<()> {
+    let mla = variants.contains(&Variant::Mla);
+    let given = |b: Buf| {
+        values
+            .contains_key(&b)
+            .then(|| (span_of(root, "values", b.name()), field(b)))
+    };
+    if o.latent.is_none() {
+        if mla {
+            return Err(doc.err(
+                span_of(root, "run", "variants"),
+                "[run].variants",
+                tr!("\"mla\" projects keys and values up from a latent: give its sizes [shape].kv_rank and [shape].rope_dim"),
+            ));
+        }
+        let weights = [Buf::WDkv, Buf::WKr, Buf::WUk, Buf::WUv].into_iter().find_map(given);
+        if let Some((span, field)) = weights {
+            return Err(doc.err(
+                span,
+                &field,
+                tr!("only the \"mla\" variant reads this weight: add \"mla\" to [run].variants, or remove it"),
+            ));
+        }
+        return Ok(());
+    }
+    let run = |key: &str| (span_of(root, "run", key), format!("[run].{key}"));
+    let (shape_span, shape_field) = (span_of(root, "shape", "kv_rank"), "[shape].kv_rank".to_string());
+    // where the refused field is, and why
+    type At = (Option<Range<usize>>, String);
+    let refusal: Option<(At, String)> = if !mla || variants.len() > 1 {
+        Some((
+            (shape_span, shape_field),
+            tr!("kv_rank and rope_dim size multi-head latent attention, which runs on its own: set [run].variants = [\"mla\"]").to_string(),
+        ))
+    } else if let Some(at) = [Buf::Q, Buf::K, Buf::V].into_iter().find_map(given) {
+        Some((
+            at,
+            tr!("multi-head latent attention starts from x through its own projections: remove q, k and v").to_string(),
+        ))
+    } else if let Some(at) = [
+        Buf::WQkv,
+        Buf::BQkv,
+        Buf::BQ,
+        Buf::WK,
+        Buf::BK,
+        Buf::WV,
+        Buf::BV,
+        Buf::Memory,
+    ]
+    .into_iter()
+    .find_map(given)
+    {
+        Some((at, tr!("multi-head latent attention does not read this tensor: its projections are w_q, w_dkv, w_kr, w_uk and w_uv, without biases").to_string()))
+    } else if o.cross {
+        Some((
+            (span_of(root, "shape", "S"), "[shape].S".to_string()),
+            tr!("multi-head latent attention is traced as self-attention: remove [shape].S").to_string(),
+        ))
+    } else if span_of(root, "shape", "H_kv").is_some() {
+        Some((
+            (span_of(root, "shape", "H_kv"), "[shape].H_kv".to_string()),
+            tr!("multi-head latent attention has one latent for every head, not grouped key/value heads: remove H_kv")
+                .to_string(),
+        ))
+    } else if o.rope.is_some() {
+        Some((run("rope"), tr!("the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)").to_string()))
+    } else if o.dropout.is_some() {
+        Some((
+            run("dropout"),
+            tr!("multi-head latent attention is traced without dropout: remove [run].dropout").to_string(),
+        ))
+    } else if !o.mistakes.is_empty() {
+        Some((run("mistakes"), tr!("the mistakes are written into the plain kernels, not multi-head latent attention: remove [run].mistakes").to_string()))
+    } else if o.sink_logit {
+        Some((
+            run("sink_logit"),
+            tr!("multi-head latent attention is traced without sink logits: remove [run].sink_logit").to_string(),
+        ))
+    } else if o.decode && (o.cache.paged.is_some() || o.cache.split.is_some()) {
+        let key = if o.cache.split.is_some() { "split_kv" } else { "decode" };
+        Some((
+            run(key),
+            tr!("the absorbed decode reads its own latent cache, one row per token: remove [paged] and [run].split_kv")
+                .to_string(),
+        ))
+    } else if o.decode && span_of(root, "run", "window").is_some() {
+        Some((
+            run("window"),
+            tr!("the absorbed decode is traced with the causal mask: remove [run].window").to_string(),
+        ))
+    } else {
+        None
+    };
+    match refusal {
+        Some(((span, field), why)) => Err(doc.err(span, &field, why)),
+        None => Ok(()),
+    }
 }

@@ -38,6 +38,9 @@ pub fn to_toml(s: &Scenario) -> String {
     if sh.shares_kv_heads() || s.variants.contains(&Variant::Gqa) {
         let _ = writeln!(out, "H_kv = {}", sh.h_kv);
     }
+    if let Some(l) = s.latent {
+        let _ = write!(out, "kv_rank = {}\nrope_dim = {}\n", l.r, l.dr);
+    }
 
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
@@ -136,7 +139,7 @@ pub fn to_toml(s: &Scenario) -> String {
         out.push_str("\n[values]\n");
         for buf in GIVEN {
             let Some(data) = s.values.get(&buf) else { continue };
-            let (name, shape) = (buf.name(), given_shape(buf, sh));
+            let (name, shape) = (buf.name(), given_shape(buf, sh, s.latent));
             let row = shape.last().copied().unwrap_or(1).max(1);
             if shape.len() < 2 || data.len() <= row {
                 let _ = writeln!(out, "{name} = {}", list(data));

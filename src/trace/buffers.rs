@@ -35,6 +35,10 @@ pub struct Sizes {
     pub cache: CacheDims,
     /// Parts a split decode step cuts its cache into (`P`; 0 when it does not split).
     pub parts: usize,
+    /// Multi-head latent attention's latent channels `R` and rotary channels `DR` (0 and 0
+    /// in the other variants).
+    pub kv_rank: usize,
+    pub rope_dim: usize,
 }
 
 /// The outer dimensions of a decode run's key/value cache.
@@ -76,6 +80,8 @@ pub struct Facts {
     pub split: bool,
     /// gpt-oss's learned sink logit per head, in every softmax row's denominator.
     pub sink_logit: bool,
+    /// Multi-head latent attention: keys and values projected up from a latent row per token.
+    pub mla: bool,
     /// A backward pass.
     pub backward: bool,
 }
@@ -276,6 +282,48 @@ impl Sizes {
         let ch = if self.per_head { self.dd() } else { dim("c", self.c) };
         [self.parts(), vec![ch]].concat()
     }
+
+    /// Multi-head latent attention's query heads are `D + DR` wide (`[q_nope | q_pe]`).
+    const fn q_head(&self) -> usize {
+        self.d() + self.rope_dim
+    }
+
+    /// The query projection's width: `C`, or `H·(D + DR)` in multi-head latent attention.
+    pub const fn q_width(&self) -> usize {
+        if self.kv_rank > 0 {
+            self.h * self.q_head()
+        } else {
+            self.c
+        }
+    }
+
+    /// `q [B,S,C]` read per head as `[B,S,H,D]` (one row of C in the baseline); in multi-head
+    /// latent attention `[B,S,H·(D + DR)]` read as `[B,S,H,D + DR]`.
+    pub fn query(&self) -> Dims {
+        if self.kv_rank > 0 {
+            let stored = vec![dim("b", self.b), self.i(), dim("c", self.q_width())];
+            let view = vec![dim("b", self.b), self.i(), dim("h", self.h), dim("d", self.q_head())];
+            self.viewed(stored, view)
+        } else {
+            self.viewed(self.channels(self.i()), self.heads(self.i()))
+        }
+    }
+
+    /// A row of `n` latent channels `r` per (batch, position `row`).
+    pub fn latent(&self, row: Dim, n: usize) -> Vec<Dim> {
+        vec![dim("b", self.b), row, dim("r", n)]
+    }
+
+    /// A row per (batch, position `row`, head) of `R` latent channels: the absorbed query and
+    /// the latent weighted sum of a decode step.
+    pub fn latent_heads(&self) -> Vec<Dim> {
+        vec![dim("b", self.b), self.i(), dim("h", self.h), dim("r", self.kv_rank)]
+    }
+
+    /// An up-projection from the latent, `[R, H·D]`: input channel `c` of `R`.
+    pub fn up_weights(&self) -> Vec<Dim> {
+        vec![dim("c", self.kv_rank), dim("o", self.c)]
+    }
 }
 
 macro_rules! buffers {
@@ -354,13 +402,13 @@ macro_rules! present {
 // is declared `of` the buffer it belongs to
 buffers! {
     X => "x": Input, |z| z.global(z.channels(z.i())), when |r| r.from_x;
-    WQkv => "w_qkv": Parameter, |z| z.global(z.weights(z.fused())), when |r| r.fused || r.decode;
-    BQkv => "b_qkv": Parameter, |z| z.global(z.bias(z.fused())), when |r| r.fused || r.decode;
+    WQkv => "w_qkv": Parameter, |z| z.global(z.weights(z.fused())), when |r| r.fused || (r.decode && !r.mla);
+    BQkv => "b_qkv": Parameter, |z| z.global(z.bias(z.fused())), when |r| r.fused || (r.decode && !r.mla);
     // the fused projection's rows are the keys' positions (self-attention: S = T)
     Qkv => "qkv": Activation, |z| z.global(vec![dim("b", z.b), dim("i", z.t), dim("c", z.fused())]),
         when |r| r.fused;
-    Q => "q": Activation, |z| z.viewed(z.channels(z.i()), z.heads(z.i())), when |_| true;
-    K => "k": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())), when |r| !r.decode;
+    Q => "q": Activation, Sizes::query, when |_| true;
+    K => "k": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())), when |r| !r.decode && !r.mla;
     V => "v": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())), when |r| !r.decode;
     Scores => "scores": Activation, |z| z.global(z.pairs()), when |r| !r.flash;
     // a split decode step has each part's probabilities instead (`p_part`)
@@ -385,7 +433,7 @@ buffers! {
     DWProj => "d_w_proj" of WProj;
     DBProj => "d_b_proj" of BProj;
     Memory => "memory": Input, |z| z.global(z.channels(z.j())), when |r| r.cross;
-    WQ => "w_q": Parameter, |z| z.global(z.weights(z.c)), when |r| r.separate;
+    WQ => "w_q": Parameter, |z| z.global(z.weights(z.q_width())), when |r| r.separate || r.mla;
     BQ => "b_q": Parameter, |z| z.global(z.bias(z.c)), when |r| r.separate;
     WK => "w_k": Parameter, |z| z.global(z.weights(z.kv())), when |r| r.separate;
     BK => "b_k": Parameter, |z| z.global(z.bias(z.kv())), when |r| r.separate;
@@ -419,8 +467,8 @@ buffers! {
     RopeCos => "rope_cos": Input, |z| z.global(z.angles()), when |r| r.rope;
     RopeSin => "rope_sin": Input, |z| z.global(z.angles()), when |r| r.rope;
     // a decode run's caches: row j holds position j's key (value), written at step j
-    KCache => "k_cache": Activation, Sizes::cache, when |r| r.decode;
-    VCache => "v_cache": Activation, Sizes::cache, when |r| r.decode;
+    KCache => "k_cache": Activation, Sizes::cache, when |r| r.decode && !r.mla;
+    VCache => "v_cache": Activation, Sizes::cache, when |r| r.decode && !r.mla;
     // a paged cache's table of physical block ids, [B, MB]
     BlockTable => "block_table": Input, |z| z.global(z.block_table()), when |r| r.paged;
     // a split decode step: each part's probabilities (a key is in one part, so they share the
@@ -434,6 +482,30 @@ buffers! {
     Sink => "sink": Parameter, |z| z.global(z.one_per_head()), when |r| r.sink_logit;
     PSink => "p_sink": Activation, |z| z.global(z.row_stats()), when |r| r.sink_logit && (!r.flash || r.backward);
     DSink => "d_sink" of Sink;
+    // multi-head latent attention: the latent row per token and the rotary key every head
+    // shares, their weights, and each head's keys (without position) projected up
+    WDkv => "w_dkv": Parameter, |z| z.global(z.weights(z.kv_rank)), when |r| r.mla;
+    WKr => "w_kr": Parameter, |z| z.global(z.weights(z.rope_dim)), when |r| r.mla;
+    WUk => "w_uk": Parameter, |z| z.global(z.up_weights()), when |r| r.mla;
+    WUv => "w_uv": Parameter, |z| z.global(z.up_weights()), when |r| r.mla;
+    CKv => "c_kv": Activation, |z| z.global(z.latent(z.j(), z.kv_rank)), when |r| r.mla && !r.decode;
+    KPe => "k_pe": Activation, |z| z.global(vec![dim("b", z.b), z.j(), dim("e", z.rope_dim)]),
+        when |r| r.mla && !r.decode;
+    KNope => "k_nope": Activation, |z| z.viewed(z.kv_channels(z.j()), z.kv_heads(z.j())),
+        when |r| r.mla && !r.decode;
+    DWDkv => "d_w_dkv" of WDkv;
+    DWKr => "d_w_kr" of WKr;
+    DWUk => "d_w_uk" of WUk;
+    DWUv => "d_w_uv" of WUv;
+    DCKv => "d_c_kv" of CKv;
+    DKPe => "d_k_pe" of KPe;
+    DKNope => "d_k_nope" of KNope;
+    // the absorbed decode form: one cache row [c_kv | k_pe] per token for all heads, and per
+    // step and head the query and the weighted sum in the latent space
+    KvCache => "kv_cache": Activation, |z| z.global(z.latent(z.j(), z.kv_rank + z.rope_dim)),
+        when |r| r.mla && r.decode;
+    QLat => "q_lat": Activation, |z| z.global(z.latent_heads()), when |r| r.mla && r.decode;
+    OLat => "o_lat": Activation, |z| z.global(z.latent_heads()), when |r| r.mla && r.decode;
 }
 
 impl Dims {

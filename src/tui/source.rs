@@ -17,6 +17,10 @@ const FILES: &[(&str, &str)] = &[
         include_str!("../kernels/attention_mha.rs"),
     ),
     (
+        "src/kernels/attention_mla.rs",
+        include_str!("../kernels/attention_mla.rs"),
+    ),
+    (
         "src/kernels/attention_flash.rs",
         include_str!("../kernels/attention_flash.rs"),
     ),

@@ -145,7 +145,7 @@ impl Walk {
     pub fn heads(&self, variant: Variant) -> usize {
         match variant {
             Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash | Variant::Gqa => self.shape.h,
+            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => self.shape.h,
         }
     }
 

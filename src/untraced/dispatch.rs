@@ -48,7 +48,8 @@ macro_rules! pass {
             let ksh = kernel_shape($sh, $variant);
             match $variant {
                 Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
-                Variant::Mha | Variant::Flash => attention_mha::$f($rec, ksh, $($arg),*),
+                // multi-head latent attention's softmax and weighted sum are MHA's
+                Variant::Mha | Variant::Flash | Variant::Mla => attention_mha::$f($rec, ksh, $($arg),*),
                 Variant::Gqa => attention_gqa::$f($rec, ksh, $($arg),*),
             }
         } else {

@@ -113,6 +113,23 @@ fn layout(
         vec![("b", b), ("t", t), ("p", cache.parts)]
     };
     let name = buf.strip_prefix("d_").unwrap_or(buf);
+    // multi-head latent attention: heads of D + DR query channels, a latent of R channels per
+    // token (and, decoding, its cache row [c_kv | k_pe] and the per-head latent rows)
+    if let Some((r, dr)) = cache.latent {
+        match name {
+            "q" => return vec![("b", b), ("i", s), ("h", h), ("d", d + dr)],
+            "w_q" => return vec![("c", c), ("o", h * (d + dr))],
+            "w_dkv" => return vec![("c", c), ("o", r)],
+            "w_kr" => return vec![("c", c), ("o", dr)],
+            "w_uk" | "w_uv" => return vec![("c", r), ("o", c)],
+            "c_kv" => return vec![("b", b), ("j", t), ("r", r)],
+            "k_pe" => return vec![("b", b), ("j", t), ("e", dr)],
+            "k_nope" => return rows("j", t),
+            "kv_cache" => return vec![("b", b), ("j", t), ("r", r + dr)],
+            "q_lat" | "o_lat" => return vec![("b", b), ("i", s), ("h", h), ("r", r)],
+            _ => {}
+        }
+    }
     match name {
         "k_cache" | "v_cache" => match (cache.pool, cache.slots) {
             (Some((nb, bs, _)), _) => [vec![("phys", nb), ("r", bs)], head].concat(),
@@ -439,10 +456,16 @@ fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
             | Phase::DecodePartSum
             | Phase::DecodeMergeWeights
             | Phase::DecodeMerge
+            | Phase::DecodeAbsorb
+            | Phase::DecodeLatentSum
+            | Phase::DecodeUp
     );
     let rope = matches!(phase, Phase::Rope | Phase::RopeBack);
     let keys = matches!(buf, Buf::K | Buf::DK | Buf::KCache);
     Some(match dim {
+        // an up-projection's row is a latent channel and its column o = h·D + d a head's
+        // channel: the absorbed decode reads them as r and (h, d), which w_off's formula checks
+        "c" | "o" if matches!(buf, Buf::WUk | Buf::WUv) => return None,
         "b" => "bb",
         "h" if rope && keys => "kv_h",
         "h" => "hh",
@@ -495,12 +518,22 @@ struct CacheOf {
     window: Option<(usize, usize)>,
     /// A paged cache's block table, `[B, MB]`.
     table: Vec<usize>,
+    /// Multi-head latent attention's `(R, DR)`.
+    latent: Option<(usize, usize)>,
 }
 
 impl CacheOf {
     fn of(walk: &Walk) -> CacheOf {
+        let latent = walk
+            .inputs
+            .as_ref()
+            .and_then(|i| i.plan().latent())
+            .map(|l| (l.r, l.dr));
         let Some(inputs) = walk.inputs.as_ref().filter(|i| i.decode) else {
-            return CacheOf::default();
+            return CacheOf {
+                latent,
+                ..CacheOf::default()
+            };
         };
         let t = inputs.shape.t;
         CacheOf {
@@ -519,6 +552,7 @@ impl CacheOf {
                 _ => None,
             },
             table: inputs.cache.paged.as_ref().map(|p| p.table.clone()).unwrap_or_default(),
+            latent,
         }
     }
 
@@ -1172,6 +1206,8 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
         "paged_decode",
         "split_kv",
         "sink_logit",
+        "mla",
+        "mla_decode",
     ];
     // every scenario file the repository ships is in the list
     let mut files: Vec<String> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"))

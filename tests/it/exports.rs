@@ -24,7 +24,7 @@ fn jsonl_lines_are_pinned() {
     assert_eq!(mha.len(), 4277);
     assert_eq!(
         mha[1],
-        r#"{"seq":0,"variant":"baseline","pass":"forward","phase":"qkv_proj","op":"read","buffer":"b_qkv","level":"global","offset":0,"index":[0],"value":0.1665524,"vars":{"bb":0,"i":0,"o":0},"derived":{"xi":0,"yi":0},"file":"src/kernels/linear.rs","line":29}"#
+        r#"{"seq":0,"variant":"baseline","pass":"forward","phase":"qkv_proj","op":"read","buffer":"b_qkv","level":"global","offset":0,"index":[0],"value":0.1665524,"vars":{"bb":0,"i":0,"o":0},"derived":{"xi":0,"yi":0},"file":"src/kernels/linear.rs","line":31}"#
     );
     let flash = lines(&["trace", &scenario("flash.toml"), "--variant", "flash"]);
     let tile = flash.iter().find(|l| l.contains(r#""buffer":"s_tile""#)).unwrap();
@@ -48,7 +48,7 @@ fn csv_lines_are_pinned() {
     );
     assert_eq!(
         mha[1],
-        "0,baseline,forward,qkv_proj,read,b_qkv,global,0,0,0.1665524,bb=0;i=0;o=0,xi=0;yi=0,src/kernels/linear.rs,29"
+        "0,baseline,forward,qkv_proj,read,b_qkv,global,0,0,0.1665524,bb=0;i=0;o=0,xi=0;yi=0,src/kernels/linear.rs,31"
     );
     assert_eq!(
         mha[499],

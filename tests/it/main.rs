@@ -39,6 +39,7 @@ mod engine_decode_cache;
 mod engine_flash;
 mod engine_gqa;
 mod engine_gradients;
+mod engine_mla;
 mod engine_rope;
 mod engine_sink;
 mod engine_standard;

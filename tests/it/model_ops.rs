@@ -183,7 +183,7 @@ fn sgemm_linear_matches_the_loop_reference() {
             [B, T],
             (Buf::X, &x),
             (Buf::WQkv, &w),
-            (Buf::BQkv, &b),
+            Some((Buf::BQkv, &b)),
             (Buf::Qkv, &mut y_ref),
         );
         ops::linear_forward([B, T], &x, &w, &b, &mut y);
@@ -203,7 +203,7 @@ fn sgemm_linear_matches_the_loop_reference() {
             (Buf::DQkv, &dy),
             (Buf::DX, &mut dx_ref),
             (Buf::DWQkv, &mut dw_ref),
-            (Buf::DBQkv, &mut db_ref),
+            Some((Buf::DBQkv, &mut db_ref)),
         );
         let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; w.len()], vec![0.0; OC]);
         ops::linear_backward([B, T], &x, &w, &dy, &mut dx, &mut dw, &mut db);

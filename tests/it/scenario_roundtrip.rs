@@ -114,7 +114,7 @@ prop_compose! {
         let mut values = BTreeMap::new();
         for name in names {
             let buf = Buf::from_name(name).unwrap();
-            let len = numel(&given_shape(buf, shape));
+            let len = numel(&given_shape(buf, shape, None));
             let data = (0..len).map(|k| seed_values[(k * 7 + name.len()) % seed_values.len()]).collect();
             values.insert(buf, data);
         }
@@ -182,6 +182,7 @@ prop_compose! {
             decode,
             cache,
             sink_logit,
+            latent: None,
             tiles,
             init,
             values,

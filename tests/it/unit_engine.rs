@@ -155,7 +155,7 @@ mod registry {
     fn given_data_has_the_sizes_as_given_with_h_kv_key_value_heads() {
         // B = 2, S = 3 queries, T = 5 keys, C = 8 in H = 4 heads of D = 2, H_kv = 2: KV = 4
         let sh = Shape::cross(2, 3, 5, 8, 4).with_kv_heads(2);
-        let want: [(Buf, Vec<usize>); 17] = [
+        let want: [(Buf, Vec<usize>); 21] = [
             (Buf::X, vec![2, 3, 8]),
             (Buf::Memory, vec![2, 5, 8]),
             (Buf::WQkv, vec![8, 16]),
@@ -169,6 +169,11 @@ mod registry {
             (Buf::Q, vec![2, 3, 8]),
             (Buf::K, vec![2, 5, 4]),
             (Buf::V, vec![2, 5, 4]),
+            // multi-head latent attention's, here of no latent: see below
+            (Buf::WDkv, vec![8, 0]),
+            (Buf::WKr, vec![8, 0]),
+            (Buf::WUk, vec![0, 8]),
+            (Buf::WUv, vec![0, 8]),
             (Buf::WProj, vec![8, 8]),
             (Buf::BProj, vec![8]),
             (Buf::Sink, vec![4]),
@@ -176,7 +181,20 @@ mod registry {
         ];
         assert_eq!(GIVEN, want.clone().map(|(b, _)| b));
         for (b, shape) in want {
-            assert_eq!(given_shape(b, sh), shape, "{b}");
+            assert_eq!(given_shape(b, sh, None), shape, "{b}");
+        }
+        // with a latent of R = 3 and DR = 2: w_q is [C, H·(D + DR)] = [8, 16]
+        let lat = Some(attn_trace::kernels::attention_mla::Latent { r: 3, dr: 2 });
+        let sh = Shape::new(2, 5, 8, 4);
+        for (b, shape) in [
+            (Buf::WQ, vec![8, 16]),
+            (Buf::WDkv, vec![8, 3]),
+            (Buf::WKr, vec![8, 2]),
+            (Buf::WUk, vec![3, 8]),
+            (Buf::WUv, vec![3, 8]),
+            (Buf::X, vec![2, 5, 8]),
+        ] {
+            assert_eq!(given_shape(b, sh, lat), shape, "{b}");
         }
     }
 

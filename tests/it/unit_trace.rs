@@ -21,9 +21,11 @@ mod buffers {
             bc: 2,
             cache: attn_trace::trace::CacheDims::default(),
             parts: 0,
+            kv_rank: 0,
+            rope_dim: 0,
         };
         let grads: Vec<Buf> = Buf::ALL.iter().copied().filter(|b| b.primal().is_some()).collect();
-        assert_eq!(grads.len(), 22);
+        assert_eq!(grads.len(), 29);
         for g in grads {
             let p = g.primal().unwrap();
             assert_eq!(g.name(), format!("d_{}", p.name()));

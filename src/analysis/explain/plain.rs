@@ -65,6 +65,11 @@ pub(super) fn explain(
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
         Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
+        // a latent attention query head: D channels against k_nope, DR against k_pe
+        Variant::Mla => {
+            let dr = trace.consts.iter().find(|(n, _)| *n == "DR").map_or(0, |&(_, v)| v);
+            ("d", ("D + DR", ksh.d() + dr))
+        }
     };
     let cx = Ctx {
         trace,
@@ -99,7 +104,7 @@ pub(super) fn explain(
     let sh = run.shape;
     let place = match run.variant {
         Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha | Variant::Flash | Variant::Gqa => {
+        Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => {
             format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
         }
     };
@@ -112,6 +117,19 @@ pub(super) fn explain(
         Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
         Variant::Mha | Variant::Flash => {
             format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
+        }
+        Variant::Mla => {
+            let lat = |n: &str| trace.consts.iter().find(|c| c.0 == n).map_or(0, |c| c.1);
+            format!(
+                "B={}, T={}, C={}, H={}, D={}, R={}, DR={}",
+                sh.b,
+                sh.t,
+                sh.c,
+                sh.h,
+                sh.d(),
+                lat("R"),
+                lat("DR")
+            )
         }
         Variant::Gqa => format!(
             "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
@@ -820,7 +838,7 @@ impl Ctx<'_> {
         }
         let head = match self.variant {
             Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Flash | Variant::Gqa => tr!(", head h={h}", h = self.at.h),
+            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => tr!(", head h={h}", h = self.at.h),
         };
         let title = match self.split {
             Some(l) => tr!(
@@ -868,7 +886,7 @@ impl Ctx<'_> {
                 "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)"
             }
             (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            (Variant::Mha | Variant::Flash, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
+            (Variant::Mha | Variant::Flash | Variant::Mla, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
             (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
             (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
             (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",

@@ -145,7 +145,7 @@ impl AttnMap {
     pub fn heads(&self) -> usize {
         match self.variant() {
             Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash | Variant::Gqa => self.model.config.n_heads,
+            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => self.model.config.n_heads,
         }
     }
 
@@ -598,7 +598,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
         let title = match variant {
             Variant::Baseline => tr!(" layer {l} · one head ", l),
-            Variant::Mha | Variant::Flash | Variant::Gqa => tr!(" layer {l} · head {h} ", l, h),
+            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => tr!(" layer {l} · head {h} ", l, h),
         };
         let here = l == st.layer && h == st.head;
         let block = Block::bordered().title(title).border_style(t.border(here));

@@ -242,7 +242,7 @@ impl SideBySide {
             return Err(match self.variant() {
                 Variant::Baseline => Variant::Mha,
                 Variant::Mha | Variant::Gqa => Variant::Baseline,
-                Variant::Flash => Variant::Mha,
+                Variant::Flash | Variant::Mla => Variant::Mha,
             });
         }
         let phase = self

@@ -21,6 +21,11 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     {
         return m;
     }
+    if variant == Variant::Mla
+        && let Some(m) = latent_math(phase)
+    {
+        return m;
+    }
     let mha = variant != Variant::Baseline;
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
@@ -91,7 +96,40 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
         (Phase::DecodeMergeWeights, _) => &["w_part[p] = exp(lse_part[p] − max) / Σ_q exp(lse_part[q] − max)"],
         (Phase::DecodeMerge, _) => &["att[t] = Σ_p w_part[p]·o_part[p]"],
         (Phase::DecodeOut, _) => &["out[t] = att[t]·W_proj + b_proj"],
+        (Phase::MlaQProj, _) => &[msg!("q[i] = x[i]·W_q = [q_nope_h | q_pe_h] per head")],
+        (Phase::LatentProj, _) => &[msg!("c_kv[j] = x[j]·W_dkv   (R channels for every head)")],
+        (Phase::KPeProj, _) => &[msg!(
+            "k_pe[j] = x[j]·W_kr   (DR channels, one rotary key for every head)"
+        )],
+        (Phase::KUp, _) => &["k_nope[j] = c_kv[j]·W_uk"],
+        (Phase::VUp, _) => &["v[j] = c_kv[j]·W_uv"],
+        (Phase::VUpBack, _) => &["d_c_kv = dv·W_uvᵀ   dW_uv = c_kvᵀ·dv"],
+        (Phase::KUpBack, _) => &["d_c_kv += dk_nope·W_ukᵀ   dW_uk = c_kvᵀ·dk_nope"],
+        (Phase::KPeProjBack, _) => &["dx = dk_pe·W_krᵀ   dW_kr = xᵀ·dk_pe"],
+        (Phase::LatentProjBack, _) => &["dx += d_c_kv·W_dkvᵀ   dW_dkv = xᵀ·d_c_kv"],
+        (Phase::MlaQProjBack, _) => &["dx += dq·W_qᵀ   dW_q = xᵀ·dq"],
+        (Phase::DecodeLatent, _) => &["kv_cache[t] = [c_kv | k_pe] = x[t]·[W_dkv | W_kr]"],
+        (Phase::DecodeQ, _) => &[msg!("q[t] = x[t]·W_q = [q_nope_h | q_pe_h] per head")],
+        (Phase::DecodeAbsorb, _) => &[msg!(
+            "q_lat_h[t] = q_nope_h[t]·W_uk,hᵀ   (so q_lat·c_kv = q_nope·k_nope)"
+        )],
+        (Phase::DecodeLatentSum, _) => &["o_lat_h[t] = Σ_{j ≤ t} P_h[t,j] c_kv[j]"],
+        (Phase::DecodeUp, _) => &["Y_h[t] = o_lat_h[t]·W_uv,h   (= Σ_j P_h[t,j] v_h[j])"],
     }
+}
+
+/// Multi-head latent attention's own equations: the scores of its two-part heads, and the
+/// absorbed decode's scores against the latent cache.
+fn latent_math(phase: Phase) -> Option<&'static [&'static str]> {
+    Some(match phase {
+        Phase::Scores => &["S_h[i,j] = (q_nope_h[i]·k_nope_h[j] + q_pe_h[i]·k_pe[j]) / √(D + DR) + mask(i,j)"],
+        Phase::ScoresBack => &[
+            "dQ_h[i] = Σ_j dS_h[i,j] [k_nope_h[j] | k_pe[j]] / √(D + DR)   dk_nope_h[j] = Σ_i dS_h[i,j] q_nope_h[i] / √(D + DR)",
+            msg!("dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)"),
+        ],
+        Phase::DecodeScores => &["S_h[t,j] = (q_lat_h[t]·c_kv[j] + q_pe_h[t]·k_pe[j]) / √(D + DR),  j ≤ t"],
+        _ => return None,
+    })
 }
 
 /// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
@@ -272,7 +310,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
         );
         return Line::from(Span::styled(text, t.op_write()));
     }
-    let scale = Scale::of(ctx.variant, ctx.walk.shape);
+    let scale = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape);
     let text = match acc.chain(trace, scale) {
         Some(Chain {
             negated: true,

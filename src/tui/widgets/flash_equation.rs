@@ -21,7 +21,7 @@ fn var(ctx: &Ctx, name: &str) -> Option<usize> {
 
 /// `1/√D` as the kernel computes it.
 fn scale(ctx: &Ctx) -> (usize, f32) {
-    let sc = Scale::of(ctx.variant, ctx.walk.shape);
+    let sc = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape);
     (sc.width, sc.value)
 }
 

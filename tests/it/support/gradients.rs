@@ -22,7 +22,12 @@ pub fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
         return inputs.sink.as_mut().expect("the run has sink logits");
     }
     match (buf, &mut inputs.start, &mut inputs.proj) {
-        (Buf::X, Start::X { x, .. } | Start::Separate { x, .. }, _) => x,
+        (Buf::X, Start::X { x, .. } | Start::Separate { x, .. } | Start::Latent { x, .. }, _) => x,
+        (Buf::WQ, Start::Latent { w_q, .. }, _) => w_q,
+        (Buf::WDkv, Start::Latent { w_dkv, .. }, _) => w_dkv,
+        (Buf::WKr, Start::Latent { w_kr, .. }, _) => w_kr,
+        (Buf::WUk, Start::Latent { w_uk, .. }, _) => w_uk,
+        (Buf::WUv, Start::Latent { w_uv, .. }, _) => w_uv,
         (Buf::WQkv, Start::X { w_qkv, .. }, _) => w_qkv,
         (Buf::BQkv, Start::X { b_qkv, .. }, _) => b_qkv,
         (Buf::Memory, Start::Separate { memory: Some(m), .. }, _) => m,
@@ -60,6 +65,10 @@ pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
         Buf::WProj => Buf::DWProj,
         Buf::BProj => Buf::DBProj,
         Buf::Sink => Buf::DSink,
+        Buf::WDkv => Buf::DWDkv,
+        Buf::WKr => Buf::DWKr,
+        Buf::WUk => Buf::DWUk,
+        Buf::WUv => Buf::DWUv,
         _ => panic!("{buf} is not an input"),
     };
     t.get(grad)

@@ -316,7 +316,7 @@ impl Tracer {
             return Err(match self.variant {
                 Variant::Baseline => Variant::Mha,
                 Variant::Mha | Variant::Gqa => Variant::Baseline,
-                Variant::Flash => Variant::Mha,
+                Variant::Flash | Variant::Mla => Variant::Mha,
             });
         };
         let v = here.view(self.cursor);
