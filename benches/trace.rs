@@ -1,7 +1,10 @@
 //! The event log's recording speed and size: forward + backward of every variant for
-//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`), and of MHA, GQA and
-//! flash under a sliding window of 16 keys with 4 sinks (`record window`). Recording is measured
-//! in wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU time (group
+//! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`); of MHA, GQA and flash
+//! under a sliding window of 16 keys with 4 sinks (`record window`); MHA decoding token by token
+//! (forward only) from a contiguous cache, a rolling window cache (W=16, 4 sinks), a paged cache
+//! (blocks of 16, shuffled) and split in 4 parts (`record decode`); and MHA forward + backward
+//! with a sink logit per head (`record sink`, beside `record/mha`). Recording is measured in
+//! wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU time (group
 //! `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which other programs
 //! on a shared machine hardly move.
 
@@ -13,9 +16,10 @@
 mod cpu;
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
+use attn_trace::kernels::decode::{CacheSpec, Paged};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
-use attn_trace::trace::{Logger, NoRecord};
+use attn_trace::trace::{Logger, NoRecord, Trace};
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -37,16 +41,33 @@ fn inputs(sh: Shape) -> Inputs {
 }
 
 fn record(inputs: &Inputs, variant: Variant) -> Logger {
-    let registry = Registry::new(&inputs.plan(), variant, Passes::BOTH);
+    record_passes(inputs, variant, Passes::BOTH)
+}
+
+/// Records the passes of `passes` that the inputs allow (a decode run's forward alone).
+fn record_passes(inputs: &Inputs, variant: Variant, passes: Passes) -> Logger {
+    let plan = inputs.plan();
+    let passes = plan.possible(passes);
+    let registry = Registry::new(&plan, variant, passes);
     let mut t = Tensors::new(inputs, &registry);
-    let mut log = Logger::with_capacity(
-        estimate_events(&inputs.plan(), variant, Passes::BOTH)
-            .to_usize()
-            .unwrap_or(0),
-    );
+    let mut log = Logger::with_capacity(estimate_events(&plan, variant, passes).to_usize().unwrap_or(0));
     engine::forward(&mut log, &mut t, variant, inputs);
-    engine::backward(&mut log, &mut t, variant, inputs);
+    if passes.backward {
+        engine::backward(&mut log, &mut t, variant, inputs);
+    }
     log
+}
+
+/// Prints a run's events, its log's bytes per event (and frames), and its cell index's.
+fn describe(what: &str, trace: &Trace) {
+    let events = trace.len() as f64;
+    println!(
+        "{what}: {} events, log {:.1} bytes/event ({} frames), index {:.1} bytes/event",
+        trace.len(),
+        trace.log_bytes() as f64 / events,
+        trace.frames.len(),
+        trace.index.bytes() as f64 / events,
+    );
 }
 
 fn bench_wall(c: &mut Criterion) {
@@ -58,7 +79,9 @@ fn bench_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
     bench(c, "trace, thread CPU time", false);
 }
 
-/// Recording (and with `all`, recording with the cell index and the untraced run) of each variant.
+/// Recording (and with `all`, recording with the cell index and the untraced run) of each
+/// variant; then recording alone under a sliding window, decoding from each cache, and with sink
+/// logits.
 fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     let sh = Shape::new(2, 64, 64, 4);
     let mut group = c.benchmark_group(name);
@@ -73,12 +96,7 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
         let trace = run.trace.as_ref().expect("traced");
         let events = trace.len() as u64;
         if all {
-            println!(
-                "{variant}: {events} events, log {:.1} bytes/event ({} frames), index {:.1} bytes/event",
-                trace.log_bytes() as f64 / events as f64,
-                trace.frames.len(),
-                trace.index.bytes() as f64 / events as f64,
-            );
+            describe(&variant.to_string(), trace);
         }
         group.throughput(Throughput::Elements(events));
         group.bench_with_input(BenchmarkId::new("record", variant), &variant, |b, &v| {
@@ -115,6 +133,50 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
             b.iter(|| black_box(record(&inputs, v)));
         });
     }
+    // MHA decoding token by token (forward only) from each of its caches: its events per second
+    // against `record/mha`'s above
+    let (w, sinks, bs) = (16, 4, 16);
+    let decoded = inputs(sh).with_decode(true);
+    let paged = CacheSpec {
+        paged: Some(Paged::shuffled(bs, sh.b * sh.t.div_ceil(bs) + 3, sh.b, sh.t, 1)),
+        split: None,
+    };
+    let split = CacheSpec {
+        paged: None,
+        split: Some(4),
+    };
+    let mut windowed = decoded.clone();
+    windowed.mask = Mask::Window { w, sinks };
+    let caches = [
+        ("contiguous", decoded.clone()),
+        ("window", windowed),
+        ("paged", decoded.clone().with_cache(paged)),
+        ("split", decoded.with_cache(split)),
+    ];
+    for (cache, inputs) in &caches {
+        let run = engine::run(inputs, Variant::Mha, Passes::FORWARD, true);
+        let trace = run.trace.as_ref().expect("traced");
+        let events = trace.len() as u64;
+        if all {
+            describe(&format!("mha decode, {cache} cache"), trace);
+        }
+        group.throughput(Throughput::Elements(events));
+        group.bench_with_input(BenchmarkId::new("record decode", cache), inputs, |b, i| {
+            b.iter(|| black_box(record_passes(i, Variant::Mha, Passes::FORWARD)));
+        });
+    }
+    // MHA forward + backward with one sink logit per head: against `record/mha`
+    let sunk = inputs(sh).with_sink(Some((0..sh.h).map(|h| h as f32 / 4.0 - 0.5).collect()));
+    let run = engine::run(&sunk, Variant::Mha, Passes::BOTH, true);
+    let trace = run.trace.as_ref().expect("traced");
+    let events = trace.len() as u64;
+    if all {
+        describe("mha with sink logits", trace);
+    }
+    group.throughput(Throughput::Elements(events));
+    group.bench_with_input(BenchmarkId::new("record sink", Variant::Mha), &sunk, |b, i| {
+        b.iter(|| black_box(record(i, Variant::Mha)));
+    });
     group.finish();
 }
 
