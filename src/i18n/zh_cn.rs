@@ -3666,8 +3666,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "多头潜注意力从 x 出发，经过它自己的投影：请删除 q、k 和 v",
     ),
     (
-        "only the \"mla\" variant reads this weight: add \"mla\" to [run].variants, or remove it",
-        "只有 \"mla\" 变体读取这个权重：把 \"mla\" 加入 [run].variants，或删除它",
+        "only the \"mla\" variant reads this weight: add \"mla\" to [run].variants with [shape].kv_rank and rope_dim, or remove it",
+        "只有 \"mla\" 变体读取这个权重：把 \"mla\" 加入 [run].variants 并给出 [shape].kv_rank 和 rope_dim，或删除它",
     ),
     (
         "query projection q = x·W_q, each head [q_nope | q_pe]",
@@ -3720,5 +3720,13 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)",
         "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   （所有头共用一个旋转键）",
+    ),
+    (
+        "explain walks multi-head latent attention's training form; step through its absorbed decode in the tracer (attn-trace tui), or remove [run].decode",
+        "explain 讲解的是多头潜注意力的训练形式；它的吸收式解码请在追踪器（attn-trace tui）中逐步查看，或删除 [run].decode",
+    ),
+    (
+        "after every head's visible pairs: {total}",
+        "累加完所有头的所有可见位置对之后：{total}",
     ),
 ];

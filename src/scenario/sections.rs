@@ -642,6 +642,14 @@ pub(super) fn parse_values(
         let Some(buf) = Buf::from_name(key.get_ref()) else {
             continue;
         };
+        // latent attention's weights have no shape without its sizes
+        if latent.is_none() && matches!(buf, Buf::WDkv | Buf::WKr | Buf::WUk | Buf::WUv) {
+            return Err(doc.err(
+                Some(x.span()),
+                &field(buf),
+                tr!("only the \"mla\" variant reads this weight: add \"mla\" to [run].variants with [shape].kv_rank and rope_dim, or remove it"),
+            ));
+        }
         let shape = given_shape(buf, sh, latent);
         values.insert(buf, tensor(doc, x, &field(buf), &shape)?);
     }

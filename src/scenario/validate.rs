@@ -383,14 +383,6 @@ pub(super) fn check_latent(
                 tr!("\"mla\" projects keys and values up from a latent: give its sizes [shape].kv_rank and [shape].rope_dim"),
             ));
         }
-        let weights = [Buf::WDkv, Buf::WKr, Buf::WUk, Buf::WUv].into_iter().find_map(given);
-        if let Some((span, field)) = weights {
-            return Err(doc.err(
-                span,
-                &field,
-                tr!("only the \"mla\" variant reads this weight: add \"mla\" to [run].variants, or remove it"),
-            ));
-        }
         return Ok(());
     }
     let run = |key: &str| (span_of(root, "run", key), format!("[run].{key}"));

@@ -577,3 +577,41 @@ fn a_sink_logit_is_one_more_term_of_the_row_in_mha_and_flash() {
         "{flash_back}"
     );
 }
+
+#[test]
+fn latent_attention_is_explained_with_both_parts_of_its_heads() {
+    let check = |text: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    };
+    // head 1 of query 3 is 4 channels wide: 2 against k_nope's row of head 1, 2 against the
+    // rotary key k_pe of key 1, which every head shares; the scale is 1/√(D + DR) = 1/2
+    let fwd = explain(&["scenarios/mla.toml"]);
+    assert!(check(&fwd) >= 10, "{fwd}");
+    assert!(
+        fwd.contains("(B=1, T=4, C=4, H=2, D=2, R=3, DR=2, causal mask)"),
+        "{fwd}"
+    );
+    assert!(
+        fwd.contains("q_base = ((b*T + i)*H + h)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
+        "{fwd}"
+    );
+    assert!(fwd.contains("d=1: q.data[29] × k_nope.data[7] = "), "{fwd}");
+    assert!(fwd.contains("d=2: q.data[30] × k_pe.data[2] = "), "{fwd}");
+    assert!(fwd.contains("scale: × 1/√(D + DR) = 1/√4 = 0.5"), "{fwd}");
+    // backward: d_q reads k_nope and k_pe, and d_k_pe sums over the heads
+    let back = explain(&["scenarios/mla.toml", "--pass", "backward"]);
+    assert!(check(&back) >= 8, "{back}");
+    assert!(back.contains("d_q.data[30] += dS × k_pe.data[2] × scale = "), "{back}");
+    assert!(back.contains("d_k_pe.data[2] += dS × q.data[30] × scale = "), "{back}");
+    assert!(back.contains("(after every head's visible pairs: "), "{back}");
+    // the absorbed decode is stepped in the tracer, not walked here
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["explain", "scenarios/mla_decode.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "explain walks multi-head latent attention's training form",
+        ));
+}

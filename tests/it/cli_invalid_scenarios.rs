@@ -601,6 +601,49 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "[run].sink_logit",
         "expected true or false, found an integer 1",
     ),
+    // multi-head latent attention: its sizes, its company, what it is traced without
+    (
+        "mla_kv_rank_zero.toml",
+        "7:11",
+        "[shape].kv_rank",
+        "expected a positive integer, found 0",
+    ),
+    (
+        "mla_rope_dim_missing.toml",
+        "7:11",
+        "[shape].rope_dim",
+        "missing: multi-head latent attention needs both kv_rank (R, the latent's channels) and rope_dim (DR, the rotary channels)",
+    ),
+    (
+        "mla_without_kv_rank.toml",
+        "8:12",
+        "[run].variants",
+        "\"mla\" projects keys and values up from a latent: give its sizes [shape].kv_rank and [shape].rope_dim",
+    ),
+    (
+        "mla_beside_mha.toml",
+        "7:11",
+        "[shape].kv_rank",
+        "kv_rank and rope_dim size multi-head latent attention, which runs on its own: set [run].variants = [\"mla\"]",
+    ),
+    (
+        "mla_with_rope.toml",
+        "11:8",
+        "[run].rope",
+        "the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)",
+    ),
+    (
+        "mla_w_uk_wrong_shape.toml",
+        "12:8",
+        "[values].w_uk",
+        "expected shape [2,4] (8 numbers, flat or nested), found 3 numbers",
+    ),
+    (
+        "mla_weight_without_mla.toml",
+        "10:9",
+        "[values].w_dkv",
+        "only the \"mla\" variant reads this weight: add \"mla\" to [run].variants with [shape].kv_rank and rope_dim, or remove it",
+    ),
     (
         "gqa_k_wrong_width.toml",
         "11:5",

@@ -77,6 +77,8 @@ pub enum ExplainError {
         j: usize,
         w: usize,
     },
+    /// Multi-head latent attention's absorbed decode, which `explain` does not walk.
+    AbsorbedDecode,
 }
 
 impl fmt::Display for ExplainError {
@@ -111,6 +113,10 @@ impl fmt::Display for ExplainError {
                 w,
                 lo = i.saturating_sub(*w)
             ),
+            ExplainError::AbsorbedDecode => tr!(
+                "explain walks multi-head latent attention's training form; step through its absorbed decode in the tracer (attn-trace tui), or remove [run].decode"
+            )
+            .to_string(),
         })
     }
 }
@@ -126,6 +132,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     check_range(run.variant, ksh, at)?;
     if run.variant == Variant::Flash {
         return flash::explain(trace, run.shape, &mask, at, pass);
+    }
+    if run.variant == Variant::Mla && run.decode {
+        return Err(ExplainError::AbsorbedDecode);
     }
     plain::explain(run, trace, ksh, mask, at, pass)
 }

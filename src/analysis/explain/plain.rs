@@ -68,7 +68,7 @@ pub(super) fn explain(
         // a latent attention query head: D channels against k_nope, DR against k_pe
         Variant::Mla => {
             let dr = trace.consts.iter().find(|(n, _)| *n == "DR").map_or(0, |&(_, v)| v);
-            ("d", ("D + DR", ksh.d() + dr))
+            ("d", ("(D + DR)", ksh.d() + dr))
         }
     };
     let cx = Ctx {
@@ -861,7 +861,9 @@ impl Ctx<'_> {
     /// The weighted sum of the element's query row.
     fn weighted_sum(&self) -> Result<Section> {
         let t = self.trace;
-        let width = self.width.1;
+        // a value row's channels: D per head (C for the baseline's one head), which is not the
+        // score's width in latent attention, whose query heads are D + DR wide
+        let width = self.ksh.d();
         // a split step's weighted sum is the element's part's own, into o_part
         let (target, base) = match self.split {
             Some(l) => {
@@ -1163,9 +1165,9 @@ impl Ctx<'_> {
         for &r in &reads {
             let other = r + 1;
             let Some(e) = t.events.get(other) else { continue };
-            // the channel loop's iteration ends with the write of the summed gradient
-            let chain = t.frames_of(r);
-            let Some(target) = chain.len().checked_sub(2).map(|k| chain[k].end as usize - 1) else {
+            // the sum this product is a term of, as the accumulation engine finds it: d_q's or
+            // d_k's channel (latent attention's d_k_pe sums over the heads as well)
+            let Some(target) = Accumulation::at(t, r).map(|a| a.write) else {
                 continue;
             };
             let contribution = ds * e.value * scale;
@@ -1183,6 +1185,10 @@ impl Ctx<'_> {
                         total = num(total)
                     )
                 }
+                // latent attention's one rotary key takes every head's share
+                _ if t.events[target].buf == Buf::DKPe => {
+                    tr!("after every head's visible pairs: {total}", total = num(total))
+                }
                 _ => tr!("after every visible pair: {total}", total = num(total)),
             };
             let line = format!(
@@ -1195,7 +1201,7 @@ impl Ctx<'_> {
                 num(contribution),
             );
             match e.buf {
-                Buf::K => to_q.push(line),
+                Buf::K | Buf::KNope | Buf::KPe => to_q.push(line),
                 _ => to_k.push(line),
             }
         }
