@@ -11,6 +11,7 @@
 
 use crate::engine::{Count, Passes, Plan, Registry, Run, TileSums};
 use crate::kernels::Variant;
+use crate::kernels::attention_mla::Latent;
 use crate::tensor::{Level, Shape};
 use crate::trace::{Buf, Op, Pass, Stage};
 use crate::untraced::dispatch::kernel_shape;
@@ -395,9 +396,9 @@ pub const MLA_RANK_PER_D: usize = 4;
 /// The floats a KV cache keeps per token and layer for the sizes of `sh`: MHA keeps a key and a
 /// value per head (`2·H·D`), grouped-query attention per key/value head (`2·H_kv·D`, when `sh`
 /// groups its heads), multi-query attention one pair (`2·D`), and multi-head latent attention
-/// one latent row and one shared rotary key (`R + DR`, with DeepSeek-V2's `R = 4·D`,
-/// `DR = D/2`).
-pub fn kv_cache_per_token(sh: Shape) -> Vec<KvPerToken> {
+/// one latent row and one shared rotary key (`R + DR`: the scenario's own `latent` sizes, else
+/// DeepSeek-V2's `R = 4·D`, `DR = D/2`).
+pub fn kv_cache_per_token(sh: Shape, latent: Option<Latent>) -> Vec<KvPerToken> {
     let (h, h_kv, d) = (sh.h, sh.h_kv, sh.d());
     let mut out = vec![KvPerToken {
         design: "MHA",
@@ -421,7 +422,7 @@ pub fn kv_cache_per_token(sh: Shape) -> Vec<KvPerToken> {
             floats: 2 * d,
         });
     }
-    let (r, dr) = (MLA_RANK_PER_D * d, d.div_ceil(2));
+    let (r, dr) = latent.map_or((MLA_RANK_PER_D * d, d.div_ceil(2)), |l| (l.r, l.dr));
     out.push(KvPerToken {
         design: "MLA",
         formula: "R + DR",

@@ -6,6 +6,7 @@ use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace::analysis::format::{mask_words, pad, pad_left, pass_text, thousands};
 use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use attn_trace::engine::plan::TileSums;
+use attn_trace::kernels::attention_mla::Latent;
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::scenario::Scenario;
 use attn_trace::tensor::{Level, Shape};
@@ -227,7 +228,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
                     })
                 })
                 .collect(),
-            kv_cache_per_token: traffic::kv_cache_per_token(scenario.shape),
+            kv_cache_per_token: traffic::kv_cache_per_token(scenario.shape, scenario.latent),
         };
         if let Err(e) = serde_json::to_writer(&mut out, &doc) {
             return quiet_pipe(Err(e.into()));
@@ -415,12 +416,12 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             )
         )?;
     }
-    kv_per_token(out, sh)
+    kv_per_token(out, sh, s.latent)
 }
 
 /// What a KV cache keeps per token and layer for these sizes under MHA, GQA, MQA and MLA.
-fn kv_per_token(out: &mut dyn Write, sh: Shape) -> std::io::Result<()> {
-    let rows = traffic::kv_cache_per_token(sh);
+fn kv_per_token(out: &mut dyn Write, sh: Shape, latent: Option<Latent>) -> std::io::Result<()> {
+    let rows = traffic::kv_cache_per_token(sh, latent);
     writeln!(out)?;
     writeln!(
         out,
@@ -440,6 +441,14 @@ fn kv_per_token(out: &mut dyn Write, sh: Shape) -> std::io::Result<()> {
             pad_left(&r.floats.to_string(), vw),
             tr!("floats, {bytes} bytes", bytes = 4 * r.floats)
         )?;
+    }
+    if let Some(l) = latent {
+        let note = tr!(
+            "MLA with this scenario's R = {r}, DR = {dr}: one latent row and one rotary key shared by every head, so its cache does not grow with H",
+            r = l.r,
+            dr = l.dr
+        );
+        return writeln!(out, "{}", paint(&note, Style::Dim));
     }
     let d = sh.d();
     // D/2 rounded up when the head size is odd, said as such

@@ -3729,4 +3729,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "after every head's visible pairs: {total}",
         "累加完所有头的所有可见位置对之后：{total}",
     ),
+    (
+        "MLA with this scenario's R = {r}, DR = {dr}: one latent row and one rotary key shared by every head, so its cache does not grow with H",
+        "MLA 取本场景的 R = {r}、DR = {dr}：所有头共用一行潜变量和一个旋转键，所以它的缓存不随 H 增长",
+    ),
 ];

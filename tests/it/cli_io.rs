@@ -284,3 +284,21 @@ fn io_rejects_bad_arguments_with_one_line_and_exit_2() {
             .stderr(predicate::str::contains(needle).and(predicate::function(|s: &str| s.lines().count() == 1)));
     }
 }
+
+#[test]
+fn a_latent_scenario_prices_its_cache_with_its_own_r_and_dr() {
+    // mla_decode.toml: R = 3, DR = 2, so 5 floats a token for both heads where MHA keeps 8;
+    // each step reads its t + 1 cached rows of R + DR in the scores and R in the latent sum
+    let out = stdout_of(&["io", "scenarios/mla_decode.toml"]);
+    for line in [
+        "  MHA  2·H·D  = 2·2·2 = 8 floats, 32 bytes",
+        "  MLA  R + DR = 3 + 2 = 5 floats, 20 bytes",
+        "MLA with this scenario's R = 3, DR = 2",
+        // 10 (step, row) pairs per head, 2 heads: (3 + 2)·20 in the scores + 3·20 in the sum
+        "  kv_cache   global           160            0",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
+    }
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(crate::support::chains::check_lines(&lines).unwrap() >= 3, "{out}");
+}
