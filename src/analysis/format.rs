@@ -252,9 +252,14 @@ pub fn phase_title(phase: Phase, mask: &Mask) -> String {
 }
 
 /// [`phase_title`] for the kernel `variant`, its scale named as that kernel has it: the
-/// baseline divides by `√C` (one head over every channel), the others by `√D`.
+/// baseline divides by `√C` (one head over every channel), latent attention by `√(D + DR)` (its
+/// query heads are `[q_nope | q_pe]`), the others by `√D`.
 pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
-    let scale = if variant == Variant::Baseline { "√C" } else { "√D" };
+    let scale = match variant {
+        Variant::Baseline => "√C",
+        Variant::Mla => "√(D + DR)",
+        _ => "√D",
+    };
     phase_title(phase, mask).replace("√d", scale)
 }
 

@@ -1054,6 +1054,21 @@ impl Checker<'_> {
                 .map(|&k| trace.events[k].offset as usize)
                 .collect();
             let buf = trace.events[terms[0][f]].buf;
+            // a factor read from several buffers (latent attention's k_nope then k_pe) is named
+            // by them in the order the terms read them
+            let mut bufs: Vec<Buf> = Vec::new();
+            for k in terms.iter().filter_map(|t| t.get(f)) {
+                if bufs.last() != Some(&trace.events[*k].buf) {
+                    bufs.push(trace.events[*k].buf);
+                }
+            }
+            if bufs.len() > 1 {
+                let names: Vec<&str> = bufs.iter().map(|b| b.name()).collect();
+                if shown != names.join("|") && !shown.starts_with(&format!("{}[", names[0])) {
+                    return Err(format!("operand {f} is labelled {shown:?}, not {}", names.join("|")));
+                }
+                continue;
+            }
             let inside = shown
                 .strip_prefix(&format!("{buf}["))
                 .and_then(|r| r.strip_suffix(']'))

@@ -78,12 +78,33 @@ pub fn offsets_text(offs: &[usize]) -> String {
 /// characters where it can (`v[2, 6, …, 62]`, else `v[…]`).
 fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<(Buf, String)> {
     let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
-    let offs: Vec<usize> = dot
+    let reads: Vec<(Buf, usize)> = dot
         .terms
         .iter()
         .filter_map(|t| t.reads.get(f))
-        .map(|&k| trace.events[k].offset as usize)
+        .map(|&k| (trace.events[k].buf, trace.events[k].offset as usize))
         .collect();
+    // a factor read from more than one buffer (latent attention's k_nope, then k_pe) is named
+    // run by run, each with its own offsets
+    if reads.iter().any(|r| r.0 != buf) {
+        let runs: Vec<String> = reads
+            .chunk_by(|a, b| a.0 == b.0)
+            .map(|run| {
+                let offs: Vec<usize> = run.iter().map(|r| r.1).collect();
+                format!("{}[{}]", run[0].0, offsets_text(&offs))
+            })
+            .collect();
+        let full = runs.join(" ");
+        return Some((
+            buf,
+            if cols(&full) <= width {
+                full
+            } else {
+                factor_name(trace, dot, f)
+            },
+        ));
+    }
+    let offs: Vec<usize> = reads.iter().map(|r| r.1).collect();
     let full = format!("{buf}[{}]", offsets_text(&offs));
     if cols(&full) <= width {
         return Some((buf, full));
@@ -98,6 +119,18 @@ fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<
     Some((buf, format!("{buf}[…]")))
 }
 
+/// The buffers factor `f` of the terms reads, in order, one name each: `k_nope|k_pe`.
+fn factor_name(trace: &Trace, dot: &Accumulation, f: usize) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for k in dot.terms.iter().filter_map(|t| t.reads.get(f)) {
+        let name = trace.events[*k].buf.name();
+        if names.last() != Some(&name) {
+            names.push(name);
+        }
+    }
+    names.join("|")
+}
+
 /// Lays out the strip of the dot product at the cursor in `area`, if there is one.
 pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     // the strip shows the terms still to come: in quiz mode that is the answer
@@ -110,7 +143,10 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let most = (area.width as usize * 2 / 5).max(8);
     let ops: Vec<(Buf, String)> = (0..factors).filter_map(|f| operand(trace, &dot, f, most)).collect();
     let with_product = factors >= 2;
-    let mut product_name = ops.iter().map(|(b, _)| b.name()).collect::<Vec<_>>().join("·");
+    let mut product_name = (0..ops.len())
+        .map(|f| factor_name(trace, &dot, f))
+        .collect::<Vec<_>>()
+        .join("·");
     if cols(&product_name) > most {
         product_name = tr!("product").into();
     }
