@@ -145,6 +145,18 @@ pub struct Accumulation {
 }
 
 impl Accumulation {
+    /// The buffers factor `f` of the terms reads, in the order the terms read them, each run of
+    /// one buffer once: `[k_nope, k_pe]` for latent attention's scores, one buffer elsewhere.
+    pub fn factor_bufs(&self, trace: &Trace, f: usize) -> Vec<Buf> {
+        let mut bufs: Vec<Buf> = Vec::new();
+        for k in self.terms.iter().filter_map(|t| t.reads.get(f)) {
+            if bufs.last() != Some(&trace.events[*k].buf) {
+                bufs.push(trace.events[*k].buf);
+            }
+        }
+        bufs
+    }
+
     /// The sum event `n` takes part in, if any. Outside flash: the innermost of the (up to
     /// three) iterations around `n` whose last event is a write of its own. In flash's loops,
     /// whose iterations also load tiles: the first write at or after `n`, made in an iteration

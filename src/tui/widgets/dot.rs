@@ -119,15 +119,9 @@ fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<
     Some((buf, format!("{buf}[…]")))
 }
 
-/// The buffers factor `f` of the terms reads, in order, one name each: `k_nope|k_pe`.
+/// The buffers factor `f` of the terms reads, one name each: `k_nope|k_pe`.
 fn factor_name(trace: &Trace, dot: &Accumulation, f: usize) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for k in dot.terms.iter().filter_map(|t| t.reads.get(f)) {
-        let name = trace.events[*k].buf.name();
-        if names.last() != Some(&name) {
-            names.push(name);
-        }
-    }
+    let names: Vec<&str> = dot.factor_bufs(trace, f).iter().map(|b| b.name()).collect();
     names.join("|")
 }
 
