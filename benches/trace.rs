@@ -1,12 +1,14 @@
-//! The event log's recording speed and size: forward + backward of every variant for
+//! The event log's recording speed and size: forward + backward of every variant but MLA for
 //! B=2, T=64, C=64, H=4, GQA with H_kv=2 (`cargo bench --bench trace`); of MHA, GQA and flash
 //! under a sliding window of 16 keys with 4 sinks (`record window`); MHA decoding token by token
 //! (forward only) from a contiguous cache, a rolling window cache (W=16, 4 sinks), a paged cache
-//! (blocks of 16, shuffled) and split in 4 parts (`record decode`); and MHA forward + backward
-//! with a sink logit per head (`record sink`, beside `record/mha`). Recording is measured in
-//! wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU time (group
-//! `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which other programs
-//! on a shared machine hardly move.
+//! (blocks of 16, shuffled) and split in 4 parts (`record decode`); MHA forward + backward with a
+//! sink logit per head (`record sink`); and multi-head latent attention with a latent of R=16
+//! channels and a rotary key of DR=8, forward + backward (`record mla/train`) and its absorbed
+//! decode token by token, forward only (`record mla/decode`), all beside `record/mha`. Recording
+//! is measured in wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU
+//! time (group `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which
+//! other programs on a shared machine hardly move.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -16,6 +18,7 @@
 mod cpu;
 
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
+use attn_trace::kernels::attention_mla::Latent;
 use attn_trace::kernels::decode::{CacheSpec, Paged};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
@@ -24,18 +27,37 @@ use criterion::measurement::Measurement;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 
+/// `n` values in [-1, 1], a different sequence for each `k`.
+fn vals(n: usize, k: usize) -> Vec<f32> {
+    (0..n)
+        .map(|i| ((i * 7919 + k * 104_729) % 2001) as f32 / 1000.0 - 1.0)
+        .collect()
+}
+
 fn inputs(sh: Shape) -> Inputs {
     let Shape { b, t, c, .. } = sh;
     let qkv = c + 2 * sh.kv_c();
-    let vals = |n: usize, k: usize| {
-        (0..n)
-            .map(|i| ((i * 7919 + k * 104_729) % 2001) as f32 / 1000.0 - 1.0)
-            .collect()
-    };
     let start = Start::X {
         x: vals(b * t * c, 1),
         w_qkv: vals(c * qkv, 2),
         b_qkv: vals(qkv, 3),
+    };
+    Inputs::new(sh, Mask::Causal, start, vals(b * t * c, 6)).with_proj(vals(c * c, 4), vals(c, 5))
+}
+
+/// Multi-head latent attention's inputs: `x`, the query weights `[C, H·(D + DR)]`, the latent's
+/// `[C, R]`, the rotary key's `[C, DR]` and the up-projections `[R, C]`, with the output
+/// projection.
+fn latent_inputs(sh: Shape, latent: Latent) -> Inputs {
+    let Shape { b, t, c, h, .. } = sh;
+    let start = Start::Latent {
+        latent,
+        x: vals(b * t * c, 1),
+        w_q: vals(c * h * latent.q_head(sh.d()), 2),
+        w_dkv: vals(c * latent.r, 3),
+        w_kr: vals(c * latent.dr, 7),
+        w_uk: vals(latent.r * c, 8),
+        w_uv: vals(latent.r * c, 9),
     };
     Inputs::new(sh, Mask::Causal, start, vals(b * t * c, 6)).with_proj(vals(c * c, 4), vals(c, 5))
 }
@@ -80,13 +102,15 @@ fn bench_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
 }
 
 /// Recording (and with `all`, recording with the cell index and the untraced run) of each
-/// variant; then recording alone under a sliding window, decoding from each cache, and with sink
-/// logits.
+/// variant but MLA; then recording alone under a sliding window, decoding from each cache, with
+/// sink logits, and MLA's training form and absorbed decode.
 fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     let sh = Shape::new(2, 64, 64, 4);
     let mut group = c.benchmark_group(name);
     group.sample_size(10);
-    for variant in Variant::ALL {
+    // MLA starts from its latent weights, not from `w_qkv` (from which its name would run MHA's
+    // kernel): its rows are `record mla/…` below
+    for variant in Variant::ALL.into_iter().filter(|&v| v != Variant::Mla) {
         let inputs = inputs(if variant.shares_kv_heads() {
             sh.with_kv_heads(2)
         } else {
@@ -177,6 +201,25 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     group.bench_with_input(BenchmarkId::new("record sink", Variant::Mha), &sunk, |b, i| {
         b.iter(|| black_box(record(i, Variant::Mha)));
     });
+    // MLA with a latent of R=16 channels and a rotary key of DR=8: its training form forward +
+    // backward, and its absorbed decode token by token (forward only), against `record/mha`
+    let trained = latent_inputs(sh, Latent { r: 16, dr: 8 });
+    let forms = [
+        ("train", Passes::BOTH, trained.clone()),
+        ("decode", Passes::FORWARD, trained.with_decode(true)),
+    ];
+    for (form, passes, inputs) in &forms {
+        let run = engine::run(inputs, Variant::Mla, *passes, true);
+        let trace = run.trace.as_ref().expect("traced");
+        let events = trace.len() as u64;
+        if all {
+            describe(&format!("mla {form}"), trace);
+        }
+        group.throughput(Throughput::Elements(events));
+        group.bench_with_input(BenchmarkId::new("record mla", form), inputs, |b, i| {
+            b.iter(|| black_box(record_passes(i, Variant::Mla, *passes)));
+        });
+    }
     group.finish();
 }
 
