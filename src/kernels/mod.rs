@@ -131,6 +131,10 @@ impl Variant {
         Variant::Mla,
     ];
 
+    /// The variants that run on the same q/k/v inputs, side by side: every one but MLA, which
+    /// starts from its own latent weights and runs alone.
+    pub const STANDARD: [Variant; 4] = [Variant::Baseline, Variant::Mha, Variant::Flash, Variant::Gqa];
+
     /// What a scenario runs when `[run].variants` does not say: the two plain kernels.
     pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
 

@@ -31,7 +31,7 @@ fn mha_scores_phase_reads_2bhttd_and_writes_bhtt() {
 
 #[test]
 fn every_phase_matches_its_closed_form_count() {
-    for variant in Variant::ALL {
+    for variant in Variant::STANDARD {
         for mask in [Mask::Causal, Mask::None] {
             for sh in [Shape::new(1, 3, 4, 2), Shape::new(2, 5, 6, 3), Shape::new(3, 2, 4, 4)] {
                 let inputs = from_x(sh, mask.clone(), 1);
@@ -72,7 +72,7 @@ fn backward_only_records_only_backward_phases() {
 #[test]
 fn offset_formulas_reproduce_every_recorded_offset() {
     let mut checked = 0;
-    for variant in Variant::ALL {
+    for variant in Variant::STANDARD {
         for sh in [Shape::new(1, 3, 4, 2), Shape::new(2, 4, 6, 3)] {
             let r = traced(sh, Mask::Causal, variant);
             let t = r.trace.as_ref().unwrap();

@@ -43,7 +43,7 @@ fn agrees_with_common(inputs: &Inputs, variant: Variant, input: Buf, grad: Buf, 
 #[test]
 fn inputs_and_weights_match_the_tests_finite_differences() {
     let inputs = from_x(Shape::new(2, 4, 6, 3), Mask::Causal, 41);
-    for v in Variant::ALL {
+    for v in Variant::STANDARD {
         for (input, grad) in [
             (Buf::X, Buf::DX),
             (Buf::WQkv, Buf::DWQkv),
@@ -71,7 +71,7 @@ fn separate_projections_and_cross_attention_match_too() {
         b_v: values(c, 8),
     };
     let inputs = Inputs::new(sh, Mask::None, start, values(s * c, 9)).with_proj(values(c * c, 10), values(c, 11));
-    for v in Variant::ALL {
+    for v in Variant::STANDARD {
         for (input, grad) in [
             (Buf::X, Buf::DX),
             (Buf::Memory, Buf::DMemory),
@@ -88,7 +88,7 @@ fn an_activation_is_perturbed_where_it_is_computed() {
     // q, k, v of a run from x are activations; a second run starting at q, k, v with the same
     // values takes them as inputs, which the tests' finite differences can perturb directly
     let from = from_x(Shape::new(1, 4, 4, 2), Mask::Causal, 43);
-    for v in Variant::ALL {
+    for v in Variant::STANDARD {
         let r = run(&from, v, Passes::BOTH, false);
         let mut core = from_qkv(
             from.shape,
@@ -133,7 +133,7 @@ fn the_ungrouped_kernels_check_grouped_inputs_as_they_read_them() {
     // the check perturbs the cell of that layout (it used to run them on the grouped weights,
     // and the projection's size check stopped it)
     let inputs = from_x(Shape::new(1, 3, 8, 4).with_kv_heads(2), Mask::Causal, 46);
-    for v in Variant::ALL {
+    for v in Variant::STANDARD {
         for grad in [Buf::DWQkv, Buf::DX, Buf::DK] {
             let n = run(&inputs, v, Passes::BOTH, false).tensors.get(grad).len();
             for k in (0..n).step_by(7) {
@@ -175,7 +175,7 @@ fn q_and_k_are_perturbed_before_their_rotation() {
         core.proj = from.proj.clone();
         core.d_out = from.d_out.clone();
         core.rope = rope;
-        for v in Variant::ALL {
+        for v in Variant::STANDARD {
             for (act, grad) in [(Buf::Q, Buf::DQ), (Buf::K, Buf::DK)] {
                 for k in 0..projected.tensors.get(act).len() {
                     let c = checked(&from, v, grad, k);
