@@ -23,7 +23,7 @@ use crate::kernels::attention_flash::{BackwardTiles, FittedTiles, ForwardTiles, 
 use crate::kernels::attention_mistakes::{self, Mistake, Mistakes};
 use crate::kernels::attention_mla::{self, Latent};
 use crate::kernels::decode::CacheSpec;
-use crate::kernels::rope::{self, Rope};
+use crate::kernels::rope::{self, LatentKey, Rope};
 use crate::kernels::softmax::Sinks;
 use crate::kernels::{Mask, Variant, attention_gqa, attention_mha, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
@@ -224,7 +224,19 @@ impl Inputs {
     ///
     /// Flash also runs no dropout, none of the mistakes (both live in the plain kernels) and no
     /// decoding path: its causal run computes the same output (see [`Plan::for_variant`]).
+    ///
+    /// # Panics
+    /// When `variant` and the inputs disagree about latent attention: [`Variant::Mla`] runs
+    /// on [`Start::Latent`] inputs only, and those inputs run as nothing else. A scenario
+    /// checks this (`check_latent`); a caller that mixes them has a bug, and no other kernel
+    /// quietly stands in.
     pub fn for_variant(&self, variant: Variant) -> Cow<'_, Inputs> {
+        let latent = matches!(self.start, Start::Latent { .. });
+        assert!(
+            latent == (variant == Variant::Mla),
+            "variant {variant} on {} inputs: \"mla\" runs on latent inputs (Start::Latent) only, and they on it",
+            if latent { "latent" } else { "non-latent" }
+        );
         let sh = self.shape;
         if variant == Variant::Flash && (self.dropout.is_some() || !self.mistakes.is_empty() || self.decode) {
             let plain = Inputs {
@@ -485,6 +497,7 @@ fn latent_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, inputs
                     w_uv: t.get(WUv),
                     w_proj: t.get(WProj),
                     b_proj: t.get(BProj),
+                    rope: inputs.rope.map(|r| (r.pairs, t.get(RopeCos), t.get(RopeSin))),
                 };
                 let written = attention_mla::Written {
                     kv_cache,
@@ -512,6 +525,13 @@ fn latent_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, inputs
     for (phase, rows, x, w, y) in projections {
         t.write([y], |t, [out]| {
             linear::forward(rec, phase, rows, t.arg(x), t.arg(w), None, (y, out));
+        });
+    }
+    // rotary positions turn q_pe and k_pe only: the latent, and so k_nope, holds no position
+    if let Some(r) = inputs.rope {
+        t.write([Q, KPe], |t, [q, k_pe]| {
+            let (tables, rows) = ((t.get(RopeCos), t.get(RopeSin)), (0..sh.b, 0..sh.t));
+            rope::forward_latent(rec, sh, lat.dr, r.pairs, rows, tables, q, (LatentKey::KPe, k_pe));
         });
     }
     t.write([Scores], |t, [s]| {
@@ -546,6 +566,12 @@ fn latent_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, input
         let grads = (d_q, d_k_nope, d_k_pe);
         attention_mla::scores_back(rec, sh, lat, &inputs.mask, t.get(Q), k, t.get(DScores), grads);
     });
+    if let Some(r) = inputs.rope {
+        t.write([DQ, DKPe], |t, [d_q, d_k_pe]| {
+            let tables = (t.get(RopeCos), t.get(RopeSin));
+            rope::backward_latent(rec, sh, lat.dr, r.pairs, tables, d_q, d_k_pe);
+        });
+    }
     // (phase, rows, input, weight, output's gradient, input's gradient, weight's, `+=`)
     let projections = [
         (Phase::VUpBack, keys, CKv, WUv, DV, DCKv, DWUv, false),

@@ -341,6 +341,12 @@ fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
         out.extend([
             lin_fwd(Phase::DecodeLatent, steps, c, r + dr, false),
             lin_fwd(Phase::DecodeQ, steps, c, h * qd, false),
+        ]);
+        // per step the new query's H rotary parts and the new cache row's one
+        if plan.rope.is_some() {
+            out.push(rope_count(Phase::Rope, steps * (h * dr + dr)));
+        }
+        out.extend([
             pc(Phase::DecodeAbsorb, steps * h * r * 2 * d, steps * h * r),
             pc(Phase::DecodeScores, 2 * seen * h * (r + dr), seen * h),
             pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
@@ -357,6 +363,12 @@ fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
             lin_fwd(Phase::KPeProj, k_rows, c, dr, false),
             lin_fwd(Phase::KUp, k_rows, r, c, false),
             lin_fwd(Phase::VUp, k_rows, r, c, false),
+        ]);
+        // the DR rotary channels of each query head and of each token's one k_pe row
+        if plan.rope.is_some() {
+            out.push(rope_count(Phase::Rope, q_rows * h * dr + k_rows * dr));
+        }
+        out.extend([
             pc(Phase::Scores, 2 * cells * qd, cells),
             pc(Phase::Softmax, 3 * cells, 2 * cells),
             pc(Phase::WeightedSum, 2 * q_rows * c * t, q_rows * c),
@@ -382,6 +394,11 @@ fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
                 2 * h * visible * (qd + d + dr),
                 q_rows * h * qd + k_rows * c + k_rows * dr,
             ),
+        ]);
+        if plan.rope.is_some() {
+            out.push(rope_count(Phase::RopeBack, q_rows * h * dr + k_rows * dr));
+        }
+        out.extend([
             lin_bwd(Phase::VUpBack, k_rows, r, c, false, false),
             lin_bwd(Phase::KUpBack, k_rows, r, c, true, false),
             lin_bwd(Phase::KPeProjBack, k_rows, c, dr, false, false),

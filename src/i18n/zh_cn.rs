@@ -2586,8 +2586,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "Σ exp = {total}；每个概率 = exp / Σ exp，所以这一行的和为 1",
     ),
     (
-        "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
-        "θ_m = base^(−2m/D) = {base}^(−2m/{D})；第 m 对是 ({pair})，在计算分数之前转过 t·θ_m：",
+        "θ_m = base^(−2m/{D_name}) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+        "θ_m = base^(−2m/{D_name}) = {base}^(−2m/{D})；第 m 对是 ({pair})，在计算分数之前转过 t·θ_m：",
     ),
     (
         "θ_m = base^(−2m/D), for q and for k",
@@ -3690,8 +3690,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "这些错误写在普通内核里，而不是多头潜注意力里：请删除 [run].mistakes",
     ),
     (
-        "the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)",
-        "q_pe 和 k_pe 的旋转尚未追踪：请删除 [run].rope（此时 k_pe 是不含位置的共享键部分）",
+        "rope turns the rotary channels of q_pe and k_pe in pairs, so rope_dim must be even; it is {dr}",
+        "rope 成对旋转 q_pe 和 k_pe 的旋转通道，所以 rope_dim 必须是偶数；现在是 {dr}",
     ),
     (
         "values up from the latent, v = c_kv·W_uv",
@@ -3732,5 +3732,17 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "MLA with this scenario's R = {r}, DR = {dr}: one latent row and one rotary key shared by every head, so its cache does not grow with H",
         "MLA 取本场景的 R = {r}、DR = {dr}：所有头共用一行潜变量和一个旋转键，所以它的缓存不随 H 增长",
+    ),
+    (
+        "θ_m = base^(−2m/DR), for q_pe and for k_pe; q_nope and c_kv keep no position",
+        "θ_m = base^(−2m/DR)，用于 q_pe 和 k_pe；q_nope 和 c_kv 不带位置",
+    ),
+    (
+        "the turn by −tθ_m, for dQ_pe and for dk_pe",
+        "按 −tθ_m 转回，用于 dQ_pe 和 dk_pe",
+    ),
+    (
+        "only the rotary part turns: the query head's channels D..D + DR (q_pe) and the key's k_pe; q_nope and c_kv keep no position",
+        "只有旋转部分会转动：查询头的通道 D..D + DR（q_pe）和键的 k_pe；q_nope 和 c_kv 不带位置",
     ),
 ];

@@ -23,6 +23,7 @@
 //! and projects that up by `w_uv`.
 
 use super::Mask;
+use super::rope::{self, LatentKey, Pairs};
 use super::softmax;
 use crate::tensor::Shape;
 use crate::trace::{Buf, MASKED, Phase, Recorder};
@@ -251,7 +252,8 @@ pub fn scores_back<R: Recorder>(
 }
 
 /// The weights a decode run reads: `w_q [C, H·(D + DR)]`, `w_dkv [C, R]`, `w_kr [C, DR]`,
-/// `w_uk, w_uv [R, H·D]`, `w_proj [C, C]`, `b_proj [C]`, and the tokens `x [B,T,C]`.
+/// `w_uk, w_uv [R, H·D]`, `w_proj [C, C]`, `b_proj [C]`, the tokens `x [B,T,C]`, and the
+/// rotation if the run has one.
 pub struct Weights<'a> {
     pub x: &'a [f32],
     pub w_q: &'a [f32],
@@ -261,6 +263,8 @@ pub struct Weights<'a> {
     pub w_uv: &'a [f32],
     pub w_proj: &'a [f32],
     pub b_proj: &'a [f32],
+    /// The rotation of `q_pe` and `k_pe` and its tables `rope_cos, rope_sin [T, DR/2]`.
+    pub rope: Option<(Pairs, &'a [f32], &'a [f32])>,
 }
 
 /// What a decode run writes: the cache `kv_cache [B,T,R + DR]` (`[c_kv | k_pe]` per token),
@@ -340,6 +344,13 @@ pub fn decode<R: Recorder>(rec: &mut R, sh: Shape, lat: Latent, w: &Weights, o: 
                 rec.exit();
             }
             rec.exit();
+
+            // step 2b: rotary positions turn the new q_pe and the new row's k_pe by t·θ_m (the
+            // cached rows were turned at their own steps)
+            if let Some((pairs, cos, sin)) = w.rope {
+                let (rows, key) = ((bb..bb + 1, t..t + 1), (LatentKey::Cache { r: R_ }, &mut *kv_cache));
+                rope::forward_latent(rec, sh, DR, pairs, rows, (cos, sin), q, key);
+            }
 
             // step 3: absorb w_uk into the query: q_lat[h,r] = Σ_d q_nope[h,d]·w_uk[r, h·D + d],
             // so that q_lat·c_kv[j] = q_nope·k_nope[j] without ever making k_nope

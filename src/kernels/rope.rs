@@ -95,6 +95,41 @@ pub fn tables(rope: Rope, T: usize, D: usize) -> (Vec<f32>, Vec<f32>) {
 /// token when decoding.
 pub type Rows = (Range<usize>, Range<usize>);
 
+/// Where a rotation's channels sit in a buffer: each position's row holds `heads` heads of
+/// `stride` numbers, and channels `at..at + width` of each head turn. MHA turns whole heads
+/// (`at = 0`, `width = stride = D`); multi-head latent attention turns only the `DR` rotary
+/// channels after a query head's `D` (`at = D`).
+#[derive(Clone, Copy)]
+struct Part {
+    /// The frame of a head: its loop variable and offset (`hh, q_base`); or, where a row has
+    /// one rotated part (MLA's `k_pe`), the position's frame with the row's offset
+    /// (`t, cs, pe_base`).
+    names: Names,
+    heads: usize,
+    stride: usize,
+    at: usize,
+    width: usize,
+}
+
+#[derive(Clone, Copy)]
+enum Names {
+    Head(&'static [&'static str; 2]),
+    Row(&'static [&'static str; 3]),
+}
+
+impl Part {
+    /// A whole head of `D` channels, one of `heads`.
+    const fn heads(names: &'static [&'static str; 2], heads: usize, D: usize) -> Part {
+        Part {
+            names: Names::Head(names),
+            heads,
+            stride: D,
+            at: 0,
+            width: D,
+        }
+    }
+}
+
 /// Forward: q and k of the rows `rows` rotated in place, each query head (`H`) and each key
 /// head (`H_kv`) pair by pair. `k` is `Buf::K`, or the key cache when decoding.
 pub fn forward<R: Recorder>(
@@ -102,33 +137,17 @@ pub fn forward<R: Recorder>(
     sh: Shape,
     pairs: Pairs,
     rows: Rows,
-    (cos, sin): (&[f32], &[f32]),
+    tables: (&[f32], &[f32]),
     q: &mut [f32],
     (kb, k): (Buf, &mut [f32]),
 ) {
     // rope: rotate every (d0, d1) pair of q and of k by t·θ_m
     rec.phase(Phase::Rope);
-    let (H, H_kv) = (sh.h, sh.h_kv);
-    rotate(
-        rec,
-        sh,
-        pairs,
-        rows.clone(),
-        (cos, sin),
-        false,
-        (&["hh", "q_base"], H),
-        (Buf::Q, q),
-    );
-    rotate(
-        rec,
-        sh,
-        pairs,
-        rows,
-        (cos, sin),
-        false,
-        (&["kv_h", "k_base"], H_kv),
-        (kb, k),
-    );
+    let (T, D) = (sh.t, sh.d());
+    let q_part = Part::heads(&["hh", "q_base"], sh.h, D);
+    let k_part = Part::heads(&["kv_h", "k_base"], sh.h_kv, D);
+    rotate(rec, T, pairs, rows.clone(), tables, false, q_part, (Buf::Q, q));
+    rotate(rec, T, pairs, rows, tables, false, k_part, (kb, k));
 }
 
 /// Backward: `d_q` and `d_k` rotated back in place, by `−t·θ_m`, into the gradients of q and k
@@ -137,51 +156,125 @@ pub fn backward<R: Recorder>(
     rec: &mut R,
     sh: Shape,
     pairs: Pairs,
-    (cos, sin): (&[f32], &[f32]),
+    tables: (&[f32], &[f32]),
     d_q: &mut [f32],
     d_k: &mut [f32],
 ) {
     // rope backward: rotate every pair of dQ and dK back by −t·θ_m
     rec.phase(Phase::RopeBack);
-    let (rows, H, H_kv) = ((0..sh.b, 0..sh.t), sh.h, sh.h_kv);
-    rotate(
-        rec,
-        sh,
-        pairs,
-        rows.clone(),
-        (cos, sin),
-        true,
-        (&["hh", "q_base"], H),
-        (Buf::DQ, d_q),
-    );
-    rotate(
-        rec,
-        sh,
-        pairs,
-        rows,
-        (cos, sin),
-        true,
-        (&["kv_h", "k_base"], H_kv),
-        (Buf::DK, d_k),
-    );
+    let (rows, T, D) = ((0..sh.b, 0..sh.t), sh.t, sh.d());
+    let q_part = Part::heads(&["hh", "q_base"], sh.h, D);
+    let k_part = Part::heads(&["kv_h", "k_base"], sh.h_kv, D);
+    rotate(rec, T, pairs, rows.clone(), tables, true, q_part, (Buf::DQ, d_q));
+    rotate(rec, T, pairs, rows, tables, true, k_part, (Buf::DK, d_k));
 }
 
-/// Rotates the heads of `x` (q, k or their gradients) in the rows `rows`: by `+t·θ_m`, or by
-/// `−t·θ_m` when `back`. `names` are the loop over the `heads` heads, its variable and offset:
-/// `hh, q_base` over the `H` query heads, `kv_h, k_base` over the `H_kv` key heads.
+/// Where multi-head latent attention's rotary key lives: `k_pe [B,T,DR]` in the training
+/// form, or the last `DR` numbers of each `[c_kv | k_pe]` row of the decode cache
+/// (`kv_cache [B,T,R + DR]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LatentKey {
+    KPe,
+    Cache { r: usize },
+}
+
+impl LatentKey {
+    fn part(self, DR: usize) -> Part {
+        match self {
+            LatentKey::KPe => Part {
+                names: Names::Row(&["t", "cs", "pe_base"]),
+                heads: 1,
+                stride: DR,
+                at: 0,
+                width: DR,
+            },
+            LatentKey::Cache { r } => Part {
+                names: Names::Row(&["t", "cs", "ci"]),
+                heads: 1,
+                stride: r + DR,
+                at: r,
+                width: DR,
+            },
+        }
+    }
+}
+
+/// Multi-head latent attention's forward rotation: only the `DR` rotary channels turn, `q_pe`
+/// (channels `D..D + DR` of each query head of `q [B,T,H,D + DR]`) and the one `k_pe` row
+/// every head shares (`k`: `Buf::KPe`, or `Buf::KvCache` when decoding). The tables are
+/// `[T, DR/2]`, `θ_m = base^(−2m/DR)`.
+#[allow(clippy::too_many_arguments)]
+pub fn forward_latent<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    DR: usize,
+    pairs: Pairs,
+    rows: Rows,
+    tables: (&[f32], &[f32]),
+    q: &mut [f32],
+    (key, k): (LatentKey, &mut [f32]),
+) {
+    // rope: rotate every pair of q_pe and of k_pe by t·θ_m; q_nope and c_kv keep no position
+    rec.phase(Phase::Rope);
+    let kb = match key {
+        LatentKey::KPe => Buf::KPe,
+        LatentKey::Cache { .. } => Buf::KvCache,
+    };
+    let q_part = latent_query(sh, DR);
+    rotate(rec, sh.t, pairs, rows.clone(), tables, false, q_part, (Buf::Q, q));
+    rotate(rec, sh.t, pairs, rows, tables, false, key.part(DR), (kb, k));
+}
+
+/// [`forward_latent`] backwards: `d_q`'s rotary channels and `d_k_pe` turned back by `−t·θ_m`.
+pub fn backward_latent<R: Recorder>(
+    rec: &mut R,
+    sh: Shape,
+    DR: usize,
+    pairs: Pairs,
+    tables: (&[f32], &[f32]),
+    d_q: &mut [f32],
+    d_k_pe: &mut [f32],
+) {
+    // rope backward: rotate every pair of dQ_pe and dK_pe back by −t·θ_m
+    rec.phase(Phase::RopeBack);
+    let rows = (0..sh.b, 0..sh.t);
+    let q_part = latent_query(sh, DR);
+    let k_part = LatentKey::KPe.part(DR);
+    rotate(rec, sh.t, pairs, rows.clone(), tables, true, q_part, (Buf::DQ, d_q));
+    rotate(rec, sh.t, pairs, rows, tables, true, k_part, (Buf::DKPe, d_k_pe));
+}
+
+/// A latent-attention query head: `D + DR` channels, of which the last `DR` turn.
+fn latent_query(sh: Shape, DR: usize) -> Part {
+    Part {
+        names: Names::Head(&["hh", "q_base"]),
+        heads: sh.h,
+        stride: sh.d() + DR,
+        at: sh.d(),
+        width: DR,
+    }
+}
+
+/// Rotates the part `part` of `x` (q, k or their gradients) in the rows `rows`: by `+t·θ_m`,
+/// or by `−t·θ_m` when `back`. `T` is the positions per sequence.
 #[allow(clippy::too_many_arguments)]
 fn rotate<R: Recorder>(
     rec: &mut R,
-    sh: Shape,
+    T: usize,
     pairs: Pairs,
     (bs, ts): Rows,
     (cos, sin): (&[f32], &[f32]),
     back: bool,
-    (names, heads): (&'static [&'static str; 2], usize),
+    part: Part,
     (xb, x): (Buf, &mut [f32]),
 ) {
-    let T = sh.t;
-    let D = sh.d();
+    let Part {
+        names,
+        heads,
+        stride,
+        at,
+        width,
+    } = part;
     let pair_names: &'static [&'static str; 3] = match pairs {
         Pairs::Interleaved => &["m", "d0", "d1"],
         Pairs::Half => &["m", "lo", "hi"],
@@ -189,13 +282,20 @@ fn rotate<R: Recorder>(
     for bb in bs {
         rec.enter(&["bb"], [bb]);
         for t in ts.clone() {
-            let cs = t * (D / 2);
-            rec.enter(&["t", "cs"], [t, cs]);
+            let cs = t * (width / 2);
+            match names {
+                Names::Head(_) => rec.enter(&["t", "cs"], [t, cs]),
+                Names::Row(names) => rec.enter(names, [t, cs, (bb * T + t) * stride]),
+            }
             for hh in 0..heads {
-                let base = ((bb * T + t) * heads + hh) * D;
-                rec.enter(names, [hh, base]);
-                for m in 0..D / 2 {
-                    let (d0, d1) = pairs.channels(m, D);
+                let base = ((bb * T + t) * heads + hh) * stride;
+                if let Names::Head(names) = names {
+                    rec.enter(names, [hh, base]);
+                }
+                // the turned channels start `at` into the head: after q_nope in MLA
+                let base = base + at;
+                for m in 0..width / 2 {
+                    let (d0, d1) = pairs.channels(m, width);
                     rec.enter(pair_names, [m, d0, d1]);
                     let c = rec.read(Buf::RopeCos, cos, cs + m);
                     // backward turns the other way: sin(−a) = −sin(a)
@@ -210,7 +310,9 @@ fn rotate<R: Recorder>(
                     rec.write(xb, x, base + d1, x0 * s + x1 * c);
                     rec.exit();
                 }
-                rec.exit();
+                if let Names::Head(_) = names {
+                    rec.exit();
+                }
             }
             rec.exit();
         }

@@ -54,7 +54,13 @@ pub(super) fn check_start(
     }
     match o.qkv {
         Qkv::Fused => {
-            if let Some(b) = given(&[Buf::WQ, Buf::BQ, Buf::WK, Buf::BK, Buf::WV, Buf::BV]) {
+            // multi-head latent attention reads its own w_q (`check_latent` refuses the rest)
+            let separate: &[Buf] = if o.latent.is_some() {
+                &[Buf::BQ, Buf::WK, Buf::BK, Buf::WV, Buf::BV]
+            } else {
+                &[Buf::WQ, Buf::BQ, Buf::WK, Buf::BK, Buf::WV, Buf::BV]
+            };
+            if let Some(b) = given(separate) {
                 return Err(doc.err(
                     at(b),
                     &field(b),
@@ -212,7 +218,8 @@ pub(super) fn check_modern(
                 tr!("rotary positions turn q and k by their positions in one sequence, but cross-attention's queries and keys come from two: remove rope or [shape].S"),
             ));
         }
-        for &v in variants {
+        // multi-head latent attention turns only its rotary part, checked with its sizes
+        for &v in variants.iter().filter(|&&v| v != Variant::Mla) {
             let d = kernel_shape(plan.shape, v).d();
             if !d.is_multiple_of(2) {
                 let size = if v == Variant::Baseline { "C" } else { "C/H" };
@@ -424,8 +431,18 @@ pub(super) fn check_latent(
             tr!("multi-head latent attention has one latent for every head, not grouped key/value heads: remove H_kv")
                 .to_string(),
         ))
-    } else if o.rope.is_some() {
-        Some((run("rope"), tr!("the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)").to_string()))
+    } else if let Some(dr) = o
+        .latent
+        .map(|l| l.dr)
+        .filter(|dr| o.rope.is_some() && !dr.is_multiple_of(2))
+    {
+        Some((
+            (span_of(root, "shape", "rope_dim"), "[shape].rope_dim".to_string()),
+            tr!(
+                "rope turns the rotary channels of q_pe and k_pe in pairs, so rope_dim must be even; it is {dr}",
+                dr
+            ),
+        ))
     } else if o.dropout.is_some() {
         Some((
             run("dropout"),

@@ -217,7 +217,14 @@ impl Sizes {
     /// The rotation tables: one angle per position t and channel pair m of a head (D = C in the
     /// baseline's single head).
     pub fn angles(&self) -> Vec<Dim> {
-        let half = if self.per_head { self.d() / 2 } else { self.c / 2 };
+        // multi-head latent attention turns only its DR rotary channels
+        let half = if self.rope_dim > 0 {
+            self.rope_dim / 2
+        } else if self.per_head {
+            self.d() / 2
+        } else {
+            self.c / 2
+        };
         vec![dim("t", self.t), dim("m", half)]
     }
 

@@ -283,7 +283,7 @@ phases! {
         title: "rotary positions: turn each channel pair of q and k by t·θ_m",
         stage: Rope,
         sums: false,
-        buffers: [Q, K, KCache, RopeCos, RopeSin],
+        buffers: [Q, K, KCache, KPe, KvCache, RopeCos, RopeSin],
     },
     RopeBack {
         name: "rope_back",
@@ -291,7 +291,7 @@ phases! {
         title: "rotary positions backward: turn dQ and dK back by −t·θ_m",
         stage: Rope,
         sums: false,
-        buffers: [DQ, DK, RopeCos, RopeSin],
+        buffers: [DQ, DK, DKPe, RopeCos, RopeSin],
     },
     DecodeQkv {
         name: "decode_qkv",

@@ -589,7 +589,7 @@ fn latent_attention_is_explained_with_both_parts_of_its_heads() {
     let fwd = explain(&["scenarios/mla.toml"]);
     assert!(check(&fwd) >= 10, "{fwd}");
     assert!(
-        fwd.contains("(B=1, T=4, C=4, H=2, D=2, R=3, DR=2, causal mask)"),
+        fwd.contains("(B=1, T=4, C=4, H=2, D=2, R=3, DR=2, causal mask, rope interleaved base 10000)"),
         "{fwd}"
     );
     assert!(
@@ -599,6 +599,20 @@ fn latent_attention_is_explained_with_both_parts_of_its_heads() {
     assert!(fwd.contains("d=1: q.data[29] × k_nope.data[7] = "), "{fwd}");
     assert!(fwd.contains("d=2: q.data[30] × k_pe.data[2] = "), "{fwd}");
     assert!(fwd.contains("scale: × 1/√(D + DR) = 1/√4 = 0.5"), "{fwd}");
+    // rope turns only the rotary part: channels 2, 3 of the query head (q.data[30], [31]) by
+    // 3·θ_0 = 3, and key 1's k_pe row (k_pe.data[2], [3]) by 1; θ_m's exponent is over DR
+    assert!(fwd.contains("θ_m = base^(−2m/DR) = 10000^(−2m/2)"), "{fwd}");
+    assert!(
+        fwd.contains("query 3, pair m=0 (channels 2, 3): angle 3·θ_0 = 3, cos = -0.99, sin = 0.1411"),
+        "{fwd}"
+    );
+    assert!(fwd.contains("    q.data[30] = "), "{fwd}");
+    assert!(
+        fwd.contains("key 1, pair m=0 (channels 0, 1): angle 1·θ_0 = 1, cos = 0.5403"),
+        "{fwd}"
+    );
+    assert!(fwd.contains("    k_pe.data[2] = "), "{fwd}");
+    assert!(!fwd.contains("q.data[28] = "), "q_nope is not turned: {fwd}");
     // backward: d_q reads k_nope and k_pe, and d_k_pe sums over the heads
     let back = explain(&["scenarios/mla.toml", "--pass", "backward"]);
     assert!(check(&back) >= 8, "{back}");

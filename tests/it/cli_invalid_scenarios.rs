@@ -627,10 +627,10 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "kv_rank and rope_dim size multi-head latent attention, which runs on its own: set [run].variants = [\"mla\"]",
     ),
     (
-        "mla_with_rope.toml",
-        "11:8",
-        "[run].rope",
-        "the rotation of q_pe and k_pe is not traced yet: remove [run].rope (k_pe is then a shared key part without positions)",
+        "mla_rope_dim_odd.toml",
+        "8:12",
+        "[shape].rope_dim",
+        "rope turns the rotary channels of q_pe and k_pe in pairs, so rope_dim must be even; it is 3",
     ),
     (
         "mla_w_uk_wrong_shape.toml",

@@ -127,6 +127,8 @@ fn layout(
             "k_nope" => return rows("j", t),
             "kv_cache" => return vec![("b", b), ("j", t), ("r", r + dr)],
             "q_lat" | "o_lat" => return vec![("b", b), ("i", s), ("h", h), ("r", r)],
+            // rope turns only the DR rotary channels, in DR/2 pairs
+            "rope_cos" | "rope_sin" => return vec![("t", t), ("m", dr / 2)],
             _ => {}
         }
     }
@@ -473,8 +475,9 @@ fn loop_name(phase: Phase, buf: Buf, dim: &str) -> Option<&str> {
         "j" if rope => "t",
         // the baseline decodes with the one kernel, as one head of D = C channels
         "c" if decode => "d",
-        // a rotation's channels are its pair's (d0, d1), not a loop of their own
-        "d" | "c" if rope => return None,
+        // a rotation's channels are its pair's (d0, d1), not a loop of their own: a head's,
+        // or latent attention's rotary channel e of k_pe and column r of its cache row
+        "d" | "c" | "e" | "r" if rope => return None,
         d => d,
     })
 }
@@ -1577,4 +1580,61 @@ fn flash_panel_shows_every_buffer_of_the_current_step() {
         .count();
     assert_eq!(steps, tiled, "every event of the flash phases is in a tile loop's step");
     assert!(tiled > 2000, "{tiled} events in the flash phases");
+}
+
+/// A multi-head latent attention scenario: its training form (both passes, any of the causal
+/// mask, none or a window) or its absorbed decode, with the rotary part turned or not.
+#[allow(clippy::too_many_arguments)]
+fn latent_text(
+    b: usize,
+    t: usize,
+    h: usize,
+    d: usize,
+    (r, dr): (usize, usize),
+    rope: u8,
+    decode: bool,
+    mask: u8,
+) -> String {
+    let mut text = format!(
+        "title = \"oracle\"\n[shape]\nB = {b}\nT = {t}\nC = {}\nH = {h}\nkv_rank = {r}\nrope_dim = {dr}\n[run]\nvariants = [\"mla\"]\n",
+        h * d
+    );
+    if decode {
+        text.push_str("decode = true\n");
+    } else {
+        text.push_str(match mask {
+            0 => "mask = \"causal\"\n",
+            1 => "mask = \"none\"\n",
+            _ => "window = 2\nsinks = 1\n",
+        });
+    }
+    // rope turns the DR rotary channels in pairs
+    if rope > 0 && dr.is_multiple_of(2) {
+        let pairs = if rope == 1 { "interleaved" } else { "half" };
+        text.push_str(&format!("rope = \"{pairs}\"\n"));
+    }
+    text
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Multi-head latent attention, trained or decoded, with and without rotary positions:
+    /// every buffer index on screen is the kernel's loop variable, every number the log's.
+    #[test]
+    fn generated_latent_runs_show_the_logs_numbers(
+        b in 1usize..=2,
+        t in 1usize..=4,
+        h in 1usize..=3,
+        d in 1usize..=2,
+        latent in (1usize..=3, 1usize..=4),
+        rope in 0u8..3,
+        decode in any::<bool>(),
+        mask in 0u8..3,
+        seed in 0u64..1000,
+    ) {
+        let text = latent_text(b, t, h, d, latent, rope, decode, mask) + &format!("[init]\nseed = {seed}\n");
+        let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        check_walk(&text, Walk::from_scenario(&sc));
+    }
 }

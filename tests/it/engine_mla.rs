@@ -8,6 +8,7 @@ use crate::support::inputs::values;
 use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
 use attn_trace::engine::{Inputs, Passes, Run, Start, run};
 use attn_trace::kernels::attention_mla::Latent;
+use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Op, Phase};
@@ -23,21 +24,31 @@ const INPUTS: &[Buf] = &[
     Buf::BProj,
 ];
 
-/// Shapes, latent sizes and masks the checks run on.
-fn cases() -> Vec<(Shape, Latent, Mask)> {
+/// Shapes, latent sizes, masks and rotations the checks run on: `q_pe` and `k_pe` turned by
+/// rope with each pairing, and not turned.
+fn cases() -> Vec<(Shape, Latent, Mask, Option<Rope>)> {
+    let rope = |pairs, base| Some(Rope { pairs, base });
     vec![
-        (Shape::new(1, 4, 4, 2), Latent { r: 3, dr: 2 }, Mask::Causal),
-        (Shape::new(2, 3, 6, 3), Latent { r: 2, dr: 1 }, Mask::None),
+        (
+            Shape::new(1, 4, 4, 2),
+            Latent { r: 3, dr: 2 },
+            Mask::Causal,
+            rope(Pairs::Interleaved, 10000.0),
+        ),
+        (Shape::new(2, 3, 6, 3), Latent { r: 2, dr: 1 }, Mask::None, None),
         (
             Shape::new(1, 5, 4, 1),
             Latent { r: 5, dr: 4 },
             Mask::Window { w: 2, sinks: 1 },
+            rope(Pairs::Half, 100.0),
         ),
+        (Shape::new(2, 4, 6, 2), Latent { r: 2, dr: 4 }, Mask::Causal, None),
     ]
 }
 
-/// Seeded inputs of a multi-head latent attention run with its output projection.
-fn latent_inputs(sh: Shape, lat: Latent, mask: Mask, seed: u64) -> Inputs {
+/// Seeded inputs of a multi-head latent attention run with its output projection, turning
+/// `q_pe` and `k_pe` by `rope`.
+fn latent_inputs(sh: Shape, lat: Latent, mask: Mask, rope: Option<Rope>, seed: u64) -> Inputs {
     let Shape { b, t, c, h, .. } = sh;
     let qd = sh.d() + lat.dr;
     let start = Start::Latent {
@@ -49,7 +60,24 @@ fn latent_inputs(sh: Shape, lat: Latent, mask: Mask, seed: u64) -> Inputs {
         w_uk: values(lat.r * c, seed + 4),
         w_uv: values(lat.r * c, seed + 5),
     };
-    Inputs::new(sh, mask, start, values(b * t * c, seed + 6)).with_proj(values(c * c, seed + 7), values(c, seed + 8))
+    Inputs::new(sh, mask, start, values(b * t * c, seed + 6))
+        .with_proj(values(c * c, seed + 7), values(c, seed + 8))
+        .with_rope(rope)
+}
+
+/// Turns the `dr` channels of `x` at `at` by position `pos`'s angles, in f64 from the
+/// definition: pair m is `(2m, 2m+1)` or `(m, m + dr/2)`, turned by `pos·base^(−2m/dr)`.
+fn turn(x: &mut [f64], at: usize, dr: usize, pos: usize, rope: Rope) {
+    for m in 0..dr / 2 {
+        let (d0, d1) = match rope.pairs {
+            Pairs::Interleaved => (2 * m, 2 * m + 1),
+            Pairs::Half => (m, m + dr / 2),
+        };
+        let a = pos as f64 * f64::from(rope.base).powf(-2.0 * m as f64 / dr as f64);
+        let (x0, x1) = (x[at + d0], x[at + d1]);
+        x[at + d0] = x0 * a.cos() - x1 * a.sin();
+        x[at + d1] = x0 * a.sin() + x1 * a.cos();
+    }
 }
 
 /// `y[r, o] = Σ_c x[r, c]·w[c, o]` in f64 over `rows` rows.
@@ -85,9 +113,19 @@ fn reference_out(inputs: &Inputs) -> Vec<f64> {
     let (d, r, dr) = (sh.d(), latent.r, latent.dr);
     let qd = d + dr;
     let rows = b * t;
-    let q = matmul(&f(x), &f(w_q), rows, c, h * qd);
+    let mut q = matmul(&f(x), &f(w_q), rows, c, h * qd);
     let c_kv = matmul(&f(x), &f(w_dkv), rows, c, r);
-    let k_pe = matmul(&f(x), &f(w_kr), rows, c, dr);
+    let mut k_pe = matmul(&f(x), &f(w_kr), rows, c, dr);
+    // rope turns each query head's q_pe (after its D channels of q_nope) and k_pe by position
+    if let Some(rope) = inputs.rope {
+        for row in 0..rows {
+            let pos = row % t;
+            for hh in 0..h {
+                turn(&mut q, (row * h + hh) * qd + d, dr, pos, rope);
+            }
+            turn(&mut k_pe, row * dr, dr, pos, rope);
+        }
+    }
     let k_nope = matmul(&c_kv, &f(w_uk), rows, r, c);
     let v = matmul(&c_kv, &f(w_uv), rows, r, c);
     let mut att = vec![0.0; rows * c];
@@ -126,8 +164,8 @@ fn reference_out(inputs: &Inputs) -> Vec<f64> {
 
 #[test]
 fn the_training_form_is_the_float64_reference() {
-    for (sh, lat, mask) in cases() {
-        let inputs = latent_inputs(sh, lat, mask.clone(), 90);
+    for (sh, lat, mask, rope) in cases() {
+        let inputs = latent_inputs(sh, lat, mask.clone(), rope, 90);
         let want = reference_out(&inputs);
         for traced in [true, false] {
             let r = run(&inputs, Variant::Mla, Passes::FORWARD, traced);
@@ -136,7 +174,7 @@ fn the_training_form_is_the_float64_reference() {
             for (k, (&o, &w)) in out.iter().zip(&want).enumerate() {
                 assert!(
                     (o as f64 - w).abs() < 1e-5,
-                    "{sh:?} {lat:?} {mask:?} out[{k}] = {o}, want {w}"
+                    "{sh:?} {lat:?} {mask:?} {rope:?} out[{k}] = {o}, want {w}"
                 );
             }
         }
@@ -145,8 +183,8 @@ fn the_training_form_is_the_float64_reference() {
 
 #[test]
 fn every_gradient_matches_finite_differences() {
-    for (sh, lat, mask) in cases() {
-        check_gradients(&latent_inputs(sh, lat, mask, 91), Variant::Mla, INPUTS);
+    for (sh, lat, mask, rope) in cases() {
+        check_gradients(&latent_inputs(sh, lat, mask, rope, 91), Variant::Mla, INPUTS);
     }
 }
 
@@ -156,10 +194,10 @@ fn bits(x: &[f32]) -> Vec<u32> {
 
 #[test]
 fn traced_and_untraced_agree_bit_for_bit_and_the_counts_are_closed_form() {
-    for (sh, lat, mask) in cases() {
+    for (sh, lat, mask, rope) in cases() {
         for decode in [false, true] {
             let mask = if decode { Mask::Causal } else { mask.clone() };
-            let inputs = latent_inputs(sh, lat, mask, 92).with_decode(decode);
+            let inputs = latent_inputs(sh, lat, mask, rope, 92).with_decode(decode);
             let a = run(&inputs, Variant::Mla, Passes::BOTH, true);
             let b = run(&inputs, Variant::Mla, Passes::BOTH, false);
             for (buf, _) in a.registry.iter() {
@@ -184,14 +222,14 @@ fn traced_and_untraced_agree_bit_for_bit_and_the_counts_are_closed_form() {
 
 #[test]
 fn the_absorbed_decode_is_the_training_form_within_1e5() {
-    for (sh, lat, _) in cases() {
+    for (sh, lat, _, rope) in cases() {
         for seed in [93, 94] {
-            let inputs = latent_inputs(sh, lat, Mask::Causal, seed);
+            let inputs = latent_inputs(sh, lat, Mask::Causal, rope, seed);
             let full = run(&inputs, Variant::Mla, Passes::FORWARD, false);
             let dec = run(&inputs.clone().with_decode(true), Variant::Mla, Passes::FORWARD, true);
             for buf in [Buf::Att, Buf::Out] {
                 for (k, (&a, &b)) in full.tensors[buf].iter().zip(&dec.tensors[buf]).enumerate() {
-                    assert!((a - b).abs() < 1e-5, "{sh:?} {lat:?}: {buf}[{k}] {a} vs {b}");
+                    assert!((a - b).abs() < 1e-5, "{sh:?} {lat:?} {rope:?}: {buf}[{k}] {a} vs {b}");
                 }
             }
             // the probabilities of every step's row are the training form's, key by key
@@ -228,7 +266,7 @@ fn a_score_reads_both_parts_of_the_head_at_their_offsets() {
     // pe_base = 1*2 = 2. S = (q[28]k_nope[6] + q[29]k_nope[7] + q[30]k_pe[2] + q[31]k_pe[3]) / 2
     let (sh, lat) = (Shape::new(1, 4, 4, 2), Latent { r: 3, dr: 2 });
     let r = run(
-        &latent_inputs(sh, lat, Mask::Causal, 95),
+        &latent_inputs(sh, lat, Mask::Causal, None, 95),
         Variant::Mla,
         Passes::FORWARD,
         true,
@@ -272,7 +310,7 @@ fn a_decode_step_caches_one_row_of_r_plus_dr_for_every_head() {
     // rows 0, 5 and 10 of the cache in its scores, never a k_nope or a v
     let (sh, lat) = (Shape::new(1, 4, 4, 2), Latent { r: 3, dr: 2 });
     let r = run(
-        &latent_inputs(sh, lat, Mask::Causal, 96).with_decode(true),
+        &latent_inputs(sh, lat, Mask::Causal, None, 96).with_decode(true),
         Variant::Mla,
         Passes::FORWARD,
         true,
@@ -297,4 +335,98 @@ fn a_decode_step_caches_one_row_of_r_plus_dr_for_every_head() {
     let step2 = &step2[2 * 5 * (1 + 2)..][..2 * 5 * 3];
     let rows: Vec<usize> = step2.iter().map(|o| o / 5).collect();
     assert_eq!(&rows[..15], &[0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2]);
+}
+
+#[test]
+fn rope_turns_only_q_pe_and_k_pe_at_their_offsets() {
+    // B=1, T=4, C=4, H=2 (D=2), R=3, DR=2, interleaved: a query head is [q_nope | q_pe] of
+    // 2 + 2 channels, so rope writes channels 2 and 3 of each (q_base + D + d0, + d1) and
+    // never q_nope's; k_pe's rows are pe_base = t*DR
+    let (sh, lat) = (Shape::new(1, 4, 4, 2), Latent { r: 3, dr: 2 });
+    let rope = Rope {
+        pairs: Pairs::Interleaved,
+        base: 10000.0,
+    };
+    let inputs = latent_inputs(sh, lat, Mask::Causal, Some(rope), 97);
+    let r = run(&inputs, Variant::Mla, Passes::BOTH, true);
+    let t = r.trace.as_ref().expect("traced");
+    let writes = |phase: Phase, buf: Buf| -> Vec<usize> {
+        (0..t.len())
+            .filter(|&n| t.events[n].op == Op::Write && t.events[n].buf == buf && t.phase_at(n) == phase)
+            .map(|n| t.events[n].offset as usize)
+            .collect()
+    };
+    let q_pe: Vec<usize> = (0..8).flat_map(|head| [head * 4 + 2, head * 4 + 3]).collect();
+    assert_eq!(writes(Phase::Rope, Buf::Q), q_pe);
+    assert_eq!(writes(Phase::Rope, Buf::KPe), (0..8).collect::<Vec<_>>());
+    assert_eq!(writes(Phase::RopeBack, Buf::DQ), q_pe);
+    assert_eq!(writes(Phase::RopeBack, Buf::DKPe), (0..8).collect::<Vec<_>>());
+    assert_eq!(r.registry.get(Buf::RopeCos).expect("tables").shape, [4, 1], "[T, DR/2]");
+
+    // head 1 of position 3 (q_base = (3*2 + 1)*4 = 28): pair 0 is q[30], q[31], turned by
+    // 3·θ_0 = 3 radians, its cosine and sine read at cs = 3*(DR/2) + 0 = 3
+    let (w, turned) = last_write(&r, Buf::Q, 30);
+    let f = t.frame(t.events[w].frame).expect("the pair's iteration");
+    let reads: Vec<(Buf, usize, f32)> = (f.start as usize..w)
+        .filter(|&n| t.events[n].op == Op::Read)
+        .map(|n| (t.events[n].buf, t.events[n].offset as usize, t.events[n].value))
+        .collect();
+    let at: Vec<(Buf, usize)> = reads.iter().map(|&(b, o, _)| (b, o)).collect();
+    assert_eq!(at, [(Buf::RopeCos, 3), (Buf::RopeSin, 3), (Buf::Q, 30), (Buf::Q, 31)]);
+    let (c, s, x0, x1) = (reads[0].2, reads[1].2, reads[2].2, reads[3].2);
+    assert_eq!((c, s), (3.0f64.cos() as f32, 3.0f64.sin() as f32));
+    assert_eq!(turned, x0 * c - x1 * s);
+    // the unturned q_pe is the projection's: x·w_q at the same offset, before the rope pass
+    let (proj, _) = {
+        let n = (0..w)
+            .find(|&n| t.events[n].op == Op::Write && t.events[n].buf == Buf::Q && t.events[n].offset == 30)
+            .expect("the projection's write");
+        (t.events[n].value, n)
+    };
+    assert_eq!(proj, x0);
+    // the scores read the turned value
+    let score_read = (w..t.len())
+        .find(|&n| t.events[n].op == Op::Read && t.events[n].buf == Buf::Q && t.events[n].offset == 30)
+        .expect("a score reads q[30]");
+    assert_eq!(t.phase_at(score_read), Phase::Scores);
+    assert_eq!(t.events[score_read].value, turned);
+
+    // decoding, step t turns its own cache row's k_pe, at ci + R = t*5 + 3 and t*5 + 4
+    let dec = run(&inputs.with_decode(true), Variant::Mla, Passes::FORWARD, true);
+    let t = dec.trace.as_ref().expect("traced");
+    let cache: Vec<usize> = (0..t.len())
+        .filter(|&n| t.events[n].op == Op::Write && t.events[n].buf == Buf::KvCache && t.phase_at(n) == Phase::Rope)
+        .map(|n| t.events[n].offset as usize)
+        .collect();
+    assert_eq!(cache, [3, 4, 8, 9, 13, 14, 18, 19]);
+}
+
+#[test]
+#[should_panic(expected = "variant mla on non-latent inputs")]
+fn the_engine_refuses_mla_on_inputs_without_a_latent() {
+    // MHA's inputs under the name "mla" must not quietly run MHA's kernel
+    let sh = Shape::new(1, 3, 4, 2);
+    let inputs = Inputs::new(
+        sh,
+        Mask::Causal,
+        Start::X {
+            x: values(12, 1),
+            w_qkv: values(48, 2),
+            b_qkv: values(12, 3),
+        },
+        values(12, 4),
+    );
+    run(&inputs, Variant::Mla, Passes::FORWARD, false);
+}
+
+#[test]
+#[should_panic(expected = "variant mha on latent inputs")]
+fn the_engine_refuses_latent_inputs_under_another_variant() {
+    let (sh, lat) = (Shape::new(1, 3, 4, 2), Latent { r: 2, dr: 2 });
+    run(
+        &latent_inputs(sh, lat, Mask::Causal, None, 98),
+        Variant::Mha,
+        Passes::FORWARD,
+        false,
+    );
 }

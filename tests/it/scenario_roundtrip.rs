@@ -4,6 +4,7 @@ use attn_trace::engine::registry::given_shape;
 use attn_trace::engine::{Dropout, Passes};
 use attn_trace::kernels::attention_flash::Tiles;
 use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace::kernels::attention_mla::Latent;
 use attn_trace::kernels::decode::{CacheSpec, Paged};
 use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
@@ -58,24 +59,30 @@ prop_compose! {
         eval in any::<bool>(),
         wrong in proptest::collection::vec(any::<bool>(), 6),
         focus in proptest::option::of((any::<bool>(), any::<bool>(), 0usize..100, 0usize..100, 0usize..100, 0usize..100)),
+        mla_pick in proptest::option::of((1usize..4, 1usize..4)),
         (kv_pick, rope_pick, decode, paged_pick, split_pick) in (0usize..4, proptest::option::of((any::<bool>(), 1.001f32..1e6)), any::<bool>(), proptest::option::of((1usize..4, 0usize..3, 0u64..100)), proptest::option::of(1usize..16)),
     ) -> Scenario {
         // start: 0 fused from x with everything filled, 1 fused with some tensors given,
         // 2 q, k, v given, 3 separate projections, 4 cross-attention (S queries, memory)
         let cross = start == 4;
+        // multi-head latent attention: alone, from x (everything filled or some given), with
+        // its own sizes R and DR
+        let latent = mla_pick.filter(|_| start <= 1).map(|(r, dr)| Latent { r, dr });
         let shape = if cross { Shape::cross(b, s_len, t, h * d, h) } else { Shape::new(b, t, h * d, h) };
         // grouped-query attention: the gqa variant with H_kv some divisor of H
-        let with_gqa = kv_pick > 0;
+        let with_gqa = kv_pick > 0 && latent.is_none();
         let divisors: Vec<usize> = (1..=h).filter(|k| h.is_multiple_of(*k)).collect();
         let shape = if with_gqa { shape.with_kv_heads(divisors[kv_pick % divisors.len()]) } else { shape };
-        let mut variants = variants;
+        let mut variants = if latent.is_some() { vec![Variant::Mla] } else { variants };
         if with_gqa {
             variants.push(Variant::Gqa);
         }
         // rotary positions need one sequence and even heads; decoding a causal run from x,
         // forward only, with no dropout in training
+        // (latent attention turns its DR rotary channels only)
+        let even = latent.map_or(d, |l| l.dr) % 2 == 0;
         let rope = rope_pick
-            .filter(|_| !cross && d % 2 == 0)
+            .filter(|_| !cross && even)
             .map(|(half, base)| Rope { pairs: if half { Pairs::Half } else { Pairs::Interleaved }, base });
         // flash has no decoding loop
         let decode = decode && start <= 1 && mask_kind == 0 && (dropout.is_none() || eval) && !variants.contains(&Variant::Flash);
@@ -84,9 +91,9 @@ prop_compose! {
         // rotation, and split into up to T parts
         let cache = CacheSpec {
             paged: paged_pick
-                .filter(|_| decode && rope.is_none())
+                .filter(|_| decode && rope.is_none() && latent.is_none())
                 .map(|(bs, spare, seed)| Paged::shuffled(bs, b * t.div_ceil(bs) + spare, b, t, seed)),
-            split: split_pick.filter(|_| decode).map(|p| 1 + (p - 1) % t),
+            split: split_pick.filter(|_| decode && latent.is_none()).map(|p| 1 + (p - 1) % t),
         };
         let qkv = if start >= 3 { Qkv::Separate } else { Qkv::Fused };
         let pick = |names: &[&'static str]| -> Vec<&'static str> {
@@ -94,6 +101,7 @@ prop_compose! {
         };
         let mut names: Vec<&str> = match start {
             0 => vec![],
+            1 if latent.is_some() => pick(&["x", "w_q", "w_dkv", "w_kr", "w_uk", "w_uv", "w_proj", "b_proj"]),
             1 => pick(&["x", "w_qkv", "b_qkv", "w_proj", "b_proj"]),
             2 => {
                 let mut n = vec!["q", "k", "v"];
@@ -114,7 +122,7 @@ prop_compose! {
         let mut values = BTreeMap::new();
         for name in names {
             let buf = Buf::from_name(name).unwrap();
-            let len = numel(&given_shape(buf, shape, None));
+            let len = numel(&given_shape(buf, shape, latent));
             let data = (0..len).map(|k| seed_values[(k * 7 + name.len()) % seed_values.len()]).collect();
             values.insert(buf, data);
         }
@@ -134,7 +142,9 @@ prop_compose! {
         let mode = if eval { Mode::Eval } else { Mode::Train };
         // flash runs no dropout (in training) and none of the mistakes
         let flash = variants.contains(&Variant::Flash);
-        let dropout = dropout.map(|(p, seed)| Dropout { p, seed }).filter(|_| !flash || eval);
+        let dropout = dropout
+            .map(|(p, seed)| Dropout { p, seed })
+            .filter(|_| (!flash || eval) && latent.is_none());
         let wrong: Vec<bool> = wrong.iter().map(|&w| w && !flash).collect();
         let tiles = if flash { Tiles { br, bc } } else { Tiles::default() };
         // only the mistakes this scenario can make
@@ -151,11 +161,15 @@ prop_compose! {
         let list: Vec<Mistake> = possible
             .iter()
             .zip(&wrong)
-            .filter(|((_, ok), w)| *ok && **w && !with_gqa && !decode)
+            .filter(|((_, ok), w)| *ok && **w && !with_gqa && !decode && latent.is_none())
             .map(|((m, _), _)| *m)
             .collect();
         // sink logits: the correct kernels of whole sequences, one per head (the baseline has one)
-        let sink_logit = given[13] && !decode && list.is_empty() && (h == 1 || !variants.contains(&Variant::Baseline));
+        let sink_logit = given[13]
+            && !decode
+            && list.is_empty()
+            && latent.is_none()
+            && (h == 1 || !variants.contains(&Variant::Baseline));
         if sink_logit && given[14] {
             values.insert(Buf::Sink, (0..h).map(|k| seed_values[(k * 5) % seed_values.len()]).collect());
         }
@@ -182,7 +196,7 @@ prop_compose! {
             decode,
             cache,
             sink_logit,
-            latent: None,
+            latent,
             tiles,
             init,
             values,

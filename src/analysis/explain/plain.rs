@@ -447,31 +447,59 @@ impl Ctx<'_> {
         let t = self.trace;
         let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
         let (i, j) = (self.at.i, self.at.j);
-        // the head's channels: C in the baseline's single head
-        let D = if self.variant == Variant::Baseline {
-            self.ksh.c
-        } else {
-            self.ksh.d()
+        let latent = (self.variant == Variant::Mla).then(|| {
+            let size = |name: &str| t.consts.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v);
+            (size("R"), size("DR"))
+        });
+        // the turned channels: a head's D (C in the baseline's single head), or latent
+        // attention's DR rotary channels, which sit after the D of q_nope in a query head
+        let (D, D_name) = match latent {
+            Some((_, dr)) => (dr, "DR"),
+            None if self.variant == Variant::Baseline => (self.ksh.c, "D"),
+            None => (self.ksh.d(), "D"),
         };
         let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
-        let k_buf = if self.decode { Buf::KCache } else { Buf::K };
+        // (buffer, position, head, where the turned channels start in the head, what it is)
+        let rows = match latent {
+            Some((r, _)) => {
+                let key = if self.decode { (Buf::KvCache, r) } else { (Buf::KPe, 0) };
+                [
+                    (Buf::Q, i, self.at.h, self.ksh.d(), tr!("query")),
+                    (key.0, j, 0, key.1, tr!("key")),
+                ]
+            }
+            None => {
+                let k_buf = if self.decode { Buf::KCache } else { Buf::K };
+                [(Buf::Q, i, self.at.h, 0, tr!("query")), (k_buf, j, kv_h, 0, tr!("key"))]
+            }
+        };
         let mut lines = vec![
             tr!(
-                "θ_m = base^(−2m/D) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+                "θ_m = base^(−2m/{D_name}) = {base}^(−2m/{D}); pair m is ({pair}), turned by t·θ_m before the scores:",
+                D_name,
                 base = num(r.base),
                 D,
-                pair = match r.pairs {
-                    crate::kernels::rope::Pairs::Interleaved => "d0, d1) = (2m, 2m+1",
-                    crate::kernels::rope::Pairs::Half => "lo, hi) = (m, m + D/2",
+                pair = match (r.pairs, latent) {
+                    (crate::kernels::rope::Pairs::Interleaved, _) => "d0, d1) = (2m, 2m+1",
+                    (crate::kernels::rope::Pairs::Half, None) => "lo, hi) = (m, m + D/2",
+                    (crate::kernels::rope::Pairs::Half, Some(_)) => "lo, hi) = (m, m + DR/2",
                 }
             ),
             "x'[d0] = x[d0]·cos − x[d1]·sin,  x'[d1] = x[d0]·sin + x[d1]·cos".to_string(),
         ];
-        for (buf, pos, head, what) in [(Buf::Q, i, self.at.h, tr!("query")), (k_buf, j, kv_h, tr!("key"))] {
+        if latent.is_some() {
+            lines.push(tr!(
+                "only the rotary part turns: the query head's channels D..D + DR (q_pe) and the key's k_pe; q_nope and c_kv keep no position"
+            ).to_string());
+        }
+        for (buf, pos, head, at, what) in rows {
             let layout = t.buffer(buf).ok_or_else(|| missing("q or k buffer"))?.layout();
             let row = (if buf == Buf::Q { "i" } else { "j" }, pos);
-            let base =
-                head_row(layout, ("b", self.at.b), row, head).ok_or_else(|| missing("the row in the q or k layout"))?;
+            let base = head_row(layout, ("b", self.at.b), row, head)
+                .ok_or_else(|| missing("the row in the q or k layout"))?
+                + at;
+            // a query's channels are numbered in its head (the scores' d), from q_pe's start
+            let named = if buf == Buf::Q { at } else { 0 };
             let mut shown = 0;
             for m in 0..D / 2 {
                 let (d0, d1) = r.pairs.channels(m, D);
@@ -502,8 +530,8 @@ impl Ctx<'_> {
                     what,
                     pos,
                     m,
-                    d0,
-                    d1,
+                    d0 = named + d0,
+                    d1 = named + d1,
                     angle = num(r.angle(pos, m, D) as f32),
                     cos = num(c),
                     sin = num(sn)

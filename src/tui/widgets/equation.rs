@@ -128,6 +128,15 @@ fn latent_math(phase: Phase) -> Option<&'static [&'static str]> {
             msg!("dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)"),
         ],
         Phase::DecodeScores => &["S_h[t,j] = (q_lat_h[t]·c_kv[j] + q_pe_h[t]·k_pe[j]) / √(D + DR),  j ≤ t"],
+        // only the rotary part turns: q_nope and the latent hold no position
+        Phase::Rope => &[
+            "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
+            msg!("θ_m = base^(−2m/DR), for q_pe and for k_pe; q_nope and c_kv keep no position"),
+        ],
+        Phase::RopeBack => &[
+            "dx'[d0] = dx[d0]·cos(tθ_m) + dx[d1]·sin(tθ_m)   dx'[d1] = −dx[d0]·sin(tθ_m) + dx[d1]·cos(tθ_m)",
+            msg!("the turn by −tθ_m, for dQ_pe and for dk_pe"),
+        ],
         _ => return None,
     })
 }
