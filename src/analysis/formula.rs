@@ -62,12 +62,11 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_gqa.rs", "qi", "(b*T + i)*C"),
     ("attention_gqa.rs", "ki", "(b*T + i)*H_kv*D"),
     // multi-head latent attention turns only the DR rotary channels: q_pe after a query head's
-    // D, and the one k_pe row per token (its own buffer, or the decode cache row after c_kv);
-    // DR is recorded only by an MLA run, so these are first where they are in scope
+    // D, and the one k_pe row per token (its own buffer, or, decoding, the cache row `ci` after
+    // c_kv); DR is recorded only by an MLA run, so these are first where they are in scope
     ("rope.rs", "cs", "t*(DR/2)"),
     ("rope.rs", "q_base", "((b*T + t)*H + h)*(D + DR)"),
     ("rope.rs", "pe_base", "(b*T + t)*DR"),
-    ("rope.rs", "ci", "(b*T + t)*(R + DR)"),
     ("rope.rs", "hi", "m + DR/2"),
     ("rope.rs", "cs", "t*(D/2)"),
     ("rope.rs", "q_base", "((b*T + t)*H + h)*D"),

@@ -115,6 +115,8 @@ struct Part {
 enum Names {
     Head(&'static [&'static str; 2]),
     Row(&'static [&'static str; 3]),
+    /// A decode cache row, whose offset `ci` the decode step has already named.
+    CacheRow,
 }
 
 impl Part {
@@ -189,7 +191,7 @@ impl LatentKey {
                 width: DR,
             },
             LatentKey::Cache { r } => Part {
-                names: Names::Row(&["t", "cs", "ci"]),
+                names: Names::CacheRow,
                 heads: 1,
                 stride: r + DR,
                 at: r,
@@ -284,7 +286,7 @@ fn rotate<R: Recorder>(
         for t in ts.clone() {
             let cs = t * (width / 2);
             match names {
-                Names::Head(_) => rec.enter(&["t", "cs"], [t, cs]),
+                Names::Head(_) | Names::CacheRow => rec.enter(&["t", "cs"], [t, cs]),
                 Names::Row(names) => rec.enter(names, [t, cs, (bb * T + t) * stride]),
             }
             for hh in 0..heads {

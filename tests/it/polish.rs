@@ -643,7 +643,10 @@ fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
         let s = tracer_screen(&st, size.0, size.1);
         let code: Vec<&str> = s
             .lines()
-            .filter(|l| l.strip_prefix("│ ").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit())))
+            .filter(|l| {
+                l.strip_prefix("│ ")
+                    .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            })
             .collect();
         assert!(!code.is_empty(), "{size:?}:\n{s}");
         // at 120×40 the code panel is narrower than some lines in view
