@@ -3068,10 +3068,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache, FlashAttention, cross-attention.",
         "当今模型所用注意力的场景：分组查询和多查询的头、旋转位置编码、从 KV 缓存解码、FlashAttention、交叉注意力。",
     ),
-    (
-        "Today's attention: GQA, RoPE, flash…",
-        "当今的注意力：GQA、RoPE、flash…",
-    ),
+    ("Today's attention: GQA, caches, MLA…", "当今的注意力：GQA、缓存、MLA…"),
     ("a lesson file", "课程文件"),
     ("a lesson needs at least one [[stop]]", "一节课程至少需要一个 [[stop]]"),
     ("a note = \"…\"", "一个 note = \"…\""),

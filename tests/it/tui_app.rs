@@ -287,6 +287,40 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
 }
 
 #[test]
+fn todays_attention_lists_every_scenario_its_doc_names_in_its_order() {
+    // the menu's m: the scenarios docs/modern_attention.md walks through, in the order it names
+    // them (windows, sinks, paged and split caches, MLA among them), then flash and
+    // cross-attention
+    let root = env!("CARGO_MANIFEST_DIR");
+    let doc = std::fs::read_to_string(format!("{root}/docs/modern_attention.md")).unwrap();
+    let mut named: Vec<&str> = Vec::new();
+    for part in doc.split("scenarios/").skip(1) {
+        let Some(stem) = part.split(".toml").next() else {
+            continue;
+        };
+        if stem.chars().all(|c| c.is_ascii_lowercase() || c == '_') && !named.contains(&stem) {
+            named.push(stem);
+        }
+    }
+    assert!(named.len() >= 12 && named.contains(&"mla_decode"), "{named:?}");
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    a.scenarios_dir = std::path::PathBuf::from(format!("{root}/scenarios"));
+    key(&mut a, KeyCode::Char('m'));
+    let Screen::Open(open) = &a.screen else {
+        panic!("the open screen")
+    };
+    let listed: Vec<String> = open
+        .entries
+        .iter()
+        .filter_map(|e| e.path.extension().is_some_and(|x| x == "toml").then_some(e))
+        .map(|e| e.path.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(listed[..named.len()], named[..], "{listed:?}");
+    assert_eq!(listed[named.len()..], ["flash", "cross_attention"]);
+    assert!(open.entries.iter().all(|e| e.info.is_ok()));
+}
+
+#[test]
 fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     use attn_trace::scenario::Scenario;
     use std::time::{Duration, Instant};

@@ -90,7 +90,7 @@ impl Item {
             Item::Mine => tr!("Grade your own kernel…"),
             Item::Traffic => tr!("Memory traffic: naive vs flash"),
             Item::Lessons => tr!("Lessons…"),
-            Item::Modern => tr!("Today's attention: GQA, RoPE, flash…"),
+            Item::Modern => tr!("Today's attention: GQA, caches, MLA…"),
             Item::Help => tr!("Help"),
             Item::Quit => tr!("Quit"),
             Item::Builtin => tr!("Back to the built-in walkthrough"),

@@ -70,10 +70,27 @@ pub fn put_first(st: &mut Open, first: &[&str]) {
     st.entries.sort_by_key(|e| rank(&e.path));
 }
 
-/// The scenarios of today's attention (the menu's "Today's attention" entry): `dir`'s files of
-/// those names only, in the order of the docs.
+/// The scenarios of today's attention, in the order `docs/modern_attention.md` names them, then
+/// flash and cross-attention.
+pub const MODERN: [&str; 14] = [
+    "gqa",
+    "mqa",
+    "rope",
+    "kv_cache_decode",
+    "sliding_window",
+    "sinks",
+    "window_decode",
+    "paged_decode",
+    "split_kv",
+    "sink_logit",
+    "mla",
+    "mla_decode",
+    "flash",
+    "cross_attention",
+];
+
+/// The menu's "Today's attention" entry: `dir`'s files named in [`MODERN`] only, in its order.
 pub fn modern(dir: PathBuf) -> Open {
-    const MODERN: [&str; 6] = ["gqa", "mqa", "rope", "kv_cache_decode", "flash", "cross_attention"];
     let mut st = list(dir);
     st.entries.retain(|e| {
         let stem = e.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
