@@ -3,7 +3,7 @@
 //! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::format::{mask_words, pad, pad_left, pass_text, thousands};
+use attn_trace::analysis::format::{cols, mask_words, pad, pad_left, pass_text, thousands};
 use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
 use attn_trace::engine::plan::TileSums;
 use attn_trace::kernels::attention_mla::Latent;
@@ -301,10 +301,21 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             )?;
         }
     }
+    let runs: Vec<&PassTraffic> = counted.iter().flat_map(|c| &c.passes).collect();
+    // the buffer column as wide as its longest name (`block_table`, `kv_cache`), so the counts
+    // stay in their columns
+    let name_w = runs
+        .iter()
+        .flat_map(|p| &p.buffers)
+        .map(|b| cols(b.buf.name()))
+        .chain([cols(tr!("buffer")), cols(tr!("total"))])
+        .max()
+        .unwrap_or(10)
+        .max(10);
     let row = |name: &str, level: &str, reads: &str, writes: &str| {
         format!(
             "  {} {} {} {}",
-            pad(name, 10),
+            pad(name, name_w),
             pad(level, 7),
             pad_left(reads, 12),
             pad_left(writes, 12)
@@ -314,7 +325,6 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         Level::Global => tr!("global"),
         Level::Tile => tr!("tile"),
     };
-    let runs: Vec<&PassTraffic> = counted.iter().flat_map(|c| &c.passes).collect();
     for p in &runs {
         writeln!(out)?;
         let title = format!("{} · {}", p.variant, pass_text(p.pass));

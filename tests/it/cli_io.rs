@@ -171,6 +171,22 @@ fn io_counts_a_decode_run_step_by_step() {
     assert!(checked >= 5, "{checked} equalities checked in\n{out}");
 }
 
+#[test]
+fn io_counts_a_paged_decode_with_its_block_table_reads_in_their_column() {
+    // paged_decode.toml: B=2, T=6, H=2, D=2, so 2·21 = 42 (sequence, step, key) rows in all.
+    // Each key a score reads costs one table read per head (2·42 = 84), each key a weighted
+    // sum reads one per head and channel (2·2·42 = 168): 252 reads of block_table
+    let out = stdout_of(&["io", "scenarios/paged_decode.toml"]);
+    for line in [
+        "  block_table global           252            0",
+        "  k_cache     global           168            0",
+        "  v_cache     global           168            0",
+        "  total       global         1,176          300",
+    ] {
+        assert!(out.contains(line), "{line:?} not in\n{out}");
+    }
+}
+
 /// The JSON names the mask (a window with its width and sinks) and flash's tile pairs per head,
 /// all of them and those it visits: T=8 in tiles of 2 is 4 × 4 pairs; W=3 with one sink leaves
 /// 1 + 2 + 3 + 3 of them, the causal mask of flash.toml (T=5) 1 + 2 + 3 of 3 × 3.
