@@ -312,7 +312,7 @@ fn todays_attention_lists_every_scenario_its_doc_names_in_its_order() {
     let listed: Vec<String> = open
         .entries
         .iter()
-        .filter_map(|e| e.path.extension().is_some_and(|x| x == "toml").then_some(e))
+        .filter(|e| e.path.extension().is_some_and(|x| x == "toml"))
         .map(|e| e.path.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     assert_eq!(listed[..named.len()], named[..], "{listed:?}");
