@@ -8,8 +8,9 @@
 //! reader does with the shown numbers, such as adding up the listed products.
 //!
 //! This file holds the entry points and the types they return; `plain.rs` walks through the
-//! kernels that store their scores (baseline, mha, gqa, decode, rope), `flash.rs` through
-//! flash's tiles, and `text.rs` holds the number and sentence helpers both use.
+//! kernels that store their scores (baseline, mha, gqa, mla, decode, rope; `plain/mla_decode.rs`
+//! the absorbed decode of mla from its latent cache), `flash.rs` through flash's tiles, and
+//! `text.rs` holds the number and sentence helpers both use.
 #![allow(non_snake_case)]
 
 mod flash;
@@ -77,8 +78,6 @@ pub enum ExplainError {
         j: usize,
         w: usize,
     },
-    /// Multi-head latent attention's absorbed decode, which `explain` does not walk.
-    AbsorbedDecode,
 }
 
 impl fmt::Display for ExplainError {
@@ -113,10 +112,6 @@ impl fmt::Display for ExplainError {
                 w,
                 lo = i.saturating_sub(*w)
             ),
-            ExplainError::AbsorbedDecode => tr!(
-                "explain walks multi-head latent attention's training form; step through its absorbed decode in the tracer (attn-trace tui), or remove [run].decode"
-            )
-            .to_string(),
         })
     }
 }
@@ -132,9 +127,6 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     check_range(run.variant, ksh, at)?;
     if run.variant == Variant::Flash {
         return flash::explain(trace, run.shape, &mask, at, pass);
-    }
-    if run.variant == Variant::Mla && run.decode {
-        return Err(ExplainError::AbsorbedDecode);
     }
     plain::explain(run, trace, ksh, mask, at, pass)
 }
