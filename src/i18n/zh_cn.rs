@@ -3723,6 +3723,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     // explain of multi-head latent attention's absorbed decode (explain/plain/mla_decode.rs)
     (
+        "a decode run is forward only and has no backward pass to explain; remove [run].decode to see the gradients of the full-sequence run",
+        "解码运行只有前向，没有可讲解的反向；删除 [run].decode 即可查看整段序列运行的梯度",
+    ),
+    (
         "decoded token by token from the latent cache, absorbed form",
         "借助潜缓存逐个 token 解码，吸收形式",
     ),

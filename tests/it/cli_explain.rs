@@ -715,4 +715,11 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("a decode run has no score for j=3 > i=1"));
+    // decode is forward only: backward is not a pass it could record
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["explain", "scenarios/mla_decode.toml", "--pass", "backward"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a decode run is forward only"));
 }

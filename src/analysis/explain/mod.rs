@@ -78,6 +78,8 @@ pub enum ExplainError {
         j: usize,
         w: usize,
     },
+    /// A decode run generates token by token, forward only: it has no gradients to explain.
+    DecodeForwardOnly,
 }
 
 impl fmt::Display for ExplainError {
@@ -112,6 +114,10 @@ impl fmt::Display for ExplainError {
                 w,
                 lo = i.saturating_sub(*w)
             ),
+            ExplainError::DecodeForwardOnly => tr!(
+                "a decode run is forward only and has no backward pass to explain; remove [run].decode to see the gradients of the full-sequence run"
+            )
+            .to_string(),
         })
     }
 }
@@ -127,6 +133,10 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     check_range(run.variant, ksh, at)?;
     if run.variant == Variant::Flash {
         return flash::explain(trace, run.shape, &mask, at, pass);
+    }
+    // validation refuses "backward" in a decode run's passes, so say why there is none
+    if run.decode && pass == Pass::Backward {
+        return Err(ExplainError::DecodeForwardOnly);
     }
     plain::explain(run, trace, ksh, mask, at, pass)
 }
