@@ -3718,9 +3718,107 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)",
         "dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   （所有头共用一个旋转键）",
     ),
+    // explain of multi-head latent attention's absorbed decode (explain/plain/mla_decode.rs)
     (
-        "explain walks multi-head latent attention's training form; step through its absorbed decode in the tracer (attn-trace tui), or remove [run].decode",
-        "explain 讲解的是多头潜注意力的训练形式；它的吸收式解码请在追踪器（attn-trace tui）中逐步查看，或删除 [run].decode",
+        "a decode run is forward only and has no backward pass to explain; remove [run].decode to see the gradients of the full-sequence run",
+        "解码运行只有前向，没有可讲解的反向；删除 [run].decode 即可查看整段序列运行的梯度",
+    ),
+    (
+        "decoded token by token from the latent cache, absorbed form",
+        "借助潜缓存逐个 token 解码，吸收形式",
+    ),
+    (
+        "Before the scores: the latent cache at step t={i}",
+        "分数之前：第 t={i} 步时的潜缓存",
+    ),
+    (
+        "step t projects token t once into one cache row of R + DR = {R} + {DR} = {n} numbers:",
+        "第 t 步把 token t 投影一次，写成一行 R + DR = {R} + {DR} = {n} 个数的缓存：",
+    ),
+    (
+        "columns r < R hold c_kv = x[t]·w_dkv, columns r ≥ R hold k_pe = x[t]·w_kr (decode_latent);",
+        "列 r < R 存 c_kv = x[t]·w_dkv，列 r ≥ R 存 k_pe = x[t]·w_kr（decode_latent）；",
+    ),
+    (
+        "the row serves all H = {H} heads, where MHA caches 2·H·D = 2·{H}·{D} = {n} numbers a token",
+        "这一行供所有 H = {H} 个头共用，而 MHA 每个 token 要缓存 2·H·D = 2·{H}·{D} = {n} 个数",
+    ),
+    (
+        "{what}{step}: step {step} wrote kv_cache.data[{lo}..={hi}] (events #{first} to #{last})",
+        "{what}{step}：第 {step} 步写入了 kv_cache.data[{lo}..={hi}]（事件 #{first} 到 #{last}）",
+    ),
+    (
+        "key j={j} is the query's own token: step {i} reads the row it has just written",
+        "键 j={j} 就是查询自己的 token：第 {i} 步读取它刚刚写入的那一行",
+    ),
+    (
+        "each column is a sum over x's C channels; the first c_kv and k_pe columns of key j={j}:",
+        "每一列都是对 x 的 C 个通道求和；键 j={j} 的第一个 c_kv 列和第一个 k_pe 列：",
+    ),
+    (
+        "Before the scores: query i={i} absorbs w_uk into the latent space (decode_absorb)",
+        "分数之前：查询 i={i} 吸收 w_uk，进入潜空间（decode_absorb）",
+    ),
+    (
+        "head h's q_nope times w_ukᵀ, once per step and not once per key:",
+        "头 h 的 q_nope 乘以 w_ukᵀ，每步一次，而不是每个键一次：",
+    ),
+    (
+        "as k_nope[j] = c_kv[j]·w_uk, q_nope·k_nope[j] = Σ_d q_nope[d]·Σ_r c_kv[j,r]·w_uk[r, h·D + d]",
+        "由于 k_nope[j] = c_kv[j]·w_uk，q_nope·k_nope[j] = Σ_d q_nope[d]·Σ_r c_kv[j,r]·w_uk[r, h·D + d]",
+    ),
+    (
+        "= Σ_r q_lat[r]·c_kv[j,r] = q_lat·c_kv[j]: the score reads c_kv straight from the cache,",
+        "= Σ_r q_lat[r]·c_kv[j,r] = q_lat·c_kv[j]：分数直接从缓存读取 c_kv，",
+    ),
+    (
+        "and k_nope, H·D numbers a token, is never made",
+        "而 k_nope（每个 token H·D 个数）从不生成",
+    ),
+    (
+        "the score sums R + DR = {R} + {DR} = {n} products: q_lat against the cached c_kv in channels r < R,",
+        "分数是 R + DR = {R} + {DR} = {n} 个乘积之和：通道 r < R 是 q_lat 乘缓存的 c_kv，",
+    ),
+    (
+        "then q_pe (query channels d ≥ D) against the cached k_pe in column r = R + d − D of the row:",
+        "然后是 q_pe（查询的通道 d ≥ D）乘缓存的 k_pe，即该行的第 r = R + d − D 列：",
+    ),
+    ("d={d} reads column {line} of the row", "d={d} 读取该行的列 {line}"),
+    (
+        "4. Weighted sum in the latent space for query i={i} (decode_latent_sum)",
+        "4. 查询 i={i} 在潜空间中的加权求和（decode_latent_sum）",
+    ),
+    (
+        "the probabilities weigh the cached c_kv rows themselves: no value row v[j] is made",
+        "概率直接给缓存的 c_kv 行加权：不生成任何值行 v[j]",
+    ),
+    (
+        "[bracketed]: this element's term, probs.data[{off}] = {p} times kv_cache.data[{kv_base} + r],",
+        "[方括号]：这个元素的那一项，probs.data[{off}] = {p} 乘以 kv_cache.data[{kv_base} + r]，",
+    ),
+    (
+        "column r of key j={j}'s row c_kv[{j}]: P[i,j] enters every latent channel",
+        "即键 j={j} 的行 c_kv[{j}] 的第 r 列：P[i,j] 进入每一个潜通道",
+    ),
+    (
+        "5. Up to the values by w_uv for query i={i} (decode_up)",
+        "5. 查询 i={i} 经 w_uv 向上投影到值（decode_up）",
+    ),
+    (
+        "since v[j] = c_kv[j]·w_uv, Σ_j P·v[j] = (Σ_j P·c_kv[j])·w_uv = o_lat·w_uv:",
+        "由于 v[j] = c_kv[j]·w_uv，Σ_j P·v[j] = (Σ_j P·c_kv[j])·w_uv = o_lat·w_uv：",
+    ),
+    (
+        "the training form's att, with its sums taken in another order",
+        "就是训练形式的 att，只是求和的顺序不同",
+    ),
+    (
+        "this element's share of each channel, its terms of o_lat taken up by w_uv,",
+        "这个元素在每个通道中的份额，即它在 o_lat 中的各项经 w_uv 向上投影，",
+    ),
+    (
+        "P × Σ_r c_kv[j,r]·w_uv[r*H*D + h*D + d] = P·v[j,d], a value v[j] that is never made:",
+        "P × Σ_r c_kv[j,r]·w_uv[r*H*D + h*D + d] = P·v[j,d]，而值 v[j] 从不生成：",
     ),
     (
         "after every head's visible pairs: {total}",
@@ -3741,5 +3839,9 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "only the rotary part turns: the query head's channels D..D + DR (q_pe) and the key's k_pe; q_nope and c_kv keep no position",
         "只有旋转部分会转动：查询头的通道 D..D + DR（q_pe）和键的 k_pe；q_nope 和 c_kv 不带位置",
+    ),
+    (
+        "    then turned by rope at step {j} into {value} (the rotation below)",
+        "    随后在第 {j} 步被 rope 转成 {value}（见下面的旋转）",
     ),
 ];

@@ -619,13 +619,151 @@ fn latent_attention_is_explained_with_both_parts_of_its_heads() {
     assert!(back.contains("d_q.data[30] += dS × k_pe.data[2] × scale = "), "{back}");
     assert!(back.contains("d_k_pe.data[2] += dS × q.data[30] × scale = "), "{back}");
     assert!(back.contains("(after every head's visible pairs: "), "{back}");
-    // the absorbed decode is stepped in the tracer, not walked here
+}
+
+/// The absorbed decode, walked from its log: the latent cache row each step writes, the query
+/// absorbing w_uk, the score read straight from the cached rows, the softmax over the cached
+/// positions, the weighted sum in the latent space and the projection up by w_uv.
+#[test]
+fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
+    let check = |text: &str| {
+        let lines: Vec<&str> = text.lines().collect();
+        crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"))
+    };
+    // [focus]: h=1, i=3, j=1; B=1, T=4, C=4, H=2, so D=2, with R=3, DR=2
+    let text = explain(&["scenarios/mla_decode.toml"]);
+    assert!(check(&text) >= 20, "{text}");
+    assert!(
+        text.contains("(B=1, T=4, C=4, H=2, D=2, R=3, DR=2, decoded token by token from the latent cache"),
+        "{text}"
+    );
+    // the cache: step 3 wrote its own row at ci = 15, key 1's row was written at step 1
+    assert!(
+        text.contains("ci = (b*T + t)*(R + DR) = (0*4 + 3)*(3 + 2) = 15"),
+        "{text}"
+    );
+    assert!(
+        text.contains("ci = (b*T + t)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
+        "{text}"
+    );
+    assert!(text.contains("key j=1: step 1 wrote kv_cache.data[5..=9]"), "{text}");
+    assert!(
+        text.contains("kv_base = (b*T + j)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
+        "{text}"
+    );
+    // the absorption: q_lat's channels of head 1 from q_nope and w_uk, R = 3 of them
+    assert!(
+        text.contains("l_base = ((b*T + t)*H + h)*R = ((0*4 + 3)*2 + 1)*3 = 21"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q_base = ((b*T + t)*H + h)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
+        "{text}"
+    );
+    assert!(text.contains("w_off = r*H*D + h*D + d = 0*2*2 + 1*2 + 0 = 2"), "{text}");
+    assert!(
+        text.contains("r=0: q_lat.data[21] = q.data[28]×w_uk.data[2] + q.data[29]×w_uk.data[3]\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("r=2: q_lat.data[23] = q.data[28]×w_uk.data[10] + q.data[29]×w_uk.data[11]\n"),
+        "{text}"
+    );
+    assert!(text.contains("= Σ_r q_lat[r]·c_kv[j,r] = q_lat·c_kv[j]"), "{text}");
+    // the score: R + DR = 5 products, the latent channels then the rotary ones
+    assert!(text.contains("R + DR = 3 + 2 = 5 products"), "{text}");
+    assert!(
+        text.contains("r=0: q_lat.data[21] × kv_cache.data[5] = 0.6127 × (-0.7991) = -0.4896"),
+        "{text}"
+    );
+    assert!(text.contains("r=2: q_lat.data[23] × kv_cache.data[7] = "), "{text}");
+    assert!(text.contains("d=2: q.data[30] × kv_cache.data[8] = "), "{text}");
+    assert!(text.contains("d=3: q.data[31] × kv_cache.data[9] = "), "{text}");
+    assert!(text.contains("scale: × 1/√(D + DR) = 1/√4 = 0.5"), "{text}");
+    assert!(
+        text.contains("d=2 reads column r = R + d - D = 3 + 2 - 2 = 3 of the row"),
+        "{text}"
+    );
+    assert!(text.contains("write: scores.data[29] = 0.0642   (event #"), "{text}");
+    // the softmax over the four cached positions
+    assert!(
+        text.contains("one score per key j in 0..=3, the cached positions"),
+        "{text}"
+    );
+    // o_lat: four terms a channel, the element's in brackets; then up by w_uv
+    assert!(
+        text.contains("this element: probs.data[29] = 0.2793 (event #"),
+        "{text}"
+    );
+    // a channel's sum too wide for 100 columns goes on under its cell
+    let lines: Vec<&str> = text.lines().collect();
+    let k = lines.iter().position(|l| l.contains("r=0: o_lat.data[21]")).unwrap();
+    let o_lat = if lines[k].contains(" = ") {
+        lines[k]
+    } else {
+        lines[k + 1]
+    };
+    assert_eq!(
+        o_lat.matches('×').count(),
+        4,
+        "one term per cached position 0..=3: {o_lat}"
+    );
+    assert!(o_lat.contains(" + [0.2793×(-0.7991)] + "), "{o_lat}");
+    assert!(text.contains("a_base = xi + h*D = 12 + 1*2 = 14"), "{text}");
+    assert!(text.contains("d=0: att.data[14] = "), "{text}");
+    // P[i,j]'s share of att: its terms of o_lat, taken up by w_uv
+    assert!(
+        text.contains("d=0: 0.2793 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.2174"),
+        "{text}"
+    );
+    // the element's term in each of the R = 3 latent channels
+    assert_eq!(text.matches(" + [0.2793×").count(), 3, "{text}");
+    // the diagonal: step 2 reads the row it has just written
+    let own = explain(&["scenarios/mla_decode.toml", "--at", "h=0,i=2,j=2"]);
+    assert!(check(&own) >= 20, "{own}");
+    assert!(own.contains("key j=2: step 2 wrote kv_cache.data[10..=14]"), "{own}");
+    // a later key is not generated yet
     Command::cargo_bin("attn-trace")
         .unwrap()
-        .args(["explain", "scenarios/mla_decode.toml"])
+        .args(["explain", "scenarios/mla_decode.toml", "--at", "h=1,i=1,j=3"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains(
-            "explain walks multi-head latent attention's training form",
-        ));
+        .stderr(predicate::str::contains("a decode run has no score for j=3 > i=1"));
+    // decode is forward only: backward is not a pass it could record
+    Command::cargo_bin("attn-trace")
+        .unwrap()
+        .args(["explain", "scenarios/mla_decode.toml", "--pass", "backward"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a decode run is forward only"));
+}
+
+#[test]
+fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
+    // mla_decode.toml with rope = "half": step 1 wrote key 1's k_pe column r = 3 as
+    // Σ_c x·w_kr = 0.4653, then turned it by 1·θ_0 = 1 radian (cos 0.5403, sin 0.8415) in place;
+    // the score reads the turned value at kv_cache.data[8]
+    let text = std::fs::read_to_string("scenarios/mla_decode.toml")
+        .unwrap()
+        .replace("decode = true", "decode = true\nrope = \"half\"");
+    let file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::fs::write(file.path(), text).unwrap();
+    let out = explain(&[file.path().to_str().unwrap()]);
+    let lines: Vec<&str> = out.lines().collect();
+    let checked = crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{out}"));
+    assert!(checked >= 24, "{checked} in\n{out}");
+    for want in [
+        "r=3 (k_pe): kv_cache.data[8] = Σ_c x[xi + c]·w_kr[c*DR + r - R]",
+        "then turned by rope at step 1 into 0.3338 (the rotation below)",
+        "θ_m = base^(−2m/DR) = 10000^(−2m/2); pair m is (lo, hi) = (m, m + DR/2)",
+        "key 1, pair m=0 (channels 0, 1): angle 1·θ_0 = 1, cos = 0.5403, sin = 0.8415",
+        "kv_cache.data[8] = 0.4653 × 0.5403 − (-0.0979) × 0.8415 = 0.3338",
+        "d=2: q.data[30] × kv_cache.data[8] = -0.3299 × 0.3338 = -0.1101",
+    ] {
+        assert!(out.contains(want), "{want:?} not in\n{out}");
+    }
+    // the sections in the kernel's order: the cache row, its rotation, then w_uk's absorption
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{out}"));
+    assert!(at("the latent cache at step t=3") < at("rotary positions"));
+    assert!(at("rotary positions") < at("absorbs w_uk"));
 }

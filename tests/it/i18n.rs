@@ -279,6 +279,8 @@ fn explain_says_the_same_numbers_in_both_languages() {
             "backward",
         ],
         &["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=0,i=0,j=4"],
+        // latent attention's absorbed decode, from its latent cache
+        &["scenarios/mla_decode.toml", "--at", "h=1,i=3,j=1"],
     ];
     for args in cases {
         let en = explain_in("en", args);

@@ -8,8 +8,9 @@
 //! reader does with the shown numbers, such as adding up the listed products.
 //!
 //! This file holds the entry points and the types they return; `plain.rs` walks through the
-//! kernels that store their scores (baseline, mha, gqa, decode, rope), `flash.rs` through
-//! flash's tiles, and `text.rs` holds the number and sentence helpers both use.
+//! kernels that store their scores (baseline, mha, gqa, mla, decode, rope; `plain/mla_decode.rs`
+//! the absorbed decode of mla from its latent cache), `flash.rs` through flash's tiles, and
+//! `text.rs` holds the number and sentence helpers both use.
 #![allow(non_snake_case)]
 
 mod flash;
@@ -77,8 +78,8 @@ pub enum ExplainError {
         j: usize,
         w: usize,
     },
-    /// Multi-head latent attention's absorbed decode, which `explain` does not walk.
-    AbsorbedDecode,
+    /// A decode run generates token by token, forward only: it has no gradients to explain.
+    DecodeForwardOnly,
 }
 
 impl fmt::Display for ExplainError {
@@ -113,8 +114,8 @@ impl fmt::Display for ExplainError {
                 w,
                 lo = i.saturating_sub(*w)
             ),
-            ExplainError::AbsorbedDecode => tr!(
-                "explain walks multi-head latent attention's training form; step through its absorbed decode in the tracer (attn-trace tui), or remove [run].decode"
+            ExplainError::DecodeForwardOnly => tr!(
+                "a decode run is forward only and has no backward pass to explain; remove [run].decode to see the gradients of the full-sequence run"
             )
             .to_string(),
         })
@@ -133,8 +134,9 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     if run.variant == Variant::Flash {
         return flash::explain(trace, run.shape, &mask, at, pass);
     }
-    if run.variant == Variant::Mla && run.decode {
-        return Err(ExplainError::AbsorbedDecode);
+    // validation refuses "backward" in a decode run's passes, so say why there is none
+    if run.decode && pass == Pass::Backward {
+        return Err(ExplainError::DecodeForwardOnly);
     }
     plain::explain(run, trace, ksh, mask, at, pass)
 }

@@ -15,6 +15,8 @@ use crate::tensor::{Layout, Shape};
 use crate::tr;
 use crate::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 
+mod mla_decode;
+
 /// What every section needs: the trace, the shapes and the element.
 struct Ctx<'a> {
     trace: &'a Trace,
@@ -33,6 +35,8 @@ struct Ctx<'a> {
     phases: [Phase; 3],
     /// The run generated token by token from the key/value cache.
     decode: bool,
+    /// Multi-head latent attention's absorbed decode: scores and sums from the latent cache.
+    absorbed: bool,
     /// A split decode run's part length `L`: the parts of step `t` are `p*L..(p + 1)*L`.
     split: Option<usize>,
     /// Rotary positions, when the run turned q and k.
@@ -83,11 +87,15 @@ pub(super) fn explain(
         ch,
         width,
         phases: match (run.decode, split) {
+            _ if run.decode && run.variant == Variant::Mla => {
+                [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeLatentSum]
+            }
             (true, Some(_)) => [Phase::DecodeScores, Phase::DecodePartSoftmax, Phase::DecodePartSum],
             (true, None) => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum],
             (false, _) => [Phase::Scores, Phase::Softmax, Phase::WeightedSum],
         },
         decode: run.decode,
+        absorbed: run.decode && run.variant == Variant::Mla,
         split,
         rope: run.rope,
     };
@@ -147,17 +155,28 @@ pub(super) fn explain(
             if !recorded(cx.phases[0]) {
                 return Err(ExplainError::PassNotRecorded("forward"));
             }
-            if cx.decode {
+            // in the kernel's order: the cache row, its rotation, then (absorbed) w_uk
+            if cx.absorbed {
+                sections.push(cx.latent_cache()?);
+            } else if cx.decode {
                 sections.push(cx.cache()?);
             }
             if cx.rope.is_some() {
                 sections.push(cx.rotation()?);
             }
+            if cx.absorbed {
+                sections.push(cx.absorb()?);
+            }
             let (dot, write) = cx.scores()?;
             sections.push(dot);
             sections.push(write);
             sections.push(cx.softmax()?);
-            sections.push(cx.weighted_sum()?);
+            if cx.absorbed {
+                sections.push(cx.latent_sum()?);
+                sections.push(cx.up()?);
+            } else {
+                sections.push(cx.weighted_sum()?);
+            }
             if cx.split.is_some() {
                 sections.push(cx.merge()?);
             }
@@ -194,6 +213,7 @@ pub(super) fn explain(
             sinks,
             w
         ),
+        _ if cx.absorbed => tr!("decoded token by token from the latent cache, absorbed form").to_string(),
         (_, true) => tr!("decoded token by token from the KV cache").to_string(),
         (mask, _) => crate::analysis::format::mask_words(mask).to_string(),
     };
@@ -291,6 +311,11 @@ impl Ctx<'_> {
     /// `writes` (channel k's at `writes[k]`), the term that `mark(term, first factor)` picks in
     /// brackets; past `KEEP` channels the middle ones are said, not listed.
     fn channel_sums(&self, writes: &[usize], mark: impl Fn(usize, usize) -> bool) -> Result<Vec<String>> {
+        self.channel_sums_as(self.ch, writes, mark)
+    }
+
+    /// [`Ctx::channel_sums`] with the channels named `ch` (latent attention's `r`).
+    fn channel_sums_as(&self, ch: &str, writes: &[usize], mark: impl Fn(usize, usize) -> bool) -> Result<Vec<String>> {
         let t = self.trace;
         let mut sums = Vec::new();
         for (k, &w) in writes.iter().enumerate() {
@@ -304,8 +329,7 @@ impl Ctx<'_> {
                 })
                 .collect();
             sums.push(format!(
-                "{}={k}: {} = {} = {}",
-                self.ch,
+                "{ch}={k}: {} = {} = {}",
                 self.cell(w),
                 elide(terms, KEEP, " + "),
                 num(t.events[w].value)
@@ -569,9 +593,36 @@ impl Ctx<'_> {
         let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         let file = short(t.view(w).file);
         let mut lines = vec![tr!("(the {phase} pass of {file})", phase = self.phases[0], file)];
-        lines.extend(self.formulas(w, &[]));
-        let pairs = self.products(w)?;
+        // the absorbed decode's step row ci is the cache section's, not the score's
+        let names: &[&str] = if self.absorbed {
+            &["q_base", "l_base", "kv_base", "off"]
+        } else {
+            &[]
+        };
+        lines.extend(self.formulas(w, names));
         let (name, width) = self.width;
+        let sum = if self.absorbed {
+            let (dot, sum) = self.latent_dot(w)?;
+            lines.extend(dot);
+            sum
+        } else {
+            self.dot_lines(w, &mut lines, name, width)?
+        };
+        let dot = Section {
+            title: tr!(
+                "1. The dot product of query i={i} and key j={j}",
+                i = self.at.i,
+                j = self.at.j
+            ),
+            lines,
+        };
+        self.score_write(w, sum, dot)
+    }
+
+    /// The products of a query row and a key row, as `lines`; their sum as the kernel added it.
+    fn dot_lines(&self, w: usize, lines: &mut Vec<String>, name: &str, width: usize) -> Result<f32> {
+        let t = self.trace;
+        let pairs = self.products(w)?;
         lines.push(tr!(
             "q·k sums {width} products, one per channel {ch} in 0..{name}:",
             width,
@@ -600,15 +651,13 @@ impl Ctx<'_> {
         }
         lines.extend(products.into_iter().map(|p| format!("  {p}")));
         lines.push(format!("q·k = {}", num(sum)));
-        let dot = Section {
-            title: tr!(
-                "1. The dot product of query i={i} and key j={j}",
-                i = self.at.i,
-                j = self.at.j
-            ),
-            lines,
-        };
+        Ok(sum)
+    }
 
+    /// The scale, the mask's decision and the write of the score `w`, whose dot product is
+    /// `sum`; returned after `dot`, its dot product's section.
+    fn score_write(&self, w: usize, sum: f32, dot: Section) -> Result<(Section, Section)> {
+        let t = self.trace;
         let (scale_text, scale) = self.scale_text();
         let written = t.events[w].value;
         let mut lines = vec![tr!(
