@@ -632,26 +632,36 @@ impl Ctx<'_> {
         let mut sum = 0.0f32;
         let mut products = Vec::new();
         for (k, &(a, b)) in pairs.iter().enumerate() {
-            let (x, y) = (t.events[a].value, t.events[b].value);
-            sum += x * y;
-            products.push(format!(
-                "{}={k}: {} × {} = {} × {} = {}",
-                self.ch,
-                self.cell(a),
-                self.cell(b),
-                num(x),
-                par(y),
-                num(x * y)
-            ));
+            sum += t.events[a].value * t.events[b].value;
+            products.push(self.product_line((self.ch, k), a, b));
         }
+        lines.extend(Self::shown_products(products));
+        lines.push(format!("q·k = {}", num(sum)));
+        Ok(sum)
+    }
+
+    /// One product of a dot product, `d=1: q.data[29] × k.data[7] = -0.453 × 0.384 = -0.174`:
+    /// the kernel's loop variable and its value, the two reads `a`, `b` and what they multiply to.
+    fn product_line(&self, (var, k): (&str, usize), a: usize, b: usize) -> String {
+        let (x, y) = (self.trace.events[a].value, self.trace.events[b].value);
+        format!(
+            "{var}={k}: {} × {} = {} × {} = {}",
+            self.cell(a),
+            self.cell(b),
+            num(x),
+            par(y),
+            num(x * y)
+        )
+    }
+
+    /// Product lines indented, the middle of a long list counted rather than listed.
+    fn shown_products(mut products: Vec<String>) -> Vec<String> {
         if products.len() > KEEP {
             let n = products.len();
             products.drain(KEEP - 2..n - 2);
             products.insert(KEEP - 2, tr!("… ({n} products in all)", n));
         }
-        lines.extend(products.into_iter().map(|p| format!("  {p}")));
-        lines.push(format!("q·k = {}", num(sum)));
-        Ok(sum)
+        products.into_iter().map(|p| format!("  {p}")).collect()
     }
 
     /// The scale, the mask's decision and the write of the score `w`, whose dot product is

@@ -287,21 +287,9 @@ impl Ctx<'_> {
             } else {
                 rotary += x * y;
             }
-            products.push(format!(
-                "{var}={k}: {} × {} = {} × {} = {}",
-                self.cell(a),
-                self.cell(b),
-                num(x),
-                par(y),
-                num(x * y)
-            ));
+            products.push(self.product_line((var, k), a, b));
         }
-        if products.len() > KEEP {
-            let n = products.len();
-            products.drain(KEEP - 2..n - 2);
-            products.insert(KEEP - 2, tr!("… ({n} products in all)", n));
-        }
-        lines.extend(products.into_iter().map(|p| format!("  {p}")));
+        lines.extend(Self::shown_products(products));
         // the column of the first rotary term, worked out
         if let Some(&b) = acc.terms.get(R).and_then(|term| term.reads.get(1)) {
             for line in self.formulas(b, &["r"]) {
