@@ -3065,8 +3065,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("Question: ", "问题："),
     ("Stop {k} of {n}", "第 {k} 站，共 {n} 站"),
     (
-        "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache, FlashAttention, cross-attention.",
-        "当今模型所用注意力的场景：分组查询和多查询的头、旋转位置编码、从 KV 缓存解码、FlashAttention、交叉注意力。",
+        "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache (rolling, paged, split), sliding windows and sinks, multi-head latent attention, FlashAttention, cross-attention.",
+        "当今模型所用注意力的场景：分组查询和多查询的头、旋转位置编码、从 KV 缓存解码（滚动、分页、分段）、滑动窗口与汇聚、多头潜注意力、FlashAttention、交叉注意力。",
     ),
     ("Today's attention: GQA, caches, MLA…", "当今的注意力：GQA、缓存、MLA…"),
     ("a lesson file", "课程文件"),
@@ -3843,5 +3843,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "    then turned by rope at step {j} into {value} (the rotation below)",
         "    随后在第 {j} 步被 rope 转成 {value}（见下面的旋转）",
+    ),
+    ("Step through grouped-query attention", "逐步查看分组查询注意力"),
+    ("Step through FlashAttention", "逐步查看 FlashAttention"),
+    ("Step through multi-head latent attention", "逐步查看多头潜注意力"),
+    (
+        "H query heads sharing H_kv key/value heads: head h reads kv head h/(H/H_kv).",
+        "H 个查询头共用 H_kv 个键/值头：第 h 个头读取第 h/(H/H_kv) 个键值头。",
+    ),
+    (
+        "MHA computed tile by tile with the online softmax: no [B,H,T,T] buffer at all.",
+        "用在线 softmax 逐块计算的 MHA：完全没有 [B,H,T,T] 缓冲区。",
+    ),
+    (
+        "Every head's keys and values projected up from one latent row per token, and a rotary key part the heads share.",
+        "每个头的键和值都从每个 token 的一行潜变量向上投影，外加所有头共用的旋转键部分。",
     ),
 ];

@@ -333,7 +333,7 @@ impl App {
                 let v = if item == Item::Baseline {
                     Variant::Baseline
                 } else {
-                    Variant::Mha
+                    crate::tui::screens::menu::heads_variant(&walk)
                 };
                 if walk.run(v).is_none() {
                     self.refuse(v);

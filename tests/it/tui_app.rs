@@ -436,3 +436,24 @@ fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
     key(&mut a, KeyCode::BackTab);
     assert_eq!(tracer(&a).variant, Variant::Mha);
 }
+
+#[test]
+fn menu_entry_two_steps_through_the_heads_a_scenario_traces() {
+    // a scenario of today's attention that traces no MHA: entry 2 names and opens its own
+    // kernel (MLA, GQA, flash) instead of refusing; with MHA traced it stays MHA
+    use attn_trace::scenario::Scenario;
+    for (name, label, variant) in [
+        ("mla", "2 Step through multi-head latent attention", Variant::Mla),
+        ("window_decode", "2 Step through grouped-query attention", Variant::Gqa),
+        ("sliding_window", "2 Step through multi-head attention", Variant::Mha),
+    ] {
+        let s = Scenario::shipped(name).expect("shipped");
+        let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+        let text = draw(&a, 120, 40);
+        assert!(text.contains(label), "{name}:\n{text}");
+        key(&mut a, KeyCode::Char('2'));
+        settle(&mut a);
+        assert!(matches!(a.screen, Screen::Tracer(_)), "{name}: the tracer opens");
+        assert_eq!(tracer(&a).variant, variant, "{name}");
+    }
+}

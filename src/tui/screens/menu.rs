@@ -1,5 +1,6 @@
 //! The main menu.
 
+use crate::kernels::Variant;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::pad;
@@ -82,7 +83,12 @@ impl Item {
         let text: &str = match self {
             Item::Compare => return super::compare::menu_label(walk),
             Item::Baseline => tr!("Step through baseline attention"),
-            Item::Mha => tr!("Step through multi-head attention"),
+            Item::Mha => match heads_variant(walk) {
+                Variant::Gqa => tr!("Step through grouped-query attention"),
+                Variant::Flash => tr!("Step through FlashAttention"),
+                Variant::Mla => tr!("Step through multi-head latent attention"),
+                _ => tr!("Step through multi-head attention"),
+            },
             Item::Open => tr!("Open scenario…"),
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
@@ -98,12 +104,19 @@ impl Item {
         text.to_string()
     }
 
-    fn about(self) -> &'static str {
+    fn about(self, walk: &Walk) -> &'static str {
         match self {
             Item::Baseline => tr!("One head over all C channels: scores [B,T,T], scale 1/√C."),
-            Item::Mha => {
-                tr!("H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D.")
-            }
+            Item::Mha => match heads_variant(walk) {
+                Variant::Gqa => tr!("H query heads sharing H_kv key/value heads: head h reads kv head h/(H/H_kv)."),
+                Variant::Flash => {
+                    tr!("MHA computed tile by tile with the online softmax: no [B,H,T,T] buffer at all.")
+                }
+                Variant::Mla => tr!(
+                    "Every head's keys and values projected up from one latent row per token, and a rotary key part the heads share."
+                ),
+                _ => tr!("H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D."),
+            },
             Item::Compare => {
                 tr!(
                     "The same input through two kernels, phase by phase: baseline and MHA (layouts, scales), MHA and GQA, or MHA and flash (P stored or never stored, and the traffic)."
@@ -129,7 +142,7 @@ impl Item {
                 "A teacher's path through a scenario: stops with a note and a question at each (the MHA walkthrough, backward, grouped heads, flash's online softmax)."
             ),
             Item::Modern => tr!(
-                "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache, FlashAttention, cross-attention."
+                "The scenarios of the attention today's models run: grouped-query and multi-query heads, rotary positions, decoding from a KV cache (rolling, paged, split), sliding windows and sinks, multi-head latent attention, FlashAttention, cross-attention."
             ),
             Item::Help => tr!("The menu's keys. On every screen, ? lists that screen's keys."),
             Item::Quit => tr!("Leave attn-trace (q from the menu does the same)."),
@@ -208,6 +221,18 @@ struct Areas {
     first: usize,
 }
 
+/// The kernel entry 2 steps through: MHA when the scenario traces it, else the one of its heads
+/// (GQA, flash or MLA) it does trace, so a scenario of today's attention opens from the menu.
+pub fn heads_variant(walk: &Walk) -> Variant {
+    if walk.run(Variant::Mha).is_some() {
+        return Variant::Mha;
+    }
+    walk.variants()
+        .into_iter()
+        .find(|&v| v != Variant::Baseline)
+        .unwrap_or(Variant::Mha)
+}
+
 fn hint() -> &'static str {
     tr!("↑/↓ choose · Enter open · ? keys · q quit")
 }
@@ -219,7 +244,7 @@ fn areas(area: Rect, selected: usize, walk: &Walk) -> Areas {
     let (what, tail) = scenario_line(walk);
     let scenario_h = wrapped(&format!("1-3: {what}{tail}"), area.width);
     let item = Item::ALL[selected.min(Item::ALL.len() - 1)];
-    let about_h = wrapped(item.about(), area.width) + wrapped(hint(), area.width) + u16::from(tall);
+    let about_h = wrapped(item.about(walk), area.width) + wrapped(hint(), area.width) + u16::from(tall);
     // the list as tall as its entries where the screen allows, at least three lines
     let list_h = (n + 2)
         .min(area.height.saturating_sub(head_h + scenario_h + about_h))
@@ -315,7 +340,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
     frame.render_widget(Paragraph::new(lines).block(block), a.list);
     let item = Item::ALL[st.selected.min(Item::ALL.len() - 1)];
     let help = vec![
-        Line::from(Span::raw(item.about())).centered(),
+        Line::from(Span::raw(item.about(walk))).centered(),
         Line::from(Span::styled(hint(), t.dim())).centered(),
     ];
     frame.render_widget(
