@@ -4,7 +4,7 @@
 //! (forward only) from a contiguous cache, a rolling window cache (W=16, 4 sinks), a paged cache
 //! (blocks of 16, shuffled) and split in 4 parts (`record decode`); MHA forward + backward with a
 //! sink logit per head (`record sink`); and multi-head latent attention with a latent of R=16
-//! channels and a rotary key of DR=8, forward + backward (`record mla/train`) and its absorbed
+//! channels and a rotary key of DR=8 turned by rope, forward + backward (`record mla/train`) and its absorbed
 //! decode token by token, forward only (`record mla/decode`), all beside `record/mha`. Recording
 //! is measured in wall-clock time (group `trace`) and, on Unix, in the benchmarking thread's CPU
 //! time (group `trace, thread CPU time`: `cargo bench --bench trace -- "thread CPU"`), which
@@ -20,6 +20,7 @@ mod cpu;
 use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
 use attn_trace::kernels::attention_mla::Latent;
 use attn_trace::kernels::decode::{CacheSpec, Paged};
+use attn_trace::kernels::rope::{Pairs, Rope};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Logger, NoRecord, Trace};
@@ -200,9 +201,14 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str, all: bool) {
     group.bench_with_input(BenchmarkId::new("record sink", Variant::Mha), &sunk, |b, i| {
         b.iter(|| black_box(record(i, Variant::Mha)));
     });
-    // MLA with a latent of R=16 channels and a rotary key of DR=8: its training form forward +
-    // backward, and its absorbed decode token by token (forward only), against `record/mha`
-    let trained = latent_inputs(sh, Latent { r: 16, dr: 8 });
+    // MLA with a latent of R=16 channels and a rotary key of DR=8 turned by rope, as DeepSeek
+    // runs it: its training form forward + backward, and its absorbed decode token by token
+    // (forward only), against `record/mha`
+    let rope = Rope {
+        pairs: Pairs::Interleaved,
+        base: 10000.0,
+    };
+    let trained = latent_inputs(sh, Latent { r: 16, dr: 8 }).with_rope(Some(rope));
     let forms = [
         ("train", Passes::BOTH, trained.clone()),
         ("decode", Passes::FORWARD, trained.with_decode(true)),
