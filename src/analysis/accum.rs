@@ -106,8 +106,7 @@ pub struct Scale {
 impl Scale {
     /// The scale of a traced run: [`Scale::of`] with the `DR` its kernel recorded.
     pub fn in_trace(trace: &Trace, variant: Variant, shape: Shape) -> Scale {
-        let dr = trace.consts.iter().find(|(n, _)| *n == "DR").map_or(0, |&(_, v)| v);
-        Scale::of(variant, shape, dr)
+        Scale::of(variant, shape, trace.constant("DR").unwrap_or(0))
     }
 
     /// `rope_dim` is multi-head latent attention's `DR` (0 in the other variants), which its

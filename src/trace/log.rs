@@ -288,6 +288,12 @@ pub struct EventView {
 }
 
 impl Trace {
+    /// The kernel's own size `name` as it recorded it ([`Trace::consts`]: a decode cache's `W`,
+    /// `BS`, a split step's `L`, latent attention's `R`, `DR`), `None` when it recorded none.
+    pub fn constant(&self, name: &str) -> Option<usize> {
+        self.consts.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
     pub fn len(&self) -> usize {
         self.events.len()
     }

@@ -62,18 +62,12 @@ pub(super) fn explain(
 ) -> Result<Walkthrough> {
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     // a split decode run's part length, as its kernel recorded it
-    let split = trace
-        .buffer(Buf::PPart)
-        .and_then(|_| trace.consts.iter().find(|(n, _)| *n == "L"))
-        .map(|&(_, l)| l);
+    let split = trace.buffer(Buf::PPart).and_then(|_| trace.constant("L"));
     let (ch, width) = match run.variant {
         Variant::Baseline => ("c", ("C", ksh.c)),
         Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
         // a latent attention query head: D channels against k_nope, DR against k_pe
-        Variant::Mla => {
-            let dr = trace.consts.iter().find(|(n, _)| *n == "DR").map_or(0, |&(_, v)| v);
-            ("d", ("(D + DR)", ksh.d() + dr))
-        }
+        Variant::Mla => ("d", ("(D + DR)", ksh.d() + trace.constant("DR").unwrap_or(0))),
     };
     let cx = Ctx {
         trace,
@@ -127,7 +121,7 @@ pub(super) fn explain(
             format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
         }
         Variant::Mla => {
-            let lat = |n: &str| trace.consts.iter().find(|c| c.0 == n).map_or(0, |c| c.1);
+            let lat = |n: &str| trace.constant(n).unwrap_or(0);
             format!(
                 "B={}, T={}, C={}, H={}, D={}, R={}, DR={}",
                 sh.b,
@@ -217,7 +211,7 @@ pub(super) fn explain(
         (_, true) => tr!("decoded token by token from the KV cache").to_string(),
         (mask, _) => crate::analysis::format::mask_words(mask).to_string(),
     };
-    if let Some(&(_, bs)) = trace.consts.iter().find(|(n, _)| *n == "BS") {
+    if let Some(bs) = trace.constant("BS") {
         how.push_str(&tr!(", paged in blocks of BS = {bs}", bs));
     }
     if let Some(l) = split {
@@ -471,10 +465,10 @@ impl Ctx<'_> {
         let t = self.trace;
         let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
         let (i, j) = (self.at.i, self.at.j);
-        let latent = (self.variant == Variant::Mla).then(|| {
-            let size = |name: &str| t.consts.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v);
-            (size("R"), size("DR"))
-        });
+        let latent = match self.variant {
+            Variant::Mla => Some((self.size("R")?, self.size("DR")?)),
+            _ => None,
+        };
         // the turned channels: a head's D (C in the baseline's single head), or latent
         // attention's DR rotary channels, which sit after the D of q_nope in a query head
         let (D, D_name) = match latent {

@@ -35,12 +35,9 @@ fn fold(lines: Vec<String>) -> Vec<String> {
 
 impl Ctx<'_> {
     /// A size the kernel recorded among the trace's constants: `R` or `DR`.
-    fn size(&self, name: &str) -> Result<usize> {
+    pub(super) fn size(&self, name: &str) -> Result<usize> {
         self.trace
-            .consts
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, v)| v)
+            .constant(name)
             .ok_or_else(|| missing(&format!("latent size {name}")))
     }
 
@@ -58,6 +55,17 @@ impl Ctx<'_> {
             .map(|&(a, b)| format!("{}×{}", par(t.events[a].value), par(t.events[b].value)))
             .collect();
         Ok(format!("{} = {}", elide(terms, KEEP, " + "), num(t.events[w].value)))
+    }
+
+    /// The element's term of latent channel `r` of `o_lat` (its row at `l_base`): the reads of
+    /// its probability and of key j's `c_kv[j, r]`.
+    fn element_term(&self, l_base: usize, r: usize) -> Result<(usize, usize)> {
+        let t = self.trace;
+        let w = self.write_in(Buf::OLat, l_base + r, Phase::DecodeLatentSum)?;
+        self.products(w)?
+            .into_iter()
+            .find(|&(p, _)| t.events[p].buf == Buf::Probs && t.events[p].offset as usize == self.off)
+            .ok_or_else(|| missing("the element's term of o_lat"))
     }
 
     /// The first write of each cell `base..base + n` of `buf` in `phase`.
@@ -324,13 +332,8 @@ impl Ctx<'_> {
         })?;
         lines.extend(fold(Self::elide_channels(sums, 1, R)));
         let p = t.value_at(Buf::Probs, self.off, t.len().saturating_sub(1));
-        let kv_base = self
-            .row_writes(Buf::OLat, l_base, 1, Phase::DecodeLatentSum)
-            .and_then(|w| self.products(w[0]))?
-            .into_iter()
-            .find(|&(p, _)| t.events[p].buf == Buf::Probs && t.events[p].offset as usize == self.off)
-            .map(|(_, c)| t.events[c].offset)
-            .ok_or_else(|| missing("the element's term of o_lat"))?;
+        let (_, c_read) = self.element_term(l_base, 0)?;
+        let kv_base = t.events[c_read].offset;
         lines.push(tr!(
             "[bracketed]: this element's term, probs.data[{off}] = {p} times kv_cache.data[{kv_base} + r],",
             off = self.off,
@@ -358,13 +361,7 @@ impl Ctx<'_> {
         let l_base = self.l_base()?;
         // the element's terms of o_lat: its probability and c_kv[j], channel by channel
         let element: Vec<(usize, usize)> = (0..self.size("R")?)
-            .map(|r| {
-                let w = self.write_in(Buf::OLat, l_base + r, Phase::DecodeLatentSum)?;
-                self.products(w)?
-                    .into_iter()
-                    .find(|&(p, _)| t.events[p].buf == Buf::Probs && t.events[p].offset as usize == self.off)
-                    .ok_or_else(|| missing("the element's term of o_lat"))
-            })
+            .map(|r| self.element_term(l_base, r))
             .collect::<Result<_>>()?;
         let first = self.write_in(Buf::OLat, l_base, Phase::DecodeLatentSum)?;
         // att's row of the head: where its first up-projection reads o_lat channel 0
