@@ -20,7 +20,8 @@ Run from the repository root after `cargo build --release`:
   python3 bench/compare.py --rounds 3 --long          # the long-context table, both PyTorch forms
   python3 bench/compare.py --rounds 3 --avx2 --bin /tmp/attn-trace-avx2
 The second form is the AVX2-only machine: the binary built with
-`cargo build --release --no-default-features` (the sgemm without its AVX-512 kernel), run with
+`cargo build --release --no-default-features` (the sgemm without its AVX-512 kernel: check with
+`nm -C BIN | grep kernel_target_avx512`, which prints nothing for it), run with
 ATTN_TRACE_SIMD=avx2; PyTorch with ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
 ONEDNN_MAX_CPU_ISA=AVX2.
 """
@@ -95,6 +96,7 @@ def main():
         help="the long-context table instead: T = 256..2048, C128 H4 and C256 H8, attn-trace naive and flash "
         "against PyTorch explicit and SDPA, with each run's peak memory",
     )
+    ap.add_argument("--seqs", default=",".join(map(str, LONG_T)), help="--long: the sequence lengths to run")
     a = ap.parse_args()
 
     ours_env, torch_env = dict(os.environ), dict(os.environ)
@@ -181,9 +183,10 @@ def long_table(a, ours_env, torch_env, here):
     """Tokens/s (and peak MiB) of the four attention forms for each long-context shape, the four
     run one after another in each round; medians over the rounds."""
     res = {}
+    seqs = [int(t) for t in a.seqs.split(",")]
     for r in range(a.rounds):
         for C, H in LONG_CH:
-            for T in LONG_T:
+            for T in seqs:
                 size = ["--batch", "4", "--seq", str(T), "--dmodel", str(C), "--layers", "2", "--heads", str(H)]
                 for form, who in LONG_RUNS:
                     steps = max(3, (40 if who == "ours" else 20) * 256 // T)
@@ -209,7 +212,7 @@ def long_table(a, ours_env, torch_env, here):
     print("|---|---|---|---|---|---|---|")
     med = statistics.median
     for C, H in LONG_CH:
-        for T in LONG_T:
+        for T in seqs:
             cells = [res[(C, H, T, form)] for form, _ in LONG_RUNS]
             text = [f"{med(c['tps']) / 1000:.1f}k ({med(c['mib']):.0f})" for c in cells]
             ratio = med(cells[1]["tps"]) / med(cells[3]["tps"])
