@@ -16,7 +16,7 @@
 #![allow(non_snake_case)]
 
 use super::fast::{
-    accumulate, all_finite, col_blocks, lanes, max, max_abs, nonzero_len, pack_panels_into, pack_panels_t_into, store,
+    accumulate, all_finite, col_blocks, lanes, max_abs, nonzero_len, pack_panels_into, pack_panels_t_into, store,
 };
 use crate::kernels::Mask;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
@@ -232,24 +232,68 @@ fn score_tile<'a>(
     }
 }
 
-/// `Σ_jj x[jj]` of each of up to four rows, each from 0 in order; the rows' additions are
-/// independent, so the CPU overlaps them.
+/// The transposed score tile `sᵀ [w, rows]` (rows `brp` apart) of keys `j0..` against the
+/// packed query tile `qt` (`qᵀ` panels of `W` queries): `s = (Σ_d k·q)·scale` (the kernel's
+/// `q·k`, the same products), −1e9 where the mask hides the pair, each sum from 0 over `d` in
+/// order. Keys as rows and queries across, so that the softmax of a query runs down a column,
+/// eight queries to a vector.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn row_sums4(rows: [&[f32]; 4], n: usize) -> [f32; 4] {
-    let mut sums = [0.0f32; 4];
-    let rows = rows.map(|r| &r[..n]);
-    for jj in 0..n {
-        for (sum, row) in sums.iter_mut().zip(&rows) {
-            *sum += row[jj];
+fn score_tile_t<'a>(
+    mask: &Mask,
+    (i0, rows): (usize, usize),
+    (j0, w): (usize, usize),
+    brp: usize,
+    D: usize,
+    scale: f32,
+    k_row: impl Fn(usize) -> &'a [f32],
+    qt: &[f32],
+    st: &mut [f32],
+) {
+    let visible = all_visible(mask, i0..i0 + rows, j0..j0 + w);
+    groups!(w, r0, live, at, {
+        let k_rows = [0, 1, 2, 3].map(|r| k_row(j0 + at(r)));
+        // under a causal mask (or a window) the queries before the group's first key see none
+        // of its keys: their scores are −1e9 whatever the sum, so it is not taken
+        let seen_from = if mask.is_causal() {
+            (j0 + r0).saturating_sub(i0).min(rows)
+        } else {
+            0
+        };
+        col_blocks!(rows, c0, W, {
+            if c0 + W > seen_from {
+                let acc = rows4::<W>([[0.0; W]; 4], k_rows, &qt[c0 * D..(c0 + W) * D]);
+                for (r, acc) in acc.iter().enumerate().take(live) {
+                    store(st, (r0 + r) * brp + c0, acc, scale);
+                }
+            }
+        });
+    });
+    if visible {
+        return;
+    }
+    for jj in 0..w {
+        let col = &mut st[jj * brp..jj * brp + rows];
+        match mask {
+            // key j is hidden from the queries i < j
+            Mask::Causal => col[..(j0 + jj).saturating_sub(i0).min(rows)].fill(MASKED),
+            _ => {
+                for (ii, s) in col.iter_mut().enumerate() {
+                    if mask.hides(i0 + ii, j0 + jj) {
+                        *s = MASKED;
+                    }
+                }
+            }
         }
     }
-    sums
 }
 
 /// Forward, head by head: per query tile, per visible key tile, the score tile, then the online
-/// softmax row by row (`m_new = max(m_old, rowmax)`, `P = e^(S − m_new)`, `l_new = α·l_old +
-/// rowsum(P)` with `α = e^(m_old − m_new)`), then `acc_new = α·acc_old + P·V`; at the end `att =
-/// acc / l` and `lse = m + ln l`.
+/// softmax of every query of the tile at once (`m_new = max(m_old, rowmax)`, `P = e^(S − m_new)`,
+/// `l_new = α·l_old + rowsum(P)` with `α = e^(m_old − m_new)`), then `acc_new = α·acc_old +
+/// P·V`; at the end `att = acc / l` and `lse = m + ln l`. The tile is held transposed (keys
+/// down, queries across): a query's maximum, exponentials and sum then run down a column,
+/// eight queries side by side in a vector, each still in the kernel's order over its keys.
 #[inline(always)]
 fn forward_impl(
     sh: Shape,
@@ -266,16 +310,17 @@ fn forward_impl(
     let lay = HeadOffsets { S, T, H, D };
     let Tiles { br, bc } = tiles.sizes();
     let scale = 1.0 / (D as f32).sqrt();
-    // per head: the key tiles as kᵀ panels (scores) and v panels (P·V), tile `j0` at `j0·D`
-    let (mut kt, mut vp) = (vec![0.0f32; T * D], vec![0.0f32; T * D]);
-    // per query tile: the scores (then probabilities), the running max and sum, the accumulator
-    // (the score tile's rows are `bcp` apart, a multiple of four: see `cols4`)
-    let bcp = bc.next_multiple_of(4);
-    let (mut s_t, mut acc) = (vec![0.0f32; br * bcp], vec![0.0f32; br * D]);
-    let (mut m, mut l, mut alpha) = (vec![0.0f32; br], vec![0.0f32; br], vec![0.0f32; br]);
-    // where each row's probabilities end (one past the last nonzero), and whether each key
-    // tile's values are all finite (only then is a zero probability's product ±0)
-    let (mut len, mut v_finite) = (vec![0usize; br], vec![false; T.div_ceil(bc)]);
+    // per head: the value tiles as panels (P·V), tile `j0` at `j0·D`; per query tile: qᵀ panels
+    let (mut vp, mut qt) = (vec![0.0f32; T * D], vec![0.0f32; br * D]);
+    // per tile pair: Sᵀ, then Pᵀ in its place, a key's row of queries `brp` apart (a multiple
+    // of four, so that `cols4` may read four queries from any group's first)
+    let brp = br.next_multiple_of(4);
+    let (mut st, mut acc) = (vec![0.0f32; bc * brp], vec![0.0f32; br * D]);
+    // per query: the running max and sum, the tile's new max, α and its sum of P
+    let (mut m, mut l, mut m_new) = (vec![0.0f32; br], vec![0.0f32; br], vec![0.0f32; br]);
+    let (mut alpha, mut rowsum) = (vec![0.0f32; br], vec![0.0f32; br]);
+    // whether each value tile is all finite (only then is a zero probability's product ±0)
+    let mut v_finite = vec![false; T.div_ceil(bc)];
     for bb in 0..B {
         for hh in 0..H {
             let key_row = |j: usize| &k[lay.k_base(bb, j, hh)..lay.k_base(bb, j, hh) + D];
@@ -283,65 +328,80 @@ fn forward_impl(
             let q_row = |i: usize| &q[lay.q_base(bb, i, hh)..lay.q_base(bb, i, hh) + D];
             for j0 in (0..T).step_by(bc) {
                 let w = (j0 + bc).min(T) - j0;
-                pack_panels_t_into(D, w, |jj| key_row(j0 + jj), &mut kt[j0 * D..]);
                 pack_panels_into(w, D, |jj| value_row(j0 + jj), &mut vp[j0 * D..]);
                 v_finite[j0 / bc] = all_finite(&vp[j0 * D..(j0 + w) * D]);
             }
             for i0 in (0..S).step_by(br) {
                 let rows = (i0 + br).min(S) - i0;
+                pack_panels_t_into(D, rows, |ii| q_row(i0 + ii), &mut qt);
                 m[..rows].fill(f32::NEG_INFINITY);
                 l[..rows].fill(0.0);
                 acc[..rows * D].fill(0.0);
+                // no tile added yet: acc is +0, whatever α
+                let mut fresh = true;
                 for j0 in (0..T).step_by(bc) {
                     let w = (j0 + bc).min(T) - j0;
                     // a tile the mask hides entirely adds nothing (causal: above the diagonal)
                     if mask.hides_tile(i0..i0 + rows, j0..j0 + w) {
                         continue;
                     }
-                    let (kt, vp) = (&kt[j0 * D..(j0 + w) * D], &vp[j0 * D..(j0 + w) * D]);
-                    score_tile(mask, (i0, rows), (j0, w), bcp, D, scale, q_row, kt, &mut s_t);
-                    // the online softmax of each row: P in place of S, α, the new maximum
-                    for ii in 0..rows {
-                        let s = &mut s_t[ii * bcp..ii * bcp + w];
-                        let m_new = m[ii].max(max(s));
-                        exp_shifted(s, m_new, hidden_from(mask, i0 + ii, j0, w));
-                        len[ii] = nonzero_len(s);
-                        alpha[ii] = exp(m[ii] - m_new);
-                        m[ii] = m_new;
-                    }
-                    // l = α·l + rowsum(P), four rows' sums side by side, each in the kernel's
-                    // order (and each ending at its group's last nonzero P: adding +0 changes
-                    // nothing)
-                    for first in (0..rows).step_by(4) {
-                        let last = (first + 3).min(rows - 1);
-                        let n = len[first..=last].iter().copied().fold(0, usize::max);
-                        let row = |r: usize| &s_t[(first + r).min(last) * bcp..(first + r).min(last) * bcp + n];
-                        let rowsum = row_sums4([row(0), row(1), row(2), row(3)], n);
-                        for ii in first..=last {
-                            l[ii] = alpha[ii] * l[ii] + rowsum[ii - first];
+                    let vp = &vp[j0 * D..(j0 + w) * D];
+                    score_tile_t(mask, (i0, rows), (j0, w), brp, D, scale, key_row, &qt, &mut st);
+                    // the online softmax, every query at once, down its column of keys in order:
+                    // m_new, then P in place of S with its sum, then α and l
+                    let (m, l, m_new, alpha, rowsum) = (
+                        &mut m[..rows],
+                        &mut l[..rows],
+                        &mut m_new[..rows],
+                        &mut alpha[..rows],
+                        &mut rowsum[..rows],
+                    );
+                    m_new.copy_from_slice(m);
+                    for jj in 0..w {
+                        for (mx, &s) in m_new.iter_mut().zip(&st[jj * brp..jj * brp + rows]) {
+                            *mx = mx.max(s);
                         }
                     }
-                    // acc = α·acc + P·V, each channel's sum over the tile's keys in order, up to
-                    // the group's last nonzero P when the values are finite
-                    let s_t = &s_t;
+                    rowsum.fill(0.0);
+                    for jj in 0..w {
+                        let col = &mut st[jj * brp..jj * brp + rows];
+                        for ((p, &mx), sum) in col.iter_mut().zip(&*m_new).zip(rowsum.iter_mut()) {
+                            *p = exp(*p - mx);
+                            *sum += *p;
+                        }
+                    }
+                    for ii in 0..rows {
+                        alpha[ii] = exp(m[ii] - m_new[ii]);
+                        l[ii] = alpha[ii] * l[ii] + rowsum[ii];
+                        m[ii] = m_new[ii];
+                    }
+                    // acc = α·acc + P·V, each channel's sum over the tile's keys in order. Under
+                    // a causal mask the keys after a group's last query have P = e^(−1e9 − m) =
+                    // 0 exactly (when −1e9 − m < −87); with finite values each adds ±0, which
+                    // leaves a sum that is not −0 as it was, so the sum stops before them (α > 0
+                    // keeps α·acc from being −0, and a fresh acc is +0)
+                    let (st, alpha, m) = (&st, &*alpha, &*m);
                     groups!(rows, r0, live, at, {
-                        let n = if v_finite[j0 / bc] {
-                            (0..4).map(|r| len[at(r)]).fold(0, usize::max)
+                        let skip = v_finite[j0 / bc]
+                            && mask.is_causal()
+                            && (0..live).all(|r| MASKED - m[r0 + r] < -87.0 && (fresh || alpha[r0 + r] > 0.0));
+                        let n = if skip {
+                            (i0 + r0 + live).saturating_sub(j0).min(w)
                         } else {
                             w
                         };
-                        let p_rows = [0, 1, 2, 3].map(|r| &s_t[at(r) * bcp..at(r) * bcp + n]);
                         col_blocks!(D, d0, W, {
                             let init: [[f32; W]; 4] = std::array::from_fn(|r| {
                                 let a = &acc[at(r) * D + d0..at(r) * D + d0 + W];
                                 std::array::from_fn(|x| alpha[at(r)] * a[x])
                             });
-                            let out = rows4::<W>(init, p_rows, &vp[d0 * w..(d0 + W) * w]);
+                            let out = cols4::<W>(init, &st[..n * brp], brp, r0, &vp[d0 * w..d0 * w + n * W]);
                             for (r, out) in out.iter().enumerate().take(live) {
                                 store(&mut acc, (r0 + r) * D + d0, out, 1.0);
                             }
                         });
                     });
+                    fresh = false;
                 }
                 // the output tile, written once: att = acc / l, lse = m + ln l
                 for ii in 0..rows {
