@@ -12,28 +12,8 @@ use attn_trace::tensor::Shape;
 use attn_trace::trace::Logger;
 use attn_trace::untraced::dispatch;
 use proptest::prelude::*;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
-struct In {
-    q: Vec<f32>,
-    k: Vec<f32>,
-    v: Vec<f32>,
-    d_att: Vec<f32>,
-}
-
-fn inputs(sh: Shape, seed: u64) -> In {
-    let Shape { b, s, t, c, .. } = sh;
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    // amplitude 3 makes some softmax rows peaked, others flat
-    let mut random = |n: usize, amp: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-amp..amp)).collect() };
-    In {
-        q: random(b * s * c, 3.0),
-        k: random(b * t * c, 3.0),
-        v: random(b * t * c, 1.0),
-        d_att: random(b * s * c, 1.0),
-    }
-}
+use crate::support::inputs::{Core, core, half_mask};
 
 /// What a flash forward and backward produce.
 struct Out {
@@ -62,7 +42,7 @@ impl Out {
 }
 
 /// The reference loops, traced, with their tile-local buffers.
-fn reference(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
+fn reference(sh: Shape, tiles: Tiles, mask: &Mask, x: &Core) -> Out {
     let tiles = tiles.fit(sh);
     let Tiles { br, bc } = tiles.sizes();
     let d = sh.d();
@@ -112,7 +92,7 @@ fn reference(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
 }
 
 /// Training's path: no tile-local buffers passed, nothing recorded.
-fn untraced(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
+fn untraced(sh: Shape, tiles: Tiles, mask: &Mask, x: &Core) -> Out {
     let tiles = tiles.fit(sh);
     let mut o = Out::nan(sh);
     let qkv = (&x.q[..], &x.k[..], &x.v[..]);
@@ -124,7 +104,7 @@ fn untraced(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) -> Out {
 }
 
 /// Untraced against the reference, every output bit for bit.
-fn check(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) {
+fn check(sh: Shape, tiles: Tiles, mask: &Mask, x: &Core) {
     let want = reference(sh, tiles, mask, x);
     let got = untraced(sh, tiles, mask, x);
     let pairs = [
@@ -150,18 +130,8 @@ fn check(sh: Shape, tiles: Tiles, mask: &Mask, x: &In) {
     }
 }
 
-/// An explicit mask of about half the pairs, its first row entirely hidden (a uniform softmax
-/// over −1e9).
-fn half_mask(s: usize, t: usize, seed: u64) -> Mask {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-    let rows: Vec<Vec<bool>> = (0..s)
-        .map(|i| (0..t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
-        .collect();
-    Mask::explicit(&rows)
-}
-
 fn check_all_masks(sh: Shape, tiles: Tiles, seed: u64) {
-    let x = inputs(sh, seed);
+    let x = core(sh, 3.0, seed);
     let windows = [(3, 0), (5, 2), (1, 1)].map(|(w, sinks)| Mask::Window { w, sinks });
     for mask in [Mask::Causal, Mask::None, half_mask(sh.s, sh.t, seed)]
         .into_iter()
@@ -179,7 +149,7 @@ fn trainings_tiles_on_trainings_shapes_give_the_references_bits() {
     };
     for (b, t, c, h) in [(2, 100, 128, 4), (1, 96, 64, 1), (1, 130, 256, 8)] {
         let sh = Shape::new(b, t, c, h);
-        check(sh, tiles, &Mask::Causal, &inputs(sh, t as u64));
+        check(sh, tiles, &Mask::Causal, &core(sh, 3.0, t as u64));
     }
 }
 
@@ -199,7 +169,7 @@ fn infinities_nan_and_overflowing_scores_give_the_references_bits() {
     let tiles = Tiles { br: 4, bc: 4 };
     let specials = [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e30, -1e30, 0.0, -0.0];
     for (n, &bad) in specials.iter().enumerate() {
-        let mut x = inputs(sh, 40 + n as u64);
+        let mut x = core(sh, 3.0, 40 + n as u64);
         // one query, one key, one value and one upstream gradient each get the value
         x.q[3] = bad;
         x.k[21] = bad;

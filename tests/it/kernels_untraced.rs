@@ -12,6 +12,8 @@ use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use crate::support::inputs::{Core, core, half_mask};
+
 /// Every buffer one forward and backward writes.
 #[derive(Debug)]
 struct Out {
@@ -25,31 +27,10 @@ struct Out {
     d_v: Vec<f32>,
 }
 
-struct In {
-    q: Vec<f32>,
-    k: Vec<f32>,
-    v: Vec<f32>,
-    d_att: Vec<f32>,
-}
-
-fn inputs(sh: Shape, seed: u64) -> In {
-    let Shape { b, s, t, c, .. } = sh;
-    let kv = sh.kv_c();
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    // amplitude 2 makes some softmax rows peaked, others flat
-    let mut random = |n: usize, amp: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-amp..amp)).collect() };
-    In {
-        q: random(b * s * c, 2.0),
-        k: random(b * t * kv, 2.0),
-        v: random(b * t * kv, 1.0),
-        d_att: random(b * s * c, 1.0),
-    }
-}
-
 /// Forward and backward with recorder `R` into buffers full of NaN, so an entry left unwritten
 /// shows (GQA's `d_k`, `d_v` hold NaN too: the kernel clears them before adding). `H` must be 1
 /// for the baseline, and `H_kv = H` unless `v` is GQA.
-fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &Core) -> Out {
     let Shape { b, s, t, c, h, .. } = sh;
     let nan = |n: usize| vec![f32::NAN; n];
     let (n_q, n_x, n_st) = (b * s * c, b * t * sh.kv_c(), b * h * s * t);
@@ -92,11 +73,11 @@ fn run<R: Recorder>(rec: &mut R, sh: Shape, mask: &Mask, v: Variant, x: &In) -> 
 
 /// Untraced against traced, every buffer bit for bit; returns the untraced buffers.
 fn check(sh: Shape, mask: &Mask, v: Variant, seed: u64) -> Out {
-    check_inputs(sh, mask, v, &inputs(sh, seed))
+    check_inputs(sh, mask, v, &core(sh, 2.0, seed))
 }
 
 /// [`check`] on given inputs.
-fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+fn check_inputs(sh: Shape, mask: &Mask, v: Variant, x: &Core) -> Out {
     let mut log = Logger::new();
     let traced = run(&mut log, sh, mask, v, x);
     assert!(!log.is_empty(), "the traced run recorded nothing");
@@ -141,7 +122,7 @@ fn same_bits(pairs: &[(&str, &Vec<f32>, &Vec<f32>)], sh: Shape, mask: &Mask, v: 
 /// Forward and backward as training runs them (`dispatch::forward_untraced`,
 /// `backward_untraced`: head by head, no scores, `dP` or `dS` kept), into buffers of NaN; the
 /// buffers it does not write stay NaN.
-fn run_fused(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
+fn run_fused(sh: Shape, mask: &Mask, v: Variant, x: &Core) -> Out {
     let Shape { b, s, t, c, h, .. } = sh;
     let nan = |n: usize| vec![f32::NAN; n];
     let (n_q, n_x, n_st) = (b * s * c, b * t * sh.kv_c(), b * h * s * t);
@@ -163,14 +144,9 @@ fn run_fused(sh: Shape, mask: &Mask, v: Variant, x: &In) -> Out {
 
 /// Both kernels (the baseline with one head) under every kind of mask.
 fn check_all_masks(sh: Shape, seed: u64) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-    // roughly half visible, and row 0 entirely hidden: a uniform softmax over −1e9
-    let rows: Vec<Vec<bool>> = (0..sh.s)
-        .map(|i| (0..sh.t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
-        .collect();
     // windows: narrow, with sinks, one key (itself) plus one sink
     let windows = [(3, 0), (5, 2), (1, 1)].map(|(w, sinks)| Mask::Window { w, sinks });
-    for mask in [Mask::Causal, Mask::None, Mask::explicit(&rows)]
+    for mask in [Mask::Causal, Mask::None, half_mask(sh.s, sh.t, seed)]
         .into_iter()
         .chain(windows)
     {
@@ -261,7 +237,7 @@ fn infinities_behind_zero_probabilities_give_nan_as_traced() {
         (Shape::new(1, 9, 8, 4).with_kv_heads(2), Variant::Gqa),
     ];
     for (sh, v) in shapes {
-        let (mut x, kv) = (inputs(sh, 11), sh.kv_c());
+        let (mut x, kv) = (core(sh, 2.0, 11), sh.kv_c());
         // the last key's value: query 0 sees it with probability 0, so att[0] = … + 0·∞ = NaN
         x.v[(sh.t - 1) * kv] = f32::INFINITY;
         // query 0's gradient: every later key's dV gets P[0, j]·dAtt[0] = 0·(−∞) = NaN
@@ -285,7 +261,7 @@ fn a_hidden_pair_whose_gradient_overflows_gives_nan_as_traced() {
         (Shape::new(1, 9, 8, 4).with_kv_heads(2), Variant::Gqa),
     ];
     for (sh, v) in shapes {
-        let (mut x, kv) = (inputs(sh, 12), sh.kv_c());
+        let (mut x, kv) = (core(sh, 2.0, 12), sh.kv_c());
         let d = sh.d();
         for c in 0..d {
             x.v[(sh.t - 1) * kv + c] = 3e38;

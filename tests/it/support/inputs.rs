@@ -63,3 +63,37 @@ pub fn explicit(s: usize, t: usize) -> Mask {
         .collect();
     Mask::explicit(&rows)
 }
+
+/// The attention core's inputs and upstream gradient, for the untraced-against-traced tests:
+/// `q, d_att [B,S,C]`, `k, v [B,T,H_kv·D]`.
+pub struct Core {
+    pub q: Vec<f32>,
+    pub k: Vec<f32>,
+    pub v: Vec<f32>,
+    pub d_att: Vec<f32>,
+}
+
+/// [`Core`] uniform from `seed`: `q` and `k` in `[-amp, amp)` (an amplitude of 2 or 3 makes
+/// some softmax rows peaked and others flat), `v` and `d_att` in `[-1, 1)`.
+pub fn core(sh: Shape, amp: f32, seed: u64) -> Core {
+    let Shape { b, s, t, c, .. } = sh;
+    let kv = sh.kv_c();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut random = |n: usize, amp: f32| -> Vec<f32> { (0..n).map(|_| rng.random_range(-amp..amp)).collect() };
+    Core {
+        q: random(b * s * c, amp),
+        k: random(b * t * kv, amp),
+        v: random(b * t * kv, 1.0),
+        d_att: random(b * s * c, 1.0),
+    }
+}
+
+/// An explicit `[S,T]` mask of about half the pairs from `seed`, its first row entirely hidden
+/// (a softmax over nothing but −1e9, which is uniform).
+pub fn half_mask(s: usize, t: usize, seed: u64) -> Mask {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let rows: Vec<Vec<bool>> = (0..s)
+        .map(|i| (0..t).map(|_| i > 0 && rng.random_bool(0.5)).collect())
+        .collect();
+    Mask::explicit(&rows)
+}
