@@ -4,14 +4,16 @@
 //! [`crate::untraced::fast`]: each product of two tiles is computed as a tile of outputs whose
 //! sums advance together term by term (`rows4`, `cols4`), so the CPU adds eight or
 //! sixteen of them per instruction while each still sees `0 + a₀b₀ + a₁b₁ + …` in the kernel's
-//! order. The online softmax's exponentials are taken a row at a time (one vector operation
-//! per eight), its maxima in any order (the maximum is the same whichever comparison comes
-//! first).
+//! order. Forward holds its score tile transposed (keys down, queries across), so that the
+//! online softmax of eight queries runs in one vector: each query's maximum, exponentials and
+//! sum down its column, over its keys in the kernel's order. Backward's exponentials are taken
+//! a row at a time (one vector operation per eight keys).
 //!
 //! The reference loads a key tile into `k_tile`, `v_tile` once per query tile; here each head's
-//! key tiles are packed once, in the orders the products read them (`kᵀ` and `v` for forward;
-//! `kᵀ`, `k` and `vᵀ` for backward), and each head's query tiles once (`q` and `dO` for
-//! backward's `dK` and `dV`). Every buffer is `O(T·D)`: nothing `T×T` exists, per head or
+//! value tiles are packed once for forward (`v`, read in place of `v_tile`; its keys are read
+//! where they lie) and each query tile as `qᵀ`; for backward each head's key tiles are packed
+//! once, in the orders the products read them (`kᵀ`, `k` and `vᵀ`), and each head's query tiles
+//! once (`q` and `dO` for `dK` and `dV`). Every buffer is `O(T·D)`: nothing `T×T` exists, per head or
 //! otherwise. `tests/it/flash_untraced.rs` holds both passes to the reference bit for bit.
 #![allow(non_snake_case)]
 
