@@ -1,11 +1,18 @@
 //! The hot loops (model ops, untraced attention passes, AdamW) are compiled once per instruction
 //! set and the widest the CPU has is picked at run time (`attn_trace::tensor::simd`). Every copy must
 //! give the same bits. This test runs itself again with `ATTN_TRACE_SIMD` capping the level and
-//! compares a fingerprint of a few training steps made at each level.
+//! compares a fingerprint of a few training steps made at each level, and of flash's untraced
+//! passes.
 
+use attn_trace::kernels::Mask;
+use attn_trace::model::gpt::Attention;
 use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace::tensor::Shape;
 use attn_trace::tensor::simd::{self, SimdLevel};
+use attn_trace::untraced::dispatch;
 use std::process::Command;
+
+use crate::support::inputs::core;
 
 const CHILD: &str = "ATTN_TRACE_SIMD_CHILD";
 
@@ -38,6 +45,31 @@ fn fingerprint() -> u64 {
             h = fnv([trainer.step().loss.to_bits()], h);
         }
         h = fnv(trainer.model.params.iter().map(|p| p.to_bits()), h);
+    }
+    flash(h)
+}
+
+/// Continues `h` with flash's untraced passes (training's tiles) under three masks, at a shape
+/// within one tile and one of several tiles with ragged last ones: every output.
+fn flash(mut h: u64) -> u64 {
+    let Attention::Flash(tiles) = Attention::FLASH else {
+        unreachable!("Attention::FLASH is flash")
+    };
+    for sh in [Shape::new(1, 37, 24, 3), Shape::new(2, 150, 64, 2)] {
+        let tiles = tiles.fit(sh);
+        let x = core(sh, 3.0, sh.t as u64);
+        let (n, rows) = (sh.b * sh.t * sh.c, sh.b * sh.h * sh.t);
+        for mask in [Mask::Causal, Mask::None, Mask::Window { w: 9, sinks: 2 }] {
+            let (mut att, mut lse, mut delta) = (vec![0.0f32; n], vec![0.0f32; rows], vec![0.0f32; rows]);
+            let (mut d_q, mut d_k, mut d_v) = (vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]);
+            let qkv = (&x.q[..], &x.k[..], &x.v[..]);
+            dispatch::flash_forward_untraced(sh, tiles, &mask, qkv, &mut att, &mut lse);
+            let grads = (&mut d_q[..], &mut d_k[..], &mut d_v[..]);
+            dispatch::flash_backward_untraced(sh, tiles, &mask, qkv, (&att, &lse), &x.d_att, &mut delta, grads);
+            for out in [&att, &lse, &delta, &d_q, &d_k, &d_v] {
+                h = fnv(out.iter().map(|v| v.to_bits()), h);
+            }
+        }
     }
     h
 }
