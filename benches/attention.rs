@@ -1,9 +1,10 @@
 //! The attention core as training runs it, untraced, forward and backward of one shard's
 //! batch: the naive kernel (`fast.rs`, `[B,H,T,T]` probabilities kept for backward) against
 //! flash (`untraced/flash.rs`, training's tiles), causal, at the shapes of the performance
-//! tables (`cargo bench --bench attention`). Measured in the benchmarking thread's CPU time,
-//! which other programs on a shared machine hardly move; one thread, as each of training's
-//! shards runs.
+//! tables (`cargo bench --bench attention`), and flash's forward alone (`bench/sdpa_core.py`
+//! times PyTorch's fused attention on the same shapes). Measured in the benchmarking thread's
+//! CPU time, which other programs on a shared machine hardly move; one thread, as each of
+//! training's shards runs.
 
 // a benchmark stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -78,6 +79,15 @@ fn bench<M: Measurement>(c: &mut Criterion<M>, name: &str) {
                     grads,
                 );
                 black_box(&d_q);
+            });
+        });
+        // the forward alone, so that the backward's share is the difference
+        group.bench_with_input(BenchmarkId::new("flash forward", label), &sh, |bench, &sh| {
+            let tiles = tiles.fit(sh);
+            let (mut att, mut lse) = (vec![0.0f32; n], vec![0.0f32; b * h * t]);
+            bench.iter(|| {
+                dispatch::flash_forward_untraced(sh, tiles, &Mask::Causal, (&q, &k, &v), &mut att, &mut lse);
+                black_box(&att);
             });
         });
     }
