@@ -83,6 +83,14 @@ impl Ctx<'_> {
         lines
     }
 
+    /// The score's write `w`, and the read of the factor `pick` takes from its first term (the
+    /// product's `a` is the q_lat row, its `b` key j's cache row): channel 0, the row's base.
+    fn score_first_read(&self, pick: fn(&(usize, usize)) -> usize, what: &str) -> Result<(usize, usize)> {
+        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
+        let read = self.products(w)?.first().map(pick).ok_or_else(|| missing(what))?;
+        Ok((w, read))
+    }
+
     /// Before the scores: the cache row `[c_kv | k_pe]` step `i` writes for its own token, the
     /// row of key `j` written `j` steps in, and where step `i` reads it.
     pub(super) fn latent_cache(&self) -> Result<Section> {
@@ -90,13 +98,8 @@ impl Ctx<'_> {
         let (i, j) = (self.at.i, self.at.j);
         let (R, DR) = (self.size("R")?, self.size("DR")?);
         let (H, D) = (self.ksh.h, self.ksh.d());
-        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         // key j's row as the dot product reads it: its first term reads column 0 of the row
-        let kv_read = self
-            .products(w)?
-            .first()
-            .map(|&(_, b)| b)
-            .ok_or_else(|| missing("the cached row read"))?;
+        let (w, kv_read) = self.score_first_read(|&(_, b)| b, "the cached row read")?;
         let kv_base = t.events[kv_read].offset as usize;
         // the last write of each cell of the row at `base` before event `before`: with rope,
         // a k_pe column's is the rotation's, which turned it after decode_latent wrote it
@@ -215,13 +218,8 @@ impl Ctx<'_> {
     pub(super) fn absorb(&self) -> Result<Section> {
         let t = self.trace;
         let R = self.size("R")?;
-        let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
         // the q_lat row the score reads: its first term's first factor is channel 0
-        let l_read = self
-            .products(w)?
-            .first()
-            .map(|&(a, _)| a)
-            .ok_or_else(|| missing("the q_lat read"))?;
+        let (_, l_read) = self.score_first_read(|&(a, _)| a, "the q_lat read")?;
         let l_base = t.events[l_read].offset as usize;
         let writes = self.row_writes(Buf::QLat, l_base, R, Phase::DecodeAbsorb)?;
         let mut lines = vec![
