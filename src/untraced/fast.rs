@@ -203,10 +203,10 @@ pub(super) fn pack_panels_t_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> 
     col_blocks!(m, c0, W, {
         // the block's W rows, each cut to n values once, then written a whole `[k][..W]` at a
         // time: W loads and one contiguous store per k, no index to check per value
-        let rows: [&[f32]; W] = std::array::from_fn(|l| &row(c0 + l)[..n]);
+        let rows: [&[f32]; W] = each(|l| &row(c0 + l)[..n]);
         let block = out[c0 * n..(c0 + W) * n].as_chunks_mut::<W>().0;
         for (k, dst) in block.iter_mut().enumerate() {
-            *dst = std::array::from_fn(|l| rows[l][k]);
+            *dst = each(|l| rows[l][k]);
         }
     });
 }
@@ -249,7 +249,10 @@ pub(super) fn all_finite(x: &[f32]) -> bool {
 fn tile_rows<const R: usize, const W: usize>(mut acc: [[f32; W]; R], rows: [&[f32]; R], b: &[f32]) -> [[f32; W]; R] {
     let b = b.as_chunks::<W>().0;
     let n = rows.iter().fold(b.len(), |n, row| n.min(row.len()));
-    let rows = rows.map(|row| &row[..n]);
+    let mut rows = rows;
+    for row in &mut rows {
+        *row = &row[..n];
+    }
     for (k, bk) in b[..n].iter().enumerate() {
         for (acc, row) in acc.iter_mut().zip(&rows) {
             let ark = row[k];
@@ -300,6 +303,18 @@ fn tile_at<'a, const W: usize>(
         }
     }
     acc
+}
+
+/// `[f(0), f(1), …, f(N − 1)]`, inlined where it is used. `std::array::from_fn` and
+/// `<[T; N]>::map` may be left out of line: a call per tile into a copy compiled without the
+/// caller's instruction set (1.5% of a long-context training step was spent there).
+#[inline(always)]
+pub(super) fn each<T: Copy + Default, const N: usize>(mut f: impl FnMut(usize) -> T) -> [T; N] {
+    let mut out = [T::default(); N];
+    for (i, x) in out.iter_mut().enumerate() {
+        *x = f(i);
+    }
+    out
 }
 
 /// `x[c0..c0 + W]` as an array, so the compiler sees its length.
@@ -438,7 +453,7 @@ fn scores_head(
     let kp = &pan.k_t;
     let q_row = hd.query_rows(q, bb, hh);
     row_tiles!(S, i0, R, {
-        let q_rows: [&[f32]; R] = std::array::from_fn(|r| q_row(i0 + r));
+        let q_rows: [&[f32]; R] = each(|r| q_row(i0 + r));
         // blocks of keys past the tile's last visible one are hidden from all its rows; a few
         // hidden pairs before that are summed too, and overwritten below as the kernel does
         let keys = (i0..i0 + R).map(|i| extent(mask, i, T)).fold(0, usize::max);
@@ -617,7 +632,7 @@ fn weighted_sum_head(hd: Heads, (bb, hh): (usize, usize), p: &[f32], v: &[f32], 
     }
     let vp = &pan.v;
     row_tiles!(S, i0, R, {
-        let p_rows: [&[f32]; R] = std::array::from_fn(|r| &p[(i0 + r) * T..(i0 + r + 1) * T]);
+        let p_rows: [&[f32]; R] = each(|r| &p[(i0 + r) * T..(i0 + r + 1) * T]);
         // the keys after the tile's last nonzero probability add ±0 (see nonzero_len)
         let keys = if pan.v_finite {
             p_rows.iter().map(|p| nonzero_len(p)).fold(0, usize::max)
@@ -678,7 +693,7 @@ fn d_probs_head(
         (D as f32) * a_max * pan.v_t_max < f32::MAX / 4.0
     };
     row_tiles!(S, i0, R, {
-        let d_att_rows: [&[f32]; R] = std::array::from_fn(|r| d_att_row(i0 + r));
+        let d_att_rows: [&[f32]; R] = each(|r| d_att_row(i0 + r));
         let keys = if skip { extent(&Mask::Causal, i0 + R - 1, T) } else { T };
         col_blocks!(T, j0, W, {
             let acc = if j0 < keys {
@@ -791,7 +806,7 @@ fn scores_back_head(
     let kp = &pan.k;
     row_tiles!(S, i0, R, {
         let shared = extent(mask, i0, T);
-        let ds_rows: [&[f32]; R] = std::array::from_fn(|r| &ds_row(i0 + r)[..shared]);
+        let ds_rows: [&[f32]; R] = each(|r| &ds_row(i0 + r)[..shared]);
         col_blocks!(D, d0, W, {
             let k_block = &kp[d0 * T..(d0 + W) * T];
             let acc = tile_rows::<R, W>([[0.0; W]; R], ds_rows, k_block);

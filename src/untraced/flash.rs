@@ -18,7 +18,7 @@
 #![allow(non_snake_case)]
 
 use super::fast::{
-    accumulate, all_finite, col_blocks, lanes, max_abs, nonzero_len, pack_panels_into, pack_panels_t_into, store,
+    accumulate, all_finite, col_blocks, each, lanes, max_abs, nonzero_len, pack_panels_into, pack_panels_t_into, store,
 };
 use crate::kernels::Mask;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
@@ -81,7 +81,8 @@ fn all_visible(mask: &Mask, rows: std::ops::Range<usize>, cols: std::ops::Range<
 fn rows4<const W: usize>(acc: [[f32; W]; 4], a: [&[f32]; 4], b: &[f32]) -> [[f32; W]; 4] {
     let b = b.as_chunks::<W>().0;
     let n = a.iter().fold(b.len(), |n, row| n.min(row.len()));
-    let [a0, a1, a2, a3] = a.map(|row| &row[..n]);
+    let [a0, a1, a2, a3] = a;
+    let (a0, a1, a2, a3) = (&a0[..n], &a1[..n], &a2[..n], &a3[..n]);
     let [mut c0, mut c1, mut c2, mut c3] = acc;
     for ((((bk, &x0), &x1), &x2), &x3) in b[..n].iter().zip(a0).zip(a1).zip(a2).zip(a3) {
         for l in 0..W {
@@ -198,7 +199,7 @@ fn score_tile<'a>(
 ) {
     let visible = all_visible(mask, i0..i0 + rows, j0..j0 + w);
     groups!(rows, r0, live, at, {
-        let q_rows = [0, 1, 2, 3].map(|r| q_row(i0 + at(r)));
+        let q_rows = each(|r| q_row(i0 + at(r)));
         // under a causal mask (or a window) the keys after the group's last query are hidden from
         // all its rows: their scores are −1e9 whatever the sum, so it is not taken
         let keys = if mask.is_causal() {
@@ -254,7 +255,7 @@ fn score_tile_t<'a>(
 ) {
     let visible = all_visible(mask, i0..i0 + rows, j0..j0 + w);
     groups!(w, r0, live, at, {
-        let k_rows = [0, 1, 2, 3].map(|r| k_row(j0 + at(r)));
+        let k_rows = each(|r| k_row(j0 + at(r)));
         // under a causal mask (or a window) the queries before the group's first key see none
         // of its keys: their scores are −1e9 whatever the sum, so it is not taken
         let seen_from = if mask.is_causal() {
@@ -393,10 +394,13 @@ fn forward_impl(
                             w
                         };
                         col_blocks!(D, d0, W, {
-                            let init: [[f32; W]; 4] = std::array::from_fn(|r| {
+                            let mut init = [[0.0f32; W]; 4];
+                            for (r, init) in init.iter_mut().enumerate() {
                                 let a = &acc[at(r) * D + d0..at(r) * D + d0 + W];
-                                std::array::from_fn(|x| alpha[at(r)] * a[x])
-                            });
+                                for (x, &a) in init.iter_mut().zip(a) {
+                                    *x = alpha[at(r)] * a;
+                                }
+                            }
                             let out = cols4::<W>(init, &st[..n * brp], brp, r0, &vp[d0 * w..d0 * w + n * W]);
                             for (r, out) in out.iter().enumerate().take(live) {
                                 store(&mut acc, (r0 + r) * D + d0, out, 1.0);
@@ -532,8 +536,10 @@ fn backward_impl(
                             0
                         };
                         col_blocks!(D, d0, W, {
-                            let init: [[f32; W]; 4] =
-                                std::array::from_fn(|r| std::array::from_fn(|x| dv_t[at(r) * D + d0 + x]));
+                            let mut init = [[0.0f32; W]; 4];
+                            for (r, init) in init.iter_mut().enumerate() {
+                                init.copy_from_slice(&dv_t[at(r) * D + d0..at(r) * D + d0 + W]);
+                            }
                             let dop = &dop[d0 * rows + first * W..(d0 + W) * rows];
                             let out = cols4::<W>(init, &p_t[first * bcp..], bcp, r0, dop);
                             for (r, out) in out.iter().enumerate().take(live) {
@@ -549,7 +555,10 @@ fn backward_impl(
                     // value that is not −0)
                     let bounded = (D as f32) * do_max[i0 / br] * v_max[j0 / bc] + delta_max[i0 / br] < f32::MAX / 4.0;
                     groups!(rows, r0, live, at, {
-                        let do_rows = [0, 1, 2, 3].map(|r| do_row(i0 + at(r)));
+                        let mut do_rows = [&d_att[..0]; 4];
+                        for (r, row) in do_rows.iter_mut().enumerate() {
+                            *row = do_row(i0 + at(r));
+                        }
                         let zero_from = if bounded && (0..4).all(|r| MASKED - lse[lay.off(bb, hh, i0 + at(r))] < -87.0)
                         {
                             hidden_from(mask, i0 + at(3), j0, w)
@@ -588,7 +597,10 @@ fn backward_impl(
                         } else {
                             w
                         };
-                        let ds_rows = [0, 1, 2, 3].map(|r| &ds_t[at(r) * bcp..at(r) * bcp + n]);
+                        let mut ds_rows = [&ds_t[..0]; 4];
+                        for (r, row) in ds_rows.iter_mut().enumerate() {
+                            *row = &ds_t[at(r) * bcp..at(r) * bcp + n];
+                        }
                         col_blocks!(D, d0, W, {
                             let s = rows4::<W>([[0.0; W]; 4], ds_rows, &kp[d0 * w..(d0 + W) * w]);
                             for (r, s) in s.iter().enumerate().take(live) {
