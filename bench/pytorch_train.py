@@ -23,6 +23,9 @@ Run from the repository root:
 It prints one JSON line like the last line of `attn-trace train --json`:
   {"done": true, "steps": ..., "loss": ..., "tokens_per_s": ..., "seconds": ..., "cpu_seconds": ...}
 (cpu_seconds: CPU time of all its threads over the timed steps).
+With `--profile` the timed steps run under torch.profiler and the line adds "shares": each part of
+the step's share of the operators' own CPU time (attention, linear layers, GELU, the rest), the
+groups bench/breakdown.py sets beside attn-trace's.
 Instruction sets: ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2
 cap PyTorch's own kernels, MKL's and oneDNN's at AVX2.
 """
@@ -48,6 +51,22 @@ CORPUS = [
     "src/engine/mod.rs",
 ]
 VOCAB = 256
+
+# --profile: which part of the step each operator is (by its own time, children excluded); an
+# operator named in none of these is "other"
+PARTS = {
+    "attention": (
+        "aten::_scaled_dot_product_flash_attention_for_cpu",
+        "aten::_scaled_dot_product_flash_attention_for_cpu_backward",
+        "aten::bmm",
+        "aten::_softmax",
+        "aten::_softmax_backward_data",
+        "aten::masked_fill",
+        "aten::masked_fill_",
+    ),
+    "linear": ("aten::mm", "aten::addmm"),
+    "gelu": ("aten::gelu", "aten::gelu_backward"),
+}
 
 
 def layernorm(x):  # no learnable scale or shift, eps as in src/model/ops.rs
@@ -117,6 +136,7 @@ def main():
         help="explicit: softmax(QK^T/sqrt(D) + mask)·V as written; sdpa: F.scaled_dot_product_attention(is_causal=True)",
     )
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--profile", action="store_true", help="add each part's share of the step (torch.profiler)")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     a = ap.parse_args()
 
@@ -145,13 +165,29 @@ def main():
     started, cpu0 = time.perf_counter(), time.process_time()
     secs = 0.0
     loss = float("nan")
+    prof = None
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CPU])
+        prof.__enter__()
     for _ in range(a.steps):
         t0 = time.perf_counter()
         loss = step()
         secs += time.perf_counter() - t0
+    extra = {}
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        own = {}
+        for ev in prof.key_averages():
+            part = next((p for p, names in PARTS.items() if ev.key in names), "other")
+            own[part] = own.get(part, 0.0) + ev.self_cpu_time_total
+        total = sum(own.values()) or 1.0
+        extra["shares"] = {p: own.get(p, 0.0) / total for p in (*PARTS, "other")}
     print(
         json.dumps(
             {
+                **extra,
                 "done": True,
                 "steps": a.steps,
                 "loss": loss,
