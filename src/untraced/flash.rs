@@ -557,7 +557,9 @@ fn backward_impl(
                     groups!(rows, r0, live, at, {
                         let mut do_rows = [&d_att[..0]; 4];
                         for (r, row) in do_rows.iter_mut().enumerate() {
-                            *row = do_row(i0 + at(r));
+                            // (in place of do_row, which the compiler left out of line here)
+                            let q_base = lay.q_base(bb, i0 + at(r), hh);
+                            *row = &d_att[q_base..q_base + D];
                         }
                         let zero_from = if bounded && (0..4).all(|r| MASKED - lse[lay.off(bb, hh, i0 + at(r))] < -87.0)
                         {
