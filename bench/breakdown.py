@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from compare import CONFIGS
+from compare import CONFIGS, environments
 
 PARTS = ("attention", "linear", "gelu", "other")
 
@@ -96,11 +96,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     a = ap.parse_args()
 
-    ours_env, torch_env = dict(os.environ), dict(os.environ)
-    ours_env["RAYON_NUM_THREADS"] = str(a.threads)
-    if a.avx2:
-        ours_env["ATTN_TRACE_SIMD"] = "avx2"
-        torch_env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
+    ours_env, torch_env = environments(a.threads, a.avx2)
     here = os.path.dirname(os.path.abspath(__file__))
     B, T, C, L, H, ours_steps, torch_steps, attention = CONFIGS[a.config]
     size = ["--batch", str(B), "--seq", str(T), "--dmodel", str(C), "--layers", str(L), "--heads", str(H)]

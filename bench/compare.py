@@ -74,6 +74,17 @@ def wait_quiet(limit, cores):
     return load
 
 
+def environments(threads, avx2):
+    """The environments of attn-trace and of PyTorch: `threads` threads for attn-trace (PyTorch's
+    scripts take --threads), and with `avx2` both capped at AVX2."""
+    ours_env, torch_env = dict(os.environ), dict(os.environ)
+    ours_env["RAYON_NUM_THREADS"] = str(threads)
+    if avx2:
+        ours_env["ATTN_TRACE_SIMD"] = "avx2"
+        torch_env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
+    return ours_env, torch_env
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -99,11 +110,7 @@ def main():
     ap.add_argument("--seqs", default=",".join(map(str, LONG_T)), help="--long: the sequence lengths to run")
     a = ap.parse_args()
 
-    ours_env, torch_env = dict(os.environ), dict(os.environ)
-    ours_env["RAYON_NUM_THREADS"] = str(a.threads)
-    if a.avx2:
-        ours_env["ATTN_TRACE_SIMD"] = "avx2"
-        torch_env.update(ATEN_CPU_CAPABILITY="avx2", MKL_ENABLE_INSTRUCTIONS="AVX2", ONEDNN_MAX_CPU_ISA="AVX2")
+    ours_env, torch_env = environments(a.threads, a.avx2)
     here = os.path.dirname(os.path.abspath(__file__))
     if a.long:
         long_table(a, ours_env, torch_env, here)
