@@ -24,8 +24,8 @@ pub struct Logger {
     open: Vec<u32>,
     kinds: Vec<Kind>,
     /// Per nesting depth, the kind entered there last: loops re-enter the same kind
-    /// over and over, so this turns interning into one pointer comparison.
-    kind_cache: Vec<(*const &'static str, *const u8, u16)>,
+    /// over and over, so this turns interning into two pointer and one line comparison.
+    kind_cache: Vec<(*const &'static str, *const u8, u32, u16)>,
     phases: Vec<(u32, Phase)>,
     /// Where a watcher (the TUI's "tracing…" screen) reads how far the recording is.
     progress: Option<Progress>,
@@ -87,9 +87,11 @@ impl Logger {
 
     fn intern_kind(&mut self, names: &'static [&'static str], loc: &'static Location<'static>) -> u16 {
         let depth = self.open.len();
-        let key = (names.as_ptr(), loc.file().as_ptr());
-        if let Some(&(n, f, id)) = self.kind_cache.get(depth)
-            && (n, f) == key
+        // A loop site is its names, file and line: every pass opens its own `bb` and `hh` loops,
+        // with the same names in the same file, and each must report its own line.
+        let key = (names.as_ptr(), loc.file().as_ptr(), loc.line());
+        if let Some(&(n, f, l, id)) = self.kind_cache.get(depth)
+            && (n, f, l) == key
         {
             return id;
         }
@@ -101,7 +103,7 @@ impl Logger {
         let id = match self
             .kinds
             .iter()
-            .position(|k| k.names == kind.names && k.file == kind.file)
+            .position(|k| k.names == kind.names && k.file == kind.file && k.line == kind.line)
         {
             Some(i) => i,
             None => {
@@ -113,9 +115,9 @@ impl Logger {
         let id = u16::try_from(id).expect("fewer than 65536 loop kinds");
         if self.kind_cache.len() <= depth {
             self.kind_cache
-                .resize(depth + 1, (std::ptr::null(), std::ptr::null(), 0));
+                .resize(depth + 1, (std::ptr::null(), std::ptr::null(), 0, 0));
         }
-        self.kind_cache[depth] = (key.0, key.1, id);
+        self.kind_cache[depth] = (key.0, key.1, key.2, id);
         id
     }
 

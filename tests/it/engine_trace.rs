@@ -8,6 +8,7 @@ use attn_trace::engine::{Passes, Run, kernel_shape, run};
 use attn_trace::kernels::{Mask, Variant};
 use attn_trace::tensor::Shape;
 use attn_trace::trace::{Buf, Phase};
+use std::collections::HashMap;
 
 fn traced(sh: Shape, mask: Mask, variant: Variant) -> Run {
     run(&from_x(sh, mask, 5), variant, Passes::BOTH, true)
@@ -191,4 +192,95 @@ fn every_loop_name_a_kernel_records_is_declared_once() {
         );
     }
     assert!(seen.len() >= 30, "the scan found the kernels' loops: {seen:?}");
+}
+
+/// Every loop site a kernel records (`rec.enter(&["j", …], …)`) reports the line of its own
+/// `enter` call, so the code panel and the mistakes view draw the loop that really encloses an
+/// access: two loops with the same names in one file (the `bb`/`hh` loops of every pass) are
+/// two sites, each with its line. Checked for every loop of every shipped scenario's runs, the
+/// gallery's mistaken runs included, against the kernel file's text.
+#[test]
+fn every_loop_reports_the_line_of_its_own_enter_call() {
+    use attn_trace::scenario::Scenario;
+    let root = crate::support::root();
+    let mut files: Vec<_> = ["scenarios", "scenarios/mistakes"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut sites = std::collections::BTreeSet::new();
+    let mut texts = HashMap::new();
+    for path in &files {
+        let s = Scenario::load(path).unwrap();
+        let mut runs = Vec::new();
+        for &v in &s.variants {
+            runs.push(run(&s.inputs(), v, s.passes, true));
+            if let Some(wrong) = s.mistaken_inputs() {
+                runs.push(run(&wrong, v, s.passes, true));
+            }
+        }
+        for r in &runs {
+            let t = r.trace.as_ref().unwrap();
+            for kind in &t.kinds {
+                sites.insert((kind.file, kind.line, kind.names[0]));
+            }
+            // a loop's line is its own `enter` call: no other `enter` of the same loop variable
+            // lies between it and what the loop directly holds (the softmax pass's `bb` loop,
+            // reported at the scores pass's `bb` line, has the softmax's own `bb` call between)
+            let mut held: Vec<(u32, u32)> = t.events.iter().map(|e| (e.frame, u32::from(e.line))).collect();
+            held.extend(t.frames.iter().map(|f| (f.parent, t.kinds[f.kind as usize].line)));
+            for (id, line) in held {
+                let Some(f) = t.frames.get(id as usize) else { continue };
+                let kind = &t.kinds[f.kind as usize];
+                assert!(
+                    !enter_between(&mut texts, kind.file, kind.names[0], kind.line, line),
+                    "{}: line {line} is inside the `{}` loop reported at line {}, but another `{}` loop opens between",
+                    kind.file,
+                    kind.names[0],
+                    kind.line,
+                    kind.names[0]
+                );
+            }
+        }
+    }
+    let mut checked = 0;
+    for (file, line, var) in sites {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        // the call may be split over a few lines by rustfmt: read from its line on
+        let from = lines[line as usize - 1..].iter().take(4).copied().collect::<String>();
+        let call: String = from.chars().filter(|c| !c.is_whitespace()).collect();
+        // `enter(&["j", …], [j, …])`, or names passed in a variable: `enter(names, [j, …])`
+        let at = call.find("enter(").map(|k| &call[k..]);
+        let named = at.is_some_and(|c| c.starts_with(&format!("enter(&[\"{var}\"")));
+        // names held in a variable (softmax's row, rope's pairs): only the nesting check above
+        let valued = at.is_some_and(|c| !c.starts_with("enter(&["));
+        assert!(
+            named || valued,
+            "{file}:{line} is reported as the `{var}` loop, but reads: {}",
+            lines[line as usize - 1].trim()
+        );
+        checked += 1;
+    }
+    // the kernels have far more loop sites than distinct loop names
+    assert!(checked > 150, "only {checked} loop sites seen");
+}
+
+/// Another `enter(&["var", …` call of `file` lies strictly between lines `outer` and `inner`.
+fn enter_between(
+    texts: &mut HashMap<&'static str, String>,
+    file: &'static str,
+    var: &str,
+    outer: u32,
+    inner: u32,
+) -> bool {
+    let root = crate::support::root();
+    let text = texts
+        .entry(file)
+        .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap());
+    let call = format!("enter(&[\"{var}\"");
+    let (from, to) = (outer as usize, (inner as usize).saturating_sub(1));
+    from < to && text.lines().take(to).skip(from).any(|l| l.contains(&call))
 }
