@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TinyGPT in eager PyTorch, for comparing training speed with `attn-trace train --json`.
 
-The same model as src/model/gpt.rs (docs/tinygpt.md): byte tokens, learned token and position
+The same model as crates/model/src/gpt.rs (docs/tinygpt.md): byte tokens, learned token and position
 embeddings, L pre-LN blocks (LayerNorm without scale or shift, fused q|k|v projection, causal
 softmax attention over H heads with scores scaled by 1/sqrt(D) and hidden pairs set to -1e9,
 output projection, residual; LayerNorm, C -> 4C, GELU (tanh), 4C -> C, residual), a final
@@ -40,15 +40,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# src/model/data.rs, KERNELS_CORPUS
+# crates/model/src/data.rs, KERNELS_CORPUS
 CORPUS = [
-    "src/kernels/mod.rs",
-    "src/kernels/attention_1h.rs",
-    "src/kernels/attention_mha.rs",
-    "src/kernels/softmax.rs",
-    "src/kernels/linear.rs",
-    "src/kernels/split.rs",
-    "src/engine/mod.rs",
+    "crates/core/src/kernels/mod.rs",
+    "crates/core/src/kernels/attention_1h.rs",
+    "crates/core/src/kernels/attention_mha.rs",
+    "crates/core/src/kernels/softmax.rs",
+    "crates/core/src/kernels/linear.rs",
+    "crates/core/src/kernels/split.rs",
+    "crates/core/src/engine/mod.rs",
 ]
 VOCAB = 256
 
@@ -69,7 +69,7 @@ PARTS = {
 }
 
 
-def layernorm(x):  # no learnable scale or shift, eps as in src/model/ops.rs
+def layernorm(x):  # no learnable scale or shift, eps as in crates/model/src/ops.rs
     return F.layer_norm(x, x.shape[-1:], eps=1e-5)
 
 

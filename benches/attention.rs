@@ -13,10 +13,10 @@
 #[path = "common/cpu.rs"]
 mod cpu;
 
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::model::gpt::Attention;
-use attn_trace::tensor::Shape;
-use attn_trace::untraced::dispatch;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::untraced::dispatch;
+use attn_trace_model::gpt::Attention;
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -7,16 +7,16 @@
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::analysis::export::{self, Filter, Format};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
+use attn_trace_analysis::export::{self, Filter, Format};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::path::Path;
 
 fn bench(c: &mut Criterion) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/export.toml");
     let scenario = Scenario::load(&path).unwrap();
-    let run = attn_trace::engine::run_unindexed(&scenario.inputs(), Variant::Mha, scenario.passes);
+    let run = attn_trace_core::engine::run_unindexed(&scenario.inputs(), Variant::Mha, scenario.passes);
     let trace = run.trace.as_ref().unwrap();
     let mut g = c.benchmark_group("export");
     g.sample_size(10);

@@ -11,12 +11,12 @@
 // a benchmark stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::engine::{self, Passes, Registry, Tensors};
-use attn_trace::kernels::Variant;
-use attn_trace::learner::inputs::InputsFile;
-use attn_trace::learner::jsonl::JsonlRecorder;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::learner::inputs::InputsFile;
+use attn_trace_analysis::learner::jsonl::JsonlRecorder;
+use attn_trace_core::engine::{self, Passes, Registry, Tensors};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;

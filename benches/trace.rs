@@ -17,13 +17,13 @@
 #[path = "common/cpu.rs"]
 mod cpu;
 
-use attn_trace::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
-use attn_trace::kernels::attention_mla::Latent;
-use attn_trace::kernels::decode::{CacheSpec, Paged};
-use attn_trace::kernels::rope::{Pairs, Rope};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Logger, NoRecord, Trace};
+use attn_trace_core::engine::{self, Inputs, Passes, Registry, Start, Tensors, estimate_events};
+use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::decode::{CacheSpec, Paged};
+use attn_trace_core::kernels::rope::{Pairs, Rope};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Logger, NoRecord, Trace};
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

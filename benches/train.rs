@@ -4,13 +4,13 @@
 //! L=4, H=8, on the `kernels` corpus. `cargo run --release --example speed` prints the same
 //! steps' GFLOP/s next to the machine's sgemm ceiling.
 //! Criterion's `thrpt` line is tokens/s. Attention runs the tracer's kernels untraced (their
-//! vectorised loop order, `src/untraced/fast.rs`), the linear layers sgemm (`model::ops`); the two
+//! vectorised loop order, `crates/core/src/untraced/fast.rs`), the linear layers sgemm (`model::ops`); the two
 //! threads each take half the batch.
 
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace_model::{Config, Dataset, TinyGpt, Trainer};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;

@@ -14,9 +14,9 @@
 #[path = "common/cpu.rs"]
 mod cpu;
 
-use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::scenario::Scenario;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, criterion_group, criterion_main};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -72,8 +72,8 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let start = Instant::now();
     let walk = Arc::new(Walk::from_scenario(&scenario));
     let events = walk
-        .trace(attn_trace::kernels::Variant::Mha)
-        .map_or(0, attn_trace::trace::Trace::len);
+        .trace(attn_trace_core::kernels::Variant::Mha)
+        .map_or(0, attn_trace_core::trace::Trace::len);
     eprintln!("traced {events} events in {:.2?}", start.elapsed());
     assert!(events > 10_000_000, "the bench needs a ten-million-event trace");
 

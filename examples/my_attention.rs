@@ -9,7 +9,7 @@
 //! ```
 //!
 //! The kernel is written against the crate's [`Recorder`] trait, as every kernel of
-//! `src/kernels/` is: `rec.read(buf, data, off)` returns `data[off]` and records the access
+//! `crates/core/src/kernels/` is: `rec.read(buf, data, off)` returns `data[off]` and records the access
 //! with this file's line, `rec.write` and `rec.add` likewise. [`JsonlRecorder`] writes what it
 //! records in the trace format `grade` reads. Which scenario, variant and pass the trace is
 //! for comes from the inputs file's header.
@@ -19,10 +19,10 @@
 //! The grade only asks for the same final values and no access errors.
 #![allow(non_snake_case)]
 
-use attn_trace::learner::inputs::InputsFile;
-use attn_trace::learner::jsonl::JsonlRecorder;
-use attn_trace::learner::{ENV_INPUTS, ENV_OUT};
-use attn_trace::trace::{Buf, MASKED, Phase, Recorder};
+use attn_trace_analysis::learner::inputs::InputsFile;
+use attn_trace_analysis::learner::jsonl::JsonlRecorder;
+use attn_trace_analysis::learner::{ENV_INPUTS, ENV_OUT};
+use attn_trace_core::trace::{Buf, MASKED, Phase, Recorder};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

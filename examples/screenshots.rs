@@ -18,13 +18,13 @@
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::analysis::cache;
-use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
 use attn_trace::tui::screens::traffic::Traffic;
 use attn_trace::tui::screens::train::{Field, Progress};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::cache;
+use attn_trace_core::scenario::Scenario;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -60,7 +60,7 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     let tracer = App::new(walk(), Theme::COLOR, W, H);
     shots.push(("tracer.svg", svg(&tracer, W, H)?));
     // the same screen in 简体中文 (`--lang zh-CN`)
-    let zh = attn_trace::i18n::with_lang(attn_trace::i18n::Lang::ZhCn, || svg(&tracer, W, H))?;
+    let zh = attn_trace_i18n::with_lang(attn_trace_i18n::Lang::ZhCn, || svg(&tracer, W, H))?;
     shots.push(("tracer.zh-CN.svg", zh));
 
     let mut compare = App::with_menu(walk(), Theme::COLOR, W, 24);
@@ -139,7 +139,7 @@ fn mine_shot() -> Result<String, String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/mistakes/mask_by_multiply.toml");
     let scenario = Scenario::load(&path).map_err(|e| e.to_string())?;
     let inputs = scenario.mistaken_inputs().ok_or("a scenario with mistakes")?;
-    let run = attn_trace::engine::run(&inputs, attn_trace::kernels::Variant::Mha, scenario.passes, true);
+    let run = attn_trace_core::engine::run(&inputs, attn_trace_core::kernels::Variant::Mha, scenario.passes, true);
     let trace = run.trace.as_ref().ok_or("a traced run")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = dir.path().join("trace.jsonl");
@@ -226,7 +226,7 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
 /// picture gets ordinary permissions (0666 less the umask), not the temporary file's private ones.
 /// An interrupted run never leaves half a picture.
 fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    attn_trace::files::atomic::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    attn_trace_core::files::atomic::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn run(check: bool) -> Result<bool, String> {

@@ -39,7 +39,7 @@
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer, ops};
+use attn_trace_model::{Config, Dataset, TinyGpt, Trainer, ops};
 use std::time::{Duration, Instant};
 
 /// `c = a·b`, all `n × n` row-major, through matrixmultiply's sgemm on the calling thread (the
@@ -233,7 +233,7 @@ fn main() {
         "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
         cpu_name(),
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
-        attn_trace::tensor::simd::level(),
+        attn_trace_core::tensor::simd::level(),
         if avx512_sgemm { "AVX-512" } else { "AVX2 (FMA)" }
     );
     ceiling(n.min(512), 1, 2); // warm-up

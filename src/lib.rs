@@ -1,56 +1,5 @@
-//! attn-trace: step through transformer attention one memory access at a time.
-//!
-//! The same attention loops either run untraced or record every read and write of their flat
-//! row-major buffers into an event log, which the TUI and the command line (`src/cli/`, in the
-//! binary) step through. The modules, from the bottom up:
-//!
-//! **Buffers and the log**
-//! - [`tensor`]: shapes, layouts (`off(b,h,i,j) = ((b*H + h)*T + i)*T + j`), roles and levels;
-//!   the SIMD primitives of the fast paths.
-//! - [`trace`]: the [`trace::Recorder`] the kernels call, the event log [`trace::Trace`], the
-//!   buffer table ([`trace::Buf`], every buffer declared in one line) and the phase registry
-//!   ([`trace::Phase`]).
-//!
-//! **The kernels**
-//! - [`kernels`]: the reference loops the tracer shows, forward and backward, one file per
-//!   lesson. The attention variants ([`kernels::Variant`]): the single-head **baseline**
-//!   (`attention_1h.rs`), **multi-head** attention (`attention_mha.rs`), **grouped-query**
-//!   attention with `H_kv` shared key/value heads, multi-query at `H_kv = 1`
-//!   (`attention_gqa.rs`), and **FlashAttention**'s tiled loop with the online softmax
-//!   (`attention_flash.rs`); around them rotary positions (`rope.rs`), **decoding** token by
-//!   token from a key/value cache (`decode.rs`), dropout, the projections, and the gallery of
-//!   seven mistaken kernels (`attention_mistakes.rs`).
-//! - [`untraced`]: the vectorised paths an untraced run takes instead, held to the reference
-//!   loops by tests, and the one dispatcher that chooses.
-//!
-//! **Running them**
-//! - [`engine`]: a run's plan, the buffer registry that evaluates the buffer table for it, the
-//!   tensors, and the passes in order.
-//! - [`scenario`]: TOML scenarios (shapes, values, mask, variants), checked line by line.
-//! - [`model`]: TinyGPT, its training, checkpoints and sampling.
-//! - [`files`]: writes that are atomic and reads that are bounded; [`limits`]: what memory this
-//!   process may use.
-//!
-//! **Explaining them**
-//! - [`analysis`]: every question asked of the log, answered once below the UI: the sum an
-//!   event accumulates, flash's online softmax, the gradient check, traffic, the quiz, the
-//!   mistakes' first divergence, `explain`'s walkthrough.
-//! - [`learner`]: the learner's own kernel beside ours: the inputs file, the trace format the
-//!   recorders write and `grade` imports, the reference pass it is graded against
-//!   ([`analysis::grade`] grades it).
-//! - [`tui`]: the ratatui screens and widgets, which only lay out and draw; [`i18n`]: English
-//!   and Simplified Chinese.
+//! attn-trace's terminal UI: the ratatui screens and widgets, which lay out and draw what the
+//! analysis layer (`attn-trace-analysis`) finds in the log of a run of the core
+//! (`attn-trace-core`); the command line (`src/cli/`) is in the binary.
 
-pub mod analysis;
-pub mod engine;
-pub mod files;
-pub mod i18n;
-pub mod kernels;
-pub mod learner;
-pub mod limits;
-pub mod model;
-pub mod scenario;
-pub mod tensor;
-pub mod trace;
 pub mod tui;
-pub mod untraced;

@@ -36,7 +36,7 @@ pub struct Cli {
     /// The language of what the TUI draws and the commands print: en or zh-CN (简体中文).
     /// Default: the locale (LC_ALL, LC_MESSAGES, LANG), else English.
     #[arg(long, global = true, value_name = "LANG", value_parser = cli::parse_lang)]
-    lang: Option<attn_trace::i18n::Lang>,
+    lang: Option<attn_trace_i18n::Lang>,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -88,7 +88,7 @@ fn main() -> ExitCode {
     let plain = std::env::args_os().any(|a| a == "--no-color") || cli::no_color_env();
     cli::set_color(!plain);
     // The language too, so that errors about the other arguments are in it.
-    attn_trace::i18n::set(cli::lang_from_args(std::env::args_os()));
+    attn_trace_i18n::set(cli::lang_from_args(std::env::args_os()));
     let mut command = Cli::command();
     if plain {
         command = command.color(ColorChoice::Never);

@@ -4,12 +4,12 @@
 //! MHA kernel against flash as T and the tile size grow.
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::cache::{self, CacheSweep, Counts, LevelSpec, PassCache, SWEEP_LENGTHS, SWEEP_TILES, Tiles};
-use attn_trace::analysis::format::thousands;
-use attn_trace::kernels::Mask;
-use attn_trace::scenario::Scenario;
-use attn_trace::tr;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::cache::{self, CacheSweep, Counts, LevelSpec, PassCache, SWEEP_LENGTHS, SWEEP_TILES, Tiles};
+use attn_trace_analysis::format::thousands;
+use attn_trace_core::kernels::Mask;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;

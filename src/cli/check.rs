@@ -1,8 +1,8 @@
 //! `attn-trace check SCENARIO...`: validates scenario files without running them.
 
 use super::{CliError, Style, error_line, escape_controls, paint};
-use attn_trace::scenario::Scenario;
-use attn_trace::tr;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_i18n::tr;
 use std::io::Write;
 use std::path::PathBuf;
 

@@ -1,8 +1,8 @@
 //! `attn-trace eval`: a checkpoint's mean next-byte loss over a file's non-overlapping windows.
 
 use super::{CliError, quiet_pipe, whole};
-use attn_trace::model::eval_loss;
-use attn_trace::tr;
+use attn_trace_i18n::tr;
+use attn_trace_model::eval_loss;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let seq = model.config.seq_len;
     let (what, bytes) = match &args.data {
         Some(path) => {
-            let bytes = attn_trace::model::data::read_file(path).map_err(|e| CliError::Input(format!("--data {e}")))?;
+            let bytes = attn_trace_model::data::read_file(path).map_err(|e| CliError::Input(format!("--data {e}")))?;
             (path.display().to_string(), bytes)
         }
         None => {

@@ -2,13 +2,13 @@
 //! of one attention score, with every number taken from the trace.
 
 use super::{CliError, Style, escape_controls, paint, pass_arg, quiet_pipe, variant_arg};
-use attn_trace::analysis::Element;
-use attn_trace::analysis::explain::{explain, gradient_check};
-use attn_trace::analysis::mistakes;
-use attn_trace::engine;
-use attn_trace::kernels::Variant;
-use attn_trace::tr;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::Element;
+use attn_trace_analysis::explain::{explain, gradient_check};
+use attn_trace_analysis::mistakes;
+use attn_trace_core::engine;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use std::io::Write;
 use std::path::PathBuf;
 

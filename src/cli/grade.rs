@@ -2,15 +2,15 @@
 //! a learner's own kernel graded access by access against the reference pass.
 
 use super::{CliError, pass_arg, variant_arg};
-use attn_trace::analysis::format::thousands;
-use attn_trace::analysis::grade::{self, ATOL, Divergence, Finding, Grade, Kind, RTOL, Touch};
-use attn_trace::kernels::Variant;
-use attn_trace::learner::import::{ImportError, Reader};
-use attn_trace::learner::reference::Reference;
-use attn_trace::learner::{ENV_INPUTS, ENV_OUT, inputs};
-use attn_trace::scenario::Scenario;
-use attn_trace::tr;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::format::thousands;
+use attn_trace_analysis::grade::{self, ATOL, Divergence, Finding, Grade, Kind, RTOL, Touch};
+use attn_trace_analysis::learner::import::{ImportError, Reader};
+use attn_trace_analysis::learner::reference::Reference;
+use attn_trace_analysis::learner::{ENV_INPUTS, ENV_OUT, inputs};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::fmt::Write as _;

@@ -2,11 +2,11 @@
 //! own kernel to start from.
 
 use super::{CliError, Output, pass_arg, variant_arg};
-use attn_trace::kernels::Variant;
-use attn_trace::learner::{inputs, reference::Reference};
-use attn_trace::scenario::Scenario;
-use attn_trace::tr;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::learner::{inputs, reference::Reference};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 

@@ -3,15 +3,15 @@
 //! traffic grows with the sequence length and shrinks with flash's tile size (closed forms).
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::format::{cols, mask_words, pad, pad_left, pass_text, thousands};
-use attn_trace::analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
-use attn_trace::engine::plan::TileSums;
-use attn_trace::kernels::attention_mla::Latent;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::scenario::Scenario;
-use attn_trace::tensor::{Level, Shape};
-use attn_trace::tr;
-use attn_trace::trace::{Buf, Pass};
+use attn_trace_analysis::format::{cols, mask_words, pad, pad_left, pass_text, thousands};
+use attn_trace_analysis::traffic::{self, LevelTraffic, PassTraffic, Sweep};
+use attn_trace_core::engine::plan::TileSums;
+use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::{Level, Shape};
+use attn_trace_core::trace::{Buf, Pass};
+use attn_trace_i18n::tr;
 use serde::Serialize;
 use std::io::Write;
 use std::path::PathBuf;

@@ -15,12 +15,12 @@ pub mod trace;
 pub mod train;
 pub mod tui;
 
-use attn_trace::files::atomic::AtomicFile;
-use attn_trace::i18n::Lang;
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::{Scenario, ScenarioError};
-use attn_trace::tr;
-use attn_trace::trace::{Buf, Pass, Phase};
+use attn_trace_core::files::atomic::AtomicFile;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::{Scenario, ScenarioError};
+use attn_trace_core::trace::{Buf, Pass, Phase};
+use attn_trace_i18n::Lang;
+use attn_trace_i18n::tr;
 use std::io::IsTerminal;
 use std::io::Write;
 use std::path::Path;
@@ -229,7 +229,7 @@ pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
 }
 
 /// Where a subcommand's output goes: stdout, or a file written atomically (see
-/// [`attn_trace::files::atomic`]: a temporary file renamed over the target only once everything is
+/// [`attn_trace_core::files::atomic`]: a temporary file renamed over the target only once everything is
 /// written; a FIFO or a character device is written in place).
 pub enum Output {
     Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
@@ -390,7 +390,7 @@ pub fn handle_signals() {
         {
             return;
         }
-        attn_trace::files::atomic::remove_live_temps();
+        attn_trace_core::files::atomic::remove_live_temps();
         grade::clean_up_after_signal();
         attn_trace::tui::restore_after_signal();
         std::process::exit(128 + number);

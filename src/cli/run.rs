@@ -2,14 +2,14 @@
 //! tensors (as JSON) or a short summary.
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
-use attn_trace::analysis::format::{pad, pad_left};
-use attn_trace::analysis::mistakes::{self, Divergence, Note, Report};
-use attn_trace::engine::{self, Run};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::tensor::{Shape, Tensor};
-use attn_trace::tr;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_analysis::format::{pad, pad_left};
+use attn_trace_analysis::mistakes::{self, Divergence, Note, Report};
+use attn_trace_core::engine::{self, Run};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::{Shape, Tensor};
+use attn_trace_core::trace::{Buf, Op, Phase};
+use attn_trace_i18n::tr;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 use std::io::Write;
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         // machine-readable: the symptoms and the divergence in English whatever the language
-        return attn_trace::i18n::with_lang(attn_trace::i18n::Lang::En, || json(&scenario, &mut out));
+        return attn_trace_i18n::with_lang(attn_trace_i18n::Lang::En, || json(&scenario, &mut out));
     }
     quiet_pipe(summary(&mut out, &scenario))?;
     quiet_pipe(out.flush())
@@ -144,7 +144,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
     };
     let start = if s.from_x() && s.cross {
         tr!("cross-attention: queries from x, keys and values from memory (separate projections, output projection)")
-    } else if s.from_x() && s.qkv == attn_trace::scenario::Qkv::Separate {
+    } else if s.from_x() && s.qkv == attn_trace_core::scenario::Qkv::Separate {
         tr!("starts at x (separate q, k, v projections, output projection)")
     } else if s.from_x() {
         tr!("starts at x (input projection, output projection)")
@@ -165,7 +165,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             c = sh.c,
             h = sh.h,
             d = sh.d(),
-            mask = attn_trace::analysis::format::mask_words(&s.mask),
+            mask = attn_trace_analysis::format::mask_words(&s.mask),
             passes,
             start
         )
@@ -197,7 +197,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             tr!(
                 "mistake {name}: {symptom}",
                 name = m.name(),
-                symptom = attn_trace::i18n::text(m.symptom())
+                symptom = attn_trace_i18n::text(m.symptom())
             )
         )?;
     }

@@ -1,8 +1,8 @@
 //! `attn-trace sample`: text from a checkpoint, continuing a prompt.
 
 use super::{CliError, whole};
-use attn_trace::model::SampleOptions;
-use attn_trace::tr;
+use attn_trace_i18n::tr;
+use attn_trace_model::SampleOptions;
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;

@@ -2,13 +2,13 @@
 //! (Parquet), or as an address trace (din, lackey).
 
 use super::{CliError, Output, buffer_arg, pass_arg, phase_arg, variant_arg};
-use attn_trace::analysis::export::{self, Filter};
-use attn_trace::kernels::Variant;
-use attn_trace::learner;
-use attn_trace::scenario::Scenario;
-use attn_trace::tensor::Level;
-use attn_trace::tr;
-use attn_trace::trace::{Buf, Pass, Phase};
+use attn_trace_analysis::export::{self, Filter};
+use attn_trace_analysis::learner;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::Level;
+use attn_trace_core::trace::{Buf, Pass, Phase};
+use attn_trace_i18n::tr;
 use std::io::{IsTerminal, Write as _};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -218,13 +218,13 @@ fn export(
         };
         if matches!(format, export::Format::Din | export::Format::Lackey) {
             // no log: each access is written as the kernels make it
-            let rec = attn_trace::engine::run_into(&inputs, variant, scenario.passes, |registry| {
+            let rec = attn_trace_core::engine::run_into(&inputs, variant, scenario.passes, |registry| {
                 export::AddressWriter::new(registry, filter, format, &mut *w)
             });
             written += rec.finish()?;
             continue;
         }
-        let run = attn_trace::engine::run_unindexed(&inputs, variant, scenario.passes);
+        let run = attn_trace_core::engine::run_unindexed(&inputs, variant, scenario.passes);
         let Some(trace) = &run.trace else { continue };
         let mut bar = Bar::new(bar_wanted, trace, variant, &filter, Some(format));
         let done = export::write_events(trace, variant, &filter, format, w, |events, bytes| {
@@ -261,7 +261,7 @@ fn export_parquet(
     args: &Args,
     w: &mut (dyn std::io::Write + Send),
 ) -> Result<usize, CliError> {
-    use attn_trace::analysis::parquet_export::{LoopNames, NameCollector, ParquetWriter};
+    use attn_trace_analysis::parquet_export::{LoopNames, NameCollector, ParquetWriter};
     let filter = filter(args);
     let bar_wanted = std::io::stderr().is_terminal();
     let mistaken = scenario.mistaken_inputs().filter(|_| args.mistaken);
@@ -273,13 +273,13 @@ fn export_parquet(
     let mut first = None;
     for (k, &variant) in variants.iter().enumerate() {
         if k == 0 {
-            let run = attn_trace::engine::run_unindexed(&inputs(), variant, scenario.passes);
+            let run = attn_trace_core::engine::run_unindexed(&inputs(), variant, scenario.passes);
             if let Some(trace) = &run.trace {
                 names.add_trace(trace, &filter);
             }
             first = Some(run);
         } else {
-            let collector = attn_trace::engine::run_into(&inputs(), variant, scenario.passes, |registry| {
+            let collector = attn_trace_core::engine::run_into(&inputs(), variant, scenario.passes, |registry| {
                 NameCollector::new(registry, filter)
             });
             names.merge(&collector.names);
@@ -298,7 +298,7 @@ fn export_parquet(
         // only one variant's trace is alive at a time
         let run = match first.take() {
             Some(run) if k == 0 => run,
-            _ => attn_trace::engine::run_unindexed(&inputs(), variant, scenario.passes),
+            _ => attn_trace_core::engine::run_unindexed(&inputs(), variant, scenario.passes),
         };
         let Some(trace) = &run.trace else { continue };
         let mut bar = Bar::new(bar_wanted, trace, variant, &filter, None);
@@ -327,7 +327,7 @@ impl Bar {
 
     fn new(
         wanted: bool,
-        trace: &attn_trace::trace::Trace,
+        trace: &attn_trace_core::trace::Trace,
         variant: Variant,
         filter: &Filter,
         format: Option<export::Format>,
@@ -348,7 +348,7 @@ impl Bar {
         if events < Self::LONG {
             return quiet;
         }
-        let thousands = attn_trace::analysis::format::thousands(events);
+        let thousands = attn_trace_analysis::format::thousands(events);
         let announce = match format {
             Some(_) => tr!(
                 "{variant}: {events} events, about {size}",

@@ -2,14 +2,14 @@
 //! terminal or JSON lines with `--json`; Ctrl-C stops between steps (saving first with `--save`).
 
 use super::{CliError, names_parser, quiet_pipe, whole};
-use attn_trace::files::atomic::AtomicFile;
-use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::gpt::{Attention, SlidingWindow};
-use attn_trace::model::spec::{parse_rope, rope_name};
-use attn_trace::model::{
+use attn_trace_core::files::atomic::AtomicFile;
+use attn_trace_core::kernels::rope::Pairs;
+use attn_trace_i18n::tr;
+use attn_trace_model::gpt::{Attention, SlidingWindow};
+use attn_trace_model::spec::{parse_rope, rope_name};
+use attn_trace_model::{
     BUILTIN, Config, Dataset, ModelError, Setting, SpecError, TinyGpt, TrainSpec, Trainer, checkpoint,
 };
-use attn_trace::tr;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};
@@ -267,7 +267,8 @@ fn check_save_target(path: &Path) -> Result<AtomicFile, CliError> {
         )));
     }
     // a socket or a block device
-    attn_trace::files::atomic::check_destination(path).map_err(|e| bad(format!("--save {}: {e}", path.display())))?;
+    attn_trace_core::files::atomic::check_destination(path)
+        .map_err(|e| bad(format!("--save {}: {e}", path.display())))?;
     // and a destination that cannot be written: the file it will become (a temporary file beside
     // it, or a FIFO held open) is made now, not after the run
     AtomicFile::create(path).map_err(|e| bad(tr!("--save {path}: cannot write there: {e}", path = path.display(), e)))

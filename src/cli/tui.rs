@@ -2,16 +2,16 @@
 //! scenario's `[focus]`, or on the built-in MHA walkthrough.
 
 use super::{CliError, load, names_parser, no_color_env, pass_arg, variant_arg};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::scenario::lesson::Lesson;
-use attn_trace::tr;
-use attn_trace::trace::Pass;
 use attn_trace::tui::app::App;
 use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::QuizLevel;
 use attn_trace::tui::walk::Walk;
 use attn_trace::tui::{self, Theme};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::scenario::lesson::Lesson;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -179,7 +179,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let app = &*app;
         let buf = attn_trace::tui::snapshot::draw(app, w, h).map_err(|e| CliError::Failed(e.to_string()))?;
         let text = attn_trace::tui::snapshot::render_for(out, &buf);
-        attn_trace::files::atomic::write(out, text.as_bytes())
+        attn_trace_core::files::atomic::write(out, text.as_bytes())
             .map_err(|e| CliError::Input(tr!("{path}: {e}", path = out.display(), e)))?;
         return Ok(());
     }

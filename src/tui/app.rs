@@ -23,10 +23,10 @@ use super::snapshot;
 use super::theme::Theme;
 use super::walk::Walk;
 use super::widgets::popup;
-use crate::kernels::Variant;
-use crate::scenario::Scenario;
-use crate::trace::Pass;
-use crate::{msg, tr};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -212,7 +212,7 @@ impl App {
         if report == *last {
             return;
         }
-        match crate::files::atomic::write(path, report.as_bytes()) {
+        match attn_trace_core::files::atomic::write(path, report.as_bytes()) {
             Ok(()) => *last = report,
             Err(e) => t.message = Some(tr!("could not write {path}: {e}", path = path.display(), e)),
         }
@@ -305,7 +305,7 @@ impl App {
     /// A lesson from the menu's list: its scenario traced behind the progress screen, then the
     /// tracer at its first stop. A bad file or stop is a popup.
     fn open_lesson(&mut self, path: &std::path::Path) {
-        let opened = crate::scenario::lesson::Lesson::load(path).and_then(|lesson| {
+        let opened = attn_trace_core::scenario::lesson::Lesson::load(path).and_then(|lesson| {
             let s = Scenario::load(&lesson.scenario)?;
             Ok((lesson, s))
         });

@@ -1,4 +1,4 @@
-//! The memory traffic screen's cache misses ([`crate::analysis::cache::sweep`]) simulated on a
+//! The memory traffic screen's cache misses ([`attn_trace_analysis::cache::sweep`]) simulated on a
 //! worker thread, one sequence length at a time from the shortest, so the first rows show within
 //! a second while the longest take their time (T = 512 is four times T = 256, and T = 1024 four
 //! times that). The screen shows the rows done so far and "n of m runs" (a run is one kernel at
@@ -8,10 +8,12 @@
 //! runs not started are skipped, those running stop simulating and are thrown away. The app polls
 //! on its tick while a job runs.
 
-use crate::analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_LENGTHS, SWEEP_TILES, SweepProgress, SweepRow, Tiles};
-use crate::kernels::Mask;
-use crate::tr;
 use crate::tui::guard::{Worker, guard};
+use attn_trace_analysis::cache::{
+    self, CacheSweep, LevelSpec, SWEEP_LENGTHS, SWEEP_TILES, SweepProgress, SweepRow, Tiles,
+};
+use attn_trace_core::kernels::Mask;
+use attn_trace_i18n::tr;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::Ordering;

@@ -1,16 +1,16 @@
-//! The tracer's gradient checks ([`crate::analysis::gradcheck`]), computed on a worker thread so that no
+//! The tracer's gradient checks ([`attn_trace_analysis::gradcheck`]), computed on a worker thread so that no
 //! key waits for the six forward passes a check takes (about 10 ms on the ten-million-event
 //! bench scenario). The tracer asks for the cell at its cursor; the worker starts on the latest
 //! request once no newer one has come for [`SETTLE`] (a key held down asks for a new cell every
 //! few milliseconds: only where the cursor stops is checked), and every result is kept, so
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
-pub use crate::analysis::gradcheck::target;
-use crate::analysis::gradcheck::{self, Check, Skip};
-use crate::engine::Inputs;
-use crate::kernels::Variant;
-use crate::trace::Buf;
 use crate::tui::guard::{Worker, guard};
+pub use attn_trace_analysis::gradcheck::target;
+use attn_trace_analysis::gradcheck::{self, Check, Skip};
+use attn_trace_core::engine::Inputs;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::Buf;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};

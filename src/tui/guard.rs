@@ -49,10 +49,10 @@ impl Worker {
     /// The popup's title when this worker fails.
     pub fn failed_title(self) -> &'static str {
         match self {
-            Worker::Loading => crate::tr!("Tracing failed"),
-            Worker::GradientCheck => crate::tr!("The gradient check failed"),
-            Worker::Training => crate::tr!("Training failed"),
-            Worker::CacheSweep => crate::tr!("The cache simulation failed"),
+            Worker::Loading => attn_trace_i18n::tr!("Tracing failed"),
+            Worker::GradientCheck => attn_trace_i18n::tr!("The gradient check failed"),
+            Worker::Training => attn_trace_i18n::tr!("Training failed"),
+            Worker::CacheSweep => attn_trace_i18n::tr!("The cache simulation failed"),
         }
     }
 }
@@ -92,7 +92,7 @@ pub fn guard<T>(worker: Worker, f: impl FnOnce() -> T) -> Result<T, String> {
     GUARDED.with(|g| g.set(false));
     result.map_err(|payload| {
         let message = take_kept().unwrap_or_else(|| payload_text(payload.as_ref()));
-        let text = crate::tr!(
+        let text = attn_trace_i18n::tr!(
             "the {worker} thread panicked: {message}",
             worker = worker.name(),
             message

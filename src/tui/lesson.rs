@@ -1,17 +1,17 @@
 //! A lesson being walked in the tracer: its stops found in the traced logs, which stop the
 //! learner is at, their answers and the score. The file format is
-//! [`crate::scenario::lesson`]'s; the keys are the tracer's (`lesson_keys.rs`).
+//! [`attn_trace_core::scenario::lesson`]'s; the keys are the tracer's (`lesson_keys.rs`).
 
 use super::position::{self, Place};
 use super::quiz::Feedback;
 use super::walk::Walk;
-use crate::analysis::quiz::{self, Access, Question, QuizLevel, Verdict};
-use crate::engine::kernel_shape;
-use crate::kernels::Variant;
-use crate::scenario::ScenarioError;
-use crate::scenario::lesson::{Ask, Lesson, Stop};
-use crate::tr;
-use crate::trace::Op;
+use attn_trace_analysis::quiz::{self, Access, Question, QuizLevel, Verdict};
+use attn_trace_core::engine::kernel_shape;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::ScenarioError;
+use attn_trace_core::scenario::lesson::{Ask, Lesson, Stop};
+use attn_trace_core::trace::Op;
+use attn_trace_i18n::tr;
 use std::sync::Arc;
 
 /// A stop found in the logs.
@@ -266,7 +266,7 @@ impl LessonRun {
                     "{lead}: {}[{}] ← {}",
                     a.buf,
                     a.offset,
-                    crate::analysis::format::num(a.value)
+                    attn_trace_analysis::format::num(a.value)
                 ),
                 None => lead.to_string(),
             },

@@ -1,7 +1,7 @@
 //! A place in a walk's logs, written as text: what `g` takes in the tracer, what `tui --at`
 //! and a lesson's `at` take, and the one-line command that reopens the tracer where it is. The
 //! questions asked of one log (a pass's first event, the cell a text names) are
-//! [`crate::analysis::position`]'s.
+//! [`attn_trace_analysis::position`]'s.
 //!
 //! A position is an event number (`#516` or `516`), a score element (`b=0 h=1 i=2 j=1`, the
 //! coordinates `explain --at` takes), a buffer cell (`d_k[10]`, `q[0,2,1,0]`) or a phase name
@@ -10,10 +10,10 @@
 
 use super::walk::{Element, Walk};
 use super::widgets::CellRef;
-use crate::analysis::position;
-use crate::kernels::Variant;
-use crate::tr;
-use crate::trace::{Pass, Phase};
+use attn_trace_analysis::position;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::{Pass, Phase};
+use attn_trace_i18n::tr;
 
 /// Where a position is: the event and, for a cell, the cell to select.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

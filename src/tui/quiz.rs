@@ -1,27 +1,27 @@
 //! Quiz mode's state in the tracer: the level, what the learner has typed, the feedback on the
 //! last answer and the score of each phase. The questions and the check of an answer against
-//! the log are the analysis layer's ([`crate::analysis::quiz`]); [`access`] and [`question`]
+//! the log are the analysis layer's ([`attn_trace_analysis::quiz`]); [`access`] and [`question`]
 //! here read the offset expressions from the kernels the TUI embeds ([`source`]).
 
-pub use crate::analysis::quiz::{Access, Question, QuizLevel};
+pub use attn_trace_analysis::quiz::{Access, Question, QuizLevel};
 
-use crate::kernels::Variant;
-use crate::tensor::Shape;
-use crate::tr;
-use crate::trace::Trace;
 use crate::tui::lesson::{Answer, LessonRun};
 use crate::tui::source;
 use crate::tui::walk::Walk;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Trace;
+use attn_trace_i18n::tr;
 use std::collections::BTreeMap;
 
-/// Event `n` as a question: [`crate::analysis::quiz::access`] on the embedded kernels.
+/// Event `n` as a question: [`attn_trace_analysis::quiz::access`] on the embedded kernels.
 pub fn access(trace: &Trace, shape: Shape, n: usize) -> Option<Access> {
-    crate::analysis::quiz::access(trace, shape, n, source::source)
+    attn_trace_analysis::quiz::access(trace, shape, n, source::source)
 }
 
-/// The question at `cursor`: [`crate::analysis::quiz::question`] on the embedded kernels.
+/// The question at `cursor`: [`attn_trace_analysis::quiz::question`] on the embedded kernels.
 pub fn question(trace: &Trace, shape: Shape, cursor: usize, level: QuizLevel) -> Option<Question> {
-    crate::analysis::quiz::question(trace, shape, cursor, level, source::source)
+    attn_trace_analysis::quiz::question(trace, shape, cursor, level, source::source)
 }
 
 /// How one phase went.

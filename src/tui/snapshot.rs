@@ -4,8 +4,8 @@
 
 use super::app::{self, App};
 use super::walk::Walk;
-use crate::files::atomic;
-use crate::kernels::Variant;
+use attn_trace_core::files::atomic;
+use attn_trace_core::kernels::Variant;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -36,7 +36,7 @@ pub fn text(buf: &Buffer) -> String {
                 continue;
             }
             let sym = buf[(x, y)].symbol();
-            hidden = crate::analysis::format::cols(sym).saturating_sub(1);
+            hidden = attn_trace_analysis::format::cols(sym).saturating_sub(1);
             row.push_str(sym);
         }
         out.push_str(row.trim_end());

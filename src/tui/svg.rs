@@ -102,7 +102,7 @@ pub fn render(buf: &Buffer) -> String {
                     continue;
                 }
             }
-            hidden = crate::analysis::format::cols(cell.symbol()).saturating_sub(1);
+            hidden = attn_trace_analysis::format::cols(cell.symbol()).saturating_sub(1);
             let m = cell.modifier;
             let (mut fg, mut bg) = (hex(cell.fg, DEFAULT_FG), hex(cell.bg, DEFAULT_BG));
             if m.contains(Modifier::REVERSED) {

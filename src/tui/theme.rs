@@ -121,8 +121,8 @@ impl Theme {
 
     /// Phase span `k` of the timeline: forward phases in blues, backward ones in reds, each span
     /// a shade apart from the one before; in monochrome every other span reversed.
-    pub fn phase_span(self, pass: crate::trace::Pass, k: usize) -> Style {
-        use crate::trace::Pass;
+    pub fn phase_span(self, pass: attn_trace_core::trace::Pass, k: usize) -> Style {
+        use attn_trace_core::trace::Pass;
         if !self.color {
             return if k % 2 == 1 {
                 Style::default().add_modifier(Modifier::REVERSED)
@@ -214,10 +214,10 @@ impl Theme {
 
     /// A buffer of memory level `level`: global memory plain, a tiled kernel's on-chip
     /// working set (flash's tiles, m, l, acc) in its own colour (underlined in monochrome).
-    pub fn level(self, level: crate::tensor::Level) -> Style {
+    pub fn level(self, level: attn_trace_core::tensor::Level) -> Style {
         match level {
-            crate::tensor::Level::Global => self.base(),
-            crate::tensor::Level::Tile => self.pick(
+            attn_trace_core::tensor::Level::Global => self.base(),
+            attn_trace_core::tensor::Level::Tile => self.pick(
                 Style::default().fg(Color::LightMagenta),
                 Style::default().add_modifier(Modifier::UNDERLINED),
             ),

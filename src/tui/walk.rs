@@ -1,15 +1,15 @@
 //! A loaded scenario ready to step through: its traced runs, one per variant, and where to start.
 
-use crate::engine::{self, Inputs, Run};
-use crate::kernels::{Mask, Variant};
-use crate::scenario::Scenario;
-use crate::tensor::Shape;
-use crate::tr;
-use crate::trace::{Buf, Pass, Progress, Trace};
+use attn_trace_core::engine::{self, Inputs, Run};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Pass, Progress, Trace};
+use attn_trace_i18n::tr;
 use std::sync::Arc;
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
-pub use crate::analysis::Element;
+pub use attn_trace_analysis::Element;
 
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]

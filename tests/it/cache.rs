@@ -5,10 +5,10 @@
 
 use crate::support::cli::{cmd, stdout_of};
 use crate::support::root;
-use attn_trace::analysis::cache::{self, Cache, Counts, LevelSpec, Tiles};
-use attn_trace::scenario::Scenario;
-use attn_trace::tensor::Level;
-use attn_trace::trace::{Buf, Op, Pass, Trace};
+use attn_trace_analysis::cache::{self, Cache, Counts, LevelSpec, Tiles};
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::Level;
+use attn_trace_core::trace::{Buf, Op, Pass, Trace};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -287,7 +287,7 @@ fn two_levels_by_hand() {
 #[test]
 fn buffers_are_placed_in_registry_order_64_byte_aligned() {
     let s = Scenario::load(&root().join("scenarios/flash.toml")).unwrap();
-    let run = s.run(attn_trace::kernels::Variant::Flash, true);
+    let run = s.run(attn_trace_core::kernels::Variant::Flash, true);
     let trace = run.trace.as_ref().unwrap();
     let a = cache::Addresses::of_trace(trace);
     let places = placement(trace);

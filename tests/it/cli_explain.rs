@@ -95,11 +95,11 @@ fn backward_of_a_visible_element() {
     assert!(text.contains("into d_k of key j=1"));
     // the element's gradients against finite differences of the loss, numbers from the run
     let scenario =
-        attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/backward_simple.toml")).unwrap();
-    let run = scenario.run(attn_trace::kernels::Variant::Mha, false);
+        attn_trace_core::scenario::Scenario::load(std::path::Path::new("scenarios/backward_simple.toml")).unwrap();
+    let run = scenario.run(attn_trace_core::kernels::Variant::Mha, false);
     for (primal, grad) in [
-        ("probs", attn_trace::trace::Buf::DProbs),
-        ("scores", attn_trace::trace::Buf::DScores),
+        ("probs", attn_trace_core::trace::Buf::DProbs),
+        ("scores", attn_trace_core::trace::Buf::DScores),
     ] {
         let line = text
             .lines()
@@ -348,11 +348,11 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
     assert_eq!((numeric, analytic, rel), (-0.0367767, -0.0367747, 5.3e-5), "{line}");
     assert!(line.ends_with(", agree"), "{line}");
     // the gradient is the value flash wrote into ds_tile[1] for the pair, as the log has it
-    let scenario = attn_trace::scenario::Scenario::load(std::path::Path::new("scenarios/flash.toml")).unwrap();
-    let run = scenario.run(attn_trace::kernels::Variant::Flash, true);
+    let scenario = attn_trace_core::scenario::Scenario::load(std::path::Path::new("scenarios/flash.toml")).unwrap();
+    let run = scenario.run(attn_trace_core::kernels::Variant::Flash, true);
     let trace = run.trace.as_ref().unwrap();
-    let element = attn_trace::analysis::Element { b: 0, h: 1, i: 2, j: 1 };
-    let ds = attn_trace::analysis::flash_cell::FlashCell::find(trace, element)
+    let element = attn_trace_analysis::Element { b: 0, h: 1, i: 2, j: 1 };
+    let ds = attn_trace_analysis::flash_cell::FlashCell::find(trace, element)
         .and_then(|c| c.ds)
         .unwrap();
     let logged = trace.events[ds].value as f64;
@@ -363,8 +363,8 @@ fn flash_backward_checks_the_elements_ds_by_finite_differences() {
     );
     assert!(line.contains(&format!(" (event #{ds}) · ")), "{line}");
     // and it agrees with the d_scores[36] the MHA kernel stores for the same inputs
-    let mha_run = scenario.run(attn_trace::kernels::Variant::Mha, false);
-    let stored = mha_run.tensors.get(attn_trace::trace::Buf::DScores)[36] as f64;
+    let mha_run = scenario.run(attn_trace_core::kernels::Variant::Mha, false);
+    let stored = mha_run.tensors.get(attn_trace_core::trace::Buf::DScores)[36] as f64;
     assert!(
         (analytic - stored).abs() <= 1e-5 * stored.abs(),
         "{line}: mha stores {stored}"

@@ -11,7 +11,7 @@
 //! ends quietly); and nothing a user saved is lost or left half written.
 
 use assert_cmd::Command;
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace_model::{Config, Dataset, TinyGpt, Trainer};
 use predicates::prelude::*;
 use serde_json::{Value, json};
 use std::ffi::CString;
@@ -836,7 +836,7 @@ fn sigterm_stops_training_between_steps_and_saves_first() {
     let last: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(last["interrupted"], true, "{out}");
     let step = last["steps"].as_u64().unwrap();
-    let loaded = attn_trace::model::checkpoint::load(&d.join("m.safetensors")).unwrap();
+    let loaded = attn_trace_model::checkpoint::load(&d.join("m.safetensors")).unwrap();
     assert_eq!(loaded.step, step);
     assert_eq!(names(d), ["m.safetensors"]);
 }

@@ -6,7 +6,7 @@
 //! property test over generated scenarios is `cli_hostile_props.rs`.
 
 use crate::cli_hostile::{cmd, join, mkfifo, mode, refused, split, std_cmd, tiny_config, weights};
-use attn_trace::model::TinyGpt;
+use attn_trace_model::TinyGpt;
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -227,7 +227,7 @@ fn costly_toml(n: usize) -> String {
 fn the_scenario_cap_is_what_the_parser_can_afford() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let cap = attn_trace::scenario::MAX_FILE_BYTES as usize;
+    let cap = attn_trace_core::scenario::MAX_FILE_BYTES as usize;
     // a few MiB of the costliest text: refused for its size, at once
     std::fs::write(d.join("big.toml"), costly_toml(4 << 20)).unwrap();
     let start = Instant::now();
@@ -359,7 +359,7 @@ fn the_temporary_checkpoint_has_the_mode_of_the_file_it_replaces_from_the_start(
     assert!(status.success(), "{status:?}");
     assert_eq!(mode(&d.join("m.safetensors")), 0o600);
     assert!(
-        attn_trace::model::checkpoint::load(&d.join("m.safetensors"))
+        attn_trace_model::checkpoint::load(&d.join("m.safetensors"))
             .unwrap()
             .step
             > 0

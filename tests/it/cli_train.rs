@@ -2,7 +2,7 @@
 //! (each an exit code 2 with one clear message).
 
 use assert_cmd::Command;
-use attn_trace::kernels::rope::Pairs;
+use attn_trace_core::kernels::rope::Pairs;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
@@ -155,7 +155,7 @@ fn a_sliding_window_trains_saves_resumes_and_samples() {
         .stdout(predicate::str::contains(
             "(T=12 C=8 L=1 H=2 window=4 sinks=1 attention=naive (auto), B=2)",
         ));
-    let loaded = attn_trace::model::checkpoint::load(&d.join("w.safetensors")).unwrap();
+    let loaded = attn_trace_model::checkpoint::load(&d.join("w.safetensors")).unwrap();
     let sliding = loaded.model.config.sliding.unwrap();
     assert_eq!((sliding.w, sliding.sinks), (4, 1));
     cmd()
@@ -218,7 +218,7 @@ fn a_sliding_window_trains_saves_resumes_and_samples() {
         .model
         .sample_each_without_cache(
             b"hello|",
-            &attn_trace::model::SampleOptions {
+            &attn_trace_model::SampleOptions {
                 n_gen: 30,
                 temp: 0.0,
                 ..Default::default()
@@ -263,7 +263,7 @@ fn grouped_heads_and_rotary_positions_train_save_resume_and_sample() {
         .stdout(predicate::str::contains(
             "(T=8 C=8 L=1 H=4 H_kv=2 rope=half attention=naive (auto), B=2)",
         ));
-    let loaded = attn_trace::model::checkpoint::load(&d.join("g.safetensors")).unwrap();
+    let loaded = attn_trace_model::checkpoint::load(&d.join("g.safetensors")).unwrap();
     assert_eq!(loaded.model.config.kv_heads(), 2);
     assert_eq!(loaded.model.config.rope.map(Pairs::name), Some("half"));
     let lines = cmd()
@@ -551,7 +551,7 @@ fn ctrl_c_stops_cleanly_and_saves() {
     assert_eq!(last["interrupted"], true);
     let steps = last["steps"].as_u64().unwrap();
     assert!((1..1_000_000).contains(&steps));
-    let saved = attn_trace::model::checkpoint::load(&dir.path().join("m.safetensors")).unwrap();
+    let saved = attn_trace_model::checkpoint::load(&dir.path().join("m.safetensors")).unwrap();
     assert_eq!(saved.step, steps);
 }
 
@@ -580,7 +580,7 @@ fn the_number_of_threads_does_not_change_the_numbers() {
             .filter_map(|v| v.get("loss").map(|l| (l.to_string(), v["val_loss"].to_string())))
             .map(|(l, v)| format!("{l} {v}"))
             .collect();
-        let saved = attn_trace::model::checkpoint::load(&dir.path().join(save)).unwrap();
+        let saved = attn_trace_model::checkpoint::load(&dir.path().join(save)).unwrap();
         let state = saved.state.expect("the optimizer state is saved");
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         (

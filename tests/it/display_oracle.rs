@@ -36,14 +36,14 @@
 //!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
 //!   `j = j0 + jj` in the global buffers' labels.
 
-use attn_trace::analysis::format::{exact_decimals, fixed};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::scenario::Scenario;
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase, Stage, Trace};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{dot, equation, memory, num, variables};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::format::{exact_decimals, fixed};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase, Stage, Trace};
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

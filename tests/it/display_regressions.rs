@@ -4,13 +4,13 @@
 //! arithmetic, and a grouped `d_k +=` whose old value was folded into its sum.
 
 use crate::support::tui::{key, tracer_at, tracer_screen};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Op, Phase, Trace};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{equation, memory};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Op, Phase, Trace};
 use crossterm::event::KeyCode;
 use ratatui::widgets::Block;
 use std::sync::Arc;

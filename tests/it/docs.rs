@@ -230,10 +230,11 @@ fn every_english_page_has_a_chinese_twin() {
 #[test]
 fn grep_filter_and_source_ranges_work() {
     assert_eq!(words(r#"a "b c" d"#), vec!["a", "b c", "d"]);
-    let src = source(r#"src/kernels/attention_mha.rs from "pass 1:" to "rec.phase(Phase::Scores);""#).unwrap();
+    let src =
+        source(r#"crates/core/src/kernels/attention_mha.rs from "pass 1:" to "rec.phase(Phase::Scores);""#).unwrap();
     assert!(src.starts_with("// pass 1:"), "{src}");
     assert!(src.trim_end().ends_with("rec.phase(Phase::Scores);"), "{src}");
-    let until = source(r#"src/kernels/attention_mha.rs from "pass 1:" until "/// Pass 2""#).unwrap();
+    let until = source(r#"crates/core/src/kernels/attention_mha.rs from "pass 1:" until "/// Pass 2""#).unwrap();
     assert!(until.trim_end().ends_with('}') && !until.contains("Pass 2"), "{until}");
-    assert!(source("src/kernels/attention_mha.rs from \"no such line\" to \"x\"").is_err());
+    assert!(source("crates/core/src/kernels/attention_mha.rs from \"no such line\" to \"x\"").is_err());
 }

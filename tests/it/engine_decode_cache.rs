@@ -9,11 +9,11 @@
 use crate::support::bits;
 use crate::support::inputs::from_x;
 use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
-use attn_trace::engine::{Inputs, Passes, kernel_shape, run};
-use attn_trace::kernels::decode::{CacheSpec, Paged};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_core::engine::{Inputs, Passes, kernel_shape, run};
+use attn_trace_core::kernels::decode::{CacheSpec, Paged};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 fn shapes() -> [Shape; 3] {
     [
@@ -93,7 +93,7 @@ fn each_window_step_reads_the_sinks_and_the_last_w_positions_at_their_slots() {
     let n = (step7..t.len())
         .find(|&n| t.events[n].buf == Buf::KCache && t.events[n].offset == 4 * 3)
         .unwrap();
-    let lines: Vec<String> = attn_trace::analysis::formula::derived_lines(&t.view(n), sh)
+    let lines: Vec<String> = attn_trace_analysis::formula::derived_lines(&t.view(n), sh)
         .iter()
         .map(ToString::to_string)
         .collect();
@@ -198,7 +198,7 @@ fn a_paged_step_reads_the_block_table_then_the_block_it_names() {
         .collect();
     assert_eq!(table_reads, [0, 0, 1, 1, 2, 0, 0, 1, 1, 2]);
     let n = (scores4..t.len()).find(|&n| t.events[n].buf == Buf::KCache).unwrap();
-    let lines: Vec<String> = attn_trace::analysis::formula::derived_lines(&t.view(n), sh)
+    let lines: Vec<String> = attn_trace_analysis::formula::derived_lines(&t.view(n), sh)
         .iter()
         .map(ToString::to_string)
         .collect();

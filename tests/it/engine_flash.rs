@@ -5,11 +5,11 @@
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::{explicit, from_qkv, from_x, values};
 use crate::support::trace::{closed_form_counts, counted};
-use attn_trace::engine::{Inputs, Passes, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_core::engine::{Inputs, Passes, run};
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 const TILES: [(usize, usize); 7] = [(1, 1), (2, 2), (2, 3), (3, 2), (3, 5), (4, 4), (64, 64)];
 
@@ -18,7 +18,7 @@ fn tiled(inputs: &Inputs, (br, bc): (usize, usize)) -> Inputs {
 }
 
 /// Every buffer both runs have, compared within `tol` (relative to 1 or the value's size).
-fn worst_difference(a: &attn_trace::engine::Run, b: &attn_trace::engine::Run) -> (f32, Buf) {
+fn worst_difference(a: &attn_trace_core::engine::Run, b: &attn_trace_core::engine::Run) -> (f32, Buf) {
     let mut worst = (0.0f32, Buf::Out);
     for (buf, _) in a.registry.iter() {
         if !b.registry.has(buf) {
@@ -185,8 +185,9 @@ fn traced_and_untraced_flash_give_the_same_bits() {
                 let traced = run(&inputs, Variant::Flash, p, true);
                 assert!(traced.events() > 0 && plain.trace.is_none());
                 for (buf, _) in plain.registry.iter() {
-                    let bits =
-                        |r: &attn_trace::engine::Run| r.tensors[buf].iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    let bits = |r: &attn_trace_core::engine::Run| {
+                        r.tensors[buf].iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+                    };
                     assert_eq!(bits(&plain), bits(&traced), "{buf} {mask:?} {tiles:?} {p:?}");
                 }
             }
@@ -297,7 +298,7 @@ fn lse_is_the_log_sum_exp_of_each_score_row_and_no_score_is_ever_stored() {
 
 #[test]
 fn flash_runs_after_rotary_positions_and_on_grouped_inputs_like_mha() {
-    use attn_trace::kernels::rope::{Pairs, Rope};
+    use attn_trace_core::kernels::rope::{Pairs, Rope};
     // rope turns q and k before flash's loop and d_q, d_k after its backward; grouped inputs
     // (H_kv < H) reach flash as MHA reads them, each key/value head repeated for its group
     let sh = Shape::new(2, 5, 8, 4);
@@ -322,7 +323,7 @@ fn flash_runs_after_rotary_positions_and_on_grouped_inputs_like_mha() {
         let kv = shape.kv_c();
         let (b, t, c) = (shape.b, shape.t, shape.c);
         let mut inputs = from_x(shape, Mask::Causal, 51);
-        inputs.start = attn_trace::engine::Start::X {
+        inputs.start = attn_trace_core::engine::Start::X {
             x: values(b * t * c, 52),
             w_qkv: values(c * (c + 2 * kv), 53),
             b_qkv: values(c + 2 * kv, 54),

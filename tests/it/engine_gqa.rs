@@ -7,11 +7,11 @@ use crate::support::bits;
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::{from_qkv, from_x, separate, values};
 use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
-use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Passes, kernel_shape, run};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_analysis::formula::derived_lines;
+use attn_trace_core::engine::{Passes, kernel_shape, run};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj];
 const FROM_QKV: &[Buf] = &[Buf::Q, Buf::K, Buf::V];

@@ -3,10 +3,10 @@
 
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::{from_qkv, from_x, values};
-use attn_trace::engine::{Passes, run};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::Buf;
+use attn_trace_core::engine::{Passes, run};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Buf;
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj];
 const FROM_QKV: &[Buf] = &[Buf::Q, Buf::K, Buf::V];

@@ -6,12 +6,12 @@
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::values;
 use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
-use attn_trace::engine::{Inputs, Passes, Run, Start, run};
-use attn_trace::kernels::attention_mla::Latent;
-use attn_trace::kernels::rope::{Pairs, Rope};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_core::engine::{Inputs, Passes, Run, Start, run};
+use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::rope::{Pairs, Rope};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 const INPUTS: &[Buf] = &[
     Buf::X,

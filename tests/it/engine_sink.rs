@@ -7,11 +7,11 @@ use crate::support::cli::stdout_of;
 use crate::support::gradients::{central_difference, check_gradients, gradient_error};
 use crate::support::inputs::{from_qkv, from_x, values};
 use crate::support::trace::{closed_form_counts, counted};
-use attn_trace::engine::{Inputs, Passes, Run, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_core::engine::{Inputs, Passes, Run, run};
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 const FROM_X: &[Buf] = &[Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj, Buf::Sink];
 
@@ -280,7 +280,7 @@ fn equation_at(walk: &std::sync::Arc<attn_trace::tui::Walk>, n: usize) -> Vec<St
 fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
     // row (b=0, h=0, i=5) of sink_logit.toml: sink 0.5 above every score, keys 3..=5 in the
     // window, e = [0, 0, 0, 0.4944, 0.8965, 0.5846], Σ e = 1 + 1.9754 = 2.9754
-    let s = attn_trace::scenario::Scenario::shipped("sink_logit").expect("shipped");
+    let s = attn_trace_core::scenario::Scenario::shipped("sink_logit").expect("shipped");
     let walk = std::sync::Arc::new(attn_trace::tui::Walk::from_scenario(&s));
     let tr = walk.trace(Variant::Mha).expect("traced");
     let share = tr.index.first_write(Buf::PSink, 5).expect("p_sink[5] is written");

@@ -5,12 +5,12 @@
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::{separate, values};
 use crate::support::trace::{assert_derived_lines_match, closed_form_counts, counted};
-use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, run};
-use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, MASKED, Op};
+use attn_trace_analysis::formula::derived_lines;
+use attn_trace_core::engine::{Dropout, Inputs, Passes, Start, first_divergence, kernel_shape, run};
+use attn_trace_core::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, MASKED, Op};
 
 const SEPARATE: &[Buf] = &[
     Buf::X,
@@ -178,7 +178,7 @@ fn mistake_1_no_input_projection_makes_q_k_v_the_input_and_scores_symmetric() {
             .unwrap()
             .phases
             .iter()
-            .all(|(_, p)| p.pass() == attn_trace::trace::Pass::Forward)
+            .all(|(_, p)| p.pass() == attn_trace_core::trace::Pass::Forward)
     );
 }
 

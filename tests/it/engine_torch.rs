@@ -3,11 +3,11 @@
 //! once by `tests/data/torch_gqa_rope.py` and are read from `tests/data/torch_gqa_rope.json`, so
 //! these tests need no PyTorch.
 
-use attn_trace::engine::{Inputs, Passes, Start, run};
-use attn_trace::kernels::rope::{Pairs, Rope};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::Buf;
+use attn_trace_core::engine::{Inputs, Passes, Start, run};
+use attn_trace_core::kernels::rope::{Pairs, Rope};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Buf;
 use serde_json::Value;
 
 const REFERENCE: &str = include_str!("../data/torch_gqa_rope.json");

@@ -3,11 +3,11 @@
 
 use crate::support::inputs::from_x;
 use crate::support::trace::{closed_form_counts, counted};
-use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Passes, Run, kernel_shape, run};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Phase};
+use attn_trace_analysis::formula::derived_lines;
+use attn_trace_core::engine::{Passes, Run, kernel_shape, run};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Phase};
 use std::collections::HashMap;
 
 fn traced(sh: Shape, mask: Mask, variant: Variant) -> Run {
@@ -62,7 +62,7 @@ fn backward_only_records_only_backward_phases() {
     assert!(
         t.phases
             .iter()
-            .all(|(_, p)| p.pass() == attn_trace::trace::Pass::Backward)
+            .all(|(_, p)| p.pass() == attn_trace_core::trace::Pass::Backward)
     );
     // the forward activations it starts from are its buffers' initial contents
     let both = run(&inputs, Variant::Mha, Passes::BOTH, false);
@@ -149,11 +149,11 @@ fn log_stays_within_32_bytes_per_event() {
 
 #[test]
 fn every_loop_name_a_kernel_records_is_declared_once() {
-    use attn_trace::kernels::names::RECORDED;
+    use attn_trace_core::kernels::names::RECORDED;
     // every list of names a kernel gives `rec.enter`, written in the call or bound to a
     // variable first (`&["m", "d0", "d1"]`): its literals must be declared names
     let mut seen = std::collections::BTreeSet::new();
-    for dir in ["src/kernels", "src/engine", "src/model"] {
+    for dir in ["crates/core/src/kernels", "crates/core/src/engine", "crates/model/src"] {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -201,7 +201,7 @@ fn every_loop_name_a_kernel_records_is_declared_once() {
 /// gallery's mistaken runs included, against the kernel file's text.
 #[test]
 fn every_loop_reports_the_line_of_its_own_enter_call() {
-    use attn_trace::scenario::Scenario;
+    use attn_trace_core::scenario::Scenario;
     let root = crate::support::root();
     let mut files: Vec<_> = ["scenarios", "scenarios/mistakes"]
         .iter()

@@ -6,12 +6,12 @@
 use crate::support::gradients::check_gradients;
 use crate::support::inputs::{from_qkv, from_x, values};
 use crate::support::trace::{closed_form_counts, counted};
-use attn_trace::engine::plan::TileSums;
-use attn_trace::engine::{Inputs, Passes, Run, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, Op, Phase};
+use attn_trace_core::engine::plan::TileSums;
+use attn_trace_core::engine::{Inputs, Passes, Run, run};
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Phase};
 
 /// (window, sinks): one key, narrow, narrow with sinks, sinks past the window, wider than T.
 const WINDOWS: [(usize, usize); 6] = [(1, 0), (2, 0), (3, 1), (2, 3), (4, 2), (12, 0)];

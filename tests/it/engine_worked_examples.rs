@@ -1,10 +1,10 @@
 //! The worked examples of the walkthroughs, checked in the tensors and in the event log.
 
 use crate::support::inputs::{from_qkv, from_x, rows};
-use attn_trace::engine::{Passes, Run, run};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Buf, MASKED, Op, Phase, Trace};
+use attn_trace_core::engine::{Passes, Run, run};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, MASKED, Op, Phase, Trace};
 
 fn trace(r: &Run) -> &Trace {
     r.trace.as_ref().expect("traced run")

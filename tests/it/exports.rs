@@ -4,7 +4,7 @@
 
 use crate::support::cli::{cmd, stdout_of};
 use crate::support::root;
-use attn_trace::analysis::export::push_debug_f32;
+use attn_trace_analysis::export::push_debug_f32;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::{Field, Row};
 use predicates::prelude::*;
@@ -24,18 +24,18 @@ fn jsonl_lines_are_pinned() {
     assert_eq!(mha.len(), 4277);
     assert_eq!(
         mha[1],
-        r#"{"seq":0,"variant":"baseline","pass":"forward","phase":"qkv_proj","op":"read","buffer":"b_qkv","level":"global","offset":0,"index":[0],"value":0.1665524,"vars":{"bb":0,"i":0,"o":0},"derived":{"xi":0,"yi":0},"file":"src/kernels/linear.rs","line":31}"#
+        r#"{"seq":0,"variant":"baseline","pass":"forward","phase":"qkv_proj","op":"read","buffer":"b_qkv","level":"global","offset":0,"index":[0],"value":0.1665524,"vars":{"bb":0,"i":0,"o":0},"derived":{"xi":0,"yi":0},"file":"crates/core/src/kernels/linear.rs","line":31}"#
     );
     let flash = lines(&["trace", &scenario("flash.toml"), "--variant", "flash"]);
     let tile = flash.iter().find(|l| l.contains(r#""buffer":"s_tile""#)).unwrap();
     assert_eq!(
         tile,
-        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":-0.70584434,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"src/kernels/attention_flash.rs","line":189}"#
+        r#"{"seq":756,"variant":"flash","pass":"forward","phase":"flash","op":"write","buffer":"s_tile","level":"tile","offset":0,"index":[0,0],"value":-0.70584434,"vars":{"bb":0,"hh":0,"i0":0,"j0":0,"ii":0,"jj":0},"derived":{},"file":"crates/core/src/kernels/attention_flash.rs","line":189}"#
     );
     let decode = lines(&["trace", &scenario("kv_cache_decode.toml")]);
     assert_eq!(
         decode[199],
-        r#"{"seq":198,"variant":"gqa","pass":"forward","phase":"decode_qkv","op":"read","buffer":"b_qkv","level":"global","offset":11,"index":[11],"value":0.0438793,"vars":{"bb":0,"t":0,"o":11},"derived":{"xi":0,"ci":0},"file":"src/kernels/decode.rs","line":271}"#
+        r#"{"seq":198,"variant":"gqa","pass":"forward","phase":"decode_qkv","op":"read","buffer":"b_qkv","level":"global","offset":11,"index":[11],"value":0.0438793,"vars":{"bb":0,"t":0,"o":11},"derived":{"xi":0,"ci":0},"file":"crates/core/src/kernels/decode.rs","line":271}"#
     );
 }
 
@@ -48,11 +48,11 @@ fn csv_lines_are_pinned() {
     );
     assert_eq!(
         mha[1],
-        "0,baseline,forward,qkv_proj,read,b_qkv,global,0,0,0.1665524,bb=0;i=0;o=0,xi=0;yi=0,src/kernels/linear.rs,31"
+        "0,baseline,forward,qkv_proj,read,b_qkv,global,0,0,0.1665524,bb=0;i=0;o=0,xi=0;yi=0,crates/core/src/kernels/linear.rs,31"
     );
     assert_eq!(
         mha[499],
-        "498,baseline,forward,scores,read,k,global,5,0;1;1,0.20991491,bb=0;i=2;j=1;c=1,qi=8;kj=4;off=7,src/kernels/attention_1h.rs,42"
+        "498,baseline,forward,scores,read,k,global,5,0;1;1,0.20991491,bb=0;i=2;j=1;c=1,qi=8;kj=4;off=7,crates/core/src/kernels/attention_1h.rs,42"
     );
     let flash = lines(&[
         "trace",
@@ -63,12 +63,12 @@ fn csv_lines_are_pinned() {
         "csv",
     ]);
     assert!(flash.contains(
-        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,-0.70584434,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,src/kernels/attention_flash.rs,189"
+        &"756,flash,forward,flash,write,s_tile,tile,0,0;0,-0.70584434,bb=0;hh=0;i0=0;j0=0;ii=0;jj=0,,crates/core/src/kernels/attention_flash.rs,189"
             .to_string()
     ));
     let masked = lines(&["trace", &scenario("masked_element.toml"), "--format", "csv"]);
     assert!(masked.contains(
-        &"593,baseline,forward,scores,write,scores,global,1,0;0;1,-1000000000.0,bb=0;i=0;j=1,qi=0;kj=4;off=1,src/kernels/attention_1h.rs,49"
+        &"593,baseline,forward,scores,write,scores,global,1,0;0;1,-1000000000.0,bb=0;i=0;j=1,qi=0;kj=4;off=1,crates/core/src/kernels/attention_1h.rs,49"
             .to_string()
     ));
 }
@@ -305,12 +305,12 @@ fn parquet_keeps_the_filters_rows_and_their_loop_columns_only() {
 
 #[test]
 fn parquet_row_groups_split_a_trace_anywhere() {
-    use attn_trace::analysis::export::Filter;
-    use attn_trace::analysis::parquet_export::{LoopNames, ParquetWriter};
+    use attn_trace_analysis::export::Filter;
+    use attn_trace_analysis::parquet_export::{LoopNames, ParquetWriter};
     let path = root().join("scenarios/flash.toml");
-    let s = attn_trace::scenario::Scenario::load(&path).unwrap();
-    let variant = attn_trace::kernels::Variant::Flash;
-    let run = attn_trace::engine::run_unindexed(&s.inputs(), variant, s.passes);
+    let s = attn_trace_core::scenario::Scenario::load(&path).unwrap();
+    let variant = attn_trace_core::kernels::Variant::Flash;
+    let run = attn_trace_core::engine::run_unindexed(&s.inputs(), variant, s.passes);
     let trace = run.trace.as_ref().unwrap();
     let filter = Filter::default();
     let mut names = LoopNames::default();

@@ -5,12 +5,12 @@
 //! last tile, training's own shapes and tiles, and inputs with infinities, NaN and scores large
 //! enough to overflow (a NaN matches a NaN of either sign).
 
-use attn_trace::kernels::Mask;
-use attn_trace::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
-use attn_trace::model::gpt::Attention;
-use attn_trace::tensor::Shape;
-use attn_trace::trace::Logger;
-use attn_trace::untraced::dispatch;
+use attn_trace_core::kernels::Mask;
+use attn_trace_core::kernels::attention_flash::{BackwardTiles, ForwardTiles, Tiles};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Logger;
+use attn_trace_core::untraced::dispatch;
+use attn_trace_model::gpt::Attention;
 use proptest::prelude::*;
 
 use crate::support::inputs::{Core, core, half_mask};

@@ -1,16 +1,16 @@
-//! The gradient check (`src/analysis/gradcheck.rs`, shown by the tracer and `explain --pass backward`)
+//! The gradient check (`crates/analysis/src/gradcheck.rs`, shown by the tracer and `explain --pass backward`)
 //! against the tests' own finite differences (`common::central_difference`): on inputs and
 //! weights directly, and on an activation (`q`, `k`, `v`) by starting a second run at the
 //! attention core with the first run's `q`, `k`, `v` as its inputs.
 
 use crate::support::gradients::{central_difference, gradient_error};
 use crate::support::inputs::{from_qkv, from_x, values};
-use attn_trace::analysis::gradcheck::{self, Check};
-use attn_trace::engine::{Inputs, Passes, Start, run};
-use attn_trace::kernels::rope::{Pairs, Rope};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::Buf;
+use attn_trace_analysis::gradcheck::{self, Check};
+use attn_trace_core::engine::{Inputs, Passes, Start, run};
+use attn_trace_core::kernels::rope::{Pairs, Rope};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Buf;
 use std::time::Instant;
 
 /// The check of `grad[k]`, its analytic value and primal value taken from an untraced run.
@@ -200,7 +200,7 @@ fn a_large_score_is_perturbed_by_the_same_small_step() {
     // one Richardson step
     let text = "title = \"large score\"\n[shape]\nB = 2\nT = 4\nC = 4\nH = 2\nS = 2\n[run]\nqkv = \"separate\"\nmask = \"none\"\n\
                 [init]\nseed = 297\ndist = \"normal\"\nstd = 0.7\n";
-    let scenario = attn_trace::scenario::Scenario::parse(text, "<large score>").unwrap();
+    let scenario = attn_trace_core::scenario::Scenario::parse(text, "<large score>").unwrap();
     let inputs = scenario.inputs();
     let r = run(&inputs, Variant::Mha, Passes::BOTH, false);
     assert!(r.tensors.get(Buf::Scores)[30] > 9.0, "the score is large");
@@ -218,7 +218,9 @@ fn a_sharply_bent_cell_is_checked_to_the_h4_term() {
     let text = "title = \"sharp\"\n[shape]\nB = 1\nT = 3\nC = 8\nH = 4\nH_kv = 2\n[run]\n\
                 variants = [\"gqa\", \"mha\"]\nrope = \"interleaved\"\nmask = \"causal\"\n\
                 dropout = 0.25\ndropout_seed = 3\n[init]\nseed = 47\ndist = \"normal\"\nstd = 0.7\n";
-    let inputs = attn_trace::scenario::Scenario::parse(text, "<sharp>").unwrap().inputs();
+    let inputs = attn_trace_core::scenario::Scenario::parse(text, "<sharp>")
+        .unwrap()
+        .inputs();
     for v in [Variant::Gqa, Variant::Mha] {
         let c = checked(&inputs, v, Buf::DX, 13);
         assert!(c.agrees(), "{v} {}", c.line());
@@ -242,14 +244,14 @@ fn rounding_inside_the_forward_pass_is_not_a_disagreement() {
         (small, Variant::Mha, Buf::DK, 0),
         (zero, Variant::Baseline, Buf::DBK, 1),
     ] {
-        let inputs = attn_trace::scenario::Scenario::parse(text, "<rounding>")
+        let inputs = attn_trace_core::scenario::Scenario::parse(text, "<rounding>")
             .unwrap()
             .inputs();
         let c = checked(&inputs, v, grad, k);
         assert!(c.agrees(), "{v} {}", c.line());
     }
     // the margin is printed, and a gradient 1% off is still told apart from the same cells
-    let inputs = attn_trace::scenario::Scenario::parse(small, "<rounding>")
+    let inputs = attn_trace_core::scenario::Scenario::parse(small, "<rounding>")
         .unwrap()
         .inputs();
     let c = checked(&inputs, Variant::Flash, Buf::DK, 0);

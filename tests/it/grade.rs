@@ -5,11 +5,11 @@
 
 use crate::support::cli::cmd;
 use crate::support::root;
-use attn_trace::kernels::Variant;
-use attn_trace::learner::import::Reader;
-use attn_trace::learner::inputs::InputsFile;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::Pass;
+use attn_trace_analysis::learner::import::Reader;
+use attn_trace_analysis::learner::inputs::InputsFile;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
@@ -109,7 +109,7 @@ fn inputs_are_what_the_pass_reads_first() {
     let s = Scenario::load(&scenario("mha_walkthrough.toml")).unwrap();
     let run = s.run(Variant::Mha, false);
     for (name, sizes, values) in &f.tensors {
-        let buf = attn_trace::trace::Buf::from_name(name).unwrap();
+        let buf = attn_trace_core::trace::Buf::from_name(name).unwrap();
         assert_eq!(values.as_slice(), run.tensors.get(buf), "{name}");
         assert_eq!(sizes.iter().product::<usize>(), values.len());
     }
@@ -252,7 +252,7 @@ fn a_wrong_value_is_the_first_divergence_with_its_reads() {
     assert_eq!(reads("reference_reads"), fed);
     assert_eq!(reads("mine_reads"), fed);
     assert_eq!(d["mine_at"]["trace_line"], (k + 1) as u64);
-    assert_eq!(d["mine_at"]["file"], "src/kernels/attention_mha.rs");
+    assert_eq!(d["mine_at"]["file"], "crates/core/src/kernels/attention_mha.rs");
     // only that cell of scores is wrong; nothing names a gallery mistake
     let scores = g["results"]
         .as_array()
@@ -343,7 +343,7 @@ fn an_accumulation_overwritten_is_an_error_even_with_right_values() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("1. Results: right"), "{out}");
     assert!(
-        out.contains("✗ write of d_k[0] at src/kernels/attention_gqa.rs:"),
+        out.contains("✗ write of d_k[0] at crates/core/src/kernels/attention_gqa.rs:"),
         "{out}"
     );
     assert!(out.contains("where the reference adds into the cell"), "{out}");
@@ -564,8 +564,8 @@ fn the_rust_example_kernel_is_right_on_every_input() {
 #[test]
 fn the_flash_column_is_a_flash_runs_own_count() {
     // grade's flash column is computed in closed form; a traced flash run counts the same
-    use attn_trace::engine::run_recording;
-    use attn_trace::trace::{Buf, Op};
+    use attn_trace_core::engine::run_recording;
+    use attn_trace_core::trace::{Buf, Op};
     let dir = tempfile::tempdir().unwrap();
     for (file, pass) in [("mha_walkthrough.toml", Pass::Forward), ("flash.toml", Pass::Backward)] {
         let path = scenario(file);

@@ -2,7 +2,7 @@
 //! catalog holds nothing that no code uses, and each translation has exactly the placeholders of
 //! its English text, so the numbers filled in are the same in both languages.
 
-use attn_trace::i18n::{Lang, placeholders, text_in, zh_cn_messages};
+use attn_trace_i18n::{Lang, placeholders, text_in, zh_cn_messages};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -53,15 +53,18 @@ fn literal(src: &str) -> Option<String> {
     None
 }
 
-/// Every message passed to `tr!` in `src/`, with the places it is used.
+/// Every message passed to `tr!` in the app (`src/`) and the crates below it, with the places
+/// it is used.
 fn used_messages() -> BTreeMap<String, Vec<String>> {
     let mut files = Vec::new();
-    rust_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("crates"), &mut files);
     let mut used: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
         // the macro's own definition and docs are not messages
-        if file.ends_with("i18n/mod.rs") {
+        if file.ends_with("i18n/src/lib.rs") {
             continue;
         }
         let calls = text.match_indices("tr!(").chain(text.match_indices("msg!("));
@@ -79,18 +82,18 @@ fn used_messages() -> BTreeMap<String, Vec<String>> {
     }
     // what each phase computes is looked up by its title (format::phase_text), and each
     // mistake's symptom by its text (i18n::text(m.symptom())), not by a literal
-    for phase in attn_trace::trace::Phase::ALL {
+    for phase in attn_trace_core::trace::Phase::ALL {
         used.entry(phase.title().to_string())
             .or_default()
             .push(format!("Phase::{phase:?}.title()"));
     }
     // and each built-in dataset's line on the train form (i18n::text(about))
-    for (name, about) in attn_trace::model::data::BUILTIN {
+    for (name, about) in attn_trace_model::data::BUILTIN {
         used.entry(about.to_string())
             .or_default()
             .push(format!("BUILTIN {name}"));
     }
-    for m in attn_trace::kernels::attention_mistakes::Mistake::ALL {
+    for m in attn_trace_core::kernels::attention_mistakes::Mistake::ALL {
         used.entry(m.symptom().to_string())
             .or_default()
             .push(format!("Mistake::{m:?}.symptom()"));

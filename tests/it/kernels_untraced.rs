@@ -4,10 +4,10 @@
 //! kernel (grouped-query attention with every divisor of H as H_kv), every mask, self- and
 //! cross-attention, and sizes that exercise every block width (64, 32, 8, 1).
 
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Logger, NoRecord, Recorder};
-use attn_trace::untraced::dispatch;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Logger, NoRecord, Recorder};
+use attn_trace_core::untraced::dispatch;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -1,8 +1,8 @@
 //! Checkpoints: round trip, exact resume, and every kind of bad file refused with a message.
 
-use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::checkpoint::{self, parse};
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
+use attn_trace_core::kernels::rope::Pairs;
+use attn_trace_model::checkpoint::{self, parse};
+use attn_trace_model::{Config, Dataset, TinyGpt, Trainer};
 use std::collections::HashMap;
 
 fn small() -> Config {

@@ -1,13 +1,13 @@
 //! The whole model: gradients of every parameter against finite differences, sharded against
 //! unsharded, the attention capture against the tracer's engine, and learning a synthetic task.
 
-use attn_trace::engine::{self, Passes};
-use attn_trace::kernels::Variant;
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::gpt::{Attention, SlidingWindow};
-use attn_trace::model::{Activations, Config, Dataset, KvCache, Linear, SampleOptions, TinyGpt, Trainer, Workspace};
-use attn_trace::trace::Buf;
+use attn_trace_core::engine::{self, Passes};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::rope::Pairs;
+use attn_trace_core::trace::Buf;
+use attn_trace_model::gpt::{Attention, SlidingWindow};
+use attn_trace_model::{Activations, Config, Dataset, KvCache, Linear, SampleOptions, TinyGpt, Trainer, Workspace};
 use std::ops::ControlFlow;
 use std::sync::atomic::AtomicBool;
 
@@ -394,7 +394,7 @@ fn trainer_can_move_to_a_worker_thread() {
 /// attention needs under a quarter of the naive kernel's.
 #[test]
 fn flash_training_memory_grows_linearly_in_t() {
-    use attn_trace::model::gpt::training_bytes;
+    use attn_trace_model::gpt::training_bytes;
     let cfg = |t: usize| Config {
         seq_len: t,
         d_model: 128,
@@ -516,7 +516,7 @@ fn oversized_runs_are_refused_before_allocating() {
         };
         let want = 4 * (2 * per_layer + grads + top + params * (4 + 2) + 2 * scratch);
         assert_eq!(
-            attn_trace::model::gpt::training_bytes(&cfg, attention, 2, 5),
+            attn_trace_model::gpt::training_bytes(&cfg, attention, 2, 5),
             want,
             "{attention:?}"
         );

@@ -2,9 +2,9 @@
 //! linear layer against the loop reference the tracer runs.
 #![allow(non_snake_case)]
 
-use attn_trace::kernels::linear as reference;
-use attn_trace::model::ops;
-use attn_trace::trace::{Buf, NoRecord, Phase};
+use attn_trace_core::kernels::linear as reference;
+use attn_trace_core::trace::{Buf, NoRecord, Phase};
+use attn_trace_model::ops;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

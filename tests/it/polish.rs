@@ -27,16 +27,16 @@ fn run_names_the_mask_in_words() {
 }
 
 use crate::support::tui::{draw, key, screen, screen_lines, tracer_at, tracer_screen};
-use attn_trace::analysis::mistakes;
-use attn_trace::i18n::{Lang, with_lang};
-use attn_trace::kernels::Variant;
-use attn_trace::model::gpt::Config;
-use attn_trace::model::{Origin, TinyGpt};
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Op, Phase, Trace};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::attn_map::AttnMap;
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::mistakes;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Op, Phase, Trace};
+use attn_trace_i18n::{Lang, with_lang};
+use attn_trace_model::gpt::Config;
+use attn_trace_model::{Origin, TinyGpt};
 use crossterm::event::KeyCode;
 use std::sync::Arc;
 
@@ -51,7 +51,7 @@ fn cells(app: &App, w: u16, h: u16) -> Vec<Vec<String>> {
         .map(|y| {
             let mut row: Vec<String> = Vec::new();
             for x in 0..w {
-                let wide_before = row.last().is_some_and(|c| attn_trace::analysis::format::cols(c) == 2);
+                let wide_before = row.last().is_some_and(|c| attn_trace_analysis::format::cols(c) == 2);
                 let here = buf[(x, y)].symbol().to_string();
                 // the cell a wide character covers holds nothing of its own
                 row.push(if wide_before && here == " " {
@@ -416,7 +416,7 @@ fn flash_at_80x24_keeps_the_steps_numbers() {
         .filter(|&n| {
             tr.events[n].buf == Buf::RowSum
                 && tr.events[n].op == Op::Write
-                && attn_trace::analysis::online_softmax::RowUpdate::at(tr, n).is_some_and(|r| r.l_new() == n)
+                && attn_trace_analysis::online_softmax::RowUpdate::at(tr, n).is_some_and(|r| r.l_new() == n)
         })
         .collect();
     assert!(!writes.is_empty());
@@ -482,7 +482,7 @@ fn mistake_2_measures_flattening_on_rows_that_are_not_one_hot() {
 
 #[test]
 fn flash_toml_rescales_on_the_focused_head() {
-    use attn_trace::analysis::online_softmax::RowUpdate;
+    use attn_trace_analysis::online_softmax::RowUpdate;
     let w = walk("flash");
     let tr = trace(&w, Variant::Flash);
     // row i = 3 of head 1 (the focus): its second key tile raises the maximum
@@ -491,7 +491,7 @@ fn flash_toml_rescales_on_the_focused_head() {
         .iter()
         .map(|r| {
             let (m_old, m_new) = r.maxima(tr);
-            attn_trace::analysis::online_softmax::alpha(m_old, m_new)
+            attn_trace_analysis::online_softmax::alpha(m_old, m_new)
         })
         .collect();
     assert!(factors.iter().any(|&a| a > 0.0 && a < 0.9), "{factors:?}");

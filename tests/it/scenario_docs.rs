@@ -1,7 +1,7 @@
 //! Every TOML example in docs/scenarios.md is a valid scenario.
 
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::Buf;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Buf;
 
 #[test]
 fn the_documented_examples_parse() {

@@ -1,16 +1,16 @@
 //! Random valid scenarios survive the TOML writer and the parser unchanged, bit for bit.
 
-use attn_trace::engine::registry::given_shape;
-use attn_trace::engine::{Dropout, Passes};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::attention_mistakes::{Mistake, Mistakes};
-use attn_trace::kernels::attention_mla::Latent;
-use attn_trace::kernels::decode::{CacheSpec, Paged};
-use attn_trace::kernels::rope::{Pairs, Rope};
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario};
-use attn_trace::tensor::{Shape, numel};
-use attn_trace::trace::{Buf, Pass};
+use attn_trace_core::engine::registry::given_shape;
+use attn_trace_core::engine::{Dropout, Passes};
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::decode::{CacheSpec, Paged};
+use attn_trace_core::kernels::rope::{Pairs, Rope};
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::scenario::{Dist, Focus, Init, Mode, Qkv, Scenario};
+use attn_trace_core::tensor::{Shape, numel};
+use attn_trace_core::trace::{Buf, Pass};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 
@@ -224,7 +224,7 @@ proptest! {
 
 #[test]
 fn the_shipped_scenarios_round_trip_too() {
-    for (name, text) in attn_trace::scenario::SHIPPED {
+    for (name, text) in attn_trace_core::scenario::SHIPPED {
         let s = Scenario::parse(text, name).unwrap();
         let back = Scenario::parse(&s.to_toml(), name).unwrap();
         assert_eq!(back, s, "{name}");
@@ -238,7 +238,7 @@ fn the_shipped_scenarios_round_trip_too() {
 
 /// A shipped scenario with one byte range replaced by arbitrary text.
 fn mutated() -> impl Strategy<Value = String> {
-    let texts: Vec<&'static str> = attn_trace::scenario::SHIPPED.iter().map(|(_, t)| *t).collect();
+    let texts: Vec<&'static str> = attn_trace_core::scenario::SHIPPED.iter().map(|(_, t)| *t).collect();
     (
         0..texts.len(),
         any::<prop::sample::Index>(),

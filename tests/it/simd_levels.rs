@@ -1,15 +1,15 @@
 //! The hot loops (model ops, untraced attention passes, AdamW) are compiled once per instruction
-//! set and the widest the CPU has is picked at run time (`attn_trace::tensor::simd`). Every copy must
+//! set and the widest the CPU has is picked at run time (`attn_trace_core::tensor::simd`). Every copy must
 //! give the same bits. This test runs itself again with `ATTN_TRACE_SIMD` capping the level and
 //! compares a fingerprint of a few training steps made at each level, and of flash's untraced
 //! passes.
 
-use attn_trace::kernels::Mask;
-use attn_trace::model::gpt::Attention;
-use attn_trace::model::{Config, Dataset, TinyGpt, Trainer};
-use attn_trace::tensor::Shape;
-use attn_trace::tensor::simd::{self, SimdLevel};
-use attn_trace::untraced::dispatch;
+use attn_trace_core::kernels::Mask;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::tensor::simd::{self, SimdLevel};
+use attn_trace_core::untraced::dispatch;
+use attn_trace_model::gpt::Attention;
+use attn_trace_model::{Config, Dataset, TinyGpt, Trainer};
 use std::process::Command;
 
 use crate::support::inputs::core;

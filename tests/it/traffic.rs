@@ -2,12 +2,12 @@
 //! traffic of flash and the plain kernels against formulas worked out by hand here.
 
 use crate::support::inputs::{explicit, from_qkv, from_x, values};
-use attn_trace::analysis::traffic::{closed_form, counted, sweep};
-use attn_trace::engine::{Dropout, Passes, run};
-use attn_trace::kernels::attention_flash::Tiles;
-use attn_trace::kernels::{Mask, Variant};
-use attn_trace::tensor::{Level, Shape};
-use attn_trace::trace::{Buf, Pass};
+use attn_trace_analysis::traffic::{closed_form, counted, sweep};
+use attn_trace_core::engine::{Dropout, Passes, run};
+use attn_trace_core::kernels::attention_flash::Tiles;
+use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::tensor::{Level, Shape};
+use attn_trace_core::trace::{Buf, Pass};
 
 #[test]
 fn closed_forms_count_what_the_traces_record_buffer_by_buffer() {

@@ -2,12 +2,12 @@
 //! who-reads, breakpoints, variant and pass switching, mouse selection, bad scenario files.
 
 use crate::support::tui::{chars, draw, goto, key, settle, tracer};
-use attn_trace::kernels::Variant;
-use attn_trace::trace::{Buf, Op, Phase};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::memory;
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::{Buf, Op, Phase};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::io::Write;
@@ -322,7 +322,7 @@ fn todays_attention_lists_every_scenario_its_doc_names_in_its_order() {
 
 #[test]
 fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
-    use attn_trace::scenario::Scenario;
+    use attn_trace_core::scenario::Scenario;
     use std::time::{Duration, Instant};
     let s = Scenario::shipped("heads_h4").expect("shipped");
     let total: u64 = s.variants.iter().map(|&v| s.estimated_events(v).get().unwrap()).sum();
@@ -362,7 +362,9 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     assert_eq!(recorded, total);
     // the counter moves in steps of 64k events per run, so it ends within one step per run
     let runs = a.walk.runs.len() as u64;
-    assert!(progress.events() <= total && progress.events() + runs * attn_trace::trace::Progress::STEP as u64 >= total);
+    assert!(
+        progress.events() <= total && progress.events() + runs * attn_trace_core::trace::Progress::STEP as u64 >= total
+    );
 
     // Esc while tracing goes back to the menu
     let s = Scenario::shipped("heads_h4").expect("shipped");
@@ -393,7 +395,7 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
 
 #[test]
 fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
-    use attn_trace::scenario::Scenario;
+    use attn_trace_core::scenario::Scenario;
     let s = Scenario::shipped("gqa").expect("shipped");
     let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3'));
@@ -421,7 +423,7 @@ fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
 
 #[test]
 fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
-    use attn_trace::scenario::Scenario;
+    use attn_trace_core::scenario::Scenario;
     let text = "title = \"t\"\n[shape]\nB = 1\nT = 3\nC = 8\nH = 4\nH_kv = 2\n[run]\nvariants = [\"gqa\", \"baseline\", \"mha\"]\n";
     let s = Scenario::parse(text, "t.toml").unwrap();
     let mut a = App::opening(s, Some(Variant::Gqa), Theme::MONO, 120, 40);
@@ -441,7 +443,7 @@ fn tab_moves_through_the_scenarios_kernels_in_its_order_and_shift_tab_back() {
 fn menu_entry_two_steps_through_the_heads_a_scenario_traces() {
     // a scenario of today's attention that traces no MHA: entry 2 names and opens its own
     // kernel (MLA, GQA, flash) instead of refusing; with MHA traced it stays MHA
-    use attn_trace::scenario::Scenario;
+    use attn_trace_core::scenario::Scenario;
     for (name, label, variant) in [
         ("mla", "2 Step through multi-head latent attention", Variant::Mla),
         ("window_decode", "2 Step through grouped-query attention", Variant::Gqa),

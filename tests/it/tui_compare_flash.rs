@@ -4,13 +4,13 @@
 //! closed-form counts.
 
 use crate::support::tui::{draw, key};
-use attn_trace::analysis::explain::num;
-use attn_trace::analysis::traffic::closed_form;
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Op, Pass, Phase, Trace};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::explain::num;
+use attn_trace_analysis::traffic::closed_form;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Op, Pass, Phase, Trace};
 use crossterm::event::KeyCode;
 
 /// The screen's text with the panel borders and line breaks taken out, so that a sentence the
@@ -90,12 +90,16 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
         )),
         "{flat}"
     );
-    assert_eq!(p_tilde, attn_trace::tensor::simd::exp(s - m_val), "the log's e^(S − m)");
+    assert_eq!(
+        p_tilde,
+        attn_trace_core::tensor::simd::exp(s - m_val),
+        "the log's e^(S − m)"
+    );
     // lse of row 3 of head 1: [B,H,S] = [1,2,5], offset (0*2 + 1)*5 + 3 = 8
     let lse_w = flash.index.writes(Buf::Lse, 8);
     assert_eq!(lse_w.len(), 1, "lse is written once");
     let lse = flash.events[lse_w[0] as usize].value;
-    let p = attn_trace::tensor::simd::exp(s - lse);
+    let p = attn_trace_core::tensor::simd::exp(s - lse);
     assert!(
         flat.contains(&format!(
             "P = e^(S − lse) = e^({} − {}) = {}: written nowhere",
@@ -140,7 +144,7 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
     for (i, j) in [(2, 2), (2, 3), (3, 2), (3, 3)] {
         let vars = [("bb", 0), ("hh", 1), ("i0", 2), ("j0", 2), ("ii", i - 2), ("jj", j - 2)];
         let w = writes_with(flash, Buf::STile, Phase::Flash, &vars);
-        let cell = attn_trace::analysis::format::num(flash.events[w[1]].value);
+        let cell = attn_trace_analysis::format::num(flash.events[w[1]].value);
         let row = text.lines().find(|l| l.contains(&format!("││i{i} "))).unwrap();
         let right = row.split("││").nth(1).unwrap();
         assert!(right.contains(&format!(" {cell} ")), "i{i} j{j}: {cell} in {right}");
@@ -153,7 +157,7 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
     let side = |v: Variant| {
         let t = closed_form(&plan, v, Pass::Forward);
         let g = t.totals()[0];
-        assert_eq!(g.level, attn_trace::tensor::Level::Global);
+        assert_eq!(g.level, attn_trace_core::tensor::Level::Global);
         format!("{} {} reads, {} writes", v.name(), g.reads, g.writes)
     };
     let line = format!("global memory, forward: {} (", side(Variant::Mha));
@@ -324,7 +328,7 @@ fn every_element_of_both_stages_shows_the_logs_numbers() {
                         let s = writes_with(flash, Buf::STile, Phase::Flash, &vars);
                         let p = s.first().map_or(0.0, |&n| {
                             let lse = flash.events[flash.index.writes(Buf::Lse, hh * 5 + ii)[0] as usize].value;
-                            attn_trace::tensor::simd::exp(flash.events[n].value - lse)
+                            attn_trace_core::tensor::simd::exp(flash.events[n].value - lse)
                         });
                         (Buf::Probs, "P", p)
                     } else {

@@ -4,11 +4,11 @@
 use crate::support::gradients::{central_difference, gradient_error};
 use crate::support::inputs::from_qkv;
 use crate::support::tui::{goto, key};
-use attn_trace::engine::{Passes, run};
-use attn_trace::kernels::Variant;
-use attn_trace::trace::Buf;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::engine::{Passes, run};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::Buf;
 use crossterm::event::KeyCode;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -132,7 +132,7 @@ fn the_panel_agrees_with_the_tests_finite_differences() {
 #[test]
 fn a_partial_sum_is_told_from_the_final_gradient() {
     // separate projections: d_x gets the v, k and q projections' parts one after the other
-    let s = attn_trace::scenario::Scenario::shipped("separate_qkv").unwrap();
+    let s = attn_trace_core::scenario::Scenario::shipped("separate_qkv").unwrap();
     let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
     goto(&mut a, "d_x[3]");
     let screen = settled(&mut a, 120, 40);
@@ -148,7 +148,7 @@ fn a_partial_sum_is_told_from_the_final_gradient() {
 /// head's repeated), and agrees.
 #[test]
 fn mha_on_grouped_heads_checks_the_weights_it_read() {
-    let s = attn_trace::scenario::Scenario::shipped("gqa").unwrap();
+    let s = attn_trace_core::scenario::Scenario::shipped("gqa").unwrap();
     let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Tab);
     key(&mut a, KeyCode::Char('f'));

@@ -5,15 +5,15 @@
 
 use crate::support::cli::cmd;
 use crate::support::tui::{chars, key, screen, settle, tracer};
-use attn_trace::i18n::{self, Lang};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::scenario::lesson::{Ask, Lesson};
-use attn_trace::trace::Op;
 use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::lesson::{self, Answer, LessonRun};
 use attn_trace::tui::quiz::Feedback;
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::scenario::lesson::{Ask, Lesson};
+use attn_trace_core::trace::Op;
+use attn_trace_i18n::{self as i18n, Lang};
 use crossterm::event::KeyCode;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -5,11 +5,11 @@
 use crate::support::cli::cmd;
 use crate::support::root;
 use crate::support::tui::{draw, key, screen_lines};
-use attn_trace::analysis::format::num;
-use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::mine::{self, Mine};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::format::num;
+use attn_trace_core::scenario::Scenario;
 use crossterm::event::KeyCode;
 use std::path::{Path, PathBuf};
 

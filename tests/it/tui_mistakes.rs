@@ -5,16 +5,16 @@
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: T, C, D
 
 use crate::support::tui::{draw, key, settle};
-use attn_trace::analysis::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
-use attn_trace::engine::{Run, first_divergence};
-use attn_trace::kernels::Mask;
-use attn_trace::kernels::attention_mistakes::Mistake;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::Buf;
-use attn_trace::trace::Phase;
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::mistakes::{self, SideBySide};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
+use attn_trace_core::engine::{Run, first_divergence};
+use attn_trace_core::kernels::Mask;
+use attn_trace_core::kernels::attention_mistakes::Mistake;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Buf;
+use attn_trace_core::trace::Phase;
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 
 fn scenario(name: &str) -> Scenario {
@@ -276,7 +276,7 @@ fn the_mistaken_half_marks_the_mistake_line_when_it_runs() {
 }
 
 fn lines_of(marks: &[usize]) -> impl Iterator<Item = &'static str> + '_ {
-    let text = attn_trace::tui::source::source("src/kernels/attention_mistakes.rs").unwrap();
+    let text = attn_trace::tui::source::source("crates/core/src/kernels/attention_mistakes.rs").unwrap();
     marks.iter().filter_map(move |&m| text.lines().nth(m - 1))
 }
 
@@ -640,7 +640,7 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     // the estimate counts the mistaken run's writes without the += read: 2·(T·C) = 48 fewer
     let s = scenario("overwrite_kv_grad");
     let plan = s.mistaken_inputs().unwrap().plan();
-    let want = attn_trace::engine::estimate_events(&plan, attn_trace::kernels::Variant::Gqa, s.passes)
+    let want = attn_trace_core::engine::estimate_events(&plan, attn_trace_core::kernels::Variant::Gqa, s.passes)
         .get()
         .unwrap();
     assert_eq!((a.len(), b.len(), want), (5496, 5448, 5448));
@@ -654,7 +654,7 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     );
     // the values part one head later, at head 1's write of d_v[0]: each head's 6 cells took
     // 6 reads and a write (+ a read in the correct run)
-    let v = attn_trace::analysis::mistakes::values_part(a, b, n).expect("the values part later");
+    let v = attn_trace_analysis::mistakes::values_part(a, b, n).expect("the values part later");
     assert_eq!(
         (v.correct_event, v.mistaken_event),
         (n - 6 + 6 * 8 + 7, n - 6 + 6 * 7 + 6)

@@ -1,9 +1,9 @@
 //! Random keys, mouse events and resizes fed to the app on every shipped scenario and the
 //! built-in one: it never panics, and the tracer's cursor always stays inside the log.
 
-use attn_trace::scenario::Scenario;
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::scenario::Scenario;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use proptest::prelude::*;
 use ratatui::Terminal;

@@ -4,13 +4,13 @@
 //! every shipped scenario, both variants, both passes and the mistakes kernel.
 
 use crate::support::tui::{chars, draw, goto, key, settle, tracer};
-use attn_trace::engine::kernel_shape;
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Op, Trace};
 use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::engine::kernel_shape;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Op, Trace};
 use crossterm::event::KeyCode;
 
 fn answer(app: &mut App, s: &str) {

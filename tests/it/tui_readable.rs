@@ -1,10 +1,10 @@
 //! A learner's first screens, readable at every size: nothing a learner needs is cut.
 
 use crate::support::tui::{key, screen, settle, tracer_at, tracer_screen};
-use attn_trace::kernels::Variant;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::source;
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
 use crossterm::event::KeyCode;
 
 #[test]
@@ -15,7 +15,7 @@ fn the_line_being_stepped_is_on_screen_whole() {
         let t = a.tracer().unwrap();
         let trace = t.walk.trace(Variant::Mha).unwrap();
         let read = (t.cursor.saturating_sub(8)..t.cursor)
-            .find(|&n| trace.events[n].buf == attn_trace::trace::Buf::K)
+            .find(|&n| trace.events[n].buf == attn_trace_core::trace::Buf::K)
             .expect("a read of k before the score's write");
         let v = trace.view(read);
         let line = source::source(v.file)
@@ -49,11 +49,11 @@ fn the_line_being_stepped_is_on_screen_whole() {
 
 // ---- the memory panel ----
 
-use attn_trace::analysis::format::exact;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Op, Phase};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::memory;
+use attn_trace_analysis::format::exact;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Op, Phase};
 use ratatui::widgets::Block;
 use std::sync::Arc;
 

@@ -71,7 +71,7 @@ fn assert_lines_fill(screen: &str, w: u16) {
         let line = line.split("\" Hidden by multi-width symbols").next().unwrap_or(line);
         let inner = line.trim_start_matches('"').trim_end_matches('"');
         assert_eq!(
-            attn_trace::analysis::format::cols(inner),
+            attn_trace_analysis::format::cols(inner),
             w as usize,
             "a line of {w} columns is not:\n{line}\n{screen}"
         );
@@ -82,7 +82,7 @@ fn assert_lines_fill(screen: &str, w: u16) {
 /// Chinese, every offset and formula as in English, nothing cut mid-character.
 #[test]
 fn tracer_in_chinese_snapshots() {
-    use attn_trace::i18n::{Lang, with_lang};
+    use attn_trace_i18n::{Lang, with_lang};
     with_lang(Lang::ZhCn, || {
         for (w, h) in [(80, 24), (120, 40)] {
             let app = tracer_at_focus(w, h);

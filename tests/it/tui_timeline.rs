@@ -4,13 +4,13 @@
 //! that move along it.
 
 use crate::support::tui::{draw, goto, key, tracer};
-use attn_trace::kernels::Variant;
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Pass, Trace};
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::CellRef;
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Pass, Trace};
 use crossterm::event::{KeyCode, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -2,11 +2,11 @@
 //! of `traffic::sweep` (held to traced counts in `traffic.rs`), and its keys change D and the mask.
 
 use crate::support::tui::{key, screen_lines};
-use attn_trace::analysis::traffic::sweep;
-use attn_trace::kernels::Mask;
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::traffic::{self, LENGTHS, TILES, compact};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::traffic::sweep;
+use attn_trace_core::kernels::Mask;
 use crossterm::event::KeyCode;
 
 /// The rows of the numbers table on screen: `T` and its cells, split on whitespace.
@@ -83,12 +83,12 @@ fn compact_counts_keep_three_digits() {
 mod misses {
     use crate::support::cli::stdout_of;
     use crate::support::tui::{key, screen_lines};
-    use attn_trace::analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_TILES, Tiles, parse_levels};
-    use attn_trace::kernels::Mask;
     use attn_trace::tui::app::{self, App, Msg, Screen};
     use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
     use attn_trace::tui::screens::traffic::{Traffic, View};
     use attn_trace::tui::{Theme, Walk};
+    use attn_trace_analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_TILES, Tiles, parse_levels};
+    use attn_trace_core::kernels::Mask;
     use crossterm::event::KeyCode;
     use std::time::{Duration, Instant};
 
@@ -388,7 +388,7 @@ mod misses {
         let mut a = app_with(&[64], LEVELS);
         key(&mut a, KeyCode::Char('c'));
         finish(&mut a);
-        let text = attn_trace::i18n::with_lang(attn_trace::i18n::Lang::ZhCn, || screen_lines(&a, 120, 40).join("\n"));
+        let text = attn_trace_i18n::with_lang(attn_trace_i18n::Lang::ZhCn, || screen_lines(&a, 120, 40).join("\n"));
         // a wide character fills two cells, the second blank: compare without spaces
         let bare: String = text.chars().filter(|c| *c != ' ').collect();
         for s in [

@@ -6,19 +6,19 @@
 
 use crate::support::tui::{chars, draw, key};
 use assert_cmd::Command;
-use attn_trace::engine;
-use attn_trace::kernels::Variant;
-use attn_trace::kernels::rope::Pairs;
-use attn_trace::model::gpt::Attention;
-use attn_trace::model::{Config, TinyGpt, Trainer};
-use attn_trace::scenario::Scenario;
-use attn_trace::trace::{Buf, Op};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::attn_map::AttnMap;
 use attn_trace::tui::screens::prompt::Origin;
 use attn_trace::tui::screens::train::worker::{self, Report, Sample, Source, Spec, TaskLine};
 use attn_trace::tui::screens::train::{Field, Form, Progress, RunState, Train};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::engine;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::kernels::rope::Pairs;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::{Buf, Op};
+use attn_trace_model::gpt::Attention;
+use attn_trace_model::{Config, TinyGpt, Trainer};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -539,7 +539,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
         msg.contains(&save.display().to_string()),
         "the status says where: {msg}"
     );
-    let loaded = attn_trace::model::checkpoint::load(&save).unwrap();
+    let loaded = attn_trace_model::checkpoint::load(&save).unwrap();
     assert_eq!(loaded.step, 30);
     assert_eq!(Some(&loaded.model), train(&app).progress().unwrap().model.as_deref());
 
@@ -792,7 +792,7 @@ fn bad_checkpoints_and_prompts_explain_themselves() {
         ..Config::default()
     };
     let good = dir.path().join("good.safetensors");
-    attn_trace::model::checkpoint::save(&good, &TinyGpt::new(cfg, 3).unwrap(), 12, None).unwrap();
+    attn_trace_model::checkpoint::save(&good, &TinyGpt::new(cfg, 3).unwrap(), 12, None).unwrap();
     key(&mut app, KeyCode::Char('6'));
     chars(&mut app, &good.display().to_string());
     key(&mut app, KeyCode::Enter);

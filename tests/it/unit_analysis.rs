@@ -1,10 +1,10 @@
-//! Tests of the analysis layer (`src/analysis/`), one module per source file: what were the
+//! Tests of the analysis layer (`crates/analysis/src/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/analysis/explain/text.rs`
+/// `crates/analysis/src/explain/text.rs`
 mod text {
-    use attn_trace::analysis::explain::{elide, num};
-    use attn_trace::trace::MASKED;
+    use attn_trace_analysis::explain::{elide, num};
+    use attn_trace_core::trace::MASKED;
 
     #[test]
     fn numbers_read_like_handwriting() {
@@ -27,11 +27,11 @@ mod text {
     }
 }
 
-/// `src/analysis/format.rs`
+/// `crates/analysis/src/format.rs`
 mod format {
-    use attn_trace::analysis::format::*;
-    use attn_trace::kernels::Mask;
-    use attn_trace::trace::Phase;
+    use attn_trace_analysis::format::*;
+    use attn_trace_core::kernels::Mask;
+    use attn_trace_core::trace::Phase;
 
     #[test]
     fn wrapping_keeps_every_word_whole_where_it_fits() {
@@ -58,22 +58,22 @@ mod format {
     }
 }
 
-/// `src/analysis/formula.rs`
+/// `crates/analysis/src/formula.rs`
 mod formula {
-    use attn_trace::analysis::formula::*;
-    use attn_trace::tensor::Shape;
-    use attn_trace::trace::Phase;
+    use attn_trace_analysis::formula::*;
+    use attn_trace_core::tensor::Shape;
+    use attn_trace_core::trace::Phase;
 
     #[test]
     fn walkthrough_q_base_reads_like_the_docs() {
         let sh = Shape::new(1, 3, 4, 2);
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 1), ("i", 2), ("j", 1)]);
-        let q = substitute("src/kernels/attention_mha.rs", "q_base", &symbols).unwrap();
+        let q = substitute("crates/core/src/kernels/attention_mha.rs", "q_base", &symbols).unwrap();
         assert_eq!(q.to_string(), "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10");
-        let k = substitute("src/kernels/attention_mha.rs", "k_base", &symbols).unwrap();
+        let k = substitute("crates/core/src/kernels/attention_mha.rs", "k_base", &symbols).unwrap();
         assert_eq!(k.value, 6);
-        let off = substitute("src/kernels/attention_mha.rs", "off", &symbols).unwrap();
+        let off = substitute("crates/core/src/kernels/attention_mha.rs", "off", &symbols).unwrap();
         assert_eq!(off.numbers, "((0*2 + 1)*3 + 2)*3 + 1");
         assert_eq!(off.value, 16);
     }
@@ -121,27 +121,27 @@ mod formula {
         let sh = Shape::new(1, 3, 8, 4).with_kv_heads(2);
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 3), ("i", 2), ("j", 1)]);
-        let kv = substitute("src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();
+        let kv = substitute("crates/core/src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();
         assert_eq!(kv.to_string(), "kv_h = h/(H/H_kv) = 3/(4/2) = 1");
         symbols.push(("kv_h", kv.value));
-        let k = substitute("src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
+        let k = substitute("crates/core/src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
         assert_eq!(
             k.to_string(),
             "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
         );
         let mut symbols = sizes(sh, Phase::Split);
         symbols.extend([("bb", 0), ("i", 2)]);
-        let ri = substitute("src/kernels/attention_gqa.rs", "ri", &symbols).unwrap();
+        let ri = substitute("crates/core/src/kernels/attention_gqa.rs", "ri", &symbols).unwrap();
         assert_eq!(ri.value, 2 * (8 + 2 * 4));
         assert_eq!(sizes(sh, Phase::QkvProj).last(), Some(&("OC", 16)));
     }
 }
 
-/// `src/analysis/gradcheck.rs`
+/// `crates/analysis/src/gradcheck.rs`
 mod gradcheck {
-    use attn_trace::analysis::gradcheck::*;
-    use attn_trace::tensor::Role;
-    use attn_trace::trace::Buf;
+    use attn_trace_analysis::gradcheck::*;
+    use attn_trace_core::tensor::Role;
+    use attn_trace_core::trace::Buf;
 
     /// A check of `d_q[10]` with the given numbers.
     fn check(analytic: f32, numeric: f64, step: f32, noise: f64) -> Check {
@@ -180,10 +180,10 @@ mod gradcheck {
     }
 }
 
-/// `src/analysis/quiz.rs`
+/// `crates/analysis/src/quiz.rs`
 mod quiz {
-    use attn_trace::analysis::quiz::*;
-    use attn_trace::trace::Op;
+    use attn_trace_analysis::quiz::*;
+    use attn_trace_core::trace::Op;
 
     #[test]
     fn a_kernel_line_gives_its_offsets_in_call_order() {
@@ -217,7 +217,7 @@ mod quiz {
         assert_eq!(offsets_named(&huge), (1u128 << 64) + 4_000_000_000);
         assert_eq!(offsets(&huge, 3), [0, 1, 2]);
         assert!(value_matches(-0.314, -0.31) && !value_matches(-0.4, -0.31));
-        assert!(value_matches(-1e9, attn_trace::trace::MASKED));
+        assert!(value_matches(-1e9, attn_trace_core::trace::MASKED));
         assert_eq!(QuizLevel::Iterations.next(), QuizLevel::Offsets);
         assert_eq!(QuizLevel::from_name("values"), Some(QuizLevel::Values));
     }

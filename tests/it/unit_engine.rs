@@ -1,9 +1,9 @@
-//! Tests of the engine's counts, plan and registry (`src/engine/`), one module per source file:
+//! Tests of the engine's counts, plan and registry (`crates/core/src/engine/`), one module per source file:
 //! what were the `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/engine/count.rs`
+/// `crates/core/src/engine/count.rs`
 mod count {
-    use attn_trace::engine::count::*;
+    use attn_trace_core::engine::count::*;
 
     #[test]
     fn sums_and_products_just_above_u64_max_are_over_and_stay_over() {
@@ -29,14 +29,14 @@ mod count {
     }
 }
 
-/// `src/engine/plan.rs`
+/// `crates/core/src/engine/plan.rs`
 mod plan {
-    use attn_trace::engine::Count;
-    use attn_trace::engine::plan::*;
-    use attn_trace::kernels::attention_flash::{FittedTiles, Tiles};
-    use attn_trace::kernels::attention_mistakes::Mistakes;
-    use attn_trace::kernels::{Mask, Variant};
-    use attn_trace::tensor::Shape;
+    use attn_trace_core::engine::Count;
+    use attn_trace_core::engine::plan::*;
+    use attn_trace_core::kernels::attention_flash::{FittedTiles, Tiles};
+    use attn_trace_core::kernels::attention_mistakes::Mistakes;
+    use attn_trace_core::kernels::{Mask, Variant};
+    use attn_trace_core::tensor::Shape;
 
     /// The tile pairs flash visits, listed one by one as its loops do.
     fn listed(s: usize, t: usize, tiles: FittedTiles, mask: &Mask) -> TileSums {
@@ -99,7 +99,7 @@ mod plan {
     #[test]
     fn flash_with_the_largest_sequence_and_one_by_one_tiles_is_counted_at_once() {
         // about 5·10¹¹ visited tile pairs: listing them took 2 GB before any budget was checked
-        let t = attn_trace::scenario::MAX_SIZE;
+        let t = attn_trace_core::scenario::MAX_SIZE;
         let shape = Shape::new(1, t, 1, 1);
         let plan = Plan {
             shape,
@@ -110,7 +110,7 @@ mod plan {
             mistakes: Mistakes::NONE,
             rope: None,
             decode: false,
-            cache: attn_trace::kernels::decode::CacheSpec::default(),
+            cache: attn_trace_core::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: 1, bc: 1 }.fit(shape),
             sink: false,
         };
@@ -125,15 +125,15 @@ mod plan {
     }
 }
 
-/// `src/engine/registry.rs`
+/// `crates/core/src/engine/registry.rs`
 mod registry {
-    use attn_trace::engine::registry::*;
-    use attn_trace::engine::{Passes, Plan, StartKind};
-    use attn_trace::kernels::attention_flash::Tiles;
-    use attn_trace::kernels::attention_mistakes::Mistakes;
-    use attn_trace::kernels::{Mask, Variant};
-    use attn_trace::tensor::{Level, Role, Shape};
-    use attn_trace::trace::Buf;
+    use attn_trace_core::engine::registry::*;
+    use attn_trace_core::engine::{Passes, Plan, StartKind};
+    use attn_trace_core::kernels::attention_flash::Tiles;
+    use attn_trace_core::kernels::attention_mistakes::Mistakes;
+    use attn_trace_core::kernels::{Mask, Variant};
+    use attn_trace_core::tensor::{Level, Role, Shape};
+    use attn_trace_core::trace::Buf;
 
     fn plan(shape: Shape, start: StartKind) -> Plan {
         Plan {
@@ -146,7 +146,7 @@ mod registry {
             tiles: Tiles::default().fit(shape),
             rope: None,
             decode: false,
-            cache: attn_trace::kernels::decode::CacheSpec::default(),
+            cache: attn_trace_core::kernels::decode::CacheSpec::default(),
             sink: false,
         }
     }
@@ -184,7 +184,7 @@ mod registry {
             assert_eq!(given_shape(b, sh, None), shape, "{b}");
         }
         // with a latent of R = 3 and DR = 2: w_q is [C, H·(D + DR)] = [8, 16]
-        let lat = Some(attn_trace::kernels::attention_mla::Latent { r: 3, dr: 2 });
+        let lat = Some(attn_trace_core::kernels::attention_mla::Latent { r: 3, dr: 2 });
         let sh = Shape::new(2, 5, 8, 4);
         for (b, shape) in [
             (Buf::WQ, vec![8, 16]),

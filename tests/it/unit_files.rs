@@ -1,9 +1,9 @@
-//! Tests of the file helpers (`src/files/`), one module per source file: what were the
+//! Tests of the file helpers (`crates/core/src/files/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/files/atomic.rs`
+/// `crates/core/src/files/atomic.rs`
 mod atomic {
-    use attn_trace::files::atomic::*;
+    use attn_trace_core::files::atomic::*;
     use std::io::Write;
     use std::path::Path;
 
@@ -66,9 +66,9 @@ mod atomic {
     }
 }
 
-/// `src/files/input.rs`
+/// `crates/core/src/files/input.rs`
 mod input {
-    use attn_trace::files::input::*;
+    use attn_trace_core::files::input::*;
 
     #[test]
     fn reads_regular_files_up_to_the_cap_and_refuses_the_rest() {

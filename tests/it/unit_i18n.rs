@@ -1,8 +1,8 @@
-//! Tests of the translations' machinery (`src/i18n/mod.rs`): choosing the language, filling
+//! Tests of the translations' machinery (`crates/i18n/src/lib.rs`): choosing the language, filling
 //! placeholders, `tr!`. What were its `#[cfg(test)]` unit tests. (i18n.rs checks the catalog.)
 
-use attn_trace::i18n::*;
-use attn_trace::tr;
+use attn_trace_i18n::tr;
+use attn_trace_i18n::*;
 
 #[test]
 fn tags_and_locales_choose_the_language() {

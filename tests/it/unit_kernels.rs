@@ -1,9 +1,9 @@
-//! Tests of the kernels' helpers (`src/kernels/`), one module per source file: what were the
+//! Tests of the kernels' helpers (`crates/core/src/kernels/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/kernels/attention_mistakes.rs`
+/// `crates/core/src/kernels/attention_mistakes.rs`
 mod attention_mistakes {
-    use attn_trace::kernels::attention_mistakes::*;
+    use attn_trace_core::kernels::attention_mistakes::*;
 
     #[test]
     fn names_round_trip_and_sets_hold_what_was_put_in() {
@@ -18,9 +18,9 @@ mod attention_mistakes {
     }
 }
 
-/// `src/kernels/dropout.rs`
+/// `crates/core/src/kernels/dropout.rs`
 mod dropout {
-    use attn_trace::kernels::dropout::*;
+    use attn_trace_core::kernels::dropout::*;
 
     #[test]
     fn keep_mask_is_seeded_and_keeps_about_one_minus_p() {
@@ -34,10 +34,10 @@ mod dropout {
     }
 }
 
-/// `src/kernels/mod.rs`
+/// `crates/core/src/kernels/mod.rs`
 mod kernels {
-    use attn_trace::kernels::*;
-    use attn_trace::tensor::Shape;
+    use attn_trace_core::kernels::*;
+    use attn_trace_core::tensor::Shape;
 
     #[test]
     fn only_gqa_reads_grouped_key_value_heads() {
@@ -87,9 +87,9 @@ mod kernels {
     }
 }
 
-/// `src/kernels/rope.rs`
+/// `crates/core/src/kernels/rope.rs`
 mod rope {
-    use attn_trace::kernels::rope::*;
+    use attn_trace_core::kernels::rope::*;
 
     #[test]
     fn pairs_and_angles_follow_the_two_conventions() {

@@ -1,9 +1,9 @@
-//! Tests of TinyGPT's parts (`src/model/`), one module per source file: what were the
+//! Tests of TinyGPT's parts (`crates/model/src/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/model/adamw.rs`
+/// `crates/model/src/adamw.rs`
 mod adamw {
-    use attn_trace::model::adamw::*;
+    use attn_trace_model::adamw::*;
 
     #[test]
     fn first_step_moves_each_parameter_by_about_lr_against_its_gradient() {
@@ -18,9 +18,9 @@ mod adamw {
     }
 }
 
-/// `src/model/data.rs`
+/// `crates/model/src/data.rs`
 mod data {
-    use attn_trace::model::data::*;
+    use attn_trace_model::data::*;
     use std::collections::HashSet;
 
     #[test]
@@ -60,13 +60,13 @@ mod data {
     }
 }
 
-/// `src/model/ops.rs`
+/// `crates/model/src/ops.rs`
 mod ops {
     // B, T, IC, OC and V: the sizes as the kernels name them
     #![allow(non_snake_case)]
 
-    use attn_trace::model::ops::*;
-    use attn_trace::tensor::simd;
+    use attn_trace_core::tensor::simd;
+    use attn_trace_model::ops::*;
 
     #[test]
     fn tanh_matches_std_and_saturates() {
@@ -202,9 +202,9 @@ mod ops {
     }
 }
 
-/// `src/model/sample.rs`
+/// `crates/model/src/sample.rs`
 mod sample {
-    use attn_trace::model::sample::*;
+    use attn_trace_model::sample::*;
 
     #[test]
     fn greedy_topk_and_inverse_cdf() {
@@ -217,10 +217,10 @@ mod sample {
     }
 }
 
-/// `src/model/spec.rs`
+/// `crates/model/src/spec.rs`
 mod spec {
-    use attn_trace::model::gpt::{Attention, Config};
-    use attn_trace::model::spec::*;
+    use attn_trace_model::gpt::{Attention, Config};
+    use attn_trace_model::spec::*;
 
     #[test]
     fn each_setting_is_checked_once_and_cross_checks_wait_for_both_values() {

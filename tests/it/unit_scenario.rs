@@ -1,9 +1,9 @@
-//! Tests of scenario files (`src/scenario/`), one module per source file: what were the
+//! Tests of scenario files (`crates/core/src/scenario/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/scenario/error.rs`
+/// `crates/core/src/scenario/error.rs`
 mod error {
-    use attn_trace::scenario::{ScenarioError, line_column};
+    use attn_trace_core::scenario::{ScenarioError, line_column};
 
     #[test]
     fn positions_count_lines_and_characters() {
@@ -35,12 +35,12 @@ mod error {
     }
 }
 
-/// `src/scenario/export.rs`
+/// `crates/core/src/scenario/export.rs`
 mod export {
-    use attn_trace::engine::{self, Passes};
-    use attn_trace::kernels::Variant;
-    use attn_trace::scenario::{Focus, Scenario};
-    use attn_trace::trace::Buf;
+    use attn_trace_core::engine::{self, Passes};
+    use attn_trace_core::kernels::Variant;
+    use attn_trace_core::scenario::{Focus, Scenario};
+    use attn_trace_core::trace::Buf;
 
     #[test]
     fn explicit_tensors_round_trip_and_run_the_same() {
@@ -85,10 +85,10 @@ mod export {
     }
 }
 
-/// `src/scenario/fill.rs`
+/// `crates/core/src/scenario/fill.rs`
 mod fill {
-    use attn_trace::scenario::{Dist, Init};
-    use attn_trace::trace::Buf;
+    use attn_trace_core::scenario::{Dist, Init};
+    use attn_trace_core::trace::Buf;
 
     #[test]
     fn each_tensor_has_its_own_reproducible_stream() {
@@ -125,13 +125,13 @@ mod fill {
     }
 }
 
-/// `src/scenario/mod.rs`
+/// `crates/core/src/scenario/mod.rs`
 mod scenario {
-    use attn_trace::engine::{Passes, Start};
-    use attn_trace::kernels::{Mask, Variant};
-    use attn_trace::scenario::*;
-    use attn_trace::tensor::Shape;
-    use attn_trace::trace::Buf;
+    use attn_trace_core::engine::{Passes, Start};
+    use attn_trace_core::kernels::{Mask, Variant};
+    use attn_trace_core::scenario::*;
+    use attn_trace_core::tensor::Shape;
+    use attn_trace_core::trace::Buf;
 
     #[test]
     fn every_shipped_scenario_parses() {
@@ -169,7 +169,7 @@ mod scenario {
         let s = Scenario::parse("title = \"t\"\n[shape]\nB = 1\nT = 8\nC = 8\nH = 2\n", "t.toml").unwrap();
         assert_eq!(s.init.dist, Dist::Normal { std: 0.5 });
         let run = s.run(Variant::Mha, false);
-        let probs = &run.tensors[attn_trace::trace::Buf::Probs];
+        let probs = &run.tensors[attn_trace_core::trace::Buf::Probs];
         let rows: Vec<&[f32]> = probs.chunks(8).collect();
         let saturated = rows.iter().filter(|r| r.iter().any(|&p| p > 0.99)).count();
         // row i = 0 sees only itself; the others must not be one-hot
@@ -256,9 +256,9 @@ mod scenario {
     }
 }
 
-/// `src/scenario/reader.rs`, through the errors `Scenario::parse` returns.
+/// `crates/core/src/scenario/reader.rs`, through the errors `Scenario::parse` returns.
 mod reader {
-    use attn_trace::scenario::{Scenario, ScenarioError};
+    use attn_trace_core::scenario::{Scenario, ScenarioError};
 
     fn error(text: &str) -> ScenarioError {
         Scenario::parse(text, "t.toml").unwrap_err()

@@ -1,9 +1,9 @@
-//! Tests of shapes, layouts and the SIMD `exp` (`src/tensor/`), one module per source file: what
+//! Tests of shapes, layouts and the SIMD `exp` (`crates/core/src/tensor/`), one module per source file: what
 //! were the `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/tensor/mod.rs`
+/// `crates/core/src/tensor/mod.rs`
 mod tensor {
-    use attn_trace::tensor::*;
+    use attn_trace_core::tensor::*;
 
     #[test]
     fn ravel_and_unravel_match_the_docs_offsets() {
@@ -59,9 +59,9 @@ mod tensor {
     }
 }
 
-/// `src/tensor/simd.rs`
+/// `crates/core/src/tensor/simd.rs`
 mod simd {
-    use attn_trace::tensor::simd::*;
+    use attn_trace_core::tensor::simd::*;
 
     /// Distance in units in the last place between two positive floats.
     fn ulps(a: f32, b: f32) -> u32 {

@@ -1,10 +1,10 @@
-//! Tests of buffers and events (`src/trace/`), one module per source file: what were the
+//! Tests of buffers and events (`crates/core/src/trace/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/trace/buffers.rs`
+/// `crates/core/src/trace/buffers.rs`
 mod buffers {
-    use attn_trace::tensor::Role;
-    use attn_trace::trace::{Buf, Facts, Sizes};
+    use attn_trace_core::tensor::Role;
+    use attn_trace_core::trace::{Buf, Facts, Sizes};
 
     #[test]
     fn a_gradient_is_named_after_its_buffer_and_has_its_layout() {
@@ -19,7 +19,7 @@ mod buffers {
             kv_heads: true,
             br: 2,
             bc: 2,
-            cache: attn_trace::trace::CacheDims::default(),
+            cache: attn_trace_core::trace::CacheDims::default(),
             parts: 0,
             kv_rank: 0,
             rope_dim: 0,
@@ -54,9 +54,9 @@ mod buffers {
     }
 }
 
-/// `src/trace/mod.rs`
+/// `crates/core/src/trace/mod.rs`
 mod trace {
-    use attn_trace::trace::*;
+    use attn_trace_core::trace::*;
 
     #[test]
     fn names_round_trip() {

@@ -52,16 +52,20 @@ mod source {
 
     #[test]
     fn every_kernel_file_is_embedded_and_found_by_path() {
-        let mha = source("src/kernels/attention_mha.rs").unwrap();
+        let mha = source("crates/core/src/kernels/attention_mha.rs").unwrap();
         assert!(mha.contains("let q_base = ((bb * S + i) * H + hh) * D;"));
         assert!(
-            source("src/kernels/attention_mistakes.rs")
+            source("crates/core/src/kernels/attention_mistakes.rs")
                 .unwrap()
                 .contains("MISTAKE 3")
         );
-        assert!(source("src/kernels/dropout.rs").unwrap().contains("keep_mask"));
         assert!(
-            source("src/kernels/attention_flash.rs")
+            source("crates/core/src/kernels/dropout.rs")
+                .unwrap()
+                .contains("keep_mask")
+        );
+        assert!(
+            source("crates/core/src/kernels/attention_flash.rs")
                 .unwrap()
                 .contains("let alpha = exp(m_old - m_new);")
         );
@@ -71,16 +75,24 @@ mod source {
                 .contains("row_forward")
         );
         assert!(
-            source("src/kernels/attention_gqa.rs")
+            source("crates/core/src/kernels/attention_gqa.rs")
                 .unwrap()
                 .contains("let k_base = ((bb * T + j) * H_kv + kv_h) * D;")
         );
-        assert!(source("src/kernels/rope.rs").unwrap().contains("x0 * c - x1 * s"));
-        assert!(source("src/kernels/decode.rs").unwrap().contains("Buf::KCache"));
-        assert_eq!(source("src/kernels/nope.rs"), None);
+        assert!(
+            source("crates/core/src/kernels/rope.rs")
+                .unwrap()
+                .contains("x0 * c - x1 * s")
+        );
+        assert!(
+            source("crates/core/src/kernels/decode.rs")
+                .unwrap()
+                .contains("Buf::KCache")
+        );
+        assert_eq!(source("crates/core/src/kernels/nope.rs"), None);
         // every lesson file is there, byte for byte: a new kernel the code panel cannot show
         // fails here, not in front of a learner
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/kernels");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/crates/core/src/kernels");
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
@@ -88,9 +100,13 @@ mod source {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            assert_eq!(source(&format!("src/kernels/{name}")), Some(text.as_str()), "{name}");
+            assert_eq!(
+                source(&format!("crates/core/src/kernels/{name}")),
+                Some(text.as_str()),
+                "{name}"
+            );
         }
-        assert_eq!(short("src/kernels/linear.rs"), "linear.rs");
+        assert_eq!(short("crates/core/src/kernels/linear.rs"), "linear.rs");
     }
 }
 
@@ -184,9 +200,9 @@ mod theme {
 
 /// `src/tui/walk.rs`
 mod walk {
-    use attn_trace::kernels::Variant;
-    use attn_trace::trace::Buf;
     use attn_trace::tui::walk::*;
+    use attn_trace_core::kernels::Variant;
+    use attn_trace_core::trace::Buf;
 
     #[test]
     fn builtin_focus_lands_on_the_docs_score_write() {

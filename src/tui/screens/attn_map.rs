@@ -6,17 +6,17 @@
 
 use super::tracer::Tracer;
 use super::train::worker::printable;
-use crate::engine::{self, Passes};
-use crate::kernels::Variant;
-use crate::model::Origin;
-use crate::model::{AttentionCapture, TinyGpt};
-use crate::scenario::{Focus, Scenario};
-use crate::trace::{Buf, Pass};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::cols;
 use crate::tui::widgets::heatgrid::{self, Grid};
-use crate::{msg, tr};
+use attn_trace_core::engine::{self, Passes};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::{Focus, Scenario};
+use attn_trace_core::trace::{Buf, Pass};
+use attn_trace_i18n::{msg, tr};
+use attn_trace_model::Origin;
+use attn_trace_model::{AttentionCapture, TinyGpt};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -265,7 +265,7 @@ impl AttnMap {
         text.push_str(&format!("# prompt: \"{}\" ({} bytes)\n", self.prompt_text(), self.t()));
         text.push_str("# Reopen it with: attn-trace tui FILE   ·   run it with: attn-trace run FILE\n\n");
         text.push_str(&scenario.to_toml());
-        crate::files::atomic::write(&path, text.as_bytes())
+        attn_trace_core::files::atomic::write(&path, text.as_bytes())
             .map_err(|e| tr!("cannot write {path}: {e}", path = path.display(), e))?;
         Ok(path)
     }

@@ -5,11 +5,11 @@
 use super::picker::{FilePicker, file_name};
 use super::train::worker::Source;
 use super::train::{Traced, dir_of};
-use crate::model::Origin;
-use crate::model::{BUILTIN, checkpoint};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::pad;
-use crate::{msg, tr};
+use attn_trace_i18n::{msg, tr};
+use attn_trace_model::Origin;
+use attn_trace_model::{BUILTIN, checkpoint};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

@@ -7,14 +7,14 @@
 
 pub mod flash;
 
-use crate::analysis::format::phase_title;
-use crate::analysis::formula::{sizes, substitute};
-use crate::kernels::Variant;
-use crate::trace::{Buf, BufferInfo, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
-use crate::{msg, tr};
+use attn_trace_analysis::format::phase_title;
+use attn_trace_analysis::formula::{sizes, substitute};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::{Buf, BufferInfo, Phase, Trace};
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -559,7 +559,7 @@ pub(super) fn note_lines(parts: &[String], width: u16) -> Vec<String> {
         return Vec::new();
     }
     let text = tr!("shown: {parts}", parts = parts.join(" · "));
-    crate::analysis::format::wrap(&text, width.max(1) as usize)
+    attn_trace_analysis::format::wrap(&text, width.max(1) as usize)
 }
 
 /// `count` consecutive indices out of `len`, as close to centred on `at` as the ends allow.
@@ -610,7 +610,7 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     let size = |v: Variant, buf: Buf| {
         walk.run(v)
             .and_then(|r| r.registry.get(buf))
-            .map_or(0, crate::tensor::Spec::len)
+            .map_or(0, attn_trace_core::tensor::Spec::len)
     };
     let (km, kg) = (size(Variant::Mha, Buf::K), size(Variant::Gqa, Buf::K));
     if let Some(pct) = (100 * kg).checked_div(km) {

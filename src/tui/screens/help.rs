@@ -1,10 +1,10 @@
 //! The `?` overlay: the keys of the screen it is opened from, in a box that scrolls when the
 //! terminal is too small for the whole list.
 
-use crate::i18n::text;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::popup;
-use crate::{msg, tr};
+use attn_trace_i18n::text;
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -121,7 +121,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
         if keys.is_empty() {
             out.push((String::new(), String::new()));
         } else if width >= KEY_W + 2 + 16 {
-            for (k, part) in crate::analysis::format::wrap(text(what), width - KEY_W - 2)
+            for (k, part) in attn_trace_analysis::format::wrap(text(what), width - KEY_W - 2)
                 .into_iter()
                 .enumerate()
             {
@@ -134,7 +134,7 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
             }
         } else {
             out.push((keys.to_string(), String::new()));
-            for part in crate::analysis::format::wrap(text(what), width.saturating_sub(2)) {
+            for part in attn_trace_analysis::format::wrap(text(what), width.saturating_sub(2)) {
                 out.push(("  ".to_string(), part));
             }
         }

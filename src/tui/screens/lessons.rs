@@ -3,8 +3,8 @@
 
 use super::open::{Open, Summary};
 use super::picker::FilePicker;
-use crate::i18n::{self, Lang};
-use crate::scenario::lesson::Lesson;
+use attn_trace_core::scenario::lesson::Lesson;
+use attn_trace_i18n::{self as i18n, Lang};
 use std::path::{Path, PathBuf};
 
 /// The folder of shipped lessons: `./lessons`, else the one next to the crate's sources.

@@ -1,15 +1,15 @@
 //! Opening a scenario: its variants are traced on a worker thread while this screen says how
 //! many events are recorded so far, so a large scenario never freezes the terminal.
 
-use crate::engine::{Count, estimate_events};
-use crate::kernels::Variant;
-use crate::scenario::Scenario;
-use crate::tr;
-use crate::trace::Progress;
 use crate::tui::guard::{Worker, guard};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::popup;
+use attn_trace_core::engine::{Count, estimate_events};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Progress;
+use attn_trace_i18n::tr;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -27,7 +27,7 @@ pub struct Loading {
     /// The variant to open on, instead of the scenario's `[focus]` one.
     pub variant: Option<Variant>,
     /// The lesson to walk once the scenario is traced (the menu's "Lessons…").
-    pub lesson: Option<std::sync::Arc<crate::scenario::lesson::Lesson>>,
+    pub lesson: Option<std::sync::Arc<attn_trace_core::scenario::lesson::Lesson>>,
     done: Receiver<Result<Walk, Option<String>>>,
 }
 

@@ -1,10 +1,10 @@
 //! The main menu.
 
-use crate::kernels::Variant;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::pad;
-use crate::{msg, tr};
+use attn_trace_core::kernels::Variant;
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};

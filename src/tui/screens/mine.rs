@@ -3,16 +3,16 @@
 //! cell (`analysis::beside`), each side's source with the line that ran, and the grade.
 
 use super::picker::FilePicker;
-use crate::analysis::beside::Beside;
-use crate::analysis::format::thousands;
-use crate::learner::import::Reader;
-use crate::learner::reference::Reference;
-use crate::scenario::Scenario;
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
 use crate::tui::widgets::put;
-use crate::{msg, tr};
+use attn_trace_analysis::beside::Beside;
+use attn_trace_analysis::format::thousands;
+use attn_trace_analysis::learner::import::Reader;
+use attn_trace_analysis::learner::reference::Reference;
+use attn_trace_core::scenario::Scenario;
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -64,7 +64,7 @@ pub struct Mine {
 pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<Mine, String> {
     let shown = trace.display().to_string();
     let open = || {
-        let file = std::fs::File::open(trace).map_err(|e| crate::learner::import::ImportError {
+        let file = std::fs::File::open(trace).map_err(|e| attn_trace_analysis::learner::import::ImportError {
             path: shown.clone(),
             line: 0,
             message: tr!("cannot read the trace: {e}", e),
@@ -78,8 +78,8 @@ pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<M
                 .variant
                 .or(scenario.focus.and_then(|f| f.variant))
                 .or(scenario.variants.first().copied())
-                .unwrap_or(crate::kernels::Variant::Mha);
-            let pass = h.pass.unwrap_or(crate::trace::Pass::Forward);
+                .unwrap_or(attn_trace_core::kernels::Variant::Mha);
+            let pass = h.pass.unwrap_or(attn_trace_core::trace::Pass::Forward);
             Reference::new(scenario, variant, pass, h.input).map_err(|e| format!("{}: {e}", scenario_path.display()))
         },
         open,
@@ -91,7 +91,7 @@ pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<M
         .map(|f| {
             [PathBuf::from(f), dir.join(f)]
                 .iter()
-                .find_map(|p| crate::files::input::read(p, 4 << 20, "a source file").ok())
+                .find_map(|p| attn_trace_core::files::input::read(p, 4 << 20, "a source file").ok())
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
         })
         .collect();
@@ -291,7 +291,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
             Some(r) => {
                 let e = trace.events[r];
                 let same = e.value.to_bits() == a.value.to_bits()
-                    || crate::analysis::grade::agrees(a.value, e.value, e.value.abs().max(1.0));
+                    || attn_trace_analysis::grade::agrees(a.value, e.value, e.value.abs().max(1.0));
                 let verdict = if same {
                     Span::styled(tr!("  same value"), t.dim())
                 } else {
@@ -371,7 +371,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
 }
 
 fn value(x: f32) -> String {
-    crate::analysis::format::num(x)
+    attn_trace_analysis::format::num(x)
 }
 
 /// What the trace picker says of a `*.jsonl` file: its header's scenario, variant and pass.
@@ -394,8 +394,8 @@ fn summary(path: &Path) -> TraceSummary {
         .ok_or_else(|| tr!("its header names no scenario").to_string())?;
     let what = format!(
         "{} {}",
-        h.variant.map_or("?", crate::kernels::Variant::name),
-        h.pass.map_or("?", crate::trace::Pass::name)
+        h.variant.map_or("?", attn_trace_core::kernels::Variant::name),
+        h.pass.map_or("?", attn_trace_core::trace::Pass::name)
     );
     Ok((scenario, what))
 }

@@ -10,21 +10,21 @@
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
 use super::menu;
-use crate::analysis::format::phase_title;
-use crate::analysis::mistakes::{
-    CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phases_of, removed_by,
-    values_part,
-};
-use crate::engine::first_divergence;
-use crate::kernels::Variant;
-use crate::kernels::attention_mistakes::{Mistake, Mistakes};
-use crate::scenario::{self, Scenario};
-use crate::trace::{Event, Phase, Trace};
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, log, memory, pad};
-use crate::{msg, tr};
+use attn_trace_analysis::format::phase_title;
+use attn_trace_analysis::mistakes::{
+    CORRECT, MISTAKEN, Note, Place, Timeline, divergence, downstream, missing_why, number, phases_of, removed_by,
+    values_part,
+};
+use attn_trace_core::engine::first_divergence;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::kernels::attention_mistakes::{Mistake, Mistakes};
+use attn_trace_core::scenario::{self, Scenario};
+use attn_trace_core::trace::{Event, Phase, Trace};
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -321,7 +321,7 @@ impl SideBySide {
 }
 
 /// The source file of `attention_mistakes.rs`, as the trace records it.
-const MISTAKES_FILE: &str = "src/kernels/attention_mistakes.rs";
+const MISTAKES_FILE: &str = "crates/core/src/kernels/attention_mistakes.rs";
 
 /// 1-based lines of `attention_mistakes.rs` that show mistake `m`: its `MISTAKE n` comment (and
 /// the comment lines continuing it), or for the passes the engine leaves out, the header line.
@@ -571,7 +571,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
         .iter()
         .enumerate()
         .map(|(k, e)| {
-            let symptom = e.mistake.map_or("", |m| crate::i18n::text(m.symptom()));
+            let symptom = e.mistake.map_or("", |m| attn_trace_i18n::text(m.symptom()));
             let width = list.width.saturating_sub(2) as usize;
             let mut text = format!(" {} {} {symptom}", k + 1, pad(e.name, 22));
             // one line each: a symptom longer than the list ends in an ellipsis
@@ -593,7 +593,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
     if let Some(m) = e.mistake {
         text.push(Line::from(vec![
             Span::styled(tr!("symptom: "), t.key()),
-            Span::raw(crate::i18n::text(m.symptom()).to_string()),
+            Span::raw(attn_trace_i18n::text(m.symptom()).to_string()),
         ]));
     }
     text.push(Line::from(vec![

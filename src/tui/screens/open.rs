@@ -1,10 +1,10 @@
 //! "Open scenario…": the shipped scenarios with their title and about, and a path prompt.
 
 use super::picker::{FilePicker, file_name};
-use crate::scenario::Scenario;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::pad;
-use crate::{msg, tr};
+use attn_trace_core::scenario::Scenario;
+use attn_trace_i18n::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -37,7 +37,7 @@ pub fn list(dir: PathBuf) -> Open {
 fn summary(path: &Path) -> Summary {
     let s = Scenario::load(path).map_err(|e| e.to_string())?;
     let about = s.about.or_else(|| {
-        let bytes = crate::files::input::read(path, 1 << 20, "a scenario file").ok()?;
+        let bytes = attn_trace_core::files::input::read(path, 1 << 20, "a scenario file").ok()?;
         leading_comment(&String::from_utf8_lossy(&bytes))
     });
     Ok((s.title, about))

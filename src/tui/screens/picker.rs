@@ -3,7 +3,7 @@
 //! instead. Each screen renders its own list lines and acts on the path picked.
 
 use crate::tui::theme::Theme;
-use crate::{msg, tr};
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -197,7 +197,7 @@ impl<T> FilePicker<T> {
     pub fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
         let title = tr!(
             " Open {what} · {dir}",
-            what = crate::i18n::text_of(what),
+            what = attn_trace_i18n::text_of(what),
             dir = self.dir.display()
         );
         frame.render_widget(Paragraph::new(Span::styled(title, t.title())), head);

@@ -4,10 +4,10 @@
 
 use super::attn_map::AttnMap;
 use super::train::worker::printable;
-use crate::model::{Dataset, TinyGpt};
-pub use crate::model::{Origin, Source};
-use crate::tr;
 use crate::tui::theme::Theme;
+use attn_trace_i18n::tr;
+use attn_trace_model::{Dataset, TinyGpt};
+pub use attn_trace_model::{Origin, Source};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -91,7 +91,7 @@ pub fn default_prompt(source: Option<&Source>, seq: usize) -> String {
         Some(Source::File(path)) => {
             let mut head = Vec::new();
             // a regular file only, opened without blocking
-            let read = crate::files::input::open_regular(path)
+            let read = attn_trace_core::files::input::open_regular(path)
                 .ok()
                 .and_then(|(f, _)| f.take(4096).read_to_end(&mut head).ok());
             if read.is_some() {

@@ -16,18 +16,18 @@ mod render;
 
 pub use render::{Areas, areas, render};
 
-use crate::analysis::cache::{self, EventCache};
-use crate::analysis::quiz::Question;
-use crate::engine::kernel_shape;
-use crate::kernels::Variant;
-use crate::tr;
-use crate::trace::{Buf, Pass, Trace};
 use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::lesson::LessonRun;
 use crate::tui::quiz::{self, Quiz};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx};
+use attn_trace_analysis::cache::{self, EventCache};
+use attn_trace_analysis::quiz::Question;
+use attn_trace_core::engine::kernel_shape;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::{Buf, Pass, Trace};
+use attn_trace_i18n::tr;
 use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::layout::Rect;
 use std::collections::{BTreeSet, HashMap};

@@ -8,12 +8,12 @@
 
 mod misses;
 
-use crate::analysis::format::{mask_words, pad_left};
-use crate::analysis::traffic::{Sweep, sweep};
-use crate::kernels::Mask;
 use crate::tui::cache_sweep::Simulation;
 use crate::tui::theme::Theme;
-use crate::{msg, tr};
+use attn_trace_analysis::format::{mask_words, pad_left};
+use attn_trace_analysis::traffic::{Sweep, sweep};
+use attn_trace_core::kernels::Mask;
+use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -287,7 +287,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
         t.keyword(),
         t.name(),
         t.number(),
-        t.level(crate::tensor::Level::Tile),
+        t.level(attn_trace_core::tensor::Level::Tile),
         t.base(),
     ];
     let (lo, hi) = series

@@ -20,8 +20,8 @@ pub use form::{CHECKPOINTS, Checked, Field, Form, MAX_PARAMS, MAX_TOKENS_PER_STE
 pub use progress::{Applied, ChartData, Progress, RunState};
 pub use render::render;
 
-use crate::model::{Origin, TinyGpt};
-use crate::msg;
+use attn_trace_i18n::msg;
+use attn_trace_model::{Origin, TinyGpt};
 use progress::run_origin;
 use worker::{Report, Spec, Worker};
 

@@ -1,9 +1,9 @@
 //! The code panel: the kernel's real source, scrolled to the line that made the current access.
 
 use super::{Ctx, put};
-use crate::tr;
 use crate::tui::source;
 use crate::tui::theme::Theme;
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -135,9 +135,9 @@ pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, s
         let room = (inner.width as usize).saturating_sub(GUTTER);
         let rows = if is_current {
             wrap(code, room)
-        } else if crate::analysis::format::cols(code) > room && room > 1 {
+        } else if attn_trace_analysis::format::cols(code) > room && room > 1 {
             // a line cut at the panel's edge says so
-            vec![format!("{}…", crate::analysis::format::cut(code, room - 1))]
+            vec![format!("{}…", attn_trace_analysis::format::cut(code, room - 1))]
         } else {
             vec![code.to_string()]
         };

@@ -8,11 +8,11 @@
 //! mode, where they are what the learner predicts, the strip is not drawn).
 
 use super::{Ctx, put};
-use crate::analysis::accum::{Accumulation, Finish, Scale, Term};
-use crate::analysis::format::{exact_all, exact_decimals, fixed};
-use crate::tr;
-use crate::trace::{Buf, Trace};
 use crate::tui::widgets::cols;
+use attn_trace_analysis::accum::{Accumulation, Finish, Scale, Term};
+use attn_trace_analysis::format::{exact_all, exact_decimals, fixed};
+use attn_trace_core::trace::{Buf, Trace};
+use attn_trace_i18n::tr;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -202,7 +202,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     let old = dot.old(trace);
     for &k in &dot.inits {
         let e = trace.events[k];
-        let (buf, off, value) = (e.buf, e.offset, crate::analysis::format::exact(e.value));
+        let (buf, off, value) = (e.buf, e.offset, attn_trace_analysis::format::exact(e.value));
         // a scaled `+=` scales the sum, not the old value it is added to
         let note = if Some(k) == old && dot.finish == Finish::AddScaled {
             let symbol = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape).symbol;

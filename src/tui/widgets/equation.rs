@@ -3,12 +3,12 @@
 #![allow(non_snake_case)]
 
 use super::{Ctx, num};
-use crate::analysis::accum::{Accumulation, Chain, Scale};
-use crate::analysis::format::{exact, four, hidden_because, phase_title_of, rhs};
-use crate::kernels::Variant;
-use crate::kernels::names;
-use crate::trace::{Buf, Op, Phase, Trace};
-use crate::{msg, tr};
+use attn_trace_analysis::accum::{Accumulation, Chain, Scale};
+use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of, rhs};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::kernels::names;
+use attn_trace_core::trace::{Buf, Op, Phase, Trace};
+use attn_trace_i18n::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -186,13 +186,13 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     }
     let mut out: Vec<Line> = math(v.phase, ctx.variant)
         .iter()
-        .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
+        .map(|m| Line::from(Span::styled(attn_trace_i18n::text(m), t.title())))
         .collect();
     // gpt-oss's sink logit: one more term in every row's denominator, with no value
     if matches!(v.phase, Phase::Softmax) && ctx.trace.buffer(Buf::Sink).is_some() {
         out = SINK_MATH
             .iter()
-            .map(|m| Line::from(Span::styled(crate::i18n::text(m), t.title())))
+            .map(|m| Line::from(Span::styled(attn_trace_i18n::text(m), t.title())))
             .collect();
     }
     if v.phase.sums() {
@@ -201,7 +201,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             // a start value written before the sums (d_v = 0 before the heads add theirs)
             None => out.push(Line::from(format!(
                 "{} {}[{}] = {}",
-                crate::analysis::format::op_text(v.op),
+                attn_trace_analysis::format::op_text(v.op),
                 v.buf,
                 v.offset,
                 four(v.value)
@@ -223,7 +223,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     } else {
         out.push(Line::from(tr!(
             "copy: {op} {buf}[{off}] = {value}",
-            op = crate::analysis::format::op_text(v.op),
+            op = attn_trace_analysis::format::op_text(v.op),
             buf = v.buf,
             off = v.offset,
             value = num(v.value)
@@ -382,7 +382,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     Line::from(Span::styled(text, t.op_write()))
 }
 
-fn var(v: &crate::trace::EventView, name: &str) -> usize {
+fn var(v: &attn_trace_core::trace::EventView, name: &str) -> usize {
     v.vars.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, x)| x)
 }
 
@@ -488,7 +488,7 @@ struct SoftRow {
 
 /// The softmax made in iteration `row`: its column iterations are the ones nested in it (a read
 /// of the row's own, the sink logit, is not a column but starts the max and the sum).
-fn soft_row(tr: &crate::trace::Trace, row: u32) -> Option<SoftRow> {
+fn soft_row(tr: &attn_trace_core::trace::Trace, row: u32) -> Option<SoftRow> {
     let f = tr.frame(row)?;
     let sink = (f.start as usize..f.end as usize)
         .map(|k| &tr.events[k])
@@ -541,7 +541,7 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     // a sink logit is one more logit of the row: it starts the max, and its exponential the sum
     let start = row.sink.unwrap_or(f32::NEG_INFINITY);
     let m = (0..T).map(|k| at(row.x, k, n)).fold(start, f32::max);
-    let e_sink = row.sink.map_or(0.0, |x| crate::tensor::simd::exp(x - m));
+    let e_sink = row.sink.map_or(0.0, |x| attn_trace_core::tensor::simd::exp(x - m));
     let sum_to = |upto: usize, n: usize| (0..upto).map(|q| at(row.y, q, n)).fold(e_sink, |a, x| a + x);
     let end_b = row.events[3 * T - 1];
     let mut out = Vec::new();
@@ -600,7 +600,7 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         let k = (pos - T) / 2;
         let j = row.cols[k].0;
         let s = at(row.x, k, n);
-        let e = crate::tensor::simd::exp(s - m);
+        let e = attn_trace_core::tensor::simd::exp(s - m);
         let written = if v.op == Op::Write { k + 1 } else { k };
         let sum = sum_to(written, n);
         out.push(Line::from(vec![
@@ -730,8 +730,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     );
     // a title wider than the panel's top border ends in `…` rather than mid-word
     let room = (area.width as usize).saturating_sub(2);
-    if crate::analysis::format::cols(&title) > room {
-        title = format!("{}… ", crate::analysis::format::cut(&title, room.saturating_sub(2)));
+    if attn_trace_analysis::format::cols(&title) > room {
+        title = format!("{}… ", attn_trace_analysis::format::cut(&title, room.saturating_sub(2)));
     }
     let block = Block::bordered().title(title).border_style(ctx.theme.border(focused));
     let panel = Paragraph::new(fit(ctx, lines(ctx), block.inner(area)))

@@ -6,13 +6,13 @@
 //! of the current loop iteration read or wrote.
 
 use super::Ctx;
-use crate::analysis::accum::{Accumulation, Scale};
-use crate::analysis::format::{four, rhs};
-use crate::analysis::online_softmax::{RowUpdate, alpha};
-use crate::kernels::names;
-use crate::tensor::simd::exp;
-use crate::tr;
-use crate::trace::{Buf, Op, Phase};
+use attn_trace_analysis::accum::{Accumulation, Scale};
+use attn_trace_analysis::format::{four, rhs};
+use attn_trace_analysis::online_softmax::{RowUpdate, alpha};
+use attn_trace_core::kernels::names;
+use attn_trace_core::tensor::simd::exp;
+use attn_trace_core::trace::{Buf, Op, Phase};
+use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 fn var(ctx: &Ctx, name: &str) -> Option<usize> {
@@ -255,7 +255,7 @@ fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
     let text = match (v.phase, hidden) {
         (Phase::Flash, true) => format!(
             "masked ({}): {target} = −1e9, the dot product {} is discarded",
-            crate::analysis::format::hidden_because(&ctx.walk.mask, i, j),
+            attn_trace_analysis::format::hidden_because(&ctx.walk.mask, i, j),
             four(sigma)
         ),
         (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", four(sigma), four(value)),

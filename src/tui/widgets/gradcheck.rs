@@ -4,9 +4,9 @@
 //! perturbed. The numbers come from the tracer's [`Checker`]; drawing never computes them.
 
 use super::Ctx;
-use crate::analysis::gradcheck::sci;
-use crate::tr;
 use crate::tui::gradcheck::{Checker, target};
+use attn_trace_analysis::gradcheck::sci;
+use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 /// The panel's lines; `wide` adds what was perturbed.

@@ -1,10 +1,10 @@
 //! The lesson panel: which stop of how many, the teacher's note, the stop's question with what
 //! has been typed, and how the answer went.
 
-use crate::tr;
 use crate::tui::lesson::{Answer, LessonRun};
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
+use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 /// The panel's lines for the tracer at `cursor` of `variant`, fitted into `rows` rows of `width`
@@ -13,7 +13,7 @@ use ratatui::text::{Line, Span};
 pub fn lines<'a>(
     run: &LessonRun,
     walk: &Walk,
-    variant: crate::kernels::Variant,
+    variant: attn_trace_core::kernels::Variant,
     cursor: usize,
     t: Theme,
     width: u16,

@@ -4,8 +4,8 @@
 //! `tile`; the plain kernels touch only global memory.
 
 use super::{Ctx, num, put};
-use crate::tr;
-use crate::trace::{Op, Trace};
+use attn_trace_core::trace::{Op, Trace};
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Widget};
@@ -15,8 +15,8 @@ pub fn line(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     let off = e.offset as usize;
     let op = match e.op {
-        crate::trace::Op::Read => tr!("read"),
-        crate::trace::Op::Write => tr!("write"),
+        attn_trace_core::trace::Op::Read => tr!("read"),
+        attn_trace_core::trace::Op::Write => tr!("write"),
     };
     // a tiled kernel's log names the memory level of each access
     let level = if has_tiles(trace) {
@@ -39,7 +39,7 @@ pub fn has_tiles(trace: &Trace) -> bool {
         .buffers
         .iter()
         .flatten()
-        .any(|b| b.spec.level == crate::tensor::Level::Tile)
+        .any(|b| b.spec.level == attn_trace_core::tensor::Level::Tile)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {

@@ -16,16 +16,16 @@ pub mod quiz;
 pub mod timeline;
 pub mod variables;
 
-use crate::kernels::Variant;
+use attn_trace_core::kernels::Variant;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
-pub use crate::analysis::position::CellRef;
+pub use attn_trace_analysis::position::CellRef;
 
-pub use crate::analysis::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
+pub use attn_trace_analysis::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
 
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
 pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
@@ -111,12 +111,12 @@ pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
     });
 }
 
-pub use crate::analysis::format::num;
+pub use attn_trace_analysis::format::num;
 
 use super::theme::Theme;
 use super::walk::Walk;
-use crate::analysis::cache::EventCache;
-use crate::trace::{EventView, Trace};
+use attn_trace_analysis::cache::EventCache;
+use attn_trace_core::trace::{EventView, Trace};
 use std::collections::BTreeSet;
 
 /// What every tracer panel draws from: the trace, the cursor and the view options.
@@ -144,7 +144,7 @@ impl Ctx<'_> {
     }
 
     /// The current access under the cache model, when it is shown.
-    pub fn cache_access(&self) -> Option<crate::analysis::cache::AccessCache> {
+    pub fn cache_access(&self) -> Option<attn_trace_analysis::cache::AccessCache> {
         self.cache?.at(self.trace, self.cursor)
     }
 

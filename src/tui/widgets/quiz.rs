@@ -1,10 +1,10 @@
 //! The quiz panel: what to predict next, what has been typed, and how the last answer went
 //! (`correct`, or `not quite` with the working from the kernel's line).
 
-use crate::analysis::quiz::Question;
-use crate::tr;
 use crate::tui::quiz::{Feedback, Quiz};
 use crate::tui::theme::Theme;
+use attn_trace_analysis::quiz::Question;
+use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 /// The panel's lines: the question with the answer being typed, then the feedback.

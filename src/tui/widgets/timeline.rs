@@ -8,9 +8,9 @@
 //! events as on ten million.
 
 use super::CellRef;
-use crate::analysis::cache::EventCache;
-use crate::trace::{Pass, Phase, Trace};
 use crate::tui::theme::Theme;
+use attn_trace_analysis::cache::EventCache;
+use attn_trace_core::trace::{Pass, Phase, Trace};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;

@@ -1,9 +1,9 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
 use super::{Ctx, num};
-use crate::analysis::formula::derived_lines;
-use crate::tr;
 use crate::tui::walk::Walk;
+use attn_trace_analysis::formula::derived_lines;
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -49,14 +49,14 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         ]));
     }
     let op_style = match v.op {
-        crate::trace::Op::Read => t.op_read(),
-        crate::trace::Op::Write => t.op_write(),
+        attn_trace_core::trace::Op::Read => t.op_read(),
+        attn_trace_core::trace::Op::Write => t.op_write(),
     };
     out.push(Line::from(vec![
         Span::styled(
             match v.op {
-                crate::trace::Op::Read => tr!("read"),
-                crate::trace::Op::Write => tr!("write"),
+                attn_trace_core::trace::Op::Read => tr!("read"),
+                attn_trace_core::trace::Op::Write => tr!("write"),
             },
             op_style,
         ),
@@ -69,8 +69,8 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 /// The sizes the variant's kernel sees (the baseline runs with one head).
-fn shape_of(walk: &Walk, ctx: &Ctx) -> crate::tensor::Shape {
-    crate::engine::kernel_shape(walk.shape, ctx.variant)
+fn shape_of(walk: &Walk, ctx: &Ctx) -> attn_trace_core::tensor::Shape {
+    attn_trace_core::engine::kernel_shape(walk.shape, ctx.variant)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {

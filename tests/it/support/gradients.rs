@@ -1,9 +1,9 @@
 //! Gradients against central finite differences: the loss `L = Σ out ⊙ d_out`, each input
 //! tensor addressed by buffer, and the check every gradient test makes.
 
-use attn_trace::engine::{Inputs, Passes, Start, Tensors, run};
-use attn_trace::kernels::Variant;
-use attn_trace::trace::Buf;
+use attn_trace_core::engine::{Inputs, Passes, Start, Tensors, run};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::Buf;
 
 /// L = Σ out ⊙ d_out, accumulated in f64 (out is att when there is no output projection).
 pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {

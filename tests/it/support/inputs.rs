@@ -1,9 +1,9 @@
 //! Inputs for engine tests, built directly (the scenario format has its own tests): seeded
 //! values, the runs from `x`, from separate projections and from q, k, v, and a mask.
 
-use attn_trace::engine::{Inputs, Start};
-use attn_trace::kernels::Mask;
-use attn_trace::tensor::Shape;
+use attn_trace_core::engine::{Inputs, Start};
+use attn_trace_core::kernels::Mask;
+use attn_trace_core::tensor::Shape;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 

@@ -1,10 +1,10 @@
 //! A traced run's log against the closed forms: event counts per phase and the derived lines.
 
-use attn_trace::analysis::formula::derived_lines;
-use attn_trace::engine::{Passes, Plan, phase_counts};
-use attn_trace::kernels::Variant;
-use attn_trace::tensor::Shape;
-use attn_trace::trace::{Op, Phase, Trace};
+use attn_trace_analysis::formula::derived_lines;
+use attn_trace_core::engine::{Passes, Plan, phase_counts};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Op, Phase, Trace};
 use std::collections::BTreeMap;
 
 /// (reads, writes) per phase, counted from the log.

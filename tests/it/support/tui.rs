@@ -1,9 +1,9 @@
 //! Driving the app as a person would, and reading its screen as text.
 
-use attn_trace::kernels::Variant;
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_core::kernels::Variant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

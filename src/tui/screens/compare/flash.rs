@@ -8,18 +8,18 @@
 //! of two shown numbers, the sum of shown products).
 
 use super::{Compare, window};
-use crate::analysis::explain::{num, par};
-use crate::analysis::flash_cell::FlashCell;
-use crate::analysis::format::hidden_because;
-use crate::analysis::formula::{sizes, substitute};
-use crate::analysis::traffic::{self, PassTraffic};
-use crate::kernels::Variant;
-use crate::tensor::Level;
-use crate::tr;
-use crate::trace::{Buf, MASKED, Pass, Phase, Trace};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::put;
+use attn_trace_analysis::explain::{num, par};
+use attn_trace_analysis::flash_cell::FlashCell;
+use attn_trace_analysis::format::hidden_because;
+use attn_trace_analysis::formula::{sizes, substitute};
+use attn_trace_analysis::traffic::{self, PassTraffic};
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::tensor::Level;
+use attn_trace_core::trace::{Buf, MASKED, Pass, Phase, Trace};
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
@@ -214,7 +214,7 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
                     let n = if backward { c.ds } else { c.p_tilde };
                     let style = if (i, j) == (e.i, e.j) { t.write() } else { t.written() };
                     (
-                        value(trace, n).map_or("·".to_string(), crate::analysis::format::num),
+                        value(trace, n).map_or("·".to_string(), attn_trace_analysis::format::num),
                         style,
                     )
                 }

@@ -1,8 +1,8 @@
 //! The `g` prompt: typing its text, and going where it says ([`position`]).
 
 use super::Tracer;
-use crate::trace::Pass;
 use crate::tui::position;
+use attn_trace_core::trace::Pass;
 use crossterm::event::{KeyCode, KeyEvent};
 
 impl Tracer {

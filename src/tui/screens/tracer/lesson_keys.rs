@@ -3,9 +3,9 @@
 //! Every other key steps freely, as without a lesson.
 
 use super::{Outcome, Tracer};
-use crate::tr;
 use crate::tui::lesson::Answer;
 use crate::tui::quiz::Feedback;
+use attn_trace_i18n::tr;
 use crossterm::event::{KeyCode, KeyEvent};
 use std::sync::Arc;
 

@@ -4,14 +4,14 @@
 
 use super::render::{areas, inner, tab_labels};
 use super::{Outcome, Tab, Tracer};
-use crate::analysis::quiz::QuizLevel;
-use crate::kernels::Variant;
-use crate::tr;
-use crate::trace::{Pass, Trace};
 use crate::tui::position;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Element;
 use crate::tui::widgets::{self, memory, timeline};
+use attn_trace_analysis::quiz::QuizLevel;
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::trace::{Pass, Trace};
+use attn_trace_i18n::tr;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 use std::sync::Arc;

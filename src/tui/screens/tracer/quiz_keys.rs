@@ -2,12 +2,11 @@
 //! `n` to skip, `l` for the level and `Q` to stop; each step that ends a phase gives its summary.
 
 use super::{Outcome, Tracer};
-use crate::analysis;
-use crate::analysis::quiz::{Question, QuizLevel, Verdict};
-use crate::engine::kernel_shape;
-use crate::tr;
 use crate::tui::quiz::{self, Feedback, Quiz};
 use crate::tui::widgets::equation;
+use attn_trace_analysis::quiz::{Question, QuizLevel, Verdict};
+use attn_trace_core::engine::kernel_shape;
+use attn_trace_i18n::tr;
 use crossterm::event::{KeyCode, KeyEvent};
 use std::sync::Arc;
 
@@ -80,7 +79,7 @@ impl Tracer {
         let after = quiz::access(trace, shape, q.target() + 1);
         let input = std::mem::take(&mut quiz.input);
         let span = trace.phase_span(q.first());
-        match analysis::quiz::check(&q, quiz.level, &input, math, after.as_ref(), trace) {
+        match attn_trace_analysis::quiz::check(&q, quiz.level, &input, math, after.as_ref(), trace) {
             Verdict::Right => {
                 let first_try = quiz.tries == 0;
                 let score = quiz.score(self.variant, span);

@@ -3,14 +3,14 @@
 //! mutates it.
 
 use super::{Tab, Tracer};
-use crate::analysis::format::{pass_text, phase_title_of};
-use crate::tr;
-use crate::trace::Pass;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{
     self, Ctx, code, equation, gradcheck as grad_panel, lesson as lesson_panel, log, memory, quiz as quiz_panel,
     timeline, variables,
 };
+use attn_trace_analysis::format::{pass_text, phase_title_of};
+use attn_trace_core::trace::Pass;
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};

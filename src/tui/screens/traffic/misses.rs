@@ -6,12 +6,12 @@
 //! the worker ([`crate::tui::cache_sweep`]) as they are simulated.
 
 use super::Traffic;
-use crate::analysis::cache::{CacheSweep, LevelSpec, SweepCell, smallest_fit};
-use crate::analysis::format::{mask_words, pad_left, thousands};
-use crate::kernels::Mask;
-use crate::tr;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{draw_wrapped, wrapped_rows};
+use attn_trace_analysis::cache::{CacheSweep, LevelSpec, SweepCell, smallest_fit};
+use attn_trace_analysis::format::{mask_words, pad_left, thousands};
+use attn_trace_core::kernels::Mask;
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -108,7 +108,7 @@ fn caches_text(levels: &[LevelSpec]) -> String {
             tr!(
                 "{name} {size} {ways}-way",
                 name = l.name,
-                size = crate::analysis::cache::size_text(l.size),
+                size = attn_trace_analysis::cache::size_text(l.size),
                 ways = l.ways
             )
         })
@@ -211,7 +211,12 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
         t.error(),
     )];
     // the traffic view's colours for the same tile sizes
-    let styles = [t.name(), t.number(), t.level(crate::tensor::Level::Tile), t.base()];
+    let styles = [
+        t.name(),
+        t.number(),
+        t.level(attn_trace_core::tensor::Level::Tile),
+        t.base(),
+    ];
     let marked = marked_level(levels, st.level);
     for (k, (tile, bytes)) in s.tiles.iter().zip(&s.tile_bytes).enumerate() {
         let name = match marked {

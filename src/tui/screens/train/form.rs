@@ -3,12 +3,12 @@
 //! right; and the folder a checkpoint goes in.
 
 use super::worker::{Source, Spec};
-use crate::files::input::{human_bytes, kind_of};
-use crate::model::gpt::Attention;
-use crate::model::gpt::ParamLayout;
-use crate::model::spec::{parse_attention, parse_rope};
-use crate::model::{BUILTIN, Dataset, Setting, TrainSpec, data};
-use crate::tr;
+use attn_trace_core::files::input::{human_bytes, kind_of};
+use attn_trace_i18n::tr;
+use attn_trace_model::gpt::Attention;
+use attn_trace_model::gpt::ParamLayout;
+use attn_trace_model::spec::{parse_attention, parse_rope};
+use attn_trace_model::{BUILTIN, Dataset, Setting, TrainSpec, data};
 use std::path::{Path, PathBuf};
 
 /// The form's fields, in order.
@@ -106,7 +106,7 @@ impl Field {
             Field::DModel => "32",
             Field::Heads => "4",
             Field::KvHeads => "",
-            Field::Rope => crate::model::spec::NO_ROPE,
+            Field::Rope => attn_trace_model::spec::NO_ROPE,
             Field::Window | Field::Sinks => "",
             Field::Attention => Attention::Naive.name(),
             Field::Seq => "24",
@@ -395,7 +395,7 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
                 Field::Dataset,
                 tr!(
                     "{kind}, not a regular file",
-                    kind = crate::i18n::text(kind_of(m.file_type()))
+                    kind = attn_trace_i18n::text(kind_of(m.file_type()))
                 ),
             );
             None
@@ -454,7 +454,7 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
             Field::Save,
             tr!(
                 "{kind}: give the name of a file",
-                kind = crate::i18n::text(kind_of(m.file_type()))
+                kind = attn_trace_i18n::text(kind_of(m.file_type()))
             ),
         );
         return None;
@@ -488,5 +488,5 @@ pub fn make_dir_for(path: &Path) -> std::io::Result<()> {
 
 /// The directory a file goes into (`.` for a bare name).
 pub fn dir_of(path: &Path) -> PathBuf {
-    crate::files::atomic::dir_of(path).to_path_buf()
+    attn_trace_core::files::atomic::dir_of(path).to_path_buf()
 }

@@ -5,8 +5,8 @@ use super::form::{ATTENTIONS, Field, Form, MAX_FIELD};
 use super::progress::{Progress, RunState, run_origin};
 use super::worker::{Cmd, Worker};
 use super::{Outcome, Session, Traced, Train};
-use crate::model::BUILTIN;
-use crate::tr;
+use attn_trace_i18n::tr;
+use attn_trace_model::BUILTIN;
 use crossterm::event::{KeyCode, KeyEvent};
 
 impl Form {
@@ -25,7 +25,7 @@ impl Form {
             KeyCode::Left | KeyCode::Right if field == Some(Field::Rope) => {
                 self.cycle(
                     Field::Rope,
-                    &crate::model::spec::rope_names(),
+                    &attn_trace_model::spec::rope_names(),
                     key.code == KeyCode::Right,
                 );
             }

@@ -4,8 +4,8 @@
 
 use super::form::dir_of;
 use super::worker::{Report, Sample, Spec};
-use crate::model::{Origin, TinyGpt};
-use crate::tr;
+use attn_trace_i18n::tr;
+use attn_trace_model::{Origin, TinyGpt};
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
@@ -247,6 +247,6 @@ pub(super) fn run_origin(p: &Progress, step: u64) -> Origin {
         dataset: Some(p.spec.source.clone()),
         dir: dir_of(&p.spec.save),
         stem,
-        flash: matches!(p.spec.attention, crate::model::gpt::Attention::Flash(_)),
+        flash: matches!(p.spec.attention, attn_trace_model::gpt::Attention::Flash(_)),
     }
 }

@@ -5,12 +5,12 @@ use super::Train;
 use super::form::Field;
 use super::progress::{Progress, RunState};
 use super::worker::Sample;
-use crate::analysis::format::thousands;
-use crate::model::BUILTIN;
-use crate::model::gpt::Attention;
-use crate::tr;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{cols, cut_start, pad};
+use attn_trace_analysis::format::thousands;
+use attn_trace_i18n::tr;
+use attn_trace_model::BUILTIN;
+use attn_trace_model::gpt::Attention;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout as Split, Rect};
 use ratatui::symbols::Marker;
@@ -149,7 +149,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     if let Some((_, about)) = BUILTIN.iter().find(|(n, _)| *n == form.value(Field::Dataset).trim()) {
         info.push(Line::from(vec![
             Span::styled(tr!(" data: "), t.dim()),
-            Span::raw(crate::i18n::text(about)),
+            Span::raw(attn_trace_i18n::text(about)),
         ]));
     }
     if let Some(p) = checked.params {
@@ -408,7 +408,7 @@ fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
 /// The header's note of grouped key/value heads, rotary positions and the flash kernel, when the
 /// run has them: ` kv2 rope` or ` flash` (empty for plain multi-head attention on the naive
 /// kernels), short enough that the run's state still fits at 80 columns.
-fn attention_label(c: &crate::model::Config, attention: Attention) -> String {
+fn attention_label(c: &attn_trace_model::Config, attention: Attention) -> String {
     let mut label = String::new();
     if c.kv_heads() != c.n_heads {
         label.push_str(&format!(" kv{}", c.kv_heads()));

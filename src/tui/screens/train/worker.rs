@@ -2,11 +2,11 @@
 //! `std::sync::mpsc` channels, so a key is never stuck behind a training step. Dropping the
 //! [`Worker`] raises its stop flag and joins the thread.
 
-pub use crate::model::Source;
-use crate::model::gpt::Attention;
-use crate::model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
-use crate::tr;
 use crate::tui::guard::{self, guard};
+use attn_trace_i18n::tr;
+pub use attn_trace_model::Source;
+use attn_trace_model::gpt::Attention;
+use attn_trace_model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,13 +3,13 @@
 
 use super::super::{Ctx, dot};
 use super::{HEAT_W, VALUE_W, buffers};
-pub use crate::analysis::step::TileRegion;
-use crate::analysis::step::{loaded_from, step_buffers, tile_region};
-use crate::kernels::names;
-use crate::tensor::{Layout, Level};
-use crate::tr;
-use crate::trace::Buf;
 use crate::tui::widgets::{cols, cut};
+pub use attn_trace_analysis::step::TileRegion;
+use attn_trace_analysis::step::{loaded_from, step_buffers, tile_region};
+use attn_trace_core::kernels::names;
+use attn_trace_core::tensor::{Layout, Level};
+use attn_trace_core::trace::Buf;
+use attn_trace_i18n::tr;
 use ratatui::layout::Rect;
 
 /// A cell placed on screen.
@@ -473,7 +473,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
         title = title.replacen(&view_of, "", 1);
     }
     if cols(&title) > room {
-        title = format!("{}…", crate::analysis::format::cut(&title, room.saturating_sub(1)));
+        title = format!("{}…", attn_trace_analysis::format::cut(&title, room.saturating_sub(1)));
     }
     title.push_str(&batch);
     labels.push((area.x, area.y, title, true));

@@ -5,7 +5,7 @@
 //!
 //! [`plan`] (in `layout.rs`) places every cell; [`render`] (in `render.rs`) draws the plan and
 //! [`hit`] answers mouse clicks from the same plan, so what is clicked is what was drawn. What
-//! the current iteration touched, and flash's tiles, come from [`crate::analysis::step`].
+//! the current iteration touched, and flash's tiles, come from [`attn_trace_analysis::step`].
 
 mod layout;
 mod render;
@@ -14,9 +14,9 @@ pub use layout::{MemoryPlan, Placed, Spot, TileRegion, plan};
 pub use render::{hit, render};
 
 use super::Ctx;
-use crate::analysis::accum::Accumulation;
-use crate::analysis::step::{loaded_from, step_buffers};
-use crate::trace::Buf;
+use attn_trace_analysis::accum::Accumulation;
+use attn_trace_analysis::step::{loaded_from, step_buffers};
+use attn_trace_core::trace::Buf;
 use std::collections::HashSet;
 
 /// Width of one value cell (6 characters and a space) and of one heat cell.

@@ -2,12 +2,12 @@
 
 use super::super::{CellRef, Ctx, dot, num, put};
 use super::layout::{MemoryPlan, plan};
-use crate::analysis::cache::{AccessCache, BYPASSED, LevelSpec};
-use crate::analysis::step::{tile_region, touched};
-use crate::tensor::Level;
-use crate::tr;
-use crate::trace::{Buf, Op, Trace};
 use crate::tui::widgets::cols;
+use attn_trace_analysis::cache::{AccessCache, BYPASSED, LevelSpec};
+use attn_trace_analysis::step::{tile_region, touched};
+use attn_trace_core::tensor::Level;
+use attn_trace_core::trace::{Buf, Op, Trace};
+use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;

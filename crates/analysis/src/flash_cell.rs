@@ -1,0 +1,154 @@
+//! Where one probability `P[b,h,i,j]` shows up in a FlashAttention trace, which never stores it:
+//! the events of the pair's score tile cell (forward and backward) and of its row's statistics,
+//! found in the log. Compare shows these beside the naive kernel's stored `probs` cell, and
+//! `explain --variant flash` walks through them; every number either prints is one of these
+//! events' values, or the arithmetic a reader does with them.
+
+use crate::Element;
+use attn_trace_core::kernels::names;
+use attn_trace_core::trace::{Buf, Op, Phase, Trace};
+
+/// The tile coordinates of a pair: query tile `i0` (row `ii` in it), key tile `j0` (column
+/// `jj`), and the pair's cell `off = ii*bc + jj` of the score tile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileSpot {
+    pub br: usize,
+    pub bc: usize,
+    pub i0: usize,
+    pub j0: usize,
+    pub ii: usize,
+    pub jj: usize,
+    pub off: usize,
+}
+
+/// The events of one pair in a flash trace (indices into `trace.events`). A field is `None`
+/// when the pass is not recorded, or when the mask hides the pair's whole tile (then flash
+/// skips it: no event at all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlashCell {
+    pub spot: TileSpot,
+    /// Forward: the score `S` written into `s_tile[off]`.
+    pub score: Option<usize>,
+    /// Forward: `e^(S − m)` written over it, `m` being the row's maximum so far.
+    pub p_tilde: Option<usize>,
+    /// Forward: the row's running maximum `m` after this key tile (the write of `m[ii]`).
+    pub m_tile: Option<usize>,
+    /// Forward: the row's final `l` and `m`, read when the output tile is written.
+    pub l_final: Option<usize>,
+    pub m_final: Option<usize>,
+    /// Forward: the row's log-sum-exp `lse = m + ln l` written to global memory.
+    pub lse: Option<usize>,
+    /// Backward: `P = e^(S − lse)` recomputed into `s_tile[off]`.
+    pub p_back: Option<usize>,
+    /// Backward: the row's `D_i` read before `dS` is written.
+    pub delta: Option<usize>,
+    /// Backward: `dS = P·(dP − D_i)` written into `ds_tile[off]`.
+    pub ds: Option<usize>,
+}
+
+impl FlashCell {
+    /// The events of pair `e` in `trace` (a flash run's), or `None` when the trace has no score
+    /// tile (not a flash run).
+    pub fn find(trace: &Trace, e: Element) -> Option<FlashCell> {
+        let dims = &trace.buffer(Buf::STile)?.layout().dims;
+        let (br, bc) = (dims.first()?.size, dims.get(1)?.size);
+        let (ii, jj) = (e.i % br, e.j % bc);
+        let spot = TileSpot {
+            br,
+            bc,
+            i0: e.i - ii,
+            j0: e.j - jj,
+            ii,
+            jj,
+            off: ii * bc + jj,
+        };
+        let want = [
+            (names::BB, e.b),
+            (names::HH, e.h),
+            (names::I0, spot.i0),
+            (names::J0, spot.j0),
+            (names::II, ii),
+            (names::JJ, jj),
+        ];
+        let ours = |n: usize| {
+            let vars = trace.view(n).vars;
+            want.iter()
+                .all(|&(name, v)| vars.iter().any(|&(m, x)| m == name && x == v))
+        };
+        // the writes of the pair's cell, in order: forward's S then e^(S − m), backward's P
+        let writes = |buf: Buf, phase: Phase| -> Vec<usize> {
+            trace
+                .index
+                .writes(buf, spot.off)
+                .iter()
+                .map(|&n| n as usize)
+                .filter(|&n| trace.phase_at(n) == phase && ours(n))
+                .collect()
+        };
+        let fwd = writes(Buf::STile, Phase::Flash);
+        let after = |from: usize, buf: Buf, op: Op| {
+            (from..trace.len()).find(|&n| trace.events[n].buf == buf && trace.events[n].op == op)
+        };
+        let before = |to: usize, buf: Buf, op: Op| {
+            (0..to)
+                .rev()
+                .find(|&n| trace.events[n].buf == buf && trace.events[n].op == op)
+        };
+        let p_tilde = fwd.get(1).copied();
+        // the online softmax writes l, then m, after the row's exponentials
+        let m_tile = p_tilde.and_then(|n| after(n, Buf::RowMax, Op::Write));
+        // the output loop reads l, writes att, reads m and writes lse, row by row
+        let lse_off =
+            trace
+                .buffer(Buf::Lse)?
+                .layout()
+                .offset_of(&[(names::B, e.b), (names::H, e.h), (names::I, e.i)])?;
+        let lse = trace
+            .index
+            .writes(Buf::Lse, lse_off)
+            .first()
+            .map(|&n| n as usize)
+            .filter(|_| !fwd.is_empty());
+        let m_final = lse.and_then(|n| before(n, Buf::RowMax, Op::Read));
+        let l_final = lse.and_then(|n| {
+            let f = trace.frames_of(n).last().copied()?;
+            let start = f.start as usize;
+            (trace.events[start].buf == Buf::RowSum).then_some(start)
+        });
+        let p_back = writes(Buf::STile, Phase::FlashBack).first().copied();
+        let ds = writes(Buf::DSTile, Phase::FlashBack).first().copied();
+        let delta = ds.and_then(|n| before(n, Buf::Delta, Op::Read));
+        Some(FlashCell {
+            spot,
+            score: fwd.first().copied(),
+            p_tilde,
+            m_tile,
+            l_final,
+            m_final,
+            lse,
+            p_back,
+            delta,
+            ds,
+        })
+    }
+
+    /// The pair's probability as forward leaves it implied: `e^(S − lse)`, or `None` when the
+    /// forward pass did not reach the pair.
+    pub fn probability(&self, trace: &Trace) -> Option<f32> {
+        let s = trace.events[self.score?].value;
+        let lse = trace.events[self.lse?].value;
+        Some(attn_trace_core::tensor::simd::exp(s - lse))
+    }
+
+    /// `dP = Σ_d dO_tile[ii,d]·v_tile[jj,d]`: the products read in the loop iteration that
+    /// writes `dS`, before it reads `P`.
+    pub fn d_p(&self, trace: &Trace) -> Option<f32> {
+        let ds = self.ds?;
+        let f = trace.frames_of(ds).last().copied()?;
+        let reads: Vec<f32> = (f.start as usize..ds)
+            .filter(|&n| trace.events[n].op == Op::Read && matches!(trace.events[n].buf, Buf::DOTile | Buf::VTile))
+            .map(|n| trace.events[n].value)
+            .collect();
+        Some(reads.chunks_exact(2).map(|p| p[0] * p[1]).sum())
+    }
+}
