@@ -2,8 +2,10 @@
 """A kernel right by luck: every query head reads head 0's keys.
 
 On scenarios/learner/lucky.toml, whose keys are the same for both heads, its output is exactly
-right, so an output check passes. On random inputs of the same shape it is wrong, which
-`attn-trace grade` finds by running it again with other seeds:
+right, so an output check passes. `attn-trace grade` finds it wrong there already, from the cells
+it reads (head 1's scores read head 0's keys, which the reference never reads for them); on
+random inputs of the same shape its values are wrong too, which the grade finds by running it
+again with other seeds:
 
     attn-trace grade scenarios/learner/lucky.toml -- python3 examples/learner/lucky.py
 

@@ -35,7 +35,7 @@ fn jsonl_lines_are_pinned() {
     let decode = lines(&["trace", &scenario("kv_cache_decode.toml")]);
     assert_eq!(
         decode[199],
-        r#"{"seq":198,"variant":"gqa","pass":"forward","phase":"decode_qkv","op":"read","buffer":"b_qkv","level":"global","offset":11,"index":[11],"value":0.0438793,"vars":{"bb":0,"t":0,"o":11},"derived":{"xi":0,"ci":0},"file":"crates/core/src/kernels/decode.rs","line":271}"#
+        r#"{"seq":198,"variant":"gqa","pass":"forward","phase":"decode_qkv","op":"read","buffer":"b_qkv","level":"global","offset":11,"index":[11],"value":0.0438793,"vars":{"bb":0,"t":0,"o":11},"derived":{"xi":0,"ci":0},"file":"crates/core/src/kernels/decode.rs","line":273}"#
     );
 }
 

@@ -685,3 +685,60 @@ fn the_fast_reader_and_serde_json_read_the_same() {
     let a = r.next_access().unwrap().unwrap();
     assert_eq!(r.files()[a.file as usize], "a\"b.py");
 }
+
+#[test]
+fn cells_at_masked_pairs_are_neither_required_nor_graded() {
+    // the reference's backward trace without d_probs at the hidden pairs (the writes, the reads
+    // that fed them, and the softmax's reads of them): what a kernel that loops j ≤ i writes
+    // (llm.c's). No result depends on those cells, so it is right, and they are counted
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario("mha_walkthrough.toml");
+    let t = export(
+        dir.path(),
+        "bw.jsonl",
+        &[path.to_str().unwrap(), "--variant", "mha", "--pass", "backward"],
+    );
+    let text = std::fs::read_to_string(&t).unwrap();
+    let mut lines: Vec<String> = Vec::new();
+    let t_len = 3;
+    for (k, l) in text.lines().enumerate() {
+        if k > 0 {
+            let e: serde_json::Value = serde_json::from_str(l).unwrap();
+            let off = e["offset"].as_u64().unwrap() as usize;
+            if e["buffer"] == "d_probs" && off % t_len > off / t_len % t_len {
+                if e["op"] == "write" {
+                    while lines.last().is_some_and(|p| p.contains("\"op\":\"read\"")) {
+                        lines.pop();
+                    }
+                }
+                continue;
+            }
+        }
+        lines.push(l.to_string());
+    }
+    let mine = write_lines(dir.path(), "mine.jsonl", &lines);
+    let out = cmd().arg("grade").arg(&path).arg(&mine).arg("--json").output().unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{j:#}");
+    let g = &j["runs"][0]["grade"];
+    for (name, unneeded) in [("d_probs", 6), ("d_scores", 6)] {
+        let r = g["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["buffer"] == name)
+            .unwrap();
+        assert_eq!(
+            (r["cells"].as_u64(), r["unneeded"].as_u64(), r["missing"].as_u64()),
+            (Some(12), Some(unneeded), Some(0)),
+            "{name}: {r}"
+        );
+    }
+    let (_, text, _) = grade(&[os(&path), os(&mine)]);
+    assert!(
+        text.contains(
+            "✓ d_probs: 12 cells right (not graded: 6 more at pairs the mask hides, which no result depends on)"
+        ),
+        "{text}"
+    );
+}

@@ -607,7 +607,9 @@ fn each_gallery_mistake_is_graded_wrong_at_its_line_and_named() {
                     "{m}: line {line}, class at {start}: {hint}"
                 );
                 assert!(
-                    hint.starts_with("scores[b0 h0 i0 j1] is read though it is hidden: j > i: yours is 0, written at "),
+                    hint.starts_with(
+                        "scores[b0 h0 i0 j1] is read though it is hidden: j > i: yours is 0.00, written at "
+                    ),
                     "{hint}"
                 );
             }

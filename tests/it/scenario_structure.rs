@@ -34,13 +34,28 @@ fn a_model_without_biases_has_none_in_any_variant_and_computes_the_zero_bias_run
     // every way a run projects: fused from x, separate, cross-attention, decoding, latent
     // attention (training and decoding), each variant that runs it
     let cases = [
-        ("B = 2\nT = 3\nC = 4\nH = 2", "variants = [\"baseline\", \"mha\", \"flash\"]"),
+        (
+            "B = 2\nT = 3\nC = 4\nH = 2",
+            "variants = [\"baseline\", \"mha\", \"flash\"]",
+        ),
         ("B = 1\nT = 4\nC = 8\nH = 4\nH_kv = 2", "variants = [\"gqa\"]"),
         ("B = 1\nT = 3\nC = 4\nH = 2", "variants = [\"mha\"]\nqkv = \"separate\""),
-        ("B = 1\nS = 2\nT = 3\nC = 4\nH = 2", "variants = [\"mha\"]\nqkv = \"separate\"\nmask = \"none\""),
-        ("B = 1\nT = 4\nC = 8\nH = 4\nH_kv = 2", "variants = [\"gqa\"]\ndecode = true\nrope = \"interleaved\""),
-        ("B = 1\nT = 3\nC = 4\nH = 2\nkv_rank = 2\nrope_dim = 2", "variants = [\"mla\"]"),
-        ("B = 1\nT = 3\nC = 4\nH = 2\nkv_rank = 2\nrope_dim = 2", "variants = [\"mla\"]\ndecode = true"),
+        (
+            "B = 1\nS = 2\nT = 3\nC = 4\nH = 2",
+            "variants = [\"mha\"]\nqkv = \"separate\"\nmask = \"none\"",
+        ),
+        (
+            "B = 1\nT = 4\nC = 8\nH = 4\nH_kv = 2",
+            "variants = [\"gqa\"]\ndecode = true\nrope = \"interleaved\"",
+        ),
+        (
+            "B = 1\nT = 3\nC = 4\nH = 2\nkv_rank = 2\nrope_dim = 2",
+            "variants = [\"mla\"]",
+        ),
+        (
+            "B = 1\nT = 3\nC = 4\nH = 2\nkv_rank = 2\nrope_dim = 2",
+            "variants = [\"mla\"]\ndecode = true",
+        ),
     ];
     for (shape, run) in cases {
         let plain = Scenario::parse(&text(shape, run, false), "t.toml").unwrap();
@@ -52,7 +67,10 @@ fn a_model_without_biases_has_none_in_any_variant_and_computes_the_zero_bias_run
                 assert!(!r.registry.has(b), "{run}: {variant} has {b}");
             }
             let t = r.trace.as_ref().unwrap();
-            assert!(t.events.iter().all(|e| !BIASES.contains(&e.buf)), "{run}: {variant} reads a bias");
+            assert!(
+                t.events.iter().all(|e| !BIASES.contains(&e.buf)),
+                "{run}: {variant} reads a bias"
+            );
             // the closed forms count no bias read or write
             assert_eq!(
                 counted(t),

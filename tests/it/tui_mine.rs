@@ -166,3 +166,106 @@ fn a_bad_trace_is_refused_before_the_terminal_is_taken() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("bad.jsonl:1: \"version\""), "{err}");
 }
+
+/// Runs `command` (its last two arguments the inputs and trace files) on `scenario`'s inputs;
+/// the trace.
+fn record(dir: &Path, scenario: &Path, command: &[&std::ffi::OsStr], extra: &[&str]) -> PathBuf {
+    let inputs = dir.join("inputs.txt");
+    let trace = dir.join("mine.jsonl");
+    cmd()
+        .arg("inputs")
+        .arg(scenario)
+        .args(extra)
+        .arg("-o")
+        .arg(&inputs)
+        .assert()
+        .success();
+    let out = std::process::Command::new(command[0])
+        .args(&command[1..])
+        .arg(&inputs)
+        .arg(&trace)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    trace
+}
+
+#[test]
+fn a_read_of_a_cell_the_reference_does_not_read_there_stands_beside_the_one_it_does() {
+    // never_reads_k.py reads query j where the reference reads key j: beside the reference's
+    // read of k for the same score, marked, not paired with some read of the same q cell
+    let dir = tempfile::tempdir().unwrap();
+    let s = root().join("scenarios/learner/k_equals_q.toml");
+    let script = root().join("examples/learner/never_reads_k.py");
+    let t = record(dir.path(), &s, &["python3".as_ref(), script.as_os_str()], &[]);
+    let mut app = opened(&s, &t);
+    let m = view(&app);
+    // the learner's first read for scores[b0 h0 i1 j0] of query 0's channel 0 (k_base of j = 0)
+    let n = (0..m.beside.accesses.len())
+        .find(|&n| m.beside.is_stray(n))
+        .expect("a stray read");
+    assert_eq!(m.beside.label(n), "q[b0 i0 h0 d0]");
+    let r = m.beside.matched(n).unwrap();
+    let e = m.beside.reference.event(r).unwrap();
+    assert_eq!(m.beside.reference.cell_label(e.buf, e.offset), "k[b0 j0 h0 d0]");
+    key(&mut app, KeyCode::Home);
+    for _ in 0..n {
+        key(&mut app, KeyCode::Char('n'));
+    }
+    let (yours, reference) = access_lines(&app);
+    assert!(
+        yours.starts_with(&format!("yours #{n} read q[0] = 0.50  (q[b0 i0 h0 d0])")),
+        "{yours}"
+    );
+    assert!(
+        reference.ends_with("✗ not this cell: for scores[b0 h0 i1 j0] the reference reads k[b0 j0 h0 d0]"),
+        "{reference}"
+    );
+    assert!(!reference.contains("same value"), "{reference}");
+    // the grade's lines say why the kernel is wrong though every value is right
+    let screen = draw(&app, 120, 40);
+    assert!(screen.contains("1. wrong cells: scores 6/12"), "{screen}");
+}
+
+#[test]
+fn a_kernel_in_its_own_layout_is_stepped_with_its_bindings() {
+    // fused_qkv.c's packed [B, T, 3C] buffer, with its bindings file: each access shows the
+    // learner's name and offset, and the reference cell it is
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("fused_qkv");
+    let out = std::process::Command::new("gcc")
+        .args(["-std=c99", "-O1", "-I"])
+        .arg(root().join("recorders"))
+        .arg(root().join("examples/learner/fused_qkv.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = root().join("scenarios/learner/packed.toml");
+    let t = record(dir.path(), &s, &[exe.as_os_str()], &["--pass", "forward"]);
+    let bind = root().join("examples/learner/fused_qkv.bind.toml");
+    let scenario = Scenario::load(&s).unwrap();
+    let m = mine::load(&scenario, &s, &t, Some(&bind)).unwrap();
+    assert!(m.beside.grade.correct(), "{:#?}", m.beside.grade);
+    let mut app = App {
+        screen: Screen::Mine(Box::new(m)),
+        ..App::new(Walk::builtin(), Theme::MONO, 120, 40)
+    };
+    key(&mut app, KeyCode::Home);
+    // the second access: the key's first channel, 8 cells into the packed row
+    key(&mut app, KeyCode::Char('n'));
+    let (yours, reference) = access_lines(&app);
+    assert!(yours.starts_with("yours #1 read packed[8] = "), "{yours}");
+    assert!(yours.ends_with("(k[b0 j0 h0 d0])"), "{yours}");
+    assert!(reference.starts_with("reference #1 read k[0] = "), "{reference}");
+    assert!(reference.ends_with("same value"), "{reference}");
+    // without the bindings, packed is nobody's buffer: one line
+    let e = mine::load(&scenario, &s, &t, None).unwrap_err();
+    assert!(
+        e.contains("\"buffer\": \"packed\" is neither one of ours nor bound"),
+        "{e}"
+    );
+}

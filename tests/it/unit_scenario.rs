@@ -285,10 +285,10 @@ mod reader {
         assert_eq!(e.field.as_deref(), Some("[shape].c"));
         assert_eq!(
             e.message,
-            "unknown key (did you mean C?); expected one of: B, S, T, C, H, H_kv, kv_rank, rope_dim"
+            "unknown key (did you mean C?); expected one of: B, S, T, C, H, H_kv, kv_rank, rope_dim, L"
         );
         let run = |key: &str| error(&format!("{shape}C = 2\n[run]\n{key} = 1\n")).message;
-        let keys = "variants, passes, mask, window, sinks, sink_logit, qkv, dropout, dropout_seed, mode, mistakes, rope, rope_base, decode, split_kv";
+        let keys = "variants, passes, mask, window, sinks, sink_logit, qkv, dropout, dropout_seed, mode, mistakes, rope, rope_base, decode, split_kv, bias";
         assert_eq!(
             run("varaints"),
             format!("unknown key (did you mean variants?); expected one of: {keys}")

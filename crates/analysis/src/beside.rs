@@ -205,6 +205,15 @@ fn pair(r: &Reference, accesses: &[Access], cells: &[Option<(Buf, usize)>]) -> (
         })
         .collect();
     let mut stray = vec![false; accesses.len()];
+    // where each read's window starts: right after the write before it
+    let mut window_start = vec![0usize; accesses.len()];
+    let mut start = 0;
+    for (n, a) in accesses.iter().enumerate() {
+        if a.op == Op::Write {
+            start = n + 1;
+        }
+        window_start[n] = start;
+    }
     // the block of writes each read feeds: the writes right after the next write's start
     let mut next_block: Option<(usize, usize)> = None;
     for n in (0..accesses.len()).rev() {
@@ -219,7 +228,16 @@ fn pair(r: &Reference, accesses: &[Access], cells: &[Option<(Buf, usize)>]) -> (
         let (Some((y_buf, y_off)), Some((start, end))) = (cells[n], next_block) else {
             continue;
         };
-        let writes: Vec<usize> = (start..end.min(start + 256)).filter(|&k| cells[k].is_some()).collect();
+        // a cell no result needs (a hidden score) may be computed from anything
+        let needed = |k: usize| {
+            cells[k].is_some_and(|(b, off)| !r.get(b).is_some_and(|c| c.unneeded.get(off).copied().unwrap_or(false)))
+        };
+        let writes: Vec<usize> = (start..end.min(start + 256)).filter(|&k| needed(k)).collect();
+        // the read's place in its window: among reads alike, the reference's at the same place
+        // stands for it
+        let place = n - window_start[n];
+        let window_len = start - window_start[n];
+        let mut at_place: Option<u32> = None;
         // the reference's reads for each of the block's cells: the reads before its write
         let mut best: Option<(usize, u32)> = None;
         let mut related = false;
@@ -243,6 +261,22 @@ fn pair(r: &Reference, accesses: &[Access], cells: &[Option<(Buf, usize)>]) -> (
             if e == NO_MATCH {
                 continue;
             }
+            if at_place.is_none() && w == start {
+                // the reference's window before this write, when it is as long as the learner's
+                let first = (e as usize).checked_sub(window_len);
+                let all_reads = first.is_some_and(|f| {
+                    (f..e as usize).all(|k| r.cell_event(k).is_some_and(|(op, ..)| op == Op::Read))
+                        && f.checked_sub(1)
+                            .is_none_or(|k| r.cell_event(k).is_some_and(|(op, ..)| op == Op::Write))
+                });
+                if all_reads && let Some(f) = first {
+                    at_place = u32::try_from(f + place).ok();
+                }
+            }
+            // the reference's read that looks most like the learner's: the same cell, else the
+            // most coordinates equal place by place (query i's channel d read where key j's
+            // belongs looks like key j's channel d), then the same buffer, then the same place
+            let y = r.get(y_buf).map(|c| c.coords(y_off)).unwrap_or_default();
             let mut k = e as usize;
             while k > 0 {
                 k -= 1;
@@ -252,19 +286,13 @@ fn pair(r: &Reference, accesses: &[Access], cells: &[Option<(Buf, usize)>]) -> (
                 if op != Op::Read {
                     break;
                 }
-                if buf != y_buf {
-                    continue;
-                }
-                let score = if off == y_off {
+                let score = if (buf, off) == (y_buf, y_off) {
                     usize::MAX
                 } else {
-                    match (r.get(buf), r.get(y_buf)) {
-                        (Some(c), Some(_)) => {
-                            let (a, b) = (c.coords(off), c.coords(y_off));
-                            a.iter().zip(&b).filter(|(p, q)| p == q).count()
-                        }
-                        _ => 0,
-                    }
+                    let alike = r
+                        .get(buf)
+                        .map_or(0, |c| c.coords(off).iter().zip(&y).filter(|(p, q)| p == q).count());
+                    alike * 4 + usize::from(buf == y_buf) * 2 + usize::from(at_place == Some(k as u32))
                 };
                 if best.is_none_or(|(s, _)| score > s) {
                     best = Some((score, k as u32));
@@ -274,13 +302,13 @@ fn pair(r: &Reference, accesses: &[Access], cells: &[Option<(Buf, usize)>]) -> (
                 break;
             }
         }
-        if let Some((_, k)) = best {
-            matched[n] = k;
-        }
         stray[n] = related && !fits && !r.get(y_buf).is_some_and(|c| c.unneeded[y_off]);
         // a read of a cell the block writes is its accumulator: never stray
         if writes.iter().any(|&w| cells[w] == Some((y_buf, y_off))) {
             stray[n] = false;
+        }
+        if let Some((_, k)) = best {
+            matched[n] = k;
         }
     }
     (matched, stray)

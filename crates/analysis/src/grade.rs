@@ -378,6 +378,9 @@ impl Blocks {
     /// Each read of the block must lie where the reference's reads for some cell the block
     /// writes lie, along every coordinate that follows the cell written.
     fn check(&mut self, r: &Reference) {
+        // a cell no result needs (a hidden score) may be computed from anything
+        self.writes
+            .retain(|&(b, off)| !r.get(b).is_some_and(|c| c.unneeded.get(off).copied().unwrap_or(false)));
         if self.writes.is_empty() || self.writes.len() > MAX_BLOCK_WRITES || self.reads.len() >= MAX_BLOCK_READS {
             return;
         }
@@ -631,6 +634,8 @@ pub fn grade<R: BufRead>(
     let mut results = Vec::new();
     // (the reference's last write, the cell, its value is wrong)
     let mut wrong_cells: Vec<(u32, Cell, bool)> = Vec::new();
+    // the score-like buffers whose missing cells are all on the diagonal j = i
+    let mut diagonal: Vec<Buf> = Vec::new();
     for c in r.iter() {
         #[allow(clippy::expect_used, reason = "mine has an entry wherever the reference has cells")]
         let m = mine[c.buf as usize].as_ref().expect("a buffer of the run");
@@ -655,6 +660,8 @@ pub fn grade<R: BufRead>(
         };
         let mut first: Option<(u32, Cell)> = None;
         let mut ratios: Vec<f32> = Vec::new();
+        let pairs = c.spec.layout.is_pairs();
+        let mut only_diagonal = pairs;
         for off in 0..c.len() {
             let w = c.last_write[off];
             if w == NONE {
@@ -679,6 +686,10 @@ pub fn grade<R: BufRead>(
             }
             if !written {
                 res.missing += 1;
+                if pairs {
+                    let idx = c.coords(off);
+                    only_diagonal &= idx[idx.len() - 1] == idx[idx.len() - 2];
+                }
             } else if !right {
                 res.wrong += 1;
                 if reference.is_finite() && reference.abs() > tolerance(reference, largest) {
@@ -709,6 +720,9 @@ pub fn grade<R: BufRead>(
             factor,
             meaning: scale_meaning(r, c.buf, factor),
         });
+        if only_diagonal && res.missing > 0 {
+            diagonal.push(c.buf);
+        }
         res.first = first.map(|(_, c)| c);
         results.push(res);
     }
@@ -810,6 +824,18 @@ pub fn grade<R: BufRead>(
             )
             .to_string(),
         });
+    }
+    if let Some(d) = &divergence
+        && d.cell.mine.is_none()
+        && diagonal.contains(&d.cell.buffer)
+    {
+        hints.push(
+            tr!(
+                "the {name} you never write are those of a query with its own key (j = i): the loop over the keys stops one short",
+                name = d.cell.buffer.name()
+            )
+            .to_string(),
+        );
     }
     hints.extend(ignored_loop_variables(r, &blocks));
     if let Some(d) = &divergence

@@ -2616,10 +2616,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"buffer\"：这个场景的 {variant} {pass} 阶段没有缓冲区 \"{name}\"；它的缓冲区是 {names}",
     ),
     (
-        "\"buffer\": unknown buffer \"{name}\"; the buffers are named as in the inputs file (x, q, k, v, scores, probs, att, out, d_q, …)",
-        "\"buffer\"：未知的缓冲区 \"{name}\"；缓冲区的名字与输入文件中的相同（x、q、k、v、scores、probs、att、out、d_q……）",
-    ),
-    (
         "\"dims\": the trace was recorded with {name} = {value}, the scenario has {name} = {ours}",
         "\"dims\"：这份追踪记录时 {name} = {value}，而场景的 {name} = {ours}",
     ),
@@ -2638,10 +2634,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "\"offset\": expected a whole number, found {offset}",
         "\"offset\"：应为整数，实际是 {offset}",
-    ),
-    (
-        "\"op\": expected \"read\" or \"write\", found \"{other}\"",
-        "\"op\"：应为 \"read\" 或 \"write\"，实际是 \"{other}\"",
     ),
     (
         "\"pass\": expected forward or backward, found \"{p}\"",
@@ -2682,10 +2674,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("Accesses: no errors", "访问：没有错误"),
     ("Accesses: {errors} errors", "访问：{errors} 个错误"),
-    (
-        "First divergence: the reference's event #{n} ({file}:{line}) writes {name}[{index}] = {value}",
-        "第一个分歧：参考实现的事件 #{n}（{file}:{line}）写入 {name}[{index}] = {value}",
-    ),
     ("Global reads / writes per buffer:", "每个缓冲区的全局读 / 写次数："),
     (
         "Grading {source} against the {variant} {pass} pass of {scenario}",
@@ -2703,10 +2691,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "Results: {wrong} of {n} buffers wrong",
         "结果：{n} 个缓冲区中有 {wrong} 个错误",
-    ),
-    (
-        "Step through it: attn-trace tui {scenario} --mine {trace}",
-        "逐步查看：attn-trace tui {scenario} --mine {trace}",
     ),
     (
         "This is mistake {number} of the gallery, {name}: {symptom}",
@@ -2784,10 +2768,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("your program {why}", "你的程序{why}"),
     ("yours", "你的"),
     ("yours: never written", "你的：从未写入"),
-    (
-        "yours: {value} at {file}:{line} (trace line {tl})",
-        "你的：{value}，在 {file}:{line}（追踪第 {tl} 行）",
-    ),
     ("{file}: cannot read the trace: {e}", "{file}：无法读取追踪：{e}"),
     ("{n} accesses recorded", "记录了 {n} 次访问"),
     (
@@ -2803,10 +2783,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格",
     ),
     ("✓ {name}: {n} cells right", "✓ {name}：{n} 个单元格正确"),
-    (
-        "✗ read of {name}[{offset}] before anything wrote it (nobody gives {name}: it starts empty) at {at}{times}",
-        "✗ 在任何写入之前读取了 {name}[{offset}]（没有人提供 {name}：它一开始是空的），在 {at}{times}",
-    ),
     (
         "✗ write of {name}[{offset}] at {at} lost: written again before any read, where the reference adds into the cell{times}",
         "✗ {at} 处对 {name}[{offset}] 的写入丢失了：在被读取之前又被写入，而参考实现是往这个单元格里累加{times}",
@@ -3858,5 +3834,251 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "Every head's keys and values projected up from one latent row per token, and a rotary key part the heads share.",
         "每个头的键和值都从每个 token 的一行潜变量向上投影，外加所有头共用的旋转键部分。",
+    ),
+    (
+        "  ✗ not this cell: for {feeds} the reference reads {cell}",
+        "  ✗ 不是这个单元格：为了 {feeds}，参考实现读取的是 {cell}",
+    ),
+    ("  another cell: {cell}", "  另一个单元格：{cell}"),
+    ("reference #{n} (layer {l}) ", "参考实现 #{n}（第 {l} 层） "),
+    (
+        "✗ {name}: {bad} of {n} cells right only by luck, computed from cells the reference does not read for them; first {name}[{index}] from {read}",
+        "✗ {name}：{n} 个单元格中有 {bad} 个只是碰巧正确，它们是由参考实现不会为它们读取的单元格算出的；第一个是 {name}[{index}]，来自 {read}",
+    ),
+    (
+        " (not graded: {n} more at pairs the mask hides, which no result depends on)",
+        "（不评判：另有 {n} 个位于被掩码隐藏的位置对上，没有任何结果依赖它们）",
+    ),
+    (
+        "✗ {op} of {name}[{offset}] at {at}: no view of its binding is there ({name} holds {holds}){times}",
+        "✗ 在 {at} 对 {name}[{offset}] 的 {op}：它的绑定在那里没有任何视图（{name} 存放的是 {holds}）{times}",
+    ),
+    (
+        "✗ read of {name}[{offset}]{cell} before anything wrote it (nobody gives {name}: it starts empty) at {at}{times}",
+        "✗ 在任何写入之前读取了 {name}[{offset}]{cell}（没有人提供 {name}：它一开始是空的），在 {at}{times}",
+    ),
+    (
+        "✗ never reads {name}: your results cannot depend on it",
+        "✗ 从不读取 {name}：你的结果不可能依赖它",
+    ),
+    (
+        "✗ never reads {n} cells of {name} the results depend on (first {first}): your results cannot depend on them",
+        "✗ 从不读取 {name} 中结果所依赖的 {n} 个单元格（第一个是 {first}）：你的结果不可能依赖它们",
+    ),
+    ("Accesses: 1 error", "访问：1 个错误"),
+    ("Hint: {h}", "提示：{h}"),
+    ("layer {l}'s event #{n}", "第 {l} 层的事件 #{n}"),
+    ("event #{n}", "事件 #{n}"),
+    (
+        "First divergence: the reference's {event} ({file}:{line}) writes {name}[{index}] = {value}",
+        "第一个分歧：参考实现的{event}（{file}:{line}）写入 {name}[{index}] = {value}",
+    ),
+    ("as {name}[{offset}]", "作为 {name}[{offset}]"),
+    (
+        "yours: {value}{wrote} at {file}:{line} (trace line {tl})",
+        "你的：{value}{wrote}，在 {file}:{line}（追踪第 {tl} 行）",
+    ),
+    (
+        "Your value is right, but from {read}, a cell the reference does not read for {name}[{index}] ({expected}): right only by luck",
+        "你的值是对的，但它来自 {read}，参考实现不会为 {name}[{index}] 读取这个单元格（{expected}）：只是碰巧正确",
+    ),
+    (
+        "yours: never written (your other writes of {name} are at {file}:{line})",
+        "你的：从未写入（你对 {name} 的其他写入在 {file}:{line}）",
+    ),
+    (
+        "Step through it: attn-trace tui {scenario} --mine {trace}{bind}",
+        "逐步查看：attn-trace tui {scenario} --mine {trace}{bind}",
+    ),
+    (
+        "your {name} are {factor}× the reference's: {meaning}",
+        "你的 {name} 是参考实现的 {factor} 倍：{meaning}",
+    ),
+    (
+        "your {name} are {factor}× the reference's",
+        "你的 {name} 是参考实现的 {factor} 倍",
+    ),
+    ("no scale at all", "完全没有缩放"),
+    ("{name} where {meant} is meant", "用了 {name}，应该是 {meant}"),
+    (
+        "{cell} is read though it is {hidden}: yours is {mine}, written at {file}:{line}, where the reference's is {value}, which gives it no weight",
+        "{cell} 被读取了，但它{hidden}：你的是 {mine}，写在 {file}:{line}，而参考实现的是 {value}，这样它才不占任何权重",
+    ),
+    (
+        "your {read} reads are the same for every {x} of {written} ({y} = {v} each time)",
+        "对 {written} 的每个 {x}，你读取的 {read} 都一样（每次都是 {y} = {v}）",
+    ),
+    (
+        "{name}[{offset}] is in no view of its binding",
+        "{name}[{offset}] 不在它的绑定的任何视图中",
+    ),
+    (
+        "the {layers} layers' traces would record {events} events, more than grading can hold; use fewer layers ([shape].L) or smaller sizes",
+        "{layers} 层的追踪会记录 {events} 个事件，超出了评判能容纳的数量；请减少层数（[shape].L）或使用更小的尺寸",
+    ),
+    ("hidden: j > i", "被隐藏：j > i"),
+    (
+        "hidden: key {j} has left query {i}'s window of {w}",
+        "被隐藏：键 {j} 已经离开查询 {i} 的大小为 {w} 的窗口",
+    ),
+    ("hidden by the mask", "被掩码隐藏"),
+    ("\"{text}\": unexpected \"{t}\"", "\"{text}\"：意外的 \"{t}\""),
+    (
+        "unknown size \"{name}\"; the sizes are {names}",
+        "未知的尺寸 \"{name}\"；尺寸有 {names}",
+    ),
+    ("the value overflows", "数值溢出"),
+    ("\"{text}\": {n} is too large", "\"{text}\"：{n} 太大了"),
+    (
+        "\"{text}\": \"{c}\" is not part of an expression (whole numbers, sizes such as C or H_kv, + - * and parentheses)",
+        "\"{text}\"：\"{c}\" 不能出现在表达式中（表达式由整数、C 或 H_kv 这样的尺寸、+ - * 和括号组成）",
+    ),
+    ("an empty expression", "空的表达式"),
+    ("a \"(\" is never closed", "有一个 \"(\" 没有闭合"),
+    ("unexpected \"{t}\"", "意外的 \"{t}\""),
+    ("the expression ends too early", "表达式过早结束"),
+    (
+        "{what}: expected a whole number, found {n}",
+        "{what}：应为整数，实际是 {n}",
+    ),
+    (
+        "{what}: expected a whole number or an expression such as \"3*C\", found {other}",
+        "{what}：应为整数或 \"3*C\" 这样的表达式，实际是 {other}",
+    ),
+    (
+        "{buffer}: expected a view {{\"tensor\":…,\"offset\":…,\"strides\":{{…}}}} or a tensor's name, found {other}",
+        "{buffer}：应为一个视图 {{\"tensor\":…,\"offset\":…,\"strides\":{{…}}}} 或一个张量名，实际是 {other}",
+    ),
+    (
+        "{buffer}: unknown key \"{key}\" in a view; a view has tensor, offset, strides and slice",
+        "{buffer}：视图中有未知的键 \"{key}\"；视图的键是 tensor、offset、strides 和 slice",
+    ),
+    (
+        "{buffer}: a view needs \"tensor\", the reference tensor's name",
+        "{buffer}：视图需要 \"tensor\"，即参考张量的名字",
+    ),
+    (
+        "{buffer} → {tensor}: \"strides\" must be an object {{\"dimension\": stride, …}}, found {other}",
+        "{buffer} → {tensor}：\"strides\" 必须是一个对象 {{\"维度\": 步长, …}}，实际是 {other}",
+    ),
+    ("{what}: expected [from, to]", "{what}：应为 [起点, 终点]"),
+    (
+        "{buffer} → {tensor}: \"slice\" must be an object {{\"dimension\": [from, to], …}}, found {other}",
+        "{buffer} → {tensor}：\"slice\" 必须是一个对象 {{\"维度\": [起点, 终点], …}}，实际是 {other}",
+    ),
+    ("a bindings file", "绑定文件"),
+    (
+        "expected an object {{\"your buffer\": view or [views], …}}, found {v}",
+        "应为一个对象 {{\"你的缓冲区\": 视图或 [视图列表], …}}，实际是 {v}",
+    ),
+    ("expected a whole number", "应为整数"),
+    (
+        "expected a whole number or an expression such as \"3*C\"",
+        "应为整数或 \"3*C\" 这样的表达式",
+    ),
+    (
+        "expected a view { offset = …, strides = { … } }; a rename such as att = \"probs\" goes above the first [table], where it is not one of its keys",
+        "应为一个视图 { offset = …, strides = { … } }；att = \"probs\" 这样的改名要写在第一个 [表] 之前，在那里它才不会成为该表的键",
+    ),
+    (
+        "expected a view { offset = …, strides = { … } }, or {} for the tensor's own layout",
+        "应为一个视图 { offset = …, strides = { … } }，或者用 {} 表示张量自己的布局",
+    ),
+    ("expected { dimension = stride, … }", "应为 { 维度 = 步长, … }"),
+    (
+        "expected { dimension = [from, to], … }",
+        "应为 { 维度 = [起点, 终点], … }",
+    ),
+    ("expected [from, to]", "应为 [起点, 终点]"),
+    (
+        "unknown key \"{other}\"; a view has offset, strides and slice",
+        "未知的键 \"{other}\"；视图的键是 offset、strides 和 slice",
+    ),
+    (
+        "names no tensor; give one view per reference tensor, e.g. q = { offset = 0, strides = { … } }",
+        "没有指明任何张量；请为每个参考张量给出一个视图，例如 q = { offset = 0, strides = { … } }",
+    ),
+    (
+        "expected a table of views [{name}] or a tensor's name (a rename)",
+        "应为一个视图表 [{name}]，或一个张量名（改名）",
+    ),
+    ("{name} is bound twice", "{name} 被绑定了两次"),
+    (
+        "\"buffer\": {name} is bound to {tensors}, which the {variant} {pass} pass has not ({origin})",
+        "\"buffer\"：{name} 被绑定到 {tensors}，但 {variant} {pass} 阶段没有它们（{origin}）",
+    ),
+    (
+        "\"{name}\" is reused along {dim} (a stride of 0 in its binding), but no \"at\" line has said which {dim} it holds: record {{\"op\":\"at\",\"index\":{{\"{dim}\":…}}}} before its accesses",
+        "\"{name}\" 沿 {dim} 被重复使用（它的绑定里步长为 0），但还没有任何 \"at\" 行说明它存放的是哪个 {dim}：请在访问它之前记录 {{\"op\":\"at\",\"index\":{{\"{dim}\":…}}}}",
+    ),
+    (
+        "\"{name}\": the last \"at\" line says {dim} = {x}, outside {dim}'s {size} indices",
+        "\"{name}\"：最近的 \"at\" 行说 {dim} = {x}，超出了 {dim} 的 {size} 个下标",
+    ),
+    (
+        "\"buffer\": \"{name}\" is neither one of ours nor bound; bind it to the reference's tensors (grade --bind FILE, or \"bind\" in the header: docs/your_kernel.md), or name it as in the inputs file (x, q, k, v, scores, probs, att, out, d_q, …)",
+        "\"buffer\"：\"{name}\" 既不是我们的缓冲区，也没有绑定；请把它绑定到参考张量上（grade --bind FILE，或在头部写 \"bind\"：见 docs/your_kernel.zh-CN.md），或者按输入文件中的名字命名（x、q、k、v、scores、probs、att、out、d_q……）",
+    ),
+    (
+        "{what} is {v}: offsets and strides are never negative",
+        "{what} 是 {v}：偏移和步长不能为负",
+    ),
+    (
+        "no tensor \"{tensor}\" in the {variant} {pass} pass; its tensors are {names}",
+        "{variant} {pass} 阶段没有张量 \"{tensor}\"；它的张量有 {names}",
+    ),
+    (
+        "{name} has no dimension \"{dname}\" to slice; its dimensions are {dims}",
+        "{name} 没有可切片的维度 \"{dname}\"；它的维度是 {dims}",
+    ),
+    (
+        "{name}: the slice {dname} ∈ [{a}, {b}) is not within its {size} indices",
+        "{name}：切片 {dname} ∈ [{a}, {b}) 不在它的 {size} 个下标之内",
+    ),
+    (
+        "{name} has no dimension \"{dname}\"; its dimensions are {dims} (l: the layer)",
+        "{name} 没有维度 \"{dname}\"；它的维度是 {dims}（l：层）",
+    ),
+    (
+        "{name}: no stride for its dimension {dname} ({n} indices); give one (0 reuses the buffer along it, as a scratch row)",
+        "{name}：它的维度 {dname}（{n} 个下标）没有步长；请给出一个（0 表示沿这个维度重复使用缓冲区，即临时行）",
+    ),
+    (
+        "{name}: the view's largest offset, {largest}, is beyond any buffer",
+        "{name}：视图的最大偏移 {largest} 超出了任何缓冲区",
+    ),
+    (
+        "{name}: the views hold more cells than the run's tensors have ({limit})",
+        "{name}：这些视图包含的单元格比本次运行的张量还多（{limit}）",
+    ),
+    (
+        "{name}: {dim} is reused (stride 0) and sliced; reuse the whole dimension or give it a stride",
+        "{name}：{dim} 既被重复使用（步长 0）又被切片；要么重复使用整个维度，要么给它一个步长",
+    ),
+    (
+        "{a} and {b} are both at offset {offset}: two cells of one buffer cannot share a place (reuse a buffer with a stride of 0)",
+        "{a} 和 {b} 都在偏移 {offset}：同一个缓冲区的两个单元格不能共用一个位置（要重复使用缓冲区，请用步长 0）",
+    ),
+    (
+        "\"op\": expected \"read\", \"write\" or \"at\", found \"{other}\"",
+        "\"op\"：应为 \"read\"、\"write\" 或 \"at\"，实际是 \"{other}\"",
+    ),
+    ("\"buffer\": an empty name", "\"buffer\"：名字为空"),
+    (
+        "\"index\": an \"at\" line needs \"index\": {\"dimension\": index, …}",
+        "\"index\"：\"at\" 行需要 \"index\": {\"维度\": 下标, …}",
+    ),
+    (
+        "\"index\": {dim}: expected a whole number, found {v}",
+        "\"index\"：{dim}：应为整数，实际是 {v}",
+    ),
+    (
+        "the scenario's linear layers have no biases ([run].bias = false): remove {name}, or the bias line",
+        "场景的线性层没有偏置（[run].bias = false）：请删去 {name}，或删去 bias 这一行",
+    ),
+    ("a number of layers from 1 to {max}", "1 到 {max} 之间的层数"),
+    (
+        "the {name} you never write are those of a query with its own key (j = i): the loop over the keys stops one short",
+        "你从未写入的 {name} 正是查询与它自己的键配对的那些（j = i）：对键的循环少走了一步",
     ),
 ];

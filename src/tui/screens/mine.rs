@@ -215,9 +215,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     let [head, panels, accesses, grade, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
-        Constraint::Length(2),
-        // the grade's three lines, the third wrapped once on a narrow terminal
-        Constraint::Length(if area.width < 100 { 4 } else { 3 }),
+        // the two accesses, the reference's verdict wrapped once when it is long
+        Constraint::Length(3),
+        // the grade's three lines, the third wrapped once on a narrow terminal or with a hint
+        Constraint::Length(if area.width < 100 || !g.hints.is_empty() { 4 } else { 3 }),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -352,7 +353,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
         };
         lines.push(line);
     }
-    frame.render_widget(Paragraph::new(lines), accesses);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), accesses);
 
     // the grade in three lines
     let wrong: Vec<String> = g

@@ -18,7 +18,7 @@
 //! agreed with the recorders in `/work/scratch/bindings.md`'s terms and documented in
 //! docs/your_kernel.md.
 
-use super::reference::Reference;
+use super::reference::{Cells, Reference};
 use attn_trace_core::tensor::Level;
 use attn_trace_core::trace::Buf;
 use attn_trace_i18n::tr;
@@ -585,7 +585,7 @@ pub fn sizes(r: &Reference) -> Vec<(&'static str, i64)> {
 /// Most cells one learner buffer's views may hold all together: a binding is checked by
 /// listing them, so a hostile one must not list more than the run's tensors have.
 fn max_cells(r: &Reference) -> usize {
-    r.iter().map(|c| c.len()).sum::<usize>().max(1)
+    r.iter().map(Cells::len).sum::<usize>().max(1)
 }
 
 /// Maps a learner's accesses to reference cells through their buffers' bindings.
@@ -681,7 +681,7 @@ impl Binder {
         }
         match &self.by_id[k] {
             Some(Resolved::Ours(buf)) => {
-                let len = r.get(*buf).map_or(0, |c| c.len());
+                let len = r.get(*buf).map_or(0, Cells::len);
                 Ok(match usize::try_from(offset).ok().filter(|&o| o < len) {
                     Some(off) => Target::Cell { buf: *buf, off },
                     None => Target::Outside,
@@ -928,7 +928,8 @@ fn resolve(decl: &BufferDecl, r: &Reference) -> Result<Views, String> {
         }
         views.push(ViewInfo { buf, scratch });
     }
-    cells.sort_unstable_by_key(|&(o, _)| o);
+    // by offset, then view: a collision names the first view's cell first
+    cells.sort_unstable();
     if let Some(w) = cells.windows(2).find(|w| w[0].0 == w[1].0) {
         let label = |packed: u64| {
             let view = (packed >> 32) as usize - 1;

@@ -511,14 +511,12 @@ fn summarise(r: &Reference) -> Vec<Option<Cells>> {
                 last_read[b] = n as u32;
             }
             Op::Write => {
-                if c.last_write[off] != NONE {
-                    if read_since[b][off] {
-                        c.accumulated[off] = true;
-                    } else {
-                        c.overwritten[off] = true;
-                    }
-                } else {
+                if c.last_write[off] == NONE {
                     first_write[b][off] = n as u32;
+                } else if read_since[b][off] {
+                    c.accumulated[off] = true;
+                } else {
+                    c.overwritten[off] = true;
                 }
                 c.last_write[off] = n as u32;
                 read_since[b][off] = false;

@@ -381,7 +381,10 @@ pub(super) fn check_bias(
         Some(b) => Err(doc.err(
             span_of(root, "values", b.name()),
             &field(b),
-            tr!("the scenario's linear layers have no biases ([run].bias = false): remove {name}, or the bias line", name = b.name()),
+            tr!(
+                "the scenario's linear layers have no biases ([run].bias = false): remove {name}, or the bias line",
+                name = b.name()
+            ),
         )),
         None => Ok(()),
     }
