@@ -742,3 +742,48 @@ fn cells_at_masked_pairs_are_neither_required_nor_graded() {
         "{text}"
     );
 }
+
+#[test]
+fn a_read_of_the_wrong_fused_column_is_named_as_q_k_or_v() {
+    // the baseline's split reads k's channel 0 of token 0 from qkv column C + 0 = 4; this trace
+    // reads column 0 there, q's channel 0, and so writes q's value into k
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario("mha_walkthrough.toml");
+    let t = export(
+        dir.path(),
+        "ref.jsonl",
+        &[path.to_str().unwrap(), "--variant", "baseline", "--pass", "forward"],
+    );
+    let text = std::fs::read_to_string(&t).unwrap();
+    let events: Vec<serde_json::Value> = text.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect();
+    let qkv0 = events
+        .iter()
+        .find(|e| e["buffer"] == "qkv" && e["op"] == "write" && e["offset"] == 0)
+        .unwrap()["value"]
+        .clone();
+    let mut lines = vec![text.lines().next().unwrap().to_string()];
+    let mut changed = 0;
+    for mut e in events {
+        if e["buffer"] == "qkv" && e["op"] == "read" && e["phase"] == "split" && e["offset"] == 4 {
+            e["offset"] = 0.into();
+            e["index"] = serde_json::json!([0, 0, 0]);
+            e["value"] = qkv0.clone();
+            changed += 1;
+        }
+        if e["buffer"] == "k" && e["op"] == "write" && e["offset"] == 0 {
+            e["value"] = qkv0.clone();
+        }
+        lines.push(e.to_string());
+    }
+    assert_eq!(changed, 1);
+    let mine = write_lines(dir.path(), "mine.jsonl", &lines);
+    let (code, out, _) = grade(&[os(&path), os(&mine)]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("writes k[b0 j0 c0] ="), "{out}");
+    assert!(
+        out.contains(
+            "   Hint: qkv[b0 i0 c0] is q's head 0, channel 0; the reference reads qkv[b0 i0 c4] there, k's head 0, channel 0\n"
+        ),
+        "{out}"
+    );
+}

@@ -838,6 +838,9 @@ pub fn grade<R: BufRead>(
         );
     }
     hints.extend(ignored_loop_variables(r, &blocks));
+    if let Some(h) = divergence.as_ref().and_then(fused_column_read) {
+        hints.push(h);
+    }
     if let Some(d) = &divergence
         && let Some(h) = unmasked_read(r, &mine, d, &source_of)
     {
@@ -963,6 +966,45 @@ fn scale_meaning(r: &Reference, buf: Buf, factor: f32) -> Option<String> {
         .into_iter()
         .find(|(name, s)| *name != meant && ((scale - s) / s).abs() < 1e-3)
         .map(|(name, _)| tr!("{name} where {meant} is meant", name, meant).to_string())
+}
+
+/// A stray read of a fused q/k/v buffer in words: which of q, k, v, which head and channel the
+/// column read is, beside the column the reference reads there: `qkv[b0 i0 c6] is k's head 1,
+/// channel 0; the reference reads qkv[b0 i0 c4] there, k's head 0, channel 0`.
+fn fused_column_read(d: &Divergence) -> Option<String> {
+    let mine = &d.cell.stray.as_ref()?.read;
+    let (mine_cell, mine_note) = (mine.cell.as_deref()?, mine.note.as_deref()?);
+    // the note's first part is the column's (`k h1 d0`); a hidden pair's note may follow it
+    let column = |note: &str| -> Option<(String, String, String)> {
+        let mut words = note.split("; ").next()?.split_whitespace();
+        let part = words.next()?.to_string();
+        let h = words.next()?.strip_prefix('h')?.to_string();
+        let dd = words.next()?.strip_prefix('d')?.to_string();
+        Some((part, h, dd))
+    };
+    let in_words = |(part, h, dd): (String, String, String)| tr!("{part}'s head {h}, channel {d}", part, h, d = dd);
+    let ours = column(mine_note)?;
+    let buffer = mine_cell.split('[').next()?;
+    // the reference's read of the same buffer most like it: the same part, head or channel
+    let (theirs, their_column) = d
+        .reference_reads
+        .iter()
+        .filter(|t| t.cell.as_deref().and_then(|c| c.split('[').next()) == Some(buffer))
+        .filter_map(|t| Some((t, column(t.note.as_deref()?)?)))
+        .max_by_key(|(_, (part, h, dd))| {
+            usize::from(*part == ours.0) * 4 + usize::from(*h == ours.1) * 2 + usize::from(*dd == ours.2)
+        })?;
+    let their_cell = theirs.cell.as_deref()?;
+    Some(
+        tr!(
+            "{mine} is {ours}; the reference reads {theirs} there, {their_column}",
+            mine = mine_cell,
+            ours = in_words(ours),
+            theirs = their_cell,
+            their_column = in_words(their_column)
+        )
+        .to_string(),
+    )
 }
 
 /// A hidden cell the divergent cell is computed from (a score at a masked pair) that the

@@ -3900,6 +3900,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("no scale at all", "完全没有缩放"),
     ("{name} where {meant} is meant", "用了 {name}，应该是 {meant}"),
+    ("{part}'s head {h}, channel {d}", "{part} 的头 {h}、通道 {d}"),
+    (
+        "{mine} is {ours}; the reference reads {theirs} there, {their_column}",
+        "{mine} 是 {ours}；参考实现在这里读的是 {theirs}，即 {their_column}",
+    ),
     (
         "{cell} is read though it is {hidden}: yours is {mine}, written at {file}:{line}, where the reference's is {value}, which gives it no weight",
         "{cell} 被读取了，但它{hidden}：你的是 {mine}，写在 {file}:{line}，而参考实现的是 {value}，这样它才不占任何权重",
