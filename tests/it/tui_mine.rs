@@ -269,3 +269,16 @@ fn a_kernel_in_its_own_layout_is_stepped_with_its_bindings() {
         "{e}"
     );
 }
+
+#[test]
+fn the_grade_lines_take_the_rows_their_hint_needs_on_a_small_terminal() {
+    // mask_by_multiply's hint names the hidden score, the line that wrote it and the reference's
+    // value there: on 80×24 the grade wraps over six rows, and the hint's last words are on screen
+    let dir = tempfile::tempdir().unwrap();
+    let (s, t) = mistaken(dir.path(), "mask_by_multiply", "forward");
+    let app = opened(&s, &t);
+    let hint = &view(&app).beside.grade.hints[0];
+    assert!(hint.ends_with("which gives it no weight"), "{hint}");
+    let screen = screen_lines(&app, 80, 24).join("");
+    assert!(screen.contains("which gives it no weight"), "{screen}");
+}

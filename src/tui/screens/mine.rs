@@ -6,7 +6,7 @@ use super::picker::FilePicker;
 use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
-use crate::tui::widgets::put;
+use crate::tui::widgets::{draw_wrapped, put, wrapped_rows};
 use attn_trace_analysis::beside::Beside;
 use attn_trace_analysis::format::thousands;
 use attn_trace_analysis::learner::bind::Bindings;
@@ -212,13 +212,57 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     let t = theme;
     let b = &st.beside;
     let g = &b.grade;
+    // the grade in three lines
+    let wrong: Vec<String> = g
+        .results
+        .iter()
+        .filter(|r| r.wrong + r.missing + r.misread > 0)
+        .map(|r| format!("{} {}/{}", r.buffer.name(), r.wrong + r.missing + r.misread, r.cells))
+        .collect();
+    let results = if wrong.is_empty() {
+        tr!("1. results right").to_string()
+    } else {
+        tr!("1. wrong cells: {list}", list = wrong.join(", ")).to_string()
+    };
+    let errors = tr!(
+        "2. {n} access errors in {events} accesses (e jumps)",
+        n = g.errors(),
+        events = thousands(g.events)
+    );
+    let divergence = match (&g.divergence, &g.mistake) {
+        (None, _) => tr!("3. no divergence").to_string(),
+        (Some(d), m) => {
+            let mut s = tr!(
+                "3. first divergence (d): {name}[{index}], reference {reference}, yours {mine}",
+                name = d.cell.buffer.name(),
+                index = d.cell.index,
+                reference = value(d.cell.reference),
+                mine = d.cell.mine.map_or_else(|| tr!("never written").to_string(), value)
+            )
+            .to_string();
+            if let Some(m) = m {
+                s.push_str(&tr!(" · mistake {number}: {name}", number = m.number, name = m.name));
+            }
+            if let Some(h) = g.hints.first() {
+                s.push_str(" · ");
+                s.push_str(h);
+            }
+            s
+        }
+    };
+    let grade_lines = [
+        Line::styled(results, if wrong.is_empty() { t.base() } else { t.error() }),
+        Line::styled(errors, if g.errors() == 0 { t.base() } else { t.error() }),
+        Line::styled(divergence, t.base()),
+    ];
+    // the grade's lines as they wrap, up to a third of the screen: the panels keep the rest
+    let grade_rows = wrapped_rows(&grade_lines, area.width).clamp(3, (area.height / 3).max(3));
     let [head, panels, accesses, grade, status] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Fill(1),
         // the two accesses, the reference's verdict wrapped once when it is long
         Constraint::Length(3),
-        // the grade's three lines, the third wrapped once on a narrow terminal or with a hint
-        Constraint::Length(if area.width < 100 || !g.hints.is_empty() { 4 } else { 3 }),
+        Constraint::Length(grade_rows),
         Constraint::Length(1),
     ])
     .areas(area);
@@ -355,53 +399,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), accesses);
 
-    // the grade in three lines
-    let wrong: Vec<String> = g
-        .results
-        .iter()
-        .filter(|r| r.wrong + r.missing + r.misread > 0)
-        .map(|r| format!("{} {}/{}", r.buffer.name(), r.wrong + r.missing + r.misread, r.cells))
-        .collect();
-    let results = if wrong.is_empty() {
-        tr!("1. results right").to_string()
-    } else {
-        tr!("1. wrong cells: {list}", list = wrong.join(", ")).to_string()
-    };
-    let errors = tr!(
-        "2. {n} access errors in {events} accesses (e jumps)",
-        n = g.errors(),
-        events = thousands(g.events)
-    );
-    let divergence = match (&g.divergence, &g.mistake) {
-        (None, _) => tr!("3. no divergence").to_string(),
-        (Some(d), m) => {
-            let mut s = tr!(
-                "3. first divergence (d): {name}[{index}], reference {reference}, yours {mine}",
-                name = d.cell.buffer.name(),
-                index = d.cell.index,
-                reference = value(d.cell.reference),
-                mine = d.cell.mine.map_or_else(|| tr!("never written").to_string(), value)
-            )
-            .to_string();
-            if let Some(m) = m {
-                s.push_str(&tr!(" · mistake {number}: {name}", number = m.number, name = m.name));
-            }
-            if let Some(h) = g.hints.first() {
-                s.push_str(" · ");
-                s.push_str(h);
-            }
-            s
-        }
-    };
-    frame.render_widget(
-        Paragraph::new(vec![
-            Line::styled(results, if wrong.is_empty() { t.base() } else { t.error() }),
-            Line::styled(errors, if g.errors() == 0 { t.base() } else { t.error() }),
-            Line::styled(divergence, t.base()),
-        ])
-        .wrap(Wrap { trim: false }),
-        grade,
-    );
+    draw_wrapped(frame.buffer_mut(), grade, &grade_lines);
     let status_line = match &st.message {
         Some(m) => Line::styled(m.clone(), t.error()),
         None => Line::styled(tr!("n/p step · d divergence · e/E errors · ? keys · q back"), t.dim()),
