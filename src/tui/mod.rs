@@ -18,7 +18,6 @@ pub mod position;
 pub mod quiz;
 pub mod screens;
 pub mod snapshot;
-pub mod source;
 pub mod svg;
 pub mod theme;
 pub mod walk;

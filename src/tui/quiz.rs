@@ -6,9 +6,9 @@
 pub use attn_trace_analysis::quiz::{Access, Question, QuizLevel};
 
 use crate::tui::lesson::{Answer, LessonRun};
-use crate::tui::source;
 use crate::tui::walk::Walk;
 use attn_trace_core::kernels::Variant;
+use attn_trace_core::source;
 use attn_trace_core::tensor::Shape;
 use attn_trace_core::trace::Trace;
 use attn_trace_i18n::tr;

@@ -48,7 +48,7 @@ mod guard {
 
 /// `src/tui/source.rs`
 mod source {
-    use attn_trace::tui::source::*;
+    use attn_trace_core::source::*;
 
     #[test]
     fn every_kernel_file_is_embedded_and_found_by_path() {

@@ -112,14 +112,12 @@ impl Scale {
     /// `rope_dim` is multi-head latent attention's `DR` (0 in the other variants), which its
     /// kernels record among the trace's constants ([`Scale::in_trace`]).
     pub fn of(variant: Variant, shape: Shape, rope_dim: usize) -> Scale {
-        let (symbol, width) = match variant {
-            Variant::Baseline => ("C", shape.c),
-            Variant::Mha | Variant::Flash | Variant::Gqa => ("D", shape.d()),
-            // a latent attention query head is [q_nope | q_pe]
-            Variant::Mla => ("(D + DR)", shape.d() + rope_dim),
-        };
+        // the width the variant's dot product sums: a latent attention query head is
+        // [q_nope | q_pe], D + DR wide
+        let w = variant.desc().width;
+        let width = w.value(shape, rope_dim);
         Scale {
-            symbol,
+            symbol: w.symbol(),
             width,
             value: 1.0 / (width as f32).sqrt(),
         }
