@@ -33,12 +33,13 @@
 //!   tensors, and the passes in order.
 //! - [`scenario`]: TOML scenarios (shapes, values, mask, variants), checked line by line.
 //! - [`files`]: writes that are atomic and reads that are bounded; [`limits`]: what memory this
-//!   process may use.
+//!   process may use; [`progress`]: how far long work has got, and its cancel flag.
 
 pub mod engine;
 pub mod files;
 pub mod kernels;
 pub mod limits;
+pub mod progress;
 pub mod scenario;
 pub mod source;
 pub mod tensor;

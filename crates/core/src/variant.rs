@@ -144,6 +144,10 @@ pub struct Descriptor {
     /// The variant whose plain passes (softmax, weighted sum) and buffers it runs where it has
     /// none of its own: flash's untiled pieces and latent attention's softmax are MHA's.
     pub plain: Variant,
+    /// An untraced run of its plain passes takes `untraced/fast.rs`, held to its loops bit for bit
+    /// (`tests/it/kernels_untraced.rs`); without one, an untraced run takes its reference loops
+    /// with a recorder that records nothing.
+    pub fast: bool,
     /// The kernel shown beside it where a screen puts two side by side and the scenario traces
     /// no other: the baseline beside MHA (one head against H), MHA beside the rest.
     pub beside: Variant,
@@ -182,6 +186,7 @@ pub static DESCRIPTORS: [Descriptor; 5] = [
         heads: Heads::One,
         width: Width::C,
         plain: Variant::Baseline,
+        fast: true,
         beside: Variant::Mha,
         compare: None,
         tiled: false,
@@ -206,6 +211,7 @@ pub static DESCRIPTORS: [Descriptor; 5] = [
         heads: Heads::PerHead,
         width: Width::D,
         plain: Variant::Mha,
+        fast: true,
         beside: Variant::Baseline,
         compare: Some(Variant::Baseline),
         tiled: false,
@@ -230,6 +236,7 @@ pub static DESCRIPTORS: [Descriptor; 5] = [
         heads: Heads::PerHead,
         width: Width::D,
         plain: Variant::Mha,
+        fast: true,
         beside: Variant::Mha,
         compare: Some(Variant::Mha),
         tiled: true,
@@ -273,6 +280,7 @@ pub static DESCRIPTORS: [Descriptor; 5] = [
         heads: Heads::Grouped,
         width: Width::D,
         plain: Variant::Gqa,
+        fast: true,
         beside: Variant::Baseline,
         compare: Some(Variant::Mha),
         tiled: false,
@@ -332,6 +340,7 @@ pub static DESCRIPTORS: [Descriptor; 5] = [
         heads: Heads::PerHead,
         width: Width::DPlusRope,
         plain: Variant::Mha,
+        fast: true,
         beside: Variant::Mha,
         compare: None,
         tiled: false,

@@ -31,12 +31,13 @@ const fn heads(sh: Shape, variant: Variant) -> Heads {
     }
 }
 
-/// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`.
+/// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`, or
+/// the reference loop again (with `NoRecord`) for a variant without a fast path.
 /// Flash's own kernel is one loop nest ([`flash_forward`]); asked for a single pass of the plain
 /// kernels, it gets MHA's, whose buffers it shares.
 macro_rules! pass {
     ($rec:ident, $variant:ident, $sh:ident, $f:ident($($arg:expr),* $(,)?), fast($($farg:expr),* $(,)?)) => {
-        if R::ENABLED {
+        if R::ENABLED || !$variant.desc().fast {
             let ksh = kernel_shape($sh, $variant);
             // flash's untiled pieces and latent attention's softmax and weighted sum are MHA's
             // (`Descriptor::plain`)
