@@ -1,5 +1,5 @@
 //! Pictures of the screen for slides and docs: a screen drawn off-screen
-//! ([`App::draw_offscreen`](super::app::App::draw_offscreen)) written as SVG (the renderer the
+//! (by the app, `App::draw_offscreen`) written as SVG (the renderer the
 //! README's pictures come from, [`super::svg`]) and as plain text. The tracer's `S` saves both
 //! into `snapshots/`; `tui --snapshot OUT.svg --size 120x40` writes one headlessly.
 
