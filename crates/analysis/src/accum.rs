@@ -11,7 +11,7 @@
 //! the old value, then the write).
 //!
 //! What the kernel then makes of the sum is a fact of the pass and its target, declared once in
-//! [`finish_of`]: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
+//! `finish_of`: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
 //! added to the old value (`d_k[k_base + d] += s · scale`).
 
 use attn_trace_core::kernels::Variant;
@@ -76,7 +76,7 @@ pub enum Finish {
 /// it: the one table of where the scale is applied. Whether the write adds into the old value
 /// (`rec.add`, a read of the cell right before its write) the log says; see
 /// [`Accumulation::at`].
-pub fn finish_of(phase: Phase, target: Buf) -> Finish {
+pub(crate) fn finish_of(phase: Phase, target: Buf) -> Finish {
     match (phase, target) {
         (Phase::Scores | Phase::DecodeScores, Buf::Scores) => Finish::Scaled,
         (Phase::ScoresBack, Buf::DQ | Buf::DK) => Finish::Scaled,

@@ -90,7 +90,7 @@ impl Addresses {
 
     /// Is `buf` tile-local (in the tile address space)?
     #[inline]
-    pub fn is_tile(&self, buf: Buf) -> bool {
+    pub(crate) fn is_tile(&self, buf: Buf) -> bool {
         self.bases[buf as usize].is_some_and(|(_, _, l)| l == Level::Tile)
     }
 
@@ -475,12 +475,12 @@ impl Cache {
     }
 
     /// The counts of `buf` at level `k`.
-    pub fn of_buffer(&self, k: usize, buf: Buf) -> Counts {
+    pub(crate) fn of_buffer(&self, k: usize, buf: Buf) -> Counts {
         self.by_buf[k][buf as usize]
     }
 
     /// The counts of `phase` at level `k`.
-    pub fn of_phase(&self, k: usize, phase: Phase) -> Counts {
+    pub(crate) fn of_phase(&self, k: usize, phase: Phase) -> Counts {
         self.by_phase[k][phase as usize]
     }
 
@@ -725,23 +725,10 @@ pub struct CacheSweep {
 }
 
 /// The forward pass of one head (`B = H = 1`, head size `d`) of `variant` at `t` with square
-/// tiles of `tile`, through caches of `levels`, starting at `q, k, v`.
-pub fn one_head(
-    variant: Variant,
-    t: usize,
-    d: usize,
-    tile: usize,
-    mask: &Mask,
-    levels: &[LevelSpec],
-    tiles: Tiles,
-) -> Cache {
-    one_head_until(variant, t, d, tile, mask, levels, tiles, &AtomicBool::new(false))
-}
-
-/// [`one_head`], which stops simulating soon after `cancel` is set (its counts are then those
-/// of the accesses before: not to be shown).
-#[allow(clippy::too_many_arguments, reason = "one_head's arguments and the flag")]
-pub fn one_head_until(
+/// tiles of `tile`, through caches of `levels`, starting at `q, k, v`; it stops simulating soon
+/// after `cancel` is set (its counts are then those of the accesses before: not to be shown).
+#[allow(clippy::too_many_arguments, reason = "the run's sizes and the flag")]
+pub(crate) fn one_head_until(
     variant: Variant,
     t: usize,
     d: usize,

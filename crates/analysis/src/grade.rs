@@ -118,7 +118,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const fn is_error(self) -> bool {
+    pub(crate) const fn is_error(self) -> bool {
         matches!(self, Kind::OutOfBounds | Kind::Uninitialised | Kind::LostAccumulation)
     }
 }
@@ -204,7 +204,7 @@ pub struct Grade {
 }
 
 impl Grade {
-    pub fn results_ok(&self) -> bool {
+    pub(crate) fn results_ok(&self) -> bool {
         self.results.iter().all(|r| r.wrong == 0 && r.missing == 0)
     }
 

@@ -325,7 +325,7 @@ fn note(text: String) -> Note {
 }
 
 /// `write scores[2] = -1e9`: an event in words.
-pub fn event_words(trace: &Trace, n: usize) -> String {
+pub(crate) fn event_words(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     format!(
         "{} {}[{}] = {}",

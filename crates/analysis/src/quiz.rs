@@ -430,7 +430,7 @@ pub fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64>
 /// Checks `input` against question `q` at `level`. `math` is the phase's equation, named when a
 /// written value is wrong; `after` is the access following the asked one, which a wrong answer
 /// is often the offset of. A wrong offset is explained without the expected number
-/// ([`wrong_offset`]); `trace` gives the buffers' layouts for it.
+/// (`wrong_offset`); `trace` gives the buffers' layouts for it.
 pub fn check(
     q: &Question,
     level: QuizLevel,
@@ -557,7 +557,7 @@ pub fn check(
 /// formula, then the typed number placed in the buffer's layout (the cell it names, by
 /// coordinate), then the coordinates where the asked access differs. "q[q_base + d] with
 /// q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
-pub fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
+pub(crate) fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
     let mut formula = match &a.expr {
         Some((e, _)) => format!("{}[{e}]", a.buf),
         None => String::new(),

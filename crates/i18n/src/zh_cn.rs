@@ -1042,7 +1042,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
-    ("expected {want} values, got {n}", "应有 {want} 个值，实际有 {n} 个"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
     ("explicit mask", "显式掩码"),
     ("export failed: {e}", "导出失败：{e}"),

@@ -141,7 +141,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// An error at the trace's line `line` (1-based; 0 for the whole file).
-    pub fn error_at(&self, line: u64, message: impl Into<String>) -> ImportError {
+    pub(crate) fn error_at(&self, line: u64, message: impl Into<String>) -> ImportError {
         self.error(line, message)
     }
 

@@ -382,12 +382,6 @@ impl Inputs {
         given
     }
 
-    /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
-    #[must_use]
-    pub fn corrected(&self) -> Inputs {
-        self.clone().with_mistakes(Mistakes::NONE)
-    }
-
     /// The passes a run of these inputs can make: a mistaken run is forward only (but for a
     /// backward mistake).
     pub fn possible(&self, passes: Passes) -> Passes {

@@ -95,7 +95,7 @@ impl Plan {
 
     /// The outer dimensions of a decode run's cache: a pool of blocks when paged, the sinks and
     /// window slots under a sliding window, else a row per position.
-    pub fn cache_dims(&self) -> CacheDims {
+    pub(crate) fn cache_dims(&self) -> CacheDims {
         match (&self.cache.paged, &self.mask) {
             _ if !self.decode => CacheDims::Contiguous,
             (Some(p), _) => CacheDims::Paged {

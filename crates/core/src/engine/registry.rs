@@ -91,11 +91,6 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
     }
 }
 
-/// Role, level, stored shape and layout of `buf` for `variant` on sizes `sh`.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
-    buf.spec(&sizes(variant, sh, tiles))
-}
-
 /// The buffers of one run: which exist for a plan, variant and passes, and each one's [`Spec`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Registry {

@@ -173,11 +173,6 @@ impl AtomicFile {
         })
     }
 
-    /// True when the destination is a stream written in place (nothing is renamed).
-    pub fn is_stream(&self) -> bool {
-        matches!(self.inner, Some(Inner::Stream(_)))
-    }
-
     /// Flushes to disk and moves the file into place (for a stream: flushes).
     pub fn commit(mut self) -> io::Result<()> {
         let Some(inner) = self.inner.take() else { return Ok(()) };

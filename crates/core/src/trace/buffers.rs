@@ -186,7 +186,7 @@ impl Sizes {
 
     /// One number per softmax row, per head when the kernel has heads: the sink's share of the
     /// row and backward's D_i.
-    pub fn row_stats(&self) -> Vec<Dim> {
+    pub(crate) fn row_stats(&self) -> Vec<Dim> {
         if self.per_head {
             self.rows()
         } else {
@@ -195,7 +195,7 @@ impl Sizes {
     }
 
     /// One number per head: its sink logit (the baseline's single head has one).
-    pub fn one_per_head(&self) -> Vec<Dim> {
+    pub(crate) fn one_per_head(&self) -> Vec<Dim> {
         vec![dim("h", if self.per_head { self.h } else { 1 })]
     }
 
@@ -285,7 +285,7 @@ impl Sizes {
 
     /// A part's output row of each decode step: `[B, H, T, P, D]` (`C` channels in the
     /// baseline's single head).
-    pub fn part_rows(&self) -> Vec<Dim> {
+    pub(crate) fn part_rows(&self) -> Vec<Dim> {
         let ch = if self.per_head { self.dd() } else { dim("c", self.c) };
         [self.parts(), vec![ch]].concat()
     }
@@ -296,7 +296,7 @@ impl Sizes {
     }
 
     /// The query projection's width: `C`, or `H·(D + DR)` in multi-head latent attention.
-    pub const fn q_width(&self) -> usize {
+    pub(crate) const fn q_width(&self) -> usize {
         if self.kv_rank > 0 {
             self.h * self.q_head()
         } else {
@@ -323,12 +323,12 @@ impl Sizes {
 
     /// A row per (batch, position `row`, head) of `R` latent channels: the absorbed query and
     /// the latent weighted sum of a decode step.
-    pub fn latent_heads(&self) -> Vec<Dim> {
+    pub(crate) fn latent_heads(&self) -> Vec<Dim> {
         vec![dim("b", self.b), self.i(), dim("h", self.h), dim("r", self.kv_rank)]
     }
 
     /// An up-projection from the latent, `[R, H·D]`: input channel `c` of `R`.
-    pub fn up_weights(&self) -> Vec<Dim> {
+    pub(crate) fn up_weights(&self) -> Vec<Dim> {
         vec![dim("c", self.kv_rank), dim("o", self.c)]
     }
 }

@@ -53,7 +53,7 @@ impl Logger {
     /// Reports its progress to `p`: `p.done()` grows by the events recorded (from what it holds
     /// now, so several recordings can share one counter).
     #[must_use]
-    pub fn watched(mut self, p: Progress) -> Self {
+    pub(crate) fn watched(mut self, p: Progress) -> Self {
         self.progress = Some(p);
         self
     }
@@ -110,7 +110,7 @@ impl Logger {
 
     /// [`Logger::finish`], with an empty cell index when `index` is false: for a reader of the
     /// log in order (an export), which never asks who wrote a cell.
-    pub fn finish_indexed(self, buffers: Vec<Option<BufferInfo>>, index: bool) -> Trace {
+    pub(crate) fn finish_indexed(self, buffers: Vec<Option<BufferInfo>>, index: bool) -> Trace {
         assert!(
             self.open.is_empty(),
             "a kernel left {} loop frames open",

@@ -101,7 +101,7 @@ pub fn scores<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, mask: &Mask
 /// `P = softmax(S)` along each row, with each head's sink logit in the denominator when `sink`
 /// is given. The fast path has no sink logit: a run with one takes the reference loops, traced
 /// or not (untraced with `NoRecord`, whose calls compile away).
-pub fn softmax_rows<R: Recorder>(
+pub(crate) fn softmax_rows<R: Recorder>(
     rec: &mut R,
     variant: Variant,
     sh: Shape,
@@ -152,7 +152,7 @@ pub fn weighted_sum_back<R: Recorder>(
 
 /// `dS = P ⊙ (dP − Σ dP·P)` along each row; with sink logits each row's `Σ dP·P` is kept in
 /// `delta`, which only the reference loops do (as [`softmax_rows`]).
-pub fn softmax_rows_back<R: Recorder>(
+pub(crate) fn softmax_rows_back<R: Recorder>(
     rec: &mut R,
     variant: Variant,
     sh: Shape,

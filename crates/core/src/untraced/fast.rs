@@ -386,9 +386,9 @@ with_simd! {
     /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides it.
     pub fn scores(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) => scores_impl;
     /// Softmax pass, row by row.
-    pub fn softmax_rows(hd: Heads, scores: &[f32], probs: &mut [f32]) => softmax_rows_impl;
+    pub(crate) fn softmax_rows(hd: Heads, scores: &[f32], probs: &mut [f32]) => softmax_rows_impl;
     /// Backward of the softmax, row by row.
-    pub fn softmax_rows_back(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) => softmax_rows_back_impl;
+    pub(crate) fn softmax_rows_back(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) => softmax_rows_back_impl;
     /// Weighted-sum pass: `att = P·V` per head.
     pub fn weighted_sum(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) => weighted_sum_impl;
     /// Backward of the weighted sum: `dP` for every pair, then `dV`.
