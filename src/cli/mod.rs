@@ -7,6 +7,7 @@ pub mod completions;
 pub mod eval;
 pub mod explain;
 pub mod grade;
+pub mod program;
 pub mod inputs;
 pub mod io;
 pub mod run;
