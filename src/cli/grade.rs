@@ -229,12 +229,7 @@ fn grade_file(
     let from_start = || {
         file.try_clone()
             .and_then(|mut f| f.seek(SeekFrom::Start(0)).map(|_| f))
-            .map(|f| {
-                BufReader::new(Until {
-                    inner: f,
-                    deadline,
-                })
-            })
+            .map(|f| BufReader::new(Until { inner: f, deadline }))
             .map_err(|e| Refused::Trace(tr!("{file}: cannot read the trace: {e}", file = shown, e).to_string()))
     };
     let mut reader = Reader::new(from_start()?, shown).map_err(import)?;
@@ -428,7 +423,12 @@ fn nearly_full(dir: &Path) -> Option<u64> {
 }
 
 /// Runs the program once, until `deadline`; `Some(why)` when it did not finish well.
-fn run_once(cmd: &mut Command, program: &OsString, deadline: Instant, timeout: u64) -> Result<Option<String>, CliError> {
+fn run_once(
+    cmd: &mut Command,
+    program: &OsString,
+    deadline: Instant,
+    timeout: u64,
+) -> Result<Option<String>, CliError> {
     let mut child = Program::spawn(cmd).map_err(|e| {
         CliError::Input(tr!(
             "cannot run {program}: {e}",
@@ -440,13 +440,7 @@ fn run_once(cmd: &mut Command, program: &OsString, deadline: Instant, timeout: u
     let status = child.wait(deadline);
     running().group = None;
     let status = status.map_err(|e| CliError::Failed(tr!("cannot wait for the program: {e}", e)))?;
-    let tail = |child: &mut Program| {
-        child
-            .tail(5)
-            .iter()
-            .map(|l| format!("\n    {l}"))
-            .collect::<String>()
-    };
+    let tail = |child: &mut Program| child.tail(5).iter().map(|l| format!("\n    {l}")).collect::<String>();
     let failure = match status {
         None => Some(
             tr!(

@@ -89,11 +89,7 @@ impl Program {
                 }
             })
         });
-        Ok(Program {
-            child,
-            tail,
-            reader,
-        })
+        Ok(Program { child, tail, reader })
     }
 
     /// The process id, which is also its process group's and its session's.

@@ -18,7 +18,9 @@ fn scenario(name: &str) -> PathBuf {
 }
 
 fn learner(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/learner").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/learner")
+        .join(name)
 }
 
 /// The reference's own forward trace of the walkthrough (graded right), written to `d/NAME`.
@@ -89,7 +91,10 @@ fn grade_sh(d: &Path, tmp: &Path, args: &[&str], script: &str) -> Output {
 fn gone(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Err(_) => true,
-        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
     }
 }
 
@@ -157,7 +162,11 @@ fn a_giant_line_is_refused_without_being_held() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let line = "{\"op\":\"read\",\"buffer\":\"q\",\"offset\":0,\"value\":1,\"file\":\"";
-    sparse(&d.join("t.jsonl"), format!("{}\n{line}", header()).as_bytes(), 700 << 20);
+    sparse(
+        &d.join("t.jsonl"),
+        format!("{}\n{line}", header()).as_bytes(),
+        700 << 20,
+    );
     let start = Instant::now();
     let err = refused(
         cmd(d).arg("grade").arg(scenario("mha_walkthrough.toml")).arg("t.jsonl"),
@@ -332,7 +341,14 @@ fn a_signal_while_the_programs_trace_is_read_leaves_nothing() {
             .env("TMPDIR", tmp.path())
             .arg("grade")
             .arg(scenario("mha_walkthrough.toml"))
-            .args(["--seeds", "0", "--", "sh", "-c", "cp big.jsonl \"$ATTN_TRACE_OUT\" && : > exited"])
+            .args([
+                "--seeds",
+                "0",
+                "--",
+                "sh",
+                "-c",
+                "cp big.jsonl \"$ATTN_TRACE_OUT\" && : > exited",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -344,7 +360,10 @@ fn a_signal_while_the_programs_trace_is_read_leaves_nothing() {
         }
         // the program has exited; the grader is reading its trace
         std::thread::sleep(Duration::from_millis(300));
-        assert!(child.try_wait().unwrap().is_none(), "the trace was read too fast for the test");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the trace was read too fast for the test"
+        );
         // SAFETY: signalling our own child by its id.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
         let status = child.wait().unwrap();
@@ -369,7 +388,10 @@ fn a_fifo_as_a_trace_is_refused_at_once() {
         &["t.fifo", "FIFO"],
     );
     refused(
-        cmd(d).arg("tui").arg(scenario("mha_walkthrough.toml")).args(["--mine", "t.fifo"]),
+        cmd(d)
+            .arg("tui")
+            .arg(scenario("mha_walkthrough.toml"))
+            .args(["--mine", "t.fifo"]),
         &["t.fifo", "FIFO"],
     );
     assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
@@ -474,10 +496,7 @@ fn as_nobody(d: &Path) -> assert_cmd::Command {
     // SAFETY: setgroups, setgid and setuid are async-signal-safe; they change only the child.
     unsafe {
         c.pre_exec(|| {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setgid(NOBODY) != 0
-                || libc::setuid(NOBODY) != 0
-            {
+            if libc::setgroups(0, std::ptr::null()) != 0 || libc::setgid(NOBODY) != 0 || libc::setuid(NOBODY) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -520,7 +539,12 @@ fn a_file_the_caller_may_not_write_is_refused_not_replaced() {
         // a file anyone may write is written, and stays root's
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o666)).unwrap();
         let out = as_nobody(d).args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let m = std::fs::metadata(&f).unwrap();
         assert_eq!((m.uid(), m.gid(), m.mode() & 0o777), (0, 0, 0o666), "{args:?}");
         assert_ne!(std::fs::read_to_string(&f).unwrap(), "root's\n", "{args:?}");
@@ -564,7 +588,10 @@ fn every_command_follows_one_exit_code_rule() {
         let out = c.output().unwrap();
         let (code, _, err) = said(&out);
         assert_eq!(code, 1, "{args:?}: {err}");
-        assert!(err.starts_with("error: out.svg") && err.contains("too large"), "{args:?}: {err}");
+        assert!(
+            err.starts_with("error: out.svg") && err.contains("too large"),
+            "{args:?}: {err}"
+        );
         assert_eq!(err.trim_end().lines().count(), 1, "{err}");
         assert_eq!(entries(d), ["s.toml"], "{args:?}");
     }
@@ -619,7 +646,11 @@ fn tui_mine_refuses_what_grade_refuses() {
     let (head, rest) = good.split_once('\n').unwrap();
     let cases = [
         ("dims.jsonl", head.replace("\"T\":3", "\"T\":4"), "\"dims\""),
-        ("other.jsonl", head.replace("mha_walkthrough.toml", "gqa.toml"), "\"scenario\""),
+        (
+            "other.jsonl",
+            head.replace("mha_walkthrough.toml", "gqa.toml"),
+            "\"scenario\"",
+        ),
     ];
     for (name, h, needle) in cases {
         std::fs::write(d.join(name), format!("{h}\n{rest}")).unwrap();
@@ -628,7 +659,10 @@ fn tui_mine_refuses_what_grade_refuses() {
             &[name, needle],
         );
         let from_tui = refused(
-            cmd(d).arg("tui").arg(scenario("mha_walkthrough.toml")).args(["--mine", name]),
+            cmd(d)
+                .arg("tui")
+                .arg(scenario("mha_walkthrough.toml"))
+                .args(["--mine", name]),
             &[name, needle],
         );
         assert_eq!(from_grade, from_tui);
@@ -673,9 +707,19 @@ fn headers_and_numbers_are_read_strictly() {
             ok.to_string(),
             ":1:",
         ),
-        ("an unknown size", h.replace("\"B\":1", "\"B\":1,\"Q\":7"), ok.to_string(), ":1: \"dims\""),
+        (
+            "an unknown size",
+            h.replace("\"B\":1", "\"B\":1,\"Q\":7"),
+            ok.to_string(),
+            ":1: \"dims\"",
+        ),
         ("1e400", h.clone(), ok.replace("0.5", "1e400"), ":2: \"value\""),
-        ("1e999999999", h.clone(), ok.replace("0.5", "1e999999999"), ":2: \"value\""),
+        (
+            "1e999999999",
+            h.clone(),
+            ok.replace("0.5", "1e999999999"),
+            ":2: \"value\"",
+        ),
     ];
     let mut messages = Vec::new();
     for (what, head, line, needle) in cases {

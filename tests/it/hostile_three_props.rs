@@ -77,7 +77,11 @@ fn apply(line: &str, e: &Edit) -> Vec<u8> {
         Edit::Long(n, x) => {
             // inside a string value, where a long name would be
             let k = b.iter().position(|&c| c == b':').map_or(0, |p| p + 2).min(b.len());
-            let fill = if x.is_ascii_graphic() && *x != b'"' && *x != b'\\' { *x } else { b'a' };
+            let fill = if x.is_ascii_graphic() && *x != b'"' && *x != b'\\' {
+                *x
+            } else {
+                b'a'
+            };
             b.splice(k..k, std::iter::repeat_n(fill, *n));
         }
     }
@@ -181,7 +185,10 @@ fn make(dir: &Path, name: &str, ext: &str, t: Thing) {
             let text = match ext {
                 "jsonl" => format!(
                     "{}\n{ACCESS}\n",
-                    HEADER.replace("s.toml", &dir.join("s.toml").display().to_string().replace('\\', "\\\\"))
+                    HEADER.replace(
+                        "s.toml",
+                        &dir.join("s.toml").display().to_string().replace('\\', "\\\\")
+                    )
                 ),
                 "toml" if name.starts_with('l') => format!(
                     "title = \"L\"\nscenario = \"{}\"\n[[stop]]\nat = \"#1\"\nnote = \"n\"\n",
@@ -194,7 +201,12 @@ fn make(dir: &Path, name: &str, ext: &str, t: Thing) {
         }
         Thing::Giant => {
             std::fs::write(&p, b"{\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":\"").unwrap();
-            std::fs::OpenOptions::new().write(true).open(&p).unwrap().set_len(256 << 20).unwrap();
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .unwrap()
+                .set_len(256 << 20)
+                .unwrap();
         }
         Thing::Fifo => {
             let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();

@@ -149,12 +149,16 @@ pub struct Finding {
 /// line is a few findings and a count, not a finding per access.
 pub const SITES: usize = 8;
 
+/// Where a finding is: its kind, its buffer, and its (file id, line), `None` for the accesses
+/// `elsewhere`.
+type Site = (Kind, Buf, Option<(u32, u32)>);
+
 /// The findings as they are gathered: each site's finding found by a key, not by a search.
 #[derive(Default)]
 struct Findings {
     list: Vec<Finding>,
-    /// (kind, buffer, (file, line)) → its index in `list`; `None` for the line `elsewhere`.
-    index: HashMap<(Kind, Buf, Option<(u32, u32)>), usize>,
+    /// Each site's index in `list`.
+    index: HashMap<Site, usize>,
     /// Lines listed so far per (kind, buffer).
     sites: HashMap<(Kind, Buf), usize>,
 }

@@ -3932,10 +3932,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "left something that is not a file at $ATTN_TRACE_OUT: it {what}",
         "在 $ATTN_TRACE_OUT 处留下了不是文件的东西：它{what}",
     ),
-    (
-        "wrote a trace that cannot be read: {why}",
-        "写出的追踪无法读取：{why}",
-    ),
+    ("wrote a trace that cannot be read: {why}", "写出的追踪无法读取：{why}"),
     ("cannot remove the temporary directory: {e}", "无法删除临时目录：{e}"),
     ("other lines (the first {site})", "其他行（第一处在 {site}）"),
     (
@@ -3946,5 +3943,4 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "multi-head latent attention projects through its own w_q, w_dkv, w_kr, w_uk and w_uv, not the separate q, k and v projections: remove [run].qkv",
         "多头潜在注意力通过它自己的 w_q、w_dkv、w_kr、w_uk 和 w_uv 投影，而不是分开的 q、k、v 投影：请删除 [run].qkv",
     ),
-
 ];

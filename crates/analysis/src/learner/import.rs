@@ -50,8 +50,7 @@ pub fn echo(text: &str) -> String {
 
 fn echo_at_most(text: &str, max: usize) -> String {
     let mut out = String::new();
-    let mut shown = 0;
-    for c in text.chars() {
+    for (shown, c) in text.chars().enumerate() {
         if shown >= max {
             out.push('…');
             break;
@@ -61,7 +60,6 @@ fn echo_at_most(text: &str, max: usize) -> String {
         } else {
             out.push(c);
         }
-        shown += 1;
     }
     out
 }
@@ -326,9 +324,10 @@ impl<R: BufRead> Reader<R> {
         }
         let variant = match text("variant")? {
             None => None,
-            Some(v) => Some(Variant::from_name(v).ok_or_else(|| {
-                err(tr!("\"variant\": unknown variant \"{v}\"", v = echo(v)).to_string())
-            })?),
+            Some(v) => Some(
+                Variant::from_name(v)
+                    .ok_or_else(|| err(tr!("\"variant\": unknown variant \"{v}\"", v = echo(v)).to_string()))?,
+            ),
         };
         let pass = match text("pass")? {
             None => None,
@@ -339,7 +338,11 @@ impl<R: BufRead> Reader<R> {
         let input = match h.get("input") {
             None | Some(Value::Null) => 0,
             Some(v) => v.as_u64().ok_or_else(|| {
-                err(tr!("\"input\": expected a whole number, found {found}", found = echo_value(v)).to_string())
+                err(tr!(
+                    "\"input\": expected a whole number, found {found}",
+                    found = echo_value(v)
+                )
+                .to_string())
             })?,
         };
         let dims = self.parse_dims(h.get("dims"))?;
@@ -373,16 +376,22 @@ impl<R: BufRead> Reader<R> {
             .to_string()));
         };
         if let Some(name) = map.keys().find(|k| !DIMS.contains(&k.as_str())) {
-            return Err(err(
-                tr!("\"dims\": unknown size \"{name}\"; the sizes are {all}", name = echo(name), all).to_string(),
-            ));
+            return Err(err(tr!(
+                "\"dims\": unknown size \"{name}\"; the sizes are {all}",
+                name = echo(name),
+                all
+            )
+            .to_string()));
         }
         let mut out = Vec::with_capacity(DIMS.len());
         for name in DIMS {
             let Some(v) = map.get(name) else {
-                return Err(err(
-                    tr!("\"dims\": no {name}; the header gives every size: {all}", name, all).to_string(),
-                ));
+                return Err(err(tr!(
+                    "\"dims\": no {name}; the header gives every size: {all}",
+                    name,
+                    all
+                )
+                .to_string()));
             };
             let n = v.as_u64().ok_or_else(|| {
                 err(tr!(
@@ -461,7 +470,10 @@ impl<R: BufRead> Reader<R> {
             Some(other) => {
                 return Err(self.error(
                     at,
-                    tr!("\"op\": expected \"read\" or \"write\", found \"{other}\"", other = echo(other)),
+                    tr!(
+                        "\"op\": expected \"read\" or \"write\", found \"{other}\"",
+                        other = echo(other)
+                    ),
                 ));
             }
             None => return Err(missing("op")),
@@ -472,9 +484,15 @@ impl<R: BufRead> Reader<R> {
         })?;
         let offset = l.offset.ok_or_else(|| missing("offset"))?;
         // a negative offset is the learner's mistake (`k_base - 1`), reported by the grade
-        let offset = offset
-            .as_i64()
-            .ok_or_else(|| self.error(at, tr!("\"offset\": expected a whole number, found {offset}", offset = echo_value(&offset))))?;
+        let offset = offset.as_i64().ok_or_else(|| {
+            self.error(
+                at,
+                tr!(
+                    "\"offset\": expected a whole number, found {offset}",
+                    offset = echo_value(&offset)
+                ),
+            )
+        })?;
         // a number, or for the non-finite ones a string ("nan", "inf", "-inf") or null (what
         // the `trace` command writes for them)
         let value = match l.value {
@@ -507,15 +525,21 @@ impl<R: BufRead> Reader<R> {
         };
         let file = l.file.ok_or_else(|| missing("file"))?;
         let line = l.line.ok_or_else(|| missing("line"))?;
-        let line = line
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| self.error(at, tr!("\"line\": expected a source line number, found {line}", line = echo_value(&line))))?;
+        let line = line.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            self.error(
+                at,
+                tr!(
+                    "\"line\": expected a source line number, found {line}",
+                    line = echo_value(&line)
+                ),
+            )
+        })?;
         let phase = match l.phase.as_deref() {
             None => None,
-            Some(p) => {
-                Some(Phase::from_name(p).ok_or_else(|| self.error(at, tr!("\"phase\": unknown phase \"{p}\"", p = echo(p))))?)
-            }
+            Some(p) => Some(
+                Phase::from_name(p)
+                    .ok_or_else(|| self.error(at, tr!("\"phase\": unknown phase \"{p}\"", p = echo(p))))?,
+            ),
         };
         let file = self.file_id(&file, at)?;
         Ok(Access {

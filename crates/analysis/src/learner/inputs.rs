@@ -48,7 +48,11 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
         // a comment stays one line whatever the path holds
         path = scenario_path
             .chars()
-            .map(|c| if c.is_control() { c.escape_debug().to_string() } else { c.to_string() })
+            .map(|c| if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            })
             .collect::<String>(),
     );
     let _ = writeln!(out, "scenario {}", token(scenario_path));

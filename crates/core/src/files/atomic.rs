@@ -302,12 +302,7 @@ fn write_in_place(file: NamedTempFile, target: &Path) -> io::Result<()> {
             let kept = file.keep().map_or_else(|k| k.file.path().to_path_buf(), |(_, p)| p);
             Err(io::Error::new(
                 e.kind(),
-                attn_trace_i18n::tr!(
-                    "{e}; the whole new file is kept in {kept}",
-                    e,
-                    kept = kept.display()
-                )
-                .to_string(),
+                attn_trace_i18n::tr!("{e}; the whole new file is kept in {kept}", e, kept = kept.display()).to_string(),
             ))
         }
     }
