@@ -460,26 +460,41 @@ fn walkthrough_as(d: &Path, name: &str) -> PathBuf {
 
 /// A scenario path with a newline broke the inputs file (the recorder failed: "wrong", exit 3);
 /// a literal `%20` in a path read back as a space, and the trace was refused as another
-/// scenario's. The correct Python kernel is right on both.
+/// scenario's. The correct kernels, in Python and in C++ (each recorder reads the path back),
+/// are right on each.
 #[test]
 fn a_correct_kernel_is_right_whatever_the_scenario_is_called() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let tmp = tempfile::tempdir().unwrap();
+    let cpp = d.join("jfirst");
+    let built = std::process::Command::new("g++")
+        .args(["-std=c++11", "-O2", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("recorders"))
+        .arg(learner("attention_jfirst.cpp"))
+        .arg("-o")
+        .arg(&cpp)
+        .arg("-lm")
+        .status()
+        .unwrap();
+    assert!(built.success());
     for name in ["new\nline.toml", "a b%20c.toml", "100%.toml", "tab\there.toml"] {
         let s = walkthrough_as(d, name);
-        let out = cmd(d)
-            .env("TMPDIR", tmp.path())
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .arg("grade")
-            .arg(&s)
-            .args(["--seeds", "1", "--", "python3"])
-            .arg(learner("attention.py"))
-            .output()
-            .unwrap();
-        let (code, text, err) = said(&out);
-        assert_eq!(code, 0, "{name:?}: {text}{err}");
-        assert!(text.contains("Verdict: right"), "{name:?}: {text}");
+        let python = [std::ffi::OsString::from("python3"), learner("attention.py").into()];
+        for program in [&python[..], &[cpp.clone().into()]] {
+            let out = cmd(d)
+                .env("TMPDIR", tmp.path())
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .arg("grade")
+                .arg(&s)
+                .args(["--seeds", "1", "--"])
+                .args(program)
+                .output()
+                .unwrap();
+            let (code, text, err) = said(&out);
+            assert_eq!(code, 0, "{name:?} {program:?}: {text}{err}");
+            assert!(text.contains("Verdict: right"), "{name:?}: {text}");
+        }
     }
     assert_eq!(entries(tmp.path()), Vec::<String>::new());
 }
