@@ -77,11 +77,11 @@ pub struct Args {
     #[arg(long, value_parser = pass_arg())]
     pub pass: Option<Pass>,
     /// With `--`: how many random inputs besides the scenario's own [default: 3].
-    #[arg(long, value_name = "N", value_parser = super::whole::<u64>, allow_negative_numbers = true, conflicts_with = "trace")]
+    #[arg(long, value_name = "N", value_parser = super::whole::<u64>, allow_negative_numbers = true)]
     pub seeds: Option<u64>,
     /// With `--`: seconds each run of your program may take, reading its trace included
     /// [default: 60].
-    #[arg(long, value_name = "SECONDS", value_parser = super::whole::<u64>, allow_negative_numbers = true, conflicts_with = "trace")]
+    #[arg(long, value_name = "SECONDS", value_parser = super::whole::<u64>, allow_negative_numbers = true)]
     pub timeout: Option<u64>,
     /// Print the grade as JSON.
     #[arg(long)]
@@ -118,6 +118,16 @@ struct Report<'a> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    // flags that only mean something for a program are not ignored with a trace file
+    if args.trace.is_some() {
+        let given = [("--seeds", args.seeds.is_some()), ("--timeout", args.timeout.is_some())];
+        if let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) {
+            return Err(CliError::Input(tr!(
+                "{flag} applies to a program run by grade SCENARIO -- COMMAND; a trace file is graded once: remove {flag}",
+                flag
+            )));
+        }
+    }
     let scenario = super::load(&args.scenario)?;
     let outcomes = match &args.trace {
         Some(trace) => {

@@ -3903,8 +3903,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"file\"：超过 {max} 字节，这是路径的上限",
     ),
     (
-        "\"file\": a {n}th source file; a trace may name at most {max} (the files of the kernel's accesses)",
-        "\"file\"：第 {n} 个源文件；一份追踪最多只能提到 {max} 个（内核各次访问所在的文件）",
+        "\"file\": one source file more than the {max} a trace may name (a kernel's accesses come from a few files)",
+        "\"file\"：比一份追踪最多能提到的 {max} 个源文件多了一个（内核的访问只来自少数几个文件）",
     ),
     (
         "\"{field}\": {number} is beyond the range of a float; write \"inf\" or \"-inf\" for an infinite value",
@@ -3917,6 +3917,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "{file}: --pass backward: decode generates token by token, forward only; there is no backward pass",
         "{file}：--pass backward：解码逐个词元生成，只有前向；没有反向阶段",
+    ),
+    (
+        "{flag} applies to a program run by grade SCENARIO -- COMMAND; a trace file is graded once: remove {flag}",
+        "{flag} 用于 grade SCENARIO -- COMMAND 运行的程序；追踪文件只评判一次：请去掉 {flag}",
     ),
     ("the trace could not be read in time", "没能及时读完追踪"),
     ("out of time", "时间已到"),

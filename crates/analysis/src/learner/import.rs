@@ -574,8 +574,7 @@ impl<R: BufRead> Reader<R> {
             return Err(self.error(
                 at,
                 tr!(
-                    "\"file\": a {n}th source file; a trace may name at most {max} (the files of the kernel's accesses)",
-                    n = thousands(MAX_FILES as u64 + 1),
+                    "\"file\": one source file more than the {max} a trace may name (a kernel's accesses come from a few files)",
                     max = thousands(MAX_FILES as u64)
                 ),
             ));
