@@ -171,7 +171,7 @@ impl AtomicFile {
             let mode = old.as_ref().map_or(0o666, |k| k.permissions.mode() & 0o777);
             builder.permissions(std::fs::Permissions::from_mode(mode));
         }
-        let file = builder.tempfile_in(dir_of(&target))?;
+        let file = builder.tempfile_in(dir_of(&target)).map_err(without_temp_path)?;
         {
             let mut live = live();
             if live.1 {
@@ -243,6 +243,16 @@ impl Write for AtomicFile {
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer()?.flush()
+    }
+}
+
+/// The system's error under `tempfile`'s, which appends ` at path "…"` with the temporary
+/// file's path: a message names the target, and the temporary name means nothing to the user.
+fn without_temp_path(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(k) => io::Error::new(e.kind(), text[..k].to_string()),
+        None => e,
     }
 }
 
