@@ -449,6 +449,8 @@ fn run_once(
     running().group = Some(child.id());
     let status = child.wait(deadline);
     running().group = None;
+    // a signal's clean-up may have killed and reaped the program under this wait
+    super::wait_if_ending();
     let status = status.map_err(|e| CliError::Failed(tr!("cannot wait for the program: {e}", e)))?;
     let tail = |child: &mut Program| child.tail(5).iter().map(|l| format!("\n    {l}")).collect::<String>();
     let failure = match status {

@@ -372,6 +372,56 @@ fn a_signal_while_the_programs_trace_is_read_leaves_nothing() {
     }
 }
 
+/// The same signals while the program is still running: the handler's clean-up reaped the
+/// program under the grader's wait, which then failed ("cannot wait for the program: No child
+/// processes", exit 1) before the handler could exit 143. Each signal now ends `grade` with its
+/// own code, the program and the temporary folder gone.
+#[test]
+fn a_signal_while_the_program_runs_ends_grade_with_its_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for round in 0..3 {
+        for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143), (libc::SIGHUP, 129)] {
+            let tmp = tempfile::tempdir().unwrap();
+            let pid_file = d.join("pid");
+            let _ = std::fs::remove_file(&pid_file);
+            let child = std_cmd(d)
+                .env("TMPDIR", tmp.path())
+                .arg("grade")
+                .arg(scenario("mha_walkthrough.toml"))
+                .args([
+                    "--seeds",
+                    "0",
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo $$ > pid.new; mv pid.new pid; exec sleep 1000",
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let start = Instant::now();
+            while !pid_file.exists() {
+                assert!(start.elapsed() < Duration::from_secs(20), "the program never ran");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let program: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+            // SAFETY: signalling our own child by its id.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+            let out = child.wait_with_output().unwrap();
+            let (got, text, err) = said(&out);
+            assert_eq!(got, code, "round {round}, signal {signal}: {text}{err}");
+            assert_eq!(err, "", "round {round}, signal {signal}");
+            assert!(
+                ended(program),
+                "round {round}, signal {signal}: the program outlived grade"
+            );
+            assert_eq!(entries(tmp.path()), Vec::<String>::new(), "signal {signal}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6: FIFOs never hang
 
