@@ -317,7 +317,7 @@ fn the_trace_picker_survives_a_giant_header_and_a_fifo() {
     pty.send("q");
     pty.send("8"); // Grade your own kernel…
     let at = pty.wait_for("a_big.jsonl", at);
-    pty.wait_for("longer than", at);
+    pty.wait_for("65,536 bytes", at);
     let at = pty.wait_for("FIFO", at);
     pty.send("\r"); // opens a_big.jsonl
     let at = pty.wait_for("Cannot open this trace", at);

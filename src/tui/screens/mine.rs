@@ -386,17 +386,24 @@ pub fn list(dir: PathBuf) -> PickTrace {
     FilePicker::new(dir, "jsonl", summary)
 }
 
+/// The picker's line for a trace: its header's scenario, variant and pass, or what is wrong
+/// with it without the path (the file's name begins the line).
+fn summary(path: &Path) -> TraceSummary {
+    header_of(path).map_err(|e| e.message)
+}
+
 /// What a trace's header says, read from a regular file only (opened without blocking: a FIFO
 /// named `*.jsonl` is described, not waited on) and at most one line of it.
-fn summary(path: &Path) -> TraceSummary {
+fn header_of(path: &Path) -> Result<(String, String), import::ImportError> {
     let shown = path.display().to_string();
-    let file = import::open(path, &shown).map_err(|e| e.to_string())?;
-    let r = Reader::new(BufReader::new(file), &shown).map_err(|e| e.to_string())?;
+    let file = import::open(path, &shown)?;
+    let r = Reader::new(BufReader::new(file), &shown)?;
     let h = r.header();
-    let scenario = h
-        .scenario
-        .clone()
-        .ok_or_else(|| tr!("its header names no scenario").to_string())?;
+    let scenario = h.scenario.clone().ok_or_else(|| import::ImportError {
+        path: shown.clone(),
+        line: 1,
+        message: tr!("its header names no scenario").to_string(),
+    })?;
     let what = format!(
         "{} {}",
         h.variant.map_or("?", attn_trace_core::kernels::Variant::name),
@@ -407,7 +414,7 @@ fn summary(path: &Path) -> TraceSummary {
 
 /// Opens the trace picked: the scenario its header names, graded.
 pub fn open_picked(path: &Path) -> Result<Mine, String> {
-    let (scenario, _) = summary(path)?;
+    let (scenario, _) = header_of(path).map_err(|e| e.to_string())?;
     let scenario_path = PathBuf::from(&scenario);
     let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
     load(&s, &scenario_path, path)
@@ -450,5 +457,14 @@ pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme
             ),
         );
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), list);
+    // one row a file, cut at the edge (Enter shows a refusal whole): a wrapped row would push
+    // the files below it, and the highlighted one, off the list; only the hint of an empty
+    // folder, above its subfolders, wraps
+    let paragraph = Paragraph::new(lines);
+    let paragraph = if st.entries.is_empty() {
+        paragraph.wrap(Wrap { trim: false })
+    } else {
+        paragraph
+    };
+    frame.render_widget(paragraph, list);
 }
