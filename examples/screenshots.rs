@@ -145,9 +145,17 @@ fn mine_shot() -> Result<String, String> {
     let file = dir.path().join("trace.jsonl");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&file).map_err(|e| e.to_string())?);
     let io = |e: std::io::Error| e.to_string();
+    let sh = scenario.shape;
     writeln!(
         w,
-        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0}}"
+        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{}}}}}",
+        sh.b,
+        sh.t,
+        sh.s,
+        sh.c,
+        sh.h,
+        sh.d(),
+        sh.h_kv
     )
     .map_err(io)?;
     for (n, e) in trace.events.iter().enumerate() {

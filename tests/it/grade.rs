@@ -604,7 +604,7 @@ fn the_fast_reader_and_serde_json_read_the_same() {
     // the recorders' key order takes the import's fast path; the same access with its keys in
     // another order goes through serde_json: both must give the same access, and a line the
     // fast path would misread (a bad number, an escape) must still be refused or read right
-    let header = "{\"format\":\"attn-trace-trace\",\"version\":1}";
+    let header = "{\"format\":\"attn-trace-trace\",\"version\":1,\"dims\":{\"B\":1,\"T\":3,\"S\":3,\"C\":4,\"H\":2,\"D\":2,\"H_kv\":2}}";
     let mut fast = vec![header.to_string()];
     let mut slow = vec![header.to_string()];
     let values = [

@@ -197,6 +197,17 @@ pub fn parse_levels(s: &str) -> Result<Vec<LevelSpec>, String> {
                 "'{part}': the size must be a whole number of sets of {ways} lines of {line} bytes, at most 1G"
             ));
         }
+        // a miss above fetches one line of the level above's size from here: a smaller line
+        // here would bring in only part of it, and memory's traffic would be undercounted
+        if let Some(above) = out.last()
+            && line < above.line
+        {
+            return Err(format!(
+                "'{part}': its lines ({line} bytes) are smaller than {name_above}'s ({above_line} bytes); a level's lines must be at least as large as the level above's",
+                name_above = above.name,
+                above_line = above.line
+            ));
+        }
         out.push(LevelSpec {
             name: name.to_string(),
             size,
@@ -265,7 +276,12 @@ pub fn os_levels() -> Option<Vec<LevelSpec>> {
     }
     found.sort_by_key(|(l, _)| *l);
     let levels: Vec<LevelSpec> = found.into_iter().map(|(_, s)| s).collect();
-    (levels.len() == 2).then_some(levels)
+    // the two together, as --levels checks them (L2's lines at least L1's)
+    let both: Vec<String> = levels
+        .iter()
+        .map(|l| format!("{}={}/{}/{}", l.name, l.size, l.line, l.ways))
+        .collect();
+    (levels.len() == 2 && parse_levels(&both.join(",")).is_ok()).then_some(levels)
 }
 
 /// The default levels and where they come from: this machine's (`true`), else

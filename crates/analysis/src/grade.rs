@@ -27,6 +27,7 @@ use attn_trace_core::scenario::Scenario;
 use attn_trace_core::trace::{Buf, MASKED, Op, Pass};
 use attn_trace_i18n::tr;
 use serde::Serialize;
+use std::collections::HashMap;
 use std::io::BufRead;
 
 /// Relative part of the tolerance: a float32 kernel summing in another order, or a float64
@@ -96,7 +97,7 @@ pub struct Cell {
 }
 
 /// What is wrong with an access, and how bad it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// The offset lies outside the buffer.
@@ -123,7 +124,9 @@ impl Kind {
     }
 }
 
-/// Accesses of one kind at one source line: the first, and how many.
+/// Accesses of one kind at one source line: the first, and how many. At most [`SITES`] lines
+/// are listed per kind and buffer; the accesses at any other line are one more finding,
+/// `elsewhere`, at the first of them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub kind: Kind,
@@ -136,6 +139,28 @@ pub struct Finding {
     pub size: usize,
     pub at: Source,
     pub count: u64,
+    /// The accesses of this kind and buffer at lines beyond the [`SITES`] listed: `at` is the
+    /// first of them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub elsewhere: bool,
+}
+
+/// The most source lines listed per kind of finding and buffer: a trace with an error at every
+/// line is a few findings and a count, not a finding per access.
+pub const SITES: usize = 8;
+
+/// Where a finding is: its kind, its buffer, and its (file id, line), `None` for the accesses
+/// `elsewhere`.
+type Site = (Kind, Buf, Option<(u32, u32)>);
+
+/// The findings as they are gathered: each site's finding found by a key, not by a search.
+#[derive(Default)]
+struct Findings {
+    list: Vec<Finding>,
+    /// Each site's index in `list`.
+    index: HashMap<Site, usize>,
+    /// Lines listed so far per (kind, buffer).
+    sites: HashMap<(Kind, Buf), usize>,
 }
 
 /// Global reads and writes of one buffer, the learner's beside the reference's (and flash's,
@@ -249,7 +274,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             })
         })
         .collect();
-    let mut findings: Vec<Finding> = Vec::new();
+    let mut findings = Findings::default();
     let mut waste: Vec<u64> = vec![0; Buf::ALL.len()];
     let mut masked_waste: Vec<u64> = vec![0; Buf::ALL.len()];
     // reads per buffer since the learner's last write, any buffer's
@@ -344,7 +369,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             trace_line: 0,
         };
         if waste[b] > 0 {
-            findings.push(Finding {
+            findings.list.push(Finding {
                 kind: Kind::Waste,
                 error: false,
                 buffer: c.buf,
@@ -353,10 +378,11 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 size: c.len(),
                 at: source.clone(),
                 count: waste[b],
+                elsewhere: false,
             });
         }
         if masked_waste[b] > 0 {
-            findings.push(Finding {
+            findings.list.push(Finding {
                 kind: Kind::MaskedWaste,
                 error: false,
                 buffer: c.buf,
@@ -365,10 +391,11 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 size: c.len(),
                 at: source.clone(),
                 count: masked_waste[b],
+                elsewhere: false,
             });
         }
         if extra[b] > 0 {
-            findings.push(Finding {
+            findings.list.push(Finding {
                 kind: Kind::ExtraWrites,
                 error: false,
                 buffer: c.buf,
@@ -377,6 +404,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 size: c.len(),
                 at: source,
                 count: extra[b],
+                elsewhere: false,
             });
         }
     }
@@ -526,7 +554,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             input: r.input,
             events,
             results,
-            findings,
+            findings: findings.list,
             traffic,
             divergence,
             mistake,
@@ -551,23 +579,29 @@ impl Graded {
         let Some(at) = d.mine_at.as_ref().map(|s| s.trace_line) else {
             return Ok(self.grade);
         };
-        let mut window: Vec<Touch> = Vec::new();
+        // the first LISTED reads since the last write, and how many more: a trace of reads
+        // and no writes holds no more than that
+        let mut window: Vec<Touch> = Vec::with_capacity(LISTED);
+        let mut more = 0usize;
         while let Some(a) = reader.next_access() {
             let a = a?;
             if a.at >= at {
                 break;
             }
             match a.op {
-                Op::Read => window.push(Touch {
+                Op::Read if window.len() < LISTED => window.push(Touch {
                     buffer: a.buf,
                     offset: a.offset,
                     value: a.value,
                 }),
-                Op::Write => window.clear(),
+                Op::Read => more += 1,
+                Op::Write => {
+                    window.clear();
+                    more = 0;
+                }
             }
         }
-        let (reads, more) = reads_before(window.into_iter());
-        d.mine_reads = reads;
+        d.mine_reads = window;
         d.mine_more = more;
         Ok(self.grade)
     }
@@ -582,15 +616,27 @@ fn reads_before(reads: impl Iterator<Item = Touch>) -> (Vec<Touch>, usize) {
     (all.into_iter().take(LISTED).collect(), more)
 }
 
-/// Adds one access to the findings of its kind at its source line.
-fn note<R: BufRead>(findings: &mut Vec<Finding>, kind: Kind, a: &Access, size: usize, reader: &Reader<R>) {
-    if let Some(f) = findings.iter_mut().find(|f| {
-        f.kind == kind && f.buffer == a.buf && f.at.line == a.line && f.at.file == reader.files()[a.file as usize]
-    }) {
-        f.count += 1;
+/// Adds one access to the findings of its kind at its source line, or, past the [`SITES`]
+/// listed lines of its kind and buffer, to the finding of their other lines.
+fn note<R: BufRead>(findings: &mut Findings, kind: Kind, a: &Access, size: usize, reader: &Reader<R>) {
+    let site = (kind, a.buf, Some((a.file, a.line)));
+    if let Some(&k) = findings.index.get(&site) {
+        findings.list[k].count += 1;
         return;
     }
-    findings.push(Finding {
+    let listed = findings.sites.entry((kind, a.buf)).or_insert(0);
+    let key = if *listed < SITES {
+        *listed += 1;
+        site
+    } else {
+        (kind, a.buf, None)
+    };
+    if let Some(&k) = findings.index.get(&key) {
+        findings.list[k].count += 1;
+        return;
+    }
+    findings.index.insert(key, findings.list.len());
+    findings.list.push(Finding {
         kind,
         error: kind.is_error(),
         buffer: a.buf,
@@ -603,6 +649,7 @@ fn note<R: BufRead>(findings: &mut Vec<Finding>, kind: Kind, a: &Access, size: u
             trace_line: a.at,
         },
         count: 1,
+        elsewhere: key.2.is_none(),
     });
 }
 

@@ -2721,7 +2721,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("and {n} more", "以及另外 {n} 个"),
     ("cannot create a temporary directory: {e}", "无法创建临时目录：{e}"),
-    ("cannot create a temporary file: {e}", "无法创建临时文件：{e}"),
     ("cannot run {program}: {e}", "无法运行 {program}：{e}"),
     ("cannot wait for the program: {e}", "无法等待程序结束：{e}"),
     ("cannot write the inputs file: {e}", "无法写入输入文件：{e}"),
@@ -2761,8 +2760,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("reference", "参考实现"),
     ("right", "正确"),
     (
-        "the first line must be the header {{\"format\":\"{format}\",\"version\":{version},…}}: {e}",
-        "第一行必须是头部行 {{\"format\":\"{format}\",\"version\":{version},…}}：{e}",
+        "the first line must be the header {\"format\":\"{format}\",\"version\":{version},…}: {e}",
+        "第一行必须是头部行 {\"format\":\"{format}\",\"version\":{version},…}：{e}",
     ),
     ("the reference run recorded nothing", "参考运行没有记录任何事件"),
     (
@@ -3246,7 +3245,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{n} stops. Questions: {right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {open} not answered.",
         "共 {n} 站。问题：{asked} 道中 {right} 道第一次就答对，{retried} 道再试后答对，{revealed} 道揭晓，{open} 道未作答。",
     ),
-    ("{path}: {e}", "{path}: {e}"),
     ("{formula}: {place}", "{formula}：{place}"),
     ("tile-local: past the caches", "tile 本地：绕过缓存"),
     ("{level} hit", "{level} 命中"),
@@ -3855,5 +3853,95 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "Every head's keys and values projected up from one latent row per token, and a rotary key part the heads share.",
         "每个头的键和值都从每个 token 的一行潜变量向上投影，外加所有头共用的旋转键部分。",
+    ),
+    // issue 54: bounded reads, the learner's program, one exit-code rule
+    (
+        "the line is longer than {max} bytes, the most a trace's line may be (an access takes about 100)",
+        "这一行超过 {max} 字节，这是追踪中一行的上限（一次访问大约 100 字节）",
+    ),
+    (
+        "\"{key}\": not a field of the header; its fields are {fields}",
+        "\"{key}\"：不是头部行的字段；头部行的字段是 {fields}",
+    ),
+    (
+        "\"{name}\": expected a string, found {found}",
+        "\"{name}\"：应为字符串，实际是 {found}",
+    ),
+    (
+        "\"scenario\": longer than {max} bytes, the most a path may be",
+        "\"scenario\"：超过 {max} 字节，这是路径的上限",
+    ),
+    (
+        "\"input\": expected a whole number, found {found}",
+        "\"input\"：应为非负整数，实际是 {found}",
+    ),
+    (
+        "\"dims\": missing; the header gives the sizes the recorder saw ({all}), as the inputs file's dim lines do",
+        "\"dims\"：缺失；头部行要给出记录器看到的尺寸（{all}），和输入文件的 dim 行一样",
+    ),
+    (
+        "\"dims\": expected an object of sizes ({all}), found {found}",
+        "\"dims\"：应为尺寸组成的对象（{all}），实际是 {found}",
+    ),
+    (
+        "\"dims\": unknown size \"{name}\"; the sizes are {all}",
+        "\"dims\"：未知的尺寸 \"{name}\"；尺寸有 {all}",
+    ),
+    (
+        "\"dims\": no {name}; the header gives every size: {all}",
+        "\"dims\"：没有 {name}；头部行要给出每个尺寸：{all}",
+    ),
+    (
+        "\"dims\": {name} must be a whole number, found {found}",
+        "\"dims\"：{name} 必须是非负整数，实际是 {found}",
+    ),
+    (
+        "\"file\": longer than {max} bytes, the most a path may be",
+        "\"file\"：超过 {max} 字节，这是路径的上限",
+    ),
+    (
+        "\"file\": one source file more than the {max} a trace may name (a kernel's accesses come from a few files)",
+        "\"file\"：比一份追踪最多能提到的 {max} 个源文件多了一个（内核的访问只来自少数几个文件）",
+    ),
+    (
+        "\"{field}\": {number} is beyond the range of a float; write \"inf\" or \"-inf\" for an infinite value",
+        "\"{field}\"：{number} 超出了浮点数的范围；无穷大的值请写 \"inf\" 或 \"-inf\"",
+    ),
+    (
+        "a number beyond the range of a float (column {column}); write \"inf\" or \"-inf\" for an infinite value",
+        "一个超出浮点数范围的数（第 {column} 列）；无穷大的值请写 \"inf\" 或 \"-inf\"",
+    ),
+    (
+        "{file}: --pass backward: decode generates token by token, forward only; there is no backward pass",
+        "{file}：--pass backward：解码逐个词元生成，只有前向；没有反向阶段",
+    ),
+    (
+        "{flag} applies to a program run by grade SCENARIO -- COMMAND; a trace file is graded once: remove {flag}",
+        "{flag} 用于 grade SCENARIO -- COMMAND 运行的程序；追踪文件只评判一次：请去掉 {flag}",
+    ),
+    ("the trace could not be read in time", "没能及时读完追踪"),
+    ("out of time", "时间已到"),
+    (
+        "wrote a trace too long to read within {secs} s (--timeout)",
+        "写出的追踪太长，无法在 {secs} 秒（--timeout）内读完",
+    ),
+    (
+        "the temporary folder {folder} is full ({free} free), so your program could not run there; free some space or set TMPDIR to a folder with room",
+        "临时文件夹 {folder} 已满（剩余 {free}），你的程序无法在那里运行；请腾出空间，或把 TMPDIR 设为有空间的文件夹",
+    ),
+    (
+        "left something that is not a file at $ATTN_TRACE_OUT: it {what}",
+        "在 $ATTN_TRACE_OUT 处留下了不是文件的东西：它{what}",
+    ),
+    ("wrote a trace that cannot be read: {why}", "写出的追踪无法读取：{why}"),
+    ("cannot remove the temporary directory: {e}", "无法删除临时目录：{e}"),
+    ("other lines (the first {site})", "其他行（第一处在 {site}）"),
+    (
+        "{e}; the whole new file is kept in {kept}",
+        "{e}；完整的新文件保存在 {kept}",
+    ),
+    (
+        "multi-head latent attention projects through its own w_q, w_dkv, w_kr, w_uk and w_uv, not the separate q, k and v projections: remove [run].qkv",
+        "多头潜在注意力通过它自己的 w_q、w_dkv、w_kr、w_uk 和 w_uv 投影，而不是分开的 q、k、v 投影：请删除 [run].qkv",
     ),
 ];

@@ -11,10 +11,13 @@
 //! - [`inputs`]: the inputs file, plain text that Python's standard library and C's `strtof`
 //!   read without a library;
 //! - [`import`]: the trace format (JSON Lines, the `trace` command's, with a versioned header),
-//!   read line by line in bounded memory, every problem one line naming the trace's line.
+//!   read line by line in bounded memory, every problem one line naming the trace's line;
+//! - [`check`]: what a trace's header must agree with (the scenario, its sizes, the flags), one
+//!   function for `grade` and `tui --mine`.
 //!
 //! The grade itself is analysis and lives in [`crate::grade`].
 
+pub mod check;
 pub mod import;
 pub mod inputs;
 pub mod jsonl;

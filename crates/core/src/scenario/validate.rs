@@ -413,6 +413,11 @@ pub(super) fn check_latent(
             (span_of(root, "shape", "S"), "[shape].S".to_string()),
             tr!("multi-head latent attention is traced as self-attention: remove [shape].S").to_string(),
         ))
+    } else if o.qkv == Qkv::Separate {
+        Some((
+            run("qkv"),
+            tr!("multi-head latent attention projects through its own w_q, w_dkv, w_kr, w_uk and w_uv, not the separate q, k and v projections: remove [run].qkv").to_string(),
+        ))
     } else if span_of(root, "shape", "H_kv").is_some() {
         Some((
             (span_of(root, "shape", "H_kv"), "[shape].H_kv".to_string()),
