@@ -1038,13 +1038,21 @@ impl Checker<'_> {
                 "{finished} finished terms in view, {drawn_products} products drawn"
             ));
         }
+        // a header is the term's loop value, named (`d2`) when the terms run over loops of
+        // different names (latent attention's r, then d): never two columns alike
+        let loop_of = |k: usize| trace.view(terms[k][0]).vars.last().copied().unwrap_or(("", 0));
+        let mixed = (1..terms.len()).any(|k| loop_of(k).0 != loop_of(0).0);
         for &(x, y, w, k) in &d.heads {
-            let first = trace.view(terms[k][0]);
-            let innermost = first.vars.last().map(|v| v.1.to_string()).unwrap_or_default();
+            let (name, value) = loop_of(k);
+            let want = if mixed {
+                format!("{name}{value}")
+            } else {
+                value.to_string()
+            };
             let shown = text_at(screen, x, y, w);
-            if shown.split_whitespace().last() != Some(innermost.as_str()) {
+            if shown.split_whitespace().last() != Some(want.as_str()) {
                 return Err(format!(
-                    "term {k}'s header shows {shown:?}, its loop variable is {innermost}"
+                    "term {k}'s header shows {shown:?}, its loop variable is {want}"
                 ));
             }
         }

@@ -1888,6 +1888,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
     ),
+    (
+        "showing {first}..={last} of {total}",
+        "显示 {first}..={last}，共 {total}",
+    ),
     ("side by side", "并排对照"),
     ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
     (
