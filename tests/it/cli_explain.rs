@@ -129,8 +129,9 @@ fn worked_row_numbers_come_out_of_the_trace() {
     assert!(text.contains("d=1: q.data[11] × k.data[7] = -1 × 1 = -1"));
     assert!(text.contains("write: scores.data[16] = -0.7071"));
     assert!(text.contains("probs.data[16] = 0.14 "));
-    assert!(text.contains("d=0: att.data[10] = 0.576×10 + [0.14×0] + 0.284×5 = 7.1797"));
-    assert!(text.contains("d=1: att.data[11] = 0.576×0 + [0.14×10] + 0.284×5 = 2.8203"));
+    // each operand with the digits the chain needs by hand: 0.576×10 + 0.284×5 would be 7.18
+    assert!(text.contains("d=0: att.data[10] = 0.575975×10 + [0.14×0] + 0.283995×5 = 7.1797"));
+    assert!(text.contains("d=1: att.data[11] = 0.576×0 + [0.14003×10] + 0.284×5 = 2.8203"));
     let explicit = explain(&[
         "scenarios/numeric_mha.toml",
         "--variant",
@@ -708,16 +709,16 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         4,
         "one term per cached position 0..=3: {o_lat}"
     );
-    assert!(o_lat.contains(" + [0.2793×(-0.7991)] + "), "{o_lat}");
+    assert!(o_lat.contains(" + [0.27933×(-0.7991)] + "), "{o_lat}");
     assert!(text.contains("a_base = xi + h*D = 12 + 1*2 = 14"), "{text}");
     assert!(text.contains("d=0: att.data[14] = "), "{text}");
     // P[i,j]'s share of att: its terms of o_lat, taken up by w_uv
     assert!(
-        text.contains("d=0: 0.2793 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.2174"),
+        text.contains("d=0: 0.27933 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.2174"),
         "{text}"
     );
     // the element's term in each of the R = 3 latent channels
-    assert_eq!(text.matches(" + [0.2793×").count(), 3, "{text}");
+    assert_eq!(text.matches(" + [0.2793").count(), 3, "{text}");
     // the diagonal: step 2 reads the row it has just written
     let own = explain(&["scenarios/mla_decode.toml", "--at", "h=0,i=2,j=2"]);
     assert!(check(&own) >= 20, "{own}");

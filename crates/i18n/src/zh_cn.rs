@@ -1889,6 +1889,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "显示 {names} {first}..={last}，共 {total}",
     ),
     (
+        "{lead}the finite difference waits until the question is answered",
+        "{lead}有问题待回答：有限差分等回答之后再显示",
+    ),
+    (
         "showing {first}..={last} of {total}",
         "显示 {first}..={last}，共 {total}",
     ),

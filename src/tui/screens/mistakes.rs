@@ -768,6 +768,7 @@ fn half(
         pinned: false,
         breakpoints: &empty,
         quiz: false,
+        asked: None,
         cache: None,
     };
     if both {
