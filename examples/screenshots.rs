@@ -21,7 +21,7 @@
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
 use attn_trace::tui::screens::traffic::Traffic;
-use attn_trace::tui::screens::train::{Field, Progress};
+use attn_trace::tui::screens::train::{Field, RunView};
 use attn_trace::tui::{Theme, Walk};
 use attn_trace_analysis::cache;
 use attn_trace_core::scenario::Scenario;
@@ -201,7 +201,7 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
         app.train
             .as_ref()
             .and_then(|t| t.progress())
-            .is_some_and(Progress::is_done)
+            .is_some_and(RunView::is_done)
     };
     while !done(&app) {
         if start.elapsed() > Duration::from_secs(600) {

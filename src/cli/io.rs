@@ -204,7 +204,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         })
         .collect();
-    let flash = scenario.variants.contains(&Variant::Flash);
+    let flash = scenario.variants.iter().any(|v| v.desc().tiled);
     if args.json {
         let tiles = scenario.plan().tiles.sizes();
         let (pairs, visited) = tile_pairs(&scenario);
@@ -273,7 +273,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             )
         )?;
     }
-    if s.variants.contains(&Variant::Flash) {
+    if s.variants.iter().any(|v| v.desc().tiled) {
         let t = s.plan().tiles.sizes();
         writeln!(
             out,

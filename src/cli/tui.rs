@@ -177,7 +177,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         }
         let app = &*app;
-        let buf = attn_trace::tui::snapshot::draw(app, w, h).map_err(|e| CliError::Failed(e.to_string()))?;
+        let buf = app.draw_offscreen(w, h).map_err(|e| CliError::Failed(e.to_string()))?;
         let text = attn_trace::tui::snapshot::render_for(out, &buf);
         attn_trace_core::files::atomic::write(out, text.as_bytes())
             .map_err(|e| CliError::Input(tr!("{path}: {e}", path = out.display(), e)))?;

@@ -1,7 +1,7 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
-use super::guard::{self, Worker};
+use super::job::{self, JobKind};
 use super::lesson::LessonRun;
 use super::quiz::QuizLevel;
 use super::screens::attn_map::{self, AttnMap};
@@ -182,12 +182,22 @@ impl App {
         }
     }
 
+    /// The app drawn on a `width`×`height` screen off-screen: what `S` and `tui --snapshot`
+    /// save.
+    pub fn draw_offscreen(&self, width: u16, height: u16) -> std::io::Result<ratatui::buffer::Buffer> {
+        let mut term =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).map_err(std::io::Error::other)?;
+        term.draw(|f| render(f, self)).map_err(std::io::Error::other)?;
+        Ok(term.backend().buffer().clone())
+    }
+
     /// `S` in the tracer: the screen as it is drawn now, saved as SVG and text in
     /// [`snapshot::DIR`]; the status bar says where.
     fn snapshot(&mut self) {
         let Screen::Tracer(t) = &self.screen else { return };
         let name = snapshot::name(&t.walk, t.variant, t.cursor);
-        let saved = snapshot::draw(self, self.area.width, self.area.height)
+        let saved = self
+            .draw_offscreen(self.area.width, self.area.height)
             .and_then(|buf| snapshot::save(&self.snapshots_dir, &name, &buf));
         let text = match saved {
             Ok(svg) => tr!(
@@ -208,7 +218,7 @@ impl App {
         let (Some((path, last)), Screen::Tracer(t)) = (&mut self.quiz_report, &mut self.screen) else {
             return;
         };
-        let report = crate::tui::quiz::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
+        let report = crate::tui::report::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
         if report == *last {
             return;
         }
@@ -409,7 +419,7 @@ pub fn update(app: &mut App, msg: Msg) {
         app.popup = None;
         app.trace_model(*traced);
     }
-    if let Screen::Loading(l) = &app.screen
+    if let Screen::Loading(l) = &mut app.screen
         && let Some(done) = l.poll()
     {
         let lesson = l.lesson.clone();
@@ -439,7 +449,7 @@ pub fn update(app: &mut App, msg: Msg) {
                 app.go_back();
                 // a panic's popup is queued (below); any other failure says why here
                 if let Some(why) = why {
-                    app.message(Worker::Loading.failed_title(), why, true);
+                    app.message(JobKind::Loading.failed_title(), why, true);
                 }
             }
         }
@@ -453,7 +463,7 @@ pub fn update(app: &mut App, msg: Msg) {
         t.tick();
     }
     // a worker thread that panicked: its message, in a popup, and the app goes on
-    if let Some((worker, text)) = guard::take_failure() {
+    if let Some((worker, text)) = job::take_failure() {
         app.message(worker.failed_title(), text, true);
     }
     match msg {

@@ -346,7 +346,7 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
         "{text}"
     );
     let started = Instant::now();
-    let progress = l.progress.clone();
+    let progress = l.progress().clone();
     while matches!(a.screen, Screen::Loading(_)) {
         assert!(started.elapsed() < Duration::from_secs(60), "tracing finishes");
         std::thread::sleep(Duration::from_millis(5));
@@ -363,7 +363,8 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     // the counter moves in steps of 64k events per run, so it ends within one step per run
     let runs = a.walk.runs.len() as u64;
     assert!(
-        progress.events() <= total && progress.events() + runs * attn_trace_core::trace::Progress::STEP as u64 >= total
+        progress.done() <= total
+            && progress.done() + runs * attn_trace_core::trace::Logger::PROGRESS_STEP as u64 >= total
     );
 
     // Esc while tracing goes back to the menu

@@ -2,9 +2,9 @@
 
 use crate::support::tui::{key, screen, settle, tracer_at, tracer_screen};
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::source;
 use attn_trace::tui::{Theme, Walk};
 use attn_trace_core::kernels::Variant;
+use attn_trace_core::source;
 use crossterm::event::KeyCode;
 
 #[test]

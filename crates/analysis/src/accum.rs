@@ -113,27 +113,14 @@ impl Scale {
     /// `rope_dim` is multi-head latent attention's `DR` (0 in the other variants), which its
     /// kernels record among the trace's constants ([`Scale::in_trace`]).
     pub fn of(variant: Variant, shape: Shape, rope_dim: usize) -> Scale {
-        let width = match variant {
-            Variant::Baseline => shape.c,
-            Variant::Mha | Variant::Flash | Variant::Gqa => shape.d(),
-            // a latent attention query head is [q_nope | q_pe]
-            Variant::Mla => shape.d() + rope_dim,
-        };
+        // the width the variant's dot product sums: a latent attention query head is
+        // [q_nope | q_pe], D + DR wide
+        let w = variant.desc().width;
+        let width = w.value(shape, rope_dim);
         Scale {
-            symbol: Scale::symbol_of(variant),
+            symbol: w.symbol(),
             width,
             value: 1.0 / (width as f32).sqrt(),
-        }
-    }
-
-    /// The width's name in the kernel `variant`: the baseline divides by `√C` (one head over
-    /// every channel), latent attention by `√(D + DR)` (its query heads are `[q_nope | q_pe]`),
-    /// the others by `√D`.
-    pub const fn symbol_of(variant: Variant) -> &'static str {
-        match variant {
-            Variant::Baseline => "C",
-            Variant::Mha | Variant::Flash | Variant::Gqa => "D",
-            Variant::Mla => "(D + DR)",
         }
     }
 

@@ -20,11 +20,12 @@
 use attn_trace_core::engine::{Inputs, Registry, Start, Tensors};
 use attn_trace_core::kernels::attention_flash::Tiles as TileSizes;
 use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::progress::Progress;
 use attn_trace_core::tensor::{Level, Shape};
 use attn_trace_core::trace::{Buf, Op, Pass, Phase, Recorder, Trace};
 use attn_trace_i18n::tr;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every buffer starts at a multiple of this many bytes.
 pub const ALIGN: u64 = 64;
@@ -786,26 +787,6 @@ pub fn one_head_until(
 pub const SWEEP_LENGTHS: [usize; 5] = [64, 128, 256, 512, 1024];
 pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
 
-/// How far a sweep has got, and a way to stop it early (the TUI runs it on a worker thread).
-#[derive(Debug, Default)]
-pub struct SweepProgress {
-    /// Runs (one kernel at one `T`) finished.
-    pub done: AtomicUsize,
-    /// Once set, runs not started yet are skipped (their cells are empty) and those under way
-    /// stop simulating: a cancelled sweep's numbers are not to be shown.
-    pub cancel: AtomicBool,
-}
-
-impl SweepProgress {
-    pub fn done(&self) -> usize {
-        self.done.load(Ordering::Relaxed)
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-}
-
 /// Bytes of flash's tile-local working set in the forward pass with square tiles of `tile` and
 /// head size `d`: `4·(br·D + 2·bc·D + br·bc + 2·br + br·D)`.
 pub fn tile_bytes(tile: usize, d: usize) -> u64 {
@@ -894,11 +875,12 @@ pub fn sweep(
     levels: &[LevelSpec],
     tiles: Tiles,
 ) -> CacheSweep {
-    sweep_counted(lengths, tile_sizes, d, mask, levels, tiles, &SweepProgress::default())
+    sweep_counted(lengths, tile_sizes, d, mask, levels, tiles, &Progress::default())
 }
 
-/// [`sweep`], counting the runs finished in `progress` and skipping those not started once it
-/// is cancelled.
+/// [`sweep`], counting the runs finished (one kernel at one `T`) in `progress`. Once it is
+/// cancelled, runs not started are skipped (their cells are empty) and those under way stop
+/// simulating: a cancelled sweep's numbers are not to be shown.
 pub fn sweep_counted(
     lengths: &[usize],
     tile_sizes: &[usize],
@@ -906,7 +888,7 @@ pub fn sweep_counted(
     mask: &Mask,
     levels: &[LevelSpec],
     tiles: Tiles,
-    progress: &SweepProgress,
+    progress: &Progress,
 ) -> CacheSweep {
     use rayon::prelude::*;
     let empty = || SweepCell {
@@ -933,10 +915,10 @@ pub fn sweep_counted(
                 return ((t, tile), empty());
             }
             let c = match tile {
-                None => one_head_until(Variant::Mha, t, d, 1, mask, levels, tiles, &progress.cancel),
-                Some(b) => one_head_until(Variant::Flash, t, d, b, mask, levels, tiles, &progress.cancel),
+                None => one_head_until(Variant::Mha, t, d, 1, mask, levels, tiles, progress.flag()),
+                Some(b) => one_head_until(Variant::Flash, t, d, b, mask, levels, tiles, progress.flag()),
             };
-            progress.done.fetch_add(1, Ordering::Relaxed);
+            progress.add(1);
             ((t, tile), cell(&c))
         })
         .collect();

@@ -3,7 +3,7 @@
 //! element, in any variant's log (flash keeps its scores in tiles).
 
 use crate::flash_cell::TileSpot;
-use attn_trace_core::kernels::names;
+use attn_trace_core::kernels::{Variant, names};
 use attn_trace_core::tensor::Layout;
 use attn_trace_core::trace::{Buf, BufferInfo, Pass, Trace};
 use attn_trace_i18n::tr;
@@ -47,6 +47,17 @@ impl Element {
             return Err(tr!("i and j are required, e.g. b=0,h=1,i=2,j=1").to_string());
         }
         Ok(at)
+    }
+
+    /// The same pair in `variant`'s heads: head 0 for a kernel with one head (the baseline's
+    /// `(b, i, j)` is the pair an MHA element names in any of its heads).
+    #[must_use]
+    pub fn in_heads_of(self, variant: Variant) -> Element {
+        if variant.has_heads() {
+            self
+        } else {
+            Element { h: 0, ..self }
+        }
     }
 
     /// The element's offset in a score-shaped layout (`[B,S,T]`, or `[B,H,S,T]` in MHA), or

@@ -624,7 +624,9 @@ fn counts(trace: &attn_trace_core::trace::Trace) -> Vec<(u64, u64)> {
 /// core's closed-form counts (`traffic::closed_form`, held to counted traces by its tests)
 /// swapped for flash's: no second run.
 fn flash_traffic(r: &Reference, scenario: &Scenario, reference: &[(u64, u64)]) -> Option<Vec<Option<(u64, u64)>>> {
-    if !matches!(r.variant, Variant::Mha | Variant::Flash) || scenario.decode || scenario.dropout.is_some() {
+    // flash computes multi-head attention's core: a variant that runs MHA's plain passes
+    let d = r.variant.desc();
+    if d.plain != Variant::Mha || d.latent || scenario.decode || scenario.dropout.is_some() {
         return None;
     }
     let plan = scenario.plan();
@@ -663,10 +665,10 @@ fn flash_traffic(r: &Reference, scenario: &Scenario, reference: &[(u64, u64)]) -
 /// Can mistake `m` be made on this scenario's `variant` and `pass`?
 pub fn applies(m: Mistake, scenario: &Scenario, variant: Variant, pass: Pass) -> bool {
     let plan = scenario.plan();
-    let plain = matches!(variant, Variant::Baseline | Variant::Mha) && !scenario.decode;
+    let plain = variant.desc().gallery && !scenario.decode;
     match m {
         Mistake::OverwriteKvGrad => {
-            variant == Variant::Gqa && pass == Pass::Backward && scenario.shape.h_kv < scenario.shape.h
+            variant.shares_kv_heads() && pass == Pass::Backward && scenario.shape.h_kv < scenario.shape.h
         }
         _ if pass != Pass::Forward || !plain => false,
         Mistake::NoInputProjection => plan.start != StartKind::Qkv,

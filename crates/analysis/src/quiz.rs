@@ -16,7 +16,7 @@ use attn_trace_core::trace::{Buf, Op, Trace};
 use attn_trace_i18n::tr;
 
 /// The source text of the kernel file a trace records (`Kind.file`), where the offset
-/// expressions are read: the TUI passes the kernels it embeds (`tui::source::source`).
+/// expressions are read: the TUI passes the kernels it embeds (`attn_trace_core::source::source`).
 pub type KernelSource = fn(&str) -> Option<&'static str>;
 
 /// How much the learner predicts.

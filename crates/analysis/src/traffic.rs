@@ -12,9 +12,9 @@
 use attn_trace_core::engine::{Count, Passes, Plan, Registry, Run, TileSums};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::kernel_shape;
 use attn_trace_core::tensor::{Level, Shape};
 use attn_trace_core::trace::{Buf, Op, Pass, Stage};
-use attn_trace_core::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

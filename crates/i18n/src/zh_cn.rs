@@ -22,7 +22,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the {worker} thread panicked: {message}",
         "{worker} 线程崩溃（panic）：{message}",
     ),
-    ("cannot start the tracing thread: {e}", "无法启动追踪线程：{e}"),
+    ("cannot start the {worker} thread: {e}", "无法启动 {worker} 线程：{e}"),
     (
         "the tracing thread ended without a result",
         "追踪线程没有给出结果就结束了",
@@ -723,7 +723,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
     ),
     ("cannot read: {e}", "无法读取：{e}"),
-    ("cannot start the training thread: {e}", "无法启动训练线程：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("cannot write {path}: {e}", "无法写入 {path}：{e}"),
     ("causal mask", "因果掩码"),
@@ -2980,7 +2979,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("this machine's, as the OS reports them", "本机的，由操作系统报告"),
     ("defaults: the OS reports none", "默认值：操作系统没有报告缓存"),
     ("as given", "按给定的设置"),
-    ("cannot start the simulation thread: {e}", "无法启动模拟线程：{e}"),
     (
         "the simulation stopped before its last run",
         "模拟在最后一次运行之前停止了",

@@ -3,7 +3,6 @@
 //! cell (`analysis::beside`), each side's source with the line that ran, and the grade.
 
 use super::picker::FilePicker;
-use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
 use crate::tui::widgets::put;
@@ -12,6 +11,7 @@ use attn_trace_analysis::format::thousands;
 use attn_trace_analysis::learner::import::Reader;
 use attn_trace_analysis::learner::reference::Reference;
 use attn_trace_core::scenario::Scenario;
+use attn_trace_core::source;
 use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::Frame;

@@ -10,7 +10,6 @@
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
 use super::menu;
-use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, log, memory, pad};
@@ -23,6 +22,7 @@ use attn_trace_core::engine::first_divergence;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace_core::scenario::{self, Scenario};
+use attn_trace_core::source;
 use attn_trace_core::trace::{Event, Phase, Trace};
 use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -239,11 +239,7 @@ impl SideBySide {
     fn toggle_variant(&mut self) -> Result<(), Variant> {
         let n = self.walk.runs.len().min(self.walk.mistaken.len());
         if n < 2 {
-            return Err(match self.variant() {
-                Variant::Baseline => Variant::Mha,
-                Variant::Mha | Variant::Gqa => Variant::Baseline,
-                Variant::Flash | Variant::Mla => Variant::Mha,
-            });
+            return Err(self.variant().desc().beside);
         }
         let phase = self
             .timeline

@@ -1,8 +1,8 @@
 //! The code panel: the kernel's real source, scrolled to the line that made the current access.
 
 use super::{Ctx, put};
-use crate::tui::source;
 use crate::tui::theme::Theme;
+use attn_trace_core::source;
 use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;

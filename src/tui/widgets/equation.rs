@@ -20,17 +20,11 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
 pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
-    if variant == Variant::Gqa
-        && let Some(m) = grouped_math(phase)
-    {
+    // the phases the variant writes its own way (grouped heads, a latent), from its descriptor
+    if let Some(m) = variant.math(phase) {
         return m;
     }
-    if variant == Variant::Mla
-        && let Some(m) = latent_math(phase)
-    {
-        return m;
-    }
-    let mha = variant != Variant::Baseline;
+    let mha = variant.has_heads();
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
         (Phase::QProj, _) => &["q[i] = x[i]·W_q + b_q"],
@@ -122,55 +116,12 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     }
 }
 
-/// Multi-head latent attention's own equations: the scores of its two-part heads, and the
-/// absorbed decode's scores against the latent cache.
-fn latent_math(phase: Phase) -> Option<&'static [&'static str]> {
-    Some(match phase {
-        Phase::Scores => &["S_h[i,j] = (q_nope_h[i]·k_nope_h[j] + q_pe_h[i]·k_pe[j]) / √(D + DR) + mask(i,j)"],
-        Phase::ScoresBack => &[
-            "dQ_h[i] = Σ_j dS_h[i,j] [k_nope_h[j] | k_pe[j]] / √(D + DR)   dk_nope_h[j] = Σ_i dS_h[i,j] q_nope_h[i] / √(D + DR)",
-            msg!("dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)"),
-        ],
-        Phase::DecodeScores => &["S_h[t,j] = (q_lat_h[t]·c_kv[j] + q_pe_h[t]·k_pe[j]) / √(D + DR),  j ≤ t"],
-        // only the rotary part turns: q_nope and the latent hold no position
-        Phase::Rope => &[
-            "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
-            msg!("θ_m = base^(−2m/DR), for q_pe and for k_pe; q_nope and c_kv keep no position"),
-        ],
-        Phase::RopeBack => &[
-            "dx'[d0] = dx[d0]·cos(tθ_m) + dx[d1]·sin(tθ_m)   dx'[d1] = −dx[d0]·sin(tθ_m) + dx[d1]·cos(tθ_m)",
-            msg!("the turn by −tθ_m, for dQ_pe and for dk_pe"),
-        ],
-        _ => return None,
-    })
-}
-
 /// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
 /// maximum, and carries no value.
 pub const SINK_MATH: &[&str] = &[
     "P[i,j] = exp(S[i,j] − m) / Z,  P_sink = exp(sink_h − m) / Z = 1 − Σ_j P[i,j]",
     "Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m),  m = max(sink_h, max_k S[i,k])",
 ];
-
-/// Grouped-query attention's own equations: query head `h` reads key/value head
-/// `g = h/(H/H_kv)`, and the heads of a group add into the same `dK_g`, `dV_g`.
-fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
-    Some(match phase {
-        Phase::Split => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:C+H_kv·D]   v[i] = qkv[i, C+H_kv·D:C+2·H_kv·D]"],
-        Phase::SplitBack => &[msg!("d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)")],
-        Phase::Scores => &["S_h[i,j] = Q_h[i]·K_g[j] / √D + mask(i,j),  g = kv_h = h/(H/H_kv)"],
-        Phase::WeightedSum => &["Y_h[i] = Σ_j P_h[i,j] V_g[j],  g = h/(H/H_kv)   (att[i] = concat_h Y_h[i])"],
-        Phase::WeightedSumBack => &[
-            "dP_h[i,j] = dY_h[i]·V_g[j]   dV_g[j] += Σ_i P_h[i,j] dY_h[i]",
-            msg!("dV starts at 0; every query head h of group g adds its share"),
-        ],
-        Phase::ScoresBack => &[
-            msg!("dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"),
-            msg!("dK starts at 0; every query head h of group g adds its share"),
-        ],
-        _ => return None,
-    })
-}
 
 /// A term's factors named (`q[8]·k[4]`), and the factors and their product as a chain a reader
 /// redoes (`1.0000 × 0.5000`, `0.5000`): the product only once every factor is read.

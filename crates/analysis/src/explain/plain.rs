@@ -5,7 +5,7 @@ use super::text::{KEEP, elide, mask_reason, num, short};
 use super::{ExplainError, Result, Section, Walkthrough, missing};
 use crate::Element;
 use crate::accum::{Accumulation, Scale};
-use crate::format::pad_left;
+use crate::format::{pad_left, sizes_text};
 use crate::formula;
 use crate::gradcheck;
 use crate::hand::{self, Calc, Digits};
@@ -66,12 +66,13 @@ pub(super) fn explain(
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     // a split decode run's part length, as its kernel recorded it
     let split = trace.buffer(Buf::PPart).and_then(|_| trace.constant("L"));
-    let (ch, width) = match run.variant {
-        Variant::Baseline => ("c", ("C", ksh.c)),
-        Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
-        // a latent attention query head: D channels against k_nope, DR against k_pe
-        Variant::Mla => ("d", ("(D + DR)", ksh.d() + trace.constant("DR").unwrap_or(0))),
-    };
+    // a latent attention query head: D channels against k_nope, DR against k_pe
+    let w = run.variant.desc().width;
+    let (ch, width) = (
+        w.channel(),
+        (w.symbol(), w.value(ksh, trace.constant("DR").unwrap_or(0))),
+    );
+    let absorbed = run.decode && run.variant.desc().latent;
     let cx = Ctx {
         trace,
         variant: run.variant,
@@ -84,15 +85,13 @@ pub(super) fn explain(
         ch,
         width,
         phases: match (run.decode, split) {
-            _ if run.decode && run.variant == Variant::Mla => {
-                [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeLatentSum]
-            }
+            _ if absorbed => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeLatentSum],
             (true, Some(_)) => [Phase::DecodeScores, Phase::DecodePartSoftmax, Phase::DecodePartSum],
             (true, None) => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum],
             (false, _) => [Phase::Scores, Phase::Softmax, Phase::WeightedSum],
         },
         decode: run.decode,
-        absorbed: run.decode && run.variant == Variant::Mla,
+        absorbed,
         split,
         rope: run.rope,
     };
@@ -107,45 +106,12 @@ pub(super) fn explain(
     }
     let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
     let sh = run.shape;
-    let place = match run.variant {
-        Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => {
-            format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
-        }
-    };
-    let queries = if sh.is_cross() {
-        format!("S={}, ", sh.s)
+    let place = if run.variant.has_heads() {
+        format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
     } else {
-        String::new()
+        format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j)
     };
-    let sizes = match run.variant {
-        Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
-        Variant::Mha | Variant::Flash => {
-            format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
-        }
-        Variant::Mla => {
-            let lat = |n: &str| trace.constant(n).unwrap_or(0);
-            format!(
-                "B={}, T={}, C={}, H={}, D={}, R={}, DR={}",
-                sh.b,
-                sh.t,
-                sh.c,
-                sh.h,
-                sh.d(),
-                lat("R"),
-                lat("DR")
-            )
-        }
-        Variant::Gqa => format!(
-            "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
-            sh.b,
-            sh.t,
-            sh.c,
-            sh.h,
-            sh.h_kv,
-            sh.d()
-        ),
-    };
+    let sizes = sizes_text(run.variant, sh, |n| trace.constant(n));
     let mut sections = Vec::new();
     match pass {
         Pass::Forward => {
@@ -474,15 +440,15 @@ impl Ctx<'_> {
         let t = self.trace;
         let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
         let (i, j) = (self.at.i, self.at.j);
-        let latent = match self.variant {
-            Variant::Mla => Some((self.size("R")?, self.size("DR")?)),
-            _ => None,
+        let latent = match self.variant.desc().latent {
+            true => Some((self.size("R")?, self.size("DR")?)),
+            false => None,
         };
         // the turned channels: a head's D (C in the baseline's single head), or latent
         // attention's DR rotary channels, which sit after the D of q_nope in a query head
         let (D, D_name) = match latent {
             Some((_, dr)) => (dr, "DR"),
-            None if self.variant == Variant::Baseline => (self.ksh.c, "D"),
+            None if !self.variant.has_heads() => (self.ksh.c, "D"),
             None => (self.ksh.d(), "D"),
         };
         let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
@@ -882,9 +848,10 @@ impl Ctx<'_> {
                 place = self.where_(p_at)
             ));
         }
-        let head = match self.variant {
-            Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => tr!(", head h={h}", h = self.at.h),
+        let head = if self.variant.has_heads() {
+            tr!(", head h={h}", h = self.at.h)
+        } else {
+            String::new()
         };
         let title = match self.split {
             Some(l) => tr!(
@@ -929,23 +896,19 @@ impl Ctx<'_> {
             }
         };
         let base = base.ok_or_else(|| missing("the element's row in the att layout"))?;
-        let formula = match (self.variant, self.decode) {
-            _ if self.split.is_some() => {
-                "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)"
-            }
-            (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            (Variant::Mha | Variant::Flash | Variant::Mla, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
-            (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
-            (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
-            (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
+        let formula = match self.split {
+            Some(_) => "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)",
+            None => self.variant.desc().sum[usize::from(self.decode)],
         };
         let mut lines = vec![formula.to_string()];
         let writes = (0..width)
             .map(|k| self.write_in(target, base + k, self.phases[2]))
             .collect::<Result<Vec<_>>>()?;
-        let names: &[&str] = match (self.variant, self.decode) {
+        // the baseline's weighted sum names its row `ai`, the headed kernels and the decode
+        // loops `a_base`
+        let names: &[&str] = match (self.variant.has_heads(), self.decode) {
             _ if self.split.is_some() => &["o_base"],
-            (Variant::Baseline, false) => &["ai"],
+            (false, false) => &["ai"],
             _ => &["a_base"],
         };
         lines.extend(self.formulas(writes[0], names));

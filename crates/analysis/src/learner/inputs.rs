@@ -116,7 +116,7 @@ fn params(r: &Reference, scenario: &Scenario) -> Vec<(&'static str, String)> {
     if let Some(d) = r.run.dropout {
         p.push(("dropout", format!("{:?}", d.p)));
     }
-    if r.variant == Variant::Flash {
+    if r.variant.desc().tiled {
         let tiles = scenario.plan().tiles.sizes();
         p.push(("br", tiles.br.to_string()));
         p.push(("bc", tiles.bc.to_string()));

@@ -2,10 +2,9 @@
 
 use super::index::CellIndex;
 use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
+use crate::progress::Progress;
 use crate::tensor::{Layout, Level, Spec};
 use std::panic::Location;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Which loop a frame is an iteration of: the names it records and the file it is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,29 +32,11 @@ pub struct Logger {
     consts: Vec<(&'static str, usize)>,
 }
 
-/// How far a recording has got, shared with whoever waits for it: events recorded so far (in
-/// steps of [`Progress::STEP`]), and a flag the waiter sets when it no longer wants the result
-/// (checked between recordings, see `tui::walk`).
-#[derive(Clone, Debug, Default)]
-pub struct Progress {
-    pub events: Arc<AtomicU64>,
-    pub cancel: Arc<AtomicBool>,
-}
-
-impl Progress {
-    /// The counter moves once every this many events, so recording stays one store per 64k.
-    pub const STEP: usize = 1 << 16;
-
-    pub fn events(&self) -> u64 {
-        self.events.load(Ordering::Relaxed)
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-}
-
 impl Logger {
+    /// The progress counter moves once every this many events, so recording stays one store per
+    /// 64k.
+    pub const PROGRESS_STEP: usize = 1 << 16;
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -69,7 +50,7 @@ impl Logger {
         }
     }
 
-    /// Reports its progress to `p`: `p.events` grows by the events recorded (from what it holds
+    /// Reports its progress to `p`: `p.done()` grows by the events recorded (from what it holds
     /// now, so several recordings can share one counter).
     #[must_use]
     pub fn watched(mut self, p: Progress) -> Self {
@@ -160,11 +141,11 @@ impl Recorder for Logger {
 
     #[inline]
     fn log(&mut self, op: Op, buf: Buf, offset: usize, value: f32, line: u32) {
-        if self.events.len().is_multiple_of(Progress::STEP)
+        if self.events.len().is_multiple_of(Self::PROGRESS_STEP)
             && !self.events.is_empty()
             && let Some(p) = &self.progress
         {
-            p.events.fetch_add(Progress::STEP as u64, Ordering::Relaxed);
+            p.add(Self::PROGRESS_STEP as u64);
         }
         let frame = self.open.last().copied().unwrap_or(NO_FRAME);
         self.events.push(Event {
