@@ -45,6 +45,7 @@ use attn_trace::tui::{Theme, Walk};
 use attn_trace_analysis::Element;
 use attn_trace_analysis::explain;
 use attn_trace_analysis::format::{exact_decimals, fixed};
+use attn_trace_analysis::formula;
 use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::scenario::Scenario;
@@ -635,6 +636,30 @@ impl Checker<'_> {
             .collect();
         crate::support::chains::check_lines(&variable_lines)
             .map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
+        // the offsets are spelt as the code panel's kernel line spells them: every name in a
+        // formula is a loop variable or an offset the log records at this event, a size of
+        // the run, or one of the kernel's constants (`b`, `h` for `bb`, `hh` is not)
+        let view = trace.view(n);
+        let known: Vec<&str> = view
+            .vars
+            .iter()
+            .map(|v| v.0)
+            .chain(view.derived.iter().map(|d| d.name))
+            .chain(view.consts.iter().map(|c| c.0))
+            .chain(["B", "S", "T", "C", "H", "D", "H_kv", "IC", "OC"])
+            .collect();
+        for line in &variable_lines {
+            let mut parts = line.trim().split(" = ");
+            let (Some(name), Some(text)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if !view.derived.iter().any(|d| d.name == name) {
+                continue;
+            }
+            if let Some(id) = formula::names(text).into_iter().find(|id| !known.contains(id)) {
+                return Err(format!("{}: `{id}` in `{line}` is no name of the kernel's", at()));
+            }
+        }
         if let Some(strip) = dot::plan(ratatui::layout::Rect::new(0, 0, w, h), &ctx) {
             let title: String = strip.title.iter().map(|p| p.2.as_str()).collect();
             crate::support::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;

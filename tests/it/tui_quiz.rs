@@ -55,7 +55,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     };
     // the formula, and the typed number placed in q's layout: never the answer
     assert!(
-        text.contains("not quite: q[q_base + d] with q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1"),
+        text.contains("not quite: q[q_base + d] with q_base = ((bb*S + i)*H + hh)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1"),
         "{text}"
     );
     assert!(!text.contains("10"), "the expected offset is not given away: {text}");
@@ -73,7 +73,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     answer(&mut a, "11");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
     assert!(
-        text.contains("k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 11 = k[b=0, j=2, h=1, d=1]; this read has d=0 (that is q[11], the access after it)"),
+        text.contains("k[k_base + d] with k_base = ((bb*T + j)*H + hh)*D: you typed 11 = k[b=0, j=2, h=1, d=1]; this read has d=0 (that is q[11], the access after it)"),
         "{text}"
     );
     let score = tracer(&a)
@@ -192,7 +192,7 @@ fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
     answer(&mut a, "10 10 11 12");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
     assert!(
-        text.contains("read 4 of 4 of iteration j=2: k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 12, past the end of k, whose 12 elements are 0..11"),
+        text.contains("read 4 of 4 of iteration j=2: k[k_base + d] with k_base = ((bb*T + j)*H + hh)*D: you typed 12, past the end of k, whose 12 elements are 0..11"),
         "{text}"
     );
     key(&mut a, KeyCode::Esc);

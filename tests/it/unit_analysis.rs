@@ -70,7 +70,10 @@ mod formula {
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 1), ("i", 2), ("j", 1)]);
         let q = substitute("crates/core/src/kernels/attention_mha.rs", "q_base", &symbols).unwrap();
-        assert_eq!(q.to_string(), "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10");
+        assert_eq!(
+            q.to_string(),
+            "q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"
+        );
         let k = substitute("crates/core/src/kernels/attention_mha.rs", "k_base", &symbols).unwrap();
         assert_eq!(k.value, 6);
         let off = substitute("crates/core/src/kernels/attention_mha.rs", "off", &symbols).unwrap();
@@ -122,12 +125,12 @@ mod formula {
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 3), ("i", 2), ("j", 1)]);
         let kv = substitute("crates/core/src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();
-        assert_eq!(kv.to_string(), "kv_h = h/(H/H_kv) = 3/(4/2) = 1");
+        assert_eq!(kv.to_string(), "kv_h = hh/(H/H_kv) = 3/(4/2) = 1");
         symbols.push(("kv_h", kv.value));
         let k = substitute("crates/core/src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
         assert_eq!(
             k.to_string(),
-            "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
+            "k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
         );
         let mut symbols = sizes(sh, Phase::Split);
         symbols.extend([("bb", 0), ("i", 2)]);

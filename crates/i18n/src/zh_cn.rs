@@ -1892,6 +1892,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{lead}有问题待回答：有限差分等回答之后再显示",
     ),
     (
+        "   S = {s} queries (S[i,j] in the equation is a score)",
+        "   S = {s} 个查询（公式里的 S[i,j] 是分数）",
+    ),
+    (
         "showing {first}..={last} of {total}",
         "显示 {first}..={last}，共 {total}",
     ),

@@ -13,7 +13,7 @@
 //! A piece with words in it (`d_k[10]`, `Σ × 1/√D`) is not a number and is skipped; the left
 //! piece may end in numbers after a `: ` (`… 1/√D: -0.0304 + …`), and the right piece may be a
 //! number followed by a note (`-0.0487   (event #5337)`). Integers with `/` between them are
-//! the kernels' integer division (`kv_h = h/(H/H_kv) = 1/(4/2) = 0`).
+//! the kernels' integer division (`kv_h = hh/(H/H_kv) = 1/(4/2) = 0`).
 
 /// `[lo, hi]`: a point, or the values a printed result stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,7 +151,7 @@ impl Parser {
             self.at += 1;
             let r = self.power()?;
             // an offset formula's `/` between whole numbers is the kernels' integer division
-            // (`kv_h = h/(H/H_kv) = 1/(4/2) = 0`); a scale's `1/√2` is not, nor rope's exponent
+            // (`kv_h = hh/(H/H_kv) = 1/(4/2) = 0`); a scale's `1/√2` is not, nor rope's exponent
             // (`10000^(−2·1/4)`)
             let ints = v.1 && r.1;
             v = if op == '/' && ints && self.exponent == 0 {
@@ -328,7 +328,7 @@ fn chains_hold_by_hand_to_their_last_digit() {
     assert_eq!(check_line("  MHA  2·H·D = 2·4·2 = 16 floats, 64 bytes"), Ok(1));
     assert!(check_line("  MHA  2·H·D = 2·4·2 = 15 floats, 64 bytes").is_err());
     assert_eq!(
-        check_line("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        check_line("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
         Ok(1)
     );
     assert!(check_line("q_base = ((0*3 + 2)*2 + 1)*2 = 11").is_err());
@@ -352,7 +352,7 @@ fn chains_hold_by_hand_to_their_last_digit() {
     assert_eq!(check_line("x = -1e9"), Ok(0));
     assert_eq!(eval("1/√4"), Some(0.5));
     // the offset formulas divide whole numbers as the kernels do
-    assert_eq!(check_line("kv_h = h/(H/H_kv) = 1/(4/2) = 0"), Ok(1));
+    assert_eq!(check_line("kv_h = hh/(H/H_kv) = 1/(4/2) = 0"), Ok(1));
     assert!(check_line("kv_h = 3/(4/2) = 2").is_err());
     assert_eq!(check_line("angle t·θ_m = 1 × 10000^(−2·1/4) = 0.01000"), Ok(1));
     assert!(eval("1/2.0").is_some_and(|v| v == 0.5));
