@@ -2,7 +2,7 @@
 //! a loop. The one answer for every panel and `explain`: the innermost loop of a name is the
 //! one in scope (a decode step's `t` around rope's own `t` is shadowed by it).
 
-use attn_trace_core::trace::{EventView, Frame, Op, Trace};
+use attn_trace_core::trace::{EventView, Frame, Kind, Op, Trace};
 
 /// The value of loop variable `name` at the event `view` shows: the innermost loop of that
 /// name (a derived offset is not a loop variable).
@@ -33,6 +33,17 @@ pub fn iteration<'a>(trace: &'a Trace, n: usize, name: &str) -> Option<(u32, &'a
         let f = trace.frame(id)?;
         (trace.kinds.get(f.kind as usize)?.names.first() == Some(&name)).then_some((id, f))
     })
+}
+
+/// The loops enclosing event `n`, innermost first: each loop site's variable, file and line
+/// (the code panel marks those lines, the mistakes view picks the mistaken kernel's).
+pub fn loops(trace: &Trace, n: usize) -> Vec<Kind> {
+    trace
+        .frame_ids(n)
+        .into_iter()
+        .filter_map(|id| trace.frame(id))
+        .filter_map(|f| trace.kinds.get(f.kind as usize).copied())
+        .collect()
 }
 
 /// The first read of `buf` the iteration `frame` made at or before event `upto`: a row's `lse`

@@ -366,12 +366,7 @@ fn dropout_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         _ => (Buf::DProbs, Buf::DProbsDrop),
     };
     // the iteration reads the keep flag and the value, then writes their product
-    let read = |buf: Buf| {
-        (f.start as usize..=ctx.cursor)
-            .map(|k| tr.events[k])
-            .find(|e| e.op == Op::Read && e.buf == buf)
-            .map(|e| e.value)
-    };
+    let read = |buf: Buf| scope::read_in(tr, f, ctx.cursor, buf).map(|k| tr.events[k].value);
     // p as the scenario gives it; the chain's 1/(1 − p) is that number's, exactly
     let p_text = p.to_string();
     let keep = hand::lit(1.0 / (1.0 - p_text.parse::<f64>().unwrap_or(0.0)));
