@@ -384,11 +384,11 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
     assert!(text.contains("weighted_sum"), "{text}");
     // element b=0 h=1 i=2: ai = (0*3 + 2)*4 = 8, a_base = ((0*3 + 2)*2 + 1)*2 = 10
     assert!(
-        text.contains("baseline row i=2: data[8..=11] (ai = (b*T + i)*C"),
+        text.contains("baseline row i=2: data[8..=11] (ai = (bb*S + i)*C"),
         "{text}"
     );
     assert!(
-        text.contains("mha head 1 of row i=2: data[10..=11] (a_base = ((b*T + i)*H + h)*D"),
+        text.contains("mha head 1 of row i=2: data[10..=11] (a_base = ((bb*S + i)*H + hh)*D"),
         "{text}"
     );
     assert!(!text.contains("q_base"), "{text}");
@@ -411,7 +411,7 @@ fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
     // key j=2: MHA's head 3 at ((0*4 + 2)*4 + 3)*2 = 22, GQA's kv head 1 at ((0*4 + 2)*2 + 1)*2 = 10
     assert!(text.contains("key j=2 in mha: k[22..=23]"), "{text}");
     assert!(
-        text.contains("key j=2 in gqa: k[10..=11], k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2"),
+        text.contains("key j=2 in gqa: k[10..=11], k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2"),
         "{text}"
     );
     // k is [1,4,8] = 32 values in MHA, [1,4,4] = 16 in GQA

@@ -415,7 +415,7 @@ fn feedback_positions_and_snapshots_speak_chinese_too() {
         key(&mut a, KeyCode::Enter);
         let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
         assert!(
-            shown.contains("不太对：k[k_base+d]，其中k_base=((b*T+j)*H+h)*D：你输入的"),
+            shown.contains("不太对：k[k_base+d]，其中k_base=((bb*T+j)*H+hh)*D：你输入的"),
             "{shown}"
         );
         assert!(shown.contains("你输入的7=k[b=0,j=1,h=1,d=1]"), "{shown}");

@@ -4,7 +4,7 @@
 //! shown for a wrong answer comes from the kernel's own line: the offset expression it passes to
 //! `rec.read` / `rec.write` / `rec.add` (`q_base + d`), with the loop variables and the derived
 //! offsets of that event substituted, and the derived offsets' formulas from `formula.rs`
-//! (`q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10`). Every kernel calls the
+//! (`q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10`). Every kernel calls the
 //! recorder this way, so a new variant's kernel needs nothing here; an expression that does not
 //! give the recorded offset is never shown (the working then lists the derived offsets only).
 //!
@@ -81,7 +81,7 @@ pub struct Access {
 }
 
 impl Access {
-    /// How the offset comes about: `q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10;
+    /// How the offset comes about: `q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10;
     /// q[q_base + d] = q[10 + 1] = q[11]`.
     pub fn working(&self) -> String {
         let mut parts: Vec<String> = self.derived.iter().map(ToString::to_string).collect();
@@ -556,7 +556,7 @@ pub fn check(
 /// Why `typed` is not the offset of access `a`, without the offset itself: the kernel's
 /// formula, then the typed number placed in the buffer's layout (the cell it names, by
 /// coordinate), then the coordinates where the asked access differs. "q[q_base + d] with
-/// q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
+/// q_base = ((bb*S + i)*H + hh)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
 pub(crate) fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
     let mut formula = match &a.expr {
         Some((e, _)) => format!("{}[{e}]", a.buf),

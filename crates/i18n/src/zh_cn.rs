@@ -1886,6 +1886,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
     ),
+    (
+        "{lead}the finite difference waits until the question is answered",
+        "{lead}有问题待回答：有限差分等回答之后再显示",
+    ),
+    (
+        "   S = {s} queries (S[i,j] in the equation is a score)",
+        "   S = {s} 个查询（公式里的 S[i,j] 是分数）",
+    ),
+    (
+        "showing {first}..={last} of {total}",
+        "显示 {first}..={last}，共 {total}",
+    ),
     ("side by side", "并排对照"),
     ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
     (

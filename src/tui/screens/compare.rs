@@ -10,8 +10,10 @@ pub mod flash;
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
+use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::format::phase_title;
 use attn_trace_analysis::formula::{sizes, substitute};
+use attn_trace_analysis::hand::{Calc, Digits};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Buf, BufferInfo, Phase, Trace};
 use attn_trace_i18n::{msg, tr};
@@ -121,6 +123,12 @@ impl Compare {
             .collect()
     }
 
+    /// Puts the element at `e` (a pair of the scores' shape).
+    pub fn set_element(&mut self, e: Element) {
+        self.element = e;
+        self.refresh();
+    }
+
     /// Finds again what depends on the element (flash's events of the pair).
     fn refresh(&mut self) {
         if self.pair().1.desc().tiled {
@@ -226,6 +234,16 @@ pub fn menu_label(walk: &Walk) -> String {
     )
 }
 
+/// The notes under the two sides for `phase` (whose element is stored in `buf`): how each
+/// kernel reaches the element, with the logs' numbers.
+pub fn notes<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
+    if st.pair().1.desc().tiled {
+        flash::notes(st, phase)
+    } else {
+        explain(st, phase, buf)
+    }
+}
+
 pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let t = theme;
     let phases = st.phases();
@@ -238,11 +256,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
         return;
     };
     let flash = right_v.desc().tiled;
-    let lines = if flash {
-        flash::notes(st, phase)
-    } else {
-        explain(st, phase, buf)
-    };
+    let lines = notes(st, phase, buf);
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
     // the notes wrapped here, so that they can scroll when the two sides need the room
     let wrapped: Vec<String> = lines
@@ -721,13 +735,14 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
             )));
         }
     }
-    let (C, D) = (sh.c, sh.d());
+    let (base, mha) = (Scale::of(Variant::Baseline, sh, 0), Scale::of(Variant::Mha, sh, 0));
+    let value = |s: Scale| Calc::new(Vec::new(), s.expr(), s.value).fit(Digits::Four).result;
     lines.push(Line::from(tr!(
         "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
-        C,
-        sc = format!("{:.4}", 1.0 / (C as f32).sqrt()),
-        D,
-        sd = format!("{:.4}", 1.0 / (D as f32).sqrt())
+        C = base.width,
+        sc = value(base),
+        D = mha.width,
+        sd = value(mha)
     )));
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
         let row = |trace: &Trace, h: usize| -> String {

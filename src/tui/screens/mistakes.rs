@@ -394,12 +394,7 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
         };
     }
     let n = place.event();
-    let frames: Vec<_> = trace
-        .frame_ids(n)
-        .into_iter()
-        .filter_map(|id| trace.frame(id))
-        .collect();
-    let kinds: Vec<_> = frames.iter().map(|f| trace.kinds[f.kind as usize]).collect();
+    let kinds = attn_trace_analysis::scope::loops(trace, n);
     let innermost = kinds.first().map_or("", |k| k.file);
     let line = trace.events.get(n).map_or(0, |e| e.line as usize);
     let in_mistakes = |file: &str| source::short(file) == source::short(MISTAKES_FILE);
@@ -764,6 +759,7 @@ fn half(
         pinned: false,
         breakpoints: &empty,
         quiz: false,
+        asked: None,
         cache: None,
     };
     if both {

@@ -131,8 +131,12 @@ pub struct Ctx<'a> {
     pub selected: CellRef,
     pub pinned: bool,
     pub breakpoints: &'a BTreeSet<CellRef>,
-    /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
+    /// Quiz mode, or a lesson's open question: nothing after the cursor may be drawn (the
+    /// learner is predicting it).
     pub quiz: bool,
+    /// The write whose value an open question asks (`--quiz=values`, a lesson's `ask =
+    /// "value"`): no panel shows its value, nor a result computed from it or after it.
+    pub asked: Option<usize>,
     /// The cache model, when it is shown (`m`): the log run through this machine's caches.
     pub cache: Option<&'a EventCache>,
 }
@@ -146,6 +150,12 @@ impl Ctx<'_> {
     /// The current access under the cache model, when it is shown.
     pub fn cache_access(&self) -> Option<attn_trace_analysis::cache::AccessCache> {
         self.cache?.at(self.trace, self.cursor)
+    }
+
+    /// May a panel show the value of event `n`, or a result it computes? Not while an open
+    /// question asks for it (or for an earlier write).
+    pub fn shows(&self, n: usize) -> bool {
+        self.asked.is_none_or(|a| n < a)
     }
 
     /// Frame ids around the cursor, innermost first.
