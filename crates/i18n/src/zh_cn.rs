@@ -3326,8 +3326,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "MLA 按 DeepSeek-V2 的比例 R = 4·D = {r}、DR = {half} = {dr}：所有头共享一行潜向量和一个旋转键，所以它的缓存不随 H 增长",
     ),
     (
-        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
-        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 T(T+1)/2 = {t}·{t1}/2 = {n} 个缓存行",
+        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}, which holds every row up to T = {t}: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink），在 T = {t} 以内容得下每一行：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w}: step t reads the last min(t+1, W) cached rows, so each query head reads {ramp} rows in the first W = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}：第 t 步读取缓存中最后 min(t+1, W) 行，所以每个查询头在前 W = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}: step t reads min(t+1, W+N) cached rows (the sinks and the last W), so each query head reads {ramp} rows in the first W+N = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink）：第 t 步读取 min(t+1, W+N) 个缓存行（各个汇聚 token 与最后 W 行），所以每个查询头在前 W+N = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
     ),
     (
         "decode step t: each part's softmax of its own scores, and its log-sum-exp",
