@@ -767,3 +767,26 @@ fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
     assert!(at("the latent cache at step t=3") < at("rotary positions"));
     assert!(at("rotary positions") < at("absorbs w_uk"));
 }
+
+/// A paged cache's offsets use block ids read from the block table: `explain` reads them out of
+/// the table where it uses them, for the key's row and for the query's own, as integers.
+#[test]
+fn explain_reads_a_paged_caches_block_ids_out_of_the_table() {
+    // paged_decode.toml: B=2, blocks of BS=2, MB=3 a sequence, table [[5, 2, 7], [5, 0, 3]]
+    let text = explain(&["scenarios/paged_decode.toml", "--at", "b=1,h=1,i=5,j=3"]);
+    for want in [
+        // key 3 of sequence 1 is in its block j/BS = 1, cell 1*3 + 1 = 4 of the table, block 0
+        "j_phys = block_table[b*MB + j_blk] = block_table[1*3 + 1] = block_table[4] = 0",
+        // step 5 writes its own row into block t/BS = 2 of the sequence: cell 5, block 3
+        "phys = block_table[b*MB + blk] = block_table[1*3 + 2] = block_table[5] = 3",
+        "k_base = ((j_phys*BS + j % BS)*H_kv + kv_h)*D = ((0*2 + 3 % 2)*2 + 1)*2 = 6",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    // the j_phys line comes before the offset that uses it
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{text}"));
+    assert!(at("step 5 reads it at j_phys = ") < at("step 5 reads it at k_base = "));
+    assert!(!text.contains("block_table[4] = 0.0"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"));
+}

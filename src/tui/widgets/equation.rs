@@ -226,7 +226,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             op = attn_trace_analysis::format::op_text(v.op),
             buf = v.buf,
             off = v.offset,
-            value = num(v.value)
+            value = attn_trace_analysis::format::num_of(v.buf, v.value)
         )));
     }
     out
