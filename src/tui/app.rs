@@ -287,6 +287,11 @@ impl App {
         self.popup = Some(Popup::Help(Help::new(screen, keys)));
     }
 
+    /// The `?` overlay of a screen with a memory panel: its keys and the cells' styles.
+    fn help_with_cells(&mut self, screen: &'static str, keys: &'static [(&'static str, &'static str)]) {
+        self.popup = Some(Popup::Help(Help::with_cells(screen, keys)));
+    }
+
     /// A screen needs a kernel the menu's scenario does not trace: one popup, the same
     /// everywhere ([`Walk::not_traced`]).
     fn refuse(&mut self, v: Variant) {
@@ -502,7 +507,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match t.key(key) {
                 tracer::Outcome::Stay => {}
                 tracer::Outcome::Back => app.go_back(),
-                tracer::Outcome::Help => app.help(msg!("tracer"), help::KEYS),
+                tracer::Outcome::Help => app.help_with_cells(msg!("tracer"), help::KEYS),
                 tracer::Outcome::Note { title, text } => app.message(&title, text, false),
                 tracer::Outcome::NotTraced(v) => {
                     let text = t.walk.not_traced(v);
@@ -597,7 +602,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
-            mistakes::Outcome::Help => app.help(msg!("side by side"), mistakes::KEYS),
+            mistakes::Outcome::Help => app.help_with_cells(msg!("side by side"), mistakes::KEYS),
             mistakes::Outcome::NotTraced(v) => {
                 let text = s.walk.not_traced(v);
                 app.message(not_traced_title(), text, true);
