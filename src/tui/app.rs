@@ -324,6 +324,35 @@ impl App {
         }
     }
 
+    /// A shipped scenario built into the binary, from the picker.
+    fn open_builtin(&mut self, name: &str) {
+        match Scenario::shipped(name) {
+            Some(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
+            None => self.message(
+                tr!("Cannot open this scenario"),
+                tr!("{name} is not a shipped scenario", name).to_string(),
+                true,
+            ),
+        }
+    }
+
+    /// A shipped lesson built into the binary, with the shipped scenario it follows.
+    fn open_builtin_lesson(&mut self, name: &str) {
+        match attn_trace_core::scenario::lesson::Lesson::shipped(name) {
+            Some(Ok((lesson, s))) => {
+                let mut loading = Loading::start(s, None);
+                loading.lesson = Some(Arc::new(lesson));
+                self.push(Screen::Loading(Box::new(loading)));
+            }
+            Some(Err(e)) => self.message(tr!("Cannot open this lesson"), e.to_string(), true),
+            None => self.message(
+                tr!("Cannot open this lesson"),
+                tr!("{name} is not a shipped lesson", name).to_string(),
+                true,
+            ),
+        }
+    }
+
     fn open_path(&mut self, path: PathBuf) {
         match Scenario::load(&path) {
             Ok(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
@@ -531,12 +560,14 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Open(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
+            Some(Choice::Builtin(name)) => app.open_builtin(name),
             Some(Choice::Help) => app.help(msg!("Open scenario"), picker::KEYS),
             None => {}
         },
         Screen::Lessons(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_lesson(&p),
+            Some(Choice::Builtin(name)) => app.open_builtin_lesson(name),
             Some(Choice::Help) => app.help(msg!("Lessons"), picker::KEYS),
             None => {}
         },
@@ -550,7 +581,8 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
-            None => {}
+            // its picker lists no built-in files
+            None | Some(Choice::Builtin(_)) => {}
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Help) => app.help(msg!("Open checkpoint"), picker::KEYS),
             Some(Choice::Path(p)) => match checkpoint::open(&p) {
@@ -592,7 +624,8 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 Ok(view) => app.push(Screen::Mine(Box::new(view))),
                 Err(e) => app.message(tr!("Cannot open this trace"), e, true),
             },
-            None => {}
+            // its picker lists no built-in files
+            None | Some(Choice::Builtin(_)) => {}
         },
         Screen::Mine(m) => match m.key(key) {
             mine::Outcome::Stay => {}
