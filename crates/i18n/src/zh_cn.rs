@@ -2712,7 +2712,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"{field}\"：缺失；每次访问都需要 op、buffer、offset、value、file 和 line",
     ),
     ("Accesses: no errors", "访问：没有错误"),
-    ("Accesses: {errors} errors", "访问：{errors} 个错误"),
+    ("Accesses: {errors} {what}", "访问：{errors} 个{what}"),
+    ("errors", "错误"),
     (
         "First divergence: the reference's event #{n} ({file}:{line}) writes {name}[{index}] = {value}",
         "第一个分歧：参考实现的事件 #{n}（{file}:{line}）写入 {name}[{index}] = {value}",
@@ -2826,12 +2827,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· {at} 处对 {name}[{offset}] 的写入在被读取之前就被覆盖（这里无害：没有累加）{times}",
     ),
     (
-        "· {n} reads of {name} cells the reference never reads (waste, not an error)",
-        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误）",
+        "· {n} reads of {name} cells the reference never reads (waste, not an error), the first at {at}",
+        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误），第一次在 {at}",
     ),
     (
-        "· {n} writes of {name} cells the reference's pass does not write",
-        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格",
+        "· {n} writes of {name} cells the reference's pass does not write, the first at {at}",
+        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格，第一次在 {at}",
     ),
     ("✓ {name}: {n} cells right", "✓ {name}：{n} 个单元格正确"),
     (
@@ -3065,8 +3066,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· 每个头的全局访问，前向，D = {d}，{mask}",
     ),
     (
-        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
-        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",
+        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error), the first at {at}",
+        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误），第一次在 {at}",
     ),
     (" (answer it at the stop)", "（回到本站再作答）"),
     (
