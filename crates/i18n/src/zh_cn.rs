@@ -783,6 +783,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
     ("correct", "正确"),
+    ("{lead}: {what}", "{lead}：{what}"),
     (
         "correct: the {n} reads of iteration {name}",
         "正确：迭代 {name} 的 {n} 次读取",
