@@ -553,7 +553,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, computed tile by tile",
-        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass} 这一遍（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
+        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass}传播（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
     ),
     (
         "P[i,j]: stored by MHA, never by flash",
@@ -2532,7 +2532,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
-        "{variant} 变体的 {place}，{pass} 这一遍（{sizes}，{how}）",
+        "{variant} 变体的 {place}，{pass}传播（{sizes}，{how}）",
     ),
     ("{p} is not a whole number", "{p} 不是整数"),
     (
@@ -3042,7 +3042,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         " log–log: {what} per head as T grows ",
-        " 双对数：每个头的 {what} 随 T 增长 ",
+        " 双对数：每个头的 {what}随 T 增长 ",
     ),
     ("simulating…", "模拟中……"),
     (

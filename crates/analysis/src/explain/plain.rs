@@ -232,7 +232,7 @@ pub(super) fn explain(
             "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
             place,
             variant = run.variant,
-            pass = pass.name(),
+            pass = crate::format::pass_text(pass),
             sizes,
             how
         ),
