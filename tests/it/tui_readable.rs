@@ -599,3 +599,13 @@ fn the_help_of_the_tracer_says_what_each_cell_style_means() {
         assert!(text.contains(want), "{want:?} not in\n{text}");
     }
 }
+
+/// An operand's offsets are elided with `…` only where it stands for two or more: the merge of
+/// split_kv.toml reads o_part at 84, 88 and 92, which are listed whole ("o_part[84, 88, …, 92]"
+/// elided nothing).
+#[test]
+fn a_short_list_of_offsets_is_never_elided() {
+    let text = shipped_at("split_kv", Variant::Mha, |t| write_of(t, Buf::Att, 56), 120, 40);
+    assert!(text.contains("o_part[84, 88, 92]"), "{text}");
+    assert!(!text.contains(", …, 92]"), "{text}");
+}
