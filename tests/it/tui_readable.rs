@@ -609,3 +609,19 @@ fn a_short_list_of_offsets_is_never_elided() {
     assert!(text.contains("o_part[84, 88, 92]"), "{text}");
     assert!(!text.contains(", …, 92]"), "{text}");
 }
+
+/// What the memory grid leaves out is said in the panel's language: in Chinese the note's
+/// colon is full-width ("… 还有 5 行：i0..=2, i4..=5"), as everywhere else in the catalog.
+#[test]
+fn the_note_of_hidden_rows_has_a_chinese_colon() {
+    use attn_trace_i18n::{self as i18n, Lang};
+    i18n::with_lang(Lang::ZhCn, || {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let text = shipped_at("paged_decode", Variant::Mha, |t| write_of(t, Buf::Scores, 57), w, h);
+            // a wide character's second cell reads as a space here
+            let flat = text.replace(' ', "");
+            assert!(flat.contains("…还有5行：i0..=2,i4..=5"), "{w}×{h}:\n{text}");
+            assert!(!flat.contains("行:"), "{w}×{h}:\n{text}");
+        }
+    });
+}
