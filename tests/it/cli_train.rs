@@ -643,4 +643,15 @@ fn the_text_says_which_steps_each_loss_is_the_mean_of() {
     // the JSON documentation says the same
     let help = String::from_utf8(cmd().args(["train", "--help"]).output().unwrap().stdout).unwrap();
     assert!(help.contains("mean training loss") && help.contains("last step's batch"), "{help}");
+    // in Chinese too, with one unit of speed on every line
+    let out = cmd()
+        .current_dir(dir.path())
+        .args(["--lang", "zh-CN", "train", "--dataset", "copy", "--steps", "4", "--log-every", "2"])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let zh = String::from_utf8(out.stdout).unwrap();
+    assert!(zh.contains("（第 1-2 步的平均）") && zh.contains("（最后一步的批次）"), "{zh}");
+    assert_eq!(zh.matches("token/秒").count(), 3, "{zh}");
+    assert!(!zh.contains("token/s"), "{zh}");
 }

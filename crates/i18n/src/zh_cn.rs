@@ -2444,7 +2444,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "{how} at step {step}: loss {loss} (the last step's batch), val loss {val}, {speed} tokens/s, {secs} s",
-        "{how}，第 {step} 步：损失 {loss}（最后一步的批次），验证损失 {val}，{speed} token/s，{secs} 秒",
+        "{how}，第 {step} 步：损失 {loss}（最后一步的批次），验证损失 {val}，{speed} token/秒，{secs} 秒",
     ),
     ("{key} (value)", "{key}（值）"),
     ("{key} is given twice", "{key} 给出了两次"),
