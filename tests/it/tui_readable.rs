@@ -625,3 +625,35 @@ fn the_note_of_hidden_rows_has_a_chinese_colon() {
         }
     });
 }
+
+/// A scenario's `about` is TOML text broken over lines: the picker's about box wraps it as the
+/// prose it is, a line break read as a space ("v,\nscores" drew as "v,scores").
+#[test]
+fn the_pickers_about_box_keeps_the_spaces_between_lines() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        key(&mut a, KeyCode::Char('4'));
+        // the box's inside, its lines joined as the words they wrap
+        let about = |a: &App| {
+            let lines = crate::support::tui::screen_lines(a, w, h);
+            let top = lines.iter().position(|l| l.contains(" about")).expect("the about box");
+            let inside: Vec<String> = lines[top + 1..]
+                .iter()
+                .take_while(|l| l.starts_with('│'))
+                .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()).to_string())
+                .collect();
+            (inside.join(" "), lines)
+        };
+        // down the list to the walkthrough, whose about is three lines of TOML
+        let mut moves = 0;
+        while !about(&a).0.contains("Starts at the input x") {
+            assert!(moves < 60, "{w}×{h}: no mha_walkthrough.toml in the picker");
+            key(&mut a, KeyCode::Down);
+            moves += 1;
+        }
+        let (prose, lines) = about(&a);
+        for want in ["into q, k and v, scores, softmax", "of backward. Every value"] {
+            assert!(prose.contains(want), "{w}×{h}: {want:?} not in {prose:?}\n{}", lines.join("\n"));
+        }
+    }
+}

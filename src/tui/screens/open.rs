@@ -112,7 +112,7 @@ pub fn modern(dir: PathBuf) -> Open {
 pub fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, list_title: &str, theme: Theme) {
     let t = theme;
     let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
-        Some(Ok((_, Some(about)))) => vec![Line::raw(about.clone())],
+        Some(Ok((_, Some(about)))) => crate::tui::widgets::prose_lines(about),
         Some(Ok((_, None))) => vec![Line::styled(tr!("(no about, and no comment at its top)"), t.dim())],
         Some(Err(e)) => vec![Line::styled(e.clone(), t.error())],
         None => match st.selected_folder() {

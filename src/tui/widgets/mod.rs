@@ -181,3 +181,23 @@ pub fn chart_legend<'a>(
     spans.push(Span::raw(" "));
     (block.title_bottom(Line::from(spans)), false)
 }
+
+/// Text written over several lines (a scenario's `about`, a lesson's) as the prose it is: each
+/// paragraph, blank lines apart, one [`Line`] whose line breaks read as spaces, for a
+/// [`ratatui::widgets::Paragraph`] to wrap where the screen needs it.
+pub fn prose_lines(text: &str) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    for line in text.lines().chain(std::iter::once("")) {
+        let line = line.trim();
+        if line.is_empty() {
+            if !words.is_empty() {
+                out.push(Line::raw(words.join(" ")));
+                words.clear();
+            }
+        } else {
+            words.push(line);
+        }
+    }
+    out
+}
