@@ -618,7 +618,12 @@ fn accesses(s: &mut String, g: &Grade) {
         if errors == 0 {
             tr!("Accesses: no errors").to_string()
         } else {
-            tr!("Accesses: {errors} {what}", errors, what = if errors == 1 { tr!("error") } else { tr!("errors") }).to_string()
+            tr!(
+                "Accesses: {errors} {what}",
+                errors,
+                what = if errors == 1 { tr!("error") } else { tr!("errors") }
+            )
+            .to_string()
         }
     );
     for f in &g.findings {

@@ -323,7 +323,11 @@ fn a_latent_scenario_prices_its_cache_with_its_own_r_and_dr() {
 /// `w` keys with `sinks` sinks when `w > 0`.
 fn decode_scenario(t: usize, w: usize, sinks: usize) -> tempfile::NamedTempFile {
     let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
-    let window = if w > 0 { format!("window = {w}\nsinks = {sinks}\n") } else { String::new() };
+    let window = if w > 0 {
+        format!("window = {w}\nsinks = {sinks}\n")
+    } else {
+        String::new()
+    };
     write!(
         f,
         "title = \"decode\"\n[shape]\nB = 1\nT = {t}\nC = 8\nH = 2\n[run]\nvariants = [\"mha\"]\ndecode = true\n{window}\
@@ -340,19 +344,19 @@ fn decode_scenario(t: usize, w: usize, sinks: usize) -> tempfile::NamedTempFile 
 /// never to slide), in both languages, and every equality the sentence prints holds.
 #[test]
 fn io_says_how_many_cached_rows_each_decode_reads_as_the_log_counts_them() {
-    let made: Vec<(String, tempfile::NamedTempFile)> = [
-        (7, 2, 0),
-        (8, 3, 1),
-        (9, 2, 3),
-        (4, 1, 0),
-        (5, 3, 2),
-        (6, 0, 0),
-    ]
-    .into_iter()
-    .map(|(t, w, sinks)| (format!("T={t} W={w} N={sinks}"), decode_scenario(t, w, sinks)))
-    .collect();
+    let made: Vec<(String, tempfile::NamedTempFile)> =
+        [(7, 2, 0), (8, 3, 1), (9, 2, 3), (4, 1, 0), (5, 3, 2), (6, 0, 0)]
+            .into_iter()
+            .map(|(t, w, sinks)| (format!("T={t} W={w} N={sinks}"), decode_scenario(t, w, sinks)))
+            .collect();
     let mut paths: Vec<String> = made.iter().map(|(_, f)| f.path().display().to_string()).collect();
-    for shipped in ["kv_cache_decode", "paged_decode", "split_kv", "mla_decode", "window_decode"] {
+    for shipped in [
+        "kv_cache_decode",
+        "paged_decode",
+        "split_kv",
+        "mla_decode",
+        "window_decode",
+    ] {
         paths.push(format!("scenarios/{shipped}.toml"));
     }
     let number_before = |text: &str, words: &str| -> u64 {

@@ -609,7 +609,17 @@ fn the_text_says_which_steps_each_loss_is_the_mean_of() {
     let run = |every: &str, json: bool| {
         let mut c = cmd();
         c.current_dir(dir.path())
-            .args(["--lang", "en", "train", "--dataset", "copy", "--steps", "4", "--log-every", every])
+            .args([
+                "--lang",
+                "en",
+                "train",
+                "--dataset",
+                "copy",
+                "--steps",
+                "4",
+                "--log-every",
+                every,
+            ])
             .args(TINY);
         if json {
             c.arg("--json");
@@ -629,10 +639,7 @@ fn the_text_says_which_steps_each_loss_is_the_mean_of() {
     let text = run("2", false);
     let mean = |a: usize, b: usize| per_step[a - 1..b].iter().sum::<f64>() / (b - a + 1) as f64;
     for (step, a) in [(2, 1), (4, 3)] {
-        let want = format!(
-            "step {step:>6}  loss {:.4} (mean of steps {a}-{step})",
-            mean(a, step)
-        );
+        let want = format!("step {step:>6}  loss {:.4} (mean of steps {a}-{step})", mean(a, step));
         assert!(text.contains(&want), "{want:?} not in\n{text}");
     }
     let last = format!("done at step 4: loss {:.4} (the last step's batch)", per_step[3]);
@@ -642,16 +649,32 @@ fn the_text_says_which_steps_each_loss_is_the_mean_of() {
     assert!(one.contains("(that step's batch)"), "{one}");
     // the JSON documentation says the same
     let help = String::from_utf8(cmd().args(["train", "--help"]).output().unwrap().stdout).unwrap();
-    assert!(help.contains("mean training loss") && help.contains("last step's batch"), "{help}");
+    assert!(
+        help.contains("mean training loss") && help.contains("last step's batch"),
+        "{help}"
+    );
     // in Chinese too, with one unit of speed on every line
     let out = cmd()
         .current_dir(dir.path())
-        .args(["--lang", "zh-CN", "train", "--dataset", "copy", "--steps", "4", "--log-every", "2"])
+        .args([
+            "--lang",
+            "zh-CN",
+            "train",
+            "--dataset",
+            "copy",
+            "--steps",
+            "4",
+            "--log-every",
+            "2",
+        ])
         .args(TINY)
         .output()
         .unwrap();
     let zh = String::from_utf8(out.stdout).unwrap();
-    assert!(zh.contains("（第 1-2 步的平均）") && zh.contains("（最后一步的批次）"), "{zh}");
+    assert!(
+        zh.contains("（第 1-2 步的平均）") && zh.contains("（最后一步的批次）"),
+        "{zh}"
+    );
     assert_eq!(zh.matches("token/秒").count(), 3, "{zh}");
     assert!(!zh.contains("token/s"), "{zh}");
 }

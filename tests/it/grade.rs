@@ -691,9 +691,7 @@ fn one_error_is_singular_and_every_finding_names_its_first_place() {
     );
     // the reference's own trace, and one read past the end of k from a learner's line 31
     let mut text = std::fs::read_to_string(&t).unwrap();
-    text.push_str(
-        "{\"op\":\"read\",\"buffer\":\"k\",\"offset\":12,\"value\":0.0,\"file\":\"mine.py\",\"line\":31}\n",
-    );
+    text.push_str("{\"op\":\"read\",\"buffer\":\"k\",\"offset\":12,\"value\":0.0,\"file\":\"mine.py\",\"line\":31}\n");
     std::fs::write(&t, text).unwrap();
     let (code, out, err) = grade(&[os(&path), os(&t)]);
     assert_eq!(code, 3, "{out}{err}");

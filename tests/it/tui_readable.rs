@@ -522,7 +522,13 @@ fn the_train_forms_hints_are_whole_at_80x24() {
 // ---- a paged cache's block table, and cells not written yet ----
 
 /// The tracer on `scenario`'s run of `v` at event `n`, drawn `w`×`h` (monochrome).
-fn shipped_at(scenario: &str, v: Variant, n: impl Fn(&attn_trace_core::trace::Trace) -> usize, w: u16, h: u16) -> String {
+fn shipped_at(
+    scenario: &str,
+    v: Variant,
+    n: impl Fn(&attn_trace_core::trace::Trace) -> usize,
+    w: u16,
+    h: u16,
+) -> String {
     let walk = Arc::new(Walk::from_scenario(&Scenario::shipped(scenario).unwrap()));
     let trace = walk.trace(v).unwrap();
     let st = tracer_at(&walk, v, n(trace));
@@ -653,7 +659,11 @@ fn the_pickers_about_box_keeps_the_spaces_between_lines() {
         }
         let (prose, lines) = about(&a);
         for want in ["into q, k and v, scores, softmax", "of backward. Every value"] {
-            assert!(prose.contains(want), "{w}×{h}: {want:?} not in {prose:?}\n{}", lines.join("\n"));
+            assert!(
+                prose.contains(want),
+                "{w}×{h}: {want:?} not in {prose:?}\n{}",
+                lines.join("\n")
+            );
         }
     }
 }

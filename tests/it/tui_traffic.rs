@@ -413,7 +413,10 @@ fn a_small_chart_names_its_curves_on_its_border() {
         let text = lines.join("\n");
         // the chart: from its title down to the table's box
         let top = lines.iter().position(|l| l.contains("log–log")).expect("the chart");
-        let end = lines.iter().position(|l| l.contains("the plotted numbers")).expect("the table");
+        let end = lines
+            .iter()
+            .position(|l| l.contains("the plotted numbers"))
+            .expect("the table");
         let chart = lines[top..end].join("\n");
         for name in ["naive", "flash 16", "flash 128"] {
             assert!(chart.contains(name), "{w}×{h}: {name} not on the chart:\n{text}");
@@ -438,9 +441,16 @@ fn a_small_chart_names_its_curves_on_its_border() {
     }
     let lines = screen_lines(&a, 80, 24);
     let top = lines.iter().position(|l| l.contains("log–log")).expect("the chart");
-    let end = lines[top + 1..].iter().position(|l| l.starts_with('┌')).map_or(lines.len(), |k| top + 1 + k);
+    let end = lines[top + 1..]
+        .iter()
+        .position(|l| l.starts_with('┌'))
+        .map_or(lines.len(), |k| top + 1 + k);
     let chart = lines[top..end].join("\n");
     for name in ["naive", "flash 16"] {
-        assert!(chart.contains(name), "80×24: {name} not on the misses chart:\n{}", lines.join("\n"));
+        assert!(
+            chart.contains(name),
+            "80×24: {name} not on the misses chart:\n{}",
+            lines.join("\n")
+        );
     }
 }

@@ -364,11 +364,12 @@ pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
         .copied()
         .filter(|(n, _)| LOOKUPS.iter().any(|l| l.1 == *n))
         .collect();
-    let emit = |lines: &mut Vec<Substituted>, file: &str, (name, value): (&'static str, usize), symbols: &[(&str, usize)]| {
-        if let Some(s) = substitute_lookup(file, name, value, symbols) {
-            lines.push(s);
-        }
-    };
+    let emit =
+        |lines: &mut Vec<Substituted>, file: &str, (name, value): (&'static str, usize), symbols: &[(&str, usize)]| {
+            if let Some(s) = substitute_lookup(file, name, value, symbols) {
+                lines.push(s);
+            }
+        };
     for d in &view.derived {
         let used: Vec<(&'static str, usize)> = looked_up
             .iter()

@@ -10,8 +10,8 @@
 #![allow(non_snake_case)]
 
 use attn_trace_core::engine::{Count, Passes, Plan, Registry, Run, TileSums};
-use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::tensor::{Level, Shape};
 use attn_trace_core::trace::{Buf, Op, Pass, Stage};
 use attn_trace_core::untraced::dispatch::kernel_shape;
@@ -444,7 +444,14 @@ pub enum DecodeRows {
     Full { t: usize, n: usize },
     /// A window of `w` keys and `sinks` sinks that slides within `T`: the first `m = W + N`
     /// steps read `1 + 2 + … + m = ramp` rows, each of the other `T − m` reads `m`.
-    Window { t: usize, w: usize, sinks: usize, m: usize, ramp: usize, n: usize },
+    Window {
+        t: usize,
+        w: usize,
+        sinks: usize,
+        m: usize,
+        ramp: usize,
+        n: usize,
+    },
 }
 
 impl DecodeRows {
@@ -456,7 +463,14 @@ impl DecodeRows {
             Mask::Window { w, sinks } if w + sinks < T => {
                 let m = w + sinks;
                 let ramp = triangle(m);
-                DecodeRows::Window { t: T, w, sinks, m, ramp, n: ramp + (T - m) * m }
+                DecodeRows::Window {
+                    t: T,
+                    w,
+                    sinks,
+                    m,
+                    ramp,
+                    n: ramp + (T - m) * m,
+                }
             }
             _ => DecodeRows::Full { t: T, n: triangle(T) },
         }

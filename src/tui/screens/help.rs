@@ -61,7 +61,10 @@ pub const CELL_STYLES: &[(&str, &str)] = &[
     ("--", msg!("memory: a cell not written yet (its zero is no result)")),
     ("1.0", msg!("memory: a masked score, crossed out (·· in a heat grid)")),
     ("1.0", msg!("memory: written in this phase (underlined in a heat grid)")),
-    ("1.0", msg!("memory: this access, a read; a write is drawn red (◀▶ in a heat grid)")),
+    (
+        "1.0",
+        msg!("memory: this access, a read; a write is drawn red (◀▶ in a heat grid)"),
+    ),
 ];
 
 /// The overlay open over a screen: whose keys, and how far the list is scrolled.

@@ -96,10 +96,19 @@ impl Stop {
 /// The shipped lessons, embedded, by file stem (`gqa`, `gqa.zh-CN`): a binary installed
 /// anywhere offers them. Each follows the shipped scenario its `scenario` path names by stem.
 pub const SHIPPED: &[(&str, &str)] = &[
-    ("mha_walkthrough", include_str!("../../../../lessons/mha_walkthrough.toml")),
-    ("mha_walkthrough.zh-CN", include_str!("../../../../lessons/mha_walkthrough.zh-CN.toml")),
+    (
+        "mha_walkthrough",
+        include_str!("../../../../lessons/mha_walkthrough.toml"),
+    ),
+    (
+        "mha_walkthrough.zh-CN",
+        include_str!("../../../../lessons/mha_walkthrough.zh-CN.toml"),
+    ),
     ("backward", include_str!("../../../../lessons/backward.toml")),
-    ("backward.zh-CN", include_str!("../../../../lessons/backward.zh-CN.toml")),
+    (
+        "backward.zh-CN",
+        include_str!("../../../../lessons/backward.zh-CN.toml"),
+    ),
     ("gqa", include_str!("../../../../lessons/gqa.toml")),
     ("gqa.zh-CN", include_str!("../../../../lessons/gqa.zh-CN.toml")),
     ("flash", include_str!("../../../../lessons/flash.toml")),
@@ -133,7 +142,10 @@ impl Lesson {
             let scenario = super::Scenario::shipped(stem).ok_or_else(|| {
                 ScenarioError::file(
                     &source,
-                    tr!("its scenario {path} is not one of the shipped scenarios", path = lesson.scenario.display()),
+                    tr!(
+                        "its scenario {path} is not one of the shipped scenarios",
+                        path = lesson.scenario.display()
+                    ),
                 )
             })?;
             Ok((lesson, scenario))

@@ -182,7 +182,11 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 t.base()
             };
             let mut text = if !p.heat {
-                let v = if fresh && !emphasised { UNWRITTEN.to_string() } else { num_of(p.buf, v) };
+                let v = if fresh && !emphasised {
+                    UNWRITTEN.to_string()
+                } else {
+                    num_of(p.buf, v)
+                };
                 format!("{v:>w$}", w = s.w as usize)
             } else if emphasised {
                 "◀▶".to_string()
@@ -226,7 +230,12 @@ pub fn cell_legend(t: crate::tui::theme::Theme, heat: bool, width: usize) -> Opt
         t.read(),
     ];
     let wordings = [
-        [tr!("unwritten"), tr!("masked"), tr!("written this phase"), tr!("this access")],
+        [
+            tr!("unwritten"),
+            tr!("masked"),
+            tr!("written this phase"),
+            tr!("this access"),
+        ],
         [tr!("unwritten"), tr!("masked"), tr!("written"), tr!("this access")],
         [tr!("unwritten"), tr!("masked"), tr!("written"), tr!("current")],
     ];
