@@ -823,8 +823,8 @@ impl Checker<'_> {
                 .unwrap_or(0);
             let data_y = p.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
             // does the log write this buffer at all (else its values are given, not results)?
-            let some_written =
-                (0..trace.buffer(p.buf).map_or(0, |b| b.len())).any(|o| !trace.index.writes(p.buf, o).is_empty());
+            let some_written = (0..trace.buffer(p.buf).map_or(0, attn_trace_core::trace::BufferInfo::len))
+                .any(|o| !trace.index.writes(p.buf, o).is_empty());
             for s in &p.cells {
                 let cell_text = text_at(screen, s.x, s.y, s.w);
                 let value = trace.value_at(p.buf, s.off, n);

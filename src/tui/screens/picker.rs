@@ -111,6 +111,7 @@ impl<T> FilePicker<T> {
     /// The picker with `builtin`'s files listed after the files of the folder it opened on, each
     /// but those the folder has a file of the same name for (the file, which may have been
     /// edited, wins).
+    #[must_use]
     pub fn with_builtin(mut self, builtin: Builtin<T>) -> FilePicker<T> {
         self.builtin = Some(builtin);
         self.read();
