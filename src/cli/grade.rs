@@ -672,21 +672,24 @@ fn finding(f: &Finding) -> String {
         )
         .to_string(),
         Kind::Waste => tr!(
-            "· {n} reads of {name} cells the reference never reads (waste, not an error)",
+            "· {n} reads of {name} cells the reference never reads (waste, not an error), the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
         Kind::MaskedWaste => tr!(
-            "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
+            "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error), the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
         Kind::ExtraWrites => tr!(
-            "· {n} writes of {name} cells the reference's pass does not write",
+            "· {n} writes of {name} cells the reference's pass does not write, the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
     }
@@ -700,7 +703,12 @@ fn accesses(s: &mut String, g: &Grade) {
         if errors == 0 {
             tr!("Accesses: no errors").to_string()
         } else {
-            tr!("Accesses: {errors} errors", errors).to_string()
+            tr!(
+                "Accesses: {errors} {what}",
+                errors,
+                what = if errors == 1 { tr!("error") } else { tr!("errors") }
+            )
+            .to_string()
         }
     );
     for f in &g.findings {

@@ -691,7 +691,7 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         text.contains("d=2 reads column r = R + d - D = 3 + 2 - 2 = 3 of the row"),
         "{text}"
     );
-    assert!(text.contains("write: scores.data[29] = 0.0642   (event #"), "{text}");
+    assert!(text.contains("write: scores.data[29] = -0.0965   (event #"), "{text}");
     // the softmax over the four cached positions
     assert!(
         text.contains("one score per key j in 0..=3, the cached positions"),
@@ -699,7 +699,7 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
     );
     // o_lat: four terms a channel, the element's in brackets; then up by w_uv
     assert!(
-        text.contains("this element: probs.data[29] = 0.2793 (event #"),
+        text.contains("this element: probs.data[29] = 0.2445 (event #"),
         "{text}"
     );
     // a channel's sum too wide for 100 columns goes on under its cell
@@ -715,16 +715,16 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         4,
         "one term per cached position 0..=3: {o_lat}"
     );
-    assert!(o_lat.contains(" + [0.27933×(-0.7991)] + "), "{o_lat}");
+    assert!(o_lat.contains(" + [0.2445×(-0.7991)] + "), "{o_lat}");
     assert!(text.contains("a_base = xi + hh*D = 12 + 1*2 = 14"), "{text}");
     assert!(text.contains("d=0: att.data[14] = "), "{text}");
     // P[i,j]'s share of att: its terms of o_lat, taken up by w_uv
     assert!(
-        text.contains("d=0: 0.27933 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.2174"),
+        text.contains("d=0: 0.2445 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.1903"),
         "{text}"
     );
     // the element's term in each of the R = 3 latent channels
-    assert_eq!(text.matches(" + [0.2793").count(), 3, "{text}");
+    assert_eq!(text.matches(" + [0.2445×").count(), 3, "{text}");
     // the diagonal: step 2 reads the row it has just written
     let own = explain(&["scenarios/mla_decode.toml", "--at", "h=0,i=2,j=2"]);
     assert!(check(&own) >= 20, "{own}");
@@ -747,12 +747,12 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
 
 #[test]
 fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
-    // mla_decode.toml with rope = "half": step 1 wrote key 1's k_pe column r = 3 as
+    // mla_decode.toml with rope = "half" for its "interleaved": step 1 wrote key 1's k_pe column r = 3 as
     // Σ_c x·w_kr = 0.4653, then turned it by 1·θ_0 = 1 radian (cos 0.5403, sin 0.8415) in place;
     // the score reads the turned value at kv_cache.data[8]
     let text = std::fs::read_to_string("scenarios/mla_decode.toml")
         .unwrap()
-        .replace("decode = true", "decode = true\nrope = \"half\"");
+        .replace("rope = \"interleaved\"", "rope = \"half\"");
     let file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
     std::fs::write(file.path(), text).unwrap();
     let out = explain(&[file.path().to_str().unwrap()]);
@@ -773,4 +773,27 @@ fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
     let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{out}"));
     assert!(at("the latent cache at step t=3") < at("rotary positions"));
     assert!(at("rotary positions") < at("absorbs w_uk"));
+}
+
+/// A paged cache's offsets use block ids read from the block table: `explain` reads them out of
+/// the table where it uses them, for the key's row and for the query's own, as integers.
+#[test]
+fn explain_reads_a_paged_caches_block_ids_out_of_the_table() {
+    // paged_decode.toml: B=2, blocks of BS=2, MB=3 a sequence, table [[5, 2, 7], [5, 0, 3]]
+    let text = explain(&["scenarios/paged_decode.toml", "--at", "b=1,h=1,i=5,j=3"]);
+    for want in [
+        // key 3 of sequence 1 is in its block j/BS = 1, cell 1*3 + 1 = 4 of the table, block 0
+        "j_phys = block_table[bb*MB + j_blk] = block_table[1*3 + 1] = block_table[4] = 0",
+        // step 5 writes its own row into block t/BS = 2 of the sequence: cell 5, block 3
+        "phys = block_table[bb*MB + blk] = block_table[1*3 + 2] = block_table[5] = 3",
+        "k_base = ((j_phys*BS + j % BS)*H_kv + kv_h)*D = ((0*2 + 3 % 2)*2 + 1)*2 = 6",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    // the j_phys line comes before the offset that uses it
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{text}"));
+    assert!(at("step 5 reads it at j_phys = ") < at("step 5 reads it at k_base = "));
+    assert!(!text.contains("block_table[4] = 0.0"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"));
 }

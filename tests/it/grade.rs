@@ -144,7 +144,7 @@ fn the_reference_graded_against_itself_is_right() {
             // before the mask overwrites them: 6 × D = 12 reads of q and of k are waste
             for b in ["q", "k"] {
                 let line = format!(
-                    "· 12 reads of {b} feed only masked scores, whose products the mask throws away (waste, not an error)"
+                    "· 12 reads of {b} feed only masked scores, whose products the mask throws away (waste, not an error), the first at crates/core/src/kernels/attention_mha.rs:44"
                 );
                 assert!(out.contains(&line), "{out}");
             }
@@ -676,4 +676,48 @@ fn the_fast_reader_and_serde_json_read_the_same() {
     let mut r = Reader::new(escaped.as_bytes(), "t.jsonl").unwrap();
     let a = r.next_access().unwrap().unwrap();
     assert_eq!(r.files()[a.file as usize], "a\"b.py");
+}
+
+/// One access error is "1 error"; and every finding, waste included, says where it was first
+/// seen: its file and line in the text and in `--json` (no `"file": ""` with line 0).
+#[test]
+fn one_error_is_singular_and_every_finding_names_its_first_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario("mha_walkthrough.toml");
+    let t = export(
+        dir.path(),
+        "t.jsonl",
+        &[path.to_str().unwrap(), "--variant", "mha", "--pass", "forward"],
+    );
+    // the reference's own trace, and one read past the end of k from a learner's line 31
+    let mut text = std::fs::read_to_string(&t).unwrap();
+    text.push_str("{\"op\":\"read\",\"buffer\":\"k\",\"offset\":12,\"value\":0.0,\"file\":\"mine.py\",\"line\":31}\n");
+    std::fs::write(&t, text).unwrap();
+    let (code, out, err) = grade(&[os(&path), os(&t)]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("Accesses: 1 error\n"), "{out}");
+    assert!(!out.contains("1 errors"), "{out}");
+    let cmd_out = cmd().args(["grade", "--json"]).arg(&path).arg(&t).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&cmd_out.stdout).unwrap();
+    // the findings of every run (the trace given is the one run, input 0)
+    let findings: Vec<serde_json::Value> = doc["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .flat_map(|run| run["grade"]["findings"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(!findings.is_empty(), "{doc}");
+    let waste: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|f| f["kind"].as_str().is_some_and(|k| k.contains("waste")))
+        .collect();
+    assert!(waste.len() >= 2, "{findings:?}");
+    for f in &findings {
+        let at = &f["at"];
+        assert!(
+            at["file"].as_str().is_some_and(|s| !s.is_empty()) && at["line"].as_u64().is_some_and(|l| l > 0),
+            "a finding without its place: {f}"
+        );
+        assert!(at["trace_line"].as_u64().is_some_and(|l| l > 1), "{f}");
+    }
 }

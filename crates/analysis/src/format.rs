@@ -3,7 +3,7 @@
 
 use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::tensor::Shape;
-use attn_trace_core::trace::{Op, Pass, Phase};
+use attn_trace_core::trace::{Buf, Op, Pass, Phase};
 use attn_trace_i18n::tr;
 use std::borrow::Cow;
 
@@ -295,4 +295,20 @@ pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
         Mask::Explicit { .. } => tr!("the explicit mask has 0 at row i={i}, column j={j}", i, j),
         Mask::None => tr!("no mask hides it").to_string(),
     }
+}
+
+/// A whole number held as f32 (a block id) as the integer it is: `5`; `None` for any other.
+fn integer(buf: Buf, v: f32) -> Option<String> {
+    (buf.holds_integers() && v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15).then(|| format!("{}", v as i64))
+}
+
+/// A value of `buf` as [`num`] writes it, but a block id as the integer it is (`5`, not `5.00`).
+pub fn num_of(buf: Buf, v: f32) -> String {
+    integer(buf, v).unwrap_or_else(|| num(v))
+}
+
+/// A value of `buf` as [`exact`] writes it, but a block id as the integer it is (`0`, not
+/// `0.0000`).
+pub fn exact_of(buf: Buf, v: f32) -> String {
+    integer(buf, v).unwrap_or_else(|| exact(v))
 }

@@ -6,7 +6,7 @@
 //! the kernel recorded, so the text cannot drift from the code.
 
 use attn_trace_core::tensor::Shape;
-use attn_trace_core::trace::{EventView, Phase};
+use attn_trace_core::trace::{Buf, EventView, Phase};
 use std::fmt;
 
 /// `(kernel file, offset name, formula)`, spelt as the kernel spells it: the loops' `bb` and `hh`,
@@ -131,6 +131,27 @@ const FORMULAS: &[(&str, &str, &str)] = &[
     ("attention_mla.rs", "w_off", "c*C + o"),
 ];
 
+/// `(kernel file, name, buffer, index formula)`: a name whose value the kernel reads from a
+/// buffer rather than computes, such as a paged cache's block id `j_phys`, read from
+/// `block_table` at `bb*MB + j_blk`.
+const LOOKUPS: &[(&str, &str, Buf, &str)] = &[
+    ("decode.rs", "phys", Buf::BlockTable, "bb*MB + blk"),
+    ("decode.rs", "j_phys", Buf::BlockTable, "bb*MB + j_blk"),
+];
+
+/// The buffers the offsets around `view` were read from rather than computed: a paged cache's
+/// `block_table`, whose block id `j_phys` the key's offset uses.
+pub fn offsets_read_from(view: &EventView) -> Vec<Buf> {
+    let file = view.file.rsplit(['/', '\\']).next().unwrap_or(view.file);
+    let mut out: Vec<Buf> = LOOKUPS
+        .iter()
+        .filter(|(f, name, _, _)| *f == file && view.vars.iter().any(|(n, _)| n == name))
+        .map(|l| l.2)
+        .collect();
+    out.dedup();
+    out
+}
+
 /// The formula of offset `name` as computed in kernel `file` (a path ending in the file name);
 /// the first, when the kernel computes the name in more than one way.
 pub fn formula(file: &str, name: &str) -> Option<&'static str> {
@@ -181,6 +202,10 @@ pub struct Substituted {
     pub numbers: String,
     /// What the formula evaluates to.
     pub value: usize,
+    /// For a name read from a buffer (a block id from `block_table`), the buffer and the offset
+    /// the formula gives: `numbers` then ends in `= block_table[4]`, and `value` is what the
+    /// kernel read there.
+    pub read: Option<(Buf, usize)>,
 }
 
 impl fmt::Display for Substituted {
@@ -218,6 +243,23 @@ fn substitute_one(text: &'static str, name: &'static str, symbols: &[(&str, usiz
         formula: text.to_string(),
         numbers,
         value,
+        read: None,
+    })
+}
+
+/// A name the kernel in `file` read from a buffer, with its index substituted:
+/// `j_phys = block_table[bb*MB + j_blk] = block_table[1*3 + 1] = block_table[4] = 0`, where
+/// `value` (what the kernel read) is the recorded one.
+fn substitute_lookup(file: &str, name: &'static str, value: usize, symbols: &[(&str, usize)]) -> Option<Substituted> {
+    let file = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    let &(_, _, buf, index) = LOOKUPS.iter().find(|(f, n, _, _)| *f == file && *n == name)?;
+    let at = substitute_one(index, name, symbols)?;
+    Some(Substituted {
+        name,
+        formula: format!("{buf}[{index}]"),
+        numbers: format!("{buf}[{numbers}] = {buf}[{off}]", numbers = at.numbers, off = at.value),
+        value,
+        read: Some((buf, at.value)),
     })
 }
 
@@ -285,7 +327,30 @@ pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
     symbols.extend(view.consts.iter().copied());
     symbols.extend(view.vars.iter().copied());
     let mut lines = Vec::new();
+    // names the kernel read from a buffer (a paged cache's block ids) are loop frames' first
+    // values, not derived ones: each is shown just before the first offset that uses it
+    let mut looked_up: Vec<(&'static str, usize)> = view
+        .vars
+        .iter()
+        .copied()
+        .filter(|(n, _)| LOOKUPS.iter().any(|l| l.1 == *n))
+        .collect();
+    let emit =
+        |lines: &mut Vec<Substituted>, file: &str, (name, value): (&'static str, usize), symbols: &[(&str, usize)]| {
+            if let Some(s) = substitute_lookup(file, name, value, symbols) {
+                lines.push(s);
+            }
+        };
     for d in &view.derived {
+        let used: Vec<(&'static str, usize)> = looked_up
+            .iter()
+            .copied()
+            .filter(|(n, _)| formulas(d.file, d.name).any(|f| names(f).contains(n)))
+            .collect();
+        for l in used {
+            emit(&mut lines, d.file, l, &symbols);
+            looked_up.retain(|x| *x != l);
+        }
         // of several formulas in scope (a sink's row or a window slot), the one that ran gives
         // the recorded value; a formula that gives none is still shown, so a test sees it
         let ran = formulas(d.file, d.name)
@@ -295,6 +360,9 @@ pub fn derived_lines(view: &EventView, shape: Shape) -> Vec<Substituted> {
         }
         // later formulas may use earlier offsets (softmax's `row + j`)
         symbols.push((d.name, d.value));
+    }
+    for l in looked_up {
+        emit(&mut lines, view.file, l, &symbols);
     }
     lines
 }

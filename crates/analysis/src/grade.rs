@@ -280,6 +280,12 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
     // reads per buffer since the learner's last write, any buffer's
     let mut window: Vec<u64> = vec![0; Buf::ALL.len()];
     let mut extra: Vec<u64> = vec![0; Buf::ALL.len()];
+    // where each kind of waste was first seen, per buffer (the finding names it): the first
+    // wasted read, the first read of the window a masked score threw away, the first extra write
+    let mut first_waste: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
+    let mut first_masked: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
+    let mut window_first: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
+    let mut first_extra: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
     let mut events = 0u64;
     while let Some(a) = reader.next_access() {
         let a = a?;
@@ -307,6 +313,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             Op::Read => {
                 m.reads += 1;
                 window[b] += 1;
+                window_first[b].get_or_insert(a);
             }
             Op::Write => {
                 m.writes += 1;
@@ -314,8 +321,14 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                     for (w, n) in masked_waste.iter_mut().zip(&window) {
                         *w += n;
                     }
+                    for (f, w) in first_masked.iter_mut().zip(&window_first) {
+                        if f.is_none() {
+                            *f = *w;
+                        }
+                    }
                 }
                 window.fill(0);
+                window_first.fill(None);
             }
         }
         let Some(off) = usize::try_from(a.offset).ok().filter(|&o| o < cells.len()) else {
@@ -329,6 +342,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 }
                 if cells.input && !cells.read[off] {
                     waste[b] += 1;
+                    first_waste[b].get_or_insert(a);
                 }
                 m.read_since[off] = true;
             }
@@ -352,6 +366,7 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
                 }
                 if cells.last_write[off] == NONE {
                     extra[b] += 1;
+                    first_extra[b].get_or_insert(a);
                 }
                 m.value[off] = a.value;
                 m.written_at[off] = a.at;
@@ -363,49 +378,33 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
     }
     for c in r.iter() {
         let b = c.buf as usize;
-        let source = Source {
-            file: String::new(),
-            line: 0,
-            trace_line: 0,
+        // a count of accesses found at their first: its place in the learner's sources and trace
+        let counted = |kind: Kind, first: Option<Access>, count: u64| {
+            let a = first?;
+            Some(Finding {
+                kind,
+                error: false,
+                buffer: c.buf,
+                op: a.op.name(),
+                offset: a.offset,
+                size: c.len(),
+                at: Source {
+                    file: reader.files().get(a.file as usize).cloned().unwrap_or_default(),
+                    line: a.line,
+                    trace_line: a.at,
+                },
+                count,
+                elsewhere: false,
+            })
         };
         if waste[b] > 0 {
-            findings.list.push(Finding {
-                kind: Kind::Waste,
-                error: false,
-                buffer: c.buf,
-                op: Op::Read.name(),
-                offset: 0,
-                size: c.len(),
-                at: source.clone(),
-                count: waste[b],
-                elsewhere: false,
-            });
+            findings.list.extend(counted(Kind::Waste, first_waste[b], waste[b]));
         }
         if masked_waste[b] > 0 {
-            findings.list.push(Finding {
-                kind: Kind::MaskedWaste,
-                error: false,
-                buffer: c.buf,
-                op: Op::Read.name(),
-                offset: 0,
-                size: c.len(),
-                at: source.clone(),
-                count: masked_waste[b],
-                elsewhere: false,
-            });
+            findings.list.extend(counted(Kind::MaskedWaste, first_masked[b], masked_waste[b]));
         }
         if extra[b] > 0 {
-            findings.list.push(Finding {
-                kind: Kind::ExtraWrites,
-                error: false,
-                buffer: c.buf,
-                op: Op::Write.name(),
-                offset: 0,
-                size: c.len(),
-                at: source,
-                count: extra[b],
-                elsewhere: false,
-            });
+            findings.list.extend(counted(Kind::ExtraWrites, first_extra[b], extra[b]));
         }
     }
     let files = reader.files();

@@ -304,11 +304,11 @@ impl Question {
     pub fn reveal(&self) -> String {
         match self {
             Question::One(a) => match a.op {
-                Op::Write => format!("{} ← {}", a.working(), crate::format::num(a.value)),
+                Op::Write => format!("{} ← {}", a.working(), crate::format::num_of(a.buf, a.value)),
                 Op::Read => tr!(
                     "{working} (holding {value})",
                     working = a.working(),
-                    value = crate::format::num(a.value)
+                    value = crate::format::num_of(a.buf, a.value)
                 ),
             },
             Question::Iteration { name, reads, .. } => {

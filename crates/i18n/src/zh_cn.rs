@@ -92,6 +92,35 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("  ≠ correct", "  ≠ 正确"),
     ("  ▪▪ read this iteration", "  ▪▪ 本次迭代已读"),
     ("  ◀▶ this access", "  ◀▶ 本次访问"),
+    ("unwritten", "尚未写入"),
+    (" about · built into attn-trace ", " 简介 · 内置于 attn-trace "),
+    (
+        "its scenario {path} is not one of the shipped scenarios",
+        "它的场景 {path} 不是随程序提供的场景之一",
+    ),
+    ("{name} is not a shipped scenario", "{name} 不是随程序提供的场景"),
+    ("{name} is not a shipped lesson", "{name} 不是随程序提供的课程"),
+    ("masked", "被掩码"),
+    ("written this phase", "本阶段写入"),
+    ("this access", "本次访问"),
+    ("written", "已写入"),
+    ("current", "当前"),
+    (
+        "memory: a cell not written yet (its zero is no result)",
+        "内存：尚未写入的单元格（它的 0 不是结果）",
+    ),
+    (
+        "memory: a masked score, crossed out (·· in a heat grid)",
+        "内存：被掩码的分数，划掉显示（热力图中为 ··）",
+    ),
+    (
+        "memory: written in this phase (underlined in a heat grid)",
+        "内存：本阶段写入的单元格（热力图中加下划线）",
+    ),
+    (
+        "memory: this access, a read; a write is drawn red (◀▶ in a heat grid)",
+        "内存：本次访问，读取；写入用红色显示（热力图中为 ◀▶）",
+    ),
     (" #{n} ?  (quiz: predict it)", " #{n} ?  （测验：预测它）"),
     (" (built in)", "（内置）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
@@ -524,7 +553,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, computed tile by tile",
-        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass} 这一遍（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
+        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass}传播（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
     ),
     (
         "P[i,j]: stored by MHA, never by flash",
@@ -753,6 +782,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
     ("correct", "正确"),
+    ("{lead}: {what}", "{lead}：{what}"),
     (
         "correct: the {n} reads of iteration {name}",
         "正确：迭代 {name} 的 {n} 次读取",
@@ -1933,9 +1963,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
     (
-        "step {step}  loss {loss}  val {val}  {speed} tok/s",
-        "第 {step} 步  损失 {loss}  验证 {val}  {speed} token/秒",
+        "step {step}  loss {loss} ({over})  val {val}  {speed} tok/s",
+        "第 {step} 步  损失 {loss}（{over}）  验证 {val}  {speed} token/秒",
     ),
+    ("that step's batch", "该步的批次"),
+    ("mean of steps {first}-{last}", "第 {first}-{last} 步的平均"),
     ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
     ("steps", "步数"),
     ("still training: x stops it first", "仍在训练：先按 x 停止"),
@@ -2421,8 +2453,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "每个键/值头由 {group} 个查询头共享（H = {heads}，H_kv = {kv_heads}）：正确运行把它们各自的份额累加进 d_k 和 d_v，错误运行让每一份覆盖上一份",
     ),
     (
-        "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
-        "{how}，第 {step} 步：损失 {loss}，验证损失 {val}，{speed} token/s，{secs} 秒",
+        "{how} at step {step}: loss {loss} (the last step's batch), val loss {val}, {speed} tokens/s, {secs} s",
+        "{how}，第 {step} 步：损失 {loss}（最后一步的批次），验证损失 {val}，{speed} token/秒，{secs} 秒",
     ),
     ("{key} (value)", "{key}（值）"),
     ("{key} is given twice", "{key} 给出了两次"),
@@ -2510,7 +2542,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
-        "{variant} 变体的 {place}，{pass} 这一遍（{sizes}，{how}）",
+        "{variant} 变体的 {place}，{pass}传播（{sizes}，{how}）",
     ),
     ("{p} is not a whole number", "{p} 不是整数"),
     (
@@ -2691,7 +2723,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"{field}\"：缺失；每次访问都需要 op、buffer、offset、value、file 和 line",
     ),
     ("Accesses: no errors", "访问：没有错误"),
-    ("Accesses: {errors} errors", "访问：{errors} 个错误"),
+    ("Accesses: {errors} {what}", "访问：{errors} 个{what}"),
+    ("errors", "错误"),
     (
         "First divergence: the reference's event #{n} ({file}:{line}) writes {name}[{index}] = {value}",
         "第一个分歧：参考实现的事件 #{n}（{file}:{line}）写入 {name}[{index}] = {value}",
@@ -2804,12 +2837,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· {at} 处对 {name}[{offset}] 的写入在被读取之前就被覆盖（这里无害：没有累加）{times}",
     ),
     (
-        "· {n} reads of {name} cells the reference never reads (waste, not an error)",
-        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误）",
+        "· {n} reads of {name} cells the reference never reads (waste, not an error), the first at {at}",
+        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误），第一次在 {at}",
     ),
     (
-        "· {n} writes of {name} cells the reference's pass does not write",
-        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格",
+        "· {n} writes of {name} cells the reference's pass does not write, the first at {at}",
+        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格，第一次在 {at}",
     ),
     ("✓ {name}: {n} cells right", "✓ {name}：{n} 个单元格正确"),
     (
@@ -3017,7 +3050,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         " log–log: {what} per head as T grows ",
-        " 双对数：每个头的 {what} 随 T 增长 ",
+        " 双对数：每个头的 {what}随 T 增长 ",
     ),
     ("simulating…", "模拟中……"),
     (
@@ -3042,8 +3075,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· 每个头的全局访问，前向，D = {d}，{mask}",
     ),
     (
-        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
-        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",
+        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error), the first at {at}",
+        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误），第一次在 {at}",
     ),
     (" (answer it at the stop)", "（回到本站再作答）"),
     (
@@ -3333,8 +3366,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "MLA 按 DeepSeek-V2 的比例 R = 4·D = {r}、DR = {half} = {dr}：所有头共享一行潜向量和一个旋转键，所以它的缓存不随 H 增长",
     ),
     (
-        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
-        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 T(T+1)/2 = {t}·{t1}/2 = {n} 个缓存行",
+        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}, which holds every row up to T = {t}: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink），在 T = {t} 以内容得下每一行：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w}: step t reads the last min(t+1, W) cached rows, so each query head reads {ramp} rows in the first W = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}：第 t 步读取缓存中最后 min(t+1, W) 行，所以每个查询头在前 W = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}: step t reads min(t+1, W+N) cached rows (the sinks and the last W), so each query head reads {ramp} rows in the first W+N = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink）：第 t 步读取 min(t+1, W+N) 个缓存行（各个汇聚 token 与最后 W 行），所以每个查询头在前 W+N = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
     ),
     (
         "decode step t: each part's softmax of its own scores, and its log-sum-exp",

@@ -75,7 +75,7 @@ pub fn offsets_text(offs: &[usize]) -> String {
 }
 
 /// The name of factor `f`'s buffer and the offsets it reads, `q[10..=11]`, in at most `width`
-/// characters where it can (`v[2, 6, …, 62]`, else `v[…]`).
+/// characters where it can (`o_part[84, 88, 92]`, `v[2, 6, …, 62]`, else `v[…]`).
 fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<(Buf, String)> {
     let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
     let reads: Vec<(Buf, usize)> = dot
@@ -109,8 +109,16 @@ fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<
     if cols(&full) <= width {
         return Some((buf, full));
     }
+    // a few offsets are listed whole: `…` stands for at least two, never for one or none
+    let listed = format!(
+        "{buf}[{}]",
+        offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    );
+    if offs.len() <= 4 && cols(&listed) <= width {
+        return Some((buf, listed));
+    }
     let ends = match (offs.as_slice(), offs.last()) {
-        ([a, b, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
+        ([a, b, _, _, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
         _ => String::new(),
     };
     if !ends.is_empty() && cols(&ends) <= width {

@@ -2,7 +2,7 @@
 //! numbers and the running partial sum, read from the log (only the current iteration's events).
 #![allow(non_snake_case)]
 
-use super::{Ctx, num};
+use super::Ctx;
 use attn_trace_analysis::accum::{Accumulation, Chain, Finish, Scale, product_calc};
 use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of};
 use attn_trace_analysis::hand::{self, Calc, Digits};
@@ -187,7 +187,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             op = attn_trace_analysis::format::op_text(v.op),
             buf = v.buf,
             off = v.offset,
-            value = num(v.value)
+            value = attn_trace_analysis::format::num_of(v.buf, v.value)
         )));
     }
     out

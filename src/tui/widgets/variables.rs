@@ -1,6 +1,6 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
-use super::{Ctx, num};
+use super::Ctx;
 use crate::tui::walk::Walk;
 use attn_trace_analysis::formula::{self, derived_lines};
 use attn_trace_i18n::tr;
@@ -71,7 +71,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         Span::raw(format!(" {}[{}] ", v.buf, v.offset)),
         Span::styled(format!("({})", ctx.trace.label(v.buf, v.offset)), t.dim()),
         Span::raw(" = "),
-        Span::styled(num(v.value), t.number()),
+        Span::styled(attn_trace_analysis::format::num_of(v.buf, v.value), t.number()),
     ]));
     out
 }

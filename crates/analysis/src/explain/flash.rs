@@ -58,7 +58,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             h = at.h,
             i = at.i,
             j = at.j,
-            pass = pass.name(),
+            pass = crate::format::pass_text(pass),
             B = sh.b,
             T = sh.t,
             C = sh.c,

@@ -201,7 +201,7 @@ pub(super) fn explain(
             "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
             place,
             variant = run.variant,
-            pass = pass.name(),
+            pass = crate::format::pass_text(pass),
             sizes,
             how
         ),
@@ -400,7 +400,8 @@ impl Ctx<'_> {
             (tr!("the query's own token "), i, step_write),
             (tr!("key j="), j, key_write),
         ] {
-            let ci = self.formulas(n, &["ci"]);
+            // a paged cache's row: the block id read from the table, then the row in it
+            let ci = self.formulas(n, &["blk", "phys", "ci"]).join("; ");
             lines.push(tr!(
                 "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
                 what,
@@ -408,11 +409,11 @@ impl Ctx<'_> {
                 off = t.events[n].offset,
                 value = num(t.events[n].value),
                 place = self.where_(n),
-                ci = ci.first().map_or(String::new(), String::clone)
+                ci
             ));
         }
         // where step i reads key j: the offsets of the read, with the slot or block worked out
-        for line in self.formulas(k_read, &["j_blk", "k_base"]) {
+        for line in self.formulas(k_read, &["j_blk", "j_phys", "k_base"]) {
             lines.push(tr!("step {i} reads it at {line}", i, line));
         }
         if let Mask::Window { w, sinks } = self.mask {

@@ -541,3 +541,11 @@ impl fmt::Display for Buf {
         f.write_str(self.name())
     }
 }
+
+impl Buf {
+    /// Does the buffer hold whole numbers stored as f32 (a paged cache's block ids), so that
+    /// its values are written as integers (`5`, not `5.00`)?
+    pub const fn holds_integers(self) -> bool {
+        matches!(self, Buf::BlockTable)
+    }
+}

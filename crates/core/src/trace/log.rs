@@ -346,35 +346,57 @@ impl Trace {
         Some(f)
     }
 
-    /// First event after the current iteration of the loop `up` levels above the innermost one
-    /// (`up = 0`: the innermost loop). That is the next iteration's first access, or the first
-    /// access after the loop when this was its last iteration.
-    pub fn next_iteration(&self, n: usize, up: usize) -> Option<usize> {
-        let f = self.frame_above(n, up)?;
-        let end = f.end as usize;
-        (end < self.len() && end > n).then_some(end)
+    /// The events where a sibling of iteration `f` (the same loop, in the same iteration of the
+    /// loops around it) may be: within its enclosing iteration, else within its phase.
+    fn sibling_room(&self, f: &Frame) -> std::ops::Range<usize> {
+        match self.frame(f.parent) {
+            Some(p) => p.start as usize..p.end as usize,
+            None => self.span_range(self.phase_span(f.start as usize)),
+        }
     }
 
-    /// First event of the previous iteration of that loop (or of the current one when `n` is
-    /// past its start).
+    /// The iteration at `f`'s depth that event `k` belongs to, if `k` is that deep.
+    fn at_depth(&self, k: usize, f: &Frame) -> Option<&Frame> {
+        let mut g = self.frame(self.events[k].frame)?;
+        while g.depth > f.depth {
+            g = self.frame(g.parent)?;
+        }
+        (g.depth == f.depth).then_some(g)
+    }
+
+    /// Is `g` another iteration of `f`'s loop, in the same iteration of the loops around it?
+    fn sibling(f: &Frame, g: &Frame) -> bool {
+        g.kind == f.kind && g.parent == f.parent && g.start != f.start
+    }
+
+    /// First event of the next iteration of the loop `up` levels above the innermost one
+    /// (`up = 0`: the innermost loop). `None` after its last iteration: a move past the loop's
+    /// end stays put rather than land in what follows (another loop, the next phase).
+    pub fn next_iteration(&self, n: usize, up: usize) -> Option<usize> {
+        let f = self.frame_above(n, up)?;
+        let room = self.sibling_room(f);
+        // events of the enclosing iteration between two iterations (a write after the inner
+        // loop) are passed over; the first iteration at f's depth after it decides
+        (f.end as usize..room.end)
+            .find_map(|k| self.at_depth(k, f))
+            .filter(|g| Self::sibling(f, g))
+            .map(|g| g.start as usize)
+    }
+
+    /// First event of the current iteration of that loop when `n` is past its start, else of
+    /// the previous iteration; `None` before its first.
     pub fn prev_iteration(&self, n: usize, up: usize) -> Option<usize> {
         let f = self.frame_above(n, up)?;
         let start = f.start as usize;
         if n > start {
             return Some(start);
         }
-        let before = start.checked_sub(1)?;
-        let mut g = self.frame(self.events[before].frame);
-        while let Some(frame) = g {
-            if frame.depth <= f.depth {
-                break;
-            }
-            g = self.frame(frame.parent);
-        }
-        match g {
-            Some(sib) if sib.depth == f.depth && sib.kind == f.kind => Some(sib.start as usize),
-            _ => Some(before),
-        }
+        let room = self.sibling_room(f);
+        (room.start..start)
+            .rev()
+            .find_map(|k| self.at_depth(k, f))
+            .filter(|g| Self::sibling(f, g))
+            .map(|g| g.start as usize)
     }
 
     /// Frame ids of the loop iterations around event `n`, innermost first.
