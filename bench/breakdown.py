@@ -7,9 +7,10 @@ operator's own time). Each part's share times the step's time gives milliseconds
 PyTorch the step's time of a second run without the profiler); the table shows the medians over
 the rounds.
 
-  attention  attn-trace: attn_trace::untraced::* (flash's or the naive kernel's fast path)
+  attention  attn-trace: attn_trace_core::untraced::* (flash's or the naive kernel's fast path)
              PyTorch: the SDPA operators, or bmm, softmax and masked_fill when written out
-  linear     attn-trace: matrixmultiply::* (kernel and packing); PyTorch: mm, addmm
+  linear     attn-trace: the sgemm's kernel and packing (matrixmultiply::*, or gemm_f32::* and
+             gemm_common::*, whichever the run uses); PyTorch: mm, addmm
   gelu       functions or operators named gelu
   other      the rest (layer norms, embeddings, cross-entropy, AdamW, the batch draw)
 
@@ -35,9 +36,9 @@ PARTS = ("attention", "linear", "gelu", "other")
 
 
 def part_of(symbol):
-    if symbol.startswith("attn_trace::untraced::"):
+    if symbol.startswith(("attn_trace_core::untraced::", "attn_trace::untraced::")):
         return "attention"
-    if symbol.startswith("matrixmultiply::"):
+    if symbol.startswith(("matrixmultiply::", "gemm_f32::", "gemm_common::")):
         return "linear"
     if "gelu" in symbol:
         return "gelu"
@@ -93,7 +94,11 @@ def main():
     ap.add_argument("--avx2", action="store_true", help="cap both programs at AVX2")
     ap.add_argument("--fifo", action="store_true", help="run both under `chrt -f 1` (needs root)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument(
+        "--python",
+        default=os.environ.get("TORCH_PYTHON", sys.executable),
+        help="the Python that has PyTorch (default: $TORCH_PYTHON, else the one running this script)",
+    )
     a = ap.parse_args()
 
     ours_env, torch_env = environments(a.threads, a.avx2)

@@ -15,13 +15,14 @@ On a shared machine whose other work never stops, --fifo runs both programs at r
 priority (chrt -f 1, root only): the others then wait, which approximates a quiet machine; the
 load column shows what was left to them.
 
+PyTorch comes from the Python running this script, or --python, or $TORCH_PYTHON (e.g. a venv's).
 Run from the repository root after `cargo build --release`:
   python3 bench/compare.py --rounds 3                 # as is (AVX-512 where the CPU has it)
   python3 bench/compare.py --rounds 3 --long          # the long-context table, both PyTorch forms
   python3 bench/compare.py --rounds 3 --avx2 --bin /tmp/attn-trace-avx2
 The second form is the AVX2-only machine: the binary built with
-`cargo build --release --no-default-features` (the sgemm without its AVX-512 kernel: check with
-`nm -C BIN | grep kernel_target_avx512`, which prints nothing for it), run with
+`cargo build --release --no-default-features` (the sgemm without its AVX-512 kernels: check with
+`nm -C BIN | grep -E 'kernel_target_avx512|gemm_f32'`, which prints nothing for it), run with
 ATTN_TRACE_SIMD=avx2; PyTorch with ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2
 ONEDNN_MAX_CPU_ISA=AVX2.
 """
@@ -93,7 +94,11 @@ def main():
     ap.add_argument("--avx2", action="store_true", help="cap both programs at AVX2")
     ap.add_argument("--quiet", type=float, default=0.3, help="cores the others may use when a run starts")
     ap.add_argument("--quiet-wait", type=float, default=60, help="seconds to wait for that at most")
-    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument(
+        "--python",
+        default=os.environ.get("TORCH_PYTHON", sys.executable),
+        help="the Python that has PyTorch (default: $TORCH_PYTHON, else the one running this script)",
+    )
     ap.add_argument("--threads", type=int, default=2, help="threads of each program (attn-trace: RAYON_NUM_THREADS)")
     ap.add_argument(
         "--fifo",

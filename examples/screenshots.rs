@@ -21,7 +21,7 @@
 use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
 use attn_trace::tui::screens::traffic::Traffic;
-use attn_trace::tui::screens::train::{Field, Progress};
+use attn_trace::tui::screens::train::{Field, RunView};
 use attn_trace::tui::{Theme, Walk};
 use attn_trace_analysis::cache;
 use attn_trace_core::scenario::Scenario;
@@ -145,9 +145,17 @@ fn mine_shot() -> Result<String, String> {
     let file = dir.path().join("trace.jsonl");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&file).map_err(|e| e.to_string())?);
     let io = |e: std::io::Error| e.to_string();
+    let sh = scenario.shape;
     writeln!(
         w,
-        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0}}"
+        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{},\"L\":1}}}}",
+        sh.b,
+        sh.t,
+        sh.s,
+        sh.c,
+        sh.h,
+        sh.d(),
+        sh.h_kv
     )
     .map_err(io)?;
     for (n, e) in trace.events.iter().enumerate() {
@@ -205,7 +213,7 @@ pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
         app.train
             .as_ref()
             .and_then(|t| t.progress())
-            .is_some_and(Progress::is_done)
+            .is_some_and(RunView::is_done)
     };
     while !done(&app) {
         if start.elapsed() > Duration::from_secs(600) {

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! 1. **The sgemm ceiling**: `C = A·B` with square `n × n` f32 matrices through
-//!    `matrixmultiply` (the matrix product the linear layers use, single-threaded as each
+//!    `ops::matmul` (the sgemm the linear layers use, `ops::sgemm`, single-threaded as each
 //!    training shard calls it), on one thread, then on both cores at once (two independent
 //!    products, as the two shards run). `2n³` floating-point operations per product; the best of
 //!    several repetitions.
@@ -39,35 +39,14 @@
 // a benchmark or example stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use attn_trace_model::gpt::Attention;
 use attn_trace_model::{Config, Dataset, TinyGpt, Trainer, ops};
 use std::time::{Duration, Instant};
 
-/// `c = a·b`, all `n × n` row-major, through matrixmultiply's sgemm on the calling thread (the
-/// product `model::ops` runs for the linear layers).
+/// `c = a·b`, all `n × n` row-major, through the sgemm the linear layers use (`ops::sgemm`), on
+/// the calling thread.
 fn sgemm(n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-    assert!(a.len() >= n * n && b.len() >= n * n && c.len() >= n * n);
-    let n_ = n as isize;
-    // SAFETY: the three buffers hold n·n values each and `c` does not alias `a` or `b`; row
-    // stride n, column stride 1. With β = 0, `c` is written without being read.
-    #[allow(unsafe_code)]
-    unsafe {
-        matrixmultiply::sgemm(
-            n,
-            n,
-            n,
-            1.0,
-            a.as_ptr(),
-            n_,
-            1,
-            b.as_ptr(),
-            n_,
-            1,
-            0.0,
-            c.as_mut_ptr(),
-            n_,
-            1,
-        );
-    }
+    ops::matmul(n, n, n, a, false, b, false, c);
 }
 
 /// Best GFLOP/s of `threads` concurrent `n × n` products, over `reps` rounds.
@@ -174,13 +153,22 @@ fn runs() -> Vec<Run> {
             b: 8,
             config: cfg(128, 256, 4, 8),
         },
+        // the long context, on the attention `train` picks for it (flash)
+        Run {
+            name: "d",
+            b: 4,
+            config: cfg(1024, 128, 2, 4),
+        },
     ]
 }
 
 /// A trainer for the run, warmed up for a second.
 fn trainer(run: &Run) -> Trainer {
     let data = Dataset::builtin("kernels", run.config.seq_len).unwrap();
-    let model = TinyGpt::new(run.config, 1).unwrap();
+    let mut model = TinyGpt::new(run.config, 1).unwrap();
+    // the attention `train` picks when none is named
+    let c = &run.config;
+    model.attention = Attention::for_shape(c.seq_len, c.n_heads, c.kv_heads());
     let mut trainer = Trainer::new(model, data, run.b, 3e-4, 1).unwrap();
     let warm = Instant::now();
     while warm.elapsed() < Duration::from_secs(1) {
@@ -230,10 +218,11 @@ fn main() {
 
     let avx512_sgemm = cfg!(feature = "avx512") && std::arch::is_x86_feature_detected!("avx512f");
     println!(
-        "{} ({} threads available); loops: {:?}; sgemm kernels: {}",
+        "{} ({} threads available); loops: {:?}; sgemm: {}, {} kernel",
         cpu_name(),
         std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
         attn_trace_core::tensor::simd::level(),
+        ops::sgemm().name(),
         if avx512_sgemm { "AVX-512" } else { "AVX2 (FMA)" }
     );
     ceiling(n.min(512), 1, 2); // warm-up

@@ -149,12 +149,22 @@ static inline const char *at__token(const char **p, size_t *len) {
     return t;
 }
 
-/* A path with spaces is written as one token, each space as %20: back to spaces, in place. */
-static inline void at__unspace(char *s) {
+/* A path is written as one token, each byte that would split it (a space, a newline) or be
+ * misread (% itself) as %XX in hexadecimal: back to the bytes, in place. */
+static inline int at__hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static inline void at__untoken(char *s) {
     char *out = s;
     for (; *s; s++) {
-        if (s[0] == '%' && s[1] == '2' && s[2] == '0') {
-            *out++ = ' ';
+        int hi = s[0] == '%' ? at__hex(s[1]) : -1;
+        int lo = hi >= 0 ? at__hex(s[2]) : -1;
+        if (lo >= 0) {
+            *out++ = (char)(hi * 16 + lo);
             s += 2;
         } else {
             *out++ = *s;
@@ -225,7 +235,7 @@ static inline at_inputs *at_inputs_load(const char *path) {
             size_t cap = key[0] == 's' ? sizeof in->scenario : sizeof in->variant;
             a = at__token(&p, &an);
             if (!a || at__token(&p, &bn) || !at__copy(dst, cap, a, an)) what = "expected `NAME VALUE`";
-            if (dst == in->scenario) at__unspace(dst);
+            if (dst == in->scenario) at__untoken(dst);
         } else if (at__is(key, kn, "input")) {
             a = at__token(&p, &an);
             in->input = a ? strtoll(a, NULL, 10) : 0;

@@ -76,6 +76,21 @@ def _number(token):
         return float(token)
 
 
+def _untoken(token):
+    """A path written as one token: every %XX (a space, a newline, a % itself) back to its byte."""
+    out = bytearray()
+    k = 0
+    while k < len(token):
+        h = token[k + 1:k + 3]
+        if token[k] == "%" and len(h) == 2 and all(c in "0123456789abcdefABCDEF" for c in h):
+            out.append(int(h, 16))
+            k += 3
+        else:
+            out.extend(token[k].encode("utf-8"))
+            k += 1
+    return out.decode("utf-8", "replace")
+
+
 def load_inputs(path=None):
     """Read an inputs file written by `attn-trace inputs`.
 
@@ -134,7 +149,7 @@ def parse_inputs(text, where="<inputs>"):
         if key in ("scenario", "variant", "pass", "input") and len(toks) != 2:
             fail(lineno, "expected `%s VALUE`" % key)
         if key == "scenario":
-            inp.scenario = toks[1].replace("%20", " ")  # a path with spaces is written as one token
+            inp.scenario = _untoken(toks[1])  # a path with spaces is written as one token
         elif key == "variant":
             inp.variant = toks[1]
         elif key == "pass":

@@ -103,7 +103,10 @@ fn main() -> ExitCode {
     };
 
     cli::handle_signals();
-    let Ok(result) = std::panic::catch_unwind(|| dispatch(args)) else {
+    let result = std::panic::catch_unwind(|| dispatch(args));
+    // a signal's handler is ending the process: its exit code, not this result's
+    cli::wait_if_ending();
+    let Ok(result) = result else {
         return ExitCode::from(1);
     };
     cli::exit_code(result)

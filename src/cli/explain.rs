@@ -63,10 +63,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         (Some(at), _) => at,
         (None, Some(f)) => Element {
             b: f.b,
-            h: if variant == Variant::Baseline { 0 } else { f.h },
+            h: f.h,
             i: f.i,
             j: f.j,
-        },
+        }
+        .in_heads_of(variant),
         (None, None) => {
             return Err(CliError::Input(format!(
                 "{file}: no [focus] in the scenario; say which element with --at b=0,h=1,i=2,j=1"

@@ -1,13 +1,16 @@
 //! `attn-trace grade SCENARIO TRACE.jsonl` and `attn-trace grade SCENARIO -- COMMAND ARGS…`:
 //! a learner's own kernel graded access by access against the reference pass.
 
+use super::program::{self, Program};
 use super::{CliError, pass_arg, variant_arg};
 use attn_trace_analysis::format::thousands;
 use attn_trace_analysis::grade::{self, ATOL, Divergence, Finding, Grade, Kind, RTOL, Touch};
 use attn_trace_analysis::learner::bind::{Binder, Bindings};
-use attn_trace_analysis::learner::import::{ImportError, Reader};
+use attn_trace_analysis::learner::check::{self, Asked};
+use attn_trace_analysis::learner::import::{self, ImportError, Reader};
 use attn_trace_analysis::learner::reference::Reference;
 use attn_trace_analysis::learner::{ENV_INPUTS, ENV_OUT, inputs};
+use attn_trace_core::files::input::{ReadError, human_bytes};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::trace::Pass;
@@ -15,7 +18,7 @@ use attn_trace_i18n::tr;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::fmt::Write as _;
-use std::io::{BufReader, Write as _};
+use std::io::{BufReader, Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -24,6 +27,11 @@ use std::time::{Duration, Instant};
 /// The exit code of a grade that finds the kernel wrong (0: right, 2: bad input, 1: anything
 /// else).
 pub const WRONG: u8 = 3;
+
+/// Random inputs besides the scenario's own, without `--seeds`.
+const DEFAULT_SEEDS: u64 = 3;
+/// Seconds a run of the program may take, without `--timeout`.
+const DEFAULT_TIMEOUT: u64 = 60;
 
 /// Grade your own kernel's trace against the reference, access by access.
 #[derive(clap::Args, Debug)]
@@ -81,12 +89,13 @@ pub struct Args {
     /// The pass (default: the trace's header, else forward).
     #[arg(long, value_parser = pass_arg())]
     pub pass: Option<Pass>,
-    /// With `--`: how many random inputs besides the scenario's own.
-    #[arg(long, value_name = "N", default_value_t = 3, value_parser = super::whole::<u64>, allow_negative_numbers = true)]
-    pub seeds: u64,
-    /// With `--`: seconds each run of your program may take.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = super::whole::<u64>, allow_negative_numbers = true)]
-    pub timeout: u64,
+    /// With `--`: how many random inputs besides the scenario's own [default: 3].
+    #[arg(long, value_name = "N", value_parser = super::whole::<u64>, allow_negative_numbers = true)]
+    pub seeds: Option<u64>,
+    /// With `--`: seconds each run of your program may take, reading its trace included
+    /// [default: 60].
+    #[arg(long, value_name = "SECONDS", value_parser = super::whole::<u64>, allow_negative_numbers = true)]
+    pub timeout: Option<u64>,
     /// How your buffers lie over the reference's tensors (TOML; replaces the trace header's
     /// \"bind\").
     #[arg(long, value_name = "FILE")]
@@ -126,6 +135,16 @@ struct Report<'a> {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    // flags that only mean something for a program are not ignored with a trace file
+    if args.trace.is_some() {
+        let given = [("--seeds", args.seeds.is_some()), ("--timeout", args.timeout.is_some())];
+        if let Some((flag, _)) = given.into_iter().find(|(_, given)| *given) {
+            return Err(CliError::Input(tr!(
+                "{flag} applies to a program run by grade SCENARIO -- COMMAND; a trace file is graded once: remove {flag}",
+                flag
+            )));
+        }
+    }
     let scenario = super::load(&args.scenario)?;
     let bindings = args
         .bind
@@ -133,15 +152,35 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .map(Bindings::load)
         .transpose()
         .map_err(CliError::Input)?;
-    let outcomes = match &args.trace {
-        Some(trace) => vec![grade_file(&scenario, &args, bindings.as_ref(), trace, None)?],
-        None => run_program(&scenario, &args, bindings.as_ref())?,
-    };
+    let outcomes =
+        match &args.trace {
+            Some(trace) => {
+                let shown = trace.display().to_string();
+                let asked = Asked {
+                    variant: args.variant,
+                    pass: args.pass,
+                    input: None,
+                };
+                let grade = grade_file(&scenario, &args.scenario, bindings.as_ref(), trace, &shown, asked, None)
+                    .map_err(|e| match e {
+                        Refused::Trace(why) => CliError::Input(why),
+                        Refused::Other(e) => e,
+                        // no time limit on a trace file
+                        Refused::TimedOut => CliError::Failed(tr!("the trace could not be read in time").into()),
+                    })?;
+                vec![Outcome {
+                    input: grade.input,
+                    program: None,
+                    grade: Some(grade),
+                }]
+            }
+            None => run_program(&scenario, &args, bindings.as_ref())?,
+        };
     let (variant, pass) = outcomes
         .iter()
         .find_map(|o| o.grade.as_ref().map(|g| (g.variant, g.pass)))
         .map_or_else(
-            || super::inputs::choose(&scenario, &args.scenario, args.variant, args.pass),
+            || check::choose(&scenario, &args.scenario, args.variant, args.pass).map_err(CliError::Input),
             Ok,
         )?;
     let exposed_by = outcomes.iter().find(|o| !o.correct()).map(|o| o.input);
@@ -170,131 +209,147 @@ pub fn run(args: Args) -> Result<(), CliError> {
     }
 }
 
-/// Grades one trace file. `input` is the input the program was given (the `--` form), which the
-/// header must agree with.
+/// Why a trace was not graded.
+enum Refused {
+    /// The trace is at fault (malformed, or not of this scenario, these sizes, these flags): one
+    /// line naming its line and field.
+    Trace(String),
+    /// It could not be read before the deadline.
+    TimedOut,
+    /// Anything else (the scenario's reference cannot run).
+    Other(CliError),
+}
+
+/// A reader that fails once `deadline` has passed: a program's trace is read within the same
+/// time limit as the program ran, however long the trace.
+struct Until<R> {
+    inner: R,
+    deadline: Option<Instant>,
+}
+
+impl<R: std::io::Read> std::io::Read for Until<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                tr!("out of time").to_string(),
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// Grades the trace at `path` (named `shown` in messages): opened once, without blocking (a
+/// FIFO or a device is refused, not waited on), its header checked against the scenario and
+/// what was `asked` ([`check::header`], as `tui --mine` checks it), read twice from its start,
+/// and before `deadline` when there is one.
 fn grade_file(
     scenario: &Scenario,
-    args: &Args,
+    scenario_path: &Path,
     bindings: Option<&Bindings>,
-    trace: &Path,
-    input: Option<u64>,
-) -> Result<Outcome, CliError> {
-    let shown = trace.display().to_string();
-    let open = || {
-        std::fs::File::open(trace)
-            .map(BufReader::new)
-            .map_err(|e| CliError::Input(tr!("{file}: cannot read the trace: {e}", file = shown, e)))
+    path: &Path,
+    shown: &str,
+    asked: Asked,
+    deadline: Option<Instant>,
+) -> Result<Grade, Refused> {
+    let file = import::open(path, shown).map_err(|e| Refused::Trace(e.to_string()))?;
+    let timed_out = || deadline.is_some_and(|d| Instant::now() >= d);
+    let import = |e: ImportError| {
+        if timed_out() {
+            Refused::TimedOut
+        } else {
+            Refused::Trace(e.to_string())
+        }
     };
-    let import = |e: ImportError| CliError::Input(e.to_string());
-    let mut reader = Reader::new(open()?, &shown).map_err(import)?;
+    // the second reading starts again from the top of the one file opened
+    let from_start = || {
+        file.try_clone()
+            .and_then(|mut f| f.seek(SeekFrom::Start(0)).map(|_| f))
+            .map(|f| BufReader::new(Until { inner: f, deadline }))
+            .map_err(|e| Refused::Trace(tr!("{file}: cannot read the trace: {e}", file = shown, e).to_string()))
+    };
+    let mut reader = Reader::new(from_start()?, shown).map_err(import)?;
     let header = reader.header().clone();
-    // the flags must agree with what the trace says it is
-    let at_header = |what: String| CliError::Input(format!("{shown}:1: {what}"));
-    if let (Some(flag), Some(h)) = (args.variant, header.variant)
-        && flag != h
-    {
-        return Err(at_header(tr!(
-            "\"variant\": the trace was recorded for {h}, not --variant {flag}",
-            h = h.name(),
-            flag = flag.name()
-        )));
-    }
-    if let (Some(flag), Some(h)) = (args.pass, header.pass)
-        && flag != h
-    {
-        return Err(at_header(tr!(
-            "\"pass\": the trace was recorded for the {h} pass, not --pass {flag}",
-            h = h.name(),
-            flag = flag.name()
-        )));
-    }
-    if let Some(name) = &header.scenario {
-        let stem = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
-        if stem(Path::new(name)) != stem(&args.scenario) {
-            return Err(at_header(tr!(
-                "\"scenario\": the trace was recorded on {name}, not on {file}",
-                name,
-                file = args.scenario.display()
-            )));
-        }
-    }
-    let sh = scenario.shape;
-    for (name, value) in &header.dims {
-        let ours = match name.as_str() {
-            "B" => sh.b,
-            "T" => sh.t,
-            "S" => sh.s,
-            "C" => sh.c,
-            "H" => sh.h,
-            "D" => sh.d(),
-            "H_kv" => sh.h_kv,
-            "L" => scenario.layers,
-            _ => continue,
-        };
-        if *value != ours as u64 {
-            return Err(at_header(tr!(
-                "\"dims\": the trace was recorded with {name} = {value}, the scenario has {name} = {ours}",
-                name,
-                value,
-                ours
-            )));
-        }
-    }
-    if let Some(k) = input
-        && header.input != k
-    {
-        return Err(at_header(tr!(
-            "\"input\": the program was given input {k} but its trace says input {found}",
-            k,
-            found = header.input
-        )));
-    }
-    let (variant, pass) = super::inputs::choose(
-        scenario,
-        &args.scenario,
-        args.variant.or(header.variant),
-        args.pass.or(header.pass),
-    )?;
+    let (variant, pass) = check::header(&header, shown, scenario, scenario_path, asked).map_err(Refused::Trace)?;
     let reference = Reference::new(scenario, variant, pass, header.input)
-        .map_err(|e| CliError::Input(format!("{}: {e}", args.scenario.display())))?;
+        .map_err(|e| Refused::Other(CliError::Input(format!("{}: {e}", scenario_path.display()))))?;
+    // the bindings are the user's input: a mapping that does not fit is refused as bad input
     let declared = bindings.or(header.bind.as_ref()).cloned().unwrap_or_default();
-    let mut binder = Binder::new(&declared, &reference).map_err(CliError::Input)?;
+    let mut binder = Binder::new(&declared, &reference).map_err(|e| Refused::Other(CliError::Input(e)))?;
     let graded = grade::grade(&reference, &mut reader, &mut binder, scenario).map_err(|mut e| {
-        e.path.clone_from(&shown);
+        e.path = shown.to_string();
         import(e)
     })?;
-    let again = Reader::new(open()?, &shown).map_err(import)?;
-    let grade = graded.with_mine_reads(&reference, again, &mut binder).map_err(import)?;
-    Ok(Outcome {
-        input: header.input,
-        program: None,
-        grade: Some(grade),
-    })
+    let again = Reader::new(from_start()?, shown).map_err(import)?;
+    graded.with_mine_reads(&reference, again, &mut binder).map_err(import)
 }
 
-/// The temporary directory and process group of the program being graded, for a signal
-/// handler to clean up.
-static RUNNING: Mutex<Option<(u32, PathBuf)>> = Mutex::new(None);
+/// What a signal must clean up while `grade -- COMMAND` runs: the program's process group while
+/// it runs, and the temporary directory from its creation until it is removed.
+struct Running {
+    group: Option<u32>,
+    dir: Option<PathBuf>,
+}
 
-/// Kills the program being graded (its whole process group) and removes its temporary
-/// directory: called by the signal handler before the process exits.
+static RUNNING: Mutex<Running> = Mutex::new(Running { group: None, dir: None });
+
+fn running() -> std::sync::MutexGuard<'static, Running> {
+    RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Kills the program being graded and everything it started, and removes the temporary
+/// directory: called by the signal handler before the process exits, whatever `grade` was
+/// doing (running the program, reading its trace, writing the next inputs).
 pub fn clean_up_after_signal() {
-    let running = RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-    if let Some((pid, dir)) = running {
-        kill_group(pid);
-        let _ = std::fs::remove_dir_all(dir);
+    let (group, dir) = {
+        let mut r = running();
+        (r.group.take(), r.dir.take())
+    };
+    if let Some(pid) = group {
+        program::kill_group(pid);
+    }
+    program::end_descendants();
+    if let Some(dir) = dir {
+        // the main thread may be removing it too: until it is gone
+        for _ in 0..3 {
+            if std::fs::remove_dir_all(&dir).is_ok() || !dir.exists() {
+                break;
+            }
+        }
     }
 }
+
+/// Unregisters the temporary directory from [`RUNNING`] when dropped: declared before the
+/// directory, so the directory is removed first and a signal in between still removes it.
+struct Registered;
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        running().dir = None;
+    }
+}
+
+/// Where `$ATTN_TRACE_OUT` is, in messages: the temporary path is gone by the time they are
+/// read.
+const OUT: &str = "$ATTN_TRACE_OUT";
 
 /// Runs the learner's program on input 0 and `--seeds` random ones, grading each trace.
 fn run_program(scenario: &Scenario, args: &Args, bindings: Option<&Bindings>) -> Result<Vec<Outcome>, CliError> {
-    let (variant, pass) = super::inputs::choose(scenario, &args.scenario, args.variant, args.pass)?;
+    let (variant, pass) = check::choose(scenario, &args.scenario, args.variant, args.pass).map_err(CliError::Input)?;
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or_else(|| CliError::Input(tr!("grade: give a TRACE file or a command after --").into()))?;
+    let timeout = args.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    program::become_subreaper();
+    let registered = Registered;
     let dir = tempfile::Builder::new()
         .prefix("attn-trace-grade-")
         .tempdir()
         .map_err(|e| CliError::Failed(tr!("cannot create a temporary directory: {e}", e)))?;
+    running().dir = Some(dir.path().to_path_buf());
     let mut outcomes = Vec::new();
-    for k in 0..=args.seeds {
+    for k in 0..=args.seeds.unwrap_or(DEFAULT_SEEDS) {
         let reference = Reference::new(scenario, variant, pass, k)
             .map_err(|e| CliError::Input(format!("{}: {e}", args.scenario.display())))?;
         let inputs_path = dir.path().join(format!("inputs-{k}.txt"));
@@ -306,24 +361,62 @@ fn run_program(scenario: &Scenario, args: &Args, bindings: Option<&Bindings>) ->
         });
         write.map_err(|e| CliError::Failed(tr!("cannot write the inputs file: {e}", e)))?;
         drop(reference);
-        match run_once(args, dir.path(), &inputs_path, &trace_path)? {
-            Some(failure) => outcomes.push(Outcome {
-                input: k,
-                program: Some(failure),
-                grade: None,
-            }),
-            None => {
-                let shown_args = Args {
-                    variant: Some(variant),
-                    pass: Some(pass),
-                    command: Vec::new(),
-                    trace: None,
-                    scenario: args.scenario.clone(),
-                    bind: None,
-                    ..*args
-                };
-                outcomes.push(grade_file(scenario, &shown_args, bindings, &trace_path, Some(k))?);
+        let mut cmd = Command::new(program);
+        cmd.args(rest)
+            .env(ENV_INPUTS, &inputs_path)
+            .env(ENV_OUT, &trace_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null());
+        let deadline = Instant::now() + Duration::from_secs(timeout);
+        let mut failure = run_once(&mut cmd, program, deadline, timeout)?;
+        if failure.is_none() {
+            let asked = Asked {
+                variant: Some(variant),
+                pass: Some(pass),
+                input: Some(k),
+            };
+            match grade_file(
+                scenario,
+                &args.scenario,
+                bindings,
+                &trace_path,
+                OUT,
+                asked,
+                Some(deadline),
+            ) {
+                Ok(grade) => outcomes.push(Outcome {
+                    input: k,
+                    program: None,
+                    grade: Some(grade),
+                }),
+                Err(Refused::Other(e)) => return Err(e),
+                Err(Refused::TimedOut) => {
+                    failure = Some(
+                        tr!(
+                            "wrote a trace too long to read within {secs} s (--timeout)",
+                            secs = timeout
+                        )
+                        .to_string(),
+                    );
+                }
+                Err(Refused::Trace(why)) => failure = Some(trace_failure(&trace_path, why)),
             }
+        }
+        if let Some(why) = failure {
+            // a full temporary folder is not the learner's doing
+            if let Some(free) = nearly_full(dir.path()) {
+                let folder = dir.path().parent().unwrap_or(dir.path());
+                return Err(CliError::Failed(tr!(
+                    "the temporary folder {folder} is full ({free} free), so your program could not run there; free some space or set TMPDIR to a folder with room",
+                    folder = folder.display(),
+                    free = human_bytes(free)
+                )));
+            }
+            outcomes.push(Outcome {
+                input: k,
+                program: Some(why),
+                grade: None,
+            });
         }
         let _ = std::fs::remove_file(&trace_path);
         if !outcomes.last().is_some_and(Outcome::correct) {
@@ -331,97 +424,87 @@ fn run_program(scenario: &Scenario, args: &Args, bindings: Option<&Bindings>) ->
             break;
         }
     }
+    // removed before it is unregistered (see `Registered`)
+    let removed = dir.close();
+    drop(registered);
+    removed.map_err(|e| CliError::Failed(tr!("cannot remove the temporary directory: {e}", e)))?;
     Ok(outcomes)
 }
 
-/// Runs the program once; `Some(why)` when it did not finish well.
-fn run_once(args: &Args, dir: &Path, inputs: &Path, trace: &Path) -> Result<Option<String>, CliError> {
-    let (program, rest) = args
-        .command
-        .split_first()
-        .ok_or_else(|| CliError::Input(tr!("grade: give a TRACE file or a command after --").into()))?;
-    let log_path = dir.join("stderr.txt");
-    let log = std::fs::File::create(&log_path)
-        .map_err(|e| CliError::Failed(tr!("cannot create a temporary file: {e}", e)))?;
-    let mut cmd = Command::new(program);
-    cmd.args(rest)
-        .env(ENV_INPUTS, inputs)
-        .env(ENV_OUT, trace)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(log));
+/// What the program did wrong when its trace cannot be graded: `why` names the trace as
+/// `$ATTN_TRACE_OUT`.
+fn trace_failure(trace: &Path, why: String) -> String {
+    match attn_trace_core::files::input::open_regular(trace) {
+        Err(ReadError::NotFound) => tr!("finished without writing a trace to $ATTN_TRACE_OUT").into(),
+        Err(e @ ReadError::NotRegular(_)) => tr!(
+            "left something that is not a file at $ATTN_TRACE_OUT: it {what}",
+            what = e.to_string()
+        )
+        .to_string(),
+        _ => tr!("wrote a trace that cannot be read: {why}", why).to_string(),
+    }
+}
+
+/// Free bytes of the filesystem `dir` is on, when they are too few for a trace (64 KiB).
+fn nearly_full(dir: &Path) -> Option<u64> {
     #[cfg(unix)]
     {
-        use std::os::unix::process::CommandExt;
-        // its own process group, so that a timeout ends whatever it started too
-        cmd.process_group(0);
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+        // SAFETY: statvfs reads a NUL-terminated path and writes one struct, which lives in
+        // this frame; zeroed is a valid value of that plain C struct.
+        #[allow(unsafe_code)]
+        let (rc, st) = unsafe {
+            let mut st: libc::statvfs = std::mem::zeroed();
+            (libc::statvfs(c.as_ptr(), &raw mut st), st)
+        };
+        #[allow(clippy::unnecessary_cast, reason = "the fields are u64 on Linux, not on every unix")]
+        let free = (st.f_bavail as u64).saturating_mul(st.f_frsize as u64);
+        (rc == 0 && free < 64 << 10).then_some(free)
     }
-    let mut child = cmd.spawn().map_err(|e| {
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
+}
+
+/// Runs the program once, until `deadline`; `Some(why)` when it did not finish well.
+fn run_once(
+    cmd: &mut Command,
+    program: &OsString,
+    deadline: Instant,
+    timeout: u64,
+) -> Result<Option<String>, CliError> {
+    let mut child = Program::spawn(cmd).map_err(|e| {
         CliError::Input(tr!(
             "cannot run {program}: {e}",
             program = Path::new(program).display(),
             e
         ))
     })?;
-    *RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some((child.id(), dir.to_path_buf()));
-    let started = Instant::now();
-    let limit = Duration::from_secs(args.timeout);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() >= limit => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(CliError::Failed(tr!("cannot wait for the program: {e}", e))),
-        }
-    };
-    // whatever it left running in its group goes too
-    kill_group(child.id());
-    let _ = child.wait();
-    *RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    let tail = || {
-        let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().rev().take(5).collect();
-        let tail: Vec<&str> = lines.into_iter().rev().collect();
-        if tail.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "\n{}",
-                tail.iter().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
-            )
-        }
-    };
+    running().group = Some(child.id());
+    let status = child.wait(deadline);
+    running().group = None;
+    // a signal's clean-up may have killed and reaped the program under this wait
+    super::wait_if_ending();
+    let status = status.map_err(|e| CliError::Failed(tr!("cannot wait for the program: {e}", e)))?;
+    let tail = |child: &mut Program| child.tail(5).iter().map(|l| format!("\n    {l}")).collect::<String>();
     let failure = match status {
         None => Some(
             tr!(
                 "did not finish within {secs} s (--timeout) and was stopped",
-                secs = args.timeout
+                secs = timeout
             )
             .to_string(),
         ),
         Some(s) if !s.success() => Some(match s.code() {
-            Some(code) => format!("{}{}", tr!("exited with status {code}", code), tail()),
-            None => format!("{}{}", tr!("was killed by a signal"), tail()),
+            Some(code) => format!("{}{}", tr!("exited with status {code}", code), tail(&mut child)),
+            None => format!("{}{}", tr!("was killed by a signal"), tail(&mut child)),
         }),
-        Some(_) if !trace.exists() => Some(tr!("finished without writing a trace to $ATTN_TRACE_OUT").into()),
         Some(_) => None,
     };
     Ok(failure)
-}
-
-/// Ends process group `pid` (the program and everything it started).
-fn kill_group(pid: u32) {
-    #[cfg(unix)]
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
-        // names the process group the program leads (`process_group(0)` above).
-        #[allow(unsafe_code)]
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 /// A value with six significant digits.
@@ -620,7 +703,13 @@ fn results(s: &mut String, g: &Grade) {
 
 fn finding(f: &Finding) -> String {
     let name = f.buffer.as_str();
-    let at = format!("{}:{}", f.at.file, f.at.line);
+    let site = format!("{}:{}", f.at.file, f.at.line);
+    // past the lines listed, one finding counts the others
+    let at = if f.elsewhere {
+        tr!("other lines (the first {site})", site).to_string()
+    } else {
+        site
+    };
     let times = if f.count > 1 {
         tr!(" ({n} times)", n = thousands(f.count)).to_string()
     } else {
@@ -685,21 +774,24 @@ fn finding(f: &Finding) -> String {
         )
         .to_string(),
         Kind::Waste => tr!(
-            "· {n} reads of {name} cells the reference never reads (waste, not an error)",
+            "· {n} reads of {name} cells the reference never reads (waste, not an error), the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
         Kind::MaskedWaste => tr!(
-            "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
+            "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error), the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
         Kind::ExtraWrites => tr!(
-            "· {n} writes of {name} cells the reference's pass does not write",
+            "· {n} writes of {name} cells the reference's pass does not write, the first at {at}",
             n = thousands(f.count),
-            name
+            name,
+            at
         )
         .to_string(),
     }
@@ -712,10 +804,13 @@ fn accesses(s: &mut String, g: &Grade) {
         "\n2. {}",
         if errors == 0 {
             tr!("Accesses: no errors").to_string()
-        } else if errors == 1 {
-            tr!("Accesses: 1 error").to_string()
         } else {
-            tr!("Accesses: {errors} errors", errors).to_string()
+            tr!(
+                "Accesses: {errors} {what}",
+                errors,
+                what = if errors == 1 { tr!("error") } else { tr!("errors") }
+            )
+            .to_string()
         }
     );
     for f in &g.findings {

@@ -2,7 +2,7 @@
 //! own kernel to start from.
 
 use super::{CliError, Output, pass_arg, variant_arg};
-use attn_trace_analysis::learner::{inputs, reference::Reference};
+use attn_trace_analysis::learner::{check, inputs, reference::Reference};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::trace::Pass;
@@ -75,55 +75,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
 }
 
 /// The variant and pass a learner's kernel is matched against: the flags, else the scenario's
-/// `[focus]`, else its first variant and its first pass.
+/// `[focus]`, else its first variant and its first pass ([`check::choose`], which `grade` and
+/// `tui --mine` use too).
 pub fn choose(
     scenario: &Scenario,
     path: &Path,
     variant: Option<Variant>,
     pass: Option<Pass>,
 ) -> Result<(Variant, Pass), CliError> {
-    let focus = scenario.focus;
-    let variant = variant
-        .or(focus.and_then(|f| f.variant).filter(|v| scenario.variants.contains(v)))
-        .or(scenario.variants.first().copied())
-        .unwrap_or(Variant::Mha);
-    if !scenario.variants.contains(&variant) {
-        return Err(CliError::Input(tr!(
-            "{file}: --variant {v}: the scenario does not run it ([run].variants = {variants})",
-            file = path.display(),
-            v = variant.name(),
-            variants = format!(
-                "[{}]",
-                scenario
-                    .variants
-                    .iter()
-                    .map(|v| format!("\"{}\"", v.name()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        )));
-    }
-    let runs = |p: Pass| match p {
-        Pass::Forward => scenario.passes.forward,
-        Pass::Backward => scenario.passes.backward,
-    };
-    let pass = match pass {
-        Some(p) if !runs(p) => {
-            return Err(CliError::Input(tr!(
-                "{file}: the scenario does not record the {pass} pass; add \"{pass}\" to [run].passes",
-                file = path.display(),
-                pass = p.name()
-            )));
-        }
-        Some(p) => p,
-        None => focus
-            .and_then(|f| f.pass)
-            .filter(|&p| runs(p))
-            .unwrap_or(if runs(Pass::Forward) {
-                Pass::Forward
-            } else {
-                Pass::Backward
-            }),
-    };
-    Ok((variant, pass))
+    check::choose(scenario, path, variant, pass).map_err(CliError::Input)
 }

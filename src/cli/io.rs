@@ -204,7 +204,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         })
         .collect();
-    let flash = scenario.variants.contains(&Variant::Flash);
+    let flash = scenario.variants.iter().any(|v| v.desc().tiled);
     if args.json {
         let tiles = scenario.plan().tiles.sizes();
         let (pairs, visited) = tile_pairs(&scenario);
@@ -261,19 +261,9 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         )
     )?;
     if s.decode {
-        let t = sh.t;
-        writeln!(
-            out,
-            "{}",
-            tr!(
-                "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
-                t,
-                t1 = t + 1,
-                n = t * (t + 1) / 2
-            )
-        )?;
+        writeln!(out, "{}", decode_rows_sentence(&s.mask, sh.t))?;
     }
-    if s.variants.contains(&Variant::Flash) {
+    if s.variants.iter().any(|v| v.desc().tiled) {
         let t = s.plan().tiles.sizes();
         writeln!(
             out,
@@ -427,6 +417,71 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
         )?;
     }
     kv_per_token(out, sh, s.latent)
+}
+
+/// How many cached rows each query head of a decode run reads, worked out so that every number
+/// can be redone by hand: `T(T+1)/2` when every step reads all of `0..=t`; under a window that
+/// slides, the ramp of the first `W + N` steps and then `W + N` rows a step.
+fn decode_rows_sentence(mask: &Mask, len: usize) -> String {
+    let triangle = |t: usize| format!("T(T+1)/2 = {t}·{t1}/2 = {n}", t1 = t + 1, n = t * (t + 1) / 2);
+    match traffic::DecodeRows::of(mask, len) {
+        traffic::DecodeRows::Full { t, .. } => match *mask {
+            Mask::Window { w, sinks } => tr!(
+                "decoding token by token through a window of W = {w} with sinks N = {sinks}, which holds every row up to T = {t}: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+                w,
+                sinks,
+                t,
+                sum = triangle(t)
+            )
+            .to_string(),
+            _ => tr!(
+                "decoding token by token: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+                t,
+                sum = triangle(t)
+            )
+            .to_string(),
+        },
+        traffic::DecodeRows::Window { t, w, sinks, m, ramp, n } => {
+            // 1 + 2 + 3, or 1 + 2 + … + m: the rows of the steps before the window slides
+            let steps = if m <= 3 {
+                (1..=m).map(|k| k.to_string()).collect::<Vec<_>>().join(" + ")
+            } else {
+                format!("1 + 2 + … + {m}")
+            };
+            let ramp = if m == 1 {
+                steps
+            } else {
+                format!("{steps} = {m}·{m1}/2 = {ramp}", m1 = m + 1)
+            };
+            let sum = format!("{first} + {rest}·{m} = {n}", first = m * (m + 1) / 2, rest = t - m);
+            if sinks == 0 {
+                tr!(
+                    "decoding token by token through a window of W = {w}: step t reads the last min(t+1, W) cached rows, so each query head reads {ramp} rows in the first W = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+                    w,
+                    ramp,
+                    m,
+                    rest = t - m,
+                    sum,
+                    t,
+                    full = triangle(t)
+                )
+                .to_string()
+            } else {
+                tr!(
+                    "decoding token by token through a window of W = {w} with sinks N = {sinks}: step t reads min(t+1, W+N) cached rows (the sinks and the last W), so each query head reads {ramp} rows in the first W+N = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+                    w,
+                    sinks,
+                    ramp,
+                    m,
+                    rest = t - m,
+                    sum,
+                    t,
+                    full = triangle(t)
+                )
+                .to_string()
+            }
+        }
+    }
 }
 
 /// What a KV cache keeps per token and layer for these sizes under MHA, GQA, MQA and MLA.

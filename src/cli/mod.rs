@@ -9,6 +9,7 @@ pub mod explain;
 pub mod grade;
 pub mod inputs;
 pub mod io;
+pub mod program;
 pub mod run;
 pub mod sample;
 pub mod trace;
@@ -379,6 +380,20 @@ pub fn stop_on_signal(flag: Arc<AtomicBool>) {
     let _ = STOP.set(flag);
 }
 
+/// Set once a signal is ending the process (see [`handle_signals`]).
+static ENDING: AtomicBool = AtomicBool::new(false);
+
+/// Waits for ever when a signal is ending the process: called by the main thread before it
+/// reports or exits, so that what the signal's clean-up did under it (a child reaped, a file
+/// removed) is not reported as an error and the exit code is the signal's.
+pub fn wait_if_ending() {
+    if ENDING.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
+
 /// What Ctrl-C, SIGTERM and SIGHUP do, for every subcommand: remove the temporary files being
 /// written (the targets keep their previous contents), give the terminal back if the TUI has it,
 /// and exit with 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM). A run registered
@@ -390,6 +405,9 @@ pub fn handle_signals() {
         {
             return;
         }
+        // from here the process ends with 128 + number: the main thread, whose work the
+        // clean-up below pulls away (its child reaped, its files removed), must not end it first
+        ENDING.store(true, Ordering::SeqCst);
         attn_trace_core::files::atomic::remove_live_temps();
         grade::clean_up_after_signal();
         attn_trace::tui::restore_after_signal();

@@ -182,7 +182,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             )
         )?;
     }
-    if s.variants.contains(&Variant::Flash) {
+    if s.variants.iter().any(|v| v.desc().tiled) {
         let t = s.plan().tiles.sizes();
         writeln!(
             out,

@@ -21,11 +21,10 @@ JSON Lines start with a header line naming the format and the run, e.g.
 (variant and pass are null when the export holds several); `grade` and the recorders share the format.
 Fields (JSON Lines, one object per event after the header; CSV has the same columns):
   seq      event number within its variant's trace (what `explain` and the TUI call #n)
-  variant  baseline | mha | flash  pass   forward | backward
-  phase    qkv_proj, split, scores, softmax, weighted_sum, out_proj, and their *_back;
-           flash, flash_delta, flash_back
+  variant  the kernel: one of --variant's values above      pass  forward | backward
+  phase    one of --phase's values above (a backward phase ends in _back)
   op       read | write (a += is recorded as a read of the old value, then a write)
-  buffer   x, w_qkv, q, k, v, scores, probs, att, out, d_* ...; flash's lse, q_tile, s_tile, m, l, acc ...
+  buffer   one of --buffer's values above (a gradient's name starts with d_)
   level    global (main memory) | tile (a tiled kernel's on-chip working set: flash's *_tile, m, l, acc)
   offset   flat offset in the buffer     index  logical coordinates of that offset
   value    the value read or written (\"nan\", \"inf\", \"-inf\" for the non-finite)

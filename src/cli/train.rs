@@ -26,10 +26,14 @@ Without --data or --dataset, trains on kernels. Sizes default to B=4 T=64 C=64 L
 resuming with --load they come from the checkpoint (as do --kv-heads, --rope, --window and
 --sinks).
 
-With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"} (loss: mean
-over the steps since the previous line; val_loss: over the first ~4096 tokens of the held-out
-part), then {\"done\": true, \"steps\", \"loss\", \"val_loss\", \"tokens_per_s\", \"seconds\",
-\"interrupted\"}. tokens_per_s counts training steps only, not the validation passes.
+The text and --json say the same numbers. Each logged step's loss is the mean training loss
+of the steps since the previous line (steps 251-300 with --log-every 50); val_loss is over the
+first ~4096 tokens of the held-out part. The last line's loss is that of the last step's batch
+alone, so it is noisier than the means before it.
+
+With --json: one line per logged step {\"step\",\"loss\",\"val_loss\",\"tokens_per_s\"}, then
+{\"done\": true, \"steps\", \"loss\", \"val_loss\", \"tokens_per_s\", \"seconds\", \"interrupted\"}.
+tokens_per_s counts training steps only, not the validation passes.
 
 Examples:
   attn-trace train --dataset copy --steps 600 --heads 4 --dmodel 32 --seq 24 --batch 8 --lr 3e-3 --save copy.safetensors
@@ -445,6 +449,8 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
         loss_n += 1;
         if done % args.log_every == 0 || done == args.steps {
             val = trainer.val_loss().loss;
+            // the steps the mean is over: those since the previous line
+            let first = s.step + 1 - u64::from(loss_n);
             let line = LogLine {
                 step: s.step,
                 loss: (loss_sum / loss_n as f64) as f32,
@@ -466,9 +472,14 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
                     out,
                     "{}",
                     tr!(
-                        "step {step}  loss {loss}  val {val}  {speed} tok/s",
+                        "step {step}  loss {loss} ({over})  val {val}  {speed} tok/s",
                         step = format!("{:>6}", line.step),
                         loss = format!("{:.4}", line.loss),
+                        over = if first == line.step {
+                            tr!("that step's batch").to_string()
+                        } else {
+                            tr!("mean of steps {first}-{last}", first, last = line.step)
+                        },
                         val = format!("{:.4}", line.val_loss),
                         speed = format!("{:>8.0}", line.tokens_per_s)
                     )
@@ -517,7 +528,7 @@ fn train(args: &Args, trainer: &mut Trainer, stop: &AtomicBool, save: Option<Ato
             out,
             "{}",
             tr!(
-                "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
+                "{how} at step {step}: loss {loss} (the last step's batch), val loss {val}, {speed} tokens/s, {secs} s",
                 how,
                 step = end.steps,
                 loss = format!("{:.4}", end.loss),

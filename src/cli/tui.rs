@@ -7,6 +7,7 @@ use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::QuizLevel;
 use attn_trace::tui::walk::Walk;
 use attn_trace::tui::{self, Theme};
+use attn_trace_core::files::atomic::AtomicFile;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::scenario::lesson::Lesson;
@@ -180,10 +181,15 @@ pub fn run(args: Args) -> Result<(), CliError> {
             }
         }
         let app = &*app;
-        let buf = attn_trace::tui::snapshot::draw(app, w, h).map_err(|e| CliError::Failed(e.to_string()))?;
+        let buf = app.draw_offscreen(w, h).map_err(|e| CliError::Failed(e.to_string()))?;
         let text = attn_trace::tui::snapshot::render_for(out, &buf);
-        attn_trace_core::files::atomic::write(out, text.as_bytes())
-            .map_err(|e| CliError::Input(tr!("{path}: {e}", path = out.display(), e)))?;
+        // the one exit-code rule: a destination that cannot be written is bad input (2), a
+        // write that fails (a full disk) is a failure (1)
+        let mut file = AtomicFile::create(out)
+            .map_err(|e| CliError::Input(tr!("{path}: cannot write there: {e}", path = out.display(), e)))?;
+        std::io::Write::write_all(&mut file, text.as_bytes())
+            .and_then(|()| file.commit())
+            .map_err(|e| CliError::Failed(tr!("{path}: cannot write: {e}", path = out.display(), e)))?;
         return Ok(());
     }
     // the learner's trace is read and graded before the terminal is taken over: a bad one is

@@ -1,7 +1,7 @@
 //! The app's state and the one place it changes: `update(&mut App, Msg)`. Rendering is a pure
 //! function of the state ([`render`]).
 
-use super::guard::{self, Worker};
+use super::job::{self, JobKind};
 use super::lesson::LessonRun;
 use super::quiz::QuizLevel;
 use super::screens::attn_map::{self, AttnMap};
@@ -182,12 +182,22 @@ impl App {
         }
     }
 
+    /// The app drawn on a `width`×`height` screen off-screen: what `S` and `tui --snapshot`
+    /// save.
+    pub fn draw_offscreen(&self, width: u16, height: u16) -> std::io::Result<ratatui::buffer::Buffer> {
+        let mut term =
+            ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).map_err(std::io::Error::other)?;
+        term.draw(|f| render(f, self)).map_err(std::io::Error::other)?;
+        Ok(term.backend().buffer().clone())
+    }
+
     /// `S` in the tracer: the screen as it is drawn now, saved as SVG and text in
     /// [`snapshot::DIR`]; the status bar says where.
     fn snapshot(&mut self) {
         let Screen::Tracer(t) = &self.screen else { return };
         let name = snapshot::name(&t.walk, t.variant, t.cursor);
-        let saved = snapshot::draw(self, self.area.width, self.area.height)
+        let saved = self
+            .draw_offscreen(self.area.width, self.area.height)
             .and_then(|buf| snapshot::save(&self.snapshots_dir, &name, &buf));
         let text = match saved {
             Ok(svg) => tr!(
@@ -208,7 +218,7 @@ impl App {
         let (Some((path, last)), Screen::Tracer(t)) = (&mut self.quiz_report, &mut self.screen) else {
             return;
         };
-        let report = crate::tui::quiz::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
+        let report = crate::tui::report::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
         if report == *last {
             return;
         }
@@ -287,6 +297,11 @@ impl App {
         self.popup = Some(Popup::Help(Help::new(screen, keys)));
     }
 
+    /// The `?` overlay of a screen with a memory panel: its keys and the cells' styles.
+    fn help_with_cells(&mut self, screen: &'static str, keys: &'static [(&'static str, &'static str)]) {
+        self.popup = Some(Popup::Help(Help::with_cells(screen, keys)));
+    }
+
     /// A screen needs a kernel the menu's scenario does not trace: one popup, the same
     /// everywhere ([`Walk::not_traced`]).
     fn refuse(&mut self, v: Variant) {
@@ -316,6 +331,35 @@ impl App {
                 self.push(Screen::Loading(Box::new(loading)));
             }
             Err(e) => self.message(tr!("Cannot open this lesson"), e.to_string(), true),
+        }
+    }
+
+    /// A shipped scenario built into the binary, from the picker.
+    fn open_builtin(&mut self, name: &str) {
+        match Scenario::shipped(name) {
+            Some(s) => self.screen = Screen::Loading(Box::new(Loading::start(s, None))),
+            None => self.message(
+                tr!("Cannot open this scenario"),
+                tr!("{name} is not a shipped scenario", name).to_string(),
+                true,
+            ),
+        }
+    }
+
+    /// A shipped lesson built into the binary, with the shipped scenario it follows.
+    fn open_builtin_lesson(&mut self, name: &str) {
+        match attn_trace_core::scenario::lesson::Lesson::shipped(name) {
+            Some(Ok((lesson, s))) => {
+                let mut loading = Loading::start(s, None);
+                loading.lesson = Some(Arc::new(lesson));
+                self.push(Screen::Loading(Box::new(loading)));
+            }
+            Some(Err(e)) => self.message(tr!("Cannot open this lesson"), e.to_string(), true),
+            None => self.message(
+                tr!("Cannot open this lesson"),
+                tr!("{name} is not a shipped lesson", name).to_string(),
+                true,
+            ),
         }
     }
 
@@ -409,7 +453,7 @@ pub fn update(app: &mut App, msg: Msg) {
         app.popup = None;
         app.trace_model(*traced);
     }
-    if let Screen::Loading(l) = &app.screen
+    if let Screen::Loading(l) = &mut app.screen
         && let Some(done) = l.poll()
     {
         let lesson = l.lesson.clone();
@@ -439,7 +483,7 @@ pub fn update(app: &mut App, msg: Msg) {
                 app.go_back();
                 // a panic's popup is queued (below); any other failure says why here
                 if let Some(why) = why {
-                    app.message(Worker::Loading.failed_title(), why, true);
+                    app.message(JobKind::Loading.failed_title(), why, true);
                 }
             }
         }
@@ -453,7 +497,7 @@ pub fn update(app: &mut App, msg: Msg) {
         t.tick();
     }
     // a worker thread that panicked: its message, in a popup, and the app goes on
-    if let Some((worker, text)) = guard::take_failure() {
+    if let Some((worker, text)) = job::take_failure() {
         app.message(worker.failed_title(), text, true);
     }
     match msg {
@@ -502,7 +546,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             match t.key(key) {
                 tracer::Outcome::Stay => {}
                 tracer::Outcome::Back => app.go_back(),
-                tracer::Outcome::Help => app.help(msg!("tracer"), help::KEYS),
+                tracer::Outcome::Help => app.help_with_cells(msg!("tracer"), help::KEYS),
                 tracer::Outcome::Note { title, text } => app.message(&title, text, false),
                 tracer::Outcome::NotTraced(v) => {
                     let text = t.walk.not_traced(v);
@@ -526,12 +570,14 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Open(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_path(p),
+            Some(Choice::Builtin(name)) => app.open_builtin(name),
             Some(Choice::Help) => app.help(msg!("Open scenario"), picker::KEYS),
             None => {}
         },
         Screen::Lessons(o) => match o.key(key) {
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Path(p)) => app.open_lesson(&p),
+            Some(Choice::Builtin(name)) => app.open_builtin_lesson(name),
             Some(Choice::Help) => app.help(msg!("Lessons"), picker::KEYS),
             None => {}
         },
@@ -545,7 +591,8 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             }
         }
         Screen::Checkpoint(c) => match c.key(key) {
-            None => {}
+            // its picker lists no built-in files
+            None | Some(Choice::Builtin(_)) => {}
             Some(Choice::Back) => app.go_back(),
             Some(Choice::Help) => app.help(msg!("Open checkpoint"), picker::KEYS),
             Some(Choice::Path(p)) => match checkpoint::open(&p) {
@@ -587,7 +634,8 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 Ok(view) => app.push(Screen::Mine(Box::new(view))),
                 Err(e) => app.message(tr!("Cannot open this trace"), e, true),
             },
-            None => {}
+            // its picker lists no built-in files
+            None | Some(Choice::Builtin(_)) => {}
         },
         Screen::Mine(m) => match m.key(key) {
             mine::Outcome::Stay => {}
@@ -597,7 +645,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
         Screen::Mistakes(s) => match s.key(key) {
             mistakes::Outcome::Stay => {}
             mistakes::Outcome::Back => app.go_back(),
-            mistakes::Outcome::Help => app.help(msg!("side by side"), mistakes::KEYS),
+            mistakes::Outcome::Help => app.help_with_cells(msg!("side by side"), mistakes::KEYS),
             mistakes::Outcome::NotTraced(v) => {
                 let text = s.walk.not_traced(v);
                 app.message(not_traced_title(), text, true);

@@ -8,16 +8,12 @@
 //! runs not started are skipped, those running stop simulating and are thrown away. The app polls
 //! on its tick while a job runs.
 
-use crate::tui::guard::{Worker, guard};
-use attn_trace_analysis::cache::{
-    self, CacheSweep, LevelSpec, SWEEP_LENGTHS, SWEEP_TILES, SweepProgress, SweepRow, Tiles,
-};
+use crate::tui::job::{Event, Job, JobKind, Progress};
+use attn_trace_analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_LENGTHS, SWEEP_TILES, SweepRow, Tiles};
 use attn_trace_core::kernels::Mask;
 use attn_trace_i18n::tr;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -57,28 +53,21 @@ fn lock(q: &Mutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
     q.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The job under way: the rows of `lengths` for `key`, sent back one by one.
-struct Job {
+/// The sweep under way: the rows of `lengths` for `key`, sent back one by one by its job
+/// (dropping it cancels the job: the worker stops after the run under way).
+struct Sweep {
     key: Key,
     /// Every length asked of the worker, in its order; the first `received` are done.
     lengths: Vec<usize>,
     received: usize,
     queue: Arc<Mutex<Queue>>,
-    progress: Arc<SweepProgress>,
-    rows: Receiver<SweepRow>,
+    job: Job<SweepRow>,
     started: Instant,
 }
 
-impl Drop for Job {
-    /// Nobody waits for the rows any more: the worker stops after the run under way.
-    fn drop(&mut self) {
-        self.progress.cancel.store(true, Ordering::Relaxed);
-    }
-}
-
-/// How far the job under way has got.
+/// How far the sweep under way has got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Progress {
+pub struct SweepStatus {
     /// Runs finished and runs in all (one kernel at one T each).
     pub done: usize,
     pub total: usize,
@@ -97,7 +86,7 @@ pub struct Simulation {
     pub tiles: Vec<usize>,
     /// Finished rows per head size and mask, by ascending T.
     rows: HashMap<Key, Vec<SweepRow>>,
-    job: Option<Job>,
+    job: Option<Sweep>,
     /// Why the last job ended without all its rows, if it did.
     pub failed: Option<String>,
 }
@@ -186,83 +175,73 @@ impl Simulation {
 
     fn start(&mut self, key: Key, lengths: Vec<usize>) {
         let (d, causal) = key;
-        let progress = Arc::new(SweepProgress::default());
         let queue = Arc::new(Mutex::new(Queue {
             todo: lengths.iter().copied().collect(),
             closed: false,
         }));
-        let (tx, rx) = channel();
-        let (watch, todo, tiles, levels) = (
-            Arc::clone(&progress),
-            Arc::clone(&queue),
-            self.tiles.clone(),
-            self.levels.clone(),
-        );
-        let spawned = std::thread::Builder::new().name("cache-sweep".into()).spawn(move || {
+        let (todo, tiles, levels) = (Arc::clone(&queue), self.tiles.clone(), self.levels.clone());
+        // a failed job's rows sent before the failure stay
+        let job = Job::spawn(JobKind::CacheSweep, Progress::default(), move |ctx| {
             let mask = mask_of(causal);
-            // a panic is an error for the UI (see `guard`); the rows sent before it stay
-            let _ = guard(Worker::CacheSweep, || {
-                loop {
-                    let t = {
-                        let mut q = lock(&todo);
-                        match q.todo.pop_front() {
-                            Some(t) => t,
-                            None => {
-                                q.closed = true;
-                                return;
-                            }
+            loop {
+                let t = {
+                    let mut q = lock(&todo);
+                    match q.todo.pop_front() {
+                        Some(t) => t,
+                        None => {
+                            q.closed = true;
+                            return;
                         }
-                    };
-                    let s = cache::sweep_counted(&[t], &tiles, d, &mask, &levels, Tiles::Include, &watch);
-                    // a cancelled row has empty cells; nobody reads it any more anyway
-                    if watch.cancelled() {
-                        return;
                     }
-                    let Some(row) = s.rows.into_iter().next() else { return };
-                    if tx.send(row).is_err() {
-                        return;
-                    }
+                };
+                let s = cache::sweep_counted(&[t], &tiles, d, &mask, &levels, Tiles::Include, &ctx.progress);
+                // a cancelled row has empty cells; nobody reads it any more anyway
+                if ctx.cancelled() {
+                    return;
                 }
-            });
+                let Some(row) = s.rows.into_iter().next() else { return };
+                if !ctx.send(row) {
+                    return;
+                }
+            }
         });
         self.failed = None;
-        match spawned {
-            Ok(_) => {
-                self.job = Some(Job {
-                    key,
-                    lengths,
-                    received: 0,
-                    queue,
-                    progress,
-                    rows: rx,
-                    started: Instant::now(),
-                });
-            }
-            Err(e) => self.failed = Some(tr!("cannot start the simulation thread: {e}", e)),
-        }
+        self.job = Some(Sweep {
+            key,
+            lengths,
+            received: 0,
+            queue,
+            job,
+            started: Instant::now(),
+        });
     }
 
     /// Takes in the rows the worker finished; returns whether any came.
     pub fn tick(&mut self) -> bool {
-        let Some(job) = self.job.as_mut() else { return false };
+        let Some(sweep) = self.job.as_mut() else { return false };
         let mut came = false;
         let ended = loop {
-            match job.rows.try_recv() {
-                Ok(row) => {
-                    job.received += 1;
+            match sweep.job.poll() {
+                Some(Event::Msg(row)) => {
+                    sweep.received += 1;
                     came = true;
-                    let rows = self.rows.entry(job.key).or_default();
+                    let rows = self.rows.entry(sweep.key).or_default();
                     rows.retain(|r| r.t != row.t);
                     rows.push(row);
                     rows.sort_by_key(|r| r.t);
                 }
-                Err(TryRecvError::Empty) => break job.received == job.lengths.len(),
-                Err(TryRecvError::Disconnected) => {
-                    if job.received < job.lengths.len() {
+                // its popup says why (queued already); the rows it sent before stay
+                Some(Event::Failed(_)) => {
+                    self.failed = Some(tr!("the simulation stopped before its last run").to_string());
+                    break true;
+                }
+                None if sweep.job.ended() => {
+                    if sweep.received < sweep.lengths.len() {
                         self.failed = Some(tr!("the simulation stopped before its last run").to_string());
                     }
                     break true;
                 }
+                None => break sweep.received == sweep.lengths.len(),
             }
         };
         if ended {
@@ -277,11 +256,11 @@ impl Simulation {
     }
 
     /// How far the job under way for `key` has got (`None` when none is).
-    pub fn progress(&self, key: Key) -> Option<Progress> {
+    pub fn progress(&self, key: Key) -> Option<SweepStatus> {
         let j = self.job.as_ref().filter(|j| j.key == key)?;
         let runs = j.lengths.len() * (1 + self.tiles.len());
-        Some(Progress {
-            done: j.progress.done().min(runs),
+        Some(SweepStatus {
+            done: usize::try_from(j.job.progress().done()).unwrap_or(usize::MAX).min(runs),
             total: runs,
             t: j.lengths.get(j.received).copied().unwrap_or(0),
             elapsed: j.started.elapsed(),

@@ -5,7 +5,7 @@
 //! few milliseconds: only where the cursor stops is checked), and every result is kept, so
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
-use crate::tui::guard::{Worker, guard};
+use crate::tui::job::{Event, Job, JobKind, Progress, guard};
 pub use attn_trace_analysis::gradcheck::target;
 use attn_trace_analysis::gradcheck::{self, Check, Skip};
 use attn_trace_core::engine::Inputs;
@@ -14,7 +14,6 @@ use attn_trace_core::trace::Buf;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long a request must stay the latest before the worker starts on it.
@@ -34,12 +33,10 @@ pub struct Request {
     pub label: String,
 }
 
+/// The latest request, and when it was made.
 #[derive(Default)]
 struct Slot {
-    /// The latest request, and when it was made.
     request: Option<(Request, Instant)>,
-    done: Vec<(Key, Result<Check, Skip>)>,
-    quit: bool,
 }
 
 #[derive(Default)]
@@ -62,7 +59,7 @@ pub struct Checker {
     /// Asked for and not back yet.
     pending: Option<Key>,
     shared: Arc<Shared>,
-    worker: Option<JoinHandle<()>>,
+    job: Option<Job<(Key, Result<Check, Skip>)>>,
 }
 
 impl fmt::Debug for Checker {
@@ -74,12 +71,12 @@ impl fmt::Debug for Checker {
     }
 }
 
-fn work(shared: Arc<Shared>) {
+fn work(shared: &Shared, ctx: &crate::tui::job::Ctx<(Key, Result<Check, Skip>)>) {
     loop {
         let request = {
             let mut slot = shared.lock();
             loop {
-                if slot.quit {
+                if ctx.cancelled() {
                     return;
                 }
                 match &slot.request {
@@ -100,17 +97,18 @@ fn work(shared: Arc<Shared>) {
                 }
             }
         };
-        let done = request.run();
-        shared.lock().done.push(done);
+        if !ctx.send(request.run()) {
+            return;
+        }
     }
 }
 
 impl Request {
     /// The check asked for: six untraced forward passes. A panic is an error for the UI (see
-    /// `guard`) and a failed check in the panel.
+    /// `guard`) and a failed check in the panel; the job goes on with the next request.
     fn run(self) -> (Key, Result<Check, Skip>) {
         let (variant, grad, off) = self.key;
-        let result = guard(Worker::GradientCheck, || {
+        let result = guard(JobKind::GradientCheck, || {
             gradcheck::check(
                 &self.inputs,
                 variant,
@@ -157,20 +155,14 @@ impl Checker {
             slot.request = Some((request, Instant::now()));
             idle
         };
-        if self.worker.is_none() {
+        if self.job.is_none() {
             let shared = Arc::clone(&self.shared);
-            self.worker = std::thread::Builder::new()
-                .name("gradient check".into())
-                .spawn(move || work(shared))
-                .ok();
-            if self.worker.is_none() {
-                // no thread to be had: say so in the panel rather than wait forever
-                let key = request_key(&self.shared);
-                if let Some(key) = key {
-                    self.cache.insert(key, Err(Skip::NoWorker));
-                }
-                self.pending = None;
-            }
+            self.job = Some(
+                Job::spawn(JobKind::GradientCheck, Progress::default(), move |ctx| {
+                    work(&shared, ctx);
+                })
+                .joined(),
+            );
         }
         if was_idle {
             self.shared.wake.notify_one();
@@ -179,13 +171,30 @@ impl Checker {
 
     /// Takes in what the worker finished; true when something arrived.
     pub fn poll(&mut self) -> bool {
-        let done = std::mem::take(&mut self.shared.lock().done);
-        let arrived = !done.is_empty();
-        for (key, result) in done {
-            if self.pending == Some(key) {
-                self.pending = None;
+        let Some(job) = self.job.as_mut() else { return false };
+        let mut arrived = false;
+        while let Some(event) = job.poll() {
+            arrived = true;
+            match event {
+                Event::Msg((key, result)) => {
+                    if self.pending == Some(key) {
+                        self.pending = None;
+                    }
+                    self.cache.insert(key, result);
+                }
+                // no worker to be had (its popup says why): say so in the panel rather than
+                // wait forever
+                Event::Failed(_) => {
+                    if let Some(key) = request_key(&self.shared).or(self.pending) {
+                        self.cache.insert(key, Err(Skip::NoWorker));
+                    }
+                    self.pending = None;
+                }
             }
-            self.cache.insert(key, result);
+        }
+        if job.ended() {
+            // the next request starts a new job
+            self.job = None;
         }
         arrived
     }
@@ -219,11 +228,14 @@ fn request_key(shared: &Shared) -> Option<Key> {
 }
 
 impl Drop for Checker {
+    /// Cancels the job and wakes it, so that dropping it (which waits for its thread) is quick.
     fn drop(&mut self) {
-        self.shared.lock().quit = true;
-        self.shared.wake.notify_all();
-        if let Some(w) = self.worker.take() {
-            let _ = w.join();
+        if let Some(job) = &self.job {
+            // under the slot's lock: the worker checks the flag holding it, then waits, which
+            // lets go of it, so the wake below cannot fall between its check and its wait
+            let _slot = self.shared.lock();
+            job.cancel();
         }
+        self.shared.wake.notify_all();
     }
 }

@@ -256,21 +256,22 @@ impl LessonRun {
     fn explanation(&self, walk: &Walk, right: bool) -> String {
         let lead = if right { tr!("correct") } else { tr!("answer") };
         let access = || self.target(walk);
-        match self.stop().ask.as_ref() {
-            Some(Ask::Offset { .. }) => match access() {
-                Some(a) => format!("{lead}: {}", a.working()),
-                None => lead.to_string(),
-            },
-            Some(Ask::Value { .. }) => match access() {
-                Some(a) => format!(
-                    "{lead}: {}[{}] ← {}",
+        let what = match self.stop().ask.as_ref() {
+            Some(Ask::Offset { .. }) => access().map(|a| a.working()),
+            Some(Ask::Value { .. }) => access().map(|a| {
+                format!(
+                    "{}[{}] ← {}",
                     a.buf,
                     a.offset,
-                    attn_trace_analysis::format::num(a.value)
-                ),
-                None => lead.to_string(),
-            },
-            Some(Ask::Choice { options, answer, .. }) => format!("{lead}: {}) {}", answer + 1, options[*answer]),
+                    attn_trace_analysis::format::num_of(a.buf, a.value)
+                )
+            }),
+            Some(Ask::Choice { options, answer, .. }) => Some(format!("{}) {}", answer + 1, options[*answer])),
+            None => None,
+        };
+        // the colon as the language writes it (a full-width one in Chinese)
+        match what {
+            Some(what) => tr!("{lead}: {what}", lead, what).to_string(),
             None => lead.to_string(),
         }
     }

@@ -12,13 +12,13 @@
 pub mod app;
 pub mod cache_sweep;
 pub mod gradcheck;
-pub mod guard;
+pub mod job;
 pub mod lesson;
 pub mod position;
 pub mod quiz;
+pub mod report;
 pub mod screens;
 pub mod snapshot;
-pub mod source;
 pub mod svg;
 pub mod theme;
 pub mod walk;
@@ -83,7 +83,7 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
         hook(info);
     }));
     // a worker thread's panic is a popup, not a report over the screen (see `guard`)
-    guard::install_hook();
+    job::install_hook();
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> color_eyre::Result<()> {
         execute!(stdout(), EnableMouseCapture)?;
         let size = terminal.size()?;
@@ -121,7 +121,7 @@ pub fn run(open: impl FnOnce(u16, u16) -> App) -> color_eyre::Result<()> {
         Ok(result) => result,
         Err(panic) => {
             // a panic on one of rayon's threads that this thread called: kept by the hook
-            if let Some(text) = guard::take_kept() {
+            if let Some(text) = job::take_kept() {
                 let _ = writeln!(std::io::stderr(), "{text}");
             }
             std::panic::resume_unwind(panic)

@@ -5,10 +5,8 @@
 
 pub use attn_trace_analysis::quiz::{Access, Question, QuizLevel};
 
-use crate::tui::lesson::{Answer, LessonRun};
-use crate::tui::source;
-use crate::tui::walk::Walk;
 use attn_trace_core::kernels::Variant;
+use attn_trace_core::source;
 use attn_trace_core::tensor::Shape;
 use attn_trace_core::trace::Trace;
 use attn_trace_i18n::tr;
@@ -106,65 +104,4 @@ impl Quiz {
     pub fn score(&mut self, variant: Variant, span: usize) -> &mut Score {
         self.scores.entry((variant, span)).or_default()
     }
-}
-
-/// The `--quiz-report` file: per phase of each kernel, how the quiz went; and with a lesson, how
-/// each stop's question went. JSON, for a teacher's scripts:
-/// `{"scenario": …, "phases": [{"variant", "pass", "phase", "right", "retried", "revealed",
-/// "skipped", "missed": {…}}], "lesson": {"title", "right", "asked", "stops": [{"at", "answer",
-/// "tries"}]}}`.
-pub fn report(walk: &Walk, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> String {
-    let phases: Vec<serde_json::Value> = quiz
-        .map(|q| {
-            q.scores
-                .iter()
-                .filter_map(|(&(variant, span), score)| {
-                    let &(_, phase) = walk.trace(variant)?.phases.get(span)?;
-                    Some(serde_json::json!({
-                        "variant": variant.name(),
-                        "pass": phase.pass().name(),
-                        "phase": phase.name(),
-                        "right": score.right,
-                        "retried": score.retried,
-                        "revealed": score.revealed,
-                        "skipped": score.skipped,
-                        "missed": score.missed,
-                    }))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let mut out = serde_json::json!({
-        "scenario": walk.source,
-        "phases": phases,
-    });
-    if let Some(run) = lesson {
-        let (right, asked) = run.score();
-        let stops: Vec<serde_json::Value> = run
-            .lesson
-            .stops
-            .iter()
-            .zip(run.answers.iter().zip(&run.tries))
-            .map(|(stop, (answer, tries))| {
-                let answer = match (stop.ask.is_some(), answer) {
-                    (false, _) => "no question",
-                    (true, Answer::Open) => "open",
-                    (true, Answer::Right { tries: 0 }) => "right",
-                    (true, Answer::Right { .. }) => "right after a retry",
-                    (true, Answer::Revealed) => "revealed",
-                };
-                serde_json::json!({"at": stop.at, "answer": answer, "tries": tries})
-            })
-            .collect();
-        out["lesson"] = serde_json::json!({
-            "title": run.lesson.title,
-            "file": run.lesson.source,
-            "right": right,
-            "asked": asked,
-            "stops": stops,
-        });
-    }
-    let mut text = serde_json::to_string_pretty(&out).unwrap_or_default();
-    text.push('\n');
-    text
 }

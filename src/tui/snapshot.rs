@@ -1,26 +1,17 @@
-//! Pictures of the screen for slides and docs: the app drawn off-screen at a chosen size, as SVG
-//! (the renderer the README's pictures come from, [`super::svg`]) and as plain text. The tracer's
-//! `S` saves both into `snapshots/`; `tui --snapshot OUT.svg --size 120x40` writes one headlessly.
+//! Pictures of the screen for slides and docs: a screen drawn off-screen
+//! (by the app, `App::draw_offscreen`) written as SVG (the renderer the
+//! README's pictures come from, [`super::svg`]) and as plain text. The tracer's `S` saves both
+//! into `snapshots/`; `tui --snapshot OUT.svg --size 120x40` writes one headlessly.
 
-use super::app::{self, App};
 use super::walk::Walk;
 use attn_trace_core::files::atomic;
 use attn_trace_core::kernels::Variant;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// Where the tracer's `S` saves its pictures, relative to the current directory.
 pub const DIR: &str = "snapshots";
-
-/// The app drawn on a `width`×`height` screen.
-pub fn draw(app: &App, width: u16, height: u16) -> io::Result<Buffer> {
-    let mut term = Terminal::new(TestBackend::new(width, height)).map_err(io::Error::other)?;
-    term.draw(|f| app::render(f, app)).map_err(io::Error::other)?;
-    Ok(term.backend().buffer().clone())
-}
 
 /// The screen as text, one row a line, trailing spaces cut (a wide character's second column
 /// is not a space of its own).

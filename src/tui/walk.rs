@@ -143,10 +143,7 @@ impl Walk {
 
     /// Heads the variant's kernel sees (the baseline always one).
     pub fn heads(&self, variant: Variant) -> usize {
-        match variant {
-            Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => self.shape.h,
-        }
+        variant.heads(self.shape.h)
     }
 
     /// The variant to open first: the focus's, else MHA when traced, else the first.
@@ -159,22 +156,14 @@ impl Walk {
     /// Flat offset of score element `e` in the variant's scores layout, if it is in range. The
     /// baseline has one head: an MHA element's `(b, i, j)` is the same pair there.
     pub fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
-        let e = if variant == Variant::Baseline {
-            Element { h: 0, ..e }
-        } else {
-            e
-        };
+        let e = e.in_heads_of(variant);
         e.offset(self.run(variant)?.registry.layout(Buf::Scores)?)
     }
 
     /// The event that writes element `e` in `variant`'s log: its score in the forward pass,
     /// its score gradient in the backward pass ([`Element::write_event`]).
     pub fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
-        let e = if variant == Variant::Baseline {
-            Element { h: 0, ..e }
-        } else {
-            e
-        };
+        let e = e.in_heads_of(variant);
         e.write_event(self.trace(variant)?, pass)
     }
 

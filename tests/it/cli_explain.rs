@@ -29,8 +29,8 @@ fn mha_walkthrough_element() {
         "b=0,h=1,i=2,j=1",
     ]);
     // the docs' offsets, substituted
-    assert!(text.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
-    assert!(text.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
+    assert!(text.contains("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
+    assert!(text.contains("k_base = ((bb*T + j)*H + hh)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
     assert!(text.contains("write: scores.data[16] = "));
     insta::assert_snapshot!(text);
 }
@@ -44,8 +44,8 @@ fn baseline_element() {
         "--at",
         "b=0,i=2,j=1",
     ]);
-    assert!(text.contains("qi = (b*T + i)*C = (0*3 + 2)*4 = 8"));
-    assert!(text.contains("kj = (b*T + j)*C = (0*3 + 1)*4 = 4"));
+    assert!(text.contains("qi = (bb*S + i)*C = (0*3 + 2)*4 = 8"));
+    assert!(text.contains("kj = (bb*T + j)*C = (0*3 + 1)*4 = 4"));
     assert!(text.contains("write: scores.data[7] = "));
     insta::assert_snapshot!(text);
 }
@@ -129,8 +129,9 @@ fn worked_row_numbers_come_out_of_the_trace() {
     assert!(text.contains("d=1: q.data[11] × k.data[7] = -1 × 1 = -1"));
     assert!(text.contains("write: scores.data[16] = -0.7071"));
     assert!(text.contains("probs.data[16] = 0.14 "));
-    assert!(text.contains("d=0: att.data[10] = 0.576×10 + [0.14×0] + 0.284×5 = 7.1797"));
-    assert!(text.contains("d=1: att.data[11] = 0.576×0 + [0.14×10] + 0.284×5 = 2.8203"));
+    // each operand with the digits the chain needs by hand: 0.576×10 + 0.284×5 would be 7.18
+    assert!(text.contains("d=0: att.data[10] = 0.575975×10 + [0.14×0] + 0.283995×5 = 7.1797"));
+    assert!(text.contains("d=1: att.data[11] = 0.576×0 + [0.14003×10] + 0.284×5 = 2.8203"));
     let explicit = explain(&[
         "scenarios/numeric_mha.toml",
         "--variant",
@@ -215,8 +216,8 @@ fn a_grouped_query_head_reads_its_groups_key_head() {
         text.contains("(B=1, T=4, C=8, H=4, H_kv=2, D=2, causal mask)"),
         "{text}"
     );
-    assert!(text.contains("kv_h = h/(H/H_kv) = 3/(4/2) = 1"), "{text}");
-    assert!(text.contains("k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2 = 10"));
+    assert!(text.contains("kv_h = hh/(H/H_kv) = 3/(4/2) = 1"), "{text}");
+    assert!(text.contains("k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2 = 10"));
     assert!(text.contains("q.data[30] × k.data[10]"));
     assert!(text.contains("att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)"));
     // backward: the heads of the one group of multi-query attention add into the same d_k
@@ -229,7 +230,7 @@ fn a_grouped_query_head_reads_its_groups_key_head() {
         "--at",
         "h=2,i=3,j=1",
     ]);
-    assert!(back.contains("kv_h = h/(H/H_kv) = 2/(4/1) = 0"), "{back}");
+    assert!(back.contains("kv_h = hh/(H/H_kv) = 2/(4/1) = 0"), "{back}");
     assert!(back.contains("d_k.data[2] += dS × q.data[28] × scale"), "{back}");
     assert!(back.contains("added to its group's earlier heads"), "{back}");
 }
@@ -250,9 +251,12 @@ fn rotary_positions_and_the_kv_cache_are_explained_with_their_numbers() {
         "{decode}"
     );
     assert!(decode.contains("key j=2: step 2 wrote k_cache.data[10]"), "{decode}");
-    assert!(decode.contains("ci = (b*T + t)*H_kv*D = (0*5 + 2)*2*2 = 8"), "{decode}");
+    assert!(
+        decode.contains("ci = (bb*T + t)*H_kv*D = (0*5 + 2)*2*2 = 8"),
+        "{decode}"
+    );
     assert!(decode.contains("(the decode_scores pass of decode.rs)"), "{decode}");
-    assert!(decode.contains("q_base = xi + h*D = 32 + 3*2 = 38"), "{decode}");
+    assert!(decode.contains("q_base = xi + hh*D = 32 + 3*2 = 38"), "{decode}");
     assert!(
         decode.contains("one score per key j in 0..=4, the cached positions"),
         "{decode}"
@@ -461,11 +465,11 @@ fn decode_through_a_rolling_paged_or_split_cache_is_explained_from_the_log() {
         "{window}"
     );
     assert!(
-        window.contains("k_base = ((b*(N + W) + N + j % W)*H_kv + kv_h)*D = ((0*(1 + 3) + 1 + 6 % 3)*2 + 0)*2 = 4"),
+        window.contains("k_base = ((bb*(N + W) + N + j % W)*H_kv + kv_h)*D = ((0*(1 + 3) + 1 + 6 % 3)*2 + 0)*2 = 4"),
         "{window}"
     );
     assert!(
-        window.contains("ci = (b*(N + W) + N + t % W)*H_kv*D = (0*(1 + 3) + 1 + 7 % 3)*2*2 = 8"),
+        window.contains("ci = (bb*(N + W) + N + t % W)*H_kv*D = (0*(1 + 3) + 1 + 7 % 3)*2*2 = 8"),
         "{window}"
     );
     assert!(
@@ -476,7 +480,7 @@ fn decode_through_a_rolling_paged_or_split_cache_is_explained_from_the_log() {
     let sink = explain(&["scenarios/window_decode.toml", "--at", "h=1,i=7,j=0"]);
     check(&sink);
     assert!(
-        sink.contains("k_base = ((b*(N + W) + j)*H_kv + kv_h)*D = ((0*(1 + 3) + 0)*2 + 0)*2 = 0"),
+        sink.contains("k_base = ((bb*(N + W) + j)*H_kv + kv_h)*D = ((0*(1 + 3) + 0)*2 + 0)*2 = 0"),
         "{sink}"
     );
     assert!(sink.contains("key 0 is an attention sink"), "{sink}");
@@ -514,7 +518,7 @@ fn decode_through_a_rolling_paged_or_split_cache_is_explained_from_the_log() {
         "{split}"
     );
     assert!(
-        split.contains("lse_row = ((b*H + h)*T + t)*P = ((0*2 + 1)*8 + 7)*3 = 45"),
+        split.contains("lse_row = ((bb*H + hh)*T + t)*P = ((0*2 + 1)*8 + 7)*3 = 45"),
         "{split}"
     );
 }
@@ -593,7 +597,7 @@ fn latent_attention_is_explained_with_both_parts_of_its_heads() {
         "{fwd}"
     );
     assert!(
-        fwd.contains("q_base = ((b*T + i)*H + h)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
+        fwd.contains("q_base = ((bb*S + i)*H + hh)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
         "{fwd}"
     );
     assert!(fwd.contains("d=1: q.data[29] × k_nope.data[7] = "), "{fwd}");
@@ -639,28 +643,31 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
     );
     // the cache: step 3 wrote its own row at ci = 15, key 1's row was written at step 1
     assert!(
-        text.contains("ci = (b*T + t)*(R + DR) = (0*4 + 3)*(3 + 2) = 15"),
+        text.contains("ci = (bb*T + t)*(R + DR) = (0*4 + 3)*(3 + 2) = 15"),
         "{text}"
     );
     assert!(
-        text.contains("ci = (b*T + t)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
+        text.contains("ci = (bb*T + t)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
         "{text}"
     );
     assert!(text.contains("key j=1: step 1 wrote kv_cache.data[5..=9]"), "{text}");
     assert!(
-        text.contains("kv_base = (b*T + j)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
+        text.contains("kv_base = (bb*T + j)*(R + DR) = (0*4 + 1)*(3 + 2) = 5"),
         "{text}"
     );
     // the absorption: q_lat's channels of head 1 from q_nope and w_uk, R = 3 of them
     assert!(
-        text.contains("l_base = ((b*T + t)*H + h)*R = ((0*4 + 3)*2 + 1)*3 = 21"),
+        text.contains("l_base = ((bb*T + t)*H + hh)*R = ((0*4 + 3)*2 + 1)*3 = 21"),
         "{text}"
     );
     assert!(
-        text.contains("q_base = ((b*T + t)*H + h)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
+        text.contains("q_base = ((bb*T + t)*H + hh)*(D + DR) = ((0*4 + 3)*2 + 1)*(2 + 2) = 28"),
         "{text}"
     );
-    assert!(text.contains("w_off = r*H*D + h*D + d = 0*2*2 + 1*2 + 0 = 2"), "{text}");
+    assert!(
+        text.contains("w_off = r*H*D + hh*D + d = 0*2*2 + 1*2 + 0 = 2"),
+        "{text}"
+    );
     assert!(
         text.contains("r=0: q_lat.data[21] = q.data[28]×w_uk.data[2] + q.data[29]×w_uk.data[3]\n"),
         "{text}"
@@ -684,7 +691,7 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         text.contains("d=2 reads column r = R + d - D = 3 + 2 - 2 = 3 of the row"),
         "{text}"
     );
-    assert!(text.contains("write: scores.data[29] = 0.0642   (event #"), "{text}");
+    assert!(text.contains("write: scores.data[29] = -0.0965   (event #"), "{text}");
     // the softmax over the four cached positions
     assert!(
         text.contains("one score per key j in 0..=3, the cached positions"),
@@ -692,7 +699,7 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
     );
     // o_lat: four terms a channel, the element's in brackets; then up by w_uv
     assert!(
-        text.contains("this element: probs.data[29] = 0.2793 (event #"),
+        text.contains("this element: probs.data[29] = 0.2445 (event #"),
         "{text}"
     );
     // a channel's sum too wide for 100 columns goes on under its cell
@@ -708,16 +715,16 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
         4,
         "one term per cached position 0..=3: {o_lat}"
     );
-    assert!(o_lat.contains(" + [0.2793×(-0.7991)] + "), "{o_lat}");
-    assert!(text.contains("a_base = xi + h*D = 12 + 1*2 = 14"), "{text}");
+    assert!(o_lat.contains(" + [0.2445×(-0.7991)] + "), "{o_lat}");
+    assert!(text.contains("a_base = xi + hh*D = 12 + 1*2 = 14"), "{text}");
     assert!(text.contains("d=0: att.data[14] = "), "{text}");
     // P[i,j]'s share of att: its terms of o_lat, taken up by w_uv
     assert!(
-        text.contains("d=0: 0.2793 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.2174"),
+        text.contains("d=0: 0.2445 × ((-0.7991)×(-0.931) + 0.5449×(-0.2942) + (-0.3375)×(-0.5764)) = 0.1903"),
         "{text}"
     );
     // the element's term in each of the R = 3 latent channels
-    assert_eq!(text.matches(" + [0.2793×").count(), 3, "{text}");
+    assert_eq!(text.matches(" + [0.2445×").count(), 3, "{text}");
     // the diagonal: step 2 reads the row it has just written
     let own = explain(&["scenarios/mla_decode.toml", "--at", "h=0,i=2,j=2"]);
     assert!(check(&own) >= 20, "{own}");
@@ -740,12 +747,12 @@ fn latent_attentions_absorbed_decode_is_walked_from_the_latent_cache() {
 
 #[test]
 fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
-    // mla_decode.toml with rope = "half": step 1 wrote key 1's k_pe column r = 3 as
+    // mla_decode.toml with rope = "half" for its "interleaved": step 1 wrote key 1's k_pe column r = 3 as
     // Σ_c x·w_kr = 0.4653, then turned it by 1·θ_0 = 1 radian (cos 0.5403, sin 0.8415) in place;
     // the score reads the turned value at kv_cache.data[8]
     let text = std::fs::read_to_string("scenarios/mla_decode.toml")
         .unwrap()
-        .replace("decode = true", "decode = true\nrope = \"half\"");
+        .replace("rope = \"interleaved\"", "rope = \"half\"");
     let file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
     std::fs::write(file.path(), text).unwrap();
     let out = explain(&[file.path().to_str().unwrap()]);
@@ -766,4 +773,27 @@ fn the_absorbed_decode_with_rope_turns_each_new_rows_k_pe_once() {
     let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{out}"));
     assert!(at("the latent cache at step t=3") < at("rotary positions"));
     assert!(at("rotary positions") < at("absorbs w_uk"));
+}
+
+/// A paged cache's offsets use block ids read from the block table: `explain` reads them out of
+/// the table where it uses them, for the key's row and for the query's own, as integers.
+#[test]
+fn explain_reads_a_paged_caches_block_ids_out_of_the_table() {
+    // paged_decode.toml: B=2, blocks of BS=2, MB=3 a sequence, table [[5, 2, 7], [5, 0, 3]]
+    let text = explain(&["scenarios/paged_decode.toml", "--at", "b=1,h=1,i=5,j=3"]);
+    for want in [
+        // key 3 of sequence 1 is in its block j/BS = 1, cell 1*3 + 1 = 4 of the table, block 0
+        "j_phys = block_table[bb*MB + j_blk] = block_table[1*3 + 1] = block_table[4] = 0",
+        // step 5 writes its own row into block t/BS = 2 of the sequence: cell 5, block 3
+        "phys = block_table[bb*MB + blk] = block_table[1*3 + 2] = block_table[5] = 3",
+        "k_base = ((j_phys*BS + j % BS)*H_kv + kv_h)*D = ((0*2 + 3 % 2)*2 + 1)*2 = 6",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+    // the j_phys line comes before the offset that uses it
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s:?} not in\n{text}"));
+    assert!(at("step 5 reads it at j_phys = ") < at("step 5 reads it at k_base = "));
+    assert!(!text.contains("block_table[4] = 0.0"), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"));
 }

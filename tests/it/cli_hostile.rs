@@ -6,7 +6,7 @@
 //! believes a hostile file (allocating what it claims, reading a device to the end, waiting on a
 //! FIFO) fails its test instead of eating the machine. Big files are sparse.
 //!
-//! The promise held here is the README's: bad input is one line naming what is wrong, exit
+//! The promise held here is docs/cli.md's: bad input is one line naming what is wrong, exit
 //! code 2, never a panic; a failing output is one `error:` line and exit code 1 (a closed pipe
 //! ends quietly); and nothing a user saved is lost or left half written.
 

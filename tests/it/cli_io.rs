@@ -318,3 +318,80 @@ fn a_latent_scenario_prices_its_cache_with_its_own_r_and_dr() {
     let lines: Vec<&str> = out.lines().collect();
     assert!(crate::support::chains::check_lines(&lines).unwrap() >= 3, "{out}");
 }
+
+/// A decode scenario written to a temporary file: `B = 1`, `C = 8`, `H = 2`, `T = t`, a window of
+/// `w` keys with `sinks` sinks when `w > 0`.
+fn decode_scenario(t: usize, w: usize, sinks: usize) -> tempfile::NamedTempFile {
+    let mut f = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    let window = if w > 0 {
+        format!("window = {w}\nsinks = {sinks}\n")
+    } else {
+        String::new()
+    };
+    write!(
+        f,
+        "title = \"decode\"\n[shape]\nB = 1\nT = {t}\nC = 8\nH = 2\n[run]\nvariants = [\"mha\"]\ndecode = true\n{window}\
+         [init]\nseed = 5\ndist = \"normal\"\nstd = 0.5\n"
+    )
+    .unwrap();
+    f
+}
+
+/// `io`'s sentence on a decode run says how many cached rows each query head reads; the log says
+/// how many scores each head writes, one per cached row it reads. The two agree for every kind of
+/// decode (a contiguous cache, grouped heads with rope, paged, split-KV, the latent cache) and
+/// every mask a decode takes (causal; windows narrow, with sinks, one key wide, and wide enough
+/// never to slide), in both languages, and every equality the sentence prints holds.
+#[test]
+fn io_says_how_many_cached_rows_each_decode_reads_as_the_log_counts_them() {
+    let made: Vec<(String, tempfile::NamedTempFile)> =
+        [(7, 2, 0), (8, 3, 1), (9, 2, 3), (4, 1, 0), (5, 3, 2), (6, 0, 0)]
+            .into_iter()
+            .map(|(t, w, sinks)| (format!("T={t} W={w} N={sinks}"), decode_scenario(t, w, sinks)))
+            .collect();
+    let mut paths: Vec<String> = made.iter().map(|(_, f)| f.path().display().to_string()).collect();
+    for shipped in [
+        "kv_cache_decode",
+        "paged_decode",
+        "split_kv",
+        "mla_decode",
+        "window_decode",
+    ] {
+        paths.push(format!("scenarios/{shipped}.toml"));
+    }
+    let number_before = |text: &str, words: &str| -> u64 {
+        let at = text.rfind(words).unwrap_or_else(|| panic!("{words:?} not in\n{text}"));
+        let digits: String = text[..at]
+            .trim_end()
+            .chars()
+            .rev()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.chars().rev().collect::<String>().parse().unwrap()
+    };
+    for path in &paths {
+        let doc: Value = serde_json::from_str(&stdout_of(&["io", path, "--json"])).unwrap();
+        let heads = doc["shape"]["B"].as_u64().unwrap() * doc["shape"]["H"].as_u64().unwrap();
+        let variant = doc["runs"][0]["variant"].as_str().unwrap().to_string();
+        let (_, score_writes) = rw(&doc, &variant, "forward", "scores");
+        let per_head = score_writes / heads;
+        assert_eq!(per_head * heads, score_writes, "{path}");
+
+        let en = stdout_of(&["--lang", "en", "io", path]);
+        let line = en.lines().find(|l| l.starts_with("decoding token by token")).unwrap();
+        assert_eq!(number_before(line, " cached rows over the"), per_head, "{path}: {line}");
+        let checked = crate::support::chains::check_line(line).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(checked >= 1, "{path}: nothing checked in {line}");
+
+        let zh = stdout_of(&["--lang", "zh-CN", "io", path]);
+        let line = zh.lines().find(|l| l.starts_with("逐个 token 解码")).unwrap();
+        assert_eq!(number_before(line, " 个缓存行"), per_head, "{path}: {line}");
+        crate::support::chains::check_line(line).unwrap_or_else(|e| panic!("{path}: {e}"));
+    }
+    // the shipped window: 1 + 2 + 3 + 4 rows while the window fills with its sink, then 4 a step
+    let out = stdout_of(&["--lang", "en", "io", "scenarios/window_decode.toml"]);
+    assert!(
+        out.contains("1 + 2 + … + 4 = 4·5/2 = 10 rows in the first W+N = 4 steps and 4 in each of the other 4: 10 + 4·4 = 26 cached rows over the 8 steps"),
+        "{out}"
+    );
+}

@@ -725,3 +725,19 @@ fn run_json_reports_gqa_with_mhas_external_tensors_and_its_own() {
     assert_eq!(shape(run, "k_cache"), [1, 5, 4]);
     assert_eq!(shape(run, "rope_cos"), [5, 1]);
 }
+
+/// `trace --help` names every kernel and phase there is, from the registry, and no list of its
+/// own that could fall behind (it once said `baseline | mha | flash` and the first phases only).
+#[test]
+fn trace_help_names_every_variant_and_phase_of_the_registry() {
+    let help = stdout_of(&["--lang", "en", "trace", "--help"]);
+    for v in attn_trace_core::kernels::Variant::ALL {
+        assert!(help.contains(v.name()), "{} not in\n{help}", v.name());
+    }
+    for p in attn_trace_core::trace::Phase::ALL {
+        assert!(help.contains(p.name()), "{} not in\n{help}", p.name());
+    }
+    let fields = help.split("Fields").nth(1).expect("the fields");
+    assert!(!fields.contains("baseline | mha | flash"), "{fields}");
+    assert!(!fields.contains("flash, flash_delta, flash_back"), "{fields}");
+}

@@ -599,3 +599,82 @@ fn the_number_of_threads_does_not_change_the_numbers() {
         );
     }
 }
+
+/// The text says what each loss is, and is right: a logged step's loss is the mean over the
+/// steps since the previous line (the per-step losses of the same run, logged every step, give
+/// it), and the last line's is the last step's batch alone.
+#[test]
+fn the_text_says_which_steps_each_loss_is_the_mean_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |every: &str, json: bool| {
+        let mut c = cmd();
+        c.current_dir(dir.path())
+            .args([
+                "--lang",
+                "en",
+                "train",
+                "--dataset",
+                "copy",
+                "--steps",
+                "4",
+                "--log-every",
+                every,
+            ])
+            .args(TINY);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // each step's own loss, from the JSON lines logged every step
+    let per_step: Vec<f64> = run("1", true)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v.get("done").is_none())
+        .map(|v| v["loss"].as_f64().unwrap())
+        .collect();
+    assert_eq!(per_step.len(), 4);
+    let text = run("2", false);
+    let mean = |a: usize, b: usize| per_step[a - 1..b].iter().sum::<f64>() / (b - a + 1) as f64;
+    for (step, a) in [(2, 1), (4, 3)] {
+        let want = format!("step {step:>6}  loss {:.4} (mean of steps {a}-{step})", mean(a, step));
+        assert!(text.contains(&want), "{want:?} not in\n{text}");
+    }
+    let last = format!("done at step 4: loss {:.4} (the last step's batch)", per_step[3]);
+    assert!(text.contains(&last), "{last:?} not in\n{text}");
+    // every step logged: each line is its own step's batch
+    let one = run("1", false);
+    assert!(one.contains("(that step's batch)"), "{one}");
+    // the JSON documentation says the same
+    let help = String::from_utf8(cmd().args(["train", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(
+        help.contains("mean training loss") && help.contains("last step's batch"),
+        "{help}"
+    );
+    // in Chinese too, with one unit of speed on every line
+    let out = cmd()
+        .current_dir(dir.path())
+        .args([
+            "--lang",
+            "zh-CN",
+            "train",
+            "--dataset",
+            "copy",
+            "--steps",
+            "4",
+            "--log-every",
+            "2",
+        ])
+        .args(TINY)
+        .output()
+        .unwrap();
+    let zh = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        zh.contains("（第 1-2 步的平均）") && zh.contains("（最后一步的批次）"),
+        "{zh}"
+    );
+    assert_eq!(zh.matches("token/秒").count(), 3, "{zh}");
+    assert!(!zh.contains("token/s"), "{zh}");
+}

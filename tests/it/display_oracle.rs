@@ -21,8 +21,10 @@
 //! - every partial sum in the equation panel is the sum of the terms the log has completed at
 //!   that event (a term whose second factor is still to come is not in it), and says so;
 //! - every arithmetic chain the equation panel, the variables panel and the dot strip print
-//!   (`old + (Σ × scale) = new`, `q_base = ((0*3 + 2)*2 + 1)*2 = 10`) holds to its printed digits
-//!   (`chains.rs`);
+//!   (`old + (Σ × 1/√2) = new`, `q_base = ((0*3 + 2)*2 + 1)*2 = 10`) holds by hand: recomputed
+//!   on a calculator from its printed operands, it gives its printed result to the last digit
+//!   (`chains.rs`); and so does every chain of `explain` (a spread of elements of every run,
+//!   both passes) and of Compare's notes (a spread of elements, every phase compared);
 //! - every memory-grid cell sits under the row, column, head and batch labels whose layout
 //!   offset is the cell's offset, and shows the value the cell holds at that event;
 //! - the flat row's offsets are the offsets of the cells under them;
@@ -36,14 +38,19 @@
 //!   numbers; tile-local buffers laid out by their own rows `ii`, `jj`, and `i = i0 + ii`,
 //!   `j = j0 + jj` in the global buffers' labels.
 
+use attn_trace::tui::screens::compare::{self, Compare};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{dot, equation, memory, num, variables};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::Element;
+use attn_trace_analysis::explain;
 use attn_trace_analysis::format::{exact_decimals, fixed};
+use attn_trace_analysis::formula;
+use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::tensor::Shape;
-use attn_trace_core::trace::{Buf, Op, Phase, Stage, Trace};
+use attn_trace_core::trace::{Buf, Op, Pass, Phase, Stage, Trace};
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -432,15 +439,31 @@ fn check_flash_equation(trace: &Trace, n: usize, lines: &[String]) -> Result<(),
             .iter()
             .find(|l| l.starts_with(prefix))
             .ok_or("no write-back line")?;
-        if !line.contains(&four(before.value)) || !line.ends_with(&four(ev.value)) {
-            return Err(format!(
-                "{line:?} does not show {} and {}",
-                four(before.value),
-                four(ev.value)
-            ));
+        // `att[6] = acc / l = A / L = R`, `lse[1] = m + ln l = M + ln L = R`: the operand
+        // read just before and the value written, each to its printed digits
+        let numbers: Vec<&str> = line
+            .rsplit(" = ")
+            .take(2)
+            .flat_map(|piece| piece.split([' ', '/', '+']))
+            .filter(|t| t.parse::<f64>().is_ok())
+            .collect();
+        let (Some(result), Some(first)) = (numbers.first(), numbers.get(1)) else {
+            return Err(format!("{line:?} has no numbers"));
+        };
+        if !shows(result, ev.value) || !shows(first, before.value) {
+            return Err(format!("{line:?} does not show {} and {}", before.value, ev.value));
         }
     }
     Ok(())
+}
+
+/// Does the printed number `text` stand for `value` (round to it at its last digit)?
+fn shows(text: &str, value: f32) -> bool {
+    let Ok(x) = text.parse::<f64>() else {
+        return false;
+    };
+    let decimals = text.split_once('.').map_or(0, |(_, f)| f.len() as i32);
+    (x - f64::from(value)).abs() <= 0.5 * 10f64.powi(-decimals) * (1.0 + 1e-9)
 }
 
 /// The kernel's loop variable (or derived offset) a buffer dimension must equal in `phase`, or
@@ -613,6 +636,30 @@ impl Checker<'_> {
             .collect();
         crate::support::chains::check_lines(&variable_lines)
             .map_err(|e| format!("{}: {e}\n{variable_lines:#?}", at()))?;
+        // the offsets are spelt as the code panel's kernel line spells them: every name in a
+        // formula is a loop variable or an offset the log records at this event, a size of
+        // the run, or one of the kernel's constants (`b`, `h` for `bb`, `hh` is not)
+        let view = trace.view(n);
+        let known: Vec<&str> = view
+            .vars
+            .iter()
+            .map(|v| v.0)
+            .chain(view.derived.iter().map(|d| d.name))
+            .chain(view.consts.iter().map(|c| c.0))
+            .chain(["B", "S", "T", "C", "H", "D", "H_kv", "IC", "OC"])
+            .collect();
+        for line in &variable_lines {
+            let mut parts = line.trim().split(" = ");
+            let (Some(name), Some(text)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if !view.derived.iter().any(|d| d.name == name) {
+                continue;
+            }
+            if let Some(id) = formula::names(text).into_iter().find(|id| !known.contains(id)) {
+                return Err(format!("{}: `{id}` in `{line}` is no name of the kernel's", at()));
+            }
+        }
         if let Some(strip) = dot::plan(ratatui::layout::Rect::new(0, 0, w, h), &ctx) {
             let title: String = strip.title.iter().map(|p| p.2.as_str()).collect();
             crate::support::chains::check_line(&title).map_err(|e| format!("{}: dot strip: {e}", at()))?;
@@ -822,17 +869,31 @@ impl Checker<'_> {
                 .and_then(|b| b.trim().parse::<usize>().ok())
                 .unwrap_or(0);
             let data_y = p.labels.iter().find(|l| l.2 == "data").map(|l| l.1);
+            // does the log write this buffer at all (else its values are given, not results)?
+            let some_written = (0..trace.buffer(p.buf).map_or(0, attn_trace_core::trace::BufferInfo::len))
+                .any(|o| !trace.index.writes(p.buf, o).is_empty());
             for s in &p.cells {
                 let cell_text = text_at(screen, s.x, s.y, s.w);
                 let value = trace.value_at(p.buf, s.off, n);
                 let is_current = (p.buf, s.off) == (ev.buf, ev.offset as usize);
-                if !p.heat && cell_text.trim() != num(value) {
+                // a cell the log writes, but not yet, shows `--` (the current one its number); a
+                // block id its integer
+                let writes = trace.index.writes(p.buf, s.off);
+                let unwritten = some_written && writes.first().is_none_or(|&w| w as usize > n);
+                let want = if unwritten && !is_current {
+                    "--".to_string()
+                } else if p.buf == Buf::BlockTable {
+                    format!("{}", value as i64)
+                } else {
+                    num(value)
+                };
+                if !p.heat && cell_text.trim() != want {
                     return Err(format!(
                         "{}: {name}[{}] shows {:?}, holds {}",
                         at(),
                         s.off,
                         cell_text.trim(),
-                        num(value)
+                        want
                     ));
                 }
                 if hot(s.x, s.y) != is_current {
@@ -1038,13 +1099,21 @@ impl Checker<'_> {
                 "{finished} finished terms in view, {drawn_products} products drawn"
             ));
         }
+        // a header is the term's loop value, named (`d2`) when the terms run over loops of
+        // different names (latent attention's r, then d): never two columns alike
+        let loop_of = |k: usize| trace.view(terms[k][0]).vars.last().copied().unwrap_or(("", 0));
+        let mixed = (1..terms.len()).any(|k| loop_of(k).0 != loop_of(0).0);
         for &(x, y, w, k) in &d.heads {
-            let first = trace.view(terms[k][0]);
-            let innermost = first.vars.last().map(|v| v.1.to_string()).unwrap_or_default();
+            let (name, value) = loop_of(k);
+            let want = if mixed {
+                format!("{name}{value}")
+            } else {
+                value.to_string()
+            };
             let shown = text_at(screen, x, y, w);
-            if shown.split_whitespace().last() != Some(innermost.as_str()) {
+            if shown.split_whitespace().last() != Some(want.as_str()) {
                 return Err(format!(
-                    "term {k}'s header shows {shown:?}, its loop variable is {innermost}"
+                    "term {k}'s header shows {shown:?}, its loop variable is {want}"
                 ));
             }
         }
@@ -1165,8 +1234,89 @@ fn sample(len: usize) -> Vec<usize> {
         .collect()
 }
 
+/// Up to `most` of `all`, spread evenly over it (all of a short list).
+fn spread<T: Copy>(all: &[T], most: usize) -> Vec<T> {
+    if all.len() <= most {
+        return all.to_vec();
+    }
+    (0..most).map(|k| all[k * all.len() / most]).collect()
+}
+
+/// Every score element of `run`'s kernel shape, `(b, h, i, j)` in order.
+fn elements(run: &attn_trace_core::engine::Run) -> Vec<Element> {
+    let ksh = kernel_shape(run.shape, run.variant);
+    let mut out = Vec::new();
+    for b in 0..ksh.b {
+        for h in 0..ksh.h {
+            for i in 0..ksh.s {
+                for j in 0..ksh.t {
+                    out.push(Element { b, h, i, j });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `explain` of a spread of elements of every run, both passes, holds by hand: every chain it
+/// prints, recomputed from its printed operands, gives its printed result to the last digit.
+fn check_explain(name: &str, walk: &Walk) {
+    for run in &walk.runs {
+        if run.trace.is_none() {
+            continue;
+        }
+        for e in spread(&elements(run), 24) {
+            for pass in [Pass::Forward, Pass::Backward] {
+                // an element the run has no walkthrough of (not generated yet, a pass not run)
+                let Ok(w) = explain::explain(run, walk.mask.clone(), e, pass) else {
+                    continue;
+                };
+                let text = w.to_string();
+                let lines: Vec<&str> = text.lines().collect();
+                if let Err(err) = crate::support::chains::check_lines(&lines) {
+                    panic!(
+                        "{name} {} explain --at b={},h={},i={},j={} --pass {}: {err}\n{text}",
+                        run.variant,
+                        e.b,
+                        e.h,
+                        e.i,
+                        e.j,
+                        pass.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Compare's notes, for a spread of elements and every phase it compares, hold by hand.
+fn check_compare(name: &str, walk: &Arc<Walk>) {
+    let mut st = Compare::new(Arc::clone(walk));
+    let phases = st.phases();
+    let Some(run) = walk.run(st.pair().0) else {
+        return;
+    };
+    if phases.is_empty() {
+        return;
+    }
+    for e in spread(&elements(run), 12) {
+        st.set_element(e);
+        for &(phase, buf) in &phases {
+            let lines: Vec<String> = compare::notes(&st, phase, buf)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            if let Err(err) = crate::support::chains::check_lines(&lines) {
+                panic!("{name} Compare {phase} at {e:?}: {err}\n{lines:#?}");
+            }
+        }
+    }
+}
+
 fn check_walk(name: &str, walk: Walk) {
     let walk = Arc::new(walk);
+    check_explain(name, &walk);
+    check_compare(name, &walk);
     for run in &walk.runs {
         let Some(trace) = &run.trace else { continue };
         let tiles = walk.inputs.as_ref().map_or((1, 1), |i| {

@@ -298,7 +298,7 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     assert!(
         lines
             .iter()
-            .any(|l| l == "d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
+            .any(|l| l == "d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 1/√2) = -0.0487"),
         "{lines:#?}"
     );
     // the running sum is the products alone: the old value is added at the write
@@ -311,7 +311,7 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     // and the write's chain stays on a small terminal: the notes under the equation give way
     let small = tracer_screen(st, 80, 24);
     assert!(
-        small.contains("d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
+        small.contains("d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 1/√2) = -0.0487"),
         "{small}"
     );
 }

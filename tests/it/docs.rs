@@ -238,3 +238,33 @@ fn grep_filter_and_source_ranges_work() {
     assert!(until.trim_end().ends_with('}') && !until.contains("Pass 2"), "{until}");
     assert!(source("crates/core/src/kernels/attention_mha.rs from \"no such line\" to \"x\"").is_err());
 }
+
+/// The README tells a newcomer how to put `attn-trace` on `PATH` and walks the first five
+/// minutes; the limits, exit codes and full `--help` live in docs/cli.md, keeping it short.
+#[test]
+fn the_readme_starts_a_newcomer_and_stays_short() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(readme.contains("cargo install --path ."), "no way onto PATH");
+    // the two set-up commands, and the performance summary keeps its commands
+    assert!(
+        readme.contains("cargo run --release ") && readme.contains("cargo test --release "),
+        "no set-up"
+    );
+    assert!(
+        readme.contains("## Performance") && readme.contains("`cargo bench --bench trace`"),
+        "no figures"
+    );
+    assert!(readme.contains("## The first five minutes"), "no first walk");
+    assert!(readme.contains("(docs/cli.md)"), "no link to the command line page");
+    assert!(
+        !readme.contains("<!-- generated: attn-trace --help -->"),
+        "the full help belongs in docs/cli.md"
+    );
+    let lines = readme.lines().count();
+    assert!(lines <= 260, "README.md has {lines} lines");
+    let cli = fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    assert!(
+        cli.contains("<!-- generated: attn-trace --help -->") && cli.contains("| 3 |"),
+        "{cli}"
+    );
+}

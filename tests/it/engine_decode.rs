@@ -117,19 +117,19 @@ fn each_step_writes_its_row_of_the_cache_and_reads_only_rows_up_to_itself() {
         .unwrap();
     let text: Vec<String> = derived_lines(&t.view(n), sh).iter().map(ToString::to_string).collect();
     assert!(
-        text.contains(&"ci = (b*T + t)*H_kv*D = (1*5 + 3)*2*2 = 32".to_string()),
+        text.contains(&"ci = (bb*T + t)*H_kv*D = (1*5 + 3)*2*2 = 32".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"kv_h = h/(H/H_kv) = 3/(4/2) = 1".to_string()),
+        text.contains(&"kv_h = hh/(H/H_kv) = 3/(4/2) = 1".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"q_base = xi + h*D = 64 + 3*2 = 70".to_string()),
+        text.contains(&"q_base = xi + hh*D = 64 + 3*2 = 70".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"k_base = ((b*T + j)*H_kv + kv_h)*D = ((1*5 + 2)*2 + 1)*2 = 30".to_string()),
+        text.contains(&"k_base = ((bb*T + j)*H_kv + kv_h)*D = ((1*5 + 2)*2 + 1)*2 = 30".to_string()),
         "{text:?}"
     );
     assert_eq!(t.label(Buf::KCache, 30), "b1 j2 kv_h1 d0");

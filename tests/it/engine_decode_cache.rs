@@ -97,7 +97,7 @@ fn each_window_step_reads_the_sinks_and_the_last_w_positions_at_their_slots() {
         .iter()
         .map(ToString::to_string)
         .collect();
-    let want = "k_base = ((b*(N + W) + N + j % W)*H_kv + kv_h)*D = ((0*(1 + 3) + 1 + 5 % 3)*1 + 0)*4 = 12";
+    let want = "k_base = ((bb*(N + W) + N + j % W)*H_kv + kv_h)*D = ((0*(1 + 3) + 1 + 5 % 3)*1 + 0)*4 = 12";
     assert!(lines.iter().any(|l| l == want), "{lines:?}");
     // step 7 wrote its key into slot 7 % 3 = 1, row 2: over position 4's, which no query from
     // 7 on sees

@@ -195,14 +195,14 @@ fn a_query_head_reads_its_groups_key_head_at_the_grouped_offset() {
     assert_eq!(v.phase, Phase::Scores);
     let text: Vec<String> = derived_lines(&v, sh).iter().map(ToString::to_string).collect();
     assert!(
-        text.contains(&"kv_h = h/(H/H_kv) = 3/(4/2) = 1".to_string()),
+        text.contains(&"kv_h = hh/(H/H_kv) = 3/(4/2) = 1".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6".to_string()),
+        text.contains(&"k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6".to_string()),
         "{text:?}"
     );
-    assert!(text.contains(&"q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*4 + 3)*2 = 22".to_string()));
+    assert!(text.contains(&"q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*4 + 3)*2 = 22".to_string()));
     // the dot product read k[6] and k[7], and so did query head 2's (the same group)
     let reads: Vec<usize> = t
         .span_range(t.phase_span(w))

@@ -430,3 +430,20 @@ fn the_engine_refuses_latent_inputs_under_another_variant() {
         false,
     );
 }
+
+/// The shipped pair says it: `scenarios/mla_decode.toml`'s absorbed decode gives the out of
+/// `scenarios/mla.toml`'s training form within 1e-5, so the two files must set the same sizes,
+/// seed, mask and rope.
+#[test]
+fn the_shipped_absorbed_decode_gives_the_shipped_training_forms_out() {
+    use attn_trace_core::scenario::Scenario;
+    let load = |name: &str| Scenario::load(&crate::support::root().join("scenarios").join(name)).unwrap();
+    let (train, decode) = (load("mla.toml"), load("mla_decode.toml"));
+    assert!(decode.decode && !train.decode);
+    let (a, b) = (train.run(Variant::Mla, false), decode.run(Variant::Mla, false));
+    let (oa, ob) = (&a.tensors[Buf::Out], &b.tensors[Buf::Out]);
+    assert_eq!(oa.len(), ob.len());
+    for (k, (x, y)) in oa.iter().zip(ob.iter()).enumerate() {
+        assert!((x - y).abs() < 1e-5, "out[{k}]: training form {x}, absorbed decode {y}");
+    }
+}

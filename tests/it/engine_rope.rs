@@ -159,7 +159,7 @@ fn rope_offsets_read_like_the_docs() {
         text,
         [
             "cs = t*(D/2) = 2*(4/2) = 4",
-            "q_base = ((b*T + t)*H + h)*D = ((0*3 + 2)*2 + 1)*4 = 20",
+            "q_base = ((bb*T + t)*H + hh)*D = ((0*3 + 2)*2 + 1)*4 = 20",
             "lo = m = 1 = 1",
             "hi = m + D/2 = 1 + 4/2 = 3",
         ]

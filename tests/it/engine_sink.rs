@@ -318,10 +318,10 @@ fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
             .nth(k)
             .expect("a write of probs")
     };
-    has(write(34, 0), "pass b: e_4 = exp(0.39 − 0.50) = 0.8965");
+    has(write(34, 0), "pass b: e_4 = exp(0.3907 − 0.5000) = 0.8965");
     has(
         write(34, 0),
-        "Σ e so far (e_sink = exp(0.50 − 0.50) = 1.0000 and 5 of 6) = 2.3908",
+        "Σ e so far (e_sink = exp(0.5000 − 0.5000) = 1.0000 and 5 of 6) = 2.3908",
     );
     has(write(34, 1), "pass c: P = e_4 / Σ e = 0.8965 / 2.9754 = 0.3013");
     has(

@@ -90,15 +90,15 @@ fn cross_attention_layouts_use_s_for_queries_and_t_for_keys() {
     let lines = derived_lines(&v, sh);
     let text: Vec<String> = lines.iter().map(ToString::to_string).collect();
     assert!(
-        text.contains(&"q_base = ((b*S + i)*H + h)*D = ((0*2 + 1)*2 + 1)*2 = 6".to_string()),
+        text.contains(&"q_base = ((bb*S + i)*H + hh)*D = ((0*2 + 1)*2 + 1)*2 = 6".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"k_base = ((b*T + j)*H + h)*D = ((0*4 + 3)*2 + 1)*2 = 14".to_string()),
+        text.contains(&"k_base = ((bb*T + j)*H + hh)*D = ((0*4 + 3)*2 + 1)*2 = 14".to_string()),
         "{text:?}"
     );
     assert!(
-        text.contains(&"off = ((b*H + h)*S + i)*T + j = ((0*2 + 1)*2 + 1)*4 + 3 = 15".to_string()),
+        text.contains(&"off = ((bb*H + hh)*S + i)*T + j = ((0*2 + 1)*2 + 1)*4 + 3 = 15".to_string()),
         "{text:?}"
     );
 }

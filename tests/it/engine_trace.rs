@@ -108,15 +108,25 @@ fn navigation_by_iteration_phase_and_cell() {
     // next iteration of the innermost loop (d): the read of q[11]
     let next = t.next_iteration(first, 0).unwrap();
     assert_eq!((t.events[next].buf, t.events[next].offset), (Buf::Q, 11));
-    // after the last d comes the write itself; previous iteration goes back to d = 0
-    assert_eq!(t.next_iteration(next, 0), Some(w));
+    // d = 1 is the last: no further iteration, so the move stays put (the write after the loop
+    // is no iteration of it); previous iteration goes back to d = 0, and none is before it
+    assert_eq!(t.next_iteration(next, 0), None);
     assert_eq!(t.prev_iteration(next, 0), Some(first));
+    assert_eq!(t.prev_iteration(first, 0), None);
     // next iteration of the enclosing loop (j): the first read for j = 2, q[10] against k[10]
     let j2 = t.next_iteration(first, 1).unwrap();
     assert_eq!(t.view(j2).vars.last(), Some(&("d", 0)));
     assert!(t.view(j2).vars.contains(&("j", 2)));
     assert_eq!(t.events[j2 + 1].offset, 10);
     assert_eq!(t.prev_iteration(j2, 1), Some(first));
+    // the last score of the phase, (h1, i2, j2): neither j nor J leaves it for the softmax
+    let last = *t.index.writes(Buf::Scores, 17).first().unwrap() as usize;
+    let last_d = t.frame(t.events[last].frame).unwrap().start as usize + 2;
+    assert_eq!(t.phase_at(last + 1), Phase::Softmax);
+    for up in 0..=3 {
+        assert_eq!(t.next_iteration(last_d, up), None, "up {up}");
+    }
+    assert_eq!(t.next_iteration(last, 0), None);
 
     // phases: the softmax phase starts right after the last score write
     let soft = t.next_phase(w).unwrap();

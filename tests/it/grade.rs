@@ -145,7 +145,7 @@ fn the_reference_graded_against_itself_is_right() {
             // before the mask overwrites them: 6 × D = 12 reads of q and of k are waste
             for b in ["q", "k"] {
                 let line = format!(
-                    "· 12 reads of {b} feed only masked scores, whose products the mask throws away (waste, not an error)"
+                    "· 12 reads of {b} feed only masked scores, whose products the mask throws away (waste, not an error), the first at crates/core/src/kernels/attention_mha.rs:44"
                 );
                 assert!(out.contains(&line), "{out}");
             }
@@ -612,7 +612,7 @@ fn the_fast_reader_and_serde_json_read_the_same() {
     // the recorders' key order takes the import's fast path; the same access with its keys in
     // another order goes through serde_json: both must give the same access, and a line the
     // fast path would misread (a bad number, an escape) must still be refused or read right
-    let header = "{\"format\":\"attn-trace-trace\",\"version\":1}";
+    let header = "{\"format\":\"attn-trace-trace\",\"version\":1,\"dims\":{\"B\":1,\"T\":3,\"S\":3,\"C\":4,\"H\":2,\"D\":2,\"H_kv\":2,\"L\":1}}";
     let mut fast = vec![header.to_string()];
     let mut slow = vec![header.to_string()];
     let values = [
@@ -786,4 +786,48 @@ fn a_read_of_the_wrong_fused_column_is_named_as_q_k_or_v() {
         ),
         "{out}"
     );
+}
+
+/// One access error is "1 error"; and every finding, waste included, says where it was first
+/// seen: its file and line in the text and in `--json` (no `"file": ""` with line 0).
+#[test]
+fn one_error_is_singular_and_every_finding_names_its_first_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scenario("mha_walkthrough.toml");
+    let t = export(
+        dir.path(),
+        "t.jsonl",
+        &[path.to_str().unwrap(), "--variant", "mha", "--pass", "forward"],
+    );
+    // the reference's own trace, and one read past the end of k from a learner's line 31
+    let mut text = std::fs::read_to_string(&t).unwrap();
+    text.push_str("{\"op\":\"read\",\"buffer\":\"k\",\"offset\":12,\"value\":0.0,\"file\":\"mine.py\",\"line\":31}\n");
+    std::fs::write(&t, text).unwrap();
+    let (code, out, err) = grade(&[os(&path), os(&t)]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("Accesses: 1 error\n"), "{out}");
+    assert!(!out.contains("1 errors"), "{out}");
+    let cmd_out = cmd().args(["grade", "--json"]).arg(&path).arg(&t).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&cmd_out.stdout).unwrap();
+    // the findings of every run (the trace given is the one run, input 0)
+    let findings: Vec<serde_json::Value> = doc["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .flat_map(|run| run["grade"]["findings"].as_array().cloned().unwrap_or_default())
+        .collect();
+    assert!(!findings.is_empty(), "{doc}");
+    let waste: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|f| f["kind"].as_str().is_some_and(|k| k.contains("waste")))
+        .collect();
+    assert!(waste.len() >= 2, "{findings:?}");
+    for f in &findings {
+        let at = &f["at"];
+        assert!(
+            at["file"].as_str().is_some_and(|s| !s.is_empty()) && at["line"].as_u64().is_some_and(|l| l > 0),
+            "a finding without its place: {f}"
+        );
+        assert!(at["trace_line"].as_u64().is_some_and(|l| l > 1), "{f}");
+    }
 }

@@ -553,3 +553,71 @@ fn a_binding_that_does_not_fit_is_one_line_naming_the_buffer() {
         "one of the 12 graded scores written: {scores}"
     );
 }
+
+/// The merge of the bounded reader (issue 54) with free buffer names: a learner's buffer names
+/// and the dimensions of its `at` lines are held like source files, each name at most 4,096
+/// bytes and at most 1,024 buffers and 16 dimensions, the trace refused at the line crossing
+/// the bound; and the strict header knows `bind` (a misspelt `bnid` is refused).
+#[test]
+fn buffer_names_and_at_dimensions_are_bounded_and_the_header_knows_bind() {
+    use attn_trace_analysis::learner::import::Reader;
+    let dims = "\"dims\":{\"B\":1,\"T\":3,\"S\":3,\"C\":4,\"H\":2,\"D\":2,\"H_kv\":2,\"L\":1}";
+    let header = format!("{{\"format\":\"attn-trace-trace\",\"version\":1,{dims}}}");
+    // every access read, or the first error as "line: message"
+    let read = |lines: &[String]| -> Result<usize, String> {
+        let text = lines.join("\n") + "\n";
+        let mut r = Reader::new(text.as_bytes(), "t.jsonl").map_err(|e| format!("{}: {}", e.line, e.message))?;
+        let mut n = 0;
+        while let Some(a) = r.next_access() {
+            a.map_err(|e| format!("{}: {}", e.line, e.message))?;
+            n += 1;
+        }
+        Ok(n)
+    };
+    let access = |buffer: &str| {
+        format!("{{\"op\":\"read\",\"buffer\":\"{buffer}\",\"offset\":0,\"value\":0.5,\"file\":\"a.c\",\"line\":1}}")
+    };
+    // 1,024 buffers are read; the 1,025th is refused at its line (the header is line 1)
+    let mut lines = vec![header.clone()];
+    lines.extend((0..1024).map(|k| access(&format!("buf{k}"))));
+    assert_eq!(read(&lines), Ok(1024));
+    lines.push(access("buf1024"));
+    let e = read(&lines).unwrap_err();
+    assert!(e.starts_with("1026: \"buffer\": one buffer more than the 1,024"), "{e}");
+    // a name of 4,096 bytes is read, one of 4,097 refused (through both readers)
+    for slow in [false, true] {
+        let line = |name: &str| {
+            if slow {
+                format!(
+                    "{{\"buffer\":\"{name}\",\"op\":\"read\",\"offset\":0,\"value\":0.5,\"file\":\"a.c\",\"line\":1}}"
+                )
+            } else {
+                access(name)
+            }
+        };
+        assert_eq!(read(&[header.clone(), line(&"n".repeat(4096))]), Ok(1));
+        let e = read(&[header.clone(), line(&"n".repeat(4097))]).unwrap_err();
+        assert!(e.starts_with("2: \"buffer\": longer than 4,096 bytes"), "{slow}: {e}");
+    }
+    // an `at` line's dimensions: 16 held, the 17th refused; so is a name past 4,096 bytes
+    let at = |dims: &[String]| {
+        let index: Vec<String> = dims.iter().map(|d| format!("\"{d}\":0")).collect();
+        format!("{{\"op\":\"at\",\"index\":{{{}}}}}", index.join(","))
+    };
+    let sixteen: Vec<String> = (0..16).map(|k| format!("d{k}")).collect();
+    assert_eq!(read(&[header.clone(), at(&sixteen), access("x")]), Ok(1));
+    let e = read(&[header.clone(), at(&sixteen), at(&["d16".to_string()])]).unwrap_err();
+    assert!(e.starts_with("3: \"index\": one dimension more than the 16"), "{e}");
+    let e = read(&[header.clone(), at(&["i".repeat(4097)])]).unwrap_err();
+    assert!(
+        e.starts_with("2: \"index\": a dimension's name longer than 4,096 bytes"),
+        "{e}"
+    );
+    // the header's `bind` is one of its fields; a misspelling is not
+    let bound = format!("{{\"format\":\"attn-trace-trace\",\"version\":1,{dims},\"bind\":{{\"preatt\":\"scores\"}}}}");
+    assert_eq!(read(&[bound, access("preatt")]), Ok(1));
+    let misspelt =
+        format!("{{\"format\":\"attn-trace-trace\",\"version\":1,{dims},\"bnid\":{{\"preatt\":\"scores\"}}}}");
+    let e = read(&[misspelt]).unwrap_err();
+    assert!(e.starts_with("1: \"bnid\": not a field of the header; its fields are format, version, scenario, variant, pass, input, dims, bind"), "{e}");
+}

@@ -292,7 +292,7 @@ fn explain_says_the_same_numbers_in_both_languages() {
             en.is_ascii() || !en.contains("查询"),
             "{args:?}: English output in Chinese"
         );
-        assert!(zh.contains("这一遍"), "{args:?}: not in Chinese:\n{zh}");
+        assert!(zh.contains("传播（"), "{args:?}: not in Chinese:\n{zh}");
         let (a, b) = (numbers(&en), numbers(&zh));
         assert!(a.len() > 20, "{args:?}: only {} numbers", a.len());
         assert_eq!(a, b, "{args:?}: the numbers differ\n--- en\n{en}\n--- zh-CN\n{zh}");
@@ -376,4 +376,18 @@ fn checkpoint_errors_in_both_languages() {
         zh.contains("不是 safetensors 检查点：4 字节比 8 字节的头部长度还短"),
         "{zh}"
     );
+}
+
+/// `explain` names the pass in the language in use: "前向传播", not "forward 这一遍".
+#[test]
+fn explain_names_the_pass_in_chinese() {
+    for args in [
+        &["scenarios/mha_walkthrough.toml"][..],
+        &["scenarios/flash.toml", "--variant", "flash", "--at", "b=0,h=1,i=3,j=1"][..],
+    ] {
+        let text = explain_in("zh-CN", args);
+        let head: String = text.lines().take(3).collect::<Vec<_>>().join("\n");
+        assert!(head.contains("前向传播"), "{head}");
+        assert!(!head.contains("forward"), "{head}");
+    }
 }

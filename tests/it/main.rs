@@ -23,6 +23,10 @@ mod cli_hostile_props;
 #[cfg(unix)]
 #[allow(unsafe_code)]
 mod cli_hostile_two;
+// issue 54: setrlimit, setuid, FIFOs and signals in the children
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod cli_hostile_three;
 mod cli_invalid_scenarios;
 // a pseudo-terminal for standard error
 mod cli_io;
@@ -52,6 +56,10 @@ mod flash_untraced;
 mod gradcheck;
 mod grade;
 mod grade_bind;
+// mkfifo for the pickers' folders
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod hostile_three_props;
 mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;

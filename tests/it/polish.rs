@@ -653,7 +653,7 @@ fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
         if size.0 == 120 {
             assert!(code.iter().any(|l| l.contains('…')), "{size:?}:\n{s}");
         }
-        let source: Vec<&str> = attn_trace::tui::source::source(tr.view(n).file)
+        let source: Vec<&str> = attn_trace_core::source::source(tr.view(n).file)
             .unwrap()
             .lines()
             .collect();

@@ -40,11 +40,11 @@ fn committed_screenshots_match_the_app() {
         .collect();
     let joined = text_runs.concat();
     assert!(
-        joined.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        joined.contains("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
         "{joined}"
     );
-    assert!(joined.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
-    assert!(joined.contains("off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"));
+    assert!(joined.contains("k_base = ((bb*T + j)*H + hh)*D = ((0*3 + 1)*2 + 1)*2 = 6"));
+    assert!(joined.contains("off = ((bb*H + hh)*S + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"));
 
     // the README's picture in 简体中文: the same element and formulas, the words in Chinese
     let zh = &shots
@@ -56,7 +56,7 @@ fn committed_screenshots_match_the_app() {
         .lines()
         .filter_map(|l| l.strip_suffix("</text>")?.rsplit_once('>').map(|(_, t)| t))
         .collect();
-    assert!(zh_runs.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
+    assert!(zh_runs.contains("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"));
     for words in ["内存", "代码", "事件日志", "分数 S = Q·Kᵀ/√D + 因果掩码", "部分和"] {
         assert!(zh_runs.contains(words), "{words} not in the zh-CN picture: {zh_runs}");
     }

@@ -346,7 +346,7 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
         "{text}"
     );
     let started = Instant::now();
-    let progress = l.progress.clone();
+    let progress = l.progress().clone();
     while matches!(a.screen, Screen::Loading(_)) {
         assert!(started.elapsed() < Duration::from_secs(60), "tracing finishes");
         std::thread::sleep(Duration::from_millis(5));
@@ -363,7 +363,8 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     // the counter moves in steps of 64k events per run, so it ends within one step per run
     let runs = a.walk.runs.len() as u64;
     assert!(
-        progress.events() <= total && progress.events() + runs * attn_trace_core::trace::Progress::STEP as u64 >= total
+        progress.done() <= total
+            && progress.done() + runs * attn_trace_core::trace::Logger::PROGRESS_STEP as u64 >= total
     );
 
     // Esc while tracing goes back to the menu
@@ -383,11 +384,11 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
     assert!(text.contains("weighted_sum"), "{text}");
     // element b=0 h=1 i=2: ai = (0*3 + 2)*4 = 8, a_base = ((0*3 + 2)*2 + 1)*2 = 10
     assert!(
-        text.contains("baseline row i=2: data[8..=11] (ai = (b*T + i)*C"),
+        text.contains("baseline row i=2: data[8..=11] (ai = (bb*S + i)*C"),
         "{text}"
     );
     assert!(
-        text.contains("mha head 1 of row i=2: data[10..=11] (a_base = ((b*T + i)*H + h)*D"),
+        text.contains("mha head 1 of row i=2: data[10..=11] (a_base = ((bb*S + i)*H + hh)*D"),
         "{text}"
     );
     assert!(!text.contains("q_base"), "{text}");
@@ -410,7 +411,7 @@ fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
     // key j=2: MHA's head 3 at ((0*4 + 2)*4 + 3)*2 = 22, GQA's kv head 1 at ((0*4 + 2)*2 + 1)*2 = 10
     assert!(text.contains("key j=2 in mha: k[22..=23]"), "{text}");
     assert!(
-        text.contains("key j=2 in gqa: k[10..=11], k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2"),
+        text.contains("key j=2 in gqa: k[10..=11], k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*4 + 2)*2 + 1)*2"),
         "{text}"
     );
     // k is [1,4,8] = 32 values in MHA, [1,4,4] = 16 in GQA

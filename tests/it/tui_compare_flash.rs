@@ -125,7 +125,7 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
     let q = mha.events[stored].value;
     assert!(
         flat.contains(&format!(
-            "mha: stores P[0,1,3,2] = {} in probs[42] (#{stored}), off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*5 + 3)*5 + 2",
+            "mha: stores P[0,1,3,2] = {} in probs[42] (#{stored}), off = ((bb*H + hh)*S + i)*T + j = ((0*2 + 1)*5 + 3)*5 + 2",
             num(q)
         )),
         "{flat}"

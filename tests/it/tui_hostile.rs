@@ -88,7 +88,9 @@ fn a_fifo_in_the_scenarios_folder_and_a_typed_device_do_not_freeze_the_picker() 
     }
     pty.send("\r");
     let at = pty.wait_for("Cannot open this scenario", at);
-    pty.wait_for("character device", at);
+    // (the popup is drawn over the list: only its changed cells are written, so the needle is
+    // one no cell beneath it already holds)
+    pty.wait_for("/dev/urandom is a", at);
     pty.send("\x1b"); // the popup
     pty.send("\x1b"); // the typed path
     pty.send("\x1b"); // the menu
@@ -286,4 +288,50 @@ fn every_signal_the_tui_handles_restores_the_whole_terminal() {
         assert_restored(&pty.text());
         assert!(pty.cooked(), "signal {signal}: the terminal is out of raw mode");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round three (issue 54)
+
+/// Items 1 and 6: menu 8 "Grade your own kernel…" describes every `*.jsonl` of the folder by
+/// its header. A header line of 1.5 GB (sparse) was read whole: an allocation of its size
+/// aborted the app (exit 134, the terminal left raw, the cursor hidden); a FIFO named `*.jsonl`
+/// froze the app in open(), Ctrl-C ignored. Each is now described as what it is, and opening
+/// them is an error popup; the app goes on and quits cleanly.
+#[test]
+fn the_trace_picker_survives_a_giant_header_and_a_fifo() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = d.join("a_big.jsonl");
+    std::fs::write(&big, b"{\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":\"").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(3 << 29)
+        .unwrap();
+    let fifo = std::ffi::CString::new(d.join("b_pipe.jsonl").as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo only creates the node.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+
+    let mut pty = spawn(d, &[]);
+    let at = pty.wait_for("q_base", 0);
+    pty.send("q");
+    pty.send("8"); // Grade your own kernel…
+    let at = pty.wait_for("a_big.jsonl", at);
+    pty.wait_for("65,536 bytes", at);
+    let at = pty.wait_for("FIFO", at);
+    pty.send("\r"); // opens a_big.jsonl
+    let at = pty.wait_for("Cannot open this trace", at);
+    pty.send("\x1b"); // the popup
+    pty.send("\x1b[B"); // ↓ to b_pipe.jsonl
+    pty.send("\r");
+    let at = pty.wait_for("Cannot open this trace", at);
+    pty.wait_for("FIFO", at);
+    pty.send("\x1b"); // the popup
+    pty.send("\x1b"); // the menu
+    pty.send("q");
+    let status = pty.exit_status();
+    assert_eq!(status.code(), Some(0), "{status:?}; output:\n{}", pty.text());
+    assert_restored(&pty.text());
 }

@@ -415,7 +415,7 @@ fn feedback_positions_and_snapshots_speak_chinese_too() {
         key(&mut a, KeyCode::Enter);
         let shown = screen(&a, 80, 24).replace([' ', '\n'], "");
         assert!(
-            shown.contains("不太对：k[k_base+d]，其中k_base=((b*T+j)*H+h)*D：你输入的"),
+            shown.contains("不太对：k[k_base+d]，其中k_base=((bb*T+j)*H+hh)*D：你输入的"),
             "{shown}"
         );
         assert!(shown.contains("你输入的7=k[b=0,j=1,h=1,d=1]"), "{shown}");
@@ -435,5 +435,59 @@ fn feedback_positions_and_snapshots_speak_chinese_too() {
             txt.contains("第 3 站，共 8 站"),
             "the text file has one character a CJK glyph:\n{txt}"
         );
+    });
+}
+
+/// A multiple-choice question takes one option: `1` then `2` is option 2 (not "12"), a digit
+/// past the options is ignored, and the tracer's keys still step.
+#[test]
+fn a_choice_is_one_digit_and_a_new_one_replaces_it() {
+    let path = root().join("lessons/gqa.toml");
+    let mut a = lesson_app(&path, 120, 40);
+    let lesson = Lesson::load(&path).unwrap();
+    let k = lesson
+        .stops
+        .iter()
+        .position(|s| matches!(s.ask, Some(Ask::Choice { .. })))
+        .expect("a multiple-choice stop");
+    for _ in 0..k {
+        key(&mut a, KeyCode::Char('N'));
+    }
+    assert!(run(&a).asking(tracer(&a).variant, tracer(&a).cursor));
+    chars(&mut a, "1");
+    assert_eq!(run(&a).input, "1");
+    chars(&mut a, "2");
+    assert_eq!(run(&a).input, "2", "a new digit replaces the choice");
+    chars(&mut a, "9");
+    assert_eq!(run(&a).input, "2", "there is no option 9");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(run(&a).answers[run(&a).at], Answer::Right { tries: 0 });
+}
+
+/// In Chinese the answer's colon is the full-width one, as everywhere else in the interface
+/// ("正确：", never "正确:").
+#[test]
+fn the_chinese_answer_has_a_full_width_colon() {
+    i18n::with_lang(Lang::ZhCn, || {
+        let path = root().join("lessons/gqa.zh-CN.toml");
+        let mut a = lesson_app(&path, 120, 40);
+        let lesson = Lesson::load(&path).unwrap();
+        let k = lesson
+            .stops
+            .iter()
+            .position(|s| matches!(s.ask, Some(Ask::Choice { .. })))
+            .expect("a multiple-choice stop");
+        for _ in 0..k {
+            key(&mut a, KeyCode::Char('N'));
+        }
+        let Some(Ask::Choice { answer, .. }) = run(&a).stop().ask.clone() else {
+            panic!()
+        };
+        chars(&mut a, &(answer + 1).to_string());
+        key(&mut a, KeyCode::Enter);
+        // a CJK character takes two cells: compared without spaces
+        let shown = screen(&a, 120, 40).replace(' ', "");
+        assert!(shown.contains("正确："), "{shown}");
+        assert!(!shown.contains("正确:"), "{shown}");
     });
 }

@@ -282,3 +282,41 @@ fn the_grade_lines_take_the_rows_their_hint_needs_on_a_small_terminal() {
     let screen = screen_lines(&app, 80, 24).join("");
     assert!(screen.contains("which gives it no weight"), "{screen}");
 }
+
+/// The trace picker gives each file one row: a refusal longer than the row (a header line past
+/// the bound, a FIFO) wrapped onto the next rows, pushing the files below it down and the
+/// highlighted one off the list. It is cut at the edge instead, and names the fault without
+/// repeating the file's path (its name is on the left); the popup on Enter says it whole.
+#[test]
+fn the_trace_picker_gives_every_file_one_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let big = d.join("a_big.jsonl");
+    std::fs::write(&big, b"{\"format\":\"attn-trace-trace\",\"version\":1,\"scenario\":\"").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.join("b_pipe.jsonl"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(d.join("c_junk.jsonl"), "not json\n").unwrap();
+    let app = App {
+        screen: Screen::PickTrace(mine::list(d.to_path_buf())),
+        ..App::new(Walk::builtin(), Theme::MONO, 80, 24)
+    };
+    for w in [80u16, 120] {
+        let rows = screen_lines(&app, w, 24);
+        let starts: Vec<&str> = rows[1..4].iter().map(|r| r.trim_start()).collect();
+        assert!(starts[0].starts_with("a_big.jsonl"), "{w}: {rows:#?}");
+        assert!(starts[1].starts_with("b_pipe.jsonl"), "{w}: {rows:#?}");
+        assert!(starts[2].starts_with("c_junk.jsonl"), "{w}: {rows:#?}");
+        assert!(rows[1].contains("the line is longer than"), "{w}: {}", rows[1]);
+        assert!(rows[2].contains("FIFO") && !rows[2].contains("./"), "{w}: {}", rows[2]);
+        assert!(!rows[1].contains(&*d.to_string_lossy()), "{w}: {}", rows[1]);
+    }
+}

@@ -251,7 +251,7 @@ fn the_mistaken_half_marks_the_mistake_line_when_it_runs() {
     let [pg, pb] = v.places();
     let code = mistakes::code_view(bad, pb, MISTAKEN, Phase::Scores, v.mistakes());
     assert!(code.file.ends_with("attention_mistakes.rs"));
-    let text = attn_trace::tui::source::source(code.file).unwrap();
+    let text = attn_trace_core::source::source(code.file).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(!code.marks.is_empty());
     assert!(
@@ -276,7 +276,7 @@ fn the_mistaken_half_marks_the_mistake_line_when_it_runs() {
 }
 
 fn lines_of(marks: &[usize]) -> impl Iterator<Item = &'static str> + '_ {
-    let text = attn_trace::tui::source::source("crates/core/src/kernels/attention_mistakes.rs").unwrap();
+    let text = attn_trace_core::source::source("crates/core/src/kernels/attention_mistakes.rs").unwrap();
     marks.iter().filter_map(move |&m| text.lines().nth(m - 1))
 }
 
@@ -685,7 +685,7 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
         sv.mistakes(),
     );
     assert!(code.file.ends_with("attention_mistakes.rs"));
-    let text = attn_trace::tui::source::source(code.file).unwrap();
+    let text = attn_trace_core::source::source(code.file).unwrap();
     let current = text.lines().nth(code.current.unwrap() - 1).unwrap();
     assert!(current.contains("rec.write(Buf::DV, d_v, v_base + d, s)"), "{current}");
     assert!(lines_of(&code.marks).any(|l| l.contains("MISTAKE 7: d_v[v_base + d] = s, not += s")));

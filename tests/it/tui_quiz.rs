@@ -3,14 +3,19 @@
 //! offset, and the kernel expression behind the working is checked on every recorded event of
 //! every shipped scenario, both variants, both passes and the mistakes kernel.
 
-use crate::support::tui::{chars, draw, goto, key, settle, tracer};
+use crate::support::tui::{chars, draw, goto, key, settle, tracer, tracer_at, tracer_screen};
 use attn_trace::tui::app::{App, Popup, Screen};
+use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::explain::num;
+use attn_trace_analysis::format::{exact, fixed, four};
 use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
+use attn_trace_core::scenario::lesson::{Ask, Lesson};
 use attn_trace_core::trace::{Op, Trace};
+use attn_trace_i18n::{self as i18n, Lang};
 use crossterm::event::KeyCode;
 
 fn answer(app: &mut App, s: &str) {
@@ -50,7 +55,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     };
     // the formula, and the typed number placed in q's layout: never the answer
     assert!(
-        text.contains("not quite: q[q_base + d] with q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1"),
+        text.contains("not quite: q[q_base + d] with q_base = ((bb*S + i)*H + hh)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1"),
         "{text}"
     );
     assert!(!text.contains("10"), "the expected offset is not given away: {text}");
@@ -68,7 +73,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
     answer(&mut a, "11");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
     assert!(
-        text.contains("k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 11 = k[b=0, j=2, h=1, d=1]; this read has d=0 (that is q[11], the access after it)"),
+        text.contains("k[k_base + d] with k_base = ((bb*T + j)*H + hh)*D: you typed 11 = k[b=0, j=2, h=1, d=1]; this read has d=0 (that is q[11], the access after it)"),
         "{text}"
     );
     let score = tracer(&a)
@@ -187,7 +192,7 @@ fn iterations_ask_for_every_read_of_the_next_loop_iteration() {
     answer(&mut a, "10 10 11 12");
     let Feedback::Wrong(text) = feedback(&a) else { panic!() };
     assert!(
-        text.contains("read 4 of 4 of iteration j=2: k[k_base + d] with k_base = ((b*T + j)*H + h)*D: you typed 12, past the end of k, whose 12 elements are 0..11"),
+        text.contains("read 4 of 4 of iteration j=2: k[k_base + d] with k_base = ((bb*T + j)*H + hh)*D: you typed 12, past the end of k, whose 12 elements are 0..11"),
         "{text}"
     );
     key(&mut a, KeyCode::Esc);
@@ -344,4 +349,124 @@ fn quiz_flag_opens_the_tracer_in_quiz_mode() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("expected one of offsets, values, iterations"));
+}
+
+/// The ways a value is printed on screen with enough digits to be told apart from another (four
+/// decimals, at least four significant digits, `explain`'s, and the extra digits a chain may
+/// take): a form with fewer than three significant digits could be any nearby number.
+fn answer_forms(v: f32) -> Vec<String> {
+    let mut forms = vec![four(v), exact(v), num(v)];
+    forms.extend((4..=8).map(|d| fixed(v, d)));
+    forms.retain(|f| f.trim_start_matches(['-', '0', '.']).len() >= 3);
+    forms.sort();
+    forms.dedup();
+    forms
+}
+
+/// Is `text` on `screen` as a number of its own (not the start or end of a longer one)?
+fn shows_number(screen: &str, text: &str) -> bool {
+    screen.match_indices(text).any(|(at, _)| {
+        let before = screen[..at].chars().next_back();
+        let after = screen[at + text.len()..].chars().next();
+        let part = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit() || c == '.');
+        !part(before) && !part(after) && (before != Some('-') || text.starts_with('-'))
+    })
+}
+
+/// What of the answer to the write `w` is on the screen, if anything: a form of its value that
+/// no value the log already holds at `cursor` prints as (a copy writes the value it just read,
+/// a rotation by a tiny angle writes a value that prints as the one it turned: those are on
+/// screen as what they are, and give nothing away).
+fn given_away(screen: &str, trace: &Trace, cursor: usize, w: usize) -> Option<String> {
+    let start = trace.span_range(trace.phase_span(cursor)).start;
+    let known: Vec<String> = (start..=cursor)
+        .flat_map(|k| answer_forms(trace.events[k].value))
+        .collect();
+    let forms: Vec<String> = answer_forms(trace.events[w].value)
+        .into_iter()
+        .filter(|f| !known.contains(f))
+        .collect();
+    let line = screen.lines().find(|l| forms.iter().any(|f| shows_number(l, f)))?;
+    Some(format!("{forms:?} in {line:?}"))
+}
+
+/// Issue 53, item 5: while a value question is open (`--quiz=values`, a lesson's `ask =
+/// "value"`), nothing on screen gives its answer away: the equation panel says what the write
+/// will compute, without the result, the partial sum that is the answer is held back, and the
+/// log does not show the write.
+#[test]
+fn an_open_value_question_never_shows_its_answer() {
+    // the quiz at the values level, before every write of a spread of each log (both sizes)
+    for name in [
+        "mha_walkthrough",
+        "backward_simple",
+        "flash",
+        "split_kv",
+        "sink_logit",
+        "mla_decode",
+        "rope",
+    ] {
+        let walk = std::sync::Arc::new(Walk::from_scenario(&Scenario::shipped(name).unwrap()));
+        for run in &walk.runs {
+            let Some(trace) = &run.trace else { continue };
+            let writes: Vec<usize> = (1..trace.len()).filter(|&n| trace.events[n].op == Op::Write).collect();
+            let step = (writes.len() / 120).max(1);
+            for (k, &w) in writes.iter().step_by(step).enumerate() {
+                let mut st = tracer_at(&walk, run.variant, w - 1);
+                st.start_quiz(QuizLevel::Values);
+                let sizes: &[(u16, u16)] = if k % 4 == 0 {
+                    &[(120, 40), (80, 24)]
+                } else {
+                    &[(120, 40)]
+                };
+                for &(cols, rows) in sizes {
+                    let screen = tracer_screen(&st, cols, rows);
+                    if let Some(what) = given_away(&screen, trace, w - 1, w) {
+                        panic!(
+                            "{name} {} quiz at #{}: the answer of #{w} is on screen: {what}\n{screen}",
+                            run.variant,
+                            w - 1
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // every shipped lesson's value questions, in both languages and sizes
+    let lessons = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/lessons")).unwrap();
+    let mut asked = 0;
+    for path in lessons.map(|e| e.unwrap().path()) {
+        let lesson = Lesson::load(&path).unwrap();
+        let lang = if path.to_string_lossy().contains(".zh-CN.") {
+            Lang::ZhCn
+        } else {
+            Lang::En
+        };
+        let walk = std::sync::Arc::new(Walk::from_scenario(&Scenario::load(&lesson.scenario).unwrap()));
+        let stops = lesson::resolve(&lesson, &walk).unwrap();
+        i18n::with_lang(lang, || {
+            for (w, h) in [(80, 24), (120, 40)] {
+                let mut a = App::with_lesson(
+                    std::sync::Arc::clone(&walk),
+                    LessonRun::new(std::sync::Arc::new(lesson.clone()), stops.clone()),
+                    Theme::MONO,
+                    w,
+                    h,
+                );
+                for (k, here) in stops.iter().enumerate() {
+                    if matches!(lesson.stops[k].ask, Some(Ask::Value { .. })) {
+                        asked += 1;
+                        let trace = walk.trace(here.variant).unwrap();
+                        let target = here.target.unwrap();
+                        let shown = crate::support::tui::screen(&a, w, h);
+                        if let Some(what) = given_away(&shown, trace, here.place.cursor, target) {
+                            panic!("{path:?} stop {k} at {w}×{h}: the answer is on screen: {what}\n{shown}");
+                        }
+                    }
+                    key(&mut a, KeyCode::Char('N'));
+                }
+            }
+        });
+    }
+    assert!(asked >= 8, "{asked} lesson value questions checked");
 }

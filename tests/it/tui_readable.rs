@@ -2,9 +2,9 @@
 
 use crate::support::tui::{key, screen, settle, tracer_at, tracer_screen};
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::source;
 use attn_trace::tui::{Theme, Walk};
 use attn_trace_core::kernels::Variant;
+use attn_trace_core::source;
 use crossterm::event::KeyCode;
 
 #[test]
@@ -517,4 +517,153 @@ fn the_train_forms_hints_are_whole_at_80x24() {
         .clone()
         .expect("an error");
     assert!(flat.contains(&format!("✗ {err}")), "`{err}` is cut\n{text}");
+}
+
+// ---- a paged cache's block table, and cells not written yet ----
+
+/// The tracer on `scenario`'s run of `v` at event `n`, drawn `w`×`h` (monochrome).
+fn shipped_at(
+    scenario: &str,
+    v: Variant,
+    n: impl Fn(&attn_trace_core::trace::Trace) -> usize,
+    w: u16,
+    h: u16,
+) -> String {
+    let walk = Arc::new(Walk::from_scenario(&Scenario::shipped(scenario).unwrap()));
+    let trace = walk.trace(v).unwrap();
+    let st = tracer_at(&walk, v, n(trace));
+    tracer_screen(&st, w, h)
+}
+
+/// The write of `buf[off]` (its first).
+fn write_of(trace: &attn_trace_core::trace::Trace, buf: Buf, off: usize) -> usize {
+    trace.index.writes(buf, off)[0] as usize
+}
+
+#[test]
+fn a_paged_caches_block_table_is_on_screen_where_the_offset_uses_it_in_integers() {
+    // paged_decode.toml: the score of sequence 1, head 1, step 5 and key 3 (scores[141]): its
+    // key row is in block j_phys = block_table[4] = 0
+    for (w, h) in [(120, 40), (80, 24)] {
+        let text = shipped_at("paged_decode", Variant::Mha, |t| write_of(t, Buf::Scores, 141), w, h);
+        assert!(text.contains("block_table [2,3]"), "{w}×{h}: no block table in\n{text}");
+        assert!(!text.contains("no room for block_table"), "{w}×{h}:\n{text}");
+        // the table's rows, block ids as integers
+        assert!(text.contains("b1      5      0      3"), "{w}×{h}:\n{text}");
+        assert!(!text.contains("5.00") && !text.contains("3.00"), "{w}×{h}:\n{text}");
+        if w >= 110 {
+            // the event log and the variables panel beside it
+            assert!(text.contains("read  block_table[4] = 0  (b1 blk1)"), "{w}×{h}:\n{text}");
+            assert!(text.contains("block_table[4] = 0"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn cells_not_written_yet_are_drawn_apart_from_zeros_with_a_legend_on_every_memory_panel() {
+    // split_kv.toml (T=8, P=3 parts of L=3): at step 7's write of head 0's lse_part of part 0,
+    // parts 1 and 2 of that row are still to come, and w_part has no row of step 7 yet
+    let (t, parts, heads) = (8usize, 3usize, 2usize);
+    let lse = |hh: usize, tt: usize, p: usize| (hh * t + tt) * parts + p;
+    let _ = heads;
+    for (w, h) in [(120, 40), (80, 24)] {
+        let walk = Arc::new(Walk::from_scenario(&Scenario::shipped("split_kv").unwrap()));
+        let trace = walk.trace(Variant::Mha).unwrap();
+        let n = write_of(trace, Buf::LsePart, lse(0, 7, 0));
+        let st = tracer_at(&walk, Variant::Mha, n);
+        let text = tracer_screen(&st, w, h);
+        let row = text
+            .lines()
+            .find(|l| l.contains("│t7 ") || l.contains("│t7  "))
+            .unwrap_or_else(|| panic!("{w}×{h}: no row t7 in\n{text}"));
+        assert!(row.contains("--"), "{w}×{h}: {row}\n{text}");
+        assert!(!row.contains("0.00"), "{w}×{h}: unwritten cells drawn as zeros: {row}");
+        // the legend of the cell styles, on the panel's bottom border
+        assert!(text.contains("-- unwritten"), "{w}×{h}: no legend in\n{text}");
+        assert!(text.contains("masked"), "{w}×{h}:\n{text}");
+    }
+    // every memory panel: the walkthrough's too, at both sizes
+    for (w, h) in [(120, 40), (80, 24)] {
+        let a = App::new(Walk::builtin(), Theme::MONO, w, h);
+        let text = screen(&a, w, h);
+        assert!(text.contains("-- unwritten"), "{w}×{h}: no legend in\n{text}");
+    }
+}
+
+#[test]
+fn the_help_of_the_tracer_says_what_each_cell_style_means() {
+    let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 60);
+    key(&mut a, KeyCode::Char('?'));
+    key(&mut a, KeyCode::End);
+    let text = screen(&a, 120, 60);
+    for want in [
+        "memory: a cell not written yet",
+        "memory: a masked score",
+        "memory: written in this phase",
+        "memory: this access",
+    ] {
+        assert!(text.contains(want), "{want:?} not in\n{text}");
+    }
+}
+
+/// An operand's offsets are elided with `…` only where it stands for two or more: the merge of
+/// split_kv.toml reads o_part at 84, 88 and 92, which are listed whole ("o_part[84, 88, …, 92]"
+/// elided nothing).
+#[test]
+fn a_short_list_of_offsets_is_never_elided() {
+    let text = shipped_at("split_kv", Variant::Mha, |t| write_of(t, Buf::Att, 56), 120, 40);
+    assert!(text.contains("o_part[84, 88, 92]"), "{text}");
+    assert!(!text.contains(", …, 92]"), "{text}");
+}
+
+/// What the memory grid leaves out is said in the panel's language: in Chinese the note's
+/// colon is full-width ("… 还有 5 行：i0..=2, i4..=5"), as everywhere else in the catalog.
+#[test]
+fn the_note_of_hidden_rows_has_a_chinese_colon() {
+    use attn_trace_i18n::{self as i18n, Lang};
+    i18n::with_lang(Lang::ZhCn, || {
+        for (w, h) in [(80, 24), (120, 40)] {
+            let text = shipped_at("paged_decode", Variant::Mha, |t| write_of(t, Buf::Scores, 57), w, h);
+            // a wide character's second cell reads as a space here
+            let flat = text.replace(' ', "");
+            assert!(flat.contains("…还有5行：i0..=2,i4..=5"), "{w}×{h}:\n{text}");
+            assert!(!flat.contains("行:"), "{w}×{h}:\n{text}");
+        }
+    });
+}
+
+/// A scenario's `about` is TOML text broken over lines: the picker's about box wraps it as the
+/// prose it is, a line break read as a space ("v,\nscores" drew as "v,scores").
+#[test]
+fn the_pickers_about_box_keeps_the_spaces_between_lines() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        key(&mut a, KeyCode::Char('4'));
+        // the box's inside, its lines joined as the words they wrap
+        let about = |a: &App| {
+            let lines = crate::support::tui::screen_lines(a, w, h);
+            let top = lines.iter().position(|l| l.contains(" about")).expect("the about box");
+            let inside: Vec<String> = lines[top + 1..]
+                .iter()
+                .take_while(|l| l.starts_with('│'))
+                .map(|l| l.trim_matches(|c: char| c == '│' || c.is_whitespace()).to_string())
+                .collect();
+            (inside.join(" "), lines)
+        };
+        // down the list to the walkthrough, whose about is three lines of TOML
+        let mut moves = 0;
+        while !about(&a).0.contains("Starts at the input x") {
+            assert!(moves < 60, "{w}×{h}: no mha_walkthrough.toml in the picker");
+            key(&mut a, KeyCode::Down);
+            moves += 1;
+        }
+        let (prose, lines) = about(&a);
+        for want in ["into q, k and v, scores, softmax", "of backward. Every value"] {
+            assert!(
+                prose.contains(want),
+                "{w}×{h}: {want:?} not in {prose:?}\n{}",
+                lines.join("\n")
+            );
+        }
+    }
 }

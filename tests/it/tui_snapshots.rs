@@ -18,15 +18,15 @@ fn tracer_at_the_walkthrough_element_shows_the_docs_offsets() {
         assert_eq!((e.buf.name(), e.offset), ("scores", 16));
         let screen = draw(&app, w, h);
         assert!(
-            screen.contains("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+            screen.contains("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
             "{screen}"
         );
         assert!(
-            screen.contains("k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6"),
+            screen.contains("k_base = ((bb*T + j)*H + hh)*D = ((0*3 + 1)*2 + 1)*2 = 6"),
             "{screen}"
         );
         assert!(
-            screen.contains("off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"),
+            screen.contains("off = ((bb*H + hh)*S + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16"),
             "{screen}"
         );
         insta::assert_snapshot!(format!("tracer_{w}x{h}"), screen);
@@ -88,9 +88,9 @@ fn tracer_in_chinese_snapshots() {
             let app = tracer_at_focus(w, h);
             let screen = draw(&app, w, h);
             for same in [
-                "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10",
-                "k_base = ((b*T + j)*H + h)*D = ((0*3 + 1)*2 + 1)*2 = 6",
-                "off = ((b*H + h)*T + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16",
+                "q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10",
+                "k_base = ((bb*T + j)*H + hh)*D = ((0*3 + 1)*2 + 1)*2 = 6",
+                "off = ((bb*H + hh)*S + i)*T + j = ((0*2 + 1)*3 + 2)*3 + 1 = 16",
                 "scores[16]",
             ] {
                 assert!(screen.contains(same), "{same}\n{screen}");

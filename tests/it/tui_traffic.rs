@@ -401,3 +401,56 @@ mod misses {
         }
     }
 }
+
+/// At 80×24 the plot is too small for the chart's own legend box: the curves are named on its
+/// bottom border instead, so a small terminal still says which is which. Traffic and misses alike.
+#[test]
+fn a_small_chart_names_its_curves_on_its_border() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        key(&mut a, KeyCode::Char('9'));
+        let lines = screen_lines(&a, w, h);
+        let text = lines.join("\n");
+        // the chart: from its title down to the table's box
+        let top = lines.iter().position(|l| l.contains("log–log")).expect("the chart");
+        let end = lines
+            .iter()
+            .position(|l| l.contains("the plotted numbers"))
+            .expect("the table");
+        let chart = lines[top..end].join("\n");
+        for name in ["naive", "flash 16", "flash 128"] {
+            assert!(chart.contains(name), "{w}×{h}: {name} not on the chart:\n{text}");
+        }
+    }
+    // the misses view, simulated for two lengths only
+    let levels = attn_trace_analysis::cache::parse_levels("L1=32K/64/8,L2=512K/64/8").unwrap();
+    let sim = attn_trace::tui::cache_sweep::Simulation::new(
+        levels,
+        attn_trace::tui::cache_sweep::LevelsFrom::Given,
+        &[64, 128],
+        &attn_trace_analysis::cache::SWEEP_TILES,
+    );
+    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    a.screen = Screen::Traffic(Box::new(traffic::Traffic::with_simulation(64, false, sim)));
+    key(&mut a, KeyCode::Char('c'));
+    let start = std::time::Instant::now();
+    while matches!(&a.screen, Screen::Traffic(t) if t.busy()) {
+        assert!(start.elapsed() < std::time::Duration::from_secs(120));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        attn_trace::tui::app::update(&mut a, attn_trace::tui::app::Msg::Tick);
+    }
+    let lines = screen_lines(&a, 80, 24);
+    let top = lines.iter().position(|l| l.contains("log–log")).expect("the chart");
+    let end = lines[top + 1..]
+        .iter()
+        .position(|l| l.starts_with('┌'))
+        .map_or(lines.len(), |k| top + 1 + k);
+    let chart = lines[top..end].join("\n");
+    for name in ["naive", "flash 16"] {
+        assert!(
+            chart.contains(name),
+            "80×24: {name} not on the misses chart:\n{}",
+            lines.join("\n")
+        );
+    }
+}

@@ -10,7 +10,7 @@ use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::attn_map::AttnMap;
 use attn_trace::tui::screens::prompt::Origin;
 use attn_trace::tui::screens::train::worker::{self, Report, Sample, Source, Spec, TaskLine};
-use attn_trace::tui::screens::train::{Field, Form, Progress, RunState, Train};
+use attn_trace::tui::screens::train::{Field, Form, RunState, RunView, Train};
 use attn_trace::tui::{Theme, Walk};
 use attn_trace_core::engine;
 use attn_trace_core::kernels::Variant;
@@ -329,7 +329,7 @@ fn a_grouped_rotated_run_from_the_form() {
     assert_eq!((spec.config.n_heads, spec.config.kv_heads()), (2, 1));
     key(&mut app, KeyCode::Enter);
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(Progress::is_done)
+        train(a).progress().is_some_and(RunView::is_done)
     });
     let screen = draw(&app, 120, 40);
     assert!(
@@ -362,7 +362,7 @@ fn a_windowed_run_from_the_form() {
     assert_eq!((sliding.w, sliding.sinks), (3, 1));
     key(&mut app, KeyCode::Enter);
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(Progress::is_done)
+        train(a).progress().is_some_and(RunView::is_done)
     });
     let screen = draw(&app, 120, 40);
     assert!(screen.contains("· copy · L1 C16 H2 W3+1 T12 B4 lr 0.003 ·"), "{screen}");
@@ -396,7 +396,7 @@ fn a_flash_run_from_the_form_trains_the_flash_kernel() {
     assert_eq!(spec.attention, Attention::FLASH);
     key(&mut app, KeyCode::Enter);
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(Progress::is_done)
+        train(a).progress().is_some_and(RunView::is_done)
     });
     let screen = draw(&app, 120, 40);
     assert!(
@@ -481,7 +481,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     key(&mut app, KeyCode::Enter);
     assert!(app.wants_tick(), "a live run asks for ticks");
     tick_until(&mut app, "the run to finish", |a| {
-        train(a).progress().is_some_and(Progress::is_done)
+        train(a).progress().is_some_and(RunView::is_done)
     });
     let p = train(&app).progress().unwrap();
     assert_eq!(p.state, RunState::Finished { stopped: false });

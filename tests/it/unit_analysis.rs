@@ -70,7 +70,10 @@ mod formula {
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 1), ("i", 2), ("j", 1)]);
         let q = substitute("crates/core/src/kernels/attention_mha.rs", "q_base", &symbols).unwrap();
-        assert_eq!(q.to_string(), "q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10");
+        assert_eq!(
+            q.to_string(),
+            "q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"
+        );
         let k = substitute("crates/core/src/kernels/attention_mha.rs", "k_base", &symbols).unwrap();
         assert_eq!(k.value, 6);
         let off = substitute("crates/core/src/kernels/attention_mha.rs", "off", &symbols).unwrap();
@@ -122,12 +125,12 @@ mod formula {
         let mut symbols = sizes(sh, Phase::Scores);
         symbols.extend([("bb", 0), ("hh", 3), ("i", 2), ("j", 1)]);
         let kv = substitute("crates/core/src/kernels/attention_gqa.rs", "kv_h", &symbols).unwrap();
-        assert_eq!(kv.to_string(), "kv_h = h/(H/H_kv) = 3/(4/2) = 1");
+        assert_eq!(kv.to_string(), "kv_h = hh/(H/H_kv) = 3/(4/2) = 1");
         symbols.push(("kv_h", kv.value));
         let k = substitute("crates/core/src/kernels/attention_gqa.rs", "k_base", &symbols).unwrap();
         assert_eq!(
             k.to_string(),
-            "k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
+            "k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6"
         );
         let mut symbols = sizes(sh, Phase::Split);
         symbols.extend([("bb", 0), ("i", 2)]);
@@ -220,5 +223,46 @@ mod quiz {
         assert!(value_matches(-1e9, attn_trace_core::trace::MASKED));
         assert_eq!(QuizLevel::Iterations.next(), QuizLevel::Offsets);
         assert_eq!(QuizLevel::from_name("values"), Some(QuizLevel::Values));
+    }
+}
+
+/// `crates/analysis/src/hand.rs`
+mod hand {
+    use attn_trace_analysis::hand::{Calc, Digits, exp, fit, inv_sqrt, v};
+
+    #[test]
+    fn chains_print_the_digits_that_make_them_hold_by_hand() {
+        // issue 53: `exp(-0.31 − 0.67) = 0.3739` printed operands at 2 decimals, the result
+        // from unrounded ones (exp(−0.98) is 0.3753): the operands get the digits it needs
+        let (s, m) = (-0.3124f32, 0.6713f32);
+        let e = Calc::new(vec![s, m], exp(v(0) - v(1)), (s - m).exp()).fit_as(Digits::Short, Digits::Four);
+        assert_eq!(
+            (e.val(0).as_str(), e.val(1).as_str(), e.result.as_str()),
+            ("-0.3124", "0.6713", "0.3739")
+        );
+        // a scale is the 1/√3 it is, not 0.5774: `5.5277 × 0.5774 = 3.1914` does not hold
+        let sigma = 5.5277f32;
+        let scaled = Calc::new(vec![sigma], v(0) * inv_sqrt(3), sigma * (1.0 / 3f32.sqrt())).fit(Digits::Four);
+        assert_eq!((scaled.val(0).as_str(), scaled.result.as_str()), ("5.5277", "3.1914"));
+        // `0.04 + 0.0885 = 0.1284` (explain mla_decode): one operand at a time, the one whose
+        // next digit brings the chain nearest
+        let sum = fit(&[0.039953, 0.088471], &[v(0) + v(1)], 0.128424, Digits::Plain);
+        assert_eq!(sum.vals, ["0.03995", "0.08847"]);
+        assert_eq!(sum.result, "0.1284");
+        // a factor multiplied by 10 takes the digit, not the one multiplied by 0
+        let sum = fit(
+            &[0.575975, 10.0, 0.140029, 0.0, 0.283995, 5.0],
+            &[v(0) * v(1) + v(2) * v(3) + v(4) * v(5)],
+            7.17972,
+            Digits::Plain,
+        );
+        assert_eq!(sum.vals[2], "0.14", "{sum:?}");
+        assert_eq!(sum.result, "7.1797");
+        // a chain that holds as the surface prints it is printed so
+        let plain = fit(&[0.5, 0.25], &[v(0) * v(1)], 0.125, Digits::Four);
+        assert_eq!(plain.vals, ["0.5000", "0.2500"]);
+        assert_eq!(plain.result, "0.1250");
+        // negative operands in parentheses after an operator
+        assert_eq!(fit(&[1.0, -0.5], &[v(0) - v(1)], 1.5, Digits::Plain).par(1), "(-0.5)");
     }
 }

@@ -221,7 +221,7 @@ mod registry {
         let gqa = Registry::new(&plan(sh, StartKind::Fused), Variant::Gqa, Passes::BOTH);
         assert_eq!(gqa.get(Buf::K).unwrap().shape, [1, 3, 4]);
         assert_eq!(gqa.layout(Buf::DV).unwrap().names(), ["b", "j", "kv_h", "d"]);
-        // k_base = ((b*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6
+        // k_base = ((bb*T + j)*H_kv + kv_h)*D = ((0*3 + 1)*2 + 1)*2 = 6
         assert_eq!(gqa.layout(Buf::K).unwrap().label(6), "b0 j1 kv_h1 d0");
         assert_eq!(gqa.get(Buf::WQkv).unwrap().shape, [8, 8 + 2 * 4]);
         assert_eq!(gqa.get(Buf::DBQkv).unwrap().shape, [16]);

@@ -64,6 +64,20 @@ mod atomic {
         drop(f);
         assert!(others(dir.path()).is_empty());
     }
+
+    /// A folder that cannot take the temporary file: the error is the system's alone, without
+    /// the ` at path ".x.attn-trace-N.…tmp"` tempfile adds (a name the user never chose).
+    #[test]
+    fn an_error_making_the_temporary_file_does_not_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("out.txt");
+        let Err(e) = AtomicFile::create(&path) else {
+            panic!("a missing folder was accepted");
+        };
+        let text = e.to_string();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{text}");
+        assert!(!text.contains("at path") && !text.contains(".tmp"), "{text}");
+    }
 }
 
 /// `crates/core/src/files/input.rs`

@@ -10,7 +10,7 @@ mod tensor {
         // off(b,h,i,j) = ((b*H + h)*T + i)*T + j with B=1, H=2, T=3: head 1, i=2, j=1 → 16.
         assert_eq!(ravel(&[1, 2, 3, 3], &[0, 1, 2, 1]), 16);
         assert_eq!(unravel(&[1, 2, 3, 3], 16), vec![0, 1, 2, 1]);
-        // q_base = ((b*T + i)*H + h)*D with T=3, H=2, D=2: i=2, h=1 → 10.
+        // q_base = ((bb*S + i)*H + hh)*D with T=3, H=2, D=2: i=2, h=1 → 10.
         assert_eq!(ravel(&[1, 3, 2, 2], &[0, 2, 1, 0]), 10);
         assert_eq!(strides(&[2, 3, 4]), vec![12, 4, 1]);
     }

@@ -1,10 +1,11 @@
 //! Tests of the TUI's helpers and widgets (`src/tui/`), one module per source file: what were the
 //! `#[cfg(test)]` unit tests of those files, now through the library's public API.
 
-/// `src/tui/guard.rs`
-mod guard {
-    use attn_trace::tui::guard::*;
+/// `src/tui/job.rs`
+mod job {
+    use attn_trace::tui::job::*;
     use std::process::Command;
+    use std::time::{Duration, Instant};
 
     const CHILD: &str = "ATTN_TRACE_GUARD_CHILD";
 
@@ -30,9 +31,9 @@ mod guard {
             );
             return;
         }
-        assert_eq!(guard(Worker::Training, || 7), Ok(7));
+        assert_eq!(guard(JobKind::Training, || 7), Ok(7));
         #[allow(clippy::panic)]
-        let e = std::thread::spawn(|| guard(Worker::Loading, || -> u8 { panic!("the kernel fell over") }))
+        let e = std::thread::spawn(|| guard(JobKind::Loading, || -> u8 { panic!("the kernel fell over") }))
             .join()
             .unwrap()
             .unwrap_err();
@@ -40,15 +41,83 @@ mod guard {
         // queued for the popup
         let mut seen = false;
         while let Some((w, text)) = take_failure() {
-            seen |= w == Worker::Loading && text == e;
+            seen |= w == JobKind::Loading && text == e;
         }
         assert!(seen);
+        // a job whose work panics: what it sent before arrives, then its failure, and the
+        // popup is queued
+        #[allow(clippy::panic)]
+        let mut job = Job::spawn(JobKind::CacheSweep, Progress::default(), |ctx: &Ctx<u32>| {
+            ctx.send(1);
+            ctx.send(2);
+            panic!("the simulation fell over");
+        });
+        let events = drain(&mut job);
+        assert!(
+            matches!(events[..], [Event::Msg(1), Event::Msg(2), Event::Failed(ref f)] if f.contains("the simulation fell over")),
+            "{events:?}"
+        );
+        assert!(job.ended());
+        let mut queued = false;
+        while let Some((w, text)) = take_failure() {
+            queued |= w == JobKind::CacheSweep && text.contains("the simulation fell over");
+        }
+        assert!(queued);
+    }
+
+    /// Everything the job sends until it ends.
+    fn drain<M>(job: &mut Job<M>) -> Vec<Event<M>> {
+        let (start, mut out) = (Instant::now(), Vec::new());
+        while !job.ended() && start.elapsed() < Duration::from_secs(10) {
+            match job.poll() {
+                Some(e) => out.push(e),
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_job_counts_its_progress_and_stops_when_cancelled() {
+        let progress = Progress::default();
+        let mut job = Job::spawn(JobKind::Loading, progress.clone(), |ctx: &Ctx<u64>| {
+            // counts until the UI cancels, then says how far it got
+            while !ctx.cancelled() {
+                ctx.progress.add(1);
+                std::thread::yield_now();
+            }
+            ctx.send(ctx.progress.done());
+        });
+        let start = Instant::now();
+        while progress.done() < 100 && start.elapsed() < Duration::from_secs(10) {
+            std::thread::yield_now();
+        }
+        job.cancel();
+        let events = drain(&mut job);
+        assert!(matches!(events[..], [Event::Msg(n)] if n >= 100), "{events:?}");
+        assert!(progress.cancelled());
+    }
+
+    #[test]
+    fn dropping_a_joined_job_waits_for_its_thread() {
+        let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = std::sync::Arc::clone(&finished);
+        let job = Job::spawn(JobKind::Training, Progress::default(), move |ctx: &Ctx<()>| {
+            while !ctx.cancelled() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            seen.store(true, std::sync::atomic::Ordering::SeqCst);
+        })
+        .joined();
+        drop(job);
+        assert!(finished.load(std::sync::atomic::Ordering::SeqCst));
     }
 }
 
 /// `src/tui/source.rs`
 mod source {
-    use attn_trace::tui::source::*;
+    use attn_trace_core::source::*;
 
     #[test]
     fn every_kernel_file_is_embedded_and_found_by_path() {

@@ -11,10 +11,11 @@
 //! the old value, then the write).
 //!
 //! What the kernel then makes of the sum is a fact of the pass and its target, declared once in
-//! [`finish_of`]: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
+//! `finish_of`: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
 //! added to the old value (`d_k[k_base + d] += s · scale`).
 
-use attn_trace_core::kernels::Variant;
+use crate::hand::{Calc, Expr, exp, inv_sqrt, v};
+use attn_trace_core::kernels::{Variant, names};
 use attn_trace_core::tensor::Shape;
 use attn_trace_core::trace::{Buf, MASKED, NO_FRAME, Op, Phase, Trace};
 
@@ -76,7 +77,7 @@ pub enum Finish {
 /// it: the one table of where the scale is applied. Whether the write adds into the old value
 /// (`rec.add`, a read of the cell right before its write) the log says; see
 /// [`Accumulation::at`].
-pub fn finish_of(phase: Phase, target: Buf) -> Finish {
+pub(crate) fn finish_of(phase: Phase, target: Buf) -> Finish {
     match (phase, target) {
         (Phase::Scores | Phase::DecodeScores, Buf::Scores) => Finish::Scaled,
         (Phase::ScoresBack, Buf::DQ | Buf::DK) => Finish::Scaled,
@@ -112,18 +113,37 @@ impl Scale {
     /// `rope_dim` is multi-head latent attention's `DR` (0 in the other variants), which its
     /// kernels record among the trace's constants ([`Scale::in_trace`]).
     pub fn of(variant: Variant, shape: Shape, rope_dim: usize) -> Scale {
-        let (symbol, width) = match variant {
-            Variant::Baseline => ("C", shape.c),
-            Variant::Mha | Variant::Flash | Variant::Gqa => ("D", shape.d()),
-            // a latent attention query head is [q_nope | q_pe]
-            Variant::Mla => ("(D + DR)", shape.d() + rope_dim),
-        };
+        // the width the variant's dot product sums: a latent attention query head is
+        // [q_nope | q_pe], D + DR wide
+        let w = variant.desc().width;
+        let width = w.value(shape, rope_dim);
         Scale {
-            symbol,
+            symbol: w.symbol(),
             width,
             value: 1.0 / (width as f32).sqrt(),
         }
     }
+
+    /// The scale as a chain prints it, exactly: `1/√3` (a calculator's `1/√3`, not `0.5774`).
+    pub fn written(&self) -> String {
+        format!("1/√{}", self.width)
+    }
+
+    /// The scale as a chain computes it: [`Scale::written`]'s exact value.
+    pub fn expr(&self) -> Expr {
+        inv_sqrt(self.width)
+    }
+}
+
+/// `Π_f` of term `k`'s factors as the kernel multiplied them: operands the factors.
+pub fn product_calc(trace: &Trace, reads: &[usize]) -> Calc {
+    let vals: Vec<f32> = reads.iter().map(|&r| trace.events[r].value).collect();
+    let form = (0..vals.len())
+        .map(v)
+        .reduce(|a, b| a * b)
+        .unwrap_or(crate::hand::lit(1.0));
+    let result = vals.iter().product();
+    Calc::new(vals, form, result)
 }
 
 /// A sum of products the log is accumulating around one event.
@@ -335,11 +355,16 @@ impl Accumulation {
     /// has read it: a read of the summing iteration before its first term, where the kernel's
     /// `s` starts from it.
     pub fn start(&self) -> Option<usize> {
+        self.start_read().filter(|&k| k <= self.cursor)
+    }
+
+    /// The read the sum starts from, whether or not the cursor has reached it.
+    pub fn start_read(&self) -> Option<usize> {
         if self.finish != Finish::Plain {
             return None;
         }
         let first = self.terms.first()?.reads.first().copied()?;
-        self.inits.iter().copied().find(|&k| k < first && k <= self.cursor)
+        self.inits.iter().copied().find(|&k| k < first)
     }
 
     /// The sum the cursor has seen so far, as the kernel holds it: the start value (if read)
@@ -349,24 +374,42 @@ impl Accumulation {
     }
 
     /// The written value's arithmetic as the kernel does it, once every term is read: the
-    /// chain `old + Σ × scale = new` (or `Σ × scale = new`, `start + Σ = new`) with its numbers.
-    /// `None` before the write or for a finish the caller states itself (flash's rescale, `dS`,
-    /// `P`), and for a masked score (the sum is discarded; see [`Accumulation::masked`]).
+    /// chain `old + Σ × scale = new` (or `Σ × scale = new`, `start + Σ = new`; flash's
+    /// `e^(m_old − m_new)·acc_old + Σ`, `e^(Σ × scale − lse)`, `P × (Σ − D_i)`) with the log's
+    /// numbers. `None` before the write, and for a masked score (the sum is discarded; see
+    /// [`Accumulation::masked`]).
     pub fn chain(&self, trace: &Trace, scale: Scale) -> Option<Chain> {
         if self.cursor < self.write || self.masked(trace) {
+            return None;
+        }
+        self.will(trace, scale)
+    }
+
+    /// The chain the write will make, from the log's numbers (the write is in the log even
+    /// when the cursor has not reached it); `None` for a masked score.
+    pub fn will(&self, trace: &Trace, scale: Scale) -> Option<Chain> {
+        if self.masked(trace) {
             return None;
         }
         let chain = Chain {
             old: None,
             start: None,
-            sigma: self.sigma(trace),
+            sigma: (0..self.terms.len()).fold(0.0, |s, k| s + self.product(trace, k)),
             scale: None,
             negated: false,
+            lse: None,
+            ds: None,
+            rescale: None,
             new: trace.events[self.write].value,
+        };
+        // flash's row reads its `lse` or `D_i` once, in the `ii` iteration around the sum
+        let row_read = |buf: Buf| {
+            let (_, f) = crate::scope::iteration(trace, self.write, names::II)?;
+            crate::scope::read_in(trace, f, self.write, buf).map(|k| trace.events[k].value)
         };
         match self.finish {
             Finish::Plain => Some(Chain {
-                start: self.start().map(|k| trace.events[k].value),
+                start: self.start_read().map(|k| trace.events[k].value),
                 ..chain
             }),
             Finish::Scaled => Some(Chain {
@@ -383,7 +426,23 @@ impl Accumulation {
                 ..chain
             }),
             Finish::Negated => Some(Chain { negated: true, ..chain }),
-            Finish::FlashDs | Finish::FlashP | Finish::Rescaled => None,
+            Finish::FlashP => Some(Chain {
+                scale: Some(scale),
+                lse: Some(row_read(Buf::Lse)?),
+                ..chain
+            }),
+            Finish::FlashDs => Some(Chain {
+                ds: Some((trace.events[*self.inits.last()?].value, row_read(Buf::Delta)?)),
+                ..chain
+            }),
+            Finish::Rescaled => {
+                let row = crate::online_softmax::RowUpdate::at(trace, self.write)?;
+                Some(Chain {
+                    old: Some(trace.events[*self.inits.first()?].value),
+                    rescale: Some(row.maxima(trace)),
+                    ..chain
+                })
+            }
         }
     }
 
@@ -396,7 +455,7 @@ impl Accumulation {
 /// The arithmetic of one accumulated write, with the log's numbers: `old + Σ × scale = new`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Chain {
-    /// The old value a `+=` adds to.
+    /// The old value a `+=` adds to (flash's `acc_old`, which the rescale multiplies).
     pub old: Option<f32>,
     /// What the sum started from (a bias).
     pub start: Option<f32>,
@@ -405,6 +464,42 @@ pub struct Chain {
     pub scale: Option<Scale>,
     /// The sum is written negated (`d_sink = −Σ`).
     pub negated: bool,
+    /// Flash backward's `P = e^(Σ × scale − lse)`: the row's `lse`.
+    pub lse: Option<f32>,
+    /// Flash's `dS = P × (Σ − D_i)`: `P` and the row's `D_i` (`Σ` is `dP`).
+    pub ds: Option<(f32, f32)>,
+    /// Flash's `acc_new = e^(m_old − m_new)·acc_old + Σ`: the row's `m_old` and `m_new`.
+    pub rescale: Option<(f32, f32)>,
     /// The value written.
     pub new: f32,
+}
+
+impl Chain {
+    /// The chain's arithmetic for a reader to redo, its operands in the order the chain is
+    /// written: `[σ]` (`Σ × 1/√D`, `−Σ`, a plain `Σ`), `[start, σ]`, `[old, σ]` (a `+=`, scaled
+    /// or not), `[σ, lse]` (`e^(Σ × 1/√D − lse)`), `[P, σ, D_i]` (`P × (Σ − D_i)`),
+    /// `[m_old, m_new, acc_old, σ]` (`e^(m_old − m_new)·acc_old + Σ`).
+    pub fn calc(&self) -> Calc {
+        let scaled = |x: Expr| match self.scale {
+            Some(sc) => x * inv_sqrt(sc.width),
+            None => x,
+        };
+        let (vals, form) = if let Some((m_old, m_new)) = self.rescale {
+            let old = self.old.unwrap_or(0.0);
+            (vec![m_old, m_new, old, self.sigma], exp(v(0) - v(1)) * v(2) + v(3))
+        } else if let Some((p, d_i)) = self.ds {
+            (vec![p, self.sigma, d_i], v(0) * (v(1) - v(2)))
+        } else if let Some(lse) = self.lse {
+            (vec![self.sigma, lse], exp(scaled(v(0)) - v(1)))
+        } else if self.negated {
+            (vec![self.sigma], -v(0))
+        } else if let Some(old) = self.old {
+            (vec![old, self.sigma], v(0) + scaled(v(1)))
+        } else if let Some(start) = self.start {
+            (vec![start, self.sigma], v(0) + v(1))
+        } else {
+            (vec![self.sigma], scaled(v(0)))
+        };
+        Calc::new(vals, form, self.new)
+    }
 }

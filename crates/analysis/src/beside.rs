@@ -138,7 +138,7 @@ impl Beside {
 
     /// The learner's accesses that start an access error, in trace order.
     pub fn errors(&self) -> Vec<usize> {
-        let lines: Vec<u64> = self
+        let lines: std::collections::HashSet<u64> = self
             .grade
             .findings
             .iter()

@@ -20,11 +20,12 @@
 use attn_trace_core::engine::{Inputs, Registry, Start, Tensors};
 use attn_trace_core::kernels::attention_flash::Tiles as TileSizes;
 use attn_trace_core::kernels::{Mask, Variant};
+use attn_trace_core::progress::Progress;
 use attn_trace_core::tensor::{Level, Shape};
 use attn_trace_core::trace::{Buf, Op, Pass, Phase, Recorder, Trace};
 use attn_trace_i18n::tr;
 use serde::Serialize;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Every buffer starts at a multiple of this many bytes.
 pub const ALIGN: u64 = 64;
@@ -89,7 +90,7 @@ impl Addresses {
 
     /// Is `buf` tile-local (in the tile address space)?
     #[inline]
-    pub fn is_tile(&self, buf: Buf) -> bool {
+    pub(crate) fn is_tile(&self, buf: Buf) -> bool {
         self.bases[buf as usize].is_some_and(|(_, _, l)| l == Level::Tile)
     }
 
@@ -196,6 +197,17 @@ pub fn parse_levels(s: &str) -> Result<Vec<LevelSpec>, String> {
                 "'{part}': the size must be a whole number of sets of {ways} lines of {line} bytes, at most 1G"
             ));
         }
+        // a miss above fetches one line of the level above's size from here: a smaller line
+        // here would bring in only part of it, and memory's traffic would be undercounted
+        if let Some(above) = out.last()
+            && line < above.line
+        {
+            return Err(format!(
+                "'{part}': its lines ({line} bytes) are smaller than {name_above}'s ({above_line} bytes); a level's lines must be at least as large as the level above's",
+                name_above = above.name,
+                above_line = above.line
+            ));
+        }
         out.push(LevelSpec {
             name: name.to_string(),
             size,
@@ -264,7 +276,12 @@ pub fn os_levels() -> Option<Vec<LevelSpec>> {
     }
     found.sort_by_key(|(l, _)| *l);
     let levels: Vec<LevelSpec> = found.into_iter().map(|(_, s)| s).collect();
-    (levels.len() == 2).then_some(levels)
+    // the two together, as --levels checks them (L2's lines at least L1's)
+    let both: Vec<String> = levels
+        .iter()
+        .map(|l| format!("{}={}/{}/{}", l.name, l.size, l.line, l.ways))
+        .collect();
+    (levels.len() == 2 && parse_levels(&both.join(",")).is_ok()).then_some(levels)
 }
 
 /// The default levels and where they come from: this machine's (`true`), else
@@ -474,12 +491,12 @@ impl Cache {
     }
 
     /// The counts of `buf` at level `k`.
-    pub fn of_buffer(&self, k: usize, buf: Buf) -> Counts {
+    pub(crate) fn of_buffer(&self, k: usize, buf: Buf) -> Counts {
         self.by_buf[k][buf as usize]
     }
 
     /// The counts of `phase` at level `k`.
-    pub fn of_phase(&self, k: usize, phase: Phase) -> Counts {
+    pub(crate) fn of_phase(&self, k: usize, phase: Phase) -> Counts {
         self.by_phase[k][phase as usize]
     }
 
@@ -724,23 +741,10 @@ pub struct CacheSweep {
 }
 
 /// The forward pass of one head (`B = H = 1`, head size `d`) of `variant` at `t` with square
-/// tiles of `tile`, through caches of `levels`, starting at `q, k, v`.
-pub fn one_head(
-    variant: Variant,
-    t: usize,
-    d: usize,
-    tile: usize,
-    mask: &Mask,
-    levels: &[LevelSpec],
-    tiles: Tiles,
-) -> Cache {
-    one_head_until(variant, t, d, tile, mask, levels, tiles, &AtomicBool::new(false))
-}
-
-/// [`one_head`], which stops simulating soon after `cancel` is set (its counts are then those
-/// of the accesses before: not to be shown).
-#[allow(clippy::too_many_arguments, reason = "one_head's arguments and the flag")]
-pub fn one_head_until(
+/// tiles of `tile`, through caches of `levels`, starting at `q, k, v`; it stops simulating soon
+/// after `cancel` is set (its counts are then those of the accesses before: not to be shown).
+#[allow(clippy::too_many_arguments, reason = "the run's sizes and the flag")]
+pub(crate) fn one_head_until(
     variant: Variant,
     t: usize,
     d: usize,
@@ -785,26 +789,6 @@ pub fn one_head_until(
 /// cache-misses view of the memory traffic screen).
 pub const SWEEP_LENGTHS: [usize; 5] = [64, 128, 256, 512, 1024];
 pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
-
-/// How far a sweep has got, and a way to stop it early (the TUI runs it on a worker thread).
-#[derive(Debug, Default)]
-pub struct SweepProgress {
-    /// Runs (one kernel at one `T`) finished.
-    pub done: AtomicUsize,
-    /// Once set, runs not started yet are skipped (their cells are empty) and those under way
-    /// stop simulating: a cancelled sweep's numbers are not to be shown.
-    pub cancel: AtomicBool,
-}
-
-impl SweepProgress {
-    pub fn done(&self) -> usize {
-        self.done.load(Ordering::Relaxed)
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-}
 
 /// Bytes of flash's tile-local working set in the forward pass with square tiles of `tile` and
 /// head size `d`: `4·(br·D + 2·bc·D + br·bc + 2·br + br·D)`.
@@ -894,11 +878,12 @@ pub fn sweep(
     levels: &[LevelSpec],
     tiles: Tiles,
 ) -> CacheSweep {
-    sweep_counted(lengths, tile_sizes, d, mask, levels, tiles, &SweepProgress::default())
+    sweep_counted(lengths, tile_sizes, d, mask, levels, tiles, &Progress::default())
 }
 
-/// [`sweep`], counting the runs finished in `progress` and skipping those not started once it
-/// is cancelled.
+/// [`sweep`], counting the runs finished (one kernel at one `T`) in `progress`. Once it is
+/// cancelled, runs not started are skipped (their cells are empty) and those under way stop
+/// simulating: a cancelled sweep's numbers are not to be shown.
 pub fn sweep_counted(
     lengths: &[usize],
     tile_sizes: &[usize],
@@ -906,7 +891,7 @@ pub fn sweep_counted(
     mask: &Mask,
     levels: &[LevelSpec],
     tiles: Tiles,
-    progress: &SweepProgress,
+    progress: &Progress,
 ) -> CacheSweep {
     use rayon::prelude::*;
     let empty = || SweepCell {
@@ -933,10 +918,10 @@ pub fn sweep_counted(
                 return ((t, tile), empty());
             }
             let c = match tile {
-                None => one_head_until(Variant::Mha, t, d, 1, mask, levels, tiles, &progress.cancel),
-                Some(b) => one_head_until(Variant::Flash, t, d, b, mask, levels, tiles, &progress.cancel),
+                None => one_head_until(Variant::Mha, t, d, 1, mask, levels, tiles, progress.flag()),
+                Some(b) => one_head_until(Variant::Flash, t, d, b, mask, levels, tiles, progress.flag()),
             };
-            progress.done.fetch_add(1, Ordering::Relaxed);
+            progress.add(1);
             ((t, tile), cell(&c))
         })
         .collect();

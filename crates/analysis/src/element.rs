@@ -2,7 +2,8 @@
 //! goto name, parsed once here; the element an event is about, and the event that writes an
 //! element, in any variant's log (flash keeps its scores in tiles).
 
-use attn_trace_core::kernels::names;
+use crate::flash_cell::TileSpot;
+use attn_trace_core::kernels::{Variant, names};
 use attn_trace_core::tensor::Layout;
 use attn_trace_core::trace::{Buf, BufferInfo, Pass, Trace};
 use attn_trace_i18n::tr;
@@ -48,6 +49,17 @@ impl Element {
         Ok(at)
     }
 
+    /// The same pair in `variant`'s heads: head 0 for a kernel with one head (the baseline's
+    /// `(b, i, j)` is the pair an MHA element names in any of its heads).
+    #[must_use]
+    pub fn in_heads_of(self, variant: Variant) -> Element {
+        if variant.has_heads() {
+            self
+        } else {
+            Element { h: 0, ..self }
+        }
+    }
+
     /// The element's offset in a score-shaped layout (`[B,S,T]`, or `[B,H,S,T]` in MHA), or
     /// `None` when it lies outside.
     pub fn offset(&self, scores: &Layout) -> Option<usize> {
@@ -71,7 +83,7 @@ impl Element {
         if !matches!(v.buf, Buf::STile | Buf::DSTile) {
             return None;
         }
-        let var = |name| v.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, x)| x);
+        let var = |name| crate::scope::var(&v, name);
         Some(Element {
             b: var(names::BB)?,
             h: var(names::HH)?,
@@ -101,30 +113,9 @@ impl Element {
 
     /// Flash stores no scores: the element is the cell of the score tile (`s_tile` forward,
     /// `ds_tile` backward) that the pair `(i, j)` of head `h` occupies while its query and key
-    /// tiles are loaded, `(ii, jj) = (i − i0, j − j0)`. Its event is the first write of that cell
-    /// made with those loop variables (forward's score, before the online softmax turns it into
-    /// `P`).
+    /// tiles are loaded ([`TileSpot`]). Its event is the first write of that cell made with
+    /// those loop variables (forward's score, before the online softmax turns it into `P`).
     fn tile_write(&self, trace: &Trace, tile: Buf) -> Option<usize> {
-        let info = trace.buffer(tile)?;
-        let (br, bc) = (info.layout().dims.first()?.size, info.layout().dims.get(1)?.size);
-        let (ii, jj) = (self.i % br, self.j % bc);
-        let want = [
-            (names::BB, self.b),
-            (names::HH, self.h),
-            (names::I0, self.i - ii),
-            (names::J0, self.j - jj),
-            (names::II, ii),
-            (names::JJ, jj),
-        ];
-        trace
-            .index
-            .writes(tile, ii * bc + jj)
-            .iter()
-            .map(|&w| w as usize)
-            .find(|&w| {
-                let vars = trace.view(w).vars;
-                want.iter()
-                    .all(|&(name, v)| vars.iter().any(|&(n, x)| n == name && x == v))
-            })
+        TileSpot::of(trace, tile, *self)?.writes(trace, tile, *self).next()
     }
 }

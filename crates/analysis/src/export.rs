@@ -45,7 +45,7 @@ pub struct Filter {
 
 impl Filter {
     /// Does the filter keep the events of `phase` (its pass and phase)?
-    pub fn keeps_phase(&self, phase: Phase) -> bool {
+    pub(crate) fn keeps_phase(&self, phase: Phase) -> bool {
         self.phase.is_none_or(|p| p == phase) && self.pass.is_none_or(|p| p == phase.pass())
     }
 }

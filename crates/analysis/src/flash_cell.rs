@@ -5,6 +5,8 @@
 //! events' values, or the arithmetic a reader does with them.
 
 use crate::Element;
+use crate::accum::{Accumulation, Chain, Scale};
+use crate::hand::{self, Calc, v};
 use attn_trace_core::kernels::names;
 use attn_trace_core::trace::{Buf, Op, Phase, Trace};
 
@@ -46,14 +48,14 @@ pub struct FlashCell {
     pub ds: Option<usize>,
 }
 
-impl FlashCell {
-    /// The events of pair `e` in `trace` (a flash run's), or `None` when the trace has no score
-    /// tile (not a flash run).
-    pub fn find(trace: &Trace, e: Element) -> Option<FlashCell> {
-        let dims = &trace.buffer(Buf::STile)?.layout().dims;
+impl TileSpot {
+    /// Where pair `e` sits in `tile` (`s_tile` or `ds_tile`, laid out `[br, bc]`) of a flash
+    /// trace: the one tile lookup of Compare, `explain` and the tracer's goto.
+    pub fn of(trace: &Trace, tile: Buf, e: Element) -> Option<TileSpot> {
+        let dims = &trace.buffer(tile)?.layout().dims;
         let (br, bc) = (dims.first()?.size, dims.get(1)?.size);
         let (ii, jj) = (e.i % br, e.j % bc);
-        let spot = TileSpot {
+        Some(TileSpot {
             br,
             bc,
             i0: e.i - ii,
@@ -61,28 +63,42 @@ impl FlashCell {
             ii,
             jj,
             off: ii * bc + jj,
-        };
+        })
+    }
+
+    /// The writes of the pair's cell of `tile`, in order, made while the pair's tiles are
+    /// loaded (with its `bb, hh, i0, j0, ii, jj`): forward's `S` then `e^(S − m)` into
+    /// `s_tile`, backward's `P`; `dS` into `ds_tile`.
+    pub fn writes(&self, trace: &Trace, tile: Buf, e: Element) -> impl Iterator<Item = usize> {
         let want = [
             (names::BB, e.b),
             (names::HH, e.h),
-            (names::I0, spot.i0),
-            (names::J0, spot.j0),
-            (names::II, ii),
-            (names::JJ, jj),
+            (names::I0, self.i0),
+            (names::J0, self.j0),
+            (names::II, self.ii),
+            (names::JJ, self.jj),
         ];
-        let ours = |n: usize| {
-            let vars = trace.view(n).vars;
-            want.iter()
-                .all(|&(name, v)| vars.iter().any(|&(m, x)| m == name && x == v))
-        };
+        trace
+            .index
+            .writes(tile, self.off)
+            .iter()
+            .map(|&n| n as usize)
+            .filter(move |&n| {
+                want.iter()
+                    .all(|&(name, v)| crate::scope::var_at(trace, n, name) == Some(v))
+            })
+    }
+}
+
+impl FlashCell {
+    /// The events of pair `e` in `trace` (a flash run's), or `None` when the trace has no score
+    /// tile (not a flash run).
+    pub fn find(trace: &Trace, e: Element) -> Option<FlashCell> {
+        let spot = TileSpot::of(trace, Buf::STile, e)?;
         // the writes of the pair's cell, in order: forward's S then e^(S − m), backward's P
         let writes = |buf: Buf, phase: Phase| -> Vec<usize> {
-            trace
-                .index
-                .writes(buf, spot.off)
-                .iter()
-                .map(|&n| n as usize)
-                .filter(|&n| trace.phase_at(n) == phase && ours(n))
+            spot.writes(trace, buf, e)
+                .filter(|&n| trace.phase_at(n) == phase)
                 .collect()
         };
         let fwd = writes(Buf::STile, Phase::Flash);
@@ -140,15 +156,45 @@ impl FlashCell {
         Some(attn_trace_core::tensor::simd::exp(s - lse))
     }
 
-    /// `dP = Σ_d dO_tile[ii,d]·v_tile[jj,d]`: the products read in the loop iteration that
-    /// writes `dS`, before it reads `P`.
+    /// `P = e^(S − lse)`: operands `[S, lse]`.
+    pub fn p_calc(&self, trace: &Trace) -> Option<Calc> {
+        let value = |n: Option<usize>| n.map(|n| trace.events[n].value);
+        Some(Calc::new(
+            vec![value(self.score)?, value(self.lse)?],
+            hand::exp(v(0) - v(1)),
+            self.probability(trace)?,
+        ))
+    }
+
+    /// `e^(S − m)` written over the score, `m` the row's maximum after the pair's key tile:
+    /// operands `[S, m]`.
+    pub fn p_tilde_calc(&self, trace: &Trace) -> Option<Calc> {
+        let value = |n: Option<usize>| n.map(|n| trace.events[n].value);
+        Some(Calc::new(
+            vec![value(self.score)?, value(self.m_tile)?],
+            hand::exp(v(0) - v(1)),
+            value(self.p_tilde)?,
+        ))
+    }
+
+    /// The row's `lse = m + ln l`: operands `[m, l]`.
+    pub fn lse_calc(&self, trace: &Trace) -> Option<Calc> {
+        let value = |n: Option<usize>| n.map(|n| trace.events[n].value);
+        Some(Calc::new(
+            vec![value(self.m_final)?, value(self.l_final)?],
+            v(0) + hand::ln(v(1)),
+            value(self.lse)?,
+        ))
+    }
+
+    /// `dP = Σ_d dO_tile[ii,d]·v_tile[jj,d]`: the sum the write of `dS` ends, as
+    /// [`Accumulation`] reads it.
     pub fn d_p(&self, trace: &Trace) -> Option<f32> {
-        let ds = self.ds?;
-        let f = trace.frames_of(ds).last().copied()?;
-        let reads: Vec<f32> = (f.start as usize..ds)
-            .filter(|&n| trace.events[n].op == Op::Read && matches!(trace.events[n].buf, Buf::DOTile | Buf::VTile))
-            .map(|n| trace.events[n].value)
-            .collect();
-        Some(reads.chunks_exact(2).map(|p| p[0] * p[1]).sum())
+        Some(Accumulation::at(trace, self.ds?)?.sigma(trace))
+    }
+
+    /// The pair's `dS = P × (dP − D_i)` ([`Chain::calc`]'s operands `[P, dP, D_i]`).
+    pub fn ds_chain(&self, trace: &Trace, scale: Scale) -> Option<Chain> {
+        Accumulation::at(trace, self.ds?)?.will(trace, scale)
     }
 }

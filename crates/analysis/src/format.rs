@@ -2,7 +2,8 @@
 //! `explain`, the mistakes report.
 
 use attn_trace_core::kernels::{Mask, Variant};
-use attn_trace_core::trace::{Op, Pass, Phase};
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::{Buf, Op, Pass, Phase};
 use attn_trace_i18n::tr;
 use std::borrow::Cow;
 
@@ -255,12 +256,33 @@ pub fn phase_title(phase: Phase, mask: &Mask) -> String {
 /// baseline divides by `√C` (one head over every channel), latent attention by `√(D + DR)` (its
 /// query heads are `[q_nope | q_pe]`), the others by `√D`.
 pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
-    let scale = match variant {
-        Variant::Baseline => "√C",
-        Variant::Mla => "√(D + DR)",
-        _ => "√D",
-    };
-    phase_title(phase, mask).replace("√d", scale)
+    phase_title(phase, mask).replace("√d", variant.desc().width.sqrt())
+}
+
+/// The sizes a run of `variant` on `sh` is made of, as its descriptor names them:
+/// `B=1, T=3, C=4, H=2, D=2`. `S` is named only for cross-attention; latent attention's `R` and
+/// `DR` are its kernel's `constant`s.
+pub fn sizes_text(variant: Variant, sh: Shape, constant: impl Fn(&str) -> Option<usize>) -> String {
+    variant
+        .desc()
+        .sizes
+        .iter()
+        .filter(|&&name| name != "S" || sh.is_cross())
+        .map(|&name| {
+            let value = match name {
+                "B" => sh.b,
+                "S" => sh.s,
+                "T" => sh.t,
+                "C" => sh.c,
+                "H" => sh.h,
+                "H_kv" => sh.h_kv,
+                "D" => sh.d(),
+                other => constant(other).unwrap_or(0),
+            };
+            format!("{name}={value}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Why the mask hides the pair (`i`, `j`): `j=3 > i=1` for the causal mask, `j=0 ≤ i−W = 3−2`
@@ -273,4 +295,20 @@ pub fn hidden_because(mask: &Mask, i: usize, j: usize) -> String {
         Mask::Explicit { .. } => tr!("the explicit mask has 0 at row i={i}, column j={j}", i, j),
         Mask::None => tr!("no mask hides it").to_string(),
     }
+}
+
+/// A whole number held as f32 (a block id) as the integer it is: `5`; `None` for any other.
+fn integer(buf: Buf, v: f32) -> Option<String> {
+    (buf.holds_integers() && v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15).then(|| format!("{}", v as i64))
+}
+
+/// A value of `buf` as [`num`] writes it, but a block id as the integer it is (`5`, not `5.00`).
+pub fn num_of(buf: Buf, v: f32) -> String {
+    integer(buf, v).unwrap_or_else(|| num(v))
+}
+
+/// A value of `buf` as [`exact`] writes it, but a block id as the integer it is (`0`, not
+/// `0.0000`).
+pub fn exact_of(buf: Buf, v: f32) -> String {
+    integer(buf, v).unwrap_or_else(|| exact(v))
 }

@@ -224,7 +224,13 @@ pub struct Nudged {
 /// `delta`. `inputs` are read as `variant` reads them ([`Inputs::for_variant`]: a grouped
 /// scenario's key/value heads repeated for mha, flash and the baseline), as its traced run did,
 /// so `offset` is a cell of that run's layout.
-pub fn nudged_loss(inputs: &Inputs, variant: Variant, buf: Buf, offset: usize, delta: f32) -> Result<Nudged, Skip> {
+pub(crate) fn nudged_loss(
+    inputs: &Inputs,
+    variant: Variant,
+    buf: Buf,
+    offset: usize,
+    delta: f32,
+) -> Result<Nudged, Skip> {
     // the inputs as the variant reads them: MHA and the baseline on grouped heads read each
     // key/value head's weights repeated (as `engine::run` gives them), so offsets are theirs
     let inputs = &*inputs.for_variant(variant);

@@ -137,7 +137,7 @@ pub struct Stray {
 }
 
 /// What is wrong with an access, and how bad it is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// The offset lies outside the buffer.
@@ -171,7 +171,9 @@ impl Kind {
     }
 }
 
-/// Accesses of one kind at one source line: the first, and how many.
+/// Accesses of one kind at one source line: the first, and how many. At most [`SITES`] lines
+/// are listed per kind and buffer; the accesses at any other line are one more finding,
+/// `elsewhere`, at the first of them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub kind: Kind,
@@ -189,6 +191,28 @@ pub struct Finding {
     pub holds: Option<String>,
     pub at: Source,
     pub count: u64,
+    /// The accesses of this kind and buffer at lines beyond the [`SITES`] listed: `at` is the
+    /// first of them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub elsewhere: bool,
+}
+
+/// The most source lines listed per kind of finding and buffer: a trace with an error at every
+/// line is a few findings and a count, not a finding per access.
+pub const SITES: usize = 8;
+
+/// Where a finding is: its kind, its buffer (the learner's name's id), and its (file id, line),
+/// `None` for the accesses `elsewhere`.
+type Site = (Kind, u32, Option<(u32, u32)>);
+
+/// The findings as they are gathered: each site's finding found by a key, not by a search.
+#[derive(Default)]
+struct Findings {
+    list: Vec<Finding>,
+    /// Each site's index in `list`.
+    index: HashMap<Site, usize>,
+    /// Lines listed so far per (kind, buffer).
+    sites: HashMap<(Kind, u32), usize>,
 }
 
 /// Global reads and writes of one buffer, the learner's beside the reference's (and flash's,
@@ -459,13 +483,15 @@ pub fn grade<R: BufRead>(
             })
         })
         .collect();
-    let mut findings: Vec<Finding> = Vec::new();
+    let mut findings = Findings::default();
     let mut waste: Vec<u64> = vec![0; Buf::ALL.len()];
-    let mut masked_waste: Vec<u64> = vec![0; Buf::ALL.len()];
-    // reads per buffer since the learner's last write, any buffer's
-    let mut window: Vec<u64> = vec![0; Buf::ALL.len()];
+    let mut window = Window::new();
     let mut extra: Vec<u64> = vec![0; Buf::ALL.len()];
     let mut blocks = Blocks::new();
+    // where each kind of waste was first seen, per buffer (the finding names it): the first
+    // wasted read and the first extra write
+    let mut first_waste: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
+    let mut first_extra: Vec<Option<Access>> = vec![None; Buf::ALL.len()];
     let mut events = 0u64;
     while let Some(a) = reader.next_access() {
         let a = a?;
@@ -492,7 +518,7 @@ pub fn grade<R: BufRead>(
                     Some(b) => {
                         // our layout: counted in the buffer's traffic, reported with its size
                         let Some(m) = mine[b as usize].as_mut() else { continue };
-                        count(m, &mut window, &mut masked_waste, b, &a);
+                        window.count(m, b, &a);
                         let size = r.get(b).map(Cells::len);
                         note(&mut findings, Kind::OutOfBounds, &a, &name, size, None, reader);
                     }
@@ -514,21 +540,21 @@ pub fn grade<R: BufRead>(
         let (Some(cells), Some(m)) = (r.get(buf), mine[b].as_mut()) else {
             continue;
         };
-        count(m, &mut window, &mut masked_waste, buf, &a);
+        window.count(m, buf, &a);
         let cell_text = || (name != buf.name() || a.offset != off as i64).then(|| r.describe(buf, off));
         match a.op {
             Op::Read => {
                 if !cells.input && m.written_at[off] == 0 {
                     let cell = cell_text();
-                    note(&mut findings, Kind::Uninitialised, &a, &name, None, None, reader);
-                    if let Some(f) = findings.last_mut()
-                        && f.cell.is_none()
-                    {
+                    let k = note(&mut findings, Kind::Uninitialised, &a, &name, None, None, reader);
+                    let f = &mut findings.list[k];
+                    if f.cell.is_none() {
                         f.cell = cell;
                     }
                 }
                 if cells.input && !cells.read[off] {
                     waste[b] += 1;
+                    first_waste[b].get_or_insert(a);
                 }
                 m.read_since[off] = true;
                 m.read_any[off] = true;
@@ -563,6 +589,7 @@ pub fn grade<R: BufRead>(
                 }
                 if cells.last_write[off] == NONE {
                     extra[b] += 1;
+                    first_extra[b].get_or_insert(a);
                 }
                 m.value[off] = a.value;
                 m.written_at[off] = a.at;
@@ -599,6 +626,7 @@ pub fn grade<R: BufRead>(
         holds: None,
         at: none.clone(),
         count,
+        elsewhere: false,
     };
     for c in r.iter() {
         let b = c.buf as usize;
@@ -609,26 +637,40 @@ pub fn grade<R: BufRead>(
             let unread: Vec<usize> = (0..c.len()).filter(|&off| c.needed[off] && !m.read_any[off]).collect();
             if let Some(&first) = unread.first() {
                 let all = unread.len() == c.needed.iter().filter(|&&n| n).count();
-                findings.push(Finding {
+                findings.list.push(Finding {
                     // the whole buffer unread says so without a cell
                     cell: (!all).then(|| r.describe(c.buf, first)),
                     ..info(Kind::NeverRead, c.buf, Op::Read, unread.len() as u64, c.len(), None)
                 });
             }
         }
+        // a count of accesses found at their first: its place in the learner's sources and trace
+        let counted = |kind: Kind, first: Option<Access>, count: u64| {
+            let a = first?;
+            Some(Finding {
+                op: a.op.name(),
+                offset: a.offset,
+                at: source_of(a.file, a.line, a.at),
+                ..info(kind, c.buf, a.op, count, c.len(), None)
+            })
+        };
         if waste[b] > 0 {
-            findings.push(info(Kind::Waste, c.buf, Op::Read, waste[b], c.len(), None));
+            findings.list.extend(counted(Kind::Waste, first_waste[b], waste[b]));
         }
-        if masked_waste[b] > 0 {
-            findings.push(info(Kind::MaskedWaste, c.buf, Op::Read, masked_waste[b], c.len(), None));
+        if window.masked[b] > 0 {
+            findings
+                .list
+                .extend(counted(Kind::MaskedWaste, window.first_masked[b], window.masked[b]));
         }
         if extra[b] > 0 {
-            findings.push(info(Kind::ExtraWrites, c.buf, Op::Write, extra[b], c.len(), None));
+            findings
+                .list
+                .extend(counted(Kind::ExtraWrites, first_extra[b], extra[b]));
         }
     }
 
     // the errors first, each kind in the order it was found
-    findings.sort_by_key(|f| !f.error);
+    findings.list.sort_by_key(|f| !f.error);
 
     // 1. results
     let mut results = Vec::new();
@@ -866,7 +908,7 @@ pub fn grade<R: BufRead>(
             input: r.input,
             events,
             results,
-            findings,
+            findings: findings.list,
             traffic,
             divergence,
             hints,
@@ -875,21 +917,49 @@ pub fn grade<R: BufRead>(
     })
 }
 
-/// Counts an access in its buffer's traffic and the masked-waste window.
-fn count(m: &mut Mine, window: &mut [u64], masked_waste: &mut [u64], buf: Buf, a: &Access) {
-    match a.op {
-        Op::Read => {
-            m.reads += 1;
-            window[buf as usize] += 1;
+/// Reads per buffer since the learner's last write (any buffer's), and what masked scores threw
+/// away: the reads that fed only a masked score, per buffer, and the first of them.
+struct Window {
+    reads: Vec<u64>,
+    /// The first read of each buffer since the last write.
+    first: Vec<Option<Access>>,
+    masked: Vec<u64>,
+    first_masked: Vec<Option<Access>>,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            reads: vec![0; Buf::ALL.len()],
+            first: vec![None; Buf::ALL.len()],
+            masked: vec![0; Buf::ALL.len()],
+            first_masked: vec![None; Buf::ALL.len()],
         }
-        Op::Write => {
-            m.writes += 1;
-            if a.value <= MASKED {
-                for (w, n) in masked_waste.iter_mut().zip(window.iter()) {
-                    *w += n;
-                }
+    }
+
+    /// Counts an access in its buffer's traffic and the masked-waste window.
+    fn count(&mut self, m: &mut Mine, buf: Buf, a: &Access) {
+        match a.op {
+            Op::Read => {
+                m.reads += 1;
+                self.reads[buf as usize] += 1;
+                self.first[buf as usize].get_or_insert(*a);
             }
-            window.fill(0);
+            Op::Write => {
+                m.writes += 1;
+                if a.value <= MASKED {
+                    for (w, n) in self.masked.iter_mut().zip(&self.reads) {
+                        *w += n;
+                    }
+                    for (f, w) in self.first_masked.iter_mut().zip(&self.first) {
+                        if f.is_none() {
+                            *f = *w;
+                        }
+                    }
+                }
+                self.reads.fill(0);
+                self.first.fill(None);
+            }
         }
     }
 }
@@ -1101,7 +1171,12 @@ impl Graded {
             return Ok(self.grade);
         };
         let stray = d.cell.stray.as_ref().map(|s| (s.read.buffer.clone(), s.read.offset));
-        let mut window: Vec<Touch> = Vec::new();
+        // the first LISTED distinct reads since the last block of writes, how many more, and
+        // the stray read if it is among those not listed: a trace of reads and no writes holds
+        // no more than that
+        let mut window: Vec<Touch> = Vec::with_capacity(LISTED);
+        let mut more = 0usize;
+        let mut stray_unlisted: Option<Touch> = None;
         let mut after_write = false;
         while let Some(a) = reader.next_access() {
             let a = a?;
@@ -1127,46 +1202,73 @@ impl Graded {
                 Op::Read => {
                     if after_write {
                         window.clear();
+                        more = 0;
+                        stray_unlisted = None;
                         after_write = false;
                     }
-                    if !window
+                    if window
                         .iter()
                         .any(|t| t.buffer == touch.buffer && t.offset == touch.offset)
                     {
+                        continue;
+                    }
+                    if window.len() < LISTED {
                         window.push(touch);
+                    } else {
+                        more += 1;
+                        if touch.stray && stray_unlisted.is_none() {
+                            stray_unlisted = Some(touch);
+                        }
                     }
                 }
                 Op::Write => after_write = true,
             }
         }
-        // a stray read first: it is why the cell is wrong
+        // a stray read first: it is why the cell is wrong (listed in place of the last one)
+        if let Some(stray) = stray_unlisted
+            && !window.iter().any(|t| t.stray)
+        {
+            window.pop();
+            window.push(stray);
+        }
         window.sort_by_key(|t| !t.stray);
-        let (reads, more) = listed(window);
-        d.mine_reads = reads;
+        d.mine_reads = window;
         d.mine_more = more;
         Ok(self.grade)
     }
 }
 
-/// Adds one access to the findings of its kind at its source line.
+/// Adds one access to the findings of its kind at its source line, or, past the [`SITES`]
+/// listed lines of its kind and buffer, to the finding of their other lines. Returns the
+/// finding's index.
 fn note<R: BufRead>(
-    findings: &mut Vec<Finding>,
+    findings: &mut Findings,
     kind: Kind,
     a: &Access,
     name: &str,
     size: Option<usize>,
     holds: Option<String>,
     reader: &Reader<R>,
-) {
-    let file = reader.files().get(a.file as usize).cloned().unwrap_or_default();
-    if let Some(f) = findings
-        .iter_mut()
-        .find(|f| f.kind == kind && f.buffer == name && f.at.line == a.line && f.at.file == file)
-    {
-        f.count += 1;
-        return;
+) -> usize {
+    let site = (kind, a.name, Some((a.file, a.line)));
+    if let Some(&k) = findings.index.get(&site) {
+        findings.list[k].count += 1;
+        return k;
     }
-    findings.push(Finding {
+    let listed = findings.sites.entry((kind, a.name)).or_insert(0);
+    let key = if *listed < SITES {
+        *listed += 1;
+        site
+    } else {
+        (kind, a.name, None)
+    };
+    if let Some(&k) = findings.index.get(&key) {
+        findings.list[k].count += 1;
+        return k;
+    }
+    let file = reader.files().get(a.file as usize).cloned().unwrap_or_default();
+    findings.index.insert(key, findings.list.len());
+    findings.list.push(Finding {
         kind,
         error: kind.is_error(),
         buffer: name.to_string(),
@@ -1181,7 +1283,9 @@ fn note<R: BufRead>(
             trace_line: a.at,
         },
         count: 1,
+        elsewhere: key.2.is_none(),
     });
+    findings.list.len() - 1
 }
 
 /// (reads, writes) per [`Buf`] of the reference, every layer.
@@ -1207,7 +1311,9 @@ fn counts(r: &Reference) -> Vec<(u64, u64)> {
 /// core's closed-form counts (`traffic::closed_form`, held to counted traces by its tests)
 /// swapped for flash's: no second run. Every layer counts.
 fn flash_traffic(r: &Reference, scenario: &Scenario, reference: &[(u64, u64)]) -> Option<Vec<Option<(u64, u64)>>> {
-    if !matches!(r.variant, Variant::Mha | Variant::Flash) || scenario.decode || scenario.dropout.is_some() {
+    // flash computes multi-head attention's core: a variant that runs MHA's plain passes
+    let d = r.variant.desc();
+    if d.plain != Variant::Mha || d.latent || scenario.decode || scenario.dropout.is_some() {
         return None;
     }
     let plan = scenario.plan();
@@ -1247,10 +1353,10 @@ fn flash_traffic(r: &Reference, scenario: &Scenario, reference: &[(u64, u64)]) -
 /// Can mistake `m` be made on this scenario's `variant` and `pass`?
 pub fn applies(m: Mistake, scenario: &Scenario, variant: Variant, pass: Pass) -> bool {
     let plan = scenario.plan();
-    let plain = matches!(variant, Variant::Baseline | Variant::Mha) && !scenario.decode;
+    let plain = variant.desc().gallery && !scenario.decode;
     match m {
         Mistake::OverwriteKvGrad => {
-            variant == Variant::Gqa && pass == Pass::Backward && scenario.shape.h_kv < scenario.shape.h
+            variant.shares_kv_heads() && pass == Pass::Backward && scenario.shape.h_kv < scenario.shape.h
         }
         _ if pass != Pass::Forward || !plain => false,
         Mistake::NoInputProjection => plan.start != StartKind::Qkv,

@@ -7,8 +7,16 @@
 //! - [`export`]: the events written out fast: JSON Lines, CSV, and the address traces `din` and lackey.
 //! - [`parquet_export`]: the same events as typed Parquet columns, a nullable one per loop name.
 //! - [`explain`]: the whiteboard walkthrough of one score element (`attn-trace explain`).
-//! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles.
-//! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`.
+//! - [`flash_cell`]: where one probability of a FlashAttention trace lives in its tiles (the one
+//!   tile lookup, [`flash_cell::TileSpot`]), and its chains: `e^(S − lse)`, `dP`, `dS`.
+//! - [`hand`]: arithmetic a learner redoes by hand: each chain's numbers printed with the
+//!   digits that make it hold on a calculator.
+//! - [`online_softmax`]: flash's row update: `m_old`, the scores, `P`, `l_old`, `l_new`, `m_new`;
+//!   the output tile's `att = acc / l` and `lse = m + ln l`.
+//! - [`softmax_row`]: one softmax row, forward (max, exponentials, sum, probabilities) and backward
+//!   (`Σ dP·P`, `dS`).
+//! - [`rope_pair`]: one rotation of a channel pair: its angle's cos and sin, the two values turned.
+//! - [`scope`]: a loop variable's value at an event, and the enclosing iteration of a loop.
 //! - [`gradcheck`]: the central finite difference beside a backward gradient.
 //! - [`beside`]: a learner's trace beside the reference's, the two cursors paired by cell.
 //! - [`grade`]: a learner's own kernel graded against the reference pass: results, accesses,
@@ -35,12 +43,16 @@ pub mod format;
 pub mod formula;
 pub mod gradcheck;
 pub mod grade;
+pub mod hand;
 pub mod learner;
 pub mod mistakes;
 pub mod online_softmax;
 pub mod parquet_export;
 pub mod position;
 pub mod quiz;
+pub mod rope_pair;
+pub mod scope;
+pub mod softmax_row;
 pub mod step;
 pub mod traffic;
 

@@ -325,7 +325,7 @@ fn note(text: String) -> Note {
 }
 
 /// `write scores[2] = -1e9`: an event in words.
-pub fn event_words(trace: &Trace, n: usize) -> String {
+pub(crate) fn event_words(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     format!(
         "{} {}[{}] = {}",
@@ -763,7 +763,8 @@ fn overwritten_kv_grad(good: &Run, bad: &Run, mask: &Mask, out: &mut Vec<Note>) 
     } else {
         &g[Buf::Probs]
     };
-    let scale = 1.0 / (D as f32).sqrt();
+    // the scale the kernel applied, as every other surface works it out
+    let scale = crate::accum::Scale::of(good.variant, sh, 0).value;
     // head hh's share of d_v[b, j, ·, d] and of d_k[b, j, ·, d], summed over i as the kernel does
     let dv_share = |b, hh, j, d| {
         let mut s = 0.0f32;

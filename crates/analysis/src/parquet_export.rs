@@ -416,13 +416,8 @@ impl<W: Write + Send> ParquetWriter<W> {
         self
     }
 
-    /// The loop columns' names, in order (before a loop column is renamed for a fixed one).
-    pub fn loop_columns(&self) -> &[&'static str] {
-        &self.loops
-    }
-
     /// Bytes written to the file so far.
-    pub fn bytes_written(&self) -> u64 {
+    pub(crate) fn bytes_written(&self) -> u64 {
         self.file.bytes_written() as u64
     }
 

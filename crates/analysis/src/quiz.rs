@@ -4,7 +4,7 @@
 //! shown for a wrong answer comes from the kernel's own line: the offset expression it passes to
 //! `rec.read` / `rec.write` / `rec.add` (`q_base + d`), with the loop variables and the derived
 //! offsets of that event substituted, and the derived offsets' formulas from `formula.rs`
-//! (`q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10`). Every kernel calls the
+//! (`q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10`). Every kernel calls the
 //! recorder this way, so a new variant's kernel needs nothing here; an expression that does not
 //! give the recorded offset is never shown (the working then lists the derived offsets only).
 //!
@@ -16,7 +16,7 @@ use attn_trace_core::trace::{Buf, Op, Trace};
 use attn_trace_i18n::tr;
 
 /// The source text of the kernel file a trace records (`Kind.file`), where the offset
-/// expressions are read: the TUI passes the kernels it embeds (`tui::source::source`).
+/// expressions are read: the TUI passes the kernels it embeds (`attn_trace_core::source::source`).
 pub type KernelSource = fn(&str) -> Option<&'static str>;
 
 /// How much the learner predicts.
@@ -81,7 +81,7 @@ pub struct Access {
 }
 
 impl Access {
-    /// How the offset comes about: `q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10;
+    /// How the offset comes about: `q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10;
     /// q[q_base + d] = q[10 + 1] = q[11]`.
     pub fn working(&self) -> String {
         let mut parts: Vec<String> = self.derived.iter().map(ToString::to_string).collect();
@@ -304,11 +304,11 @@ impl Question {
     pub fn reveal(&self) -> String {
         match self {
             Question::One(a) => match a.op {
-                Op::Write => format!("{} ← {}", a.working(), crate::format::num(a.value)),
+                Op::Write => format!("{} ← {}", a.working(), crate::format::num_of(a.buf, a.value)),
                 Op::Read => tr!(
                     "{working} (holding {value})",
                     working = a.working(),
-                    value = crate::format::num(a.value)
+                    value = crate::format::num_of(a.buf, a.value)
                 ),
             },
             Question::Iteration { name, reads, .. } => {
@@ -430,7 +430,7 @@ pub fn offsets(ranges: &[std::ops::RangeInclusive<u64>], max: usize) -> Vec<u64>
 /// Checks `input` against question `q` at `level`. `math` is the phase's equation, named when a
 /// written value is wrong; `after` is the access following the asked one, which a wrong answer
 /// is often the offset of. A wrong offset is explained without the expected number
-/// ([`wrong_offset`]); `trace` gives the buffers' layouts for it.
+/// (`wrong_offset`); `trace` gives the buffers' layouts for it.
 pub fn check(
     q: &Question,
     level: QuizLevel,
@@ -556,8 +556,8 @@ pub fn check(
 /// Why `typed` is not the offset of access `a`, without the offset itself: the kernel's
 /// formula, then the typed number placed in the buffer's layout (the cell it names, by
 /// coordinate), then the coordinates where the asked access differs. "q[q_base + d] with
-/// q_base = ((b*T + i)*H + h)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
-pub fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
+/// q_base = ((bb*S + i)*H + hh)*D: you typed 8 = q[b=0, i=2, h=0, d=0]; this read has h=1".
+pub(crate) fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
     let mut formula = match &a.expr {
         Some((e, _)) => format!("{}[{e}]", a.buf),
         None => String::new(),

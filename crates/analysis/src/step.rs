@@ -116,3 +116,12 @@ pub fn touched(trace: &Trace, n: usize) -> HashSet<(Buf, usize)> {
         .map(|k| (trace.events[k].buf, trace.events[k].offset as usize))
         .collect()
 }
+
+/// Has `buf[off]` not been written yet at event `n`, in a log that writes `buf`? Its value is
+/// then the zero the buffer was allocated with, not a result (a split step's `lse_part` of the
+/// parts still to come, `w_part` before the merge), and the memory panel draws it apart from a
+/// real zero. A buffer the log never writes (`x`, a block table, `q` given by the scenario)
+/// holds its values from the start.
+pub fn unwritten(trace: &Trace, buf: Buf, off: usize, n: usize) -> bool {
+    trace.index.buffer_written(buf) && trace.index.last_write_at_or_before(buf, off, n).is_none()
+}

@@ -10,11 +10,10 @@
 #![allow(non_snake_case)]
 
 use attn_trace_core::engine::{Count, Passes, Plan, Registry, Run, TileSums};
-use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::attention_mla::Latent;
+use attn_trace_core::kernels::{Mask, Variant, kernel_shape};
 use attn_trace_core::tensor::{Level, Shape};
 use attn_trace_core::trace::{Buf, Op, Pass, Stage};
-use attn_trace_core::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -328,7 +327,7 @@ pub struct Sweep {
 
 /// Global accesses per head of the forward pass, naive MHA against flash with square tiles of
 /// each size in `tiles`, for each sequence length in `lengths`.
-pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: attn_trace_core::kernels::Mask) -> Sweep {
+pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: Mask) -> Sweep {
     use attn_trace_core::kernels::attention_flash::Tiles;
     use attn_trace_core::kernels::attention_mistakes::Mistakes;
     let plan = |t: usize, tile: usize| {
@@ -431,4 +430,56 @@ pub fn kv_cache_per_token(sh: Shape, latent: Option<Latent>) -> Vec<KvPerToken> 
         floats: r + dr,
     });
     out
+}
+
+/// How many cached rows each query head reads over the `T` steps of a decode run, and how the
+/// sum goes. Step `t` reads the rows its mask shows query `t`: all of `0..=t` under the causal
+/// mask; under a window of `W` with `N` sinks the sinks and the last `W`, which is again all of
+/// `0..=t` until `t + 1` passes `W + N` (the first sink leaves the band just as the window
+/// starts to slide), so step `t` reads `min(t + 1, W + N)` rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecodeRows {
+    /// Every step reads rows `0..=t`: `T(T+1)/2` in all (the causal mask, or a window that
+    /// never slides within `T`).
+    Full { t: usize, n: usize },
+    /// A window of `w` keys and `sinks` sinks that slides within `T`: the first `m = W + N`
+    /// steps read `1 + 2 + … + m = ramp` rows, each of the other `T − m` reads `m`.
+    Window {
+        t: usize,
+        w: usize,
+        sinks: usize,
+        m: usize,
+        ramp: usize,
+        n: usize,
+    },
+}
+
+impl DecodeRows {
+    /// The rows a decode run of `T` steps under `mask` reads per query head (a decode run's mask
+    /// is the causal one or a window, [`Mask::is_causal`]).
+    pub fn of(mask: &Mask, T: usize) -> DecodeRows {
+        let triangle = |m: usize| m * (m + 1) / 2;
+        match *mask {
+            Mask::Window { w, sinks } if w + sinks < T => {
+                let m = w + sinks;
+                let ramp = triangle(m);
+                DecodeRows::Window {
+                    t: T,
+                    w,
+                    sinks,
+                    m,
+                    ramp,
+                    n: ramp + (T - m) * m,
+                }
+            }
+            _ => DecodeRows::Full { t: T, n: triangle(T) },
+        }
+    }
+
+    /// The cached rows each query head reads over the run.
+    pub fn total(&self) -> usize {
+        match *self {
+            DecodeRows::Full { n, .. } | DecodeRows::Window { n, .. } => n,
+        }
+    }
 }

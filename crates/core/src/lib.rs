@@ -22,6 +22,9 @@
 //!   rotary positions (`rope.rs`), **decoding** token by token from a key/value cache
 //!   (`decode.rs`), dropout, the projections, and the gallery of seven mistaken kernels
 //!   (`attention_mistakes.rs`).
+//! - [`variant`]: each variant declared once, in its [`variant::Descriptor`]: its name, kernel
+//!   file, heads, scale, the variant that stands in for it, its equations, menu texts and the
+//!   scenario choices it refuses; [`source`]: the lesson files' text, embedded.
 //! - [`untraced`]: the vectorised paths an untraced run takes instead, held to the reference
 //!   loops by tests, and the one dispatcher that chooses.
 //!
@@ -30,13 +33,16 @@
 //!   tensors, and the passes in order.
 //! - [`scenario`]: TOML scenarios (shapes, values, mask, variants), checked line by line.
 //! - [`files`]: writes that are atomic and reads that are bounded; [`limits`]: what memory this
-//!   process may use.
+//!   process may use; [`progress`]: how far long work has got, and its cancel flag.
 
 pub mod engine;
 pub mod files;
 pub mod kernels;
 pub mod limits;
+pub mod progress;
 pub mod scenario;
+pub mod source;
 pub mod tensor;
 pub mod trace;
 pub mod untraced;
+pub mod variant;

@@ -11,7 +11,7 @@ pub fn memory_budget(budget: u64) -> u64 {
 /// The soft limit on this process's address space, if it has one.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-pub fn address_space_limit() -> Option<u64> {
+pub(crate) fn address_space_limit() -> Option<u64> {
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -24,7 +24,7 @@ pub fn address_space_limit() -> Option<u64> {
 }
 
 #[cfg(not(unix))]
-pub fn address_space_limit() -> Option<u64> {
+pub(crate) fn address_space_limit() -> Option<u64> {
     None
 }
 

@@ -22,7 +22,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "the {worker} thread panicked: {message}",
         "{worker} 线程崩溃（panic）：{message}",
     ),
-    ("cannot start the tracing thread: {e}", "无法启动追踪线程：{e}"),
+    ("cannot start the {worker} thread: {e}", "无法启动 {worker} 线程：{e}"),
     (
         "the tracing thread ended without a result",
         "追踪线程没有给出结果就结束了",
@@ -92,6 +92,35 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("  ≠ correct", "  ≠ 正确"),
     ("  ▪▪ read this iteration", "  ▪▪ 本次迭代已读"),
     ("  ◀▶ this access", "  ◀▶ 本次访问"),
+    ("unwritten", "尚未写入"),
+    (" about · built into attn-trace ", " 简介 · 内置于 attn-trace "),
+    (
+        "its scenario {path} is not one of the shipped scenarios",
+        "它的场景 {path} 不是随程序提供的场景之一",
+    ),
+    ("{name} is not a shipped scenario", "{name} 不是随程序提供的场景"),
+    ("{name} is not a shipped lesson", "{name} 不是随程序提供的课程"),
+    ("masked", "被掩码"),
+    ("written this phase", "本阶段写入"),
+    ("this access", "本次访问"),
+    ("written", "已写入"),
+    ("current", "当前"),
+    (
+        "memory: a cell not written yet (its zero is no result)",
+        "内存：尚未写入的单元格（它的 0 不是结果）",
+    ),
+    (
+        "memory: a masked score, crossed out (·· in a heat grid)",
+        "内存：被掩码的分数，划掉显示（热力图中为 ··）",
+    ),
+    (
+        "memory: written in this phase (underlined in a heat grid)",
+        "内存：本阶段写入的单元格（热力图中加下划线）",
+    ),
+    (
+        "memory: this access, a read; a write is drawn red (◀▶ in a heat grid)",
+        "内存：本次访问，读取；写入用红色显示（热力图中为 ◀▶）",
+    ),
     (" #{n} ?  (quiz: predict it)", " #{n} ?  （测验：预测它）"),
     (" (built in)", "（内置）"),
     (" (did you mean '{s}'?)", "（是不是想写 '{s}'？）"),
@@ -524,7 +553,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "P[b={b}, h={h}, i={i}, j={j}] of the flash variant, {pass} pass (B={B}, T={T}, C={C}, H={H}, D={d}, {mask}): never stored, computed tile by tile",
-        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass} 这一遍（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
+        "flash 变体的 P[b={b}, h={h}, i={i}, j={j}]，{pass}传播（B={B}, T={T}, C={C}, H={H}, D={d}，{mask}）：从不保存，逐个分块计算",
     ),
     (
         "P[i,j]: stored by MHA, never by flash",
@@ -723,7 +752,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "已在 {buf}[{off}] 上设置断点：c / C 继续执行到它的访问",
     ),
     ("cannot read: {e}", "无法读取：{e}"),
-    ("cannot start the training thread: {e}", "无法启动训练线程：{e}"),
     ("cannot write to standard output: {e}", "无法写入标准输出：{e}"),
     ("cannot write {path}: {e}", "无法写入 {path}：{e}"),
     ("causal mask", "因果掩码"),
@@ -754,6 +782,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("copy: {op} {buf}[{off}] = {value}", "复制：{op} {buf}[{off}] = {value}"),
     ("correct", "正确"),
+    ("{lead}: {what}", "{lead}：{what}"),
     (
         "correct: the {n} reads of iteration {name}",
         "正确：迭代 {name} 的 {n} 次读取",
@@ -1043,7 +1072,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("expected {expected}", "应为{expected}"),
     ("expected {expected}, found {n} rows", "应为{expected}，实际有 {n} 行"),
-    ("expected {want} values, got {n}", "应有 {want} 个值，实际有 {n} 个"),
     ("expected {what}, found {found}", "应为{what}，实际是 {found}"),
     ("explicit mask", "显式掩码"),
     ("export failed: {e}", "导出失败：{e}"),
@@ -1888,6 +1916,18 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "showing {names} {first}..={last} of {total}",
         "显示 {names} {first}..={last}，共 {total}",
     ),
+    (
+        "{lead}the finite difference waits until the question is answered",
+        "{lead}有问题待回答：有限差分等回答之后再显示",
+    ),
+    (
+        "   S = {s} queries (S[i,j] in the equation is a score)",
+        "   S = {s} 个查询（公式里的 S[i,j] 是分数）",
+    ),
+    (
+        "showing {first}..={last} of {total}",
+        "显示 {first}..={last}，共 {total}",
+    ),
     ("side by side", "并排对照"),
     ("slice qkv into q, k, v", "把 qkv 切分为 q、k、v"),
     (
@@ -1923,9 +1963,11 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "第 {i} 步读取缓存的第 0..={i} 行；第 {j} 行从第 {j} 步起就在缓存里，不会重新计算",
     ),
     (
-        "step {step}  loss {loss}  val {val}  {speed} tok/s",
-        "第 {step} 步  损失 {loss}  验证 {val}  {speed} token/秒",
+        "step {step}  loss {loss} ({over})  val {val}  {speed} tok/s",
+        "第 {step} 步  损失 {loss}（{over}）  验证 {val}  {speed} token/秒",
     ),
+    ("that step's batch", "该步的批次"),
+    ("mean of steps {first}-{last}", "第 {first}-{last} 步的平均"),
     ("step {step}/{steps} · {pct}%", "第 {step}/{steps} 步 · {pct}%"),
     ("steps", "步数"),
     ("still training: x stops it first", "仍在训练：先按 x 停止"),
@@ -2411,8 +2453,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "每个键/值头由 {group} 个查询头共享（H = {heads}，H_kv = {kv_heads}）：正确运行把它们各自的份额累加进 d_k 和 d_v，错误运行让每一份覆盖上一份",
     ),
     (
-        "{how} at step {step}: loss {loss}, val loss {val}, {speed} tokens/s, {secs} s",
-        "{how}，第 {step} 步：损失 {loss}，验证损失 {val}，{speed} token/s，{secs} 秒",
+        "{how} at step {step}: loss {loss} (the last step's batch), val loss {val}, {speed} tokens/s, {secs} s",
+        "{how}，第 {step} 步：损失 {loss}（最后一步的批次），验证损失 {val}，{speed} token/秒，{secs} 秒",
     ),
     ("{key} (value)", "{key}（值）"),
     ("{key} is given twice", "{key} 给出了两次"),
@@ -2500,7 +2542,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
-        "{variant} 变体的 {place}，{pass} 这一遍（{sizes}，{how}）",
+        "{variant} 变体的 {place}，{pass}传播（{sizes}，{how}）",
     ),
     ("{p} is not a whole number", "{p} 不是整数"),
     (
@@ -2673,7 +2715,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "\"{field}\"：缺失；每次访问都需要 op、buffer、offset、value、file 和 line",
     ),
     ("Accesses: no errors", "访问：没有错误"),
-    ("Accesses: {errors} errors", "访问：{errors} 个错误"),
+    ("Accesses: {errors} {what}", "访问：{errors} 个{what}"),
+    ("errors", "错误"),
     ("Global reads / writes per buffer:", "每个缓冲区的全局读 / 写次数："),
     (
         "Grading {source} against the {variant} {pass} pass of {scenario}",
@@ -2707,7 +2750,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     ("and {n} more", "以及另外 {n} 个"),
     ("cannot create a temporary directory: {e}", "无法创建临时目录：{e}"),
-    ("cannot create a temporary file: {e}", "无法创建临时文件：{e}"),
     ("cannot run {program}: {e}", "无法运行 {program}：{e}"),
     ("cannot wait for the program: {e}", "无法等待程序结束：{e}"),
     ("cannot write the inputs file: {e}", "无法写入输入文件：{e}"),
@@ -2747,8 +2789,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("reference", "参考实现"),
     ("right", "正确"),
     (
-        "the first line must be the header {{\"format\":\"{format}\",\"version\":{version},…}}: {e}",
-        "第一行必须是头部行 {{\"format\":\"{format}\",\"version\":{version},…}}：{e}",
+        "the first line must be the header {\"format\":\"{format}\",\"version\":{version},…}: {e}",
+        "第一行必须是头部行 {\"format\":\"{format}\",\"version\":{version},…}：{e}",
     ),
     ("the reference run recorded nothing", "参考运行没有记录任何事件"),
     (
@@ -2775,12 +2817,12 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· {at} 处对 {name}[{offset}] 的写入在被读取之前就被覆盖（这里无害：没有累加）{times}",
     ),
     (
-        "· {n} reads of {name} cells the reference never reads (waste, not an error)",
-        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误）",
+        "· {n} reads of {name} cells the reference never reads (waste, not an error), the first at {at}",
+        "· 读取了 {n} 次参考实现从不读取的 {name} 单元格（浪费，不是错误），第一次在 {at}",
     ),
     (
-        "· {n} writes of {name} cells the reference's pass does not write",
-        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格",
+        "· {n} writes of {name} cells the reference's pass does not write, the first at {at}",
+        "· 写入了 {n} 次参考实现这一阶段不写的 {name} 单元格，第一次在 {at}",
     ),
     ("✓ {name}: {n} cells right", "✓ {name}：{n} 个单元格正确"),
     (
@@ -2948,7 +2990,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ("this machine's, as the OS reports them", "本机的，由操作系统报告"),
     ("defaults: the OS reports none", "默认值：操作系统没有报告缓存"),
     ("as given", "按给定的设置"),
-    ("cannot start the simulation thread: {e}", "无法启动模拟线程：{e}"),
     (
         "the simulation stopped before its last run",
         "模拟在最后一次运行之前停止了",
@@ -2985,7 +3026,7 @@ pub static MESSAGES: &[(&str, &str)] = &[
     ),
     (
         " log–log: {what} per head as T grows ",
-        " 双对数：每个头的 {what} 随 T 增长 ",
+        " 双对数：每个头的 {what}随 T 增长 ",
     ),
     ("simulating…", "模拟中……"),
     (
@@ -3010,8 +3051,8 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "· 每个头的全局访问，前向，D = {d}，{mask}",
     ),
     (
-        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error)",
-        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误）",
+        "· {n} reads of {name} feed only masked scores, whose products the mask throws away (waste, not an error), the first at {at}",
+        "· 有 {n} 次对 {name} 的读取只用于被掩码的分数，它们的乘积被掩码丢弃（浪费，不是错误），第一次在 {at}",
     ),
     (" (answer it at the stop)", "（回到本站再作答）"),
     (
@@ -3225,7 +3266,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{n} stops. Questions: {right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {open} not answered.",
         "共 {n} 站。问题：{asked} 道中 {right} 道第一次就答对，{retried} 道再试后答对，{revealed} 道揭晓，{open} 道未作答。",
     ),
-    ("{path}: {e}", "{path}: {e}"),
     ("{formula}: {place}", "{formula}：{place}"),
     ("tile-local: past the caches", "tile 本地：绕过缓存"),
     ("{level} hit", "{level} 命中"),
@@ -3302,8 +3342,20 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "MLA 按 DeepSeek-V2 的比例 R = 4·D = {r}、DR = {half} = {dr}：所有头共享一行潜向量和一个旋转键，所以它的缓存不随 H 增长",
     ),
     (
-        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads T(T+1)/2 = {t}·{t1}/2 = {n} cached rows over the {t} steps",
-        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 T(T+1)/2 = {t}·{t1}/2 = {n} 个缓存行",
+        "decoding token by token: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}, which holds every row up to T = {t}: step t reads the cached rows 0..=t, so each query head reads {sum} cached rows over the {t} steps",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink），在 T = {t} 以内容得下每一行：第 t 步读取缓存的 0..=t 行，所以在 {t} 步中每个查询头共读取 {sum} 个缓存行",
+    ),
+    (
+        "decoding token by token through a window of W = {w}: step t reads the last min(t+1, W) cached rows, so each query head reads {ramp} rows in the first W = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}：第 t 步读取缓存中最后 min(t+1, W) 行，所以每个查询头在前 W = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
+    ),
+    (
+        "decoding token by token through a window of W = {w} with sinks N = {sinks}: step t reads min(t+1, W+N) cached rows (the sinks and the last W), so each query head reads {ramp} rows in the first W+N = {m} steps and {m} in each of the other {rest}: {sum} cached rows over the {t} steps, where the whole cache would cost {full}",
+        "逐个 token 解码，窗口 W = {w}，N = {sinks} 个汇聚 token（sink）：第 t 步读取 min(t+1, W+N) 个缓存行（各个汇聚 token 与最后 W 行），所以每个查询头在前 W+N = {m} 步读取 {ramp} 行，其余 {rest} 步每步 {m} 行：在 {t} 步中共 {sum} 个缓存行，而读取整个缓存要 {full}",
     ),
     (
         "decode step t: each part's softmax of its own scores, and its log-sum-exp",
@@ -3865,7 +3917,6 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "✗ never reads {n} cells of {name} the results depend on (first {first}): your results cannot depend on them",
         "✗ 从不读取 {name} 中结果所依赖的 {n} 个单元格（第一个是 {first}）：你的结果不可能依赖它们",
     ),
-    ("Accesses: 1 error", "访问：1 个错误"),
     ("Hint: {h}", "提示：{h}"),
     ("layer {l}'s event #{n}", "第 {l} 层的事件 #{n}"),
     ("event #{n}", "事件 #{n}"),
@@ -4085,5 +4136,112 @@ pub static MESSAGES: &[(&str, &str)] = &[
     (
         "the {name} you never write are those of a query with its own key (j = i): the loop over the keys stops one short",
         "你从未写入的 {name} 正是查询与它自己的键配对的那些（j = i）：对键的循环少走了一步",
+    ),
+    // issue 54: bounded reads, the learner's program, one exit-code rule
+    (
+        "the line is longer than {max} bytes, the most a trace's line may be (an access takes about 100)",
+        "这一行超过 {max} 字节，这是追踪中一行的上限（一次访问大约 100 字节）",
+    ),
+    (
+        "\"{key}\": not a field of the header; its fields are {fields}",
+        "\"{key}\"：不是头部行的字段；头部行的字段是 {fields}",
+    ),
+    (
+        "\"{name}\": expected a string, found {found}",
+        "\"{name}\"：应为字符串，实际是 {found}",
+    ),
+    (
+        "\"scenario\": longer than {max} bytes, the most a path may be",
+        "\"scenario\"：超过 {max} 字节，这是路径的上限",
+    ),
+    (
+        "\"input\": expected a whole number, found {found}",
+        "\"input\"：应为非负整数，实际是 {found}",
+    ),
+    (
+        "\"dims\": missing; the header gives the sizes the recorder saw ({all}), as the inputs file's dim lines do",
+        "\"dims\"：缺失；头部行要给出记录器看到的尺寸（{all}），和输入文件的 dim 行一样",
+    ),
+    (
+        "\"dims\": expected an object of sizes ({all}), found {found}",
+        "\"dims\"：应为尺寸组成的对象（{all}），实际是 {found}",
+    ),
+    (
+        "\"dims\": unknown size \"{name}\"; the sizes are {all}",
+        "\"dims\"：未知的尺寸 \"{name}\"；尺寸有 {all}",
+    ),
+    (
+        "\"dims\": no {name}; the header gives every size: {all}",
+        "\"dims\"：没有 {name}；头部行要给出每个尺寸：{all}",
+    ),
+    (
+        "\"dims\": {name} must be a whole number, found {found}",
+        "\"dims\"：{name} 必须是非负整数，实际是 {found}",
+    ),
+    (
+        "\"file\": longer than {max} bytes, the most a path may be",
+        "\"file\"：超过 {max} 字节，这是路径的上限",
+    ),
+    (
+        "\"file\": one source file more than the {max} a trace may name (a kernel's accesses come from a few files)",
+        "\"file\"：比一份追踪最多能提到的 {max} 个源文件多了一个（内核的访问只来自少数几个文件）",
+    ),
+    // the learner's buffer names and the "at" lines' dimensions, bounded like the source files
+    (
+        "\"buffer\": longer than {max} bytes, the most a name may be",
+        "\"buffer\"：超过 {max} 字节，这是名字的上限",
+    ),
+    (
+        "\"buffer\": one buffer more than the {max} a trace may name (a kernel has a few dozen at most)",
+        "\"buffer\"：比一份追踪最多能提到的 {max} 个缓冲区多了一个（一个内核最多也就几十个）",
+    ),
+    (
+        "\"index\": a dimension's name longer than {max} bytes, the most a name may be",
+        "\"index\"：维度的名字超过 {max} 字节，这是名字的上限",
+    ),
+    (
+        "\"index\": one dimension more than the {max} the \"at\" lines may name (a scratch row is reused along one or two)",
+        "\"index\"：比 \"at\" 行最多能提到的 {max} 个维度多了一个（一个临时行只沿一两个维度重复使用）",
+    ),
+    (
+        "\"{field}\": {number} is beyond the range of a float; write \"inf\" or \"-inf\" for an infinite value",
+        "\"{field}\"：{number} 超出了浮点数的范围；无穷大的值请写 \"inf\" 或 \"-inf\"",
+    ),
+    (
+        "a number beyond the range of a float (column {column}); write \"inf\" or \"-inf\" for an infinite value",
+        "一个超出浮点数范围的数（第 {column} 列）；无穷大的值请写 \"inf\" 或 \"-inf\"",
+    ),
+    (
+        "{file}: --pass backward: decode generates token by token, forward only; there is no backward pass",
+        "{file}：--pass backward：解码逐个词元生成，只有前向；没有反向阶段",
+    ),
+    (
+        "{flag} applies to a program run by grade SCENARIO -- COMMAND; a trace file is graded once: remove {flag}",
+        "{flag} 用于 grade SCENARIO -- COMMAND 运行的程序；追踪文件只评判一次：请去掉 {flag}",
+    ),
+    ("the trace could not be read in time", "没能及时读完追踪"),
+    ("out of time", "时间已到"),
+    (
+        "wrote a trace too long to read within {secs} s (--timeout)",
+        "写出的追踪太长，无法在 {secs} 秒（--timeout）内读完",
+    ),
+    (
+        "the temporary folder {folder} is full ({free} free), so your program could not run there; free some space or set TMPDIR to a folder with room",
+        "临时文件夹 {folder} 已满（剩余 {free}），你的程序无法在那里运行；请腾出空间，或把 TMPDIR 设为有空间的文件夹",
+    ),
+    (
+        "left something that is not a file at $ATTN_TRACE_OUT: it {what}",
+        "在 $ATTN_TRACE_OUT 处留下了不是文件的东西：它{what}",
+    ),
+    ("wrote a trace that cannot be read: {why}", "写出的追踪无法读取：{why}"),
+    ("cannot remove the temporary directory: {e}", "无法删除临时目录：{e}"),
+    ("other lines (the first {site})", "其他行（第一处在 {site}）"),
+    (
+        "{e}; the whole new file is kept in {kept}",
+        "{e}；完整的新文件保存在 {kept}",
+    ),
+    (
+        "multi-head latent attention projects through its own w_q, w_dkv, w_kr, w_uk and w_uv, not the separate q, k and v projections: remove [run].qkv",
+        "多头潜在注意力通过它自己的 w_q、w_dkv、w_kr、w_uk 和 w_uv 投影，而不是分开的 q、k、v 投影：请删除 [run].qkv",
     ),
 ];

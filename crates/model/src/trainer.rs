@@ -182,7 +182,7 @@ impl Trainer {
     }
 
     /// The state [`checkpoint::save`] needs to resume this run exactly.
-    pub fn train_state(&self) -> TrainState {
+    pub(crate) fn train_state(&self) -> TrainState {
         TrainState {
             opt: self.opt.clone(),
             data_seed: self.data_seed,

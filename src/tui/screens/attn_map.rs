@@ -143,10 +143,7 @@ impl AttnMap {
 
     /// Heads the layer's kernel has: 1 for the baseline, H for MHA.
     pub fn heads(&self) -> usize {
-        match self.variant() {
-            Variant::Baseline => 1,
-            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => self.model.config.n_heads,
-        }
+        self.variant().heads(self.model.config.n_heads)
     }
 
     pub fn variant(&self) -> Variant {
@@ -237,7 +234,7 @@ impl AttnMap {
             variant: Some(self.variant()),
             pass: Some(Pass::Forward),
             b: 0,
-            h: if self.variant() == Variant::Mha { self.head } else { 0 },
+            h: if self.variant().has_heads() { self.head } else { 0 },
             i: self.i,
             j: self.j,
         };
@@ -274,7 +271,7 @@ impl AttnMap {
     pub fn trace_cell(&mut self) -> Result<Box<Tracer>, String> {
         let walk = self.walk()?;
         let variant = self.variant();
-        let h = if variant == Variant::Mha { self.head } else { 0 };
+        let h = if variant.has_heads() { self.head } else { 0 };
         let off = self.offset(h, self.i, self.j);
         let mut tracer = Tracer::new(Arc::clone(&walk), Some(variant));
         let trace = walk.trace(variant).ok_or(tr!("the layer recorded no trace"))?;
@@ -596,9 +593,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
         let tt = st.t();
         let start = h * tt * tt;
         let values = st.probs[l].get(start..start + tt * tt).unwrap_or(&[]);
-        let title = match variant {
-            Variant::Baseline => tr!(" layer {l} · one head ", l),
-            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => tr!(" layer {l} · head {h} ", l, h),
+        let title = if variant.has_heads() {
+            tr!(" layer {l} · head {h} ", l, h)
+        } else {
+            tr!(" layer {l} · one head ", l)
         };
         let here = l == st.layer && h == st.head;
         let block = Block::bordered().title(title).border_style(t.border(here));

@@ -10,8 +10,10 @@ pub mod flash;
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::{bar, num, put};
+use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::format::phase_title;
 use attn_trace_analysis::formula::{sizes, substitute};
+use attn_trace_analysis::hand::{Calc, Digits};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Buf, BufferInfo, Phase, Trace};
 use attn_trace_i18n::{msg, tr};
@@ -107,7 +109,7 @@ impl Compare {
             return Vec::new();
         };
         let has = |t: &Trace, p: Phase| t.phases.iter().any(|&(s, q)| q == p && (s as usize) < t.len());
-        if right == Variant::Flash {
+        if right.desc().tiled {
             return flash::PHASES
                 .iter()
                 .filter(|&&(p, _, f)| has(a, p) && has(b, f))
@@ -121,9 +123,15 @@ impl Compare {
             .collect()
     }
 
+    /// Puts the element at `e` (a pair of the scores' shape).
+    pub fn set_element(&mut self, e: Element) {
+        self.element = e;
+        self.refresh();
+    }
+
     /// Finds again what depends on the element (flash's events of the pair).
     fn refresh(&mut self) {
-        if self.pair().1 == Variant::Flash {
+        if self.pair().1.desc().tiled {
             let traffic = self.flash.take().map(|f| f.traffic);
             self.flash = flash::Facts::new(&self.walk, self.element, traffic);
         }
@@ -174,7 +182,7 @@ impl Compare {
     /// The event in `phase` of `variant` that writes the element's cell its final value there
     /// (the normalised probability, not softmax's intermediate exponential), or the phase's first.
     pub fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
-        if variant == Variant::Flash {
+        if variant.desc().tiled {
             return self.flash.as_ref()?.event_of(phase, self.walk.trace(variant)?);
         }
         let trace = self.walk.trace(variant)?;
@@ -198,7 +206,7 @@ impl Compare {
         if layout.is_pairs() {
             return self.walk.score_offset(variant, e);
         }
-        let h = if variant == Variant::Baseline { 0 } else { e.h };
+        let h = e.in_heads_of(variant).h;
         layout.offset_of(&[("b", e.b), ("i", e.i), ("h", h)])
     }
 }
@@ -207,13 +215,13 @@ impl Compare {
 /// and flash, when both are traced; else the baseline and MHA.
 pub fn pair_of(walk: &Walk) -> (Variant, Variant) {
     let traced = |v| walk.trace(v).is_some();
-    if traced(Variant::Mha) && traced(Variant::Gqa) {
-        (Variant::Mha, Variant::Gqa)
-    } else if traced(Variant::Mha) && traced(Variant::Flash) {
-        (Variant::Mha, Variant::Flash)
-    } else {
-        (Variant::Baseline, Variant::Mha)
-    }
+    // the newest kernel first: GQA beside MHA, then flash beside MHA, then MHA beside the baseline
+    Variant::ALL
+        .iter()
+        .rev()
+        .filter_map(|&right| right.desc().compare.map(|left| (left, right)))
+        .find(|&(left, right)| traced(left) && traced(right))
+        .unwrap_or((Variant::Baseline, Variant::Mha))
 }
 
 /// The menu's words for Compare on this scenario: `Compare baseline and MHA`.
@@ -224,6 +232,16 @@ pub fn menu_label(walk: &Walk) -> String {
         left = title_name(left),
         right = title_name(right)
     )
+}
+
+/// The notes under the two sides for `phase` (whose element is stored in `buf`): how each
+/// kernel reaches the element, with the logs' numbers.
+pub fn notes<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
+    if st.pair().1.desc().tiled {
+        flash::notes(st, phase)
+    } else {
+        explain(st, phase, buf)
+    }
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
@@ -237,12 +255,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
         return;
     };
-    let flash = right_v == Variant::Flash;
-    let lines = if flash {
-        flash::notes(st, phase)
-    } else {
-        explain(st, phase, buf)
-    };
+    let flash = right_v.desc().tiled;
+    let lines = notes(st, phase, buf);
     let inner_w = area.width.saturating_sub(2).max(1) as usize;
     // the notes wrapped here, so that they can scroll when the two sides need the room
     let wrapped: Vec<String> = lines
@@ -346,10 +360,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
 
 /// `baseline`, `MHA`, `GQA`, `flash`: a kernel as a title names it.
 fn title_name(v: Variant) -> String {
-    match v {
-        Variant::Baseline | Variant::Flash => v.name().to_string(),
-        other => other.name().to_uppercase(),
-    }
+    v.desc().title.to_string()
 }
 
 /// One variant's buffer at the end of the phase, the element's cells highlighted.
@@ -438,7 +449,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         hidden = said(rows, first_band, shown_bands);
         let is = window(S, rows, e.i);
         let label = |h: usize| match (variant, buf) {
-            (Variant::Mha | Variant::Gqa, _) => format!("h{h}"),
+            (v, _) if v.has_heads() && !v.desc().tiled => format!("h{h}"),
             (_, Buf::Scores) => "S".to_string(),
             _ => "P".to_string(),
         };
@@ -465,7 +476,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                             t.write()
                         } else if walk.mask.hides(i, j) {
                             t.masked()
-                        } else if i == e.i && (variant == Variant::Baseline || h == e.h) {
+                        } else if i == e.i && (!variant.has_heads() || h == e.h) {
                             t.written()
                         } else {
                             t.base()
@@ -479,7 +490,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
         }
     } else {
         // [B,T,C] rows; MHA's (and GQA's) query heads are column groups of D
-        let per_head = variant != Variant::Baseline;
+        let per_head = variant.has_heads();
         let D = if per_head { sh.d() } else { C };
         let h = if per_head { e.h } else { 0 };
         let cs = window(C, fit_cols.saturating_sub(C / D).max(1), h * D);
@@ -533,7 +544,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                     [("b", b), ("i", i), ("c", c), ("h", 0)]
                 };
                 let Some(off) = layout.offset_of(&coords) else { continue };
-                let mine = i == e.i && (variant == Variant::Baseline || c / D == e.h);
+                let mine = i == e.i && (!variant.has_heads() || c / D == e.h);
                 let style = if mine { t.written() } else { t.base() };
                 put(out, inner, x_of(k, c), yy, &format!("{:>6}", num(value(off))), style);
             }
@@ -724,13 +735,14 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
             )));
         }
     }
-    let (C, D) = (sh.c, sh.d());
+    let (base, mha) = (Scale::of(Variant::Baseline, sh, 0), Scale::of(Variant::Mha, sh, 0));
+    let value = |s: Scale| Calc::new(Vec::new(), s.expr(), s.value).fit(Digits::Four).result;
     lines.push(Line::from(tr!(
         "scale: baseline 1/√C = 1/√{C} = {sc} · mha 1/√D = 1/√{D} = {sd}",
-        C,
-        sc = format!("{:.4}", 1.0 / (C as f32).sqrt()),
-        D,
-        sd = format!("{:.4}", 1.0 / (D as f32).sqrt())
+        C = base.width,
+        sc = value(base),
+        D = mha.width,
+        sd = value(mha)
     )));
     if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
         let row = |trace: &Trace, h: usize| -> String {

@@ -55,12 +55,26 @@ pub const OVERLAY_KEYS: &[(&str, &str)] = &[
     ("Esc ? q Enter", msg!("close it")),
 ];
 
+/// The memory panel's cell styles, listed under the keys of a screen that has the panel: the
+/// sample drawn in the style, and what the style means.
+pub const CELL_STYLES: &[(&str, &str)] = &[
+    ("--", msg!("memory: a cell not written yet (its zero is no result)")),
+    ("1.0", msg!("memory: a masked score, crossed out (·· in a heat grid)")),
+    ("1.0", msg!("memory: written in this phase (underlined in a heat grid)")),
+    (
+        "1.0",
+        msg!("memory: this access, a read; a write is drawn red (◀▶ in a heat grid)"),
+    ),
+];
+
 /// The overlay open over a screen: whose keys, and how far the list is scrolled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Help {
     /// The screen it was opened from, for the title.
     pub screen: &'static str,
     pub keys: &'static [(&'static str, &'static str)],
+    /// The screen has a memory panel: the cell styles are listed after the keys.
+    pub cells: bool,
     /// First line of the list in view.
     pub scroll: usize,
 }
@@ -70,7 +84,16 @@ impl Help {
         Help {
             screen,
             keys,
+            cells: false,
             scroll: 0,
+        }
+    }
+
+    /// The overlay of a screen with a memory panel: its keys, then the [`CELL_STYLES`].
+    pub fn with_cells(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
+        Help {
+            cells: true,
+            ..Help::new(screen, keys)
         }
     }
 
@@ -101,6 +124,7 @@ fn wanted_width(h: &Help) -> usize {
     h.keys
         .iter()
         .chain(OVERLAY_KEYS)
+        .chain(if h.cells { CELL_STYLES } else { &[] })
         .map(|(_, what)| KEY_W + 2 + crate::tui::widgets::cols(text(what)))
         .max()
         .unwrap_or(0)
@@ -111,15 +135,32 @@ fn inner_width(h: &Help, area: Rect) -> usize {
     w.saturating_sub(2).max(1) as usize
 }
 
-/// The list as lines of at most `width` characters: `(key column, description)` each. Where
-/// the box is too narrow for both side by side, a key has its own line and its description the
-/// lines below it.
-fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
+/// What a line's first column holds: keys, or the sample of the cell style [`CELL_STYLES`]`[k]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Column {
+    Keys,
+    Cell(usize),
+}
+
+/// The list as lines of at most `width` characters: `(key column, description, what the
+/// column holds)` each. Where the box is too narrow for both side by side, a key has its own
+/// line and its description the lines below it.
+fn lines(h: &Help, width: usize) -> Vec<(String, String, Column)> {
     let mut out = Vec::new();
-    let entries = h.keys.iter().chain([&("", "")]).chain(OVERLAY_KEYS);
-    for (keys, what) in entries {
+    let styles: &[(&str, &str)] = if h.cells { CELL_STYLES } else { &[] };
+    let blank = [&("", "")];
+    let entries = h
+        .keys
+        .iter()
+        .map(|e| (e, Column::Keys))
+        .chain(blank.into_iter().filter(|_| h.cells).map(|e| (e, Column::Keys)))
+        .chain(styles.iter().enumerate().map(|(k, e)| (e, Column::Cell(k))))
+        .chain(blank.map(|e| (e, Column::Keys)))
+        .chain(OVERLAY_KEYS.iter().map(|e| (e, Column::Keys)));
+    for ((keys, what), column) in entries {
+        let mut out_push = |k: String, w: String| out.push((k, w, column));
         if keys.is_empty() {
-            out.push((String::new(), String::new()));
+            out_push(String::new(), String::new());
         } else if width >= KEY_W + 2 + 16 {
             for (k, part) in attn_trace_analysis::format::wrap(text(what), width - KEY_W - 2)
                 .into_iter()
@@ -130,12 +171,12 @@ fn lines(h: &Help, width: usize) -> Vec<(String, String)> {
                 } else {
                     " ".repeat(KEY_W + 2)
                 };
-                out.push((key, part));
+                out_push(key, part);
             }
         } else {
-            out.push((keys.to_string(), String::new()));
+            out_push(keys.to_string(), String::new());
             for part in attn_trace_analysis::format::wrap(text(what), width.saturating_sub(2)) {
-                out.push(("  ".to_string(), part));
+                out_push("  ".to_string(), part);
             }
         }
     }
@@ -159,7 +200,27 @@ pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
         .iter()
         .skip(scroll)
         .take(page)
-        .map(|(k, what)| Line::from(vec![Span::styled(k.clone(), theme.key()), Span::raw(what.clone())]))
+        .map(|(k, what, column)| {
+            let mut spans = match column {
+                Column::Keys => vec![Span::styled(k.clone(), theme.key())],
+                // the sample in its own style, the padding before it plain
+                Column::Cell(n) => {
+                    let sample = k.trim();
+                    let style = [theme.dim(), theme.masked(), theme.written(), theme.read()]
+                        .get(*n)
+                        .copied()
+                        .unwrap_or_default();
+                    let lead = k.len() - k.trim_start().len();
+                    vec![
+                        Span::raw(k[..lead].to_string()),
+                        Span::styled(sample.to_string(), style),
+                        Span::raw(k[lead + sample.len()..].to_string()),
+                    ]
+                }
+            };
+            spans.push(Span::raw(what.clone()));
+            Line::from(spans)
+        })
         .collect();
     let mut block = Block::bordered()
         .title(tr!(" Keys · {screen} ", screen = text(h.screen)))

@@ -2,19 +2,16 @@
 //! 简体中文, the others in English), each with its title and what it follows.
 
 use super::open::{Open, Summary};
-use super::picker::FilePicker;
-use attn_trace_core::scenario::lesson::Lesson;
+use super::picker::{Builtin, FilePicker};
+use attn_trace_core::scenario::lesson::{self, Lesson};
 use attn_trace_i18n::{self as i18n, Lang};
 use std::path::{Path, PathBuf};
 
-/// The folder of shipped lessons: `./lessons`, else the one next to the crate's sources.
+/// Where the picker opens: `./lessons` where there is one (in the repository), else the folder
+/// the program runs in. The shipped lessons are built in, so they are offered wherever it runs.
 pub fn default_dir() -> PathBuf {
     let here = PathBuf::from("lessons");
-    if here.is_dir() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons")
-    }
+    if here.is_dir() { here } else { PathBuf::from(".") }
 }
 
 /// Is `path` a lesson in `lang`? `NAME.zh-CN.toml` is 简体中文; any other name is English.
@@ -28,7 +25,10 @@ pub fn in_language(path: &Path, lang: Lang) -> bool {
 
 /// Lists `dir`'s lessons in the interface's language, the shipped ones in the docs' order.
 pub fn list(dir: PathBuf) -> Open {
-    let mut st = FilePicker::new(dir, "toml", summary);
+    let mut st = FilePicker::new(dir, "toml", summary).with_builtin(Builtin {
+        files: lesson::SHIPPED,
+        describe: builtin_summary,
+    });
     let lang = i18n::lang();
     st.entries.retain(|e| in_language(&e.path, lang));
     let order = ["mha_walkthrough", "backward", "gqa", "flash"];
@@ -45,5 +45,11 @@ pub fn list(dir: PathBuf) -> Open {
 /// A lesson file's title and about, or why it cannot be used.
 fn summary(path: &Path) -> Summary {
     let l = Lesson::load(path).map_err(|e| e.to_string())?;
+    Ok((l.title, l.about))
+}
+
+/// A built-in lesson's title and about, from its text.
+fn builtin_summary(text: &str, stem: &str) -> Summary {
+    let l = Lesson::parse(text, &format!("<built-in lessons/{stem}.toml>")).map_err(|e| e.to_string())?;
     Ok((l.title, l.about))
 }

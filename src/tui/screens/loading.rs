@@ -1,20 +1,18 @@
 //! Opening a scenario: its variants are traced on a worker thread while this screen says how
 //! many events are recorded so far, so a large scenario never freezes the terminal.
 
-use crate::tui::guard::{Worker, guard};
+use crate::tui::job::{Event, Job, JobKind, Progress};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::popup;
 use attn_trace_core::engine::{Count, estimate_events};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
-use attn_trace_core::trace::Progress;
 use attn_trace_i18n::tr;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use std::sync::mpsc::{Receiver, TryRecvError, channel};
 use std::time::Instant;
 
 #[derive(Debug)]
@@ -22,13 +20,12 @@ pub struct Loading {
     pub title: String,
     /// Events the traces will record in all (the engine's closed-form count).
     pub total: u64,
-    pub progress: Progress,
     pub started: Instant,
     /// The variant to open on, instead of the scenario's `[focus]` one.
     pub variant: Option<Variant>,
     /// The lesson to walk once the scenario is traced (the menu's "Lessons…").
     pub lesson: Option<std::sync::Arc<attn_trace_core::scenario::lesson::Lesson>>,
-    done: Receiver<Result<Walk, Option<String>>>,
+    job: Job<Walk>,
 }
 
 /// What the app should do after a key.
@@ -56,59 +53,48 @@ impl Loading {
             .get()
             .unwrap_or(u64::MAX);
         let title = tr!("Opening {title}", title = s.title);
-        let progress = Progress::default();
-        let (tx, done) = channel();
-        let watch = progress.clone();
-        let spawned = std::thread::Builder::new().name("tracing".into()).spawn(move || {
-            // the receiver is gone when the user cancelled: nothing to do then; a panic
-            // is an error for the UI (see `guard`), and this screen closes on it
-            match guard(Worker::Loading, || Walk::traced(&s, &watch)) {
-                Ok(Some(walk)) => drop(tx.send(Ok(walk))),
-                Ok(None) => {}
-                // its popup is queued already
-                Err(_) => drop(tx.send(Err(None))),
+        // a cancelled walk is nobody's any more: nothing to send then
+        let job = Job::spawn(JobKind::Loading, Progress::default(), move |ctx| {
+            if let Some(walk) = Walk::traced(&s, &ctx.progress) {
+                ctx.send(walk);
             }
         });
-        let done = match spawned {
-            Ok(_) => done,
-            Err(e) => {
-                let (tx, rx) = channel();
-                let _ = tx.send(Err(Some(tr!("cannot start the tracing thread: {e}", e))));
-                rx
-            }
-        };
         Loading {
             title,
             total,
-            progress,
             started: Instant::now(),
             variant,
             lesson: None,
-            done,
+            job,
         }
     }
 
-    /// The traced walk, once the worker has finished (with the variant asked for in focus), or
-    /// that there is none: why, unless the worker's panic already says it in a popup (`guard`).
-    pub fn poll(&self) -> Option<Result<Walk, Option<String>>> {
-        match self.done.try_recv() {
-            Ok(Ok(mut walk)) => {
+    /// How far the tracing has got: events recorded so far.
+    pub fn progress(&self) -> &Progress {
+        self.job.progress()
+    }
+
+    /// The traced walk, once the job has finished (with the variant asked for in focus), or
+    /// that there is none: why, unless the job's failure already says it in a popup.
+    pub fn poll(&mut self) -> Option<Result<Walk, Option<String>>> {
+        match self.job.poll() {
+            Some(Event::Msg(mut walk)) => {
                 if let Some(v) = self.variant {
                     let (_, pass, e) = walk.focus.unwrap_or((None, None, Element { b: 0, h: 0, i: 0, j: 0 }));
                     walk.focus = Some((Some(v), pass, e));
                 }
                 Some(Ok(walk))
             }
-            Ok(Err(e)) => Some(Err(e)),
-            Err(TryRecvError::Empty) => None,
-            Err(TryRecvError::Disconnected) => Some(Err(Some(tr!("the tracing thread ended without a result").into()))),
+            Some(Event::Failed(_)) => Some(Err(None)),
+            None if self.job.ended() => Some(Err(Some(tr!("the tracing thread ended without a result").into()))),
+            None => None,
         }
     }
 
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {
-                self.progress.cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                self.job.cancel();
                 Outcome::Cancel
             }
             _ => Outcome::Stay,
@@ -117,7 +103,7 @@ impl Loading {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
-    let done = st.progress.events().min(st.total);
+    let done = st.progress().done().min(st.total);
     let pct = (done * 100).checked_div(st.total).unwrap_or(100);
     let lines = vec![
         Line::raw(tr!(

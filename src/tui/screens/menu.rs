@@ -4,7 +4,7 @@ use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::pad;
 use attn_trace_core::kernels::Variant;
-use attn_trace_i18n::{msg, tr};
+use attn_trace_i18n::{msg, text, tr};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -82,13 +82,8 @@ impl Item {
     pub fn label(self, walk: &Walk) -> String {
         let text: &str = match self {
             Item::Compare => return super::compare::menu_label(walk),
-            Item::Baseline => tr!("Step through baseline attention"),
-            Item::Mha => match heads_variant(walk) {
-                Variant::Gqa => tr!("Step through grouped-query attention"),
-                Variant::Flash => tr!("Step through FlashAttention"),
-                Variant::Mla => tr!("Step through multi-head latent attention"),
-                _ => tr!("Step through multi-head attention"),
-            },
+            Item::Baseline => text(Variant::Baseline.desc().menu),
+            Item::Mha => text(heads_variant(walk).desc().menu),
             Item::Open => tr!("Open scenario…"),
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
@@ -106,17 +101,8 @@ impl Item {
 
     fn about(self, walk: &Walk) -> &'static str {
         match self {
-            Item::Baseline => tr!("One head over all C channels: scores [B,T,T], scale 1/√C."),
-            Item::Mha => match heads_variant(walk) {
-                Variant::Gqa => tr!("H query heads sharing H_kv key/value heads: head h reads kv head h/(H/H_kv)."),
-                Variant::Flash => {
-                    tr!("MHA computed tile by tile with the online softmax: no [B,H,T,T] buffer at all.")
-                }
-                Variant::Mla => tr!(
-                    "Every head's keys and values projected up from one latent row per token, and a rotary key part the heads share."
-                ),
-                _ => tr!("H heads of D = C/H channels read from the same q, k, v rows: scores [B,H,T,T], scale 1/√D."),
-            },
+            Item::Baseline => text(Variant::Baseline.desc().about),
+            Item::Mha => text(heads_variant(walk).desc().about),
             Item::Compare => {
                 tr!(
                     "The same input through two kernels, phase by phase: baseline and MHA (layouts, scales), MHA and GQA, or MHA and flash (P stored or never stored, and the traffic)."
@@ -221,15 +207,16 @@ struct Areas {
     first: usize,
 }
 
-/// The kernel entry 2 steps through: MHA when the scenario traces it, else the one of its heads
-/// (GQA, flash or MLA) it does trace, so a scenario of today's attention opens from the menu.
+/// The kernel entry 2 steps through: MHA when the scenario traces it, else the first kernel
+/// with heads (GQA, flash or MLA) it does trace, so a scenario of today's attention opens from
+/// the menu.
 pub fn heads_variant(walk: &Walk) -> Variant {
     if walk.run(Variant::Mha).is_some() {
         return Variant::Mha;
     }
     walk.variants()
         .into_iter()
-        .find(|&v| v != Variant::Baseline)
+        .find(|v| v.has_heads())
         .unwrap_or(Variant::Mha)
 }
 

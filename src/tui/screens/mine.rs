@@ -3,23 +3,24 @@
 //! cell (`analysis::beside`), each side's source with the line that ran, and the grade.
 
 use super::picker::FilePicker;
-use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
 use crate::tui::widgets::{draw_wrapped, put, wrapped_rows};
 use attn_trace_analysis::beside::Beside;
 use attn_trace_analysis::format::thousands;
 use attn_trace_analysis::learner::bind::Bindings;
-use attn_trace_analysis::learner::import::Reader;
+use attn_trace_analysis::learner::check;
+use attn_trace_analysis::learner::import::{self, Reader};
 use attn_trace_analysis::learner::reference::Reference;
 use attn_trace_core::scenario::Scenario;
+use attn_trace_core::source;
 use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseEvent, MouseEventKind};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
-use std::io::BufReader;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The view's keys, shown on `?`.
@@ -61,27 +62,29 @@ pub struct Mine {
 
 /// Reads `trace` and grades it against `scenario`'s reference pass (the variant and pass its
 /// header names, else the scenario's focus), its buffers placed by the bindings file `bind`
-/// (else the header's): everything `tui --mine` needs, or why not, in one line.
+/// (else the header's): everything `tui --mine` needs, or why not, in one line. The header is
+/// checked as `grade` checks it ([`check::header`]); the trace is opened once, without
+/// blocking, and must be a regular file.
 pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
     let bindings = bind.map(Bindings::load).transpose()?;
     let shown = trace.display().to_string();
+    let file = import::open(trace, &shown).map_err(|e| e.to_string())?;
+    // each of the three readings starts again from the top of the one file opened
     let open = || {
-        let file = std::fs::File::open(trace).map_err(|e| attn_trace_analysis::learner::import::ImportError {
-            path: shown.clone(),
-            line: 0,
-            message: tr!("cannot read the trace: {e}", e),
-        })?;
-        Reader::new(BufReader::new(file), &shown)
+        let again = file
+            .try_clone()
+            .and_then(|mut f| f.seek(SeekFrom::Start(0)).map(|_| f))
+            .map_err(|e| import::ImportError {
+                path: shown.clone(),
+                line: 0,
+                message: tr!("cannot read the trace: {e}", e).to_string(),
+            })?;
+        Reader::new(BufReader::new(again), &shown)
     };
     let beside = Beside::load(
         scenario,
         |h| {
-            let variant = h
-                .variant
-                .or(scenario.focus.and_then(|f| f.variant))
-                .or(scenario.variants.first().copied())
-                .unwrap_or(attn_trace_core::kernels::Variant::Mha);
-            let pass = h.pass.unwrap_or(attn_trace_core::trace::Pass::Forward);
+            let (variant, pass) = check::header(h, &shown, scenario, scenario_path, check::Asked::default())?;
             Reference::new(scenario, variant, pass, h.input).map_err(|e| format!("{}: {e}", scenario_path.display()))
         },
         bindings.as_ref(),
@@ -421,14 +424,24 @@ pub fn list(dir: PathBuf) -> PickTrace {
     FilePicker::new(dir, "jsonl", summary)
 }
 
+/// The picker's line for a trace: its header's scenario, variant and pass, or what is wrong
+/// with it without the path (the file's name begins the line).
 fn summary(path: &Path) -> TraceSummary {
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let r = Reader::new(BufReader::new(file), &path.display().to_string()).map_err(|e| e.to_string())?;
+    header_of(path).map_err(|e| e.message)
+}
+
+/// What a trace's header says, read from a regular file only (opened without blocking: a FIFO
+/// named `*.jsonl` is described, not waited on) and at most one line of it.
+fn header_of(path: &Path) -> Result<(String, String), import::ImportError> {
+    let shown = path.display().to_string();
+    let file = import::open(path, &shown)?;
+    let r = Reader::new(BufReader::new(file), &shown)?;
     let h = r.header();
-    let scenario = h
-        .scenario
-        .clone()
-        .ok_or_else(|| tr!("its header names no scenario").to_string())?;
+    let scenario = h.scenario.clone().ok_or_else(|| import::ImportError {
+        path: shown.clone(),
+        line: 1,
+        message: tr!("its header names no scenario").to_string(),
+    })?;
     let what = format!(
         "{} {}",
         h.variant.map_or("?", attn_trace_core::kernels::Variant::name),
@@ -439,7 +452,7 @@ fn summary(path: &Path) -> TraceSummary {
 
 /// Opens the trace picked: the scenario its header names, graded.
 pub fn open_picked(path: &Path) -> Result<Mine, String> {
-    let (scenario, _) = summary(path)?;
+    let (scenario, _) = header_of(path).map_err(|e| e.to_string())?;
     let scenario_path = PathBuf::from(&scenario);
     let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
     load(&s, &scenario_path, path, None)
@@ -464,7 +477,7 @@ pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme
             }
             let e = &st.entries[k];
             let about = match &e.info {
-                Ok((scenario, what)) => Span::styled(format!("{what} · {scenario}"), t.dim()),
+                Ok((scenario, what)) => Span::styled(format!("{what} · {}", import::echo(scenario)), t.dim()),
                 Err(why) => Span::styled(why.clone(), t.error()),
             };
             Line::from(vec![
@@ -482,5 +495,14 @@ pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme
             ),
         );
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), list);
+    // one row a file, cut at the edge (Enter shows a refusal whole): a wrapped row would push
+    // the files below it, and the highlighted one, off the list; only the hint of an empty
+    // folder, above its subfolders, wraps
+    let paragraph = Paragraph::new(lines);
+    let paragraph = if st.entries.is_empty() {
+        paragraph.wrap(Wrap { trim: false })
+    } else {
+        paragraph
+    };
+    frame.render_widget(paragraph, list);
 }

@@ -10,7 +10,6 @@
 //! divergence is then a binary search or a walk over the few phases, never over the events.
 
 use super::menu;
-use crate::tui::source;
 use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, log, memory, pad};
@@ -23,6 +22,7 @@ use attn_trace_core::engine::first_divergence;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::attention_mistakes::{Mistake, Mistakes};
 use attn_trace_core::scenario::{self, Scenario};
+use attn_trace_core::source;
 use attn_trace_core::trace::{Event, Phase, Trace};
 use attn_trace_i18n::{msg, tr};
 use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
@@ -239,11 +239,7 @@ impl SideBySide {
     fn toggle_variant(&mut self) -> Result<(), Variant> {
         let n = self.walk.runs.len().min(self.walk.mistaken.len());
         if n < 2 {
-            return Err(match self.variant() {
-                Variant::Baseline => Variant::Mha,
-                Variant::Mha | Variant::Gqa => Variant::Baseline,
-                Variant::Flash | Variant::Mla => Variant::Mha,
-            });
+            return Err(self.variant().desc().beside);
         }
         let phase = self
             .timeline
@@ -398,12 +394,7 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
         };
     }
     let n = place.event();
-    let frames: Vec<_> = trace
-        .frame_ids(n)
-        .into_iter()
-        .filter_map(|id| trace.frame(id))
-        .collect();
-    let kinds: Vec<_> = frames.iter().map(|f| trace.kinds[f.kind as usize]).collect();
+    let kinds = attn_trace_analysis::scope::loops(trace, n);
     let innermost = kinds.first().map_or("", |k| k.file);
     let line = trace.events.get(n).map_or(0, |e| e.line as usize);
     let in_mistakes = |file: &str| source::short(file) == source::short(MISTAKES_FILE);
@@ -768,6 +759,7 @@ fn half(
         pinned: false,
         breakpoints: &empty,
         quiz: false,
+        asked: None,
         cache: None,
     };
     if both {

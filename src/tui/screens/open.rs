@@ -1,6 +1,6 @@
 //! "Open scenario…": the shipped scenarios with their title and about, and a path prompt.
 
-use super::picker::{FilePicker, file_name};
+use super::picker::{Builtin, FilePicker, file_name};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::pad;
 use attn_trace_core::scenario::Scenario;
@@ -17,19 +17,26 @@ pub type Summary = Result<(String, Option<String>), String>;
 /// The scenarios folder's `*.toml` files, each parsed for its title.
 pub type Open = FilePicker<Summary>;
 
-/// The folder of shipped scenarios: `./scenarios`, else the one next to the crate's sources.
+/// Where the picker opens: `./scenarios` where there is one (in the repository), else the
+/// folder the program runs in. The shipped scenarios are built in, so they are offered wherever
+/// it runs; never the folder it was built in.
 pub fn default_dir() -> PathBuf {
     let here = PathBuf::from("scenarios");
-    if here.is_dir() {
-        here
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios")
-    }
+    if here.is_dir() { here } else { PathBuf::from(".") }
 }
 
-/// Lists `dir`'s scenarios, each with its title and what it teaches.
+/// Lists the shipped scenarios (built in) and `dir`'s, each with its title and what it teaches.
 pub fn list(dir: PathBuf) -> Open {
-    FilePicker::new(dir, "toml", summary)
+    FilePicker::new(dir, "toml", summary).with_builtin(Builtin {
+        files: attn_trace_core::scenario::SHIPPED,
+        describe: builtin_summary,
+    })
+}
+
+/// A built-in scenario's title and about, from its text.
+fn builtin_summary(text: &str, stem: &str) -> Summary {
+    let s = Scenario::parse(text, &format!("<built-in {stem}>")).map_err(|e| e.to_string())?;
+    Ok((s.title, s.about.or_else(|| leading_comment(text))))
 }
 
 /// A scenario file's title and its `about`, else the first paragraph of the comment it opens
@@ -105,7 +112,7 @@ pub fn modern(dir: PathBuf) -> Open {
 pub fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, list_title: &str, theme: Theme) {
     let t = theme;
     let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
-        Some(Ok((_, Some(about)))) => vec![Line::raw(about.clone())],
+        Some(Ok((_, Some(about)))) => crate::tui::widgets::prose_lines(about),
         Some(Ok((_, None))) => vec![Line::styled(tr!("(no about, and no comment at its top)"), t.dim())],
         Some(Err(e)) => vec![Line::styled(e.clone(), t.error())],
         None => match st.selected_folder() {
@@ -156,10 +163,17 @@ pub fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, l
         );
     }
     frame.render_widget(Paragraph::new(body).block(Block::bordered().title(list_title)), list);
+    // a file built into the binary says so: it is not in the folder listed
+    let builtin = st.entries.get(st.selected).is_some_and(|e| e.builtin.is_some());
+    let about_title = if builtin {
+        tr!(" about · built into attn-trace ")
+    } else {
+        tr!(" about ")
+    };
     frame.render_widget(
         Paragraph::new(about_text)
             .wrap(Wrap { trim: false })
-            .block(Block::bordered().title(tr!(" about "))),
+            .block(Block::bordered().title(about_title)),
         about,
     );
 }

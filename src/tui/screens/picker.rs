@@ -16,6 +16,22 @@ use std::path::{Path, PathBuf};
 pub struct Entry<T> {
     pub path: PathBuf,
     pub info: T,
+    /// Built into the binary (a shipped scenario or lesson, by file stem), not a file on disk:
+    /// `path` is then its file name alone.
+    pub builtin: Option<&'static str>,
+}
+
+/// Files built into the binary, `(file stem, text)`, and how to describe one from its text and
+/// a name for errors.
+pub struct Builtin<T> {
+    pub files: &'static [(&'static str, &'static str)],
+    pub describe: fn(&str, &str) -> T,
+}
+
+impl<T> std::fmt::Debug for Builtin<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Builtin({} files)", self.files.len())
+    }
 }
 
 #[derive(Debug)]
@@ -31,12 +47,17 @@ pub struct FilePicker<T> {
     pub input: String,
     ext: &'static str,
     describe: fn(&Path) -> T,
+    /// The folder the picker opened on, where the built-in files are listed.
+    root: PathBuf,
+    builtin: Option<Builtin<T>>,
 }
 
 /// What the user asked for.
 #[derive(Debug, PartialEq)]
 pub enum Choice {
     Path(PathBuf),
+    /// A file built into the binary, by file stem.
+    Builtin(&'static str),
     Back,
     /// The keys overlay (`?` while no path is typed).
     Help,
@@ -73,6 +94,7 @@ impl<T> FilePicker<T> {
     /// folder that cannot be read lists nothing but its parent; a path can still be typed.
     pub fn new(dir: PathBuf, ext: &'static str, describe: fn(&Path) -> T) -> FilePicker<T> {
         let mut picker = FilePicker {
+            root: dir.clone(),
             dir,
             entries: Vec::new(),
             folders: Vec::new(),
@@ -80,9 +102,43 @@ impl<T> FilePicker<T> {
             input: String::new(),
             ext,
             describe,
+            builtin: None,
         };
         picker.read();
         picker
+    }
+
+    /// The picker with `builtin`'s files listed after the files of the folder it opened on, each
+    /// but those the folder has a file of the same name for (the file, which may have been
+    /// edited, wins).
+    #[must_use]
+    pub fn with_builtin(mut self, builtin: Builtin<T>) -> FilePicker<T> {
+        self.builtin = Some(builtin);
+        self.read();
+        self
+    }
+
+    /// The built-in files, after the folder's own, in the folder the picker opened on.
+    fn add_builtin(&mut self) {
+        let Some(b) = self.builtin.as_ref().filter(|_| self.dir == self.root) else {
+            return;
+        };
+        let on_disk = |stem: &str| {
+            self.entries
+                .iter()
+                .any(|e| e.path.file_stem().and_then(|s| s.to_str()) == Some(stem))
+        };
+        let shipped: Vec<Entry<T>> = b
+            .files
+            .iter()
+            .filter(|(stem, _)| !on_disk(stem))
+            .map(|&(stem, text)| Entry {
+                path: PathBuf::from(format!("{stem}.{}", self.ext)),
+                info: (b.describe)(text, stem),
+                builtin: Some(stem),
+            })
+            .collect();
+        self.entries.extend(shipped);
     }
 
     /// (Re)reads the folder.
@@ -104,10 +160,12 @@ impl<T> FilePicker<T> {
             .map(|path| Entry {
                 info: (self.describe)(&path),
                 path,
+                builtin: None,
             })
             .collect();
         self.folders = folders;
         self.selected = 0;
+        self.add_builtin();
     }
 
     /// Lines of the list: the files, then the folders.
@@ -165,7 +223,10 @@ impl<T> FilePicker<T> {
                     self.enter(dir);
                     return None;
                 }
-                return self.entries.get(self.selected).map(|e| Choice::Path(e.path.clone()));
+                return self.entries.get(self.selected).map(|e| match e.builtin {
+                    Some(stem) => Choice::Builtin(stem),
+                    None => Choice::Path(e.path.clone()),
+                });
             }
             KeyCode::Char('?') if self.input.is_empty() => return Some(Choice::Help),
             KeyCode::Char(c) if self.input.len() < MAX_INPUT => self.input.push(c),
@@ -193,12 +254,21 @@ impl<T> FilePicker<T> {
         })
     }
 
+    /// The folder as the title names it: the one the program runs in by its path, not `.`.
+    fn shown_dir(&self) -> PathBuf {
+        if self.dir == Path::new(".") {
+            std::env::current_dir().unwrap_or_else(|_| self.dir.clone())
+        } else {
+            self.dir.clone()
+        }
+    }
+
     /// The title line (`Open {what} · dir`), the typed path's box and the key hint.
     pub fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
         let title = tr!(
             " Open {what} · {dir}",
             what = attn_trace_i18n::text_of(what),
-            dir = self.dir.display()
+            dir = self.shown_dir().display()
         );
         frame.render_widget(Paragraph::new(Span::styled(title, t.title())), head);
         frame.render_widget(

@@ -23,7 +23,7 @@ use crate::tui::theme::Theme;
 use crate::tui::walk::Walk;
 use crate::tui::widgets::{CellRef, Ctx};
 use attn_trace_analysis::cache::{self, EventCache};
-use attn_trace_analysis::quiz::Question;
+use attn_trace_analysis::quiz::{Question, QuizLevel};
 use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Buf, Pass, Trace};
@@ -156,6 +156,30 @@ impl Tracer {
         )
     }
 
+    /// The write whose value an open question asks: quiz mode's next access at the values
+    /// level, when it is a write; a lesson's open `ask = "value"`.
+    fn asked(&self, trace: &Trace) -> Option<usize> {
+        let next = self.cursor + 1;
+        let quiz = self
+            .quiz
+            .as_ref()
+            .filter(|q| q.level == QuizLevel::Values)
+            .and_then(|_| {
+                trace
+                    .events
+                    .get(next)
+                    .is_some_and(|e| e.op == attn_trace_core::trace::Op::Write)
+                    .then_some(next)
+            });
+        let lesson = self.lesson.as_ref().and_then(|l| {
+            let value = matches!(l.stop().ask, Some(attn_trace_core::scenario::lesson::Ask::Value { .. }));
+            (value && l.asking(self.variant, self.cursor))
+                .then(|| l.here().target)
+                .flatten()
+        });
+        quiz.or(lesson)
+    }
+
     /// Takes in finished gradient checks (on the app's tick); true when one arrived.
     pub fn tick(&mut self) -> bool {
         self.checks.poll()
@@ -219,7 +243,12 @@ impl Tracer {
             selected: self.selected()?,
             pinned: self.pinned.is_some(),
             breakpoints: &self.breakpoints,
-            quiz: self.quiz.is_some(),
+            quiz: self.quiz.is_some()
+                || self
+                    .lesson
+                    .as_ref()
+                    .is_some_and(|l| l.asking(self.variant, self.cursor)),
+            asked: self.asked(trace),
             cache: self
                 .cache_on
                 .then(|| self.caches.get(&self.variant))

@@ -314,14 +314,22 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     let y_labels: Vec<String> = [lo, (lo + hi) / 2.0, hi].iter().map(|y| format!("1e{y:.0}")).collect();
     let first = (LENGTHS[0] as f64).log2();
     let last = (LENGTHS[LENGTHS.len() - 1] as f64).log2();
+    let named: Vec<(String, Style)> = series
+        .iter()
+        .enumerate()
+        .map(|(k, (name, _))| (name.clone(), styles.get(k).copied().unwrap_or_default()))
+        .collect();
+    let (block, inside) = crate::tui::widgets::chart_legend(
+        Block::bordered()
+            .title(tr!(" log–log: both grow with T², flash divided by its tile "))
+            .border_style(t.border(true)),
+        &named,
+        plot,
+    );
     let chart = Chart::new(data)
-        .block(
-            Block::bordered()
-                .title(tr!(" log–log: both grow with T², flash divided by its tile "))
-                .border_style(t.border(true)),
-        )
-        .legend_position(Some(LegendPosition::TopLeft))
-        .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(80)))
+        .block(block)
+        .legend_position(inside.then_some(LegendPosition::TopLeft))
+        .hidden_legend_constraints((Constraint::Percentage(100), Constraint::Percentage(100)))
         .x_axis(Axis::default().bounds([first, last]).labels(x_labels).style(t.dim()))
         .y_axis(Axis::default().bounds([lo, hi]).labels(y_labels).style(t.dim()));
     frame.render_widget(chart, plot);

@@ -17,19 +17,19 @@ mod render;
 pub mod worker;
 
 pub use form::{CHECKPOINTS, Checked, Field, Form, MAX_PARAMS, MAX_TOKENS_PER_STEP, dir_of, make_dir_for};
-pub use progress::{Applied, ChartData, Progress, RunState};
+pub use progress::{Applied, ChartData, RunState, RunView};
 pub use render::render;
 
 use attn_trace_i18n::msg;
 use attn_trace_model::{Origin, TinyGpt};
 use progress::run_origin;
-use worker::{Report, Spec, Worker};
+use worker::{Report, Spec, Training};
 
 /// A run: its progress and, while it lives, the thread training it.
 #[derive(Debug)]
 pub struct Session {
-    pub progress: Progress,
-    worker: Option<Worker>,
+    pub progress: RunView,
+    worker: Option<Training>,
 }
 
 /// The weights `t` hands to the tracer, and where they came from.
@@ -87,7 +87,7 @@ impl Train {
     /// A run drawn from the given reports, without a thread: what the screen shows for a
     /// recorded run (snapshot tests use it for a deterministic running screen).
     pub fn replay(form: Form, spec: Spec, reports: Vec<Report>) -> Train {
-        let mut progress = Progress::new(spec);
+        let mut progress = RunView::new(spec);
         for r in reports {
             progress.apply(r);
         }
@@ -98,7 +98,7 @@ impl Train {
         }
     }
 
-    pub fn progress(&self) -> Option<&Progress> {
+    pub fn progress(&self) -> Option<&RunView> {
         self.session.as_ref().map(|s| &s.progress)
     }
 
@@ -113,9 +113,9 @@ impl Train {
     /// asked for by `t` came in.
     pub fn poll(&mut self) -> Option<Box<Traced>> {
         let session = self.session.as_mut()?;
-        let worker = session.worker.as_ref()?;
+        let worker = session.worker.as_mut()?;
         let (mut traced, was_done, mut said) = (None, session.progress.is_done(), false);
-        for report in worker.reports.try_iter().take(MAX_REPORTS_PER_POLL) {
+        for report in worker.reports(MAX_REPORTS_PER_POLL) {
             if matches!(report, Report::Saved { .. } | Report::Snapshot { .. }) {
                 self.awaiting = self.awaiting.saturating_sub(1);
             }

@@ -1,8 +1,8 @@
 //! The code panel: the kernel's real source, scrolled to the line that made the current access.
 
 use super::{Ctx, put};
-use crate::tui::source;
 use crate::tui::theme::Theme;
+use attn_trace_core::source;
 use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
@@ -17,11 +17,9 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         return;
     };
     // lines of the enclosing `rec.enter` calls: the loops this access is nested in
-    let loops: Vec<usize> = ctx
-        .frame_ids()
+    let loops: Vec<usize> = attn_trace_analysis::scope::loops(ctx.trace, ctx.cursor)
         .iter()
-        .filter_map(|&id| ctx.trace.frame(id))
-        .map(|f| ctx.trace.kinds[f.kind as usize].line as usize)
+        .map(|k| k.line as usize)
         .collect();
     let lines: Vec<&str> = text.lines().collect();
     let h = inner.height as usize;

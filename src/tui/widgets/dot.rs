@@ -75,7 +75,7 @@ pub fn offsets_text(offs: &[usize]) -> String {
 }
 
 /// The name of factor `f`'s buffer and the offsets it reads, `q[10..=11]`, in at most `width`
-/// characters where it can (`v[2, 6, …, 62]`, else `v[…]`).
+/// characters where it can (`o_part[84, 88, 92]`, `v[2, 6, …, 62]`, else `v[…]`).
 fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<(Buf, String)> {
     let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
     let reads: Vec<(Buf, usize)> = dot
@@ -109,8 +109,16 @@ fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<
     if cols(&full) <= width {
         return Some((buf, full));
     }
+    // a few offsets are listed whole: `…` stands for at least two, never for one or none
+    let listed = format!(
+        "{buf}[{}]",
+        offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+    );
+    if offs.len() <= 4 && cols(&listed) <= width {
+        return Some((buf, listed));
+    }
     let ends = match (offs.as_slice(), offs.last()) {
-        ([a, b, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
+        ([a, b, _, _, _, ..], Some(z)) => format!("{buf}[{a}, {b}, …, {z}]"),
         _ => String::new(),
     };
     if !ends.is_empty() && cols(&ends) <= width {
@@ -145,7 +153,21 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         product_name = tr!("product").into();
     }
     let names: Vec<&str> = dot.terms[0].vars.iter().map(|v| v.0).collect();
-    let head_name = names.join(" ");
+    // latent attention's score sums r (the latent channels) then d (the rotary ones, read from
+    // the cache's columns R + d − D): each key names its own loop then
+    let mixed = mixed(&dot);
+    let head_name = if mixed {
+        let mut all: Vec<String> = Vec::new();
+        for t in &dot.terms {
+            let name = names_of(t);
+            if all.last() != Some(&name) {
+                all.push(name);
+            }
+        }
+        all.join("|")
+    } else {
+        names.join(" ")
+    };
     // the label column: as wide as the widest name, at most a third of the panel
     let label_w = ops
         .iter()
@@ -165,7 +187,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         .collect();
     let decimals = all.iter().map(|&v| exact_decimals(v)).max().unwrap_or(4);
     let values = exact_all(&all).into_iter().map(|s| s.chars().count());
-    let keys = dot.terms.iter().map(|t| key(t).len());
+    let keys = dot.terms.iter().map(|t| key(t, mixed).len());
     let col_w = values.chain(keys).max().unwrap_or(6).max(6) as u16 + 1;
     let room = (area.width.saturating_sub(label_w) / col_w).max(1) as usize;
     let at = dot.current().unwrap_or(0);
@@ -189,14 +211,23 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         pieces.push((Piece::Written, format!("= {}", fixed(w.value, decimals))));
     }
     if count < total {
-        let vals = |k: usize| key(&dot.terms[k]);
-        let what = tr!(
-            "showing {names} {first}..={last} of {total}",
-            names = head_name,
-            first = vals(shown.start),
-            last = vals(shown.end - 1),
-            total
-        );
+        let vals = |k: usize| key(&dot.terms[k], mixed);
+        let what = if mixed {
+            tr!(
+                "showing {first}..={last} of {total}",
+                first = vals(shown.start),
+                last = vals(shown.end - 1),
+                total
+            )
+        } else {
+            tr!(
+                "showing {names} {first}..={last} of {total}",
+                names = head_name,
+                first = vals(shown.start),
+                last = vals(shown.end - 1),
+                total
+            )
+        };
         pieces.push((Piece::Note, what));
     }
     let old = dot.old(trace);
@@ -277,9 +308,27 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     })
 }
 
-/// A term's loop values as its column header: `1`, or `1 0` for two loops.
-fn key(t: &Term) -> String {
-    t.vars.iter().map(|v| v.1.to_string()).collect::<Vec<_>>().join(" ")
+/// A term's loop values as its column header: `1`, or `1 0` for two loops; `d2` with the loop's
+/// name when the terms run over loops of different names ([`mixed`]).
+pub fn key(t: &Term, mixed: bool) -> String {
+    let part = |v: &(&str, usize)| {
+        if mixed {
+            format!("{}{}", v.0, v.1)
+        } else {
+            v.1.to_string()
+        }
+    };
+    t.vars.iter().map(part).collect::<Vec<_>>().join(" ")
+}
+
+/// The loop names of a term, `r` or `bb i`.
+fn names_of(t: &Term) -> String {
+    t.vars.iter().map(|v| v.0).collect::<Vec<_>>().join(" ")
+}
+
+/// Do the terms run over loops of different names (latent attention's `r`, then `d`)?
+pub fn mixed(dot: &Accumulation) -> bool {
+    dot.terms.windows(2).any(|w| names_of(&w[0]) != names_of(&w[1]))
 }
 
 pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
@@ -300,7 +349,7 @@ pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
     // the key of the term the cursor is in stands out, so the row follows the loop
     let current = p.dot.current();
     for &(x, y, w, k) in &p.heads {
-        let text = format!("{:>w$}", key(&p.dot.terms[k]), w = w as usize);
+        let text = format!("{:>w$}", key(&p.dot.terms[k], mixed(&p.dot)), w = w as usize);
         put(
             buf,
             area,

@@ -2,9 +2,13 @@
 //! numbers and the running partial sum, read from the log (only the current iteration's events).
 #![allow(non_snake_case)]
 
-use super::{Ctx, num};
-use attn_trace_analysis::accum::{Accumulation, Chain, Scale};
-use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of, rhs};
+use super::Ctx;
+use attn_trace_analysis::accum::{Accumulation, Chain, Finish, Scale, product_calc};
+use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of};
+use attn_trace_analysis::hand::{self, Calc, Digits};
+use attn_trace_analysis::rope_pair::RopePair;
+use attn_trace_analysis::scope;
+use attn_trace_analysis::softmax_row::{BackStep, SoftmaxBackRow, SoftmaxRow, Step};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::names;
 use attn_trace_core::trace::{Buf, Op, Phase, Trace};
@@ -16,17 +20,11 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
 pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
-    if variant == Variant::Gqa
-        && let Some(m) = grouped_math(phase)
-    {
+    // the phases the variant writes its own way (grouped heads, a latent), from its descriptor
+    if let Some(m) = variant.math(phase) {
         return m;
     }
-    if variant == Variant::Mla
-        && let Some(m) = latent_math(phase)
-    {
-        return m;
-    }
-    let mha = variant != Variant::Baseline;
+    let mha = variant.has_heads();
     match (phase, mha) {
         (Phase::QkvProj, _) => &["qkv[i] = x[i]·W_qkv + b_qkv"],
         (Phase::QProj, _) => &["q[i] = x[i]·W_q + b_q"],
@@ -118,29 +116,6 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     }
 }
 
-/// Multi-head latent attention's own equations: the scores of its two-part heads, and the
-/// absorbed decode's scores against the latent cache.
-fn latent_math(phase: Phase) -> Option<&'static [&'static str]> {
-    Some(match phase {
-        Phase::Scores => &["S_h[i,j] = (q_nope_h[i]·k_nope_h[j] + q_pe_h[i]·k_pe[j]) / √(D + DR) + mask(i,j)"],
-        Phase::ScoresBack => &[
-            "dQ_h[i] = Σ_j dS_h[i,j] [k_nope_h[j] | k_pe[j]] / √(D + DR)   dk_nope_h[j] = Σ_i dS_h[i,j] q_nope_h[i] / √(D + DR)",
-            msg!("dk_pe[j] = Σ_h Σ_i dS_h[i,j] q_pe_h[i] / √(D + DR)   (one rotary key for every head)"),
-        ],
-        Phase::DecodeScores => &["S_h[t,j] = (q_lat_h[t]·c_kv[j] + q_pe_h[t]·k_pe[j]) / √(D + DR),  j ≤ t"],
-        // only the rotary part turns: q_nope and the latent hold no position
-        Phase::Rope => &[
-            "x'[d0] = x[d0]·cos(tθ_m) − x[d1]·sin(tθ_m)   x'[d1] = x[d0]·sin(tθ_m) + x[d1]·cos(tθ_m)",
-            msg!("θ_m = base^(−2m/DR), for q_pe and for k_pe; q_nope and c_kv keep no position"),
-        ],
-        Phase::RopeBack => &[
-            "dx'[d0] = dx[d0]·cos(tθ_m) + dx[d1]·sin(tθ_m)   dx'[d1] = −dx[d0]·sin(tθ_m) + dx[d1]·cos(tθ_m)",
-            msg!("the turn by −tθ_m, for dQ_pe and for dk_pe"),
-        ],
-        _ => return None,
-    })
-}
-
 /// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
 /// maximum, and carries no value.
 pub const SINK_MATH: &[&str] = &[
@@ -148,33 +123,19 @@ pub const SINK_MATH: &[&str] = &[
     "Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m),  m = max(sink_h, max_k S[i,k])",
 ];
 
-/// Grouped-query attention's own equations: query head `h` reads key/value head
-/// `g = h/(H/H_kv)`, and the heads of a group add into the same `dK_g`, `dV_g`.
-fn grouped_math(phase: Phase) -> Option<&'static [&'static str]> {
-    Some(match phase {
-        Phase::Split => &["q[i] = qkv[i, 0:C]   k[i] = qkv[i, C:C+H_kv·D]   v[i] = qkv[i, C+H_kv·D:C+2·H_kv·D]"],
-        Phase::SplitBack => &[msg!("d_qkv[i] = concat(dq[i], dk[i], dv[i])   (C + 2·H_kv·D channels)")],
-        Phase::Scores => &["S_h[i,j] = Q_h[i]·K_g[j] / √D + mask(i,j),  g = kv_h = h/(H/H_kv)"],
-        Phase::WeightedSum => &["Y_h[i] = Σ_j P_h[i,j] V_g[j],  g = h/(H/H_kv)   (att[i] = concat_h Y_h[i])"],
-        Phase::WeightedSumBack => &[
-            "dP_h[i,j] = dY_h[i]·V_g[j]   dV_g[j] += Σ_i P_h[i,j] dY_h[i]",
-            msg!("dV starts at 0; every query head h of group g adds its share"),
-        ],
-        Phase::ScoresBack => &[
-            msg!("dQ_h[i] = Σ_j dS_h[i,j] K_g[j] / √D   dK_g[j] += Σ_i dS_h[i,j] Q_h[i] / √D   (visible pairs only)"),
-            msg!("dK starts at 0; every query head h of group g adds its share"),
-        ],
-        _ => return None,
-    })
-}
-
-fn factors(trace: &Trace, reads: &[usize]) -> (String, String) {
+/// A term's factors named (`q[8]·k[4]`), and the factors and their product as a chain a reader
+/// redoes (`1.0000 × 0.5000`, `0.5000`): the product only once every factor is read.
+fn factors(trace: &Trace, reads: &[usize], finished: bool) -> (String, String, Option<String>) {
     let names: Vec<String> = reads
         .iter()
         .map(|&k| format!("{}[{}]", trace.events[k].buf, trace.events[k].offset))
         .collect();
-    let values: Vec<String> = reads.iter().map(|&k| exact(trace.events[k].value)).collect();
-    (names.join("·"), values.join(" × "))
+    if !finished {
+        let values: Vec<String> = reads.iter().map(|&k| exact(trace.events[k].value)).collect();
+        return (names.join("·"), values.join(" × "), None);
+    }
+    let f = product_calc(trace, reads).fit(Digits::Exact);
+    (names.join("·"), f.vals.join(" × "), Some(f.result))
 }
 
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
@@ -226,7 +187,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             op = attn_trace_analysis::format::op_text(v.op),
             buf = v.buf,
             off = v.offset,
-            value = num(v.value)
+            value = attn_trace_analysis::format::num_of(v.buf, v.value)
         )));
     }
     out
@@ -258,8 +219,10 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
             .copied()
             .filter(|&r| r <= ctx.cursor)
             .collect();
-        let (names, values) = factors(trace, &read);
         let waiting = acc.waiting();
+        let (names, values, product) = factors(trace, &read, !waiting);
+        // with an open question on the write, the last term's product is a step of its answer
+        let product = product.filter(|_| ctx.shows(acc.write));
         let number = finished + usize::from(waiting);
         let mut spans = vec![Span::raw(tr!(
             "term {number}/{total}: {names} = {values}",
@@ -268,11 +231,13 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
             names,
             values
         ))];
-        if waiting {
-            spans.push(Span::styled(tr!("  (next factor follows)"), t.dim()));
-        } else {
-            spans.push(Span::raw(" = "));
-            spans.push(Span::styled(exact(acc.product(trace, k)), t.number()));
+        match product {
+            Some(p) => {
+                spans.push(Span::raw(" = "));
+                spans.push(Span::styled(p, t.number()));
+            }
+            None if waiting => spans.push(Span::styled(tr!("  (next factor follows)"), t.dim())),
+            None => {}
         }
         out.push(Line::from(spans));
     } else if let Some(e) = start
@@ -286,6 +251,9 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
         )));
     }
     let start = start.map(|e| format!("{}[{}] + ", e.buf, e.offset)).unwrap_or_default();
+    // a plain sum whose every term is in is the value its write stores: an open question's
+    // answer
+    let answer = finished == total && acc.finish == Finish::Plain && !ctx.shows(acc.write);
     out.push(Line::from(vec![
         Span::raw(tr!(
             "partial sum {start}Σ ({finished} of {total} terms) = ",
@@ -293,7 +261,14 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
             finished,
             total
         )),
-        Span::styled(exact(acc.running(trace)), t.number()),
+        Span::styled(
+            if answer {
+                "?".to_string()
+            } else {
+                exact(acc.running(trace))
+            },
+            t.number(),
+        ),
     ]));
     if v.op == Op::Write {
         out.push(write_line(ctx, acc));
@@ -321,214 +296,158 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     }
     let scale = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape);
     let text = match acc.chain(trace, scale) {
-        Some(Chain {
-            negated: true,
-            sigma,
-            new,
-            ..
-        }) => format!("{target} = −Σ = −({}) = {}", four(sigma), four(new)),
-        Some(Chain {
-            old: Some(old),
-            sigma,
-            scale: Some(sc),
-            new,
-            ..
-        }) => format!(
-            "{target} += Σ × 1/√{sym}: {} + ({} × {}) = {}",
-            four(old),
-            four(sigma),
-            four(sc.value),
-            four(new),
-            sym = sc.symbol
-        ),
-        Some(Chain {
-            old: Some(old),
-            sigma,
-            scale: None,
-            new,
-            ..
-        }) => format!("{target} += Σ: {} + {} = {}", four(old), rhs(four(sigma)), four(new)),
-        Some(Chain {
-            sigma,
-            scale: Some(sc),
-            new,
-            ..
-        }) => format!(
-            "{target} = Σ × 1/√{sym} = {} × {} = {}",
-            four(sigma),
-            four(sc.value),
-            four(new),
-            sym = sc.symbol
-        ),
-        Some(Chain {
-            start: Some(b),
-            sigma,
-            new,
-            ..
-        }) => {
-            let from = acc
-                .start()
-                .map(|k| trace.events[k])
-                .map_or(String::new(), |e| format!("{}[{}]", e.buf, e.offset));
-            format!(
-                "{target} = {from} + Σ = {} + {} = {}",
-                four(b),
-                rhs(four(sigma)),
-                four(new)
-            )
+        Some(chain) => {
+            let f = chain.calc().fit(Digits::Four);
+            let sc = |c: &Chain| c.scale.map_or(String::new(), |s| s.written());
+            match chain {
+                Chain { negated: true, .. } => format!("{target} = −Σ = −({}) = {}", f.val(0), f.result),
+                Chain {
+                    old: Some(_),
+                    scale: Some(s),
+                    ..
+                } => format!(
+                    "{target} += Σ × 1/√{sym}: {} + ({} × {}) = {}",
+                    f.val(0),
+                    f.val(1),
+                    sc(&chain),
+                    f.result,
+                    sym = s.symbol
+                ),
+                Chain { old: Some(_), .. } => {
+                    format!("{target} += Σ: {} + {} = {}", f.val(0), f.par(1), f.result)
+                }
+                Chain { scale: Some(s), .. } => format!(
+                    "{target} = Σ × 1/√{sym} = {} × {} = {}",
+                    f.val(0),
+                    sc(&chain),
+                    f.result,
+                    sym = s.symbol
+                ),
+                Chain { start: Some(_), .. } => {
+                    let from = acc
+                        .start()
+                        .map(|k| trace.events[k])
+                        .map_or(String::new(), |e| format!("{}[{}]", e.buf, e.offset));
+                    format!("{target} = {from} + Σ = {} + {} = {}", f.val(0), f.par(1), f.result)
+                }
+                _ => format!("{target} = Σ = {}", f.result),
+            }
         }
-        _ => format!("{target} = Σ = {}", four(v.value)),
+        None => format!("{target} = Σ = {}", four(v.value)),
     };
     Line::from(Span::styled(text, t.op_write()))
 }
 
 fn var(v: &attn_trace_core::trace::EventView, name: &str) -> usize {
-    v.vars.iter().rev().find(|(n, _)| *n == name).map_or(0, |&(_, x)| x)
+    scope::var(v, name).unwrap_or(0)
+}
+
+/// ` = result` when a panel may show it ([`Ctx::shows`]): a result of event `n` or after it is
+/// left out while an open question asks for it.
+fn result_spans<'a>(ctx: &Ctx, n: usize, result: String) -> Vec<Span<'a>> {
+    if ctx.shows(n) {
+        vec![Span::styled(result, ctx.theme.number())]
+    } else {
+        vec![Span::styled("?", ctx.theme.number())]
+    }
 }
 
 /// Dropout multiplies each probability (or its gradient) by its keep flag and 1/(1 − p): the
 /// iteration's reads, as the log has them so far, and at the write the product.
 fn dropout_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
-    let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
     let p = ctx.walk.run(ctx.variant).and_then(|r| r.dropout).map_or(0.0, |d| d.p);
     let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
         return Vec::new();
     };
-    // the iteration reads the keep flag and the value, then writes their product
-    let read = |buf: Buf| {
-        (f.start as usize..=ctx.cursor)
-            .map(|k| tr.events[k])
-            .find(|e| e.op == Op::Read && e.buf == buf)
-            .map_or("…".to_string(), |e| exact(e.value))
-    };
     let (target, source) = match v.phase {
         Phase::Dropout => (Buf::ProbsDrop, Buf::Probs),
         _ => (Buf::DProbs, Buf::DProbsDrop),
     };
+    // the iteration reads the keep flag and the value, then writes their product
+    let read = |buf: Buf| scope::read_in(tr, f, ctx.cursor, buf).map(|k| tr.events[k].value);
+    // p as the scenario gives it; the chain's 1/(1 − p) is that number's, exactly
+    let p_text = p.to_string();
+    let keep = hand::lit(1.0 / (1.0 - p_text.parse::<f64>().unwrap_or(0.0)));
+    let (x, flag) = (read(source), read(Buf::DropMask));
+    let shown = |x: Option<f32>| x.map_or("…".to_string(), exact);
+    let (a, b, result) = match (x, flag) {
+        (Some(x), Some(flag)) if v.op == Op::Write => {
+            let f = Calc::new(vec![x, flag], hand::v(0) * hand::v(1) * keep, v.value).fit(Digits::Exact);
+            (f.val(0), f.val(1), Some(f.result))
+        }
+        _ => (shown(x), shown(flag), None),
+    };
     let mut spans = vec![Span::raw(format!(
-        "{target}[{}] = {source} × keep × 1/(1 − p) = {} × {} × 1/(1 − {p})",
-        v.offset,
-        read(source),
-        read(Buf::DropMask)
+        "{target}[{}] = {source} × keep × 1/(1 − p) = {a} × {b} × 1/(1 − {p_text})",
+        v.offset
     ))];
-    if v.op == Op::Write {
+    if let Some(r) = result {
         spans.push(Span::raw(" = "));
-        spans.push(Span::styled(exact(v.value), t.number()));
+        spans.push(Span::styled(r, ctx.theme.number()));
     }
     vec![Line::from(spans)]
 }
 
-/// Softmax rows are three passes (max, exponentials, normalise) forward and two backward; the
-/// position in the row's iteration says which one the cursor is in.
+/// Softmax rows are three passes (max, exponentials, normalise) forward and two backward
+/// ([`SoftmaxRow`], [`SoftmaxBackRow`]): the step the cursor is in, with its chain.
 fn softmax_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     if ctx.view.phase != Phase::SoftmaxBack {
         return softmax_forward_lines(ctx);
     }
     let t = ctx.theme;
-    let v = &ctx.view;
     let tr = ctx.trace;
-    let T = ctx.walk.shape.t;
-    let Some(row_frame) = tr
-        .frame_ids(ctx.cursor)
-        .into_iter()
-        .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names.contains(&names::ROW))
-    else {
+    let n = ctx.cursor;
+    let Some(row) = SoftmaxBackRow::at(tr, n) else {
         return Vec::new();
     };
-    let row = row_frame.vals[1] as usize;
-    let p = ctx.cursor - row_frame.start as usize;
-    let j = var(v, names::J);
-    let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row + k, n);
-    let n = ctx.cursor;
+    let T = row.cols.len();
+    let Some(step) = row.step(n) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    if p < 2 * T {
-        let upto = if v.buf == Buf::Probs { j + 1 } else { j };
-        let dot: f32 = (0..upto).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
-        out.push(Line::from(vec![
-            Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
-            Span::styled(four(dot), t.number()),
-        ]));
-    } else if v.buf == Buf::Delta {
-        out.push(Line::from(vec![
+    match step {
+        BackStep::Dot(k) => {
+            // the column's P read completes its term
+            let upto = if n == row.cols[k].dot_p { k + 1 } else { k };
+            out.push(Line::from(vec![
+                Span::raw(tr!("pass a: Σ_k dP·P so far ({upto} of {T}) = ", upto, T)),
+                Span::styled(four(row.dot_of(tr, upto)), t.number()),
+            ]));
+        }
+        BackStep::Delta => out.push(Line::from(vec![
             Span::raw(tr!("D = Σ_k dP·P, kept for the sink logit's gradient: ")),
-            Span::styled(four(v.value), t.number()),
-        ]));
-    } else {
-        let dot: f32 = (0..T).map(|k| at(Buf::DProbs, k, n) * at(Buf::Probs, k, n)).sum();
-        let (pj, dpj) = (at(Buf::Probs, j, n), at(Buf::DProbs, j, n));
-        out.push(Line::from(vec![
-            Span::raw(tr!(
+            Span::styled(four(ctx.view.value), t.number()),
+        ])),
+        BackStep::Ds(k) => {
+            let f = row.ds_calc(tr, k).fit(Digits::Four);
+            let mut spans = vec![Span::raw(tr!(
                 "pass b: dS = P (dP − Σ) = {p} × ({dp} − {dot}) = ",
-                p = num(pj),
-                dp = num(dpj),
-                dot = rhs(four(dot))
-            )),
-            Span::styled(four(pj * (dpj - dot)), t.number()),
-        ]));
+                p = f.val(0),
+                dp = f.val(1),
+                dot = f.par(2)
+            ))];
+            spans.extend(result_spans(ctx, row.cols[k].ds, f.result));
+            out.push(Line::from(spans));
+        }
     }
     out
 }
 
-/// A forward softmax over the columns of one row, as the log made it: the columns' offsets in
-/// the order pass a read them (all `T` keys, a decode step's keys, the keys its window keeps, a
-/// part of a split step, or the parts' log-sum-exps of a merge), what it reads and writes.
-struct SoftRow {
-    cols: Vec<(usize, usize)>,
-    x: Buf,
-    y: Buf,
-    /// The row's sink logit (gpt-oss), read in the row's own iteration before pass a.
-    sink: Option<f32>,
-    /// Events of the column iterations, in order: pass a's reads, then pass b's and pass c's
-    /// read-write pairs.
-    events: Vec<usize>,
-}
-
-/// The softmax made in iteration `row`: its column iterations are the ones nested in it (a read
-/// of the row's own, the sink logit, is not a column but starts the max and the sum).
-fn soft_row(tr: &attn_trace_core::trace::Trace, row: u32) -> Option<SoftRow> {
-    let f = tr.frame(row)?;
-    let sink = (f.start as usize..f.end as usize)
-        .map(|k| &tr.events[k])
-        .find(|e| e.frame == row && e.op == Op::Read && e.buf == Buf::Sink)
-        .map(|e| e.value);
-    let events: Vec<usize> = (f.start as usize..f.end as usize)
-        .filter(|&k| tr.events[k].frame != row)
-        .collect();
-    let first_write = events.iter().position(|&k| tr.events[k].op == Op::Write)?;
-    // pass a reads every column once; pass b starts with a read of its first column
-    let reads = &events[..first_write.checked_sub(1)?];
-    let cols = reads
-        .iter()
-        .map(|&k| {
-            tr.frame(tr.events[k].frame)
-                .map(|c| (c.vals[0] as usize, c.vals[1] as usize))
-        })
-        .collect::<Option<Vec<_>>>()?;
-    Some(SoftRow {
-        x: tr.events[*reads.first()?].buf,
-        y: tr.events[events[first_write]].buf,
-        sink,
-        events: events[..5 * cols.len()].to_vec(),
-        cols,
-    })
-}
-
-/// A forward softmax's three passes, over whichever columns its row has, with the row's sink
-/// logit when it has one; after a split step's part, the part's log-sum-exp `m + ln Σ e`.
+/// A forward softmax's three passes, over whichever columns its row has (all `T` keys, a decode
+/// step's keys, the keys its window keeps, a part of a split step, or the parts' log-sum-exps of
+/// a merge), with the row's sink logit when it has one; after a split step's part, the part's
+/// log-sum-exp `m + ln Σ e`.
 fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
     let n = ctx.cursor;
-    let ids = tr.frame_ids(n);
-    // the row is the iteration around the column's; the sink logit's read, the sink's share and
-    // a part's log-sum-exp are the row's own events
-    let lse = v.buf == Buf::LsePart && v.op == Op::Write;
-    let own = lse || matches!(v.buf, Buf::Sink | Buf::PSink);
-    let Some(row) = (if own { ids.first() } else { ids.get(1) }).and_then(|&id| soft_row(tr, id)) else {
+    let Some(row) = SoftmaxRow::at(tr, n) else {
+        return Vec::new();
+    };
+    let Some(step) = row.step(tr, n) else {
         return Vec::new();
     };
     let T = row.cols.len();
@@ -537,147 +456,128 @@ fn softmax_forward_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     } else {
         row.x.name().to_string()
     };
-    let at = |buf: Buf, k: usize, n: usize| tr.value_at(buf, row.cols[k].1, n);
-    // a sink logit is one more logit of the row: it starts the max, and its exponential the sum
-    let start = row.sink.unwrap_or(f32::NEG_INFINITY);
-    let m = (0..T).map(|k| at(row.x, k, n)).fold(start, f32::max);
-    let e_sink = row.sink.map_or(0.0, |x| attn_trace_core::tensor::simd::exp(x - m));
-    let sum_to = |upto: usize, n: usize| (0..upto).map(|q| at(row.y, q, n)).fold(e_sink, |a, x| a + x);
-    let end_b = row.events[3 * T - 1];
-    let mut out = Vec::new();
-    if lse {
-        out.push(Line::from(vec![
-            Span::raw(tr!(
-                "lse = m + ln Σ e = {m} + ln {sum} = ",
-                m = num(m),
-                sum = four(sum_to(T, end_b))
-            )),
-            Span::styled(four(v.value), t.number()),
-        ]));
-        return out;
-    }
-    if v.buf == Buf::Sink {
-        out.push(Line::from(vec![
-            Span::raw(tr!("pass a: the sink logit starts the row max, m = sink = ")),
-            Span::styled(num(v.value), t.number()),
-        ]));
-        return out;
-    }
-    if v.buf == Buf::PSink {
-        out.push(Line::from(vec![
-            Span::raw(tr!(
-                "the sink's share: P_sink = e_sink / Σ e = {e} / {sum} = ",
-                e = four(e_sink),
-                sum = four(sum_to(T, end_b))
-            )),
-            Span::styled(four(v.value), t.number()),
-        ]));
-        return out;
-    }
-    let Some(pos) = row.events.iter().position(|&k| k == n) else {
-        return Vec::new();
+    let line = |text: String, at: usize, result: String| {
+        let mut spans = vec![Span::raw(text)];
+        spans.extend(result_spans(ctx, at, result));
+        Line::from(spans)
     };
-    if pos < T {
-        let so_far = (0..=pos).map(|k| at(row.x, k, n)).fold(start, f32::max);
-        let offs: Vec<usize> = row.cols[..=pos].iter().map(|c| c.1).collect();
-        let contiguous = offs.windows(2).all(|w| w[1] == w[0] + 1);
-        let range = if contiguous {
-            format!("{}..={}", offs[0], offs[pos])
-        } else {
-            offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
-        };
-        let text = if row.sink.is_some() {
-            tr!(
-                "pass a: row max so far m = max(sink, {x}[{range}]) = ",
-                x = x_name,
-                range
-            )
-        } else {
-            tr!("pass a: row max so far m = max({x}[{range}]) = ", x = x_name, range)
-        };
-        out.push(Line::from(vec![Span::raw(text), Span::styled(num(so_far), t.number())]));
-    } else if pos < 3 * T {
-        let k = (pos - T) / 2;
-        let j = row.cols[k].0;
-        let s = at(row.x, k, n);
-        let e = attn_trace_core::tensor::simd::exp(s - m);
-        let written = if v.op == Op::Write { k + 1 } else { k };
-        let sum = sum_to(written, n);
-        out.push(Line::from(vec![
-            Span::raw(tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = num(s), m = rhs(num(m)))),
-            Span::styled(four(e), t.number()),
-        ]));
-        let so_far = match row.sink {
-            Some(x) => tr!(
-                "Σ e so far (e_sink = exp({s} − {m}) = {e} and {written} of {T}) = {sum}",
-                s = num(x),
-                m = rhs(num(m)),
-                e = four(e_sink),
-                written,
-                T,
-                sum = four(sum)
-            ),
-            None => tr!("Σ e so far ({written} of {T}) = {sum}", written, T, sum = four(sum)),
-        };
-        out.push(Line::from(so_far));
-    } else {
-        let k = (pos - 3 * T) / 2;
-        let j = row.cols[k].0;
-        let sum = sum_to(T, end_b);
-        let e = at(row.y, k, end_b);
-        out.push(Line::from(vec![
-            Span::raw(tr!(
-                "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
-                j,
-                e = four(e),
-                sum = four(sum)
-            )),
-            Span::styled(four(e / sum), t.number()),
-        ]));
+    let mut out = Vec::new();
+    match step {
+        Step::Lse => {
+            if let (Some(c), Some(at)) = (row.lse_calc(tr), row.lse) {
+                let f = c.fit(Digits::Four);
+                out.push(line(
+                    tr!("lse = m + ln Σ e = {m} + ln {sum} = ", m = f.val(0), sum = f.val(1)),
+                    at,
+                    f.result,
+                ));
+            }
+        }
+        Step::Sink => out.push(Line::from(vec![
+            Span::raw(tr!("pass a: the sink logit starts the row max, m = sink = ")),
+            Span::styled(four(v.value), t.number()),
+        ])),
+        Step::PSink => {
+            if let (Some(c), Some(at)) = (row.p_sink_calc(tr), row.p_sink) {
+                let f = c.fit(Digits::Four);
+                out.push(line(
+                    tr!(
+                        "the sink's share: P_sink = e_sink / Σ e = {e} / {sum} = ",
+                        e = f.val(0),
+                        sum = f.val(1)
+                    ),
+                    at,
+                    f.result,
+                ));
+            }
+        }
+        Step::Max(pos) => {
+            let offs: Vec<usize> = row.cols[..=pos].iter().map(|c| c.off).collect();
+            let contiguous = offs.windows(2).all(|w| w[1] == w[0] + 1);
+            let range = if contiguous {
+                format!("{}..={}", offs[0], offs[pos])
+            } else {
+                offs.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ")
+            };
+            let text = if row.sink.is_some() {
+                tr!(
+                    "pass a: row max so far m = max(sink, {x}[{range}]) = ",
+                    x = x_name,
+                    range
+                )
+            } else {
+                tr!("pass a: row max so far m = max({x}[{range}]) = ", x = x_name, range)
+            };
+            out.push(Line::from(vec![
+                Span::raw(text),
+                Span::styled(four(row.max_of(tr, pos + 1)), t.number()),
+            ]));
+        }
+        Step::Exp(k) => {
+            let j = row.cols[k].j;
+            let f = row.exp_calc(tr, k).fit(Digits::Four);
+            out.push(line(
+                tr!("pass b: e_{j} = exp({s} − {m}) = ", j, s = f.val(0), m = f.par(1)),
+                row.cols[k].e,
+                f.result,
+            ));
+            let written = if v.op == Op::Write { k + 1 } else { k };
+            let sum = four(row.sum_of(tr, written));
+            let so_far = match row.e_sink_calc(tr) {
+                Some(c) => {
+                    let f = c.fit(Digits::Four);
+                    tr!(
+                        "Σ e so far (e_sink = exp({s} − {m}) = {e} and {written} of {T}) = {sum}",
+                        s = f.val(0),
+                        m = f.par(1),
+                        e = f.result,
+                        written,
+                        T,
+                        sum
+                    )
+                }
+                None => tr!("Σ e so far ({written} of {T}) = {sum}", written, T, sum),
+            };
+            out.push(Line::from(so_far));
+        }
+        Step::Norm(k) => {
+            let j = row.cols[k].j;
+            let f = row.norm_calc(tr, k).fit(Digits::Four);
+            out.push(line(
+                tr!(
+                    "pass c: P = e_{j} / Σ e = {e} / {sum} = ",
+                    j,
+                    e = f.val(0),
+                    sum = f.val(1)
+                ),
+                row.cols[k].p,
+                f.result,
+            ));
+        }
     }
     out
 }
 
-/// One rotation of a channel pair: the pair and its angle, then cos, sin and the pair's two
-/// values as the log has read them, and at each write the value turned.
+/// One rotation of a channel pair ([`RopePair`]): the pair and its angle, then cos, sin and
+/// the pair's two values as the log has read them, and at each write the value turned.
 fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let tr = ctx.trace;
-    let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
+    let Some(pair) = RopePair::at(tr, ctx.cursor) else {
         return Vec::new();
     };
-    // the pair's iteration: rope_cos, rope_sin, q[d0], q[d1] read, then q'[d0], q'[d1] written
-    // (or k's, d_q's, d_k's: the buffer being turned names the pair, never the input `x`)
-    let events: Vec<_> = (f.start as usize..f.end as usize).map(|k| (k, tr.events[k])).collect();
-    if events.len() != 6 {
-        return Vec::new();
-    }
-    let shown = |k: usize| events[k].0 <= ctx.cursor;
+    let shown = |k: usize| k <= ctx.cursor;
     let val = |k: usize| {
         if shown(k) {
-            four(events[k].1.value)
+            four(tr.events[k].value)
         } else {
             "…".to_string()
         }
     };
-    let (m, pos) = (var(v, names::M), var(v, names::T));
-    let channels: Vec<usize> = v
-        .derived
-        .iter()
-        .rev()
-        .take(2)
-        .map(|d| d.value)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
-    let (d0, d1) = (
-        channels.first().copied().unwrap_or(0),
-        channels.get(1).copied().unwrap_or(0),
-    );
+    let pos = var(v, names::T);
+    let (m, d0, d1) = (pair.m, pair.d0, pair.d1);
     let D = tr.buffer(Buf::RopeCos).map_or(2, |b| 2 * b.layout().dims[1].size);
-    let back = v.phase == Phase::RopeBack;
     let mut out = Vec::new();
     if let Some(r) = ctx.walk.run(ctx.variant).and_then(|run| run.rope) {
         out.push(Line::from(tr!(
@@ -689,33 +589,33 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             base = r.base,
             D,
             angle = exact(r.angle(pos, m, D) as f32),
-            back = if back { tr!(", turned back by its negative") } else { "" }
+            back = if pair.back {
+                tr!(", turned back by its negative")
+            } else {
+                ""
+            }
         )));
     }
-    let buf = events[2].1.buf;
+    let buf = pair.buf(tr);
+    let (o0, o1) = (tr.events[pair.x0].offset, tr.events[pair.x1].offset);
     out.push(Line::from(format!(
-        "cos = {}   sin = {}   {buf}[{}] = {}   {buf}[{}] = {}",
-        val(0),
-        val(1),
-        events[2].1.offset,
-        val(2),
-        events[3].1.offset,
-        val(3)
+        "cos = {}   sin = {}   {buf}[{o0}] = {}   {buf}[{o1}] = {}",
+        val(pair.cos),
+        val(pair.sin),
+        val(pair.x0),
+        val(pair.x1)
     )));
-    let (s_0, s_1) = if back { ("+", "−") } else { ("−", "") };
+    let (s_0, s_1) = if pair.back { ("+", "−") } else { ("−", "") };
     // the pair's two cells by their offsets, as the log read them; `'` marks the turned value
-    let (o0, o1) = (events[2].1.offset, events[3].1.offset);
-    for (k, (target, text)) in [
-        (4, format!("{buf}[{o0}]·cos {s_0} {buf}[{o1}]·sin")),
-        (5, format!("{s_1}{buf}[{o0}]·sin + {buf}[{o1}]·cos")),
-    ]
-    .into_iter()
-    .map(|(k, f)| (k, (events[k].1.offset, f)))
-    {
+    for (k, text) in [
+        (pair.y0, format!("{buf}[{o0}]·cos {s_0} {buf}[{o1}]·sin")),
+        (pair.y1, format!("{s_1}{buf}[{o0}]·sin + {buf}[{o1}]·cos")),
+    ] {
+        let target = tr.events[k].offset;
         let mut spans = vec![Span::raw(format!("{buf}'[{target}] = {text}"))];
         if shown(k) {
             spans.push(Span::raw(" = "));
-            spans.push(Span::styled(four(events[k].1.value), t.number()));
+            spans.push(Span::styled(four(tr.events[k].value), t.number()));
         }
         out.push(Line::from(spans));
     }

@@ -6,23 +6,18 @@
 //! of the current loop iteration read or wrote.
 
 use super::Ctx;
-use attn_trace_analysis::accum::{Accumulation, Scale};
-use attn_trace_analysis::format::{four, rhs};
-use attn_trace_analysis::online_softmax::{RowUpdate, alpha};
+use attn_trace_analysis::accum::{Accumulation, Scale, product_calc};
+use attn_trace_analysis::format::four;
+use attn_trace_analysis::hand::Digits;
+use attn_trace_analysis::online_softmax::{RowUpdate, WriteBack, alpha, sink_share_calc};
+use attn_trace_analysis::scope;
 use attn_trace_core::kernels::names;
-use attn_trace_core::tensor::simd::exp;
 use attn_trace_core::trace::{Buf, Op, Phase};
 use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 fn var(ctx: &Ctx, name: &str) -> Option<usize> {
-    ctx.view.vars.iter().rev().find(|(n, _)| *n == name).map(|&(_, v)| v)
-}
-
-/// `1/√D` as the kernel computes it.
-fn scale(ctx: &Ctx) -> (usize, f32) {
-    let sc = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape);
-    (sc.width, sc.value)
+    scope::var(&ctx.view, name)
 }
 
 /// The step of flash's loops the cursor is in: its equation, then its numbers.
@@ -131,46 +126,79 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
                 .iter()
                 .map(|&r| format!("{}[{}]", tr.events[r].buf, tr.events[r].offset))
                 .collect();
-            let values: Vec<String> = read.iter().map(|&r| four(tr.events[r].value)).collect();
+            // with an open question on the write, the last term's product is a step of its answer
+            let (values, product) = if waiting || !ctx.shows(s.write) {
+                (read.iter().map(|&r| four(tr.events[r].value)).collect(), None)
+            } else {
+                let f = product_calc(tr, &read).fit(Digits::Four);
+                (f.vals, Some(f.result))
+            };
             let mut spans = vec![Span::raw(format!(
                 "term {k}/{}: {} = {}",
                 s.terms.len(),
                 names.join("·"),
                 values.join(" × ")
             ))];
-            if waiting {
-                spans.push(Span::styled("  (next factor follows)", t.dim()));
-            } else {
-                spans.push(Span::raw(" = "));
-                spans.push(Span::styled(four(s.product(tr, k - 1)), t.number()));
+            match product {
+                Some(p) => {
+                    spans.push(Span::raw(" = "));
+                    spans.push(Span::styled(p, t.number()));
+                }
+                None if waiting => spans.push(Span::styled("  (next factor follows)", t.dim())),
+                None => {}
             }
             out.push(Line::from(spans));
         }
     }
     let sigma = s.sigma(tr);
     let of = format!("({} of {} terms)", done, s.terms.len());
-    let written = (v.op == Op::Write).then_some(v.value);
+    let written = v.op == Op::Write;
+    let scale = Scale::in_trace(tr, ctx.variant, ctx.walk.shape);
+    // the write's chain, from the log: shown at the write
+    let chain = s.will(tr, scale).filter(|_| written);
     match target {
         Buf::Acc => {
             // acc_new = e^(m_old − m_new)·acc_old + Σ_jj P·V
-            let (m_old, m_new) = RowUpdate::at(tr, n).map_or((0.0, None), |row| {
-                let (m_old, m_new) = row.maxima(tr);
-                (m_old, Some(m_new))
-            });
-            let a = alpha(m_old, m_new.unwrap_or(m_old));
+            let row = RowUpdate::at(tr, n);
+            let (m_old, m_new) = row.map_or((0.0, 0.0), |r| r.maxima(tr));
+            let a = alpha(m_old, m_new);
             let old = constants.first().map_or(0.0, |c| c.2);
-            out.push(Line::from(format!(
-                "rescale: e^(m_old − m_new) = e^({} − {}) = {}; acc_old = {}",
-                four(m_old),
-                rhs(four(m_new.unwrap_or(m_old))),
-                four(a),
-                four(old)
-            )));
-            out.push(partial(
-                ctx,
-                &format!("partial sum e^(m_old − m_new)·acc + Σ_jj P·V {of} = "),
-                a * old + sigma,
-            ));
+            if let Some(r) = row {
+                let f = r.alpha_calc(tr).fit(Digits::Four);
+                out.push(Line::from(format!(
+                    "rescale: e^(m_old − m_new) = e^({} − {}) = {}; acc_old = {}",
+                    f.val(0),
+                    f.par(1),
+                    f.result,
+                    four(old)
+                )));
+            }
+            let partial_sum = if done == s.terms.len() && !ctx.shows(s.write) {
+                "?".to_string()
+            } else {
+                four(a * old + sigma)
+            };
+            out.push(Line::from(vec![
+                Span::raw(format!("partial sum e^(m_old − m_new)·acc + Σ_jj P·V {of} = ")),
+                Span::styled(partial_sum, t.number()),
+            ]));
+            if let Some(c) = chain {
+                let f = c.calc().fit(Digits::Four);
+                out.push(Line::from(Span::styled(
+                    format!(
+                        "{}[{}] = e^({} − {})·{} + {} = {}",
+                        v.buf,
+                        v.offset,
+                        f.val(0),
+                        f.par(1),
+                        f.par(2),
+                        f.par(3),
+                        f.result
+                    ),
+                    t.op_write(),
+                )));
+                return out;
+            }
         }
         Buf::DVTile => {
             let old = constants.first().map_or(0.0, |c| c.2);
@@ -178,127 +206,154 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             out.push(partial(
                 ctx,
                 &format!("partial sum dv_tile + Σ_ii P·dO {of} = "),
-                old + sigma,
+                if done == s.terms.len() && !ctx.shows(s.write) {
+                    None
+                } else {
+                    Some(old + sigma)
+                },
             ));
+            if let Some(c) = chain {
+                let f = c.calc().fit(Digits::Four);
+                out.push(Line::from(Span::styled(
+                    format!("{}[{}] = {} + {} = {}", v.buf, v.offset, f.val(0), f.par(1), f.result),
+                    t.op_write(),
+                )));
+                return out;
+            }
         }
         Buf::DSTile => {
             // dS = P ⊙ (dP − D_i): the dot product is dP; P is read after it
-            out.push(partial(ctx, &format!("partial sum dP = Σ_d dO·V {of} = "), sigma));
-            if let Some(&(_, _, p)) = constants.first() {
-                let d_i = row_read(ctx, Buf::Delta).unwrap_or(0.0);
-                out.push(Line::from(format!(
-                    "dS = P · (dP − D_i) = {} × ({} − {}) = {}",
-                    four(p),
-                    four(sigma),
-                    rhs(four(d_i)),
-                    four(p * (sigma - d_i))
-                )));
+            out.push(partial(ctx, &format!("partial sum dP = Σ_d dO·V {of} = "), Some(sigma)));
+            if !constants.is_empty()
+                && let Some(c) = s.will(tr, scale)
+            {
+                let f = c.calc().fit(Digits::Four);
+                let mut spans = vec![Span::raw(format!(
+                    "dS = P · (dP − D_i) = {} × ({} − {}) = ",
+                    f.val(0),
+                    f.val(1),
+                    f.par(2)
+                ))];
+                spans.extend(result(ctx, s.write, f.result));
+                out.push(Line::from(spans));
             }
         }
         Buf::DQ | Buf::DKTile => {
-            let (d, sc) = scale(ctx);
             let what = if target == Buf::DQ {
                 "Σ_jj dS·K"
             } else {
                 "Σ_ii dS·Q"
             };
-            out.push(partial(ctx, &format!("partial sum {what} {of} = "), sigma));
-            if let Some(&(b, o, old)) = constants.first() {
-                out.push(Line::from(format!(
-                    "{b}[{o}] += Σ × 1/√{d}: {} + ({} × {}) = {}",
-                    four(old),
-                    four(sigma),
-                    four(sc),
-                    four(old + sigma * sc)
-                )));
+            out.push(partial(ctx, &format!("partial sum {what} {of} = "), Some(sigma)));
+            if let Some(&(b, o, _)) = constants.first()
+                && done == s.terms.len()
+                && let Some(c) = s.will(tr, scale)
+            {
+                let f = c.calc().fit(Digits::Four);
+                let mut spans = vec![Span::raw(format!(
+                    "{b}[{o}] += Σ × 1/√{d}: {} + ({} × {}) = ",
+                    f.val(0),
+                    f.val(1),
+                    scale.written(),
+                    d = scale.width
+                ))];
+                spans.extend(result(ctx, s.write, f.result));
+                out.push(Line::from(spans));
             }
         }
         Buf::STile => {
-            out.push(partial(ctx, &format!("partial sum Σ_d Q_tile·K_tile {of} = "), sigma));
-            if let Some(value) = written {
-                out.push(score_write(ctx, sigma, value));
+            out.push(partial(
+                ctx,
+                &format!("partial sum Σ_d Q_tile·K_tile {of} = "),
+                Some(sigma),
+            ));
+            if written {
+                out.push(score_write(ctx, s, scale));
             }
         }
         _ => {
-            out.push(partial(ctx, &format!("partial sum D_i = Σ_d dO·O {of} = "), sigma));
+            out.push(partial(
+                ctx,
+                &format!("partial sum D_i = Σ_d dO·O {of} = "),
+                if done == s.terms.len() && !ctx.shows(s.write) {
+                    None
+                } else {
+                    Some(sigma)
+                },
+            ));
         }
     }
-    if let Some(value) = written
-        && target != Buf::STile
-    {
+    if written && !matches!(target, Buf::STile | Buf::DSTile | Buf::DQ | Buf::DKTile) {
         out.push(Line::from(Span::styled(
-            format!("{}[{}] = {}", v.buf, v.offset, four(value)),
+            format!("{}[{}] = {}", v.buf, v.offset, four(v.value)),
             t.op_write(),
         )));
     }
     out
 }
 
-fn partial<'a>(ctx: &Ctx, text: &str, value: f32) -> Line<'a> {
+/// ` = result`, or `?` while an open question asks for it ([`Ctx::shows`]).
+fn result<'a>(ctx: &Ctx, n: usize, text: String) -> Vec<Span<'a>> {
+    vec![Span::styled(
+        if ctx.shows(n) { text } else { "?".to_string() },
+        ctx.theme.number(),
+    )]
+}
+
+fn partial<'a>(ctx: &Ctx, text: &str, value: Option<f32>) -> Line<'a> {
     Line::from(vec![
         Span::raw(text.to_string()),
-        Span::styled(four(value), ctx.theme.number()),
+        Span::styled(value.map_or("?".to_string(), four), ctx.theme.number()),
     ])
 }
 
 /// A score of the tile written: forward scales it (or hides it), backward turns it into P.
-fn score_write<'a>(ctx: &Ctx, sigma: f32, value: f32) -> Line<'a> {
+fn score_write<'a>(ctx: &Ctx, s: &Accumulation, scale: Scale) -> Line<'a> {
     let t = ctx.theme;
     let v = &ctx.view;
-    let (d, sc) = scale(ctx);
+    let tr = ctx.trace;
     let (i, j) = (
         var(ctx, names::I0).unwrap_or(0) + var(ctx, names::II).unwrap_or(0),
         var(ctx, names::J0).unwrap_or(0) + var(ctx, names::JJ).unwrap_or(0),
     );
     let hidden = ctx.walk.mask.hides(i, j);
     let target = format!("{}[{}] (i={i}, j={j})", v.buf, v.offset);
-    let text = match (v.phase, hidden) {
-        (Phase::Flash, true) => format!(
+    let (d, sc) = (scale.width, scale.written());
+    let text = match (v.phase, hidden, s.will(tr, scale)) {
+        (Phase::Flash, true, _) => format!(
             "masked ({}): {target} = −1e9, the dot product {} is discarded",
             attn_trace_analysis::format::hidden_because(&ctx.walk.mask, i, j),
-            four(sigma)
+            four(s.sigma(tr))
         ),
-        (Phase::Flash, false) => format!("S: {target} = Σ × 1/√{d} = {} × {sc:.4} = {}", four(sigma), four(value)),
-        (_, true) => format!("masked: P = {target} = e^(−1e9 − lse) = {}", four(value)),
-        (_, false) => {
-            let lse = row_read(ctx, Buf::Lse).unwrap_or(0.0);
+        (Phase::Flash, false, Some(c)) => {
+            let f = c.calc().fit(Digits::Four);
+            format!("S: {target} = Σ × 1/√{d} = {} × {sc} = {}", f.val(0), f.result)
+        }
+        (_, true, _) => format!("masked: P = {target} = e^(−1e9 − lse) = {}", four(v.value)),
+        (_, false, Some(c)) => {
+            let f = c.calc().fit(Digits::Four);
             format!(
-                "P recomputed: {target} = e^(Σ × 1/√{d} − lse) = e^({} × {sc:.4} − {}) = {}",
-                four(sigma),
-                rhs(four(lse)),
-                four(value)
+                "P recomputed: {target} = e^(Σ × 1/√{d} − lse) = e^({} × {sc} − {}) = {}",
+                f.val(0),
+                f.par(1),
+                f.result
             )
         }
+        (_, false, None) => format!("{target} = {}", four(v.value)),
     };
     Line::from(Span::styled(text, t.op_write()))
 }
 
-/// The value the enclosing row iteration (`ii` with its offset `off`) read from `buf` before
-/// the cursor: backward's `lse` or `D_i`.
-fn row_read(ctx: &Ctx, buf: Buf) -> Option<f32> {
-    let tr = ctx.trace;
-    let f = tr
-        .frame_ids(ctx.cursor)
-        .into_iter()
-        .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names == [names::II, names::OFF])?;
-    (f.start as usize..=ctx.cursor)
-        .map(|k| tr.events[k])
-        .find(|e| e.op == Op::Read && e.buf == buf)
-        .map(|e| e.value)
-}
-
-/// The online softmax of one row: the step the cursor is in, with `m_old`, the scores, `m_new`,
-/// `l_old`, `l_new` as the log has them.
+/// The online softmax of one row ([`RowUpdate`]): the step the cursor is in, with `m_old`, the
+/// scores, `m_new`, `l_old`, `l_new` as the log has them.
 fn softmax_lines<'a>(ctx: &Ctx, row: &RowUpdate) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let tr = ctx.trace;
     let n = ctx.cursor;
     let (start, nc) = (row.start, row.nc);
     let p = n - start;
-    let m_old = tr.events[start].value;
-    let scores: Vec<f32> = (0..nc).map(|k| tr.events[row.score(k)].value).collect();
-    let m_new = scores.iter().copied().fold(m_old, f32::max);
+    let (m_old, m_new) = row.maxima(tr);
+    let scores = row.scores(tr);
     let list = |vals: &[f32]| vals.iter().map(|&v| four(v)).collect::<Vec<_>>().join(", ");
     let mut out = Vec::new();
     if p <= nc {
@@ -322,45 +377,47 @@ fn softmax_lines<'a>(ctx: &Ctx, row: &RowUpdate) -> Vec<Line<'a>> {
         four(m_new)
     )));
     // the exponentials, written in place of the scores
-    let ps: Vec<f32> = (0..nc)
-        .map(|k| row.p(k))
-        .filter(|&k| k <= n)
-        .map(|k| tr.events[k].value)
-        .collect();
-    let rowsum: f32 = ps.iter().sum();
+    let written = (0..nc).filter(|&k| row.p(k) <= n).count();
     if n < row.l_old() {
-        let jj = var(ctx, names::JJ).unwrap_or(0);
-        let s = scores.get(jj).copied().unwrap_or(0.0);
-        out.push(Line::from(vec![
-            Span::raw(format!(
-                "P_tile[ii, {jj}] = e^(S − m_new) = e^({} − {}) = ",
-                four(s),
-                rhs(four(m_new))
-            )),
-            Span::styled(four(exp(s - m_new)), t.number()),
-        ]));
+        let jj = var(ctx, names::JJ).unwrap_or(0).min(nc.saturating_sub(1));
+        let f = row.p_calc(tr, jj).fit(Digits::Four);
+        let mut spans = vec![Span::raw(format!(
+            "P_tile[ii, {jj}] = e^(S − m_new) = e^({} − {}) = ",
+            f.val(0),
+            f.par(1)
+        ))];
+        spans.extend(result(ctx, row.p(jj), f.result));
+        out.push(Line::from(spans));
         out.push(Line::from(format!(
-            "rowsum(P_tile) so far ({} of {nc}) = {}",
-            ps.len(),
-            four(rowsum)
+            "rowsum(P_tile) so far ({written} of {nc}) = {}",
+            four(row.rowsum_of(tr, written))
         )));
         return out;
     }
-    let l_old = tr.events[row.l_old()].value;
-    let a = alpha(m_old, m_new);
-    out.push(Line::from(vec![
-        Span::raw(format!(
-            "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + {} = {} × {} + {} = ",
-            four(m_old),
-            rhs(four(m_new)),
-            four(l_old),
-            rhs(four(rowsum)),
-            four(a),
-            four(l_old),
-            rhs(four(rowsum))
-        )),
-        Span::styled(four(a * l_old + rowsum), t.number()),
-    ]));
+    let f = row.l_calc(tr).fit(Digits::Four);
+    if !ctx.shows(row.l_new()) {
+        // an open question on l_new: its operands, without the rowsum it adds (a step of the
+        // answer)
+        out.push(Line::from(format!(
+            "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + rowsum(P_tile)",
+            f.val(0),
+            f.par(1),
+            f.val(2)
+        )));
+        return out;
+    }
+    let mut spans = vec![Span::raw(format!(
+        "l_new = e^(m_old − m_new)·l_old + rowsum(P_tile) = e^({} − {})·{} + {} = {} × {} + {} = ",
+        f.val(0),
+        f.par(1),
+        f.val(2),
+        f.par(3),
+        f.val(4),
+        f.val(2),
+        f.par(3)
+    ))];
+    spans.extend(result(ctx, row.l_new(), f.result));
+    out.push(Line::from(spans));
     if n >= row.m_new() {
         out.push(Line::from(format!("m = m_new = {}", four(m_new))));
     }
@@ -390,16 +447,19 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             "l[{off}] = 1 = e^(sink − m): the sink's term of the row's sum, with no value in acc",
             off = v.offset
         ),
-        (Op::Write, Buf::PSink) => {
-            let (sink, lse) = (row_value_before(ctx, Buf::Sink), row_value_before(ctx, Buf::Lse));
-            format!(
-                "p_sink[{}] = e^(sink − lse) = e^({} − {}) = {}",
-                v.offset,
-                four(sink),
-                rhs(four(lse)),
-                four(e.value)
-            )
-        }
+        (Op::Write, Buf::PSink) => match sink_share_calc(tr, n) {
+            Some(c) => {
+                let f = c.fit(Digits::Four);
+                format!(
+                    "p_sink[{}] = e^(sink − lse) = e^({} − {}) = {}",
+                    v.offset,
+                    f.val(0),
+                    f.par(1),
+                    f.result
+                )
+            }
+            None => format!("p_sink[{}] = {}", v.offset, four(e.value)),
+        },
         (Op::Read, Buf::Sink) => tr!(
             "sink[{off}] = {value}: this head's sink logit (gpt-oss)",
             off = v.offset,
@@ -410,28 +470,32 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
             format!("{}[{}] = 0: starts empty", v.buf, v.offset)
         }
         (Op::Write, Buf::DQ) => format!("d_q[{}] = 0: dQ starts at 0, every key tile adds its part", v.offset),
-        (Op::Write, Buf::Att) => {
-            let l = row_value(ctx, Buf::RowSum);
-            let acc = before.map_or(0.0, |b| b.value);
-            format!(
-                "att[{}] = acc / l = {} / {} = {}",
-                v.offset,
-                four(acc),
-                four(l),
-                four(e.value)
-            )
-        }
-        (Op::Write, Buf::Lse) => {
-            let l = row_value(ctx, Buf::RowSum);
-            let m = before.map_or(0.0, |b| b.value);
-            format!(
-                "lse[{}] = m + ln l = {} + ln {} = {}",
-                v.offset,
-                four(m),
-                four(l),
-                four(e.value)
-            )
-        }
+        (Op::Write, Buf::Att) => match WriteBack::at(tr, n).and_then(|w| w.att_calc(tr, n)) {
+            Some(c) => {
+                let f = c.fit(Digits::Four);
+                format!(
+                    "att[{}] = acc / l = {} / {} = {}",
+                    v.offset,
+                    f.val(0),
+                    f.val(1),
+                    f.result
+                )
+            }
+            None => format!("att[{}] = {}", v.offset, four(e.value)),
+        },
+        (Op::Write, Buf::Lse) => match WriteBack::at(tr, n) {
+            Some(w) => {
+                let f = w.lse_calc(tr).fit(Digits::Four);
+                format!(
+                    "lse[{}] = m + ln l = {} + ln {} = {}",
+                    v.offset,
+                    f.val(0),
+                    f.val(1),
+                    f.result
+                )
+            }
+            None => format!("lse[{}] = {}", v.offset, four(e.value)),
+        },
         (Op::Write, dst) => match before {
             Some(src) => format!(
                 "{}[{}] ({}) ← {}[{}] ({}) = {}",
@@ -457,31 +521,4 @@ fn single_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         text,
         if e.op == Op::Write { t.op_write() } else { t.base() },
     ))]
-}
-
-/// In the output tile's write-back, the row's `l` as its iteration read it.
-fn row_value(ctx: &Ctx, buf: Buf) -> f32 {
-    let tr = ctx.trace;
-    tr.frame_ids(ctx.cursor)
-        .into_iter()
-        .filter_map(|id| tr.frame(id))
-        .find(|f| tr.kinds[f.kind as usize].names.first() == Some(&names::II))
-        .and_then(|f| {
-            (f.start as usize..=ctx.cursor)
-                .map(|k| tr.events[k])
-                .find(|e| e.op == Op::Read && e.buf == buf)
-        })
-        .map_or(0.0, |e| e.value)
-}
-
-/// The value the cursor's own iteration last read from `buf` before the cursor (0 if none).
-fn row_value_before(ctx: &Ctx, buf: Buf) -> f32 {
-    let tr = ctx.trace;
-    let frame = tr.events[ctx.cursor].frame;
-    let start = tr.frame(frame).map_or(ctx.cursor, |f| f.start as usize);
-    (start..ctx.cursor)
-        .rev()
-        .map(|k| tr.events[k])
-        .find(|e| e.frame == frame && e.op == Op::Read && e.buf == buf)
-        .map_or(0.0, |e| e.value)
 }

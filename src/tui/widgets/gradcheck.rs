@@ -32,6 +32,14 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
     } else {
         (Vec::new(), tr!("{what}: ", what))
     };
+    // the gradient this cell ends at may be what an open question asks: it waits for the answer
+    if ctx.asked.is_some() {
+        out.push(Line::styled(
+            tr!("{lead}the finite difference waits until the question is answered", lead),
+            t.dim(),
+        ));
+        return out;
+    }
     let Some(result) = checks.get(&(ctx.variant, grad, off)) else {
         let text = if ctx.walk.inputs.is_some() {
             tr!(

@@ -3,7 +3,7 @@
 //! with tile-local buffers (flash) each line also names the memory it touches, `global` or
 //! `tile`; the plain kernels touch only global memory.
 
-use super::{Ctx, num, put};
+use super::{Ctx, put};
 use attn_trace_core::trace::{Op, Trace};
 use attn_trace_i18n::tr;
 use ratatui::Frame;
@@ -28,7 +28,7 @@ pub fn line(trace: &Trace, n: usize) -> String {
         "#{n} {} {}[{off}] = {}  ({}){level}",
         super::pad(op, super::cols(tr!("read")).max(super::cols(tr!("write")))),
         e.buf,
-        num(e.value),
+        attn_trace_analysis::format::num_of(e.buf, e.value),
         trace.label(e.buf, off)
     )
 }

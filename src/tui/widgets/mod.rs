@@ -131,8 +131,12 @@ pub struct Ctx<'a> {
     pub selected: CellRef,
     pub pinned: bool,
     pub breakpoints: &'a BTreeSet<CellRef>,
-    /// Quiz mode: nothing after the cursor may be drawn (the learner is predicting it).
+    /// Quiz mode, or a lesson's open question: nothing after the cursor may be drawn (the
+    /// learner is predicting it).
     pub quiz: bool,
+    /// The write whose value an open question asks (`--quiz=values`, a lesson's `ask =
+    /// "value"`): no panel shows its value, nor a result computed from it or after it.
+    pub asked: Option<usize>,
     /// The cache model, when it is shown (`m`): the log run through this machine's caches.
     pub cache: Option<&'a EventCache>,
 }
@@ -148,8 +152,62 @@ impl Ctx<'_> {
         self.cache?.at(self.trace, self.cursor)
     }
 
+    /// May a panel show the value of event `n`, or a result it computes? Not while an open
+    /// question asks for it (or for an earlier write).
+    pub fn shows(&self, n: usize) -> bool {
+        self.asked.is_none_or(|a| n < a)
+    }
+
     /// Frame ids around the cursor, innermost first.
     pub fn frame_ids(&self) -> Vec<u32> {
         self.trace.frame_ids(self.cursor)
     }
+}
+
+/// Where a chart's legend goes: inside the chart (top left) when it takes at most 60% of the
+/// chart's width and 80% of its height, else on the chart block's bottom border, one `━ name`
+/// after another in each curve's style, so that a small terminal still says which curve is which.
+/// Returns the block (with the border legend, when there) and whether the chart keeps its own.
+pub fn chart_legend<'a>(
+    block: ratatui::widgets::Block<'a>,
+    series: &[(String, Style)],
+    area: Rect,
+) -> (ratatui::widgets::Block<'a>, bool) {
+    let widest = series.iter().map(|(n, _)| cols(n)).max().unwrap_or(0);
+    // the chart's legend: a bordered box of one line per curve, a sample and the name
+    let (w, h) = (widest + 4, series.len() + 2);
+    let inside = w * 10 <= usize::from(area.width.saturating_sub(2)) * 6
+        && h * 10 <= usize::from(area.height.saturating_sub(2)) * 8;
+    if inside || series.is_empty() {
+        return (block, true);
+    }
+    let mut spans = vec![Span::raw(" ")];
+    for (k, (name, style)) in series.iter().enumerate() {
+        if k > 0 {
+            spans.push(Span::raw("  "));
+        }
+        spans.push(Span::styled(format!("━ {name}"), *style));
+    }
+    spans.push(Span::raw(" "));
+    (block.title_bottom(Line::from(spans)), false)
+}
+
+/// Text written over several lines (a scenario's `about`, a lesson's) as the prose it is: each
+/// paragraph, blank lines apart, one [`Line`] whose line breaks read as spaces, for a
+/// [`ratatui::widgets::Paragraph`] to wrap where the screen needs it.
+pub fn prose_lines(text: &str) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut words: Vec<&str> = Vec::new();
+    for line in text.lines().chain(std::iter::once("")) {
+        let line = line.trim();
+        if line.is_empty() {
+            if !words.is_empty() {
+                out.push(Line::raw(words.join(" ")));
+                words.clear();
+            }
+        } else {
+            words.push(line);
+        }
+    }
+    out
 }

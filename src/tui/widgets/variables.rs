@@ -1,8 +1,8 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
-use super::{Ctx, num};
+use super::Ctx;
 use crate::tui::walk::Walk;
-use attn_trace_analysis::formula::derived_lines;
+use attn_trace_analysis::formula::{self, derived_lines};
 use attn_trace_i18n::tr;
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -33,9 +33,17 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     if spans.is_empty() {
         spans.push(Span::styled(tr!("(outside every loop)"), t.dim()));
     }
-    let mut out = vec![Line::from(spans)];
     let shape = shape_of(ctx.walk, ctx);
-    for s in derived_lines(v, shape) {
+    let derived = derived_lines(v, shape);
+    // the kernels' `S` counts the queries; the equations' `S[i,j]` is a score: say which is which
+    if derived.iter().any(|s| formula::names(&s.formula).contains(&"S")) {
+        spans.push(Span::styled(
+            tr!("   S = {s} queries (S[i,j] in the equation is a score)", s = shape.s),
+            t.dim(),
+        ));
+    }
+    let mut out = vec![Line::from(spans)];
+    for s in derived {
         // a formula that is one variable (`lo = m`) has nothing to work out: `lo = m = 0`
         let worked = if s.numbers == s.value.to_string() {
             format!(" = {} = ", s.formula)
@@ -63,7 +71,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
         Span::raw(format!(" {}[{}] ", v.buf, v.offset)),
         Span::styled(format!("({})", ctx.trace.label(v.buf, v.offset)), t.dim()),
         Span::raw(" = "),
-        Span::styled(num(v.value), t.number()),
+        Span::styled(attn_trace_analysis::format::num_of(v.buf, v.value), t.number()),
     ]));
     out
 }

@@ -1,61 +1,28 @@
-//! A test helper, not a test: checks that every arithmetic chain a line prints holds to the
-//! digits it prints.
+//! A test helper, not a test: checks that every arithmetic chain a line prints holds by hand.
 //!
-//! A line such as `d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487` is split at
-//! its ` = `; every two neighbouring pieces that are made of numbers and operators only
-//! (`+ − × · / ^ √ e^( ) exp( ) ln( )` and parentheses) are evaluated and must agree. Each printed
-//! number stands for every value that prints as it: `-0.0487` for [-0.04875, -0.04865], an
-//! integer for itself. Both sides are evaluated in interval arithmetic, so a side holds when
-//! the two intervals meet; `-0.0563 × 0.7071 = -0.05` does not (-0.0398 is no -0.05).
+//! The standard (issue 53): every printed chain, recomputed on a calculator from the printed
+//! operands, gives the printed result to its last digit. A line such as
+//! `d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 1/√2) = -0.0487` is split at its ` = `; a run of
+//! neighbouring pieces made of numbers and operators only (`+ − × · / ^ √ e^( ) exp( ) ln( )`
+//! and parentheses) is a chain, and its last piece is its result. Every other piece of the
+//! chain is evaluated from its printed numbers exactly as printed (a calculator's points, not
+//! the values that print alike) and must round to the result at the result's last digit:
+//! `-0.0487` holds for [-0.04875, -0.04865]; `exp(-0.31 − 0.67) = 0.3739` does not
+//! (exp(−0.98) is 0.3753), nor `5.5277 × 0.5774 = 3.1914` (3.1917).
 //!
 //! A piece with words in it (`d_k[10]`, `Σ × 1/√D`) is not a number and is skipped; the left
 //! piece may end in numbers after a `: ` (`… 1/√D: -0.0304 + …`), and the right piece may be a
-//! number followed by a note (`-0.0487   (event #5337)`).
+//! number followed by a note (`-0.0487   (event #5337)`). Integers with `/` between them are
+//! the kernels' integer division (`kv_h = hh/(H/H_kv) = 1/(4/2) = 0`).
 
-/// `[lo, hi]`.
+/// `[lo, hi]`: a point, or the values a printed result stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Iv(pub f64, pub f64);
 
-impl Iv {
-    fn exact(x: f64) -> Iv {
-        Iv(x, x)
-    }
-    /// An exact whole number (a printed integer, or integers added, multiplied or divided).
-    fn integer(self) -> bool {
-        self.0 == self.1 && self.0.fract() == 0.0
-    }
-    fn add(self, o: Iv) -> Iv {
-        Iv(self.0 + o.0, self.1 + o.1)
-    }
-    fn sub(self, o: Iv) -> Iv {
-        Iv(self.0 - o.1, self.1 - o.0)
-    }
-    fn mul(self, o: Iv) -> Iv {
-        let p = [self.0 * o.0, self.0 * o.1, self.1 * o.0, self.1 * o.1];
-        Iv(
-            p.iter().copied().fold(f64::INFINITY, f64::min),
-            p.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        )
-    }
-    fn div(self, o: Iv) -> Iv {
-        if o.0 <= 0.0 && o.1 >= 0.0 {
-            return Iv(f64::NEG_INFINITY, f64::INFINITY);
-        }
-        self.mul(Iv(1.0 / o.1, 1.0 / o.0))
-    }
-    fn mono(self, f: fn(f64) -> f64) -> Iv {
-        Iv(f(self.0), f(self.1))
-    }
-    /// Do the two meet, allowing f32's rounding (a few parts in 10⁷) on either side?
-    fn meets(self, o: Iv) -> bool {
-        let slack = 1e-6 * self.0.abs().max(self.1.abs()).max(o.0.abs()).max(o.1.abs()).max(1e-30);
-        self.0 <= o.1 + slack && o.0 <= self.1 + slack
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
-    Num(Iv),
+    /// A printed number: its value and whether it is written as an integer (`12`, not `12.0`).
+    Num(f64, bool),
     Op(char),
     Open,
     Close,
@@ -63,19 +30,29 @@ enum Tok {
     Fun(&'static str),
 }
 
-/// The printed number `text` as the interval of values that print as it.
-fn number(text: &str) -> Option<Iv> {
+/// The printed number `text`, and whether it is an integer as written.
+fn number(text: &str) -> Option<(f64, bool)> {
     let x: f64 = text.replace('−', "-").parse().ok()?;
+    Some((x, !text.contains(['.', 'e', 'E'])))
+}
+
+/// The values a printed result stands for: every value that rounds to it at its last digit
+/// (`-0.0487` for [-0.04875, -0.04865], `12` for [11.5, 12.5], `2.5e-5` for [2.45e-5, 2.55e-5]).
+fn printed(text: &str) -> Option<Iv> {
+    let text = text.trim();
+    if text == "−∞" || text == "-∞" {
+        return Some(Iv(f64::NEG_INFINITY, f64::NEG_INFINITY));
+    }
+    let (x, _) = number(text)?;
     let (mantissa, exp) = match text.find(['e', 'E']) {
         Some(k) => (&text[..k], text[k + 1..].replace('−', "-").parse::<i32>().ok()?),
         None => (text, 0),
     };
     let decimals = mantissa.split_once('.').map_or(0, |(_, f)| f.len() as i32);
-    if decimals == 0 && exp == 0 {
-        return Some(Iv::exact(x));
-    }
     let half = 0.5 * 10f64.powi(exp - decimals);
-    Some(Iv(x - half, x + half))
+    // a tie rounds either way on a calculator; a few parts in 10¹² absorb f64's own rounding
+    let slack = 1e-12 * x.abs().max(1e-30);
+    Some(Iv(x - half - slack, x + half + slack))
 }
 
 fn tokens(text: &str) -> Option<Vec<Tok>> {
@@ -89,6 +66,9 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
         let rest: String = chars[k..].iter().collect();
         if c.is_whitespace() {
             k += 1;
+        } else if rest.starts_with("−∞") || rest.starts_with("-∞") {
+            out.push(Tok::Num(f64::NEG_INFINITY, false));
+            k += 2;
         } else if c.is_ascii_digit() || ((c == '-' || c == '−') && operand_next(&out)) {
             let start = k;
             k += 1;
@@ -104,11 +84,12 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
             let text: String = chars[start..k].iter().collect();
             if text == "-" || text == "−" {
                 // a unary minus before a parenthesis or function: -(x) = (-1)·(x)
-                out.push(Tok::Num(Iv::exact(-1.0)));
+                out.push(Tok::Num(-1.0, true));
                 out.push(Tok::Op('×'));
                 continue;
             }
-            out.push(Tok::Num(number(&text)?));
+            let (x, int) = number(&text)?;
+            out.push(Tok::Num(x, int));
         } else if rest.starts_with("e^") {
             out.push(Tok::Fun("exp"));
             k += 2;
@@ -137,14 +118,16 @@ fn tokens(text: &str) -> Option<Vec<Tok>> {
     (!out.is_empty()).then_some(out)
 }
 
+/// A value and whether it is exact integer arithmetic so far.
+#[derive(Clone, Copy, Debug)]
+struct Val(f64, bool);
+
 /// Recursive descent over `sum := product (± product)*`, `product := power ((×|·|/) power)*`,
-/// `power := unary (^ unary)?`, `unary := fun unary | number | ( sum )`.
+/// `power := unary (^ unary)?`, `unary := fun unary | number | ( sum )`, on the printed numbers
+/// as a calculator takes them.
 struct Parser {
     toks: Vec<Tok>,
     at: usize,
-    /// No function (`√`, `e^`, `ln`) or decimal number has been read: the piece is integer
-    /// arithmetic, as the offset formulas are.
-    ints: bool,
     /// How deep in exponents the parser is (an exponent divides as the reals do).
     exponent: usize,
 }
@@ -153,35 +136,38 @@ impl Parser {
     fn peek(&self) -> Option<&Tok> {
         self.toks.get(self.at)
     }
-    fn sum(&mut self) -> Option<Iv> {
+    fn sum(&mut self) -> Option<Val> {
         let mut v = self.product()?;
         while let Some(Tok::Op(op @ ('+' | '-' | '−'))) = self.peek().cloned() {
             self.at += 1;
             let r = self.product()?;
-            v = if op == '+' { v.add(r) } else { v.sub(r) };
+            v = Val(if op == '+' { v.0 + r.0 } else { v.0 - r.0 }, v.1 && r.1);
         }
         Some(v)
     }
-    fn product(&mut self) -> Option<Iv> {
+    fn product(&mut self) -> Option<Val> {
         let mut v = self.power()?;
         while let Some(Tok::Op(op @ ('×' | '·' | '*' | '/'))) = self.peek().cloned() {
             self.at += 1;
-            let int_before = self.ints;
             let r = self.power()?;
             // an offset formula's `/` between whole numbers is the kernels' integer division
-            // (`kv_h = h/(H/H_kv) = 1/(4/2) = 0`); a scale's `1/√2` is not, nor rope's exponent
+            // (`kv_h = hh/(H/H_kv) = 1/(4/2) = 0`); a scale's `1/√2` is not, nor rope's exponent
             // (`10000^(−2·1/4)`)
-            v = if op == '/' && v.integer() && r.integer() && int_before && self.ints && self.exponent == 0 {
-                Iv::exact((v.0 / r.0).floor())
+            let ints = v.1 && r.1;
+            v = if op == '/' && ints && self.exponent == 0 {
+                if r.0 == 0.0 {
+                    return None;
+                }
+                Val((v.0 / r.0).floor(), true)
             } else if op == '/' {
-                v.div(r)
+                Val(v.0 / r.0, false)
             } else {
-                v.mul(r)
+                Val(v.0 * r.0, ints)
             };
         }
         Some(v)
     }
-    fn power(&mut self) -> Option<Iv> {
+    fn power(&mut self) -> Option<Val> {
         let base = self.unary()?;
         if let Some(Tok::Op('^')) = self.peek() {
             self.at += 1;
@@ -189,30 +175,31 @@ impl Parser {
             let e = self.unary();
             self.exponent -= 1;
             let e = e?;
-            // only exact, positive bases and exponents are printed with ^ (10000^(−2·1/4))
-            if base.0 != base.1 || base.0 <= 0.0 {
+            // only positive bases are printed with ^ (10000^(−2·1/4))
+            if base.0 <= 0.0 {
                 return None;
             }
-            return Some(Iv(base.0.powf(e.0), base.0.powf(e.1)).sorted());
+            return Some(Val(base.0.powf(e.0), false));
         }
         Some(base)
     }
-    fn unary(&mut self) -> Option<Iv> {
+    fn unary(&mut self) -> Option<Val> {
         match self.peek().cloned()? {
             Tok::Fun(f) => {
                 self.at += 1;
-                self.ints = false;
-                let x = self.unary()?;
-                Some(match f {
-                    "sqrt" => x.mono(f64::sqrt),
-                    "exp" => x.mono(f64::exp),
-                    _ => x.mono(f64::ln),
-                })
+                let x = self.unary()?.0;
+                Some(Val(
+                    match f {
+                        "sqrt" => x.sqrt(),
+                        "exp" => x.exp(),
+                        _ => x.ln(),
+                    },
+                    false,
+                ))
             }
-            Tok::Num(v) => {
+            Tok::Num(x, int) => {
                 self.at += 1;
-                self.ints &= v.integer();
-                Some(v)
+                Some(Val(x, int))
             }
             Tok::Open => {
                 self.at += 1;
@@ -226,63 +213,89 @@ impl Parser {
     }
 }
 
-impl Iv {
-    fn sorted(self) -> Iv {
-        Iv(self.0.min(self.1), self.0.max(self.1))
-    }
-}
-
-/// The value of `text` if it is wholly numbers and operators.
-pub fn eval(text: &str) -> Option<Iv> {
+/// The value of `text`, from its printed numbers, if it is wholly numbers and operators.
+pub fn eval(text: &str) -> Option<f64> {
     let mut p = Parser {
         toks: tokens(text.trim())?,
         at: 0,
-        ints: true,
         exponent: 0,
     };
     let v = p.sum()?;
-    (p.at == p.toks.len() && v.0.is_finite() && v.1.is_finite()).then_some(v)
+    (p.at == p.toks.len() && !v.0.is_nan() && v.0 != f64::INFINITY).then_some(v.0)
 }
 
 /// The numeric end of a left-hand piece: all of it, else what follows its last `: `.
-fn left(piece: &str) -> Option<Iv> {
+fn left(piece: &str) -> Option<f64> {
     eval(piece).or_else(|| eval(piece.rsplit_once(": ")?.1))
 }
 
 /// The numeric start of a right-hand piece: all of it, else what precedes a note (two spaces,
 /// ` (`, `;` or `,`), else a number followed by a unit or words (`16 floats`, `15 rows`).
-fn right(piece: &str) -> Option<Iv> {
-    eval(piece)
-        .or_else(|| {
-            let end = ["  ", " (", ";", ", "].iter().filter_map(|s| piece.find(s)).min()?;
-            eval(&piece[..end])
-        })
-        .or_else(|| {
-            let (number, words) = piece.trim_start().split_once(' ')?;
-            words.starts_with(char::is_alphabetic).then(|| eval(number))?
-        })
+fn right_text(piece: &str) -> Option<&str> {
+    if eval(piece).is_some() {
+        return Some(piece);
+    }
+    let end = ["  ", " (", ";", ", "].iter().filter_map(|s| piece.find(s)).min();
+    if let Some(end) = end
+        && eval(&piece[..end]).is_some()
+    {
+        return Some(&piece[..end]);
+    }
+    let (number, words) = piece.trim_start().split_once(' ')?;
+    (words.starts_with(char::is_alphabetic) && eval(number).is_some()).then_some(number)
 }
 
-/// Every ` = ` of `line` between two numeric pieces holds. Returns how many were checked.
+/// What a chain's last piece stands for: a printed number, every value that rounds to it; an
+/// expression (`… = 10 + 1` before words), its value.
+fn result(text: &str) -> Option<Iv> {
+    let toks = tokens(text.trim())?;
+    if let [Tok::Num(..)] = toks.as_slice() {
+        return printed(text);
+    }
+    let x = eval(text)?;
+    let slack = 1e-12 * x.abs().max(1e-30);
+    Some(Iv(x - slack, x + slack))
+}
+
+/// Every chain of `line` holds by hand: each of its pieces, computed from the printed numbers,
+/// rounds to its printed result. Returns how many ` = ` of chains were checked.
 pub fn check_line(line: &str) -> Result<usize, String> {
     let pieces: Vec<&str> = line.split(" = ").collect();
     let mut checked = 0;
-    for w in pieces.windows(2) {
-        let (Some(a), Some(b)) = (left(w[0]), right(w[1])) else {
+    let mut k = 0;
+    while k + 1 < pieces.len() {
+        let (Some(first), Some(_)) = (left(pieces[k]), right_text(pieces[k + 1])) else {
+            k += 1;
             continue;
         };
-        if !a.meets(b) {
-            return Err(format!(
-                "`{} = {}` does not hold: the left side is in [{:.6}, {:.6}], the right in [{:.6}, {:.6}] (line: {line})",
-                w[0].trim(),
-                w[1].trim(),
-                a.0,
-                a.1,
-                b.0,
-                b.1
-            ));
+        // the chain runs on while its middle pieces are wholly numbers
+        let mut values = vec![(first, pieces[k].trim())];
+        let mut m = k + 1;
+        while m + 1 < pieces.len()
+            && let Some(x) = eval(pieces[m])
+            && right_text(pieces[m + 1]).is_some()
+        {
+            values.push((x, pieces[m].trim()));
+            m += 1;
         }
-        checked += 1;
+        let last = right_text(pieces[m]).ok_or("unreachable")?;
+        let want = result(last).ok_or_else(|| format!("`{last}` is not a number (line: {line})"))?;
+        for (x, text) in values {
+            let holds = if x.is_infinite() || want.0.is_infinite() {
+                x == want.0
+            } else {
+                want.0 <= x && x <= want.1
+            };
+            if !holds {
+                return Err(format!(
+                    "`{text} = {last}` does not hold by hand: {text} is {x:.8} from its printed numbers, \
+                     {last} stands for [{:.8}, {:.8}] (line: {line})",
+                    want.0, want.1
+                ));
+            }
+            checked += 1;
+        }
+        k = m;
     }
     Ok(checked)
 }
@@ -293,10 +306,19 @@ pub fn check_lines<S: AsRef<str>>(lines: &[S]) -> Result<usize, String> {
 }
 
 #[test]
-fn chains_hold_to_their_printed_digits() {
-    // the issue's case: printed by the equation panel of a grouped d_k += before the fix
-    let wrong = "d_k[10] = Σ × 1/√D = -0.0563 × 0.7071 = -0.05";
-    assert!(check_line(wrong).is_err(), "{wrong}");
+fn chains_hold_by_hand_to_their_last_digit() {
+    // the issue's cases (53, item 4): operands printed with fewer digits than the result needs,
+    // and a scale printed as a rounded decimal
+    for wrong in [
+        "pass b: e_1 = exp(-0.31 − 0.67) = 0.3739",
+        "S = Σ × 1/√3 = 5.5277 × 0.5774 = 3.1914",
+        "0.04 + 0.0885 = 0.1284",
+        "d_k[10] = Σ × 1/√D = -0.0563 × 0.7071 = -0.05",
+    ] {
+        assert!(check_line(wrong).is_err(), "{wrong}");
+    }
+    assert_eq!(check_line("S = Σ × 1/√3 = 5.5277 × 1/√3 = 3.1914"), Ok(1));
+    assert_eq!(check_line("pass b: e_1 = exp(-0.3123 − 0.6712) = 0.3740"), Ok(1));
     assert_eq!(
         check_line("d_k[10] += Σ × 1/√D: -0.0304 + (-0.0259 × 0.7071) = -0.0487"),
         Ok(1)
@@ -306,13 +328,17 @@ fn chains_hold_to_their_printed_digits() {
     assert_eq!(check_line("  MHA  2·H·D = 2·4·2 = 16 floats, 64 bytes"), Ok(1));
     assert!(check_line("  MHA  2·H·D = 2·4·2 = 15 floats, 64 bytes").is_err());
     assert_eq!(
-        check_line("q_base = ((b*T + i)*H + h)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
+        check_line("q_base = ((bb*S + i)*H + hh)*D = ((0*3 + 2)*2 + 1)*2 = 10"),
         Ok(1)
     );
     assert!(check_line("q_base = ((0*3 + 2)*2 + 1)*2 = 11").is_err());
+    // every piece of a chain against its last: e^(0.5 − 0.7) = 0.8187 to four decimals
     assert_eq!(check_line("e^(m_old − m_new) = e^(0.5000 − 0.7000) = 0.8187"), Ok(1));
     assert!(check_line("e^(0.5000 − 0.7000) = 0.8").is_ok());
     assert!(check_line("e^(0.5000 − 0.7000) = 0.9").is_err());
+    assert!(check_line("e^(0.5 − 0.7) = 0.8187 × 1 = 0.8188").is_err());
+    assert_eq!(check_line("e^(0.5 − 0.7) × 2 = 0.81873 × 2 = 1.6375"), Ok(2));
+    assert!(check_line("e^(0.5 − 0.7) × 2 = 0.8187 × 2 = 1.6375").is_err());
     assert_eq!(
         check_line("scores[7] = 0.5000   (event #12, attention_1h.rs:40)"),
         Ok(0)
@@ -324,11 +350,13 @@ fn chains_hold_to_their_printed_digits() {
     );
     assert!(check_line("0.2500 × (1.0000 − 0.5000) = 0.1300").is_err());
     assert_eq!(check_line("x = -1e9"), Ok(0));
-    assert_eq!(eval("1/√4"), Some(Iv(0.5, 0.5)));
+    assert_eq!(eval("1/√4"), Some(0.5));
     // the offset formulas divide whole numbers as the kernels do
-    assert_eq!(check_line("kv_h = h/(H/H_kv) = 1/(4/2) = 0"), Ok(1));
+    assert_eq!(check_line("kv_h = hh/(H/H_kv) = 1/(4/2) = 0"), Ok(1));
     assert!(check_line("kv_h = 3/(4/2) = 2").is_err());
     assert_eq!(check_line("angle t·θ_m = 1 × 10000^(−2·1/4) = 0.01000"), Ok(1));
-    assert!(eval("1/2.0").is_some_and(|v| v.0 > 0.48 && v.1 < 0.52));
-    assert_eq!(eval("−(2)"), Some(Iv(-2.0, -2.0)));
+    assert!(eval("1/2.0").is_some_and(|v| v == 0.5));
+    assert_eq!(eval("−(2)"), Some(-2.0));
+    // an empty row's maximum
+    assert_eq!(check_line("l = e^(−∞ − 0.5000)·0.0000 + 1.2000 = 1.2000"), Ok(1));
 }

@@ -25,6 +25,8 @@ pub struct Spawn<'a> {
     /// Standard output to /dev/null instead of the terminal (a program whose output is
     /// redirected, its standard error still on the terminal).
     pub stdout_null: bool,
+    /// Another copy of the program to run (the build's own binary when `None`).
+    pub program: Option<&'a Path>,
 }
 
 impl Default for Spawn<'_> {
@@ -37,6 +39,7 @@ impl Default for Spawn<'_> {
             env: &[],
             memory_limit: None,
             stdout_null: false,
+            program: None,
         }
     }
 }
@@ -70,7 +73,7 @@ impl Pty {
         assert_eq!(rc, 0, "openpty failed");
         // SAFETY: both descriptors were just opened and are owned here alone.
         let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_attn-trace"));
+        let mut cmd = Command::new(how.program.unwrap_or(Path::new(env!("CARGO_BIN_EXE_attn-trace"))));
         cmd.args(how.args)
             .env("TERM", "xterm-256color")
             .env_remove("NO_COLOR")

@@ -36,10 +36,22 @@ pub fn closed_form_counts(plan: &Plan, variant: Variant, passes: Passes) -> BTre
 pub fn assert_derived_lines_match(t: &Trace, ksh: Shape) {
     for n in 0..t.len() {
         let v = t.view(n);
-        let lines = derived_lines(&v, ksh);
+        let (read, lines): (Vec<_>, Vec<_>) = derived_lines(&v, ksh).into_iter().partition(|s| s.read.is_some());
         assert_eq!(lines.len(), v.derived.len(), "#{n} {v:?}");
         for (line, d) in lines.iter().zip(&v.derived) {
             assert_eq!(line.value, d.value, "#{n}: {line}");
+        }
+        // a name read from a buffer (a block id) is what the log read at the offset it names
+        for line in read {
+            let (buf, off) = line.read.unwrap();
+            assert!(
+                (0..n).rev().any(|k| {
+                    let e = t.events[k];
+                    e.buf == buf && e.offset as usize == off && e.value as usize == line.value
+                }),
+                "#{n}: {line}: no read of {buf}[{off}] = {} before it",
+                line.value
+            );
         }
     }
 }

@@ -3,11 +3,14 @@
 use super::text::{elide, mask_reason, num, par};
 use super::{ExplainError, Result, Section, Walkthrough, missing};
 use crate::Element;
+use crate::accum::{Accumulation, Scale};
 use crate::gradcheck::{self, sci};
+use crate::hand::{self, Calc, Digits, v};
 use crate::online_softmax::RowUpdate;
 use attn_trace_core::engine::{Inputs, Passes, Registry, Run};
 use attn_trace_core::kernels::{Mask, Variant, names};
 use attn_trace_core::tensor::Shape;
+use attn_trace_core::tensor::simd;
 use attn_trace_core::trace::{Buf, MASKED, Op, Pass, Phase, Trace};
 use attn_trace_i18n::tr;
 
@@ -28,8 +31,8 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
         jj,
         off,
     } = cell.spot;
-    let (d, scale) = (sh.d(), 1.0 / (sh.d() as f32).sqrt());
-    let var = |n: usize, name: &str| trace.view(n).vars.iter().find(|v| v.0 == name).map(|v| v.1);
+    let scale = Scale::of(Variant::Flash, sh, 0);
+    let d = scale.width;
     let tiles_line = tr!(
         "query tile i0={i0} (rows {i0}..={i1}, i = i0 + ii with ii={ii}), key tile j0={j0} (keys {j0}..={j1}, jj={jj}); \
          tiles of br={br} rows by bc={bc} columns; the pair lives in s_tile[ii*bc + jj] = s_tile[{off}] only while both are loaded",
@@ -55,7 +58,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             h = at.h,
             i = at.i,
             j = at.j,
-            pass = pass.name(),
+            pass = crate::format::pass_text(pass),
             B = sh.b,
             T = sh.t,
             C = sh.c,
@@ -86,21 +89,21 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
     let s_val = trace.events[s_write].value;
     match pass {
         Pass::Forward => {
-            // the score: Σ_d q_tile·k_tile in the iteration that writes it
-            let f = trace
-                .frames_of(s_write)
-                .last()
-                .copied()
-                .ok_or_else(|| missing("loop frame"))?;
-            let reads: Vec<f32> = (f.start as usize..s_write)
-                .filter(|&n| trace.events[n].op == Op::Read)
-                .map(|n| trace.events[n].value)
+            // the score: Σ_d q_tile·k_tile in the iteration that writes it, then scaled
+            let acc = Accumulation::at(trace, s_write).ok_or_else(|| missing("loop frame"))?;
+            let sum = acc.sigma(trace);
+            // the kernel's `s * scale`, before a mask overwrites it
+            let scaled = Calc::new(vec![sum], v(0) * scale.expr(), sum * scale.value).fit(Digits::Plain);
+            let vals: Vec<f32> = acc
+                .terms
+                .iter()
+                .flat_map(|t| t.reads.iter().map(|&r| trace.events[r].value))
                 .collect();
-            let terms: Vec<String> = reads
-                .chunks_exact(2)
-                .map(|p| format!("{}·{}", par(p[0]), par(p[1])))
+            let form = hand::sum_of_products(0, acc.terms.len(), 2).ok_or_else(|| missing("loop frame"))?;
+            let f = hand::fit_to(&vals, &[form], &scaled.val(0), Digits::Plain);
+            let terms: Vec<String> = (0..acc.terms.len())
+                .map(|k| format!("{}·{}", f.par(2 * k), f.par(2 * k + 1)))
                 .collect();
-            let sum: f32 = reads.chunks_exact(2).map(|p| p[0] * p[1]).sum();
             let mut lines = vec![
                 tr!(
                     "S = Σ_d q_tile[{ii},d]·k_tile[{jj},d] = {terms}",
@@ -108,7 +111,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                     jj,
                     terms = elide(terms, 8, " + ")
                 ),
-                format!("  = {} × 1/√{d} = {}", num(sum), num(sum * scale)),
+                format!("  = {} × {} = {}", scaled.val(0), scale.written(), scaled.result),
             ];
             if mask.hides(at.i, at.j) {
                 // the reason without the semicolon that leads on to the overwrite in plain explain
@@ -147,7 +150,7 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 let (m_old, m_new) = row.maxima(trace);
                 let l_old = trace.events[row.l_old()].value;
                 let l_new = trace.events[row.l_new()].value;
-                let k0 = var(row.start, names::J0).unwrap_or(0);
+                let k0 = crate::scope::var_at(trace, row.start, names::J0).unwrap_or(0);
                 lines.push(tr!(
                     "key tile j0={k0}: m = max({m_old}, rowmax) = {m_new}; l = e^({m_old} − {m_new_p})·{l_old} + rowsum = {l_new}",
                     k0,
@@ -157,13 +160,16 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                     l_old = num(l_old),
                     l_new = num(l_new)
                 ));
-                if k0 == j0 {
+                if k0 == j0
+                    && let Some(c) = cell.p_tilde_calc(trace)
+                {
+                    let f = c.fit(Digits::Plain);
                     lines.push(tr!(
                         "  here s_tile[{off}] becomes e^(S − m) = e^({s} − {m}) = {p}, folded into acc; it is overwritten by the next tile",
                         off,
-                        s = num(s_val),
-                        m = par(m_new),
-                        p = num(cell.p_tilde.map_or(f32::NAN, |n| trace.events[n].value))
+                        s = f.val(0),
+                        m = f.par(1),
+                        p = f.result
                     ));
                 }
                 last = (m_new, l_new);
@@ -172,20 +178,28 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 title: tr!("3. Online softmax of row i, key tile by key tile").to_string(),
                 lines,
             });
-            let (m, l) = last;
+            let l = last.1;
             let lse_off = (at.b * sh.h + at.h) * sh.s + at.i;
             let lse_write = cell.lse.ok_or_else(|| missing("write of lse"))?;
             let lse = trace.events[lse_write].value;
-            let p = attn_trace_core::tensor::simd::exp(s_val - lse);
             let sink_share = sink.then(|| {
                 let s = trace.events[rows[0].start].value;
+                let f = Calc::new(vec![s, lse], hand::exp(v(0) - v(1)), simd::exp(s - lse)).fit(Digits::Plain);
                 tr!(
                     "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: the sink's share of the row, which backward recomputes from lse",
-                    s = num(s),
-                    lse = par(lse),
-                    p = num(attn_trace_core::tensor::simd::exp(s - lse))
+                    s = f.val(0),
+                    lse = f.par(1),
+                    p = f.result
                 )
             });
+            let lse_chain = cell
+                .lse_calc(trace)
+                .ok_or_else(|| missing("write of lse"))?
+                .fit(Digits::Plain);
+            let p = cell
+                .p_calc(trace)
+                .ok_or_else(|| missing("write of lse"))?
+                .fit(Digits::Plain);
             let mut lines = vec![
                 tr!(
                     "att[b={b},i={i},h={h},:] = acc / l, l = {l}",
@@ -197,16 +211,16 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                 tr!(
                     "lse.data[{off}] = m + ln l = {m} + ln {l} = {lse} (event #{n})",
                     off = lse_off,
-                    m = num(m),
-                    l = num(l),
-                    lse = num(lse),
+                    m = lse_chain.val(0),
+                    l = lse_chain.val(1),
+                    lse = lse_chain.result,
                     n = lse_write
                 ),
                 tr!(
                     "P = e^(S − lse) = e^({s} − {lse}) = {p}: the probability naive attention stores in probs, never written here",
-                    s = num(s_val),
-                    lse = par(lse),
-                    p = num(p)
+                    s = p.val(0),
+                    lse = p.par(1),
+                    p = p.result
                 ),
             ];
             lines.extend(sink_share);
@@ -227,6 +241,11 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
             let dp = cell.d_p(trace).ok_or_else(|| missing("loop frame"))?;
             let delta_read = cell.delta.ok_or_else(|| missing("read of delta"))?;
             let d_i = trace.events[delta_read].value;
+            let ds = cell
+                .ds_chain(trace, scale)
+                .ok_or_else(|| missing("write of ds_tile"))?
+                .calc()
+                .fit(Digits::Plain);
             sections.push(Section {
                 title: tr!("2. P recomputed from lse").to_string(),
                 lines: vec![
@@ -252,10 +271,10 @@ pub(super) fn explain(trace: &Trace, sh: Shape, mask: &Mask, at: Element, pass: 
                     ),
                     tr!(
                         "dS = {p} × ({dp} − {d_i}) = {ds} (ds_tile[{off}], event #{n}); dQ += dS·K/√D in global memory, dK_tile += dSᵀ·Q/√D on chip",
-                        p = num(p),
-                        dp = num(dp),
-                        d_i = par(d_i),
-                        ds = num(trace.events[ds_write].value),
+                        p = ds.val(0),
+                        dp = ds.val(1),
+                        d_i = ds.par(2),
+                        ds = ds.result,
                         off,
                         n = ds_write
                     ),
@@ -283,14 +302,9 @@ fn sink_gradient(trace: &Trace, sh: Shape, at: Element) -> Result<Option<Section
     let row = (at.b * sh.h + at.h) * sh.s + at.i;
     let p_at = write_of(Buf::PSink, row).ok_or_else(|| missing("write of p_sink"))?;
     // the iteration's reads just before the write: sink[h], then lse of the row
-    let read_of = |buf: Buf| {
-        (0..p_at)
-            .rev()
-            .find(|&n| trace.events[n].buf == buf && trace.events[n].op == Op::Read)
-            .map(|n| trace.events[n].value)
-            .ok_or_else(|| missing(&format!("read of {buf}")))
-    };
-    let (sink, lse) = (read_of(Buf::Sink)?, read_of(Buf::Lse)?);
+    let share = crate::online_softmax::sink_share_calc(trace, p_at)
+        .ok_or_else(|| missing("read of sink"))?
+        .fit(Digits::Plain);
     let acc = crate::accum::Accumulation::at(trace, w).ok_or_else(|| missing("the sum of d_sink"))?;
     let place = |n: usize| {
         let v = trace.view(n);
@@ -303,9 +317,9 @@ fn sink_gradient(trace: &Trace, sh: Shape, at: Element) -> Result<Option<Section
     };
     let mut lines = vec![tr!(
         "P_sink = e^(sink − lse) = e^({s} − {lse}) = {p}: row i's sink share, recomputed from lse in flash_delta (p_sink.data[{off}], {place})",
-        s = num(sink),
-        lse = par(lse),
-        p = num(trace.events[p_at].value),
+        s = share.val(0),
+        lse = share.par(1),
+        p = share.result,
         off = row,
         place = place(p_at)
     )];

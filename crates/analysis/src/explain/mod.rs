@@ -131,7 +131,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
     let trace = run.trace.as_ref().ok_or(ExplainError::NotTraced)?;
     let ksh = kernel_shape(run.shape, run.variant);
     check_range(run.variant, ksh, at)?;
-    if run.variant == Variant::Flash {
+    if run.variant.desc().tiled {
         return flash::explain(trace, run.shape, &mask, at, pass);
     }
     // validation refuses "backward" in a decode run's passes, so say why there is none
@@ -147,7 +147,7 @@ pub fn explain(run: &Run, mask: Mask, at: Element, pass: Pass) -> Result<Walkthr
 /// checked, `S` being perturbed in an MHA forward pass of the same inputs (and needs the trace).
 /// `inputs` are the run's.
 pub fn gradient_check(run: &Run, inputs: &Inputs, at: Element) -> Result<Section> {
-    if run.variant == Variant::Flash {
+    if run.variant.desc().tiled {
         return flash::gradient_check(run, inputs, at);
     }
     plain::gradient_check(run, inputs, at)
@@ -162,7 +162,7 @@ fn check_range(variant: Variant, ksh: Shape, at: Element) -> Result<()> {
     if at.b >= ksh.b {
         return Err(out("b", at.b, ksh.b, "B"));
     }
-    if variant == Variant::Baseline && at.h != 0 {
+    if !variant.has_heads() && at.h != 0 {
         return Err(ExplainError::BaselineHead);
     }
     if at.h >= ksh.h {

@@ -1,13 +1,16 @@
 //! The walkthrough of the kernels that store their scores and probabilities: the baseline,
 //! mha, gqa, a decode step from the KV cache and rotary positions; and their gradient check.
 
-use super::text::{KEEP, elide, mask_reason, num, par, short};
+use super::text::{KEEP, elide, mask_reason, num, short};
 use super::{ExplainError, Result, Section, Walkthrough, missing};
 use crate::Element;
-use crate::accum::Accumulation;
-use crate::format::pad_left;
+use crate::accum::{Accumulation, Scale};
+use crate::format::{pad_left, sizes_text};
 use crate::formula;
 use crate::gradcheck;
+use crate::hand::{self, Calc, Digits};
+use crate::rope_pair::RopePair;
+use crate::softmax_row::{SoftmaxBackRow, SoftmaxRow};
 use attn_trace_core::engine::{Inputs, Run};
 use attn_trace_core::kernels::rope::Rope;
 use attn_trace_core::kernels::{Mask, Variant};
@@ -63,12 +66,13 @@ pub(super) fn explain(
     let scores = trace.buffer(Buf::Scores).ok_or_else(|| missing("scores buffer"))?;
     // a split decode run's part length, as its kernel recorded it
     let split = trace.buffer(Buf::PPart).and_then(|_| trace.constant("L"));
-    let (ch, width) = match run.variant {
-        Variant::Baseline => ("c", ("C", ksh.c)),
-        Variant::Mha | Variant::Flash | Variant::Gqa => ("d", ("D", ksh.d())),
-        // a latent attention query head: D channels against k_nope, DR against k_pe
-        Variant::Mla => ("d", ("(D + DR)", ksh.d() + trace.constant("DR").unwrap_or(0))),
-    };
+    // a latent attention query head: D channels against k_nope, DR against k_pe
+    let w = run.variant.desc().width;
+    let (ch, width) = (
+        w.channel(),
+        (w.symbol(), w.value(ksh, trace.constant("DR").unwrap_or(0))),
+    );
+    let absorbed = run.decode && run.variant.desc().latent;
     let cx = Ctx {
         trace,
         variant: run.variant,
@@ -81,15 +85,13 @@ pub(super) fn explain(
         ch,
         width,
         phases: match (run.decode, split) {
-            _ if run.decode && run.variant == Variant::Mla => {
-                [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeLatentSum]
-            }
+            _ if absorbed => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeLatentSum],
             (true, Some(_)) => [Phase::DecodeScores, Phase::DecodePartSoftmax, Phase::DecodePartSum],
             (true, None) => [Phase::DecodeScores, Phase::DecodeSoftmax, Phase::DecodeSum],
             (false, _) => [Phase::Scores, Phase::Softmax, Phase::WeightedSum],
         },
         decode: run.decode,
-        absorbed: run.decode && run.variant == Variant::Mla,
+        absorbed,
         split,
         rope: run.rope,
     };
@@ -104,45 +106,12 @@ pub(super) fn explain(
     }
     let recorded = |p: Phase| trace.phases.iter().any(|&(_, q)| q == p);
     let sh = run.shape;
-    let place = match run.variant {
-        Variant::Baseline => format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j),
-        Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => {
-            format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
-        }
-    };
-    let queries = if sh.is_cross() {
-        format!("S={}, ", sh.s)
+    let place = if run.variant.has_heads() {
+        format!("scores[b={}, h={}, i={}, j={}]", at.b, at.h, at.i, at.j)
     } else {
-        String::new()
+        format!("scores[b={}, i={}, j={}]", at.b, at.i, at.j)
     };
-    let sizes = match run.variant {
-        Variant::Baseline => format!("B={}, {queries}T={}, C={}", sh.b, sh.t, sh.c),
-        Variant::Mha | Variant::Flash => {
-            format!("B={}, {queries}T={}, C={}, H={}, D={}", sh.b, sh.t, sh.c, sh.h, sh.d())
-        }
-        Variant::Mla => {
-            let lat = |n: &str| trace.constant(n).unwrap_or(0);
-            format!(
-                "B={}, T={}, C={}, H={}, D={}, R={}, DR={}",
-                sh.b,
-                sh.t,
-                sh.c,
-                sh.h,
-                sh.d(),
-                lat("R"),
-                lat("DR")
-            )
-        }
-        Variant::Gqa => format!(
-            "B={}, {queries}T={}, C={}, H={}, H_kv={}, D={}",
-            sh.b,
-            sh.t,
-            sh.c,
-            sh.h,
-            sh.h_kv,
-            sh.d()
-        ),
-    };
+    let sizes = sizes_text(run.variant, sh, |n| trace.constant(n));
     let mut sections = Vec::new();
     match pass {
         Pass::Forward => {
@@ -232,7 +201,7 @@ pub(super) fn explain(
             "{place} of the {variant} variant, {pass} pass ({sizes}, {how})",
             place,
             variant = run.variant,
-            pass = pass.name(),
+            pass = crate::format::pass_text(pass),
             sizes,
             how
         ),
@@ -310,23 +279,21 @@ impl Ctx<'_> {
 
     /// [`Ctx::channel_sums`] with the channels named `ch` (latent attention's `r`).
     fn channel_sums_as(&self, ch: &str, writes: &[usize], mark: impl Fn(usize, usize) -> bool) -> Result<Vec<String>> {
-        let t = self.trace;
         let mut sums = Vec::new();
         for (k, &w) in writes.iter().enumerate() {
-            let terms: Vec<String> = self
-                .products(w)?
-                .iter()
+            let pairs = self.products(w)?;
+            let (terms, total) = self.sum_terms(w)?;
+            let terms: Vec<String> = terms
+                .into_iter()
+                .zip(&pairs)
                 .enumerate()
-                .map(|(n, &(a, b))| {
-                    let term = format!("{}×{}", par(t.events[a].value), par(t.events[b].value));
-                    if mark(n, a) { format!("[{term}]") } else { term }
-                })
+                .map(|(n, (term, &(a, _)))| if mark(n, a) { format!("[{term}]") } else { term })
                 .collect();
             sums.push(format!(
                 "{ch}={k}: {} = {} = {}",
                 self.cell(w),
                 elide(terms, KEEP, " + "),
-                num(t.events[w].value)
+                total
             ));
         }
         if sums.len() > KEEP {
@@ -337,11 +304,21 @@ impl Ctx<'_> {
         Ok(sums)
     }
 
-    /// Events of the innermost loop iteration around event `n`, up to (not including) `n`.
-    fn before_in_frame(&self, n: usize) -> Result<std::ops::Range<usize>> {
-        let frames = self.trace.frames_of(n);
-        let f = frames.last().ok_or_else(|| missing("loop frame"))?;
-        Ok(f.start as usize..n)
+    /// The terms `a×b` of the sum the write `w` ends and the value written, each number printed
+    /// with the digits that make `a×b + … = value` hold by hand.
+    pub(super) fn sum_terms(&self, w: usize) -> Result<(Vec<String>, String)> {
+        let t = self.trace;
+        let pairs = self.products(w)?;
+        let vals: Vec<f32> = pairs
+            .iter()
+            .flat_map(|&(a, b)| [t.events[a].value, t.events[b].value])
+            .collect();
+        let form = hand::sum_of_products(0, pairs.len(), 2).ok_or_else(|| missing("the sum of products"))?;
+        let f = Calc::new(vals, form, t.events[w].value).fit(Digits::Plain);
+        let terms = (0..pairs.len())
+            .map(|k| format!("{}×{}", f.par(2 * k), f.par(2 * k + 1)))
+            .collect();
+        Ok((terms, f.result))
     }
 
     /// The substituted formula lines of event `n`'s derived offsets, optionally only `names`.
@@ -360,22 +337,20 @@ impl Ctx<'_> {
         format!("{}.data[{}]", e.buf, e.offset)
     }
 
-    /// Pairs of reads `(a, b)` made in `range`, in order: softmax backward's row, which is a
-    /// reduction over a row, not a nested sum of products.
-    fn read_pairs(&self, range: std::ops::Range<usize>) -> Vec<(usize, usize)> {
-        let reads: Vec<usize> = range.filter(|&n| self.trace.events[n].op == Op::Read).collect();
-        reads.chunks_exact(2).map(|p| (p[0], p[1])).collect()
-    }
-
     fn where_(&self, n: usize) -> String {
         let v = self.trace.view(n);
         tr!("event #{n}, {file}:{line}", n, file = short(v.file), line = v.line)
     }
 
-    fn scale_text(&self) -> (String, f32) {
-        let (name, w) = self.width;
-        let scale = 1.0 / (w as f32).sqrt();
-        (format!("1/√{name} = 1/√{w} = {}", num(scale)), scale)
+    /// The scale, `1/√D = 1/√2 = 0.7071`, as the kernel computes it ([`Scale`]).
+    fn scale(&self) -> Scale {
+        Scale::in_trace(self.trace, self.variant, self.ksh)
+    }
+
+    fn scale_text(&self) -> String {
+        let sc = self.scale();
+        let f = Calc::new(Vec::new(), sc.expr(), sc.value).fit(Digits::Plain);
+        format!("1/√{} = {} = {}", sc.symbol, sc.written(), f.result)
     }
 
     /// A decode run: where query `i`'s step wrote its own key and value, and where key `j`'s
@@ -425,7 +400,8 @@ impl Ctx<'_> {
             (tr!("the query's own token "), i, step_write),
             (tr!("key j="), j, key_write),
         ] {
-            let ci = self.formulas(n, &["ci"]);
+            // a paged cache's row: the block id read from the table, then the row in it
+            let ci = self.formulas(n, &["blk", "phys", "ci"]).join("; ");
             lines.push(tr!(
                 "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
                 what,
@@ -433,11 +409,11 @@ impl Ctx<'_> {
                 off = t.events[n].offset,
                 value = num(t.events[n].value),
                 place = self.where_(n),
-                ci = ci.first().map_or(String::new(), String::clone)
+                ci
             ));
         }
         // where step i reads key j: the offsets of the read, with the slot or block worked out
-        for line in self.formulas(k_read, &["j_blk", "k_base"]) {
+        for line in self.formulas(k_read, &["j_blk", "j_phys", "k_base"]) {
             lines.push(tr!("step {i} reads it at {line}", i, line));
         }
         if let Mask::Window { w, sinks } = self.mask {
@@ -465,15 +441,15 @@ impl Ctx<'_> {
         let t = self.trace;
         let r = self.rope.ok_or_else(|| missing("rotary positions"))?;
         let (i, j) = (self.at.i, self.at.j);
-        let latent = match self.variant {
-            Variant::Mla => Some((self.size("R")?, self.size("DR")?)),
-            _ => None,
+        let latent = match self.variant.desc().latent {
+            true => Some((self.size("R")?, self.size("DR")?)),
+            false => None,
         };
         // the turned channels: a head's D (C in the baseline's single head), or latent
         // attention's DR rotary channels, which sit after the D of q_nope in a query head
         let (D, D_name) = match latent {
             Some((_, dr)) => (dr, "DR"),
-            None if self.variant == Variant::Baseline => (self.ksh.c, "D"),
+            None if !self.variant.has_heads() => (self.ksh.c, "D"),
             None => (self.ksh.d(), "D"),
         };
         let kv_h = self.at.h / (self.ksh.h / self.ksh.h_kv);
@@ -521,28 +497,15 @@ impl Ctx<'_> {
             let mut shown = 0;
             for m in 0..D / 2 {
                 let (d0, d1) = r.pairs.channels(m, D);
-                let Some(w1) = t
-                    .index
-                    .writes(buf, base + d1)
-                    .iter()
-                    .map(|&n| n as usize)
-                    .find(|&n| t.phase_at(n) == Phase::Rope)
-                else {
+                let Some(pair) = RopePair::of_write(t, buf, base + d1, Phase::Rope) else {
                     continue;
                 };
-                // the pair's iteration: cos, sin, x[d0], x[d1] read, then both written
-                let (c, sn, x0, x1, y0) = (
-                    t.events[w1 - 5].value,
-                    t.events[w1 - 4].value,
-                    t.events[w1 - 3].value,
-                    t.events[w1 - 2].value,
-                    t.events[w1 - 1].value,
-                );
                 if shown == 3 {
                     lines.push(tr!("  … ({n} pairs in all)", n = D / 2));
                     break;
                 }
                 shown += 1;
+                let value = |n: usize| t.events[n].value;
                 lines.push(tr!(
                     "{what} {pos}, pair m={m} (channels {d0}, {d1}): angle {pos}·θ_{m} = {angle}, cos = {cos}, sin = {sin}",
                     what,
@@ -551,23 +514,27 @@ impl Ctx<'_> {
                     d0 = named + d0,
                     d1 = named + d1,
                     angle = num(r.angle(pos, m, D) as f32),
-                    cos = num(c),
-                    sin = num(sn)
+                    cos = num(value(pair.cos)),
+                    sin = num(value(pair.sin))
                 ));
+                let (first, second) = (
+                    pair.first_calc(t).fit(Digits::Plain),
+                    pair.second_calc(t).fit(Digits::Plain),
+                );
                 lines.push(format!(
                     "  {buf}.data[{}] = {} × {} − {} × {} = {}; {buf}.data[{}] = {} × {} + {} × {} = {}",
                     base + d0,
-                    par(x0),
-                    par(c),
-                    par(x1),
-                    par(sn),
-                    num(y0),
+                    first.par(0),
+                    first.par(1),
+                    first.par(2),
+                    first.par(3),
+                    first.result,
                     base + d1,
-                    par(x0),
-                    par(sn),
-                    par(x1),
-                    par(c),
-                    num(t.events[w1].value)
+                    second.par(0),
+                    second.par(1),
+                    second.par(2),
+                    second.par(3),
+                    second.result
                 ));
             }
         }
@@ -637,14 +604,14 @@ impl Ctx<'_> {
     /// One product of a dot product, `d=1: q.data[29] × k.data[7] = -0.453 × 0.384 = -0.174`:
     /// the kernel's loop variable and its value, the two reads `a`, `b` and what they multiply to.
     fn product_line(&self, (var, k): (&str, usize), a: usize, b: usize) -> String {
-        let (x, y) = (self.trace.events[a].value, self.trace.events[b].value);
+        let f = crate::accum::product_calc(self.trace, &[a, b]).fit(Digits::Plain);
         format!(
             "{var}={k}: {} × {} = {} × {} = {}",
             self.cell(a),
             self.cell(b),
-            num(x),
-            par(y),
-            num(x * y)
+            f.val(0),
+            f.par(1),
+            f.result
         )
     }
 
@@ -662,14 +629,16 @@ impl Ctx<'_> {
     /// `sum`; returned after `dot`, its dot product's section.
     fn score_write(&self, w: usize, sum: f32, dot: Section) -> Result<(Section, Section)> {
         let t = self.trace;
-        let (scale_text, scale) = self.scale_text();
+        let sc = self.scale();
         let written = t.events[w].value;
+        // the kernel's `s * scale`, before a mask overwrites it
+        let f = Calc::new(vec![sum], hand::v(0) * sc.expr(), sum * sc.value).fit(Digits::Plain);
         let mut lines = vec![tr!(
             "scale: × {scale_text}, so q·k × scale = {sum} × {scale} = {product}",
-            scale_text,
-            sum = num(sum),
-            scale = num(scale),
-            product = num(sum * scale)
+            scale_text = self.scale_text(),
+            sum = f.val(0),
+            scale = sc.written(),
+            product = f.result
         )];
         let (i, j) = (self.at.i, self.at.j);
         if self.decode && matches!(self.mask, Mask::Window { .. }) {
@@ -707,7 +676,8 @@ impl Ctx<'_> {
         Ok((dot, write))
     }
 
-    /// The softmax row holding the element, from the row's own loop iteration.
+    /// The softmax row holding the element, from the row's own loop iteration
+    /// ([`SoftmaxRow`]).
     fn softmax(&self) -> Result<Section> {
         let t = self.trace;
         let w = self.write_in(Buf::Scores, self.off, self.phases[0])?;
@@ -716,26 +686,13 @@ impl Ctx<'_> {
             .next_read_after(Buf::Scores, self.off, w)
             .filter(|&n| t.phase_at(n) == self.phases[1])
             .ok_or_else(|| missing("softmax read of the score"))?;
-        let chain = t.frames_of(first);
-        let row = chain
-            .len()
-            .checked_sub(2)
-            .map(|k| chain[k])
-            .ok_or_else(|| missing("softmax row frame"))?;
-        let span = row.start as usize..row.end as usize;
+        let row = SoftmaxRow::at(t, first).ok_or_else(|| missing("softmax row frame"))?;
         let row_off = self.off - self.at.j;
         let mut lines = self.formulas(first, &["row"]);
         let (i, focus) = (self.at.i, self.at.j);
-        // the keys of the row's softmax: all T, a decode step's t + 1 or those its window
-        // keeps, or the element's part of a split step
-        let (keys, probs_buf): (Vec<usize>, Buf) = match (self.decode, self.split) {
-            (true, Some(l)) => {
-                let p = focus / l;
-                ((p * l..((p + 1) * l).min(i + 1)).collect(), Buf::PPart)
-            }
-            (true, None) => ((0..=i).filter(|&j| !self.mask.hides(i, j)).collect(), Buf::Probs),
-            (false, _) => ((0..self.ksh.t).collect(), Buf::Probs),
-        };
+        // the keys of the row's softmax, as its columns read them: all T, a decode step's t + 1
+        // or those its window keeps, or the element's part of a split step
+        let keys: Vec<usize> = row.cols.iter().map(|c| c.j).collect();
         let (&lo, &hi) = keys
             .first()
             .zip(keys.last())
@@ -765,10 +722,7 @@ impl Ctx<'_> {
         ));
         // gpt-oss's sink logit: read in the row's own iteration, first for the max, then for its
         // exponential; its share of the row is written last
-        let sink = span
-            .clone()
-            .find(|&n| t.events[n].op == Op::Read && t.events[n].buf == Buf::Sink);
-        if let Some(n) = sink {
+        if let Some(n) = row.sink {
             lines.push(tr!(
                 "sink logit: {cell} = {s} ({place}), one more logit of the row that carries no value",
                 cell = self.cell(n),
@@ -776,33 +730,8 @@ impl Ctx<'_> {
                 place = self.where_(n)
             ));
         }
-        // per key: the score read in the max pass, the exponential and the probability written
-        let mut rows = Vec::new();
-        let mut max = sink.map_or(f32::NEG_INFINITY, |n| t.events[n].value);
-        let mut exps = 0.0f32;
-        for &jj in &keys {
-            let score = t.value_at(Buf::Scores, row_off + jj, span.start);
-            max = max.max(score);
-            let writes: Vec<usize> = t
-                .index
-                .writes(probs_buf, row_off + jj)
-                .iter()
-                .map(|&n| n as usize)
-                .filter(|n| span.contains(n))
-                .collect();
-            let (&e_at, &p_at) = writes
-                .first()
-                .zip(writes.last())
-                .ok_or_else(|| missing("softmax writes of probs"))?;
-            let (e, p) = (t.events[e_at].value, t.events[p_at].value);
-            exps += e;
-            rows.push((jj, score, e, p, p_at));
-        }
-        let tt = keys.len();
-        // the kernel's sum starts at the sink's exponential (the same `exp`, so the same bits)
-        let e_sink = sink.map(|n| attn_trace_core::tensor::simd::exp(t.events[n].value - max));
-        let total = rows.iter().fold(e_sink.unwrap_or(0.0), |s, r| s + r.2);
-        if sink.is_some() {
+        let max = row.max(t);
+        if row.sink.is_some() {
             lines.push(tr!(
                 "max = max(sink, scores) = {max}   (read first, so exp never overflows)",
                 max = num(max)
@@ -820,8 +749,10 @@ impl Ctx<'_> {
             pad_left(tr!("exp(score − max)"), 16),
             pad_left(tr!("prob"), 8)
         ));
+        let tt = row.cols.len();
         let mut gap = false;
-        for (k, &(jj, score, e, p, _)) in rows.iter().enumerate() {
+        for (k, c) in row.cols.iter().enumerate() {
+            let jj = c.j;
             let show = tt <= 12 || k < 4 || k + 2 >= tt || jj.abs_diff(focus) <= 1;
             if !show {
                 if !gap {
@@ -834,39 +765,39 @@ impl Ctx<'_> {
             let mark = if jj == focus { tr!("   ◀ this element") } else { "" };
             lines.push(format!(
                 "{jj:>4}  {:>10}  {:>16}  {:>8}{mark}",
-                num(score),
-                num(e),
-                num(p)
+                num(row.x(t, k)),
+                num(row.e(t, k)),
+                num(row.p(t, k))
             ));
         }
-        match (sink, e_sink) {
-            (Some(n), Some(e)) => {
-                let p_sink = span
-                    .clone()
-                    .find(|&k| t.events[k].op == Op::Write && t.events[k].buf == Buf::PSink)
-                    .ok_or_else(|| missing("write of p_sink"))?;
+        let total = row.sum(t);
+        match (row.sink, row.p_sink, row.p_sink_calc(t)) {
+            (Some(n), Some(p_sink), Some(share)) => {
                 lines.push(format!(
                     "{:>4}  {:>10}  {:>16}  {:>8}",
                     "sink",
                     num(t.events[n].value),
-                    num(e),
+                    num(row.e_sink(t)),
                     num(t.events[p_sink].value)
                 ));
+                let sum = row.sum_calc(t).fit(Digits::Plain);
                 lines.push(tr!(
                     "Σ exp = exp(sink − max) + Σ_j exp(score − max) = {e} + {rest} = {total}; each prob = exp / Σ exp, so the row sums to 1 − P_sink",
-                    e = num(e),
-                    rest = num(exps),
-                    total = num(total)
+                    e = sum.val(0),
+                    rest = sum.val(1),
+                    total = sum.result
                 ));
+                let share = share.fit(Digits::Plain);
                 lines.push(tr!(
                     "the sink's share: P_sink = exp(sink − max) / Σ exp = {e} / {total} = {p} ({cell}, {place})",
-                    e = num(e),
-                    total = num(total),
-                    p = num(t.events[p_sink].value),
+                    e = share.val(0),
+                    total = share.val(1),
+                    p = share.result,
                     cell = self.cell(p_sink),
                     place = self.where_(p_sink)
                 ));
             }
+            (Some(_), ..) => return Err(missing("write of p_sink")),
             _ if self.split.is_some() => lines.push(tr!(
                 "Σ exp = {total}; each prob = exp / Σ exp, so the part's probabilities sum to 1",
                 total = num(total)
@@ -876,17 +807,18 @@ impl Ctx<'_> {
                 total = num(total)
             )),
         }
-        let &(_, _, _, p, p_at) = rows
+        let k = keys
             .iter()
-            .find(|r| r.0 == focus)
+            .position(|&j| j == focus)
             .ok_or_else(|| missing("the element's probability"))?;
+        let (p, p_at) = (row.p(t, k), row.cols[k].p);
         if let Some(l) = self.split {
             // the part's log-sum-exp, written after its softmax: what the merge weighs it by
-            let lse_at = span
-                .clone()
-                .rev()
-                .find(|&n| t.events[n].buf == Buf::LsePart && t.events[n].op == Op::Write)
-                .ok_or_else(|| missing("the part's log-sum-exp"))?;
+            let lse_at = row.lse.ok_or_else(|| missing("the part's log-sum-exp"))?;
+            let lse = row
+                .lse_calc(t)
+                .ok_or_else(|| missing("the part's log-sum-exp"))?
+                .fit(Digits::Plain);
             lines.push(tr!(
                 "this element: p_part.data[{off}] = {p} ({place}), its share of part {part} alone",
                 off = self.off,
@@ -897,9 +829,9 @@ impl Ctx<'_> {
             lines.push(format!(
                 "{} = max + ln Σ exp = {} + ln {} = {}   ({})",
                 self.cell(lse_at),
-                num(max),
-                num(total),
-                num(t.events[lse_at].value),
+                lse.val(0),
+                lse.val(1),
+                lse.result,
                 self.where_(lse_at)
             ));
         } else if self.mask.hides(self.at.i, focus) && !self.decode {
@@ -917,9 +849,10 @@ impl Ctx<'_> {
                 place = self.where_(p_at)
             ));
         }
-        let head = match self.variant {
-            Variant::Baseline => String::new(),
-            Variant::Mha | Variant::Flash | Variant::Gqa | Variant::Mla => tr!(", head h={h}", h = self.at.h),
+        let head = if self.variant.has_heads() {
+            tr!(", head h={h}", h = self.at.h)
+        } else {
+            String::new()
         };
         let title = match self.split {
             Some(l) => tr!(
@@ -964,23 +897,19 @@ impl Ctx<'_> {
             }
         };
         let base = base.ok_or_else(|| missing("the element's row in the att layout"))?;
-        let formula = match (self.variant, self.decode) {
-            _ if self.split.is_some() => {
-                "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)"
-            }
-            (Variant::Baseline, false) => "att[b,i,c] = Σ_j P[b,i,j] · v[b,j,c]",
-            (Variant::Mha | Variant::Flash | Variant::Mla, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,h,d]",
-            (Variant::Gqa, false) => "att[b,i,h,d] = Σ_j P[b,h,i,j] · v[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
-            (Variant::Baseline, true) => "att[b,t,c] = Σ_{j ≤ t} P[b,t,j] · v_cache[b,j,c]",
-            (_, true) => "att[b,t,h,d] = Σ_{j ≤ t} P[b,h,t,j] · v_cache[b,j,kv_h,d],  kv_h = h/(H/H_kv)",
+        let formula = match self.split {
+            Some(_) => "o_part[b,h,t,p,d] = Σ_{j in p} p_part[b,h,t,j] · v_cache[j,kv_h,d],  kv_h = h/(H/H_kv)",
+            None => self.variant.desc().sum[usize::from(self.decode)],
         };
         let mut lines = vec![formula.to_string()];
         let writes = (0..width)
             .map(|k| self.write_in(target, base + k, self.phases[2]))
             .collect::<Result<Vec<_>>>()?;
-        let names: &[&str] = match (self.variant, self.decode) {
+        // the baseline's weighted sum names its row `ai`, the headed kernels and the decode
+        // loops `a_base`
+        let names: &[&str] = match (self.variant.has_heads(), self.decode) {
             _ if self.split.is_some() => &["o_base"],
-            (Variant::Baseline, false) => &["ai"],
+            (false, false) => &["ai"],
             _ => &["a_base"],
         };
         lines.extend(self.formulas(writes[0], names));
@@ -1102,22 +1031,17 @@ impl Ctx<'_> {
 
     /// Backward 1: `dP` of the element, from `d_att` and `v`.
     fn d_probs(&self) -> Result<Section> {
-        let t = self.trace;
         let w = self.write_in(Buf::DProbs, self.off, Phase::WeightedSumBack)?;
         let mut lines = vec![
             tr!("dP[i,j] = Σ over channels of d_att[i] · v[j]: how the loss changes with this probability").to_string(),
         ];
         lines.extend(self.formulas(w, &[]));
-        let pairs = self.products(w)?;
-        let terms: Vec<String> = pairs
-            .iter()
-            .map(|&(a, v)| format!("{}×{}", par(t.events[a].value), par(t.events[v].value)))
-            .collect();
+        let (terms, total) = self.sum_terms(w)?;
         lines.push(format!(
             "{} = {} = {}   ({})",
             self.cell(w),
             elide(terms, KEEP, " + "),
-            num(t.events[w].value),
+            total,
             self.where_(w)
         ));
         if self.mask.hides(self.at.i, self.at.j) {
@@ -1129,39 +1053,34 @@ impl Ctx<'_> {
         })
     }
 
-    /// Backward 2: softmax backward for the element, `dS = P · (dP − Σ_k dP·P)`.
+    /// Backward 2: softmax backward for the element, `dS = P · (dP − Σ_k dP·P)`, from its row
+    /// ([`SoftmaxBackRow`]).
     fn d_scores(&self) -> Result<Section> {
         let t = self.trace;
         let w = self.write_in(Buf::DScores, self.off, Phase::SoftmaxBack)?;
-        let chain = t.frames_of(w);
-        let row = chain
-            .len()
-            .checked_sub(2)
-            .map(|k| chain[k])
-            .ok_or_else(|| missing("softmax backward row frame"))?;
-        // pass a of the row: the (dP, P) pairs of Σ_k dP·P, before the first per-key frame ends
-        let own = self.before_in_frame(w)?;
-        let pairs = self.read_pairs(row.start as usize..row.start as usize + 2 * self.ksh.t);
-        let mut dot = 0.0f32;
-        let terms: Vec<String> = pairs
+        let row = SoftmaxBackRow::at(t, w).ok_or_else(|| missing("softmax backward row frame"))?;
+        let k = row
+            .cols
             .iter()
-            .map(|&(dp, p)| {
-                let (a, b) = (t.events[dp].value, t.events[p].value);
-                dot += a * b;
-                format!("{}×{}", par(a), par(b))
-            })
+            .position(|c| c.ds == w)
+            .ok_or_else(|| missing("softmax backward reads"))?;
+        // pass a of the row: the (dP, P) pairs of Σ_k dP·P
+        let dot = row
+            .dot_calc(t)
+            .ok_or_else(|| missing("softmax backward reads"))?
+            .fit(Digits::Plain);
+        let terms: Vec<String> = (0..row.cols.len())
+            .map(|k| format!("{}×{}", dot.par(2 * k), dot.par(2 * k + 1)))
             .collect();
-        let mut lines = vec![format!("Σ_k dP·P = {} = {}", elide(terms, KEEP, " + "), num(dot))];
-        let reads = self.read_pairs(own);
-        let &(p_at, dp_at) = reads.first().ok_or_else(|| missing("softmax backward reads"))?;
-        let (p, dp) = (t.events[p_at].value, t.events[dp_at].value);
+        let mut lines = vec![format!("Σ_k dP·P = {} = {}", elide(terms, KEEP, " + "), dot.result)];
+        let f = row.ds_calc(t, k).fit(Digits::Plain);
         lines.push(format!(
             "{} = P × (dP − Σ_k dP·P) = {} × ({} − {}) = {}   ({})",
             self.cell(w),
-            num(p),
-            num(dp),
-            par(dot),
-            num(t.events[w].value),
+            f.val(0),
+            f.val(1),
+            f.par(2),
+            f.result,
             self.where_(w)
         ));
         if self.mask.hides(self.at.i, self.at.j) {
@@ -1235,11 +1154,12 @@ impl Ctx<'_> {
             });
         }
         let ds = t.events[reads[0]].value;
-        let (scale_text, scale) = self.scale_text();
+        let sc = self.scale();
         lines.push(format!(
-            "dS = d_scores.data[{}] = {}; scale = {scale_text}",
+            "dS = d_scores.data[{}] = {}; scale = {}",
             self.off,
-            num(ds)
+            num(ds),
+            self.scale_text()
         ));
         let mut to_q = Vec::new();
         let mut to_k = Vec::new();
@@ -1251,7 +1171,13 @@ impl Ctx<'_> {
             let Some(target) = Accumulation::at(t, r).map(|a| a.write) else {
                 continue;
             };
-            let contribution = ds * e.value * scale;
+            // the pair's term of the sum, as the kernel scales it: dS × other × 1/√D
+            let f = Calc::new(
+                vec![ds, e.value],
+                hand::v(0) * hand::v(1) * sc.expr(),
+                ds * e.value * sc.value,
+            )
+            .fit(Digits::Plain);
             // GQA adds each query head's share into a d_k its group shares: the write is the
             // `+=` of a read of the value before
             let total = t.events[target].value;
@@ -1276,19 +1202,19 @@ impl Ctx<'_> {
                 "{} += dS × {} × scale = {} × {} × {} = {}   ({after})",
                 self.cell(target),
                 self.cell(other),
-                num(ds),
-                par(e.value),
-                num(scale),
-                num(contribution),
+                f.val(0),
+                f.par(1),
+                sc.written(),
+                f.result,
             );
             match e.buf {
                 Buf::K | Buf::KNope | Buf::KPe => to_q.push(line),
                 _ => to_k.push(line),
             }
         }
-        lines.push(tr!("into d_q of query i={i} (dQ = dS·K/√{w}):", i, w = self.width.0));
+        lines.push(tr!("into d_q of query i={i} (dQ = dS·K/√{w}):", i, w = sc.symbol));
         lines.extend(to_q.into_iter().take(KEEP).map(|l| format!("  {l}")));
-        lines.push(tr!("into d_k of key j={j} (dK = dSᵀ·Q/√{w}):", j, w = self.width.0));
+        lines.push(tr!("into d_k of key j={j} (dK = dSᵀ·Q/√{w}):", j, w = sc.symbol));
         lines.extend(to_k.into_iter().take(KEEP).map(|l| format!("  {l}")));
         Ok(Section {
             title: tr!("3. Into d_q and d_k (scores_back)").to_string(),
@@ -1301,21 +1227,27 @@ impl Ctx<'_> {
 /// `Σ_{b,i} P_sink·D` term by term, then the write `d_sink[h] = −Σ` at `cell` (`place`): the
 /// sink has no value, so it has no `dP` and its gradient is minus the rows' `P_sink·D`.
 pub(super) fn sink_sum_lines(t: &Trace, acc: &Accumulation, cell: &str, place: &str) -> Vec<String> {
-    let terms: Vec<String> = acc
+    let factors = acc.terms.iter().map(|term| term.reads.len()).max().unwrap_or(0);
+    let vals: Vec<f32> = acc
         .terms
         .iter()
-        .map(|term| {
-            let f: Vec<String> = term.reads.iter().map(|&r| par(t.events[r].value)).collect();
+        .flat_map(|term| term.reads.iter().map(|&r| t.events[r].value))
+        .collect();
+    let sigma = acc.sigma(t);
+    let sum =
+        hand::sum_of_products(0, acc.terms.len(), factors).map(|form| Calc::new(vals, form, sigma).fit(Digits::Plain));
+    let terms: Vec<String> = (0..acc.terms.len())
+        .map(|k| {
+            let f: Vec<String> = (0..factors)
+                .map(|f| sum.as_ref().map_or_else(String::new, |s| s.par(k * factors + f)))
+                .collect();
             f.join("×")
         })
         .collect();
-    let sigma = acc.sigma(t);
+    let total = sum.map_or_else(|| num(sigma), |s| s.result);
+    let negated = Calc::new(vec![sigma], -hand::v(0), t.events[acc.write].value).fit(Digits::Plain);
     vec![
-        format!("Σ_{{b,i}} P_sink·D = {} = {}", elide(terms, KEEP, " + "), num(sigma)),
-        format!(
-            "{cell} = −Σ = −({}) = {}   ({place})",
-            num(sigma),
-            num(t.events[acc.write].value)
-        ),
+        format!("Σ_{{b,i}} P_sink·D = {} = {}", elide(terms, KEEP, " + "), total),
+        format!("{cell} = −Σ = −({}) = {}   ({place})", negated.val(0), negated.result),
     ]
 }

@@ -7,20 +7,125 @@
 //! logical index, loop variables, derived offsets, level, phase) is optional, and the grader
 //! derives what it needs from the registry. The buffer may have any name; which reference cell
 //! an access is, is the bindings' business. A line `{"op":"at","index":{"i":3}}` says which
-//! index the accesses after it are at along a dimension a buffer is reused on (a scratch row). Lines are read one at a time, so a trace of
-//! any length takes memory for one line; every problem is one message naming the trace's line
-//! and the field.
+//! index the accesses after it are at along a dimension a buffer is reused on (a scratch row).
+//! Lines are read one at a time, so a trace of any length takes memory for one line; every
+//! problem is one message naming the trace's line and the field.
+//!
+//! Everything read is bounded before it is held: a line is at most [`MAX_LINE`] bytes (a longer
+//! one is refused where it starts, its bytes never stored), a name (the scenario, a source file,
+//! a buffer, a dimension) at most [`MAX_NAME`], and a trace names at most [`MAX_FILES`] source
+//! files, [`MAX_BUFFERS`] buffers and [`MAX_AT_DIMS`] dimensions in its `at` lines, so the
+//! reader holds at most a few megabytes whatever the trace. A message repeats at most
+//! [`ECHO_CHARS`] characters of the trace, its control characters escaped. docs/your_kernel.md
+//! lists the bounds.
 
 use super::bind::Bindings;
 use super::{TRACE_FORMAT, TRACE_VERSION};
+use crate::format::thousands;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Op, Pass, Phase};
 use attn_trace_i18n::tr;
 use serde::Deserialize;
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::BufRead;
+use std::path::Path;
+
+/// The longest line a trace may have, in bytes, without its newline. An access takes about 100
+/// (an export's, with its loop variables, a few hundred), the header a few hundred.
+pub const MAX_LINE: usize = 64 << 10;
+/// The longest name a trace may give, in bytes: the scenario's path, an access's source file.
+pub const MAX_NAME: usize = 4096;
+/// The most source files a trace may name (a kernel's accesses come from a few).
+pub const MAX_FILES: usize = 1024;
+/// The most buffer names a trace may use (a kernel has a few dozen at most).
+pub const MAX_BUFFERS: usize = 1024;
+/// The most dimensions the `at` lines may name (a scratch row is reused along one or two).
+pub const MAX_AT_DIMS: usize = 16;
+/// The most characters of the trace a message repeats.
+pub const ECHO_CHARS: usize = 100;
+
+/// The fields of the header line; any other is refused (a misspelt one would be ignored).
+pub const HEADER_FIELDS: [&str; 8] = [
+    "format", "version", "scenario", "variant", "pass", "input", "dims", "bind",
+];
+/// The sizes the header's `dims` gives, every one of them: the inputs file's `dim` lines.
+pub const DIMS: [&str; 8] = ["B", "T", "S", "C", "H", "D", "H_kv", "L"];
+
+/// `text` as a message repeats it: control characters escaped as Rust writes them (`\n`,
+/// `\u{1b}`), and at most [`ECHO_CHARS`] characters of it, `…` marking a cut.
+pub fn echo(text: &str) -> String {
+    echo_at_most(text, ECHO_CHARS)
+}
+
+fn echo_at_most(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for (shown, c) in text.chars().enumerate() {
+        if shown >= max {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A JSON value as a message repeats it (see [`echo`]).
+fn echo_value(v: &Value) -> String {
+    echo(&v.to_string())
+}
+
+/// Opens a trace for reading: a regular file, opened without blocking, so a FIFO or a device is
+/// refused at once instead of waited on or read without end. `shown` names it in the message.
+pub fn open(path: &Path, shown: &str) -> Result<std::fs::File, ImportError> {
+    attn_trace_core::files::input::open_regular(path)
+        .map(|(file, _)| file)
+        .map_err(|e| ImportError {
+            path: shown.to_string(),
+            line: 0,
+            message: tr!("cannot read the trace: {e}", e).to_string(),
+        })
+}
+
+/// What [`read_line`] found.
+enum Bounded {
+    End,
+    Line,
+    TooLong,
+}
+
+/// Reads one line into `line` (its newline included), never more than `max` bytes of it: a
+/// longer line is [`Bounded::TooLong`] with at most `max` bytes held.
+fn read_line<R: BufRead>(src: &mut R, line: &mut Vec<u8>, max: usize) -> std::io::Result<Bounded> {
+    loop {
+        let buf = match src.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            return Ok(if line.is_empty() { Bounded::End } else { Bounded::Line });
+        }
+        let (n, ends) = match memchr::memchr(b'\n', buf) {
+            Some(k) => (k + 1, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + n > max {
+            return Ok(Bounded::TooLong);
+        }
+        line.extend_from_slice(&buf[..n]);
+        src.consume(n);
+        if ends {
+            return Ok(Bounded::Line);
+        }
+    }
+}
 
 /// What the header line says a trace is.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -75,22 +180,6 @@ impl fmt::Display for ImportError {
 }
 
 impl std::error::Error for ImportError {}
-
-#[derive(Deserialize)]
-struct HeaderLine<'a> {
-    #[serde(borrow)]
-    format: Option<Cow<'a, str>>,
-    version: Option<serde_json::Value>,
-    #[serde(borrow)]
-    scenario: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    variant: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pass: Option<Cow<'a, str>>,
-    input: Option<u64>,
-    dims: Option<HashMap<String, u64>>,
-    bind: Option<serde_json::Value>,
-}
 
 /// One access line as JSON. Fields the grade does not need are skipped unparsed.
 #[derive(Deserialize)]
@@ -168,7 +257,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     /// An error at the trace's line `line` (1-based; 0 for the whole file).
-    pub fn error_at(&self, line: u64, message: impl Into<String>) -> ImportError {
+    pub(crate) fn error_at(&self, line: u64, message: impl Into<String>) -> ImportError {
         self.error(line, message)
     }
 
@@ -180,87 +269,184 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
-    /// Reads the next line into `text`; `false` at the end.
+    /// Reads the next line into `text`, at most [`MAX_LINE`] bytes of it; `false` at the end.
     fn next_line(&mut self) -> Result<bool, ImportError> {
-        self.text.clear();
-        match self.src.read_line(&mut self.text) {
-            Ok(0) => Ok(false),
-            Ok(_) => {
-                self.at += 1;
-                Ok(true)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                Err(self.error(self.at + 1, tr!("not UTF-8 text")))
-            }
-            Err(e) => Err(self.error(self.at + 1, tr!("cannot read: {e}", e))),
+        // the line's bytes go where the last line's text was: no allocation per line
+        let mut bytes = std::mem::take(&mut self.text).into_bytes();
+        bytes.clear();
+        let next = self.at + 1;
+        match read_line(&mut self.src, &mut bytes, MAX_LINE + 1) {
+            Ok(Bounded::End) => Ok(false),
+            Ok(Bounded::TooLong) => Err(self.error(
+                next,
+                tr!(
+                    "the line is longer than {max} bytes, the most a trace's line may be (an access takes about 100)",
+                    max = thousands(MAX_LINE as u64)
+                ),
+            )),
+            Ok(Bounded::Line) => match String::from_utf8(bytes) {
+                Ok(text) => {
+                    self.text = text;
+                    self.at = next;
+                    Ok(true)
+                }
+                Err(_) => Err(self.error(next, tr!("not UTF-8 text"))),
+            },
+            Err(e) => Err(self.error(next, tr!("cannot read: {e}", e))),
         }
     }
 
     fn parse_header(&self) -> Result<Header, ImportError> {
         let at = self.at;
-        let h: HeaderLine = serde_json::from_str(self.text.trim_end()).map_err(|e| {
-            self.error(
-                at,
-                tr!(
-                    "the first line must be the header {{\"format\":\"{format}\",\"version\":{version},…}}: {e}",
-                    format = TRACE_FORMAT,
-                    version = TRACE_VERSION,
-                    e = json_error(&e)
-                ),
+        let err = |message: String| self.error(at, message);
+        let h: serde_json::Map<String, Value> = serde_json::from_str(self.text.trim_end()).map_err(|e| {
+            err(tr!(
+                "the first line must be the header {\"format\":\"{format}\",\"version\":{version},…}: {e}",
+                format = TRACE_FORMAT,
+                version = TRACE_VERSION,
+                e = json_error(&e)
             )
+            .to_string())
         })?;
-        if h.format.as_deref() != Some(TRACE_FORMAT) {
-            return Err(self.error(
-                at,
-                tr!(
-                    "\"format\": expected \"{format}\" in the header line, found {found}",
-                    format = TRACE_FORMAT,
-                    found = h.format.map_or_else(|| tr!("none").to_string(), |f| format!("\"{f}\""))
-                ),
-            ));
+        let none = || tr!("none").to_string();
+        let format = h.get("format");
+        if format.and_then(Value::as_str) != Some(TRACE_FORMAT) {
+            return Err(err(tr!(
+                "\"format\": expected \"{format}\" in the header line, found {found}",
+                format = TRACE_FORMAT,
+                found = format.map_or_else(none, echo_value)
+            )
+            .to_string()));
         }
-        let version = h.version.as_ref().and_then(serde_json::Value::as_u64);
-        if version != Some(u64::from(TRACE_VERSION)) {
-            return Err(self.error(
-                at,
-                tr!(
-                    "\"version\": this attn-trace reads version {version} of the trace format, the trace is version {found}",
-                    version = TRACE_VERSION,
-                    found = h.version.map_or_else(|| tr!("none").to_string(), |v| v.to_string())
-                ),
-            ));
+        let version = h.get("version");
+        if version.and_then(Value::as_u64) != Some(u64::from(TRACE_VERSION)) {
+            return Err(err(tr!(
+                "\"version\": this attn-trace reads version {version} of the trace format, the trace is version {found}",
+                version = TRACE_VERSION,
+                found = version.map_or_else(none, echo_value)
+            )
+            .to_string()));
         }
-        let variant = match h.variant.as_deref() {
+        if let Some(key) = h.keys().find(|k| !HEADER_FIELDS.contains(&k.as_str())) {
+            return Err(err(tr!(
+                "\"{key}\": not a field of the header; its fields are {fields}",
+                key = echo(key),
+                fields = HEADER_FIELDS.join(", ")
+            )
+            .to_string()));
+        }
+        // a string, or null for "not said" (an export of several variants has "variant":null)
+        let text = |name: &str| -> Result<Option<&str>, ImportError> {
+            match h.get(name) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s)),
+                Some(other) => Err(err(tr!(
+                    "\"{name}\": expected a string, found {found}",
+                    name,
+                    found = echo_value(other)
+                )
+                .to_string())),
+            }
+        };
+        let scenario = text("scenario")?;
+        if scenario.is_some_and(|s| s.len() > MAX_NAME) {
+            return Err(err(tr!(
+                "\"scenario\": longer than {max} bytes, the most a path may be",
+                max = thousands(MAX_NAME as u64)
+            )
+            .to_string()));
+        }
+        let variant = match text("variant")? {
             None => None,
             Some(v) => Some(
-                Variant::from_name(v).ok_or_else(|| self.error(at, tr!("\"variant\": unknown variant \"{v}\"", v)))?,
+                Variant::from_name(v)
+                    .ok_or_else(|| err(tr!("\"variant\": unknown variant \"{v}\"", v = echo(v)).to_string()))?,
             ),
         };
-        let pass = match h.pass.as_deref() {
+        let pass = match text("pass")? {
             None => None,
-            Some(p) => Some(
-                Pass::from_name(p)
-                    .ok_or_else(|| self.error(at, tr!("\"pass\": expected forward or backward, found \"{p}\"", p)))?,
-            ),
+            Some(p) => Some(Pass::from_name(p).ok_or_else(|| {
+                err(tr!("\"pass\": expected forward or backward, found \"{p}\"", p = echo(p)).to_string())
+            })?),
         };
-        let mut dims: Vec<(String, u64)> = h.dims.unwrap_or_default().into_iter().collect();
-        dims.sort();
-        let bind = match &h.bind {
-            None | Some(serde_json::Value::Null) => None,
+        let input = match h.get("input") {
+            None | Some(Value::Null) => 0,
+            Some(v) => v.as_u64().ok_or_else(|| {
+                err(tr!(
+                    "\"input\": expected a whole number, found {found}",
+                    found = echo_value(v)
+                )
+                .to_string())
+            })?,
+        };
+        let dims = self.parse_dims(h.get("dims"))?;
+        let bind = match h.get("bind") {
+            None | Some(Value::Null) => None,
             Some(v) => Some(
                 Bindings::from_json(v, &format!("{}:{at}: \"bind\"", self.path))
-                    .map_err(|e| self.error(at, format!("\"bind\": {e}")))?,
+                    .map_err(|e| err(format!("\"bind\": {e}")))?,
             ),
         };
         Ok(Header {
             version: TRACE_VERSION,
-            scenario: h.scenario.map(Cow::into_owned),
+            scenario: scenario.map(str::to_string),
             variant,
             pass,
-            input: h.input.unwrap_or(0),
+            input,
             dims,
             bind,
         })
+    }
+
+    /// The header's `dims`: every one of [`DIMS`], each a whole number, and nothing else.
+    fn parse_dims(&self, dims: Option<&Value>) -> Result<Vec<(String, u64)>, ImportError> {
+        let err = |message: String| self.error(self.at, message);
+        let all = DIMS.join(", ");
+        let Some(dims) = dims else {
+            return Err(err(tr!(
+                "\"dims\": missing; the header gives the sizes the recorder saw ({all}), as the inputs file's dim lines do",
+                all
+            )
+            .to_string()));
+        };
+        let Some(map) = dims.as_object() else {
+            return Err(err(tr!(
+                "\"dims\": expected an object of sizes ({all}), found {found}",
+                all,
+                found = echo_value(dims)
+            )
+            .to_string()));
+        };
+        if let Some(name) = map.keys().find(|k| !DIMS.contains(&k.as_str())) {
+            return Err(err(tr!(
+                "\"dims\": unknown size \"{name}\"; the sizes are {all}",
+                name = echo(name),
+                all
+            )
+            .to_string()));
+        }
+        let mut out = Vec::with_capacity(DIMS.len());
+        for name in DIMS {
+            let Some(v) = map.get(name) else {
+                return Err(err(tr!(
+                    "\"dims\": no {name}; the header gives every size: {all}",
+                    name,
+                    all
+                )
+                .to_string()));
+            };
+            let n = v.as_u64().ok_or_else(|| {
+                err(tr!(
+                    "\"dims\": {name} must be a whole number, found {found}",
+                    name,
+                    found = echo_value(v)
+                )
+                .to_string())
+            })?;
+            out.push((name.to_string(), n));
+        }
+        out.sort();
+        Ok(out)
     }
 
     /// The next access, `None` at the end of the trace. Blank lines are skipped, `at` lines
@@ -291,12 +477,13 @@ impl<R: BufRead> Reader<R> {
 
     fn parse_line(&mut self, text: &str, at: u64) -> Result<Option<Access>, ImportError> {
         if let Some(a) = fast::access(text.trim_end()) {
+            let a = a.map_err(|fast::Beyond(v)| self.error(at, beyond("value", v)))?;
             let phase = a.phase.map(Phase::from_name);
             if phase.is_some_and(|p| p.is_none()) {
                 return self.parse_json(text, at);
             }
-            let file = self.file_id(a.file);
-            let name = self.buffer_id(a.buffer);
+            let file = self.file_id(a.file, at)?;
+            let name = self.buffer_id(a.buffer, at)?;
             return Ok(Some(Access {
                 op: a.op,
                 name,
@@ -336,21 +523,24 @@ impl<R: BufRead> Reader<R> {
                     at,
                     tr!(
                         "\"op\": expected \"read\", \"write\" or \"at\", found \"{other}\"",
-                        other
+                        other = echo(other)
                     ),
                 ));
             }
             None => return Err(missing("op")),
         };
         let name = l.buffer.ok_or_else(|| missing("buffer"))?;
-        if name.is_empty() {
-            return Err(self.error(at, tr!("\"buffer\": an empty name")));
-        }
         let offset = l.offset.ok_or_else(|| missing("offset"))?;
         // a negative offset is the learner's mistake (`k_base - 1`), reported by the grade
-        let offset = offset
-            .as_i64()
-            .ok_or_else(|| self.error(at, tr!("\"offset\": expected a whole number, found {offset}", offset)))?;
+        let offset = offset.as_i64().ok_or_else(|| {
+            self.error(
+                at,
+                tr!(
+                    "\"offset\": expected a whole number, found {offset}",
+                    offset = echo_value(&offset)
+                ),
+            )
+        })?;
         // a number, or for the non-finite ones a string ("nan", "inf", "-inf") or null (what
         // the `trace` command writes for them)
         let value = match l.value {
@@ -366,7 +556,7 @@ impl<R: BufRead> Reader<R> {
                         at,
                         tr!(
                             "\"value\": expected a number (or \"nan\", \"inf\", \"-inf\"), found \"{t}\"",
-                            t
+                            t = echo(&t)
                         ),
                     ));
                 }
@@ -376,25 +566,31 @@ impl<R: BufRead> Reader<R> {
                     at,
                     tr!(
                         "\"value\": expected a number (or \"nan\", \"inf\", \"-inf\"), found {other}",
-                        other
+                        other = echo_value(&other)
                     ),
                 ));
             }
         };
         let file = l.file.ok_or_else(|| missing("file"))?;
         let line = l.line.ok_or_else(|| missing("line"))?;
-        let line = line
-            .as_u64()
-            .and_then(|n| u32::try_from(n).ok())
-            .ok_or_else(|| self.error(at, tr!("\"line\": expected a source line number, found {line}", line)))?;
+        let line = line.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or_else(|| {
+            self.error(
+                at,
+                tr!(
+                    "\"line\": expected a source line number, found {line}",
+                    line = echo_value(&line)
+                ),
+            )
+        })?;
         let phase = match l.phase.as_deref() {
             None => None,
-            Some(p) => {
-                Some(Phase::from_name(p).ok_or_else(|| self.error(at, tr!("\"phase\": unknown phase \"{p}\"", p)))?)
-            }
+            Some(p) => Some(
+                Phase::from_name(p)
+                    .ok_or_else(|| self.error(at, tr!("\"phase\": unknown phase \"{p}\"", p = echo(p))))?,
+            ),
         };
-        let file = self.file_id(&file);
-        let name = self.buffer_id(&name);
+        let file = self.file_id(&file, at)?;
+        let name = self.buffer_id(&name, at)?;
         Ok(Some(Access {
             op,
             name,
@@ -417,45 +613,137 @@ impl<R: BufRead> Reader<R> {
         };
         for (dim, v) in map {
             let Some(x) = v.as_u64() else {
-                return Err(self.error(at, tr!("\"index\": {dim}: expected a whole number, found {v}", dim, v)));
+                return Err(self.error(
+                    at,
+                    tr!(
+                        "\"index\": {dim}: expected a whole number, found {v}",
+                        dim = echo(dim),
+                        v = echo_value(v)
+                    ),
+                ));
             };
-            match self.index.iter_mut().find(|(d, _)| d == dim) {
-                Some(slot) => slot.1 = x,
-                None => self.index.push((dim.clone(), x)),
+            if let Some(slot) = self.index.iter_mut().find(|(d, _)| d == dim) {
+                slot.1 = x;
+                continue;
             }
+            if dim.len() > MAX_NAME {
+                return Err(self.error(
+                    at,
+                    tr!(
+                        "\"index\": a dimension's name longer than {max} bytes, the most a name may be",
+                        max = thousands(MAX_NAME as u64)
+                    ),
+                ));
+            }
+            if self.index.len() >= MAX_AT_DIMS {
+                return Err(self.error(
+                    at,
+                    tr!(
+                        "\"index\": one dimension more than the {max} the \"at\" lines may name (a scratch row is reused along one or two)",
+                        max = MAX_AT_DIMS
+                    ),
+                ));
+            }
+            self.index.push((dim.clone(), x));
         }
         Ok(())
     }
 
-    fn buffer_id(&mut self, name: &str) -> u32 {
+    /// The id of the learner's buffer `name`, named at the trace's line `at`: like source files,
+    /// at most [`MAX_BUFFERS`] names of at most [`MAX_NAME`] bytes are kept, so a trace naming
+    /// another buffer in every access is refused where it crosses the bound.
+    fn buffer_id(&mut self, name: &str, at: u64) -> Result<u32, ImportError> {
         if let Some(&id) = self.buffer_ids.get(name) {
-            return id;
+            return Ok(id);
+        }
+        if name.is_empty() {
+            return Err(self.error(at, tr!("\"buffer\": an empty name")));
+        }
+        if name.len() > MAX_NAME {
+            return Err(self.error(
+                at,
+                tr!(
+                    "\"buffer\": longer than {max} bytes, the most a name may be",
+                    max = thousands(MAX_NAME as u64)
+                ),
+            ));
+        }
+        if self.buffers.len() >= MAX_BUFFERS {
+            return Err(self.error(
+                at,
+                tr!(
+                    "\"buffer\": one buffer more than the {max} a trace may name (a kernel has a few dozen at most)",
+                    max = thousands(MAX_BUFFERS as u64)
+                ),
+            ));
         }
         let id = self.buffers.len() as u32;
         self.buffers.push(name.to_string());
         self.buffer_ids.insert(name.to_string(), id);
-        id
+        Ok(id)
     }
 
-    fn file_id(&mut self, name: &str) -> u32 {
+    /// The id of source file `name`, named at the trace's line `at`: at most [`MAX_FILES`]
+    /// names of at most [`MAX_NAME`] bytes are kept, so a trace naming another file in every
+    /// access is refused where it crosses the bound instead of growing the reader.
+    fn file_id(&mut self, name: &str, at: u64) -> Result<u32, ImportError> {
         if let Some(&id) = self.file_ids.get(name) {
-            return id;
+            return Ok(id);
+        }
+        if name.len() > MAX_NAME {
+            return Err(self.error(
+                at,
+                tr!(
+                    "\"file\": longer than {max} bytes, the most a path may be",
+                    max = thousands(MAX_NAME as u64)
+                ),
+            ));
+        }
+        if self.files.len() >= MAX_FILES {
+            return Err(self.error(
+                at,
+                tr!(
+                    "\"file\": one source file more than the {max} a trace may name (a kernel's accesses come from a few files)",
+                    max = thousands(MAX_FILES as u64)
+                ),
+            ));
         }
         let id = self.files.len() as u32;
         self.files.push(name.to_string());
         self.file_ids.insert(name.to_string(), id);
-        id
+        Ok(id)
     }
+}
+
+/// A number beyond float64's range: refused, whatever field it is in (a value beyond float32's
+/// but within float64's becomes ±inf, as a float32 kernel's would).
+fn beyond(field: &str, literal: &str) -> String {
+    tr!(
+        "\"{field}\": {number} is beyond the range of a float; write \"inf\" or \"-inf\" for an infinite value",
+        field,
+        number = echo(literal)
+    )
+    .to_string()
 }
 
 /// serde_json's message without its " at line 1 column n" (the line is the trace's, said
 /// before), keeping the column.
 fn json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(k) => format!("{} (column {})", &text[..k], e.column()),
-        None => text,
+    let text = match text.rfind(" at line ") {
+        Some(k) => &text[..k],
+        None => &text,
+    };
+    // serde_json repeats what it found (a string, a key): a part of it only
+    let text = echo_at_most(text, 2 * ECHO_CHARS);
+    if text == "number out of range" {
+        return tr!(
+            "a number beyond the range of a float (column {column}); write \"inf\" or \"-inf\" for an infinite value",
+            column = e.column()
+        )
+        .to_string();
     }
+    format!("{text} (column {})", e.column())
 }
 
 /// The lines the recorders write, read without a JSON parser: `{"op":…,"buffer":…,"offset":…,
@@ -466,6 +754,9 @@ fn json_error(e: &serde_json::Error) -> String {
 /// ten-million-access trace), it accepts nothing serde_json would refuse.
 mod fast {
     use attn_trace_core::trace::Op;
+
+    /// A value whose number is beyond float64's range (`1e400`): refused, not read as ±inf.
+    pub struct Beyond<'a>(pub &'a str);
 
     pub struct Fast<'a> {
         pub op: Op,
@@ -520,7 +811,7 @@ mod fast {
         Some((&s[..k], &s[k..]))
     }
 
-    pub fn access(line: &str) -> Option<Fast<'_>> {
+    pub fn access(line: &str) -> Option<Result<Fast<'_>, Beyond<'_>>> {
         let s = eat(line, "{\"op\":\"")?;
         let (op, s) = string(s)?;
         let op = match op {
@@ -545,7 +836,11 @@ mod fast {
             }
             None => {
                 let (text, rest) = number(s)?;
-                (text.parse::<f64>().ok()? as f32, rest)
+                let x = text.parse::<f64>().ok()?;
+                if x.is_infinite() {
+                    return Some(Err(Beyond(text)));
+                }
+                (x as f32, rest)
             }
         };
         let (file, s) = string(eat(s, ",\"file\":\"")?)?;
@@ -576,7 +871,7 @@ mod fast {
             }
             s = rest;
         }
-        (s == "}").then_some(Fast {
+        (s == "}").then_some(Ok(Fast {
             op,
             buffer,
             offset,
@@ -584,6 +879,6 @@ mod fast {
             file,
             line,
             phase,
-        })
+        }))
     }
 }

@@ -45,7 +45,15 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
          # Format: docs/your_kernel.md. Record your kernel's accesses, then: attn-trace grade {path} TRACE.jsonl",
         variant = r.variant.name(),
         pass = r.pass.name(),
-        path = scenario_path,
+        // a comment stays one line whatever the path holds
+        path = scenario_path
+            .chars()
+            .map(|c| if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            })
+            .collect::<String>(),
     );
     let _ = writeln!(out, "scenario {}", token(scenario_path));
     let _ = writeln!(out, "variant {}", r.variant.name());
@@ -122,7 +130,7 @@ fn params(r: &Reference, scenario: &Scenario) -> Vec<(&'static str, String)> {
     if let Some(d) = r.run.dropout {
         p.push(("dropout", format!("{:?}", d.p)));
     }
-    if r.variant == Variant::Flash {
+    if r.variant.desc().tiled {
         let tiles = scenario.plan().tiles.sizes();
         p.push(("br", tiles.br.to_string()));
         p.push(("bc", tiles.bc.to_string()));
@@ -137,9 +145,46 @@ fn params(r: &Reference, scenario: &Scenario) -> Vec<(&'static str, String)> {
     p
 }
 
-/// A path as one token: spaces would split it.
-fn token(s: &str) -> String {
-    s.replace(' ', "%20")
+/// A path as one token: each byte that would split it or the line (whitespace, a control
+/// character) or be misread (`%` itself) written `%XX` in hexadecimal, as in a URL; the
+/// recorders (and [`untoken`]) turn every `%XX` back into its byte.
+pub fn token(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '%' || c.is_whitespace() || c.is_control() {
+            let mut utf8 = [0u8; 4];
+            for b in c.encode_utf8(&mut utf8).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A token of [`token`] read back: every `%XX` turned into its byte.
+pub fn untoken(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut k = 0;
+    while k < b.len() {
+        let hex = (b[k] == b'%')
+            .then(|| s.get(k + 1..k + 3))
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(byte) => {
+                out.push(byte);
+                k += 3;
+            }
+            None => {
+                out.push(b[k]);
+                k += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// An inputs file read back: what a Rust learner's kernel starts from.
@@ -186,7 +231,7 @@ impl InputsFile {
                     .ok_or_else(|| bad(n, format!("expected a whole number in \"{l}\"")))
             };
             match words.first().copied() {
-                Some("scenario") => f.scenario = words.get(1).unwrap_or(&"").replace("%20", " "),
+                Some("scenario") => f.scenario = untoken(words.get(1).unwrap_or(&"")),
                 Some("variant") => f.variant = words.get(1).and_then(|v| Variant::from_name(v)),
                 Some("pass") => f.pass = words.get(1).and_then(|p| Pass::from_name(p)),
                 Some("input") => f.input = whole(words.get(1))? as u64,

@@ -14,11 +14,14 @@
 //!   read line by line in bounded memory, every problem one line naming the trace's line;
 //! - [`bind`]: how the learner's buffers, named and laid out as they like, lie over the
 //!   reference's tensors (views with offsets and strides, declared in the header or a TOML
-//!   file).
+//!   file);
+//! - [`check`]: what a trace's header must agree with (the scenario, its sizes, the flags), one
+//!   function for `grade` and `tui --mine`.
 //!
 //! The grade itself is analysis and lives in [`crate::grade`].
 
 pub mod bind;
+pub mod check;
 pub mod import;
 pub mod inputs;
 pub mod jsonl;

@@ -13,7 +13,7 @@ pub mod plan;
 pub mod registry;
 pub mod tensors;
 
-pub use crate::untraced::dispatch::kernel_shape;
+pub use crate::kernels::kernel_shape;
 pub use count::Count;
 pub use plan::{Passes, PhaseCount, Plan, StartKind, TileSums, estimate_events, phase_counts};
 pub use registry::Registry;
@@ -25,7 +25,7 @@ use crate::kernels::attention_mla::{self, Latent};
 use crate::kernels::decode::CacheSpec;
 use crate::kernels::rope::{self, LatentKey, Rope};
 use crate::kernels::softmax::Sinks;
-use crate::kernels::{Mask, Variant, attention_gqa, attention_mha, decode, dropout, linear};
+use crate::kernels::{Choices, Mask, Refusal, Variant, attention_gqa, attention_mha, decode, dropout, linear};
 use crate::tensor::{Shape, Tensor};
 use crate::trace::{Buf, Logger, NoRecord, Pass, Phase, Progress, Recorder, Trace};
 use crate::untraced::dispatch;
@@ -244,17 +244,31 @@ impl Inputs {
     pub fn for_variant(&self, variant: Variant) -> Cow<'_, Inputs> {
         let latent = matches!(self.start, Start::Latent { .. });
         assert!(
-            latent == (variant == Variant::Mla),
+            latent == variant.desc().latent,
             "variant {variant} on {} inputs: \"mla\" runs on latent inputs (Start::Latent) only, and they on it",
             if latent { "latent" } else { "non-latent" }
         );
         let sh = self.shape;
-        if variant == Variant::Flash && (self.dropout.is_some() || !self.mistakes.is_empty() || self.decode) {
+        let choices = Choices {
+            dropout: self.dropout.is_some(),
+            mistakes: !self.mistakes.is_empty(),
+            decode: self.decode,
+        };
+        if variant.refusal(choices).is_some() {
+            let decode = self.decode && !variant.refuses(Refusal::Decode);
             let plain = Inputs {
-                dropout: None,
-                mistakes: Mistakes::NONE,
-                decode: false,
-                cache: CacheSpec::default(),
+                dropout: self.dropout.filter(|_| !variant.refuses(Refusal::Dropout)),
+                mistakes: if variant.refuses(Refusal::Mistakes) {
+                    Mistakes::NONE
+                } else {
+                    self.mistakes
+                },
+                decode,
+                cache: if decode {
+                    self.cache.clone()
+                } else {
+                    CacheSpec::default()
+                },
                 ..self.clone()
             };
             return Cow::Owned(plain.for_variant(variant).into_owned());
@@ -383,12 +397,6 @@ impl Inputs {
         given
     }
 
-    /// The same inputs with every mistake switched off: the run a mistaken one is compared with.
-    #[must_use]
-    pub fn corrected(&self) -> Inputs {
-        self.clone().with_mistakes(Mistakes::NONE)
-    }
-
     /// The passes a run of these inputs can make: a mistaken run is forward only (but for a
     /// backward mistake).
     pub fn possible(&self, passes: Passes) -> Passes {
@@ -457,7 +465,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
     }
 
     // the attention core: flash's tiled loop, or the passes of the plain kernels
-    if variant == Variant::Flash {
+    if variant.desc().tiled {
         t.write(
             [Att, Lse, QTile, KTile, VTile, STile, RowMax, RowSum, Acc],
             |t, [att, lse, q_t, k_t, v_t, s_t, m, l, acc]| {
@@ -664,7 +672,7 @@ pub fn backward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inp
 
     // the attention core, backwards: flash recomputes its tiles; the plain kernels walk back
     // their passes
-    if variant == Variant::Flash {
+    if variant.desc().tiled {
         let ksh = kernel_shape(sh, variant);
         t.write(
             [

@@ -3,16 +3,16 @@
 
 use super::count::Count;
 use crate::kernels::Mask;
-use crate::kernels::Variant;
 use crate::kernels::attention_flash::{FittedTiles, Tiles};
 use crate::kernels::attention_mistakes::{Mistake, Mistakes};
 use crate::kernels::attention_mla::Latent;
 use crate::kernels::decode::CacheSpec;
+use crate::kernels::kernel_shape;
 use crate::kernels::rope::Rope;
+use crate::kernels::{Refusal, Variant};
 use crate::tensor::Shape;
 use crate::trace::CacheDims;
 use crate::trace::Phase;
-use crate::untraced::dispatch::kernel_shape;
 use serde::Serialize;
 
 /// Which passes run (and, in a traced run, are recorded). Backward needs the forward
@@ -71,25 +71,33 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan as `variant` runs it: flash has no dropout, none of the mistakes (both live in
-    /// the plain kernels) and no decoding path (its causal run computes the same output).
+    /// The plan as `variant` runs it, without the choices it refuses
+    /// ([`Descriptor::refuses`](crate::kernels::Descriptor::refuses)): flash has no dropout,
+    /// none of the mistakes (both live in the plain kernels) and no decoding path (its causal
+    /// run computes the same output).
     #[must_use]
     pub fn for_variant(&self, variant: Variant) -> Plan {
-        match variant {
-            Variant::Flash => Plan {
-                dropout: false,
-                mistakes: Mistakes::NONE,
-                decode: false,
-                cache: CacheSpec::default(),
-                ..self.clone()
+        let decode = self.decode && !variant.refuses(Refusal::Decode);
+        Plan {
+            dropout: self.dropout && !variant.refuses(Refusal::Dropout),
+            mistakes: if variant.refuses(Refusal::Mistakes) {
+                Mistakes::NONE
+            } else {
+                self.mistakes
             },
-            _ => self.clone(),
+            decode,
+            cache: if decode {
+                self.cache.clone()
+            } else {
+                CacheSpec::default()
+            },
+            ..self.clone()
         }
     }
 
     /// The outer dimensions of a decode run's cache: a pool of blocks when paged, the sinks and
     /// window slots under a sliding window, else a row per position.
-    pub fn cache_dims(&self) -> CacheDims {
+    pub(crate) fn cache_dims(&self) -> CacheDims {
         match (&self.cache.paged, &self.mask) {
             _ if !self.decode => CacheDims::Contiguous,
             (Some(p), _) => CacheDims::Paged {
@@ -162,7 +170,7 @@ pub fn phase_counts(plan: &Plan, variant: Variant, passes: Passes) -> Option<Vec
 /// step per query tile).
 fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let plan = &plan.for_variant(variant);
-    let flash = (variant == Variant::Flash).then(|| flash_counts(plan));
+    let flash = variant.desc().tiled.then(|| flash_counts(plan));
     // the kernels that make mistakes have no sink logit (nor does decoding, counted apart)
     let sink = plan.sink && plan.mistakes.is_empty();
     let Shape { b, s, t, c, .. } = plan.shape;

@@ -55,8 +55,8 @@ pub fn sizes(variant: Variant, sh: Shape, tiles: FittedTiles) -> Sizes {
         h: sh.h,
         h_kv: sh.h_kv,
         // flash reads MHA's buffers the way MHA does
-        per_head: variant != Variant::Baseline,
-        kv_heads: variant == Variant::Gqa,
+        per_head: variant.has_heads(),
+        kv_heads: variant.shares_kv_heads(),
         br,
         bc,
         cache: CacheDims::Contiguous,
@@ -78,7 +78,7 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         separate: project && matches!(plan.start, StartKind::Separate { .. }),
         cross: !decode && plan.start == (StartKind::Separate { cross: true }),
         decode,
-        flash: !decode && variant == Variant::Flash,
+        flash: !decode && variant.desc().tiled,
         dropout: !decode && plan.dropout && !m.has(Mistake::DropoutNotApplied),
         proj: plan.proj && (decode || !m.has(Mistake::NoOutputProjection)),
         rope: plan.rope.is_some(),
@@ -90,11 +90,6 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         backward: plan.possible(passes).backward,
         no_bias: !plan.bias,
     }
-}
-
-/// Role, level, stored shape and layout of `buf` for `variant` on sizes `sh`.
-pub fn declare(buf: Buf, variant: Variant, sh: Shape, tiles: FittedTiles) -> Spec {
-    buf.spec(&sizes(variant, sh, tiles))
 }
 
 /// The buffers of one run: which exist for a plan, variant and passes, and each one's [`Spec`].

@@ -4,7 +4,15 @@
 //!
 //! What is at the destination is respected:
 //! - a symbolic link is followed, and the file it points to is replaced (the link stays a link);
-//! - an existing file keeps its permissions (and, where the process may, its owner);
+//! - an existing file the process may not write (`access(W_OK)`: a 0444 file of another user)
+//!   is refused, as a shell's `>` refuses it, not replaced through the rename, which only needs
+//!   the folder to be writable;
+//! - an existing file keeps its permissions and its owner: when the process may not give the
+//!   new file the old one's owner (only root may), the complete temporary file is copied into
+//!   the target in place instead of renamed over it (as `>` would write it), and if that copy
+//!   fails the temporary file is kept and named, so the new contents are never lost;
+//! - a destination that cannot be looked up (a name too long, a folder in the path that is a
+//!   file) is refused before anything is written;
 //! - a FIFO or a character device (`/dev/null`, a terminal) is written to directly, as a shell's
 //!   `>` would: it is a stream, not a file to replace (a FIFO that no process reads is an error
 //!   at once, not a wait);
@@ -140,7 +148,12 @@ impl AtomicFile {
                     inner: Some(Inner::Stream(open_stream(path, &m)?)),
                 });
             }
-            _ => check_destination(path)?,
+            // a file to create (its folder is checked when the temporary file is made)
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            // a name too long, a folder in the path that is a file or may not be searched: the
+            // destination's fault, found now rather than at the rename
+            Err(e) => return Err(e),
+            Ok(_) => check_destination(path)?,
         }
         let target = resolve_links(path)?;
         let old = std::fs::metadata(&target).ok().map(|m| Kept::of(&m));
@@ -158,7 +171,7 @@ impl AtomicFile {
             let mode = old.as_ref().map_or(0o666, |k| k.permissions.mode() & 0o777);
             builder.permissions(std::fs::Permissions::from_mode(mode));
         }
-        let file = builder.tempfile_in(dir_of(&target))?;
+        let file = builder.tempfile_in(dir_of(&target)).map_err(without_temp_path)?;
         {
             let mut live = live();
             if live.1 {
@@ -173,11 +186,6 @@ impl AtomicFile {
         })
     }
 
-    /// True when the destination is a stream written in place (nothing is renamed).
-    pub fn is_stream(&self) -> bool {
-        matches!(self.inner, Some(Inner::Stream(_)))
-    }
-
     /// Flushes to disk and moves the file into place (for a stream: flushes).
     pub fn commit(mut self) -> io::Result<()> {
         let Some(inner) = self.inner.take() else { return Ok(()) };
@@ -186,8 +194,11 @@ impl AtomicFile {
             Inner::Temp { file, target, old } => {
                 let temp_path = file.path().to_path_buf();
                 let result = (|| {
-                    if let Some(old) = &old {
-                        keep_mode_and_owner(file.as_file(), old)?;
+                    if let Some(old) = &old
+                        && !keep_mode_and_owner(file.as_file(), old)?
+                    {
+                        // a rename would give the file this process's owner: copied in place
+                        return write_in_place(file, &target);
                     }
                     file.as_file().sync_all()?;
                     file.persist(&target).map_err(|e| e.error)?;
@@ -202,7 +213,8 @@ impl AtomicFile {
 
     fn writer(&mut self) -> io::Result<&mut dyn Write> {
         match &mut self.inner {
-            Some(Inner::Temp { file, .. }) => Ok(file),
+            // the file itself: its errors name the target (by the caller), not the temporary path
+            Some(Inner::Temp { file, .. }) => Ok(file.as_file_mut()),
             Some(Inner::Stream(f)) => Ok(f),
             None => Err(io::Error::other("the file was already committed")),
         }
@@ -229,8 +241,19 @@ impl Write for AtomicFile {
     }
 }
 
+/// The system's error under `tempfile`'s, which appends ` at path "…"` with the temporary
+/// file's path: a message names the target, and the temporary name means nothing to the user.
+fn without_temp_path(e: io::Error) -> io::Error {
+    let text = e.to_string();
+    match text.rfind(" at path ") {
+        Some(k) => io::Error::new(e.kind(), text[..k].to_string()),
+        None => e,
+    }
+}
+
 /// Refuses a destination that cannot be written: a directory, a block device or a socket (an
-/// error of kind `InvalidInput` saying what it is). For checking a path long before writing it.
+/// error of kind `InvalidInput` saying what it is), or a file this process may not write (the
+/// system's "permission denied"). For checking a path long before writing it.
 pub fn check_destination(path: &Path) -> io::Result<()> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() && !is_stream(&m) => Err(io::Error::new(
@@ -240,7 +263,53 @@ pub fn check_destination(path: &Path) -> io::Result<()> {
                 crate::files::input::kind_of(m.file_type())
             ),
         )),
+        Ok(m) if m.is_file() => may_write(path),
         _ => Ok(()),
+    }
+}
+
+/// Whether this process may write the existing file `path` (`access(2)` with `W_OK`: its mode,
+/// its owner, a read-only filesystem; root may write any file).
+fn may_write(path: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+        // SAFETY: access reads a NUL-terminated path and touches no other memory.
+        #[allow(unsafe_code)]
+        let rc = unsafe { libc::access(c.as_ptr(), libc::W_OK) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(unix))]
+    if std::fs::metadata(path)?.permissions().readonly() {
+        return Err(io::Error::from(io::ErrorKind::PermissionDenied));
+    }
+    Ok(())
+}
+
+/// Writes the complete temporary file `file` into `target` in place (its owner and mode stay),
+/// then removes the temporary file. A failure keeps the temporary file and names it.
+fn write_in_place(file: NamedTempFile, target: &Path) -> io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let copy = (|| {
+        let mut from = file.as_file();
+        from.seek(SeekFrom::Start(0))?;
+        let mut to = std::fs::OpenOptions::new().write(true).open(target)?;
+        let n = io::copy(&mut from, &mut to)?;
+        to.set_len(n)?;
+        to.sync_all()
+    })();
+    match copy {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let kept = file.keep().map_or_else(|k| k.file.path().to_path_buf(), |(_, p)| p);
+            Err(io::Error::new(
+                e.kind(),
+                attn_trace_i18n::tr!("{e}; the whole new file is kept in {kept}", e, kept = kept.display()).to_string(),
+            ))
+        }
     }
 }
 
@@ -314,20 +383,23 @@ fn is_stream(m: &std::fs::Metadata) -> bool {
 }
 
 /// Gives the new file the replaced one's permissions, and its owner when that differs and the
-/// process may change it (root); a failure to change the owner is not an error.
-fn keep_mode_and_owner(file: &File, old: &Kept) -> io::Result<()> {
+/// process may change it (root). `false` when the owner could not be kept: the file must not
+/// be renamed over the old one then.
+fn keep_mode_and_owner(file: &File, old: &Kept) -> io::Result<bool> {
     file.set_permissions(old.permissions.clone())?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let now = file.metadata()?;
         if (now.uid(), now.gid()) != old.owner {
-            let _ = std::os::unix::fs::fchown(file, Some(old.owner.0), Some(old.owner.1));
+            if std::os::unix::fs::fchown(file, Some(old.owner.0), Some(old.owner.1)).is_err() {
+                return Ok(false);
+            }
             // chown clears set-id bits: put the mode back
             file.set_permissions(old.permissions.clone())?;
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Writes `bytes` to `path` atomically, flushed to disk before the rename.

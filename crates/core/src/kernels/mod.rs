@@ -19,6 +19,8 @@ pub mod rope;
 pub mod softmax;
 pub mod split;
 
+pub use crate::variant::{Choices, Descriptor, Heads, Refusal, Variant, Width, kernel_shape};
+
 /// The names the kernels give their loop variables and the offsets derived in them
 /// (`rec.enter(&["j", "k_base", "off"], …)`), as the docs name them; the registry's dimensions
 /// take the same names (`b`/`bb` aside). Declared once: the analysis layer and the TUI refer to
@@ -99,77 +101,8 @@ pub mod names {
     ];
 }
 
-use crate::tensor::Shape;
 use serde::Serialize;
-use std::fmt;
 use std::sync::Arc;
-
-/// Which attention kernel runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    /// One head over all `C` channels (`attention_1h.rs`).
-    Baseline,
-    /// `H` heads of `D = C/H` channels each (`attention_mha.rs`).
-    Mha,
-    /// MHA computed tile by tile with the online softmax, FlashAttention-2's loop order
-    /// (`attention_flash.rs`): no `[B,H,S,T]` buffer at all.
-    Flash,
-    /// `H` query heads sharing `H_kv` key/value heads (`attention_gqa.rs`).
-    Gqa,
-    /// Multi-head latent attention (`attention_mla.rs`): every head's keys and values projected
-    /// up from one latent row per token, and a rotary key part shared by the heads.
-    Mla,
-}
-
-impl Variant {
-    pub const ALL: [Variant; 5] = [
-        Variant::Baseline,
-        Variant::Mha,
-        Variant::Flash,
-        Variant::Gqa,
-        Variant::Mla,
-    ];
-
-    /// The variants that run on the same q/k/v inputs, side by side: every one but MLA, which
-    /// starts from its own latent weights and runs alone.
-    pub const STANDARD: [Variant; 4] = [Variant::Baseline, Variant::Mha, Variant::Flash, Variant::Gqa];
-
-    /// What a scenario runs when `[run].variants` does not say: the two plain kernels.
-    pub const DEFAULT: [Variant; 2] = [Variant::Baseline, Variant::Mha];
-
-    /// Does this variant's kernel read grouped key/value heads (`H_kv` of them)? The others
-    /// read one key/value head per query head.
-    pub const fn shares_kv_heads(self) -> bool {
-        matches!(self, Variant::Gqa)
-    }
-
-    /// The sizes `sh` with the key/value heads this variant's kernel reads: `H_kv` in GQA, one
-    /// per query head (ungrouped) in the others.
-    pub const fn kv_shape(self, sh: Shape) -> Shape {
-        if self.shares_kv_heads() { sh } else { sh.full_kv_heads() }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Variant::Baseline => "baseline",
-            Variant::Mha => "mha",
-            Variant::Flash => "flash",
-            Variant::Gqa => "gqa",
-            Variant::Mla => "mla",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Variant> {
-        Variant::ALL.into_iter().find(|v| v.name() == name)
-    }
-}
-
-impl fmt::Display for Variant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// Which (query i, key j) pairs attention may not look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

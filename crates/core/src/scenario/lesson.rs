@@ -93,6 +93,28 @@ impl Stop {
     }
 }
 
+/// The shipped lessons, embedded, by file stem (`gqa`, `gqa.zh-CN`): a binary installed
+/// anywhere offers them. Each follows the shipped scenario its `scenario` path names by stem.
+pub const SHIPPED: &[(&str, &str)] = &[
+    (
+        "mha_walkthrough",
+        include_str!("../../../../lessons/mha_walkthrough.toml"),
+    ),
+    (
+        "mha_walkthrough.zh-CN",
+        include_str!("../../../../lessons/mha_walkthrough.zh-CN.toml"),
+    ),
+    ("backward", include_str!("../../../../lessons/backward.toml")),
+    (
+        "backward.zh-CN",
+        include_str!("../../../../lessons/backward.zh-CN.toml"),
+    ),
+    ("gqa", include_str!("../../../../lessons/gqa.toml")),
+    ("gqa.zh-CN", include_str!("../../../../lessons/gqa.zh-CN.toml")),
+    ("flash", include_str!("../../../../lessons/flash.toml")),
+    ("flash.zh-CN", include_str!("../../../../lessons/flash.zh-CN.toml")),
+];
+
 impl Lesson {
     /// Reads and checks the lesson file at `path` (its scenario is not opened yet).
     pub fn load(path: &Path) -> std::result::Result<Lesson, ScenarioError> {
@@ -108,6 +130,26 @@ impl Lesson {
             lesson.scenario = tidy(&crate::files::atomic::dir_of(path).join(&lesson.scenario));
         }
         Ok(lesson)
+    }
+
+    /// A shipped lesson by file stem, with the shipped scenario it follows (the one whose stem
+    /// its `scenario` path ends in); `None` for a name that is not shipped.
+    pub fn shipped(name: &str) -> Option<std::result::Result<(Lesson, super::Scenario), ScenarioError>> {
+        let (_, text) = SHIPPED.iter().find(|(n, _)| *n == name)?;
+        let source = format!("<built-in lessons/{name}.toml>");
+        Some(Lesson::parse(text, &source).and_then(|lesson| {
+            let stem = lesson.scenario.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let scenario = super::Scenario::shipped(stem).ok_or_else(|| {
+                ScenarioError::file(
+                    &source,
+                    tr!(
+                        "its scenario {path} is not one of the shipped scenarios",
+                        path = lesson.scenario.display()
+                    ),
+                )
+            })?;
+            Ok((lesson, scenario))
+        }))
     }
 
     /// Parses lesson text; `source` names it in errors. The scenario path is left as written.

@@ -193,7 +193,7 @@ pub struct Focus {
     pub j: usize,
 }
 
-/// Most memory the traces of one scenario may take (see [`budget_bytes`]).
+/// Most memory the traces of one scenario may take (see `budget_bytes`).
 pub const BUDGET_BYTES: u64 = 4 << 30;
 
 /// The memory the traces of one scenario may take in this process: [`BUDGET_BYTES`], or half
@@ -257,7 +257,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
 /// `mistakes`, every variant also runs mistaken (forward only, but for a backward mistake). The
 /// counts are exact and cannot wrap: sizes whose events do not fit in a `u64` are "more than"
 /// it, and so is the byte size they print.
-pub fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
+pub(crate) fn budget_error(plan: Plan, variants: &[Variant], passes: Passes, mistakes: Mistakes) -> Option<String> {
     let shrink = tr!("use a smaller T (events grow with T²·C), C (and C²·T) or B, or fewer variants or passes");
     let mistaken = Plan {
         mistakes,

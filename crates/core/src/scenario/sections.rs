@@ -924,7 +924,7 @@ pub(super) fn parse_focus(
     };
     // the baseline has a single head, so a focus on it can only name head 0
     let (heads, h_what) = match variant {
-        Some(Variant::Baseline) => (1, tr!("0 (the baseline has a single head)").to_string()),
+        Some(v) if !v.has_heads() => (1, tr!("0 (the baseline has a single head)").to_string()),
         _ => (sh.h, range(sh.h, "H")),
     };
     Ok(Focus {

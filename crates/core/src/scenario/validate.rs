@@ -6,10 +6,10 @@ use super::sections::field;
 use super::{Init, Mode, Options, Qkv};
 use crate::engine::{Passes, Plan, StartKind, kernel_shape};
 use crate::kernels::attention_mistakes::Mistake;
-use crate::kernels::{Mask, Variant};
+use crate::kernels::{Choices, Mask, Variant};
 use crate::tensor::Shape;
 use crate::trace::Buf;
-use attn_trace_i18n::tr;
+use attn_trace_i18n::{text, tr};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
@@ -115,12 +115,13 @@ pub(super) fn check_mistakes(doc: &Doc<'_>, root: &DeTable<'_>, plan: &crate::en
     )
 }
 
-/// The flash variant and the `[flash]` table go together, and flash runs neither dropout, nor
-/// the mistakes (both live in the plain kernels), nor a decoding loop.
+/// The flash variant and the `[flash]` table go together, and no variant runs with a choice its
+/// descriptor refuses (flash: dropout and the mistakes, which live in the plain kernels, and a
+/// decoding loop).
 pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant], o: &Options) -> Result<()> {
-    let flash = variants.contains(&Variant::Flash);
+    let tiled = variants.iter().any(|v| v.desc().tiled);
     if let Some(v) = root.get("flash")
-        && !flash
+        && !tiled
     {
         return Err(doc.err(
             Some(v.span()),
@@ -128,29 +129,16 @@ pub(super) fn check_flash(doc: &Doc<'_>, root: &DeTable<'_>, variants: &[Variant
             tr!("sets the tile sizes of the flash variant, which this scenario does not run: add \"flash\" to [run].variants or remove [flash]"),
         ));
     }
-    if !flash {
-        return Ok(());
-    }
-    if o.dropout.is_some() && o.mode == Mode::Train {
-        return Err(doc.err(
-            span_of(root, "run", "dropout"),
-            "[run].dropout",
-            tr!("the flash variant has no dropout: remove dropout, set mode = \"eval\", or remove \"flash\" from [run].variants"),
-        ));
-    }
-    if !o.mistakes.is_empty() {
-        return Err(doc.err(
-            span_of(root, "run", "mistakes"),
-            "[run].mistakes",
-            tr!("the mistakes are made in the plain kernels and flash has none: remove \"flash\" from [run].variants"),
-        ));
-    }
-    if o.decode {
-        return Err(doc.err(
-            span_of(root, "run", "decode"),
-            "[run].decode",
-            tr!("flash computes whole sequences tile by tile and has no decoding loop: remove decode or \"flash\" from [run].variants"),
-        ));
+    let choices = Choices {
+        dropout: o.dropout.is_some() && o.mode == Mode::Train,
+        mistakes: !o.mistakes.is_empty(),
+        decode: o.decode,
+    };
+    for &v in variants {
+        if let Some((refused, why)) = v.refusal(choices) {
+            let key = refused.key();
+            return Err(doc.err(span_of(root, "run", key), &format!("[run].{key}"), text(why)));
+        }
     }
     Ok(())
 }
@@ -165,7 +153,7 @@ pub(super) fn check_modern(
     passes: Passes,
     o: &Options,
 ) -> Result<()> {
-    let gqa = variants.contains(&Variant::Gqa);
+    let gqa = variants.iter().any(|v| v.shares_kv_heads());
     if let Some(span) = span_of(root, "shape", "H_kv")
         && !gqa
     {
@@ -179,7 +167,7 @@ pub(super) fn check_modern(
         let (span, field) = (span_of(root, "run", "mistakes"), "[run].mistakes");
         let name = Mistake::OverwriteKvGrad.name();
         let (h, h_kv) = (plan.shape.h, plan.shape.h_kv);
-        let why = if variants.iter().any(|&v| v != Variant::Gqa) {
+        let why = if variants.iter().any(|v| !v.shares_kv_heads()) {
             Some(tr!(
                 "\"{mistake}\" is a mistake of grouped-query attention's backward pass: set [run].variants = [\"gqa\"]",
                 mistake = name
@@ -219,10 +207,10 @@ pub(super) fn check_modern(
             ));
         }
         // multi-head latent attention turns only its rotary part, checked with its sizes
-        for &v in variants.iter().filter(|&&v| v != Variant::Mla) {
+        for &v in variants.iter().filter(|v| !v.desc().latent) {
             let d = kernel_shape(plan.shape, v).d();
             if !d.is_multiple_of(2) {
-                let size = if v == Variant::Baseline { "C" } else { "C/H" };
+                let size = if v.has_heads() { "C/H" } else { "C" };
                 return Err(doc.err(
                     span,
                     field,
@@ -355,7 +343,7 @@ pub(super) fn check_sink(
     } else if !o.mistakes.is_empty() {
         tr!("the mistakes are written into kernels without sink logits; leave out sink_logit or [run].mistakes")
             .to_string()
-    } else if variants.contains(&Variant::Baseline) && plan.shape.h != 1 {
+    } else if variants.iter().any(|v| !v.has_heads()) && plan.shape.h != 1 {
         tr!(
             "the baseline has a single head and so a single sink logit, but H = {h}: set [shape].H = 1 or remove \"baseline\" from [run].variants",
             h = plan.shape.h
@@ -400,7 +388,7 @@ pub(super) fn check_latent(
     values: &BTreeMap<Buf, Vec<f32>>,
     o: &Options,
 ) -> Result<()> {
-    let mla = variants.contains(&Variant::Mla);
+    let mla = variants.iter().any(|v| v.desc().latent);
     let given = |b: Buf| {
         values
             .contains_key(&b)
@@ -448,6 +436,11 @@ pub(super) fn check_latent(
         Some((
             (span_of(root, "shape", "S"), "[shape].S".to_string()),
             tr!("multi-head latent attention is traced as self-attention: remove [shape].S").to_string(),
+        ))
+    } else if o.qkv == Qkv::Separate {
+        Some((
+            run("qkv"),
+            tr!("multi-head latent attention projects through its own w_q, w_dkv, w_kr, w_uk and w_uv, not the separate q, k and v projections: remove [run].qkv").to_string(),
         ))
     } else if span_of(root, "shape", "H_kv").is_some() {
         Some((

@@ -2,7 +2,7 @@
 
 use super::{Dist, Mode, Qkv, Scenario};
 use crate::engine::registry::{GIVEN, given_shape};
-use crate::kernels::{Mask, Variant};
+use crate::kernels::Mask;
 use crate::trace::Pass;
 use std::fmt::Write;
 
@@ -35,7 +35,7 @@ pub fn to_toml(s: &Scenario) -> String {
         let _ = writeln!(out, "S = {}", sh.s);
     }
     let _ = write!(out, "T = {}\nC = {}\nH = {}\n", sh.t, sh.c, sh.h);
-    if sh.shares_kv_heads() || s.variants.contains(&Variant::Gqa) {
+    if sh.shares_kv_heads() || s.variants.iter().any(|v| v.shares_kv_heads()) {
         let _ = writeln!(out, "H_kv = {}", sh.h_kv);
     }
     if let Some(l) = s.latent {
@@ -128,7 +128,7 @@ pub fn to_toml(s: &Scenario) -> String {
         let _ = writeln!(out, "{}]", rows.join(", "));
     }
 
-    if s.variants.contains(&Variant::Flash) {
+    if s.variants.iter().any(|v| v.desc().tiled) {
         let _ = write!(out, "\n[flash]\nbr = {}\nbc = {}\n", s.tiles.br, s.tiles.bc);
     }
 

@@ -128,7 +128,7 @@ pub fn numel(shape: &[usize]) -> usize {
 
 /// The number of elements of `shape`, or `None` when it does not fit in a `usize`: for sizes
 /// read from a file, before anything is allocated.
-pub fn checked_numel(shape: &[usize]) -> Option<usize> {
+pub(crate) fn checked_numel(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d))
 }
 

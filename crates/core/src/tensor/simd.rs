@@ -54,10 +54,25 @@ fn detected() -> SimdLevel {
 /// baseline one), so they return the same bits. `imp` should be `#[inline(always)]` so its
 /// loops are compiled into each copy. Exported for TinyGPT's layers (`attn-trace-model`), which
 /// compile their loops the same way.
+///
+/// `fn name(args) => imp::<LANES>;` (the word `LANES` as written) calls `imp::<16>` in the
+/// AVX-512 copy, `imp::<8>` in the AVX2 one and `imp::<4>` in the baseline one: the copy's f32
+/// lanes per vector register, for loops whose best shape depends on it (a tile as wide as two
+/// registers, say). Each copy must still give the same bits.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __with_simd {
+    ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:ident::<LANES>;)*) => {$(
+        $crate::__with_simd!(@copies $(#[$attr])* $vis fn $name($($arg: $ty),*) $(-> $ret)?;
+            $imp::<16>, $imp::<8>, $imp::<4>);
+    )*};
     ($($(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? => $imp:path;)*) => {$(
+        $crate::__with_simd!(@copies $(#[$attr])* $vis fn $name($($arg: $ty),*) $(-> $ret)?;
+            $imp, $imp, $imp);
+    )*};
+    // one function: the callee of each copy, AVX-512's, AVX2's, then the baseline's
+    (@copies $(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;
+        $wide:expr, $avx2:expr, $base:expr) => {
         $(#[$attr])*
         #[allow(clippy::too_many_arguments)]
         #[allow(unsafe_code)] // the calls of the copies compiled for AVX2 and AVX-512
@@ -66,11 +81,11 @@ macro_rules! __with_simd {
             {
                 #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")]
                 fn avx512($($arg: $ty),*) $(-> $ret)? {
-                    $imp($($arg),*)
+                    $wide($($arg),*)
                 }
                 #[target_feature(enable = "avx2,fma")]
                 fn avx2($($arg: $ty),*) $(-> $ret)? {
-                    $imp($($arg),*)
+                    $avx2($($arg),*)
                 }
                 match $crate::tensor::simd::level() {
                     // SAFETY: `level()` only returns a level the CPU was seen to support.
@@ -80,9 +95,9 @@ macro_rules! __with_simd {
                     $crate::tensor::simd::SimdLevel::Baseline => {}
                 }
             }
-            $imp($($arg),*)
+            $base($($arg),*)
         }
-    )*};
+    };
 }
 #[doc(inline)]
 pub use __with_simd as with_simd;

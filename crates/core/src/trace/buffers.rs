@@ -188,7 +188,7 @@ impl Sizes {
 
     /// One number per softmax row, per head when the kernel has heads: the sink's share of the
     /// row and backward's D_i.
-    pub fn row_stats(&self) -> Vec<Dim> {
+    pub(crate) fn row_stats(&self) -> Vec<Dim> {
         if self.per_head {
             self.rows()
         } else {
@@ -197,7 +197,7 @@ impl Sizes {
     }
 
     /// One number per head: its sink logit (the baseline's single head has one).
-    pub fn one_per_head(&self) -> Vec<Dim> {
+    pub(crate) fn one_per_head(&self) -> Vec<Dim> {
         vec![dim("h", if self.per_head { self.h } else { 1 })]
     }
 
@@ -287,7 +287,7 @@ impl Sizes {
 
     /// A part's output row of each decode step: `[B, H, T, P, D]` (`C` channels in the
     /// baseline's single head).
-    pub fn part_rows(&self) -> Vec<Dim> {
+    pub(crate) fn part_rows(&self) -> Vec<Dim> {
         let ch = if self.per_head { self.dd() } else { dim("c", self.c) };
         [self.parts(), vec![ch]].concat()
     }
@@ -298,7 +298,7 @@ impl Sizes {
     }
 
     /// The query projection's width: `C`, or `H·(D + DR)` in multi-head latent attention.
-    pub const fn q_width(&self) -> usize {
+    pub(crate) const fn q_width(&self) -> usize {
         if self.kv_rank > 0 {
             self.h * self.q_head()
         } else {
@@ -325,12 +325,12 @@ impl Sizes {
 
     /// A row per (batch, position `row`, head) of `R` latent channels: the absorbed query and
     /// the latent weighted sum of a decode step.
-    pub fn latent_heads(&self) -> Vec<Dim> {
+    pub(crate) fn latent_heads(&self) -> Vec<Dim> {
         vec![dim("b", self.b), self.i(), dim("h", self.h), dim("r", self.kv_rank)]
     }
 
     /// An up-projection from the latent, `[R, H·D]`: input channel `c` of `R`.
-    pub fn up_weights(&self) -> Vec<Dim> {
+    pub(crate) fn up_weights(&self) -> Vec<Dim> {
         vec![dim("c", self.kv_rank), dim("o", self.c)]
     }
 }
@@ -542,5 +542,13 @@ impl Spec {
 impl fmt::Display for Buf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl Buf {
+    /// Does the buffer hold whole numbers stored as f32 (a paged cache's block ids), so that
+    /// its values are written as integers (`5`, not `5.00`)?
+    pub const fn holds_integers(self) -> bool {
+        matches!(self, Buf::BlockTable)
     }
 }

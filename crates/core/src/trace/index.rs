@@ -89,6 +89,16 @@ impl CellIndex {
         self.cell(buf, offset).map_or(&[], |c| self.writes.of(c))
     }
 
+    /// Does the log write any cell of `buf`? (A buffer the scenario gives, such as `x` or a
+    /// block table, is only read.)
+    pub fn buffer_written(&self, buf: Buf) -> bool {
+        let b = buf as usize;
+        match (self.base.get(b), self.base.get(b + 1)) {
+            (Some(&first), Some(&end)) => self.writes.start.get(first) != self.writes.start.get(end),
+            _ => false,
+        }
+    }
+
     /// Bytes the index occupies.
     pub fn bytes(&self) -> usize {
         (self.reads.start.len() + self.reads.events.len() + self.writes.start.len() + self.writes.events.len())

@@ -2,10 +2,9 @@
 
 use super::index::CellIndex;
 use super::{Buf, Event, FRAME_VALUES, Frame, NO_FRAME, Op, Pass, Phase, Recorder};
+use crate::progress::Progress;
 use crate::tensor::{Layout, Level, Spec};
 use std::panic::Location;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Which loop a frame is an iteration of: the names it records and the file it is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,29 +32,11 @@ pub struct Logger {
     consts: Vec<(&'static str, usize)>,
 }
 
-/// How far a recording has got, shared with whoever waits for it: events recorded so far (in
-/// steps of [`Progress::STEP`]), and a flag the waiter sets when it no longer wants the result
-/// (checked between recordings, see `tui::walk`).
-#[derive(Clone, Debug, Default)]
-pub struct Progress {
-    pub events: Arc<AtomicU64>,
-    pub cancel: Arc<AtomicBool>,
-}
-
-impl Progress {
-    /// The counter moves once every this many events, so recording stays one store per 64k.
-    pub const STEP: usize = 1 << 16;
-
-    pub fn events(&self) -> u64 {
-        self.events.load(Ordering::Relaxed)
-    }
-
-    pub fn cancelled(&self) -> bool {
-        self.cancel.load(Ordering::Relaxed)
-    }
-}
-
 impl Logger {
+    /// The progress counter moves once every this many events, so recording stays one store per
+    /// 64k.
+    pub const PROGRESS_STEP: usize = 1 << 16;
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -69,10 +50,10 @@ impl Logger {
         }
     }
 
-    /// Reports its progress to `p`: `p.events` grows by the events recorded (from what it holds
+    /// Reports its progress to `p`: `p.done()` grows by the events recorded (from what it holds
     /// now, so several recordings can share one counter).
     #[must_use]
-    pub fn watched(mut self, p: Progress) -> Self {
+    pub(crate) fn watched(mut self, p: Progress) -> Self {
         self.progress = Some(p);
         self
     }
@@ -129,7 +110,7 @@ impl Logger {
 
     /// [`Logger::finish`], with an empty cell index when `index` is false: for a reader of the
     /// log in order (an export), which never asks who wrote a cell.
-    pub fn finish_indexed(self, buffers: Vec<Option<BufferInfo>>, index: bool) -> Trace {
+    pub(crate) fn finish_indexed(self, buffers: Vec<Option<BufferInfo>>, index: bool) -> Trace {
         assert!(
             self.open.is_empty(),
             "a kernel left {} loop frames open",
@@ -160,11 +141,11 @@ impl Recorder for Logger {
 
     #[inline]
     fn log(&mut self, op: Op, buf: Buf, offset: usize, value: f32, line: u32) {
-        if self.events.len().is_multiple_of(Progress::STEP)
+        if self.events.len().is_multiple_of(Self::PROGRESS_STEP)
             && !self.events.is_empty()
             && let Some(p) = &self.progress
         {
-            p.events.fetch_add(Progress::STEP as u64, Ordering::Relaxed);
+            p.add(Self::PROGRESS_STEP as u64);
         }
         let frame = self.open.last().copied().unwrap_or(NO_FRAME);
         self.events.push(Event {
@@ -365,35 +346,57 @@ impl Trace {
         Some(f)
     }
 
-    /// First event after the current iteration of the loop `up` levels above the innermost one
-    /// (`up = 0`: the innermost loop). That is the next iteration's first access, or the first
-    /// access after the loop when this was its last iteration.
-    pub fn next_iteration(&self, n: usize, up: usize) -> Option<usize> {
-        let f = self.frame_above(n, up)?;
-        let end = f.end as usize;
-        (end < self.len() && end > n).then_some(end)
+    /// The events where a sibling of iteration `f` (the same loop, in the same iteration of the
+    /// loops around it) may be: within its enclosing iteration, else within its phase.
+    fn sibling_room(&self, f: &Frame) -> std::ops::Range<usize> {
+        match self.frame(f.parent) {
+            Some(p) => p.start as usize..p.end as usize,
+            None => self.span_range(self.phase_span(f.start as usize)),
+        }
     }
 
-    /// First event of the previous iteration of that loop (or of the current one when `n` is
-    /// past its start).
+    /// The iteration at `f`'s depth that event `k` belongs to, if `k` is that deep.
+    fn at_depth(&self, k: usize, f: &Frame) -> Option<&Frame> {
+        let mut g = self.frame(self.events[k].frame)?;
+        while g.depth > f.depth {
+            g = self.frame(g.parent)?;
+        }
+        (g.depth == f.depth).then_some(g)
+    }
+
+    /// Is `g` another iteration of `f`'s loop, in the same iteration of the loops around it?
+    fn sibling(f: &Frame, g: &Frame) -> bool {
+        g.kind == f.kind && g.parent == f.parent && g.start != f.start
+    }
+
+    /// First event of the next iteration of the loop `up` levels above the innermost one
+    /// (`up = 0`: the innermost loop). `None` after its last iteration: a move past the loop's
+    /// end stays put rather than land in what follows (another loop, the next phase).
+    pub fn next_iteration(&self, n: usize, up: usize) -> Option<usize> {
+        let f = self.frame_above(n, up)?;
+        let room = self.sibling_room(f);
+        // events of the enclosing iteration between two iterations (a write after the inner
+        // loop) are passed over; the first iteration at f's depth after it decides
+        (f.end as usize..room.end)
+            .find_map(|k| self.at_depth(k, f))
+            .filter(|g| Self::sibling(f, g))
+            .map(|g| g.start as usize)
+    }
+
+    /// First event of the current iteration of that loop when `n` is past its start, else of
+    /// the previous iteration; `None` before its first.
     pub fn prev_iteration(&self, n: usize, up: usize) -> Option<usize> {
         let f = self.frame_above(n, up)?;
         let start = f.start as usize;
         if n > start {
             return Some(start);
         }
-        let before = start.checked_sub(1)?;
-        let mut g = self.frame(self.events[before].frame);
-        while let Some(frame) = g {
-            if frame.depth <= f.depth {
-                break;
-            }
-            g = self.frame(frame.parent);
-        }
-        match g {
-            Some(sib) if sib.depth == f.depth && sib.kind == f.kind => Some(sib.start as usize),
-            _ => Some(before),
-        }
+        let room = self.sibling_room(f);
+        (room.start..start)
+            .rev()
+            .find_map(|k| self.at_depth(k, f))
+            .filter(|g| Self::sibling(f, g))
+            .map(|g| g.start as usize)
     }
 
     /// Frame ids of the loop iterations around event `n`, innermost first.

@@ -14,9 +14,10 @@ mod index;
 mod log;
 mod phases;
 
+pub use crate::progress::Progress;
 pub use buffers::{Buf, CacheDims, Facts, Sizes};
 pub use index::CellIndex;
-pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Progress, Trace};
+pub use log::{BufferInfo, Derived, EventView, Kind, Logger, Trace};
 pub use phases::{Phase, Stage};
 
 use serde::Serialize;

@@ -16,41 +16,35 @@
 
 use crate::kernels::attention_flash::{self, BackwardTiles, FittedTiles, ForwardTiles};
 use crate::kernels::softmax::Sinks;
-use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, split};
+use crate::kernels::{Mask, Variant, attention_1h, attention_gqa, attention_mha, kernel_shape, split};
 use crate::tensor::Shape;
 use crate::trace::{Buf, Recorder};
 use crate::untraced::fast::{self, Heads};
 use crate::untraced::flash;
 
-/// The shape a variant's kernel sees: the baseline always has one head, MHA one key/value head
-/// per query head, GQA `H_kv` of them ([`Variant::kv_shape`]).
-pub const fn kernel_shape(sh: Shape, variant: Variant) -> Shape {
-    match variant {
-        Variant::Baseline => sh.single_head(),
-        _ => variant.kv_shape(sh),
-    }
-}
-
 /// The fast path's geometry for the variant.
 const fn heads(sh: Shape, variant: Variant) -> Heads {
-    match variant {
-        Variant::Baseline => Heads::baseline(sh),
-        _ => Heads::mha(variant.kv_shape(sh)),
+    if variant.has_heads() {
+        Heads::mha(variant.kv_shape(sh))
+    } else {
+        Heads::baseline(sh)
     }
 }
 
-/// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`.
+/// Traced: the variant's reference loop `$f`, on the kernel's shape. Untraced: `fast::$f`, or
+/// the reference loop again (with `NoRecord`) for a variant without a fast path.
 /// Flash's own kernel is one loop nest ([`flash_forward`]); asked for a single pass of the plain
 /// kernels, it gets MHA's, whose buffers it shares.
 macro_rules! pass {
     ($rec:ident, $variant:ident, $sh:ident, $f:ident($($arg:expr),* $(,)?), fast($($farg:expr),* $(,)?)) => {
-        if R::ENABLED {
+        if R::ENABLED || !$variant.desc().fast {
             let ksh = kernel_shape($sh, $variant);
-            match $variant {
+            // flash's untiled pieces and latent attention's softmax and weighted sum are MHA's
+            // (`Descriptor::plain`)
+            match $variant.desc().plain {
                 Variant::Baseline => attention_1h::$f($rec, ksh, $($arg),*),
-                // multi-head latent attention's softmax and weighted sum are MHA's
-                Variant::Mha | Variant::Flash | Variant::Mla => attention_mha::$f($rec, ksh, $($arg),*),
                 Variant::Gqa => attention_gqa::$f($rec, ksh, $($arg),*),
+                _ => attention_mha::$f($rec, ksh, $($arg),*),
             }
         } else {
             fast::$f(heads($sh, $variant), $($farg),*)
@@ -107,7 +101,7 @@ pub fn scores<R: Recorder>(rec: &mut R, variant: Variant, sh: Shape, mask: &Mask
 /// `P = softmax(S)` along each row, with each head's sink logit in the denominator when `sink`
 /// is given. The fast path has no sink logit: a run with one takes the reference loops, traced
 /// or not (untraced with `NoRecord`, whose calls compile away).
-pub fn softmax_rows<R: Recorder>(
+pub(crate) fn softmax_rows<R: Recorder>(
     rec: &mut R,
     variant: Variant,
     sh: Shape,
@@ -118,7 +112,7 @@ pub fn softmax_rows<R: Recorder>(
     let ksh = kernel_shape(sh, variant);
     match (sink, variant) {
         (None, _) => pass!(rec, variant, sh, softmax_rows(s, p, None), fast(s, p)),
-        (Some(sink), Variant::Baseline) => attention_1h::softmax_rows(rec, ksh, s, p, Some(sink)),
+        (Some(sink), v) if !v.has_heads() => attention_1h::softmax_rows(rec, ksh, s, p, Some(sink)),
         (Some(sink), _) => attention_mha::softmax_rows(rec, ksh, s, p, Some(sink)),
     }
 }
@@ -158,7 +152,7 @@ pub fn weighted_sum_back<R: Recorder>(
 
 /// `dS = P ⊙ (dP − Σ dP·P)` along each row; with sink logits each row's `Σ dP·P` is kept in
 /// `delta`, which only the reference loops do (as [`softmax_rows`]).
-pub fn softmax_rows_back<R: Recorder>(
+pub(crate) fn softmax_rows_back<R: Recorder>(
     rec: &mut R,
     variant: Variant,
     sh: Shape,
@@ -175,7 +169,7 @@ pub fn softmax_rows_back<R: Recorder>(
             softmax_rows_back((p, d_p), d_s, None),
             fast(p, d_p, d_s)
         ),
-        (Some(delta), Variant::Baseline) => attention_1h::softmax_rows_back(rec, ksh, (p, d_p), d_s, Some(delta)),
+        (Some(delta), v) if !v.has_heads() => attention_1h::softmax_rows_back(rec, ksh, (p, d_p), d_s, Some(delta)),
         (Some(delta), _) => attention_mha::softmax_rows_back(rec, ksh, (p, d_p), d_s, Some(delta)),
     }
 }

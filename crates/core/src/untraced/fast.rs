@@ -131,27 +131,45 @@ macro_rules! row_tiles {
 }
 
 /// Runs `$body` for blocks of 16, 8 and 1 columns covering `0..$cols`: `$c0` is the block's
-/// first column and `$W` a constant holding its width.
+/// first column and `$W` a constant holding its width. `col_blocks!(wide $wide; …)` starts with
+/// blocks of 32 when `$wide` holds: a tile row as wide as two AVX-512 registers (flash's tiles
+/// use them there; as wide as four AVX2 registers, four rows of them would not fit in the
+/// sixteen the CPU has). A tile's outputs do not depend on the widths: each is its own sum.
 macro_rules! col_blocks {
     ($cols:expr, $c0:ident, $W:ident, $body:block) => {{
         let cols = $cols;
         let mut $c0 = 0;
-        while $c0 + 16 <= cols {
+        $crate::untraced::fast::col_blocks!(@from16 cols, $c0, $W, $body);
+    }};
+    (wide $wide:expr; $cols:expr, $c0:ident, $W:ident, $body:block) => {{
+        let cols = $cols;
+        let mut $c0 = 0;
+        if $wide {
+            while $c0 + 32 <= cols {
+                const $W: usize = 32;
+                $body
+                $c0 += 32;
+            }
+        }
+        $crate::untraced::fast::col_blocks!(@from16 cols, $c0, $W, $body);
+    }};
+    (@from16 $cols:ident, $c0:ident, $W:ident, $body:block) => {
+        while $c0 + 16 <= $cols {
             const $W: usize = 16;
             $body
             $c0 += 16;
         }
-        while $c0 + 8 <= cols {
+        while $c0 + 8 <= $cols {
             const $W: usize = 8;
             $body
             $c0 += 8;
         }
-        while $c0 < cols {
+        while $c0 < $cols {
             const $W: usize = 1;
             $body
             $c0 += 1;
         }
-    }};
+    };
 }
 pub(super) use col_blocks;
 
@@ -174,15 +192,16 @@ pub(super) use col_blocks;
 fn pack_panels<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
-    pack_panels_into(n, m, row, out);
+    pack_panels_into(false, n, m, row, out);
 }
 
-/// [`pack_panels`] into the first `n·m` values of `out`.
+/// [`pack_panels`] into the first `n·m` values of `out`, in the blocks of
+/// `col_blocks!(wide wide; …)`.
 #[inline(always)]
-pub(super) fn pack_panels_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut [f32]) {
+pub(super) fn pack_panels_into<'a>(wide: bool, n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut [f32]) {
     for k in 0..n {
         let x = &row(k)[..m];
-        col_blocks!(m, c0, W, {
+        col_blocks!(wide wide; m, c0, W, {
             out[c0 * n + k * W..c0 * n + k * W + W].copy_from_slice(&x[c0..c0 + W]);
         });
     }
@@ -194,13 +213,20 @@ pub(super) fn pack_panels_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'
 fn pack_panels_t<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut Vec<f32>) {
     out.clear();
     out.resize(n * m, 0.0);
-    pack_panels_t_into(n, m, row, out);
+    pack_panels_t_into(false, n, m, row, out);
 }
 
-/// [`pack_panels_t`] into the first `n·m` values of `out`.
+/// [`pack_panels_t`] into the first `n·m` values of `out`, in the blocks of
+/// `col_blocks!(wide wide; …)`.
 #[inline(always)]
-pub(super) fn pack_panels_t_into<'a>(n: usize, m: usize, row: impl Fn(usize) -> &'a [f32], out: &mut [f32]) {
-    col_blocks!(m, c0, W, {
+pub(super) fn pack_panels_t_into<'a>(
+    wide: bool,
+    n: usize,
+    m: usize,
+    row: impl Fn(usize) -> &'a [f32],
+    out: &mut [f32],
+) {
+    col_blocks!(wide wide; m, c0, W, {
         // the block's W rows, each cut to n values once, then written a whole `[k][..W]` at a
         // time: W loads and one contiguous store per k, no index to check per value
         let rows: [&[f32]; W] = each(|l| &row(c0 + l)[..n]);
@@ -360,9 +386,9 @@ with_simd! {
     /// Scores pass: `S[b,h,i,j] = (Σ_d q[i,d]·k[j,d])·(1/√D)`, or −1e9 where the mask hides it.
     pub fn scores(hd: Heads, mask: &Mask, q: &[f32], k: &[f32], scores: &mut [f32]) => scores_impl;
     /// Softmax pass, row by row.
-    pub fn softmax_rows(hd: Heads, scores: &[f32], probs: &mut [f32]) => softmax_rows_impl;
+    pub(crate) fn softmax_rows(hd: Heads, scores: &[f32], probs: &mut [f32]) => softmax_rows_impl;
     /// Backward of the softmax, row by row.
-    pub fn softmax_rows_back(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) => softmax_rows_back_impl;
+    pub(crate) fn softmax_rows_back(hd: Heads, probs: &[f32], d_probs: &[f32], d_scores: &mut [f32]) => softmax_rows_back_impl;
     /// Weighted-sum pass: `att = P·V` per head.
     pub fn weighted_sum(hd: Heads, p: &[f32], v: &[f32], att: &mut [f32]) => weighted_sum_impl;
     /// Backward of the weighted sum: `dP` for every pair, then `dV`.

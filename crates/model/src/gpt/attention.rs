@@ -26,8 +26,10 @@ impl Attention {
     /// trained fastest at T = 1024 (docs/performance.md).
     pub const FLASH: Attention = Attention::Flash(Tiles { br: 64, bc: 64 });
 
-    /// From this sequence length on, flash trains faster than the naive kernel on this machine
-    /// (at T = 256 naive is about 5% faster, at T = 512 flash about 13%: docs/performance.md).
+    /// From this sequence length on, flash trains faster than the naive kernel: on the Zen 3
+    /// EPYC at T = 256 naive was about 5% faster, at T = 512 flash about 13%; on the Zen 5 EPYC
+    /// (AVX-512) they are level at T = 256, flash 1.1–1.3× at T = 512 and 1.7–2.5× from T = 1024
+    /// (docs/performance.md).
     pub const FLASH_FROM: usize = 512;
 
     /// The kernel `train` picks when none is named: flash from [`Attention::FLASH_FROM`] tokens

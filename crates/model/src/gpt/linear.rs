@@ -28,7 +28,15 @@ impl Linear {
     /// `H_kv·D` wide): with sgemm, each block a product of its own written in place
     /// ([`ops::linear_forward_split`]; `y` is not used); row by row, `y` and then copies of its
     /// blocks.
-    pub fn forward_split(self, bt: [usize; 2], x: &[f32], w: &[f32], b: &[f32], y: &mut [f32], ys: [&mut [f32]; 3]) {
+    pub(crate) fn forward_split(
+        self,
+        bt: [usize; 2],
+        x: &[f32],
+        w: &[f32],
+        b: &[f32],
+        y: &mut [f32],
+        ys: [&mut [f32]; 3],
+    ) {
         match self {
             Linear::Gemm => ops::linear_forward_split(bt, x, w, b, ys),
             Linear::Rows => {
@@ -49,7 +57,7 @@ impl Linear {
     /// `y = x·W + b`, then `g = gelu(y)` (`th`: the tanh GELU's backward reuses), over the
     /// `[B,T]` rows of `x`: with sgemm, in one pass that adds the bias as it takes GELU.
     #[allow(clippy::too_many_arguments)]
-    pub fn forward_gelu(
+    pub(crate) fn forward_gelu(
         self,
         bt: [usize; 2],
         x: &[f32],

@@ -23,7 +23,6 @@ pub use rope::RopeTables;
 use super::ModelError;
 use super::ops;
 use attention::{attention_backward, attention_forward};
-use attn_trace_i18n::tr;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Normal};
@@ -65,24 +64,6 @@ impl TinyGpt {
                     *p = normal.sample(&mut rng);
                 }
             }
-        }
-        Ok(TinyGpt {
-            config,
-            layout,
-            params,
-            attention: Attention::Naive,
-        })
-    }
-
-    /// A model with the given parameters (length checked against the layout).
-    pub fn from_params(config: Config, params: Vec<f32>) -> Result<TinyGpt, ModelError> {
-        config.validate()?;
-        let layout = ParamLayout::new(&config);
-        if params.len() != layout.total {
-            return Err(ModelError::Config {
-                field: "params",
-                msg: tr!("expected {want} values, got {n}", want = layout.total, n = params.len()),
-            });
         }
         Ok(TinyGpt {
             config,

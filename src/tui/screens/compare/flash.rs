@@ -11,10 +11,12 @@ use super::{Compare, window};
 use crate::tui::theme::Theme;
 use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::put;
+use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::explain::{num, par};
 use attn_trace_analysis::flash_cell::FlashCell;
 use attn_trace_analysis::format::hidden_because;
 use attn_trace_analysis::formula::{sizes, substitute};
+use attn_trace_analysis::hand::Digits;
 use attn_trace_analysis::traffic::{self, PassTraffic};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::tensor::Level;
@@ -276,7 +278,6 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
     // inside a difference, a negative number goes in parentheses
     let vp = |x: Option<usize>| value(trace, x).map_or("?".to_string(), par);
     if backward {
-        let p = value(trace, c.p_back);
         lines.push(tr!(
             "P = e^(S − lse) = {p} (s_tile[{off}], #{n}): recomputed, forward stored only lse",
             p = v(c.p_back),
@@ -295,12 +296,15 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
             jj = s.jj,
             dp = dp.map_or("?".to_string(), num)
         ));
+        let scale = Scale::of(Variant::Flash, st.walk.shape, 0);
+        let ds = c.ds_chain(trace, scale).map(|ch| ch.calc().fit(Digits::Plain));
+        let part = |k: usize| ds.as_ref().map_or("?".to_string(), |f| f.val(k));
         lines.push(tr!(
             "dS = P·(dP − D_i) = {p} × ({dp} − {d}) = {ds} (#{n}); dQ += dS·K/√D goes straight to global memory",
-            p = p.map_or("?".to_string(), num),
-            dp = dp.map_or("?".to_string(), num),
-            d = vp(c.delta),
-            ds = v(c.ds),
+            p = part(0),
+            dp = part(1),
+            d = ds.as_ref().map_or("?".to_string(), |f| f.par(2)),
+            ds = ds.as_ref().map_or("?".to_string(), |f| f.result.clone()),
             n = n(c.ds)
         ));
         return lines;
@@ -324,12 +328,13 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         m = v(c.m_tile),
         n = n(c.m_tile)
     ));
+    let tilde = c.p_tilde_calc(trace).map(|ch| ch.fit(Digits::Plain));
     lines.push(tr!(
         "s_tile[{off}] = e^(S − m) = e^({s} − {m}) = {p} (#{n}), folded into l and acc, then overwritten",
         off = s.off,
-        s = num(score),
-        m = vp(c.m_tile),
-        p = v(c.p_tilde),
+        s = tilde.as_ref().map_or_else(|| num(score), |f| f.val(0)),
+        m = tilde.as_ref().map_or_else(|| vp(c.m_tile), |f| f.par(1)),
+        p = tilde.as_ref().map_or_else(|| v(c.p_tilde), |f| f.result.clone()),
         n = n(c.p_tilde)
     ));
     lines.push(tr!(
@@ -340,11 +345,12 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         lse = v(c.lse),
         n = n(c.lse)
     ));
+    let p = c.p_calc(trace).map(|ch| ch.fit(Digits::Plain));
     lines.push(tr!(
         "P = e^(S − lse) = e^({s} − {lse}) = {p}: written nowhere",
-        s = num(score),
-        lse = vp(c.lse),
-        p = c.probability(trace).map_or("?".to_string(), num)
+        s = p.as_ref().map_or_else(|| num(score), |f| f.val(0)),
+        lse = p.as_ref().map_or_else(|| vp(c.lse), |f| f.par(1)),
+        p = p.as_ref().map_or("?".to_string(), |f| f.result.clone())
     ));
     if c.p_back.is_some() {
         lines.push(tr!(

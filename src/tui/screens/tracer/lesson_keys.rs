@@ -36,7 +36,18 @@ impl Tracer {
         let (variant, cursor) = (self.variant, self.cursor);
         let run = self.lesson.as_mut()?;
         let asking = run.asking(variant, cursor);
+        // a multiple-choice question takes one option's number: a new digit replaces the last
+        let options = match &run.stop().ask {
+            Some(attn_trace_core::scenario::lesson::Ask::Choice { options, .. }) => Some(options.len()),
+            _ => None,
+        };
         match key.code {
+            KeyCode::Char(c) if asking && options.is_some() && (c.is_ascii_digit() || matches!(c, '.' | '-' | '+')) => {
+                let n = c.to_digit(10).map_or(0, |d| d as usize);
+                if (1..=options.unwrap_or(0)).contains(&n) {
+                    run.input = c.to_string();
+                }
+            }
             KeyCode::Char(c)
                 if asking
                     && (c.is_ascii_digit() || matches!(c, '.' | '-' | '+') || (c == 'e' && !run.input.is_empty())) =>

@@ -313,11 +313,7 @@ impl Tracer {
             walk.trace(self.variant),
             walk.trace(other).filter(|_| other != self.variant),
         ) else {
-            return Err(match self.variant {
-                Variant::Baseline => Variant::Mha,
-                Variant::Mha | Variant::Gqa => Variant::Baseline,
-                Variant::Flash | Variant::Mla => Variant::Mha,
-            });
+            return Err(self.variant.desc().beside);
         };
         let v = here.view(self.cursor);
         // the same score element in the other log, else the same phase, else where we were

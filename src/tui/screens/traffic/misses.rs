@@ -276,10 +276,12 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
                     .data(points)
             })
             .collect();
+        let named: Vec<(String, Style)> = series.iter().map(|(name, _, style)| (name.clone(), *style)).collect();
+        let (block, inside) = crate::tui::widgets::chart_legend(block, &named, plot);
         let chart = Chart::new(data)
             .block(block)
-            .legend_position(Some(LegendPosition::TopLeft))
-            .hidden_legend_constraints((Constraint::Percentage(60), Constraint::Percentage(80)))
+            .legend_position(inside.then_some(LegendPosition::TopLeft))
+            .hidden_legend_constraints((Constraint::Percentage(100), Constraint::Percentage(100)))
             .x_axis(Axis::default().bounds([first, last]).labels(x_labels).style(t.dim()))
             .y_axis(Axis::default().bounds([lo, hi]).labels(y_labels).style(t.dim()));
         frame.render_widget(chart, plot);

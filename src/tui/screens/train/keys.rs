@@ -2,8 +2,8 @@
 //! them and start the run; on a run, pause, save, stop, trace and start anew.
 
 use super::form::{ATTENTIONS, Field, Form, MAX_FIELD};
-use super::progress::{Progress, RunState, run_origin};
-use super::worker::{Cmd, Worker};
+use super::progress::{RunState, RunView, run_origin};
+use super::worker::{Cmd, Training};
 use super::{Outcome, Session, Traced, Train};
 use attn_trace_i18n::tr;
 use attn_trace_model::BUILTIN;
@@ -141,9 +141,9 @@ impl Train {
         let checked = self.form.check();
         match checked.spec {
             Some(spec) => {
-                let worker = Worker::spawn(spec.clone());
+                let worker = Training::spawn(spec.clone());
                 self.session = Some(Session {
-                    progress: Progress::new(spec),
+                    progress: RunView::new(spec),
                     worker: Some(worker),
                 });
             }

@@ -24,7 +24,7 @@ pub enum RunState {
 
 /// Everything the run screen draws, built from the worker's reports alone.
 #[derive(Debug)]
-pub struct Progress {
+pub struct RunView {
     pub spec: Spec,
     pub state: RunState,
     pub params: Option<usize>,
@@ -58,9 +58,9 @@ pub enum Applied {
     Snapshot(u64, Box<TinyGpt>),
 }
 
-impl Progress {
-    pub fn new(spec: Spec) -> Progress {
-        Progress {
+impl RunView {
+    pub fn new(spec: Spec) -> RunView {
+        RunView {
             spec,
             state: RunState::Starting,
             params: None,
@@ -222,7 +222,7 @@ pub struct ChartData {
 }
 
 /// Where the weights of a run at `step` came from, for the tracer's titles and exports.
-pub(super) fn run_origin(p: &Progress, step: u64) -> Origin {
+pub(super) fn run_origin(p: &RunView, step: u64) -> Origin {
     let saved = p
         .saved
         .as_ref()

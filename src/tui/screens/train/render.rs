@@ -3,7 +3,7 @@
 
 use super::Train;
 use super::form::Field;
-use super::progress::{Progress, RunState};
+use super::progress::{RunState, RunView};
 use super::worker::Sample;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{cols, cut_start, pad};
@@ -178,7 +178,7 @@ fn render_form(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     frame.render_widget(Paragraph::new(line).style(t.status()), status);
 }
 
-fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Theme) {
+fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &RunView, theme: Theme) {
     let t = theme;
     let spec = &p.spec;
     let c = &spec.config;
@@ -280,7 +280,7 @@ fn render_run(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, theme: Th
     frame.render_widget(Paragraph::new(line).style(t.status()), status);
 }
 
-fn render_chart(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, t: Theme) {
+fn render_chart(frame: &mut Frame, area: Rect, st: &Train, p: &RunView, t: Theme) {
     // two braille dots per column: more points than that would not show
     let data = p.chart(st.log_scale, (area.width as usize).saturating_sub(8).max(1) * 2);
     let steps = p.spec.steps.max(1) as f64;
@@ -321,7 +321,7 @@ fn render_chart(frame: &mut Frame, area: Rect, st: &Train, p: &Progress, t: Them
     frame.render_widget(chart, area);
 }
 
-fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
+fn render_stats(frame: &mut Frame, area: Rect, p: &RunView, t: Theme) {
     let num = |v: Option<f32>| v.map_or("–".to_string(), |v| format!("{v:.4}"));
     let row = |k: &str, v: String| Line::from(vec![Span::styled(pad(k, 9), t.dim()), Span::styled(v, t.number())]);
     let mut lines = vec![
@@ -356,7 +356,7 @@ fn render_stats(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
     );
 }
 
-fn render_sample(frame: &mut Frame, area: Rect, p: &Progress, t: Theme) {
+fn render_sample(frame: &mut Frame, area: Rect, p: &RunView, t: Theme) {
     let (title, lines) = match &p.sample {
         None => (
             tr!(" sample ").to_string(),

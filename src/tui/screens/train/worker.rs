@@ -1,17 +1,14 @@
-//! The training thread. The UI sends it [`Cmd`]s and reads [`Report`]s, both over
-//! `std::sync::mpsc` channels, so a key is never stuck behind a training step. Dropping the
-//! [`Worker`] raises its stop flag and joins the thread.
+//! The training job. The UI sends it [`Cmd`]s over a channel and reads its [`Report`]s through
+//! its [`Job`], so a key is never stuck behind a training step. Dropping the [`Training`]
+//! cancels the job and waits for its thread.
 
-use crate::tui::guard::{self, guard};
+use crate::tui::job::{Ctx, Event, Job, JobKind, Progress};
 use attn_trace_i18n::tr;
 pub use attn_trace_model::Source;
 use attn_trace_model::gpt::Attention;
 use attn_trace_model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
-use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 /// A checked training configuration: what the form hands to the worker.
@@ -121,60 +118,52 @@ pub enum Report {
     Failed(String),
 }
 
-/// The UI's handle on the training thread.
+/// The UI's handle on the training job: commands in, reports out.
 #[derive(Debug)]
-pub struct Worker {
+pub struct Training {
     cmds: Sender<Cmd>,
-    pub reports: Receiver<Report>,
-    quit: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
+    job: Job<Report>,
 }
 
-impl Worker {
-    /// Starts training `spec` on a new thread.
-    pub fn spawn(spec: Spec) -> Worker {
+impl Training {
+    /// Starts training `spec` as a job of its own.
+    pub fn spawn(spec: Spec) -> Training {
         let (cmds, cmd_rx) = mpsc::channel();
-        let (out, reports) = mpsc::channel();
-        let quit = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&quit);
-        let failed = out.clone();
-        let crashed = out.clone();
-        let handle = thread::Builder::new().name("tinygpt-train".into()).spawn(move || {
-            // a panic is an error for the UI (see `guard`) and ends the run as failed
-            if let Err(e) = guard(guard::Worker::Training, || work(spec, cmd_rx, out, flag)) {
-                let _ = crashed.send(Report::Failed(e));
-            }
-        });
-        let handle = match handle {
-            Ok(h) => Some(h),
-            Err(e) => {
-                let _ = failed.send(Report::Failed(tr!("cannot start the training thread: {e}", e)));
-                None
-            }
-        };
-        Worker {
-            cmds,
-            reports,
-            quit,
-            handle,
-        }
+        // a failure (a panic, or no thread to be had) ends the run as failed; dropping waits for
+        // the thread, so quitting never leaves it running
+        let job = Job::spawn(JobKind::Training, Progress::default(), move |ctx| {
+            work(spec, &cmd_rx, ctx);
+        })
+        .joined();
+        Training { cmds, job }
     }
 
-    /// Sends a command; false when the thread has ended.
+    /// Sends a command; false when the job has ended.
     pub fn send(&self, cmd: Cmd) -> bool {
         self.cmds.send(cmd).is_ok()
     }
+
+    /// The reports that have arrived, oldest first, at most `max`; a failure of the job is the
+    /// last, as [`Report::Failed`].
+    pub fn reports(&mut self, max: usize) -> Vec<Report> {
+        let mut out = Vec::new();
+        while out.len() < max {
+            match self.job.poll() {
+                Some(Event::Msg(r)) => out.push(r),
+                Some(Event::Failed(e)) => out.push(Report::Failed(e)),
+                None => break,
+            }
+        }
+        out
+    }
 }
 
-impl Drop for Worker {
-    /// Stops the thread between two steps and waits for it: quitting never leaves it running.
+impl Drop for Training {
+    /// Stops the job between two steps (its thread is joined when the job drops, next).
     fn drop(&mut self) {
-        self.quit.store(true, Ordering::Relaxed);
-        // wakes a paused or finished worker blocked on its command channel
+        self.job.cancel();
+        // wakes a paused or finished job blocked on its command channel
         let _ = self.cmds.send(Cmd::Finish);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
     }
 }
 
@@ -208,15 +197,15 @@ impl Clock {
     }
 }
 
-fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBool>) {
+fn work(spec: Spec, cmds: &Receiver<Cmd>, ctx: &Ctx<Report>) {
     let mut tr = match trainer(&spec) {
         Ok(t) => t,
         Err(e) => {
-            let _ = out.send(Report::Failed(e.to_string()));
+            ctx.send(Report::Failed(e.to_string()));
             return;
         }
     };
-    let send = |r: Report| out.send(r).is_ok();
+    let send = |r: Report| ctx.send(r);
     let started = Report::Started {
         params: tr.model.num_params(),
         train_bytes: tr.data.train.len(),
@@ -233,7 +222,7 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
     let (mut paused, mut finished) = (false, false);
     let mut last_sample = Instant::now();
     loop {
-        if quit.load(Ordering::Relaxed) {
+        if ctx.cancelled() {
             return;
         }
         // between steps: every waiting command first; block when there is nothing to train
@@ -249,7 +238,7 @@ fn work(spec: Spec, cmds: Receiver<Cmd>, out: Sender<Report>, quit: Arc<AtomicBo
                 Err(TryRecvError::Disconnected) => return,
             }
         };
-        if quit.load(Ordering::Relaxed) {
+        if ctx.cancelled() {
             return;
         }
         if let Some(cmd) = cmd {

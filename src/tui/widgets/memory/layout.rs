@@ -578,7 +578,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
         } else {
             tr!("… {n} more rows", n)
         };
-        hidden.push((format!("{rows}: {what}"), rows));
+        hidden.push((tr!("{lead}: {what}", lead = rows, what).to_string(), rows));
     }
     if shown_panels.len() < ps.len() {
         let names: Vec<&str> = ps
@@ -606,7 +606,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
             &col_win,
         );
         let cols = tr!("… {n} more columns", n = p0.cols - col_win.len());
-        hidden.push((format!("{cols}: {what}"), cols));
+        hidden.push((tr!("{lead}: {what}", lead = cols, what).to_string(), cols));
     }
     let hidden_beyond_rows = hidden.len() > usize::from(row_win.len() < p0.rows);
     // the whole note where it fits, else its parts without their ranges, one by one

@@ -23,8 +23,9 @@ use std::collections::HashSet;
 const VALUE_W: u16 = 7;
 const HEAT_W: u16 = 3;
 
-/// Buffers to draw, most wanted first: in a dot product the buffer it writes and those of its
-/// operands, else the current event's (in flash's tile loops the current event's first); then
+/// Buffers to draw, most wanted first: in a dot product the buffer it writes, the tables its
+/// offsets were read from (a paged cache's `block_table`) and the buffers of its operands, else
+/// the current event's (then those tables) (in flash's tile loops the current event's first); then
 /// the selected cell's; in flash's tile loops the
 /// buffers of the current step and the global buffers its tiles were loaded from; then the
 /// rest of the phase's.
@@ -36,13 +37,18 @@ pub fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
     if !step.is_empty() {
         out.push(ctx.view.buf);
     }
+    // the table a paged cache's block id was read from, right after what the access writes:
+    // the offsets on screen use it
+    let tables = attn_trace_analysis::formula::offsets_read_from(&ctx.view);
     if let Some(d) = dot {
         out.push(ctx.trace.events[d.write].buf);
+        out.extend(&tables);
         if let Some(t) = d.terms.first() {
             out.extend(t.reads.iter().map(|&k| ctx.trace.events[k].buf));
         }
     }
     out.push(ctx.view.buf);
+    out.extend(tables);
     if ctx.pinned {
         out.push(ctx.selected.0);
     }

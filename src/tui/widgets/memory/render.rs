@@ -4,7 +4,8 @@ use super::super::{CellRef, Ctx, dot, num, put};
 use super::layout::{MemoryPlan, plan};
 use crate::tui::widgets::cols;
 use attn_trace_analysis::cache::{AccessCache, BYPASSED, LevelSpec};
-use attn_trace_analysis::step::{tile_region, touched};
+use attn_trace_analysis::format::num_of;
+use attn_trace_analysis::step::{tile_region, touched, unwritten};
 use attn_trace_core::tensor::Level;
 use attn_trace_core::trace::{Buf, Op, Trace};
 use attn_trace_i18n::tr;
@@ -60,8 +61,15 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let left_out = left_out(&plan.unshown, (inner.width as usize).saturating_sub(2 + beside));
     let border_out = (!plan.unshown.is_empty() && plan.unshown_y.is_none()).then_some(left_out);
     let border: Vec<String> = low_note.into_iter().chain(border_out).collect();
-    if !border.is_empty() {
-        block = block.title_bottom(Line::styled(format!(" {} ", border.join(" · ")), t.dim()));
+    let border_text = (!border.is_empty()).then(|| format!(" {} ", border.join(" · ")));
+    // the legend of the cells' styles, right of that note where it fits
+    let legend_room = (area.width as usize).saturating_sub(2 + border_text.as_deref().map_or(0, cols) + 1);
+    let all_heat = !plan.grids.is_empty() && plan.grids.iter().all(|p| p.heat);
+    if let Some(text) = border_text {
+        block = block.title_bottom(Line::styled(text, t.dim()));
+    }
+    if let Some(line) = cell_legend(t, all_heat, legend_room) {
+        block = block.title_bottom(line.right_aligned());
     }
     // the cache model (`m`): where this access was served, on the top border's right
     if let (Some(cache), Some(access)) = (ctx.cache, ctx.cache_access()) {
@@ -72,7 +80,14 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         }
     }
     block.render(area, frame.buffer_mut());
-    let touched = touched(ctx.trace, ctx.cursor);
+    let mut touched = touched(ctx.trace, ctx.cursor);
+    // the cells the offsets on screen were read from (a paged cache's block ids), as read
+    let ksh = attn_trace_core::engine::kernel_shape(ctx.walk.shape, ctx.variant);
+    touched.extend(
+        attn_trace_analysis::formula::derived_lines(&ctx.view, ksh)
+            .into_iter()
+            .filter_map(|s| s.read),
+    );
     let region = tile_region(ctx.trace, ctx.cursor, ctx.walk.shape);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
@@ -128,6 +143,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
         }
         for (s, &v) in p.cells.iter().zip(&values) {
             let cell = (p.buf, s.off);
+            // not written yet: the zero it holds is no result, so it is drawn apart
+            let fresh = unwritten(ctx.trace, p.buf, s.off, ctx.cursor);
             let written = ctx
                 .trace
                 .index
@@ -142,6 +159,8 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 }
             } else if ctx.pinned && cell == ctx.selected {
                 t.selected()
+            } else if fresh {
+                t.dim()
             } else if p.heat && (written || touched.contains(&cell)) && !s.masked {
                 // keep the heat colour, and mark the state with an underline
                 t.heat(heat_t).add_modifier(Modifier::UNDERLINED)
@@ -163,9 +182,16 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
                 t.base()
             };
             let mut text = if !p.heat {
-                format!("{:>w$}", num(v), w = s.w as usize)
+                let v = if fresh && !emphasised {
+                    UNWRITTEN.to_string()
+                } else {
+                    num_of(p.buf, v)
+                };
+                format!("{v:>w$}", w = s.w as usize)
             } else if emphasised {
                 "◀▶".to_string()
+            } else if fresh {
+                UNWRITTEN.to_string()
             } else if s.masked {
                 "··".to_string()
             } else if touched.contains(&cell) {
@@ -179,6 +205,53 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
             put(buf, inner, s.x, s.y, &text, style);
         }
     }
+}
+
+/// How a cell not written yet is drawn, in place of its number or its heat.
+const UNWRITTEN: &str = "--";
+
+/// The legend of the cells' styles, one sample of each: not written yet, masked, written in this
+/// phase, the current access (as a heat grid draws them when `heat`, else as numbers), in the
+/// longest wording that fits `width` columns.
+pub fn cell_legend(t: crate::tui::theme::Theme, heat: bool, width: usize) -> Option<Line<'static>> {
+    let samples = if heat {
+        [UNWRITTEN, "··", "██", "◀▶"]
+    } else {
+        [UNWRITTEN, "1.0", "1.0", "1.0"]
+    };
+    let styles = [
+        t.dim(),
+        t.masked(),
+        if heat {
+            t.heat(1.0).add_modifier(Modifier::UNDERLINED)
+        } else {
+            t.written()
+        },
+        t.read(),
+    ];
+    let wordings = [
+        [
+            tr!("unwritten"),
+            tr!("masked"),
+            tr!("written this phase"),
+            tr!("this access"),
+        ],
+        [tr!("unwritten"), tr!("masked"), tr!("written"), tr!("this access")],
+        [tr!("unwritten"), tr!("masked"), tr!("written"), tr!("current")],
+    ];
+    wordings.into_iter().find_map(|words| {
+        let mut spans = vec![ratatui::text::Span::raw(" ")];
+        for (k, (word, (sample, style))) in words.iter().zip(samples.iter().zip(styles)).enumerate() {
+            if k > 0 {
+                spans.push(ratatui::text::Span::raw("  "));
+            }
+            spans.push(ratatui::text::Span::styled(*sample, style));
+            spans.push(ratatui::text::Span::styled(format!(" {word}"), t.dim()));
+        }
+        spans.push(ratatui::text::Span::raw(" "));
+        let line = Line::from(spans);
+        (line.width() <= width).then_some(line)
+    })
 }
 
 /// The top border's note on the current access under the cache model: where it was served at

@@ -3,10 +3,11 @@
 //! cached rows, and the weighted sum taken in the latent space, then projected up by `w_uv`.
 //! Every number is an event of the log; the sums are the ones [`Accumulation`] finds there.
 
-use super::super::text::{KEEP, elide, num, par};
+use super::super::text::{KEEP, elide, num};
 use super::super::{Result, Section, missing};
 use super::Ctx;
 use crate::accum::Accumulation;
+use crate::hand::{self, Calc, Digits, v};
 use attn_trace_core::trace::{Buf, Op, Phase};
 use attn_trace_i18n::tr;
 
@@ -48,13 +49,8 @@ impl Ctx<'_> {
 
     /// `a×b + c×d + … = value` of the write `w`, term by term (values only).
     fn values_sum(&self, w: usize) -> Result<String> {
-        let t = self.trace;
-        let terms: Vec<String> = self
-            .products(w)?
-            .iter()
-            .map(|&(a, b)| format!("{}×{}", par(t.events[a].value), par(t.events[b].value)))
-            .collect();
-        Ok(format!("{} = {}", elide(terms, KEEP, " + "), num(t.events[w].value)))
+        let (terms, total) = self.sum_terms(w)?;
+        Ok(format!("{} = {}", elide(terms, KEEP, " + "), total))
     }
 
     /// The element's term of latent channel `r` of `o_lat` (its row at `l_base`): the reads of
@@ -302,11 +298,12 @@ impl Ctx<'_> {
                 lines.push(tr!("d={d} reads column {line} of the row", d = self.ksh.d(), line));
             }
         }
+        let f = Calc::new(vec![latent, rotary], v(0) + v(1), sum).fit(Digits::Plain);
         lines.push(format!(
             "q·k = q_lat·c_kv[j] + q_pe·k_pe[j] = {} + {} = {}",
-            num(latent),
-            par(rotary),
-            num(sum)
+            f.val(0),
+            f.par(1),
+            f.result
         ));
         Ok((lines, sum))
     }
@@ -392,21 +389,28 @@ impl Ctx<'_> {
         for (d, &n) in writes.iter().enumerate() {
             // w_uv's factor of each r, as this channel's sum read it
             let w_uv: Vec<f32> = self.products(n)?.iter().map(|&(_, b)| t.events[b].value).collect();
-            let terms: Vec<String> = element
+            let pairs: Vec<(f32, f32)> = element
                 .iter()
                 .zip(&w_uv)
-                .map(|(&(_, c), &u)| format!("{}×{}", par(t.events[c].value), par(u)))
+                .map(|(&(_, c), &u)| (t.events[c].value, u))
                 .collect();
-            let v: f32 = element
-                .iter()
-                .zip(&w_uv)
-                .map(|(&(_, c), &u)| t.events[c].value * u)
-                .sum();
+            let v_jd: f32 = pairs.iter().map(|&(c, u)| c * u).sum();
+            // P × (Σ_r c·u): operand 0 is P, then each r's c and u
+            let vals: Vec<f32> = std::iter::once(p)
+                .chain(pairs.iter().flat_map(|&(c, u)| [c, u]))
+                .collect();
+            let Some(inner) = hand::sum_of_products(1, pairs.len(), 2) else {
+                continue;
+            };
+            let f = Calc::new(vals, v(0) * inner, p * v_jd).fit(Digits::Plain);
+            let terms: Vec<String> = (0..pairs.len())
+                .map(|k| format!("{}×{}", f.par(1 + 2 * k), f.par(2 + 2 * k)))
+                .collect();
             shares.push(format!(
                 "d={d}: {} × ({}) = {}",
-                num(p),
+                f.val(0),
                 elide(terms, KEEP, " + "),
-                num(p * v)
+                f.result
             ));
         }
         lines.extend(fold(Self::elide_channels(shares, 1, D)));
