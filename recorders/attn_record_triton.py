@@ -212,6 +212,22 @@ class Tensor:
         return "Tensor(shape=%s, dtype=%s)" % (self.shape, self.a.dtype.name)
 
 
+def _allocate(shape, dtype, fill=None):
+    """A new array of `shape` with a gap as large as itself on each side (at least 64 bytes, and
+    a multiple of it, so the array stays aligned for tensor descriptors): an address a little
+    past one buffer then lies in no buffer and is reported out of bounds, not taken for the
+    buffer that happens to come next in memory."""
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape, dtype=np.int64))
+    step = max(1, 64 // dtype.itemsize)
+    gap = -(-max(n, 1) // step) * step
+    root = np.zeros(n + 2 * gap, dtype=dtype)
+    a = root[gap:gap + n].reshape(shape)
+    if fill is not None:
+        a[...] = np.asarray(fill, dtype=dtype).reshape(shape)
+    return a
+
+
 def _extent(t):
     """The bytes a tensor's elements span, from its first element (strides are not negative)."""
     if t.numel() == 0:
@@ -310,12 +326,12 @@ class TritonRecorder:
         tensors = self.rec.inputs.tensors
         if name not in tensors:
             raise KeyError("the inputs file has no tensor %r (it has %s)" % (name, ", ".join(tensors) or "none"))
-        a = np.array(tensors[name], dtype=np.float32)
-        return self.watch(name, Tensor(a.reshape(shape if shape is not None else self.rec.inputs.shapes[name])))
+        shape = tuple(shape if shape is not None else self.rec.inputs.shapes[name])
+        return self.watch(name, Tensor(_allocate(shape, np.float32, tensors[name])))
 
     def zeros(self, name, shape, dtype=np.float32):
         """A new `Tensor` of zeros, named `name` in the trace."""
-        return self.watch(name, Tensor(np.zeros(shape, dtype=dtype)))
+        return self.watch(name, Tensor(_allocate(shape, dtype)))
 
     def watch(self, name, tensor):
         """Record the accesses to `tensor`'s elements as buffer `name`, at offsets from its first
