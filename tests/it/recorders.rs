@@ -52,9 +52,9 @@ fn python_at(path: &Path) -> Command {
 /// that asks is skipped, with a line saying so; but under `ATTN_TRACE_CI=1` (set by `.ci/run`,
 /// which makes the environment first) it fails, so CI never passes by skipping.
 fn venv_python() -> Option<PathBuf> {
-    let dir = std::env::var_os("ATTN_TRACE_VENV").map(PathBuf::from).unwrap_or_else(|| {
-        PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/attn-trace/venv")
-    });
+    let dir = std::env::var_os("ATTN_TRACE_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/attn-trace/venv"));
     let python = dir.join("bin/python");
     let wanted = std::fs::read(root().join(".ci/requirements.txt")).unwrap();
     let made_from = std::fs::read(dir.join("attn-trace-requirements.txt")).ok();
@@ -814,7 +814,10 @@ rec.close()
         "}}",
         r#"},"bind":{"preatt":"scores","inp":[{"tensor":"q","offset":0,"strides":{"b":24,"i":12,"h":2,"d":1}},{"tensor":"k","offset":4,"strides":{"b":24,"j":12,"h":2,"d":1}}]}}"#,
     );
-    assert_eq!(events(&trace, &header), [ev("write", "inp", 4, "1.0", "<string>", 13, None)]);
+    assert_eq!(
+        events(&trace, &header),
+        [ev("write", "inp", 4, "1.0", "<string>", 13, None)]
+    );
 }
 
 #[test]
@@ -853,10 +856,7 @@ fn the_vectorised_numpy_mha_is_graded_and_its_scale_mistake_found_at_its_line() 
     let at = &first(&answer)["divergence"]["mine_at"];
     // vectorised, the first wrong cell is written where the heads are stored
     assert_eq!(at["file"].as_str(), script.to_str(), "{at}");
-    assert_eq!(
-        at["line"].as_u64(),
-        Some(line_of(&script, "att[bb] = mha("))
-    );
+    assert_eq!(at["line"].as_u64(), Some(line_of(&script, "att[bb] = mha(")));
 }
 
 #[test]
@@ -886,13 +886,19 @@ fn the_recorders_install_with_pip_and_say_where_the_format_is_documented() {
     }
     let wheels = dir.path().join("wheels");
     run(python_at(&python)
-        .args(["-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "--no-index", "-w"])
+        .args([
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+        ])
         .arg(&wheels)
         .arg(&source));
-    let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(wheel.len(), 1, "{wheel:?}");
     let venv = dir.path().join("venv");
     run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
@@ -1027,7 +1033,9 @@ fn the_triton_flash_attention_is_graded_right_forward_and_backward() {
         ("forward", &["qkv", "att", "out", "lse"][..]),
         (
             "backward",
-            &["d_att", "d_qkv", "d_x", "d_w_qkv", "d_b_qkv", "d_w_proj", "d_b_proj", "delta"][..],
+            &[
+                "d_att", "d_qkv", "d_x", "d_w_qkv", "d_b_qkv", "d_w_proj", "d_b_proj", "delta",
+            ][..],
         ),
     ] {
         let (code, answer) = grade(
@@ -1036,7 +1044,11 @@ fn the_triton_flash_attention_is_graded_right_forward_and_backward() {
             &venv_example(&venv, "triton_flash.py", &[]),
         );
         assert_right(code, &answer, pass);
-        assert_eq!(answer["runs"].as_array().unwrap().len(), 4, "{pass}: its input and three seeds");
+        assert_eq!(
+            answer["runs"].as_array().unwrap().len(),
+            4,
+            "{pass}: its input and three seeds"
+        );
         let g = first(&answer);
         let graded: Vec<&str> = g["results"]
             .as_array()
@@ -1058,7 +1070,10 @@ fn the_triton_flash_attention_is_graded_right_forward_and_backward() {
             (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap())
         };
         if pass == "forward" {
-            assert_eq!([traffic("x"), traffic("att"), traffic("lse")], [(60, 0), (20, 20), (0, 10)]);
+            assert_eq!(
+                [traffic("x"), traffic("att"), traffic("lse")],
+                [(60, 0), (20, 20), (0, 10)]
+            );
         } else {
             assert_eq!([traffic("d_qkv"), traffic("delta")], [(180, 60), (28, 10)]);
         }
@@ -1078,7 +1093,11 @@ fn the_triton_flash_mistakes_are_graded_wrong_at_the_line_storing_att() {
             &["--variant", "flash", "--seeds", "0"],
             &venv_example(&venv, "triton_flash_mistakes.py", &[mistake]),
         );
-        assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{mistake}: {answer:#}");
+        assert_eq!(
+            (code, answer["verdict"].as_str()),
+            (3, Some("wrong")),
+            "{mistake}: {answer:#}"
+        );
         let g = first(&answer);
         let wrong: Vec<&str> = g["results"]
             .as_array()
@@ -1089,7 +1108,11 @@ fn the_triton_flash_mistakes_are_graded_wrong_at_the_line_storing_att() {
             .collect();
         // an unmasked diagonal tile also changes the row's log-sum-exp; a missed rescale only
         // the weighted sum
-        let lse = if mistake == "wrong_mask" { &["att", "out", "lse"][..] } else { &["att", "out"][..] };
+        let lse = if mistake == "wrong_mask" {
+            &["att", "out", "lse"][..]
+        } else {
+            &["att", "out"][..]
+        };
         assert_eq!(wrong, lse, "{mistake}");
         let at = &g["divergence"]["mine_at"];
         assert_eq!(at["file"].as_str(), source.to_str(), "{mistake}: {at}");
