@@ -338,7 +338,7 @@ class TritonRecorder:
         element; a numpy array is wrapped as a `Tensor`. Returns the tensor."""
         if isinstance(tensor, np.ndarray):
             tensor = Tensor(tensor)
-        if getattr(tensor, "device", "cpu") not in ("cpu",) and str(tensor.device) != "cpu":
+        if str(getattr(tensor, "device", "cpu")) != "cpu":
             raise ValueError("attn_record_triton: %r is on %s: the interpreter runs on host memory" % (name, tensor.device))
         if any(s < 0 for s in tensor.stride()):
             raise ValueError("attn_record_triton: %r has a negative stride" % name)
