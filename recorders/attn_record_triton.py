@@ -20,7 +20,9 @@ your kernel; a lane its mask turns off is not recorded. An address is mapped bac
 that holds it, as the element offset from the buffer's first element. Memory a kernel reaches
 outside every buffer it was given is never touched: a load returns 0 there, a store is dropped,
 and the access is recorded against the buffer the call's other lanes use (or the nearest), at the
-offset your pointer arithmetic computed, so `attn-trace grade` reports it as out of bounds.
+offset your pointer arithmetic computed, so `attn-trace grade` reports it as out of bounds. The
+buffers made here (`input`, `zeros`) have a gap as large as themselves on each side, so a read just
+past one is not taken for a read of the next; torch tensors have no such gap.
 Atomic read-modify-writes (tl.atomic_add, ...) record a read of the old value and a write of the
 new one. Tensors passed to a kernel without being named here (`tt.input`, `tt.zeros`,
 `tt.watch`) are your own scratch memory: their accesses run but are not recorded.
