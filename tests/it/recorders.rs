@@ -52,9 +52,8 @@ fn python_at(path: &Path) -> Command {
 /// that asks is skipped, with a line saying so; but under `ATTN_TRACE_CI=1` (set by `.ci/run`,
 /// which makes the environment first) it fails, so CI never passes by skipping.
 fn venv_python() -> Option<PathBuf> {
-    let dir = std::env::var_os("ATTN_TRACE_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/attn-trace/venv"));
+    let default = || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/attn-trace/venv");
+    let dir = std::env::var_os("ATTN_TRACE_VENV").map_or_else(default, PathBuf::from);
     let python = dir.join("bin/python");
     let wanted = std::fs::read(root().join(".ci/requirements.txt")).unwrap();
     let made_from = std::fs::read(dir.join("attn-trace-requirements.txt")).ok();
