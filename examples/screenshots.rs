@@ -165,8 +165,12 @@ fn mine_shot() -> Result<String, String> {
     }
     w.flush().map_err(io)?;
     drop(w);
-    let mut view =
-        attn_trace::tui::screens::mine::load(&scenario, Path::new("scenarios/mistakes/mask_by_multiply.toml"), &file)?;
+    let mut view = attn_trace::tui::screens::mine::load(
+        &scenario,
+        Path::new("scenarios/mistakes/mask_by_multiply.toml"),
+        &file,
+        None,
+    )?;
     view.trace = "trace.jsonl".into();
     let app = App {
         screen: Screen::Mine(Box::new(view)),

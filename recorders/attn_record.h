@@ -495,6 +495,16 @@ static inline float at_add(at_buf *b, long long off, float delta, const char *fi
     return v;
 }
 
+/* The accesses after this are at index `value` of dimension `dim` ("i", "l", ...): for a buffer
+ * reused along that dimension (a scratch row, bound with a stride of 0; docs/your_kernel.md).
+ * One line {"op":"at","index":{"i":3}}; call it where your loop moves on, e.g. at_at("i", pos). */
+static inline void at_at(const char *dim, long long value) {
+    char name[160];
+    if (!at__default.f) return;
+    at__json(name, sizeof name, dim ? dim : "");
+    fprintf(at__default.f, "{\"op\":\"at\",\"index\":{%s:%lld}}\n", name, value);
+}
+
 /* The accesses, with the caller's file and line; `b` is an at_buf variable (not a pointer). */
 #define AT_READ(b, off) at_read(&(b), (long long)(off), __FILE__, __LINE__)
 #define AT_WRITE(b, off, v) at_write(&(b), (long long)(off), (float)(v), __FILE__, __LINE__)

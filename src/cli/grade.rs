@@ -4,6 +4,7 @@
 use super::{CliError, pass_arg, variant_arg};
 use attn_trace_analysis::format::thousands;
 use attn_trace_analysis::grade::{self, ATOL, Divergence, Finding, Grade, Kind, RTOL, Touch};
+use attn_trace_analysis::learner::bind::{Binder, Bindings};
 use attn_trace_analysis::learner::import::{ImportError, Reader};
 use attn_trace_analysis::learner::reference::Reference;
 use attn_trace_analysis::learner::{ENV_INPUTS, ENV_OUT, inputs};
@@ -34,11 +35,23 @@ Two forms:
       the scenario's own input and on --seeds more random ones (a kernel right only by luck is
       caught there), each within --timeout seconds
 
+Your buffers may have any names and layouts: --bind FILE (or \"bind\" in the trace's header)
+says how they lie over ours, e.g. llm.c's preatt as our scores, and its inp [B,T,3C] as q, k
+and v side by side:
+  preatt = \"scores\"
+  [inp]
+  q = { offset = 0,     strides = { b = \"T*3*C\", i = \"3*C\", h = \"D\", d = 1 } }
+  k = { offset = \"C\",   strides = { b = \"T*3*C\", j = \"3*C\", h = \"D\", d = 1 } }
+  v = { offset = \"2*C\", strides = { b = \"T*3*C\", j = \"3*C\", h = \"D\", d = 1 } }
+(docs/your_kernel.md, \"Your names, your layout\").
+
 The answer, in order: 1. results (every cell the pass writes, within 1e-4·|ref| + 1e-5·max(1,
-max|ref|)); 2. accesses (out of bounds, reads before any write, accumulations lost, waste) and
-the global reads and writes per buffer beside the reference's and flash's; 3. the first
-divergence, with the reads that fed it on each side and the gallery mistake it matches.
-Your loop order is yours: only final values and access errors decide.
+max|ref|); cells no result depends on, at masked pairs, are not graded; a cell whose writes
+read cells the reference's never read for it is wrong, right only by luck); 2. accesses (out
+of bounds, reads before any write, accumulations lost, given cells never read, waste) and the
+global reads and writes per buffer beside the reference's and flash's; 3. the first
+divergence, with the reads that fed it on each side, hints, and the gallery mistake it
+matches. Your loop order is yours: only final values, the cells read and access errors decide.
 
 Exit codes: 0 your kernel is right, 3 your kernel is wrong (or your program failed),
 2 bad input (the scenario, the trace, the command line), 1 anything else.
@@ -74,6 +87,10 @@ pub struct Args {
     /// With `--`: seconds each run of your program may take.
     #[arg(long, value_name = "SECONDS", default_value_t = 60, value_parser = super::whole::<u64>, allow_negative_numbers = true)]
     pub timeout: u64,
+    /// How your buffers lie over the reference's tensors (TOML; replaces the trace header's
+    /// \"bind\").
+    #[arg(long, value_name = "FILE")]
+    pub bind: Option<PathBuf>,
     /// Print the grade as JSON.
     #[arg(long)]
     pub json: bool,
@@ -110,9 +127,15 @@ struct Report<'a> {
 
 pub fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
+    let bindings = args
+        .bind
+        .as_deref()
+        .map(Bindings::load)
+        .transpose()
+        .map_err(CliError::Input)?;
     let outcomes = match &args.trace {
-        Some(trace) => vec![grade_file(&scenario, &args, trace, None)?],
-        None => run_program(&scenario, &args)?,
+        Some(trace) => vec![grade_file(&scenario, &args, bindings.as_ref(), trace, None)?],
+        None => run_program(&scenario, &args, bindings.as_ref())?,
     };
     let (variant, pass) = outcomes
         .iter()
@@ -149,7 +172,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// Grades one trace file. `input` is the input the program was given (the `--` form), which the
 /// header must agree with.
-fn grade_file(scenario: &Scenario, args: &Args, trace: &Path, input: Option<u64>) -> Result<Outcome, CliError> {
+fn grade_file(
+    scenario: &Scenario,
+    args: &Args,
+    bindings: Option<&Bindings>,
+    trace: &Path,
+    input: Option<u64>,
+) -> Result<Outcome, CliError> {
     let shown = trace.display().to_string();
     let open = || {
         std::fs::File::open(trace)
@@ -199,6 +228,7 @@ fn grade_file(scenario: &Scenario, args: &Args, trace: &Path, input: Option<u64>
             "H" => sh.h,
             "D" => sh.d(),
             "H_kv" => sh.h_kv,
+            "L" => scenario.layers,
             _ => continue,
         };
         if *value != ours as u64 {
@@ -227,12 +257,14 @@ fn grade_file(scenario: &Scenario, args: &Args, trace: &Path, input: Option<u64>
     )?;
     let reference = Reference::new(scenario, variant, pass, header.input)
         .map_err(|e| CliError::Input(format!("{}: {e}", args.scenario.display())))?;
-    let graded = grade::grade(&reference, &mut reader, scenario).map_err(|mut e| {
+    let declared = bindings.or(header.bind.as_ref()).cloned().unwrap_or_default();
+    let mut binder = Binder::new(&declared, &reference).map_err(CliError::Input)?;
+    let graded = grade::grade(&reference, &mut reader, &mut binder, scenario).map_err(|mut e| {
         e.path.clone_from(&shown);
         import(e)
     })?;
     let again = Reader::new(open()?, &shown).map_err(import)?;
-    let grade = graded.with_mine_reads(again).map_err(import)?;
+    let grade = graded.with_mine_reads(&reference, again, &mut binder).map_err(import)?;
     Ok(Outcome {
         input: header.input,
         program: None,
@@ -255,7 +287,7 @@ pub fn clean_up_after_signal() {
 }
 
 /// Runs the learner's program on input 0 and `--seeds` random ones, grading each trace.
-fn run_program(scenario: &Scenario, args: &Args) -> Result<Vec<Outcome>, CliError> {
+fn run_program(scenario: &Scenario, args: &Args, bindings: Option<&Bindings>) -> Result<Vec<Outcome>, CliError> {
     let (variant, pass) = super::inputs::choose(scenario, &args.scenario, args.variant, args.pass)?;
     let dir = tempfile::Builder::new()
         .prefix("attn-trace-grade-")
@@ -287,9 +319,10 @@ fn run_program(scenario: &Scenario, args: &Args) -> Result<Vec<Outcome>, CliErro
                     command: Vec::new(),
                     trace: None,
                     scenario: args.scenario.clone(),
+                    bind: None,
                     ..*args
                 };
-                outcomes.push(grade_file(scenario, &shown_args, &trace_path, Some(k))?);
+                outcomes.push(grade_file(scenario, &shown_args, bindings, &trace_path, Some(k))?);
             }
         }
         let _ = std::fs::remove_file(&trace_path);
@@ -408,12 +441,33 @@ fn v(x: f32) -> String {
     }
 }
 
-fn touches(list: &[Touch], more: usize) -> String {
-    let mut s = list
+/// An access as its side made it: `q[10]=0.25`; the learner's with the reference cell when
+/// their buffer or offset differ from ours (`inp[37]=0.25 (q[b0 i2 h1 d0])`), the cell's notes,
+/// and ✗ before a read the reference does not make there.
+fn touch(t: &Touch) -> String {
+    let mut s = format!(
+        "{}{}[{}]={}",
+        if t.stray { "✗" } else { "" },
+        t.buffer,
+        t.offset,
+        v(t.value)
+    );
+    let ours = format!("{}[", t.buffer);
+    let notes: Vec<String> = t
+        .cell
         .iter()
-        .map(|t| format!("{}[{}]={}", t.buffer.name(), t.offset, v(t.value)))
-        .collect::<Vec<_>>()
-        .join(" ");
+        .filter(|c| !c.starts_with(&ours) || t.buffer.is_empty())
+        .cloned()
+        .chain(t.note.clone())
+        .collect();
+    if !notes.is_empty() {
+        let _ = write!(s, " ({})", notes.join("; "));
+    }
+    s
+}
+
+fn touches(list: &[Touch], more: usize) -> String {
+    let mut s = list.iter().map(touch).collect::<Vec<_>>().join(" ");
     if more > 0 {
         let _ = write!(s, " {}", tr!("and {n} more", n = more));
     }
@@ -489,7 +543,7 @@ fn describe(args: &Args, outcomes: &[Outcome], shown: usize, variant: Variant, p
 }
 
 fn results(s: &mut String, g: &Grade) {
-    let wrong = g.results.iter().filter(|r| r.wrong + r.missing > 0).count();
+    let wrong = g.results.iter().filter(|r| r.wrong + r.missing + r.misread > 0).count();
     let _ = writeln!(
         s,
         "\n1. {}",
@@ -510,6 +564,18 @@ fn results(s: &mut String, g: &Grade) {
             None => tr!("✓ {name}: {n} cells right", name, n = r.cells).to_string(),
             Some(_) if r.missing == r.cells => {
                 tr!("✗ {name}: never written ({n} cells expected)", name, n = r.cells).to_string()
+            }
+            Some(c) if r.wrong + r.missing == 0 => {
+                let read = c.stray.as_ref().map(|st| touch(&st.read)).unwrap_or_default();
+                tr!(
+                    "✗ {name}: {bad} of {n} cells right only by luck, computed from cells the reference does not read for them; first {name}[{index}] from {read}",
+                    name,
+                    bad = r.misread,
+                    n = r.cells,
+                    index = c.index,
+                    read
+                )
+                .to_string()
             }
             Some(c) => {
                 let first = match c.mine {
@@ -532,40 +598,62 @@ fn results(s: &mut String, g: &Grade) {
                 tr!(
                     "✗ {name}: {bad} of {n} cells wrong or missing; {first}",
                     name,
-                    bad = r.wrong + r.missing,
+                    bad = r.wrong + r.missing + r.misread,
                     n = r.cells,
                     first
                 )
                 .to_string()
             }
         };
-        let _ = writeln!(s, "   {line}");
+        let unneeded = if r.unneeded > 0 {
+            tr!(
+                " (not graded: {n} more at pairs the mask hides, which no result depends on)",
+                n = r.unneeded
+            )
+            .to_string()
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "   {line}{unneeded}");
     }
 }
 
 fn finding(f: &Finding) -> String {
-    let name = f.buffer.name();
+    let name = f.buffer.as_str();
     let at = format!("{}:{}", f.at.file, f.at.line);
     let times = if f.count > 1 {
         tr!(" ({n} times)", n = thousands(f.count)).to_string()
     } else {
         String::new()
     };
+    // the reference cell an offset of the learner's is, when their layout is not ours
+    let cell = f.cell.as_ref().map(|c| format!(" ({c})")).unwrap_or_default();
     match f.kind {
         Kind::OutOfBounds => tr!(
             "✗ {op} of {name}[{offset}] outside the buffer ({size} cells) at {at}{times}",
             op = f.op,
             name,
             offset = f.offset,
-            size = f.size,
+            size = f.size.unwrap_or(0),
+            at,
+            times
+        )
+        .to_string(),
+        Kind::Unmapped => tr!(
+            "✗ {op} of {name}[{offset}] at {at}: no view of its binding is there ({name} holds {holds}){times}",
+            op = f.op,
+            name,
+            offset = f.offset,
+            holds = f.holds.as_deref().unwrap_or("?"),
             at,
             times
         )
         .to_string(),
         Kind::Uninitialised => tr!(
-            "✗ read of {name}[{offset}] before anything wrote it (nobody gives {name}: it starts empty) at {at}{times}",
+            "✗ read of {name}[{offset}]{cell} before anything wrote it (nobody gives {name}: it starts empty) at {at}{times}",
             name,
             offset = f.offset,
+            cell,
             at,
             times
         )
@@ -578,6 +666,16 @@ fn finding(f: &Finding) -> String {
             times
         )
         .to_string(),
+        Kind::NeverRead => match &f.cell {
+            None => tr!("✗ never reads {name}: your results cannot depend on it", name).to_string(),
+            Some(first) => tr!(
+                "✗ never reads {n} cells of {name} the results depend on (first {first}): your results cannot depend on them",
+                n = thousands(f.count),
+                name,
+                first
+            )
+            .to_string(),
+        },
         Kind::Overwritten => tr!(
             "· write of {name}[{offset}] at {at} overwritten before any read (harmless here: nothing accumulates){times}",
             name,
@@ -614,6 +712,8 @@ fn accesses(s: &mut String, g: &Grade) {
         "\n2. {}",
         if errors == 0 {
             tr!("Accesses: no errors").to_string()
+        } else if errors == 1 {
+            tr!("Accesses: 1 error").to_string()
         } else {
             tr!("Accesses: {errors} errors", errors).to_string()
         }
@@ -655,16 +755,24 @@ fn divergence(s: &mut String, g: &Grade, args: &Args) {
             "\n3. {}",
             tr!("No divergence: every cell agrees with the reference.")
         );
+        for h in &g.hints {
+            let _ = writeln!(s, "   {}", tr!("Hint: {h}", h));
+        }
         return;
     };
     let Divergence { cell, .. } = d;
     let name = cell.buffer.name();
+    let event = if d.reference_layer > 0 {
+        tr!("layer {l}'s event #{n}", l = d.reference_layer, n = d.reference_event).to_string()
+    } else {
+        tr!("event #{n}", n = d.reference_event).to_string()
+    };
     let _ = writeln!(
         s,
         "\n3. {}",
         tr!(
-            "First divergence: the reference's event #{n} ({file}:{line}) writes {name}[{index}] = {value}",
-            n = d.reference_event,
+            "First divergence: the reference's {event} ({file}:{line}) writes {name}[{index}] = {value}",
+            event,
             file = d.reference_file,
             line = d.reference_line,
             name,
@@ -679,12 +787,19 @@ fn divergence(s: &mut String, g: &Grade, args: &Args) {
     );
     match (&d.mine_at, cell.mine) {
         (Some(at), Some(m)) => {
+            let wrote = d
+                .mine_write
+                .as_ref()
+                .filter(|w| w.buffer != name || w.offset != cell.offset as i64)
+                .map(|w| format!(" {}", tr!("as {name}[{offset}]", name = &w.buffer, offset = w.offset)))
+                .unwrap_or_default();
             let _ = writeln!(
                 s,
                 "   {}",
                 tr!(
-                    "yours: {value} at {file}:{line} (trace line {tl})",
+                    "yours: {value}{wrote} at {file}:{line} (trace line {tl})",
                     value = v(m),
+                    wrote,
                     file = at.file,
                     line = at.line,
                     tl = at.trace_line
@@ -695,10 +810,38 @@ fn divergence(s: &mut String, g: &Grade, args: &Args) {
                 "     {}",
                 tr!("from {reads}", reads = touches(&d.mine_reads, d.mine_more))
             );
+            if let Some(st) = cell.stray.as_ref().filter(|_| cell.right) {
+                let _ = writeln!(
+                    s,
+                    "   {}",
+                    tr!(
+                        "Your value is right, but from {read}, a cell the reference does not read for {name}[{index}] ({expected}): right only by luck",
+                        read = touch(&st.read),
+                        name,
+                        index = cell.index,
+                        expected = st.expected
+                    )
+                );
+            }
         }
         _ => {
-            let _ = writeln!(s, "   {}", tr!("yours: never written"));
+            let _ = match &d.mine_elsewhere {
+                Some(at) => writeln!(
+                    s,
+                    "   {}",
+                    tr!(
+                        "yours: never written (your other writes of {name} are at {file}:{line})",
+                        name,
+                        file = at.file,
+                        line = at.line
+                    )
+                ),
+                None => writeln!(s, "   {}", tr!("yours: never written")),
+            };
         }
+    }
+    for h in &g.hints {
+        let _ = writeln!(s, "   {}", tr!("Hint: {h}", h));
     }
     if let Some(m) = &g.mistake {
         let _ = writeln!(
@@ -713,13 +856,19 @@ fn divergence(s: &mut String, g: &Grade, args: &Args) {
         );
     }
     if let Some(trace) = &args.trace {
+        let bind = args
+            .bind
+            .as_ref()
+            .map(|b| format!(" --bind {}", b.display()))
+            .unwrap_or_default();
         let _ = writeln!(
             s,
             "   {}",
             tr!(
-                "Step through it: attn-trace tui {scenario} --mine {trace}",
+                "Step through it: attn-trace tui {scenario} --mine {trace}{bind}",
                 scenario = args.scenario.display(),
-                trace = trace.display()
+                trace = trace.display(),
+                bind
             )
         );
     }

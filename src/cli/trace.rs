@@ -394,7 +394,8 @@ impl Bar {
 }
 
 /// The header line of the JSON Lines export: the trace format and version, the scenario, the
-/// variant and pass when the export holds one of each, and the sizes (docs/your_kernel.md).
+/// variant and pass when the export holds one of each, and the sizes (docs/your_kernel.md). It
+/// holds one layer, the scenario's own values: `L` is 1.
 fn header_line(scenario: &Scenario, path: &std::path::Path, variants: &[Variant], pass: Option<Pass>) -> String {
     let sh = scenario.shape;
     let single = |one: Option<&str>| one.map_or_else(|| "null".to_string(), |n| format!("\"{n}\""));
@@ -404,7 +405,7 @@ fn header_line(scenario: &Scenario, path: &std::path::Path, variants: &[Variant]
         _ => None,
     });
     format!(
-        "{{\"format\":\"{}\",\"version\":{},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{}}}}}\n",
+        "{{\"format\":\"{}\",\"version\":{},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{},\"L\":1}}}}\n",
         learner::TRACE_FORMAT,
         learner::TRACE_VERSION,
         serde_json::to_string(&path.display().to_string()).unwrap_or_else(|_| "null".into()),

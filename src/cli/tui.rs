@@ -78,6 +78,9 @@ pub struct Args {
     /// from recorders/ on the tensors of `attn-trace inputs`; see `attn-trace grade`).
     #[arg(long, value_name = "TRACE", requires = "scenario", conflicts_with_all = ["quiz", "at", "pass", "snapshot"])]
     pub mine: Option<PathBuf>,
+    /// With --mine: how your buffers lie over the reference's tensors (TOML, as `grade --bind`).
+    #[arg(long, value_name = "FILE", requires = "mine")]
+    pub bind: Option<PathBuf>,
 }
 
 /// `COLUMNSxROWS`, each at least the smallest screen the TUI draws on.
@@ -186,7 +189,9 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // the learner's trace is read and graded before the terminal is taken over: a bad one is
     // one line and exit code 2
     let mine = match (&args.mine, &args.scenario) {
-        (Some(trace), Some(path)) => Some(tui::screens::mine::load(&scenario, path, trace).map_err(CliError::Input)?),
+        (Some(trace), Some(path)) => {
+            Some(tui::screens::mine::load(&scenario, path, trace, args.bind.as_deref()).map_err(CliError::Input)?)
+        }
         _ => None,
     };
     // without a terminal there is nothing to draw on: say so plainly instead of drawing escape

@@ -65,7 +65,8 @@ fn the_export_read_back_is_the_log() {
                 let e = trace.events[n];
                 let same_value = a.value.to_bits() == e.value.to_bits() || (a.value.is_nan() && e.value.is_nan());
                 assert!(
-                    (a.op, a.buf, a.offset, a.line) == (e.op, e.buf, i64::from(e.offset), u32::from(e.line))
+                    (a.op, reader.buffers()[a.name as usize].as_str(), a.offset, a.line)
+                        == (e.op, e.buf.name(), i64::from(e.offset), u32::from(e.line))
                         && same_value,
                     "{}: {variant:?} event {n}: imported {a:?}, logged {e:?}",
                     path.display()
@@ -302,7 +303,14 @@ fn access_errors_are_reported_at_their_line() {
         out.contains("✗ read of k[-1] outside the buffer (12 cells) at mine.py:30\n"),
         "{out}"
     );
-    assert!(out.contains("Accesses: 3 errors"), "{out}");
+    // and it reads none of the forward pass's inputs: its results cannot depend on them
+    for input in ["x", "w_qkv", "b_qkv", "w_proj", "b_proj"] {
+        assert!(
+            out.contains(&format!("✗ never reads {input}: your results cannot depend on it\n")),
+            "{out}"
+        );
+    }
+    assert!(out.contains("Accesses: 8 errors"), "{out}");
 }
 
 #[test]
@@ -364,7 +372,7 @@ fn malformed_traces_are_one_line_and_exit_2() {
         (
             "unknown buffer",
             vec![header.clone(), ok.replace("\"q\"", "\"qq\"")],
-            ":2: \"buffer\": unknown buffer \"qq\"",
+            ":2: \"buffer\": \"qq\" is neither one of ours nor bound; bind it to the reference's tensors",
         ),
         (
             "offset not a number",
@@ -643,7 +651,7 @@ fn the_fast_reader_and_serde_json_read_the_same() {
             let a = a.unwrap();
             out.push((
                 a.op,
-                a.buf,
+                r.buffers()[a.name as usize].clone(),
                 a.offset,
                 a.value.to_bits(),
                 r.files()[a.file as usize].clone(),

@@ -59,6 +59,7 @@ mod model_ops;
 mod polish;
 mod recorders;
 mod scenario_docs;
+mod scenario_structure;
 mod scenario_roundtrip;
 mod screenshots;
 mod simd_levels;

@@ -457,7 +457,7 @@ fn an_example_trace_has_the_inputs_header_and_the_reference_s_accesses() {
     let scenario = "scenarios/mha_walkthrough.toml";
     crate::support::cli::stdout_of(&["inputs", scenario, "-o", inputs.to_str().unwrap()]);
     run(python3().arg(example("attention.py")).arg(&inputs).arg(&trace));
-    let header = r#"{"format":"attn-trace-trace","version":1,"scenario":"scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":0,"dims":{"B":1,"T":3,"S":3,"C":4,"H":2,"D":2,"H_kv":2}}"#;
+    let header = r#"{"format":"attn-trace-trace","version":1,"scenario":"scenarios/mha_walkthrough.toml","variant":"mha","pass":"forward","input":0,"dims":{"B":1,"T":3,"S":3,"C":4,"H":2,"D":2,"H_kv":2,"L":1}}"#;
     let mine = events(&trace, header);
     // the Python kernel walks the reference's loops, so it makes its accesses one for one
     let theirs = crate::support::cli::stdout_of(&["trace", scenario, "--variant", "mha", "--pass", "forward"]);
@@ -539,15 +539,16 @@ fn the_correct_python_and_cpp_kernels_are_graded_right() {
             .find(|t| t["buffer"] == "probs")
             .unwrap()
             .clone();
-        // the online softmax writes each probability once, the reference twice
-        let cells = first(&answer)["results"]
+        // the online softmax writes each probability once, the reference twice (the hidden
+        // pairs too, which are not graded)
+        let result = first(&answer)["results"]
             .as_array()
             .unwrap()
             .iter()
             .find(|r| r["buffer"] == "probs")
-            .unwrap()["cells"]
-            .as_u64()
-            .unwrap();
+            .unwrap()
+            .clone();
+        let cells = result["cells"].as_u64().unwrap() + result["unneeded"].as_u64().unwrap();
         assert_eq!(
             (probs["writes"].as_u64(), probs["reference_writes"].as_u64()),
             (Some(cells), Some(2 * cells)),
@@ -602,6 +603,35 @@ fn each_gallery_mistake_is_graded_wrong_at_its_line_and_named() {
                 assert_eq!(at["file"].as_str(), example("attention.py").to_str(), "{m}: {at}");
                 assert_eq!(wrong, ["att", "out"], "{m}");
             }
+            "mask_by_multiply" => {
+                // the hidden scores are not graded (no result depends on them): the first wrong
+                // cell is a probability, computed by attention.py's own softmax from a hidden
+                // score the mistaken line left at 0, which the hint names with its line
+                assert_eq!(at["file"].as_str(), example("attention.py").to_str(), "{m}: {at}");
+                assert_eq!(wrong, ["probs", "att", "out"], "{m}");
+                let hint = g["hints"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|h| h.as_str())
+                    .find(|h| h.contains("hidden"))
+                    .unwrap_or_else(|| panic!("{g:#}"));
+                let start = line_of(&source, &format!("class {class}("));
+                let line: u64 = hint
+                    .split(&format!("{}:", source.display()))
+                    .nth(1)
+                    .and_then(|t| t.split(',').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{hint}"));
+                assert!(
+                    line > start && line < start + 45,
+                    "{m}: line {line}, class at {start}: {hint}"
+                );
+                assert!(
+                    hint.starts_with("scores[b0 h0 i0 j1] is read though it is hidden: j > i: yours is 0, written at "),
+                    "{hint}"
+                );
+            }
             _ => {
                 assert_eq!(at["file"].as_str(), source.to_str(), "{m}: {at}");
                 let line = at["line"].as_u64().unwrap();
@@ -616,17 +646,43 @@ fn each_gallery_mistake_is_graded_wrong_at_its_line_and_named() {
 #[test]
 fn a_kernel_right_by_luck_is_caught_by_the_seeds() {
     let scenario = "scenarios/learner/lucky.toml";
-    // on the scenario's own input alone, an output check passes
+    // on the scenario's own input alone every value is right, but head 1's scores read head 0's
+    // keys, which the reference never reads for them: right only by luck, from this one trace
     let (code, answer) = grade(scenario, &["--seeds", "0"], &python("lucky.py", &[]));
-    assert_right(code, &answer, "lucky on its own input");
+    assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{answer:#}");
+    let g = first(&answer);
+    let scores = g["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["buffer"] == "scores")
+        .unwrap();
+    assert_eq!(
+        (scores["wrong"].as_u64(), scores["misread"].as_u64()),
+        (Some(0), Some(6)),
+        "{g:#}"
+    );
+    let d = &g["divergence"];
+    assert_eq!(d["cell"]["index"].as_str(), Some("b0 h1 i0 j0"), "{g:#}");
+    assert_eq!(
+        d["cell"]["stray"]["read"]["cell"].as_str(),
+        Some("k[b0 j0 h0 d0]"),
+        "{g:#}"
+    );
+    assert_eq!(d["cell"]["stray"]["expected"].as_str(), Some("h = 1"), "{g:#}");
+    assert!(
+        g["hints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h.as_str() == Some("your k reads are the same for every h of scores (h = 0 each time)")),
+        "{g:#}"
+    );
+    // its values are caught by the seeds
     let (code, answer) = grade(scenario, &[], &python("lucky.py", &[]));
     assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{answer:#}");
-    assert_eq!(
-        answer["exposed_by"].as_u64(),
-        Some(1),
-        "the first random input: {answer:#}"
-    );
-    let exposed = &answer["runs"][1]["grade"];
+    assert_eq!(answer["exposed_by"].as_u64(), Some(0), "its own input: {answer:#}");
+    let exposed = &answer["runs"][0]["grade"];
     let at = &exposed["divergence"]["mine_at"];
     assert_eq!(at["file"].as_str(), example("lucky.py").to_str());
     // head 1's first score, at the line that writes the scores

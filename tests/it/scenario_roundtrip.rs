@@ -179,6 +179,10 @@ prop_compose! {
             let heads = if variant == Some(Variant::Baseline) { 1 } else { h };
             Focus { variant, pass, b: fb % b, h: fh % heads, i: fi % shape.s, j: fj % t }
         });
+        // a model without biases is given none (LLaMA's); its layers are an independent count
+        let biases = [Buf::BQkv, Buf::BQ, Buf::BK, Buf::BV, Buf::BProj];
+        let bias = (init.seed / 3).is_multiple_of(2) || biases.iter().any(|b| values.contains_key(b));
+        let layers = 1 + (init.seed % 3) as usize;
         Scenario {
             source: "prop.toml".to_string(),
             title,
@@ -198,6 +202,8 @@ prop_compose! {
             sink_logit,
             latent,
             tiles,
+            bias,
+            layers,
             init,
             values,
             focus,

@@ -29,7 +29,7 @@ fn mistaken(dir: &Path, name: &str, pass: &str) -> (PathBuf, PathBuf) {
 
 fn opened(s: &Path, t: &Path) -> App {
     let scenario = Scenario::load(s).unwrap();
-    let view = mine::load(&scenario, s, t).unwrap();
+    let view = mine::load(&scenario, s, t, None).unwrap();
     App {
         screen: Screen::Mine(Box::new(view)),
         ..App::new(Walk::builtin(), Theme::MONO, 120, 40)
@@ -84,24 +84,23 @@ fn it_opens_at_the_divergence_and_every_access_line_is_the_logs() {
         let m = view(&app);
         let a = m.beside.accesses[m.n];
         let (yours, reference) = access_lines(&app);
-        let label = m.beside.label(a.buf, a.offset);
+        let label = m.beside.label(m.n);
+        let name = m.beside.name(m.n).to_string();
         assert_eq!(
             yours,
             format!(
-                "yours #{} {} {}[{}] = {}  ({}[{label}])",
+                "yours #{} {} {name}[{}] = {}  ({label})",
                 m.n,
                 a.op.name(),
-                a.buf.name(),
                 a.offset,
                 num(a.value),
-                a.buf.name()
             )
         );
         let r = m.beside.matched(m.n).unwrap();
         let e = m.beside.reference.trace().events[r];
         assert_eq!(
-            (e.buf, i64::from(e.offset), e.op),
-            (a.buf, a.offset, a.op),
+            (e.buf.name(), i64::from(e.offset), e.op),
+            (name.as_str(), a.offset, a.op),
             "paired by cell"
         );
         assert!(

@@ -113,6 +113,7 @@ mod plan {
             cache: attn_trace_core::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: 1, bc: 1 }.fit(shape),
             sink: false,
+            bias: true,
         };
         let start = std::time::Instant::now();
         let n = estimate_events(&plan, Variant::Flash, Passes::BOTH);
@@ -148,6 +149,7 @@ mod registry {
             decode: false,
             cache: attn_trace_core::kernels::decode::CacheSpec::default(),
             sink: false,
+            bias: true,
         }
     }
 

@@ -345,6 +345,7 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: attn_trace_core
             cache: attn_trace_core::kernels::decode::CacheSpec::default(),
             tiles: Tiles { br: tile, bc: tile }.fit(shape),
             sink: false,
+            bias: true,
         }
     };
     let rows = lengths

@@ -9,6 +9,7 @@ use crate::tui::widgets::code::{Marks, draw_lines, least_indent};
 use crate::tui::widgets::put;
 use attn_trace_analysis::beside::Beside;
 use attn_trace_analysis::format::thousands;
+use attn_trace_analysis::learner::bind::Bindings;
 use attn_trace_analysis::learner::import::Reader;
 use attn_trace_analysis::learner::reference::Reference;
 use attn_trace_core::scenario::Scenario;
@@ -59,9 +60,10 @@ pub struct Mine {
 }
 
 /// Reads `trace` and grades it against `scenario`'s reference pass (the variant and pass its
-/// header names, else the scenario's focus): everything `tui --mine` needs, or why not, in one
-/// line.
-pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<Mine, String> {
+/// header names, else the scenario's focus), its buffers placed by the bindings file `bind`
+/// (else the header's): everything `tui --mine` needs, or why not, in one line.
+pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
+    let bindings = bind.map(Bindings::load).transpose()?;
     let shown = trace.display().to_string();
     let open = || {
         let file = std::fs::File::open(trace).map_err(|e| attn_trace_analysis::learner::import::ImportError {
@@ -82,6 +84,7 @@ pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path) -> Result<M
             let pass = h.pass.unwrap_or(attn_trace_core::trace::Pass::Forward);
             Reference::new(scenario, variant, pass, h.input).map_err(|e| format!("{}: {e}", scenario_path.display()))
         },
+        bindings.as_ref(),
         open,
     )?;
     let dir = trace.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -253,11 +256,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
         }
         None => code_panel(frame, left, tr!(" Yours ").into(), Some(""), None, t),
     }
-    let trace = b.reference.trace();
-    match matched {
-        Some(r) => {
-            let file = trace.file_of(r);
-            let line = trace.events[r].line as usize;
+    let reference = &b.reference;
+    match matched.and_then(|r| reference.event(r)) {
+        Some(e) => {
+            let (file, line) = (e.file, e.line as usize);
             code_panel(
                 frame,
                 right,
@@ -270,37 +272,69 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
         None => code_panel(frame, right, tr!(" Reference ").into(), Some(""), None, t),
     }
 
-    // the two accesses, and how they compare
+    // the two accesses, and how they compare: the same cell, or for a read the cell the
+    // reference reads for the same write
     let mut lines = Vec::new();
     if let Some(a) = a {
-        let name = a.buf.name();
+        let name = b.name(st.n);
         lines.push(Line::from(vec![
             Span::styled(tr!("yours #{n} ", n = st.n), t.dim()),
             Span::styled(
                 format!(
-                    "{} {name}[{}] = {}  ({name}[{}])",
+                    "{} {name}[{}] = {}  ({})",
                     a.op.name(),
                     a.offset,
                     value(a.value),
-                    b.label(a.buf, a.offset)
+                    b.label(st.n)
                 ),
                 t.base(),
             ),
         ]));
-        let reference = match matched {
-            Some(r) => {
-                let e = trace.events[r];
-                let same = e.value.to_bits() == a.value.to_bits()
-                    || attn_trace_analysis::grade::agrees(a.value, e.value, e.value.abs().max(1.0));
-                let verdict = if same {
+        let here = b.cells.get(st.n).copied().flatten();
+        let line = match matched.and_then(|r| reference.event(r)) {
+            Some(e) => {
+                let same_cell = here == Some((e.buf, e.offset));
+                let verdict = if b.is_stray(st.n) {
+                    let feeds = b
+                        .feeds(st.n)
+                        .map(|(fb, fo)| reference.cell_label(fb, fo))
+                        .unwrap_or_default();
+                    Span::styled(
+                        tr!(
+                            "  ✗ not this cell: for {feeds} the reference reads {cell}",
+                            feeds,
+                            cell = reference.cell_label(e.buf, e.offset)
+                        ),
+                        t.error(),
+                    )
+                } else if !same_cell {
+                    Span::styled(
+                        tr!("  another cell: {cell}", cell = reference.describe(e.buf, e.offset)),
+                        t.dim(),
+                    )
+                } else if e.value.to_bits() == a.value.to_bits()
+                    || attn_trace_analysis::grade::agrees(a.value, e.value, e.value.abs().max(1.0))
+                {
                     Span::styled(tr!("  same value"), t.dim())
                 } else {
                     Span::styled(tr!("  ✗ the values differ"), t.error())
                 };
+                let number = if e.layer > 0 {
+                    tr!("reference #{n} (layer {l}) ", n = e.local, l = e.layer).to_string()
+                } else {
+                    tr!("reference #{n} ", n = e.local).to_string()
+                };
+                let per = reference.get(e.buf).map_or(1, |c| c.per_layer().max(1));
                 Line::from(vec![
-                    Span::styled(tr!("reference #{n} ", n = r), t.dim()),
+                    Span::styled(number, t.dim()),
                     Span::styled(
-                        format!("{} {}[{}] = {}", e.op.name(), e.buf.name(), e.offset, value(e.value)),
+                        format!(
+                            "{} {}[{}] = {}",
+                            e.op.name(),
+                            e.buf.name(),
+                            e.offset % per,
+                            value(e.value)
+                        ),
                         t.base(),
                     ),
                     verdict,
@@ -316,7 +350,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
                 t.error(),
             ),
         };
-        lines.push(reference);
+        lines.push(line);
     }
     frame.render_widget(Paragraph::new(lines), accesses);
 
@@ -324,8 +358,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     let wrong: Vec<String> = g
         .results
         .iter()
-        .filter(|r| r.wrong + r.missing > 0)
-        .map(|r| format!("{} {}/{}", r.buffer.name(), r.wrong + r.missing, r.cells))
+        .filter(|r| r.wrong + r.missing + r.misread > 0)
+        .map(|r| format!("{} {}/{}", r.buffer.name(), r.wrong + r.missing + r.misread, r.cells))
         .collect();
     let results = if wrong.is_empty() {
         tr!("1. results right").to_string()
@@ -350,6 +384,10 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
             .to_string();
             if let Some(m) = m {
                 s.push_str(&tr!(" · mistake {number}: {name}", number = m.number, name = m.name));
+            }
+            if let Some(h) = g.hints.first() {
+                s.push_str(" · ");
+                s.push_str(h);
             }
             s
         }
@@ -405,7 +443,7 @@ pub fn open_picked(path: &Path) -> Result<Mine, String> {
     let (scenario, _) = summary(path)?;
     let scenario_path = PathBuf::from(&scenario);
     let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
-    load(&s, &scenario_path, path)
+    load(&s, &scenario_path, path, None)
 }
 
 pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme) {

@@ -1,16 +1,20 @@
 //! Reading a trace: the JSON Lines the `trace` command exports and the recorders write.
 //!
 //! The first line is a header, `{"format":"attn-trace-trace","version":1,"scenario":…,
-//! "variant":…,"pass":…,"input":0}`; every other line is one access. Of an access only `op`,
-//! `buffer`, `offset`, `value`, `file` and `line` are required: what a learner's recorder cannot
-//! know (the logical index, loop variables, derived offsets, level, phase) is optional, and the
-//! grader derives what it needs from the registry. Lines are read one at a time, so a trace of
+//! "variant":…,"pass":…,"input":0}` (with `"bind"`, how the learner's buffers lie over ours:
+//! [`super::bind`]); every other line is one access. Of an access only `op`, `buffer`,
+//! `offset`, `value`, `file` and `line` are required: what a learner's recorder cannot know (the
+//! logical index, loop variables, derived offsets, level, phase) is optional, and the grader
+//! derives what it needs from the registry. The buffer may have any name; which reference cell
+//! an access is, is the bindings' business. A line `{"op":"at","index":{"i":3}}` says which
+//! index the accesses after it are at along a dimension a buffer is reused on (a scratch row). Lines are read one at a time, so a trace of
 //! any length takes memory for one line; every problem is one message naming the trace's line
 //! and the field.
 
+use super::bind::Bindings;
 use super::{TRACE_FORMAT, TRACE_VERSION};
 use attn_trace_core::kernels::Variant;
-use attn_trace_core::trace::{Buf, Op, Pass, Phase};
+use attn_trace_core::trace::{Op, Pass, Phase};
 use attn_trace_i18n::tr;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -30,13 +34,16 @@ pub struct Header {
     pub input: u64,
     /// The sizes the recorder saw (`B`, `T`, …), when it says.
     pub dims: Vec<(String, u64)>,
+    /// How the learner's buffers lie over the reference's tensors (`"bind"`), when it says.
+    pub bind: Option<Bindings>,
 }
 
 /// One access of an imported trace.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Access {
     pub op: Op,
-    pub buf: Buf,
+    /// The learner's buffer: index into [`Reader::buffers`].
+    pub name: u32,
     /// As recorded: it may lie outside the buffer, even below it (the grade says so).
     pub offset: i64,
     pub value: f32,
@@ -82,6 +89,7 @@ struct HeaderLine<'a> {
     pass: Option<Cow<'a, str>>,
     input: Option<u64>,
     dims: Option<HashMap<String, u64>>,
+    bind: Option<serde_json::Value>,
 }
 
 /// One access line as JSON. Fields the grade does not need are skipped unparsed.
@@ -98,6 +106,7 @@ struct Line<'a> {
     line: Option<serde_json::Value>,
     #[serde(borrow)]
     phase: Option<Cow<'a, str>>,
+    index: Option<serde_json::Value>,
 }
 
 /// Reads a trace line by line.
@@ -110,6 +119,10 @@ pub struct Reader<R> {
     header: Header,
     files: Vec<String>,
     file_ids: HashMap<String, u32>,
+    buffers: Vec<String>,
+    buffer_ids: HashMap<String, u32>,
+    /// The indices the last `at` lines gave, by dimension.
+    index: Vec<(String, u64)>,
 }
 
 impl<R: BufRead> Reader<R> {
@@ -123,6 +136,9 @@ impl<R: BufRead> Reader<R> {
             header: Header::default(),
             files: Vec::new(),
             file_ids: HashMap::new(),
+            buffers: Vec::new(),
+            buffer_ids: HashMap::new(),
+            index: Vec::new(),
         };
         if !r.next_line()? {
             return Err(r.error(0, tr!("empty trace: expected a header line first")));
@@ -138,6 +154,17 @@ impl<R: BufRead> Reader<R> {
     /// The source files the accesses name, indexed by [`Access::file`].
     pub fn files(&self) -> &[String] {
         &self.files
+    }
+
+    /// The learner's buffer names, indexed by [`Access::name`].
+    pub fn buffers(&self) -> &[String] {
+        &self.buffers
+    }
+
+    /// The indices of the scratch dimensions, as the last `at` lines before the access just
+    /// read gave them.
+    pub fn index(&self) -> &[(String, u64)] {
+        &self.index
     }
 
     /// An error at the trace's line `line` (1-based; 0 for the whole file).
@@ -218,6 +245,13 @@ impl<R: BufRead> Reader<R> {
         };
         let mut dims: Vec<(String, u64)> = h.dims.unwrap_or_default().into_iter().collect();
         dims.sort();
+        let bind = match &h.bind {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(
+                Bindings::from_json(v, &format!("{}:{at}: \"bind\"", self.path))
+                    .map_err(|e| self.error(at, format!("\"bind\": {e}")))?,
+            ),
+        };
         Ok(Header {
             version: TRACE_VERSION,
             scenario: h.scenario.map(Cow::into_owned),
@@ -225,22 +259,29 @@ impl<R: BufRead> Reader<R> {
             pass,
             input: h.input.unwrap_or(0),
             dims,
+            bind,
         })
     }
 
-    /// The next access, `None` at the end of the trace. Blank lines are skipped.
+    /// The next access, `None` at the end of the trace. Blank lines are skipped, `at` lines
+    /// taken into [`Reader::index`].
     pub fn next_access(&mut self) -> Option<Result<Access, ImportError>> {
         loop {
             match self.next_line() {
                 Err(e) => return Some(Err(e)),
                 Ok(false) => return None,
                 Ok(true) if self.text.trim().is_empty() => {}
-                Ok(true) => return Some(self.parse_access()),
+                Ok(true) => match self.parse_access() {
+                    Ok(Some(a)) => return Some(Ok(a)),
+                    Ok(None) => {}
+                    Err(e) => return Some(Err(e)),
+                },
             }
         }
     }
 
-    fn parse_access(&mut self) -> Result<Access, ImportError> {
+    /// An access, or `None` for an `at` line.
+    fn parse_access(&mut self) -> Result<Option<Access>, ImportError> {
         let at = self.at;
         let text = std::mem::take(&mut self.text);
         let result = self.parse_line(&text, at);
@@ -248,31 +289,30 @@ impl<R: BufRead> Reader<R> {
         result
     }
 
-    fn parse_line(&mut self, text: &str, at: u64) -> Result<Access, ImportError> {
+    fn parse_line(&mut self, text: &str, at: u64) -> Result<Option<Access>, ImportError> {
         if let Some(a) = fast::access(text.trim_end()) {
-            let (Some(buf), phase) = (Buf::from_name(a.buffer), a.phase.map(Phase::from_name)) else {
-                return self.parse_json(text, at);
-            };
+            let phase = a.phase.map(Phase::from_name);
             if phase.is_some_and(|p| p.is_none()) {
                 return self.parse_json(text, at);
             }
             let file = self.file_id(a.file);
-            return Ok(Access {
+            let name = self.buffer_id(a.buffer);
+            return Ok(Some(Access {
                 op: a.op,
-                buf,
+                name,
                 offset: a.offset,
                 value: a.value,
                 file,
                 line: a.line,
                 phase: phase.flatten(),
                 at,
-            });
+            }));
         }
         self.parse_json(text, at)
     }
 
     /// Any line [`fast::access`] does not take: through serde_json, every problem named.
-    fn parse_json(&mut self, text: &str, at: u64) -> Result<Access, ImportError> {
+    fn parse_json(&mut self, text: &str, at: u64) -> Result<Option<Access>, ImportError> {
         let l: Line = serde_json::from_str(text.trim_end())
             .map_err(|e| self.error(at, tr!("not a JSON object: {e}", e = json_error(&e))))?;
         let missing = |field: &str| {
@@ -287,18 +327,25 @@ impl<R: BufRead> Reader<R> {
         let op = match l.op.as_deref() {
             Some("read") => Op::Read,
             Some("write") => Op::Write,
+            Some("at") => {
+                self.take_index(l.index.as_ref(), at)?;
+                return Ok(None);
+            }
             Some(other) => {
                 return Err(self.error(
                     at,
-                    tr!("\"op\": expected \"read\" or \"write\", found \"{other}\"", other),
+                    tr!(
+                        "\"op\": expected \"read\", \"write\" or \"at\", found \"{other}\"",
+                        other
+                    ),
                 ));
             }
             None => return Err(missing("op")),
         };
         let name = l.buffer.ok_or_else(|| missing("buffer"))?;
-        let buf = Buf::from_name(&name).ok_or_else(|| {
-            self.error(at, tr!("\"buffer\": unknown buffer \"{name}\"; the buffers are named as in the inputs file (x, q, k, v, scores, probs, att, out, d_q, …)", name = name))
-        })?;
+        if name.is_empty() {
+            return Err(self.error(at, tr!("\"buffer\": an empty name")));
+        }
         let offset = l.offset.ok_or_else(|| missing("offset"))?;
         // a negative offset is the learner's mistake (`k_base - 1`), reported by the grade
         let offset = offset
@@ -347,16 +394,47 @@ impl<R: BufRead> Reader<R> {
             }
         };
         let file = self.file_id(&file);
-        Ok(Access {
+        let name = self.buffer_id(&name);
+        Ok(Some(Access {
             op,
-            buf,
+            name,
             offset,
             value,
             file,
             line,
             phase,
             at,
-        })
+        }))
+    }
+
+    /// An `at` line's `"index": {"i": 3, …}`: the indices of the scratch dimensions from here on.
+    fn take_index(&mut self, index: Option<&serde_json::Value>, at: u64) -> Result<(), ImportError> {
+        let Some(serde_json::Value::Object(map)) = index else {
+            return Err(self.error(
+                at,
+                tr!("\"index\": an \"at\" line needs \"index\": {\"dimension\": index, …}"),
+            ));
+        };
+        for (dim, v) in map {
+            let Some(x) = v.as_u64() else {
+                return Err(self.error(at, tr!("\"index\": {dim}: expected a whole number, found {v}", dim, v)));
+            };
+            match self.index.iter_mut().find(|(d, _)| d == dim) {
+                Some(slot) => slot.1 = x,
+                None => self.index.push((dim.clone(), x)),
+            }
+        }
+        Ok(())
+    }
+
+    fn buffer_id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.buffer_ids.get(name) {
+            return id;
+        }
+        let id = self.buffers.len() as u32;
+        self.buffers.push(name.to_string());
+        self.buffer_ids.insert(name.to_string(), id);
+        id
     }
 
     fn file_id(&mut self, name: &str) -> u32 {

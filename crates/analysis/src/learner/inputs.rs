@@ -11,7 +11,7 @@
 //! input 0
 //! dim B 1
 //! param scale 0.70710677
-//! # x: input [b=1 t=3 c=4]
+//! # x: input [b=1 i=3 c=4]
 //! tensor x 12 3 1 3 4
 //! 0.24835708 -0.06913215 …
 //! end
@@ -59,6 +59,7 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
         ("H", sh.h),
         ("D", sh.d()),
         ("H_kv", sh.h_kv),
+        ("L", r.layers),
     ] {
         let _ = writeln!(out, "dim {name} {size}");
     }
@@ -77,10 +78,15 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
         writeln!(w, "{}", row.join(" "))?;
     }
     for c in r.inputs() {
-        let dims = &c.spec.layout.dims;
-        let named: Vec<String> = dims.iter().map(|d| format!("{}={}", d.name, d.size)).collect();
+        // with several layers, the layer is the outermost dimension
+        let dims: Vec<(&str, usize)> = c
+            .dims()
+            .into_iter()
+            .filter(|&(n, _)| n != "l" || r.layers > 1)
+            .collect();
+        let named: Vec<String> = dims.iter().map(|(n, size)| format!("{n}={size}")).collect();
         writeln!(w, "# {}: {} [{}]", c.buf.name(), c.spec.role.name(), named.join(" "))?;
-        let sizes: Vec<String> = dims.iter().map(|d| d.size.to_string()).collect();
+        let sizes: Vec<String> = dims.iter().map(|(_, size)| size.to_string()).collect();
         writeln!(
             w,
             "tensor {} {} {} {}",

@@ -11,10 +11,14 @@
 //! - [`inputs`]: the inputs file, plain text that Python's standard library and C's `strtof`
 //!   read without a library;
 //! - [`import`]: the trace format (JSON Lines, the `trace` command's, with a versioned header),
-//!   read line by line in bounded memory, every problem one line naming the trace's line.
+//!   read line by line in bounded memory, every problem one line naming the trace's line;
+//! - [`bind`]: how the learner's buffers, named and laid out as they like, lie over the
+//!   reference's tensors (views with offsets and strides, declared in the header or a TOML
+//!   file).
 //!
 //! The grade itself is analysis and lives in [`crate::grade`].
 
+pub mod bind;
 pub mod import;
 pub mod inputs;
 pub mod jsonl;

@@ -103,6 +103,9 @@ pub struct Inputs {
     /// gpt-oss's learned sink logit of each query head, `sink [H]` (`[1]` for the baseline's
     /// single head): one more logit in every softmax row's denominator, carrying no value.
     pub sink: Option<Vec<f32>>,
+    /// The linear layers add their biases (`b_qkv`, `b_proj`, …); `false`: they have none, and
+    /// the bias vectors of `start` and `proj` are not read (LLaMA-family models).
+    pub bias: bool,
 }
 
 impl Inputs {
@@ -136,6 +139,7 @@ impl Inputs {
             cache: CacheSpec::default(),
             tiles: Tiles::default().fit(shape),
             sink: None,
+            bias: true,
         }
     }
 
@@ -185,6 +189,12 @@ impl Inputs {
         Inputs { sink, ..self }
     }
 
+    /// The same inputs with the linear layers' biases (`false`: none, their vectors unread).
+    #[must_use]
+    pub fn with_bias(self, bias: bool) -> Inputs {
+        Inputs { bias, ..self }
+    }
+
     /// The same inputs with flash's tiles `tiles`, fitted to their shape.
     #[must_use]
     pub fn tiled(self, tiles: Tiles) -> Inputs {
@@ -214,6 +224,7 @@ impl Inputs {
             cache: self.cache.clone(),
             tiles: self.tiles,
             sink: self.sink.is_some(),
+            bias: self.bias,
         }
     }
 
@@ -365,6 +376,10 @@ impl Inputs {
             given.push((Buf::Sink, sink));
         }
         given.push((Buf::DOut, &self.d_out));
+        if !self.bias {
+            // a model without biases: their vectors are not the run's
+            given.retain(|(b, _)| !matches!(b, Buf::BQkv | Buf::BQ | Buf::BK | Buf::BV | Buf::BProj));
+        }
         given
     }
 
@@ -410,7 +425,7 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
                 keys,
                 t.arg(X),
                 t.arg(WQkv),
-                Some(t.arg(BQkv)),
+                t.has(BQkv).then(|| t.arg(BQkv)),
                 (Qkv, y),
             );
         });
@@ -419,13 +434,16 @@ pub fn forward<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inpu
         });
     } else if t.has(WQ) {
         t.write([Q], |t, [y]| {
-            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), Some(t.arg(BQ)), (Q, y));
+            let b = t.has(BQ).then(|| t.arg(BQ));
+            linear::forward(rec, Phase::QProj, queries, t.arg(X), t.arg(WQ), b, (Q, y));
         });
         t.write([K], |t, [y]| {
-            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), Some(t.arg(BK)), (K, y));
+            let b = t.has(BK).then(|| t.arg(BK));
+            linear::forward(rec, Phase::KProj, keys, t.arg(mem), t.arg(WK), b, (K, y));
         });
         t.write([V], |t, [y]| {
-            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), Some(t.arg(BV)), (V, y));
+            let b = t.has(BV).then(|| t.arg(BV));
+            linear::forward(rec, Phase::VProj, keys, t.arg(mem), t.arg(WV), b, (V, y));
         });
     }
 
@@ -469,7 +487,7 @@ fn out_proj<R: Recorder>(rec: &mut R, t: &mut Tensors, queries: [usize; 2]) {
     use Buf::*;
     if t.has(WProj) {
         t.write([Out], |t, [y]| {
-            let (att, w, b) = (t.arg(Att), t.arg(WProj), Some(t.arg(BProj)));
+            let (att, w, b) = (t.arg(Att), t.arg(WProj), t.has(BProj).then(|| t.arg(BProj)));
             linear::forward(rec, Phase::OutProj, queries, att, w, b, (Out, y));
         });
     }
@@ -496,7 +514,7 @@ fn latent_forward<R: Recorder>(rec: &mut R, t: &mut Tensors, lat: Latent, inputs
                     w_uk: t.get(WUk),
                     w_uv: t.get(WUv),
                     w_proj: t.get(WProj),
-                    b_proj: t.get(BProj),
+                    b_proj: t.has(BProj).then(|| t.get(BProj)),
                     rope: inputs.rope.map(|r| (r.pairs, t.get(RopeCos), t.get(RopeSin))),
                 };
                 let written = attention_mla::Written {
@@ -702,12 +720,18 @@ fn out_proj_back<R: Recorder>(rec: &mut R, t: &mut Tensors, queries: [usize; 2])
     if t.has(WProj) {
         t.write([DAtt, DWProj, DBProj], |t, [d_att, d_w, d_b]| {
             let (att, w, d_out) = (t.arg(Att), t.arg(WProj), t.arg(DOut));
-            let (d_att, d_w, d_b) = ((DAtt, d_att), (DWProj, d_w), Some((DBProj, d_b)));
+            let (d_att, d_w, d_b) = ((DAtt, d_att), (DWProj, d_w), bias_grad(DBProj, d_b));
             linear::backward(rec, Phase::OutProjBack, queries, att, w, d_out, d_att, d_w, d_b);
         });
     } else {
         t.write([DAtt], |t, [d_att]| d_att.copy_from_slice(t.get(DOut)));
     }
+}
+
+/// A bias's gradient buffer as the linear layer's backward takes it: `None` when the run has no
+/// biases (the buffer is empty).
+fn bias_grad(buf: Buf, d_b: &mut [f32]) -> Option<(Buf, &mut [f32])> {
+    (!d_b.is_empty()).then_some((buf, d_b))
 }
 
 /// The plain kernels' attention core, backwards: dP and dV, (dropout), dS, then dQ and dK.
@@ -788,7 +812,7 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
                 dy,
                 (DX, d_x),
                 (DWQkv, d_w),
-                Some((DBQkv, d_b)),
+                bias_grad(DBQkv, d_b),
             );
         });
     } else if t.has(WQ) {
@@ -798,17 +822,17 @@ fn rope_and_projections_backward<R: Recorder>(rec: &mut R, t: &mut Tensors, vari
         let (mem, d_mem) = if cross { (Memory, DMemory) } else { (X, DX) };
         t.write([d_mem, DWV, DBV], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WV), t.arg(DV));
-            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), Some((DBV, d_b)));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWV, d_w), bias_grad(DBV, d_b));
             linear::backward_into(rec, Phase::VProjBack, keys, m, w, dy, d_m, d_w, d_b, false);
         });
         t.write([d_mem, DWK, DBK], |t, [d_m, d_w, d_b]| {
             let (m, w, dy) = (t.arg(mem), t.arg(WK), t.arg(DK));
-            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), Some((DBK, d_b)));
+            let (d_m, d_w, d_b) = ((d_mem, d_m), (DWK, d_w), bias_grad(DBK, d_b));
             linear::backward_into(rec, Phase::KProjBack, keys, m, w, dy, d_m, d_w, d_b, true);
         });
         t.write([DX, DWQ, DBQ], |t, [d_x, d_w, d_b]| {
             let (x, w, dy) = (t.arg(X), t.arg(WQ), t.arg(DQ));
-            let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), Some((DBQ, d_b)));
+            let (d_x, d_w, d_b) = ((DX, d_x), (DWQ, d_w), bias_grad(DBQ, d_b));
             linear::backward_into(rec, Phase::QProjBack, queries, x, w, dy, d_x, d_w, d_b, !cross);
         });
     }
@@ -848,9 +872,9 @@ fn generate<R: Recorder>(rec: &mut R, t: &mut Tensors, variant: Variant, inputs:
             let given = decode::Given {
                 x: t.get(X),
                 w_qkv: t.get(WQkv),
-                b_qkv: t.get(BQkv),
+                b_qkv: t.has(BQkv).then(|| t.get(BQkv)),
                 w_proj: t.get(WProj),
-                b_proj: t.get(BProj),
+                b_proj: t.has(BProj).then(|| t.get(BProj)),
                 rope: pairs.map(|p| (p, t.get(RopeCos), t.get(RopeSin))),
                 cache,
                 split: inputs.cache.split,

@@ -66,6 +66,8 @@ pub struct Plan {
     pub tiles: FittedTiles,
     /// gpt-oss's learned sink logit in every softmax row (`sink [H]`).
     pub sink: bool,
+    /// The linear layers add a bias (`false`: `[run] bias = false`, as LLaMA-family models).
+    pub bias: bool,
 }
 
 impl Plan {
@@ -190,15 +192,16 @@ fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Counted> {
     let (sink_reads, sink_writes) = if sink { (rows, rows) } else { (Count::ZERO, Count::ZERO) };
     // d_sink[h] = −Σ P_sink·D_i: a pair per row, one write per head
     let sink_back = pc(Phase::SinkBack, 2 * rows, h);
-    // y = x·W + b: per output one bias read and IC (x, W) pairs
-    let lin_fwd = |phase, rows: Count, ic: Count, oc: Count| pc(phase, rows * oc * (1 + 2 * ic), rows * oc);
+    // y = x·W + b: per output a bias read (when there are biases) and IC (x, W) pairs
+    let bias = Count::from(plan.bias);
+    let lin_fwd = |phase, rows: Count, ic: Count, oc: Count| pc(phase, rows * oc * (bias + 2 * ic), rows * oc);
     // dx (IC per row, OC pairs each; `+=` adds a read), dW (IC·OC, one pair per row), db
     let lin_bwd = |phase, rows: Count, ic: Count, oc: Count, acc: bool| {
         let dx_reads = rows * ic * (2 * oc + Count::from(acc));
         pc(
             phase,
-            dx_reads + ic * oc * 2 * rows + oc * rows,
-            rows * ic + ic * oc + oc,
+            dx_reads + ic * oc * 2 * rows + bias * oc * rows,
+            rows * ic + ic * oc + bias * oc,
         )
     };
     let project = !m.has(Mistake::NoInputProjection);
@@ -352,7 +355,7 @@ fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
             pc(Phase::DecodeSoftmax, 3 * seen * h, 2 * seen * h),
             pc(Phase::DecodeLatentSum, 2 * seen * h * r, steps * h * r),
             pc(Phase::DecodeUp, steps * c * 2 * r, steps * c),
-            lin_fwd(Phase::DecodeOut, steps, c, c, true),
+            lin_fwd(Phase::DecodeOut, steps, c, c, plan.bias),
         ]);
         return out;
     }
@@ -374,12 +377,12 @@ fn latent_counts(plan: &Plan, lat: Latent, passes: Passes) -> Vec<Counted> {
             pc(Phase::WeightedSum, 2 * q_rows * c * t, q_rows * c),
         ]);
         if plan.proj {
-            out.push(lin_fwd(Phase::OutProj, q_rows, c, c, true));
+            out.push(lin_fwd(Phase::OutProj, q_rows, c, c, plan.bias));
         }
     }
     if plan.possible(passes).backward {
         if plan.proj {
-            out.push(lin_bwd(Phase::OutProjBack, q_rows, c, c, false, true));
+            out.push(lin_bwd(Phase::OutProjBack, q_rows, c, c, false, plan.bias));
         }
         out.extend([
             pc(
@@ -432,9 +435,10 @@ fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<Counted> {
     // (b, t, j) triples of a key the step sees
     let seen = b * Count::from(plan.mask.visible_pairs(ksh.t, ksh.t));
     let paged = Count::from(plan.cache.paged.is_some());
+    let bias = Count::from(plan.bias);
     let mut out = vec![pc(
         Phase::DecodeQkv,
-        steps * (c + 2 * kv) * (1 + 2 * c) + paged * steps,
+        steps * (c + 2 * kv) * (bias + 2 * c) + paged * steps,
         steps * (c + 2 * kv),
     )];
     if plan.rope.is_some() {
@@ -460,7 +464,7 @@ fn decode_counts(plan: &Plan, ksh: Shape) -> Vec<Counted> {
             pc(Phase::DecodeSum, 2 * seen * c + paged * seen * c, steps * c),
         ]);
     }
-    out.push(pc(Phase::DecodeOut, steps * c * (1 + 2 * c), steps * c));
+    out.push(pc(Phase::DecodeOut, steps * c * (bias + 2 * c), steps * c));
     out
 }
 

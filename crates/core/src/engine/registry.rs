@@ -88,6 +88,7 @@ pub fn facts(plan: &Plan, variant: Variant, passes: Passes) -> Facts {
         sink_logit: plan.sink && !decode && m.is_empty(),
         mla: plan.latent().is_some(),
         backward: plan.possible(passes).backward,
+        no_bias: !plan.bias,
     }
 }
 

@@ -262,7 +262,8 @@ pub struct Weights<'a> {
     pub w_uk: &'a [f32],
     pub w_uv: &'a [f32],
     pub w_proj: &'a [f32],
-    pub b_proj: &'a [f32],
+    /// `None` for a model without biases.
+    pub b_proj: Option<&'a [f32]>,
     /// The rotation of `q_pe` and `k_pe` and its tables `rope_cos, rope_sin [T, DR/2]`.
     pub rope: Option<(Pairs, &'a [f32], &'a [f32])>,
 }
@@ -457,7 +458,7 @@ pub fn decode<R: Recorder>(rec: &mut R, sh: Shape, lat: Latent, w: &Weights, o: 
             rec.phase(Phase::DecodeOut);
             for o in 0..C {
                 rec.enter(&["o"], [o]);
-                let mut s = rec.read(Buf::BProj, w.b_proj, o);
+                let mut s = w.b_proj.map_or(0.0, |b| rec.read(Buf::BProj, b, o));
                 for c in 0..C {
                     rec.enter(&["c", "w_off"], [c, c * C + o]);
                     s += rec.read(Buf::Att, att, xi + c) * rec.read(Buf::WProj, w.w_proj, c * C + o);

@@ -99,9 +99,10 @@ pub enum Cache<'a> {
 pub struct Given<'a> {
     pub x: &'a [f32],
     pub w_qkv: &'a [f32],
-    pub b_qkv: &'a [f32],
+    /// `None` for a model without biases.
+    pub b_qkv: Option<&'a [f32]>,
     pub w_proj: &'a [f32],
-    pub b_proj: &'a [f32],
+    pub b_proj: Option<&'a [f32]>,
     pub rope: Option<(Pairs, &'a [f32], &'a [f32])>,
     pub cache: Cache<'a>,
     pub split: Option<usize>,
@@ -268,7 +269,8 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
             let (ci, opened) = enter_step(rec, sh, cache, bb, t, xi);
             for o in 0..C + 2 * H_kv * D {
                 rec.enter(&["o"], [o]);
-                let mut s = rec.read(Buf::BQkv, g.b_qkv, o);
+                // the sum starts at the bias, or at 0 in a model without biases
+                let mut s = g.b_qkv.map_or(0.0, |b| rec.read(Buf::BQkv, b, o));
                 for c in 0..C {
                     let w_off = c * (C + 2 * H_kv * D) + o;
                     rec.enter(&["c", "w_off"], [c, w_off]);
@@ -433,7 +435,7 @@ pub fn generate<R: Recorder>(rec: &mut R, sh: Shape, g: &Given<'_>, w: Written<'
             rec.phase(Phase::DecodeOut);
             for o in 0..C {
                 rec.enter(&["o"], [o]);
-                let mut s = rec.read(Buf::BProj, g.b_proj, o);
+                let mut s = g.b_proj.map_or(0.0, |b| rec.read(Buf::BProj, b, o));
                 for c in 0..C {
                     let wo_off = c * C + o;
                     rec.enter(&["c", "wo_off"], [c, wo_off]);

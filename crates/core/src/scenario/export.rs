@@ -45,6 +45,8 @@ impl Scenario {
             sink_logit: inputs.sink.is_some(),
             latent: inputs.plan().latent(),
             tiles: inputs.tiles.sizes(),
+            bias: inputs.bias,
+            layers: 1,
             init: Init::default(),
             values,
             focus,

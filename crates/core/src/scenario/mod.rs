@@ -18,6 +18,7 @@ mod write;
 
 pub use error::{ScenarioError, line_column};
 pub use parse::MAX_SIZE;
+pub use sections::MAX_LAYERS;
 
 use crate::engine::{self, Dropout, Inputs, Passes, Plan, Run, Start, StartKind, registry};
 use crate::files::input::ReadError;
@@ -72,6 +73,14 @@ pub struct Scenario {
     pub latent: Option<Latent>,
     /// The flash variant's tile sizes (`[flash]`, default `br = 2, bc = 2`).
     pub tiles: Tiles,
+    /// The linear layers add biases (`[run] bias`, default true; `false`: none at all, as in
+    /// LLaMA-family models).
+    pub bias: bool,
+    /// Layers (`[shape] L`, default 1): `grade` and `inputs` run the attention as `L` layers
+    /// of a model, each on its own values ([`Scenario::layer`]), so a kernel that keeps
+    /// per-layer buffers side by side is graded on its layer offsets. The other commands show
+    /// layer 0, the scenario's own values.
+    pub layers: usize,
     pub init: Init,
     /// Only the tensors the file gives, by buffer (one of [`registry::GIVEN`]), flat row-major,
     /// already checked against their shapes ([`registry::given_shape`]).
@@ -216,6 +225,7 @@ pub(crate) struct Options {
     /// Multi-head latent attention's sizes (`[shape] kv_rank, rope_dim`).
     pub latent: Option<Latent>,
     pub tiles: Tiles,
+    pub bias: bool,
 }
 
 /// What the engine will be asked to do for a scenario with these values (the correct run).
@@ -239,6 +249,7 @@ fn plan_of(shape: Shape, mask: Mask, values: &BTreeMap<Buf, Vec<f32>>, o: &Optio
         cache: o.cache.clone(),
         tiles: o.tiles.fit(shape),
         sink: o.sink_logit,
+        bias: o.bias,
     }
 }
 
@@ -467,6 +478,7 @@ impl Scenario {
             sink_logit: self.sink_logit,
             latent: self.latent,
             tiles: self.tiles,
+            bias: self.bias,
         }
     }
 
@@ -480,8 +492,11 @@ impl Scenario {
         engine::estimate_events(&self.plan(), variant, self.passes)
     }
 
-    /// A given tensor, or its deterministic fill.
+    /// A given tensor, or its deterministic fill (nothing for a bias of a model without them).
     fn tensor(&self, buf: Buf) -> Vec<f32> {
+        if !self.bias && matches!(buf, Buf::BQkv | Buf::BQ | Buf::BK | Buf::BV | Buf::BProj) {
+            return Vec::new();
+        }
         match self.values.get(&buf) {
             Some(data) => data.clone(),
             None => self
@@ -540,6 +555,7 @@ impl Scenario {
             cache: self.cache.clone(),
             tiles: plan.tiles,
             sink: self.sink_logit.then(|| t(Buf::Sink)),
+            bias: self.bias,
         }
     }
 
@@ -553,27 +569,54 @@ impl Scenario {
     /// right is gone, while what is given still decides where the run starts), and a new
     /// dropout mask. Shapes, mask, variants and passes stay.
     /// `k = 0` is the scenario itself. `grade --seeds` runs the learner's kernel on these.
+    ///
+    /// Every structural choice of the scenario holds on these numbers: its sizes, mask and
+    /// options, a model without biases (`[run] bias = false`), and a tensor it gives as all
+    /// zeros, which stays zero (a bias the model does not have is structure, not data).
     #[must_use]
     pub fn reseeded(&self, k: u64) -> Scenario {
         if k == 0 {
             return self.clone();
         }
-        let mut s = self.clone();
         // splitmix64's increment: seeds 1, 2, 3 land far apart from each other and from the
         // scenario's own
-        let seed = self.init.seed ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.redrawn(k.wrapping_mul(0x9e37_79b9_7f4a_7c15), k)
+    }
+
+    /// Layer `l` of the model the scenario stands for when it has `[shape] L` layers: layer 0
+    /// is the scenario itself; a later layer is the same attention on numbers of its own, drawn
+    /// as [`Scenario::reseeded`] draws them (every structural choice kept) from another seed.
+    #[must_use]
+    pub fn layer(&self, l: usize) -> Scenario {
+        if l == 0 {
+            return self.clone();
+        }
+        // another odd multiplier than reseeded's: layer 1 is not random input 1
+        let l = l as u64;
+        self.redrawn(l.wrapping_mul(0xd1b5_4a32_d192_ed03), l.wrapping_mul(0x100_0001))
+    }
+
+    /// Every tensor drawn afresh from `[init].seed ^ mix`, the dropout mask from its seed plus
+    /// `dropout_step`; what is structure stays.
+    fn redrawn(&self, mix: u64, dropout_step: u64) -> Scenario {
+        let mut s = self.clone();
+        let seed = self.init.seed ^ mix;
         let dist = match self.init.dist {
             d @ (Dist::Normal { .. } | Dist::Uniform { .. }) => d,
             // constant or counting fills would hide the very mistakes random inputs catch
             Dist::Zeros | Dist::Ones | Dist::Arange { .. } => Dist::Normal { std: DEFAULT_STD },
         };
         s.init = Init { seed, dist };
-        // a given tensor stays given (it decides where the run starts), with drawn values
+        // a given tensor stays given (it decides where the run starts), with drawn values; one
+        // given as all zeros stays zero
         for (&buf, values) in &mut s.values {
+            if values.iter().all(|&x| x == 0.0) {
+                continue;
+            }
             *values = s.init.fill(buf, values.len());
         }
         if let Some(d) = &mut s.dropout {
-            d.seed = d.seed.wrapping_add(k);
+            d.seed = d.seed.wrapping_add(dropout_step);
         }
         s
     }

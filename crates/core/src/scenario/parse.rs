@@ -4,11 +4,11 @@
 
 use super::reader::{Doc, Result, toml_error};
 use super::sections::{
-    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_latent, parse_paged, parse_run, parse_shape,
-    parse_values,
+    ROOT_KEYS, RunTable, parse_flash, parse_focus, parse_init, parse_latent, parse_layers, parse_paged, parse_run,
+    parse_shape, parse_values,
 };
 use super::validate::{
-    check_flash, check_latent, check_mistakes, check_modern, check_shared_blocks, check_sink, check_start,
+    check_bias, check_flash, check_latent, check_mistakes, check_modern, check_shared_blocks, check_sink, check_start,
 };
 use super::{Init, Mode, Options, Qkv, Scenario, ScenarioError, budget_error};
 use crate::engine::Passes;
@@ -115,6 +115,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     };
     let (shape, cross) = parse_shape(&doc, shape_v)?;
     let latent = parse_latent(&doc, shape_v)?;
+    let layers = parse_layers(&doc, shape_v)?;
 
     let RunTable {
         variants,
@@ -139,6 +140,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
                 sink_logit: false,
                 latent: None,
                 tiles: Tiles::default(),
+                bias: true,
             },
         },
     };
@@ -167,6 +169,7 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
     check_modern(&doc, root, &plan, &variants, passes, &opts)?;
     check_sink(&doc, root, &plan, &variants, &values, &opts)?;
     check_latent(&doc, root, &variants, &values, &opts)?;
+    check_bias(&doc, root, &values, &opts)?;
     // decide on the size before a single tensor is filled or a buffer allocated
     if let Some(message) = budget_error(plan, &variants, passes, opts.mistakes) {
         return Err(doc.err(Some(shape_v.span()), "[shape]", message));
@@ -195,6 +198,8 @@ pub fn parse(text: &str, source: &str) -> Result<Scenario> {
         sink_logit: opts.sink_logit,
         latent: opts.latent,
         tiles: opts.tiles,
+        bias: opts.bias,
+        layers,
         init,
         values,
         focus,

@@ -21,7 +21,7 @@ use toml::de::{DeTable, DeValue};
 pub(super) const ROOT_KEYS: &[&str] = &[
     "title", "about", "shape", "run", "init", "values", "focus", "flash", "paged",
 ];
-pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv", "kv_rank", "rope_dim"];
+pub(super) const SHAPE_KEYS: &[&str] = &["B", "S", "T", "C", "H", "H_kv", "kv_rank", "rope_dim", "L"];
 pub(super) const RUN_KEYS: &[&str] = &[
     "variants",
     "passes",
@@ -38,6 +38,7 @@ pub(super) const RUN_KEYS: &[&str] = &[
     "rope_base",
     "decode",
     "split_kv",
+    "bias",
 ];
 pub(super) const INIT_KEYS: &[&str] = &["seed", "dist", "std", "scale"];
 pub(super) const FOCUS_KEYS: &[&str] = &["variant", "pass", "b", "h", "i", "j"];
@@ -113,6 +114,22 @@ pub(super) fn parse_shape(doc: &Doc<'_>, v: &Value<'_>) -> Result<(Shape, bool)>
         None => (Shape::new(b, tt, c, h), false),
     };
     Ok((shape.0.with_kv_heads(h_kv), shape.1))
+}
+
+/// Most layers a scenario may have: `grade` runs the reference once per layer, and a few
+/// layers are what a layer offset needs.
+pub const MAX_LAYERS: usize = 64;
+
+/// `[shape] L`: the layers `grade` and `inputs` run (1 when left out).
+pub(super) fn parse_layers(doc: &Doc<'_>, v: &Value<'_>) -> Result<usize> {
+    let t = doc.table(v, "[shape]")?;
+    match t.get("L") {
+        Some(x) => {
+            let what = tr!("a number of layers from 1 to {max}", max = MAX_LAYERS);
+            Ok(doc.integer(x, "[shape].L", 1, MAX_LAYERS as i128, &what)? as usize)
+        }
+        None => Ok(1),
+    }
 }
 
 /// Multi-head latent attention's sizes, `[shape] kv_rank = R, rope_dim = DR`, when given: both
@@ -261,6 +278,10 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
         Some(x) => doc.boolean(x, "[run].sink_logit")?,
         None => false,
     };
+    let bias = match t.get("bias") {
+        Some(x) => doc.boolean(x, "[run].bias")?,
+        None => true,
+    };
     // a decode run generates: forward only, so its default is the forward pass alone
     let passes = if decode && t.get("passes").is_none() {
         Passes::FORWARD
@@ -283,6 +304,7 @@ pub(super) fn parse_run(doc: &Doc<'_>, v: &Value<'_>, shape: Shape, cross: bool)
             sink_logit,
             latent: None,
             tiles: Tiles::default(),
+            bias,
         },
     })
 }

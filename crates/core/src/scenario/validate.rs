@@ -366,6 +366,27 @@ pub(super) fn check_sink(
     Err(doc.err(span_of(root, "run", "sink_logit"), "[run].sink_logit", why))
 }
 
+/// A model without biases (`[run] bias = false`) is given none.
+pub(super) fn check_bias(
+    doc: &Doc<'_>,
+    root: &DeTable<'_>,
+    values: &BTreeMap<Buf, Vec<f32>>,
+    o: &Options,
+) -> Result<()> {
+    if o.bias {
+        return Ok(());
+    }
+    let biases = [Buf::BQkv, Buf::BQ, Buf::BK, Buf::BV, Buf::BProj];
+    match biases.into_iter().find(|b| values.contains_key(b)) {
+        Some(b) => Err(doc.err(
+            span_of(root, "values", b.name()),
+            &field(b),
+            tr!("the scenario's linear layers have no biases ([run].bias = false): remove {name}, or the bias line", name = b.name()),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Multi-head latent attention runs alone, from `x` through its own projections, and its
 /// sizes `[shape] kv_rank, rope_dim` belong to it: each of the things it is not traced with
 /// is one message naming its field.

@@ -41,6 +41,9 @@ pub fn to_toml(s: &Scenario) -> String {
     if let Some(l) = s.latent {
         let _ = write!(out, "kv_rank = {}\nrope_dim = {}\n", l.r, l.dr);
     }
+    if s.layers > 1 {
+        let _ = writeln!(out, "L = {}", s.layers);
+    }
 
     let variants: Vec<String> = s.variants.iter().map(|v| quote(v.name())).collect();
     let mut passes = Vec::new();
@@ -79,6 +82,9 @@ pub fn to_toml(s: &Scenario) -> String {
     }
     if s.sink_logit {
         out.push_str("sink_logit = true\n");
+    }
+    if !s.bias {
+        out.push_str("bias = false\n");
     }
     if s.qkv == Qkv::Separate {
         let _ = writeln!(out, "qkv = {}", quote(s.qkv.name()));

@@ -84,6 +84,8 @@ pub struct Facts {
     pub mla: bool,
     /// A backward pass.
     pub backward: bool,
+    /// The linear layers have no biases (`[run] bias = false`: LLaMA-family models).
+    pub no_bias: bool,
 }
 
 /// A buffer's dimensions, outermost first: as stored, and as viewed when the kernel reads the
@@ -410,7 +412,8 @@ macro_rules! present {
 buffers! {
     X => "x": Input, |z| z.global(z.channels(z.i())), when |r| r.from_x;
     WQkv => "w_qkv": Parameter, |z| z.global(z.weights(z.fused())), when |r| r.fused || (r.decode && !r.mla);
-    BQkv => "b_qkv": Parameter, |z| z.global(z.bias(z.fused())), when |r| r.fused || (r.decode && !r.mla);
+    BQkv => "b_qkv": Parameter, |z| z.global(z.bias(z.fused())),
+        when |r| (r.fused || (r.decode && !r.mla)) && !r.no_bias;
     // the fused projection's rows are the keys' positions (self-attention: S = T)
     Qkv => "qkv": Activation, |z| z.global(vec![dim("b", z.b), dim("i", z.t), dim("c", z.fused())]),
         when |r| r.fused;
@@ -423,7 +426,7 @@ buffers! {
     // `att [B,S,H,D]` is `[B,S,C]` in memory: the heads concatenated by the layout itself
     Att => "att": Activation, |z| z.global(z.heads(z.i())), when |_| true;
     WProj => "w_proj": Parameter, |z| z.global(z.weights(z.c)), when |r| r.proj;
-    BProj => "b_proj": Parameter, |z| z.global(z.bias(z.c)), when |r| r.proj;
+    BProj => "b_proj": Parameter, |z| z.global(z.bias(z.c)), when |r| r.proj && !r.no_bias;
     Out => "out": Activation, |z| z.global(z.channels(z.i())), when |r| r.proj;
     // the upstream gradient is given: of `out`, or of `att` when there is no output projection
     DOut => "d_out" of Out: Input, |z| z.global(z.channels(z.i())), when |r| r.backward;
@@ -441,11 +444,11 @@ buffers! {
     DBProj => "d_b_proj" of BProj;
     Memory => "memory": Input, |z| z.global(z.channels(z.j())), when |r| r.cross;
     WQ => "w_q": Parameter, |z| z.global(z.weights(z.q_width())), when |r| r.separate || r.mla;
-    BQ => "b_q": Parameter, |z| z.global(z.bias(z.c)), when |r| r.separate;
+    BQ => "b_q": Parameter, |z| z.global(z.bias(z.c)), when |r| r.separate && !r.no_bias;
     WK => "w_k": Parameter, |z| z.global(z.weights(z.kv())), when |r| r.separate;
-    BK => "b_k": Parameter, |z| z.global(z.bias(z.kv())), when |r| r.separate;
+    BK => "b_k": Parameter, |z| z.global(z.bias(z.kv())), when |r| r.separate && !r.no_bias;
     WV => "w_v": Parameter, |z| z.global(z.weights(z.kv())), when |r| r.separate;
-    BV => "b_v": Parameter, |z| z.global(z.bias(z.kv())), when |r| r.separate;
+    BV => "b_v": Parameter, |z| z.global(z.bias(z.kv())), when |r| r.separate && !r.no_bias;
     DropMask => "drop_mask": Input, |z| z.global(z.pairs()), when |r| r.dropout;
     ProbsDrop => "probs_drop": Activation, |z| z.global(z.pairs()), when |r| r.dropout;
     DMemory => "d_memory" of Memory;
