@@ -187,29 +187,42 @@ def parse_inputs(text, where="<inputs>"):
 def _check_view(buffer, view):
     """One view of a binding, checked for its form (the grader checks it against the shapes)."""
     if not isinstance(view, dict):
-        raise ValueError("attn_record: bind(%r): a view is a dict with tensor, offset and strides, not %r"
+        raise ValueError("attn_record: bind(%r): a view is a dict with tensor, offset, strides and slice, not %r"
                          % (buffer, view))
-    unknown = sorted(set(view) - {"tensor", "offset", "strides"})
+    unknown = sorted(set(view) - {"tensor", "offset", "strides", "slice"})
     if unknown:
         raise ValueError("attn_record: bind(%r): unknown key %r in a view" % (buffer, unknown[0]))
-    tensor, offset, strides = view.get("tensor"), view.get("offset", 0), view.get("strides", {})
+    tensor = view.get("tensor")
     if not isinstance(tensor, str) or not tensor:
         raise ValueError("attn_record: bind(%r): a view needs the name of our tensor" % buffer)
 
-    def whole(what, v):
+    def size(what, v):
+        """A whole number >= 0, or an expression over the sizes such as "3*C" (the grader
+        evaluates it)."""
+        if isinstance(v, str) and v.strip():
+            return v
         try:
             n = operator.index(v)
         except TypeError:
             n = -1
         if n < 0:
-            raise ValueError("attn_record: bind(%r): %s of %s must be a whole number >= 0, not %r"
-                             % (buffer, what, tensor, v))
+            raise ValueError("attn_record: bind(%r): %s of %s must be a whole number >= 0 or an expression "
+                             "such as \"3*C\", not %r" % (buffer, what, tensor, v))
         return n
 
-    if not isinstance(strides, dict):
-        raise ValueError("attn_record: bind(%r): the strides of %s are a dict {dim: stride}" % (buffer, tensor))
-    out = {"tensor": tensor, "offset": whole("the offset", offset)}
-    out["strides"] = {str(d): whole("the stride of " + str(d), s) for d, s in strides.items()}
+    out = {"tensor": tensor, "offset": size("the offset", view.get("offset", 0))}
+    # without strides, the view is our tensor in our own layout, at its offset
+    if "strides" in view:
+        strides = view["strides"]
+        if not isinstance(strides, dict):
+            raise ValueError("attn_record: bind(%r): the strides of %s are a dict {dim: stride}" % (buffer, tensor))
+        out["strides"] = {str(d): size("the stride of " + str(d), x) for d, x in strides.items()}
+    if "slice" in view:
+        cut = view["slice"]
+        if not isinstance(cut, dict) or not all(isinstance(r, (list, tuple)) and len(r) == 2 for r in cut.values()):
+            raise ValueError("attn_record: bind(%r): the slice of %s is a dict {dim: (from, to)}" % (buffer, tensor))
+        out["slice"] = {str(d): [size("the slice of " + str(d), lo), size("the slice of " + str(d), hi)]
+                        for d, (lo, hi) in cut.items()}
     return out
 
 
@@ -582,10 +595,13 @@ class Recorder:
             rec.bind("inp", q=dict(offset=0, strides=dict(b=3 * T * C, i=3 * C, h=D, d=1)),
                             k=dict(offset=C, strides=dict(b=3 * T * C, j=3 * C, h=D, d=1)))
             rec.bind("Q", [dict(tensor="q", offset=0, strides=dict(b=H * T * D, h=T * D, i=D, d=1))])
+            rec.bind("qkv_w", w_qkv=dict(strides=dict(c=1, o="C"), slice=dict(o=(0, "C"))))
 
         Each view says where cell `idx` of our tensor lies in your buffer: offset + the sum over
-        the dimensions of idx[dim] * strides[dim]. Bindings go into the trace's header, so they
-        must come before the first access.
+        the dimensions of (idx[dim] - from[dim]) * strides[dim], for the cells its optional slice
+        {dim: (from, to)} keeps. Offsets, strides and slice bounds are whole numbers or expressions
+        over the sizes ("3*C"); without strides a view is our own layout. Bindings go into the
+        trace's header, so they must come before the first access.
         """
         if self._header_written or self._lines:
             raise ValueError("attn_record: bind(%r) after the first access: declare bindings first" % (buffer,))
@@ -607,6 +623,25 @@ class Recorder:
         self._bind[buffer] = checked
 
     # events
+
+    def at(self, **index):
+        """Say which index the scratch dimensions of your buffers hold from here on (a binding's
+        stride 0: one row of scores reused for every query, say): `rec.at(i=pos)` before the
+        row's accesses. Written as a trace line {"op":"at","index":{"i":3}}."""
+        if self._closed:
+            raise ValueError("attn_record: at() after the recorder was closed")
+        got = []
+        for dim, v in index.items():
+            try:
+                n = operator.index(v)
+            except TypeError:
+                n = -1
+            if n < 0:
+                raise ValueError("attn_record: at(%s=%r): an index is a whole number >= 0" % (dim, v))
+            got.append("%s:%d" % (_json_string(dim), n))
+        if not got:
+            raise ValueError("attn_record: at(): name at least one dimension, e.g. at(i=3)")
+        self._lines.append('{"op":"at","index":{%s}}\n' % ",".join(got))
 
     def phase(self, name):
         """Tag the events that follow with our phase `name` (e.g. "scores"); None stops tagging."""

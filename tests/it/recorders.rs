@@ -93,6 +93,10 @@ fn events(path: &Path, header: &str) -> Vec<String> {
     let rest: Vec<String> = lines.collect();
     for l in &rest {
         let e: Value = serde_json::from_str(l).unwrap_or_else(|err| panic!("{err}: {l}"));
+        if e["op"] == "at" {
+            assert!(e["index"].is_object(), "{l}");
+            continue;
+        }
         assert!(matches!(e["op"].as_str(), Some("read" | "write")), "{l}");
         assert!(e["buffer"].is_string() && e["file"].is_string(), "{l}");
         assert!(e["offset"].is_i64() && e["line"].is_u64(), "{l}");
@@ -838,13 +842,15 @@ sys.path.insert(0, sys.argv[3])
 from attn_record import load_inputs, Recorder
 rec = Recorder(load_inputs(sys.argv[1]), sys.argv[2])
 rec.bind('preatt', 'scores')
-rec.bind('inp', q=dict(offset=0, strides=dict(b=24, i=12, h=2, d=1)), k=dict(offset=4, strides=dict(b=24, j=12, h=2, d=1)))
+rec.bind('inp', q=dict(offset=0, strides=dict(b=24, i=12, h=2, d=1)), k=dict(offset='C', strides=dict(b=24, j=12, h=2, d=1), slice=dict(h=(0, 1))))
+rec.bind('row', [dict(tensor='scores', strides=dict(b=0, h=0, i=0, j=1))])
 for bad in [dict(views='q', k={}), dict(views=[dict(tensor='q', offset=-1)]), dict(views=[dict(tensor='q', offset=0, stride={})])]:
     try:
         rec.bind('x', **bad)
     except ValueError as e:
         print(e)
 inp = rec.buffer('inp', [0.0] * 48)
+rec.at(i=2)
 inp[4] = 1.0
 try:
     rec.bind('late', 'att')
@@ -861,17 +867,21 @@ rec.close()
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "attn_record: bind('x', 'q'): a rename takes no views besides\n\
-         attn_record: bind('x'): the offset of q must be a whole number >= 0, not -1\n\
+         attn_record: bind('x'): the offset of q must be a whole number >= 0 or an expression such as \"3*C\", not -1\n\
          attn_record: bind('x'): unknown key 'stride' in a view\n\
          attn_record: bind('late') after the first access: declare bindings first\n"
     );
     let header = HEADER.replace(
         "}}",
-        r#"},"bind":{"preatt":"scores","inp":[{"tensor":"q","offset":0,"strides":{"b":24,"i":12,"h":2,"d":1}},{"tensor":"k","offset":4,"strides":{"b":24,"j":12,"h":2,"d":1}}]}}"#,
+        r#"},"bind":{"preatt":"scores","inp":[{"tensor":"q","offset":0,"strides":{"b":24,"i":12,"h":2,"d":1}},{"tensor":"k","offset":"C","strides":{"b":24,"j":12,"h":2,"d":1},"slice":{"h":[0,1]}}],"row":[{"tensor":"scores","offset":0,"strides":{"b":0,"h":0,"i":0,"j":1}}]}}"#,
     );
+    // which row a scratch buffer holds is a line of its own
     assert_eq!(
         events(&trace, &header),
-        [ev("write", "inp", 4, "1.0", "<string>", 13, None)]
+        [
+            r#"{"op":"at","index":{"i":2}}"#.to_string(),
+            ev("write", "inp", 4, "1.0", "<string>", 15, None)
+        ]
     );
 }
 
@@ -1183,4 +1193,44 @@ fn the_triton_flash_mistakes_are_graded_wrong_at_the_line_storing_att() {
         assert_eq!(at["line"].as_u64(), store, "{mistake}: {at}");
         assert_eq!(g["divergence"]["cell"]["buffer"].as_str(), Some("att"), "{mistake}");
     }
+}
+
+#[test]
+fn the_triton_flash_in_its_own_zhnd_layout_is_graded_through_its_bindings() {
+    let Some(venv) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace) = (dir.path().join("inputs.txt"), dir.path().join("trace.jsonl"));
+    let scenario = "scenarios/flash.toml";
+    crate::support::cli::stdout_of(&["inputs", scenario, "--variant", "flash", "-o", inputs.to_str().unwrap()]);
+    run(python_at(&venv)
+        .arg(example("triton_flash_zhnd.py"))
+        .arg(&inputs)
+        .arg(&trace));
+    // B=1 H=2 T=5 D=2: Q [Z, H, N, D] has strides 20, 10, 2, 1, read off the tensor
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let view = |buffer: &str| header["bind"][buffer][0].to_string();
+    assert_eq!(
+        [view("Q"), view("K"), view("O"), view("M")],
+        [
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"i":2},"tensor":"q"}"#,
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"j":2},"tensor":"k"}"#,
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"i":2},"tensor":"att"}"#,
+            r#"{"offset":0,"strides":{"b":10,"h":5,"i":1},"tensor":"lse"}"#,
+        ]
+    );
+    let (code, answer) = grade(
+        scenario,
+        &["--variant", "flash"],
+        &venv_example(&venv, "triton_flash_zhnd.py", &[]),
+    );
+    assert_right(code, &answer, "triton_flash_zhnd.py");
+    // Q, K, V, O and M are graded as the q, k, v, att and lse they are views of
+    let graded: Vec<&str> = first(&answer)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["buffer"].as_str().unwrap())
+        .collect();
+    assert_eq!(graded, ["qkv", "q", "k", "v", "att", "out", "lse"]);
 }
