@@ -1,5 +1,6 @@
 /*
  * attn_record.h: record a hand-written attention kernel's reads and writes for `attn-trace grade`.
+ * The inputs and trace formats are documented in docs/your_kernel.md of the attn-trace repository.
  * One header for C (C99) and C++ (C++11 and later); no dependencies beyond the C library.
  *
  *     #include "attn_record.h"

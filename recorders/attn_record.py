@@ -1,6 +1,8 @@
 """Record a hand-written attention kernel's reads and writes for `attn-trace grade`.
 
+The inputs and trace formats are documented in docs/your_kernel.md of the attn-trace repository.
 Standard library only; numpy arrays work where plain lists do, but numpy is never required.
+Install with `pip install ./recorders` (from the repository's root), or put recorders/ on PYTHONPATH.
 
     from attn_record import load_inputs, Recorder
 
@@ -20,9 +22,18 @@ Each access becomes one line of the trace (JSON Lines, format "attn-trace-trace"
 An offset outside the buffer is recorded as given and never touches memory: such a read returns
 0.0 and such a write is dropped, so `attn-trace grade` can point at the line that made it.
 Temporaries that are not wrapped (plain lists, locals) are not recorded.
+
+Vectorised numpy code wraps its arrays with their shapes (`rec.array("q")`, `rec.zeros("att",
+(B, T, C))`): a slice, a fancy index, `np.asarray(buf)` or an operator (`x @ w`) then records a
+read of every element it touches, and a slice assignment a write of every element it sets, at the
+line that did it. The offset of an element is its row-major position in the array.
+
+Buffers named otherwise than ours, or laid out otherwise, are declared with `rec.bind(...)`
+before the first access; the header then carries the bindings.
 """
 
 import atexit
+import json
 import operator
 import os
 import sys
@@ -188,6 +199,48 @@ def parse_inputs(text, where="<inputs>"):
             fail(lineno, "unknown line %r" % key)
 
 
+def _check_view(buffer, view):
+    """One view of a binding, checked for its form (the grader checks it against the shapes)."""
+    if not isinstance(view, dict):
+        raise ValueError("attn_record: bind(%r): a view is a dict with tensor, offset, strides and slice, not %r"
+                         % (buffer, view))
+    unknown = sorted(set(view) - {"tensor", "offset", "strides", "slice"})
+    if unknown:
+        raise ValueError("attn_record: bind(%r): unknown key %r in a view" % (buffer, unknown[0]))
+    tensor = view.get("tensor")
+    if not isinstance(tensor, str) or not tensor:
+        raise ValueError("attn_record: bind(%r): a view needs the name of our tensor" % buffer)
+
+    def size(what, v):
+        """A whole number >= 0, or an expression over the sizes such as "3*C" (the grader
+        evaluates it)."""
+        if isinstance(v, str) and v.strip():
+            return v
+        try:
+            n = operator.index(v)
+        except TypeError:
+            n = -1
+        if n < 0:
+            raise ValueError("attn_record: bind(%r): %s of %s must be a whole number >= 0 or an expression "
+                             "such as \"3*C\", not %r" % (buffer, what, tensor, v))
+        return n
+
+    out = {"tensor": tensor, "offset": size("the offset", view.get("offset", 0))}
+    # without strides, the view is our tensor in our own layout, at its offset
+    if "strides" in view:
+        strides = view["strides"]
+        if not isinstance(strides, dict):
+            raise ValueError("attn_record: bind(%r): the strides of %s are a dict {dim: stride}" % (buffer, tensor))
+        out["strides"] = {str(d): size("the stride of " + str(d), x) for d, x in strides.items()}
+    if "slice" in view:
+        cut = view["slice"]
+        if not isinstance(cut, dict) or not all(isinstance(r, (list, tuple)) and len(r) == 2 for r in cut.values()):
+            raise ValueError("attn_record: bind(%r): the slice of %s is a dict {dim: (from, to)}" % (buffer, tensor))
+        out["slice"] = {str(d): [size("the slice of " + str(d), lo), size("the slice of " + str(d), hi)]
+                        for d, (lo, hi) in cut.items()}
+    return out
+
+
 def _json_string(s):
     """`s` as a JSON string literal: only quotes, backslashes and control characters need it."""
     out = ['"']
@@ -203,20 +256,46 @@ def _json_string(s):
 
 
 
-class Buffer:
-    """A flat buffer whose every access is recorded; made by `Recorder.buffer` or `.zeros`.
+def _is_ndarray(data):
+    """Is `data` a numpy array (or another array with numpy's interface)? Tested without
+    importing numpy, which this module never needs."""
+    return hasattr(data, "__array_interface__") and hasattr(data, "reshape") and hasattr(data, "ndim")
 
-    `buf[off]` records a read, `buf[off] = v` a write, `buf[off] += v` both. `len(buf)` is the
-    number of elements; `buf.data` is the wrapped list or array (reading it is not recorded).
+
+class Buffer:
+    """A buffer whose every access is recorded; made by `Recorder.buffer`, `.zeros`, `.input` or
+    `.array`.
+
+    Flat (a list, or a one-dimensional array): `buf[off]` records a read, `buf[off] = v` a write,
+    `buf[off] += v` both, and an offset outside the buffer is recorded as given. A slice reads or
+    writes each element in turn.
+
+    A numpy array of any shape also follows numpy's indexing: `buf[i, :, 2:4]`, `buf[idx]` with
+    integer or boolean arrays, `buf[...]`, and `buf[key] = values` (broadcast) record one event
+    per element touched, in row-major order, at the flat row-major offset of each element; a read
+    returns a copy, so changing it changes nothing in the buffer. Numpy's rules hold there: a
+    slice stops at the end, an index past it raises IndexError. `np.asarray(buf)` and the
+    operators (`buf @ w`, `buf * 2`, `buf.T`, ...) read the whole buffer.
+
+    `len(buf)` is the number of elements; `buf.shape` its shape; `buf.data` is the wrapped list or
+    array (reading it is not recorded).
     """
 
-    __slots__ = ("name", "data", "_n", "_rec", "_read", "_write", "_readback")
+    __slots__ = ("name", "data", "_n", "_rec", "_read", "_write", "_readback", "_np", "_index")
+
+    # numpy consults this before its own operators, so `array @ buf` asks `buf.__rmatmul__`
+    __array_priority__ = 1000
 
     def __init__(self, rec, name, data):
         self.name = name
         self.data = data
-        self._n = len(data)
         self._rec = rec
+        self._np = _is_ndarray(data)
+        if self._np and not data.flags["C_CONTIGUOUS"]:
+            raise ValueError("attn_record: buffer %r: the array is not contiguous in row-major order "
+                             "(wrap np.ascontiguousarray(a), whose offsets are its elements' positions)" % name)
+        self._n = int(data.size) if self._np else len(data)
+        self._index = None  # the offsets of a shaped array, made at its first numpy-style access
         nm = _json_string(name)
         # everything before the offset, formatted once
         self._read = '{"op":"read","buffer":%s,"offset":' % nm
@@ -230,12 +309,24 @@ class Buffer:
     def __repr__(self):
         return "Buffer(%r, %d elements)" % (self.name, self._n)
 
+    @property
+    def shape(self):
+        return tuple(self.data.shape) if self._np else (self._n,)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
     def __getitem__(self, off):
         if type(off) is not int:
+            if self._np and not (self.data.ndim == 1 and _is_integer(off)):
+                return self._np_get(off, _learner_frame())
             if isinstance(off, slice):
                 f = _getframe(1)
                 return [self._get(k, f) for k in range(*off.indices(self._n))]
             off = int(operator.index(off))  # numpy integers, bools: a plain int
+        elif self._np and self.data.ndim != 1:
+            return self._np_get(off, _learner_frame())
         # the common case inlined (it runs once per event): read, then record
         frame = _getframe(1)
         v = self.data[off] if 0 <= off < self._n else 0.0
@@ -255,6 +346,9 @@ class Buffer:
 
     def __setitem__(self, off, v):
         if type(off) is not int:
+            if self._np and not (self.data.ndim == 1 and _is_integer(off)):
+                self._np_set(off, v, _learner_frame())
+                return
             if isinstance(off, slice):
                 f = _getframe(1)
                 ks = range(*off.indices(self._n))
@@ -265,6 +359,9 @@ class Buffer:
                     self._set(k, x, f)
                 return
             off = int(operator.index(off))  # numpy integers, bools: a plain int
+        elif self._np and self.data.ndim != 1:
+            self._np_set(off, v, _learner_frame())
+            return
         frame = _getframe(1)
         if 0 <= off < self._n:
             data = self.data
@@ -286,7 +383,12 @@ class Buffer:
 
     def __iter__(self):
         # without this, `for x in buf` would index past the end forever (out of bounds reads
-        # return 0.0 instead of raising IndexError); the caller is the frame that calls next()
+        # return 0.0 instead of raising IndexError); the caller is the frame that calls next().
+        # A shaped array yields its rows, as numpy does.
+        if self._np and self.data.ndim != 1:
+            for k in range(self.data.shape[0]):
+                yield self._np_get(k, _learner_frame())
+            return
         for k in range(self._n):
             yield self._get(k, _getframe(1))
 
@@ -303,14 +405,134 @@ class Buffer:
                 v = data[off]
         self._rec._event(self._write, off, v, frame)
 
+    # numpy-style access: one event per element, at its row-major offset
+
+    def _offsets(self, key):
+        """The flat offsets of the elements `data[key]` selects, in the same shape."""
+        if self._index is None:
+            import numpy as np  # the data is an array, so numpy is there
+            self._index = np.arange(self._n).reshape(self.data.shape)
+        return self._index[key]
+
+    def _np_get(self, key, frame):
+        """Read `data[key]`, recording each element; a copy, so the buffer is only read."""
+        vals = self.data[key]
+        offs = self._offsets(key)
+        if _is_ndarray(vals):
+            vals = vals.copy()
+            self._rec._events(self._read, offs.ravel().tolist(), vals.ravel().tolist(), frame)
+        else:
+            self._rec._event(self._read, int(offs), vals, frame)
+        return vals
+
+    def _np_set(self, key, v, frame):
+        """Write `v` into `data[key]` (numpy broadcasts it), recording what each element then holds."""
+        data = self.data
+        data[key] = v
+        offs, vals = self._offsets(key), data[key]
+        if _is_ndarray(vals):
+            self._rec._events(self._write, offs.ravel().tolist(), vals.ravel().tolist(), frame)
+        else:
+            self._rec._event(self._write, int(offs), vals, frame)
+
+    def _whole(self, frame):
+        """Every element read, as an array of the buffer's shape (numpy only)."""
+        if not self._np:
+            raise TypeError("attn_record: buffer %r wraps a list; wrap a numpy array for whole-array "
+                            "operations" % self.name)
+        return self._np_get(Ellipsis, frame)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._whole(_learner_frame())
+        return a if dtype is None else a.astype(dtype)
+
+    @property
+    def T(self):
+        return self._whole(_learner_frame()).T
+
+    def _binary(self, other, op, reflected=False):
+        """`self op other` on the whole buffer (and the whole of `other` if it is a buffer too),
+        read at the learner's line."""
+        frame = _learner_frame(2)
+        a = self._whole(frame)
+        b = other._whole(frame) if isinstance(other, Buffer) else other
+        return op(b, a) if reflected else op(a, b)
+
+    def __matmul__(self, other):
+        return self._binary(other, operator.matmul)
+
+    def __rmatmul__(self, other):
+        return self._binary(other, operator.matmul, True)
+
+    def __add__(self, other):
+        return self._binary(other, operator.add)
+
+    def __radd__(self, other):
+        return self._binary(other, operator.add, True)
+
+    def __sub__(self, other):
+        return self._binary(other, operator.sub)
+
+    def __rsub__(self, other):
+        return self._binary(other, operator.sub, True)
+
+    def __mul__(self, other):
+        return self._binary(other, operator.mul)
+
+    def __rmul__(self, other):
+        return self._binary(other, operator.mul, True)
+
+    def __truediv__(self, other):
+        return self._binary(other, operator.truediv)
+
+    def __rtruediv__(self, other):
+        return self._binary(other, operator.truediv, True)
+
+    def __neg__(self):
+        return -self._whole(_learner_frame())
+
+
+# the source files whose frames are never the learner's line: this module's and numpy's
+_SKIP = {__file__: True}
+
+
+def _skipped(filename):
+    skip = _SKIP.get(filename)
+    if skip is None:
+        np = sys.modules.get("numpy")
+        root = os.path.dirname(np.__file__) + os.sep if np is not None and np.__file__ else None
+        skip = _SKIP[filename] = bool(root) and filename.startswith(root)
+    return skip
+
+
+def _learner_frame(depth=2):
+    """The frame of the learner's code that caused this access: the caller of the Buffer method
+    that called this (`depth` frames up), or further up past numpy's functions (np.split(buf, ...)
+    reads the buffer from inside numpy)."""
+    f = _getframe(depth)
+    while f.f_back is not None and _skipped(f.f_code.co_filename):
+        f = f.f_back
+    return f
+
+
+def _is_integer(key):
+    """An integer index (int, numpy integer, bool), not a slice, tuple or array."""
+    if isinstance(key, (slice, tuple, list)) or key is Ellipsis or key is None:
+        return False
+    try:
+        operator.index(key)
+    except TypeError:
+        return False
+    return True
+
 
 # events are formatted into a list and written this many at a time
 FLUSH_EVERY = 8192
 
 
 class Recorder:
-    """Writes the trace: the header line at once (the inputs' scenario, variant, pass, input and
-    dims), then one line per access.
+    """Writes the trace: the header line (the inputs' scenario, variant, pass, input and dims, and
+    the bindings if any), then one line per access.
 
     `path`: the trace file, else $ATTN_TRACE_OUT (set by `attn-trace grade ... -- COMMAND`), else
     the program's second argument. `vars`: names of loop variables (e.g. ("bb", "hh", "i", "j"))
@@ -334,32 +556,107 @@ class Recorder:
         self._closed = False
         # take the slow path of `_event` (loop variables to copy, or closed)
         self._slow = bool(self._vars)
+        # the header is written with the first events, so bindings declared before them join it
+        self._bind = {}
+        self._header_written = False
+        atexit.register(self.close)
+
+    def _header(self):
+        inputs = self.inputs
         # the sizes too, so a trace recorded on another scenario's shapes is told apart
         dims = ",".join("%s:%d" % (_json_string(k), v) for k, v in inputs.dims.items())
-        header = '{"format":"%s","version":%d,"scenario":%s,"variant":%s,"pass":%s,"input":%d,"dims":{%s}}\n' % (
+        bind = ',"bind":%s' % json.dumps(self._bind, separators=(",", ":")) if self._bind else ""
+        return '{"format":"%s","version":%d,"scenario":%s,"variant":%s,"pass":%s,"input":%d,"dims":{%s}%s}\n' % (
             TRACE_FORMAT, VERSION, _json_string(inputs.scenario or ""), _json_string(inputs.variant or ""),
-            _json_string(inputs.pass_ or ""), int(inputs.input), dims)
-        self._out.write(header)
-        atexit.register(self.close)
+            _json_string(inputs.pass_ or ""), int(inputs.input), dims, bind)
 
     # buffers
 
     def buffer(self, name, data):
-        """Wrap `data` (a list, array.array or numpy array, flat) as our buffer `name`."""
+        """Wrap `data` (a list, array.array or numpy array of any shape) as buffer `name`."""
         return Buffer(self, name, data)
 
     def zeros(self, name, n):
-        """A new buffer of `n` zeros (a list of floats) named `name`."""
+        """A new buffer named `name`: `n` zeros (a list of floats), or with a shape (a tuple such
+        as (B, T, C)) a numpy float32 array of zeros."""
+        if isinstance(n, (tuple, list)):
+            import numpy as np
+            return Buffer(self, name, np.zeros(tuple(n), dtype=np.float32))
         return Buffer(self, name, [0.0] * n)
 
     def input(self, name):
         """The inputs file's tensor `name`, wrapped under that name (a KeyError if absent)."""
+        return Buffer(self, name, self._given(name))
+
+    def array(self, name, dtype="float32"):
+        """The inputs file's tensor `name` as a numpy array of its shape (`q` is [B, S, H, D], as
+        the inputs file's comment says), wrapped under that name."""
+        import numpy as np
+        data = np.array(self._given(name), dtype=dtype).reshape(self.inputs.shapes[name])
+        return Buffer(self, name, data)
+
+    def _given(self, name):
         tensors = self.inputs.tensors
         if name not in tensors:
             raise KeyError("the inputs file has no tensor %r (it has %s)" % (name, ", ".join(tensors) or "none"))
-        return Buffer(self, name, tensors[name])
+        return tensors[name]
+
+    # bindings
+
+    def bind(self, buffer, views=None, **by_tensor):
+        """Declare how your buffer `buffer` maps onto our tensors (docs/your_kernel.md, bindings).
+
+            rec.bind("preatt", "scores")              # a rename: our layout, another name
+            rec.bind("inp", q=dict(offset=0, strides=dict(b=3 * T * C, i=3 * C, h=D, d=1)),
+                            k=dict(offset=C, strides=dict(b=3 * T * C, j=3 * C, h=D, d=1)))
+            rec.bind("Q", [dict(tensor="q", offset=0, strides=dict(b=H * T * D, h=T * D, i=D, d=1))])
+            rec.bind("qkv_w", w_qkv=dict(strides=dict(c=1, o="C"), slice=dict(o=(0, "C"))))
+
+        Each view says where cell `idx` of our tensor lies in your buffer: offset + the sum over
+        the dimensions of (idx[dim] - from[dim]) * strides[dim], for the cells its optional slice
+        {dim: (from, to)} keeps. Offsets, strides and slice bounds are whole numbers or expressions
+        over the sizes ("3*C"); without strides a view is our own layout. Bindings go into the
+        trace's header, so they must come before the first access.
+        """
+        if self._header_written or self._lines:
+            raise ValueError("attn_record: bind(%r) after the first access: declare bindings first" % (buffer,))
+        if not isinstance(buffer, str) or not buffer:
+            raise ValueError("attn_record: bind: the buffer's name must be a non-empty string, not %r" % (buffer,))
+        if isinstance(views, str):
+            if by_tensor:
+                raise ValueError("attn_record: bind(%r, %r): a rename takes no views besides" % (buffer, views))
+            self._bind[buffer] = views
+            return
+        listed = list(views or [])
+        for t, view in by_tensor.items():
+            listed.append(dict(view, tensor=t) if isinstance(view, dict) else view)
+        if not listed:
+            raise ValueError("attn_record: bind(%r): no view given" % buffer)
+        checked = []
+        for view in listed:
+            checked.append(_check_view(buffer, view))
+        self._bind[buffer] = checked
 
     # events
+
+    def at(self, **index):
+        """Say which index the scratch dimensions of your buffers hold from here on (a binding's
+        stride 0: one row of scores reused for every query, say): `rec.at(i=pos)` before the
+        row's accesses. Written as a trace line {"op":"at","index":{"i":3}}."""
+        if self._closed:
+            raise ValueError("attn_record: at() after the recorder was closed")
+        got = []
+        for dim, v in index.items():
+            try:
+                n = operator.index(v)
+            except TypeError:
+                n = -1
+            if n < 0:
+                raise ValueError("attn_record: at(%s=%r): an index is a whole number >= 0" % (dim, v))
+            got.append("%s:%d" % (_json_string(dim), n))
+        if not got:
+            raise ValueError("attn_record: at(): name at least one dimension, e.g. at(i=3)")
+        self._lines.append('{"op":"at","index":{%s}}\n' % ",".join(got))
 
     def phase(self, name):
         """Tag the events that follow with our phase `name` (e.g. "scores"); None stops tagging."""
@@ -384,7 +681,26 @@ class Recorder:
         if len(lines) >= FLUSH_EVERY:
             self._drain()
 
+    def _events(self, head, offs, vals, frame):
+        """Record accesses at `offs` with values `vals` (lists of one length), all at `frame`."""
+        if self._closed:
+            raise ValueError("attn_record: an access after the recorder was closed")
+        fname = self._files.get(frame.f_code.co_filename) or self._file(frame.f_code.co_filename)
+        tail = self._with_vars(frame) if self._vars else self._tail
+        at = ',"file":%s,"line":%d%s' % (fname, frame.f_lineno, tail)
+        lines = self._lines
+        for off, v in zip(offs, vals):
+            r = repr(float(v))
+            if r[-1] in "nf":
+                r = '"' + r + '"'
+            lines.append(f'{head}{off},"value":{r}{at}')
+        if len(lines) >= FLUSH_EVERY:
+            self._drain()
+
     def _drain(self):
+        if not self._header_written:
+            self._out.write(self._header())
+            self._header_written = True
         self._out.write("".join(self._lines))
         self._lines.clear()
 

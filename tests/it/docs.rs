@@ -139,6 +139,10 @@ fn regenerate(page: &Path) -> Result<(String, usize), String> {
         let (kind, spec) = body.split_once(": ").unwrap_or((body, ""));
         let (end_marker, lang, produce): (&str, &str, Producer) = match kind {
             "generated" => (END_GENERATED, "text", generate),
+            // a quote of Python (a learner's example) is fenced as Python
+            "source" if spec.split_whitespace().next().is_some_and(|p| p.ends_with(".py")) => {
+                (END_SOURCE, "python", source)
+            }
             "source" => (END_SOURCE, "rust", source),
             _ => {
                 out.push_str(marker);

@@ -36,9 +36,40 @@ const HEADER: &str = r#"{"format":"attn-trace-trace","version":1,"scenario":"my 
 
 /// `python3`, told not to leave a `__pycache__` beside the recorder it imports.
 fn python3() -> Command {
-    let mut c = Command::new("python3");
+    python_at(Path::new("python3"))
+}
+
+/// The python at `path`, told the same.
+fn python_at(path: &Path) -> Command {
+    let mut c = Command::new(path);
     c.env("PYTHONDONTWRITEBYTECODE", "1");
     c
+}
+
+/// The python of the virtual environment `.ci/venv` makes (numpy and triton, pinned in
+/// `.ci/requirements.txt`): `$ATTN_TRACE_VENV/bin/python`, by default under
+/// `~/.cache/attn-trace/venv`. When it is missing, or made from other requirements, the test
+/// that asks is skipped, with a line saying so; but under `ATTN_TRACE_CI=1` (set by `.ci/run`,
+/// which makes the environment first) it fails, so CI never passes by skipping.
+fn venv_python() -> Option<PathBuf> {
+    let default = || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/attn-trace/venv");
+    let dir = std::env::var_os("ATTN_TRACE_VENV").map_or_else(default, PathBuf::from);
+    let python = dir.join("bin/python");
+    let wanted = std::fs::read(root().join(".ci/requirements.txt")).unwrap();
+    let made_from = std::fs::read(dir.join("attn-trace-requirements.txt")).ok();
+    let why = if !python.exists() {
+        format!("{} is missing", python.display())
+    } else if made_from.as_deref() != Some(&wanted[..]) {
+        format!("{} was not made from .ci/requirements.txt", dir.display())
+    } else {
+        return Some(python);
+    };
+    assert!(
+        std::env::var("ATTN_TRACE_CI").as_deref() != Ok("1"),
+        "{why}: run `bash .ci/venv` first (ATTN_TRACE_CI=1 allows no skipping)"
+    );
+    eprintln!("skipped: {why}; `bash .ci/venv` makes it");
+    None
 }
 
 /// Runs `cmd`, which must succeed; its output.
@@ -62,6 +93,10 @@ fn events(path: &Path, header: &str) -> Vec<String> {
     let rest: Vec<String> = lines.collect();
     for l in &rest {
         let e: Value = serde_json::from_str(l).unwrap_or_else(|err| panic!("{err}: {l}"));
+        if e["op"] == "at" {
+            assert!(e["index"].is_object(), "{l}");
+            continue;
+        }
         assert!(matches!(e["op"].as_str(), Some("read" | "write")), "{l}");
         assert!(e["buffer"].is_string() && e["file"].is_string(), "{l}");
         assert!(e["offset"].is_i64() && e["line"].is_u64(), "{l}");
@@ -287,18 +322,8 @@ fn a_bad_inputs_file_is_one_line_naming_its_line() {
 }
 
 #[test]
-fn python_takes_numpy_arrays_when_numpy_is_there() {
-    let probe = python3().args(["-c", "import numpy"]).output().unwrap();
-    if !probe.status.success() {
-        eprintln!(
-            "skipped: python3 cannot import numpy ({}); the recorder never needs it",
-            String::from_utf8_lossy(&probe.stderr)
-                .lines()
-                .last()
-                .unwrap_or_default()
-        );
-        return;
-    }
+fn python_takes_flat_numpy_arrays() {
+    let Some(venv) = venv_python() else { return };
     let dir = tempfile::tempdir().unwrap();
     let (inputs, trace, script) = (
         dir.path().join("inputs.txt"),
@@ -320,7 +345,7 @@ with Recorder(inp, sys.argv[2]) as rec:
     print(type(q[1]).__name__, att.data.tolist())
 ";
     std::fs::write(&script, program).unwrap();
-    let out = run(python3()
+    let out = run(python_at(&venv)
         .arg(&script)
         .arg(&inputs)
         .arg(&trace)
@@ -736,4 +761,478 @@ fn a_read_past_the_end_and_an_unzeroed_accumulator_are_reported_at_their_line() 
         );
         assert_eq!(at["line"].as_u64(), Some(line_of(&file, text)), "{at}");
     }
+}
+
+#[test]
+fn numpy_slices_record_each_element_at_its_line() {
+    let Some(venv) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace, script) = (
+        dir.path().join("inputs.txt"),
+        dir.path().join("trace.jsonl"),
+        dir.path().join("kernel.py"),
+    );
+    std::fs::write(&inputs, INPUTS).unwrap();
+    // the line numbers below are this script's; q is [1, 2, 2], k is [3]
+    let program = "\
+import sys
+sys.path.insert(0, sys.argv[3])
+import numpy as np
+from attn_record import load_inputs, Recorder
+inp = load_inputs(sys.argv[1])
+with Recorder(inp, sys.argv[2]) as rec:
+    q, k = rec.array('q'), rec.array('k')
+    row = q[0, 1]
+    picked = q[0, [1, 0], 0]
+    a = rec.zeros('a', (2, 2))
+    a[:, 1] = [1.5, 2.5]
+    a[1] += 1
+    halves = np.split(a, 2, axis=0)
+    m = a @ np.ones((2, 1), np.float32)
+    row[0] = 7
+    print(a.data.tolist(), q.data[0, 1].tolist(), len(a), a.shape, m.ravel().tolist(), k[5], k[-1:].tolist())
+";
+    std::fs::write(&script, program).unwrap();
+    let out = run(python_at(&venv)
+        .arg(&script)
+        .arg(&inputs)
+        .arg(&trace)
+        .arg(root().join("recorders")));
+    // a read is a copy (row[0] = 7 changed nothing), len is the number of elements, a flat
+    // offset on a one-dimensional array is still recorded as given
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "[[0.0, 1.5], [1.0, 3.5]] [nan, 9.999999717180685e-10] 4 (2, 2) [1.5, 4.5] 0.0 [2.0]\n"
+    );
+    let f = script.to_str().unwrap();
+    let e = |op, buffer, offset, value, line| ev(op, buffer, offset, value, f, line, None);
+    let mut want = vec![
+        // a row: its elements in order, at their row-major offsets
+        e("read", "q", 2, r#""nan""#, 8),
+        e("read", "q", 3, "9.999999717180685e-10", 8),
+        // a fancy index, in the order it names them
+        e("read", "q", 2, r#""nan""#, 9),
+        e("read", "q", 0, "0.25", 9),
+        // a column assigned: only the elements it sets
+        e("write", "a", 1, "1.5", 11),
+        e("write", "a", 3, "2.5", 11),
+        // += on a row: each element read, then each written
+        e("read", "a", 2, "0.0", 12),
+        e("read", "a", 3, "2.5", 12),
+        e("write", "a", 2, "1.0", 12),
+        e("write", "a", 3, "3.5", 12),
+    ];
+    // np.split reads the whole buffer from inside numpy, an operator too: at the learner's line
+    for line in [13, 14] {
+        for (off, v) in [(0, "0.0"), (1, "1.5"), (2, "1.0"), (3, "3.5")] {
+            want.push(e("read", "a", off, v, line));
+        }
+    }
+    want.push(e("read", "k", 5, "0.0", 16));
+    want.push(e("read", "k", 2, "2.0", 16));
+    assert_eq!(events(&trace, HEADER), want);
+}
+
+#[test]
+fn bindings_go_into_the_header_before_the_first_access() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace) = (dir.path().join("inputs.txt"), dir.path().join("trace.jsonl"));
+    std::fs::write(&inputs, INPUTS).unwrap();
+    let program = "\
+import sys
+sys.path.insert(0, sys.argv[3])
+from attn_record import load_inputs, Recorder
+rec = Recorder(load_inputs(sys.argv[1]), sys.argv[2])
+rec.bind('preatt', 'scores')
+rec.bind('inp', q=dict(offset=0, strides=dict(b=24, i=12, h=2, d=1)), k=dict(offset='C', strides=dict(b=24, j=12, h=2, d=1), slice=dict(h=(0, 1))))
+rec.bind('row', [dict(tensor='scores', strides=dict(b=0, h=0, i=0, j=1))])
+for bad in [dict(views='q', k={}), dict(views=[dict(tensor='q', offset=-1)]), dict(views=[dict(tensor='q', offset=0, stride={})])]:
+    try:
+        rec.bind('x', **bad)
+    except ValueError as e:
+        print(e)
+inp = rec.buffer('inp', [0.0] * 48)
+rec.at(i=2)
+inp[4] = 1.0
+try:
+    rec.bind('late', 'att')
+except ValueError as e:
+    print(e)
+rec.close()
+";
+    let out = run(python3()
+        .arg("-c")
+        .arg(program)
+        .arg(&inputs)
+        .arg(&trace)
+        .arg(root().join("recorders")));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "attn_record: bind('x', 'q'): a rename takes no views besides\n\
+         attn_record: bind('x'): the offset of q must be a whole number >= 0 or an expression such as \"3*C\", not -1\n\
+         attn_record: bind('x'): unknown key 'stride' in a view\n\
+         attn_record: bind('late') after the first access: declare bindings first\n"
+    );
+    let header = HEADER.replace(
+        "}}",
+        r#"},"bind":{"preatt":"scores","inp":[{"tensor":"q","offset":0,"strides":{"b":24,"i":12,"h":2,"d":1}},{"tensor":"k","offset":"C","strides":{"b":24,"j":12,"h":2,"d":1},"slice":{"h":[0,1]}}],"row":[{"tensor":"scores","offset":0,"strides":{"b":0,"h":0,"i":0,"j":1}}]}}"#,
+    );
+    // which row a scratch buffer holds is a line of its own
+    assert_eq!(
+        events(&trace, &header),
+        [
+            r#"{"op":"at","index":{"i":2}}"#.to_string(),
+            ev("write", "inp", 4, "1.0", "<string>", 15, None)
+        ]
+    );
+}
+
+#[test]
+fn the_vectorised_numpy_mha_is_graded_and_its_scale_mistake_found_at_its_line() {
+    let Some(venv) = venv_python() else { return };
+    let script = example("mha_numpy.py");
+    let command = |extra: &[&str]| {
+        let mut v: Vec<OsString> = vec![venv.clone().into(), script.clone().into()];
+        v.extend(extra.iter().map(OsString::from));
+        v
+    };
+    let (code, answer) = grade("scenarios/mha_walkthrough.toml", &[], &command(&[]));
+    assert_right(code, &answer, "mha_numpy.py");
+    assert_eq!(answer["runs"].as_array().unwrap().len(), 4, "its input and three seeds");
+    // only the buffers it wraps are recorded: x read once per element, att and out written once
+    let g = first(&answer);
+    let traffic = |buffer: &str| {
+        let t = g["traffic"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["buffer"] == buffer)
+            .unwrap();
+        (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap())
+    };
+    assert_eq!(
+        [traffic("x"), traffic("w_qkv"), traffic("att"), traffic("out")],
+        [(12, 0), (48, 0), (12, 12), (0, 12)]
+    );
+    let (code, answer) = grade(
+        "scenarios/mha_walkthrough.toml",
+        &["--seeds", "0"],
+        &command(&["--scale-by-c"]),
+    );
+    assert_eq!((code, answer["verdict"].as_str()), (3, Some("wrong")), "{answer:#}");
+    let at = &first(&answer)["divergence"]["mine_at"];
+    // vectorised, the first wrong cell is written where the heads are stored
+    assert_eq!(at["file"].as_str(), script.to_str(), "{at}");
+    assert_eq!(at["line"].as_u64(), Some(line_of(&script, "att[bb] = mha(")));
+}
+
+#[test]
+fn the_recorders_install_with_pip_and_say_where_the_format_is_documented() {
+    // the C header and both Python modules point at the format in their first lines
+    for (file, lines) in [
+        ("attn_record.h", 6),
+        ("attn_record.py", 4),
+        ("attn_record_triton.py", 4),
+    ] {
+        let text = std::fs::read_to_string(root().join("recorders").join(file)).unwrap();
+        let head: Vec<&str> = text.lines().take(lines).collect();
+        assert!(
+            head.iter().any(|l| l.contains("docs/your_kernel.md")),
+            "{file}: {head:#?}"
+        );
+    }
+    // the wheel built without the network by the tests' environment (its setuptools), then
+    // installed into a fresh virtual environment and imported from elsewhere, with no path set
+    let Some(python) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("recorders");
+    // a copy, so the build leaves nothing in the repository
+    std::fs::create_dir(&source).unwrap();
+    for file in ["pyproject.toml", "README.md", "attn_record.py", "attn_record_triton.py"] {
+        std::fs::copy(root().join("recorders").join(file), source.join(file)).unwrap();
+    }
+    let wheels = dir.path().join("wheels");
+    run(python_at(&python)
+        .args([
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+        ])
+        .arg(&wheels)
+        .arg(&source));
+    let wheel: Vec<PathBuf> = std::fs::read_dir(&wheels).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(wheel.len(), 1, "{wheel:?}");
+    let venv = dir.path().join("venv");
+    run(Command::new("python3").arg("-m").arg("venv").arg(&venv));
+    run(python_at(&venv.join("bin/python"))
+        .args(["-m", "pip", "install", "--quiet", "--no-index"])
+        .arg(&wheel[0]));
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let out = run(python_at(&venv.join("bin/python"))
+        .current_dir(&elsewhere)
+        .env_remove("PYTHONPATH")
+        .args([
+            "-c",
+            "import attn_record, importlib.util as u; print(attn_record.__file__.startswith(__import__('sys').prefix), \
+             attn_record.Recorder.__name__, u.find_spec('attn_record_triton') is not None)",
+        ]));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "True Recorder True\n");
+}
+
+#[test]
+fn triton_records_each_lane_at_its_line_and_no_masked_one() {
+    let Some(venv) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace, script) = (
+        dir.path().join("inputs.txt"),
+        dir.path().join("trace.jsonl"),
+        dir.path().join("kernel.py"),
+    );
+    std::fs::write(&inputs, INPUTS).unwrap();
+    // the line numbers below are this script's; q is [1, 2, 2], k is [3]
+    let program = "\
+import sys
+sys.path.insert(0, sys.argv[3])
+from attn_record import load_inputs, Recorder
+from attn_record_triton import TritonRecorder, Tensor
+import numpy as np
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+@triton.jit
+def load_from(ptr, offs):
+    return tl.load(ptr + offs)
+
+@triton.jit
+def kernel(q, k, out, scratch, a_desc, b_desc, n):
+    r = tl.arange(0, 2)
+    tile = tl.load(q + r[:, None] * 2 + r[None, :], mask=r[None, :] < 1)
+    tl.store(out + r, tl.sum(tile, 1))
+    tl.store(scratch + r, tl.max(tile, 1) * 3)
+    past = load_from(q, tl.arange(0, 4) + 2)
+    before = tl.load(k + r - 2, mask=r < n)
+    tl.atomic_add(out + r, before + 1, mask=r < n)
+    t = a_desc.load([0, 0])
+    b_desc.store([0, 0], t * 2)
+
+inp = load_inputs(sys.argv[1])
+with Recorder(inp, sys.argv[2]) as rec, TritonRecorder(rec) as tt:
+    q, k = tt.input('q'), tt.input('k')
+    out = tt.zeros('out', 2)
+    a = tt.zeros('a', (3, 4))
+    a.numpy()[:] = np.arange(12).reshape(3, 4)
+    b = tt.zeros('b', (3, 4))
+    tt.bind('a', 'scores', a[1:, 1:3], 'i j')
+    scratch = Tensor(np.zeros(2, np.float32))
+    kernel[(1,)](q, k, out, scratch, TensorDescriptor.from_tensor(a, [4, 4]),
+                 TensorDescriptor.from_tensor(b, [4, 4]), 2)
+    print(out.tolist(), scratch.tolist(), b.numpy()[2].tolist())
+";
+    std::fs::write(&script, program).unwrap();
+    let out = run(python_at(&venv)
+        .arg(&script)
+        .arg(&inputs)
+        .arg(&trace)
+        .arg(root().join("recorders")));
+    // the kernel ran as written: the scratch buffer holds its values, unrecorded; the reads
+    // before k gave 0, so the atomic add put 1 into each of out's cells
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "[1.25, nan] [0.75, 0.0] [16.0, 18.0, 20.0, 22.0]\n"
+    );
+    let f = script.to_str().unwrap();
+    let e = |op, buffer, offset, value: &str, line| ev(op, buffer, offset, value, f, line, None);
+    let mut want = vec![
+        // a [2, 2] block whose mask keeps column 0: two lanes, in row-major order
+        e("read", "q", 0, "0.25", 17),
+        e("read", "q", 2, r#""nan""#, 17),
+        e("write", "out", 0, "0.25", 18),
+        e("write", "out", 1, r#""nan""#, 18),
+        // the helper's tl.load: two lanes inside q, two past its end (read as 0) at the offsets
+        // the pointer arithmetic gave
+        e("read", "q", 2, r#""nan""#, 12),
+        e("read", "q", 3, "9.999999717180685e-10", 12),
+        e("read", "q", 4, "0.0", 12),
+        e("read", "q", 5, "0.0", 12),
+        // before k: no lane inside any buffer, counted against the nearest
+        e("read", "k", -2, "0.0", 21),
+        e("read", "k", -1, "0.0", 21),
+        // an atomic add: each lane's old value read, then its new one written
+        e("read", "out", 0, "0.25", 22),
+        e("write", "out", 0, "1.25", 22),
+        e("read", "out", 1, r#""nan""#, 22),
+        e("write", "out", 1, r#""nan""#, 22),
+    ];
+    // the descriptors' [4, 4] blocks over [3, 4] tensors: the fourth row is padding, never
+    // read, and dropped, never written
+    for off in 0..12 {
+        want.push(e("read", "a", off, &format!("{off}.0"), 23));
+    }
+    for off in 0..12 {
+        want.push(e("write", "b", off, &format!("{}.0", 2 * off), 24));
+    }
+    // the binding comes from the view's place in a and its strides
+    let header = HEADER.replace(
+        "}}",
+        r#"},"bind":{"a":[{"tensor":"scores","offset":5,"strides":{"i":4,"j":1}}]}}"#,
+    );
+    assert_eq!(events(&trace, &header), want);
+}
+
+/// `VENV_PYTHON examples/learner/NAME ARGS…`.
+fn venv_example(venv: &Path, script: &str, args: &[&str]) -> Vec<OsString> {
+    let mut v = vec![venv.as_os_str().to_owned(), example(script).into()];
+    v.extend(args.iter().map(OsString::from));
+    v
+}
+
+#[test]
+fn the_triton_flash_attention_is_graded_right_forward_and_backward() {
+    let Some(venv) = venv_python() else { return };
+    for (pass, written) in [
+        ("forward", &["qkv", "att", "out", "lse"][..]),
+        (
+            "backward",
+            &[
+                "d_att", "d_qkv", "d_x", "d_w_qkv", "d_b_qkv", "d_w_proj", "d_b_proj", "delta",
+            ][..],
+        ),
+    ] {
+        let (code, answer) = grade(
+            "scenarios/flash.toml",
+            &["--variant", "flash", "--pass", pass],
+            &venv_example(&venv, "triton_flash.py", &[]),
+        );
+        assert_right(code, &answer, pass);
+        assert_eq!(
+            answer["runs"].as_array().unwrap().len(),
+            4,
+            "{pass}: its input and three seeds"
+        );
+        let g = first(&answer);
+        let graded: Vec<&str> = g["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["buffer"].as_str().unwrap())
+            .collect();
+        assert_eq!(graded, written, "{pass}");
+        // T = 5 in tiles of 2 (4 for the projections): the masked lanes are not recorded, so
+        // each of x's 20 cells is read once per tile of columns of the output (3 for qkv's 12),
+        // and each output cell is written once
+        let traffic = |buffer: &str| {
+            let t = g["traffic"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["buffer"] == buffer)
+                .unwrap();
+            (t["reads"].as_u64().unwrap(), t["writes"].as_u64().unwrap())
+        };
+        if pass == "forward" {
+            assert_eq!(
+                [traffic("x"), traffic("att"), traffic("lse")],
+                [(60, 0), (20, 20), (0, 10)]
+            );
+        } else {
+            assert_eq!([traffic("d_qkv"), traffic("delta")], [(180, 60), (28, 10)]);
+        }
+    }
+}
+
+#[test]
+fn the_triton_flash_mistakes_are_graded_wrong_at_the_line_storing_att() {
+    let Some(venv) = venv_python() else { return };
+    let source = example("triton_flash_mistakes.py");
+    for (mistake, kernel) in [
+        ("wrong_mask", "def flash_forward_wrong_mask("),
+        ("wrong_rescale", "def flash_forward_wrong_rescale("),
+    ] {
+        let (code, answer) = grade(
+            "scenarios/flash.toml",
+            &["--variant", "flash", "--seeds", "0"],
+            &venv_example(&venv, "triton_flash_mistakes.py", &[mistake]),
+        );
+        assert_eq!(
+            (code, answer["verdict"].as_str()),
+            (3, Some("wrong")),
+            "{mistake}: {answer:#}"
+        );
+        let g = first(&answer);
+        let wrong: Vec<&str> = g["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["wrong"] != 0 || r["missing"] != 0)
+            .map(|r| r["buffer"].as_str().unwrap())
+            .collect();
+        // an unmasked diagonal tile also changes the row's log-sum-exp; a missed rescale only
+        // the weighted sum
+        let lse = if mistake == "wrong_mask" {
+            &["att", "out", "lse"][..]
+        } else {
+            &["att", "out"][..]
+        };
+        assert_eq!(wrong, lse, "{mistake}");
+        let at = &g["divergence"]["mine_at"];
+        assert_eq!(at["file"].as_str(), source.to_str(), "{mistake}: {at}");
+        // the store of att in this mistake's own kernel
+        let start = line_of(&source, kernel);
+        let store = std::fs::read_to_string(&source)
+            .unwrap()
+            .lines()
+            .enumerate()
+            .skip(start as usize)
+            .find(|(_, l)| l.contains("tl.store(o_ptr"))
+            .map(|(n, _)| n as u64 + 1);
+        assert_eq!(at["line"].as_u64(), store, "{mistake}: {at}");
+        assert_eq!(g["divergence"]["cell"]["buffer"].as_str(), Some("att"), "{mistake}");
+    }
+}
+
+#[test]
+fn the_triton_flash_in_its_own_zhnd_layout_is_graded_through_its_bindings() {
+    let Some(venv) = venv_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (inputs, trace) = (dir.path().join("inputs.txt"), dir.path().join("trace.jsonl"));
+    let scenario = "scenarios/flash.toml";
+    crate::support::cli::stdout_of(&["inputs", scenario, "--variant", "flash", "-o", inputs.to_str().unwrap()]);
+    run(python_at(&venv)
+        .arg(example("triton_flash_zhnd.py"))
+        .arg(&inputs)
+        .arg(&trace));
+    // B=1 H=2 T=5 D=2: Q [Z, H, N, D] has strides 20, 10, 2, 1, read off the tensor
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let view = |buffer: &str| header["bind"][buffer][0].to_string();
+    assert_eq!(
+        [view("Q"), view("K"), view("O"), view("M")],
+        [
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"i":2},"tensor":"q"}"#,
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"j":2},"tensor":"k"}"#,
+            r#"{"offset":0,"strides":{"b":20,"d":1,"h":10,"i":2},"tensor":"att"}"#,
+            r#"{"offset":0,"strides":{"b":10,"h":5,"i":1},"tensor":"lse"}"#,
+        ]
+    );
+    let (code, answer) = grade(
+        scenario,
+        &["--variant", "flash"],
+        &venv_example(&venv, "triton_flash_zhnd.py", &[]),
+    );
+    assert_right(code, &answer, "triton_flash_zhnd.py");
+    // Q, K, V, O and M are graded as the q, k, v, att and lse they are views of
+    let graded: Vec<&str> = first(&answer)["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["buffer"].as_str().unwrap())
+        .collect();
+    assert_eq!(graded, ["qkv", "q", "k", "v", "att", "out", "lse"]);
 }
