@@ -401,10 +401,14 @@ pub fn grade<R: BufRead>(r: &Reference, reader: &mut Reader<R>, scenario: &Scena
             findings.list.extend(counted(Kind::Waste, first_waste[b], waste[b]));
         }
         if masked_waste[b] > 0 {
-            findings.list.extend(counted(Kind::MaskedWaste, first_masked[b], masked_waste[b]));
+            findings
+                .list
+                .extend(counted(Kind::MaskedWaste, first_masked[b], masked_waste[b]));
         }
         if extra[b] > 0 {
-            findings.list.extend(counted(Kind::ExtraWrites, first_extra[b], extra[b]));
+            findings
+                .list
+                .extend(counted(Kind::ExtraWrites, first_extra[b], extra[b]));
         }
     }
     let files = reader.files();
