@@ -91,6 +91,14 @@ impl TileSpot {
 }
 
 impl FlashCell {
+    /// The row's running max before the pair's key tile, `m_old`: the value the tile's
+    /// iteration starts from (the first event of the frame that writes the tile's `m`).
+    pub fn m_old(&self, trace: &Trace) -> Option<f32> {
+        let n = self.m_tile?;
+        let start = trace.frames_of(n).last()?.start as usize;
+        value_of(trace, Some(start))
+    }
+
     /// The flash event that stands for the pair at `phase` (Compare's Enter opens the tracer
     /// there): its `e^(S − m)` forward, its `dS` backward; the start of flash's phase when the
     /// mask skipped the pair's tile.

@@ -306,10 +306,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
     } else {
         lines.push(tr!("S = q·k/√D = {s} (#{n})", s = num(score), n = n(c.score)));
     }
-    let m_old = c
-        .m_tile
-        .and_then(|n| trace.frames_of(n).last().map(|f| f.start as usize))
-        .and_then(|n| value_of(trace, Some(n)));
+    let m_old = c.m_old(trace);
     lines.push(tr!(
         "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m} (#{n})",
         old = m_old.map_or("?".to_string(), num),
