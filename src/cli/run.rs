@@ -3,7 +3,7 @@
 
 use super::{CliError, Style, escape_controls, paint, quiet_pipe};
 use attn_trace_analysis::format::{pad, pad_left};
-use attn_trace_analysis::mistakes::{self, Divergence, Note, Report};
+use attn_trace_analysis::mistakes::{self, Note, Report, RunDivergence};
 use attn_trace_core::engine::{self, Run};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
@@ -58,7 +58,7 @@ struct RunJson {
     diverges_at: Option<usize>,
     /// For a mistaken run: what each run does at that event.
     #[serde(skip_serializing_if = "Option::is_none")]
-    divergence: Option<Divergence>,
+    divergence: Option<RunDivergence>,
     /// For a mistaken run: each mistake's symptom, in numbers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     symptoms: Vec<Note>,

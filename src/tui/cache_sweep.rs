@@ -9,7 +9,7 @@
 //! on its tick while a job runs.
 
 use crate::tui::job::{Event, Job, JobKind, Progress};
-use attn_trace_analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_LENGTHS, SWEEP_TILES, SweepRow, Tiles};
+use attn_trace_analysis::cache::{self, CacheSweep, LevelSpec, MissRow, SWEEP_LENGTHS, SWEEP_TILES, Tiles};
 use attn_trace_core::kernels::Mask;
 use attn_trace_i18n::tr;
 use std::collections::{HashMap, VecDeque};
@@ -61,7 +61,7 @@ struct Sweep {
     lengths: Vec<usize>,
     received: usize,
     queue: Arc<Mutex<Queue>>,
-    job: Job<SweepRow>,
+    job: Job<MissRow>,
     started: Instant,
 }
 
@@ -85,7 +85,7 @@ pub struct Simulation {
     /// The square tile sizes of flash.
     pub tiles: Vec<usize>,
     /// Finished rows per head size and mask, by ascending T.
-    rows: HashMap<Key, Vec<SweepRow>>,
+    rows: HashMap<Key, Vec<MissRow>>,
     job: Option<Sweep>,
     /// Why the last job ended without all its rows, if it did.
     pub failed: Option<String>,

@@ -22,11 +22,11 @@ mod cli_hostile_props;
 // libc: a FIFO, signals
 #[cfg(unix)]
 #[allow(unsafe_code)]
-mod cli_hostile_two;
+mod cli_hostile_budgets;
 // issue 54: setrlimit, setuid, FIFOs and signals in the children
 #[cfg(unix)]
 #[allow(unsafe_code)]
-mod cli_hostile_three;
+mod cli_hostile_grader;
 mod cli_invalid_scenarios;
 // a pseudo-terminal for standard error
 mod cli_io;
@@ -35,7 +35,6 @@ mod cli_progress;
 mod cli_run_trace;
 mod cli_train;
 mod display_oracle;
-mod display_regressions;
 mod docs;
 mod docs_keys;
 mod engine_decode;
@@ -56,16 +55,15 @@ mod flash_untraced;
 mod gradcheck;
 mod grade;
 mod grade_bind;
-// mkfifo for the pickers' folders
-#[cfg(unix)]
-#[allow(unsafe_code)]
-mod hostile_three_props;
 mod i18n;
 mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
-mod polish;
+// mkfifo for the pickers' folders
+#[cfg(unix)]
+#[allow(unsafe_code)]
+mod reader_picker_props;
 mod recorders;
 mod scenario_docs;
 mod scenario_roundtrip;
@@ -73,6 +71,7 @@ mod scenario_structure;
 mod screenshots;
 mod simd_levels;
 mod traffic;
+mod tui_agrees_with_log;
 mod tui_app;
 mod tui_compare_flash;
 mod tui_gradcheck;
@@ -92,6 +91,7 @@ mod tui_snapshots;
 mod tui_timeline;
 mod tui_traffic;
 mod tui_train;
+mod tui_wording;
 
 // What were the library's unit tests (`#[cfg(test)] mod tests` in src/), one module per source
 // file, grouped by the library's top-level module: here they build with the other tests instead

@@ -7,14 +7,16 @@ use crate::support::tui::{chars, draw, goto, key, settle, tracer, tracer_at, tra
 use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
+use attn_trace::tui::widgets::{equation, variables};
 use attn_trace::tui::{Theme, Walk};
+use attn_trace_analysis::accum::{Accumulation, Scale};
 use attn_trace_analysis::explain::num;
 use attn_trace_analysis::format::{exact, fixed, four};
 use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::scenario::lesson::{Ask, Lesson};
-use attn_trace_core::trace::{Op, Trace};
+use attn_trace_core::trace::{Buf, Op, Trace};
 use attn_trace_i18n::{self as i18n, Lang};
 use crossterm::event::KeyCode;
 
@@ -354,7 +356,12 @@ fn quiz_flag_opens_the_tracer_in_quiz_mode() {
 /// The ways a value is printed on screen with enough digits to be told apart from another (four
 /// decimals, at least four significant digits, `explain`'s, and the extra digits a chain may
 /// take): a form with fewer than three significant digits could be any nearby number.
+///
+/// An infinity is no computed value: it is the initial `m = −∞` the code panel spells too.
 fn answer_forms(v: f32) -> Vec<String> {
+    if !v.is_finite() {
+        return Vec::new();
+    }
     let mut forms = vec![four(v), exact(v), num(v)];
     forms.extend((4..=8).map(|d| fixed(v, d)));
     forms.retain(|f| f.trim_start_matches(['-', '0', '.']).len() >= 3);
@@ -377,13 +384,29 @@ fn shows_number(screen: &str, text: &str) -> bool {
 /// no value the log already holds at `cursor` prints as (a copy writes the value it just read,
 /// a rotation by a tiny angle writes a value that prints as the one it turned: those are on
 /// screen as what they are, and give nothing away).
-fn given_away(screen: &str, trace: &Trace, cursor: usize, w: usize) -> Option<String> {
+///
+/// Nor a number one printed operation away from it: the sum of the products, which the write
+/// then scales, adds to an old value or a bias, negates, or turns into flash's `P`, `dS` or
+/// rescaled accumulator (`Σ × 1/√D = -0.4440 × 1/√2` is the answer -0.3139 but for a product).
+fn given_away(screen: &str, walk: &Walk, variant: Variant, cursor: usize, w: usize) -> Option<String> {
+    let trace = walk.trace(variant)?;
+    // the softmax backward's `D = Σ_k dP·P`, kept for the sink's gradient, is written after
+    // pass b, whose every `dS = P (dP − Σ)` printed it: the row's Σ, not a new value
+    if trace.events[w].buf == Buf::Delta {
+        return None;
+    }
     let start = trace.span_range(trace.phase_span(cursor)).start;
     let known: Vec<String> = (start..=cursor)
         .flat_map(|k| answer_forms(trace.events[k].value))
         .collect();
-    let forms: Vec<String> = answer_forms(trace.events[w].value)
-        .into_iter()
+    let scale = Scale::in_trace(trace, variant, walk.shape);
+    let sigma = Accumulation::at(trace, w)
+        .filter(|acc| acc.write == w && !acc.terms.is_empty())
+        .and_then(|acc| acc.will(trace, scale))
+        .map(|chain| chain.sigma);
+    let forms: Vec<String> = std::iter::once(trace.events[w].value)
+        .chain(sigma)
+        .flat_map(answer_forms)
         .filter(|f| !known.contains(f))
         .collect();
     let line = screen.lines().find(|l| forms.iter().any(|f| shows_number(l, f)))?;
@@ -396,21 +419,41 @@ fn given_away(screen: &str, trace: &Trace, cursor: usize, w: usize) -> Option<St
 /// log does not show the write.
 #[test]
 fn an_open_value_question_never_shows_its_answer() {
-    // the quiz at the values level, before every write of a spread of each log (both sizes)
-    for name in [
-        "mha_walkthrough",
-        "backward_simple",
-        "flash",
-        "split_kv",
-        "sink_logit",
-        "mla_decode",
-        "rope",
-    ] {
+    // the quiz at the values level, before every write of a spread of each shipped log (both
+    // sizes)
+    let dir = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios")).unwrap();
+    let mut names: Vec<String> = dir
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    for name in &names {
         let walk = std::sync::Arc::new(Walk::from_scenario(&Scenario::shipped(name).unwrap()));
         for run in &walk.runs {
             let Some(trace) = &run.trace else { continue };
             let writes: Vec<usize> = (1..trace.len()).filter(|&n| trace.events[n].op == Op::Write).collect();
-            let step = (writes.len() / 120).max(1);
+            // the equation and Variables panels, which say what the write will compute, before
+            // a dense spread of the writes (every write of the small logs)
+            for &w in writes.iter().step_by((writes.len() / 300).max(1)) {
+                let mut st = tracer_at(&walk, run.variant, w - 1);
+                st.start_quiz(QuizLevel::Values);
+                let ctx = st.ctx(Theme::MONO).unwrap();
+                let text: String = equation::lines(&ctx)
+                    .iter()
+                    .chain(&variables::lines(&ctx))
+                    .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
+                    .collect();
+                if let Some(what) = given_away(&text, &walk, run.variant, w - 1, w) {
+                    panic!(
+                        "{name} {} quiz at #{}: the answer of #{w} shows: {what}\n{text}",
+                        run.variant,
+                        w - 1
+                    );
+                }
+            }
+            // and the whole screen, before a spread of them
+            let step = (writes.len() / 30).max(1);
             for (k, &w) in writes.iter().step_by(step).enumerate() {
                 let mut st = tracer_at(&walk, run.variant, w - 1);
                 st.start_quiz(QuizLevel::Values);
@@ -421,7 +464,7 @@ fn an_open_value_question_never_shows_its_answer() {
                 };
                 for &(cols, rows) in sizes {
                     let screen = tracer_screen(&st, cols, rows);
-                    if let Some(what) = given_away(&screen, trace, w - 1, w) {
+                    if let Some(what) = given_away(&screen, &walk, run.variant, w - 1, w) {
                         panic!(
                             "{name} {} quiz at #{}: the answer of #{w} is on screen: {what}\n{screen}",
                             run.variant,
@@ -456,10 +499,9 @@ fn an_open_value_question_never_shows_its_answer() {
                 for (k, here) in stops.iter().enumerate() {
                     if matches!(lesson.stops[k].ask, Some(Ask::Value { .. })) {
                         asked += 1;
-                        let trace = walk.trace(here.variant).unwrap();
                         let target = here.target.unwrap();
                         let shown = crate::support::tui::screen(&a, w, h);
-                        if let Some(what) = given_away(&shown, trace, here.place.cursor, target) {
+                        if let Some(what) = given_away(&shown, &walk, here.variant, here.place.cursor, target) {
                             panic!("{path:?} stop {k} at {w}×{h}: the answer is on screen: {what}\n{shown}");
                         }
                     }

@@ -138,7 +138,7 @@ mod misses {
 
     /// The number the view shows for `cell` at `level` (the misses there, or the memory bytes
     /// past the last level), worked out here from the sweep's fields.
-    fn expected(cell: &cache::SweepCell, level: usize, levels: usize) -> u64 {
+    fn expected(cell: &cache::MissCell, level: usize, levels: usize) -> u64 {
         if level < levels {
             cell.misses[level]
         } else {

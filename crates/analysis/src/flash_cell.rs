@@ -91,6 +91,28 @@ impl TileSpot {
 }
 
 impl FlashCell {
+    /// The row's running max before the pair's key tile, `m_old`: the value the tile's
+    /// iteration starts from (the first event of the frame that writes the tile's `m`).
+    pub fn m_old(&self, trace: &Trace) -> Option<f32> {
+        let n = self.m_tile?;
+        let start = trace.frames_of(n).last()?.start as usize;
+        value_of(trace, Some(start))
+    }
+
+    /// The flash event that stands for the pair at `phase` (Compare's Enter opens the tracer
+    /// there): its `e^(S − m)` forward, its `dS` backward; the start of flash's phase when the
+    /// mask skipped the pair's tile.
+    pub fn event_at(&self, phase: Phase, trace: &Trace) -> Option<usize> {
+        let (mine, flash_phase) = match phase {
+            Phase::SoftmaxBack => (self.ds, Phase::FlashBack),
+            _ => (self.p_tilde, Phase::Flash),
+        };
+        mine.or_else(|| {
+            let k = trace.phases.iter().position(|&(_, p)| p == flash_phase)?;
+            Some(trace.span_range(k).start)
+        })
+    }
+
     /// The events of pair `e` in `trace` (a flash run's), or `None` when the trace has no score
     /// tile (not a flash run).
     pub fn find(trace: &Trace, e: Element) -> Option<FlashCell> {
@@ -197,4 +219,10 @@ impl FlashCell {
     pub fn ds_chain(&self, trace: &Trace, scale: Scale) -> Option<Chain> {
         Accumulation::at(trace, self.ds?)?.will(trace, scale)
     }
+}
+
+/// The value event `n` holds, if it is one of the log's (a pair's event the mask skipped is
+/// none).
+pub fn value_of(trace: &Trace, n: Option<usize>) -> Option<f32> {
+    n.and_then(|n| trace.events.get(n)).map(|e| e.value)
 }

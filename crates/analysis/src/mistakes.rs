@@ -197,7 +197,7 @@ fn subsequence(long: &[attn_trace_core::trace::Event], short: &[attn_trace_core:
 
 /// Where a mistaken run first leaves the correct one: the event, and what each run does there.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Divergence {
+pub struct RunDivergence {
     pub event: usize,
     /// `write scores[2] = -1e9 (scores)`, or `has ended (N events)`.
     pub correct: String,
@@ -245,7 +245,7 @@ pub fn values_part(correct: &Trace, mistaken: &Trace, n: usize) -> Option<Values
     })
 }
 
-impl std::fmt::Display for Divergence {
+impl std::fmt::Display for RunDivergence {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&tr!(
             "diverge at #{n}: correct {correct} · mistaken {mistaken}",
@@ -271,7 +271,7 @@ impl std::fmt::Display for Divergence {
 }
 
 /// The first event where the traces differ, in words; `None` when they never do.
-pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
+pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<RunDivergence> {
     let n = attn_trace_core::engine::first_divergence(correct, mistaken)?;
     let say = |t: &Trace| {
         if n < t.len() {
@@ -280,7 +280,7 @@ pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
             tr!("has ended ({n} events)", n = t.len())
         }
     };
-    Some(Divergence {
+    Some(RunDivergence {
         event: n,
         correct: say(correct),
         mistaken: say(mistaken),
@@ -293,7 +293,7 @@ pub fn divergence(correct: &Trace, mistaken: &Trace) -> Option<Divergence> {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     pub mistakes: Vec<&'static str>,
-    pub divergence: Option<Divergence>,
+    pub divergence: Option<RunDivergence>,
     pub symptoms: Vec<Note>,
 }
 

@@ -303,7 +303,7 @@ fn flash_counts(plan: &Plan, pass: Pass) -> Vec<(Buf, u64, u64)> {
 /// One point of the sweep: per head, the forward pass's global accesses of the plain MHA kernel
 /// (and of those, its `[T,T]` scores and probabilities) and of flash for each tile size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SweepRow {
+pub struct AccessRow {
     #[serde(rename = "T")]
     pub t: usize,
     pub naive: u64,
@@ -322,7 +322,7 @@ pub struct Sweep {
     pub tiles: Vec<usize>,
     /// Floats of flash's tile-local working set for each tile size (`M`).
     pub tile_floats: Vec<usize>,
-    pub rows: Vec<SweepRow>,
+    pub rows: Vec<AccessRow>,
 }
 
 /// Global accesses per head of the forward pass, naive MHA against flash with square tiles of
@@ -356,7 +356,7 @@ pub fn sweep(lengths: &[usize], tiles: &[usize], d: usize, mask: Mask) -> Sweep 
                 .filter_map(|&b| naive.get(b))
                 .map(|b| b.reads + b.writes)
                 .sum();
-            SweepRow {
+            AccessRow {
                 t,
                 naive: naive.accesses(Level::Global),
                 naive_scores_probs: tt,

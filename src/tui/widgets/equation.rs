@@ -3,7 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::Ctx;
-use attn_trace_analysis::accum::{Accumulation, Chain, Finish, Scale, product_calc};
+use attn_trace_analysis::accum::{Accumulation, Chain, Scale, product_calc};
 use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of};
 use attn_trace_analysis::hand::{self, Calc, Digits};
 use attn_trace_analysis::rope_pair::RopePair;
@@ -251,9 +251,9 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
         )));
     }
     let start = start.map(|e| format!("{}[{}] + ", e.buf, e.offset)).unwrap_or_default();
-    // a plain sum whose every term is in is the value its write stores: an open question's
-    // answer
-    let answer = finished == total && acc.finish == Finish::Plain && !ctx.shows(acc.write);
+    // a sum whose every term is in is an open question's answer, or one printed operation
+    // from it (the write scales it, adds it to the old value or a bias, negates it)
+    let answer = finished == total && !ctx.shows(acc.write);
     out.push(Line::from(vec![
         Span::raw(tr!(
             "partial sum {start}Σ ({finished} of {total} terms) = ",

@@ -151,6 +151,9 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
         }
     }
     let sigma = s.sigma(tr);
+    // with an open question on the write, a sum whose every term is in is its answer or one
+    // printed operation from it (rescaled and added, scaled, turned into dS): held back
+    let held = done == s.terms.len() && !ctx.shows(s.write);
     let of = format!("({} of {} terms)", done, s.terms.len());
     let written = v.op == Op::Write;
     let scale = Scale::in_trace(tr, ctx.variant, ctx.walk.shape);
@@ -173,11 +176,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
                     four(old)
                 )));
             }
-            let partial_sum = if done == s.terms.len() && !ctx.shows(s.write) {
-                "?".to_string()
-            } else {
-                four(a * old + sigma)
-            };
+            let partial_sum = if held { "?".to_string() } else { four(a * old + sigma) };
             out.push(Line::from(vec![
                 Span::raw(format!("partial sum e^(m_old − m_new)·acc + Σ_jj P·V {of} = ")),
                 Span::styled(partial_sum, t.number()),
@@ -206,11 +205,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             out.push(partial(
                 ctx,
                 &format!("partial sum dv_tile + Σ_ii P·dO {of} = "),
-                if done == s.terms.len() && !ctx.shows(s.write) {
-                    None
-                } else {
-                    Some(old + sigma)
-                },
+                if held { None } else { Some(old + sigma) },
             ));
             if let Some(c) = chain {
                 let f = c.calc().fit(Digits::Four);
@@ -223,15 +218,19 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
         }
         Buf::DSTile => {
             // dS = P ⊙ (dP − D_i): the dot product is dP; P is read after it
-            out.push(partial(ctx, &format!("partial sum dP = Σ_d dO·V {of} = "), Some(sigma)));
+            out.push(partial(
+                ctx,
+                &format!("partial sum dP = Σ_d dO·V {of} = "),
+                (!held).then_some(sigma),
+            ));
             if !constants.is_empty()
                 && let Some(c) = s.will(tr, scale)
             {
                 let f = c.calc().fit(Digits::Four);
+                let dp = if held { "dP".to_string() } else { f.val(1) };
                 let mut spans = vec![Span::raw(format!(
-                    "dS = P · (dP − D_i) = {} × ({} − {}) = ",
+                    "dS = P · (dP − D_i) = {} × ({dp} − {}) = ",
                     f.val(0),
-                    f.val(1),
                     f.par(2)
                 ))];
                 spans.extend(result(ctx, s.write, f.result));
@@ -244,16 +243,20 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             } else {
                 "Σ_ii dS·Q"
             };
-            out.push(partial(ctx, &format!("partial sum {what} {of} = "), Some(sigma)));
+            out.push(partial(
+                ctx,
+                &format!("partial sum {what} {of} = "),
+                (!held).then_some(sigma),
+            ));
             if let Some(&(b, o, _)) = constants.first()
                 && done == s.terms.len()
                 && let Some(c) = s.will(tr, scale)
             {
                 let f = c.calc().fit(Digits::Four);
+                let sum = if held { "Σ".to_string() } else { f.val(1) };
                 let mut spans = vec![Span::raw(format!(
-                    "{b}[{o}] += Σ × 1/√{d}: {} + ({} × {}) = ",
+                    "{b}[{o}] += Σ × 1/√{d}: {} + ({sum} × {}) = ",
                     f.val(0),
-                    f.val(1),
                     scale.written(),
                     d = scale.width
                 ))];
@@ -265,7 +268,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             out.push(partial(
                 ctx,
                 &format!("partial sum Σ_d Q_tile·K_tile {of} = "),
-                Some(sigma),
+                (!held).then_some(sigma),
             ));
             if written {
                 out.push(score_write(ctx, s, scale));
@@ -275,11 +278,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
             out.push(partial(
                 ctx,
                 &format!("partial sum D_i = Σ_d dO·O {of} = "),
-                if done == s.terms.len() && !ctx.shows(s.write) {
-                    None
-                } else {
-                    Some(sigma)
-                },
+                if held { None } else { Some(sigma) },
             ));
         }
     }

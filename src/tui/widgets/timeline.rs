@@ -10,6 +10,7 @@
 use super::CellRef;
 use crate::tui::theme::Theme;
 use attn_trace_analysis::cache::EventCache;
+use attn_trace_analysis::position::first_access_in;
 use attn_trace_core::trace::{Pass, Phase, Trace};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -54,19 +55,6 @@ pub struct Col {
     /// Under the cache model: the column's events, those that missed L1 and those whose line
     /// came from memory.
     pub misses: Option<(usize, u32, u32)>,
-}
-
-/// The first access (read or write) of `cell` within `r`.
-fn first_access_in(trace: &Trace, (buf, off): CellRef, r: &Range<usize>) -> Option<usize> {
-    if r.is_empty() {
-        return None;
-    }
-    let first = |list: &[u32]| {
-        let k = list.partition_point(|&e| (e as usize) < r.start);
-        list.get(k).map(|&e| e as usize).filter(|&e| e < r.end)
-    };
-    let (reads, writes) = (first(trace.index.reads(buf, off)), first(trace.index.writes(buf, off)));
-    reads.into_iter().chain(writes).min()
 }
 
 /// The strip's columns, `w` wide.

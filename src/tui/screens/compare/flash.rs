@@ -13,7 +13,7 @@ use crate::tui::walk::{Element, Walk};
 use crate::tui::widgets::put;
 use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::explain::{num, par};
-use attn_trace_analysis::flash_cell::FlashCell;
+use attn_trace_analysis::flash_cell::{FlashCell, value_of};
 use attn_trace_analysis::format::hidden_because;
 use attn_trace_analysis::formula::{sizes, substitute};
 use attn_trace_analysis::hand::Digits;
@@ -77,17 +77,9 @@ impl Facts {
         Some(Facts { cell, tile, traffic })
     }
 
-    /// The flash event Enter opens the tracer at: the pair's `e^(S − m)` forward, its `dS`
-    /// backward; the start of flash's phase when the mask skipped the pair's tile.
+    /// The flash event Enter opens the tracer at ([`FlashCell::event_at`]).
     pub fn event_of(&self, phase: Phase, trace: &Trace) -> Option<usize> {
-        let (mine, flash_phase) = match phase {
-            Phase::SoftmaxBack => (self.cell.ds, Phase::FlashBack),
-            _ => (self.cell.p_tilde, Phase::Flash),
-        };
-        mine.or_else(|| {
-            let k = trace.phases.iter().position(|&(_, p)| p == flash_phase)?;
-            Some(trace.span_range(k).start)
-        })
+        self.cell.event_at(phase, trace)
     }
 
     fn pass(&self, variant: Variant, pass: Pass) -> Option<&PassTraffic> {
@@ -101,10 +93,6 @@ pub fn stage_title(phase: Phase) -> String {
         Phase::SoftmaxBack => tr!("dS[i,j]: stored by MHA, recomputed on chip by flash").to_string(),
         _ => tr!("P[i,j]: stored by MHA, never by flash").to_string(),
     }
-}
-
-fn value(trace: &Trace, n: Option<usize>) -> Option<f32> {
-    n.and_then(|n| trace.events.get(n)).map(|e| e.value)
 }
 
 /// Flash's side: the element's head cut into tiles, and in the element's tile the values its
@@ -216,7 +204,7 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
                     let n = if backward { c.ds } else { c.p_tilde };
                     let style = if (i, j) == (e.i, e.j) { t.write() } else { t.written() };
                     (
-                        value(trace, n).map_or("·".to_string(), attn_trace_analysis::format::num),
+                        value_of(trace, n).map_or("·".to_string(), attn_trace_analysis::format::num),
                         style,
                     )
                 }
@@ -265,7 +253,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         j0 = s.j0,
         br = s.br
     )];
-    let Some(score) = value(trace, c.score) else {
+    let Some(score) = value_of(trace, c.score) else {
         lines.push(tr!(
             "the mask hides every pair of this tile: flash skips it, no read and no write; {name} = 0 ({why})",
             name = if backward { "dS" } else { "P" },
@@ -274,9 +262,9 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         return lines;
     };
     let n = |x: Option<usize>| x.map_or("?".to_string(), |n| n.to_string());
-    let v = |x: Option<usize>| value(trace, x).map_or("?".to_string(), num);
+    let v = |x: Option<usize>| value_of(trace, x).map_or("?".to_string(), num);
     // inside a difference, a negative number goes in parentheses
-    let vp = |x: Option<usize>| value(trace, x).map_or("?".to_string(), par);
+    let vp = |x: Option<usize>| value_of(trace, x).map_or("?".to_string(), par);
     if backward {
         lines.push(tr!(
             "P = e^(S − lse) = {p} (s_tile[{off}], #{n}): recomputed, forward stored only lse",
@@ -318,10 +306,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
     } else {
         lines.push(tr!("S = q·k/√D = {s} (#{n})", s = num(score), n = n(c.score)));
     }
-    let m_old = c
-        .m_tile
-        .and_then(|n| trace.frames_of(n).last().map(|f| f.start as usize))
-        .and_then(|n| value(trace, Some(n)));
+    let m_old = c.m_old(trace);
     lines.push(tr!(
         "m = max(m_old, rowmax(S_tile)) = max({old}, …) = {m} (#{n})",
         old = m_old.map_or("?".to_string(), num),
@@ -405,7 +390,7 @@ pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     // a pair of a tile the mask hides has no event in flash's log: its P and dS are 0
     let skipped = f.cell.score.is_none().then_some(0.0);
     let theirs = if backward {
-        value(ft, f.cell.ds).or(skipped)
+        value_of(ft, f.cell.ds).or(skipped)
     } else {
         f.cell.probability(ft).or(skipped)
     };

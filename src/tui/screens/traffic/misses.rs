@@ -8,7 +8,7 @@
 use super::Traffic;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{draw_wrapped, wrapped_rows};
-use attn_trace_analysis::cache::{CacheSweep, LevelSpec, SweepCell, smallest_fit};
+use attn_trace_analysis::cache::{CacheSweep, LevelSpec, MissCell, smallest_fit};
 use attn_trace_analysis::format::{mask_words, pad_left, thousands};
 use attn_trace_core::kernels::Mask;
 use attn_trace_i18n::tr;
@@ -28,7 +28,7 @@ const CELL: usize = 13;
 
 /// The number plotted for `cell` at `level`: its misses there, or past the last level the bytes
 /// read from and written to memory.
-pub fn value(cell: &SweepCell, level: usize) -> u64 {
+pub fn value(cell: &MissCell, level: usize) -> u64 {
     cell.misses.get(level).copied().unwrap_or(cell.memory_bytes)
 }
 

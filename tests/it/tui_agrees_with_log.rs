@@ -51,7 +51,7 @@ fn iteration(trace: &Trace, w: usize) -> std::ops::RangeInclusive<usize> {
 }
 
 #[test]
-fn item1_partial_sums_hold_only_finished_terms() {
+fn partial_sums_hold_only_finished_terms() {
     // scores[7] of the walkthrough's baseline: the panel went 0.8595 → −0.7497 → −0.3655 →
     // −0.6691 → −1.7916 while the kernel's s goes 0 → −0.7497 → −0.7497 → −0.6691 → −0.6691
     let w = walk("mha_walkthrough");
@@ -102,7 +102,7 @@ fn item1_partial_sums_hold_only_finished_terms() {
 }
 
 #[test]
-fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
+fn cross_attention_grids_are_s_rows_of_t_columns() {
     // S = 2 queries, T = 5 keys, an explicit mask
     let w = walk("cross_attention");
     let tr = trace(&w, Variant::Mha);
@@ -149,7 +149,7 @@ fn item2_cross_attention_grids_are_s_rows_of_t_columns() {
 }
 
 #[test]
-fn item3_key_rows_are_labelled_j() {
+fn key_rows_are_labelled_j() {
     // MHA walkthrough: the read of k[6] is key j = 1 of head 1
     let w = walk("mha_walkthrough");
     let tr = trace(&w, Variant::Mha);
@@ -173,7 +173,7 @@ fn item3_key_rows_are_labelled_j() {
 }
 
 #[test]
-fn item4_the_phase_title_names_the_runs_mask() {
+fn the_phase_title_names_the_runs_mask() {
     let w = walk("cross_attention");
     let tr = trace(&w, Variant::Mha);
     let n = tr.phases.iter().find(|p| p.1 == Phase::Scores).expect("scores").0 as usize;
@@ -189,7 +189,7 @@ fn item4_the_phase_title_names_the_runs_mask() {
 }
 
 #[test]
-fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
+fn heat_mode_labels_whole_offsets_and_has_a_legend() {
     // why_sqrt_d's buffers are too wide for numbers at 120 columns (and 80 rows leave room for
     // their flat rows under the dot product)
     let w = walk("why_sqrt_d");
@@ -219,7 +219,7 @@ fn item5_heat_mode_labels_whole_offsets_and_has_a_legend() {
 }
 
 #[test]
-fn item6_compare_enter_on_softmax_lands_on_the_final_probability() {
+fn compare_enter_on_softmax_lands_on_the_final_probability() {
     let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3')); // Compare
     assert!(matches!(a.screen, Screen::Compare(_)), "menu entry 3 is Compare");
@@ -239,7 +239,7 @@ fn item6_compare_enter_on_softmax_lands_on_the_final_probability() {
 }
 
 #[test]
-fn item7_dropout_shows_its_arithmetic() {
+fn dropout_shows_its_arithmetic() {
     let w = walk("dropout");
     let tr = trace(&w, Variant::Mha);
     let n = (0..tr.len())

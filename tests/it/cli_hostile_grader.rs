@@ -4,7 +4,7 @@
 //! or a name per access aborts its test instead of the machine; sizes are scaled to those limits
 //! (sparse files stand in for the giants). The cases of the issue that live in the TUI are in
 //! `tui_hostile.rs`; the property tests over the trace reader and the pickers are in
-//! `hostile_three_props.rs`.
+//! `reader_picker_props.rs`.
 
 use crate::cli_hostile::{bin, cmd, mkfifo, refused, std_cmd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};

@@ -1,6 +1,8 @@
-//! Issue 37's polish pass, one test per defect a newcomer found: each reads the screen (drawn on
-//! a `TestBackend` at 80×24 and 120×40) or the command's output, in both languages where the text
-//! changed.
+//! What the screens and the commands say, in words: the mask, the scale and the rotated pair
+//! named as the kernel names them, Chinese wherever the text is Chinese, no doubled signs or
+//! negative zeros, lines that fit at 80×24 and cuts that say so. Each test reads the screen (drawn
+//! on a `TestBackend` at 80×24 and 120×40) or the command's output, in both languages where the
+//! text differs; each was a defect a newcomer found.
 
 use crate::support::cli::cmd;
 
