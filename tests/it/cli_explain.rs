@@ -797,3 +797,19 @@ fn explain_reads_a_paged_caches_block_ids_out_of_the_table() {
     let lines: Vec<&str> = text.lines().collect();
     crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{text}"));
 }
+
+/// Two operands that nearly cancel still give their printed difference by hand: each may take
+/// as many decimals as f32 holds, leading zeros included (a generated latent decode printed
+/// `0.000707174 + (-0.000705344) = 1.830733e-6`, which a calculator makes 1.83e-6).
+#[test]
+fn operands_that_nearly_cancel_print_the_digits_their_difference_needs() {
+    let text = "title = \"cancel\"\n[shape]\nB = 2\nT = 2\nC = 3\nH = 3\nkv_rank = 2\nrope_dim = 4\n\
+                [run]\nvariants = [\"mla\"]\ndecode = true\nrope = \"half\"\n[init]\nseed = 731\n";
+    let mut file = tempfile::Builder::new().suffix(".toml").tempfile().unwrap();
+    std::io::Write::write_all(&mut file, text.as_bytes()).unwrap();
+    let path = file.path().to_str().unwrap().to_string();
+    let out = explain(&[&path, "--at", "b=0,h=0,i=0,j=0"]);
+    assert!(out.contains("= 0.0007071744 + (-0.0007053437) = 1.831e-6"), "{out}");
+    let lines: Vec<&str> = out.lines().collect();
+    crate::support::chains::check_lines(&lines).unwrap_or_else(|e| panic!("{e}\n{out}"));
+}

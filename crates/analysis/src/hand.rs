@@ -229,6 +229,17 @@ fn miss(vals: &[String], forms: &[Expr], result: &str) -> f64 {
 const MORE_OPERAND_DIGITS: usize = 5;
 /// Most decimals a chain adds to its result.
 const MORE_RESULT_DIGITS: usize = 3;
+/// Most decimals a chain adds to operand `v`: [`MORE_OPERAND_DIGITS`] significant digits more,
+/// counted from its first one, so `0.000707174` can still go on to `0.00070717426` when two
+/// nearly equal operands cancel (written in fixed point, its leading zeros are decimals too).
+fn more_digits(v: f32) -> usize {
+    let a = v.abs();
+    if a == 0.0 || a >= 1.0 || !a.is_finite() {
+        return MORE_OPERAND_DIGITS;
+    }
+    MORE_OPERAND_DIGITS + (-a.log10()).floor() as usize
+}
+
 /// Chains with more operands than this take more digits all at once, not one operand at a time.
 const ONE_BY_ONE: usize = 16;
 
@@ -242,7 +253,7 @@ fn operands(vals: &[f32], digits: Digits, forms: &[Expr], result: &str) -> (Vec<
     // operand k's next digits that print otherwise (`0.284` stays `0.284` at 5 decimals)
     let next = |extra: &[usize], k: usize| {
         let now = print(vals[k], digits, extra[k]);
-        (extra[k] + 1..=MORE_OPERAND_DIGITS).find(|&e| print(vals[k], digits, e) != now)
+        (extra[k] + 1..=more_digits(vals[k])).find(|&e| print(vals[k], digits, e) != now)
     };
     let mut extra = vec![0; vals.len()];
     let mut now = printed(&extra);
