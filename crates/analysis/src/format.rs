@@ -3,7 +3,7 @@
 
 use attn_trace_core::kernels::{Mask, Variant};
 use attn_trace_core::tensor::Shape;
-use attn_trace_core::trace::{Buf, Op, Pass, Phase};
+use attn_trace_core::trace::{Buf, MASKED, Op, Pass, Phase};
 use attn_trace_i18n::tr;
 use std::borrow::Cow;
 
@@ -311,4 +311,18 @@ pub fn num_of(buf: Buf, v: f32) -> String {
 /// `0.0000`).
 pub fn exact_of(buf: Buf, v: f32) -> String {
     integer(buf, v).unwrap_or_else(|| exact(v))
+}
+
+/// A number as a person writes it: up to 4 decimals, trailing zeros dropped, `-1e9` for the
+/// mask value, and scientific notation for very large or very small magnitudes.
+pub fn plain(x: f32) -> String {
+    if x == MASKED {
+        return "-1e9".to_string();
+    }
+    if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-4) {
+        return format!("{x:.3e}");
+    }
+    let s = format!("{x:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".to_string() } else { s.to_string() }
 }

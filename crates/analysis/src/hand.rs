@@ -24,7 +24,7 @@ pub enum Digits {
     Exact,
     /// Two decimals (the panels' short numbers: [`format::num`]).
     Short,
-    /// Up to four decimals with the trailing zeros dropped (`explain`: [`crate::explain::num`]).
+    /// Up to four decimals with the trailing zeros dropped (`explain`: [`crate::format::plain`]).
     Plain,
 }
 
@@ -142,7 +142,7 @@ impl Fitted {
 pub fn print(v: f32, digits: Digits, extra: usize) -> String {
     if v == MASKED || v.is_infinite() || v.is_nan() {
         return match digits {
-            Digits::Plain => crate::explain::num(v),
+            Digits::Plain => crate::format::plain(v),
             _ => format::four(v),
         };
     }
@@ -151,7 +151,7 @@ pub fn print(v: f32, digits: Digits, extra: usize) -> String {
             Digits::Four => format::four(v),
             Digits::Exact => format::exact(v),
             Digits::Short => format::num(v),
-            Digits::Plain => crate::explain::num(v),
+            Digits::Plain => crate::format::plain(v),
         };
     }
     if v.abs() >= 999.5 {

@@ -2,22 +2,10 @@
 //! the mask's decision in words.
 
 use attn_trace_core::kernels::Mask;
-use attn_trace_core::trace::MASKED;
 use attn_trace_i18n::tr;
 
-/// A number as a person writes it: up to 4 decimals, trailing zeros dropped, `-1e9` for the
-/// mask value, and scientific notation for very large or very small magnitudes.
-pub fn num(x: f32) -> String {
-    if x == MASKED {
-        return "-1e9".to_string();
-    }
-    if x != 0.0 && (x.abs() >= 1e6 || x.abs() < 1e-4) {
-        return format!("{x:.3e}");
-    }
-    let s = format!("{x:.4}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".to_string() } else { s.to_string() }
-}
+/// A number as `explain` writes it: [`crate::format::plain`].
+pub use crate::format::plain as num;
 
 /// [`num`] in parentheses when negative, for use inside a product or a difference.
 pub fn par(x: f32) -> String {
