@@ -662,6 +662,15 @@ fn results(s: &mut String, g: &Grade) {
             }
             Some(c) => {
                 let first = match c.mine {
+                    // the value agrees: what is wrong is where it came from
+                    Some(m) if c.right => tr!(
+                        "first {name}[{index}] = {mine} as the reference's, but computed from {read}, which the reference does not read for it",
+                        name,
+                        index = c.index,
+                        mine = v(m),
+                        read = c.stray.as_ref().map(|st| touch(&st.read)).unwrap_or_default()
+                    )
+                    .to_string(),
                     Some(m) => tr!(
                         "first {name}[{index}] = {mine}, the reference has {reference}",
                         name,

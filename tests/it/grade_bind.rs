@@ -621,3 +621,26 @@ fn buffer_names_and_at_dimensions_are_bounded_and_the_header_knows_bind() {
     let e = read(&[misspelt]).unwrap_err();
     assert!(e.starts_with("1: \"bnid\": not a field of the header; its fields are format, version, scenario, variant, pass, input, dims, bind"), "{e}");
 }
+
+/// A cell whose value matches but whose reads do not (decode_cache.c's cache rows as wide as a
+/// query's: step 3 of layer 0 reads its values where layer 1's lie) is not shown as
+/// "= 0.128765, the reference has 0.128765": the line says the value agrees and the reads do not.
+#[test]
+fn a_cell_wrong_only_for_its_reads_says_so_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile(dir.path(), "decode_cache.c", Some("MISTAKE_ROW"));
+    let out = cmd()
+        .arg("grade")
+        .arg(root().join(DECODE))
+        .args(["--bind", &decode_bind(), "--seeds", "0", "--"])
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("✗ att:"))
+        .unwrap_or_else(|| panic!("no att line in\n{text}"));
+    assert!(line.contains("as the reference's, but computed from"), "{line}");
+    assert!(line.contains("value_cache[24]"), "{line}");
+}

@@ -4220,6 +4220,10 @@ pub static MESSAGES: &[(&str, &str)] = &[
         "{flag} 用于 grade SCENARIO -- COMMAND 运行的程序；追踪文件只评判一次：请去掉 {flag}",
     ),
     ("the trace could not be read in time", "没能及时读完追踪"),
+    (
+        "first {name}[{index}] = {mine} as the reference's, but computed from {read}, which the reference does not read for it",
+        "第一个 {name}[{index}] = {mine}，与参考实现相同，但它是由 {read} 算出的，参考实现算它时并不读这些",
+    ),
     ("out of time", "时间已到"),
     (
         "wrote a trace too long to read within {secs} s (--timeout)",
