@@ -31,6 +31,8 @@ const KERNELS_CORPUS: &[&str] = &[
     include_str!("../../core/src/kernels/softmax.rs"),
     include_str!("../../core/src/kernels/linear.rs"),
     include_str!("../../core/src/kernels/split.rs"),
+    include_str!("../../core/src/engine/inputs.rs"),
+    include_str!("../../core/src/engine/passes.rs"),
     include_str!("../../core/src/engine/mod.rs"),
 ];
 
