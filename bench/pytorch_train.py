@@ -48,6 +48,8 @@ CORPUS = [
     "crates/core/src/kernels/softmax.rs",
     "crates/core/src/kernels/linear.rs",
     "crates/core/src/kernels/split.rs",
+    "crates/core/src/engine/inputs.rs",
+    "crates/core/src/engine/passes.rs",
     "crates/core/src/engine/mod.rs",
 ]
 VOCAB = 256
