@@ -14,7 +14,7 @@
 //! `finish_of`: stored as is, scaled by `1/√D` (or `1/√C` in the baseline), or scaled and
 //! added to the old value (`d_k[k_base + d] += s · scale`).
 
-use crate::hand::{Calc, Expr, exp, inv_sqrt, v};
+use crate::hand::{Calc, Digits, Expr, exp, inv_sqrt, v};
 use attn_trace_core::kernels::{Variant, names};
 use attn_trace_core::tensor::Shape;
 use attn_trace_core::trace::{Buf, MASKED, NO_FRAME, Op, Phase, Trace};
@@ -144,6 +144,32 @@ pub fn product_calc(trace: &Trace, reads: &[usize]) -> Calc {
         .unwrap_or(crate::hand::lit(1.0));
     let result = vals.iter().product();
     Calc::new(vals, form, result)
+}
+
+/// A term's factors as the equation panels print them: their cells named (`q[8]·k[4]`), their
+/// values (`1.0000 × 0.5000`, in `digits`: `Exact` or `Four`), and, once `finished` (every
+/// factor read, and the product not an answer still asked for), the product with the digits
+/// that make the chain hold by hand.
+pub fn term_factors(
+    trace: &Trace,
+    reads: &[usize],
+    finished: bool,
+    digits: Digits,
+) -> (String, String, Option<String>) {
+    let names: Vec<String> = reads
+        .iter()
+        .map(|&k| format!("{}[{}]", trace.events[k].buf, trace.events[k].offset))
+        .collect();
+    if !finished {
+        let plain = |x: f32| match digits {
+            Digits::Exact => crate::format::exact(x),
+            _ => crate::format::four(x),
+        };
+        let values: Vec<String> = reads.iter().map(|&k| plain(trace.events[k].value)).collect();
+        return (names.join("·"), values.join(" × "), None);
+    }
+    let f = product_calc(trace, reads).fit(digits);
+    (names.join("·"), f.vals.join(" × "), Some(f.result))
 }
 
 /// A sum of products the log is accumulating around one event.

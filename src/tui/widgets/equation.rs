@@ -3,7 +3,7 @@
 #![allow(non_snake_case)]
 
 use super::Ctx;
-use attn_trace_analysis::accum::{Accumulation, Chain, Scale, product_calc};
+use attn_trace_analysis::accum::{Accumulation, Chain, Scale, term_factors};
 use attn_trace_analysis::format::{exact, four, hidden_because, phase_title_of};
 use attn_trace_analysis::hand::{self, Calc, Digits};
 use attn_trace_analysis::rope_pair::RopePair;
@@ -11,7 +11,7 @@ use attn_trace_analysis::scope;
 use attn_trace_analysis::softmax_row::{BackStep, SoftmaxBackRow, SoftmaxRow, Step};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::names;
-use attn_trace_core::trace::{Buf, Op, Phase, Trace};
+use attn_trace_core::trace::{Buf, Op, Phase};
 use attn_trace_i18n::{msg, tr};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -123,21 +123,6 @@ pub const SINK_MATH: &[&str] = &[
     "Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m),  m = max(sink_h, max_k S[i,k])",
 ];
 
-/// A term's factors named (`q[8]·k[4]`), and the factors and their product as a chain a reader
-/// redoes (`1.0000 × 0.5000`, `0.5000`): the product only once every factor is read.
-fn factors(trace: &Trace, reads: &[usize], finished: bool) -> (String, String, Option<String>) {
-    let names: Vec<String> = reads
-        .iter()
-        .map(|&k| format!("{}[{}]", trace.events[k].buf, trace.events[k].offset))
-        .collect();
-    if !finished {
-        let values: Vec<String> = reads.iter().map(|&k| exact(trace.events[k].value)).collect();
-        return (names.join("·"), values.join(" × "), None);
-    }
-    let f = product_calc(trace, reads).fit(Digits::Exact);
-    (names.join("·"), f.vals.join(" × "), Some(f.result))
-}
-
 pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
@@ -220,7 +205,7 @@ fn accum_lines<'a>(ctx: &Ctx, acc: &Accumulation) -> Vec<Line<'a>> {
             .filter(|&r| r <= ctx.cursor)
             .collect();
         let waiting = acc.waiting();
-        let (names, values, product) = factors(trace, &read, !waiting);
+        let (names, values, product) = term_factors(trace, &read, !waiting, Digits::Exact);
         // with an open question on the write, the last term's product is a step of its answer
         let product = product.filter(|_| ctx.shows(acc.write));
         let number = finished + usize::from(waiting);

@@ -6,7 +6,7 @@
 //! of the current loop iteration read or wrote.
 
 use super::Ctx;
-use attn_trace_analysis::accum::{Accumulation, Scale, product_calc};
+use attn_trace_analysis::accum::{Accumulation, Scale, term_factors};
 use attn_trace_analysis::format::four;
 use attn_trace_analysis::hand::Digits;
 use attn_trace_analysis::online_softmax::{RowUpdate, WriteBack, alpha, sink_share_calc};
@@ -122,23 +122,9 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
         if let Some(term) = s.terms.get(k.saturating_sub(1)) {
             // only the factors read so far
             let read: Vec<usize> = term.reads.iter().copied().filter(|&r| r <= n).collect();
-            let names: Vec<String> = read
-                .iter()
-                .map(|&r| format!("{}[{}]", tr.events[r].buf, tr.events[r].offset))
-                .collect();
             // with an open question on the write, the last term's product is a step of its answer
-            let (values, product) = if waiting || !ctx.shows(s.write) {
-                (read.iter().map(|&r| four(tr.events[r].value)).collect(), None)
-            } else {
-                let f = product_calc(tr, &read).fit(Digits::Four);
-                (f.vals, Some(f.result))
-            };
-            let mut spans = vec![Span::raw(format!(
-                "term {k}/{}: {} = {}",
-                s.terms.len(),
-                names.join("·"),
-                values.join(" × ")
-            ))];
+            let (names, values, product) = term_factors(tr, &read, !waiting && ctx.shows(s.write), Digits::Four);
+            let mut spans = vec![Span::raw(format!("term {k}/{}: {names} = {values}", s.terms.len()))];
             match product {
                 Some(p) => {
                     spans.push(Span::raw(" = "));
