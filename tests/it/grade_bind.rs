@@ -7,7 +7,7 @@
 //! (q, k and v side by side in one buffer, as llm.c keeps them) and `decode_cache.c` (a C
 //! inference engine's decode loop: per-layer caches, `[out, in]` weights, scratch rows).
 
-use crate::support::cli::cmd;
+use crate::support::cli::{cmd, grade_json as grade};
 use crate::support::root;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -39,27 +39,6 @@ fn compile(dir: &Path, name: &str, define: Option<&str>) -> PathBuf {
         String::from_utf8_lossy(&out.stderr)
     );
     exe
-}
-
-/// `attn-trace grade SCENARIO FLAGS --json -- COMMAND…`: its exit code and answer.
-fn grade(scenario: &str, flags: &[&str], command: &[OsString]) -> (i32, Value) {
-    let out = cmd()
-        .arg("grade")
-        .arg(root().join(scenario))
-        .args(flags)
-        .arg("--json")
-        .arg("--")
-        .args(command)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{scenario} {command:?}: {e}\n{text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), json)
 }
 
 /// The line of `file` (1-based) that contains `text`, which must be there once.

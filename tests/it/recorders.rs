@@ -4,7 +4,7 @@
 //! kernels graded by `attn-trace grade`: the correct ones right, the gallery's mistakes wrong and
 //! named, a kernel right by luck caught by the seeds, bad accesses at their file and line.
 
-use crate::support::cli::cmd;
+use crate::support::cli::grade_json as grade;
 use crate::support::root;
 use serde_json::Value;
 use std::ffi::OsString;
@@ -384,27 +384,6 @@ fn compile(dir: &Path, compiler: &str, std: &str, name: &str) -> PathBuf {
         .arg("-lm"));
     assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
     exe
-}
-
-/// `attn-trace grade SCENARIO FLAGS --json -- COMMAND…`: its exit code and its answer.
-fn grade(scenario: &str, flags: &[&str], command: &[OsString]) -> (i32, Value) {
-    let out = cmd()
-        .arg("grade")
-        .arg(root().join(scenario))
-        .args(flags)
-        .arg("--json")
-        .arg("--")
-        .args(command)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
-    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{scenario} {command:?}: {e}\n{text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out.status.code().unwrap(), json)
 }
 
 fn python(script: &str, args: &[&str]) -> Vec<OsString> {

@@ -17,3 +17,25 @@ pub fn stdout_of(args: &[&str]) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// `attn-trace grade SCENARIO FLAGS --json -- COMMAND…` (SCENARIO relative to the repository):
+/// its exit code and its answer.
+pub fn grade_json(scenario: &str, flags: &[&str], command: &[std::ffi::OsString]) -> (i32, serde_json::Value) {
+    let out = cmd()
+        .arg("grade")
+        .arg(super::root().join(scenario))
+        .args(flags)
+        .arg("--json")
+        .arg("--")
+        .args(command)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let json = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{scenario} {command:?}: {e}\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), json)
+}
