@@ -15,7 +15,7 @@
 mod cpu;
 
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::scenario::Scenario;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -70,15 +70,15 @@ fn tui_cpu(c: &mut Criterion<cpu::ThreadCpu>) {
 fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let scenario = Scenario::parse(SCENARIO, "<bench>").expect("the bench scenario is valid");
     let start = Instant::now();
-    let walk = Arc::new(Walk::from_scenario(&scenario));
-    let events = walk
+    let traced = Arc::new(TracedScenario::from_scenario(&scenario));
+    let events = traced
         .trace(attn_trace_core::kernels::Variant::Mha)
         .map_or(0, attn_trace_core::trace::Trace::len);
     eprintln!("traced {events} events in {:.2?}", start.elapsed());
     assert!(events > 10_000_000, "the bench needs a ten-million-event trace");
 
     let mut term = Terminal::new(TestBackend::new(120, 40)).expect("a test backend");
-    let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 120, 40);
+    let mut app = App::new(Arc::clone(&traced), Theme::COLOR, 120, 40);
     let mid = events / 2;
     let mut g = c.benchmark_group(group);
     g.sample_size(30).measurement_time(Duration::from_secs(3));

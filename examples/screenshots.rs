@@ -22,7 +22,7 @@ use attn_trace::tui::app::{self, App, Msg, Screen};
 use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
 use attn_trace::tui::screens::traffic::Traffic;
 use attn_trace::tui::screens::train::{Field, RunView};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::cache;
 use attn_trace_core::scenario::Scenario;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -49,31 +49,31 @@ fn svg(app: &App, w: u16, h: u16) -> Result<String, String> {
 
 /// `(file name, picture)` for every screenshot the README shows.
 pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
-    let walk = || Walk::builtin();
+    let traced = || TracedScenario::builtin();
     let mut shots = Vec::new();
 
     // the menu and compare screens leave the bottom of a tall terminal empty: shorter pictures
-    let menu = App::with_menu(walk(), Theme::COLOR, 100, 20);
+    let menu = App::with_menu(traced(), Theme::COLOR, 100, 20);
     shots.push(("menu.svg", svg(&menu, 100, 20)?));
 
     // the built-in walkthrough opens the tracer on its focus: b=0, h=1, i=2, j=1 (scores[16])
-    let tracer = App::new(walk(), Theme::COLOR, W, H);
+    let tracer = App::new(traced(), Theme::COLOR, W, H);
     shots.push(("tracer.svg", svg(&tracer, W, H)?));
     // the same screen in 简体中文 (`--lang zh-CN`)
     let zh = attn_trace_i18n::with_lang(attn_trace_i18n::Lang::ZhCn, || svg(&tracer, W, H))?;
     shots.push(("tracer.zh-CN.svg", zh));
 
-    let mut compare = App::with_menu(walk(), Theme::COLOR, W, 24);
+    let mut compare = App::with_menu(traced(), Theme::COLOR, W, 24);
     press(&mut compare, KeyCode::Char('3'));
     shots.push(("compare.svg", svg(&compare, W, 24)?));
     // MHA beside flash on flash.toml: P[0,1,3,2] stored by one, never by the other
     let flash = Scenario::shipped("flash").ok_or("flash.toml is shipped")?;
-    let mut compare = App::with_menu(Walk::from_scenario(&flash), Theme::COLOR, W, 34);
+    let mut compare = App::with_menu(TracedScenario::from_scenario(&flash), Theme::COLOR, W, 34);
     press(&mut compare, KeyCode::Char('3'));
     shots.push(("compare_flash.svg", svg(&compare, W, 34)?));
 
     // quiz mode on the same element, after a wrong answer: the working with the numbers
-    let mut quiz = App::new(walk(), Theme::COLOR, W, H);
+    let mut quiz = App::new(traced(), Theme::COLOR, W, H);
     for code in [KeyCode::Char('Q'), KeyCode::Char('8'), KeyCode::Enter] {
         press(&mut quiz, code);
     }
@@ -81,7 +81,7 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
 
     // the backward pass at the write of d_q[10], its gradient check in (computed on the
     // tracer's worker: drawn once it is there, as a person sees it a moment later)
-    let mut back = App::new(walk(), Theme::COLOR, W, H);
+    let mut back = App::new(traced(), Theme::COLOR, W, H);
     press(&mut back, KeyCode::Char('g'));
     for c in "d_q[10]".chars() {
         press(&mut back, KeyCode::Char(c));
@@ -93,13 +93,13 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     app::update(&mut back, Msg::Tick);
     shots.push(("gradcheck.svg", svg(&back, W, H)?));
 
-    let mut help = App::new(walk(), Theme::COLOR, W, H);
+    let mut help = App::new(traced(), Theme::COLOR, W, H);
     press(&mut help, KeyCode::Char('?'));
     shots.push(("help.svg", svg(&help, W, H)?));
 
     // the mistakes gallery's mask-by-multiply side by side, at the event where the runs part (d)
     let scenario = Scenario::mistake("mask_by_multiply").ok_or("the gallery ships mask_by_multiply")?;
-    let mut mistakes = App::new(Walk::from_scenario(&scenario), Theme::COLOR, W, H);
+    let mut mistakes = App::new(TracedScenario::from_scenario(&scenario), Theme::COLOR, W, H);
     press(&mut mistakes, KeyCode::Char('d'));
     shots.push(("mistakes.svg", svg(&mistakes, W, H)?));
 
@@ -108,7 +108,7 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     shots.push(("mine.svg", mine_shot()?));
 
     // memory traffic: naive against flash as T grows (menu entry 9)
-    let mut traffic = App::with_menu(walk(), Theme::COLOR, W, 34);
+    let mut traffic = App::with_menu(traced(), Theme::COLOR, W, 34);
     press(&mut traffic, KeyCode::Char('9'));
     shots.push(("traffic.svg", svg(&traffic, W, 34)?));
 
@@ -117,7 +117,7 @@ pub fn screenshots() -> Result<Vec<(&'static str, String)>, String> {
     // same everywhere, and T stops at 256 so that it takes a second or two
     let levels = cache::parse_levels(cache::DEFAULT_LEVELS)?;
     let sim = Simulation::new(levels, LevelsFrom::Given, &[64, 128, 256], &cache::SWEEP_TILES);
-    let mut misses = App::with_menu(walk(), Theme::COLOR, W, 34);
+    let mut misses = App::with_menu(traced(), Theme::COLOR, W, 34);
     misses.screen = Screen::Traffic(Box::new(Traffic::with_simulation(64, false, sim)));
     press(&mut misses, KeyCode::Char('c'));
     if let Screen::Traffic(t) = &mut misses.screen
@@ -182,7 +182,7 @@ fn mine_shot() -> Result<String, String> {
     view.trace = "trace.jsonl".into();
     let app = App {
         screen: Screen::Mine(Box::new(view)),
-        ..App::new(Walk::builtin(), Theme::COLOR, W, H)
+        ..App::new(TracedScenario::builtin(), Theme::COLOR, W, H)
     };
     svg(&app, W, H)
 }
@@ -193,7 +193,7 @@ const TRAIN_STEPS: &str = "600";
 /// The train screen after a real run of the form's default model (the copy task), and the
 /// attention map of the trained model on the prompt the screen suggests.
 pub fn trained_screenshots() -> Result<Vec<(&'static str, String)>, String> {
-    let mut app = App::with_menu(Walk::builtin(), Theme::COLOR, W, H);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::COLOR, W, H);
     press(&mut app, KeyCode::Char('5'));
     if !matches!(app.screen, Screen::Train) {
         return Err("menu entry 5 did not open the train screen".into());

@@ -5,7 +5,7 @@ use super::{CliError, load, names_parser, no_color_env, pass_arg, variant_arg};
 use attn_trace::tui::app::App;
 use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::QuizLevel;
-use attn_trace::tui::walk::Walk;
+use attn_trace::tui::traced_scenario::TracedScenario;
 use attn_trace::tui::{self, Theme};
 use attn_trace_core::files::atomic::AtomicFile;
 use attn_trace_core::kernels::Variant;
@@ -104,8 +104,8 @@ fn parse_size(s: &str) -> Result<(u16, u16), String> {
 
 /// The scenario traced here, before the terminal is taken: a position or a lesson is checked
 /// against its logs first, and a bad one is one line and exit code 2.
-fn traced(scenario: &Scenario) -> Arc<Walk> {
-    Arc::new(Walk::from_scenario(scenario))
+fn traced(scenario: &Scenario) -> Arc<TracedScenario> {
+    Arc::new(TracedScenario::from_scenario(scenario))
 }
 
 /// The app a lesson opens on, its stops found in the traced scenario.
@@ -113,10 +113,10 @@ fn lesson_app(path: &std::path::Path, theme: Theme, w: u16, h: u16) -> Result<Ap
     let lesson = Lesson::load(path)?;
     let scenario =
         load(&lesson.scenario).map_err(|e| CliError::Input(tr!("{file}: scenario: {e}", file = lesson.source, e)))?;
-    let walk = traced(&scenario);
-    let stops = lesson::resolve(&lesson, &walk)?;
+    let traced = traced(&scenario);
+    let stops = lesson::resolve(&lesson, &traced)?;
     let run = LessonRun::new(Arc::new(lesson), stops);
-    Ok(App::with_lesson(walk, run, theme, w, h))
+    Ok(App::with_lesson(traced, run, theme, w, h))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {

@@ -21,7 +21,7 @@ use super::screens::traffic::{self, Traffic};
 use super::screens::train::{self, Traced, Train};
 use super::snapshot;
 use super::theme::Theme;
-use super::walk::Walk;
+use super::traced_scenario::TracedScenario;
 use super::widgets::popup;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
@@ -95,7 +95,7 @@ pub struct App {
     pub area: Rect,
     pub quit: bool,
     /// The walkthrough the menu's entries step through: the built-in one, or the last opened.
-    pub walk: Arc<Walk>,
+    pub traced: Arc<TracedScenario>,
     pub scenarios_dir: PathBuf,
     /// The training run and its form: kept while other screens are shown, so a run goes on
     /// while its weights are traced.
@@ -130,16 +130,16 @@ const MIN_W: u16 = 24;
 const MIN_H: u16 = 6;
 
 impl App {
-    /// The app showing the tracer on `walk` at its focus.
-    pub fn new(walk: impl Into<Arc<Walk>>, theme: Theme, width: u16, height: u16) -> App {
-        let walk: Arc<Walk> = walk.into();
+    /// The app showing the tracer on `traced` at its focus.
+    pub fn new(traced: impl Into<Arc<TracedScenario>>, theme: Theme, width: u16, height: u16) -> App {
+        let traced: Arc<TracedScenario> = traced.into();
         App {
-            screen: first_screen(&walk),
+            screen: first_screen(&traced),
             popup: None,
             theme,
             area: Rect::new(0, 0, width, height),
             quit: false,
-            walk,
+            traced,
             scenarios_dir: open::default_dir(),
             train: None,
             checkpoints_dir: PathBuf::from(train::CHECKPOINTS),
@@ -152,10 +152,10 @@ impl App {
         }
     }
 
-    /// The tracer on `walk` at position `at` looked up in `pass` (`tui --at`, `--pass`), of
-    /// `variant` (else the walk's first). An unknown position is an error, for the command line.
+    /// The tracer on `traced` at position `at` looked up in `pass` (`tui --at`, `--pass`), of
+    /// `variant` (else the scenario's first variant). An unknown position is an error, for the command line.
     pub fn at(
-        walk: Arc<Walk>,
+        traced: Arc<TracedScenario>,
         variant: Option<Variant>,
         pass: Option<Pass>,
         at: Option<&str>,
@@ -163,22 +163,22 @@ impl App {
         width: u16,
         height: u16,
     ) -> Result<App, String> {
-        let mut t = Tracer::new(Arc::clone(&walk), variant);
+        let mut t = Tracer::new(Arc::clone(&traced), variant);
         if at.is_some() || pass.is_some() {
             t.go_to(pass, at.unwrap_or(""))?;
         }
         t.refresh();
         Ok(App {
             screen: Screen::Tracer(Box::new(t)),
-            ..App::new(walk, theme, width, height)
+            ..App::new(traced, theme, width, height)
         })
     }
 
-    /// The tracer walking `lesson` (its stops found in `walk`), at its first stop.
-    pub fn with_lesson(walk: Arc<Walk>, lesson: LessonRun, theme: Theme, width: u16, height: u16) -> App {
+    /// The tracer walking `lesson` (its stops found in `traced`), at its first stop.
+    pub fn with_lesson(traced: Arc<TracedScenario>, lesson: LessonRun, theme: Theme, width: u16, height: u16) -> App {
         App {
-            screen: Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&walk), lesson))),
-            ..App::new(walk, theme, width, height)
+            screen: Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&traced), lesson))),
+            ..App::new(traced, theme, width, height)
         }
     }
 
@@ -195,7 +195,7 @@ impl App {
     /// [`snapshot::DIR`]; the status bar says where.
     fn snapshot(&mut self) {
         let Screen::Tracer(t) = &self.screen else { return };
-        let name = snapshot::name(&t.walk, t.variant, t.cursor);
+        let name = snapshot::name(&t.traced, t.variant, t.cursor);
         let saved = self
             .draw_offscreen(self.area.width, self.area.height)
             .and_then(|buf| snapshot::save(&self.snapshots_dir, &name, &buf));
@@ -218,7 +218,7 @@ impl App {
         let (Some((path, last)), Screen::Tracer(t)) = (&mut self.quiz_report, &mut self.screen) else {
             return;
         };
-        let report = crate::tui::report::report(&t.walk, t.quiz.as_ref(), t.lesson.as_ref());
+        let report = crate::tui::report::report(&t.traced, t.quiz.as_ref(), t.lesson.as_ref());
         if report == *last {
             return;
         }
@@ -229,10 +229,10 @@ impl App {
     }
 
     /// The app showing the main menu.
-    pub fn with_menu(walk: impl Into<Arc<Walk>>, theme: Theme, width: u16, height: u16) -> App {
+    pub fn with_menu(traced: impl Into<Arc<TracedScenario>>, theme: Theme, width: u16, height: u16) -> App {
         App {
             screen: Screen::Menu(Menu::default()),
-            ..App::new(walk, theme, width, height)
+            ..App::new(traced, theme, width, height)
         }
     }
 
@@ -249,7 +249,7 @@ impl App {
     pub fn opening(scenario: Scenario, variant: Option<Variant>, theme: Theme, width: u16, height: u16) -> App {
         App {
             screen: Screen::Loading(Box::new(Loading::start(scenario, variant))),
-            ..App::new(Walk::builtin(), theme, width, height)
+            ..App::new(TracedScenario::builtin(), theme, width, height)
         }
     }
 
@@ -305,7 +305,7 @@ impl App {
     /// A screen needs a kernel the menu's scenario does not trace: one popup, the same
     /// everywhere ([`Walk::not_traced`]).
     fn refuse(&mut self, v: Variant) {
-        let text = self.walk.not_traced(v);
+        let text = self.traced.not_traced(v);
         self.message(not_traced_title(), text, true);
     }
 
@@ -371,32 +371,32 @@ impl App {
     }
 
     fn choose(&mut self, item: Item) {
-        let walk = Arc::clone(&self.walk);
+        let traced = Arc::clone(&self.traced);
         match item {
             Item::Baseline | Item::Mha => {
                 let v = if item == Item::Baseline {
                     Variant::Baseline
                 } else {
-                    crate::tui::screens::menu::heads_variant(&walk)
+                    crate::tui::screens::menu::heads_variant(&traced)
                 };
-                if walk.run(v).is_none() {
+                if traced.run(v).is_none() {
                     self.refuse(v);
                     return;
                 }
-                self.push(Screen::Tracer(Box::new(Tracer::new(walk, Some(v)))));
+                self.push(Screen::Tracer(Box::new(Tracer::new(traced, Some(v)))));
             }
             Item::Compare => {
                 // Compare puts two kernels side by side: baseline and MHA, or MHA and GQA
-                let compare = Compare::new(walk);
+                let compare = Compare::new(traced);
                 let (left, right) = compare.pair();
-                match [left, right].into_iter().find(|&v| compare.walk.run(v).is_none()) {
+                match [left, right].into_iter().find(|&v| compare.traced.run(v).is_none()) {
                     Some(v) => self.refuse(v),
                     None => self.push(Screen::Compare(Box::new(compare))),
                 }
             }
             Item::Builtin => {
-                if !walk.is_builtin() {
-                    self.walk = Arc::new(Walk::builtin());
+                if !traced.is_builtin() {
+                    self.traced = Arc::new(TracedScenario::builtin());
                 }
             }
             Item::Open => self.push(Screen::Open(open::list(self.scenarios_dir.clone()))),
@@ -426,7 +426,7 @@ impl App {
         g.selected = k;
         let view = g
             .scenario(k)
-            .and_then(|s| SideBySide::new(Arc::new(Walk::from_scenario(&s)), Some(k)));
+            .and_then(|s| SideBySide::new(Arc::new(TracedScenario::from_scenario(&s)), Some(k)));
         match view {
             Some(v) => self.push(Screen::Mistakes(Box::new(v))),
             None => self.message(
@@ -439,10 +439,10 @@ impl App {
 }
 
 /// A scenario with mistakes opens side by side with its correct run; any other in the tracer.
-fn first_screen(walk: &Arc<Walk>) -> Screen {
-    match SideBySide::new(Arc::clone(walk), None) {
+fn first_screen(traced: &Arc<TracedScenario>) -> Screen {
+    match SideBySide::new(Arc::clone(traced), None) {
         Some(view) => Screen::Mistakes(Box::new(view)),
-        None => Screen::Tracer(Box::new(Tracer::new(Arc::clone(walk), None))),
+        None => Screen::Tracer(Box::new(Tracer::new(Arc::clone(traced), None))),
     }
 }
 
@@ -458,14 +458,14 @@ pub fn update(app: &mut App, msg: Msg) {
     {
         let lesson = l.lesson.clone();
         match done {
-            Ok(walk) => {
-                let walk = Arc::new(walk);
-                app.walk = Arc::clone(&walk);
+            Ok(traced) => {
+                let traced = Arc::new(traced);
+                app.traced = Arc::clone(&traced);
                 if let Some(lesson) = lesson {
-                    match crate::tui::lesson::resolve(&lesson, &walk) {
+                    match crate::tui::lesson::resolve(&lesson, &traced) {
                         Ok(stops) => {
                             let run = LessonRun::new(lesson, stops);
-                            app.screen = Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&walk), run)));
+                            app.screen = Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&traced), run)));
                         }
                         Err(e) => {
                             app.go_back();
@@ -473,7 +473,7 @@ pub fn update(app: &mut App, msg: Msg) {
                         }
                     }
                 } else {
-                    app.screen = first_screen(&walk);
+                    app.screen = first_screen(&traced);
                     if let (Some(level), Screen::Tracer(t)) = (app.quiz, &mut app.screen) {
                         t.start_quiz(level);
                     }
@@ -549,7 +549,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
                 tracer::Outcome::Help => app.help_with_cells(msg!("tracer"), help::KEYS),
                 tracer::Outcome::Note { title, text } => app.message(&title, text, false),
                 tracer::Outcome::NotTraced(v) => {
-                    let text = t.walk.not_traced(v);
+                    let text = t.traced.not_traced(v);
                     app.message(not_traced_title(), text, true);
                 }
                 tracer::Outcome::Snapshot => app.snapshot(),
@@ -562,7 +562,7 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             compare::Outcome::Back => app.go_back(),
             compare::Outcome::Help => app.help(msg!("Compare"), compare::KEYS),
             compare::Outcome::Trace(v, n) => {
-                let mut t = Tracer::new(Arc::clone(&c.walk), Some(v));
+                let mut t = Tracer::new(Arc::clone(&c.traced), Some(v));
                 t.cursor = n.min(t.len().saturating_sub(1));
                 app.push(Screen::Tracer(Box::new(t)));
             }
@@ -647,12 +647,12 @@ fn key_msg(app: &mut App, key: KeyEvent) {
             mistakes::Outcome::Back => app.go_back(),
             mistakes::Outcome::Help => app.help_with_cells(msg!("side by side"), mistakes::KEYS),
             mistakes::Outcome::NotTraced(v) => {
-                let text = s.walk.not_traced(v);
+                let text = s.traced.not_traced(v);
                 app.message(not_traced_title(), text, true);
             }
             // the tracer's q comes back here
             mistakes::Outcome::Trace(v, n) => {
-                let mut t = Tracer::new(Arc::clone(&s.walk), Some(v));
+                let mut t = Tracer::new(Arc::clone(&s.traced), Some(v));
                 t.cursor = n.min(t.len().saturating_sub(1));
                 app.push(Screen::Tracer(Box::new(t)));
             }
@@ -672,7 +672,7 @@ fn mouse_msg(app: &mut App, m: MouseEvent) {
         Screen::Tracer(t) => t.mouse(m, area, theme),
         Screen::Menu(menu) => {
             if m.kind == MouseEventKind::Down(MouseButton::Left)
-                && let Some(k) = menu.item_at(area, &app.walk, m.row)
+                && let Some(k) = menu.item_at(area, &app.traced, m.row)
             {
                 menu.selected = k;
                 app.choose(Item::ALL[k]);
@@ -713,7 +713,7 @@ pub fn render(frame: &mut Frame, app: &App) {
         return;
     }
     match &app.screen {
-        Screen::Menu(m) => menu::render(frame, area, m, &app.walk, t),
+        Screen::Menu(m) => menu::render(frame, area, m, &app.traced, t),
         Screen::Tracer(tr) => tracer::render(frame, area, tr, t),
         Screen::Compare(c) => compare::render(frame, area, c, t),
         Screen::Open(o) => open::render(frame, area, o, t),

@@ -4,7 +4,7 @@
 
 use super::position::{self, Place};
 use super::quiz::Feedback;
-use super::walk::Walk;
+use super::traced_scenario::TracedScenario;
 use attn_trace_analysis::quiz::{self, Access, Question, QuizLevel, Verdict};
 use attn_trace_core::engine::kernel_shape;
 use attn_trace_core::kernels::Variant;
@@ -52,28 +52,28 @@ pub struct LessonRun {
     pub feedback: Option<Feedback>,
 }
 
-/// Finds every stop of `lesson` in `walk`'s logs; the first that cannot be found is an error at
+/// Finds every stop of `lesson` in `traced`'s logs; the first that cannot be found is an error at
 /// its `at` in the lesson file.
-pub fn resolve(lesson: &Lesson, walk: &Walk) -> Result<Vec<Resolved>, ScenarioError> {
+pub fn resolve(lesson: &Lesson, traced: &TracedScenario) -> Result<Vec<Resolved>, ScenarioError> {
     lesson
         .stops
         .iter()
-        .map(|stop| resolve_stop(lesson, stop, walk))
+        .map(|stop| resolve_stop(lesson, stop, traced))
         .collect()
 }
 
-fn resolve_stop(lesson: &Lesson, stop: &Stop, walk: &Walk) -> Result<Resolved, ScenarioError> {
+fn resolve_stop(lesson: &Lesson, stop: &Stop, traced: &TracedScenario) -> Result<Resolved, ScenarioError> {
     let err = |m: String| stop.error(&lesson.source, m);
     let variant = match stop.variant {
-        Some(v) if walk.trace(v).is_some() => v,
-        Some(v) => return Err(err(walk.not_traced(v))),
-        None => walk
+        Some(v) if traced.trace(v).is_some() => v,
+        Some(v) => return Err(err(traced.not_traced(v))),
+        None => traced
             .first_variant()
             .ok_or_else(|| err(tr!("the scenario traces no kernel").into()))?,
     };
     // without a pass, an element, cell or phase is looked up in the forward pass (event 0's)
-    let place = position::resolve(walk, variant, stop.pass, 0, &stop.at).map_err(err)?;
-    let trace = walk.trace(variant).ok_or_else(|| err(walk.not_traced(variant)))?;
+    let place = position::resolve(traced, variant, stop.pass, 0, &stop.at).map_err(err)?;
+    let trace = traced.trace(variant).ok_or_else(|| err(traced.not_traced(variant)))?;
     let target = match &stop.ask {
         Some(Ask::Offset { .. }) => Some(Some(place.cursor + 1).filter(|&n| n < trace.len()).ok_or_else(|| {
             err(tr!("ask = \"offset\" asks the next access, but this stop is the last event").into())
@@ -142,20 +142,20 @@ impl LessonRun {
     }
 
     /// Event `n` of the current stop's kernel as a question ([`crate::tui::quiz::access`]).
-    fn access_at(&self, walk: &Walk, n: usize) -> Option<Access> {
+    fn access_at(&self, traced: &TracedScenario, n: usize) -> Option<Access> {
         let v = self.here().variant;
-        crate::tui::quiz::access(walk.trace(v)?, kernel_shape(walk.shape, v), n)
+        crate::tui::quiz::access(traced.trace(v)?, kernel_shape(traced.shape, v), n)
     }
 
     /// The access the current stop's question is about.
-    fn target(&self, walk: &Walk) -> Option<Access> {
-        self.access_at(walk, self.here().target?)
+    fn target(&self, traced: &TracedScenario) -> Option<Access> {
+        self.access_at(traced, self.here().target?)
     }
 
     /// The current stop's question as the panel asks it.
-    pub fn question(&self, walk: &Walk) -> Option<String> {
+    pub fn question(&self, traced: &TracedScenario) -> Option<String> {
         let stop = self.stop();
-        let access = || self.target(walk);
+        let access = || self.target(traced);
         Some(match stop.ask.as_ref()? {
             Ask::Offset { question } => match question {
                 Some(q) => q.clone(),
@@ -188,20 +188,20 @@ impl LessonRun {
 
     /// Checks what was typed against the current stop's question. `Some(event)` when the answer
     /// is taken (right or revealed) and the tracer should step to that event to show it.
-    pub fn answer(&mut self, walk: &Walk) -> Option<usize> {
+    pub fn answer(&mut self, traced: &TracedScenario) -> Option<usize> {
         let r = self.here().clone();
         let stop = self.stop().clone();
         let ask = stop.ask.as_ref()?;
         let input = self.input.trim().to_string();
-        let trace = walk.trace(r.variant)?;
+        let trace = traced.trace(r.variant)?;
         let verdict = match ask {
             Ask::Offset { .. } => {
-                let a = self.target(walk)?;
-                let after = self.access_at(walk, r.target? + 1);
+                let a = self.target(traced)?;
+                let after = self.access_at(traced, r.target? + 1);
                 quiz::check(&Question::One(a), QuizLevel::Offsets, &input, "", after.as_ref(), trace)
             }
             Ask::Value { .. } => {
-                let a = self.target(walk)?;
+                let a = self.target(traced)?;
                 value_verdict(&a, &input)
             }
             Ask::Choice { options, answer, .. } => match input.parse::<usize>() {
@@ -226,7 +226,7 @@ impl LessonRun {
                 self.answers[self.at] = Answer::Right {
                     tries: self.tries[self.at],
                 };
-                self.feedback = Some(Feedback::Right(self.explanation(walk, true)));
+                self.feedback = Some(Feedback::Right(self.explanation(traced, true)));
                 self.input.clear();
                 r.target.or(Some(r.place.cursor))
             }
@@ -243,19 +243,19 @@ impl LessonRun {
     }
 
     /// `v`: the answer, with its working.
-    pub fn reveal(&mut self, walk: &Walk) -> Option<usize> {
+    pub fn reveal(&mut self, traced: &TracedScenario) -> Option<usize> {
         let r = self.here().clone();
         self.stop().ask.as_ref()?;
         self.answers[self.at] = Answer::Revealed;
-        self.feedback = Some(Feedback::Revealed(self.explanation(walk, false)));
+        self.feedback = Some(Feedback::Revealed(self.explanation(traced, false)));
         self.input.clear();
         r.target.or(Some(r.place.cursor))
     }
 
     /// The answer to the current stop's question, with how the log gives it.
-    fn explanation(&self, walk: &Walk, right: bool) -> String {
+    fn explanation(&self, traced: &TracedScenario, right: bool) -> String {
         let lead = if right { tr!("correct") } else { tr!("answer") };
-        let access = || self.target(walk);
+        let access = || self.target(traced);
         let what = match self.stop().ask.as_ref() {
             Some(Ask::Offset { .. }) => access().map(|a| a.working()),
             Some(Ask::Value { .. }) => access().map(|a| {

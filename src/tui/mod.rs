@@ -21,7 +21,7 @@ pub mod screens;
 pub mod snapshot;
 pub mod svg;
 pub mod theme;
-pub mod walk;
+pub mod traced_scenario;
 pub mod widgets;
 
 use app::{App, Msg};
@@ -32,7 +32,7 @@ use std::io::{Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub use theme::Theme;
-pub use walk::Walk;
+pub use traced_scenario::TracedScenario;
 
 /// How often the screen refreshes while a model trains.
 const TICK: std::time::Duration = std::time::Duration::from_millis(50);

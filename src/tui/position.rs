@@ -1,4 +1,4 @@
-//! A place in a walk's logs, written as text: what `g` takes in the tracer, what `tui --at`
+//! A place in a traced scenario's logs, written as text: what `g` takes in the tracer, what `tui --at`
 //! and a lesson's `at` take, and the one-line command that reopens the tracer where it is. The
 //! questions asked of one log (a pass's first event, the cell a text names) are
 //! [`attn_trace_analysis::position`]'s.
@@ -8,7 +8,7 @@
 //! (`softmax`). An element, a cell or a phase is looked up in one pass: the pass asked for, else
 //! the one the cursor is in. A cell is also the one the panels select (`pinned`).
 
-use super::walk::{Element, Walk};
+use super::traced_scenario::{Element, TracedScenario};
 use super::widgets::CellRef;
 use attn_trace_analysis::position;
 use attn_trace_core::kernels::Variant;
@@ -27,10 +27,16 @@ pub fn forms() -> &'static str {
     tr!("an event number (#123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase")
 }
 
-/// Finds `text` in `variant`'s log of `walk`. `pass` is the pass to look in; without it, the
+/// Finds `text` in `variant`'s log of `traced`. `pass` is the pass to look in; without it, the
 /// pass of event `here`. An empty `text` with a pass is that pass's first event.
-pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, text: &str) -> Result<Place, String> {
-    let trace = walk.trace(variant).ok_or(tr!("this variant has no trace"))?;
+pub fn resolve(
+    traced: &TracedScenario,
+    variant: Variant,
+    pass: Option<Pass>,
+    here: usize,
+    text: &str,
+) -> Result<Place, String> {
+    let trace = traced.trace(variant).ok_or(tr!("this variant has no trace"))?;
     let len = trace.len();
     if len == 0 {
         return Err(tr!("this variant recorded no events").into());
@@ -87,8 +93,8 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
     }
     if text.contains('=') {
         let e = Element::parse(text)?;
-        let n = walk.element_event(variant, in_pass, e).ok_or_else(|| {
-            let sh = walk.shape;
+        let n = traced.element_event(variant, in_pass, e).ok_or_else(|| {
+            let sh = traced.shape;
             tr!(
                 "no score element b={b} h={h} i={i} j={j} in {variant}: B={nb}, H={nh}, T={nt}",
                 b = e.b,
@@ -97,7 +103,7 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
                 j = e.j,
                 variant,
                 nb = sh.b,
-                nh = walk.heads(variant),
+                nh = traced.heads(variant),
                 nt = sh.t
             )
         })?;
@@ -143,11 +149,11 @@ pub fn resolve(walk: &Walk, variant: Variant, pass: Option<Pass>, here: usize, t
 /// `attn-trace tui scenarios/gqa.toml --variant gqa --at '#5337'` (no file for the built-in
 /// walkthrough). With a selected cell other than the event's, `--at` names the event still:
 /// the event is the position, exactly.
-pub fn command(walk: &Walk, variant: Variant, cursor: usize) -> String {
+pub fn command(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
     let mut cmd = String::from("attn-trace tui");
-    if !walk.is_builtin() {
+    if !traced.is_builtin() {
         cmd.push(' ');
-        cmd.push_str(&shell_word(&walk.source));
+        cmd.push_str(&shell_word(&traced.source));
     }
     // the kernel always: a scenario's [focus] may change which one it opens on
     cmd.push_str(&format!(" --variant {}", variant.name()));

@@ -3,20 +3,20 @@
 
 use crate::tui::lesson::{Answer, LessonRun};
 use crate::tui::quiz::Quiz;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 
 /// The `--quiz-report` file: per phase of each kernel, how the quiz went; and with a lesson, how
 /// each stop's question went. JSON, for a teacher's scripts:
 /// `{"scenario": …, "phases": [{"variant", "pass", "phase", "right", "retried", "revealed",
 /// "skipped", "missed": {…}}], "lesson": {"title", "right", "asked", "stops": [{"at", "answer",
 /// "tries"}]}}`.
-pub fn report(walk: &Walk, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> String {
+pub fn report(traced: &TracedScenario, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> String {
     let phases: Vec<serde_json::Value> = quiz
         .map(|q| {
             q.scores
                 .iter()
                 .filter_map(|(&(variant, span), score)| {
-                    let &(_, phase) = walk.trace(variant)?.phases.get(span)?;
+                    let &(_, phase) = traced.trace(variant)?.phases.get(span)?;
                     Some(serde_json::json!({
                         "variant": variant.name(),
                         "pass": phase.pass().name(),
@@ -32,7 +32,7 @@ pub fn report(walk: &Walk, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> S
         })
         .unwrap_or_default();
     let mut out = serde_json::json!({
-        "scenario": walk.source,
+        "scenario": traced.source,
         "phases": phases,
     });
     if let Some(run) = lesson {

@@ -3,7 +3,7 @@
 //! README's pictures come from, [`super::svg`]) and as plain text. The tracer's `S` saves both
 //! into `snapshots/`; `tui --snapshot OUT.svg --size 120x40` writes one headlessly.
 
-use super::walk::Walk;
+use super::traced_scenario::TracedScenario;
 use attn_trace_core::files::atomic;
 use attn_trace_core::kernels::Variant;
 use ratatui::buffer::Buffer;
@@ -37,8 +37,8 @@ pub fn text(buf: &Buffer) -> String {
 }
 
 /// `gqa-gqa-5337`: the scenario's file stem, the kernel and the event.
-pub fn name(walk: &Walk, variant: Variant, cursor: usize) -> String {
-    let source = walk.source.trim_start_matches("<built-in ").trim_end_matches('>');
+pub fn name(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
+    let source = traced.source.trim_start_matches("<built-in ").trim_end_matches('>');
     let stem = Path::new(source)
         .file_stem()
         .map_or_else(|| "attn-trace".to_string(), |s| s.to_string_lossy().into_owned());

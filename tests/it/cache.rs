@@ -537,20 +537,20 @@ fn cache_note(screen: &[String]) -> Option<String> {
 fn the_tracer_shows_where_each_access_was_served_and_its_line() {
     use crate::support::tui::{key, screen_lines, tracer};
     use attn_trace::tui::app::App;
-    use attn_trace::tui::{Theme, Walk};
+    use attn_trace::tui::{Theme, TracedScenario};
     use crossterm::event::KeyCode;
 
     let (levels, _) = cache::default_levels();
     let specs = specs_of(&levels);
     let (w, h) = (120u16, 40u16);
     // the built-in walkthrough (MHA, both passes) and flash's tiles (a tile-local space of its own)
-    let walks = [
-        Walk::builtin(),
-        Walk::from_scenario(&Scenario::shipped("flash").unwrap()),
+    let scenarios_traced = [
+        TracedScenario::builtin(),
+        TracedScenario::from_scenario(&Scenario::shipped("flash").unwrap()),
     ];
     let mut full_forms = 0;
-    for walk in walks {
-        let mut a = App::new(walk, Theme::MONO, w, h);
+    for traced in scenarios_traced {
+        let mut a = App::new(traced, Theme::MONO, w, h);
         key(&mut a, KeyCode::Char('m'));
         let st = tracer(&a);
         let shown = st.message.clone().unwrap_or_default();
@@ -559,8 +559,8 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
             shown.contains(&named.join(", ")),
             "the status names the levels: {shown}"
         );
-        let (walk, variant) = (Arc::clone(&st.walk), st.variant);
-        let trace = walk.trace(variant).unwrap();
+        let (traced, variant) = (Arc::clone(&st.traced), st.variant);
+        let trace = traced.trace(variant).unwrap();
         let served = reference_served(trace, &specs, Tiles::Include);
         let places = placement(trace);
         key(&mut a, KeyCode::Home);

@@ -41,7 +41,7 @@
 use attn_trace::tui::screens::compare::{self, Compare};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{dot, equation, memory, num, variables};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::Element;
 use attn_trace_analysis::explain;
 use attn_trace_analysis::format::{exact_decimals, fixed};
@@ -523,7 +523,7 @@ fn shown_partial_sum(lines: &[String]) -> Option<(usize, usize, f64)> {
 }
 
 struct Checker<'a> {
-    walk: &'a Arc<Walk>,
+    traced: &'a Arc<TracedScenario>,
     variant: Variant,
     /// Flash's tile sizes as the run uses them (never more rows than queries, nor columns
     /// than keys).
@@ -549,13 +549,13 @@ struct CacheOf {
 }
 
 impl CacheOf {
-    fn of(walk: &Walk) -> CacheOf {
-        let latent = walk
+    fn of(traced: &TracedScenario) -> CacheOf {
+        let latent = traced
             .inputs
             .as_ref()
             .and_then(|i| i.plan().latent())
             .map(|l| (l.r, l.dr));
-        let Some(inputs) = walk.inputs.as_ref().filter(|i| i.decode) else {
+        let Some(inputs) = traced.inputs.as_ref().filter(|i| i.decode) else {
             return CacheOf {
                 latent,
                 ..CacheOf::default()
@@ -598,7 +598,7 @@ impl CacheOf {
 
 impl Checker<'_> {
     fn dims(&self, buf: &str) -> Vec<(&'static str, usize)> {
-        layout(buf, self.variant, self.walk.shape, self.tiles, &self.cache)
+        layout(buf, self.variant, self.traced.shape, self.tiles, &self.cache)
     }
 
     /// Draws the tracer at event `n` on `term`'s screen and checks what it shows. The terminal
@@ -607,7 +607,7 @@ impl Checker<'_> {
     /// the previous frame and its copy into the test backend took a seventh of the oracle's
     /// time, and change nothing on screen).
     fn check(&self, n: usize, term: &mut Terminal<TestBackend>) -> Result<(), String> {
-        let mut st = Tracer::new(Arc::clone(self.walk), Some(self.variant));
+        let mut st = Tracer::new(Arc::clone(self.traced), Some(self.variant));
         st.cursor = n;
         let theme = Theme::COLOR;
         term.current_buffer_mut().reset();
@@ -967,7 +967,7 @@ impl Checker<'_> {
                 }
                 let pairs = dims.len() >= 2 && dims[dims.len() - 2].0 == "i" && dims[dims.len() - 1].0 == "j";
                 let get = |n: &str| c.iter().find(|(x, _)| x == n).map_or(0, |&(_, v)| v);
-                let hidden = pairs && self.walk.mask.hides(get("i"), get("j"));
+                let hidden = pairs && self.traced.mask.hides(get("i"), get("j"));
                 if s.masked != hidden {
                     return Err(format!(
                         "{}: {name}[{}] masked: {}, the mask says {hidden}",
@@ -1260,15 +1260,15 @@ fn elements(run: &attn_trace_core::engine::Run) -> Vec<Element> {
 
 /// `explain` of a spread of elements of every run, both passes, holds by hand: every chain it
 /// prints, recomputed from its printed operands, gives its printed result to the last digit.
-fn check_explain(name: &str, walk: &Walk) {
-    for run in &walk.runs {
+fn check_explain(name: &str, traced: &TracedScenario) {
+    for run in &traced.runs {
         if run.trace.is_none() {
             continue;
         }
         for e in spread(&elements(run), 24) {
             for pass in [Pass::Forward, Pass::Backward] {
                 // an element the run has no walkthrough of (not generated yet, a pass not run)
-                let Ok(w) = explain::explain(run, walk.mask.clone(), e, pass) else {
+                let Ok(w) = explain::explain(run, traced.mask.clone(), e, pass) else {
                     continue;
                 };
                 let text = w.to_string();
@@ -1290,10 +1290,10 @@ fn check_explain(name: &str, walk: &Walk) {
 }
 
 /// Compare's notes, for a spread of elements and every phase it compares, hold by hand.
-fn check_compare(name: &str, walk: &Arc<Walk>) {
-    let mut st = Compare::new(Arc::clone(walk));
+fn check_compare(name: &str, traced: &Arc<TracedScenario>) {
+    let mut st = Compare::new(Arc::clone(traced));
     let phases = st.phases();
-    let Some(run) = walk.run(st.pair().0) else {
+    let Some(run) = traced.run(st.pair().0) else {
         return;
     };
     if phases.is_empty() {
@@ -1313,21 +1313,21 @@ fn check_compare(name: &str, walk: &Arc<Walk>) {
     }
 }
 
-fn check_walk(name: &str, walk: Walk) {
-    let walk = Arc::new(walk);
-    check_explain(name, &walk);
-    check_compare(name, &walk);
-    for run in &walk.runs {
+fn check_walk(name: &str, traced: TracedScenario) {
+    let traced = Arc::new(traced);
+    check_explain(name, &traced);
+    check_compare(name, &traced);
+    for run in &traced.runs {
         let Some(trace) = &run.trace else { continue };
-        let tiles = walk.inputs.as_ref().map_or((1, 1), |i| {
+        let tiles = traced.inputs.as_ref().map_or((1, 1), |i| {
             let t = i.tiles.sizes();
             (t.br, t.bc)
         });
         let checker = Checker {
-            walk: &walk,
+            traced: &traced,
             variant: run.variant,
             tiles,
-            cache: CacheOf::of(&walk),
+            cache: CacheOf::of(&traced),
             name,
         };
         let events = sample(trace.len());
@@ -1388,7 +1388,7 @@ fn every_shipped_scenario_shows_the_logs_numbers() {
     assert_eq!(listed, files, "the oracle checks every file in scenarios/");
     for name in names {
         let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
-        check_walk(name, Walk::from_scenario(&s));
+        check_walk(name, TracedScenario::from_scenario(&s));
     }
 }
 
@@ -1530,7 +1530,7 @@ fn ragged(n: usize, pick: usize) -> usize {
 fn check_generated(g: &Gen) {
     let text = scenario_text(g);
     let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
-    check_walk(&text, Walk::from_scenario(&sc));
+    check_walk(&text, TracedScenario::from_scenario(&sc));
 }
 
 proptest! {
@@ -1677,8 +1677,8 @@ fn flash_step_buffers(trace: &Trace, n: usize) -> Option<Vec<Buf>> {
 #[test]
 fn flash_panel_shows_every_buffer_of_the_current_step() {
     let s = Scenario::shipped("flash").expect("flash is shipped");
-    let walk = Arc::new(Walk::from_scenario(&s));
-    let run = walk
+    let traced = Arc::new(TracedScenario::from_scenario(&s));
+    let run = traced
         .runs
         .iter()
         .find(|r| r.variant == Variant::Flash)
@@ -1686,7 +1686,7 @@ fn flash_panel_shows_every_buffer_of_the_current_step() {
     let trace = run.trace.as_ref().expect("traced");
     let mut steps = 0;
     for n in 0..trace.len() {
-        let mut st = Tracer::new(Arc::clone(&walk), Some(Variant::Flash));
+        let mut st = Tracer::new(Arc::clone(&traced), Some(Variant::Flash));
         st.cursor = n;
         let theme = Theme::COLOR;
         for (w, h) in [(120, 40), (80, 24)] {
@@ -1785,6 +1785,6 @@ proptest! {
     ) {
         let text = latent_text(b, t, h, d, latent, rope, decode, mask) + &format!("[init]\nseed = {seed}\n");
         let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
-        check_walk(&text, Walk::from_scenario(&sc));
+        check_walk(&text, TracedScenario::from_scenario(&sc));
     }
 }

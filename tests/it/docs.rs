@@ -258,7 +258,7 @@ fn the_readme_starts_a_newcomer_and_stays_short() {
         readme.contains("## Performance") && readme.contains("`cargo bench --bench trace`"),
         "no figures"
     );
-    assert!(readme.contains("## The first five minutes"), "no first walk");
+    assert!(readme.contains("## The first five minutes"), "no first traced");
     assert!(readme.contains("(docs/cli.md)"), "no link to the command line page");
     assert!(
         !readme.contains("<!-- generated: attn-trace --help -->"),

@@ -267,8 +267,8 @@ fn run_shows_the_sink_phase_and_rows_that_sum_to_one_with_their_sink() {
 }
 
 /// The tracer's equation panel at event `n` of the shipped sink scenario's MHA run, as text.
-fn equation_at(walk: &std::sync::Arc<attn_trace::tui::Walk>, n: usize) -> Vec<String> {
-    let st = crate::support::tui::tracer_at(walk, Variant::Mha, n);
+fn equation_at(traced: &std::sync::Arc<attn_trace::tui::TracedScenario>, n: usize) -> Vec<String> {
+    let st = crate::support::tui::tracer_at(traced, Variant::Mha, n);
     let ctx = st.ctx(attn_trace::tui::Theme::MONO).expect("a context");
     attn_trace::tui::widgets::equation::lines(&ctx)
         .iter()
@@ -281,8 +281,8 @@ fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
     // row (b=0, h=0, i=5) of sink_logit.toml: sink 0.5 above every score, keys 3..=5 in the
     // window, e = [0, 0, 0, 0.4944, 0.8965, 0.5846], Σ e = 1 + 1.9754 = 2.9754
     let s = attn_trace_core::scenario::Scenario::shipped("sink_logit").expect("shipped");
-    let walk = std::sync::Arc::new(attn_trace::tui::Walk::from_scenario(&s));
-    let tr = walk.trace(Variant::Mha).expect("traced");
+    let traced = std::sync::Arc::new(attn_trace::tui::TracedScenario::from_scenario(&s));
+    let tr = traced.trace(Variant::Mha).expect("traced");
     let share = tr.index.first_write(Buf::PSink, 5).expect("p_sink[5] is written");
     let row = tr.frame(tr.events[share].frame).expect("the row's iteration");
     let events: Vec<usize> = (row.start as usize..row.end as usize).collect();
@@ -292,7 +292,7 @@ fn the_tracer_steps_through_a_softmax_row_with_its_sink() {
         (Buf::Sink, Op::Read)
     );
     let has = |n: usize, want: &str| {
-        let lines = equation_at(&walk, n);
+        let lines = equation_at(&traced, n);
         assert!(
             lines.iter().any(|l| l.contains(want)),
             "event #{n}: want {want:?} in {lines:#?}"

@@ -7,7 +7,7 @@ use crate::support::tui::{key, tracer_at, tracer_screen};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::tracer::{self, Tracer};
 use attn_trace::tui::widgets::{equation, memory};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::trace::{Buf, Op, Phase, Trace};
@@ -15,9 +15,9 @@ use crossterm::event::KeyCode;
 use ratatui::widgets::Block;
 use std::sync::Arc;
 
-fn walk(name: &str) -> Arc<Walk> {
+fn traced(name: &str) -> Arc<TracedScenario> {
     let s = Scenario::shipped(name).unwrap_or_else(|| panic!("{name} is shipped"));
-    Arc::new(Walk::from_scenario(&s))
+    Arc::new(TracedScenario::from_scenario(&s))
 }
 
 fn equation_text(st: &Tracer) -> Vec<String> {
@@ -40,8 +40,8 @@ fn partial_sum(lines: &[String]) -> f64 {
         .expect("a number")
 }
 
-fn trace(walk: &Walk, v: Variant) -> &Trace {
-    walk.trace(v).expect("traced")
+fn trace(traced: &TracedScenario, v: Variant) -> &Trace {
+    traced.trace(v).expect("traced")
 }
 
 /// The events of the loop iteration whose last event is event `w`.
@@ -54,7 +54,7 @@ fn iteration(trace: &Trace, w: usize) -> std::ops::RangeInclusive<usize> {
 fn partial_sums_hold_only_finished_terms() {
     // scores[7] of the walkthrough's baseline: the panel went 0.8595 → −0.7497 → −0.3655 →
     // −0.6691 → −1.7916 while the kernel's s goes 0 → −0.7497 → −0.7497 → −0.6691 → −0.6691
-    let w = walk("mha_walkthrough");
+    let w = traced("mha_walkthrough");
     let tr = trace(&w, Variant::Baseline);
     let write = tr.index.first_write(Buf::Scores, 7).expect("scores[7] is written");
     let events: Vec<usize> = iteration(tr, write).collect();
@@ -104,7 +104,7 @@ fn partial_sums_hold_only_finished_terms() {
 #[test]
 fn cross_attention_grids_are_s_rows_of_t_columns() {
     // S = 2 queries, T = 5 keys, an explicit mask
-    let w = walk("cross_attention");
+    let w = traced("cross_attention");
     let tr = trace(&w, Variant::Mha);
     let write = (0..tr.len())
         .find(|&n| tr.events[n].buf == Buf::Scores && tr.events[n].op == Op::Write)
@@ -151,7 +151,7 @@ fn cross_attention_grids_are_s_rows_of_t_columns() {
 #[test]
 fn key_rows_are_labelled_j() {
     // MHA walkthrough: the read of k[6] is key j = 1 of head 1
-    let w = walk("mha_walkthrough");
+    let w = traced("mha_walkthrough");
     let tr = trace(&w, Variant::Mha);
     let n = (0..tr.len())
         .find(|&n| {
@@ -174,7 +174,7 @@ fn key_rows_are_labelled_j() {
 
 #[test]
 fn the_phase_title_names_the_runs_mask() {
-    let w = walk("cross_attention");
+    let w = traced("cross_attention");
     let tr = trace(&w, Variant::Mha);
     let n = tr.phases.iter().find(|p| p.1 == Phase::Scores).expect("scores").0 as usize;
     let text = tracer_screen(&tracer_at(&w, Variant::Mha, n), 120, 40);
@@ -192,7 +192,7 @@ fn the_phase_title_names_the_runs_mask() {
 fn heat_mode_labels_whole_offsets_and_has_a_legend() {
     // why_sqrt_d's buffers are too wide for numbers at 120 columns (and 80 rows leave room for
     // their flat rows under the dot product)
-    let w = walk("why_sqrt_d");
+    let w = traced("why_sqrt_d");
     let tr = trace(&w, Variant::Baseline);
     let n = tr.len() / 3;
     let st = tracer_at(&w, Variant::Baseline, n);
@@ -220,19 +220,19 @@ fn heat_mode_labels_whole_offsets_and_has_a_legend() {
 
 #[test]
 fn compare_enter_on_softmax_lands_on_the_final_probability() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3')); // Compare
     assert!(matches!(a.screen, Screen::Compare(_)), "menu entry 3 is Compare");
     key(&mut a, KeyCode::Char(']')); // softmax
     key(&mut a, KeyCode::Enter);
     let t = a.tracer().expect("Enter opens the tracer");
-    let tr = t.walk.trace(t.variant).expect("traced");
+    let tr = t.traced.trace(t.variant).expect("traced");
     let e = tr.events[t.cursor];
     assert_eq!(
         (e.buf, e.op, tr.phase_at(t.cursor)),
         (Buf::Probs, Op::Write, Phase::Softmax)
     );
-    let final_value = t.walk.run(t.variant).expect("a run").tensors[Buf::Probs][e.offset as usize];
+    let final_value = t.traced.run(t.variant).expect("a run").tensors[Buf::Probs][e.offset as usize];
     assert_eq!(e.value, final_value, "the probability Compare showed, not exp(S − max)");
     let writes = tr.index.writes(Buf::Probs, e.offset as usize);
     assert_eq!(writes.last().map(|&x| x as usize), Some(t.cursor), "its last write");
@@ -240,7 +240,7 @@ fn compare_enter_on_softmax_lands_on_the_final_probability() {
 
 #[test]
 fn dropout_shows_its_arithmetic() {
-    let w = walk("dropout");
+    let w = traced("dropout");
     let tr = trace(&w, Variant::Mha);
     let n = (0..tr.len())
         .find(|&n| tr.events[n].buf == Buf::ProbsDrop && tr.events[n].op == Op::Write)
@@ -277,7 +277,7 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     // -0.05`, the old value folded into Σ and the product false; the kernel computes
     // old + Σ·scale.
     let s = Scenario::shipped("gqa").expect("gqa is shipped");
-    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('g'));
     for c in "d_k[10]".chars() {
         key(&mut a, KeyCode::Char(c));
@@ -288,7 +288,7 @@ fn a_grouped_d_k_add_shows_old_plus_scaled_sum() {
     }
     let st = a.tracer().expect("the tracer is open");
     assert_eq!(st.cursor, 5337);
-    let tr = st.walk.trace(st.variant).expect("traced");
+    let tr = st.traced.trace(st.variant).expect("traced");
     let e = tr.events[st.cursor];
     assert_eq!((e.op, e.buf, e.offset), (Op::Write, Buf::DK, 10));
     // the log: the old value read right before the write, the scaled sum added to it

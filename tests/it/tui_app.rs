@@ -5,7 +5,7 @@ use crate::support::tui::{chars, draw, goto, key, settle, tracer};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::memory;
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Buf, Op, Phase};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
@@ -15,17 +15,17 @@ use std::io::Write;
 /// (op, buffer, offset) of the current event.
 fn here(app: &App) -> (Op, Buf, usize) {
     let t = tracer(app);
-    let e = t.walk.trace(t.variant).unwrap().events[t.cursor];
+    let e = t.traced.trace(t.variant).unwrap().events[t.cursor];
     (e.op, e.buf, e.offset as usize)
 }
 
 fn phase(app: &App) -> Phase {
     let t = tracer(app);
-    t.walk.trace(t.variant).unwrap().phase_at(t.cursor)
+    t.traced.trace(t.variant).unwrap().phase_at(t.cursor)
 }
 
 fn app() -> App {
-    App::new(Walk::builtin(), Theme::MONO, 120, 40)
+    App::new(TracedScenario::builtin(), Theme::MONO, 120, 40)
 }
 
 #[test]
@@ -146,7 +146,10 @@ fn tab_finds_the_same_element_in_the_other_layout_and_f_switches_pass() {
     let fwd = tracer(&a).cursor;
     key(&mut a, KeyCode::Char('f'));
     let t = tracer(&a);
-    assert_eq!(t.walk.trace(t.variant).unwrap().view(t.cursor).pass.name(), "backward");
+    assert_eq!(
+        t.traced.trace(t.variant).unwrap().view(t.cursor).pass.name(),
+        "backward"
+    );
     key(&mut a, KeyCode::Char('f'));
     assert_eq!(tracer(&a).cursor, fwd, "f comes back to where forward was left");
     // in the backward pass an element goto lands on its score gradient
@@ -201,7 +204,7 @@ fn a_bad_scenario_file_shows_its_error_in_a_popup() {
     let path = dir.path().join("bad.toml");
     let mut f = std::fs::File::create(&path).unwrap();
     writeln!(f, "title = \"bad\"\n[shape]\nB = 1\nT = 3\nC = -2\nH = 2").unwrap();
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Char('4'));
     assert!(matches!(a.screen, Screen::Open(_)));
     chars(&mut a, &path.display().to_string());
@@ -221,7 +224,7 @@ fn a_bad_scenario_file_shows_its_error_in_a_popup() {
 
 #[test]
 fn the_menu_opens_every_screen_and_q_quits() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Enter);
     assert_eq!(tracer(&a).variant, Variant::Baseline);
     assert_eq!(
@@ -259,7 +262,7 @@ fn the_menu_opens_every_screen_and_q_quits() {
 
 #[test]
 fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios"));
     key(&mut a, KeyCode::Char('4'));
     let Screen::Open(open) = &a.screen else {
@@ -283,7 +286,7 @@ fn open_lists_the_shipped_scenarios_and_opens_one_at_its_focus() {
     key(&mut a, KeyCode::Enter);
     settle(&mut a);
     assert_eq!(here(&a), (Op::Write, Buf::Scores, 16));
-    assert!(tracer(&a).walk.source.ends_with("mha_walkthrough.toml"));
+    assert!(tracer(&a).traced.source.ends_with("mha_walkthrough.toml"));
 }
 
 #[test]
@@ -303,7 +306,7 @@ fn todays_attention_lists_every_scenario_its_doc_names_in_its_order() {
         }
     }
     assert!(named.len() >= 12 && named.contains(&"mla_decode"), "{named:?}");
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = std::path::PathBuf::from(format!("{root}/scenarios"));
     key(&mut a, KeyCode::Char('m'));
     let Screen::Open(open) = &a.screen else {
@@ -354,14 +357,14 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
     }
     assert_eq!(tracer(&a).variant, Variant::Baseline, "--variant is honoured");
     assert_eq!(
-        tracer(&a).walk.title,
-        a.walk.title,
+        tracer(&a).traced.title,
+        a.traced.title,
         "the opened scenario becomes the menu's"
     );
-    let recorded: u64 = a.walk.runs.iter().map(|r| r.events() as u64).sum();
+    let recorded: u64 = a.traced.runs.iter().map(|r| r.events() as u64).sum();
     assert_eq!(recorded, total);
     // the counter moves in steps of 64k events per run, so it ends within one step per run
-    let runs = a.walk.runs.len() as u64;
+    let runs = a.traced.runs.len() as u64;
     assert!(
         progress.done() <= total
             && progress.done() + runs * attn_trace_core::trace::Logger::PROGRESS_STEP as u64 >= total
@@ -376,7 +379,7 @@ fn opening_a_scenario_traces_on_a_worker_behind_a_progress_screen() {
 
 #[test]
 fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3'));
     key(&mut a, KeyCode::Char(']'));
     key(&mut a, KeyCode::Char(']')); // weighted sum: att's rows start at ai / a_base
@@ -398,7 +401,7 @@ fn compare_names_offsets_as_the_kernels_do_and_writes_inclusive_ranges() {
 fn compare_shows_mha_beside_gqa_with_the_kv_head_each_query_head_reads() {
     use attn_trace_core::scenario::Scenario;
     let s = Scenario::shipped("gqa").expect("shipped");
-    let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let mut a = App::with_menu(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('3'));
     assert!(matches!(a.screen, Screen::Compare(_)));
     let text = draw(&a, 120, 40);
@@ -451,7 +454,7 @@ fn menu_entry_two_steps_through_the_heads_a_scenario_traces() {
         ("sliding_window", "2 Step through multi-head attention", Variant::Mha),
     ] {
         let s = Scenario::shipped(name).expect("shipped");
-        let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+        let mut a = App::with_menu(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
         let text = draw(&a, 120, 40);
         assert!(text.contains(label), "{name}:\n{text}");
         key(&mut a, KeyCode::Char('2'));

@@ -5,7 +5,7 @@
 
 use crate::support::tui::{draw, key};
 use attn_trace::tui::app::{App, Screen};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::explain::num;
 use attn_trace_analysis::traffic::closed_form;
 use attn_trace_core::kernels::Variant;
@@ -38,7 +38,7 @@ fn writes_with(trace: &Trace, buf: Buf, phase: Phase, vars: &[(&str, usize)]) ->
 
 fn flash_app(w: u16, h: u16) -> App {
     let s = Scenario::shipped("flash").expect("shipped");
-    let mut a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, w, h);
+    let mut a = App::with_menu(TracedScenario::from_scenario(&s), Theme::MONO, w, h);
     key(&mut a, KeyCode::Char('3'));
     assert!(matches!(a.screen, Screen::Compare(_)), "entry 3 opens Compare");
     a
@@ -47,9 +47,9 @@ fn flash_app(w: u16, h: u16) -> App {
 #[test]
 fn the_menu_names_the_pair_compare_puts_side_by_side() {
     let s = Scenario::shipped("flash").expect("shipped");
-    let a = App::with_menu(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let a = App::with_menu(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     assert!(draw(&a, 120, 40).contains("3 Compare MHA and flash"));
-    let a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     assert!(draw(&a, 120, 40).contains("3 Compare baseline and MHA"));
 }
 
@@ -62,8 +62,11 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
         text.contains("Compare MHA and flash · softmax · P[i,j]: stored by MHA, never by flash"),
         "{text}"
     );
-    let walk = &a.walk;
-    let (mha, flash) = (walk.trace(Variant::Mha).unwrap(), walk.trace(Variant::Flash).unwrap());
+    let traced = &a.traced;
+    let (mha, flash) = (
+        traced.trace(Variant::Mha).unwrap(),
+        traced.trace(Variant::Flash).unwrap(),
+    );
     // the focus: b=0 h=1 i=3 j=2; tiles of 2×2, so query tile i0=2 (ii=1) and key tile j0=2 (jj=0)
     let tile = [("bb", 0), ("hh", 1), ("i0", 2), ("j0", 2), ("ii", 1), ("jj", 0)];
     let w = writes_with(flash, Buf::STile, Phase::Flash, &tile);
@@ -153,7 +156,7 @@ fn forward_shows_mhas_stored_p_beside_flashs_tile_values_all_from_the_logs() {
     let row0 = text.lines().find(|l| l.contains("││i0 ")).unwrap();
     assert_eq!(row0.split("││").nth(1).unwrap().matches('–').count(), 3, "{row0}");
     // the global traffic of each side equals the closed forms
-    let plan = walk.inputs.as_ref().unwrap().plan();
+    let plan = traced.inputs.as_ref().unwrap().plan();
     let side = |v: Variant| {
         let t = closed_form(&plan, v, Pass::Forward);
         let g = t.totals()[0];
@@ -179,8 +182,11 @@ fn backward_shows_ds_recomputed_by_flash_beside_mhas_stored_ds() {
         text.contains("dS[i,j]: stored by MHA, recomputed on chip by flash"),
         "{text}"
     );
-    let walk = &a.walk;
-    let (mha, flash) = (walk.trace(Variant::Mha).unwrap(), walk.trace(Variant::Flash).unwrap());
+    let traced = &a.traced;
+    let (mha, flash) = (
+        traced.trace(Variant::Mha).unwrap(),
+        traced.trace(Variant::Flash).unwrap(),
+    );
     let tile = [("bb", 0), ("hh", 1), ("i0", 2), ("j0", 2), ("ii", 1), ("jj", 0)];
     let p = writes_with(flash, Buf::STile, Phase::FlashBack, &tile)[0];
     let ds = writes_with(flash, Buf::DSTile, Phase::FlashBack, &tile)[0];
@@ -217,7 +223,7 @@ fn backward_shows_ds_recomputed_by_flash_beside_mhas_stored_ds() {
         "{flat}"
     );
     assert!((m - dsv).abs() < 1e-6);
-    let plan = walk.inputs.as_ref().unwrap().plan();
+    let plan = traced.inputs.as_ref().unwrap().plan();
     let g = closed_form(&plan, Variant::Flash, Pass::Backward).totals()[0];
     assert!(
         flat.contains(&format!(
@@ -254,7 +260,7 @@ fn a_pair_in_a_skipped_tile_has_no_flash_event_and_enter_traces_the_pair() {
     key(&mut a, KeyCode::Enter);
     let t = a.tracer().expect("Enter opens the tracer");
     assert_eq!(t.variant, Variant::Flash);
-    let trace = a.walk.trace(Variant::Flash).unwrap();
+    let trace = a.traced.trace(Variant::Flash).unwrap();
     let tile = [("bb", 0), ("hh", 1), ("i0", 2), ("j0", 2), ("ii", 1), ("jj", 0)];
     assert_eq!(t.cursor, writes_with(trace, Buf::STile, Phase::Flash, &tile)[1]);
 }
@@ -292,9 +298,12 @@ fn move_to(a: &mut App, pos: &mut usize, to: usize, inc: KeyCode, dec: KeyCode) 
 #[test]
 fn every_element_of_both_stages_shows_the_logs_numbers() {
     let mut a = flash_app(120, 40);
-    // the traces outlive the keys pressed below: the app keeps its walk in an Arc
-    let walk = std::sync::Arc::clone(&a.walk);
-    let (mha, flash) = (walk.trace(Variant::Mha).unwrap(), walk.trace(Variant::Flash).unwrap());
+    // the traces outlive the keys pressed below: the app keeps its traced scenario in an Arc
+    let traced = std::sync::Arc::clone(&a.traced);
+    let (mha, flash) = (
+        traced.trace(Variant::Mha).unwrap(),
+        traced.trace(Variant::Flash).unwrap(),
+    );
     // move the element to (h, i, j) from wherever it is: h cycles with 'h', i and j with arrows
     let Screen::Compare(c) = &a.screen else {
         panic!("compare")

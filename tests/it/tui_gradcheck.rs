@@ -5,7 +5,7 @@ use crate::support::gradients::{central_difference, gradient_error};
 use crate::support::inputs::from_qkv;
 use crate::support::tui::{goto, key};
 use attn_trace::tui::app::{self, App, Msg, Screen};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::engine::{Passes, run};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::Buf;
@@ -66,10 +66,10 @@ fn numbers(screen: &str, primal: &str, grad: &str, k: usize) -> (f64, f64) {
 
 #[test]
 fn the_panel_agrees_with_the_tests_finite_differences() {
-    let walk = Walk::builtin();
-    let inputs = (**walk.inputs.as_ref().unwrap()).clone();
+    let traced = TracedScenario::builtin();
+    let inputs = (**traced.inputs.as_ref().unwrap()).clone();
     let plain = run(&inputs, Variant::Mha, Passes::BOTH, false).tensors;
-    let mut a = App::new(walk, Theme::MONO, 120, 40);
+    let mut a = App::new(traced, Theme::MONO, 120, 40);
     // the forward pass has no gradient check
     assert!(!settled(&mut a, 120, 40).contains("Gradient check"));
     for (primal, buf, grad, k) in [
@@ -133,7 +133,7 @@ fn the_panel_agrees_with_the_tests_finite_differences() {
 fn a_partial_sum_is_told_from_the_final_gradient() {
     // separate projections: d_x gets the v, k and q projections' parts one after the other
     let s = attn_trace_core::scenario::Scenario::shipped("separate_qkv").unwrap();
-    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     goto(&mut a, "d_x[3]");
     let screen = settled(&mut a, 120, 40);
     assert!(screen.contains("this event writes d_x[3]"), "{screen}");
@@ -149,7 +149,7 @@ fn a_partial_sum_is_told_from_the_final_gradient() {
 #[test]
 fn mha_on_grouped_heads_checks_the_weights_it_read() {
     let s = attn_trace_core::scenario::Scenario::shipped("gqa").unwrap();
-    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Tab);
     key(&mut a, KeyCode::Char('f'));
     let screen = settled(&mut a, 120, 40);

@@ -8,7 +8,7 @@ use crate::support::tui::{chars, key, screen, settle, tracer};
 use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::lesson::{self, Answer, LessonRun};
 use attn_trace::tui::quiz::Feedback;
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::scenario::lesson::{Ask, Lesson};
@@ -37,9 +37,9 @@ fn shipped() -> Vec<PathBuf> {
 fn lesson_app(path: &Path, w: u16, h: u16) -> App {
     let lesson = Lesson::load(path).unwrap();
     let scenario = Scenario::load(&lesson.scenario).unwrap();
-    let walk = Arc::new(Walk::from_scenario(&scenario));
-    let stops = lesson::resolve(&lesson, &walk).unwrap();
-    App::with_lesson(walk, LessonRun::new(Arc::new(lesson), stops), Theme::MONO, w, h)
+    let traced = Arc::new(TracedScenario::from_scenario(&scenario));
+    let stops = lesson::resolve(&lesson, &traced).unwrap();
+    App::with_lesson(traced, LessonRun::new(Arc::new(lesson), stops), Theme::MONO, w, h)
 }
 
 fn run(app: &App) -> &LessonRun {
@@ -50,7 +50,7 @@ fn run(app: &App) -> &LessonRun {
 fn right_answer(app: &App) -> Option<String> {
     let r = run(app);
     let t = tracer(app);
-    let trace = t.walk.trace(r.here().variant).unwrap();
+    let trace = t.traced.trace(r.here().variant).unwrap();
     Some(match r.stop().ask.as_ref()? {
         Ask::Offset { .. } => trace.events[r.here().target.unwrap()].offset.to_string(),
         Ask::Value { .. } => format!("{:e}", trace.events[r.here().target.unwrap()].value),
@@ -135,7 +135,7 @@ fn the_lesson_keys_move_between_stops_and_back() {
     assert_eq!(tracer(&a).cursor, stop.place.cursor);
     assert!(run(&a).asking(tracer(&a).variant, tracer(&a).cursor));
     // a wrong offset: explained without the answer, the answer kept for editing
-    let trace = tracer(&a).walk.trace(Variant::Mha).unwrap();
+    let trace = tracer(&a).traced.trace(Variant::Mha).unwrap();
     let want = trace.events[stop.target.unwrap()].offset;
     let wrong = want + 3;
     chars(&mut a, &wrong.to_string());
@@ -153,7 +153,7 @@ fn the_lesson_keys_move_between_stops_and_back() {
     assert_eq!(run(&a).answers[run(&a).at], Answer::Revealed);
     assert_eq!(tracer(&a).cursor, stop.target.unwrap());
     // the menu lists the lessons: l, then Enter traces the scenario and opens the first stop
-    let mut m = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut m = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut m, KeyCode::Char('l'));
     let Screen::Lessons(list) = &m.screen else {
         panic!("the lessons list")
@@ -174,7 +174,7 @@ fn the_lesson_keys_move_between_stops_and_back() {
         "Multi-head attention, stop by stop"
     );
     // and m lists today's attention scenarios
-    let mut m = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut m = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut m, KeyCode::Char('m'));
     let Screen::Open(list) = &m.screen else {
         panic!("the scenarios list")
@@ -306,9 +306,9 @@ fn at_and_the_y_command_reopen_the_same_event() {
     assert!(text.contains("#5122/7768 │ gqa │ backward"), "{text}");
     assert_eq!(text.lines().count(), 40);
     // y in the tracer gives the command; run, it lands on the same event
-    let walk = Arc::new(Walk::from_scenario(&Scenario::load(&scenario).unwrap()));
+    let traced = Arc::new(TracedScenario::from_scenario(&Scenario::load(&scenario).unwrap()));
     let mut a = App::at(
-        Arc::clone(&walk),
+        Arc::clone(&traced),
         Some(Variant::Gqa),
         None,
         Some("#5337"),
@@ -366,7 +366,7 @@ fn at_and_the_y_command_reopen_the_same_event() {
 #[test]
 fn s_saves_the_screen_and_the_quiz_report_keeps_the_scores() {
     let dir = tempfile::tempdir().unwrap();
-    let mut a = App::new(Walk::builtin(), Theme::MONO, 100, 30);
+    let mut a = App::new(TracedScenario::builtin(), Theme::MONO, 100, 30);
     a.snapshots_dir = dir.path().join("snapshots");
     let report = dir.path().join("scores.json");
     a.quiz_report = Some((report.clone(), String::new()));
@@ -389,7 +389,7 @@ fn s_saves_the_screen_and_the_quiz_report_keeps_the_scores() {
     assert!(tracer(&a).message.as_deref().unwrap().contains("snapshots"));
     // quiz: a wrong then a right answer, the report rewritten after each
     key(&mut a, KeyCode::Char('Q'));
-    let next = tracer(&a).walk.trace(Variant::Mha).unwrap().events[n + 1];
+    let next = tracer(&a).traced.trace(Variant::Mha).unwrap().events[n + 1];
     assert_eq!(next.op, Op::Read);
     chars(&mut a, "999");
     key(&mut a, KeyCode::Enter);

@@ -7,7 +7,7 @@ use crate::support::root;
 use crate::support::tui::{draw, key, screen_lines};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::mine::{self, Mine};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::format::num;
 use attn_trace_core::scenario::Scenario;
 use crossterm::event::KeyCode;
@@ -32,7 +32,7 @@ fn opened(s: &Path, t: &Path) -> App {
     let view = mine::load(&scenario, s, t, None).unwrap();
     App {
         screen: Screen::Mine(Box::new(view)),
-        ..App::new(Walk::builtin(), Theme::MONO, 120, 40)
+        ..App::new(TracedScenario::builtin(), Theme::MONO, 120, 40)
     }
 }
 
@@ -252,7 +252,7 @@ fn a_kernel_in_its_own_layout_is_stepped_with_its_bindings() {
     assert!(m.beside.grade.correct(), "{:#?}", m.beside.grade);
     let mut app = App {
         screen: Screen::Mine(Box::new(m)),
-        ..App::new(Walk::builtin(), Theme::MONO, 120, 40)
+        ..App::new(TracedScenario::builtin(), Theme::MONO, 120, 40)
     };
     key(&mut app, KeyCode::Home);
     // the second access: the key's first channel, 8 cells into the packed row
@@ -307,7 +307,7 @@ fn the_trace_picker_gives_every_file_one_row() {
     std::fs::write(d.join("c_junk.jsonl"), "not json\n").unwrap();
     let app = App {
         screen: Screen::PickTrace(mine::list(d.to_path_buf())),
-        ..App::new(Walk::builtin(), Theme::MONO, 80, 24)
+        ..App::new(TracedScenario::builtin(), Theme::MONO, 80, 24)
     };
     for w in [80u16, 120] {
         let rows = screen_lines(&app, w, 24);

@@ -7,7 +7,7 @@
 use crate::support::tui::{draw, key, settle};
 use attn_trace::tui::app::{self, App, Msg, Popup, Screen};
 use attn_trace::tui::screens::mistakes::{self, SideBySide};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::mistakes::{CORRECT, MISTAKEN, Place, Timeline};
 use attn_trace_core::engine::{Run, first_divergence};
 use attn_trace_core::kernels::Mask;
@@ -23,7 +23,7 @@ fn scenario(name: &str) -> Scenario {
 
 /// The app opened on a gallery scenario, as `attn-trace tui scenarios/mistakes/NAME.toml` opens it.
 fn opened(name: &str, w: u16, h: u16) -> App {
-    App::new(Walk::from_scenario(&scenario(name)), Theme::MONO, w, h)
+    App::new(TracedScenario::from_scenario(&scenario(name)), Theme::MONO, w, h)
 }
 
 fn view(app: &App) -> &SideBySide {
@@ -62,7 +62,7 @@ fn list(values: impl IntoIterator<Item = f32>) -> String {
 
 #[test]
 fn the_gallery_lists_the_seven_mistakes_and_opens_each_side_by_side() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('7'));
     let Screen::Gallery(g) = &a.screen else {
         panic!("menu entry 7 opens the gallery")
@@ -108,7 +108,7 @@ fn the_gallery_lists_the_seven_mistakes_and_opens_each_side_by_side() {
 
 #[test]
 fn a_click_in_the_gallery_opens_the_entry_under_it() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Char('7'));
     let screen = draw(&a, 80, 24);
     let row = screen
@@ -131,7 +131,7 @@ fn a_scenario_with_mistakes_opens_side_by_side_however_it_is_opened() {
     let a = opened("mask_by_multiply", 80, 24);
     assert_eq!(view(&a).gallery, None);
     // Open scenario… in the menu
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/mistakes").into();
     key(&mut a, KeyCode::Char('4'));
     key(&mut a, KeyCode::Enter);
@@ -143,14 +143,18 @@ fn a_scenario_with_mistakes_opens_side_by_side_however_it_is_opened() {
         "Esc goes to the menu when not opened from the gallery"
     );
     // a scenario without mistakes still opens the tracer
-    assert!(App::new(Walk::builtin(), Theme::MONO, 80, 24).tracer().is_some());
+    assert!(
+        App::new(TracedScenario::builtin(), Theme::MONO, 80, 24)
+            .tracer()
+            .is_some()
+    );
 }
 
 #[test]
 fn the_timeline_matches_the_phases_both_runs_make_and_waits_on_the_others() {
-    let walk = Walk::from_scenario(&scenario("no_input_projection"));
-    let a = walk.runs[0].trace.as_ref().unwrap();
-    let b = walk.mistaken[0].trace.as_ref().unwrap();
+    let traced = TracedScenario::from_scenario(&scenario("no_input_projection"));
+    let a = traced.runs[0].trace.as_ref().unwrap();
+    let b = traced.mistaken[0].trace.as_ref().unwrap();
     let tl = Timeline::new([a, b]);
     let phases: Vec<(Phase, bool, bool)> = tl
         .segments
@@ -195,10 +199,10 @@ fn the_timeline_matches_the_phases_both_runs_make_and_waits_on_the_others() {
 #[test]
 fn both_runs_step_together_and_d_jumps_to_where_they_diverge() {
     let mut a = opened("mask_by_multiply", 120, 40);
-    let walk = Walk::from_scenario(&scenario("mask_by_multiply"));
+    let traced = TracedScenario::from_scenario(&scenario("mask_by_multiply"));
     let (good, bad) = (
-        walk.runs[0].trace.as_ref().unwrap(),
-        walk.mistaken[0].trace.as_ref().unwrap(),
+        traced.runs[0].trace.as_ref().unwrap(),
+        traced.mistaken[0].trace.as_ref().unwrap(),
     );
     let n = first_divergence(good, bad).expect("the runs differ");
     // the first masked score: query 0, key 1 of head 0, −1e9 against 0
@@ -284,10 +288,10 @@ fn lines_of(marks: &[usize]) -> impl Iterator<Item = &'static str> + '_ {
 fn a_phase_the_mistake_leaves_out_shows_the_mistaken_run_waiting() {
     let mut a = opened("no_output_projection", 120, 40);
     key(&mut a, KeyCode::End);
-    let walk = Walk::from_scenario(&scenario("no_output_projection"));
+    let traced = TracedScenario::from_scenario(&scenario("no_output_projection"));
     let (good, bad) = (
-        walk.runs[0].trace.as_ref().unwrap(),
-        walk.mistaken[0].trace.as_ref().unwrap(),
+        traced.runs[0].trace.as_ref().unwrap(),
+        traced.mistaken[0].trace.as_ref().unwrap(),
     );
     let v = view(&a);
     assert_eq!(good.phase_at(v.places()[CORRECT].event()), Phase::OutProj);
@@ -541,7 +545,7 @@ fn side_by_side_snapshots() {
             insta::assert_snapshot!(format!("side_by_side_{name}_{w}x{h}"), draw(&a, w, h));
         }
     }
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Char('7'));
     insta::assert_snapshot!("gallery_80x24", draw(&a, 80, 24));
 }
@@ -551,7 +555,7 @@ fn two_variants_with_backward_switch_with_tab_and_the_mistaken_run_waits_in_back
     let text = "title = \"both\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\n\
                 [run]\nmistakes = [\"mask_by_multiply\", \"scale_by_seq_len\"]\n";
     let s = Scenario::parse(text, "both.toml").expect("a valid scenario");
-    let mut a = App::new(Walk::from_scenario(&s), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::from_scenario(&s), Theme::MONO, 120, 40);
     assert_eq!(view(&a).variant().name(), "mha", "MHA first, as the tracer opens");
     let names: Vec<&str> = view(&a).mistakes().list().iter().map(|m| m.name()).collect();
     assert_eq!(names, ["scale_by_seq_len", "mask_by_multiply"]);
@@ -587,8 +591,8 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
     // B=1, T=3, C=8, H=4 query heads of D=2 over H_kv=2 key/value heads: heads 0, 1 read kv
     // head 0, heads 2, 3 read kv head 1
     let (S, T, H, H_kv, D) = (3, 3, 4, 2, 2);
-    let walk = Walk::from_scenario(&scenario("overwrite_kv_grad"));
-    let (good, bad) = (&walk.runs[0], &walk.mistaken[0]);
+    let traced = TracedScenario::from_scenario(&scenario("overwrite_kv_grad"));
+    let (good, bad) = (&traced.runs[0], &traced.mistaken[0]);
     let (g, w) = (&good.tensors, &bad.tensors);
     // a backward mistake: both runs make the backward pass, and agree up to d_k and d_v
     assert!(w.has(Buf::DV) && w.has(Buf::DX));

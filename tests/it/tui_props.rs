@@ -2,7 +2,7 @@
 //! built-in one: it never panics, and the tracer's cursor always stays inside the log.
 
 use attn_trace::tui::app::{self, App, Msg, Screen};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::scenario::Scenario;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use proptest::prelude::*;
@@ -11,7 +11,7 @@ use ratatui::backend::TestBackend;
 use std::sync::{Arc, LazyLock};
 
 /// The built-in walkthrough and every `scenarios/*.toml`, traced once for all cases.
-static WALKS: LazyLock<Vec<Arc<Walk>>> = LazyLock::new(|| {
+static WALKS: LazyLock<Vec<Arc<TracedScenario>>> = LazyLock::new(|| {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
     let mut paths: Vec<_> = [root.to_string(), format!("{root}/mistakes")]
         .iter()
@@ -21,12 +21,12 @@ static WALKS: LazyLock<Vec<Arc<Walk>>> = LazyLock::new(|| {
         .collect();
     paths.sort();
     assert!(paths.len() >= 5, "the shipped scenarios are found");
-    let mut walks = vec![Arc::new(Walk::builtin())];
+    let mut scenarios_traced = vec![Arc::new(TracedScenario::builtin())];
     for p in paths {
         let s = Scenario::load(&p).unwrap_or_else(|e| panic!("shipped scenario {e}"));
-        walks.push(Arc::new(Walk::from_scenario(&s)));
+        scenarios_traced.push(Arc::new(TracedScenario::from_scenario(&s)));
     }
-    walks
+    scenarios_traced
 });
 
 const KEYS: &[KeyCode] = &[
@@ -130,11 +130,11 @@ proptest! {
         start_in_menu in any::<bool>(),
         acts in prop::collection::vec(act(), 1..80),
     ) {
-        let walk = Arc::clone(&WALKS[which % WALKS.len()]);
+        let traced = Arc::clone(&WALKS[which % WALKS.len()]);
         let mut app = if start_in_menu {
-            App::with_menu(walk, Theme::COLOR, 120, 40)
+            App::with_menu(traced, Theme::COLOR, 120, 40)
         } else {
-            App::new(walk, Theme::MONO, 80, 24)
+            App::new(traced, Theme::MONO, 80, 24)
         };
         for a in &acts {
             app::update(&mut app, to_msg(a));
@@ -162,7 +162,7 @@ proptest! {
 
 #[test]
 fn tiny_terminals_never_panic_on_any_screen() {
-    let walk = Arc::clone(&WALKS[0]);
+    let traced = Arc::clone(&WALKS[0]);
     let menu = [vec![], vec!['?'], vec!['q'], vec!['q', '3'], vec!['q', '4']];
     let gallery = [
         vec!['q', '7'],
@@ -171,7 +171,7 @@ fn tiny_terminals_never_panic_on_any_screen() {
         vec!['q', '7', '2', 'd', '?'],
     ];
     for keys in menu.into_iter().chain(gallery) {
-        let mut app = App::new(Arc::clone(&walk), Theme::COLOR, 80, 24);
+        let mut app = App::new(Arc::clone(&traced), Theme::COLOR, 80, 24);
         for c in keys {
             app::update(&mut app, Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE)));
         }

@@ -8,7 +8,7 @@ use attn_trace::tui::app::{App, Popup, Screen};
 use attn_trace::tui::lesson::{self, LessonRun};
 use attn_trace::tui::quiz::{self, Feedback, QuizLevel};
 use attn_trace::tui::widgets::{equation, variables};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::accum::{Accumulation, Scale};
 use attn_trace_analysis::explain::num;
 use attn_trace_analysis::format::{exact, fixed, four};
@@ -27,7 +27,7 @@ fn answer(app: &mut App, s: &str) {
 
 fn trace(app: &App) -> &Trace {
     let t = tracer(app);
-    t.walk.trace(t.variant).unwrap()
+    t.traced.trace(t.variant).unwrap()
 }
 
 fn feedback(app: &App) -> Feedback {
@@ -36,7 +36,7 @@ fn feedback(app: &App) -> Feedback {
 
 /// The walkthrough in quiz mode at `level`, at its focus (the write of scores[16]).
 fn quiz_app(level: QuizLevel) -> App {
-    let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('Q'));
     while tracer(&a).quiz.as_ref().unwrap().level != level {
         key(&mut a, KeyCode::Char('l'));
@@ -96,7 +96,7 @@ fn a_wrong_offset_shows_the_formula_with_the_numbers_and_a_right_one_steps() {
 
 #[test]
 fn answers_come_from_the_log_forward_and_backward_in_both_variants() {
-    let walk = std::sync::Arc::new(Walk::builtin());
+    let traced = std::sync::Arc::new(TracedScenario::builtin());
     for v in [Variant::Mha, Variant::Baseline] {
         for start in [
             "scores",
@@ -109,7 +109,7 @@ fn answers_come_from_the_log_forward_and_backward_in_both_variants() {
             "split_back",
             "qkv_proj_back",
         ] {
-            let mut a = App::new(std::sync::Arc::clone(&walk), Theme::MONO, 120, 40);
+            let mut a = App::new(std::sync::Arc::clone(&traced), Theme::MONO, 120, 40);
             if tracer(&a).variant != v {
                 key(&mut a, KeyCode::Tab);
             }
@@ -256,7 +256,7 @@ fn the_log_hides_what_comes_next_and_the_status_keeps_the_score() {
     let mut a = quiz_app(QuizLevel::Offsets);
     let n = tracer(&a).cursor;
     let plain = {
-        let b = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+        let b = App::new(TracedScenario::builtin(), Theme::MONO, 120, 40);
         draw(&b, 120, 40)
     };
     assert!(plain.contains(&format!("#{} read  q[10]", n + 1)));
@@ -313,10 +313,10 @@ fn the_kernel_expression_gives_every_recorded_offset() {
     let mut checked = 0;
     for s in &mut scenarios {
         s.variants = Variant::STANDARD.to_vec();
-        let walk = Walk::from_scenario(s);
-        for run in walk.runs.iter().chain(&walk.mistaken) {
+        let traced = TracedScenario::from_scenario(s);
+        for run in traced.runs.iter().chain(&traced.mistaken) {
             let trace = run.trace.as_ref().unwrap();
-            let shape = kernel_shape(walk.shape, run.variant);
+            let shape = kernel_shape(traced.shape, run.variant);
             for n in 0..trace.len() {
                 let acc = quiz::access(trace, shape, n).unwrap();
                 let (expr, _) = acc.expr.as_ref().unwrap_or_else(|| {
@@ -388,8 +388,8 @@ fn shows_number(screen: &str, text: &str) -> bool {
 /// Nor a number one printed operation away from it: the sum of the products, which the write
 /// then scales, adds to an old value or a bias, negates, or turns into flash's `P`, `dS` or
 /// rescaled accumulator (`Σ × 1/√D = -0.4440 × 1/√2` is the answer -0.3139 but for a product).
-fn given_away(screen: &str, walk: &Walk, variant: Variant, cursor: usize, w: usize) -> Option<String> {
-    let trace = walk.trace(variant)?;
+fn given_away(screen: &str, traced: &TracedScenario, variant: Variant, cursor: usize, w: usize) -> Option<String> {
+    let trace = traced.trace(variant)?;
     // the softmax backward's `D = Σ_k dP·P`, kept for the sink's gradient, is written after
     // pass b, whose every `dS = P (dP − Σ)` printed it: the row's Σ, not a new value
     if trace.events[w].buf == Buf::Delta {
@@ -399,7 +399,7 @@ fn given_away(screen: &str, walk: &Walk, variant: Variant, cursor: usize, w: usi
     let known: Vec<String> = (start..=cursor)
         .flat_map(|k| answer_forms(trace.events[k].value))
         .collect();
-    let scale = Scale::in_trace(trace, variant, walk.shape);
+    let scale = Scale::in_trace(trace, variant, traced.shape);
     let sigma = Accumulation::at(trace, w)
         .filter(|acc| acc.write == w && !acc.terms.is_empty())
         .and_then(|acc| acc.will(trace, scale))
@@ -429,14 +429,14 @@ fn an_open_value_question_never_shows_its_answer() {
         .collect();
     names.sort();
     for name in &names {
-        let walk = std::sync::Arc::new(Walk::from_scenario(&Scenario::shipped(name).unwrap()));
-        for run in &walk.runs {
+        let traced = std::sync::Arc::new(TracedScenario::from_scenario(&Scenario::shipped(name).unwrap()));
+        for run in &traced.runs {
             let Some(trace) = &run.trace else { continue };
             let writes: Vec<usize> = (1..trace.len()).filter(|&n| trace.events[n].op == Op::Write).collect();
             // the equation and Variables panels, which say what the write will compute, before
             // a dense spread of the writes (every write of the small logs)
             for &w in writes.iter().step_by((writes.len() / 300).max(1)) {
-                let mut st = tracer_at(&walk, run.variant, w - 1);
+                let mut st = tracer_at(&traced, run.variant, w - 1);
                 st.start_quiz(QuizLevel::Values);
                 let ctx = st.ctx(Theme::MONO).unwrap();
                 let text: String = equation::lines(&ctx)
@@ -444,7 +444,7 @@ fn an_open_value_question_never_shows_its_answer() {
                     .chain(&variables::lines(&ctx))
                     .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect::<String>() + "\n")
                     .collect();
-                if let Some(what) = given_away(&text, &walk, run.variant, w - 1, w) {
+                if let Some(what) = given_away(&text, &traced, run.variant, w - 1, w) {
                     panic!(
                         "{name} {} quiz at #{}: the answer of #{w} shows: {what}\n{text}",
                         run.variant,
@@ -455,7 +455,7 @@ fn an_open_value_question_never_shows_its_answer() {
             // and the whole screen, before a spread of them
             let step = (writes.len() / 30).max(1);
             for (k, &w) in writes.iter().step_by(step).enumerate() {
-                let mut st = tracer_at(&walk, run.variant, w - 1);
+                let mut st = tracer_at(&traced, run.variant, w - 1);
                 st.start_quiz(QuizLevel::Values);
                 let sizes: &[(u16, u16)] = if k % 4 == 0 {
                     &[(120, 40), (80, 24)]
@@ -464,7 +464,7 @@ fn an_open_value_question_never_shows_its_answer() {
                 };
                 for &(cols, rows) in sizes {
                     let screen = tracer_screen(&st, cols, rows);
-                    if let Some(what) = given_away(&screen, &walk, run.variant, w - 1, w) {
+                    if let Some(what) = given_away(&screen, &traced, run.variant, w - 1, w) {
                         panic!(
                             "{name} {} quiz at #{}: the answer of #{w} is on screen: {what}\n{screen}",
                             run.variant,
@@ -485,12 +485,14 @@ fn an_open_value_question_never_shows_its_answer() {
         } else {
             Lang::En
         };
-        let walk = std::sync::Arc::new(Walk::from_scenario(&Scenario::load(&lesson.scenario).unwrap()));
-        let stops = lesson::resolve(&lesson, &walk).unwrap();
+        let traced = std::sync::Arc::new(TracedScenario::from_scenario(
+            &Scenario::load(&lesson.scenario).unwrap(),
+        ));
+        let stops = lesson::resolve(&lesson, &traced).unwrap();
         i18n::with_lang(lang, || {
             for (w, h) in [(80, 24), (120, 40)] {
                 let mut a = App::with_lesson(
-                    std::sync::Arc::clone(&walk),
+                    std::sync::Arc::clone(&traced),
                     LessonRun::new(std::sync::Arc::new(lesson.clone()), stops.clone()),
                     Theme::MONO,
                     w,
@@ -501,7 +503,7 @@ fn an_open_value_question_never_shows_its_answer() {
                         asked += 1;
                         let target = here.target.unwrap();
                         let shown = crate::support::tui::screen(&a, w, h);
-                        if let Some(what) = given_away(&shown, &walk, here.variant, here.place.cursor, target) {
+                        if let Some(what) = given_away(&shown, &traced, here.variant, here.place.cursor, target) {
                             panic!("{path:?} stop {k} at {w}×{h}: the answer is on screen: {what}\n{shown}");
                         }
                     }

@@ -2,7 +2,7 @@
 
 use crate::support::tui::{key, screen, settle, tracer_at, tracer_screen};
 use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::source;
 use crossterm::event::KeyCode;
@@ -11,9 +11,9 @@ use crossterm::event::KeyCode;
 fn the_line_being_stepped_is_on_screen_whole() {
     // the product line of the scores pass is the longest line a learner steps through
     for (w, h) in [(120, 40), (80, 24)] {
-        let mut a = App::new(Walk::builtin(), Theme::MONO, w, h);
+        let mut a = App::new(TracedScenario::builtin(), Theme::MONO, w, h);
         let t = a.tracer().unwrap();
-        let trace = t.walk.trace(Variant::Mha).unwrap();
+        let trace = t.traced.trace(Variant::Mha).unwrap();
         let read = (t.cursor.saturating_sub(8)..t.cursor)
             .find(|&n| trace.events[n].buf == attn_trace_core::trace::Buf::K)
             .expect("a read of k before the score's write");
@@ -65,8 +65,8 @@ fn memory_plan(st: &Tracer, w: u16, h: u16) -> memory::MemoryPlan {
 
 #[test]
 fn a_dot_product_shows_both_operands_and_the_cell_it_writes() {
-    let walk = Arc::new(Walk::builtin());
-    let trace = walk.trace(Variant::Mha).unwrap();
+    let traced = Arc::new(TracedScenario::builtin());
+    let trace = traced.trace(Variant::Mha).unwrap();
     // the read of k[7] for scores[16] (h1, i2, j1): q[10..=11] · k[6..=7]
     let n = (0..trace.len())
         .find(|&n| {
@@ -76,7 +76,7 @@ fn a_dot_product_shows_both_operands_and_the_cell_it_writes() {
                 && trace.events[n + 1].offset == 16
         })
         .expect("scores[16]'s last read");
-    let st = tracer_at(&walk, Variant::Mha, n);
+    let st = tracer_at(&traced, Variant::Mha, n);
     let reads = |buf: Buf| -> Vec<String> {
         (n - 3..=n)
             .filter(|&k| trace.events[k].buf == buf)
@@ -109,7 +109,7 @@ fn a_dot_product_shows_both_operands_and_the_cell_it_writes() {
     let ws = (0..trace.len())
         .find(|&n| trace.phase_at(n) == Phase::WeightedSum && trace.events[n].buf == Buf::V)
         .expect("a read of v");
-    let text = tracer_screen(&tracer_at(&walk, Variant::Mha, ws), 80, 24);
+    let text = tracer_screen(&tracer_at(&traced, Variant::Mha, ws), 80, 24);
     assert!(text.contains("probs[0..=2]"), "{text}");
     assert!(text.contains("v[0..=8 step 4]"), "{text}");
     assert!(text.contains("dot product → att[0] (b0 i0 h0 d0)"), "{text}");
@@ -118,7 +118,7 @@ fn a_dot_product_shows_both_operands_and_the_cell_it_writes() {
 /// Every row and every matrix of each buffer drawn is either on screen or named in its note.
 fn nothing_vanishes(st: &Tracer, w: u16, h: u16) {
     let plan = memory_plan(st, w, h);
-    let trace = st.walk.trace(st.variant).unwrap();
+    let trace = st.traced.trace(st.variant).unwrap();
     for p in &plan.grids {
         let layout = trace.buffer(p.buf).unwrap().layout();
         let Some(r) = layout.row_dim() else { continue };
@@ -175,12 +175,12 @@ fn rows_and_heads_that_do_not_fit_are_named() {
     // three heads of a T = 6 model: at 80×24 and 120×40 not every head nor row fits
     let text = "title = \"three heads\"\n[shape]\nB = 1\nT = 6\nC = 6\nH = 3\n[run]\nvariants = [\"mha\"]\n";
     let s = Scenario::parse(text, "<test>").unwrap();
-    let walk = Arc::new(Walk::from_scenario(&s));
-    let trace = walk.trace(Variant::Mha).unwrap();
+    let traced = Arc::new(TracedScenario::from_scenario(&s));
+    let trace = traced.trace(Variant::Mha).unwrap();
     let mut saw_hidden_head = false;
     let mut saw_more_rows = false;
     for n in (0..trace.len()).step_by(37) {
-        let st = tracer_at(&walk, Variant::Mha, n);
+        let st = tracer_at(&traced, Variant::Mha, n);
         for (w, h) in [(120, 40), (80, 24), (40, 12)] {
             nothing_vanishes(&st, w, h);
             let plan = memory_plan(&st, w, h);
@@ -193,10 +193,10 @@ fn rows_and_heads_that_do_not_fit_are_named() {
     }
     assert!(saw_hidden_head && saw_more_rows, "the notes were exercised");
     // and the backward pass of the walkthrough, where d_probs once lost i0 silently
-    let walk = Arc::new(Walk::builtin());
-    let trace = walk.trace(Variant::Mha).unwrap();
+    let traced = Arc::new(TracedScenario::builtin());
+    let trace = traced.trace(Variant::Mha).unwrap();
     for n in (0..trace.len()).step_by(7) {
-        let st = tracer_at(&walk, Variant::Mha, n);
+        let st = tracer_at(&traced, Variant::Mha, n);
         for (w, h) in [(120, 40), (80, 24)] {
             nothing_vanishes(&st, w, h);
         }
@@ -207,14 +207,14 @@ fn rows_and_heads_that_do_not_fit_are_named() {
 fn with_h3_the_scores_say_which_heads_are_hidden() {
     let text = "title = \"three heads\"\n[shape]\nB = 1\nT = 6\nC = 6\nH = 3\n[run]\nvariants = [\"mha\"]\n";
     let s = Scenario::parse(text, "<test>").unwrap();
-    let walk = Arc::new(Walk::from_scenario(&s));
-    let trace = walk.trace(Variant::Mha).unwrap();
+    let traced = Arc::new(TracedScenario::from_scenario(&s));
+    let trace = traced.trace(Variant::Mha).unwrap();
     // the last probability written, in head 2
     let n = (0..trace.len())
         .rev()
         .find(|&n| trace.events[n].buf == Buf::Probs && trace.events[n].op == Op::Write)
         .unwrap();
-    let text = tracer_screen(&tracer_at(&walk, Variant::Mha, n), 80, 24);
+    let text = tracer_screen(&tracer_at(&traced, Variant::Mha, n), 80, 24);
     assert!(text.contains("h2:"), "{text}");
     assert!(text.contains("h0, h1 hidden"), "{text}");
 }
@@ -255,7 +255,7 @@ fn help_reaches_every_key(app: &mut App, keys: &[(&str, &str)], w: u16, h: u16) 
 #[test]
 fn help_lists_the_keys_of_the_screen_it_is_opened_from_and_scrolls() {
     for (w, h) in [(40, 12), (80, 24)] {
-        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         help_reaches_every_key(&mut a, menu::KEYS, w, h);
         key(&mut a, KeyCode::Char('2'));
         help_reaches_every_key(&mut a, help::KEYS, w, h);
@@ -275,7 +275,7 @@ fn help_lists_the_keys_of_the_screen_it_is_opened_from_and_scrolls() {
         help_reaches_every_key(&mut a, mistakes::KEYS, w, h);
     }
     // the overlay is never taller than the screen, and says where in the list it is
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 40, 12);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 40, 12);
     key(&mut a, KeyCode::Char('2'));
     key(&mut a, KeyCode::Char('?'));
     let text = screen(&a, 40, 12);
@@ -300,15 +300,15 @@ fn the_menu_says_what_entries_1_to_3_open_and_w_goes_back_to_the_walkthrough() {
     );
     key(&mut a, KeyCode::Char('2'));
     let t = a.tracer().expect("entry 2 opens the tracer");
-    assert!(t.walk.is_builtin() && t.variant == Variant::Mha);
+    assert!(t.traced.is_builtin() && t.variant == Variant::Mha);
     // at 40×12 the line is wrapped, not cut, and the menu scrolls to every entry
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 40, 12);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 40, 12);
     let text = screen(&a, 40, 12);
     assert!(text.contains("(built in)"), "{text}");
     for k in 0..9 {
         let text = screen(&a, 40, 12);
         assert!(
-            text.contains(&menu::Item::ALL[k].label(&a.walk)),
+            text.contains(&menu::Item::ALL[k].label(&a.traced)),
             "entry {} in view\n{text}",
             k + 1
         );
@@ -319,8 +319,8 @@ fn the_menu_says_what_entries_1_to_3_open_and_w_goes_back_to_the_walkthrough() {
 #[test]
 fn a_kernel_the_scenario_does_not_trace_is_refused_with_one_popup_everywhere() {
     let s = Scenario::shipped("indexing_trace").unwrap();
-    let walk = Arc::new(Walk::from_scenario(&s));
-    let expect = walk.not_traced(Variant::Mha);
+    let traced = Arc::new(TracedScenario::from_scenario(&s));
+    let expect = traced.not_traced(Variant::Mha);
     assert!(
         expect.contains("does not trace the mha kernel: it runs only baseline"),
         "{expect}"
@@ -331,7 +331,7 @@ fn a_kernel_the_scenario_does_not_trace_is_refused_with_one_popup_everywhere() {
     };
     let want = ("Not traced".to_string(), expect.clone(), true);
     // menu entry 2, Compare (entry 3), and Tab in the tracer
-    let mut a = App::new(Arc::clone(&walk), Theme::MONO, 80, 24);
+    let mut a = App::new(Arc::clone(&traced), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Tab);
     assert_eq!(popup(&a), want, "Tab in the tracer");
     key(&mut a, KeyCode::Esc);
@@ -378,7 +378,7 @@ fn the_picker_shows_what_each_scenario_teaches_and_browses_folders() {
             .starts_with("why scores are divided by sqrt(D).")
     );
     // browse: the folders follow the files, learner/, mistakes/ and then the parent
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     a.scenarios_dir = dir.clone();
     key(&mut a, KeyCode::Char('4'));
     for _ in 0..open.entries.len() + 1 {
@@ -432,7 +432,7 @@ fn tail_text(text: &str, n: usize) -> String {
 
 #[test]
 fn at_80x24_the_header_and_the_status_line_are_never_cut() {
-    let mut a = App::new(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::new(TracedScenario::builtin(), Theme::MONO, 80, 24);
     // the header says what the phase computes, whole
     let text = screen(&a, 80, 24);
     let head = text.lines().next().unwrap().trim_end();
@@ -464,7 +464,7 @@ fn at_80x24_the_header_and_the_status_line_are_never_cut() {
     let text = screen(&a, 80, 24);
     assert!(tail_text(&text, 2).contains(&msg), "{msg}\n{text}");
     // and at 40×12 the header wraps instead of losing the title
-    let a = App::new(Walk::builtin(), Theme::MONO, 40, 12);
+    let a = App::new(TracedScenario::builtin(), Theme::MONO, 40, 12);
     let text = screen(&a, 40, 12);
     assert!(
         text.lines()
@@ -477,7 +477,7 @@ fn at_80x24_the_header_and_the_status_line_are_never_cut() {
 
 #[test]
 fn the_mistakes_view_says_where_the_runs_diverge_whole_at_80x24() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Char('7'));
     key(&mut a, KeyCode::Char('3')); // mask by multiply
     key(&mut a, KeyCode::Char('d'));
@@ -495,7 +495,7 @@ fn the_mistakes_view_says_where_the_runs_diverge_whole_at_80x24() {
 #[test]
 fn the_train_forms_hints_are_whole_at_80x24() {
     use attn_trace::tui::screens::train::Field;
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     key(&mut a, KeyCode::Char('5'));
     let text = screen(&a, 80, 24);
     let flat = text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ");
@@ -529,9 +529,9 @@ fn shipped_at(
     w: u16,
     h: u16,
 ) -> String {
-    let walk = Arc::new(Walk::from_scenario(&Scenario::shipped(scenario).unwrap()));
-    let trace = walk.trace(v).unwrap();
-    let st = tracer_at(&walk, v, n(trace));
+    let traced = Arc::new(TracedScenario::from_scenario(&Scenario::shipped(scenario).unwrap()));
+    let trace = traced.trace(v).unwrap();
+    let st = tracer_at(&traced, v, n(trace));
     tracer_screen(&st, w, h)
 }
 
@@ -567,10 +567,10 @@ fn cells_not_written_yet_are_drawn_apart_from_zeros_with_a_legend_on_every_memor
     let lse = |hh: usize, tt: usize, p: usize| (hh * t + tt) * parts + p;
     let _ = heads;
     for (w, h) in [(120, 40), (80, 24)] {
-        let walk = Arc::new(Walk::from_scenario(&Scenario::shipped("split_kv").unwrap()));
-        let trace = walk.trace(Variant::Mha).unwrap();
+        let traced = Arc::new(TracedScenario::from_scenario(&Scenario::shipped("split_kv").unwrap()));
+        let trace = traced.trace(Variant::Mha).unwrap();
         let n = write_of(trace, Buf::LsePart, lse(0, 7, 0));
-        let st = tracer_at(&walk, Variant::Mha, n);
+        let st = tracer_at(&traced, Variant::Mha, n);
         let text = tracer_screen(&st, w, h);
         let row = text
             .lines()
@@ -584,7 +584,7 @@ fn cells_not_written_yet_are_drawn_apart_from_zeros_with_a_legend_on_every_memor
     }
     // every memory panel: the walkthrough's too, at both sizes
     for (w, h) in [(120, 40), (80, 24)] {
-        let a = App::new(Walk::builtin(), Theme::MONO, w, h);
+        let a = App::new(TracedScenario::builtin(), Theme::MONO, w, h);
         let text = screen(&a, w, h);
         assert!(text.contains("-- unwritten"), "{w}×{h}: no legend in\n{text}");
     }
@@ -592,7 +592,7 @@ fn cells_not_written_yet_are_drawn_apart_from_zeros_with_a_legend_on_every_memor
 
 #[test]
 fn the_help_of_the_tracer_says_what_each_cell_style_means() {
-    let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 60);
+    let mut a = App::new(TracedScenario::builtin(), Theme::MONO, 120, 60);
     key(&mut a, KeyCode::Char('?'));
     key(&mut a, KeyCode::End);
     let text = screen(&a, 120, 60);
@@ -637,7 +637,7 @@ fn the_note_of_hidden_rows_has_a_chinese_colon() {
 #[test]
 fn the_pickers_about_box_keeps_the_spaces_between_lines() {
     for (w, h) in [(80, 24), (120, 40)] {
-        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         key(&mut a, KeyCode::Char('4'));
         // the box's inside, its lines joined as the words they wrap
         let about = |a: &App| {

@@ -2,11 +2,11 @@
 
 use crate::support::tui::{draw, key};
 use attn_trace::tui::app::{App, Screen};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use crossterm::event::KeyCode;
 
 fn tracer_at_focus(w: u16, h: u16) -> App {
-    App::new(Walk::builtin(), Theme::MONO, w, h)
+    App::new(TracedScenario::builtin(), Theme::MONO, w, h)
 }
 
 #[test]
@@ -14,7 +14,7 @@ fn tracer_at_the_walkthrough_element_shows_the_docs_offsets() {
     for (w, h) in [(80, 24), (120, 40)] {
         let app = tracer_at_focus(w, h);
         let t = app.tracer().unwrap();
-        let e = t.walk.trace(t.variant).unwrap().events[t.cursor];
+        let e = t.traced.trace(t.variant).unwrap().events[t.cursor];
         assert_eq!((e.buf.name(), e.offset), ("scores", 16));
         let screen = draw(&app, w, h);
         assert!(
@@ -36,7 +36,7 @@ fn tracer_at_the_walkthrough_element_shows_the_docs_offsets() {
 #[test]
 fn menu_snapshots() {
     for (w, h) in [(80, 24), (120, 40)] {
-        let app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         insta::assert_snapshot!(format!("menu_{w}x{h}"), draw(&app, w, h));
     }
 }
@@ -44,7 +44,7 @@ fn menu_snapshots() {
 #[test]
 fn compare_snapshots() {
     for (w, h) in [(80, 24), (120, 40)] {
-        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         key(&mut app, KeyCode::Char('3'));
         assert!(matches!(app.screen, Screen::Compare(_)));
         let screen = draw(&app, w, h);
@@ -108,13 +108,13 @@ fn tracer_in_chinese_snapshots() {
             assert_lines_fill(&screen, w);
             insta::assert_snapshot!(format!("help_zh_CN_{w}x{h}"), screen);
 
-            let app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            let app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
             let screen = draw(&app, w, h);
             assert!(screen.contains("单步执行多头注意力"), "{screen}");
             assert_lines_fill(&screen, w);
             insta::assert_snapshot!(format!("menu_zh_CN_{w}x{h}"), screen);
 
-            let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
             key(&mut app, KeyCode::Char('3'));
             let screen = draw(&app, w, h);
             assert!(screen.contains("data[16]"), "{screen}");

@@ -7,7 +7,7 @@ use crate::support::tui::{draw, goto, key, tracer};
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::screens::tracer;
 use attn_trace::tui::widgets::CellRef;
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
 use attn_trace_core::trace::{Buf, Pass, Trace};
@@ -73,7 +73,7 @@ fn drawn(app: &App, w: u16, h: u16) -> Vec<(String, Modifier, Option<ratatui::st
 
 fn check_strip(app: &App, w: u16, h: u16, theme: Theme) {
     let t = tracer(app);
-    let trace = t.walk.trace(t.variant).unwrap();
+    let trace = t.traced.trace(t.variant).unwrap();
     let selected = t.selected().unwrap();
     let want = expected(trace, w as usize, t.cursor, selected, &t.breakpoints);
     let cells = drawn(app, w, h);
@@ -120,7 +120,7 @@ fn check_strip(app: &App, w: u16, h: u16, theme: Theme) {
 fn the_strip_is_the_log_in_every_column() {
     for theme in [Theme::MONO, Theme::COLOR] {
         for (w, h) in [(80, 24), (120, 40), (47, 20)] {
-            let mut a = App::new(Walk::builtin(), theme, w, h);
+            let mut a = App::new(TracedScenario::builtin(), theme, w, h);
             check_strip(&a, w, h, theme);
             // a pinned cell read all over the log, and two breakpoints
             goto(&mut a, "w_qkv[5]");
@@ -144,14 +144,14 @@ fn a_log_shorter_than_the_strip_and_a_large_one() {
     // cross-attention run with separate projections and dropout in both passes
     let text = "title = \"tiny\"\n[shape]\nB = 1\nT = 2\nC = 2\nH = 1\n[run]\nvariants = [\"baseline\"]\npasses = [\"forward\"]\n[values]\nq = [[1.0, 0.0], [0.0, 1.0]]\nk = [[1.0, 0.0], [0.0, 1.0]]\nv = [[1.0, 2.0], [3.0, 4.0]]\n";
     let tiny = Scenario::parse(text, "<tiny>").unwrap();
-    let walk = Walk::from_scenario(&tiny);
-    let len = walk.trace(Variant::Baseline).unwrap().len();
+    let traced = TracedScenario::from_scenario(&tiny);
+    let len = traced.trace(Variant::Baseline).unwrap().len();
     assert!(len < 120, "{len} events");
-    let a = App::new(walk, Theme::MONO, 120, 40);
+    let a = App::new(traced, Theme::MONO, 120, 40);
     check_strip(&a, 120, 40, Theme::MONO);
     for name in ["cross_attention", "dropout"] {
         let s = Scenario::shipped(name).unwrap();
-        let mut a = App::new(Walk::from_scenario(&s), Theme::COLOR, 120, 40);
+        let mut a = App::new(TracedScenario::from_scenario(&s), Theme::COLOR, 120, 40);
         check_strip(&a, 120, 40, Theme::COLOR);
         key(&mut a, KeyCode::End);
         check_strip(&a, 120, 40, Theme::COLOR);
@@ -160,7 +160,7 @@ fn a_log_shorter_than_the_strip_and_a_large_one() {
 
 #[test]
 fn keys_and_clicks_move_along_the_strip() {
-    let mut a = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::new(TracedScenario::builtin(), Theme::MONO, 120, 40);
     let len = tracer(&a).len();
     // > : the first event of the next column; < : of the previous one
     let here = tracer(&a).cursor;
@@ -185,7 +185,7 @@ fn keys_and_clicks_move_along_the_strip() {
     goto(&mut a, "k[6]");
     let trace = {
         let t = tracer(&a);
-        t.walk.trace(t.variant).unwrap()
+        t.traced.trace(t.variant).unwrap()
     };
     let accesses: Vec<usize> = trace
         .events
@@ -240,7 +240,7 @@ fn keys_and_clicks_move_along_the_strip() {
 #[test]
 fn timeline_snapshot_with_a_selected_cell_and_breakpoints() {
     for (w, h) in [(80, 24), (120, 40)] {
-        let mut a = App::new(Walk::builtin(), Theme::MONO, w, h);
+        let mut a = App::new(TracedScenario::builtin(), Theme::MONO, w, h);
         goto(&mut a, "d_scores[16]");
         key(&mut a, KeyCode::Char('b'));
         goto(&mut a, "k[6]");

@@ -4,7 +4,7 @@
 use crate::support::tui::{key, screen_lines};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::traffic::{self, LENGTHS, TILES, compact};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::traffic::sweep;
 use attn_trace_core::kernels::Mask;
 use crossterm::event::KeyCode;
@@ -38,7 +38,7 @@ fn check_numbers(app: &App, d: usize, mask: Mask) {
 
 #[test]
 fn the_traffic_screen_shows_the_sweep_and_its_keys_change_it() {
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut a, KeyCode::Char('9'));
     assert!(
         matches!(a.screen, Screen::Traffic(_)),
@@ -86,7 +86,7 @@ mod misses {
     use attn_trace::tui::app::{self, App, Msg, Screen};
     use attn_trace::tui::cache_sweep::{LevelsFrom, Simulation};
     use attn_trace::tui::screens::traffic::{Traffic, View};
-    use attn_trace::tui::{Theme, Walk};
+    use attn_trace::tui::{Theme, TracedScenario};
     use attn_trace_analysis::cache::{self, CacheSweep, LevelSpec, SWEEP_TILES, Tiles, parse_levels};
     use attn_trace_core::kernels::Mask;
     use crossterm::event::KeyCode;
@@ -98,7 +98,7 @@ mod misses {
     fn app_with(lengths: &[usize], levels: &str) -> App {
         let levels = parse_levels(levels).unwrap();
         let sim = Simulation::new(levels, LevelsFrom::Given, lengths, &SWEEP_TILES);
-        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+        let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
         a.screen = Screen::Traffic(Box::new(Traffic::with_simulation(64, false, sim)));
         a
     }
@@ -352,7 +352,7 @@ mod misses {
     /// the worker. The header names the levels as the OS reports them.
     #[test]
     fn the_menu_opens_it_and_keys_answer_while_it_simulates() {
-        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+        let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
         key(&mut a, KeyCode::Char('9'));
         let start = Instant::now();
         key(&mut a, KeyCode::Char('c'));
@@ -407,7 +407,7 @@ mod misses {
 #[test]
 fn a_small_chart_names_its_curves_on_its_border() {
     for (w, h) in [(80, 24), (120, 40)] {
-        let mut a = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         key(&mut a, KeyCode::Char('9'));
         let lines = screen_lines(&a, w, h);
         let text = lines.join("\n");
@@ -430,7 +430,7 @@ fn a_small_chart_names_its_curves_on_its_border() {
         &[64, 128],
         &attn_trace_analysis::cache::SWEEP_TILES,
     );
-    let mut a = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut a = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     a.screen = Screen::Traffic(Box::new(traffic::Traffic::with_simulation(64, false, sim)));
     key(&mut a, KeyCode::Char('c'));
     let start = std::time::Instant::now();

@@ -11,7 +11,7 @@ use attn_trace::tui::screens::attn_map::AttnMap;
 use attn_trace::tui::screens::prompt::Origin;
 use attn_trace::tui::screens::train::worker::{self, Report, Sample, Source, Spec, TaskLine};
 use attn_trace::tui::screens::train::{Field, Form, RunState, RunView, Train};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::engine;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::kernels::rope::Pairs;
@@ -59,7 +59,7 @@ fn set_field(app: &mut App, f: Field, text: &str) {
 }
 
 fn menu_to_train(w: u16, h: u16) -> App {
-    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
     key(&mut app, KeyCode::Char('5'));
     assert!(matches!(app.screen, Screen::Train), "menu entry 5 is Train TinyGPT");
     app
@@ -254,7 +254,7 @@ fn replayed(steps: u64, finished: bool) -> Vec<Report> {
 }
 
 fn app_with(train: Train, w: u16, h: u16) -> App {
-    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
     app.train = Some(Box::new(train));
     app.screen = Screen::Train;
     app
@@ -588,7 +588,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     assert_eq!(off, (11 + 9) * 11 + 3);
     key(&mut app, KeyCode::Enter);
     let tracer = app.tracer().expect("Enter opens the tracer");
-    let trace = tracer.walk.trace(Variant::Mha).unwrap();
+    let trace = tracer.traced.trace(Variant::Mha).unwrap();
     let ev = trace.events[tracer.cursor];
     assert_eq!((ev.op, ev.buf, ev.offset as usize), (Op::Write, Buf::Probs, off));
     assert_eq!(ev.value, p_sel, "the event wrote the probability the map shows");
@@ -635,7 +635,7 @@ fn a_short_run_through_the_app_traces_to_what_run_computes_on_the_export() {
     for buf in [Buf::X, Buf::WQkv, Buf::BQkv, Buf::WProj, Buf::BProj, Buf::DOut] {
         assert!(scenario.values.contains_key(&buf), "{buf} is given explicitly");
     }
-    let walk_run = app.tracer().unwrap().walk.run(Variant::Mha).unwrap();
+    let walk_run = app.tracer().unwrap().traced.run(Variant::Mha).unwrap();
     let rerun = engine::run(&scenario.inputs(), Variant::Mha, scenario.passes, false);
     let mut compared = 0;
     for &buf in Buf::ALL {
@@ -764,7 +764,7 @@ fn bad_checkpoints_and_prompts_explain_themselves() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.safetensors");
     std::fs::write(&bad, b"not a checkpoint at all").unwrap();
-    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, 80, 24);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, 80, 24);
     app.checkpoints_dir = dir.path().to_path_buf();
     key(&mut app, KeyCode::Char('6'));
     chars(&mut app, &bad.display().to_string());
@@ -832,7 +832,7 @@ fn bad_checkpoints_and_prompts_explain_themselves() {
     chars(&mut app, "probs[5]");
     key(&mut app, KeyCode::Enter);
     let t = app.tracer().unwrap();
-    let ev = t.walk.trace(Variant::Baseline).unwrap().events[t.cursor];
+    let ev = t.traced.trace(Variant::Baseline).unwrap().events[t.cursor];
     assert_eq!((ev.buf, ev.offset), (Buf::Probs, 5), "goto works on the trained trace");
     draw(&app, 120, 40);
 }
@@ -859,7 +859,7 @@ fn attention_map_snapshots() {
             flash: false,
         };
         let map = AttnMap::new(Arc::clone(&model), origin, b"abc|cba ab", 0).unwrap();
-        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         app.screen = Screen::AttnMap(Box::new(map));
         key(&mut app, KeyCode::Tab);
         let Screen::AttnMap(map) = &app.screen else {
@@ -881,7 +881,7 @@ fn attention_map_snapshots() {
     }
     // at 120×40 both layers show; a click on layer 1, head 2, cell (i=3, j=1) traces it:
     // that grid's box starts at column 2·24 = 48, row 1 + 13; its cells 3 columns and 2 rows in
-    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     let origin = Origin {
         label: "map".into(),
         checkpoint: None,
@@ -900,12 +900,12 @@ fn attention_map_snapshots() {
     };
     app::update(&mut app, Msg::Mouse(click));
     let t = app.tracer().expect("a click on a cell opens the tracer");
-    let ev = t.walk.trace(Variant::Mha).unwrap().events[t.cursor];
+    let ev = t.traced.trace(Variant::Mha).unwrap().events[t.cursor];
     assert_eq!(
         (ev.op, ev.buf, ev.offset),
         (Op::Write, Buf::Probs, (2 * 10 + 3) * 10 + 1)
     );
-    assert!(t.walk.title.starts_with("TinyGPT layer 1"), "{}", t.walk.title);
+    assert!(t.traced.title.starts_with("TinyGPT layer 1"), "{}", t.traced.title);
     key(&mut app, KeyCode::Char('q'));
     let Screen::AttnMap(map) = &app.screen else {
         panic!("q returns to the map")
@@ -974,7 +974,7 @@ fn heads_side_by_side_scroll_together_and_four_heads_of_t16_fit_at_120x40() {
     let prompt = b"abcdefg|ABCDEFG|";
     for (w, h) in [(120, 40), (80, 24)] {
         let map = AttnMap::new(Arc::clone(&model), origin.clone(), prompt, 0).unwrap();
-        let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+        let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
         app.screen = Screen::AttnMap(Box::new(map));
         // the selection on the first query, then on the last
         for _ in 0..15 {
@@ -1081,7 +1081,7 @@ mod random_input {
                 flash: false,
             };
             let map = AttnMap::new(Arc::new(model.clone()), origin.clone(), b"ab|ba", 0).unwrap();
-            let mut app = App::with_menu(Walk::builtin(), Theme::COLOR, 120, 40);
+            let mut app = App::with_menu(TracedScenario::builtin(), Theme::COLOR, 120, 40);
             app.checkpoints_dir = dir.path().to_path_buf();
             app.back.push(Screen::Prompt(Box::new(attn_trace::tui::screens::prompt::Prompt::new(model, origin))));
             app.screen = Screen::AttnMap(Box::new(map));

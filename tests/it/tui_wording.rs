@@ -31,7 +31,7 @@ fn run_names_the_mask_in_words() {
 use crate::support::tui::{draw, key, screen, screen_lines, tracer_at, tracer_screen};
 use attn_trace::tui::app::{App, Screen};
 use attn_trace::tui::screens::attn_map::AttnMap;
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_analysis::mistakes;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
@@ -76,16 +76,18 @@ fn text(app: &App, w: u16, h: u16) -> String {
         .join("\n")
 }
 
-fn walk(name: &str) -> Arc<Walk> {
-    Arc::new(Walk::from_scenario(&Scenario::shipped(name).expect("shipped")))
+fn traced(name: &str) -> Arc<TracedScenario> {
+    Arc::new(TracedScenario::from_scenario(
+        &Scenario::shipped(name).expect("shipped"),
+    ))
 }
 
-fn trace(w: &Walk, v: Variant) -> &Trace {
+fn trace(w: &TracedScenario, v: Variant) -> &Trace {
     w.trace(v).expect("traced")
 }
 
 /// The tracer screen of `v` on `w` at event `n`, at `size`.
-fn at(w: &Arc<Walk>, v: Variant, n: usize, (x, y): (u16, u16)) -> String {
+fn at(w: &Arc<TracedScenario>, v: Variant, n: usize, (x, y): (u16, u16)) -> String {
     tracer_screen(&tracer_at(w, v, n), x, y)
 }
 
@@ -161,7 +163,7 @@ fn io_says_what_grouped_heads_save_in_both_languages() {
 fn the_traffic_screen_speaks_chinese() {
     with_lang(Lang::ZhCn, || {
         for (w, h) in SIZES {
-            let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
             key(&mut app, KeyCode::Char('9'));
             assert!(matches!(app.screen, Screen::Traffic(_)));
             let s = text(&app, w, h);
@@ -181,7 +183,7 @@ fn the_traffic_screen_speaks_chinese() {
 fn the_tracer_and_its_help_speak_chinese() {
     with_lang(Lang::ZhCn, || {
         for (w, h) in SIZES {
-            let mut app = App::new(Walk::builtin(), Theme::MONO, w, h);
+            let mut app = App::new(TracedScenario::builtin(), Theme::MONO, w, h);
             let s = text(&app, w, h);
             assert!(s.contains("│ 前向 │"), "{s}");
             // the header and the status bar (the code panel quotes the kernel's English comments)
@@ -197,7 +199,7 @@ fn the_tracer_and_its_help_speak_chinese() {
         }
     });
     // the key label needs no words: the arrows themselves
-    let mut app = App::new(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut app = App::new(TracedScenario::builtin(), Theme::MONO, 120, 40);
     key(&mut app, KeyCode::Char('?'));
     assert!(screen(&app, 120, 40).contains("s, Shift+←→↑↓"));
 }
@@ -218,7 +220,7 @@ fn the_mistakes_divergence_names_the_access_in_chinese() {
 fn the_train_form_hints_line_up_in_chinese() {
     with_lang(Lang::ZhCn, || {
         for (w, h) in SIZES {
-            let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+            let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
             key(&mut app, KeyCode::Char('5'));
             let cells = cells(&app, w, h);
             let lines: Vec<String> = cells.iter().map(|r| r.concat()).collect();
@@ -267,7 +269,7 @@ fn signs_are_readable(screen: &str) -> Result<(), String> {
 #[test]
 fn no_double_signs_and_no_negative_zeros_on_screen() {
     for name in ["mha_walkthrough", "flash", "backward_simple", "masked_element", "gqa"] {
-        let w = walk(name);
+        let w = traced(name);
         for v in w.runs.iter().map(|r| r.variant) {
             let tr = trace(&w, v);
             for n in sample(tr.len()) {
@@ -296,7 +298,7 @@ fn no_double_signs_and_no_negative_zeros_on_screen() {
 
 #[test]
 fn the_header_names_the_scale_the_kernel_uses() {
-    let w = walk("mha_walkthrough");
+    let w = traced("mha_walkthrough");
     for (v, scale, other) in [(Variant::Baseline, "/√C", "/√D"), (Variant::Mha, "/√D", "/√C")] {
         let tr = trace(&w, v);
         let n = tr.phases.iter().find(|p| p.1 == Phase::Scores).unwrap().0 as usize;
@@ -322,7 +324,7 @@ fn rope_writes(tr: &Trace) -> Vec<usize> {
 #[test]
 fn rope_names_the_pair_by_the_buffer_it_turns() {
     for (name, v) in [("rope", Variant::Mha), ("kv_cache_decode", Variant::Gqa)] {
-        let w = walk(name);
+        let w = traced(name);
         let tr = trace(&w, v);
         let writes = rope_writes(tr);
         assert!(!writes.is_empty());
@@ -366,7 +368,7 @@ fn rope_names_the_pair_by_the_buffer_it_turns() {
 
 #[test]
 fn the_4_key_shows_the_variables_at_80x24() {
-    let mut app = App::new(walk("kv_cache_decode"), Theme::MONO, 80, 24);
+    let mut app = App::new(traced("kv_cache_decode"), Theme::MONO, 80, 24);
     crate::support::tui::goto(&mut app, "rope");
     let before = screen(&app, 80, 24);
     assert!(before.contains(" 4 Vars "), "the tab is listed:\n{before}");
@@ -386,7 +388,7 @@ fn the_gradient_check_keeps_its_last_line() {
     use attn_trace::tui::app::{self, Msg};
     // flash adds dQ into global memory tile by tile: a write that is not yet the final value,
     // whose check ends on the line that says so
-    let w = walk("flash");
+    let w = traced("flash");
     let tr = trace(&w, Variant::Flash);
     let first = tr
         .index
@@ -411,7 +413,7 @@ fn the_gradient_check_keeps_its_last_line() {
 
 #[test]
 fn flash_at_80x24_keeps_the_steps_numbers() {
-    let w = walk("flash");
+    let w = traced("flash");
     let tr = trace(&w, Variant::Flash);
     // every write of l (the online softmax's l_new): its line is on screen
     let writes: Vec<usize> = (0..tr.len())
@@ -485,7 +487,7 @@ fn mistake_2_measures_flattening_on_rows_that_are_not_one_hot() {
 #[test]
 fn flash_toml_rescales_on_the_focused_head() {
     use attn_trace_analysis::online_softmax::RowUpdate;
-    let w = walk("flash");
+    let w = traced("flash");
     let tr = trace(&w, Variant::Flash);
     // row i = 3 of head 1 (the focus): its second key tile raises the maximum
     let rows = RowUpdate::of_row(tr, 0, 1, 2, 1);
@@ -515,7 +517,7 @@ fn compare_on_t7_flash_announces_what_it_hides_and_keeps_the_element() {
                 [init]\nseed = 3\n\
                 [focus]\nvariant = \"mha\"\nh = 1\ni = 6\nj = 5\n";
     let s = Scenario::parse(text, "t7.toml").unwrap();
-    let w = Arc::new(Walk::from_scenario(&s));
+    let w = Arc::new(TracedScenario::from_scenario(&s));
     for (x, y) in SIZES {
         let mut a = App::with_menu(Arc::clone(&w), Theme::MONO, x, y);
         key(&mut a, KeyCode::Char('3'));
@@ -591,11 +593,11 @@ fn exporting_a_layer_twice_keeps_both_files() {
 fn a_model_trained_with_flash_is_traced_with_flash_too() {
     let dir = tempfile::tempdir().unwrap();
     let mut map = AttnMap::new(tiny_model(), origin(dir.path(), true), b"abc|cba", 0).unwrap();
-    let w = map.walk().unwrap();
+    let w = map.traced().unwrap();
     assert!(w.trace(Variant::Flash).is_some(), "flash is traced");
     assert!(w.trace(Variant::Mha).is_some(), "MHA stores the map's probabilities");
     // Tab in its tracer goes from MHA to flash, not to a baseline that is not there
-    let mut app = App::with_menu(Walk::builtin(), Theme::MONO, 120, 40);
+    let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, 120, 40);
     app.screen = Screen::AttnMap(Box::new(map));
     key(&mut app, KeyCode::Char('t'));
     assert_eq!(crate::support::tui::tracer(&app).variant, Variant::Mha);
@@ -605,14 +607,14 @@ fn a_model_trained_with_flash_is_traced_with_flash_too() {
     assert!(s.contains("flash"), "{s}");
     // one trained without flash keeps MHA alone
     let mut plain = AttnMap::new(tiny_model(), origin(dir.path(), false), b"abc|cba", 0).unwrap();
-    assert!(plain.walk().unwrap().trace(Variant::Flash).is_none());
+    assert!(plain.traced().unwrap().trace(Variant::Flash).is_none());
 }
 
 #[test]
 fn probabilities_are_heated_from_zero() {
     let text = "title = \"T = 16\"\n[shape]\nB = 1\nT = 16\nC = 4\nH = 1\n[run]\nvariants = [\"baseline\"]\n[init]\nseed = 4\n";
     let s = Scenario::parse(text, "t16.toml").unwrap();
-    let w = Arc::new(Walk::from_scenario(&s));
+    let w = Arc::new(TracedScenario::from_scenario(&s));
     let tr = trace(&w, Variant::Baseline);
     // the last probability written: the probs grid is a heat map there, all of it ≥ 0
     let n = (0..tr.len())
@@ -636,7 +638,7 @@ fn probabilities_are_heated_from_zero() {
 
 #[test]
 fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
-    let w = walk("rope");
+    let w = traced("rope");
     let tr = trace(&w, Variant::Mha);
     let n = rope_writes(tr)[0];
     for size in SIZES {
@@ -686,7 +688,7 @@ fn a_code_line_cut_at_the_panel_edge_ends_in_an_ellipsis() {
 #[test]
 fn ticks_leave_the_phase_names_readable() {
     // flash's m[1] is read and written in every key tile of its row: ticks all along `flash`
-    let w = walk("flash");
+    let w = traced("flash");
     for (x, y) in SIZES {
         let mut a = App::new(Arc::clone(&w), Theme::MONO, x, y);
         crate::support::tui::goto(&mut a, "m[1]");
@@ -706,7 +708,7 @@ fn the_train_forms_flash_and_kv_heads_error_is_whole() {
     ] {
         with_lang(lang, || {
             for (w, h) in SIZES {
-                let mut app = App::with_menu(Walk::builtin(), Theme::MONO, w, h);
+                let mut app = App::with_menu(TracedScenario::builtin(), Theme::MONO, w, h);
                 key(&mut app, KeyCode::Char('5'));
                 for k in [KeyCode::Down, KeyCode::Down, KeyCode::Down, KeyCode::Down] {
                     key(&mut app, k);

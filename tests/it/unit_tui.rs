@@ -267,15 +267,15 @@ mod theme {
     }
 }
 
-/// `src/tui/walk.rs`
-mod walk {
-    use attn_trace::tui::walk::*;
+/// `src/tui/traced_scenario.rs`
+mod traced_scenario {
+    use attn_trace::tui::traced_scenario::*;
     use attn_trace_core::kernels::Variant;
     use attn_trace_core::trace::Buf;
 
     #[test]
     fn builtin_focus_lands_on_the_docs_score_write() {
-        let w = Walk::builtin();
+        let w = TracedScenario::builtin();
         assert_eq!(w.first_variant(), Some(Variant::Mha));
         let e = Element { b: 0, h: 1, i: 2, j: 1 };
         assert_eq!(w.score_offset(Variant::Mha, e), Some(16));

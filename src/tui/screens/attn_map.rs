@@ -7,7 +7,7 @@
 use super::tracer::Tracer;
 use super::train::worker::printable;
 use crate::tui::theme::Theme;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use crate::tui::widgets::cols;
 use crate::tui::widgets::heatgrid::{self, Grid};
 use attn_trace_core::engine::{self, Passes};
@@ -47,7 +47,7 @@ pub struct AttnMap {
     /// One line of feedback (export path, errors).
     pub message: Option<String>,
     /// The last layer traced, kept so that going back and forth does not trace it again.
-    walk: Option<(usize, Arc<Walk>)>,
+    traced: Option<(usize, Arc<TracedScenario>)>,
     /// The layer of the tracer opened from here, for `e` in the tracer.
     pub traced_layer: Option<usize>,
 }
@@ -130,7 +130,7 @@ impl AttnMap {
             i: prompt.len() - 1,
             j: 0,
             message: None,
-            walk: None,
+            traced: None,
             traced_layer: None,
         };
         map.j = map.strongest_key(map.i);
@@ -168,18 +168,18 @@ impl AttnMap {
             .unwrap_or(0)
     }
 
-    /// The traced walk of the selected layer: built from the scenario [`Self::scenario`] exports,
+    /// The traced scenario of the selected layer: built from the scenario [`Self::scenario`] exports,
     /// so the tracer shows exactly what `attn-trace run` computes on the exported file.
-    pub fn walk(&mut self) -> Result<Arc<Walk>, String> {
-        if let Some((l, w)) = &self.walk
+    pub fn traced(&mut self) -> Result<Arc<TracedScenario>, String> {
+        if let Some((l, w)) = &self.traced
             && *l == self.layer
         {
             return Ok(Arc::clone(w));
         }
         let scenario = self.scenario(None)?;
-        let walk = Arc::new(Walk::from_scenario(&scenario));
-        self.walk = Some((self.layer, Arc::clone(&walk)));
-        Ok(walk)
+        let traced = Arc::new(TracedScenario::from_scenario(&scenario));
+        self.traced = Some((self.layer, Arc::clone(&traced)));
+        Ok(traced)
     }
 
     /// Where `e` writes the selected layer.
@@ -269,12 +269,12 @@ impl AttnMap {
 
     /// The tracer on the selected layer, at the final write of the selected probability.
     pub fn trace_cell(&mut self) -> Result<Box<Tracer>, String> {
-        let walk = self.walk()?;
+        let traced = self.traced()?;
         let variant = self.variant();
         let h = if variant.has_heads() { self.head } else { 0 };
         let off = self.offset(h, self.i, self.j);
-        let mut tracer = Tracer::new(Arc::clone(&walk), Some(variant));
-        let trace = walk.trace(variant).ok_or(tr!("the layer recorded no trace"))?;
+        let mut tracer = Tracer::new(Arc::clone(&traced), Some(variant));
+        let trace = traced.trace(variant).ok_or(tr!("the layer recorded no trace"))?;
         let last = trace.index.writes(Buf::Probs, off).last().copied();
         let n = last.ok_or_else(|| tr!("nothing wrote probs[{off}]", off))? as usize;
         tracer.cursor = n;
@@ -294,8 +294,8 @@ impl AttnMap {
 
     /// The tracer on the selected layer from its first event.
     pub fn trace_layer(&mut self) -> Result<Box<Tracer>, String> {
-        let walk = self.walk()?;
-        let mut tracer = Tracer::new(walk, Some(self.variant()));
+        let traced = self.traced()?;
+        let mut tracer = Tracer::new(traced, Some(self.variant()));
         tracer.cursor = 0;
         self.traced_layer = Some(self.layer);
         Ok(Box::new(tracer))

@@ -8,7 +8,7 @@
 pub mod flash;
 
 use crate::tui::theme::Theme;
-use crate::tui::walk::{Element, Walk};
+use crate::tui::traced_scenario::{Element, TracedScenario};
 use crate::tui::widgets::{bar, num, put};
 use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::format::phase_title;
@@ -52,7 +52,7 @@ const PHASES: [(Phase, Buf); 6] = [
 
 #[derive(Debug)]
 pub struct Compare {
-    pub walk: Arc<Walk>,
+    pub traced: Arc<TracedScenario>,
     /// Index into the phases both traces have.
     pub phase: usize,
     pub element: Element,
@@ -74,18 +74,18 @@ pub enum Outcome {
 }
 
 impl Compare {
-    pub fn new(walk: Arc<Walk>) -> Compare {
-        let element = match walk.focus {
+    pub fn new(traced: Arc<TracedScenario>) -> Compare {
+        let element = match traced.focus {
             Some(f) => f.2,
             None => Element {
                 b: 0,
-                h: walk.shape.h.saturating_sub(1),
-                i: walk.shape.s.saturating_sub(1),
+                h: traced.shape.h.saturating_sub(1),
+                i: traced.shape.s.saturating_sub(1),
                 j: 0,
             },
         };
         let mut compare = Compare {
-            walk,
+            traced,
             phase: 0,
             element,
             scroll: 0,
@@ -97,7 +97,7 @@ impl Compare {
 
     /// The two kernels compared, left and right.
     pub fn pair(&self) -> (Variant, Variant) {
-        pair_of(&self.walk)
+        pair_of(&self.traced)
     }
 
     /// Phases recorded by both variants. MHA beside flash has two: softmax (where MHA stores
@@ -105,7 +105,7 @@ impl Compare {
     /// (MHA's stored `dS`, flash's recomputed one).
     pub fn phases(&self) -> Vec<(Phase, Buf)> {
         let (left, right) = self.pair();
-        let (Some(a), Some(b)) = (self.walk.trace(left), self.walk.trace(right)) else {
+        let (Some(a), Some(b)) = (self.traced.trace(left), self.traced.trace(right)) else {
             return Vec::new();
         };
         let has = |t: &Trace, p: Phase| t.phases.iter().any(|&(s, q)| q == p && (s as usize) < t.len());
@@ -133,12 +133,12 @@ impl Compare {
     fn refresh(&mut self) {
         if self.pair().1.desc().tiled {
             let traffic = self.flash.take().map(|f| f.traffic);
-            self.flash = flash::Facts::new(&self.walk, self.element, traffic);
+            self.flash = flash::Facts::new(&self.traced, self.element, traffic);
         }
     }
 
     pub fn key(&mut self, key: KeyEvent) -> Outcome {
-        let sh = self.walk.shape;
+        let sh = self.traced.shape;
         let n = self.phases().len();
         let before = self.element;
         let e = &mut self.element;
@@ -183,9 +183,9 @@ impl Compare {
     /// (the normalised probability, not softmax's intermediate exponential), or the phase's first.
     pub fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
         if variant.desc().tiled {
-            return self.flash.as_ref()?.event_of(phase, self.walk.trace(variant)?);
+            return self.flash.as_ref()?.event_of(phase, self.traced.trace(variant)?);
         }
-        let trace = self.walk.trace(variant)?;
+        let trace = self.traced.trace(variant)?;
         let k = trace.phases.iter().position(|&(_, p)| p == phase)?;
         let range = trace.span_range(k);
         let buf = PHASES.iter().find(|(p, _)| *p == phase)?.1;
@@ -202,9 +202,9 @@ impl Compare {
     /// or the first channel of query row i (of head h) for the `[B,S,C]` buffers.
     fn offset(&self, variant: Variant, buf: Buf) -> Option<usize> {
         let e = self.element;
-        let layout = self.walk.run(variant)?.registry.layout(buf)?;
+        let layout = self.traced.run(variant)?.registry.layout(buf)?;
         if layout.is_pairs() {
-            return self.walk.score_offset(variant, e);
+            return self.traced.score_offset(variant, e);
         }
         let h = e.in_heads_of(variant).h;
         layout.offset_of(&[("b", e.b), ("i", e.i), ("h", h)])
@@ -213,20 +213,20 @@ impl Compare {
 
 /// The two kernels a scenario's Compare puts side by side, left and right: MHA and GQA, or MHA
 /// and flash, when both are traced; else the baseline and MHA.
-pub fn pair_of(walk: &Walk) -> (Variant, Variant) {
-    let traced = |v| walk.trace(v).is_some();
+pub fn pair_of(traced: &TracedScenario) -> (Variant, Variant) {
+    let has_run = |v| traced.trace(v).is_some();
     // the newest kernel first: GQA beside MHA, then flash beside MHA, then MHA beside the baseline
     Variant::ALL
         .iter()
         .rev()
         .filter_map(|&right| right.desc().compare.map(|left| (left, right)))
-        .find(|&(left, right)| traced(left) && traced(right))
+        .find(|&(left, right)| has_run(left) && has_run(right))
         .unwrap_or((Variant::Baseline, Variant::Mha))
 }
 
 /// The menu's words for Compare on this scenario: `Compare baseline and MHA`.
-pub fn menu_label(walk: &Walk) -> String {
-    let (left, right) = pair_of(walk);
+pub fn menu_label(traced: &TracedScenario) -> String {
+    let (left, right) = pair_of(traced);
     tr!(
         "Compare {left} and {right}",
         left = title_name(left),
@@ -276,7 +276,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let what = if flash {
         flash::stage_title(phase)
     } else {
-        phase_title(phase, &st.walk.mask)
+        phase_title(phase, &st.traced.mask)
     };
     let title = tr!(
         " Compare {left} and {right}",
@@ -365,24 +365,24 @@ fn title_name(v: Variant) -> String {
 
 /// One variant's buffer at the end of the phase, the element's cells highlighted.
 fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Phase, buf: Buf, t: Theme) {
-    let walk = &st.walk;
-    let sh = walk.shape;
+    let traced = &st.traced;
+    let sh = traced.shape;
     let (S, T, C) = (sh.s, sh.t, sh.c);
-    let H = walk.heads(variant);
+    let H = traced.heads(variant);
     let e = st.element;
     let block = Block::bordered()
         .title(format!(" {variant} · {buf} "))
         .border_style(t.border(variant == st.pair().1));
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
-    let Some(trace) = walk.trace(variant) else { return };
+    let Some(trace) = traced.trace(variant) else { return };
     let Some(k) = trace.phases.iter().position(|&(_, p)| p == phase) else {
         return;
     };
     let end = trace.span_range(k).end.saturating_sub(1);
     let value = |off: usize| trace.value_at(buf, off, end);
     let target = st.offset(variant, buf);
-    let Some(layout) = walk.run(variant).and_then(|r| r.registry.layout(buf)) else {
+    let Some(layout) = traced.run(variant).and_then(|r| r.registry.layout(buf)) else {
         return;
     };
     let b = e.b.min(sh.b - 1);
@@ -474,7 +474,7 @@ fn side(frame: &mut Frame, area: Rect, st: &Compare, variant: Variant, phase: Ph
                         };
                         let style = if Some(off) == target {
                             t.write()
-                        } else if walk.mask.hides(i, j) {
+                        } else if traced.mask.hides(i, j) {
                             t.masked()
                         } else if i == e.i && (!variant.has_heads() || h == e.h) {
                             t.written()
@@ -584,8 +584,8 @@ fn window(len: usize, count: usize, at: usize) -> std::ops::Range<usize> {
 /// both layouts, the memory of k and v, and whether the two `out` agree, all from the logs.
 #[allow(non_snake_case)]
 fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
-    let walk = &st.walk;
-    let sh = walk.shape;
+    let traced = &st.traced;
+    let sh = traced.shape;
     let e = st.element;
     let (H, H_kv, D) = (sh.h, sh.h_kv, sh.d());
     let kv_h = e.h / (H / H_kv);
@@ -619,7 +619,8 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
         }
     }
     let size = |v: Variant, buf: Buf| {
-        walk.run(v)
+        traced
+            .run(v)
             .and_then(|r| r.registry.get(buf))
             .map_or(0, attn_trace_core::tensor::Spec::len)
     };
@@ -644,7 +645,7 @@ fn grouped_notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     }
     // the two outputs, as the logs leave them
     let out = |v: Variant| -> Option<Vec<u32>> {
-        let t = walk.trace(v)?;
+        let t = traced.trace(v)?;
         let n = t.buffer(Buf::Out)?.len();
         let last = t.len().checked_sub(1)?;
         Some((0..n).map(|o| t.value_at(Buf::Out, o, last).to_bits()).collect())
@@ -668,8 +669,8 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     if st.pair() == (Variant::Mha, Variant::Gqa) {
         return grouped_notes(st, phase);
     }
-    let walk = &st.walk;
-    let sh = walk.shape;
+    let traced = &st.traced;
+    let sh = traced.shape;
     let e = st.element;
     let mut lines = Vec::new();
     let mut symbols = sizes(sh, phase);
@@ -744,7 +745,7 @@ fn explain<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
         D = mha.width,
         sd = value(mha)
     )));
-    if let (Some(bt), Some(mt)) = (walk.trace(Variant::Baseline), walk.trace(Variant::Mha)) {
+    if let (Some(bt), Some(mt)) = (traced.trace(Variant::Baseline), traced.trace(Variant::Mha)) {
         let row = |trace: &Trace, h: usize| -> String {
             let last = trace.len().saturating_sub(1);
             let Some(probs) = trace.buffer(Buf::Probs).map(BufferInfo::layout) else {

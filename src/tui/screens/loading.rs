@@ -3,7 +3,7 @@
 
 use crate::tui::job::{Event, Job, JobKind, Progress};
 use crate::tui::theme::Theme;
-use crate::tui::walk::{Element, Walk};
+use crate::tui::traced_scenario::{Element, TracedScenario};
 use crate::tui::widgets::popup;
 use attn_trace_core::engine::{Count, estimate_events};
 use attn_trace_core::kernels::Variant;
@@ -25,7 +25,7 @@ pub struct Loading {
     pub variant: Option<Variant>,
     /// The lesson to walk once the scenario is traced (the menu's "Lessons…").
     pub lesson: Option<std::sync::Arc<attn_trace_core::scenario::lesson::Lesson>>,
-    job: Job<Walk>,
+    job: Job<TracedScenario>,
 }
 
 /// What the app should do after a key.
@@ -53,10 +53,10 @@ impl Loading {
             .get()
             .unwrap_or(u64::MAX);
         let title = tr!("Opening {title}", title = s.title);
-        // a cancelled walk is nobody's any more: nothing to send then
+        // a cancelled trace is nobody's any more: nothing to send then
         let job = Job::spawn(JobKind::Loading, Progress::default(), move |ctx| {
-            if let Some(walk) = Walk::traced(&s, &ctx.progress) {
-                ctx.send(walk);
+            if let Some(traced) = TracedScenario::traced(&s, &ctx.progress) {
+                ctx.send(traced);
             }
         });
         Loading {
@@ -74,16 +74,16 @@ impl Loading {
         self.job.progress()
     }
 
-    /// The traced walk, once the job has finished (with the variant asked for in focus), or
+    /// The traced scenario, once the job has finished (with the variant asked for in focus), or
     /// that there is none: why, unless the job's failure already says it in a popup.
-    pub fn poll(&mut self) -> Option<Result<Walk, Option<String>>> {
+    pub fn poll(&mut self) -> Option<Result<TracedScenario, Option<String>>> {
         match self.job.poll() {
-            Some(Event::Msg(mut walk)) => {
+            Some(Event::Msg(mut traced)) => {
                 if let Some(v) = self.variant {
-                    let (_, pass, e) = walk.focus.unwrap_or((None, None, Element { b: 0, h: 0, i: 0, j: 0 }));
-                    walk.focus = Some((Some(v), pass, e));
+                    let (_, pass, e) = traced.focus.unwrap_or((None, None, Element { b: 0, h: 0, i: 0, j: 0 }));
+                    traced.focus = Some((Some(v), pass, e));
                 }
-                Some(Ok(walk))
+                Some(Ok(traced))
             }
             Some(Event::Failed(_)) => Some(Err(None)),
             None if self.job.ended() => Some(Err(Some(tr!("the tracing thread ended without a result").into()))),

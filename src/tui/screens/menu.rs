@@ -1,7 +1,7 @@
 //! The main menu.
 
 use crate::tui::theme::Theme;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use crate::tui::widgets::pad;
 use attn_trace_core::kernels::Variant;
 use attn_trace_i18n::{msg, text, tr};
@@ -78,12 +78,12 @@ impl Item {
         }
     }
 
-    /// The entry's words; Compare names the two kernels it puts side by side on `walk`.
-    pub fn label(self, walk: &Walk) -> String {
+    /// The entry's words; Compare names the two kernels it puts side by side on `traced`.
+    pub fn label(self, traced: &TracedScenario) -> String {
         let text: &str = match self {
-            Item::Compare => return super::compare::menu_label(walk),
+            Item::Compare => return super::compare::menu_label(traced),
             Item::Baseline => text(Variant::Baseline.desc().menu),
-            Item::Mha => text(heads_variant(walk).desc().menu),
+            Item::Mha => text(heads_variant(traced).desc().menu),
             Item::Open => tr!("Open scenario…"),
             Item::Train => tr!("Train TinyGPT"),
             Item::OpenCheckpoint => tr!("Open checkpoint…"),
@@ -99,10 +99,10 @@ impl Item {
         text.to_string()
     }
 
-    fn about(self, walk: &Walk) -> &'static str {
+    fn about(self, traced: &TracedScenario) -> &'static str {
         match self {
             Item::Baseline => text(Variant::Baseline.desc().about),
-            Item::Mha => text(heads_variant(walk).desc().about),
+            Item::Mha => text(heads_variant(traced).desc().about),
             Item::Compare => {
                 tr!(
                     "The same input through two kernels, phase by phase: baseline and MHA (layouts, scales), MHA and GQA, or MHA and flash (P stored or never stored, and the traffic)."
@@ -170,8 +170,8 @@ impl Menu {
     }
 
     /// The entry under a click at row `y`, if any.
-    pub fn item_at(&self, area: Rect, walk: &Walk, y: u16) -> Option<usize> {
-        let a = areas(area, self.selected, walk);
+    pub fn item_at(&self, area: Rect, traced: &TracedScenario, y: u16) -> Option<usize> {
+        let a = areas(area, self.selected, traced);
         let row = y.checked_sub(a.list.y + 1)? as usize;
         (y < a.list.bottom().saturating_sub(1))
             .then_some(a.first + row)
@@ -185,12 +185,12 @@ fn wrapped(text: &str, width: u16) -> u16 {
 }
 
 /// What entries 1-3 step through: `1-3: MHA walkthrough: B=1, T=3, C=4, H=2 (built in)`.
-fn scenario_line(walk: &Walk) -> (String, String) {
-    let mut what = walk.title.clone();
+fn scenario_line(traced: &TracedScenario) -> (String, String) {
+    let mut what = traced.title.clone();
     if !what.contains("B=") {
-        what.push_str(&format!(" ({})", walk.shape_text()));
+        what.push_str(&format!(" ({})", traced.shape_text()));
     }
-    let tail = if walk.is_builtin() {
+    let tail = if traced.is_builtin() {
         tr!(" (built in)").to_string()
     } else {
         tr!(" · w: the built-in one").to_string()
@@ -210,11 +210,12 @@ struct Areas {
 /// The kernel entry 2 steps through: MHA when the scenario traces it, else the first kernel
 /// with heads (GQA, flash or MLA) it does trace, so a scenario of today's attention opens from
 /// the menu.
-pub fn heads_variant(walk: &Walk) -> Variant {
-    if walk.run(Variant::Mha).is_some() {
+pub fn heads_variant(traced: &TracedScenario) -> Variant {
+    if traced.run(Variant::Mha).is_some() {
         return Variant::Mha;
     }
-    walk.variants()
+    traced
+        .variants()
         .into_iter()
         .find(|v| v.has_heads())
         .unwrap_or(Variant::Mha)
@@ -224,14 +225,14 @@ fn hint() -> &'static str {
     tr!("↑/↓ choose · Enter open · ? keys · q quit")
 }
 
-fn areas(area: Rect, selected: usize, walk: &Walk) -> Areas {
+fn areas(area: Rect, selected: usize, traced: &TracedScenario) -> Areas {
     let n = Item::ALL.len() as u16;
     let tall = area.height >= 24;
     let head_h = if tall { 4 } else { 1 };
-    let (what, tail) = scenario_line(walk);
+    let (what, tail) = scenario_line(traced);
     let scenario_h = wrapped(&format!("1-3: {what}{tail}"), area.width);
     let item = Item::ALL[selected.min(Item::ALL.len() - 1)];
-    let about_h = wrapped(item.about(walk), area.width) + wrapped(hint(), area.width) + u16::from(tall);
+    let about_h = wrapped(item.about(traced), area.width) + wrapped(hint(), area.width) + u16::from(tall);
     // the list as tall as its entries where the screen allows, at least three lines
     let list_h = (n + 2)
         .min(area.height.saturating_sub(head_h + scenario_h + about_h))
@@ -279,9 +280,9 @@ pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str
     );
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Theme) {
+pub fn render(frame: &mut Frame, area: Rect, st: &Menu, traced: &TracedScenario, theme: Theme) {
     let t = theme;
-    let a = areas(area, st.selected, walk);
+    let a = areas(area, st.selected, traced);
     if a.head.height > 1 {
         render_heading(
             frame,
@@ -294,8 +295,8 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         frame.render_widget(Paragraph::new(Line::styled("attn-trace", t.title()).centered()), a.head);
     }
     // what entries 1-3 step through
-    let (what, tail) = scenario_line(walk);
-    let style = if walk.is_builtin() { t.dim() } else { t.key() };
+    let (what, tail) = scenario_line(traced);
+    let style = if traced.is_builtin() { t.dim() } else { t.key() };
     let scenario = Line::from(vec![
         Span::styled("1-3: ", t.dim()),
         Span::styled(what, t.title()),
@@ -312,7 +313,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
         .skip(a.first)
         .take(rows)
         .map(|(k, item)| {
-            let text = format!(" {} {}", item.shortcut(k), pad(&item.label(walk), 40));
+            let text = format!(" {} {}", item.shortcut(k), pad(&item.label(traced), 40));
             Line::from(Span::styled(text, if k == st.selected { t.cursor() } else { t.base() }))
         })
         .collect();
@@ -327,7 +328,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &Menu, walk: &Walk, theme: Them
     frame.render_widget(Paragraph::new(lines).block(block), a.list);
     let item = Item::ALL[st.selected.min(Item::ALL.len() - 1)];
     let help = vec![
-        Line::from(Span::raw(item.about(walk))).centered(),
+        Line::from(Span::raw(item.about(traced))).centered(),
         Line::from(Span::styled(hint(), t.dim())).centered(),
     ];
     frame.render_widget(

@@ -11,7 +11,7 @@
 
 use super::menu;
 use crate::tui::theme::Theme;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, cut, log, memory, pad};
 use attn_trace_analysis::format::phase_title;
 use attn_trace_analysis::mistakes::{
@@ -82,8 +82,8 @@ pub enum Outcome {
 /// The side-by-side view of one variant's correct and mistaken runs.
 #[derive(Debug)]
 pub struct SideBySide {
-    pub walk: Arc<Walk>,
-    /// Index of the variant in `walk.runs` and `walk.mistaken`.
+    pub traced: Arc<TracedScenario>,
+    /// Index of the variant in `traced.runs` and `traced.mistaken`.
     pub k: usize,
     pub timeline: Timeline,
     /// The current step; always `< timeline.len` when it has steps.
@@ -99,15 +99,15 @@ pub struct SideBySide {
 }
 
 impl SideBySide {
-    /// The view on `walk`'s first variant (its focus's, else MHA, else the first), or `None`
+    /// The view on `traced`'s first variant (its focus's, else MHA, else the first), or `None`
     /// when the scenario has no mistakes.
-    pub fn new(walk: Arc<Walk>, gallery: Option<usize>) -> Option<SideBySide> {
-        let k = walk
+    pub fn new(traced: Arc<TracedScenario>, gallery: Option<usize>) -> Option<SideBySide> {
+        let k = traced
             .first_variant()
-            .and_then(|v| walk.runs.iter().position(|r| r.variant == v))
+            .and_then(|v| traced.runs.iter().position(|r| r.variant == v))
             .unwrap_or(0);
         let mut view = SideBySide {
-            walk,
+            traced,
             k,
             timeline: Timeline::default(),
             t: 0,
@@ -122,8 +122,8 @@ impl SideBySide {
 
     /// Switches to variant `k`: its timeline, divergence and downstream report.
     fn load(&mut self, k: usize) -> bool {
-        let walk = Arc::clone(&self.walk);
-        let (Some(good), Some(bad)) = (walk.runs.get(k), walk.mistaken.get(k)) else {
+        let traced = Arc::clone(&self.traced);
+        let (Some(good), Some(bad)) = (traced.runs.get(k), traced.mistaken.get(k)) else {
             return false;
         };
         let (Some(a), Some(b)) = (&good.trace, &bad.trace) else {
@@ -132,24 +132,24 @@ impl SideBySide {
         self.k = k;
         self.timeline = Timeline::new([a, b]);
         self.diverges_at = first_divergence(a, b);
-        self.report = downstream(good, bad, &walk.mask);
+        self.report = downstream(good, bad, &traced.mask);
         self.t = 0;
         true
     }
 
     pub fn variant(&self) -> Variant {
-        self.walk.runs.get(self.k).map_or(Variant::Mha, |r| r.variant)
+        self.traced.runs.get(self.k).map_or(Variant::Mha, |r| r.variant)
     }
 
     /// The two traces, correct first.
     pub fn traces(&self) -> Option<[&Trace; 2]> {
-        let a = self.walk.runs.get(self.k)?.trace.as_ref()?;
-        let b = self.walk.mistaken.get(self.k)?.trace.as_ref()?;
+        let a = self.traced.runs.get(self.k)?.trace.as_ref()?;
+        let b = self.traced.mistaken.get(self.k)?.trace.as_ref()?;
         Some([a, b])
     }
 
     pub fn mistakes(&self) -> Mistakes {
-        self.walk.mistaken.get(self.k).map_or(Mistakes::NONE, |r| r.mistakes)
+        self.traced.mistaken.get(self.k).map_or(Mistakes::NONE, |r| r.mistakes)
     }
 
     /// Where each run is at the current step.
@@ -237,7 +237,7 @@ impl SideBySide {
 
     /// The scenario's next kernel; the kernel asked for when the scenario traces no other.
     fn toggle_variant(&mut self) -> Result<(), Variant> {
-        let n = self.walk.runs.len().min(self.walk.mistaken.len());
+        let n = self.traced.runs.len().min(self.traced.mistaken.len());
         if n < 2 {
             return Err(self.variant().desc().beside);
         }
@@ -630,13 +630,13 @@ pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool)
 pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
     let t = theme;
     let Some(traces) = st.traces().filter(|_| !st.timeline.is_empty()) else {
-        let text = tr!("{title}: no mistaken run to compare", title = st.walk.title);
+        let text = tr!("{title}: no mistaken run to compare", title = st.traced.title);
         frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
         return;
     };
     let (header_area, halves, notes, status, both) = areas(area, st);
     let seg = &st.timeline.segments[st.timeline.segment_at(st.t)];
-    let title_len = st.walk.title.len() + 1;
+    let title_len = st.traced.title.len() + 1;
     let header: Vec<Line> = header_lines(st, area.width)
         .into_iter()
         .enumerate()
@@ -749,7 +749,7 @@ fn half(
     let empty = BTreeSet::new();
     let selected: CellRef = (trace.events[n].buf, trace.events[n].offset as usize);
     let ctx = Ctx {
-        walk: &st.walk,
+        traced: &st.traced,
         variant: st.variant(),
         trace,
         cursor: n,
@@ -816,7 +816,7 @@ fn here_runs() -> &'static str {
 /// code runs in it, as much as fits (the mistake's name is kept over the rest).
 fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
     let Some(seg) = st.timeline.segments.get(st.timeline.segment_at(st.t)) else {
-        return vec![format!(" {}", st.walk.title)];
+        return vec![format!(" {}", st.traced.title)];
     };
     let here: String = st
         .mistakes()
@@ -825,8 +825,8 @@ fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
         .filter(|&m| phases_of(m).contains(&seg.phase))
         .map(|m| format!("{} {}", here_runs(), number(m)))
         .collect();
-    let title = &st.walk.title;
-    let what = phase_title(seg.phase, &st.walk.mask);
+    let title = &st.traced.title;
+    let what = phase_title(seg.phase, &st.traced.mask);
     let (v, pass) = (st.variant(), seg.phase.pass().name());
     let choices = [
         format!(" {title} · {v} · {pass} · {what}{here}"),

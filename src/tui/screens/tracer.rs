@@ -20,7 +20,7 @@ use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::lesson::LessonRun;
 use crate::tui::quiz::{self, Quiz};
 use crate::tui::theme::Theme;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use crate::tui::widgets::{CellRef, Ctx};
 use attn_trace_analysis::cache::{self, EventCache};
 use attn_trace_analysis::quiz::{Question, QuizLevel};
@@ -76,7 +76,7 @@ pub enum Outcome {
 
 #[derive(Debug)]
 pub struct Tracer {
-    pub walk: Arc<Walk>,
+    pub traced: Arc<TracedScenario>,
     pub variant: Variant,
     /// The current event; always `< len` when the log has events.
     pub cursor: usize,
@@ -108,15 +108,15 @@ pub struct Tracer {
 }
 
 impl Tracer {
-    /// Opens `variant` (or the walk's first) at the walk's focus.
-    pub fn new(walk: Arc<Walk>, variant: Option<Variant>) -> Tracer {
+    /// Opens `variant` (or the scenario's first variant) at its focus.
+    pub fn new(traced: Arc<TracedScenario>, variant: Option<Variant>) -> Tracer {
         let variant = variant
-            .filter(|v| walk.run(*v).is_some())
-            .or_else(|| walk.first_variant())
+            .filter(|v| traced.run(*v).is_some())
+            .or_else(|| traced.first_variant())
             .unwrap_or(Variant::Mha);
-        let cursor = walk.start_cursor(variant);
+        let cursor = traced.start_cursor(variant);
         let mut t = Tracer {
-            walk,
+            traced,
             variant,
             cursor,
             saved: HashMap::new(),
@@ -147,10 +147,10 @@ impl Tracer {
     /// The quiz's current question, in quiz mode.
     pub fn question(&self) -> Option<Question> {
         let quiz = self.quiz.as_ref()?;
-        let trace = self.walk.trace(self.variant)?;
+        let trace = self.traced.trace(self.variant)?;
         quiz::question(
             trace,
-            kernel_shape(self.walk.shape, self.variant),
+            kernel_shape(self.traced.shape, self.variant),
             self.cursor,
             quiz.level,
         )
@@ -194,8 +194,8 @@ impl Tracer {
 
     /// The gradient check the panel shows at the cursor, unless it is known or under way.
     pub fn check_request(&self) -> Option<Request> {
-        let run = self.walk.run(self.variant)?;
-        let inputs = self.walk.inputs.as_ref()?;
+        let run = self.traced.run(self.variant)?;
+        let inputs = self.traced.inputs.as_ref()?;
         let trace = run.trace.as_ref()?;
         let (grad, off, _) = gradcheck::target(trace, self.cursor)?;
         let p = grad.primal()?;
@@ -213,7 +213,7 @@ impl Tracer {
     }
 
     pub fn len(&self) -> usize {
-        self.walk.trace(self.variant).map_or(0, Trace::len)
+        self.traced.trace(self.variant).map_or(0, Trace::len)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -222,19 +222,19 @@ impl Tracer {
 
     /// The selected cell: the pinned one, else the current event's.
     pub fn selected(&self) -> Option<CellRef> {
-        let trace = self.walk.trace(self.variant)?;
+        let trace = self.traced.trace(self.variant)?;
         self.pinned
             .or_else(|| trace.events.get(self.cursor).map(|e| (e.buf, e.offset as usize)))
     }
 
     /// The panels' shared view of the state, `None` for an empty log.
     pub fn ctx(&self, theme: Theme) -> Option<Ctx<'_>> {
-        let trace = self.walk.trace(self.variant)?;
+        let trace = self.traced.trace(self.variant)?;
         if self.cursor >= trace.len() {
             return None;
         }
         Some(Ctx {
-            walk: &self.walk,
+            traced: &self.traced,
             variant: self.variant,
             trace,
             cursor: self.cursor,
@@ -287,7 +287,7 @@ impl Tracer {
         if !self.cache_on || self.caches.contains_key(&self.variant) {
             return;
         }
-        if let Some(trace) = self.walk.trace(self.variant) {
+        if let Some(trace) = self.traced.trace(self.variant) {
             self.caches
                 .insert(self.variant, Arc::new(EventCache::of_machine(trace)));
         }
@@ -324,6 +324,6 @@ impl Tracer {
 /// The logical coordinates of the selected cell, for tests and the status of the compare view.
 pub fn selected_index(st: &Tracer) -> Option<Vec<usize>> {
     let (buf, off) = st.selected()?;
-    let info = st.walk.trace(st.variant)?.buffer(buf)?;
+    let info = st.traced.trace(st.variant)?.buffer(buf)?;
     Some(info.layout().index(off))
 }

@@ -236,7 +236,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
         let (buf, off, value) = (e.buf, e.offset, attn_trace_analysis::format::exact(e.value));
         // a scaled `+=` scales the sum, not the old value it is added to
         let note = if Some(k) == old && dot.finish == Finish::AddScaled {
-            let symbol = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape).symbol;
+            let symbol = Scale::in_trace(ctx.trace, ctx.variant, ctx.traced.shape).symbol;
             tr!(
                 "Σ × 1/√{symbol} added to {buf}[{off}] = {value}",
                 symbol,

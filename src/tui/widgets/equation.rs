@@ -270,7 +270,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
     let target = format!("{}[{}]", v.buf, v.offset);
     if acc.masked(trace) {
         let (i, j) = (var(v, names::I), var(v, names::J));
-        let why = hidden_because(&ctx.walk.mask, i, j);
+        let why = hidden_because(&ctx.traced.mask, i, j);
         let text = tr!(
             "masked ({why}): {target} = −1e9, the dot product {sum} is discarded",
             why,
@@ -279,7 +279,7 @@ fn write_line<'a>(ctx: &Ctx, acc: &Accumulation) -> Line<'a> {
         );
         return Line::from(Span::styled(text, t.op_write()));
     }
-    let scale = Scale::in_trace(ctx.trace, ctx.variant, ctx.walk.shape);
+    let scale = Scale::in_trace(ctx.trace, ctx.variant, ctx.traced.shape);
     let text = match acc.chain(trace, scale) {
         Some(chain) => {
             let f = chain.calc().fit(Digits::Four);
@@ -342,7 +342,7 @@ fn result_spans<'a>(ctx: &Ctx, n: usize, result: String) -> Vec<Span<'a>> {
 fn dropout_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let v = &ctx.view;
     let tr = ctx.trace;
-    let p = ctx.walk.run(ctx.variant).and_then(|r| r.dropout).map_or(0.0, |d| d.p);
+    let p = ctx.traced.run(ctx.variant).and_then(|r| r.dropout).map_or(0.0, |d| d.p);
     let Some(f) = tr.frame(tr.events[ctx.cursor].frame) else {
         return Vec::new();
     };
@@ -564,7 +564,7 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let (m, d0, d1) = (pair.m, pair.d0, pair.d1);
     let D = tr.buffer(Buf::RopeCos).map_or(2, |b| 2 * b.layout().dims[1].size);
     let mut out = Vec::new();
-    if let Some(r) = ctx.walk.run(ctx.variant).and_then(|run| run.rope) {
+    if let Some(r) = ctx.traced.run(ctx.variant).and_then(|run| run.rope) {
         out.push(Line::from(tr!(
             "pair m={m} (channels {d0}, {d1}) at t={pos}: angle t·θ_m = {pos} × {base}^(−2·{m}/{D}) = {angle}{back}",
             m,
@@ -611,7 +611,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let mut title = format!(
         " {} · {} ",
         ctx.view.phase.name(),
-        phase_title_of(ctx.view.phase, &ctx.walk.mask, ctx.variant)
+        phase_title_of(ctx.view.phase, &ctx.traced.mask, ctx.variant)
     );
     // a title wider than the panel's top border ends in `…` rather than mid-word
     let room = (area.width as usize).saturating_sub(2);

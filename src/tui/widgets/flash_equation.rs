@@ -142,7 +142,7 @@ fn sum_lines<'a>(ctx: &Ctx, s: &Accumulation) -> Vec<Line<'a>> {
     let held = done == s.terms.len() && !ctx.shows(s.write);
     let of = format!("({} of {} terms)", done, s.terms.len());
     let written = v.op == Op::Write;
-    let scale = Scale::in_trace(tr, ctx.variant, ctx.walk.shape);
+    let scale = Scale::in_trace(tr, ctx.variant, ctx.traced.shape);
     // the write's chain, from the log: shown at the write
     let chain = s.will(tr, scale).filter(|_| written);
     match target {
@@ -301,13 +301,13 @@ fn score_write<'a>(ctx: &Ctx, s: &Accumulation, scale: Scale) -> Line<'a> {
         var(ctx, names::I0).unwrap_or(0) + var(ctx, names::II).unwrap_or(0),
         var(ctx, names::J0).unwrap_or(0) + var(ctx, names::JJ).unwrap_or(0),
     );
-    let hidden = ctx.walk.mask.hides(i, j);
+    let hidden = ctx.traced.mask.hides(i, j);
     let target = format!("{}[{}] (i={i}, j={j})", v.buf, v.offset);
     let (d, sc) = (scale.width, scale.written());
     let text = match (v.phase, hidden, s.will(tr, scale)) {
         (Phase::Flash, true, _) => format!(
             "masked ({}): {target} = −1e9, the dot product {} is discarded",
-            attn_trace_analysis::format::hidden_because(&ctx.walk.mask, i, j),
+            attn_trace_analysis::format::hidden_because(&ctx.traced.mask, i, j),
             four(s.sigma(tr))
         ),
         (Phase::Flash, false, Some(c)) => {

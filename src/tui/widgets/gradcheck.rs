@@ -41,7 +41,7 @@ pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
         return out;
     }
     let Some(result) = checks.get(&(ctx.variant, grad, off)) else {
-        let text = if ctx.walk.inputs.is_some() {
+        let text = if ctx.traced.inputs.is_some() {
             tr!(
                 "{lead}finite difference of ∂L/∂{p}[{off}]: computing (six untraced forward passes)…",
                 lead,

@@ -3,7 +3,7 @@
 
 use crate::tui::lesson::{Answer, LessonRun};
 use crate::tui::theme::Theme;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 /// with `…` when there is no room for all of it.
 pub fn lines<'a>(
     run: &LessonRun,
-    walk: &Walk,
+    traced: &TracedScenario,
     variant: attn_trace_core::kernels::Variant,
     cursor: usize,
     t: Theme,
@@ -33,7 +33,7 @@ pub fn lines<'a>(
     }
     head.push(Span::raw(" · "));
     let mut out = vec![];
-    if let Some(q) = run.question(walk) {
+    if let Some(q) = run.question(traced) {
         let mut line = vec![Span::styled(tr!("Question: "), t.title()), Span::raw(q)];
         match run.answers[run.at] {
             Answer::Open if run.asking(variant, cursor) => {

@@ -114,14 +114,14 @@ pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
 pub use attn_trace_analysis::format::num;
 
 use super::theme::Theme;
-use super::walk::Walk;
+use super::traced_scenario::TracedScenario;
 use attn_trace_analysis::cache::EventCache;
 use attn_trace_core::trace::{EventView, Trace};
 use std::collections::BTreeSet;
 
 /// What every tracer panel draws from: the trace, the cursor and the view options.
 pub struct Ctx<'a> {
-    pub walk: &'a Walk,
+    pub traced: &'a TracedScenario,
     pub variant: Variant,
     pub trace: &'a Trace,
     pub cursor: usize,

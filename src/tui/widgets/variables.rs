@@ -1,7 +1,7 @@
 //! The variables panel: loop variables, and every derived offset as formula → numbers → value.
 
 use super::Ctx;
-use crate::tui::walk::Walk;
+use crate::tui::traced_scenario::TracedScenario;
 use attn_trace_analysis::formula::{self, derived_lines};
 use attn_trace_i18n::tr;
 use ratatui::Frame;
@@ -33,7 +33,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     if spans.is_empty() {
         spans.push(Span::styled(tr!("(outside every loop)"), t.dim()));
     }
-    let shape = shape_of(ctx.walk, ctx);
+    let shape = shape_of(ctx.traced, ctx);
     let derived = derived_lines(v, shape);
     // the kernels' `S` counts the queries; the equations' `S[i,j]` is a score: say which is which
     if derived.iter().any(|s| formula::names(&s.formula).contains(&"S")) {
@@ -77,8 +77,8 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 }
 
 /// The sizes the variant's kernel sees (the baseline runs with one head).
-fn shape_of(walk: &Walk, ctx: &Ctx) -> attn_trace_core::tensor::Shape {
-    attn_trace_core::engine::kernel_shape(walk.shape, ctx.variant)
+fn shape_of(traced: &TracedScenario, ctx: &Ctx) -> attn_trace_core::tensor::Shape {
+    attn_trace_core::engine::kernel_shape(traced.shape, ctx.variant)
 }
 
 pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {

@@ -2,7 +2,7 @@
 
 use attn_trace::tui::app::{self, App, Msg};
 use attn_trace::tui::screens::tracer::{self, Tracer};
-use attn_trace::tui::{Theme, Walk};
+use attn_trace::tui::{Theme, TracedScenario};
 use attn_trace_core::kernels::Variant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -28,9 +28,9 @@ pub fn goto(app: &mut App, s: &str) {
     key(app, KeyCode::Enter);
 }
 
-/// A tracer on `walk`'s run of `v`, at event `n`.
-pub fn tracer_at(walk: &Arc<Walk>, v: Variant, n: usize) -> Tracer {
-    let mut t = Tracer::new(Arc::clone(walk), Some(v));
+/// A tracer on `traced`'s run of `v`, at event `n`.
+pub fn tracer_at(traced: &Arc<TracedScenario>, v: Variant, n: usize) -> Tracer {
+    let mut t = Tracer::new(Arc::clone(traced), Some(v));
     t.cursor = n;
     t
 }

@@ -9,7 +9,7 @@
 
 use super::{Compare, window};
 use crate::tui::theme::Theme;
-use crate::tui::walk::{Element, Walk};
+use crate::tui::traced_scenario::{Element, TracedScenario};
 use crate::tui::widgets::put;
 use attn_trace_analysis::accum::Scale;
 use attn_trace_analysis::explain::{num, par};
@@ -51,12 +51,12 @@ pub struct Facts {
 impl Facts {
     /// The facts of element `e`, reusing `traffic` when it was counted before (it does not
     /// depend on the element).
-    pub fn new(walk: &Walk, e: Element, traffic: Option<Vec<PassTraffic>>) -> Option<Facts> {
-        let trace = walk.trace(Variant::Flash)?;
+    pub fn new(traced: &TracedScenario, e: Element, traffic: Option<Vec<PassTraffic>>) -> Option<Facts> {
+        let trace = traced.trace(Variant::Flash)?;
         let cell = FlashCell::find(trace, e)?;
         let s = cell.spot;
-        let rows = s.i0..(s.i0 + s.br).min(walk.shape.s);
-        let cols = s.j0..(s.j0 + s.bc).min(walk.shape.t);
+        let rows = s.i0..(s.i0 + s.br).min(traced.shape.s);
+        let cols = s.j0..(s.j0 + s.bc).min(traced.shape.t);
         let mut tile = Vec::new();
         if rows.len() * cols.len() <= TILE_CELLS {
             for i in rows {
@@ -70,7 +70,7 @@ impl Facts {
         let traffic = traffic.unwrap_or_else(|| {
             [Variant::Mha, Variant::Flash]
                 .iter()
-                .filter_map(|&v| walk.run(v))
+                .filter_map(|&v| traced.run(v))
                 .flat_map(traffic::counted)
                 .collect()
         });
@@ -107,10 +107,10 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
     let block = Block::bordered().title(title).border_style(t.border(true));
     let inner = block.inner(area);
     block.render(area, frame.buffer_mut());
-    let (Some(f), Some(trace)) = (&st.flash, st.walk.trace(Variant::Flash)) else {
+    let (Some(f), Some(trace)) = (&st.flash, st.traced.trace(Variant::Flash)) else {
         return;
     };
-    let sh = st.walk.shape;
+    let sh = st.traced.shape;
     let e = st.element;
     let spot = f.cell.spot;
     let cw = 7u16;
@@ -195,7 +195,7 @@ pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme)
                 put(out, inner, x_of(k, j) - 1, y, "│", t.dim());
             }
             let hidden = st
-                .walk
+                .traced
                 .mask
                 .hides_tile(i0..(i0 + spot.br).min(sh.s), j0..(j0 + spot.bc).min(sh.t));
             let mine = f.tile.iter().find(|(a, b, _)| (*a, *b) == (i, j));
@@ -257,7 +257,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         lines.push(tr!(
             "the mask hides every pair of this tile: flash skips it, no read and no write; {name} = 0 ({why})",
             name = if backward { "dS" } else { "P" },
-            why = hidden_because(&st.walk.mask, e.i, e.j)
+            why = hidden_because(&st.traced.mask, e.i, e.j)
         ));
         return lines;
     };
@@ -284,7 +284,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
             jj = s.jj,
             dp = dp.map_or("?".to_string(), num)
         ));
-        let scale = Scale::of(Variant::Flash, st.walk.shape, 0);
+        let scale = Scale::of(Variant::Flash, st.traced.shape, 0);
         let ds = c.ds_chain(trace, scale).map(|ch| ch.calc().fit(Digits::Plain));
         let part = |k: usize| ds.as_ref().map_or("?".to_string(), |f| f.val(k));
         lines.push(tr!(
@@ -301,7 +301,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
         lines.push(tr!(
             "S = -1e9 (#{n}): masked, {why}",
             n = n(c.score),
-            why = hidden_because(&st.walk.mask, e.i, e.j)
+            why = hidden_because(&st.traced.mask, e.i, e.j)
         ));
     } else {
         lines.push(tr!("S = q·k/√D = {s} (#{n})", s = num(score), n = n(c.score)));
@@ -351,10 +351,10 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
 /// The notes under both sides: where MHA stores the element, whether the two numbers agree,
 /// and each side's traffic in the pass.
 pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
-    let walk = &st.walk;
+    let traced = &st.traced;
     let e = st.element;
     let mut lines = Vec::new();
-    let (Some(f), Some(mt), Some(ft)) = (&st.flash, walk.trace(Variant::Mha), walk.trace(Variant::Flash)) else {
+    let (Some(f), Some(mt), Some(ft)) = (&st.flash, traced.trace(Variant::Mha), traced.trace(Variant::Flash)) else {
         return lines;
     };
     let backward = phase == Phase::SoftmaxBack;
@@ -365,7 +365,7 @@ pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
         (Buf::Probs, "P")
     };
     // MHA's stored cell, with its offset as attention_mha.rs computes it
-    let mut symbols = sizes(walk.shape, phase);
+    let mut symbols = sizes(traced.shape, phase);
     symbols.extend([("bb", e.b), ("hh", e.h), ("i", e.i), ("j", e.j)]);
     let stored = st.event_of(Variant::Mha, phase).and_then(|n| {
         let ev = mt.events.get(n)?;
@@ -441,7 +441,7 @@ pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     if let Some(t) = f.pass(Variant::Flash, pass)
         && let Some(chip) = t.totals().into_iter().find(|l| l.level == Level::Tile)
     {
-        let sh = walk.shape;
+        let sh = traced.shape;
         lines.push(Line::from(tr!(
             "on chip, flash: {reads} reads, {writes} writes; its score tile holds {tile} numbers at a time, where mha's {buf} holds {all}",
             reads = chip.reads,

@@ -34,7 +34,7 @@ impl Tracer {
 
     /// Moves to `text` looked up in `pass` (else the cursor's pass): `tui --at`, a lesson's stop.
     pub fn go_to(&mut self, pass: Option<Pass>, text: &str) -> Result<(), String> {
-        let place = position::resolve(&self.walk, self.variant, pass, self.cursor, text)?;
+        let place = position::resolve(&self.traced, self.variant, pass, self.cursor, text)?;
         self.cursor = place.cursor;
         if place.pinned.is_some() {
             self.pinned = place.pinned;

@@ -10,9 +10,12 @@ use crossterm::event::{KeyCode, KeyEvent};
 use std::sync::Arc;
 
 impl Tracer {
-    /// A tracer walking `run` (its stops found in `walk`), at its first stop.
-    pub fn at_lesson(walk: Arc<crate::tui::walk::Walk>, run: crate::tui::lesson::LessonRun) -> Tracer {
-        let mut t = Tracer::new(walk, run.stops.first().map(|r| r.variant));
+    /// A tracer walking `run` (its stops found in `traced`), at its first stop.
+    pub fn at_lesson(
+        traced: Arc<crate::tui::traced_scenario::TracedScenario>,
+        run: crate::tui::lesson::LessonRun,
+    ) -> Tracer {
+        let mut t = Tracer::new(traced, run.stops.first().map(|r| r.variant));
         t.lesson = Some(run);
         t.to_stop(0);
         t.refresh();
@@ -32,7 +35,7 @@ impl Tracer {
 
     /// The lesson's own keys; `None` leaves the key to the tracer.
     pub(super) fn lesson_key(&mut self, key: KeyEvent) -> Option<Outcome> {
-        let walk = Arc::clone(&self.walk);
+        let traced = Arc::clone(&self.traced);
         let (variant, cursor) = (self.variant, self.cursor);
         let run = self.lesson.as_mut()?;
         let asking = run.asking(variant, cursor);
@@ -61,12 +64,12 @@ impl Tracer {
             }
             KeyCode::Esc if asking && !run.input.is_empty() => run.input.clear(),
             KeyCode::Enter if asking => {
-                if let Some(n) = run.answer(&walk) {
+                if let Some(n) = run.answer(&traced) {
                     self.cursor = n;
                 }
             }
             KeyCode::Char('v') if asking => {
-                if let Some(n) = run.reveal(&walk) {
+                if let Some(n) = run.reveal(&traced) {
                     self.cursor = n;
                 }
             }

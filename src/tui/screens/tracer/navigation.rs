@@ -6,7 +6,7 @@ use super::render::{areas, inner, tab_labels};
 use super::{Outcome, Tab, Tracer};
 use crate::tui::position;
 use crate::tui::theme::Theme;
-use crate::tui::walk::Element;
+use crate::tui::traced_scenario::Element;
 use crate::tui::widgets::{self, memory, timeline};
 use attn_trace_analysis::quiz::QuizLevel;
 use attn_trace_core::kernels::Variant;
@@ -36,10 +36,10 @@ impl Tracer {
         if let Some(out) = self.quiz_key(key) {
             return out;
         }
-        // the walk is shared: holding our own handle lets the trace outlive `&mut self` calls
-        let walk = Arc::clone(&self.walk);
-        let len = walk.trace(self.variant).map_or(0, Trace::len);
-        let Some(trace) = walk.trace(self.variant).filter(|_| len > 0) else {
+        // the traced scenario is shared: holding our own handle lets the trace outlive `&mut self` calls
+        let traced = Arc::clone(&self.traced);
+        let len = traced.trace(self.variant).map_or(0, Trace::len);
+        let Some(trace) = traced.trace(self.variant).filter(|_| len > 0) else {
             return match key.code {
                 KeyCode::Char('q') | KeyCode::Esc => Outcome::Back,
                 KeyCode::Char('?') => Outcome::Help,
@@ -115,7 +115,7 @@ impl Tracer {
             KeyCode::Char('S') => return Outcome::Snapshot,
             KeyCode::Char('m') => self.toggle_cache(),
             KeyCode::Char('y') => {
-                let cmd = position::command(&walk, self.variant, n);
+                let cmd = position::command(&traced, self.variant, n);
                 self.message = Some(tr!("{cmd}  (copied where the terminal allows OSC 52)", cmd));
                 return Outcome::Copy(cmd);
             }
@@ -131,8 +131,10 @@ impl Tracer {
 
     fn who_wrote(&mut self) {
         let Some((buf, off)) = self.selected() else { return };
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else { return };
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
+            return;
+        };
         match trace.index.last_write_before(buf, off, self.cursor) {
             Some(w) => {
                 self.cursor = w;
@@ -157,8 +159,10 @@ impl Tracer {
 
     fn who_reads(&mut self) {
         let Some((buf, off)) = self.selected() else { return };
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else { return };
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
+            return;
+        };
         match trace.index.next_read_after(buf, off, self.cursor) {
             Some(r) => {
                 self.cursor = r;
@@ -189,8 +193,10 @@ impl Tracer {
             self.message = Some(tr!("no breakpoints: select a cell and press b").into());
             return;
         }
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else { return };
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
+            return;
+        };
         let n = self.cursor;
         let hits = self.breakpoints.iter().filter_map(|&(buf, off)| {
             if forward {
@@ -237,8 +243,10 @@ impl Tracer {
     /// `}` / `{`: the next / previous access of the selected cell (the timeline's ticks).
     fn next_access(&mut self, forward: bool) {
         let Some((buf, off)) = self.selected() else { return };
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else { return };
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
+            return;
+        };
         let to = if forward {
             trace.index.next_access_after(buf, off, self.cursor)
         } else {
@@ -259,7 +267,7 @@ impl Tracer {
 
     fn move_selection(&mut self, code: KeyCode) {
         let Some((buf, off)) = self.selected() else { return };
-        let Some(info) = self.walk.trace(self.variant).and_then(|t| t.buffer(buf)) else {
+        let Some(info) = self.traced.trace(self.variant).and_then(|t| t.buffer(buf)) else {
             return;
         };
         // a row is what the memory panel draws as one: everything after the row dimension
@@ -281,8 +289,10 @@ impl Tracer {
     }
 
     fn toggle_pass(&mut self) {
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else { return };
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
+            return;
+        };
         let here = trace.view(self.cursor).pass;
         let there = match here {
             Pass::Forward => Pass::Backward,
@@ -304,20 +314,20 @@ impl Tracer {
     /// Moves to the scenario's next kernel (`step` 1) or previous one (−1), wrapping around;
     /// the kernel asked for when the scenario traces no other.
     fn toggle_variant(&mut self, step: isize) -> Result<(), Variant> {
-        let walk = Arc::clone(&self.walk);
-        let variants = walk.variants();
+        let traced = Arc::clone(&self.traced);
+        let variants = traced.variants();
         let n = variants.len() as isize;
         let here_at = variants.iter().position(|&v| v == self.variant).unwrap_or(0) as isize;
         let other = variants[(here_at + step).rem_euclid(n.max(1)) as usize % variants.len().max(1)];
         let (Some(here), Some(there)) = (
-            walk.trace(self.variant),
-            walk.trace(other).filter(|_| other != self.variant),
+            traced.trace(self.variant),
+            traced.trace(other).filter(|_| other != self.variant),
         ) else {
             return Err(self.variant.desc().beside);
         };
         let v = here.view(self.cursor);
         // the same score element in the other log, else the same phase, else where we were
-        let same_element = Element::of_event(here, self.cursor).and_then(|e| walk.element_event(other, v.pass, e));
+        let same_element = Element::of_event(here, self.cursor).and_then(|e| traced.element_event(other, v.pass, e));
         let same_phase = there
             .phases
             .iter()

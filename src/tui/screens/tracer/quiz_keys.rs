@@ -61,8 +61,8 @@ impl Tracer {
 
     /// Enter in quiz mode: the typed answer against the log.
     fn quiz_answer(&mut self) -> Outcome {
-        let walk = Arc::clone(&self.walk);
-        let (Some(trace), Some(q)) = (walk.trace(self.variant), self.question()) else {
+        let traced = Arc::clone(&self.traced);
+        let (Some(trace), Some(q)) = (traced.trace(self.variant), self.question()) else {
             if let Some(quiz) = self.quiz.as_mut() {
                 quiz.feedback = Some(Feedback::Note(tr!("the log ends here: nothing left to predict").into()));
             }
@@ -71,7 +71,7 @@ impl Tracer {
         let Some(quiz) = self.quiz.as_mut() else {
             return Outcome::Stay;
         };
-        let shape = kernel_shape(walk.shape, self.variant);
+        let shape = kernel_shape(traced.shape, self.variant);
         let math = equation::math(trace.phase_at(q.first()), self.variant)
             .first()
             .copied()
@@ -116,8 +116,8 @@ impl Tracer {
 
     /// `v` in quiz mode: the answer with its working, then the step.
     fn quiz_reveal(&mut self) -> Outcome {
-        let walk = Arc::clone(&self.walk);
-        let (Some(trace), Some(q)) = (walk.trace(self.variant), self.question()) else {
+        let traced = Arc::clone(&self.traced);
+        let (Some(trace), Some(q)) = (traced.trace(self.variant), self.question()) else {
             return Outcome::Stay;
         };
         let Some(quiz) = self.quiz.as_mut() else {
@@ -139,8 +139,8 @@ impl Tracer {
 
     /// `n` in quiz mode: one step without an answer.
     fn quiz_skip(&mut self) -> Outcome {
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else {
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
             return Outcome::Stay;
         };
         if self.cursor + 1 >= trace.len() {
@@ -157,8 +157,8 @@ impl Tracer {
     /// Moves the cursor to `to` for the quiz; when that ends a phase the learner was asked
     /// about (or the log), its summary.
     fn quiz_step(&mut self, to: usize) -> Outcome {
-        let walk = Arc::clone(&self.walk);
-        let Some(trace) = walk.trace(self.variant) else {
+        let traced = Arc::clone(&self.traced);
+        let Some(trace) = traced.trace(self.variant) else {
             return Outcome::Stay;
         };
         let from = self.cursor;

@@ -75,12 +75,12 @@ fn quiz_lines<'a>(st: &Tracer, t: Theme, width: u16, boxed: bool) -> Option<Vec<
     } else {
         (width, LESSON_ROWS)
     };
-    Some(lesson_panel::lines(run, &st.walk, st.variant, st.cursor, t, w, rows))
+    Some(lesson_panel::lines(run, &st.traced, st.variant, st.cursor, t, w, rows))
 }
 
-/// The gradient check's lines, in the backward pass of a walk that can re-run its inputs.
+/// The gradient check's lines, in the backward pass of a traced scenario that can re-run its inputs.
 fn grad_lines<'a>(st: &Tracer, ctx: &Ctx, wide: bool) -> Option<Vec<Line<'a>>> {
-    (ctx.view.pass == Pass::Backward && st.walk.inputs.is_some()).then(|| grad_panel::lines(ctx, &st.checks, wide))
+    (ctx.view.pass == Pass::Backward && st.traced.inputs.is_some()).then(|| grad_panel::lines(ctx, &st.checks, wide))
 }
 
 /// Large screens show every panel; from 80×24 the variables and equation stay in view and the
@@ -191,14 +191,14 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
 
 pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     let Some(ctx) = st.ctx(theme) else {
-        let text = tr!("{title}: this variant recorded no events", title = st.walk.title);
+        let text = tr!("{title}: this variant recorded no events", title = st.traced.title);
         frame.render_widget(Paragraph::new(text), area);
         return;
     };
     let a = areas(area, st, &ctx);
     let t = theme;
     // the title bold, the rest dim, over as many lines as it takes
-    let title_len = st.walk.title.len() + 1;
+    let title_len = st.traced.title.len() + 1;
     let header: Vec<Line> = header_lines(st, &ctx, area.width)
         .into_iter()
         .enumerate()
@@ -294,8 +294,8 @@ fn boxed_text(frame: &mut Frame, area: Rect, border: Option<(&str, ratatui::styl
 /// of it as fits (the kernel and pass are in the status line too).
 fn header_lines(st: &Tracer, ctx: &Ctx, width: u16) -> Vec<String> {
     let v = &ctx.view;
-    let title = &st.walk.title;
-    let what = phase_title_of(v.phase, &st.walk.mask, st.variant);
+    let title = &st.traced.title;
+    let what = phase_title_of(v.phase, &st.traced.mask, st.variant);
     let choices = [
         format!(" {title} · {} · {} · {what}", st.variant, pass_text(v.pass)),
         format!(" {title} · {what}"),

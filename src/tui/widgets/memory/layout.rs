@@ -444,7 +444,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
         title.push_str(tr!("  tile-local (on chip)"));
     } else if tiled {
         title.push_str(tr!("  global"));
-        if let Some(r) = tile_region(ctx.trace, ctx.cursor, ctx.walk.shape) {
+        if let Some(r) = tile_region(ctx.trace, ctx.cursor, ctx.traced.shape) {
             let rows = |name: &str, rows: &Option<std::ops::Range<usize>>| {
                 rows.as_ref().filter(|_| layout.position(name).is_some()).map(|r| {
                     tr!(
@@ -541,7 +541,7 @@ fn place(area: Rect, ctx: &Ctx, buf: Buf, max_rows: usize, flat: bool, compact: 
                 let y = y_head + 1 + row as u16;
                 let off = p.base + r * p.stride + c;
                 if off < len {
-                    let masked = p.pairs && ctx.walk.mask.hides(r, c);
+                    let masked = p.pairs && ctx.traced.mask.hides(r, c);
                     cells.push(Spot {
                         x,
                         y,

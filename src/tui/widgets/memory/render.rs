@@ -82,13 +82,13 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     block.render(area, frame.buffer_mut());
     let mut touched = touched(ctx.trace, ctx.cursor);
     // the cells the offsets on screen were read from (a paged cache's block ids), as read
-    let ksh = attn_trace_core::engine::kernel_shape(ctx.walk.shape, ctx.variant);
+    let ksh = attn_trace_core::engine::kernel_shape(ctx.traced.shape, ctx.variant);
     touched.extend(
         attn_trace_analysis::formula::derived_lines(&ctx.view, ksh)
             .into_iter()
             .filter_map(|s| s.read),
     );
-    let region = tile_region(ctx.trace, ctx.cursor, ctx.walk.shape);
+    let region = tile_region(ctx.trace, ctx.cursor, ctx.traced.shape);
     let phase_start = ctx.phase_start();
     let cur = (ctx.view.buf, ctx.view.offset);
     let buf = frame.buffer_mut();

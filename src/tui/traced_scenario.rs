@@ -13,7 +13,7 @@ pub use attn_trace_analysis::Element;
 
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]
-pub struct Walk {
+pub struct TracedScenario {
     pub title: String,
     pub about: Option<String>,
     /// The file it came from, or `<built-in NAME>`.
@@ -30,15 +30,15 @@ pub struct Walk {
     pub inputs: Option<Arc<Inputs>>,
 }
 
-impl Walk {
+impl TracedScenario {
     /// Runs (traced) every variant of the scenario.
-    pub fn from_scenario(s: &Scenario) -> Walk {
+    pub fn from_scenario(s: &Scenario) -> TracedScenario {
         Self::traced(s, &Progress::default()).unwrap_or_else(|| Self::empty(s))
     }
 
     /// Runs every variant of the scenario, reporting the events recorded to `progress`; `None`
     /// when `progress` is cancelled before the last run (a run under way finishes first).
-    pub fn traced(s: &Scenario, progress: &Progress) -> Option<Walk> {
+    pub fn traced(s: &Scenario, progress: &Progress) -> Option<TracedScenario> {
         let inputs = s.inputs();
         let mut runs = Vec::new();
         for &v in &s.variants {
@@ -56,7 +56,7 @@ impl Walk {
                 mistaken.push(engine::run_watched(&wrong, v, s.passes, true, Some(progress.clone())));
             }
         }
-        Some(Walk {
+        Some(TracedScenario {
             runs,
             mistaken,
             inputs: Some(Arc::new(inputs)),
@@ -65,8 +65,8 @@ impl Walk {
     }
 
     /// The scenario's description with no runs yet.
-    fn empty(s: &Scenario) -> Walk {
-        Walk {
+    fn empty(s: &Scenario) -> TracedScenario {
+        TracedScenario {
             title: s.title.clone(),
             about: s.about.clone(),
             source: s.source.clone(),
@@ -91,8 +91,8 @@ impl Walk {
     }
 
     /// The built-in MHA walkthrough (B=1, T=3, C=4, H=2).
-    pub fn builtin() -> Walk {
-        Walk::from_scenario(&Scenario::builtin())
+    pub fn builtin() -> TracedScenario {
+        TracedScenario::from_scenario(&Scenario::builtin())
     }
 
     /// Is this the built-in walkthrough (the one `attn-trace` opens on)?
