@@ -14,8 +14,7 @@
 #[path = "common/cpu.rs"]
 mod cpu;
 
-use attn_trace::tui::app::{self, App, Msg};
-use attn_trace::tui::{Theme, TracedScenario};
+use attn_trace::tui::{App, Msg, Theme, TracedScenario, render, update};
 use attn_trace_core::scenario::Scenario;
 use criterion::measurement::Measurement;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -47,7 +46,7 @@ j = 40
 "#;
 
 fn press(app: &mut App, c: KeyCode) {
-    app::update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
 }
 
 fn type_goto(app: &mut App, text: &str) {
@@ -88,7 +87,7 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 key(app);
-                term.draw(|f| app::render(f, black_box(app))).expect("draw");
+                term.draw(|f| render(f, black_box(app))).expect("draw");
             });
         });
     };

@@ -3,3 +3,9 @@
 //! (`attn-trace-core`); the command line (`src/cli/`) is in the binary.
 
 pub mod tui;
+
+#[cfg(test)]
+mod tests;
+// the helpers shared with the integration tests name the crate as they do
+#[cfg(test)]
+extern crate self as attn_trace;

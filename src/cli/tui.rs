@@ -2,11 +2,8 @@
 //! scenario's `[focus]`, or on the built-in MHA walkthrough.
 
 use super::{CliError, load, names_parser, no_color_env, pass_arg, variant_arg};
-use attn_trace::tui::app::App;
-use attn_trace::tui::lesson::{self, LessonRun};
-use attn_trace::tui::quiz::QuizLevel;
-use attn_trace::tui::traced_scenario::TracedScenario;
-use attn_trace::tui::{self, Theme};
+use attn_trace::tui::{self, App, Mine, Theme, TracedScenario};
+use attn_trace_analysis::quiz::QuizLevel;
 use attn_trace_core::files::atomic::AtomicFile;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
@@ -114,9 +111,7 @@ fn lesson_app(path: &std::path::Path, theme: Theme, w: u16, h: u16) -> Result<Ap
     let scenario =
         load(&lesson.scenario).map_err(|e| CliError::Input(tr!("{file}: scenario: {e}", file = lesson.source, e)))?;
     let traced = traced(&scenario);
-    let stops = lesson::resolve(&lesson, &traced)?;
-    let run = LessonRun::new(Arc::new(lesson), stops);
-    Ok(App::with_lesson(traced, run, theme, w, h))
+    Ok(App::lesson(traced, lesson, theme, w, h)?)
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -163,26 +158,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
     } else {
         None
     };
-    let mut ready = ready;
-    if let (Some(level), Some(attn_trace::tui::app::Screen::Tracer(t))) =
-        (args.quiz, ready.as_mut().map(|a| &mut a.screen))
-    {
-        t.start_quiz(level);
-    }
+    let mut ready = ready.map(|app| app.with_quiz(args.quiz));
     if let Some(out) = &args.snapshot {
         let Some(app) = &mut ready else { return Ok(()) };
-        // the picture shows the gradient check once it is computed, as a person sees it a
-        // moment later
-        if let attn_trace::tui::app::Screen::Tracer(t) = &mut app.screen {
-            let started = std::time::Instant::now();
-            while t.checks.busy() && started.elapsed() < std::time::Duration::from_secs(60) {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                t.tick();
-            }
-        }
-        let app = &*app;
-        let buf = app.draw_offscreen(w, h).map_err(|e| CliError::Failed(e.to_string()))?;
-        let text = attn_trace::tui::snapshot::render_for(out, &buf);
+        let text = app
+            .snapshot_for(out, w, h)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
         // the one exit-code rule: a destination that cannot be written is bad input (2), a
         // write that fails (a full disk) is a failure (1)
         let mut file = AtomicFile::create(out)
@@ -196,7 +177,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // one line and exit code 2
     let mine = match (&args.mine, &args.scenario) {
         (Some(trace), Some(path)) => {
-            Some(tui::screens::mine::load(&scenario, path, trace, args.bind.as_deref()).map_err(CliError::Input)?)
+            Some(Mine::load(&scenario, path, trace, args.bind.as_deref()).map_err(CliError::Input)?)
         }
         _ => None,
     };
@@ -211,21 +192,13 @@ pub fn run(args: Args) -> Result<(), CliError> {
     // the scenario is traced on a worker thread behind a progress screen: a large one never
     // leaves the terminal blank
     let (variant, quiz) = (args.variant, args.quiz);
-    let report = args.quiz_report.map(|p| (p, String::new()));
     tui::run(|w, h| {
-        let mut app = match (mine, ready) {
+        let app = match (mine, ready) {
             (Some(view), _) => App::with_mine(scenario, view, theme, w, h),
-            (None, Some(mut app)) => {
-                app.area = ratatui::layout::Rect::new(0, 0, w, h);
-                app
-            }
-            (None, None) => App {
-                quiz,
-                ..App::opening(scenario, variant, theme, w, h)
-            },
+            (None, Some(app)) => app.sized(w, h),
+            (None, None) => App::opening(scenario, variant, theme, w, h).with_quiz(quiz),
         };
-        app.quiz_report = report;
-        app
+        app.with_quiz_report(args.quiz_report)
     })
     .map_err(CliError::Other)
 }

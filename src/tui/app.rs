@@ -88,36 +88,36 @@ pub enum Popup {
 
 #[derive(Debug)]
 pub struct App {
-    pub screen: Screen,
-    pub popup: Option<Popup>,
-    pub theme: Theme,
+    pub(crate) screen: Screen,
+    pub(crate) popup: Option<Popup>,
+    pub(crate) theme: Theme,
     /// The terminal's area, for mouse hit-testing.
-    pub area: Rect,
-    pub quit: bool,
+    pub(crate) area: Rect,
+    pub(crate) quit: bool,
     /// The walkthrough the menu's entries step through: the built-in one, or the last opened.
-    pub traced: Arc<TracedScenario>,
-    pub scenarios_dir: PathBuf,
+    pub(crate) traced: Arc<TracedScenario>,
+    pub(crate) scenarios_dir: PathBuf,
     /// The training run and its form: kept while other screens are shown, so a run goes on
     /// while its weights are traced.
-    pub train: Option<Box<Train>>,
+    pub(crate) train: Option<Box<Train>>,
     /// Where "Open checkpoint…" lists files: the folder the train screen saves in
     /// (`checkpoints/`), or the current directory while it does not exist.
-    pub checkpoints_dir: PathBuf,
+    pub(crate) checkpoints_dir: PathBuf,
     /// The screens to go back to, the latest last: `q`/`Esc` on a screen returns to the one
     /// it was opened from (compare → tracer, train → prompt → map → tracer, gallery → side by
     /// side), and below them all is the menu.
-    pub back: Vec<Screen>,
+    pub(crate) back: Vec<Screen>,
     /// The menu's state while other screens are shown, so going back finds it as it was left.
-    pub menu: Menu,
+    pub(crate) menu: Menu,
     /// `tui --quiz`: the tracer a scenario opens on starts in quiz mode at this level.
-    pub quiz: Option<QuizLevel>,
+    pub(crate) quiz: Option<QuizLevel>,
     /// Text for the terminal's clipboard (OSC 52), taken by the terminal loop.
-    pub clipboard: Option<String>,
+    pub(crate) clipboard: Option<String>,
     /// Where the tracer's `S` saves pictures ([`snapshot::DIR`]).
-    pub snapshots_dir: PathBuf,
+    pub(crate) snapshots_dir: PathBuf,
     /// `tui --quiz-report FILE`: where the quiz's and the lesson's scores are kept, rewritten
     /// (whole) after each answer; and the report last written there.
-    pub quiz_report: Option<(PathBuf, String)>,
+    pub(crate) quiz_report: Option<(PathBuf, String)>,
 }
 
 /// The title of the popup that refuses a kernel a scenario does not trace.
@@ -174,8 +174,73 @@ impl App {
         })
     }
 
+    /// The tracer walking `lesson`, its stops found in `traced` first: a stop that cannot be
+    /// found is an error, for the command line (`tui --lesson`).
+    pub fn lesson(
+        traced: Arc<TracedScenario>,
+        lesson: attn_trace_core::scenario::lesson::Lesson,
+        theme: Theme,
+        width: u16,
+        height: u16,
+    ) -> Result<App, attn_trace_core::scenario::ScenarioError> {
+        let stops = super::lesson::resolve(&lesson, &traced)?;
+        let run = LessonRun::new(Arc::new(lesson), stops);
+        Ok(App::with_lesson(traced, run, theme, width, height))
+    }
+
+    /// Quizzes at `level` in the tracer (`tui --quiz`): at once when the tracer is open, else
+    /// once the scenario being opened is traced.
+    #[must_use]
+    pub fn with_quiz(mut self, level: Option<QuizLevel>) -> App {
+        match (level, &mut self.screen) {
+            (Some(level), Screen::Tracer(t)) => t.start_quiz(level),
+            _ => self.quiz = level,
+        }
+        self
+    }
+
+    /// Keeps `path` up to date with the quiz's and lesson's scores as JSON (`tui --quiz-report`).
+    #[must_use]
+    pub fn with_quiz_report(mut self, path: Option<PathBuf>) -> App {
+        self.quiz_report = path.map(|p| (p, String::new()));
+        self
+    }
+
+    /// The app on a `width`×`height` terminal.
+    #[must_use]
+    pub fn sized(mut self, width: u16, height: u16) -> App {
+        self.area = Rect::new(0, 0, width, height);
+        self
+    }
+
+    /// Whether the user has quit.
+    pub fn has_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// What `tui --snapshot OUT` writes: the screen drawn on a `width`×`height` terminal, as SVG
+    /// or text by `out`'s extension ([`snapshot::render_for`]), once the tracer's gradient check
+    /// (if one is under way) has come, as a person sees it a moment later.
+    pub fn snapshot_for(&mut self, out: &std::path::Path, width: u16, height: u16) -> std::io::Result<String> {
+        if let Screen::Tracer(t) = &mut self.screen {
+            let started = std::time::Instant::now();
+            while t.checks.busy() && started.elapsed() < std::time::Duration::from_secs(60) {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                t.tick();
+            }
+        }
+        let buf = self.draw_offscreen(width, height)?;
+        Ok(snapshot::render_for(out, &buf))
+    }
+
     /// The tracer walking `lesson` (its stops found in `traced`), at its first stop.
-    pub fn with_lesson(traced: Arc<TracedScenario>, lesson: LessonRun, theme: Theme, width: u16, height: u16) -> App {
+    pub(crate) fn with_lesson(
+        traced: Arc<TracedScenario>,
+        lesson: LessonRun,
+        theme: Theme,
+        width: u16,
+        height: u16,
+    ) -> App {
         App {
             screen: Screen::Tracer(Box::new(Tracer::at_lesson(Arc::clone(&traced), lesson))),
             ..App::new(traced, theme, width, height)
@@ -426,7 +491,7 @@ impl App {
         g.selected = k;
         let view = g
             .scenario(k)
-            .and_then(|s| SideBySide::new(Arc::new(TracedScenario::from_scenario(&s)), Some(k)));
+            .and_then(|s| SideBySide::new(Arc::new(TracedScenario::from_scenario(&s))));
         match view {
             Some(v) => self.push(Screen::Mistakes(Box::new(v))),
             None => self.message(
@@ -440,7 +505,7 @@ impl App {
 
 /// A scenario with mistakes opens side by side with its correct run; any other in the tracer.
 fn first_screen(traced: &Arc<TracedScenario>) -> Screen {
-    match SideBySide::new(Arc::clone(traced), None) {
+    match SideBySide::new(Arc::clone(traced)) {
         Some(view) => Screen::Mistakes(Box::new(view)),
         None => Screen::Tracer(Box::new(Tracer::new(Arc::clone(traced), None))),
     }

@@ -39,13 +39,6 @@ pub enum JobKind {
 }
 
 impl JobKind {
-    pub const ALL: [JobKind; 4] = [
-        JobKind::Loading,
-        JobKind::GradientCheck,
-        JobKind::Training,
-        JobKind::CacheSweep,
-    ];
-
     /// The name [`FAIL_ENV`] takes.
     pub const fn name(self) -> &'static str {
         match self {
@@ -194,7 +187,6 @@ impl<M> Ctx<M> {
 /// A piece of work on a thread of its own, and the UI's handle on it.
 #[derive(Debug)]
 pub struct Job<M> {
-    pub kind: JobKind,
     progress: Progress,
     rx: Receiver<Event<M>>,
     thread: Option<JoinHandle<()>>,
@@ -228,7 +220,6 @@ impl<M: Send + 'static> Job<M> {
             }
         };
         Job {
-            kind,
             progress,
             rx,
             thread,

@@ -9,28 +9,30 @@
 
 #![allow(non_snake_case)] // sizes keep the docs' capital letters: B, T, C, H, D
 
-pub mod app;
-pub mod cache_sweep;
-pub mod gradcheck;
-pub mod job;
-pub mod lesson;
-pub mod position;
-pub mod quiz;
-pub mod report;
-pub mod screens;
-pub mod snapshot;
-pub mod svg;
-pub mod theme;
-pub mod traced_scenario;
-pub mod widgets;
+pub(crate) mod app;
+pub(crate) mod cache_sweep;
+pub(crate) mod gradcheck;
+pub(crate) mod job;
+pub(crate) mod lesson;
+pub mod pictures;
+pub(crate) mod position;
+pub(crate) mod quiz;
+pub(crate) mod report;
+pub(crate) mod screens;
+pub(crate) mod snapshot;
+pub(crate) mod svg;
+pub(crate) mod theme;
+pub(crate) mod traced_scenario;
+pub(crate) mod widgets;
 
-use app::{App, Msg};
 use crossterm::cursor::Show;
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event};
 use crossterm::execute;
 use std::io::{Write, stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+pub use app::{App, Msg, render, update};
+pub use screens::mine::Mine;
 pub use theme::Theme;
 pub use traced_scenario::TracedScenario;
 

@@ -535,9 +535,8 @@ fn cache_note(screen: &[String]) -> Option<String> {
 
 #[test]
 fn the_tracer_shows_where_each_access_was_served_and_its_line() {
-    use crate::support::tui::{key, screen_lines, tracer};
-    use attn_trace::tui::app::App;
-    use attn_trace::tui::{Theme, TracedScenario};
+    use crate::support::tui::{goto, key, screen_lines};
+    use attn_trace::tui::{App, Theme, TracedScenario};
     use crossterm::event::KeyCode;
 
     let (levels, _) = cache::default_levels();
@@ -550,17 +549,17 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
     ];
     let mut full_forms = 0;
     for traced in scenarios_traced {
-        let mut a = App::new(traced, Theme::MONO, w, h);
+        let traced = Arc::new(traced);
+        let mut a = App::new(Arc::clone(&traced), Theme::MONO, w, h);
         key(&mut a, KeyCode::Char('m'));
-        let st = tracer(&a);
-        let shown = st.message.clone().unwrap_or_default();
+        let shown = screen_lines(&a, w, h).join("\n");
         let named: Vec<String> = levels.iter().map(LevelSpec::short).collect();
         assert!(
             shown.contains(&named.join(", ")),
             "the status names the levels: {shown}"
         );
-        let (traced, variant) = (Arc::clone(&st.traced), st.variant);
-        let trace = traced.trace(variant).unwrap();
+        // the tracer opens on the scenario's first variant
+        let trace = traced.trace(traced.first_variant().unwrap()).unwrap();
         let served = reference_served(trace, &specs, Tiles::Include);
         let places = placement(trace);
         key(&mut a, KeyCode::Home);
@@ -568,7 +567,7 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         let stride = if trace.len() > 3000 { 37 } else { 1 };
         let mut n = 0;
         while n < trace.len() {
-            tracer_at_mut(&mut a, n);
+            goto(&mut a, &format!("#{n}"));
             let e = &trace.events[n];
             let (base, _) = places[&e.buf];
             let addr = base + 4 * u64::from(e.offset);
@@ -607,7 +606,7 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         }
         // the timeline: each column's bar is as high as its share of L1 misses
         key(&mut a, KeyCode::Home);
-        let cursor = tracer(&a).cursor;
+        let cursor = 0;
         let selected = (trace.events[cursor].buf, trace.events[cursor].offset);
         let row = &screen_lines(&a, w, h)[h as usize - 2];
         let symbols: Vec<String> = row.chars().map(String::from).collect();
@@ -643,9 +642,4 @@ fn the_tracer_shows_where_each_access_was_served_and_its_line() {
         full_forms > 100,
         "the line's addresses are shown where there is room ({full_forms})"
     );
-}
-
-/// Moves the open tracer's cursor to `n` as `g #n` does.
-fn tracer_at_mut(a: &mut attn_trace::tui::app::App, n: usize) {
-    crate::support::tui::goto(a, &format!("#{n}"));
 }

@@ -3,6 +3,10 @@
 //! `cargo test --release --test it MODULE::` (e.g. `cargo test --release --test it engine_gradients::`).
 //! Snapshots live in `snapshots/` (named `it__MODULE__NAME.snap`); the helpers the files share
 //! live in `support/`, apart from the tests.
+//!
+//! They use the crates' public APIs and the binary; the app (the TUI) only through keys in and
+//! the screen out. The app's own tests, which look inside its screens and widgets, are unit
+//! tests of the app crate (`src/tests/`).
 
 // tests state their expectations by panicking
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -34,9 +38,7 @@ mod cli_io;
 mod cli_progress;
 mod cli_run_trace;
 mod cli_train;
-mod display_oracle;
 mod docs;
-mod docs_keys;
 mod engine_decode;
 mod engine_decode_cache;
 mod engine_flash;
@@ -60,10 +62,6 @@ mod kernels_untraced;
 mod model_checkpoint;
 mod model_gpt;
 mod model_ops;
-// mkfifo for the pickers' folders
-#[cfg(unix)]
-#[allow(unsafe_code)]
-mod reader_picker_props;
 mod recorders;
 mod scenario_docs;
 mod scenario_roundtrip;
@@ -71,31 +69,16 @@ mod scenario_structure;
 mod screenshots;
 mod simd_levels;
 mod traffic;
-mod tui_agrees_with_log;
-mod tui_app;
-mod tui_compare_flash;
-mod tui_gradcheck;
 #[cfg(unix)]
 #[allow(unsafe_code)] // libc: a FIFO and a signal
 mod tui_hostile;
-mod tui_lessons;
-mod tui_mine;
-mod tui_mistakes;
-mod tui_props;
-mod tui_quiz;
-mod tui_readable;
 // the real binary in a pseudo-terminal (openpty)
 #[cfg(unix)]
 mod tui_pty;
-mod tui_snapshots;
-mod tui_timeline;
-mod tui_traffic;
-mod tui_train;
-mod tui_wording;
 
-// What were the library's unit tests (`#[cfg(test)] mod tests` in src/), one module per source
-// file, grouped by the library's top-level module: here they build with the other tests instead
-// of as a second, cfg(test) compile of the whole library (see `[lib] test = false` in Cargo.toml).
+// What were the lower crates' unit tests (`#[cfg(test)] mod tests`), one module per source file,
+// grouped by top-level module, through the crates' public APIs: here they build with the other
+// tests instead of as a cfg(test) compile of each crate (`test = false` in crates/*/Cargo.toml).
 mod unit_analysis;
 mod unit_engine;
 mod unit_files;
@@ -105,4 +88,3 @@ mod unit_model;
 mod unit_scenario;
 mod unit_tensor;
 mod unit_trace;
-mod unit_tui;

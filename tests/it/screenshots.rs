@@ -1,16 +1,13 @@
 //! The README's screenshots in `assets/` are what the app draws now: a change to a screen that
-//! forgets `cargo run --example screenshots` fails here.
+//! forgets `cargo run --release --example screenshots` fails here.
 
-#[allow(dead_code)] // the example's main and file writing are not used by the test
-#[path = "../../examples/screenshots.rs"]
-mod example;
-
+use attn_trace::tui::pictures;
 use std::path::Path;
 
 #[test]
 fn committed_screenshots_match_the_app() {
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets");
-    let shots = example::screenshots().expect("the app renders");
+    let shots = pictures::screenshots().expect("the app renders");
     let names: Vec<&str> = shots.iter().map(|(name, _)| *name).collect();
     for required in [
         "menu.svg",

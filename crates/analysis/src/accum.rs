@@ -202,6 +202,15 @@ impl Accumulation {
         bufs
     }
 
+    /// The cell factor `f` of each term reads, as (buffer, offset), in the order of the terms.
+    pub fn factor_reads(&self, trace: &Trace, f: usize) -> Vec<(Buf, usize)> {
+        self.terms
+            .iter()
+            .filter_map(|t| t.reads.get(f))
+            .map(|&k| (trace.events[k].buf, trace.events[k].offset as usize))
+            .collect()
+    }
+
     /// The sum event `n` takes part in, if any. Outside flash: the innermost of the (up to
     /// three) iterations around `n` whose last event is a write of its own. In flash's loops,
     /// whose iterations also load tiles: the first write at or after `n`, made in an iteration

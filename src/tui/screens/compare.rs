@@ -124,6 +124,7 @@ impl Compare {
     }
 
     /// Puts the element at `e` (a pair of the scores' shape).
+    #[cfg(test)]
     pub fn set_element(&mut self, e: Element) {
         self.element = e;
         self.refresh();

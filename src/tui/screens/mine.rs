@@ -65,7 +65,12 @@ pub struct Mine {
 /// (else the header's): everything `tui --mine` needs, or why not, in one line. The header is
 /// checked as `grade` checks it ([`check::header`]); the trace is opened once, without
 /// blocking, and must be a regular file.
-pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
+pub(crate) fn load(
+    scenario: &Scenario,
+    scenario_path: &Path,
+    trace: &Path,
+    bind: Option<&Path>,
+) -> Result<Mine, String> {
     let bindings = bind.map(Bindings::load).transpose()?;
     let shown = trace.display().to_string();
     let file = import::open(trace, &shown).map_err(|e| e.to_string())?;
@@ -113,6 +118,12 @@ pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Optio
 }
 
 impl Mine {
+    /// [`load`]: the learner's `trace` read and graded against `scenario` (from `scenario_path`),
+    /// with the bindings file `bind` when given, or why not, in one line.
+    pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
+        load(scenario, scenario_path, trace, bind)
+    }
+
     fn go(&mut self, to: Option<usize>, none: &str) {
         match to {
             Some(n) if n < self.beside.accesses.len() => self.n = n,

@@ -94,14 +94,12 @@ pub struct SideBySide {
     pub report: Vec<Note>,
     pub message: Option<String>,
     pub panel: Panel,
-    /// The gallery entry it was opened from: Esc goes back there, else to the menu.
-    pub gallery: Option<usize>,
 }
 
 impl SideBySide {
     /// The view on `traced`'s first variant (its focus's, else MHA, else the first), or `None`
     /// when the scenario has no mistakes.
-    pub fn new(traced: Arc<TracedScenario>, gallery: Option<usize>) -> Option<SideBySide> {
+    pub fn new(traced: Arc<TracedScenario>) -> Option<SideBySide> {
         let k = traced
             .first_variant()
             .and_then(|v| traced.runs.iter().position(|r| r.variant == v))
@@ -115,7 +113,6 @@ impl SideBySide {
             report: Vec::new(),
             message: None,
             panel: Panel::Code,
-            gallery,
         };
         view.load(k).then_some(view)
     }

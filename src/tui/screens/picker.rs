@@ -173,10 +173,6 @@ impl<T> FilePicker<T> {
         self.entries.len() + self.folders.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The highlighted folder, when the highlight is on one.
     pub fn selected_folder(&self) -> Option<&PathBuf> {
         self.selected

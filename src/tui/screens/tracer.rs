@@ -14,7 +14,9 @@ mod navigation;
 mod quiz_keys;
 mod render;
 
-pub use render::{Areas, areas, render};
+#[cfg(test)]
+pub use render::areas;
+pub use render::render;
 
 use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::lesson::LessonRun;
@@ -319,11 +321,4 @@ impl Tracer {
         self.mouse_here(m, area, theme);
         self.moved();
     }
-}
-
-/// The logical coordinates of the selected cell, for tests and the status of the compare view.
-pub fn selected_index(st: &Tracer) -> Option<Vec<usize>> {
-    let (buf, off) = st.selected()?;
-    let info = st.traced.trace(st.variant)?.buffer(buf)?;
-    Some(info.layout().index(off))
 }

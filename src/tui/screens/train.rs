@@ -16,14 +16,16 @@ mod progress;
 mod render;
 pub mod worker;
 
-pub use form::{CHECKPOINTS, Checked, Field, Form, MAX_PARAMS, MAX_TOKENS_PER_STEP, dir_of, make_dir_for};
-pub use progress::{Applied, ChartData, RunState, RunView};
+pub use form::{CHECKPOINTS, Field, Form, dir_of, make_dir_for};
+pub use progress::{Applied, RunState, RunView};
 pub use render::render;
 
 use attn_trace_i18n::msg;
 use attn_trace_model::{Origin, TinyGpt};
 use progress::run_origin;
-use worker::{Report, Spec, Training};
+#[cfg(test)]
+use worker::Spec;
+use worker::{Report, Training};
 
 /// A run: its progress and, while it lives, the thread training it.
 #[derive(Debug)]
@@ -86,6 +88,7 @@ const MAX_REPORTS_PER_POLL: usize = 10_000;
 impl Train {
     /// A run drawn from the given reports, without a thread: what the screen shows for a
     /// recorded run (snapshot tests use it for a deterministic running screen).
+    #[cfg(test)]
     pub fn replay(form: Form, spec: Spec, reports: Vec<Report>) -> Train {
         let mut progress = RunView::new(spec);
         for r in reports {

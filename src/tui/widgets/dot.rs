@@ -77,13 +77,8 @@ pub fn offsets_text(offs: &[usize]) -> String {
 /// The name of factor `f`'s buffer and the offsets it reads, `q[10..=11]`, in at most `width`
 /// characters where it can (`o_part[84, 88, 92]`, `v[2, 6, …, 62]`, else `v[…]`).
 fn operand(trace: &Trace, dot: &Accumulation, f: usize, width: usize) -> Option<(Buf, String)> {
-    let buf = trace.events[*dot.terms.first()?.reads.get(f)?].buf;
-    let reads: Vec<(Buf, usize)> = dot
-        .terms
-        .iter()
-        .filter_map(|t| t.reads.get(f))
-        .map(|&k| (trace.events[k].buf, trace.events[k].offset as usize))
-        .collect();
+    let reads = dot.factor_reads(trace, f);
+    let buf = reads.first()?.0;
     // a factor read from more than one buffer (latent attention's k_nope, then k_pe) is named
     // run by run, each with its own offsets
     if reads.iter().any(|r| r.0 != buf) {

@@ -19,7 +19,7 @@ pub fn line(trace: &Trace, n: usize) -> String {
         attn_trace_core::trace::Op::Write => tr!("write"),
     };
     // a tiled kernel's log names the memory level of each access
-    let level = if has_tiles(trace) {
+    let level = if trace.has_tiles() {
         format!("  {}", trace.level(e.buf).name())
     } else {
         String::new()
@@ -31,19 +31,6 @@ pub fn line(trace: &Trace, n: usize) -> String {
         attn_trace_analysis::format::num_of(e.buf, e.value),
         trace.label(e.buf, off)
     )
-}
-
-/// Does the trace have tile-local buffers (is it a tiled kernel's)?
-pub fn has_tiles(trace: &Trace) -> bool {
-    trace
-        .buffers
-        .iter()
-        .flatten()
-        .any(|b| b.spec.level == attn_trace_core::tensor::Level::Tile)
-}
-
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
-    render_until(frame, area, ctx, focused, None);
 }
 
 /// [`render`], showing no event after `last` (quiz mode hides what comes next): the row after

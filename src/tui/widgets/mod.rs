@@ -25,7 +25,7 @@ use ratatui::text::{Line, Span};
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
 pub use attn_trace_analysis::position::CellRef;
 
-pub use attn_trace_analysis::format::{char_cols, cols, cut, cut_start, pad, pad_left, wrap};
+pub use attn_trace_analysis::format::{cols, cut, cut_start, pad, wrap};
 
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
 pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {

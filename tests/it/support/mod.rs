@@ -4,7 +4,7 @@
 //! - [`inputs`]: engine inputs built directly (from `x`, separate projections, q, k, v);
 //! - [`gradients`]: central finite differences against a run's gradients;
 //! - [`trace`]: a log's per-phase counts and derived lines against the closed forms;
-//! - [`tui`]: keys into the app and its screen as text;
+//! - [`tui`]: keys into the app and its screen as text, through the app's public API;
 //! - [`cli`]: the program's binary as a command;
 //! - [`chains`]: printed arithmetic chains checked to their digits;
 //! - [`pty`]: the real binary in a pseudo-terminal (Unix).
@@ -18,6 +18,7 @@ pub mod inputs;
 #[allow(unsafe_code)]
 pub mod pty;
 pub mod trace;
+#[allow(dead_code)] // shared with the app's own tests (src/tests/support), which use the rest
 pub mod tui;
 
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};

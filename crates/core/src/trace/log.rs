@@ -285,6 +285,14 @@ impl Trace {
         self.events.is_empty()
     }
 
+    /// Does the log have tile-local buffers (is it a tiled kernel's, flash's)?
+    pub fn has_tiles(&self) -> bool {
+        self.buffers
+            .iter()
+            .flatten()
+            .any(|b| b.spec.level == crate::tensor::Level::Tile)
+    }
+
     /// Bytes the log itself occupies (events, frames, phase spans), without the cell index.
     pub fn log_bytes(&self) -> usize {
         self.events.len() * size_of::<Event>()

@@ -17,13 +17,13 @@ impl Tracer {
     ) -> Tracer {
         let mut t = Tracer::new(traced, run.stops.first().map(|r| r.variant));
         t.lesson = Some(run);
-        t.to_stop(0);
+        t.go_to_stop(0);
         t.refresh();
         t
     }
 
     /// Goes to stop `k` of the lesson: its kernel, its event, its cell.
-    pub fn to_stop(&mut self, k: usize) {
+    pub fn go_to_stop(&mut self, k: usize) {
         let Some(run) = self.lesson.as_mut() else { return };
         run.go(k);
         let r = run.here().clone();
@@ -76,7 +76,7 @@ impl Tracer {
             KeyCode::Char('N') => {
                 if run.at + 1 < run.stops.len() {
                     let k = run.at + 1;
-                    self.to_stop(k);
+                    self.go_to_stop(k);
                 } else {
                     return Some(self.lesson_done());
                 }
@@ -86,12 +86,12 @@ impl Tracer {
                     self.message = Some(tr!("this is the first stop").into());
                 } else {
                     let k = run.at - 1;
-                    self.to_stop(k);
+                    self.go_to_stop(k);
                 }
             }
             KeyCode::Char('R') => {
                 let k = run.at;
-                self.to_stop(k);
+                self.go_to_stop(k);
             }
             _ => return None,
         }

@@ -4,7 +4,6 @@
 use super::super::{Ctx, dot};
 use super::{HEAT_W, VALUE_W, buffers};
 use crate::tui::widgets::{cols, cut};
-pub use attn_trace_analysis::step::TileRegion;
 use attn_trace_analysis::step::{loaded_from, step_buffers, tile_region};
 use attn_trace_core::kernels::names;
 use attn_trace_core::tensor::{Layout, Level};

@@ -10,7 +10,9 @@
 mod layout;
 mod render;
 
-pub use layout::{MemoryPlan, Placed, Spot, TileRegion, plan};
+#[cfg(test)]
+pub use layout::MemoryPlan;
+pub use layout::plan;
 pub use render::{hit, render};
 
 use super::Ctx;
