@@ -5,7 +5,7 @@ use criterion::Throughput;
 use criterion::measurement::{Measurement, ValueFormatter};
 
 /// The CPU time the calling thread has used, in seconds.
-pub fn thread_cpu_seconds() -> f64 {
+pub(crate) fn thread_cpu_seconds() -> f64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes one timespec through the valid pointer it is given
     #[allow(unsafe_code)]
@@ -16,7 +16,7 @@ pub fn thread_cpu_seconds() -> f64 {
 }
 
 /// The benchmarking thread's CPU time, in nanoseconds as criterion's wall clock.
-pub struct ThreadCpu;
+pub(crate) struct ThreadCpu;
 
 impl Measurement for ThreadCpu {
     type Intermediate = f64;

@@ -42,7 +42,7 @@ Examples:
   attn-trace cache scenarios/flash.toml --levels L1=4K/64/4,L2=64K/64/8 --tiles bypass
   attn-trace cache scenarios/flash.toml --json | jq '.runs[] | {variant, pass, memory}'
   attn-trace cache --sweep")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO", required_unless_present = "sweep")]
     pub scenario: Option<PathBuf>,
@@ -81,7 +81,7 @@ fn max_t(s: &str) -> Result<usize, String> {
 
 /// The levels of `--levels` (one value, not a list of values to clap).
 #[derive(Clone, Debug)]
-pub struct Levels(pub Vec<LevelSpec>);
+pub(crate) struct Levels(pub Vec<LevelSpec>);
 
 fn levels_arg(s: &str) -> Result<Levels, String> {
     cache::parse_levels(s).map(Levels)
@@ -109,7 +109,7 @@ struct Document<'a> {
 }
 
 /// The levels asked for, or the defaults and a line saying where they come from.
-pub fn chosen_levels(given: Option<Levels>) -> (Vec<LevelSpec>, String) {
+pub(crate) fn chosen_levels(given: Option<Levels>) -> (Vec<LevelSpec>, String) {
     match given {
         Some(Levels(l)) => (l, "--levels".to_string()),
         None => match cache::default_levels() {
@@ -122,7 +122,7 @@ pub fn chosen_levels(given: Option<Levels>) -> (Vec<LevelSpec>, String) {
     }
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let (levels, source) = chosen_levels(args.levels.clone());
     if args.sweep {

@@ -14,13 +14,13 @@ Exit code 0 when every file is valid, 2 when any is not.
 Examples:
   attn-trace check scenarios/*.toml
   attn-trace check my_scenario.toml")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario files (.toml).
     #[arg(required = true, value_name = "SCENARIO")]
     pub scenarios: Vec<PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     let mut bad = 0;
     for path in &args.scenarios {

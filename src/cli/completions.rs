@@ -12,13 +12,13 @@ Examples:
   attn-trace completions bash > ~/.local/share/bash-completion/completions/attn-trace
   attn-trace completions zsh > ~/.zfunc/_attn-trace
   attn-trace completions fish > ~/.config/fish/completions/attn-trace.fish")]
-pub struct Args {
+pub(crate) struct Args {
     /// The shell to generate for.
     #[arg(value_enum)]
     pub shell: Shell,
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let mut command = crate::Cli::command();
     // generated in memory first: clap_complete panics on a failed write
     let mut script = Vec::new();

@@ -17,7 +17,7 @@ Prints {\"loss\": L, \"tokens\": N} with --json.
 Examples:
   attn-trace eval --checkpoint notes.safetensors --data notes.txt
   attn-trace eval --checkpoint copy.safetensors --dataset copy --json")]
-pub struct Args {
+pub(crate) struct Args {
     /// Checkpoint written by `attn-trace train --save`.
     #[arg(long, value_name = "PATH")]
     pub checkpoint: PathBuf,
@@ -46,7 +46,7 @@ struct Line {
     tokens: usize,
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if !(1..=4096).contains(&args.batch) {
         return Err(CliError::Input(tr!(
             "--batch must be 1..=4096, got {n}",

@@ -21,7 +21,7 @@ Examples:
   attn-trace explain scenarios/mha_walkthrough.toml --variant mha --at b=0,h=1,i=2,j=1
   attn-trace explain scenarios/mha_walkthrough.toml --variant baseline --at b=0,i=2,j=1
   attn-trace explain scenarios/masked_element.toml --variant baseline --at i=1,j=3 --pass backward")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
@@ -37,11 +37,11 @@ pub struct Args {
 }
 
 /// `b=0,h=1,i=2,j=1` → an element; b and h may be left out.
-pub fn parse_at(s: &str) -> Result<Element, String> {
+pub(crate) fn parse_at(s: &str) -> Result<Element, String> {
     Element::parse(s)
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
     let file = args.scenario.display();
     let focus = scenario.focus;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 /// The exit code of a grade that finds the kernel wrong (0: right, 2: bad input, 1: anything
 /// else).
-pub const WRONG: u8 = 3;
+pub(crate) const WRONG: u8 = 3;
 
 /// Random inputs besides the scenario's own, without `--seeds`.
 const DEFAULT_SEEDS: u64 = 3;
@@ -69,7 +69,7 @@ Examples:
   python3 examples/learner/attention.py inputs.txt trace.jsonl
   attn-trace grade scenarios/mha_walkthrough.toml trace.jsonl
   attn-trace grade scenarios/mha_walkthrough.toml -- python3 examples/learner/attention.py")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
@@ -134,7 +134,7 @@ struct Report<'a> {
     runs: &'a [Outcome],
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     // flags that only mean something for a program are not ignored with a trace file
     if args.trace.is_some() {
         let given = [("--seeds", args.seeds.is_some()), ("--timeout", args.timeout.is_some())];
@@ -300,7 +300,7 @@ fn running() -> std::sync::MutexGuard<'static, Running> {
 /// Kills the program being graded and everything it started, and removes the temporary
 /// directory: called by the signal handler before the process exits, whatever `grade` was
 /// doing (running the program, reading its trace, writing the next inputs).
-pub fn clean_up_after_signal() {
+pub(crate) fn clean_up_after_signal() {
     let (group, dir) = {
         let mut r = running();
         (r.group.take(), r.dir.take())

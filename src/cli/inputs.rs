@@ -26,7 +26,7 @@ Examples:
   attn-trace inputs scenarios/mha_walkthrough.toml -o inputs.txt
   attn-trace inputs scenarios/gqa.toml --variant gqa --pass backward -o inputs.txt
   attn-trace inputs scenarios/mha_walkthrough.toml --input 2     (the second random input of grade --seeds)")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
@@ -44,7 +44,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
     let (variant, pass) = choose(&scenario, &args.scenario, args.variant, args.pass)?;
     let reference = Reference::new(&scenario, variant, pass, args.input)
@@ -77,7 +77,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 /// The variant and pass a learner's kernel is matched against: the flags, else the scenario's
 /// `[focus]`, else its first variant and its first pass ([`check::choose`], which `grade` and
 /// `tui --mine` use too).
-pub fn choose(
+pub(crate) fn choose(
     scenario: &Scenario,
     path: &Path,
     variant: Option<Variant>,

@@ -42,7 +42,7 @@ Examples:
   attn-trace io scenarios/flash.toml --json | jq '.runs[] | {variant, pass, totals}'
   attn-trace io --sweep
   attn-trace io --sweep --head-dim 128 --mask causal --json")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO", required_unless_present = "sweep")]
     pub scenario: Option<PathBuf>,
@@ -78,8 +78,8 @@ pub(super) fn mask_name(s: &str) -> Result<String, String> {
 }
 
 /// The sequence lengths and square tile sizes of `--sweep`.
-pub const SWEEP_LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
-pub const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
+pub(crate) const SWEEP_LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+pub(crate) const SWEEP_TILES: [usize; 4] = [16, 32, 64, 128];
 
 #[derive(Serialize)]
 struct Document<'a> {
@@ -152,7 +152,7 @@ struct Counted {
     kv_floats: usize,
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.sweep {
         let mask = args.mask.as_deref().and_then(Mask::from_name).unwrap_or(Mask::None);

@@ -1,20 +1,20 @@
 //! The subcommands, one file each, and what they share: the error type that decides the exit
 //! code, and whether output may be coloured.
 
-pub mod cache;
-pub mod check;
-pub mod completions;
-pub mod eval;
-pub mod explain;
-pub mod grade;
-pub mod inputs;
-pub mod io;
-pub mod program;
-pub mod run;
-pub mod sample;
-pub mod trace;
-pub mod train;
-pub mod tui;
+pub(crate) mod cache;
+pub(crate) mod check;
+pub(crate) mod completions;
+pub(crate) mod eval;
+pub(crate) mod explain;
+pub(crate) mod grade;
+pub(crate) mod inputs;
+pub(crate) mod io;
+pub(crate) mod program;
+pub(crate) mod run;
+pub(crate) mod sample;
+pub(crate) mod trace;
+pub(crate) mod train;
+pub(crate) mod tui;
 
 use attn_trace_core::files::atomic::AtomicFile;
 use attn_trace_core::kernels::Variant;
@@ -31,7 +31,7 @@ use std::sync::{Arc, OnceLock};
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Bad user input (a scenario file, an argument, an output path): one line, exit code 2.
     #[error("{0}")]
     Input(String),
@@ -68,14 +68,14 @@ impl From<ScenarioError> for CliError {
 }
 
 /// Loads and validates a scenario file; every problem is a user-input error.
-pub fn load(path: &Path) -> Result<Scenario, CliError> {
+pub(crate) fn load(path: &Path) -> Result<Scenario, CliError> {
     Ok(Scenario::load(path)?)
 }
 
 /// clap parser of a whole number ≥ 0 that calls a negative number one (clap alone would take
 /// `--steps -1` for an unknown flag `-1`; the flags that use this allow negative numbers so
 /// they reach it).
-pub fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
+pub(crate) fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
     let t = s.trim();
     match t.parse::<u128>() {
         Ok(v) => T::try_from(v).map_err(|_| tr!("is too large").to_string()),
@@ -89,7 +89,7 @@ pub fn whole<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
 /// clap's errors as one line, like every other error of this tool: what is wrong with which
 /// flag, and a suggestion if clap has one ([`clap_exit`] adds where the help is). clap's own
 /// are 3–5 lines with the usage.
-pub struct OneLine;
+pub(crate) struct OneLine;
 
 impl clap::error::ErrorFormatter for OneLine {
     fn format_error(error: &clap::error::Error<Self>) -> clap::builder::StyledStr {
@@ -177,7 +177,7 @@ fn help_command() -> String {
 
 /// Handles what clap stopped on: help and version go to standard output (a failed write is one
 /// line, exit 1; a closed pipe is quiet); a mistake in the flags is one line and exit code 2.
-pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
+pub(crate) fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
     use clap::error::ErrorKind;
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         let styled = e.render();
@@ -199,7 +199,7 @@ pub fn clap_exit(e: clap::Error, help_color: bool) -> ExitCode {
 
 /// A clap parser of one of `all` by its `name`: it knows the possible values, so `--help` lists
 /// them, shell completions offer them and a mistake names them.
-pub fn names_parser<T: Copy + Send + Sync + 'static>(
+pub(crate) fn names_parser<T: Copy + Send + Sync + 'static>(
     all: &'static [T],
     name: fn(T) -> &'static str,
 ) -> impl clap::builder::TypedValueParser<Value = T> {
@@ -213,26 +213,26 @@ pub fn names_parser<T: Copy + Send + Sync + 'static>(
     })
 }
 
-pub fn variant_arg() -> impl clap::builder::TypedValueParser<Value = Variant> {
+pub(crate) fn variant_arg() -> impl clap::builder::TypedValueParser<Value = Variant> {
     names_parser(&Variant::ALL, Variant::name)
 }
 
-pub fn pass_arg() -> impl clap::builder::TypedValueParser<Value = Pass> {
+pub(crate) fn pass_arg() -> impl clap::builder::TypedValueParser<Value = Pass> {
     names_parser(&Pass::ALL, Pass::name)
 }
 
-pub fn phase_arg() -> impl clap::builder::TypedValueParser<Value = Phase> {
+pub(crate) fn phase_arg() -> impl clap::builder::TypedValueParser<Value = Phase> {
     names_parser(Phase::ALL, Phase::name)
 }
 
-pub fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
+pub(crate) fn buffer_arg() -> impl clap::builder::TypedValueParser<Value = Buf> {
     names_parser(Buf::ALL, Buf::name)
 }
 
 /// Where a subcommand's output goes: stdout, or a file written atomically (see
 /// [`attn_trace_core::files::atomic`]: a temporary file renamed over the target only once everything is
 /// written; a FIFO or a character device is written in place).
-pub enum Output {
+pub(crate) enum Output {
     Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>),
     File {
         file: std::io::BufWriter<AtomicFile>,
@@ -241,7 +241,7 @@ pub enum Output {
 }
 
 impl Output {
-    pub fn open(path: Option<&Path>) -> Result<Output, CliError> {
+    pub(crate) fn open(path: Option<&Path>) -> Result<Output, CliError> {
         let Some(target) = path else {
             return Ok(Output::Stdout(std::io::BufWriter::new(std::io::stdout().lock())));
         };
@@ -262,7 +262,7 @@ impl Output {
         })
     }
 
-    pub fn writer(&mut self) -> &mut dyn Write {
+    pub(crate) fn writer(&mut self) -> &mut dyn Write {
         match self {
             Output::Stdout(w) => w,
             Output::File { file, .. } => file,
@@ -271,7 +271,7 @@ impl Output {
 
     /// The file's writer, for a writer that must be `Send` (the Parquet export); `None` for
     /// standard output.
-    pub fn file_writer(&mut self) -> Option<&mut (dyn Write + Send)> {
+    pub(crate) fn file_writer(&mut self) -> Option<&mut (dyn Write + Send)> {
         match self {
             Output::Stdout(_) => None,
             Output::File { file, .. } => Some(file),
@@ -279,7 +279,7 @@ impl Output {
     }
 
     /// The error for a failed write, naming the file (a closed pipe stays quiet).
-    pub fn write_error(&self, e: std::io::Error) -> CliError {
+    pub(crate) fn write_error(&self, e: std::io::Error) -> CliError {
         match self {
             Output::File { target, .. } => file_error(target, e),
             Output::Stdout(_) => CliError::Write(e),
@@ -288,7 +288,7 @@ impl Output {
 
     /// Flushes, and for a file moves it into place. Dropping an unfinished `Output` instead
     /// deletes the temporary file, so the target is never left half written.
-    pub fn finish(self) -> Result<(), CliError> {
+    pub(crate) fn finish(self) -> Result<(), CliError> {
         match self {
             Output::Stdout(mut w) => quiet_pipe(w.flush()),
             Output::File { file, target } => {
@@ -310,7 +310,7 @@ fn file_error(target: &Path, e: std::io::Error) -> CliError {
 }
 
 /// A reader that closed the pipe early (`| head`) is not an error.
-pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
+pub(crate) fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
     match r {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
@@ -319,7 +319,7 @@ pub fn quiet_pipe(r: std::io::Result<()>) -> Result<(), CliError> {
 
 /// Prints `error: MSG` on standard error, on one line (control characters escaped). A standard
 /// error that cannot be written is no reason to panic: the exit code still tells.
-pub fn error_line(msg: &str) {
+pub(crate) fn error_line(msg: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "{}: {}",
@@ -330,7 +330,7 @@ pub fn error_line(msg: &str) {
 
 /// `text` with its control characters escaped as Rust writes them (`\n`, `\u{1b}`), so text
 /// from a file (a scenario's title) stays on its line and sends no codes to the terminal.
-pub fn escape_controls(text: &str) -> String {
+pub(crate) fn escape_controls(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
@@ -343,7 +343,7 @@ pub fn escape_controls(text: &str) -> String {
 }
 
 /// Prints the error (if not already printed) and turns the result into the process exit code.
-pub fn exit_code(result: Result<(), CliError>) -> ExitCode {
+pub(crate) fn exit_code(result: Result<(), CliError>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(CliError::Input(msg)) => {
@@ -376,7 +376,7 @@ static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// Makes the first Ctrl-C, SIGTERM or SIGHUP raise `flag` instead of ending the process; the
 /// next one ends it as usual.
-pub fn stop_on_signal(flag: Arc<AtomicBool>) {
+pub(crate) fn stop_on_signal(flag: Arc<AtomicBool>) {
     let _ = STOP.set(flag);
 }
 
@@ -386,7 +386,7 @@ static ENDING: AtomicBool = AtomicBool::new(false);
 /// Waits for ever when a signal is ending the process: called by the main thread before it
 /// reports or exits, so that what the signal's clean-up did under it (a child reaped, a file
 /// removed) is not reported as an error and the exit code is the signal's.
-pub fn wait_if_ending() {
+pub(crate) fn wait_if_ending() {
     if ENDING.load(Ordering::SeqCst) {
         loop {
             std::thread::park();
@@ -398,7 +398,7 @@ pub fn wait_if_ending() {
 /// written (the targets keep their previous contents), give the terminal back if the TUI has it,
 /// and exit with 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM). A run registered
 /// with [`stop_on_signal`] is asked to stop first.
-pub fn handle_signals() {
+pub(crate) fn handle_signals() {
     fn on_signal(number: i32) {
         if let Some(flag) = STOP.get()
             && !flag.swap(true, Ordering::SeqCst)
@@ -440,14 +440,14 @@ static COLOR: AtomicBool = AtomicBool::new(false);
 
 /// True when NO_COLOR is set to anything non-empty (<https://no-color.org>).
 /// `--lang`'s value parser.
-pub fn parse_lang(s: &str) -> Result<Lang, String> {
+pub(crate) fn parse_lang(s: &str) -> Result<Lang, String> {
     Lang::from_tag(s).ok_or_else(|| tr!("unknown language \"{s}\"; expected en or zh-CN", s))
 }
 
 /// The language asked for by `--lang X` or `--lang=X` among the raw arguments (read before
 /// clap parses them, so that its errors are in that language too), else by the locale. A
 /// value that names no language is left for clap to refuse.
-pub fn lang_from_args(args: impl Iterator<Item = std::ffi::OsString>) -> Lang {
+pub(crate) fn lang_from_args(args: impl Iterator<Item = std::ffi::OsString>) -> Lang {
     let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
     let given = args
         .iter()
@@ -460,23 +460,23 @@ pub fn lang_from_args(args: impl Iterator<Item = std::ffi::OsString>) -> Lang {
     given.and_then(Lang::from_tag).unwrap_or_else(Lang::from_env)
 }
 
-pub fn no_color_env() -> bool {
+pub(crate) fn no_color_env() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 
 /// Allows colour when `wanted` and both stdout and stderr are terminals.
-pub fn set_color(wanted: bool) {
+pub(crate) fn set_color(wanted: bool) {
     let tty = std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     COLOR.store(wanted && tty, Ordering::Relaxed);
 }
 
-pub fn color() -> bool {
+pub(crate) fn color() -> bool {
     COLOR.load(Ordering::Relaxed)
 }
 
 /// The few kinds of emphasis the headless output uses.
 #[derive(Clone, Copy, Debug)]
-pub enum Style {
+pub(crate) enum Style {
     Error,
     Ok,
     Heading,
@@ -484,7 +484,7 @@ pub enum Style {
 }
 
 /// `text` wrapped in ANSI colour codes when colour is on, unchanged otherwise.
-pub fn paint(text: &str, style: Style) -> String {
+pub(crate) fn paint(text: &str, style: Style) -> String {
     if !color() {
         return text.to_string();
     }

@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The bytes of the program's standard error kept: its last ones.
-pub const TAIL_BYTES: usize = 4096;
+pub(crate) const TAIL_BYTES: usize = 4096;
 /// The longest line of that tail shown, in characters (an escape such as `\u{1b}` counts its
 /// characters).
-pub const LINE_CHARS: usize = 200;
+pub(crate) const LINE_CHARS: usize = 200;
 
 /// The last [`TAIL_BYTES`] bytes of a stream, and whether earlier ones were dropped.
 #[derive(Debug, Default)]
@@ -50,7 +50,7 @@ impl Tail {
 }
 
 /// A running learner's program.
-pub struct Program {
+pub(crate) struct Program {
     child: Child,
     tail: Arc<Mutex<Tail>>,
     reader: Option<std::thread::JoinHandle<()>>,
@@ -59,7 +59,7 @@ pub struct Program {
 impl Program {
     /// Starts `cmd` in a session of its own, its standard error piped into the tail (its other
     /// streams are the caller's to set).
-    pub fn spawn(cmd: &mut Command) -> std::io::Result<Program> {
+    pub(crate) fn spawn(cmd: &mut Command) -> std::io::Result<Program> {
         cmd.stderr(Stdio::piped());
         #[cfg(unix)]
         {
@@ -93,14 +93,14 @@ impl Program {
     }
 
     /// The process id, which is also its process group's and its session's.
-    pub fn id(&self) -> u32 {
+    pub(crate) fn id(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits for the program to exit, until `deadline`: `None` when it is still running then.
     /// Then ends whatever it started (the program itself too, at the deadline), so nothing it
     /// left behind writes on.
-    pub fn wait(&mut self, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
+    pub(crate) fn wait(&mut self, deadline: Instant) -> std::io::Result<Option<ExitStatus>> {
         let status = loop {
             match self.child.try_wait()? {
                 Some(status) => break Some(status),
@@ -119,7 +119,7 @@ impl Program {
     /// The last `n` lines of the program's standard error, ready to print: invalid UTF-8
     /// replaced character by character, control characters escaped, each line cut to
     /// [`LINE_CHARS`] characters; `…` opens a line whose start was dropped.
-    pub fn tail(&mut self, n: usize) -> Vec<String> {
+    pub(crate) fn tail(&mut self, n: usize) -> Vec<String> {
         // the pipe closes once every process holding it has ended: wait a moment for the last
         // bytes, not for a process that escaped (on a system without a subreaper)
         if let Some(reader) = self.reader.take() {
@@ -165,7 +165,7 @@ impl Program {
 
 /// Makes this process the reaper of its orphaned descendants (Linux), so that a process the
 /// learner's program leaves behind, even in a session of its own, can be found and ended.
-pub fn become_subreaper() {
+pub(crate) fn become_subreaper() {
     #[cfg(target_os = "linux")]
     // SAFETY: prctl with PR_SET_CHILD_SUBREAPER takes plain integers and touches no memory.
     #[allow(unsafe_code)]
@@ -175,7 +175,7 @@ pub fn become_subreaper() {
 }
 
 /// Kills process group `pid` (the program and whatever stayed in its group).
-pub fn kill_group(pid: u32) {
+pub(crate) fn kill_group(pid: u32) {
     #[cfg(unix)]
     if let Ok(pid) = libc::pid_t::try_from(pid) {
         // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
@@ -192,7 +192,7 @@ pub fn kill_group(pid: u32) {
 /// Kills every descendant of this process and reaps those that are its children, until none is
 /// left (a descendant may fork while it is found: the next round finds its child). Only
 /// `grade -- COMMAND` starts processes, so its descendants are the learner's program's.
-pub fn end_descendants() {
+pub(crate) fn end_descendants() {
     #[cfg(target_os = "linux")]
     for _ in 0..100 {
         let found = descendants();

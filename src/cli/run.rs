@@ -31,7 +31,7 @@ Examples:
   attn-trace run scenarios/mha_walkthrough.toml
   attn-trace run scenarios/numeric_mha.toml --json
   attn-trace run scenarios/numeric_mha.toml --json | jq '.runs[0].tensors.probs'")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
@@ -91,7 +91,7 @@ impl Serialize for Named {
     }
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     let scenario = super::load(&args.scenario)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {

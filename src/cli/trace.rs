@@ -47,7 +47,7 @@ Examples:
   attn-trace trace scenarios/mha_walkthrough.toml --format parquet -o trace.parquet
   duckdb -c \"SELECT buffer, count(*) FROM 'trace.parquet' WHERE op = 'read' GROUP BY buffer\"
   python -c \"import pandas as pd; print(pd.read_json('t.jsonl', lines=True).head())\"")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml).
     #[arg(value_name = "SCENARIO")]
     pub scenario: PathBuf,
@@ -78,7 +78,7 @@ pub struct Args {
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// One JSON object per line.
     Jsonl,
     /// Comma-separated values with a header row.
@@ -95,7 +95,7 @@ fn level_arg() -> impl clap::builder::TypedValueParser<Value = Level> {
     super::names_parser(&[Level::Global, Level::Tile], Level::name)
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if args.format == Format::Parquet && args.output.is_none() {
         return Err(parquet_needs_file());
     }

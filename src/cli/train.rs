@@ -41,7 +41,7 @@ Examples:
   attn-trace train --dataset copy --steps 600 --heads 4 --kv-heads 2 --rope half --dmodel 32 --seq 24 --batch 8 --lr 3e-3
   attn-trace train --load notes.safetensors --data notes.txt --steps 1000 --save notes.safetensors
   attn-trace train --dataset sort --steps 300 --json | jq .loss")]
-pub struct Args {
+pub(crate) struct Args {
     /// Train on the bytes of this file (the last tenth is held out for validation).
     #[arg(long, value_name = "FILE", conflicts_with = "dataset")]
     pub data: Option<PathBuf>,
@@ -236,7 +236,7 @@ fn config(
 }
 
 /// The data named by `--data` or `--dataset` (default: the built-in `kernels`).
-pub fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Dataset, CliError> {
+pub(crate) fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Dataset, CliError> {
     match data {
         Some(path) => Dataset::from_file(path, seq).map_err(|e| bad(format!("--data {e}"))),
         None => Dataset::builtin(name.unwrap_or("kernels"), seq).map_err(|e| bad(format!("--dataset {e}"))),
@@ -244,7 +244,7 @@ pub fn dataset(data: Option<&Path>, name: Option<&str>, seq: usize) -> Result<Da
 }
 
 /// Loads the checkpoint given by `flag`; the message names the flag and the file.
-pub fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, CliError> {
+pub(crate) fn load_checkpoint(flag: &str, path: &Path) -> Result<checkpoint::Loaded, CliError> {
     checkpoint::load(path).map_err(|e| match e {
         ModelError::Checkpoint { path, msg } => bad(format!("{flag} {path}: {msg}")),
         other => bad(format!("{flag} {}: {other}", path.display())),
@@ -278,7 +278,7 @@ fn check_save_target(path: &Path) -> Result<AtomicFile, CliError> {
     AtomicFile::create(path).map_err(|e| bad(tr!("--save {path}: cannot write there: {e}", path = path.display(), e)))
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if args.log_every == 0 {
         return Err(bad(tr!("--log-every must be at least 1").into()));
     }

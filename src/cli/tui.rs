@@ -33,7 +33,7 @@ Examples:
   attn-trace tui scenarios/mha_walkthrough.toml --quiz --quiz-report scores.json
   attn-trace tui --lesson lessons/mha_walkthrough.toml
   attn-trace tui scenarios/flash.toml --at '#120' --snapshot slide.svg --size 120x40")]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (.toml); without it, the built-in MHA walkthrough (B=1, T=3, C=4, H=2).
     #[arg(value_name = "SCENARIO")]
     pub scenario: Option<PathBuf>,
@@ -114,7 +114,7 @@ fn lesson_app(path: &std::path::Path, theme: Theme, w: u16, h: u16) -> Result<Ap
     Ok(App::lesson(traced, lesson, theme, w, h)?)
 }
 
-pub fn run(args: Args) -> Result<(), CliError> {
+pub(crate) fn run(args: Args) -> Result<(), CliError> {
     // a bad file is reported before the terminal is taken over: one line, exit code 2
     let scenario = match &args.scenario {
         Some(path) => load(path)?,

@@ -114,7 +114,7 @@ fn ticked(text: &str, key: &str) -> bool {
     found || (key == "wheel" || key == "click") && text.contains(&format!("| {key}"))
 }
 
-/// The key column of a screen's own key list (`pub const KEYS: &[(&str, &str)] = &[…];`), which
+/// The key column of a screen's own key list (`pub(crate) const KEYS: &[(&str, &str)] = &[…];`), which
 /// it shows in a popup on `?`.
 fn screen_key_list(src: &str) -> Vec<String> {
     let Some(start) = src.find("const KEYS: &[(&str, &str)] = &[") else {
@@ -156,7 +156,12 @@ fn screens() -> Vec<(String, Vec<PathBuf>)> {
     let decl = fs::read_to_string(dir.join("mod.rs")).expect("src/tui/screens/mod.rs");
     let modules = decl
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';'))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("pub(crate) mod ")
+                .or_else(|| l.strip_prefix("pub mod "))?
+                .strip_suffix(';')
+        })
         .filter(|&m| m != "help" && !SHARED.contains(&m));
     for module in modules {
         let file = dir.join(format!("{module}.rs"));

@@ -48,7 +48,7 @@ pub enum Msg {
 
 /// The screens; each owns its state.
 #[derive(Debug)]
-pub enum Screen {
+pub(crate) enum Screen {
     Menu(Menu),
     Tracer(Box<Tracer>),
     Compare(Box<Compare>),
@@ -76,7 +76,7 @@ pub enum Screen {
 
 /// A box drawn over the screen until a key closes it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Popup {
+pub(crate) enum Popup {
     /// The keys of the screen it was opened from.
     Help(Help),
     Message {

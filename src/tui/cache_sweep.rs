@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 /// Where the levels simulated come from, as the view's header says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LevelsFrom {
+pub(crate) enum LevelsFrom {
     /// This machine's L1d and L2, as the OS reports them ([`cache::os_levels`]).
     Os,
     /// [`cache::DEFAULT_LEVELS`]: the OS reports none.
@@ -29,7 +29,7 @@ pub enum LevelsFrom {
 }
 
 impl LevelsFrom {
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             LevelsFrom::Os => tr!("this machine's, as the OS reports them"),
             LevelsFrom::Defaults => tr!("defaults: the OS reports none"),
@@ -39,7 +39,7 @@ impl LevelsFrom {
 }
 
 /// A head size and a mask (causal or none): what one set of rows is for.
-pub type Key = (usize, bool);
+pub(crate) type Key = (usize, bool);
 
 /// The lengths a worker has still to simulate; `closed` once it found none left and ended.
 #[derive(Default)]
@@ -67,7 +67,7 @@ struct Sweep {
 
 /// How far the sweep under way has got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SweepStatus {
+pub(crate) struct SweepStatus {
     /// Runs finished and runs in all (one kernel at one T each).
     pub done: usize,
     pub total: usize,
@@ -77,7 +77,7 @@ pub struct SweepStatus {
 }
 
 /// The simulated rows, and the worker computing more.
-pub struct Simulation {
+pub(crate) struct Simulation {
     pub levels: Vec<LevelSpec>,
     pub from: LevelsFrom,
     /// Every sequence length the view can show, ascending.
@@ -117,7 +117,7 @@ fn mask_of(causal: bool) -> Mask {
 }
 
 impl Simulation {
-    pub fn new(levels: Vec<LevelSpec>, from: LevelsFrom, lengths: &[usize], tiles: &[usize]) -> Simulation {
+    pub(crate) fn new(levels: Vec<LevelSpec>, from: LevelsFrom, lengths: &[usize], tiles: &[usize]) -> Simulation {
         let mut lengths = lengths.to_vec();
         lengths.sort_unstable();
         lengths.dedup();
@@ -138,7 +138,7 @@ impl Simulation {
     }
 
     /// The lengths up to `max_t` that `key` has no row for yet.
-    pub fn missing(&self, key: Key, max_t: usize) -> Vec<usize> {
+    pub(crate) fn missing(&self, key: Key, max_t: usize) -> Vec<usize> {
         let have = self.rows.get(&key);
         self.wanted(max_t)
             .filter(|&t| !have.is_some_and(|rows| rows.iter().any(|r| r.t == t)))
@@ -148,7 +148,7 @@ impl Simulation {
     /// Makes sure the rows of `key` up to `max_t` are known or under way: lengths the job under
     /// way for `key` lacks are queued behind it; a job for another key is dropped and a new one
     /// starts.
-    pub fn want(&mut self, key: Key, max_t: usize) {
+    pub(crate) fn want(&mut self, key: Key, max_t: usize) {
         // rows sent before a worker closed its queue are taken in first
         self.tick();
         let missing = self.missing(key, max_t);
@@ -217,7 +217,7 @@ impl Simulation {
     }
 
     /// Takes in the rows the worker finished; returns whether any came.
-    pub fn tick(&mut self) -> bool {
+    pub(crate) fn tick(&mut self) -> bool {
         let Some(sweep) = self.job.as_mut() else { return false };
         let mut came = false;
         let ended = loop {
@@ -251,12 +251,12 @@ impl Simulation {
     }
 
     /// Whether a job is under way.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         self.job.is_some()
     }
 
     /// How far the job under way for `key` has got (`None` when none is).
-    pub fn progress(&self, key: Key) -> Option<SweepStatus> {
+    pub(crate) fn progress(&self, key: Key) -> Option<SweepStatus> {
         let j = self.job.as_ref().filter(|j| j.key == key)?;
         let runs = j.lengths.len() * (1 + self.tiles.len());
         Some(SweepStatus {
@@ -269,7 +269,7 @@ impl Simulation {
 
     /// Blocks until the job under way is done or `timeout` passes, taking in its rows (for tests
     /// and the README's picture; the app polls on its tick instead). Returns whether it is done.
-    pub fn wait(&mut self, timeout: Duration) -> bool {
+    pub(crate) fn wait(&mut self, timeout: Duration) -> bool {
         let start = Instant::now();
         loop {
             self.tick();
@@ -285,7 +285,7 @@ impl Simulation {
 
     /// The rows of `key` known up to `max_t`, as a sweep's table (the same as
     /// `cache::sweep` of those lengths).
-    pub fn sweep(&self, key: Key, max_t: usize) -> CacheSweep {
+    pub(crate) fn sweep(&self, key: Key, max_t: usize) -> CacheSweep {
         let (d, causal) = key;
         let rows = self
             .rows
@@ -296,7 +296,7 @@ impl Simulation {
     }
 
     /// The lengths up to `max_t`, every one the view shows a row for.
-    pub fn shown_lengths(&self, max_t: usize) -> Vec<usize> {
+    pub(crate) fn shown_lengths(&self, max_t: usize) -> Vec<usize> {
         self.wanted(max_t).collect()
     }
 }

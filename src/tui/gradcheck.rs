@@ -6,7 +6,7 @@
 //! coming back to a cell shows it at once. The app polls on its tick while a check runs.
 
 use crate::tui::job::{Event, Job, JobKind, Progress, guard};
-pub use attn_trace_analysis::gradcheck::target;
+pub(crate) use attn_trace_analysis::gradcheck::target;
 use attn_trace_analysis::gradcheck::{self, Check, Skip};
 use attn_trace_core::engine::Inputs;
 use attn_trace_core::kernels::Variant;
@@ -17,10 +17,10 @@ use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// How long a request must stay the latest before the worker starts on it.
-pub const SETTLE: Duration = Duration::from_millis(25);
+pub(crate) const SETTLE: Duration = Duration::from_millis(25);
 
 /// Which check: the variant, the gradient buffer and the cell.
-pub type Key = (Variant, Buf, usize);
+pub(crate) type Key = (Variant, Buf, usize);
 
 /// What a check needs; `Send`, for the worker.
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@
 //! [`FAIL_ENV`] makes a job panic on purpose, so that a test can check all this on the real
 //! binary (the tests run the release build, as [`super::PANIC_ENV`] does for the main thread).
 
-pub use attn_trace_core::progress::Progress;
+pub(crate) use attn_trace_core::progress::Progress;
 use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 use std::sync::Mutex;
@@ -23,11 +23,11 @@ use std::thread::JoinHandle;
 
 /// The environment variable naming a job that panics as soon as it starts:
 /// `ATTN_TRACE_WORKER_PANIC=loading`, `gradient-check`, `training` or `cache-sweep`.
-pub const FAIL_ENV: &str = "ATTN_TRACE_WORKER_PANIC";
+pub(crate) const FAIL_ENV: &str = "ATTN_TRACE_WORKER_PANIC";
 
 /// The kinds of job the TUI runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobKind {
+pub(crate) enum JobKind {
     /// Tracing a scenario behind the progress box.
     Loading,
     /// The tracer's gradient check.
@@ -40,7 +40,7 @@ pub enum JobKind {
 
 impl JobKind {
     /// The name [`FAIL_ENV`] takes.
-    pub const fn name(self) -> &'static str {
+    pub(crate) const fn name(self) -> &'static str {
         match self {
             JobKind::Loading => "loading",
             JobKind::GradientCheck => "gradient-check",
@@ -50,7 +50,7 @@ impl JobKind {
     }
 
     /// The popup's title when a job of this kind fails.
-    pub fn failed_title(self) -> &'static str {
+    pub(crate) fn failed_title(self) -> &'static str {
         match self {
             JobKind::Loading => attn_trace_i18n::tr!("Tracing failed"),
             JobKind::GradientCheck => attn_trace_i18n::tr!("The gradient check failed"),
@@ -75,7 +75,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// The message of the last panic the hook kept and no [`guard`] took (one of rayon's threads
 /// called from an unguarded thread), for the report after the terminal is given back.
-pub fn take_kept() -> Option<String> {
+pub(crate) fn take_kept() -> Option<String> {
     lock(&CAUGHT).take()
 }
 
@@ -84,7 +84,7 @@ static FAILURES: Mutex<Vec<(JobKind, String)>> = Mutex::new(Vec::new());
 
 /// Runs `f` as a job of kind `worker`. A panic in it is caught: its message (and where it happened) is queued
 /// for the UI ([`take_failure`]) and returned as the error.
-pub fn guard<T>(worker: JobKind, f: impl FnOnce() -> T) -> Result<T, String> {
+pub(crate) fn guard<T>(worker: JobKind, f: impl FnOnce() -> T) -> Result<T, String> {
     // guards nest (a job's work guards each piece of its own): the outer one still holds after
     // an inner one returns
     let before = GUARDED.with(|g| g.replace(true));
@@ -108,7 +108,7 @@ pub fn guard<T>(worker: JobKind, f: impl FnOnce() -> T) -> Result<T, String> {
 }
 
 /// The oldest job failure the UI has not shown yet.
-pub fn take_failure() -> Option<(JobKind, String)> {
+pub(crate) fn take_failure() -> Option<(JobKind, String)> {
     let mut failures = lock(&FAILURES);
     (!failures.is_empty()).then(|| failures.remove(0))
 }
@@ -139,7 +139,7 @@ fn payload_text(payload: &(dyn std::any::Any + Send)) -> String {
 /// rayon's threads, which rayon hands on to its caller) is only kept for it, message and place,
 /// and the hooks behind it (which print a report and give the terminal back) run for every other
 /// panic. The TUI installs it after its own hooks.
-pub fn install_hook() {
+pub(crate) fn install_hook() {
     let next = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if GUARDED.with(Cell::get) || rayon::current_thread_index().is_some() {
@@ -156,7 +156,7 @@ pub fn install_hook() {
 
 /// What a job sends the UI.
 #[derive(Debug)]
-pub enum Event<M> {
+pub(crate) enum Event<M> {
     /// A message of the work's, in the order it sent them.
     Msg(M),
     /// The work panicked or its thread could not start: the job sends nothing more. Its popup
@@ -166,7 +166,7 @@ pub enum Event<M> {
 
 /// The work's side of a job: where it sends its messages, and its progress.
 #[derive(Debug)]
-pub struct Ctx<M> {
+pub(crate) struct Ctx<M> {
     tx: Sender<Event<M>>,
     pub progress: Progress,
 }
@@ -174,19 +174,19 @@ pub struct Ctx<M> {
 impl<M> Ctx<M> {
     /// Sends `m` to the UI; false when nobody waits for it any more (the job was dropped), so
     /// the work can stop.
-    pub fn send(&self, m: M) -> bool {
+    pub(crate) fn send(&self, m: M) -> bool {
         self.tx.send(Event::Msg(m)).is_ok()
     }
 
     /// Whether the UI cancelled the job (or dropped it).
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         self.progress.cancelled()
     }
 }
 
 /// A piece of work on a thread of its own, and the UI's handle on it.
 #[derive(Debug)]
-pub struct Job<M> {
+pub(crate) struct Job<M> {
     progress: Progress,
     rx: Receiver<Event<M>>,
     thread: Option<JoinHandle<()>>,
@@ -199,7 +199,7 @@ pub struct Job<M> {
 impl<M: Send + 'static> Job<M> {
     /// Starts `work` on a thread named after `kind`, sharing `progress` with it; a panic in it is
     /// caught and reported ([`guard`]).
-    pub fn spawn(kind: JobKind, progress: Progress, work: impl FnOnce(&Ctx<M>) + Send + 'static) -> Job<M> {
+    pub(crate) fn spawn(kind: JobKind, progress: Progress, work: impl FnOnce(&Ctx<M>) + Send + 'static) -> Job<M> {
         let (tx, rx) = channel();
         let ctx = Ctx {
             tx: tx.clone(),
@@ -230,7 +230,7 @@ impl<M: Send + 'static> Job<M> {
 
     /// The same job, whose drop waits for its thread to end (after cancelling it).
     #[must_use]
-    pub fn joined(mut self) -> Job<M> {
+    pub(crate) fn joined(mut self) -> Job<M> {
         self.join = true;
         self
     }
@@ -239,7 +239,7 @@ impl<M: Send + 'static> Job<M> {
 impl<M> Job<M> {
     /// The next message or failure the work has sent, if any; `None` when there is none yet, or
     /// when the job has ended ([`Job::ended`]).
-    pub fn poll(&mut self) -> Option<Event<M>> {
+    pub(crate) fn poll(&mut self) -> Option<Event<M>> {
         match self.rx.try_recv() {
             Ok(e) => Some(e),
             Err(TryRecvError::Empty) => None,
@@ -251,16 +251,16 @@ impl<M> Job<M> {
     }
 
     /// Whether the work has ended and everything it sent has been taken.
-    pub fn ended(&self) -> bool {
+    pub(crate) fn ended(&self) -> bool {
         self.ended
     }
 
-    pub fn progress(&self) -> &Progress {
+    pub(crate) fn progress(&self) -> &Progress {
         &self.progress
     }
 
     /// Asks the work to stop at its next check; what it sends from now on is still taken.
-    pub fn cancel(&self) {
+    pub(crate) fn cancel(&self) {
         self.progress.cancel();
     }
 }

@@ -54,7 +54,7 @@ pub struct LessonRun {
 
 /// Finds every stop of `lesson` in `traced`'s logs; the first that cannot be found is an error at
 /// its `at` in the lesson file.
-pub fn resolve(lesson: &Lesson, traced: &TracedScenario) -> Result<Vec<Resolved>, ScenarioError> {
+pub(crate) fn resolve(lesson: &Lesson, traced: &TracedScenario) -> Result<Vec<Resolved>, ScenarioError> {
     lesson
         .stops
         .iter()

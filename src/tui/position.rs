@@ -23,13 +23,13 @@ pub struct Place {
 }
 
 /// The forms a position is written in, for errors.
-pub fn forms() -> &'static str {
+pub(crate) fn forms() -> &'static str {
     tr!("an event number (#123), an element (b=0 h=1 i=2 j=1), a cell (scores[16]) or a phase")
 }
 
 /// Finds `text` in `variant`'s log of `traced`. `pass` is the pass to look in; without it, the
 /// pass of event `here`. An empty `text` with a pass is that pass's first event.
-pub fn resolve(
+pub(crate) fn resolve(
     traced: &TracedScenario,
     variant: Variant,
     pass: Option<Pass>,
@@ -149,7 +149,7 @@ pub fn resolve(
 /// `attn-trace tui scenarios/gqa.toml --variant gqa --at '#5337'` (no file for the built-in
 /// walkthrough). With a selected cell other than the event's, `--at` names the event still:
 /// the event is the position, exactly.
-pub fn command(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
+pub(crate) fn command(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
     let mut cmd = String::from("attn-trace tui");
     if !traced.is_builtin() {
         cmd.push(' ');
@@ -162,7 +162,7 @@ pub fn command(traced: &TracedScenario, variant: Variant, cursor: usize) -> Stri
 }
 
 /// `s` as one word of a POSIX shell: as it is when it holds only safe characters, else quoted.
-pub fn shell_word(s: &str) -> String {
+pub(crate) fn shell_word(s: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c);
     if !s.is_empty() && s.chars().all(safe) {
         s.to_string()

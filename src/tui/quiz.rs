@@ -3,7 +3,7 @@
 //! the log are the analysis layer's ([`attn_trace_analysis::quiz`]); [`access`] and [`question`]
 //! here read the offset expressions from the kernels the TUI embeds ([`source`]).
 
-pub use attn_trace_analysis::quiz::{Access, Question, QuizLevel};
+pub(crate) use attn_trace_analysis::quiz::{Access, Question, QuizLevel};
 
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::source;
@@ -13,12 +13,12 @@ use attn_trace_i18n::tr;
 use std::collections::BTreeMap;
 
 /// Event `n` as a question: [`attn_trace_analysis::quiz::access`] on the embedded kernels.
-pub fn access(trace: &Trace, shape: Shape, n: usize) -> Option<Access> {
+pub(crate) fn access(trace: &Trace, shape: Shape, n: usize) -> Option<Access> {
     attn_trace_analysis::quiz::access(trace, shape, n, source::source)
 }
 
 /// The question at `cursor`: [`attn_trace_analysis::quiz::question`] on the embedded kernels.
-pub fn question(trace: &Trace, shape: Shape, cursor: usize, level: QuizLevel) -> Option<Question> {
+pub(crate) fn question(trace: &Trace, shape: Shape, cursor: usize, level: QuizLevel) -> Option<Question> {
     attn_trace_analysis::quiz::question(trace, shape, cursor, level, source::source)
 }
 

@@ -10,7 +10,7 @@ use crate::tui::traced_scenario::TracedScenario;
 /// `{"scenario": …, "phases": [{"variant", "pass", "phase", "right", "retried", "revealed",
 /// "skipped", "missed": {…}}], "lesson": {"title", "right", "asked", "stops": [{"at", "answer",
 /// "tries"}]}}`.
-pub fn report(traced: &TracedScenario, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> String {
+pub(crate) fn report(traced: &TracedScenario, quiz: Option<&Quiz>, lesson: Option<&LessonRun>) -> String {
     let phases: Vec<serde_json::Value> = quiz
         .map(|q| {
             q.scores

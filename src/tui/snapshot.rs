@@ -11,11 +11,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Where the tracer's `S` saves its pictures, relative to the current directory.
-pub const DIR: &str = "snapshots";
+pub(crate) const DIR: &str = "snapshots";
 
 /// The screen as text, one row a line, trailing spaces cut (a wide character's second column
 /// is not a space of its own).
-pub fn text(buf: &Buffer) -> String {
+pub(crate) fn text(buf: &Buffer) -> String {
     let area = buf.area;
     let mut out = String::new();
     for y in area.top()..area.bottom() {
@@ -37,7 +37,7 @@ pub fn text(buf: &Buffer) -> String {
 }
 
 /// `gqa-gqa-5337`: the scenario's file stem, the kernel and the event.
-pub fn name(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
+pub(crate) fn name(traced: &TracedScenario, variant: Variant, cursor: usize) -> String {
     let source = traced.source.trim_start_matches("<built-in ").trim_end_matches('>');
     let stem = Path::new(source)
         .file_stem()
@@ -56,7 +56,7 @@ pub fn name(traced: &TracedScenario, variant: Variant, cursor: usize) -> String 
 }
 
 /// What `path`'s extension asks for: plain text for `.txt`, else SVG.
-pub fn render_for(path: &Path, buf: &Buffer) -> String {
+pub(crate) fn render_for(path: &Path, buf: &Buffer) -> String {
     match path.extension().and_then(|e| e.to_str()) {
         Some(e) if e.eq_ignore_ascii_case("txt") => text(buf),
         _ => super::svg::render(buf),
@@ -65,7 +65,7 @@ pub fn render_for(path: &Path, buf: &Buffer) -> String {
 
 /// Saves `buf` as `DIR/NAME.svg` and `DIR/NAME.txt` (each written whole or not at all);
 /// returns the SVG's path.
-pub fn save(dir: &Path, name: &str, buf: &Buffer) -> io::Result<PathBuf> {
+pub(crate) fn save(dir: &Path, name: &str, buf: &Buffer) -> io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let svg = dir.join(format!("{name}.svg"));
     atomic::write(&svg, super::svg::render(buf).as_bytes())?;

@@ -76,7 +76,7 @@ struct Look {
 }
 
 /// An SVG document showing `buf` as a terminal window.
-pub fn render(buf: &Buffer) -> String {
+pub(crate) fn render(buf: &Buffer) -> String {
     let area = buf.area;
     let (w, h) = (area.width as f32 * CELL_W, area.height as f32 * CELL_H);
     let mut svg = String::new();

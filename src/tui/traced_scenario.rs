@@ -9,7 +9,7 @@ use attn_trace_i18n::tr;
 use std::sync::Arc;
 
 /// The element a walkthrough opens on: the same score coordinates `explain` takes.
-pub use attn_trace_analysis::Element;
+pub(crate) use attn_trace_analysis::Element;
 
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]

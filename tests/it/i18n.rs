@@ -392,3 +392,37 @@ fn explain_names_the_pass_in_chinese() {
         assert!(!head.contains("forward"), "{head}");
     }
 }
+
+#[test]
+fn chinese_explain_separates_its_clauses_with_chinese_semicolons() {
+    // a Chinese sentence separates its clauses, formulas included, with `；`, never the
+    // English `; ` (the paged cache's block lookup once read `…）；blk = …; phys = …; ci = …`)
+    let cjk = |l: &str| l.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let mut checked = 0;
+    let mut dir: Vec<PathBuf> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    dir.sort();
+    for path in dir {
+        let file = path.display().to_string();
+        for pass in ["forward", "backward"] {
+            let out = assert_cmd::Command::cargo_bin("attn-trace")
+                .unwrap()
+                .args(["--lang", "zh-CN", "explain", &file, "--pass", pass])
+                .output()
+                .unwrap();
+            if !out.status.success() {
+                // a forward-only scenario has no backward to explain
+                continue;
+            }
+            let text = String::from_utf8(out.stdout).unwrap();
+            for line in text.lines().filter(|l| cjk(l)) {
+                assert!(!line.contains("; "), "{file} {pass}: {line}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} explanations");
+}

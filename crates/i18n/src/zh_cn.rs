@@ -4,7 +4,7 @@
 //! or `d_q`, `tracer`, `baseline`, `MHA`) stay as they are.
 
 /// (English, 简体中文), each pair with the same `{name}` placeholders.
-pub static MESSAGES: &[(&str, &str)] = &[
+pub(crate) static MESSAGES: &[(&str, &str)] = &[
     (
         "      the dot product above is computed anyway (as in the reference code),",
         "      上面的点积照样计算（和参考实现一样），",

@@ -4,27 +4,27 @@
 
 #[allow(dead_code)] // shared with tests/it, which uses the rest
 #[path = "../../../tests/it/support/chains.rs"]
-pub mod chains;
+pub(super) mod chains;
 // the program's binary, which `cargo test` builds for the integration tests (tests/it) before
 // any test runs: a few tests here hold a screen to what a command prints or make their input
 // with one
 #[allow(dead_code)] // shared with tests/it, which uses the rest
 #[path = "../../../tests/it/support/cli.rs"]
-pub mod cli;
+pub(super) mod cli;
 #[allow(dead_code)] // shared with tests/it, which uses the rest
 #[path = "../../../tests/it/support/gradients.rs"]
-pub mod gradients;
+pub(super) mod gradients;
 #[allow(dead_code)] // shared with tests/it, which uses the rest
 #[path = "../../../tests/it/support/inputs.rs"]
-pub mod inputs;
-pub mod tui;
+pub(super) mod inputs;
+pub(super) mod tui;
 
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use std::path::PathBuf;
 
 /// Proptest's settings with `cases` cases, failures kept beside the test's source file
 /// (`src/tests/proptest-regressions/NAME.txt`) and re-run first.
-pub fn proptest_config(cases: u32) -> ProptestConfig {
+pub(super) fn proptest_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
@@ -33,6 +33,6 @@ pub fn proptest_config(cases: u32) -> ProptestConfig {
 }
 
 /// The repository's root (where `Cargo.toml`, `docs/` and `scenarios/` are).
-pub fn root() -> PathBuf {
+pub(super) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

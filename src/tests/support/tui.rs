@@ -5,7 +5,7 @@
 #[allow(dead_code)] // shared with tests/it
 #[path = "../../../tests/it/support/tui.rs"]
 mod public;
-pub use public::*;
+pub(crate) use public::*;
 
 use crate::tui::app::{self, App, Msg};
 use crate::tui::screens::tracer::{self, Tracer};
@@ -16,19 +16,19 @@ use ratatui::backend::TestBackend;
 use std::sync::Arc;
 
 /// A tracer on `traced`'s run of `v`, at event `n`.
-pub fn tracer_at(traced: &Arc<TracedScenario>, v: Variant, n: usize) -> Tracer {
+pub(crate) fn tracer_at(traced: &Arc<TracedScenario>, v: Variant, n: usize) -> Tracer {
     let mut t = Tracer::new(Arc::clone(traced), Some(v));
     t.cursor = n;
     t
 }
 
 /// The open tracer screen.
-pub fn tracer(app: &App) -> &Tracer {
+pub(crate) fn tracer(app: &App) -> &Tracer {
     app.tracer().expect("the tracer is open")
 }
 
 /// The tracer screen `st` alone drawn on a `w`×`h` terminal (monochrome), as plain text.
-pub fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
+pub(crate) fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| tracer::render(f, f.area(), st, Theme::MONO)).unwrap();
     let buf = term.backend().buffer();
@@ -40,7 +40,7 @@ pub fn tracer_screen(st: &Tracer, w: u16, h: u16) -> String {
 
 /// Lets a scenario being opened finish tracing on its worker thread (the app ticks meanwhile, as
 /// the terminal loop does).
-pub fn settle(app: &mut App) {
+pub(crate) fn settle(app: &mut App) {
     use crate::tui::app::Screen;
     let started = std::time::Instant::now();
     while matches!(app.screen, Screen::Loading(_)) {

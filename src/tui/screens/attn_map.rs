@@ -28,10 +28,10 @@ use std::sync::Arc;
 /// Most events one traced layer may record (about 40 bytes each, the size of trace the TUI
 /// bench measures): a longer prompt is refused with the length that fits, so opening the
 /// tracer stays quick and its memory under half a gigabyte.
-pub const MAX_TRACE_EVENTS: u64 = 10_000_000;
+pub(crate) const MAX_TRACE_EVENTS: u64 = 10_000_000;
 
 #[derive(Debug)]
-pub struct AttnMap {
+pub(crate) struct AttnMap {
     pub model: Arc<TinyGpt>,
     pub origin: Origin,
     pub prompt: Vec<u8>,
@@ -54,7 +54,7 @@ pub struct AttnMap {
 
 /// What the app should do after a key or click.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -62,7 +62,7 @@ pub enum Outcome {
 }
 
 /// The keys of this screen, for its `?` popup.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("← → ↑ ↓", msg!("select a cell: query i (row), key j (column)")),
     ("Tab / Shift+Tab", msg!("next / previous head")),
     ("] / [", msg!("next / previous layer")),
@@ -78,7 +78,7 @@ pub const KEYS: &[(&str, &str)] = &[
 impl AttnMap {
     /// Runs `prompt` through the model and captures every layer's attention; opens on `layer`,
     /// at the last query and the key it attends to most.
-    pub fn new(model: Arc<TinyGpt>, origin: Origin, prompt: &[u8], layer: usize) -> Result<AttnMap, String> {
+    pub(crate) fn new(model: Arc<TinyGpt>, origin: Origin, prompt: &[u8], layer: usize) -> Result<AttnMap, String> {
         let cfg = model.config;
         if prompt.is_empty() {
             return Err(tr!("the prompt is empty: type at least one byte").into());
@@ -137,28 +137,28 @@ impl AttnMap {
         Ok(map)
     }
 
-    pub fn t(&self) -> usize {
+    pub(crate) fn t(&self) -> usize {
         self.prompt.len()
     }
 
     /// Heads the layer's kernel has: 1 for the baseline, H for MHA.
-    pub fn heads(&self) -> usize {
+    pub(crate) fn heads(&self) -> usize {
         self.variant().heads(self.model.config.n_heads)
     }
 
-    pub fn variant(&self) -> Variant {
+    pub(crate) fn variant(&self) -> Variant {
         self.captures[self.layer].variant
     }
 
     /// Flat offset of `(head, i, j)` in the probabilities `[B=1, heads, T, T]` (the baseline's
     /// `[B, T, T]` is the same with one head).
-    pub fn offset(&self, h: usize, i: usize, j: usize) -> usize {
+    pub(crate) fn offset(&self, h: usize, i: usize, j: usize) -> usize {
         let t = self.t();
         (h * t + i) * t + j
     }
 
     /// The probability in the selected layer and head.
-    pub fn prob(&self, h: usize, i: usize, j: usize) -> f32 {
+    pub(crate) fn prob(&self, h: usize, i: usize, j: usize) -> f32 {
         self.probs[self.layer].get(self.offset(h, i, j)).copied().unwrap_or(0.0)
     }
 
@@ -170,7 +170,7 @@ impl AttnMap {
 
     /// The traced scenario of the selected layer: built from the scenario [`Self::scenario`] exports,
     /// so the tracer shows exactly what `attn-trace run` computes on the exported file.
-    pub fn traced(&mut self) -> Result<Arc<TracedScenario>, String> {
+    pub(crate) fn traced(&mut self) -> Result<Arc<TracedScenario>, String> {
         if let Some((l, w)) = &self.traced
             && *l == self.layer
         {
@@ -183,7 +183,7 @@ impl AttnMap {
     }
 
     /// Where `e` writes the selected layer.
-    pub fn export_path(&self) -> PathBuf {
+    pub(crate) fn export_path(&self) -> PathBuf {
         self.origin.dir.join(format!(
             "{}-step{}-layer{}.toml",
             self.origin.stem, self.origin.step, self.layer
@@ -196,7 +196,7 @@ impl AttnMap {
 
     /// The selected layer on the prompt as a scenario: explicit `x` (the layer's LayerNorm
     /// output), `w_qkv, b_qkv, w_proj, b_proj` and `d_out`; shape B=1, T = prompt length.
-    pub fn scenario(&self, focus: Option<Focus>) -> Result<Scenario, String> {
+    pub(crate) fn scenario(&self, focus: Option<Focus>) -> Result<Scenario, String> {
         let cap = &self.captures[self.layer];
         let cfg = self.model.config;
         let title = tr!(
@@ -229,7 +229,7 @@ impl AttnMap {
     }
 
     /// `e`: writes the selected layer as a scenario TOML, atomically, and returns its path.
-    pub fn export(&self) -> Result<PathBuf, String> {
+    pub(crate) fn export(&self) -> Result<PathBuf, String> {
         let focus = Focus {
             variant: Some(self.variant()),
             pass: Some(Pass::Forward),
@@ -268,7 +268,7 @@ impl AttnMap {
     }
 
     /// The tracer on the selected layer, at the final write of the selected probability.
-    pub fn trace_cell(&mut self) -> Result<Box<Tracer>, String> {
+    pub(crate) fn trace_cell(&mut self) -> Result<Box<Tracer>, String> {
         let traced = self.traced()?;
         let variant = self.variant();
         let h = if variant.has_heads() { self.head } else { 0 };
@@ -293,7 +293,7 @@ impl AttnMap {
     }
 
     /// The tracer on the selected layer from its first event.
-    pub fn trace_layer(&mut self) -> Result<Box<Tracer>, String> {
+    pub(crate) fn trace_layer(&mut self) -> Result<Box<Tracer>, String> {
         let traced = self.traced()?;
         let mut tracer = Tracer::new(traced, Some(self.variant()));
         tracer.cursor = 0;
@@ -311,7 +311,7 @@ impl AttnMap {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         let t = self.t();
         let (heads, layers) = (self.heads(), self.captures.len());
@@ -342,7 +342,7 @@ impl AttnMap {
     }
 
     /// `e`'s one line: where the file went, or why it did not.
-    pub fn export_message(&self) -> String {
+    pub(crate) fn export_message(&self) -> String {
         match self.export() {
             Ok(p) => tr!(
                 "exported layer {layer} to {path} (attn-trace tui reopens it)",
@@ -354,7 +354,7 @@ impl AttnMap {
     }
 
     /// A click on a cell selects it and opens the tracer there.
-    pub fn mouse(&mut self, m: MouseEvent, area: Rect) -> Outcome {
+    pub(crate) fn mouse(&mut self, m: MouseEvent, area: Rect) -> Outcome {
         if m.kind != MouseEventKind::Down(MouseButton::Left) {
             return Outcome::Stay;
         }
@@ -575,7 +575,7 @@ fn hidden_text(st: &AttnMap, shown: &[(usize, usize, Rect)]) -> Option<String> {
     (!hidden.is_empty()).then(|| hidden.join(", "))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
     let t = theme;
     let [head, _, detail_area, status] = split(area, st);
     let (title, _) = header(st, area.width);
@@ -641,7 +641,7 @@ pub fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {
 }
 
 /// `base` if no file is there, else the first of `STEM-2.EXT`, `STEM-3.EXT`, … that is free.
-pub fn free_path(base: PathBuf) -> PathBuf {
+pub(crate) fn free_path(base: PathBuf) -> PathBuf {
     if !base.exists() {
         return base;
     }

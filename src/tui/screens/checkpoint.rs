@@ -17,10 +17,10 @@ use ratatui::widgets::{Block, Paragraph};
 use std::path::{Path, PathBuf};
 
 /// The folder's `*.safetensors` files with their sizes in bytes.
-pub type OpenCheckpoint = FilePicker<u64>;
+pub(crate) type OpenCheckpoint = FilePicker<u64>;
 
 /// Lists `dir`'s checkpoints.
-pub fn list(dir: PathBuf) -> OpenCheckpoint {
+pub(crate) fn list(dir: PathBuf) -> OpenCheckpoint {
     FilePicker::new(dir, "safetensors", |path| {
         std::fs::metadata(path).map_or(0, |m| m.len())
     })
@@ -28,7 +28,7 @@ pub fn list(dir: PathBuf) -> OpenCheckpoint {
 
 /// Loads a checkpoint written by `attn-trace train --save` (or the train screen's `s`): its
 /// weights and where they came from, or the one-line reason it cannot be used.
-pub fn open(path: &Path) -> Result<Traced, String> {
+pub(crate) fn open(path: &Path) -> Result<Traced, String> {
     match checkpoint::load(path) {
         Ok(loaded) => {
             let dataset = loaded.state.as_ref().and_then(|s| {
@@ -61,7 +61,7 @@ pub fn open(path: &Path) -> Result<Traced, String> {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &OpenCheckpoint, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &OpenCheckpoint, theme: Theme) {
     let t = theme;
     let [head, list, input, hint] = Layout::vertical([
         Constraint::Length(1),

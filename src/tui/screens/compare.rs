@@ -5,7 +5,7 @@
 //! and flash (the same `P[i,j]` stored by one and never stored by the other, and the global
 //! traffic of each: see [`flash`]).
 
-pub mod flash;
+pub(crate) mod flash;
 
 use crate::tui::theme::Theme;
 use crate::tui::traced_scenario::{Element, TracedScenario};
@@ -25,7 +25,7 @@ use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 use std::sync::Arc;
 
 /// Compare's keys, for its `?` overlay.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("]  n  /  [  p", msg!("next / previous phase")),
     ("←  /  →", msg!("key j − 1 / + 1")),
     ("↑  /  ↓", msg!("query i − 1 / + 1")),
@@ -51,7 +51,7 @@ const PHASES: [(Phase, Buf); 6] = [
 ];
 
 #[derive(Debug)]
-pub struct Compare {
+pub(crate) struct Compare {
     pub traced: Arc<TracedScenario>,
     /// Index into the phases both traces have.
     pub phase: usize,
@@ -65,7 +65,7 @@ pub struct Compare {
 
 /// What the app should do after a key.
 #[derive(Debug, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -74,7 +74,7 @@ pub enum Outcome {
 }
 
 impl Compare {
-    pub fn new(traced: Arc<TracedScenario>) -> Compare {
+    pub(crate) fn new(traced: Arc<TracedScenario>) -> Compare {
         let element = match traced.focus {
             Some(f) => f.2,
             None => Element {
@@ -96,14 +96,14 @@ impl Compare {
     }
 
     /// The two kernels compared, left and right.
-    pub fn pair(&self) -> (Variant, Variant) {
+    pub(crate) fn pair(&self) -> (Variant, Variant) {
         pair_of(&self.traced)
     }
 
     /// Phases recorded by both variants. MHA beside flash has two: softmax (where MHA stores
     /// `P`, and flash's forward loop folds it into `m`, `l` and `acc`) and softmax backward
     /// (MHA's stored `dS`, flash's recomputed one).
-    pub fn phases(&self) -> Vec<(Phase, Buf)> {
+    pub(crate) fn phases(&self) -> Vec<(Phase, Buf)> {
         let (left, right) = self.pair();
         let (Some(a), Some(b)) = (self.traced.trace(left), self.traced.trace(right)) else {
             return Vec::new();
@@ -125,7 +125,7 @@ impl Compare {
 
     /// Puts the element at `e` (a pair of the scores' shape).
     #[cfg(test)]
-    pub fn set_element(&mut self, e: Element) {
+    pub(crate) fn set_element(&mut self, e: Element) {
         self.element = e;
         self.refresh();
     }
@@ -138,7 +138,7 @@ impl Compare {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         let sh = self.traced.shape;
         let n = self.phases().len();
         let before = self.element;
@@ -182,7 +182,7 @@ impl Compare {
 
     /// The event in `phase` of `variant` that writes the element's cell its final value there
     /// (the normalised probability, not softmax's intermediate exponential), or the phase's first.
-    pub fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
+    pub(crate) fn event_of(&self, variant: Variant, phase: Phase) -> Option<usize> {
         if variant.desc().tiled {
             return self.flash.as_ref()?.event_of(phase, self.traced.trace(variant)?);
         }
@@ -214,7 +214,7 @@ impl Compare {
 
 /// The two kernels a scenario's Compare puts side by side, left and right: MHA and GQA, or MHA
 /// and flash, when both are traced; else the baseline and MHA.
-pub fn pair_of(traced: &TracedScenario) -> (Variant, Variant) {
+pub(crate) fn pair_of(traced: &TracedScenario) -> (Variant, Variant) {
     let has_run = |v| traced.trace(v).is_some();
     // the newest kernel first: GQA beside MHA, then flash beside MHA, then MHA beside the baseline
     Variant::ALL
@@ -226,7 +226,7 @@ pub fn pair_of(traced: &TracedScenario) -> (Variant, Variant) {
 }
 
 /// The menu's words for Compare on this scenario: `Compare baseline and MHA`.
-pub fn menu_label(traced: &TracedScenario) -> String {
+pub(crate) fn menu_label(traced: &TracedScenario) -> String {
     let (left, right) = pair_of(traced);
     tr!(
         "Compare {left} and {right}",
@@ -237,7 +237,7 @@ pub fn menu_label(traced: &TracedScenario) -> String {
 
 /// The notes under the two sides for `phase` (whose element is stored in `buf`): how each
 /// kernel reaches the element, with the logs' numbers.
-pub fn notes<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
+pub(crate) fn notes<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     if st.pair().1.desc().tiled {
         flash::notes(st, phase)
     } else {
@@ -245,7 +245,7 @@ pub fn notes<'a>(st: &Compare, phase: Phase, buf: Buf) -> Vec<Line<'a>> {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) {
     let t = theme;
     let phases = st.phases();
     let (left_v, right_v) = st.pair();

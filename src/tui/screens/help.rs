@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 /// `(keys, what they do)`: the tracer's keys.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("n →  /  p ←", msg!("next / previous event (reverse stepping)")),
     ("j ↓  /  k ↑", msg!("next / previous iteration of the innermost loop")),
     ("J  /  K", msg!("next / previous iteration of the enclosing loop")),
@@ -47,7 +47,7 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// The overlay's own keys, listed under every screen's.
-pub const OVERLAY_KEYS: &[(&str, &str)] = &[
+pub(crate) const OVERLAY_KEYS: &[(&str, &str)] = &[
     (
         "↓ j  /  ↑ k",
         msg!("scroll this list (PgDn / PgUp: a page, Home / End)"),
@@ -57,7 +57,7 @@ pub const OVERLAY_KEYS: &[(&str, &str)] = &[
 
 /// The memory panel's cell styles, listed under the keys of a screen that has the panel: the
 /// sample drawn in the style, and what the style means.
-pub const CELL_STYLES: &[(&str, &str)] = &[
+pub(crate) const CELL_STYLES: &[(&str, &str)] = &[
     ("--", msg!("memory: a cell not written yet (its zero is no result)")),
     ("1.0", msg!("memory: a masked score, crossed out (·· in a heat grid)")),
     ("1.0", msg!("memory: written in this phase (underlined in a heat grid)")),
@@ -69,7 +69,7 @@ pub const CELL_STYLES: &[(&str, &str)] = &[
 
 /// The overlay open over a screen: whose keys, and how far the list is scrolled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Help {
+pub(crate) struct Help {
     /// The screen it was opened from, for the title.
     pub screen: &'static str,
     pub keys: &'static [(&'static str, &'static str)],
@@ -80,7 +80,7 @@ pub struct Help {
 }
 
 impl Help {
-    pub fn new(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
+    pub(crate) fn new(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
         Help {
             screen,
             keys,
@@ -90,7 +90,7 @@ impl Help {
     }
 
     /// The overlay of a screen with a memory panel: its keys, then the [`CELL_STYLES`].
-    pub fn with_cells(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
+    pub(crate) fn with_cells(screen: &'static str, keys: &'static [(&'static str, &'static str)]) -> Help {
         Help {
             cells: true,
             ..Help::new(screen, keys)
@@ -98,7 +98,7 @@ impl Help {
     }
 
     /// Scrolls the list drawn in `area`; `true` when the key closes the overlay.
-    pub fn key(&mut self, key: KeyEvent, area: Rect) -> bool {
+    pub(crate) fn key(&mut self, key: KeyEvent, area: Rect) -> bool {
         let (_, _, page) = layout(self, area);
         let max = lines(self, inner_width(self, area)).len().saturating_sub(page);
         self.scroll = match key.code {
@@ -192,7 +192,7 @@ fn layout(h: &Help, area: Rect) -> (Rect, Rect, usize) {
     (rect, inner, inner.height as usize)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, h: &Help, theme: Theme) {
     let (rect, inner, page) = layout(h, area);
     let all = lines(h, inner.width as usize);
     let scroll = h.scroll.min(all.len().saturating_sub(page));

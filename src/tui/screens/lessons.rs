@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 /// Where the picker opens: `./lessons` where there is one (in the repository), else the folder
 /// the program runs in. The shipped lessons are built in, so they are offered wherever it runs.
-pub fn default_dir() -> PathBuf {
+pub(crate) fn default_dir() -> PathBuf {
     let here = PathBuf::from("lessons");
     if here.is_dir() { here } else { PathBuf::from(".") }
 }
 
 /// Is `path` a lesson in `lang`? `NAME.zh-CN.toml` is 简体中文; any other name is English.
-pub fn in_language(path: &Path, lang: Lang) -> bool {
+pub(crate) fn in_language(path: &Path, lang: Lang) -> bool {
     let zh = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -24,7 +24,7 @@ pub fn in_language(path: &Path, lang: Lang) -> bool {
 }
 
 /// Lists `dir`'s lessons in the interface's language, the shipped ones in the docs' order.
-pub fn list(dir: PathBuf) -> Open {
+pub(crate) fn list(dir: PathBuf) -> Open {
     let mut st = FilePicker::new(dir, "toml", summary).with_builtin(Builtin {
         files: lesson::SHIPPED,
         describe: builtin_summary,

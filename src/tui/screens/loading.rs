@@ -16,7 +16,7 @@ use ratatui::text::Line;
 use std::time::Instant;
 
 #[derive(Debug)]
-pub struct Loading {
+pub(crate) struct Loading {
     pub title: String,
     /// Events the traces will record in all (the engine's closed-form count).
     pub total: u64,
@@ -30,7 +30,7 @@ pub struct Loading {
 
 /// What the app should do after a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     /// Stop waiting (the worker finishes its run under way and its result is dropped).
     Cancel,
@@ -38,7 +38,7 @@ pub enum Outcome {
 
 impl Loading {
     /// Starts tracing `s` on a worker thread.
-    pub fn start(s: Scenario, variant: Option<Variant>) -> Loading {
+    pub(crate) fn start(s: Scenario, variant: Option<Variant>) -> Loading {
         let mistaken = s.mistaken_inputs().map(|i| i.plan());
         let total = s
             .variants
@@ -70,13 +70,13 @@ impl Loading {
     }
 
     /// How far the tracing has got: events recorded so far.
-    pub fn progress(&self) -> &Progress {
+    pub(crate) fn progress(&self) -> &Progress {
         self.job.progress()
     }
 
     /// The traced scenario, once the job has finished (with the variant asked for in focus), or
     /// that there is none: why, unless the job's failure already says it in a popup.
-    pub fn poll(&mut self) -> Option<Result<TracedScenario, Option<String>>> {
+    pub(crate) fn poll(&mut self) -> Option<Result<TracedScenario, Option<String>>> {
         match self.job.poll() {
             Some(Event::Msg(mut traced)) => {
                 if let Some(v) = self.variant {
@@ -91,7 +91,7 @@ impl Loading {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         match key.code {
             KeyCode::Esc | KeyCode::Char('q') => {
                 self.job.cancel();
@@ -102,7 +102,7 @@ impl Loading {
     }
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Loading, theme: Theme) {
     let done = st.progress().done().min(st.total);
     let pct = (done * 100).checked_div(st.total).unwrap_or(100);
     let lines = vec![

@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The menu's keys, for its `?` overlay.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("↑ k  /  ↓ j Tab", msg!("highlight the previous / next entry")),
     ("Home / End", msg!("first / last entry")),
     ("Enter, Space", msg!("open the highlighted entry")),
@@ -29,7 +29,7 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// The menu's entries, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Item {
+pub(crate) enum Item {
     Baseline,
     Mha,
     Compare,
@@ -50,7 +50,7 @@ pub enum Item {
 }
 
 impl Item {
-    pub const ALL: [Item; 13] = [
+    pub(crate) const ALL: [Item; 13] = [
         Item::Baseline,
         Item::Mha,
         Item::Compare,
@@ -68,7 +68,7 @@ impl Item {
 
     /// The key that opens entry `k` from the menu: its number, `l` for Lessons, `m` for today's
     /// attention, `?` for Help, `q` for Quit.
-    pub fn shortcut(self, k: usize) -> char {
+    pub(crate) fn shortcut(self, k: usize) -> char {
         match self {
             Item::Lessons => 'l',
             Item::Modern => 'm',
@@ -79,7 +79,7 @@ impl Item {
     }
 
     /// The entry's words; Compare names the two kernels it puts side by side on `traced`.
-    pub fn label(self, traced: &TracedScenario) -> String {
+    pub(crate) fn label(self, traced: &TracedScenario) -> String {
         let text: &str = match self {
             Item::Compare => return super::compare::menu_label(traced),
             Item::Baseline => text(Variant::Baseline.desc().menu),
@@ -138,13 +138,13 @@ impl Item {
 }
 
 #[derive(Clone, Debug, Default)]
-pub struct Menu {
+pub(crate) struct Menu {
     pub selected: usize,
 }
 
 impl Menu {
     /// Moves the highlight; returns the chosen entry on Enter, a digit or q.
-    pub fn key(&mut self, key: KeyEvent) -> Option<Item> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Option<Item> {
         let n = Item::ALL.len();
         match key.code {
             KeyCode::Up | KeyCode::Char('k') => self.selected = (self.selected + n - 1) % n,
@@ -170,7 +170,7 @@ impl Menu {
     }
 
     /// The entry under a click at row `y`, if any.
-    pub fn item_at(&self, area: Rect, traced: &TracedScenario, y: u16) -> Option<usize> {
+    pub(crate) fn item_at(&self, area: Rect, traced: &TracedScenario, y: u16) -> Option<usize> {
         let a = areas(area, self.selected, traced);
         let row = y.checked_sub(a.list.y + 1)? as usize;
         (y < a.list.bottom().saturating_sub(1))
@@ -210,7 +210,7 @@ struct Areas {
 /// The kernel entry 2 steps through: MHA when the scenario traces it, else the first kernel
 /// with heads (GQA, flash or MLA) it does trace, so a scenario of today's attention opens from
 /// the menu.
-pub fn heads_variant(traced: &TracedScenario) -> Variant {
+pub(crate) fn heads_variant(traced: &TracedScenario) -> Variant {
     if traced.run(Variant::Mha).is_some() {
         return Variant::Mha;
     }
@@ -265,7 +265,7 @@ fn areas(area: Rect, selected: usize, traced: &TracedScenario) -> Areas {
 
 /// A title and its subtitle, centred, a line below the top of `head`: the menu's heading, which
 /// the mistakes gallery shares.
-pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str, t: Theme) {
+pub(crate) fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str, t: Theme) {
     let lines = vec![
         Line::from(Span::styled(title, t.title())).centered(),
         Line::from(Span::styled(subtitle, t.dim())).centered(),
@@ -280,7 +280,7 @@ pub fn render_heading(frame: &mut Frame, head: Rect, title: &str, subtitle: &str
     );
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Menu, traced: &TracedScenario, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Menu, traced: &TracedScenario, theme: Theme) {
     let t = theme;
     let a = areas(area, st.selected, traced);
     if a.head.height > 1 {

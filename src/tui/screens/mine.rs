@@ -24,7 +24,7 @@ use std::io::{BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 /// The view's keys, shown on `?`.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     (
         "n →  /  p ←",
         msg!("your next / previous access; the reference follows by cell"),
@@ -222,7 +222,7 @@ fn code_panel(frame: &mut Frame, area: Rect, title: String, text: Option<&str>, 
     draw_lines(frame.buffer_mut(), inner, &lines, first, shift, &marks, t);
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     let t = theme;
     let b = &st.beside;
     let g = &b.grade;
@@ -426,12 +426,12 @@ fn value(x: f32) -> String {
 }
 
 /// What the trace picker says of a `*.jsonl` file: its header's scenario, variant and pass.
-pub type TraceSummary = Result<(String, String), String>;
+pub(crate) type TraceSummary = Result<(String, String), String>;
 
 /// `*.jsonl` traces of `dir`, each described by its header.
-pub type PickTrace = FilePicker<TraceSummary>;
+pub(crate) type PickTrace = FilePicker<TraceSummary>;
 
-pub fn list(dir: PathBuf) -> PickTrace {
+pub(crate) fn list(dir: PathBuf) -> PickTrace {
     FilePicker::new(dir, "jsonl", summary)
 }
 
@@ -462,14 +462,14 @@ fn header_of(path: &Path) -> Result<(String, String), import::ImportError> {
 }
 
 /// Opens the trace picked: the scenario its header names, graded.
-pub fn open_picked(path: &Path) -> Result<Mine, String> {
+pub(crate) fn open_picked(path: &Path) -> Result<Mine, String> {
     let (scenario, _) = header_of(path).map_err(|e| e.to_string())?;
     let scenario_path = PathBuf::from(&scenario);
     let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
     load(&s, &scenario_path, path, None)
 }
 
-pub fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme) {
+pub(crate) fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme) {
     let t = theme;
     let [head, list, input, hint] = Layout::vertical([
         Constraint::Length(1),

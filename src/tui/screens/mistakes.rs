@@ -34,7 +34,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The side-by-side view's keys, shown on `?`.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("n →  /  p ←", msg!("both runs one step forward / back")),
     ("j ↓  /  k ↑", msg!("next / previous iteration of the innermost loop")),
     ("J  /  K", msg!("next / previous iteration of the enclosing loop")),
@@ -50,7 +50,7 @@ pub const KEYS: &[(&str, &str)] = &[
 ];
 
 /// The gallery's keys, shown on `?`.
-pub const GALLERY_KEYS: &[(&str, &str)] = &[
+pub(crate) const GALLERY_KEYS: &[(&str, &str)] = &[
     ("↑ k  /  ↓ j", msg!("previous / next mistake")),
     ("Home / End", msg!("first / last mistake")),
     ("Enter, Space", msg!("open the highlighted mistake side by side")),
@@ -62,14 +62,14 @@ pub const GALLERY_KEYS: &[(&str, &str)] = &[
 
 /// Which panel each half shows when the screen is too small for both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Panel {
+pub(crate) enum Panel {
     Code,
     Memory,
 }
 
 /// What the app should do after a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -81,7 +81,7 @@ pub enum Outcome {
 
 /// The side-by-side view of one variant's correct and mistaken runs.
 #[derive(Debug)]
-pub struct SideBySide {
+pub(crate) struct SideBySide {
     pub traced: Arc<TracedScenario>,
     /// Index of the variant in `traced.runs` and `traced.mistaken`.
     pub k: usize,
@@ -99,7 +99,7 @@ pub struct SideBySide {
 impl SideBySide {
     /// The view on `traced`'s first variant (its focus's, else MHA, else the first), or `None`
     /// when the scenario has no mistakes.
-    pub fn new(traced: Arc<TracedScenario>) -> Option<SideBySide> {
+    pub(crate) fn new(traced: Arc<TracedScenario>) -> Option<SideBySide> {
         let k = traced
             .first_variant()
             .and_then(|v| traced.runs.iter().position(|r| r.variant == v))
@@ -134,30 +134,30 @@ impl SideBySide {
         true
     }
 
-    pub fn variant(&self) -> Variant {
+    pub(crate) fn variant(&self) -> Variant {
         self.traced.runs.get(self.k).map_or(Variant::Mha, |r| r.variant)
     }
 
     /// The two traces, correct first.
-    pub fn traces(&self) -> Option<[&Trace; 2]> {
+    pub(crate) fn traces(&self) -> Option<[&Trace; 2]> {
         let a = self.traced.runs.get(self.k)?.trace.as_ref()?;
         let b = self.traced.mistaken.get(self.k)?.trace.as_ref()?;
         Some([a, b])
     }
 
-    pub fn mistakes(&self) -> Mistakes {
+    pub(crate) fn mistakes(&self) -> Mistakes {
         self.traced.mistaken.get(self.k).map_or(Mistakes::NONE, |r| r.mistakes)
     }
 
     /// Where each run is at the current step.
-    pub fn places(&self) -> [Place; 2] {
+    pub(crate) fn places(&self) -> [Place; 2] {
         [CORRECT, MISTAKEN].map(|side| self.timeline.place(self.t, side))
     }
 
     /// The step of the first divergence: where the correct run reaches that event (or the
     /// mistaken run, when the correct one ended first). When the runs first part in what they
     /// do but not in a value (mistake 7), the step where their values part.
-    pub fn divergence_step(&self) -> Option<usize> {
+    pub(crate) fn divergence_step(&self) -> Option<usize> {
         let n = self.diverges_at?;
         let [a, b] = self.traces()?;
         if let Some(v) = values_part(a, b, n) {
@@ -256,7 +256,7 @@ impl SideBySide {
         Ok(())
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         if self.timeline.is_empty() {
             return match key.code {
@@ -304,7 +304,7 @@ impl SideBySide {
         Outcome::Stay
     }
 
-    pub fn mouse(&mut self, m: MouseEvent) {
+    pub(crate) fn mouse(&mut self, m: MouseEvent) {
         match m.kind {
             MouseEventKind::ScrollDown => self.go(Some(self.t + 1), tr!("last step of both runs")),
             MouseEventKind::ScrollUp => self.go(self.t.checked_sub(1), tr!("first step of both runs")),
@@ -318,7 +318,7 @@ const MISTAKES_FILE: &str = "crates/core/src/kernels/attention_mistakes.rs";
 
 /// 1-based lines of `attention_mistakes.rs` that show mistake `m`: its `MISTAKE n` comment (and
 /// the comment lines continuing it), or for the passes the engine leaves out, the header line.
-pub fn mistake_lines(m: Mistake) -> Vec<usize> {
+pub(crate) fn mistake_lines(m: Mistake) -> Vec<usize> {
     let Some(text) = source::source(MISTAKES_FILE) else {
         return Vec::new();
     };
@@ -368,7 +368,7 @@ fn nearest_group(marks: Vec<usize>, current: Option<usize>) -> Vec<usize> {
 /// What a code panel shows: a file, the line that ran (if one did), the loops around it, and the
 /// lines to mark as the mistake.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CodeView {
+pub(crate) struct CodeView {
     pub file: &'static str,
     pub current: Option<usize>,
     pub loops: Vec<usize>,
@@ -378,7 +378,7 @@ pub struct CodeView {
 /// The code of one half at its place. The mistaken half shows `attention_mistakes.rs` whenever
 /// the mistake's own code runs (also when it calls a shared helper, as mistake 6 calls the row
 /// softmax), and its header line when it waits on a pass the mistake leaves out.
-pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistakes: Mistakes) -> CodeView {
+pub(crate) fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistakes: Mistakes) -> CodeView {
     if side == MISTAKEN
         && let Place::Waiting(_) = place
         && let Some(m) = removed_by(phase, mistakes)
@@ -432,14 +432,14 @@ pub fn code_view(trace: &Trace, place: Place, side: usize, phase: Phase, mistake
 
 /// The gallery: the seven shipped mistake scenarios.
 #[derive(Debug)]
-pub struct Gallery {
+pub(crate) struct Gallery {
     pub selected: usize,
     pub entries: Vec<Entry>,
 }
 
 /// One gallery entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// The scenario's file stem under `scenarios/mistakes/`, also the mistake's name.
     pub name: &'static str,
     pub mistake: Option<Mistake>,
@@ -449,7 +449,7 @@ pub struct Entry {
 
 /// What the gallery asks the app to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pick {
+pub(crate) enum Pick {
     Open(usize),
     Back,
     Help,
@@ -463,7 +463,7 @@ impl Default for Gallery {
 
 impl Gallery {
     /// The gallery with entry `selected` highlighted.
-    pub fn new(selected: usize) -> Gallery {
+    pub(crate) fn new(selected: usize) -> Gallery {
         let entries: Vec<Entry> = scenario::MISTAKES
             .iter()
             .map(|&(name, _)| {
@@ -483,11 +483,11 @@ impl Gallery {
     }
 
     /// The scenario of entry `k`.
-    pub fn scenario(&self, k: usize) -> Option<Scenario> {
+    pub(crate) fn scenario(&self, k: usize) -> Option<Scenario> {
         Scenario::mistake(self.entries.get(k)?.name)
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Option<Pick> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Option<Pick> {
         let n = self.entries.len();
         if n == 0 {
             return matches!(key.code, KeyCode::Esc | KeyCode::Char('q')).then_some(Pick::Back);
@@ -513,7 +513,7 @@ impl Gallery {
     }
 
     /// A left click: the entry under it is highlighted and opened.
-    pub fn mouse(&mut self, m: MouseEvent, area: Rect) -> Option<Pick> {
+    pub(crate) fn mouse(&mut self, m: MouseEvent, area: Rect) -> Option<Pick> {
         if m.kind != MouseEventKind::Down(MouseButton::Left) {
             return None;
         }
@@ -544,7 +544,7 @@ fn gallery_areas(area: Rect, n: usize) -> (Rect, Rect, Rect) {
     (head, centre(list), centre(details))
 }
 
-pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme) {
+pub(crate) fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme) {
     let t = theme;
     let (head, list, details) = gallery_areas(area, st.entries.len());
     menu::render_heading(
@@ -605,7 +605,7 @@ pub fn render_gallery(frame: &mut Frame, area: Rect, st: &Gallery, theme: Theme)
 
 /// Where the side-by-side view draws: the header, the two halves, the downstream panel and the
 /// status line. `both` says whether each half shows code and memory at once.
-pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool) {
+pub(crate) fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool) {
     let width = area.width.saturating_sub(2).max(1) as usize;
     let rows: usize = st.report.iter().map(|n| cols(&n.text).max(1).div_ceil(width)).sum();
     let cap = (area.height as usize * 2 / 5).max(6);
@@ -624,7 +624,7 @@ pub fn areas(area: Rect, st: &SideBySide) -> (Rect, [Rect; 2], Rect, Rect, bool)
     (header, [left, right], notes, status, both)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &SideBySide, theme: Theme) {
     let t = theme;
     let Some(traces) = st.traces().filter(|_| !st.timeline.is_empty()) else {
         let text = tr!("{title}: no mistaken run to compare", title = st.traced.title);

@@ -3,18 +3,18 @@
 //! (`train/`: form, progress, keys, render and the worker; `tracer/`: navigation, goto, quiz
 //! keys and render).
 
-pub mod attn_map;
-pub mod checkpoint;
-pub mod compare;
-pub mod help;
-pub mod lessons;
-pub mod loading;
-pub mod menu;
-pub mod mine;
-pub mod mistakes;
-pub mod open;
-pub mod picker;
-pub mod prompt;
-pub mod tracer;
-pub mod traffic;
-pub mod train;
+pub(crate) mod attn_map;
+pub(crate) mod checkpoint;
+pub(crate) mod compare;
+pub(crate) mod help;
+pub(crate) mod lessons;
+pub(crate) mod loading;
+pub(crate) mod menu;
+pub(crate) mod mine;
+pub(crate) mod mistakes;
+pub(crate) mod open;
+pub(crate) mod picker;
+pub(crate) mod prompt;
+pub(crate) mod tracer;
+pub(crate) mod traffic;
+pub(crate) mod train;

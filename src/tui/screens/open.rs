@@ -12,21 +12,21 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 use std::path::{Path, PathBuf};
 
 /// A scenario file's title and about, or why it cannot be used.
-pub type Summary = Result<(String, Option<String>), String>;
+pub(crate) type Summary = Result<(String, Option<String>), String>;
 
 /// The scenarios folder's `*.toml` files, each parsed for its title.
-pub type Open = FilePicker<Summary>;
+pub(crate) type Open = FilePicker<Summary>;
 
 /// Where the picker opens: `./scenarios` where there is one (in the repository), else the
 /// folder the program runs in. The shipped scenarios are built in, so they are offered wherever
 /// it runs; never the folder it was built in.
-pub fn default_dir() -> PathBuf {
+pub(crate) fn default_dir() -> PathBuf {
     let here = PathBuf::from("scenarios");
     if here.is_dir() { here } else { PathBuf::from(".") }
 }
 
 /// Lists the shipped scenarios (built in) and `dir`'s, each with its title and what it teaches.
-pub fn list(dir: PathBuf) -> Open {
+pub(crate) fn list(dir: PathBuf) -> Open {
     FilePicker::new(dir, "toml", summary).with_builtin(Builtin {
         files: attn_trace_core::scenario::SHIPPED,
         describe: builtin_summary,
@@ -52,7 +52,7 @@ fn summary(path: &Path) -> Summary {
 
 /// The first paragraph of the comment a file opens with, without its `#` marks and without the
 /// words `What this teaches:`; `None` when the file does not open with a comment.
-pub fn leading_comment(text: &str) -> Option<String> {
+pub(crate) fn leading_comment(text: &str) -> Option<String> {
     let lines: Vec<&str> = text
         .lines()
         .map_while(|l| l.trim_start().strip_prefix('#'))
@@ -64,12 +64,12 @@ pub fn leading_comment(text: &str) -> Option<String> {
     (!joined.is_empty()).then(|| joined.to_string())
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Open, theme: Theme) {
     render_as(frame, area, st, msg!("scenario"), tr!(" scenarios "), theme);
 }
 
 /// The files most interesting first: those named in `first`, in that order, then the others.
-pub fn put_first(st: &mut Open, first: &[&str]) {
+pub(crate) fn put_first(st: &mut Open, first: &[&str]) {
     let rank = |p: &Path| {
         let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         first.iter().position(|f| *f == stem).unwrap_or(first.len())
@@ -79,7 +79,7 @@ pub fn put_first(st: &mut Open, first: &[&str]) {
 
 /// The scenarios of today's attention, in the order `docs/modern_attention.md` names them, then
 /// flash and cross-attention.
-pub const MODERN: [&str; 14] = [
+pub(crate) const MODERN: [&str; 14] = [
     "gqa",
     "mqa",
     "rope",
@@ -97,7 +97,7 @@ pub const MODERN: [&str; 14] = [
 ];
 
 /// The menu's "Today's attention" entry: `dir`'s files named in [`MODERN`] only, in its order.
-pub fn modern(dir: PathBuf) -> Open {
+pub(crate) fn modern(dir: PathBuf) -> Open {
     let mut st = list(dir);
     st.entries.retain(|e| {
         let stem = e.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
@@ -109,7 +109,7 @@ pub fn modern(dir: PathBuf) -> Open {
 
 /// A picker of titled TOML files (scenarios, lessons): `what` names one in the prompt,
 /// `list_title` the list.
-pub fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, list_title: &str, theme: Theme) {
+pub(crate) fn render_as(frame: &mut Frame, area: Rect, st: &Open, what: &'static str, list_title: &str, theme: Theme) {
     let t = theme;
     let about_text: Vec<Line> = match st.entries.get(st.selected).map(|e| &e.info) {
         Some(Ok((_, Some(about)))) => crate::tui::widgets::prose_lines(about),

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// One file of the folder and what was read about it.
 #[derive(Debug)]
-pub struct Entry<T> {
+pub(crate) struct Entry<T> {
     pub path: PathBuf,
     pub info: T,
     /// Built into the binary (a shipped scenario or lesson, by file stem), not a file on disk:
@@ -23,7 +23,7 @@ pub struct Entry<T> {
 
 /// Files built into the binary, `(file stem, text)`, and how to describe one from its text and
 /// a name for errors.
-pub struct Builtin<T> {
+pub(crate) struct Builtin<T> {
     pub files: &'static [(&'static str, &'static str)],
     pub describe: fn(&str, &str) -> T,
 }
@@ -35,7 +35,7 @@ impl<T> std::fmt::Debug for Builtin<T> {
 }
 
 #[derive(Debug)]
-pub struct FilePicker<T> {
+pub(crate) struct FilePicker<T> {
     pub dir: PathBuf,
     /// The folder's files with the extension, sorted by path.
     pub entries: Vec<Entry<T>>,
@@ -54,7 +54,7 @@ pub struct FilePicker<T> {
 
 /// What the user asked for.
 #[derive(Debug, PartialEq)]
-pub enum Choice {
+pub(crate) enum Choice {
     Path(PathBuf),
     /// A file built into the binary, by file stem.
     Builtin(&'static str),
@@ -64,7 +64,7 @@ pub enum Choice {
 }
 
 /// The picker's keys, for its `?` overlay.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("↑  /  ↓", msg!("highlight the previous / next line")),
     (
         "Enter",
@@ -92,7 +92,7 @@ fn parent(dir: &Path) -> PathBuf {
 impl<T> FilePicker<T> {
     /// Lists `dir`'s `*.{ext}` files, sorted, each described by `describe`, and its folders. A
     /// folder that cannot be read lists nothing but its parent; a path can still be typed.
-    pub fn new(dir: PathBuf, ext: &'static str, describe: fn(&Path) -> T) -> FilePicker<T> {
+    pub(crate) fn new(dir: PathBuf, ext: &'static str, describe: fn(&Path) -> T) -> FilePicker<T> {
         let mut picker = FilePicker {
             root: dir.clone(),
             dir,
@@ -112,7 +112,7 @@ impl<T> FilePicker<T> {
     /// but those the folder has a file of the same name for (the file, which may have been
     /// edited, wins).
     #[must_use]
-    pub fn with_builtin(mut self, builtin: Builtin<T>) -> FilePicker<T> {
+    pub(crate) fn with_builtin(mut self, builtin: Builtin<T>) -> FilePicker<T> {
         self.builtin = Some(builtin);
         self.read();
         self
@@ -169,19 +169,19 @@ impl<T> FilePicker<T> {
     }
 
     /// Lines of the list: the files, then the folders.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len() + self.folders.len()
     }
 
     /// The highlighted folder, when the highlight is on one.
-    pub fn selected_folder(&self) -> Option<&PathBuf> {
+    pub(crate) fn selected_folder(&self) -> Option<&PathBuf> {
         self.selected
             .checked_sub(self.entries.len())
             .and_then(|k| self.folders.get(k))
     }
 
     /// Is folder `k` of [`FilePicker::folders`] the parent?
-    pub fn is_parent(&self, k: usize) -> bool {
+    pub(crate) fn is_parent(&self, k: usize) -> bool {
         k + 1 == self.folders.len()
     }
 
@@ -194,7 +194,7 @@ impl<T> FilePicker<T> {
     /// ↑/↓ move the highlight (wrapping), typing edits the path, Enter picks the typed path or
     /// else the highlighted file or folder, ← goes to the parent folder, `?` with nothing typed
     /// asks for the keys, Esc clears the typed path and then goes back.
-    pub fn key(&mut self, key: KeyEvent) -> Option<Choice> {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Option<Choice> {
         let n = self.len();
         match key.code {
             KeyCode::Esc if !self.input.is_empty() => self.input.clear(),
@@ -233,14 +233,14 @@ impl<T> FilePicker<T> {
 
     /// The lines a bordered list of `height` lines shows, with their index (files first, then
     /// folders), scrolled so the highlighted one is in view.
-    pub fn visible(&self, height: u16) -> std::ops::Range<usize> {
+    pub(crate) fn visible(&self, height: u16) -> std::ops::Range<usize> {
         let rows = (height.saturating_sub(2) as usize).max(1);
         let first = self.selected.saturating_sub(rows.saturating_sub(1));
         first..(first + rows).min(self.len())
     }
 
     /// Line `k` of the list when it is a folder: `mistakes/` or `../ (parent folder)`.
-    pub fn folder_line(&self, k: usize) -> Option<String> {
+    pub(crate) fn folder_line(&self, k: usize) -> Option<String> {
         let f = k.checked_sub(self.entries.len())?;
         let path = self.folders.get(f)?;
         Some(if self.is_parent(f) {
@@ -260,7 +260,7 @@ impl<T> FilePicker<T> {
     }
 
     /// The title line (`Open {what} · dir`), the typed path's box and the key hint.
-    pub fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
+    pub(crate) fn render_frame(&self, frame: &mut Frame, [head, input, hint]: [Rect; 3], what: &str, t: Theme) {
         let title = tr!(
             " Open {what} · {dir}",
             what = attn_trace_i18n::text_of(what),
@@ -281,7 +281,7 @@ impl<T> FilePicker<T> {
 }
 
 /// The file name of a listed path, for its line.
-pub fn file_name(path: &Path) -> String {
+pub(crate) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()

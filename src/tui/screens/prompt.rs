@@ -7,7 +7,7 @@ use super::train::worker::printable;
 use crate::tui::theme::Theme;
 use attn_trace_i18n::tr;
 use attn_trace_model::{Dataset, TinyGpt};
-pub use attn_trace_model::{Origin, Source};
+pub(crate) use attn_trace_model::{Origin, Source};
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -17,7 +17,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 #[derive(Debug)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     pub model: Arc<TinyGpt>,
     pub origin: Origin,
     pub text: String,
@@ -28,7 +28,7 @@ pub struct Prompt {
 
 /// What the app should do after a key.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Map(Box<AttnMap>),
@@ -38,7 +38,7 @@ pub enum Outcome {
 const MAX_TEXT: usize = 4096;
 
 impl Prompt {
-    pub fn new(model: TinyGpt, origin: Origin) -> Prompt {
+    pub(crate) fn new(model: TinyGpt, origin: Origin) -> Prompt {
         let text = default_prompt(origin.dataset.as_ref(), model.config.seq_len);
         Prompt {
             model: Arc::new(model),
@@ -49,7 +49,7 @@ impl Prompt {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         let layers = self.model.config.n_layers;
         match key.code {
             KeyCode::Esc => return Outcome::Back,
@@ -80,7 +80,7 @@ impl Prompt {
 
 /// A line the model has seen the like of: a validation line of a synthetic task (`input|answer`),
 /// else the start of its text, else a copy-task line.
-pub fn default_prompt(source: Option<&Source>, seq: usize) -> String {
+pub(crate) fn default_prompt(source: Option<&Source>, seq: usize) -> String {
     let fallback = "hello|hello";
     let bytes: Vec<u8> = match source {
         Some(s @ Source::Builtin(_)) => s
@@ -117,7 +117,7 @@ fn first_line(bytes: &[u8], seq: usize) -> Vec<u8> {
     line[..line.len().min(cap)].to_vec()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Prompt, theme: Theme) {
     let t = theme;
     let cfg = &st.model.config;
     let [head, info, input, layer, err, _, status] = Layout::vertical([

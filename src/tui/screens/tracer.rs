@@ -15,8 +15,8 @@ mod quiz_keys;
 mod render;
 
 #[cfg(test)]
-pub use render::areas;
-pub use render::render;
+pub(crate) use render::areas;
+pub(crate) use render::render;
 
 use crate::tui::gradcheck::{self, Checker, Request};
 use crate::tui::lesson::LessonRun;

@@ -23,13 +23,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset as Series, GraphType, LegendPosition, Paragraph, Wrap};
 
 /// The sequence lengths and square tile sizes plotted (those of `io --sweep`).
-pub const LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
-pub const TILES: [usize; 4] = [16, 32, 64, 128];
+pub(crate) const LENGTHS: [usize; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+pub(crate) const TILES: [usize; 4] = [16, 32, 64, 128];
 /// The head sizes `d` steps through.
-pub const HEAD_DIMS: [usize; 4] = [16, 32, 64, 128];
+pub(crate) const HEAD_DIMS: [usize; 4] = [16, 32, 64, 128];
 
 /// The screen's keys, for its `?` popup and the docs.
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("c", msg!("global traffic ↔ cache misses (simulated)")),
     ("l", msg!("cache misses: next level (L1, L2, memory bytes)")),
     ("t", msg!("cache misses: T up to 512 ↔ 1024")),
@@ -41,7 +41,7 @@ pub const KEYS: &[(&str, &str)] = &[
 
 /// What a key asks of the app.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -49,7 +49,7 @@ pub enum Outcome {
 
 /// The largest T the cache-misses view simulates at first (`t` goes on to 1024): its rows come
 /// within a few seconds.
-pub const FIRST_MAX_T: usize = 512;
+pub(crate) const FIRST_MAX_T: usize = 512;
 
 /// The largest of `lengths` up to [`FIRST_MAX_T`] (else the shortest).
 fn first_max_t(lengths: &[usize]) -> usize {
@@ -64,7 +64,7 @@ fn first_max_t(lengths: &[usize]) -> usize {
 
 /// What the screen plots.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum View {
+pub(crate) enum View {
     /// Global reads + writes, the closed forms of `io --sweep`.
     Traffic,
     /// Cache misses, simulated: those of `cache --sweep`.
@@ -72,7 +72,7 @@ pub enum View {
 }
 
 #[derive(Debug)]
-pub struct Traffic {
+pub(crate) struct Traffic {
     pub d: usize,
     pub causal: bool,
     /// The plotted numbers, recomputed when `d` or the mask changes.
@@ -96,12 +96,12 @@ impl Default for Traffic {
 impl Traffic {
     /// The traffic view at head size `d`, the misses (when `c` asks for them) of this machine's
     /// caches.
-    pub fn new(d: usize, causal: bool) -> Traffic {
+    pub(crate) fn new(d: usize, causal: bool) -> Traffic {
         Traffic::with_simulation(d, causal, Simulation::default())
     }
 
     /// The traffic view, the misses those of `sim` (its levels and lengths).
-    pub fn with_simulation(d: usize, causal: bool, sim: Simulation) -> Traffic {
+    pub(crate) fn with_simulation(d: usize, causal: bool, sim: Simulation) -> Traffic {
         let mask = if causal { Mask::Causal } else { Mask::None };
         let max_t = first_max_t(&sim.lengths);
         Traffic {
@@ -116,7 +116,7 @@ impl Traffic {
     }
 
     /// The cache-misses view's key into the simulation: head size and mask.
-    pub fn sim_key(&self) -> (usize, bool) {
+    pub(crate) fn sim_key(&self) -> (usize, bool) {
         (self.d, self.causal)
     }
 
@@ -136,7 +136,7 @@ impl Traffic {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         match key.code {
             KeyCode::Char('q') | KeyCode::Esc => return Outcome::Back,
             KeyCode::Char('?') => return Outcome::Help,
@@ -167,17 +167,17 @@ impl Traffic {
     }
 
     /// Takes in the rows the cache simulation finished (the app calls it on every message).
-    pub fn tick(&mut self) {
+    pub(crate) fn tick(&mut self) {
         self.sim.tick();
     }
 
     /// Whether the cache simulation is under way (the app ticks meanwhile).
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         self.sim.busy()
     }
 
     /// `(name, points)` of each plotted series, as `(log2 T, log10 accesses)`.
-    pub fn series(&self) -> Vec<(String, Vec<(f64, f64)>)> {
+    pub(crate) fn series(&self) -> Vec<(String, Vec<(f64, f64)>)> {
         let point = |t: usize, n: u64| ((t as f64).log2(), (n.max(1) as f64).log10());
         let rows = &self.sweep.rows;
         let mut out = vec![
@@ -202,7 +202,7 @@ impl Traffic {
 
 /// A count in at most 7 characters: as it is below 10,000, else 3 significant digits and k, M
 /// or G (`41.0k`, `1.08M`, `4.40G`).
-pub fn compact(n: u64) -> String {
+pub(crate) fn compact(n: u64) -> String {
     if n < 10_000 {
         return n.to_string();
     }
@@ -222,7 +222,7 @@ pub fn compact(n: u64) -> String {
 }
 
 /// The table under the plot: one line per T, the same numbers the plot draws, then M.
-pub fn table(st: &Traffic) -> Vec<String> {
+pub(crate) fn table(st: &Traffic) -> Vec<String> {
     let s = &st.sweep;
     let mut head = format!("{:>5} {} {:>8}", "T", pad_left(tr!("naive"), 8), "S, P");
     for t in &s.tiles {
@@ -249,7 +249,7 @@ pub fn table(st: &Traffic) -> Vec<String> {
     lines
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     if st.view == View::Misses {
         misses::render(frame, area, st, theme);
         return;

@@ -14,11 +14,11 @@ mod form;
 mod keys;
 mod progress;
 mod render;
-pub mod worker;
+pub(crate) mod worker;
 
-pub use form::{CHECKPOINTS, Field, Form, dir_of, make_dir_for};
-pub use progress::{Applied, RunState, RunView};
-pub use render::render;
+pub(crate) use form::{CHECKPOINTS, Field, Form, dir_of, make_dir_for};
+pub(crate) use progress::{Applied, RunState, RunView};
+pub(crate) use render::render;
 
 use attn_trace_i18n::msg;
 use attn_trace_model::{Origin, TinyGpt};
@@ -29,21 +29,21 @@ use worker::{Report, Training};
 
 /// A run: its progress and, while it lives, the thread training it.
 #[derive(Debug)]
-pub struct Session {
+pub(crate) struct Session {
     pub progress: RunView,
     worker: Option<Training>,
 }
 
 /// The weights `t` hands to the tracer, and where they came from.
 #[derive(Debug)]
-pub struct Traced {
+pub(crate) struct Traced {
     pub model: TinyGpt,
     pub origin: Origin,
 }
 
 /// What the app should do after a key.
 #[derive(Debug)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -51,7 +51,7 @@ pub enum Outcome {
 }
 
 #[derive(Debug, Default)]
-pub struct Train {
+pub(crate) struct Train {
     pub form: Form,
     /// The run, once started; `None` shows the form.
     pub session: Option<Session>,
@@ -66,7 +66,7 @@ pub struct Train {
 }
 
 /// The keys of the run, for its `?` popup (the form lists its own under it).
-pub const KEYS: &[(&str, &str)] = &[
+pub(crate) const KEYS: &[(&str, &str)] = &[
     ("space", msg!("pause / resume training")),
     ("s", msg!("save the checkpoint (atomically) to the path shown")),
     ("x", msg!("stop training here")),
@@ -89,7 +89,7 @@ impl Train {
     /// A run drawn from the given reports, without a thread: what the screen shows for a
     /// recorded run (snapshot tests use it for a deterministic running screen).
     #[cfg(test)]
-    pub fn replay(form: Form, spec: Spec, reports: Vec<Report>) -> Train {
+    pub(crate) fn replay(form: Form, spec: Spec, reports: Vec<Report>) -> Train {
         let mut progress = RunView::new(spec);
         for r in reports {
             progress.apply(r);
@@ -101,12 +101,12 @@ impl Train {
         }
     }
 
-    pub fn progress(&self) -> Option<&RunView> {
+    pub(crate) fn progress(&self) -> Option<&RunView> {
         self.session.as_ref().map(|s| &s.progress)
     }
 
     /// Is a worker training (or about to)? The app then wakes up on a timer to poll.
-    pub fn is_live(&self) -> bool {
+    pub(crate) fn is_live(&self) -> bool {
         self.session
             .as_ref()
             .is_some_and(|s| s.worker.is_some() && (!s.progress.is_done() || self.awaiting > 0))
@@ -114,7 +114,7 @@ impl Train {
 
     /// Applies every report that has arrived. Returns the weights to trace when a snapshot
     /// asked for by `t` came in.
-    pub fn poll(&mut self) -> Option<Box<Traced>> {
+    pub(crate) fn poll(&mut self) -> Option<Box<Traced>> {
         let session = self.session.as_mut()?;
         let worker = session.worker.as_mut()?;
         let (mut traced, was_done, mut said) = (None, session.progress.is_done(), false);

@@ -11,7 +11,7 @@ use ratatui::style::Style;
 
 /// The first of `choices` (most complete first) that fits `width` on one line; when none does,
 /// the last wrapped over the lines it needs.
-pub fn header(choices: &[String], width: u16) -> Vec<String> {
+pub(crate) fn header(choices: &[String], width: u16) -> Vec<String> {
     let w = width as usize;
     if let Some(c) = choices.iter().find(|c| cols(c) <= w) {
         return vec![c.clone()];
@@ -24,7 +24,7 @@ pub fn header(choices: &[String], width: u16) -> Vec<String> {
 /// (`rights`, most complete first). The most complete position is kept over longer hints; the
 /// first pair that fits is drawn. A message (`must`) that fits beside no position is drawn whole
 /// on the lines under the most complete position; hints that do not fit are left out.
-pub fn status(lefts: &[String], rights: &[String], must: bool, width: u16) -> Vec<(String, String)> {
+pub(crate) fn status(lefts: &[String], rights: &[String], must: bool, width: u16) -> Vec<(String, String)> {
     let w = width as usize;
     let len = |s: &String| cols(s);
     for l in lefts {
@@ -51,7 +51,7 @@ pub fn status(lefts: &[String], rights: &[String], must: bool, width: u16) -> Ve
 
 /// Draws status lines from the top of `area`: the position in `left`'s style, the rest in
 /// `right`'s; every line of the area in the bar's colour.
-pub fn render_status(buf: &mut Buffer, area: Rect, lines: &[(String, String)], left: Style, right: Style) {
+pub(crate) fn render_status(buf: &mut Buffer, area: Rect, lines: &[(String, String)], left: Style, right: Style) {
     buf.set_style(area.intersection(buf.area), left);
     for (k, (l, r)) in lines.iter().enumerate() {
         let y = area.y + k as u16;

@@ -10,7 +10,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Modifier;
 use ratatui::widgets::{Block, Widget};
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
     let current = ctx.view.line as usize;
     let Some((inner, text)) = panel(frame, area, ctx.view.file, Some(current), focused, t) else {
@@ -41,7 +41,7 @@ pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
 
 /// Draws a code panel's bordered block, titled with the file and the line that ran, and returns
 /// its inner area and the file's source; without a source it says so and returns `None`.
-pub fn panel(
+pub(crate) fn panel(
     frame: &mut Frame,
     area: Rect,
     file: &'static str,
@@ -72,12 +72,12 @@ pub fn panel(
 }
 
 /// Leading spaces of a line.
-pub fn indent(line: &str) -> usize {
+pub(crate) fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
 /// The least indentation among the first `h` of `lines` that are not blank.
-pub fn least_indent(lines: &[&str], h: usize) -> usize {
+pub(crate) fn least_indent(lines: &[&str], h: usize) -> usize {
     lines
         .iter()
         .take(h)
@@ -90,7 +90,7 @@ pub fn least_indent(lines: &[&str], h: usize) -> usize {
 /// The source lines a panel draws apart from the rest (numbered from 1): the line that ran
 /// (`▶`, highlighted), lines marked `!` (a mistake's, in the error colour) and the `rec.enter`
 /// lines of the loops around the access (`›`, bold).
-pub struct Marks<'a> {
+pub(crate) struct Marks<'a> {
     pub current: Option<usize>,
     pub marked: &'a [usize],
     pub loops: &'a [usize],
@@ -100,7 +100,15 @@ pub struct Marks<'a> {
 /// number and marker and shifted left by up to `shift` spaces. The current line is highlighted to
 /// the panel's right edge and, when it is wider than the panel, continues on the rows below
 /// (`↪`), so the access being stepped is always on screen whole.
-pub fn draw_lines(buf: &mut Buffer, inner: Rect, lines: &[&str], first: usize, shift: usize, marks: &Marks, t: Theme) {
+pub(crate) fn draw_lines(
+    buf: &mut Buffer,
+    inner: Rect,
+    lines: &[&str],
+    first: usize,
+    shift: usize,
+    marks: &Marks,
+    t: Theme,
+) {
     let mut y = inner.y;
     let mut no = first;
     while no < lines.len() && y < inner.bottom() {
@@ -165,7 +173,7 @@ const GUTTER: usize = 6;
 /// `code` in rows of at most `room` characters, broken after a space where one is near (so a
 /// `rec.read(…)` call stays whole when it can); the rows after the first keep the line's
 /// indentation and two more spaces.
-pub fn wrap(code: &str, room: usize) -> Vec<String> {
+pub(crate) fn wrap(code: &str, room: usize) -> Vec<String> {
     let chars: Vec<char> = code.chars().collect();
     if room < 8 || chars.len() <= room {
         return vec![code.to_string()];

@@ -18,7 +18,7 @@ use ratatui::layout::Rect;
 
 /// Where one number of the strip is drawn: the factor `factor` of term `term`, or its product.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DotSpot {
+pub(crate) struct DotSpot {
     pub x: u16,
     pub y: u16,
     pub w: u16,
@@ -29,7 +29,7 @@ pub struct DotSpot {
 
 /// What a piece of the strip's title says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// `dot product → scores[16] (b0 h1 i2 j1)`
     Title,
     /// At the write, the value written: `= -0.3139`.
@@ -40,7 +40,7 @@ pub enum Piece {
 
 /// The strip laid out: its lines of text and where each number goes.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DotPlan {
+pub(crate) struct DotPlan {
     pub dot: Accumulation,
     /// The title's pieces, `(x, y, text, kind)`, in reading order.
     pub title: Vec<(u16, u16, String, Piece)>,
@@ -57,7 +57,7 @@ pub struct DotPlan {
 }
 
 /// `10..=11`, `2..=10 step 4`, `3, 5, 6` or `3, 5, …, 14`: the offsets one operand reads.
-pub fn offsets_text(offs: &[usize]) -> String {
+pub(crate) fn offsets_text(offs: &[usize]) -> String {
     let (Some(&first), Some(&last)) = (offs.first(), offs.last()) else {
         return String::new();
     };
@@ -129,7 +129,7 @@ fn factor_name(trace: &Trace, dot: &Accumulation, f: usize) -> String {
 }
 
 /// Lays out the strip of the dot product at the cursor in `area`, if there is one.
-pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
+pub(crate) fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
     // the strip shows the terms still to come: in quiz mode that is the answer
     if ctx.quiz {
         return None;
@@ -305,7 +305,7 @@ pub fn plan(area: Rect, ctx: &Ctx) -> Option<DotPlan> {
 
 /// A term's loop values as its column header: `1`, or `1 0` for two loops; `d2` with the loop's
 /// name when the terms run over loops of different names ([`mixed`]).
-pub fn key(t: &Term, mixed: bool) -> String {
+pub(crate) fn key(t: &Term, mixed: bool) -> String {
     let part = |v: &(&str, usize)| {
         if mixed {
             format!("{}{}", v.0, v.1)
@@ -322,11 +322,11 @@ fn names_of(t: &Term) -> String {
 }
 
 /// Do the terms run over loops of different names (latent attention's `r`, then `d`)?
-pub fn mixed(dot: &Accumulation) -> bool {
+pub(crate) fn mixed(dot: &Accumulation) -> bool {
     dot.terms.windows(2).any(|w| names_of(&w[0]) != names_of(&w[1]))
 }
 
-pub fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
+pub(crate) fn render(buf: &mut Buffer, area: Rect, ctx: &Ctx, p: &DotPlan) {
     let t = ctx.theme;
     let trace = ctx.trace;
     let n = ctx.cursor;

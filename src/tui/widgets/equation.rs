@@ -19,7 +19,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The equations of a phase as the docs write them (`_h` marks a per-head quantity).
-pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
+pub(crate) fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
     // the phases the variant writes its own way (grouped heads, a latent), from its descriptor
     if let Some(m) = variant.math(phase) {
         return m;
@@ -118,12 +118,12 @@ pub fn math(phase: Phase, variant: Variant) -> &'static [&'static str] {
 
 /// The softmax with a sink logit per head (gpt-oss): the sink joins the denominator and the
 /// maximum, and carries no value.
-pub const SINK_MATH: &[&str] = &[
+pub(crate) const SINK_MATH: &[&str] = &[
     "P[i,j] = exp(S[i,j] − m) / Z,  P_sink = exp(sink_h − m) / Z = 1 − Σ_j P[i,j]",
     "Z = exp(sink_h − m) + Σ_k exp(S[i,k] − m),  m = max(sink_h, max_k S[i,k])",
 ];
 
-pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+pub(crate) fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     // flash's phases are one loop nest each: the equation of the step the cursor is in
@@ -607,7 +607,7 @@ fn rope_lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     out
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let mut title = format!(
         " {} · {} ",
         ctx.view.phase.name(),

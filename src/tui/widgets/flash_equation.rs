@@ -21,7 +21,7 @@ fn var(ctx: &Ctx, name: &str) -> Option<usize> {
 }
 
 /// The step of flash's loops the cursor is in: its equation, then its numbers.
-pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+pub(crate) fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let (step, numbers) = parts(ctx);
     let mut out: Vec<Line> = step.iter().map(|m| Line::styled(*m, ctx.theme.title())).collect();
     out.extend(numbers);
@@ -30,7 +30,7 @@ pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
 
 /// How many of [`lines`] are the step's equation (the rest are its numbers): what a short panel
 /// gives up first.
-pub fn step_lines(ctx: &Ctx) -> usize {
+pub(crate) fn step_lines(ctx: &Ctx) -> usize {
     parts(ctx).0.len()
 }
 

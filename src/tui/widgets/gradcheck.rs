@@ -10,7 +10,7 @@ use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 /// The panel's lines; `wide` adds what was perturbed.
-pub fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
+pub(crate) fn lines<'a>(ctx: &Ctx, checks: &Checker, wide: bool) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let Some((grad, off, own)) = target(ctx.trace, ctx.cursor) else {
         return vec![Line::styled(

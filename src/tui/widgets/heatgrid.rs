@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::{Color, Style};
 
 /// One grid to draw.
-pub struct Grid<'a> {
+pub(crate) struct Grid<'a> {
     /// `T·T` values in `[0, 1]`, row-major: `values[i*T + j]`.
     pub values: &'a [f32],
     pub t: usize,
@@ -25,7 +25,7 @@ pub struct Grid<'a> {
 
 /// Where the cells of a grid go inside `area`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeatPlan {
+pub(crate) struct HeatPlan {
     /// Top-left corner of cell `(first_i, first_j)`.
     pub x: u16,
     pub y: u16,
@@ -38,12 +38,12 @@ pub struct HeatPlan {
 }
 
 /// Width a grid of `t` columns wants: a label column and two columns per cell.
-pub fn wanted_width(t: usize) -> u16 {
+pub(crate) fn wanted_width(t: usize) -> u16 {
     (2 + 2 * t).min(u16::MAX as usize) as u16
 }
 
 /// Places a `t`×`t` grid in `area`, scrolled so the cell `focus` is visible.
-pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> HeatPlan {
+pub(crate) fn plan(area: Rect, t: usize, focus: (usize, usize)) -> HeatPlan {
     let room_w = area.width.saturating_sub(2) as usize;
     let cell_w: u16 = if 2 * t <= room_w { 2 } else { 1 };
     let cols = (room_w / cell_w as usize).min(t);
@@ -62,7 +62,7 @@ pub fn plan(area: Rect, t: usize, focus: (usize, usize)) -> HeatPlan {
 }
 
 /// The cell under a click, if any.
-pub fn hit(p: &HeatPlan, column: u16, row: u16) -> Option<(usize, usize)> {
+pub(crate) fn hit(p: &HeatPlan, column: u16, row: u16) -> Option<(usize, usize)> {
     let dx = column.checked_sub(p.x)? / p.cell_w.max(1);
     let dy = row.checked_sub(p.y)?;
     let (dx, dy) = (dx as usize, dy as usize);
@@ -70,7 +70,7 @@ pub fn hit(p: &HeatPlan, column: u16, row: u16) -> Option<(usize, usize)> {
 }
 
 /// A byte as one character of an axis label.
-pub fn label(b: u8) -> char {
+pub(crate) fn label(b: u8) -> char {
     match b {
         b' ' => '␣',
         b'\n' => '⏎',
@@ -82,7 +82,7 @@ pub fn label(b: u8) -> char {
 
 /// The style and glyph of a probability `p ∈ [0, 1]`: a sequential colour scale in colour,
 /// shades by value in monochrome.
-pub fn cell(theme: Theme, p: f32) -> (Style, &'static str) {
+pub(crate) fn cell(theme: Theme, p: f32) -> (Style, &'static str) {
     let p = if p.is_finite() { p.clamp(0.0, 1.0) } else { 0.0 };
     if theme.color {
         let c = colorous::VIRIDIS.eval_continuous(p as f64);
@@ -99,7 +99,7 @@ pub fn cell(theme: Theme, p: f32) -> (Style, &'static str) {
     }
 }
 
-pub fn render(buf: &mut Buffer, area: Rect, g: &Grid, theme: Theme) {
+pub(crate) fn render(buf: &mut Buffer, area: Rect, g: &Grid, theme: Theme) {
     let p = plan(area, g.t, g.focus);
     let w = p.cell_w as usize;
     // key labels across the top, query labels down the side; the selected pair's in the key colour

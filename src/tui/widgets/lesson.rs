@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 /// The panel's lines for the tracer at `cursor` of `variant`, fitted into `rows` rows of `width`
 /// columns: the question, the answer being typed and the feedback always whole, the note cut
 /// with `…` when there is no room for all of it.
-pub fn lines<'a>(
+pub(crate) fn lines<'a>(
     run: &LessonRun,
     traced: &TracedScenario,
     variant: attn_trace_core::kernels::Variant,

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::{Block, Widget};
 
 /// One log line for event `n` (without the marker column).
-pub fn line(trace: &Trace, n: usize) -> String {
+pub(crate) fn line(trace: &Trace, n: usize) -> String {
     let e = trace.events[n];
     let off = e.offset as usize;
     let op = match e.op {
@@ -35,7 +35,7 @@ pub fn line(trace: &Trace, n: usize) -> String {
 
 /// [`render`], showing no event after `last` (quiz mode hides what comes next): the row after
 /// it says `?`, the rest stay empty.
-pub fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, last: Option<usize>) {
+pub(crate) fn render_until(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool, last: Option<usize>) {
     let t = ctx.theme;
     let block = Block::bordered()
         .title(tr!(" Event log · {n} events ", n = ctx.trace.len()))

@@ -1,20 +1,20 @@
 //! Panels of the tracer and helpers they share. Every panel is a pure function of the trace,
 //! the cursor and the view options: it reads, it never mutates.
 
-pub mod bar;
-pub mod code;
-pub mod dot;
-pub mod equation;
-pub mod flash_equation;
-pub mod gradcheck;
-pub mod heatgrid;
-pub mod lesson;
-pub mod log;
-pub mod memory;
-pub mod popup;
-pub mod quiz;
-pub mod timeline;
-pub mod variables;
+pub(crate) mod bar;
+pub(crate) mod code;
+pub(crate) mod dot;
+pub(crate) mod equation;
+pub(crate) mod flash_equation;
+pub(crate) mod gradcheck;
+pub(crate) mod heatgrid;
+pub(crate) mod lesson;
+pub(crate) mod log;
+pub(crate) mod memory;
+pub(crate) mod popup;
+pub(crate) mod quiz;
+pub(crate) mod timeline;
+pub(crate) mod variables;
 
 use attn_trace_core::kernels::Variant;
 use ratatui::buffer::Buffer;
@@ -23,12 +23,12 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 /// One element of one buffer: what `w`, `r` and breakpoints are about.
-pub use attn_trace_analysis::position::CellRef;
+pub(crate) use attn_trace_analysis::position::CellRef;
 
-pub use attn_trace_analysis::format::{cols, cut, cut_start, pad, wrap};
+pub(crate) use attn_trace_analysis::format::{cols, cut, cut_start, pad, wrap};
 
 /// Writes `text` at (`x`, `y`) clipped to `area`: never outside it, whatever the sizes.
-pub fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
+pub(crate) fn put(buf: &mut Buffer, area: Rect, x: u16, y: u16, text: &str, style: Style) -> u16 {
     if y < area.top() || y >= area.bottom() || x < area.left() || x >= area.right() {
         return x;
     }
@@ -97,13 +97,13 @@ fn wrap_words(lines: &[Line], width: u16, mut emit: impl FnMut(u16, u16, &str, S
 }
 
 /// Rows `lines` take word-wrapped at `width` columns (see [`draw_wrapped`]).
-pub fn wrapped_rows(lines: &[Line], width: u16) -> u16 {
+pub(crate) fn wrapped_rows(lines: &[Line], width: u16) -> u16 {
     wrap_words(lines, width, |_, _, _, _| {})
 }
 
 /// Draws `lines` word-wrapped into `area`: what a wrapping `Paragraph` does, at a fraction of its
 /// cost, for the panels drawn on every step (the gradient check, the quiz).
-pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
+pub(crate) fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
     wrap_words(lines, area.width, |row, x, text, style| {
         if row < area.height {
             put(buf, area, area.x + x, area.y + row, text, style);
@@ -111,7 +111,7 @@ pub fn draw_wrapped(buf: &mut Buffer, area: Rect, lines: &[Line]) {
     });
 }
 
-pub use attn_trace_analysis::format::num;
+pub(crate) use attn_trace_analysis::format::num;
 
 use super::theme::Theme;
 use super::traced_scenario::TracedScenario;
@@ -168,7 +168,7 @@ impl Ctx<'_> {
 /// chart's width and 80% of its height, else on the chart block's bottom border, one `━ name`
 /// after another in each curve's style, so that a small terminal still says which curve is which.
 /// Returns the block (with the border legend, when there) and whether the chart keeps its own.
-pub fn chart_legend<'a>(
+pub(crate) fn chart_legend<'a>(
     block: ratatui::widgets::Block<'a>,
     series: &[(String, Style)],
     area: Rect,
@@ -195,7 +195,7 @@ pub fn chart_legend<'a>(
 /// Text written over several lines (a scenario's `about`, a lesson's) as the prose it is: each
 /// paragraph, blank lines apart, one [`Line`] whose line breaks read as spaces, for a
 /// [`ratatui::widgets::Paragraph`] to wrap where the screen needs it.
-pub fn prose_lines(text: &str) -> Vec<Line<'static>> {
+pub(crate) fn prose_lines(text: &str) -> Vec<Line<'static>> {
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut words: Vec<&str> = Vec::new();
     for line in text.lines().chain(std::iter::once("")) {

@@ -8,7 +8,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 /// A rectangle of at most `w`×`h` centred in `area` (smaller when the area is).
-pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
+pub(crate) fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
     let h = h.min(area.height);
     Rect {
@@ -20,7 +20,7 @@ pub fn centered(area: Rect, w: u16, h: u16) -> Rect {
 }
 
 /// Draws `lines` in a bordered box titled `title`, sized to the text where the screen allows.
-pub fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, border: Style, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line>, border: Style, theme: Theme) {
     let widest = lines
         .iter()
         .map(Line::width)

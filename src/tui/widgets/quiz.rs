@@ -8,7 +8,7 @@ use attn_trace_i18n::tr;
 use ratatui::text::{Line, Span};
 
 /// The panel's lines: the question with the answer being typed, then the feedback.
-pub fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line<'a>> {
+pub(crate) fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line<'a>> {
     let ask = match question {
         Some(q) => q.ask(quiz.level),
         None => tr!("the log ends here: nothing left to predict").to_string(),
@@ -23,7 +23,7 @@ pub fn lines<'a>(quiz: &Quiz, question: Option<&Question>, t: Theme) -> Vec<Line
 }
 
 /// How an answer went, coloured by its kind: the quiz's and a lesson's.
-pub fn feedback_line<'a>(f: &Feedback, t: Theme) -> Line<'a> {
+pub(crate) fn feedback_line<'a>(f: &Feedback, t: Theme) -> Line<'a> {
     match f {
         Feedback::Right(text) => Line::styled(text.clone(), t.op_read()),
         Feedback::Wrong(text) => Line::styled(text.clone(), t.error()),

@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The column holding event `n` on a strip `w` wide over `len` events.
-pub fn column_of(n: usize, len: usize, w: usize) -> usize {
+pub(crate) fn column_of(n: usize, len: usize, w: usize) -> usize {
     if len == 0 || w == 0 {
         return 0;
     }
@@ -28,7 +28,7 @@ pub fn column_of(n: usize, len: usize, w: usize) -> usize {
 
 /// The events column `x` holds: empty when the log is shorter than the strip and no event
 /// falls there.
-pub fn range(x: usize, len: usize, w: usize) -> Range<usize> {
+pub(crate) fn range(x: usize, len: usize, w: usize) -> Range<usize> {
     if w == 0 {
         return 0..0;
     }
@@ -39,7 +39,7 @@ pub fn range(x: usize, len: usize, w: usize) -> Range<usize> {
 
 /// What one column shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Col {
+pub(crate) struct Col {
     /// The event the column stands for: its first, or for an empty column the event before it.
     pub event: usize,
     /// Index into the trace's phase spans of that event.
@@ -58,7 +58,7 @@ pub struct Col {
 }
 
 /// The strip's columns, `w` wide.
-pub fn strip(
+pub(crate) fn strip(
     trace: &Trace,
     w: usize,
     cursor: usize,
@@ -101,14 +101,14 @@ pub fn strip(
 
 /// Where a click on column `x` goes: the selected cell's access there, else a breakpoint hit
 /// there, else the column's event.
-pub fn target(cols: &[Col], x: usize) -> Option<usize> {
+pub(crate) fn target(cols: &[Col], x: usize) -> Option<usize> {
     let c = cols.get(x)?;
     Some(c.tick.or(c.breakpoint).unwrap_or(c.event))
 }
 
 /// The bar for a column under the cache model: one of `▁▂▃▄▅▆▇█`, as high as the share of its
 /// events that missed L1 (rounded up, so one miss shows); none without misses.
-pub fn miss_bar((events, l1, _): (usize, u32, u32)) -> Option<&'static str> {
+pub(crate) fn miss_bar((events, l1, _): (usize, u32, u32)) -> Option<&'static str> {
     const BARS: [&str; 8] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
     if l1 == 0 || events == 0 {
         return None;
@@ -118,7 +118,7 @@ pub fn miss_bar((events, l1, _): (usize, u32, u32)) -> Option<&'static str> {
 }
 
 /// Draws the strip over `area` (its first row).
-pub fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Theme) {
+pub(crate) fn render(buf: &mut Buffer, area: Rect, trace: &Trace, cols: &[Col], t: Theme) {
     if area.height == 0 || cols.is_empty() {
         return;
     }

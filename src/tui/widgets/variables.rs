@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Wrap};
 
 /// The panel's lines (also used for its height).
-pub fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
+pub(crate) fn lines<'a>(ctx: &Ctx) -> Vec<Line<'a>> {
     let t = ctx.theme;
     let v = &ctx.view;
     let mut spans = Vec::new();
@@ -81,7 +81,7 @@ fn shape_of(traced: &TracedScenario, ctx: &Ctx) -> attn_trace_core::tensor::Shap
     attn_trace_core::engine::kernel_shape(traced.shape, ctx.variant)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let block = Block::bordered()
         .title(tr!(" Variables "))
         .border_style(ctx.theme.border(focused));

@@ -17,7 +17,7 @@
 
 /// `[lo, hi]`: a point, or the values a printed result stands for.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Iv(pub f64, pub f64);
+pub(crate) struct Iv(pub f64, pub f64);
 
 #[derive(Clone, Debug, PartialEq)]
 enum Tok {
@@ -214,7 +214,7 @@ impl Parser {
 }
 
 /// The value of `text`, from its printed numbers, if it is wholly numbers and operators.
-pub fn eval(text: &str) -> Option<f64> {
+pub(crate) fn eval(text: &str) -> Option<f64> {
     let mut p = Parser {
         toks: tokens(text.trim())?,
         at: 0,
@@ -259,7 +259,7 @@ fn result(text: &str) -> Option<Iv> {
 
 /// Every chain of `line` holds by hand: each of its pieces, computed from the printed numbers,
 /// rounds to its printed result. Returns how many ` = ` of chains were checked.
-pub fn check_line(line: &str) -> Result<usize, String> {
+pub(crate) fn check_line(line: &str) -> Result<usize, String> {
     let pieces: Vec<&str> = line.split(" = ").collect();
     let mut checked = 0;
     let mut k = 0;
@@ -301,7 +301,7 @@ pub fn check_line(line: &str) -> Result<usize, String> {
 }
 
 /// [`check_line`] on every line; how many equalities were checked in all.
-pub fn check_lines<S: AsRef<str>>(lines: &[S]) -> Result<usize, String> {
+pub(crate) fn check_lines<S: AsRef<str>>(lines: &[S]) -> Result<usize, String> {
     lines.iter().map(|l| check_line(l.as_ref())).sum()
 }
 

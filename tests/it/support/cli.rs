@@ -3,12 +3,12 @@
 use assert_cmd::Command;
 
 /// `attn-trace`, the binary this build made.
-pub fn cmd() -> Command {
+pub(crate) fn cmd() -> Command {
     Command::cargo_bin("attn-trace").unwrap()
 }
 
 /// What `attn-trace ARGS` prints on standard output; it must succeed.
-pub fn stdout_of(args: &[&str]) -> String {
+pub(crate) fn stdout_of(args: &[&str]) -> String {
     let out = cmd().args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -20,7 +20,7 @@ pub fn stdout_of(args: &[&str]) -> String {
 
 /// `attn-trace grade SCENARIO FLAGS --json -- COMMAND…` (SCENARIO relative to the repository):
 /// its exit code and its answer.
-pub fn grade_json(scenario: &str, flags: &[&str], command: &[std::ffi::OsString]) -> (i32, serde_json::Value) {
+pub(crate) fn grade_json(scenario: &str, flags: &[&str], command: &[std::ffi::OsString]) -> (i32, serde_json::Value) {
     let out = cmd()
         .arg("grade")
         .arg(super::root().join(scenario))

@@ -6,7 +6,7 @@ use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::Buf;
 
 /// L = Σ out ⊙ d_out, accumulated in f64 (out is att when there is no output projection).
-pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {
+pub(crate) fn loss(inputs: &Inputs, variant: Variant) -> f64 {
     let r = run(inputs, variant, Passes::FORWARD, false);
     r.tensors
         .output()
@@ -17,7 +17,7 @@ pub fn loss(inputs: &Inputs, variant: Variant) -> f64 {
 }
 
 /// Every input tensor of a run, addressed by buffer, for perturbation.
-pub fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
+pub(crate) fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
     if buf == Buf::Sink {
         return inputs.sink.as_mut().expect("the run has sink logits");
     }
@@ -47,7 +47,7 @@ pub fn input_mut(inputs: &mut Inputs, buf: Buf) -> &mut Vec<f32> {
 }
 
 /// The gradient buffer of an input.
-pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
+pub(crate) fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
     let grad = match buf {
         Buf::X => Buf::DX,
         Buf::Memory => Buf::DMemory,
@@ -75,10 +75,10 @@ pub fn gradient(t: &Tensors, buf: Buf) -> &[f32] {
 }
 
 /// The step of [`central_difference`].
-pub const EPS: f32 = 1e-3;
+pub(crate) const EPS: f32 = 1e-3;
 
 /// `(L(x + ε) − L(x − ε)) / 2ε` for element `k` of input `buf`, ε = [`EPS`].
-pub fn central_difference(inputs: &Inputs, variant: Variant, buf: Buf, k: usize) -> f64 {
+pub(crate) fn central_difference(inputs: &Inputs, variant: Variant, buf: Buf, k: usize) -> f64 {
     let (mut plus, mut minus) = (inputs.clone(), inputs.clone());
     input_mut(&mut plus, buf)[k] += EPS;
     input_mut(&mut minus, buf)[k] -= EPS;
@@ -87,13 +87,13 @@ pub fn central_difference(inputs: &Inputs, variant: Variant, buf: Buf, k: usize)
 
 /// How [`check_gradients`] compares an analytic gradient with a finite difference: relative
 /// to the larger of their sizes, or absolute below 1.
-pub fn gradient_error(a: f64, numeric: f64) -> f64 {
+pub(crate) fn gradient_error(a: f64, numeric: f64) -> f64 {
     (a - numeric).abs() / (a.abs() + numeric.abs()).max(1.0)
 }
 
 /// Central differences (ε = 1e-3) for every element of every listed input, against the
 /// analytic gradient: relative error below 5e-3.
-pub fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
+pub(crate) fn check_gradients(inputs: &Inputs, variant: Variant, bufs: &[Buf]) {
     let analytic = run(inputs, variant, Passes::BOTH, false).tensors;
     for &buf in bufs {
         let grad = gradient(&analytic, buf);

@@ -8,14 +8,14 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// `n` values uniform in [-1, 1) from `seed`.
-pub fn values(n: usize, seed: u64) -> Vec<f32> {
+pub(crate) fn values(n: usize, seed: u64) -> Vec<f32> {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
 }
 
 /// A full run from `x`: random x, weights, biases and upstream gradient. The fused projection
 /// is `[C, C + 2·H_kv·D]` (`[C, 3C]` unless the shape groups its key/value heads).
-pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
+pub(crate) fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
     let Shape { b, t, c, .. } = shape;
     let qkv = c + 2 * shape.kv_c();
     let start = Start::X {
@@ -27,14 +27,14 @@ pub fn from_x(shape: Shape, mask: Mask, seed: u64) -> Inputs {
 }
 
 /// A run that starts at the attention core with the given q, k, v and no output projection.
-pub fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>) -> Inputs {
+pub(crate) fn from_qkv(shape: Shape, mask: Mask, q: Vec<f32>, k: Vec<f32>, v: Vec<f32>) -> Inputs {
     let n = shape.b * shape.t * shape.c;
     Inputs::new(shape, mask, Start::Qkv { q, k, v }, vec![1.0; n])
 }
 
 /// Separate projections with `w_k, w_v [C, H_kv·D]` (`[C, C]` unless the shape groups its
 /// key/value heads); keys and values from `memory` when `cross`.
-pub fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
+pub(crate) fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
     let Shape { b, s, t, c, .. } = sh;
     let kv = sh.kv_c();
     let start = Start::Separate {
@@ -51,13 +51,13 @@ pub fn separate(sh: Shape, mask: Mask, cross: bool, seed: u64) -> Inputs {
 }
 
 /// Rows of a `[T, C]` matrix written as `[[..], [..]]`, flattened.
-pub fn rows<const C: usize>(rows: &[[f32; C]]) -> Vec<f32> {
+pub(crate) fn rows<const C: usize>(rows: &[[f32; C]]) -> Vec<f32> {
     rows.iter().flatten().copied().collect()
 }
 
 /// An explicit `[S, T]` mask that hides whole tiles of (2, 2) and leaves others partly visible;
 /// every query sees at least one key.
-pub fn explicit(s: usize, t: usize) -> Mask {
+pub(crate) fn explicit(s: usize, t: usize) -> Mask {
     let rows: Vec<Vec<bool>> = (0..s)
         .map(|i| (0..t).map(|j| (i + 2 * j) % 5 == 0 || j == (i * 3 + 1) % t).collect())
         .collect();
@@ -66,7 +66,7 @@ pub fn explicit(s: usize, t: usize) -> Mask {
 
 /// The attention core's inputs and upstream gradient, for the untraced-against-traced tests:
 /// `q, d_att [B,S,C]`, `k, v [B,T,H_kv·D]`.
-pub struct Core {
+pub(crate) struct Core {
     pub q: Vec<f32>,
     pub k: Vec<f32>,
     pub v: Vec<f32>,
@@ -75,7 +75,7 @@ pub struct Core {
 
 /// [`Core`] uniform from `seed`: `q` and `k` in `[-amp, amp)` (an amplitude of 2 or 3 makes
 /// some softmax rows peaked and others flat), `v` and `d_att` in `[-1, 1)`.
-pub fn core(sh: Shape, amp: f32, seed: u64) -> Core {
+pub(crate) fn core(sh: Shape, amp: f32, seed: u64) -> Core {
     let Shape { b, s, t, c, .. } = sh;
     let kv = sh.kv_c();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -90,7 +90,7 @@ pub fn core(sh: Shape, amp: f32, seed: u64) -> Core {
 
 /// An explicit `[S,T]` mask of about half the pairs from `seed`, its first row entirely hidden
 /// (a softmax over nothing but −1e9, which is uniform).
-pub fn half_mask(s: usize, t: usize, seed: u64) -> Mask {
+pub(crate) fn half_mask(s: usize, t: usize, seed: u64) -> Mask {
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
     let rows: Vec<Vec<bool>> = (0..s)
         .map(|i| (0..t).map(|_| i > 0 && rng.random_bool(0.5)).collect())

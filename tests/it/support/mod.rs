@@ -9,17 +9,17 @@
 //! - [`chains`]: printed arithmetic chains checked to their digits;
 //! - [`pty`]: the real binary in a pseudo-terminal (Unix).
 
-pub mod chains;
-pub mod cli;
-pub mod gradients;
-pub mod inputs;
+pub(crate) mod chains;
+pub(crate) mod cli;
+pub(crate) mod gradients;
+pub(crate) mod inputs;
 // openpty and the descriptors it returns
 #[cfg(unix)]
 #[allow(unsafe_code)]
-pub mod pty;
-pub mod trace;
+pub(crate) mod pty;
+pub(crate) mod trace;
 #[allow(dead_code)] // shared with the app's own tests (src/tests/support), which use the rest
-pub mod tui;
+pub(crate) mod tui;
 
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use std::path::PathBuf;
@@ -28,7 +28,7 @@ use std::path::PathBuf;
 /// (`tests/it/NAME.proptest-regressions`) and re-run first. (Proptest's default looks for the
 /// nearest directory with a `main.rs`, which in this one test binary is `tests/it/` itself,
 /// and would keep them in `tests/proptest-regressions/NAME.txt` instead.)
-pub fn proptest_config(cases: u32) -> ProptestConfig {
+pub(crate) fn proptest_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
         cases,
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
@@ -37,11 +37,11 @@ pub fn proptest_config(cases: u32) -> ProptestConfig {
 }
 
 /// The repository's root (where `Cargo.toml`, `docs/` and `scenarios/` are).
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The bit patterns of `x`, to compare floats exactly (NaN included).
-pub fn bits(x: &[f32]) -> Vec<u32> {
+pub(crate) fn bits(x: &[f32]) -> Vec<u32> {
     x.iter().map(|v| v.to_bits()).collect()
 }

@@ -10,12 +10,12 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub const LEAVE_ALT_SCREEN: &str = "\x1b[?1049l";
-pub const ENTER_ALT_SCREEN: &str = "\x1b[?1049h";
+pub(crate) const LEAVE_ALT_SCREEN: &str = "\x1b[?1049l";
+pub(crate) const ENTER_ALT_SCREEN: &str = "\x1b[?1049h";
 
 /// How to start the program: its arguments, folder, terminal size, environment, and an optional
 /// cap on its address space (so a regression that believes a hostile file fails, not the host).
-pub struct Spawn<'a> {
+pub(crate) struct Spawn<'a> {
     pub args: &'a [&'a str],
     pub dir: Option<&'a Path>,
     pub cols: u16,
@@ -45,14 +45,14 @@ impl Default for Spawn<'_> {
 }
 
 /// A child process on a pty, and everything it printed so far.
-pub struct Pty {
+pub(crate) struct Pty {
     pub child: Child,
     master: std::fs::File,
     output: Arc<Mutex<Vec<u8>>>,
 }
 
 impl Pty {
-    pub fn spawn(how: Spawn) -> Pty {
+    pub(crate) fn spawn(how: Spawn) -> Pty {
         let (mut master, mut slave) = (0, 0);
         let size = libc::winsize {
             ws_row: how.rows,
@@ -127,14 +127,14 @@ impl Pty {
     }
 
     /// Everything printed so far, escape sequences included.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
     }
 
     /// Waits until `needle` appears on screen after byte `from` of the output; returns where it
     /// ends. The screen is drawn in pieces (only changed cells, with cursor moves between them),
     /// so the output is compared without escape sequences and without spaces.
-    pub fn wait_for(&self, needle: &str, from: usize) -> usize {
+    pub(crate) fn wait_for(&self, needle: &str, from: usize) -> usize {
         let start = Instant::now();
         let needle: String = needle.chars().filter(|c| !c.is_whitespace()).collect();
         loop {
@@ -152,7 +152,7 @@ impl Pty {
     }
 
     /// Types `keys`, then waits a little: one key per read, as a person types.
-    pub fn send(&mut self, keys: &str) {
+    pub(crate) fn send(&mut self, keys: &str) {
         self.master.write_all(keys.as_bytes()).unwrap();
         self.master.flush().unwrap();
         std::thread::sleep(Duration::from_millis(150));
@@ -160,7 +160,7 @@ impl Pty {
 
     /// Whether the terminal is in cooked mode again: line editing and echo on, as before the
     /// program put it in raw mode (the master side reads the pty's settings).
-    pub fn cooked(&self) -> bool {
+    pub(crate) fn cooked(&self) -> bool {
         use std::os::fd::AsRawFd;
         // SAFETY: tcgetattr fills a termios the size libc declares, on a descriptor we own.
         let mut t: libc::termios = unsafe { std::mem::zeroed() };
@@ -170,7 +170,7 @@ impl Pty {
     }
 
     /// Waits for the program to end (killing it after 30 s) and lets the reader drain.
-    pub fn exit_status(&mut self) -> ExitStatus {
+    pub(crate) fn exit_status(&mut self) -> ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -213,13 +213,13 @@ fn visible(out: &str) -> (String, Vec<usize>) {
     (shown, ends)
 }
 
-pub const HIDE_CURSOR: &str = "\x1b[?25l";
-pub const SHOW_CURSOR: &str = "\x1b[?25h";
+pub(crate) const HIDE_CURSOR: &str = "\x1b[?25l";
+pub(crate) const SHOW_CURSOR: &str = "\x1b[?25h";
 
 /// The alternate screen was entered, and left again after the last time it was entered, mouse
 /// capture was turned off, and the cursor, hidden while the TUI drew, was shown again after the
 /// last time it was hidden.
-pub fn assert_restored(out: &str) {
+pub(crate) fn assert_restored(out: &str) {
     let entered = out
         .rfind(ENTER_ALT_SCREEN)
         .expect("the TUI entered the alternate screen");

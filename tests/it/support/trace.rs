@@ -8,7 +8,7 @@ use attn_trace_core::trace::{Op, Phase, Trace};
 use std::collections::BTreeMap;
 
 /// (reads, writes) per phase, counted from the log.
-pub fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
+pub(crate) fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
     let mut m = BTreeMap::new();
     for k in 0..t.phases.len() {
         let e = m.entry(t.phases[k].1).or_insert((0, 0));
@@ -23,7 +23,7 @@ pub fn counted(t: &Trace) -> BTreeMap<Phase, (u64, u64)> {
 }
 
 /// (reads, writes) per phase, from the closed forms of [`phase_counts`].
-pub fn closed_form_counts(plan: &Plan, variant: Variant, passes: Passes) -> BTreeMap<Phase, (u64, u64)> {
+pub(crate) fn closed_form_counts(plan: &Plan, variant: Variant, passes: Passes) -> BTreeMap<Phase, (u64, u64)> {
     phase_counts(plan, variant, passes)
         .expect("the test's sizes fit the counts")
         .into_iter()
@@ -33,7 +33,7 @@ pub fn closed_form_counts(plan: &Plan, variant: Variant, passes: Passes) -> BTre
 
 /// Every event's derived lines (read in the kernel's shape `ksh`) give the values the log
 /// derived, one line for each.
-pub fn assert_derived_lines_match(t: &Trace, ksh: Shape) {
+pub(crate) fn assert_derived_lines_match(t: &Trace, ksh: Shape) {
     for n in 0..t.len() {
         let v = t.view(n);
         let (read, lines): (Vec<_>, Vec<_>) = derived_lines(&v, ksh).into_iter().partition(|s| s.read.is_some());

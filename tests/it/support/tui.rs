@@ -8,33 +8,33 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 /// One key press, without modifiers.
-pub fn key(app: &mut App, c: KeyCode) {
+pub(crate) fn key(app: &mut App, c: KeyCode) {
     update(app, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
 }
 
 /// Each character of `s` typed in turn.
-pub fn chars(app: &mut App, s: &str) {
+pub(crate) fn chars(app: &mut App, s: &str) {
     for c in s.chars() {
         key(app, KeyCode::Char(c));
     }
 }
 
 /// `g`, the event number `s`, Enter: the tracer's goto.
-pub fn goto(app: &mut App, s: &str) {
+pub(crate) fn goto(app: &mut App, s: &str) {
     key(app, KeyCode::Char('g'));
     chars(app, s);
     key(app, KeyCode::Enter);
 }
 
 /// The app drawn on a `w`×`h` terminal, as the test backend prints it (each row in quotes).
-pub fn draw(app: &App, w: u16, h: u16) -> String {
+pub(crate) fn draw(app: &App, w: u16, h: u16) -> String {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| render(f, app)).unwrap();
     term.backend().to_string()
 }
 
 /// The rows of the app drawn on a `w`×`h` terminal, as plain text.
-pub fn screen_lines(app: &App, w: u16, h: u16) -> Vec<String> {
+pub(crate) fn screen_lines(app: &App, w: u16, h: u16) -> Vec<String> {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     term.draw(|f| render(f, app)).unwrap();
     let buf = term.backend().buffer();
@@ -44,6 +44,6 @@ pub fn screen_lines(app: &App, w: u16, h: u16) -> Vec<String> {
 }
 
 /// The app drawn on a `w`×`h` terminal, as plain text, one row a line.
-pub fn screen(app: &App, w: u16, h: u16) -> String {
+pub(crate) fn screen(app: &App, w: u16, h: u16) -> String {
     screen_lines(app, w, h).join("\n")
 }

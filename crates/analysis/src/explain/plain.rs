@@ -401,7 +401,7 @@ impl Ctx<'_> {
             (tr!("key j="), j, key_write),
         ] {
             // a paged cache's row: the block id read from the table, then the row in it
-            let ci = self.formulas(n, &["blk", "phys", "ci"]).join("; ");
+            let ci = self.formulas(n, &["blk", "phys", "ci"]).join(tr!("; "));
             lines.push(tr!(
                 "{what}{row}: step {row} wrote k_cache.data[{off}] = {value}   ({place}); {ci}",
                 what,

@@ -756,9 +756,9 @@ mod fast {
     use attn_trace_core::trace::Op;
 
     /// A value whose number is beyond float64's range (`1e400`): refused, not read as ±inf.
-    pub struct Beyond<'a>(pub &'a str);
+    pub(super) struct Beyond<'a>(pub &'a str);
 
-    pub struct Fast<'a> {
+    pub(super) struct Fast<'a> {
         pub op: Op,
         pub buffer: &'a str,
         pub offset: i64,
@@ -811,7 +811,7 @@ mod fast {
         Some((&s[..k], &s[k..]))
     }
 
-    pub fn access(line: &str) -> Option<Result<Fast<'_>, Beyond<'_>>> {
+    pub(super) fn access(line: &str) -> Option<Result<Fast<'_>, Beyond<'_>>> {
         let s = eat(line, "{\"op\":\"")?;
         let (op, s) = string(s)?;
         let op = match op {

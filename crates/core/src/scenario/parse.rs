@@ -65,7 +65,7 @@ fn located(text: &str, message: &str) -> Option<Range<usize>> {
 }
 
 /// Parses and validates a whole scenario document.
-pub fn parse(text: &str, source: &str) -> Result<Scenario> {
+pub(super) fn parse(text: &str, source: &str) -> Result<Scenario> {
     let doc = Doc { text, source };
     if text.trim().is_empty() {
         return Err(ScenarioError::file(

@@ -22,7 +22,7 @@ fn list(xs: &[f32]) -> String {
     format!("[{}]", items.join(", "))
 }
 
-pub fn to_toml(s: &Scenario) -> String {
+pub(super) fn to_toml(s: &Scenario) -> String {
     // `write!` into a String cannot fail
     let mut out = String::new();
     let _ = writeln!(out, "title = {}", quote(&s.title));

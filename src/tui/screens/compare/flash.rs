@@ -29,7 +29,7 @@ use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 /// The phases compared: MHA's phase, the buffer it stores the element in, and flash's phase
 /// that computes the same number in a tile.
-pub const PHASES: [(Phase, Buf, Phase); 2] = [
+pub(crate) const PHASES: [(Phase, Buf, Phase); 2] = [
     (Phase::Softmax, Buf::Probs, Phase::Flash),
     (Phase::SoftmaxBack, Buf::DScores, Phase::FlashBack),
 ];
@@ -39,7 +39,7 @@ const TILE_CELLS: usize = 64;
 
 /// What the flash side shows for one element, found in the logs once per element.
 #[derive(Debug)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// The element's events in flash's log.
     pub cell: FlashCell,
     /// The other pairs of the element's tile, `(i, j, events)`.
@@ -51,7 +51,7 @@ pub struct Facts {
 impl Facts {
     /// The facts of element `e`, reusing `traffic` when it was counted before (it does not
     /// depend on the element).
-    pub fn new(traced: &TracedScenario, e: Element, traffic: Option<Vec<PassTraffic>>) -> Option<Facts> {
+    pub(crate) fn new(traced: &TracedScenario, e: Element, traffic: Option<Vec<PassTraffic>>) -> Option<Facts> {
         let trace = traced.trace(Variant::Flash)?;
         let cell = FlashCell::find(trace, e)?;
         let s = cell.spot;
@@ -78,7 +78,7 @@ impl Facts {
     }
 
     /// The flash event Enter opens the tracer at ([`FlashCell::event_at`]).
-    pub fn event_of(&self, phase: Phase, trace: &Trace) -> Option<usize> {
+    pub(crate) fn event_of(&self, phase: Phase, trace: &Trace) -> Option<usize> {
         self.cell.event_at(phase, trace)
     }
 
@@ -88,7 +88,7 @@ impl Facts {
 }
 
 /// The header's words for the stage: what the element is and who stores it.
-pub fn stage_title(phase: Phase) -> String {
+pub(crate) fn stage_title(phase: Phase) -> String {
     match phase {
         Phase::SoftmaxBack => tr!("dS[i,j]: stored by MHA, recomputed on chip by flash").to_string(),
         _ => tr!("P[i,j]: stored by MHA, never by flash").to_string(),
@@ -97,7 +97,7 @@ pub fn stage_title(phase: Phase) -> String {
 
 /// Flash's side: the element's head cut into tiles, and in the element's tile the values its
 /// tile buffer takes for each pair (`e^(S − m)` forward, `dS` backward), each from its event.
-pub fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme) {
+pub(crate) fn side(frame: &mut Frame, area: Rect, st: &Compare, phase: Phase, t: Theme) {
     let backward = phase == Phase::SoftmaxBack;
     let title = if backward {
         tr!(" flash · ds_tile, on chip ")
@@ -350,7 +350,7 @@ fn derivation(st: &Compare, f: &Facts, trace: &Trace, backward: bool) -> Vec<Str
 
 /// The notes under both sides: where MHA stores the element, whether the two numbers agree,
 /// and each side's traffic in the pass.
-pub fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
+pub(crate) fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
     let traced = &st.traced;
     let e = st.element;
     let mut lines = Vec::new();

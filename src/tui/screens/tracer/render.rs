@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, Paragraph};
 
 /// Where each panel goes. Panels that do not fit are `None` and reached through the tabs.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Areas {
+pub(crate) struct Areas {
     pub header: Rect,
     pub code: Option<Rect>,
     pub vars: Option<Rect>,
@@ -86,7 +86,7 @@ fn grad_lines<'a>(st: &Tracer, ctx: &Ctx, wide: bool) -> Option<Vec<Line<'a>>> {
 /// Large screens show every panel; from 80×24 the variables and equation stay in view and the
 /// code, memory and log share the rest as tabs; below that everything is a tab. The gradient
 /// check (backward) sits under the equation, the quiz above the timeline.
-pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
+pub(crate) fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     let wide = area.width >= 110 && area.height >= 30;
     let quiz = quiz_lines(st, ctx.theme, area.width, wide);
     // a lesson's note gets a few more rows than a quiz question
@@ -189,7 +189,7 @@ pub fn areas(area: Rect, st: &Tracer, ctx: &Ctx) -> Areas {
     a
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Tracer, theme: Theme) {
     let Some(ctx) = st.ctx(theme) else {
         let text = tr!("{title}: this variant recorded no events", title = st.traced.title);
         frame.render_widget(Paragraph::new(text), area);

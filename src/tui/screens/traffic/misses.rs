@@ -28,12 +28,12 @@ const CELL: usize = 13;
 
 /// The number plotted for `cell` at `level`: its misses there, or past the last level the bytes
 /// read from and written to memory.
-pub fn value(cell: &MissCell, level: usize) -> u64 {
+pub(super) fn value(cell: &MissCell, level: usize) -> u64 {
     cell.misses.get(level).copied().unwrap_or(cell.memory_bytes)
 }
 
 /// What is plotted at `level`: `L1 misses`, …, `bytes to and from memory`.
-pub fn quantity(levels: &[LevelSpec], level: usize) -> String {
+pub(super) fn quantity(levels: &[LevelSpec], level: usize) -> String {
     match levels.get(level) {
         Some(l) => tr!("{level} misses", level = l.name),
         None => tr!("bytes to and from memory").to_string(),
@@ -41,7 +41,7 @@ pub fn quantity(levels: &[LevelSpec], level: usize) -> String {
 }
 
 /// A size in at most 8 columns: `17.1 KiB`, `193 KiB`, `1.5 MiB`.
-pub fn size_short(n: u64) -> String {
+pub(super) fn size_short(n: u64) -> String {
     let (v, unit) = match n {
         n if n >= 1 << 20 => (n as f64 / f64::from(1 << 20), "MiB"),
         n if n >= 1 << 10 => (n as f64 / f64::from(1 << 10), "KiB"),
@@ -56,7 +56,7 @@ pub fn size_short(n: u64) -> String {
 
 /// `17.1 KiB ≤ L1`: the working set of a tile size and the smallest level that holds it, or
 /// `> L2` past the last.
-pub fn tile_cell(bytes: u64, levels: &[LevelSpec]) -> String {
+pub(super) fn tile_cell(bytes: u64, levels: &[LevelSpec]) -> String {
     match smallest_fit(bytes, levels) {
         Some(k) => format!("{} ≤ {}", size_short(bytes), levels[k].name),
         None => format!(
@@ -69,7 +69,7 @@ pub fn tile_cell(bytes: u64, levels: &[LevelSpec]) -> String {
 
 /// The table under the plot: a head line, one line per T shown (`…` while it is simulated), the
 /// tile sizes' working sets.
-pub fn table(st: &Traffic, s: &CacheSweep) -> Vec<String> {
+pub(super) fn table(st: &Traffic, s: &CacheSweep) -> Vec<String> {
     let mut head = format!("{:>T_WIDTH$} {}", "T", pad_left(tr!("naive"), CELL));
     for t in &s.tiles {
         head.push_str(&format!(" {:>CELL$}", format!("flash {t}")));
@@ -128,7 +128,7 @@ fn marked_level(levels: &[LevelSpec], level: usize) -> Option<&LevelSpec> {
     levels.get(level).or(levels.last())
 }
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
+pub(super) fn render(frame: &mut Frame, area: Rect, st: &Traffic, theme: Theme) {
     let t = theme;
     let key = st.sim_key();
     let s = st.sim.sweep(key, st.max_t);

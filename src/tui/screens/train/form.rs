@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// The form's fields, in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Dataset,
     Layers,
     DModel,
@@ -39,7 +39,7 @@ const FIELDS: usize = 15;
 pub(super) const ATTENTIONS: [&str; 2] = [Attention::ALL[0].name(), Attention::ALL[1].name()];
 
 impl Field {
-    pub const ALL: [Field; FIELDS] = [
+    pub(crate) const ALL: [Field; FIELDS] = [
         Field::Dataset,
         Field::Layers,
         Field::DModel,
@@ -57,7 +57,7 @@ impl Field {
         Field::Save,
     ];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Field::Dataset => tr!("dataset"),
             Field::Layers => tr!("layers"),
@@ -77,7 +77,7 @@ impl Field {
         }
     }
 
-    pub fn hint(self) -> &'static str {
+    pub(crate) fn hint(self) -> &'static str {
         match self {
             Field::Dataset => tr!("←/→ built-ins, or a file path"),
             Field::Layers => tr!("L, transformer blocks"),
@@ -121,7 +121,7 @@ impl Field {
 
 /// The folder the form saves checkpoints in by default (made on the first save), where "Open
 /// checkpoint…" looks.
-pub const CHECKPOINTS: &str = "checkpoints";
+pub(crate) const CHECKPOINTS: &str = "checkpoints";
 
 /// The form's field of a setting.
 fn field_of(setting: Setting) -> Field {
@@ -143,15 +143,15 @@ fn field_of(setting: Setting) -> Field {
 
 /// Largest model the TUI trains (the headless `train` has no such limit): more would take
 /// minutes per step and gigabytes of memory.
-pub const MAX_PARAMS: usize = 50_000_000;
+pub(super) const MAX_PARAMS: usize = 50_000_000;
 /// Largest `batch · seq`, which sizes the activations.
-pub const MAX_TOKENS_PER_STEP: usize = 1 << 16;
+pub(super) const MAX_TOKENS_PER_STEP: usize = 1 << 16;
 /// Longest text a field takes.
 pub(super) const MAX_FIELD: usize = 1024;
 
 /// The configuration being typed. `focus == Field::ALL.len()` is the Start button.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Form {
+pub(crate) struct Form {
     pub values: [String; FIELDS],
     pub focus: usize,
     /// [`Form::check`] of the values as they are: recomputed when a value changes, so drawing
@@ -173,7 +173,7 @@ impl Default for Form {
 
 /// The form checked: an error per field, and the run to start when there is none.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub errors: [Option<String>; FIELDS],
     pub spec: Option<Spec>,
     /// Parameters of the configured model, when its sizes are valid.
@@ -183,17 +183,17 @@ pub struct Checked {
 }
 
 impl Form {
-    pub fn value(&self, f: Field) -> &str {
+    pub(crate) fn value(&self, f: Field) -> &str {
         &self.values[f as usize]
     }
 
-    pub fn set(&mut self, f: Field, v: &str) {
+    pub(crate) fn set(&mut self, f: Field, v: &str) {
         self.values[f as usize] = v.to_string();
         self.checked = self.check();
     }
 
     /// Checks every field; each message says what is wrong and what is accepted.
-    pub fn check(&self) -> Checked {
+    pub(crate) fn check(&self) -> Checked {
         let mut errors: [Option<String>; FIELDS] = Default::default();
         let mut err = |f: Field, msg: String| {
             if errors[f as usize].is_none() {
@@ -478,7 +478,7 @@ fn check_save(text: &str, err: &mut dyn FnMut(Field, String)) -> Option<PathBuf>
 
 /// Makes the folder a checkpoint or an exported layer goes in, when it is missing: one level,
 /// in a folder that exists (the form checked that it does).
-pub fn make_dir_for(path: &Path) -> std::io::Result<()> {
+pub(crate) fn make_dir_for(path: &Path) -> std::io::Result<()> {
     let dir = dir_of(path);
     if dir.is_dir() {
         return Ok(());
@@ -487,6 +487,6 @@ pub fn make_dir_for(path: &Path) -> std::io::Result<()> {
 }
 
 /// The directory a file goes into (`.` for a bare name).
-pub fn dir_of(path: &Path) -> PathBuf {
+pub(crate) fn dir_of(path: &Path) -> PathBuf {
     attn_trace_core::files::atomic::dir_of(path).to_path_buf()
 }

@@ -62,7 +62,7 @@ enum FormKey {
 }
 
 impl Train {
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         let Some(session) = &mut self.session else {
             let outcome = self.form.key(key);

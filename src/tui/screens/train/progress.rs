@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 /// Where a run is.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RunState {
+pub(crate) enum RunState {
     /// Building the model and data.
     Starting,
     Running,
@@ -24,7 +24,7 @@ pub enum RunState {
 
 /// Everything the run screen draws, built from the worker's reports alone.
 #[derive(Debug)]
-pub struct RunView {
+pub(crate) struct RunView {
     pub spec: Spec,
     pub state: RunState,
     pub params: Option<usize>,
@@ -51,7 +51,7 @@ const SPEED_WINDOW: f64 = 3.0;
 
 /// What a report means for the screen besides the progress it records.
 #[derive(Debug)]
-pub enum Applied {
+pub(crate) enum Applied {
     Nothing,
     /// A line for the status bar.
     Message(String),
@@ -59,7 +59,7 @@ pub enum Applied {
 }
 
 impl RunView {
-    pub fn new(spec: Spec) -> RunView {
+    pub(crate) fn new(spec: Spec) -> RunView {
         RunView {
             spec,
             state: RunState::Starting,
@@ -76,11 +76,11 @@ impl RunView {
         }
     }
 
-    pub fn tokens_per_step(&self) -> usize {
+    pub(crate) fn tokens_per_step(&self) -> usize {
         self.spec.batch * self.spec.config.seq_len
     }
 
-    pub fn apply(&mut self, report: Report) -> Applied {
+    pub(crate) fn apply(&mut self, report: Report) -> Applied {
         match report {
             Report::Started {
                 params,
@@ -141,7 +141,7 @@ impl RunView {
     }
 
     /// Tokens per second over the last few seconds of training.
-    pub fn tokens_per_s(&self) -> Option<f64> {
+    pub(crate) fn tokens_per_s(&self) -> Option<f64> {
         let (&(s0, t0), &(s1, t1)) = (self.recent.front()?, self.recent.back()?);
         let (steps, secs) = if s1 > s0 && t1 > t0 {
             ((s1 - s0) as f64, t1 - t0)
@@ -154,7 +154,7 @@ impl RunView {
     }
 
     /// Seconds left at the current speed.
-    pub fn eta(&self) -> Option<f64> {
+    pub(crate) fn eta(&self) -> Option<f64> {
         let left = self.spec.steps.saturating_sub(self.step) as f64;
         self.tokens_per_s()
             .filter(|&r| r > 0.0)
@@ -162,19 +162,19 @@ impl RunView {
     }
 
     /// The mean training loss of the last `n` steps.
-    pub fn recent_loss(&self, n: usize) -> Option<f32> {
+    pub(crate) fn recent_loss(&self, n: usize) -> Option<f32> {
         let tail = &self.losses[self.losses.len().saturating_sub(n)..];
         (!tail.is_empty()).then(|| tail.iter().sum::<f32>() / tail.len() as f32)
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         matches!(self.state, RunState::Finished { .. } | RunState::Failed(_))
     }
 
     /// The chart's series: training loss (bucket means when there are more than `max_points`
     /// steps) and validation loss, each as `(step, y)` with `y` the loss or, with `log`, its
     /// natural logarithm; and the y range covering both.
-    pub fn chart(&self, log: bool, max_points: usize) -> ChartData {
+    pub(crate) fn chart(&self, log: bool, max_points: usize) -> ChartData {
         let y = |l: f32| if log { (l as f64).ln() } else { l as f64 };
         let n = self.losses.len();
         let per = n.div_ceil(max_points.max(1)).max(1);
@@ -215,7 +215,7 @@ impl RunView {
 
 /// What the loss chart draws.
 #[derive(Clone, Debug, PartialEq)]
-pub struct ChartData {
+pub(crate) struct ChartData {
     pub train: Vec<(f64, f64)>,
     pub val: Vec<(f64, f64)>,
     pub y_range: [f64; 2],

@@ -17,7 +17,7 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Block, Chart, Dataset as Series, Gauge, GraphType, Paragraph, Wrap};
 
-pub fn render(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Train, theme: Theme) {
     match &st.session {
         None => render_form(frame, area, st, theme),
         Some(s) => render_run(frame, area, st, &s.progress, theme),

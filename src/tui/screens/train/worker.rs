@@ -4,7 +4,7 @@
 
 use crate::tui::job::{Ctx, Event, Job, JobKind, Progress};
 use attn_trace_i18n::tr;
-pub use attn_trace_model::Source;
+pub(crate) use attn_trace_model::Source;
 use attn_trace_model::gpt::Attention;
 use attn_trace_model::{Config, ModelError, SampleOptions, TinyGpt, Trainer};
 use std::path::PathBuf;
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 /// A checked training configuration: what the form hands to the worker.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub config: Config,
     /// The attention kernel the model trains with.
     pub attention: Attention,
@@ -29,19 +29,19 @@ pub struct Spec {
 impl Spec {
     /// Steps between validation losses: about 30 points on the chart, each costing about as
     /// much as a few training steps.
-    pub fn val_every(&self) -> u64 {
+    pub(crate) fn val_every(&self) -> u64 {
         (self.steps / 30).max(10)
     }
 }
 
 /// Steps between generated samples; a sample is also drawn after [`SAMPLE_SECONDS`], so short
 /// runs of slow steps refresh too.
-pub const SAMPLE_EVERY: u64 = 250;
-pub const SAMPLE_SECONDS: f64 = 3.0;
+pub(crate) const SAMPLE_EVERY: u64 = 250;
+pub(crate) const SAMPLE_SECONDS: f64 = 3.0;
 
 /// What the UI asks of the worker.
 #[derive(Debug)]
-pub enum Cmd {
+pub(crate) enum Cmd {
     Pause,
     Resume,
     /// Save weights and optimizer state (atomically) to this path.
@@ -54,7 +54,7 @@ pub enum Cmd {
 
 /// What the model generates for the sample panel.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Sample {
+pub(crate) enum Sample {
     /// A synthetic task: validation inputs, the model's greedy answers and the right ones, and
     /// how many of `of` checked lines it answers exactly.
     Task {
@@ -67,7 +67,7 @@ pub enum Sample {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TaskLine {
+pub(crate) struct TaskLine {
     pub input: String,
     pub got: String,
     pub want: String,
@@ -75,7 +75,7 @@ pub struct TaskLine {
 
 /// What the worker tells the UI.
 #[derive(Debug)]
-pub enum Report {
+pub(crate) enum Report {
     /// The model and data are ready.
     Started {
         params: usize,
@@ -120,14 +120,14 @@ pub enum Report {
 
 /// The UI's handle on the training job: commands in, reports out.
 #[derive(Debug)]
-pub struct Training {
+pub(crate) struct Training {
     cmds: Sender<Cmd>,
     job: Job<Report>,
 }
 
 impl Training {
     /// Starts training `spec` as a job of its own.
-    pub fn spawn(spec: Spec) -> Training {
+    pub(crate) fn spawn(spec: Spec) -> Training {
         let (cmds, cmd_rx) = mpsc::channel();
         // a failure (a panic, or no thread to be had) ends the run as failed; dropping waits for
         // the thread, so quitting never leaves it running
@@ -139,13 +139,13 @@ impl Training {
     }
 
     /// Sends a command; false when the job has ended.
-    pub fn send(&self, cmd: Cmd) -> bool {
+    pub(crate) fn send(&self, cmd: Cmd) -> bool {
         self.cmds.send(cmd).is_ok()
     }
 
     /// The reports that have arrived, oldest first, at most `max`; a failure of the job is the
     /// last, as [`Report::Failed`].
-    pub fn reports(&mut self, max: usize) -> Vec<Report> {
+    pub(crate) fn reports(&mut self, max: usize) -> Vec<Report> {
         let mut out = Vec::new();
         while out.len() < max {
             match self.job.poll() {
@@ -168,7 +168,7 @@ impl Drop for Training {
 }
 
 /// Builds the model and data exactly as `attn-trace train` does, so a seed gives the same run.
-pub fn trainer(spec: &Spec) -> Result<Trainer, ModelError> {
+pub(crate) fn trainer(spec: &Spec) -> Result<Trainer, ModelError> {
     let data = spec.source.load(spec.config.seq_len)?;
     let mut model = TinyGpt::new(spec.config, spec.seed)?;
     model.attention = spec.attention;
@@ -350,7 +350,7 @@ const TASK_SHOWN: usize = 4;
 const TEXT_BYTES: usize = 160;
 
 /// Greedy answers to the first validation inputs of a task, or free text after a prompt.
-pub fn sample(tr: &Trainer, source: &Source, step: u64) -> Sample {
+pub(crate) fn sample(tr: &Trainer, source: &Source, step: u64) -> Sample {
     let model = &tr.model;
     if source.is_task() {
         let mut lines = Vec::new();
@@ -399,7 +399,7 @@ pub fn sample(tr: &Trainer, source: &Source, step: u64) -> Sample {
 }
 
 /// Bytes as text for the screen: newlines kept, other control bytes and non-UTF-8 as `·`.
-pub fn printable(bytes: &[u8]) -> String {
+pub(crate) fn printable(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes)
         .chars()
         .map(|c| match c {

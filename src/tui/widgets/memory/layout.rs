@@ -13,7 +13,7 @@ use ratatui::layout::Rect;
 
 /// A cell placed on screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Spot {
+pub(crate) struct Spot {
     pub x: u16,
     pub y: u16,
     pub w: u16,
@@ -23,7 +23,7 @@ pub struct Spot {
 
 /// One buffer laid out: its labels and its cells (grid cells, then the flat row).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Placed {
+pub(crate) struct Placed {
     pub buf: Buf,
     /// Cells too narrow for numbers: each is a colour (or a shade) of its value.
     pub heat: bool,
@@ -172,7 +172,7 @@ fn focus_of(ctx: &Ctx, buf: Buf) -> usize {
 /// What the memory panel draws: the dot product being stepped, as many buffers as fit, and the
 /// buffers that did not fit (named on the last line).
 #[derive(Clone, Debug, PartialEq)]
-pub struct MemoryPlan {
+pub(crate) struct MemoryPlan {
     pub dot: Option<dot::DotPlan>,
     pub grids: Vec<Placed>,
     /// In a tiled kernel's trace, where the line naming the tile-local buffers goes: above
@@ -236,7 +236,7 @@ const FEW_ROWS: usize = 8;
 /// rows, then the remaining rows, while they fit; what is left out is said. In a tiled kernel's
 /// trace the tile-local buffers (a few rows and columns each) sit side by side, as many to a
 /// row as fit across, under one line that says they are on chip.
-pub fn plan(area: Rect, ctx: &Ctx) -> MemoryPlan {
+pub(crate) fn plan(area: Rect, ctx: &Ctx) -> MemoryPlan {
     let dot = dot::plan(area, ctx).filter(|d| d.height <= area.height);
     let top = dot.as_ref().map_or(area.y, |d| area.y + d.height + 1);
     let room = area.bottom().saturating_sub(top);

@@ -11,9 +11,9 @@ mod layout;
 mod render;
 
 #[cfg(test)]
-pub use layout::MemoryPlan;
-pub use layout::plan;
-pub use render::{hit, render};
+pub(crate) use layout::MemoryPlan;
+pub(crate) use layout::plan;
+pub(crate) use render::{hit, render};
 
 use super::Ctx;
 use attn_trace_analysis::accum::Accumulation;
@@ -31,7 +31,7 @@ const HEAT_W: u16 = 3;
 /// the selected cell's; in flash's tile loops the
 /// buffers of the current step and the global buffers its tiles were loaded from; then the
 /// rest of the phase's.
-pub fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
+pub(crate) fn buffers(ctx: &Ctx, dot: Option<&Accumulation>) -> Vec<Buf> {
     let mut out = Vec::new();
     let step = step_buffers(ctx.trace, ctx.cursor);
     // in flash's steps the current event's buffer comes first: a read of `l` or `m` beside

@@ -16,7 +16,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Widget};
 
 /// The cell under a mouse click, if any: a grid cell, or an operand of the dot product.
-pub fn hit(plan: &MemoryPlan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> {
+pub(crate) fn hit(plan: &MemoryPlan, trace: &Trace, x: u16, y: u16) -> Option<CellRef> {
     let inside = |sx: u16, sy: u16, w: u16| sy == y && x >= sx && x < sx + w.max(1);
     let grid = plan
         .grids
@@ -43,7 +43,7 @@ fn left_out(bufs: &[Buf], width: usize) -> String {
         .unwrap_or_else(|| tr!("no room for {n} more buffers", n = names.len()))
 }
 
-pub fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
+pub(crate) fn render(frame: &mut Frame, area: Rect, ctx: &Ctx, focused: bool) {
     let t = ctx.theme;
     let mut block = Block::bordered().title(tr!(" Memory ")).border_style(t.border(focused));
     let inner = block.inner(area);
@@ -213,7 +213,7 @@ const UNWRITTEN: &str = "--";
 /// The legend of the cells' styles, one sample of each: not written yet, masked, written in this
 /// phase, the current access (as a heat grid draws them when `heat`, else as numbers), in the
 /// longest wording that fits `width` columns.
-pub fn cell_legend(t: crate::tui::theme::Theme, heat: bool, width: usize) -> Option<Line<'static>> {
+pub(super) fn cell_legend(t: crate::tui::theme::Theme, heat: bool, width: usize) -> Option<Line<'static>> {
     let samples = if heat {
         [UNWRITTEN, "··", "██", "◀▶"]
     } else {
@@ -257,7 +257,7 @@ pub fn cell_legend(t: crate::tui::theme::Theme, heat: bool, width: usize) -> Opt
 /// The top border's note on the current access under the cache model: where it was served at
 /// each level it reached, then its L1 line (addresses, and the elements of `buf` it holds), as
 /// much as fits in `width` columns.
-pub fn cache_title(a: &AccessCache, levels: &[LevelSpec], buf: &str, width: usize) -> Option<String> {
+pub(super) fn cache_title(a: &AccessCache, levels: &[LevelSpec], buf: &str, width: usize) -> Option<String> {
     let served = if a.served == BYPASSED {
         tr!("tile-local: past the caches").to_string()
     } else {
