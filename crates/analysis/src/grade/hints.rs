@@ -1,0 +1,156 @@
+//! The hints in plain words: a constant ratio and the scale it is, a fused column read in
+//! place of another, a hidden cell left unmasked, a loop variable the reads ignore.
+
+use super::report::{Divergence, Source};
+use super::state::{Blocks, Mine};
+use crate::accum::Scale;
+use crate::learner::reference::Reference;
+use attn_trace_core::trace::{Buf, MASKED};
+use attn_trace_i18n::tr;
+
+/// The learner's values over the reference's, when that is one number (to 1e-3) over at least
+/// two cells, and not 1.
+pub(super) fn constant_ratio(ratios: &[f32]) -> Option<f32> {
+    let (&first, rest) = ratios.split_first()?;
+    if rest.is_empty() || !first.is_finite() || first == 0.0 {
+        return None;
+    }
+    let same = rest.iter().all(|&x| ((x - first) / first).abs() < 1e-3);
+    (same && (first - 1.0).abs() > 1e-3).then_some(first)
+}
+
+/// A ratio of scores that is a known wrong scale: `1/√C where 1/√D is meant`.
+pub(super) fn scale_meaning(r: &Reference, buf: Buf, factor: f32) -> Option<String> {
+    // the scale multiplies the scores, and so the gradients of q and k
+    if !matches!(buf, Buf::Scores | Buf::DQ | Buf::DK) {
+        return None;
+    }
+    let sh = r.run.shape;
+    let right = Scale::of(r.variant, sh, 0);
+    let meant = format!("1/√{}", right.symbol);
+    let inv_sqrt = |n: usize| 1.0 / (n.max(1) as f32).sqrt();
+    // the scales a kernel is written with by mistake, in the order they are tried
+    let candidates = [
+        ("1/√C".to_string(), inv_sqrt(sh.c)),
+        ("1/√D".to_string(), inv_sqrt(sh.d())),
+        ("1/√T".to_string(), inv_sqrt(sh.t)),
+        ("1/√H".to_string(), inv_sqrt(sh.h)),
+        ("1/D".to_string(), 1.0 / sh.d().max(1) as f32),
+        ("1/C".to_string(), 1.0 / sh.c.max(1) as f32),
+        (tr!("no scale at all").to_string(), 1.0),
+    ];
+    let scale = factor * right.value;
+    candidates
+        .into_iter()
+        .find(|(name, s)| *name != meant && ((scale - s) / s).abs() < 1e-3)
+        .map(|(name, _)| tr!("{name} where {meant} is meant", name, meant).to_string())
+}
+
+/// A stray read of a fused q/k/v buffer in words: which of q, k, v, which head and channel the
+/// column read is, beside the column the reference reads there: `qkv[b0 i0 c6] is k's head 1,
+/// channel 0; the reference reads qkv[b0 i0 c4] there, k's head 0, channel 0`.
+pub(super) fn fused_column_read(d: &Divergence) -> Option<String> {
+    let mine = &d.cell.stray.as_ref()?.read;
+    let (mine_cell, mine_note) = (mine.cell.as_deref()?, mine.note.as_deref()?);
+    // the note's first part is the column's (`k h1 d0`); a hidden pair's note may follow it
+    let column = |note: &str| -> Option<(String, String, String)> {
+        let mut words = note.split("; ").next()?.split_whitespace();
+        let part = words.next()?.to_string();
+        let h = words.next()?.strip_prefix('h')?.to_string();
+        let dd = words.next()?.strip_prefix('d')?.to_string();
+        Some((part, h, dd))
+    };
+    let in_words = |(part, h, dd): (String, String, String)| tr!("{part}'s head {h}, channel {d}", part, h, d = dd);
+    let ours = column(mine_note)?;
+    let buffer = mine_cell.split('[').next()?;
+    // the reference's read of the same buffer most like it: the same part, head or channel
+    let (theirs, their_column) = d
+        .reference_reads
+        .iter()
+        .filter(|t| t.cell.as_deref().and_then(|c| c.split('[').next()) == Some(buffer))
+        .filter_map(|t| Some((t, column(t.note.as_deref()?)?)))
+        .max_by_key(|(_, (part, h, dd))| {
+            usize::from(*part == ours.0) * 4 + usize::from(*h == ours.1) * 2 + usize::from(*dd == ours.2)
+        })?;
+    let their_cell = theirs.cell.as_deref()?;
+    Some(
+        tr!(
+            "{mine} is {ours}; the reference reads {theirs} there, {their_column}",
+            mine = mine_cell,
+            ours = in_words(ours),
+            theirs = their_cell,
+            their_column = in_words(their_column)
+        )
+        .to_string(),
+    )
+}
+
+/// A hidden cell the divergent cell is computed from (a score at a masked pair) that the
+/// learner left unmasked: `scores[b0 h0 i0 j1] is hidden (j > i), but yours is 0 (mine.py:30)`.
+pub(super) fn unmasked_read(
+    r: &Reference,
+    mine: &[Option<Mine>],
+    d: &Divergence,
+    source_of: &dyn Fn(u32, u32, u64) -> Source,
+) -> Option<String> {
+    r.reads_for(d.cell.buffer, d.cell.offset).into_iter().find_map(|n| {
+        let (_, buf, off, value) = r.cell_event(n)?;
+        let c = r.get(buf)?;
+        let m = mine.get(buf as usize)?.as_ref()?;
+        if !c.unneeded.get(off).copied().unwrap_or(false) || m.written_at[off] == 0 {
+            return None;
+        }
+        // a masked score must stay at or below −1e9, a hidden probability at 0
+        let masked = if value <= MASKED { m.value[off] <= MASKED } else { m.value[off] == value };
+        if masked {
+            return None;
+        }
+        let (file, line) = m.source[off];
+        let at = source_of(file, line, m.written_at[off]);
+        Some(
+            tr!(
+                "{cell} is read though it is {hidden}: yours is {mine}, written at {file}:{line}, where the reference's is {value}, which gives it no weight",
+                cell = r.cell_label(buf, off),
+                hidden = r.hidden(buf, off).unwrap_or_default(),
+                mine = crate::format::num(m.value[off]),
+                file = at.file,
+                line = at.line,
+                value = crate::format::num(value)
+            )
+            .to_string(),
+        )
+    })
+}
+
+/// "your k reads are the same for every h": a coordinate the reference's reads follow that the
+/// learner's never change, while the cell written runs over it.
+pub(super) fn ignored_loop_variables(r: &Reference, blocks: &Blocks) -> Vec<String> {
+    let mut keys: Vec<&(Buf, Buf, usize)> = blocks.ties.keys().collect();
+    keys.sort();
+    let mut out = Vec::new();
+    for key in keys {
+        let (wb, rb, t) = *key;
+        let Some(u) = blocks.ties.get(key) else { continue };
+        let (Some(ties), Some(wc), Some(rc)) = (r.ties(wb, rb), r.get(wb), r.get(rb)) else {
+            continue;
+        };
+        let Some(tie) = ties.get(t) else { continue };
+        if u.violated && u.x_values.len() >= 2 && u.y_values.len() == 1 {
+            let x = wc.dims()[tie.write_dim].0;
+            let y = rc.dims()[tie.read_dim].0;
+            let text = tr!(
+                "your {read} reads are the same for every {x} of {written} ({y} = {v} each time)",
+                read = rb.name(),
+                x,
+                written = wb.name(),
+                y,
+                v = u.y_values[0]
+            )
+            .to_string();
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
