@@ -8,9 +8,10 @@
 //! reader does with the shown numbers, such as adding up the listed products.
 //!
 //! This file holds the entry points and the types they return; `plain.rs` walks through the
-//! kernels that store their scores (baseline, mha, gqa, mla, decode, rope; `plain/mla_decode.rs`
-//! the absorbed decode of mla from its latent cache), `flash.rs` through flash's tiles, and
-//! `text.rs` holds the number and sentence helpers both use.
+//! kernels that store their scores (baseline, mha, gqa, mla, decode, rope), its sections one file
+//! each in `plain/` (the cache, the rotation, the score, the softmax, the weighted sum, each with
+//! its backward; `plain/mla_decode.rs` the absorbed decode of mla from its latent cache),
+//! `flash.rs` through flash's tiles, and `text.rs` holds the number and sentence helpers both use.
 #![allow(non_snake_case)]
 
 mod flash;
