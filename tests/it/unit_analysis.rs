@@ -183,7 +183,7 @@ mod gradcheck {
     }
 }
 
-/// `crates/analysis/src/quiz.rs`
+/// `crates/analysis/src/quiz/`
 mod quiz {
     use attn_trace_analysis::quiz::*;
     use attn_trace_core::trace::Op;
