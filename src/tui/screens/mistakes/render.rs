@@ -4,7 +4,7 @@
 use super::{CodeView, Panel, SideBySide, code_view};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{CellRef, Ctx, bar, code, cols, log, memory};
-use attn_trace_analysis::format::phase_title;
+use attn_trace_analysis::format::phase_title_of;
 use attn_trace_analysis::mistakes::{CORRECT, MISTAKEN, Place, missing_why, number, phases_of};
 use attn_trace_core::trace::{Event, Phase, Trace};
 use attn_trace_i18n::tr;
@@ -234,7 +234,7 @@ fn header_lines(st: &SideBySide, width: u16) -> Vec<String> {
         .map(|m| format!("{} {}", here_runs(), number(m)))
         .collect();
     let title = &st.traced.title;
-    let what = phase_title(seg.phase, &st.traced.mask);
+    let what = phase_title_of(seg.phase, &st.traced.mask, st.variant());
     let (v, pass) = (st.variant(), seg.phase.pass().name());
     let choices = [
         format!(" {title} · {v} · {pass} · {what}{here}"),
