@@ -209,11 +209,10 @@ fn code_panel(frame: &mut Frame, area: Rect, title: String, text: Option<&str>, 
         .saturating_sub(1)
         .saturating_sub(h / 3)
         .min(lines.len().saturating_sub(h));
-    // dedent by what the lines from the top of the view down to the one that ran share: a
-    // learner's line deep in its loops then fits a narrow panel (lines below it that are less
-    // indented show from their first column)
-    let upto = current.min(lines.len()).max(first + 1).min(lines.len());
-    let shift = least_indent(&lines[first.min(upto)..upto], h);
+    // dedent by what every line in view shares, as the tracer's code panel does: each line
+    // keeps its indentation relative to the others (Python's nesting is its meaning), and the
+    // line that ran, however deep and long, is wrapped rather than cut (draw_lines)
+    let shift = least_indent(&lines[first.min(lines.len())..], h);
     let marks = Marks {
         current: line,
         marked: &[],
