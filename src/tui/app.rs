@@ -229,7 +229,7 @@ impl App {
     }
 
     /// What `tui --snapshot OUT` writes: the screen drawn on a `width`×`height` terminal, as SVG
-    /// or text by `out`'s extension ([`snapshot::render_for`]), once the tracer's gradient check
+    /// or text by `out`'s extension (`.svg`, else text), once the tracer's gradient check
     /// (if one is under way) has come, as a person sees it a moment later.
     pub fn snapshot_for(&mut self, out: &std::path::Path, width: u16, height: u16) -> std::io::Result<String> {
         if let Screen::Tracer(t) = &mut self.screen {

@@ -118,8 +118,9 @@ pub(crate) fn load(
 }
 
 impl Mine {
-    /// [`load`]: the learner's `trace` read and graded against `scenario` (from `scenario_path`),
-    /// with the bindings file `bind` when given, or why not, in one line.
+    /// The learner's `trace` read and graded against `scenario` (read from `scenario_path`), its
+    /// buffers placed by the bindings file `bind` when given, else by the trace's header; or why
+    /// not, in one line. Everything `tui --mine` needs before it takes the terminal.
     pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
         load(scenario, scenario_path, trace, bind)
     }
