@@ -86,7 +86,7 @@ fn all_visible(mask: &Mask, rows: std::ops::Range<usize>, cols: std::ops::Range<
 
 /// `acc[r][l] += a_r[k]·b[k][l]` for `k = 0, 1, …` in order, for four rows `a_0..a_3` read in
 /// place and `b` a packed panel (rows of `W` neighbouring outputs' terms); the shortest ends
-/// the sum. `fast.rs`'s `tile_rows` for four rows, written out row by row so that the compiler
+/// the sum. `fast/tile.rs`'s `tile_rows` for four rows, written out row by row so that the compiler
 /// keeps the sixteen or sixty-four sums in vector registers whatever the code around it.
 #[inline(always)]
 fn rows4<const W: usize>(acc: [[f32; W]; 4], a: [&[f32]; 4], b: &[f32]) -> [[f32; W]; 4] {
@@ -113,7 +113,7 @@ fn rows4<const W: usize>(acc: [[f32; W]; 4], a: [&[f32]; 4], b: &[f32]) -> [[f32
 }
 
 /// [`rows4`] down four columns: `a_r[k] = block[k·n + c0 + r]`, the columns `c0..c0 + 4` of
-/// the rows of `block` (rows of `n` values), as `fast.rs`'s `tile_cols`.
+/// the rows of `block` (rows of `n` values), as `fast/tile.rs`'s `tile_cols`.
 #[inline(always)]
 fn cols4<const W: usize>(acc: [[f32; W]; 4], block: &[f32], n: usize, c0: usize, b: &[f32]) -> [[f32; W]; 4] {
     let [mut x0, mut x1, mut x2, mut x3] = acc;
