@@ -93,8 +93,9 @@ pub struct Scenario {
     /// layer 0, the scenario's own values.
     pub layers: usize,
     pub init: Init,
-    /// Only the tensors the file gives, by buffer (one of [`registry::GIVEN`]), flat row-major,
-    /// already checked against their shapes ([`registry::given_shape`]).
+    /// Only the tensors the file gives, by buffer (one of
+    /// [`registry::GIVEN`](crate::engine::registry::GIVEN)), flat row-major, already checked
+    /// against their shapes ([`registry::given_shape`](crate::engine::registry::given_shape)).
     pub values: BTreeMap<Buf, Vec<f32>>,
     /// The element the TUI opens on.
     pub focus: Option<Focus>,

@@ -18,8 +18,8 @@ fn f32_bytes(v: &[f32]) -> Vec<u8> {
 }
 
 /// Writes `model` (and `state`, for resuming) to `path` atomically. A model or a state that
-/// [`load`] would refuse (a NaN weight after a diverged run, say) is refused here, and the file
-/// at `path` is left as it was.
+/// [`load`](super::load) would refuse (a NaN weight after a diverged run, say) is refused here,
+/// and the file at `path` is left as it was.
 pub fn save(path: &Path, model: &TinyGpt, step: u64, state: Option<&TrainState>) -> Result<(), ModelError> {
     let bytes = encode(path, model, step, state)?;
     attn_trace_core::files::atomic::write(path, &bytes).map_err(|e| ModelError::Checkpoint {
