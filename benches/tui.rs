@@ -94,9 +94,9 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
     let at_focus = |a: &mut App| type_goto(a, "b=0 h=3 i=60 j=40");
     let at_mid = move |a: &mut App| type_goto(a, &mid.to_string());
     let wrap = |a: &mut App, c: KeyCode| {
-        let before = a.tracer().map(|t| t.cursor);
+        let before = a.event();
         press(a, c);
-        if a.tracer().map(|t| t.cursor) == before {
+        if a.event() == before {
             press(a, KeyCode::Home);
         }
     };
@@ -152,9 +152,9 @@ fn tui<M: Measurement>(c: &mut Criterion<M>, group: &str) {
         wrap(a, KeyCode::Char('c'));
     });
     key_bench("C (back to breakpoint)", &mut app, &|a| press(a, KeyCode::End), &|a| {
-        let before = a.tracer().map(|t| t.cursor);
+        let before = a.event();
         press(a, KeyCode::Char('C'));
-        if a.tracer().map(|t| t.cursor) == before {
+        if a.event() == before {
             press(a, KeyCode::End);
         }
     });

@@ -320,3 +320,37 @@ fn the_trace_picker_gives_every_file_one_row() {
         assert!(!rows[1].contains(&*d.to_string_lossy()), "{w}: {}", rows[1]);
     }
 }
+
+#[test]
+fn the_learners_source_keeps_its_nesting_below_the_line_that_ran() {
+    // a Python kernel's nesting is its meaning: at the first divergence of mistakes.py's
+    // mask_by_multiply (the normalise line of its softmax, deep in four loops) the dropout
+    // method below it must still show `for hh` inside `for bb`, not beside it
+    let dir = tempfile::tempdir().unwrap();
+    let s = root().join("scenarios/mha_walkthrough.toml");
+    let script = root().join("examples/learner/mistakes.py");
+    let t = record(
+        dir.path(),
+        &s,
+        &["python3".as_ref(), script.as_os_str(), "mask_by_multiply".as_ref()],
+        &[],
+    );
+    let app = opened(&s, &t);
+    let screen = screen_lines(&app, 120, 40);
+    let left: Vec<String> = screen
+        .iter()
+        .map(|l| l.chars().skip(1).take(58).collect::<String>())
+        .collect();
+    let column = |text: &str| {
+        left.iter()
+            .find_map(|l| l.find(text).map(|at| l[..at].chars().count()))
+            .unwrap_or_else(|| panic!("{text:?} on the left:\n{}", left.join("\n")))
+    };
+    let (bb, hh, i) = (
+        column("for bb in range(B):"),
+        column("for hh in range(H):"),
+        column("for i in range(S):"),
+    );
+    assert_eq!((hh - bb, i - hh), (4, 4), "{}", left.join("\n"));
+    assert!(column("def dropout(self):") + 4 == bb, "{}", left.join("\n"));
+}

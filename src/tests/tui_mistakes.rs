@@ -729,3 +729,15 @@ fn overwrite_kv_grad_keeps_only_the_last_query_heads_share_of_d_k_and_d_v() {
         assert!(screen.contains(&want), "{want}\n{screen}");
     }
 }
+
+#[test]
+fn the_side_by_side_header_names_the_scale_its_kernel_uses() {
+    // both sides run MHA, which divides by √D (the tracer's header says so too), never by a
+    // lowercase d that reads like the channel loop's variable
+    let mut a = opened("mask_by_multiply", 120, 40);
+    key(&mut a, KeyCode::Char('d'));
+    let screen = draw(&a, 120, 40);
+    let head = screen.lines().next().unwrap();
+    assert!(head.contains("S = Q·Kᵀ/√D + causal mask"), "{head}");
+    assert!(!screen.contains("/√d"), "{head}");
+}

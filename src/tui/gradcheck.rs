@@ -24,7 +24,7 @@ pub(crate) type Key = (Variant, Buf, usize);
 
 /// What a check needs; `Send`, for the worker.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub key: Key,
     pub inputs: Arc<Inputs>,
     /// The primal cell's forward value, the backward pass's final gradient there, its label.
@@ -54,7 +54,7 @@ impl Shared {
 
 /// The checks asked for, the results, and the worker computing them.
 #[derive(Default)]
-pub struct Checker {
+pub(crate) struct Checker {
     cache: HashMap<Key, Result<Check, Skip>>,
     /// Asked for and not back yet.
     pending: Option<Key>,
@@ -126,23 +126,23 @@ impl Request {
 
 impl Checker {
     /// The result for `key`, once computed.
-    pub fn get(&self, key: &Key) -> Option<&Result<Check, Skip>> {
+    pub(crate) fn get(&self, key: &Key) -> Option<&Result<Check, Skip>> {
         self.cache.get(key)
     }
 
     /// Whether `key` is known or under way already (nothing to ask).
-    pub fn asked(&self, key: &Key) -> bool {
+    pub(crate) fn asked(&self, key: &Key) -> bool {
         self.cache.contains_key(key) || self.pending.as_ref() == Some(key)
     }
 
     /// Whether a check is under way.
-    pub fn busy(&self) -> bool {
+    pub(crate) fn busy(&self) -> bool {
         self.pending.is_some()
     }
 
     /// Asks for `request` unless it is known or already under way; it replaces an earlier
     /// request the worker has not started.
-    pub fn want(&mut self, request: Request) {
+    pub(crate) fn want(&mut self, request: Request) {
         if self.asked(&request.key) {
             return;
         }
@@ -170,7 +170,7 @@ impl Checker {
     }
 
     /// Takes in what the worker finished; true when something arrived.
-    pub fn poll(&mut self) -> bool {
+    pub(crate) fn poll(&mut self) -> bool {
         let Some(job) = self.job.as_mut() else { return false };
         let mut arrived = false;
         while let Some(event) = job.poll() {
@@ -199,20 +199,9 @@ impl Checker {
         arrived
     }
 
-    /// Computes `request` on the calling thread, unless it is known: for tests that draw many
-    /// events as a person sees them once each check has arrived, without waiting for the worker
-    /// to settle on each.
-    pub fn compute(&mut self, request: Request) {
-        if self.cache.contains_key(&request.key) {
-            return;
-        }
-        let (key, result) = request.run();
-        self.cache.insert(key, result);
-    }
-
     /// Waits (up to `limit`) for the check under way: for tests and pictures, which draw what a
     /// person would see a moment later.
-    pub fn wait(&mut self, limit: Duration) {
+    pub(crate) fn wait(&mut self, limit: Duration) {
         let start = Instant::now();
         while self.busy() && start.elapsed() < limit {
             if !self.poll() {

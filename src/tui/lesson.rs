@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 /// A stop found in the logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub variant: Variant,
     pub place: Place,
     /// The event the question is about (`ask = "offset"`: the next access; `"value"`: the next
@@ -26,7 +26,7 @@ pub struct Resolved {
 
 /// How a stop's question went.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Answer {
+pub(crate) enum Answer {
     /// Not answered yet (or a stop without a question).
     #[default]
     Open,
@@ -39,7 +39,7 @@ pub enum Answer {
 
 /// The lesson's state in a tracer.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LessonRun {
+pub(crate) struct LessonRun {
     pub lesson: Arc<Lesson>,
     pub stops: Vec<Resolved>,
     /// The stop the learner is at (or last was at).
@@ -91,7 +91,7 @@ fn resolve_stop(lesson: &Lesson, stop: &Stop, traced: &TracedScenario) -> Result
 }
 
 impl LessonRun {
-    pub fn new(lesson: Arc<Lesson>, stops: Vec<Resolved>) -> LessonRun {
+    pub(crate) fn new(lesson: Arc<Lesson>, stops: Vec<Resolved>) -> LessonRun {
         let n = stops.len();
         LessonRun {
             lesson,
@@ -104,27 +104,27 @@ impl LessonRun {
         }
     }
 
-    pub fn stop(&self) -> &Stop {
+    pub(crate) fn stop(&self) -> &Stop {
         &self.lesson.stops[self.at]
     }
 
-    pub fn here(&self) -> &Resolved {
+    pub(crate) fn here(&self) -> &Resolved {
         &self.stops[self.at]
     }
 
     /// Is the learner at the current stop (its kernel and event)?
-    pub fn at_stop(&self, variant: Variant, cursor: usize) -> bool {
+    pub(crate) fn at_stop(&self, variant: Variant, cursor: usize) -> bool {
         let r = self.here();
         r.variant == variant && r.place.cursor == cursor
     }
 
     /// Does the current stop's question wait for an answer here?
-    pub fn asking(&self, variant: Variant, cursor: usize) -> bool {
+    pub(crate) fn asking(&self, variant: Variant, cursor: usize) -> bool {
         self.stop().ask.is_some() && self.answers[self.at] == Answer::Open && self.at_stop(variant, cursor)
     }
 
     /// Questions in the lesson, and those answered right at the first try.
-    pub fn score(&self) -> (usize, usize) {
+    pub(crate) fn score(&self) -> (usize, usize) {
         let asked = self.lesson.stops.iter().filter(|s| s.ask.is_some()).count();
         let right = self
             .answers
@@ -135,7 +135,7 @@ impl LessonRun {
     }
 
     /// Moves to stop `k` (clamped): a new question, nothing typed.
-    pub fn go(&mut self, k: usize) {
+    pub(crate) fn go(&mut self, k: usize) {
         self.at = k.min(self.stops.len().saturating_sub(1));
         self.input.clear();
         self.feedback = None;
@@ -153,7 +153,7 @@ impl LessonRun {
     }
 
     /// The current stop's question as the panel asks it.
-    pub fn question(&self, traced: &TracedScenario) -> Option<String> {
+    pub(crate) fn question(&self, traced: &TracedScenario) -> Option<String> {
         let stop = self.stop();
         let access = || self.target(traced);
         Some(match stop.ask.as_ref()? {
@@ -188,7 +188,7 @@ impl LessonRun {
 
     /// Checks what was typed against the current stop's question. `Some(event)` when the answer
     /// is taken (right or revealed) and the tracer should step to that event to show it.
-    pub fn answer(&mut self, traced: &TracedScenario) -> Option<usize> {
+    pub(crate) fn answer(&mut self, traced: &TracedScenario) -> Option<usize> {
         let r = self.here().clone();
         let stop = self.stop().clone();
         let ask = stop.ask.as_ref()?;
@@ -243,7 +243,7 @@ impl LessonRun {
     }
 
     /// `v`: the answer, with its working.
-    pub fn reveal(&mut self, traced: &TracedScenario) -> Option<usize> {
+    pub(crate) fn reveal(&mut self, traced: &TracedScenario) -> Option<usize> {
         let r = self.here().clone();
         self.stop().ask.as_ref()?;
         self.answers[self.at] = Answer::Revealed;

@@ -1,6 +1,6 @@
 //! The README's pictures (`assets/*.svg`): the real app driven headlessly, exactly as the
 //! terminal drives it (`update` with key and tick messages), and drawn on a ratatui
-//! `TestBackend` that [`super::svg::render`] turns into a picture. `cargo run --example
+//! `TestBackend` that `svg::render` turns into a picture. `cargo run --example
 //! screenshots` writes them; a test holds the committed ones to [`screenshots`].
 //!
 //! The menu, tracer, quiz, gradient check, compare, help, mistakes, traffic and cache-misses

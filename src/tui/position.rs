@@ -17,7 +17,7 @@ use attn_trace_i18n::tr;
 
 /// Where a position is: the event and, for a cell, the cell to select.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Place {
+pub(crate) struct Place {
     pub cursor: usize,
     pub pinned: Option<CellRef>,
 }

@@ -24,7 +24,7 @@ pub(crate) fn question(trace: &Trace, shape: Shape, cursor: usize, level: QuizLe
 
 /// How one phase went.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Score {
+pub(crate) struct Score {
     /// Right at the first try.
     pub right: u32,
     /// Right after a wrong try.
@@ -38,17 +38,17 @@ pub struct Score {
 
 impl Score {
     /// Questions answered or revealed.
-    pub fn asked(&self) -> u32 {
+    pub(crate) fn asked(&self) -> u32 {
         self.right + self.retried + self.revealed
     }
 
     /// `7/9`: right at the first try, of those answered or revealed.
-    pub fn short(&self) -> String {
+    pub(crate) fn short(&self) -> String {
         format!("{}/{}", self.right, self.asked())
     }
 
     /// The summary shown when the phase ends.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut lines = vec![tr!(
             "{right} of {asked} right at the first try, {retried} after another try, {revealed} revealed, {skipped} skipped",
             right = self.right,
@@ -69,7 +69,7 @@ impl Score {
 
 /// What the quiz panel says under the question.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Feedback {
+pub(crate) enum Feedback {
     Right(String),
     Wrong(String),
     Revealed(String),
@@ -78,7 +78,7 @@ pub enum Feedback {
 
 /// The quiz's state in a tracer.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Quiz {
+pub(crate) struct Quiz {
     pub level: QuizLevel,
     /// What the learner has typed.
     pub input: String,
@@ -92,7 +92,7 @@ pub struct Quiz {
 }
 
 impl Quiz {
-    pub fn new(level: QuizLevel, cursor: usize) -> Quiz {
+    pub(crate) fn new(level: QuizLevel, cursor: usize) -> Quiz {
         Quiz {
             level,
             asked_at: cursor,
@@ -101,7 +101,7 @@ impl Quiz {
     }
 
     /// The score of phase span `span` of `variant`.
-    pub fn score(&mut self, variant: Variant, span: usize) -> &mut Score {
+    pub(crate) fn score(&mut self, variant: Variant, span: usize) -> &mut Score {
         self.scores.entry((variant, span)).or_default()
     }
 }

@@ -118,8 +118,9 @@ pub(crate) fn load(
 }
 
 impl Mine {
-    /// [`load`]: the learner's `trace` read and graded against `scenario` (from `scenario_path`),
-    /// with the bindings file `bind` when given, or why not, in one line.
+    /// The learner's `trace` read and graded against `scenario` (read from `scenario_path`), its
+    /// buffers placed by the bindings file `bind` when given, else by the trace's header; or why
+    /// not, in one line. Everything `tui --mine` needs before it takes the terminal.
     pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
         load(scenario, scenario_path, trace, bind)
     }
@@ -209,11 +210,10 @@ fn code_panel(frame: &mut Frame, area: Rect, title: String, text: Option<&str>, 
         .saturating_sub(1)
         .saturating_sub(h / 3)
         .min(lines.len().saturating_sub(h));
-    // dedent by what the lines from the top of the view down to the one that ran share: a
-    // learner's line deep in its loops then fits a narrow panel (lines below it that are less
-    // indented show from their first column)
-    let upto = current.min(lines.len()).max(first + 1).min(lines.len());
-    let shift = least_indent(&lines[first.min(upto)..upto], h);
+    // dedent by what every line in view shares, as the tracer's code panel does: each line
+    // keeps its indentation relative to the others (Python's nesting is its meaning), and the
+    // line that ran, however deep and long, is wrapped rather than cut (draw_lines)
+    let shift = least_indent(&lines[first.min(lines.len())..], h);
     let marks = Marks {
         current: line,
         marked: &[],

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 /// The panel shown when the screen is too small for all of them at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Tab {
+pub(crate) enum Tab {
     Memory,
     Code,
     Log,
@@ -59,7 +59,7 @@ impl Tab {
 
 /// What the app should do after a key.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -77,7 +77,7 @@ pub enum Outcome {
 }
 
 #[derive(Debug)]
-pub struct Tracer {
+pub(crate) struct Tracer {
     pub traced: Arc<TracedScenario>,
     pub variant: Variant,
     /// The current event; always `< len` when the log has events.
@@ -111,7 +111,7 @@ pub struct Tracer {
 
 impl Tracer {
     /// Opens `variant` (or the scenario's first variant) at its focus.
-    pub fn new(traced: Arc<TracedScenario>, variant: Option<Variant>) -> Tracer {
+    pub(crate) fn new(traced: Arc<TracedScenario>, variant: Option<Variant>) -> Tracer {
         let variant = variant
             .filter(|v| traced.run(*v).is_some())
             .or_else(|| traced.first_variant())
@@ -140,14 +140,14 @@ impl Tracer {
     }
 
     /// Is text being typed (the goto prompt, a quiz answer)? Then letters are the text's.
-    pub fn typing(&self) -> bool {
+    pub(crate) fn typing(&self) -> bool {
         self.prompt.is_some()
             || self.quiz.as_ref().is_some_and(|q| !q.input.is_empty())
             || self.lesson.as_ref().is_some_and(|l| !l.input.is_empty())
     }
 
     /// The quiz's current question, in quiz mode.
-    pub fn question(&self) -> Option<Question> {
+    pub(crate) fn question(&self) -> Option<Question> {
         let quiz = self.quiz.as_ref()?;
         let trace = self.traced.trace(self.variant)?;
         quiz::question(
@@ -183,7 +183,7 @@ impl Tracer {
     }
 
     /// Takes in finished gradient checks (on the app's tick); true when one arrived.
-    pub fn tick(&mut self) -> bool {
+    pub(crate) fn tick(&mut self) -> bool {
         self.checks.poll()
     }
 
@@ -195,7 +195,7 @@ impl Tracer {
     }
 
     /// The gradient check the panel shows at the cursor, unless it is known or under way.
-    pub fn check_request(&self) -> Option<Request> {
+    pub(crate) fn check_request(&self) -> Option<Request> {
         let run = self.traced.run(self.variant)?;
         let inputs = self.traced.inputs.as_ref()?;
         let trace = run.trace.as_ref()?;
@@ -214,23 +214,19 @@ impl Tracer {
         })
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.traced.trace(self.variant).map_or(0, Trace::len)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The selected cell: the pinned one, else the current event's.
-    pub fn selected(&self) -> Option<CellRef> {
+    pub(crate) fn selected(&self) -> Option<CellRef> {
         let trace = self.traced.trace(self.variant)?;
         self.pinned
             .or_else(|| trace.events.get(self.cursor).map(|e| (e.buf, e.offset as usize)))
     }
 
     /// The panels' shared view of the state, `None` for an empty log.
-    pub fn ctx(&self, theme: Theme) -> Option<Ctx<'_>> {
+    pub(crate) fn ctx(&self, theme: Theme) -> Option<Ctx<'_>> {
         let trace = self.traced.trace(self.variant)?;
         if self.cursor >= trace.len() {
             return None;
@@ -259,14 +255,14 @@ impl Tracer {
         })
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         let out = self.key_here(key);
         self.moved();
         out
     }
 
     /// After the cursor was set from outside (`tui --at`, a lesson): as after a key.
-    pub fn refresh(&mut self) {
+    pub(crate) fn refresh(&mut self) {
         self.moved();
     }
 
@@ -317,7 +313,7 @@ impl Tracer {
         });
     }
 
-    pub fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
+    pub(crate) fn mouse(&mut self, m: MouseEvent, area: Rect, theme: Theme) {
         self.mouse_here(m, area, theme);
         self.moved();
     }

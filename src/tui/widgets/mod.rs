@@ -120,7 +120,7 @@ use attn_trace_core::trace::{EventView, Trace};
 use std::collections::BTreeSet;
 
 /// What every tracer panel draws from: the trace, the cursor and the view options.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub traced: &'a TracedScenario,
     pub variant: Variant,
     pub trace: &'a Trace,
@@ -143,24 +143,19 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// First event of the phase holding the cursor.
-    pub fn phase_start(&self) -> usize {
+    pub(crate) fn phase_start(&self) -> usize {
         self.trace.span_range(self.trace.phase_span(self.cursor)).start
     }
 
     /// The current access under the cache model, when it is shown.
-    pub fn cache_access(&self) -> Option<attn_trace_analysis::cache::AccessCache> {
+    pub(crate) fn cache_access(&self) -> Option<attn_trace_analysis::cache::AccessCache> {
         self.cache?.at(self.trace, self.cursor)
     }
 
     /// May a panel show the value of event `n`, or a result it computes? Not while an open
     /// question asks for it (or for an earlier write).
-    pub fn shows(&self, n: usize) -> bool {
+    pub(crate) fn shows(&self, n: usize) -> bool {
         self.asked.is_none_or(|a| n < a)
-    }
-
-    /// Frame ids around the cursor, innermost first.
-    pub fn frame_ids(&self) -> Vec<u32> {
-        self.trace.frame_ids(self.cursor)
     }
 }
 

@@ -28,12 +28,12 @@ impl Tracer {
 
     /// `g`: an event number, an element `b=0 h=1 i=2 j=1`, a cell `scores[16]` / `q[0,2,1,0]`,
     /// or a phase name ([`position::resolve`], in the pass the cursor is in).
-    pub fn goto(&mut self, text: &str) -> Result<(), String> {
+    pub(crate) fn goto(&mut self, text: &str) -> Result<(), String> {
         self.go_to(None, text)
     }
 
     /// Moves to `text` looked up in `pass` (else the cursor's pass): `tui --at`, a lesson's stop.
-    pub fn go_to(&mut self, pass: Option<Pass>, text: &str) -> Result<(), String> {
+    pub(crate) fn go_to(&mut self, pass: Option<Pass>, text: &str) -> Result<(), String> {
         let place = position::resolve(&self.traced, self.variant, pass, self.cursor, text)?;
         self.cursor = place.cursor;
         if place.pinned.is_some() {

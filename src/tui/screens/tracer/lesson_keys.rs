@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 impl Tracer {
     /// A tracer walking `run` (its stops found in `traced`), at its first stop.
-    pub fn at_lesson(
+    pub(crate) fn at_lesson(
         traced: Arc<crate::tui::traced_scenario::TracedScenario>,
         run: crate::tui::lesson::LessonRun,
     ) -> Tracer {
@@ -23,7 +23,7 @@ impl Tracer {
     }
 
     /// Goes to stop `k` of the lesson: its kernel, its event, its cell.
-    pub fn go_to_stop(&mut self, k: usize) {
+    pub(crate) fn go_to_stop(&mut self, k: usize) {
         let Some(run) = self.lesson.as_mut() else { return };
         run.go(k);
         let r = run.here().clone();

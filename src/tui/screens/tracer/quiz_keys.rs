@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 impl Tracer {
     /// Starts quiz mode at `level`.
-    pub fn start_quiz(&mut self, level: QuizLevel) {
+    pub(crate) fn start_quiz(&mut self, level: QuizLevel) {
         let mut q = Quiz::new(level, self.cursor);
         q.feedback = Some(Feedback::Note(tr!(
             "predict {what}: type it, Enter checks, v reveals, n skips, l changes the level, Q stops",
