@@ -71,7 +71,7 @@ PARTS = {
 }
 
 
-def layernorm(x):  # no learnable scale or shift, eps as in crates/model/src/ops.rs
+def layernorm(x):  # no learnable scale or shift, eps as in crates/model/src/ops/layernorm.rs
     return F.layer_norm(x, x.shape[-1:], eps=1e-5)
 
 

@@ -1,6 +1,6 @@
 //! The attention core as training runs it, untraced, forward and backward of one shard's
-//! batch: the naive kernel (`fast.rs`, `[B,H,T,T]` probabilities kept for backward) against
-//! flash (`untraced/flash.rs`, training's tiles), causal, at the shapes of the performance
+//! batch: the naive kernel (`untraced/fast/`, `[B,H,T,T]` probabilities kept for backward) against
+//! flash (`untraced/flash/`, training's tiles), causal, at the shapes of the performance
 //! tables (`cargo bench --bench attention`), and flash's forward alone (`bench/sdpa_core.py`
 //! times PyTorch's fused attention on the same shapes). Measured in the benchmarking thread's
 //! CPU time, which other programs on a shared machine hardly move; one thread, as each of

@@ -4,7 +4,7 @@
 //! L=4, H=8, on the `kernels` corpus. `cargo run --release --example speed` prints the same
 //! steps' GFLOP/s next to the machine's sgemm ceiling.
 //! Criterion's `thrpt` line is tokens/s. Attention runs the tracer's kernels untraced (their
-//! vectorised loop order, `crates/core/src/untraced/fast.rs`), the linear layers sgemm (`model::ops`); the two
+//! vectorised loop order, `crates/core/src/untraced/fast/`), the linear layers sgemm (`model::ops`); the two
 //! threads each take half the batch.
 
 // a benchmark or example stops on what it cannot do, like a test

@@ -1,5 +1,5 @@
 //! Flash as training runs it (`dispatch::flash_*_untraced`, the vectorised loops of
-//! `untraced/flash.rs`) against flash's reference loops traced (`kernels/attention_flash.rs`,
+//! `untraced/flash/`) against flash's reference loops traced (`kernels/attention_flash.rs`,
 //! what the tracer shows): `att`, `lse`, `delta`, `d_q`, `d_k` and `d_v` identical bit for bit,
 //! for every mask, self- and cross-attention, tiles that divide the sequence or leave a ragged
 //! last tile, training's own shapes and tiles, and inputs with infinities, NaN and scores large

@@ -1,5 +1,5 @@
 //! The attention passes run untraced (the no-op recorder, for which `dispatch.rs` picks the
-//! vectorised loops of `fast.rs`) against the same passes traced (the lesson files' loops the
+//! vectorised loops of `untraced/fast/`) against the same passes traced (the lesson files' loops the
 //! tracer shows): every buffer of forward and backward must be identical bit for bit, for every
 //! kernel (grouped-query attention with every divisor of H as H_kv), every mask, self- and
 //! cross-attention, and sizes that exercise every block width (64, 32, 8, 1).

@@ -29,7 +29,7 @@ mod count {
     }
 }
 
-/// `crates/core/src/engine/plan.rs`
+/// `crates/core/src/engine/plan/`
 mod plan {
     use attn_trace_core::engine::Count;
     use attn_trace_core::engine::plan::*;

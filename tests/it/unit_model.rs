@@ -60,7 +60,7 @@ mod data {
     }
 }
 
-/// `crates/model/src/ops.rs`
+/// `crates/model/src/ops/`
 mod ops {
     // B, T, IC, OC and V: the sizes as the kernels name them
     #![allow(non_snake_case)]

@@ -125,7 +125,7 @@ mod fill {
     }
 }
 
-/// `crates/core/src/scenario/mod.rs`
+/// `crates/core/src/scenario/mod.rs` and its `shipped.rs`
 mod scenario {
     use attn_trace_core::engine::{Passes, Start};
     use attn_trace_core::kernels::{Mask, Variant};

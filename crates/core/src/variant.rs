@@ -144,7 +144,7 @@ pub struct Descriptor {
     /// The variant whose plain passes (softmax, weighted sum) and buffers it runs where it has
     /// none of its own: flash's untiled pieces and latent attention's softmax are MHA's.
     pub plain: Variant,
-    /// An untraced run of its plain passes takes `untraced/fast.rs`, held to its loops bit for bit
+    /// An untraced run of its plain passes takes `untraced/fast/`, held to its loops bit for bit
     /// (`tests/it/kernels_untraced.rs`); without one, an untraced run takes its reference loops
     /// with a recorder that records nothing.
     pub fast: bool,

@@ -6,7 +6,7 @@
 //!
 //! Forward is three passes, `scores`, `softmax_rows`, `weighted_sum`; backward walks them back,
 //! `weighted_sum_back`, `softmax_rows_back`, `scores_back`. These are the reference loops: a
-//! traced run executes exactly them. Untraced runs take the vectorised loop order of `fast.rs`,
+//! traced run executes exactly them. Untraced runs take the SIMD loop order of `untraced/fast/`,
 //! chosen in `dispatch.rs` and held to these loops bit for bit by tests.
 
 // the sink logit's gradient is MHA's loop over heads, here over the single head's one logit

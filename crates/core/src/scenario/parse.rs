@@ -1,5 +1,5 @@
 //! From TOML text to a validated [`Scenario`], in three steps: the reader (`reader.rs`) gives
-//! typed values with their positions, each table is parsed on its own (`sections.rs`), then the
+//! typed values with their positions, each table is parsed on its own (`sections/`), then the
 //! checks across tables (`validate.rs`) and the memory budget run before anything is filled.
 
 use super::reader::{Doc, Result, toml_error};
