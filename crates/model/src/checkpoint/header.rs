@@ -1,7 +1,6 @@
 //! A checkpoint's header checked before any tensor is read: the metadata and the configuration
 //! it names, then every tensor's name, dtype and shape.
 
-use super::read::digits;
 use super::{ATTENTION_KEYS, CheckedHeader, FORMAT, FORMAT_V1, MODEL_KEYS, STATE_KEYS};
 use crate::gpt::{Config, ParamLayout, SlidingWindow};
 use crate::spec::NO_ROPE;
@@ -192,4 +191,13 @@ pub(super) fn plan(header: &[u8], data_len: u64) -> Result<CheckedHeader, String
         infos,
         has_state,
     })
+}
+
+/// A whole number as a checkpoint writes it: decimal digits only. Rust's `parse` also takes a
+/// leading `+`, which no checkpoint of ours holds (a file that has one was edited).
+pub(super) fn digits<T: std::str::FromStr>(v: &str) -> Option<T> {
+    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
 }

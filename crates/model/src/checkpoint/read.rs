@@ -3,7 +3,7 @@
 
 use super::checks::{check_finite, check_state};
 use super::checksum::checksum;
-use super::header::plan;
+use super::header::{digits, plan};
 use super::{CheckedHeader, Loaded, MAX_FILE_BYTES, MAX_HEADER_BYTES, TrainState};
 use crate::gpt::{Attention, TinyGpt};
 use crate::{AdamW, ModelError};
@@ -74,15 +74,6 @@ fn header_length(len_bytes: [u8; 8], rest: u64) -> Result<u64, String> {
         ));
     }
     Ok(header_len)
-}
-
-/// A whole number as a checkpoint writes it: decimal digits only. Rust's `parse` also takes a
-/// leading `+`, which no checkpoint of ours holds (a file that has one was edited).
-pub(super) fn digits<T: std::str::FromStr>(v: &str) -> Option<T> {
-    if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    v.parse().ok()
 }
 
 /// Parses checkpoint bytes; the error is the message without the path.

@@ -1,8 +1,7 @@
 //! A decode run's phases, counted over its steps: a contiguous, windowed or paged cache, and
 //! split-KV steps.
 
-use super::phases::rope_count;
-use super::{Counted, Plan, pc};
+use super::{Counted, Plan, pc, rope_count};
 use crate::engine::count::Count;
 use crate::tensor::Shape;
 use crate::trace::Phase;

@@ -1,8 +1,7 @@
 //! Multi-head latent attention's phases, counted: the training form, forward and backward, and
 //! the absorbed decode.
 
-use super::phases::rope_count;
-use super::{Counted, Passes, Plan, pc};
+use super::{Counted, Passes, Plan, pc, rope_count};
 use crate::engine::count::Count;
 use crate::kernels::Mask;
 use crate::kernels::attention_mla::Latent;

@@ -157,6 +157,12 @@ struct Counted {
     writes: Count,
 }
 
+/// A rotation of `channels` channels of q and k (or their gradients): per pair its cosine, its
+/// sine and its two channels read, and the two channels written.
+fn rope_count(phase: Phase, channels: Count) -> Counted {
+    pc(phase, 2 * channels, channels)
+}
+
 fn pc(phase: Phase, reads: Count, writes: Count) -> Counted {
     Counted { phase, reads, writes }
 }

@@ -5,7 +5,7 @@
 use super::decode::decode_counts;
 use super::flash::flash_counts;
 use super::latent::latent_counts;
-use super::{Counted, Passes, Plan, StartKind, pc};
+use super::{Counted, Passes, Plan, StartKind, pc, rope_count};
 use crate::engine::count::Count;
 use crate::kernels::attention_mistakes::Mistake;
 use crate::kernels::{Variant, kernel_shape};
@@ -157,10 +157,4 @@ pub(super) fn counted(plan: &Plan, variant: Variant, passes: Passes) -> Vec<Coun
         }
     }
     out
-}
-
-/// A rotation of `channels` channels of q and k (or their gradients): per pair its cosine, its
-/// sine and its two channels read, and the two channels written.
-pub(super) fn rope_count(phase: Phase, channels: Count) -> Counted {
-    pc(phase, 2 * channels, channels)
 }
