@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 /// The palette the app draws with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Theme {
-    pub color: bool,
+    pub(crate) color: bool,
 }
 
 impl Theme {
@@ -19,18 +19,22 @@ impl Theme {
         if self.color { color } else { mono }
     }
 
-    pub fn base(self) -> Style {
+    #[allow(
+        clippy::unused_self,
+        reason = "every style is asked of the theme; this one is the same in both"
+    )]
+    pub(crate) fn base(self) -> Style {
         Style::default()
     }
 
-    pub fn dim(self) -> Style {
+    pub(crate) fn dim(self) -> Style {
         self.pick(
             Style::default().fg(Color::DarkGray),
             Style::default().add_modifier(Modifier::DIM),
         )
     }
 
-    pub fn title(self) -> Style {
+    pub(crate) fn title(self) -> Style {
         self.pick(
             Style::default().fg(Color::Cyan).add_modifier(Modifier::BOLD),
             Style::default().add_modifier(Modifier::BOLD),
@@ -38,7 +42,7 @@ impl Theme {
     }
 
     /// Panel borders; the focused panel's is brighter.
-    pub fn border(self, focused: bool) -> Style {
+    pub(crate) fn border(self, focused: bool) -> Style {
         match (self.color, focused) {
             (true, true) => Style::default().fg(Color::Cyan),
             (true, false) => Style::default().fg(Color::DarkGray),
@@ -48,7 +52,7 @@ impl Theme {
     }
 
     /// The highlighted entry of a list, the current line of the log and of the code.
-    pub fn cursor(self) -> Style {
+    pub(crate) fn cursor(self) -> Style {
         self.pick(
             Style::default()
                 .bg(Color::Blue)
@@ -59,7 +63,7 @@ impl Theme {
     }
 
     /// The cell the current event reads.
-    pub fn read(self) -> Style {
+    pub(crate) fn read(self) -> Style {
         self.pick(
             Style::default()
                 .bg(Color::Green)
@@ -70,7 +74,7 @@ impl Theme {
     }
 
     /// The cell the current event writes.
-    pub fn write(self) -> Style {
+    pub(crate) fn write(self) -> Style {
         self.pick(
             Style::default()
                 .bg(Color::Red)
@@ -81,7 +85,7 @@ impl Theme {
     }
 
     /// Cells already written in the current phase.
-    pub fn written(self) -> Style {
+    pub(crate) fn written(self) -> Style {
         self.pick(
             Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
             Style::default().add_modifier(Modifier::UNDERLINED),
@@ -89,7 +93,7 @@ impl Theme {
     }
 
     /// Cells the current loop iteration touched before this event (the other operand).
-    pub fn touched(self) -> Style {
+    pub(crate) fn touched(self) -> Style {
         self.pick(
             Style::default().fg(Color::LightGreen),
             Style::default().add_modifier(Modifier::BOLD),
@@ -97,7 +101,7 @@ impl Theme {
     }
 
     /// The selected cell (the target of `w`, `r` and `b`).
-    pub fn selected(self) -> Style {
+    pub(crate) fn selected(self) -> Style {
         self.pick(
             Style::default().bg(Color::Magenta).fg(Color::White),
             Style::default().add_modifier(Modifier::ITALIC | Modifier::UNDERLINED | Modifier::BOLD),
@@ -105,14 +109,14 @@ impl Theme {
     }
 
     /// Masked score cells (j > i under the causal mask).
-    pub fn masked(self) -> Style {
+    pub(crate) fn masked(self) -> Style {
         self.pick(
             Style::default().fg(Color::DarkGray).add_modifier(Modifier::CROSSED_OUT),
             Style::default().add_modifier(Modifier::DIM | Modifier::CROSSED_OUT),
         )
     }
 
-    pub fn breakpoint(self) -> Style {
+    pub(crate) fn breakpoint(self) -> Style {
         self.pick(
             Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
             Style::default(),
@@ -121,7 +125,7 @@ impl Theme {
 
     /// Phase span `k` of the timeline: forward phases in blues, backward ones in reds, each span
     /// a shade apart from the one before; in monochrome every other span reversed.
-    pub fn phase_span(self, pass: attn_trace_core::trace::Pass, k: usize) -> Style {
+    pub(crate) fn phase_span(self, pass: attn_trace_core::trace::Pass, k: usize) -> Style {
         use attn_trace_core::trace::Pass;
         if !self.color {
             return if k % 2 == 1 {
@@ -141,7 +145,7 @@ impl Theme {
 
     /// A timeline column with L1 misses under the cache model; `memory` when some of its lines
     /// came from memory.
-    pub fn miss(self, memory: bool) -> Style {
+    pub(crate) fn miss(self, memory: bool) -> Style {
         match (self.color, memory) {
             (true, true) => Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
             (true, false) => Style::default().fg(Color::LightYellow),
@@ -151,61 +155,61 @@ impl Theme {
     }
 
     /// An access of the selected cell on the timeline.
-    pub fn tick(self) -> Style {
+    pub(crate) fn tick(self) -> Style {
         self.pick(
             Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
             Style::default().add_modifier(Modifier::BOLD),
         )
     }
 
-    pub fn op_read(self) -> Style {
+    pub(crate) fn op_read(self) -> Style {
         self.pick(Style::default().fg(Color::Green), Style::default())
     }
 
-    pub fn op_write(self) -> Style {
+    pub(crate) fn op_write(self) -> Style {
         self.pick(
             Style::default().fg(Color::Red),
             Style::default().add_modifier(Modifier::BOLD),
         )
     }
 
-    pub fn number(self) -> Style {
+    pub(crate) fn number(self) -> Style {
         self.pick(
             Style::default().fg(Color::Yellow),
             Style::default().add_modifier(Modifier::BOLD),
         )
     }
 
-    pub fn name(self) -> Style {
+    pub(crate) fn name(self) -> Style {
         self.pick(Style::default().fg(Color::Cyan), Style::default())
     }
 
-    pub fn keyword(self) -> Style {
+    pub(crate) fn keyword(self) -> Style {
         self.pick(Style::default().fg(Color::Magenta), Style::default())
     }
 
-    pub fn comment(self) -> Style {
+    pub(crate) fn comment(self) -> Style {
         self.pick(
             Style::default().fg(Color::DarkGray),
             Style::default().add_modifier(Modifier::DIM),
         )
     }
 
-    pub fn error(self) -> Style {
+    pub(crate) fn error(self) -> Style {
         self.pick(
             Style::default().fg(Color::LightRed).add_modifier(Modifier::BOLD),
             Style::default().add_modifier(Modifier::BOLD),
         )
     }
 
-    pub fn status(self) -> Style {
+    pub(crate) fn status(self) -> Style {
         self.pick(
             Style::default().bg(Color::DarkGray).fg(Color::White),
             Style::default().add_modifier(Modifier::REVERSED),
         )
     }
 
-    pub fn key(self) -> Style {
+    pub(crate) fn key(self) -> Style {
         self.pick(
             Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD),
             Style::default().add_modifier(Modifier::BOLD),
@@ -214,7 +218,7 @@ impl Theme {
 
     /// A buffer of memory level `level`: global memory plain, a tiled kernel's on-chip
     /// working set (flash's tiles, m, l, acc) in its own colour (underlined in monochrome).
-    pub fn level(self, level: attn_trace_core::tensor::Level) -> Style {
+    pub(crate) fn level(self, level: attn_trace_core::tensor::Level) -> Style {
         match level {
             attn_trace_core::tensor::Level::Global => self.base(),
             attn_trace_core::tensor::Level::Tile => self.pick(
@@ -227,7 +231,7 @@ impl Theme {
     /// A value as a heat colour, `t` in [0, 1] (0 most negative, 1 most positive). In colour a
     /// diverging scale, blue (negative) through white to red (positive); in monochrome the
     /// shade glyph carries the value instead.
-    pub fn heat(self, t: f64) -> Style {
+    pub(crate) fn heat(self, t: f64) -> Style {
         if self.color {
             let c = colorous::RED_BLUE.eval_continuous(1.0 - t);
             Style::default().fg(Color::Rgb(c.r, c.g, c.b))
@@ -237,7 +241,7 @@ impl Theme {
     }
 
     /// Two characters drawing a heat cell: solid in colour, a shade by magnitude in monochrome.
-    pub fn heat_glyph(self, t: f64) -> &'static str {
+    pub(crate) fn heat_glyph(self, t: f64) -> &'static str {
         if self.color {
             return "██";
         }

@@ -14,20 +14,19 @@ pub(crate) use attn_trace_analysis::Element;
 /// Everything the tracer and compare screens show, computed once when a scenario is opened.
 #[derive(Debug)]
 pub struct TracedScenario {
-    pub title: String,
-    pub about: Option<String>,
+    pub(crate) title: String,
     /// The file it came from, or `<built-in NAME>`.
-    pub source: String,
-    pub shape: Shape,
-    pub mask: Mask,
+    pub(crate) source: String,
+    pub(crate) shape: Shape,
+    pub(crate) mask: Mask,
     /// Traced runs, in the scenario's variant order.
-    pub runs: Vec<Run>,
+    pub(crate) runs: Vec<Run>,
     /// With `[run].mistakes`: each variant's mistaken run (forward only, but for a backward
     /// mistake), in the same order.
-    pub mistaken: Vec<Run>,
-    pub focus: Option<(Option<Variant>, Option<Pass>, Element)>,
+    pub(crate) mistaken: Vec<Run>,
+    pub(crate) focus: Option<(Option<Variant>, Option<Pass>, Element)>,
     /// The correct runs' inputs, for the gradient check's finite differences (re-run untraced).
-    pub inputs: Option<Arc<Inputs>>,
+    pub(crate) inputs: Option<Arc<Inputs>>,
 }
 
 impl TracedScenario {
@@ -38,7 +37,7 @@ impl TracedScenario {
 
     /// Runs every variant of the scenario, reporting the events recorded to `progress`; `None`
     /// when `progress` is cancelled before the last run (a run under way finishes first).
-    pub fn traced(s: &Scenario, progress: &Progress) -> Option<TracedScenario> {
+    pub(crate) fn traced(s: &Scenario, progress: &Progress) -> Option<TracedScenario> {
         let inputs = s.inputs();
         let mut runs = Vec::new();
         for &v in &s.variants {
@@ -68,7 +67,6 @@ impl TracedScenario {
     fn empty(s: &Scenario) -> TracedScenario {
         TracedScenario {
             title: s.title.clone(),
-            about: s.about.clone(),
             source: s.source.clone(),
             shape: s.shape,
             mask: s.mask.clone(),
@@ -96,12 +94,12 @@ impl TracedScenario {
     }
 
     /// Is this the built-in walkthrough (the one `attn-trace` opens on)?
-    pub fn is_builtin(&self) -> bool {
+    pub(crate) fn is_builtin(&self) -> bool {
         self.source == "<built-in mha_walkthrough>"
     }
 
     /// `B=1, T=3, C=4, H=2`, with `S=` when the queries are not the keys.
-    pub fn shape_text(&self) -> String {
+    pub(crate) fn shape_text(&self) -> String {
         let sh = self.shape;
         let s = if sh.s == sh.t {
             String::new()
@@ -113,7 +111,7 @@ impl TracedScenario {
 
     /// Why a screen that needs `variant` cannot open on this scenario: the same words wherever
     /// that happens (the menu, Compare, `Tab` in the tracer and the side-by-side view).
-    pub fn not_traced(&self, variant: Variant) -> String {
+    pub(crate) fn not_traced(&self, variant: Variant) -> String {
         let runs: Vec<String> = self.variants().iter().map(ToString::to_string).collect();
         let runs = if runs.is_empty() {
             tr!("no kernel").to_string()
@@ -129,11 +127,11 @@ impl TracedScenario {
         )
     }
 
-    pub fn variants(&self) -> Vec<Variant> {
+    pub(crate) fn variants(&self) -> Vec<Variant> {
         self.runs.iter().map(|r| r.variant).collect()
     }
 
-    pub fn run(&self, variant: Variant) -> Option<&Run> {
+    pub(crate) fn run(&self, variant: Variant) -> Option<&Run> {
         self.runs.iter().find(|r| r.variant == variant)
     }
 
@@ -142,7 +140,7 @@ impl TracedScenario {
     }
 
     /// Heads the variant's kernel sees (the baseline always one).
-    pub fn heads(&self, variant: Variant) -> usize {
+    pub(crate) fn heads(&self, variant: Variant) -> usize {
         variant.heads(self.shape.h)
     }
 
@@ -155,20 +153,20 @@ impl TracedScenario {
 
     /// Flat offset of score element `e` in the variant's scores layout, if it is in range. The
     /// baseline has one head: an MHA element's `(b, i, j)` is the same pair there.
-    pub fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
+    pub(crate) fn score_offset(&self, variant: Variant, e: Element) -> Option<usize> {
         let e = e.in_heads_of(variant);
         e.offset(self.run(variant)?.registry.layout(Buf::Scores)?)
     }
 
     /// The event that writes element `e` in `variant`'s log: its score in the forward pass,
     /// its score gradient in the backward pass ([`Element::write_event`]).
-    pub fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
+    pub(crate) fn element_event(&self, variant: Variant, pass: Pass, e: Element) -> Option<usize> {
         let e = e.in_heads_of(variant);
         e.write_event(self.trace(variant)?, pass)
     }
 
     /// Where the tracer opens on `variant`: the focus element's write, else the first event.
-    pub fn start_cursor(&self, variant: Variant) -> usize {
+    pub(crate) fn start_cursor(&self, variant: Variant) -> usize {
         self.focus
             .and_then(|(_, pass, e)| self.element_event(variant, pass.unwrap_or(Pass::Forward), e))
             .unwrap_or(0)

@@ -40,7 +40,7 @@ pub(crate) const KEYS: &[(&str, &str)] = &[
 
 /// What the app should do after a key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Stay,
     Back,
     Help,
@@ -49,13 +49,13 @@ pub enum Outcome {
 /// The learner's run beside the reference.
 #[derive(Debug)]
 pub struct Mine {
-    pub beside: Beside,
+    pub(crate) beside: Beside,
     /// The scenario and trace as the user named them.
-    pub scenario: String,
-    pub trace: String,
+    pub(crate) scenario: String,
+    pub(crate) trace: String,
     /// The learner's access under the cursor.
-    pub n: usize,
-    pub message: Option<String>,
+    pub(crate) n: usize,
+    pub(crate) message: Option<String>,
     /// The learner's source files (by file id), read once; `None` when unreadable.
     sources: Vec<Option<String>>,
 }
@@ -132,7 +132,7 @@ impl Mine {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Outcome {
+    pub(crate) fn key(&mut self, key: KeyEvent) -> Outcome {
         self.message = None;
         let len = self.beside.accesses.len();
         if len == 0 {
@@ -178,7 +178,7 @@ impl Mine {
         Outcome::Stay
     }
 
-    pub fn mouse(&mut self, m: MouseEvent) {
+    pub(crate) fn mouse(&mut self, m: MouseEvent) {
         match m.kind {
             MouseEventKind::ScrollDown => self.go(Some(self.n + 1), tr!("your last access")),
             MouseEventKind::ScrollUp => self.go(self.n.checked_sub(1), tr!("your first access")),
