@@ -223,11 +223,6 @@ impl App {
         }
     }
 
-    /// Whether the user has quit.
-    pub fn has_quit(&self) -> bool {
-        self.quit
-    }
-
     /// What `tui --snapshot OUT` writes: the screen drawn on a `width`×`height` terminal, as SVG
     /// or text by `out`'s extension (`.svg`, else text), once the tracer's gradient check
     /// (if one is under way) has come, as a person sees it a moment later.
@@ -259,7 +254,7 @@ impl App {
 
     /// The app drawn on a `width`×`height` screen off-screen: what `S` and `tui --snapshot`
     /// save.
-    pub fn draw_offscreen(&self, width: u16, height: u16) -> std::io::Result<ratatui::buffer::Buffer> {
+    pub(crate) fn draw_offscreen(&self, width: u16, height: u16) -> std::io::Result<ratatui::buffer::Buffer> {
         let mut term =
             ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height)).map_err(std::io::Error::other)?;
         term.draw(|f| render(f, self)).map_err(std::io::Error::other)?;
@@ -304,7 +299,7 @@ impl App {
     }
 
     /// The app showing the main menu.
-    pub fn with_menu(traced: impl Into<Arc<TracedScenario>>, theme: Theme, width: u16, height: u16) -> App {
+    pub(crate) fn with_menu(traced: impl Into<Arc<TracedScenario>>, theme: Theme, width: u16, height: u16) -> App {
         App {
             screen: Screen::Menu(Menu::default()),
             ..App::new(traced, theme, width, height)
@@ -342,7 +337,7 @@ impl App {
     /// while a scenario is traced, so its progress shows, while the tracer's gradient check is
     /// computed, so it shows when it is done, and while the cache misses of the memory traffic
     /// screen are simulated, so their rows show as they come.
-    pub fn wants_tick(&self) -> bool {
+    pub(crate) fn wants_tick(&self) -> bool {
         self.train.as_ref().is_some_and(|t| t.is_live())
             || matches!(self.screen, Screen::Loading(_))
             || matches!(&self.screen, Screen::Tracer(t) if t.checks.busy())
