@@ -314,6 +314,33 @@ fn the_header_names_the_scale_the_kernel_uses() {
     }
 }
 
+#[test]
+fn compares_header_names_each_kernels_scale() {
+    // Compare's header stands over two kernels: one scale when they share it (MHA beside GQA,
+    // both /√D), both when they differ (the baseline's /√C beside MHA's /√D); never the
+    // lowercase d that reads like the channel loop's variable
+    for (name, want) in [
+        ("mha_walkthrough", "S = Q·Kᵀ/√C or /√D + causal mask"),
+        ("gqa", "S = Q·Kᵀ/√D + causal mask"),
+    ] {
+        let mut a = App::with_menu(Arc::clone(&traced(name)), Theme::MONO, 120, 40);
+        key(&mut a, KeyCode::Char('3'));
+        assert!(matches!(a.screen, Screen::Compare(_)), "{name}: 3 opens Compare");
+        let head = screen(&a, 120, 40).lines().next().unwrap().to_string();
+        assert!(head.contains(want), "{name}: {head}");
+        assert!(!head.contains("/√d"), "{name}: {head}");
+    }
+    let mut a = App::with_menu(traced("mha_walkthrough"), Theme::MONO, 120, 40);
+    key(&mut a, KeyCode::Char('3'));
+    // (a wide character's second column is a space of its own on the test backend)
+    let head = with_lang(Lang::ZhCn, || screen(&a, 120, 40))
+        .lines()
+        .next()
+        .unwrap()
+        .replace(' ', "");
+    assert!(head.contains("S=Q·Kᵀ/√C或/√D+因果掩码"), "{head}");
+}
+
 /// The rope write events of `v` on `w`: the event that writes the pair's first channel.
 fn rope_writes(tr: &Trace) -> Vec<usize> {
     (0..tr.len())

@@ -259,6 +259,24 @@ pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
     phase_title(phase, mask).replace("√d", variant.desc().width.sqrt())
 }
 
+/// [`phase_title`] over two kernels side by side (Compare): the scale named once when both
+/// divide by the same width, else each one's, `/√C or /√D`. `with_mask` false leaves out what
+/// the mask adds (`+ causal mask`), for a narrow header.
+pub fn phase_title_pair(phase: Phase, mask: &Mask, (left, right): (Variant, Variant), with_mask: bool) -> String {
+    let title = if with_mask {
+        phase_title(phase, mask)
+    } else {
+        phase_text(phase).to_string()
+    };
+    let (l, r) = (left.desc().width, right.desc().width);
+    let scale = if l == r {
+        l.sqrt().to_string()
+    } else {
+        tr!("{left} or /{right}", left = l.sqrt(), right = r.sqrt()).to_string()
+    };
+    title.replace("√d", &scale)
+}
+
 /// The sizes a run of `variant` on `sh` is made of, as its descriptor names them:
 /// `B=1, T=3, C=4, H=2, D=2`. `S` is named only for cross-attention; latent attention's `R` and
 /// `DR` are its kernel's `constant`s.

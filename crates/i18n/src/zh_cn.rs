@@ -3015,6 +3015,7 @@ pub(crate) static MESSAGES: &[(&str, &str)] = &[
     ),
     (", ", "，"),
     ("; ", "；"),
+    ("{left} or /{right}", "{left} 或 /{right}"),
     ("caches: {caches} ({from})", "缓存：{caches}（{from}）"),
     (
         "simulating… {done} of {total} runs (T = {t} under way, {secs} s)",

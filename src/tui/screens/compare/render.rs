@@ -4,7 +4,7 @@
 use super::{Compare, flash, notes};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::{bar, num, put};
-use attn_trace_analysis::format::phase_title;
+use attn_trace_analysis::format::phase_title_pair;
 use attn_trace_core::kernels::Variant;
 use attn_trace_core::trace::{Buf, Phase};
 use attn_trace_i18n::tr;
@@ -42,10 +42,12 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) 
     // the header as much of it as fits, never cut: the element is kept over the phase's formula
     let e = st.element;
     let element = format!("b={} h={} i={} j={}", e.b, e.h, e.i, e.j);
-    let what = if flash {
-        flash::stage_title(phase)
-    } else {
-        phase_title(phase, &st.traced.mask)
+    let what = |with_mask| {
+        if flash {
+            flash::stage_title(phase)
+        } else {
+            phase_title_pair(phase, &st.traced.mask, (left_v, right_v), with_mask)
+        }
     };
     let title = tr!(
         " Compare {left} and {right}",
@@ -57,10 +59,11 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Compare, theme: Theme) 
             "{title} · {phase} · {what} · element {element}",
             title,
             phase = phase.name(),
-            what,
+            what = what(true),
             element
         ),
-        format!("{title} · {what} · {element}"),
+        format!("{title} · {} · {element}", what(true)),
+        format!("{title} · {} · {element}", what(false)),
         format!("{title} · {} · {element}", phase.name()),
         tr!(" Compare · {phase} · {element}", phase = phase.name(), element),
     ];
