@@ -228,11 +228,7 @@ impl App {
     /// (if one is under way) has come, as a person sees it a moment later.
     pub fn snapshot_for(&mut self, out: &std::path::Path, width: u16, height: u16) -> std::io::Result<String> {
         if let Screen::Tracer(t) = &mut self.screen {
-            let started = std::time::Instant::now();
-            while t.checks.busy() && started.elapsed() < std::time::Duration::from_secs(60) {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-                t.tick();
-            }
+            t.checks.wait(std::time::Duration::from_secs(60));
         }
         let buf = self.draw_offscreen(width, height)?;
         Ok(snapshot::render_for(out, &buf))

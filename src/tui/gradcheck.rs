@@ -199,8 +199,8 @@ impl Checker {
         arrived
     }
 
-    /// Waits (up to `limit`) for the check under way: for tests and pictures, which draw what a
-    /// person would see a moment later.
+    /// Waits (up to `limit`) for the check under way: for tests, pictures and `tui --snapshot`,
+    /// which draw what a person would see a moment later.
     pub(crate) fn wait(&mut self, limit: Duration) {
         let start = Instant::now();
         while self.busy() && start.elapsed() < limit {
