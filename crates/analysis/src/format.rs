@@ -256,7 +256,7 @@ pub fn phase_title(phase: Phase, mask: &Mask) -> String {
 /// baseline divides by `√C` (one head over every channel), latent attention by `√(D + DR)` (its
 /// query heads are `[q_nope | q_pe]`), the others by `√D`.
 pub fn phase_title_of(phase: Phase, mask: &Mask, variant: Variant) -> String {
-    phase_title(phase, mask).replace("√d", variant.desc().width.sqrt())
+    phase_title_pair(phase, mask, (variant, variant), true)
 }
 
 /// [`phase_title`] over two kernels side by side (Compare): the scale named once when both
