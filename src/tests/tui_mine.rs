@@ -29,7 +29,7 @@ fn mistaken(dir: &Path, name: &str, pass: &str) -> (PathBuf, PathBuf) {
 
 fn opened(s: &Path, t: &Path) -> App {
     let scenario = Scenario::load(s).unwrap();
-    let view = mine::load(&scenario, s, t, None).unwrap();
+    let view = Mine::load(&scenario, s, t, None).unwrap();
     App {
         screen: Screen::Mine(Box::new(view)),
         ..App::new(TracedScenario::builtin(), Theme::MONO, 120, 40)
@@ -248,7 +248,7 @@ fn a_kernel_in_its_own_layout_is_stepped_with_its_bindings() {
     let t = record(dir.path(), &s, &[exe.as_os_str()], &["--pass", "forward"]);
     let bind = root().join("examples/learner/fused_qkv.bind.toml");
     let scenario = Scenario::load(&s).unwrap();
-    let m = mine::load(&scenario, &s, &t, Some(&bind)).unwrap();
+    let m = Mine::load(&scenario, &s, &t, Some(&bind)).unwrap();
     assert!(m.beside.grade.correct(), "{:#?}", m.beside.grade);
     let mut app = App {
         screen: Screen::Mine(Box::new(m)),
@@ -263,7 +263,7 @@ fn a_kernel_in_its_own_layout_is_stepped_with_its_bindings() {
     assert!(reference.starts_with("reference #1 read k[0] = "), "{reference}");
     assert!(reference.ends_with("same value"), "{reference}");
     // without the bindings, packed is nobody's buffer: one line
-    let e = mine::load(&scenario, &s, &t, None).unwrap_err();
+    let e = Mine::load(&scenario, &s, &t, None).unwrap_err();
     assert!(
         e.contains("\"buffer\": \"packed\" is neither one of ours nor bound"),
         "{e}"

@@ -13,7 +13,7 @@ use super::app::{self, App, Msg, Screen};
 use super::cache_sweep::{LevelsFrom, Simulation};
 use super::screens::traffic::Traffic;
 use super::screens::train::{Field, RunView};
-use super::{Theme, TracedScenario};
+use super::{Mine, Theme, TracedScenario};
 use attn_trace_analysis::cache;
 use attn_trace_core::scenario::Scenario;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -162,7 +162,7 @@ fn mine_shot() -> Result<String, String> {
     }
     w.flush().map_err(io)?;
     drop(w);
-    let mut view = super::screens::mine::load(
+    let mut view = Mine::load(
         &scenario,
         Path::new("scenarios/mistakes/mask_by_multiply.toml"),
         &file,

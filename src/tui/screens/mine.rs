@@ -60,71 +60,62 @@ pub struct Mine {
     sources: Vec<Option<String>>,
 }
 
-/// Reads `trace` and grades it against `scenario`'s reference pass (the variant and pass its
-/// header names, else the scenario's focus), its buffers placed by the bindings file `bind`
-/// (else the header's): everything `tui --mine` needs, or why not, in one line. The header is
-/// checked as `grade` checks it ([`check::header`]); the trace is opened once, without
-/// blocking, and must be a regular file.
-pub(crate) fn load(
-    scenario: &Scenario,
-    scenario_path: &Path,
-    trace: &Path,
-    bind: Option<&Path>,
-) -> Result<Mine, String> {
-    let bindings = bind.map(Bindings::load).transpose()?;
-    let shown = trace.display().to_string();
-    let file = import::open(trace, &shown).map_err(|e| e.to_string())?;
-    // each of the three readings starts again from the top of the one file opened
-    let open = || {
-        let again = file
-            .try_clone()
-            .and_then(|mut f| f.seek(SeekFrom::Start(0)).map(|_| f))
-            .map_err(|e| import::ImportError {
-                path: shown.clone(),
-                line: 0,
-                message: tr!("cannot read the trace: {e}", e).to_string(),
-            })?;
-        Reader::new(BufReader::new(again), &shown)
-    };
-    let beside = Beside::load(
-        scenario,
-        |h| {
-            let (variant, pass) = check::header(h, &shown, scenario, scenario_path, check::Asked::default())?;
-            Reference::new(scenario, variant, pass, h.input).map_err(|e| format!("{}: {e}", scenario_path.display()))
-        },
-        bindings.as_ref(),
-        open,
-    )?;
-    let dir = trace.parent().map(Path::to_path_buf).unwrap_or_default();
-    let sources = beside
-        .files
-        .iter()
-        .map(|f| {
-            [PathBuf::from(f), dir.join(f)]
-                .iter()
-                .find_map(|p| attn_trace_core::files::input::read(p, 4 << 20, "a source file").ok())
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
+impl Mine {
+    /// Reads `trace` and grades it against `scenario`'s reference pass (the variant and pass its
+    /// header names, else the scenario's focus), its buffers placed by the bindings file `bind`
+    /// (else the header's): everything `tui --mine` needs, or why not, in one line. The header is
+    /// checked as `grade` checks it ([`check::header`]); the trace is opened once, without
+    /// blocking, and must be a regular file.
+    pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
+        let bindings = bind.map(Bindings::load).transpose()?;
+        let shown = trace.display().to_string();
+        let file = import::open(trace, &shown).map_err(|e| e.to_string())?;
+        // each of the three readings starts again from the top of the one file opened
+        let open = || {
+            let again = file
+                .try_clone()
+                .and_then(|mut f| f.seek(SeekFrom::Start(0)).map(|_| f))
+                .map_err(|e| import::ImportError {
+                    path: shown.clone(),
+                    line: 0,
+                    message: tr!("cannot read the trace: {e}", e).to_string(),
+                })?;
+            Reader::new(BufReader::new(again), &shown)
+        };
+        let beside = Beside::load(
+            scenario,
+            |h| {
+                let (variant, pass) = check::header(h, &shown, scenario, scenario_path, check::Asked::default())?;
+                Reference::new(scenario, variant, pass, h.input)
+                    .map_err(|e| format!("{}: {e}", scenario_path.display()))
+            },
+            bindings.as_ref(),
+            open,
+        )?;
+        let dir = trace.parent().map(Path::to_path_buf).unwrap_or_default();
+        let sources = beside
+            .files
+            .iter()
+            .map(|f| {
+                [PathBuf::from(f), dir.join(f)]
+                    .iter()
+                    .find_map(|p| attn_trace_core::files::input::read(p, 4 << 20, "a source file").ok())
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+            })
+            .collect();
+        let n = beside.divergence().and_then(|(m, _)| m).unwrap_or(0);
+        Ok(Mine {
+            beside,
+            scenario: scenario_path.display().to_string(),
+            trace: shown,
+            n,
+            message: None,
+            sources,
         })
-        .collect();
-    let n = beside.divergence().and_then(|(m, _)| m).unwrap_or(0);
-    Ok(Mine {
-        beside,
-        scenario: scenario_path.display().to_string(),
-        trace: shown,
-        n,
-        message: None,
-        sources,
-    })
+    }
 }
 
 impl Mine {
-    /// The learner's `trace` read and graded against `scenario` (read from `scenario_path`), its
-    /// buffers placed by the bindings file `bind` when given, else by the trace's header; or why
-    /// not, in one line. Everything `tui --mine` needs before it takes the terminal.
-    pub fn load(scenario: &Scenario, scenario_path: &Path, trace: &Path, bind: Option<&Path>) -> Result<Mine, String> {
-        load(scenario, scenario_path, trace, bind)
-    }
-
     fn go(&mut self, to: Option<usize>, none: &str) {
         match to {
             Some(n) if n < self.beside.accesses.len() => self.n = n,
@@ -466,7 +457,7 @@ pub(crate) fn open_picked(path: &Path) -> Result<Mine, String> {
     let (scenario, _) = header_of(path).map_err(|e| e.to_string())?;
     let scenario_path = PathBuf::from(&scenario);
     let s = Scenario::load(&scenario_path).map_err(|e| e.to_string())?;
-    load(&s, &scenario_path, path, None)
+    Mine::load(&s, &scenario_path, path, None)
 }
 
 pub(crate) fn render_picker(frame: &mut Frame, area: Rect, st: &PickTrace, theme: Theme) {
