@@ -225,8 +225,11 @@ fn miss(vals: &[String], forms: &[Expr], result: &str) -> f64 {
         .sum()
 }
 
-/// Most decimals a chain adds to an operand: f32 carries about 8 significant digits.
-const MORE_OPERAND_DIGITS: usize = 5;
+/// Most decimals a chain adds to an operand. f32's shortest form has about 8 significant
+/// digits, but the value it stands for is an exact binary fraction with more: two operands
+/// that agree in their first 7 digits (`dP − Σ_k dP·P` when P is all but 1) leave a difference
+/// whose 4 digits come from the operands' 8th to 11th, so an operand may go on to 13.
+const MORE_OPERAND_DIGITS: usize = 9;
 /// Most decimals a chain adds to its result.
 const MORE_RESULT_DIGITS: usize = 3;
 /// Most decimals a chain adds to operand `v`: [`MORE_OPERAND_DIGITS`] significant digits more,
