@@ -1569,6 +1569,15 @@ fn a_softmax_row_whose_p_is_all_but_one_prints_the_digits_its_difference_needs()
     });
 }
 
+#[test]
+fn a_sum_of_products_that_cancel_keeps_the_digits_f32_left_true() {
+    // a soak's MLA decode, seed 31: head 2's absorbed query q_lat[11] is two products of 0.07
+    // that cancel to -2.2575e-6, three digits of which f32's rounding made
+    let text = latent_text(1, 4, 3, 2, (1, 1), 0, true, 0) + "[init]\nseed = 31\n";
+    let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+    check_walk(&text, TracedScenario::from_scenario(&sc));
+}
+
 fn check_generated(g: &Gen) {
     let text = scenario_text(g);
     let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));

@@ -278,4 +278,26 @@ mod hand {
         let line = format!("dS = {} × ({} − {}) = {}", f.val(0), f.val(1), f.val(2), f.result);
         assert_eq!(crate::support::chains::check_line(&line), Ok(1), "{line}");
     }
+
+    #[test]
+    fn a_sum_that_cancels_prints_the_digits_f32_kept() {
+        // MLA decode's absorbed query (display oracle, seed 31): q·w_uk over D = 2 is two
+        // products of 0.07 that cancel to -2.2575e-6. Each product was rounded to f32 (±4e-9),
+        // so exact arithmetic on the operands, however many of their digits are printed, lands
+        // a few parts in 1000 away: the result keeps only the digits that rounding left true
+        let (a, b, c, d) = (-0.118_755_6_f32, -0.586_211_5_f32, 0.395_956_96_f32, -0.175_822_54_f32);
+        let sum = a * b + c * d;
+        let f = Calc::new(vec![a, b, c, d], v(0) * v(1) + v(2) * v(3), sum).fit(Digits::Plain);
+        let line = format!(
+            "q_lat = {}×{} + {}×{} = {}",
+            f.par(0),
+            f.par(1),
+            f.val(2),
+            f.par(3),
+            f.result
+        );
+        assert_eq!(crate::support::chains::check_line(&line), Ok(1), "{line}");
+        // exact arithmetic gives -2.25996e-6, f32's -2.257526e-6: both are -2.26e-6
+        assert_eq!(f.result, "-2.26e-6", "{line}");
+    }
 }

@@ -171,6 +171,29 @@ pub fn print(v: f32, digits: Digits, extra: usize) -> String {
     }
 }
 
+/// `v` as `digits` writes it with `fewer` decimals less, while one significant digit is left:
+/// a result whose last digits f32's rounding made, not the arithmetic (`None` past that).
+fn print_fewer(v: f32, digits: Digits, fewer: usize) -> Option<String> {
+    if v == 0.0 || !v.is_finite() || v.abs() >= 999.5 {
+        return None;
+    }
+    let text = match digits {
+        Digits::Plain if v.abs() < 1e-4 => format!("{v:.prec$e}", prec = 3usize.checked_sub(fewer)?),
+        Digits::Plain => {
+            let text = unsigned_zero(format!("{v:.prec$}", prec = 4usize.checked_sub(fewer)?));
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        Digits::Short => unsigned_zero(format!("{v:.prec$}", prec = 2usize.checked_sub(fewer)?)),
+        Digits::Four if v.abs() >= 0.00005 => unsigned_zero(format!("{v:.prec$}", prec = 4usize.checked_sub(fewer)?)),
+        Digits::Four | Digits::Exact => unsigned_zero(format!(
+            "{v:.prec$}",
+            prec = format::exact_decimals(v).checked_sub(fewer)?
+        )),
+    };
+    // a result rounded to zero says nothing of the value
+    (parse(&text) != 0.0).then_some(text)
+}
+
 /// `-0.0000` → `0.0000`: a value that rounds to zero carries no sign.
 fn unsigned_zero(text: String) -> String {
     match text.strip_prefix('-') {
@@ -290,6 +313,19 @@ fn operands(vals: &[f32], digits: Digits, forms: &[Expr], result: &str) -> (Vec<
         now = printed(&extra);
         distance = miss(&now, forms, result);
     }
+    // a digit taken early may not be needed once later ones are: each operand gives back what
+    // the chain holds without
+    for k in 0..vals.len() {
+        while extra[k] > 0 {
+            let mut fewer = extra.clone();
+            fewer[k] -= 1;
+            let shorter = printed(&fewer);
+            if miss(&shorter, forms, result) > 0.0 {
+                break;
+            }
+            (extra, now) = (fewer, shorter);
+        }
+    }
     (now, true)
 }
 
@@ -309,18 +345,27 @@ pub fn fit_to(vals: &[f32], forms: &[Expr], result: &str, digits: Digits) -> Fit
 }
 
 /// [`fit`] with the operands written one way (`Short`) and the result another (`Four`).
+///
+/// The result takes more digits when the operands' every digit leave it on a rounding edge,
+/// and fewer when the kernel's own f32 rounding (products of 0.07 that cancel to 2e-6) made
+/// its last ones: exact arithmetic on the operands cannot give those, so it shows the digits
+/// that are true of both.
 pub fn fit_as(vals: &[f32], val_digits: Digits, forms: &[Expr], result: f32, result_digits: Digits) -> Fitted {
-    let mut last = None;
-    for more in 0..=MORE_RESULT_DIGITS {
-        let printed = print(result, result_digits, more);
+    let more = (0..=MORE_RESULT_DIGITS).map(|more| Some(print(result, result_digits, more)));
+    let fewer = (1..).map(|fewer| print_fewer(result, result_digits, fewer));
+    // when none holds, the most digits
+    let mut most = None;
+    for (k, printed) in more.chain(fewer).map_while(|p| p).enumerate() {
         let (vals, holds) = operands(vals, val_digits, forms, &printed);
         let fitted = Fitted { vals, result: printed };
         if holds {
             return fitted;
         }
-        last = Some(fitted);
+        if k <= MORE_RESULT_DIGITS {
+            most = Some(fitted);
+        }
     }
-    last.unwrap_or(Fitted {
+    most.unwrap_or(Fitted {
         vals: Vec::new(),
         result: print(result, result_digits, 0),
     })
