@@ -272,7 +272,7 @@ mod hand {
         // dP and Σ_k dP·P agree in 7 digits, so their f32 difference is 4 ulps, 5.96e-8. Printed
         // as f32's shortest forms, 0.15155521 − 0.151555151, a calculator makes it 5.9e-8: the
         // operands need the digits of the values f32 holds (0.1515552103519…)
-        let (p, dp, sum) = (0.999_999_762_f32, 0.151_555_21_f32, 0.151_555_151_f32);
+        let (p, dp, sum) = (0.999_999_76_f32, 0.151_555_21_f32, 0.151_555_15_f32);
         let ds = p * (dp - sum);
         let f = Calc::new(vec![p, dp, sum], v(0) * (v(1) - v(2)), ds).fit(Digits::Plain);
         let line = format!("dS = {} × ({} − {}) = {}", f.val(0), f.val(1), f.val(2), f.result);

@@ -1,6 +1,8 @@
 //! Global reads and writes per buffer: the reference's counted from its log, flash's for the
 //! same pass in closed form.
 
+use super::read::Learner;
+use super::report::Traffic;
 use crate::learner::reference::Reference;
 use crate::traffic;
 use attn_trace_core::engine::Passes;
@@ -72,4 +74,30 @@ pub(super) fn flash_traffic(
             })
             .collect(),
     )
+}
+
+/// The global reads and writes per buffer, the learner's beside the reference's and, where
+/// the pass has a flash kernel, flash's: buffers nobody touches are left out.
+pub(super) fn traffic(r: &Reference, scenario: &Scenario, l: &Learner) -> Vec<Traffic> {
+    let reference = counts(r);
+    let flash = flash_traffic(r, scenario, &reference);
+    r.iter()
+        .filter_map(|c| {
+            let m = l.mine(c.buf);
+            let (rr, rw) = reference[c.buf as usize];
+            if m.reads + m.writes + rr + rw == 0 {
+                return None;
+            }
+            let f = flash.as_ref().and_then(|f| f[c.buf as usize]);
+            Some(Traffic {
+                buffer: c.buf,
+                reads: m.reads,
+                writes: m.writes,
+                reference_reads: rr,
+                reference_writes: rw,
+                flash_reads: f.map(|f| f.0),
+                flash_writes: f.map(|f| f.1),
+            })
+        })
+        .collect()
 }

@@ -2,7 +2,9 @@
 //! second pass over their trace up to their write of the cell.
 
 use super::Graded;
-use super::report::{Grade, Touch};
+use super::read::Learner;
+use super::report::{Divergence, Grade, Source, Touch};
+use super::results::Results;
 use super::state::BlockRead;
 use crate::learner::bind::{Binder, Target};
 use crate::learner::import::{ImportError, Reader};
@@ -44,6 +46,59 @@ pub const LISTED: usize = 8;
 pub(super) fn listed(all: Vec<Touch>) -> (Vec<Touch>, usize) {
     let more = all.len().saturating_sub(LISTED);
     (all.into_iter().take(LISTED).collect(), more)
+}
+
+/// The first divergence: of the cells not right, the one the reference finishes first, with
+/// the reference's reads that fed it (as a set) and where the learner wrote it, or, when they
+/// never did, where they first wrote its buffer. The learner's reads come in a second pass
+/// ([`Graded::with_mine_reads`]).
+pub(super) fn first_divergence(r: &Reference, results: &Results, l: &Learner, files: &[String]) -> Option<Divergence> {
+    let cell = &results.wrong.first()?.cell;
+    let e = r.event(results.wrong.first()?.done_at as usize)?;
+    let mut seen: Vec<(Buf, usize)> = Vec::new();
+    let reads: Vec<Touch> = r
+        .reads_for(cell.buffer, cell.offset)
+        .into_iter()
+        .filter_map(|n| r.event(n))
+        // as a set: a cell read twice (a softmax row's max, then its sum) is listed once
+        .filter(|e| {
+            let new = !seen.contains(&(e.buf, e.offset));
+            seen.push((e.buf, e.offset));
+            new
+        })
+        .map(|e| Touch {
+            buffer: e.buf.name().to_string(),
+            offset: (e.offset % r.get(e.buf).map_or(1, |c| c.per_layer().max(1))) as i64,
+            value: e.value,
+            cell: Some(r.cell_label(e.buf, e.offset)),
+            note: r.notes(e.buf, e.offset),
+            stray: false,
+        })
+        .collect();
+    let (reference_reads, reference_more) = listed(reads);
+    let m = l.mine(cell.buffer);
+    let mine_at = (m.written_at[cell.offset] != 0).then(|| {
+        let (file, line) = m.source[cell.offset];
+        Source::of(files, file, line, m.written_at[cell.offset])
+    });
+    let mine_elsewhere = match (&mine_at, m.first_write) {
+        (None, Some((file, line, at))) => Some(Source::of(files, file, line, at)),
+        _ => None,
+    };
+    Some(Divergence {
+        cell: cell.clone(),
+        reference_event: e.local,
+        reference_layer: e.layer,
+        reference_line: e.line,
+        reference_file: e.file,
+        reference_reads,
+        reference_more,
+        mine_at,
+        mine_write: None,
+        mine_reads: Vec::new(),
+        mine_more: 0,
+        mine_elsewhere,
+    })
 }
 
 impl Graded {

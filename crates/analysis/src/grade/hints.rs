@@ -1,12 +1,59 @@
 //! The hints in plain words: a constant ratio and the scale it is, a fused column read in
 //! place of another, a hidden cell left unmasked, a loop variable the reads ignore.
 
+use super::read::Learner;
 use super::report::{Divergence, Source};
+use super::results::Results;
 use super::state::{Blocks, Mine};
 use crate::accum::Scale;
 use crate::learner::reference::Reference;
 use attn_trace_core::trace::{Buf, MASKED};
 use attn_trace_i18n::tr;
+
+/// The hints for the first divergence `d`, in the order a learner needs them: the constant
+/// ratio of its buffer and what scale it is, the diagonal never written, loop variables the
+/// reads ignore, a fused column read in place of another, a hidden cell left unmasked.
+pub(super) fn hints(
+    r: &Reference,
+    l: &Learner,
+    results: &Results,
+    d: Option<&Divergence>,
+    files: &[String],
+) -> Vec<String> {
+    let mut hints = Vec::new();
+    if let Some(d) = d
+        && let Some(res) = results.buffers.iter().find(|res| res.buffer == d.cell.buffer)
+        && let Some(ratio) = &res.ratio
+    {
+        let (name, factor) = (res.buffer.name(), format!("{:.4}", ratio.factor));
+        hints.push(match &ratio.meaning {
+            Some(meaning) => tr!(
+                "your {name} are {factor}× the reference's: {meaning}",
+                name,
+                factor,
+                meaning
+            )
+            .to_string(),
+            None => tr!("your {name} are {factor}× the reference's", name, factor).to_string(),
+        });
+    }
+    if let Some(d) = d
+        && d.cell.mine.is_none()
+        && results.diagonal.contains(&d.cell.buffer)
+    {
+        hints.push(
+            tr!(
+                "the {name} you never write are those of a query with its own key (j = i): the loop over the keys stops one short",
+                name = d.cell.buffer.name()
+            )
+            .to_string(),
+        );
+    }
+    hints.extend(ignored_loop_variables(r, &l.blocks));
+    hints.extend(d.and_then(fused_column_read));
+    hints.extend(d.and_then(|d| unmasked_read(r, l.all_mine(), d, files)));
+    hints
+}
 
 /// The learner's values over the reference's, when that is one number (to 1e-3) over at least
 /// two cells, and not 1.
@@ -87,12 +134,7 @@ pub(super) fn fused_column_read(d: &Divergence) -> Option<String> {
 
 /// A hidden cell the divergent cell is computed from (a score at a masked pair) that the
 /// learner left unmasked: `scores[b0 h0 i0 j1] is hidden (j > i), but yours is 0 (mine.py:30)`.
-pub(super) fn unmasked_read(
-    r: &Reference,
-    mine: &[Option<Mine>],
-    d: &Divergence,
-    source_of: &dyn Fn(u32, u32, u64) -> Source,
-) -> Option<String> {
+pub(super) fn unmasked_read(r: &Reference, mine: &[Option<Mine>], d: &Divergence, files: &[String]) -> Option<String> {
     r.reads_for(d.cell.buffer, d.cell.offset).into_iter().find_map(|n| {
         let (_, buf, off, value) = r.cell_event(n)?;
         let c = r.get(buf)?;
@@ -106,7 +148,7 @@ pub(super) fn unmasked_read(
             return None;
         }
         let (file, line) = m.source[off];
-        let at = source_of(file, line, m.written_at[off]);
+        let at = Source::of(files, file, line, m.written_at[off]);
         Some(
             tr!(
                 "{cell} is read though it is {hidden}: yours is {mine}, written at {file}:{line}, where the reference's is {value}, which gives it no weight",

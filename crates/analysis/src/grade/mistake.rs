@@ -2,6 +2,7 @@
 
 use super::agrees;
 use super::report::{Cell, Named};
+use super::results::Wrong;
 use super::state::Mine;
 use crate::learner::reference::Reference;
 use attn_trace_core::engine::{self, Passes, StartKind};
@@ -33,13 +34,18 @@ pub(super) fn matching_mistake(
     r: &Reference,
     scenario: &Scenario,
     mine: &[Option<Mine>],
-    wrong: &[(u32, Cell)],
+    wrong: &[Wrong],
 ) -> Option<Named> {
+    // the cells whose values are wrong say which mistake made them, not those only misread
+    let wrong: Vec<&Cell> = wrong.iter().filter(|w| w.value).map(|w| &w.cell).collect();
+    if wrong.is_empty() {
+        return None;
+    }
     let input = scenario.reseeded(r.input);
     let layers: Vec<usize> = {
         let mut l: Vec<usize> = wrong
             .iter()
-            .map(|(_, c)| c.offset / r.get(c.buffer).map_or(1, |c| c.per_layer().max(1)))
+            .map(|c| c.offset / r.get(c.buffer).map_or(1, |c| c.per_layer().max(1)))
             .collect();
         l.sort_unstable();
         l.dedup();
@@ -60,7 +66,7 @@ pub(super) fn matching_mistake(
                     (l, engine::run(&inputs, r.variant, passes, false))
                 })
                 .collect();
-            wrong.iter().all(|(_, cell)| {
+            wrong.iter().all(|cell| {
                 let Some(Some(m)) = mine.get(cell.buffer as usize) else {
                     return false;
                 };

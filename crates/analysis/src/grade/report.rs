@@ -14,6 +14,27 @@ pub struct Source {
     pub trace_line: u64,
 }
 
+impl Source {
+    /// Line `line` of the learner's file `file` (an id into `files`), at trace line
+    /// `trace_line`.
+    pub(super) fn of(files: &[String], file: u32, line: u32, trace_line: u64) -> Source {
+        Source {
+            file: files.get(file as usize).cloned().unwrap_or_default(),
+            line,
+            trace_line,
+        }
+    }
+
+    /// No place: a finding counted over a whole buffer.
+    pub(super) fn nowhere() -> Source {
+        Source {
+            file: String::new(),
+            line: 0,
+            trace_line: 0,
+        }
+    }
+}
+
 /// A constant ratio between the learner's values and the reference's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Ratio {

@@ -39,6 +39,22 @@ pub(super) struct Mine {
     pub(super) first_write: Option<(u32, u32, u64)>,
 }
 
+impl Mine {
+    /// A buffer of `len` cells the learner has not touched yet.
+    pub(super) fn new(len: usize) -> Mine {
+        Mine {
+            value: vec![f32::NAN; len],
+            written_at: vec![0; len],
+            source: vec![(0, 0); len],
+            read_since: vec![false; len],
+            read_any: vec![false; len],
+            reads: 0,
+            writes: 0,
+            first_write: None,
+        }
+    }
+}
+
 /// A read of the current block: the cell, and how the learner made it.
 #[derive(Clone, Copy)]
 pub(super) struct BlockRead {
@@ -247,7 +263,6 @@ pub(super) fn note<R: BufRead>(
         findings.list[k].count += 1;
         return k;
     }
-    let file = reader.files().get(a.file as usize).cloned().unwrap_or_default();
     findings.index.insert(key, findings.list.len());
     findings.list.push(Finding {
         kind,
@@ -258,11 +273,7 @@ pub(super) fn note<R: BufRead>(
         size,
         cell: None,
         holds,
-        at: Source {
-            file,
-            line: a.line,
-            trace_line: a.at,
-        },
+        at: Source::of(reader.files(), a.file, a.line, a.at),
         count: 1,
         elsewhere: key.2.is_none(),
     });
