@@ -37,7 +37,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
                     paint("OK", Style::Ok),
                     path.display(),
                     escape_controls(&s.title),
-                    events.join(", ")
+                    events.join(tr!(", "))
                 )?;
             }
             Err(e) => {

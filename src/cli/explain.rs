@@ -110,7 +110,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
     if let Some(inputs) = scenario.mistaken_inputs() {
         let bad = engine::run(&inputs, variant, scenario.passes, true);
         let report = mistakes::report(&run, &bad, &scenario.mask);
-        let title = tr!("The mistaken run ({names})", names = report.mistakes.join(", "));
+        let title = tr!("The mistaken run ({names})", names = report.mistakes.join(tr!(", ")));
         text.push_str(&format!("\n{}\n", paint(&title, Style::Heading)));
         match &report.divergence {
             Some(d) => text.push_str(&format!("  {d}\n")),

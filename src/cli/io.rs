@@ -359,7 +359,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             tr!(
                 "global reads + writes, {pass}: {parts}",
                 pass = pass_text(pass),
-                parts = parts.join(", ")
+                parts = parts.join(tr!(", "))
             )
         )?;
     }
@@ -397,7 +397,7 @@ fn tables(out: &mut dyn Write, s: &Scenario, counted: &[Counted]) -> std::io::Re
             "{}",
             tr!(
                 "floats held in k and v (what a KV cache keeps): {parts}",
-                parts = parts.join(", ")
+                parts = parts.join(tr!(", "))
             )
         )?;
     }

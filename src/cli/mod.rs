@@ -105,7 +105,7 @@ fn one_line(e: &clap::error::Error<OneLine>) -> String {
     let text = |k: K| -> Option<String> {
         match e.get(k)? {
             V::String(s) => Some(s.clone()),
-            V::Strings(v) => Some(v.join(", ")),
+            V::Strings(v) => Some(v.join(tr!(", "))),
             V::StyledStr(s) => Some(s.to_string()),
             V::StyledStrs(v) => Some(v.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")),
             V::Number(n) => Some(n.to_string()),

@@ -215,7 +215,7 @@ fn summary(out: &mut dyn Write, s: &Scenario) -> std::io::Result<()> {
             tr!(
                 "{variant} with {names} ({passes})",
                 variant = run.variant.name(),
-                names = names.join(", "),
+                names = names.join(tr!(", ")),
                 passes
             )
         };

@@ -289,7 +289,7 @@ pub(crate) fn run(args: Args) -> Result<(), CliError> {
         return Err(bad(tr!(
             "--dataset {name}: unknown; the built-in datasets are {names}",
             name,
-            names = names.join(", ")
+            names = names.join(tr!(", "))
         )));
     }
     // the settings alone first, so a bad flag is named before a checkpoint is read

@@ -61,7 +61,7 @@ impl Score {
         missed.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
         if !missed.is_empty() {
             let top: Vec<String> = missed.iter().take(3).map(|(k, n)| format!("{k} ({n}×)")).collect();
-            lines.push(tr!("missed most: {top}", top = top.join(", ")));
+            lines.push(tr!("missed most: {top}", top = top.join(tr!(", "))));
         }
         lines.join("\n")
     }

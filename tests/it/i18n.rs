@@ -426,3 +426,33 @@ fn chinese_explain_separates_its_clauses_with_chinese_semicolons() {
     }
     assert!(checked > 20, "only {checked} explanations");
 }
+
+#[test]
+fn a_list_in_a_chinese_sentence_takes_chinese_commas() {
+    // the keys a section allows, a built-in dataset's names, the floats a KV cache keeps: a list
+    // in a Chinese sentence is separated with `，`, as its clauses are with `；` (the learner's
+    // wrong cells once read `scores 6/12, att 8/12`)
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "title = \"x\"\n[shape]\nB = 1\nT = 3\nC = 4\nH = 2\nZ = 3\n").unwrap();
+    let zh = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("attn-trace")
+            .unwrap()
+            .args(["--lang", "zh-CN"])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap()
+    };
+    let key = zh(&["check", bad.to_str().unwrap()]);
+    assert!(key.contains("应为以下之一：B，S，T，C，H，"), "{key}");
+    let dataset = zh(&["train", "--dataset", "nosuch"]);
+    assert!(dataset.contains("kernels，copy，reverse，sort"), "{dataset}");
+    let io = zh(&["io", "scenarios/mha_walkthrough.toml"]);
+    let cjk = |l: &str| l.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c));
+    let lists: Vec<&str> = io.lines().filter(|l| cjk(l) && l.contains('×')).collect();
+    assert!(!lists.is_empty(), "{io}");
+    for line in lists {
+        assert!(!line.contains(", "), "{line}");
+    }
+}

@@ -76,7 +76,7 @@ impl Dataset {
             ModelError::Data(tr!(
                 "unknown dataset '{name}': the built-in datasets are {names}",
                 name,
-                names = names.join(", ")
+                names = names.join(tr!(", "))
             ))
         };
         let (train, val) = match name {

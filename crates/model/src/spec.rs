@@ -164,7 +164,7 @@ impl TrainSpec {
                     "must divide d_model: {c} is not a multiple of {h} (C % H ≠ 0; try {divisors})",
                     c,
                     h,
-                    divisors = divisors.join(", ")
+                    divisors = divisors.join(tr!(", "))
                 ),
             );
         }
@@ -184,7 +184,7 @@ impl TrainSpec {
                     "must divide the heads: {h} query heads cannot be shared out among {kv} key/value heads (H % H_kv ≠ 0; try {divisors})",
                     h,
                     kv,
-                    divisors = divisors.join(", ")
+                    divisors = divisors.join(tr!(", "))
                 ),
             );
         }

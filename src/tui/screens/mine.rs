@@ -227,7 +227,7 @@ pub(crate) fn render(frame: &mut Frame, area: Rect, st: &Mine, theme: Theme) {
     let results = if wrong.is_empty() {
         tr!("1. results right").to_string()
     } else {
-        tr!("1. wrong cells: {list}", list = wrong.join(", ")).to_string()
+        tr!("1. wrong cells: {list}", list = wrong.join(tr!(", "))).to_string()
     };
     let errors = tr!(
         "2. {n} access errors in {events} accesses (e jumps)",

@@ -306,7 +306,7 @@ impl Tracer {
                 tr!(
                     "caches ({whose}): {levels}; misses marked on the timeline (m hides)",
                     whose,
-                    levels = levels.join(", ")
+                    levels = levels.join(tr!(", "))
                 )
             }
             None => tr!("caches hidden").to_string(),

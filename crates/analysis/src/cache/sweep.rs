@@ -140,7 +140,7 @@ impl CacheSweep {
                     .map(|(t, _)| t.to_string())
                     .collect();
                 let (level, size) = (l.name.as_str(), size_text(l.size));
-                let tiles = outgrow.join(", ");
+                let tiles = outgrow.join(tr!(", "));
                 if outgrow.is_empty() {
                     tr!("every tile fits in {level} ({size})", level, size)
                 } else if k == last {

@@ -208,7 +208,7 @@ pub(crate) fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
         .map(|s| format!("{} = {}", s.name, s.formula))
         .collect();
     if !formula.is_empty() && !used.is_empty() {
-        formula = tr!("{formula} with {derived}", formula, derived = used.join(", "));
+        formula = tr!("{formula} with {derived}", formula, derived = used.join(tr!(", ")));
     }
     let Some(layout) = trace.buffer(a.buf).map(attn_trace_core::trace::BufferInfo::layout) else {
         return tr!("{formula}: you typed {typed}", formula, typed);
@@ -233,8 +233,8 @@ pub(crate) fn wrong_offset(a: &Access, typed: u64, trace: &Trace) -> String {
             .map(|(n, (_, t))| format!("{n}={t}"))
             .collect();
         let this = match a.op {
-            Op::Read => tr!("this read has {coords}", coords = differ.join(", ")),
-            Op::Write => tr!("this write has {coords}", coords = differ.join(", ")),
+            Op::Read => tr!("this read has {coords}", coords = differ.join(tr!(", "))),
+            Op::Write => tr!("this write has {coords}", coords = differ.join(tr!(", "))),
         };
         tr!(
             "you typed {typed} = {buf}[{coords}]; {this}",

@@ -118,7 +118,7 @@ impl Question {
                     }
                 }
                 let n = reads.len();
-                let bufs = bufs.join(", ");
+                let bufs = bufs.join(tr!(", "));
                 if n == 1 {
                     tr!("next: the 1 read of iteration {name} ({bufs}): its offset?", name, bufs)
                 } else {

@@ -54,7 +54,7 @@ impl Doc<'_> {
             if allowed.contains(&name) {
                 continue;
             }
-            let expected = allowed.join(", ");
+            let expected = allowed.join(tr!(", "));
             let hint = match suggest(name, allowed) {
                 Some(s) => tr!(" (did you mean {s}?)", s),
                 None => String::new(),
@@ -252,7 +252,7 @@ impl Doc<'_> {
                         "unknown {what} \"{name}\"; expected one of {example}",
                         what,
                         name,
-                        example = quoted.join(", ")
+                        example = quoted.join(tr!(", "))
                     ),
                 )
             })

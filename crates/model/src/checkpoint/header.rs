@@ -153,7 +153,7 @@ pub(super) fn plan(header: &[u8], data_len: u64) -> Result<CheckedHeader, String
         };
         return Err(tr!(
             "tensor {names}{more} is not part of a TinyGPT checkpoint of this configuration ({config})",
-            names = shown.join(", "),
+            names = shown.join(tr!(", ")),
             more,
             config = format!("{config:?}")
         ));

@@ -200,16 +200,16 @@ fn hidden_text(st: &AttnMap, shown: &[(usize, usize, Rect)]) -> Option<String> {
         .map(|h| h.to_string())
         .collect();
     if !heads.is_empty() {
-        hidden.push(tr!("heads {list} (Tab)", list = heads.join(", ")));
+        hidden.push(tr!("heads {list} (Tab)", list = heads.join(tr!(", "))));
     }
     let layers: Vec<String> = (0..st.captures.len())
         .filter(|l| !shown.iter().any(|s| s.0 == *l))
         .map(|l| l.to_string())
         .collect();
     if !layers.is_empty() {
-        hidden.push(tr!("layers {list} (]/[)", list = layers.join(", ")));
+        hidden.push(tr!("layers {list} (]/[)", list = layers.join(tr!(", "))));
     }
-    (!hidden.is_empty()).then(|| hidden.join(", "))
+    (!hidden.is_empty()).then(|| hidden.join(tr!(", ")))
 }
 
 pub(crate) fn render(frame: &mut Frame, area: Rect, st: &AttnMap, theme: Theme) {

@@ -427,7 +427,7 @@ pub(crate) fn notes<'a>(st: &Compare, phase: Phase) -> Vec<Line<'a>> {
             v = v.name(),
             reads = g.reads,
             writes = g.writes,
-            list = writes.join(", ")
+            list = writes.join(tr!(", "))
         ))
     };
     if let (Some(m), Some(fl)) = (global(Variant::Mha), global(Variant::Flash)) {

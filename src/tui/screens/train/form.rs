@@ -380,7 +380,7 @@ fn check_source(text: &str, seq: Option<usize>, err: &mut dyn FnMut(Field, Strin
                 Field::Dataset,
                 tr!(
                     "no such file, nor a built-in dataset ({names})",
-                    names = names.join(", ")
+                    names = names.join(tr!(", "))
                 ),
             );
             None

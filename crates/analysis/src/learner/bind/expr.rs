@@ -37,7 +37,7 @@ impl Expr {
                     return Err(tr!(
                         "unknown size \"{name}\"; the sizes are {names}",
                         name,
-                        names = names.join(", ")
+                        names = names.join(tr!(", "))
                     ));
                 }
             },

@@ -129,7 +129,7 @@ impl Binder {
                     Resolved::Unknown(tr!(
                         "\"buffer\": {name} is bound to {tensors}, which the {variant} {pass} pass has not ({origin})",
                         name = &decl.name,
-                        tensors = tensors.join(", "),
+                        tensors = tensors.join(tr!(", ")),
                         variant = r.variant.name(),
                         pass = r.pass.name(),
                         origin = &decl.origin

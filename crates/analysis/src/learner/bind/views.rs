@@ -85,7 +85,7 @@ pub(super) fn ours(r: &Reference, name: &str) -> Resolved {
         variant = r.variant.name(),
         pass = r.pass.name(),
         name,
-        names = r.iter().map(|c| c.buf.name()).collect::<Vec<_>>().join(", ")
+        names = r.iter().map(|c| c.buf.name()).collect::<Vec<_>>().join(tr!(", "))
     ))
 }
 
@@ -110,7 +110,7 @@ pub(super) fn resolve(decl: &BufferDecl, r: &Reference) -> Result<Views, String>
                 tensor = &v.tensor,
                 variant = r.variant.name(),
                 pass = r.pass.name(),
-                names = r.iter().map(|c| c.buf.name()).collect::<Vec<_>>().join(", ")
+                names = r.iter().map(|c| c.buf.name()).collect::<Vec<_>>().join(tr!(", "))
             ));
         };
         let Some(c) = r.get(buf) else { continue };
@@ -122,7 +122,7 @@ pub(super) fn resolve(decl: &BufferDecl, r: &Reference) -> Result<Views, String>
         for (k, d) in c.spec.layout.dims.iter().enumerate() {
             dims.push((d.name, d.size, c.spec.layout.stride(k)));
         }
-        let dim_names = || dims.iter().map(|d| d.0).collect::<Vec<_>>().join(", ");
+        let dim_names = || dims.iter().map(|d| d.0).collect::<Vec<_>>().join(tr!(", "));
         // slices
         let mut lo = vec![0usize; dims.len()];
         let mut hi: Vec<usize> = dims.iter().map(|d| d.1).collect();

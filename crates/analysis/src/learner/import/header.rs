@@ -47,7 +47,7 @@ impl<R: BufRead> Reader<R> {
             return Err(err(tr!(
                 "\"{key}\": not a field of the header; its fields are {fields}",
                 key = echo(key),
-                fields = HEADER_FIELDS.join(", ")
+                fields = HEADER_FIELDS.join(tr!(", "))
             )
             .to_string()));
         }
@@ -117,7 +117,7 @@ impl<R: BufRead> Reader<R> {
     /// The header's `dims`: every one of [`DIMS`], each a whole number, and nothing else.
     fn parse_dims(&self, dims: Option<&Value>) -> Result<Vec<(String, u64)>, ImportError> {
         let err = |message: String| self.error(self.at, message);
-        let all = DIMS.join(", ");
+        let all = DIMS.join(tr!(", "));
         let Some(dims) = dims else {
             return Err(err(tr!(
                 "\"dims\": missing; the header gives the sizes the recorder saw ({all}), as the inputs file's dim lines do",

@@ -23,7 +23,7 @@ pub(in crate::scenario) fn parse_init(doc: &Doc<'_>, v: &Value<'_>) -> Result<In
                     tr!(
                         "unknown dist \"{name}\"; expected one of {choices}",
                         name,
-                        choices = quoted.join(", ")
+                        choices = quoted.join(tr!(", "))
                     ),
                 ));
             }
