@@ -396,28 +396,17 @@ impl Bar {
 /// variant and pass when the export holds one of each, and the sizes (docs/your_kernel.md). It
 /// holds one layer, the scenario's own values: `L` is 1.
 fn header_line(scenario: &Scenario, path: &std::path::Path, variants: &[Variant], pass: Option<Pass>) -> String {
-    let sh = scenario.shape;
-    let single = |one: Option<&str>| one.map_or_else(|| "null".to_string(), |n| format!("\"{n}\""));
     let pass = pass.or(match (scenario.passes.forward, scenario.passes.backward) {
         (true, false) => Some(Pass::Forward),
         (false, true) => Some(Pass::Backward),
         _ => None,
     });
-    format!(
-        "{{\"format\":\"{}\",\"version\":{},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{},\"L\":1}}}}\n",
-        learner::TRACE_FORMAT,
-        learner::TRACE_VERSION,
-        serde_json::to_string(&path.display().to_string()).unwrap_or_else(|_| "null".into()),
-        single((variants.len() == 1).then(|| variants[0].name())),
-        single(pass.map(Pass::name)),
-        sh.b,
-        sh.t,
-        sh.s,
-        sh.c,
-        sh.h,
-        sh.d(),
-        sh.h_kv
-    )
+    let variant = match variants {
+        [one] => Some(*one),
+        _ => None,
+    };
+    let path = path.display().to_string();
+    learner::trace_header(Some(&path), variant, pass, 0, &learner::dims(scenario.shape, 1)) + "\n"
 }
 
 fn names<'a>(it: impl Iterator<Item = &'a str>) -> String {

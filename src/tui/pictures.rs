@@ -14,8 +14,10 @@ use super::cache_sweep::{LevelsFrom, Simulation};
 use super::screens::traffic::Traffic;
 use super::screens::train::{Field, RunView};
 use super::{Mine, Theme, TracedScenario};
-use attn_trace_analysis::cache;
+use attn_trace_analysis::{cache, learner};
+use attn_trace_core::kernels::Variant;
 use attn_trace_core::scenario::Scenario;
+use attn_trace_core::trace::Pass;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -128,25 +130,15 @@ fn mine_shot() -> Result<String, String> {
     use std::io::Write as _;
     let scenario = Scenario::mistake("mask_by_multiply").ok_or("the gallery ships mask_by_multiply")?;
     let inputs = scenario.mistaken_inputs().ok_or("a scenario with mistakes")?;
-    let run = attn_trace_core::engine::run(&inputs, attn_trace_core::kernels::Variant::Mha, scenario.passes, true);
+    let run = attn_trace_core::engine::run(&inputs, Variant::Mha, scenario.passes, true);
     let trace = run.trace.as_ref().ok_or("a traced run")?;
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
     let file = dir.path().join("trace.jsonl");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&file).map_err(|e| e.to_string())?);
     let io = |e: std::io::Error| e.to_string();
-    let sh = scenario.shape;
-    writeln!(
-        w,
-        "{{\"format\":\"attn-trace-trace\",\"version\":1,\"variant\":\"mha\",\"pass\":\"forward\",\"input\":0,\"dims\":{{\"B\":{},\"T\":{},\"S\":{},\"C\":{},\"H\":{},\"D\":{},\"H_kv\":{},\"L\":1}}}}",
-        sh.b,
-        sh.t,
-        sh.s,
-        sh.c,
-        sh.h,
-        sh.d(),
-        sh.h_kv
-    )
-    .map_err(io)?;
+    let dims = learner::dims(scenario.shape, 1);
+    let header = learner::trace_header(None, Some(Variant::Mha), Some(Pass::Forward), 0, &dims);
+    writeln!(w, "{header}").map_err(io)?;
     for (n, e) in trace.events.iter().enumerate() {
         writeln!(
             w,

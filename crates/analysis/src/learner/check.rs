@@ -122,18 +122,10 @@ pub fn header(
             )));
         }
     }
-    let sh = scenario.shape;
+    let sizes = super::dims(scenario.shape, scenario.layers);
     for (name, value) in &h.dims {
-        let ours = match name.as_str() {
-            "B" => sh.b,
-            "T" => sh.t,
-            "S" => sh.s,
-            "C" => sh.c,
-            "H" => sh.h,
-            "D" => sh.d(),
-            "H_kv" => sh.h_kv,
-            "L" => scenario.layers,
-            _ => continue,
+        let Some(&(_, ours)) = sizes.iter().find(|(n, _)| n == name) else {
+            continue;
         };
         if *value != ours as u64 {
             return Err(at_header(tr!(

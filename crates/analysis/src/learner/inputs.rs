@@ -59,16 +59,7 @@ pub fn write(w: &mut dyn Write, r: &Reference, scenario: &Scenario, scenario_pat
     let _ = writeln!(out, "variant {}", r.variant.name());
     let _ = writeln!(out, "pass {}", r.pass.name());
     let _ = writeln!(out, "input {}", r.input);
-    for (name, size) in [
-        ("B", sh.b),
-        ("T", sh.t),
-        ("S", sh.s),
-        ("C", sh.c),
-        ("H", sh.h),
-        ("D", sh.d()),
-        ("H_kv", sh.h_kv),
-        ("L", r.layers),
-    ] {
+    for (name, size) in super::dims(sh, r.layers) {
         let _ = writeln!(out, "dim {name} {size}");
     }
     for (name, value) in params(r, scenario) {

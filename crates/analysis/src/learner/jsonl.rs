@@ -7,7 +7,7 @@
 //! `examples/my_attention.rs` for a whole kernel.
 
 use super::inputs::InputsFile;
-use super::{TRACE_FORMAT, TRACE_VERSION};
+use super::trace_header;
 use attn_trace_core::trace::{Buf, Op, Phase, Recorder};
 use std::fmt::Write as _;
 use std::io::{self, BufWriter, Write};
@@ -37,20 +37,14 @@ impl<W: Write> JsonlRecorder<W> {
     /// Writes the header line, copied from the inputs file's.
     pub fn new(out: W, inputs: &InputsFile, source: &str) -> io::Result<Self> {
         let mut out = BufWriter::new(out);
-        let dims: Vec<String> = inputs
-            .dims
-            .iter()
-            .map(|(n, v)| format!("{}:{v}", json_string(n)))
-            .collect();
-        writeln!(
-            out,
-            "{{\"format\":\"{TRACE_FORMAT}\",\"version\":{TRACE_VERSION},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":{},\"dims\":{{{}}}}}",
-            json_string(&inputs.scenario),
-            inputs.variant.map_or_else(|| "null".into(), |v| json_string(v.name())),
-            inputs.pass.map_or_else(|| "null".into(), |p| json_string(p.name())),
+        let header = trace_header(
+            Some(&inputs.scenario),
+            inputs.variant,
+            inputs.pass,
             inputs.input,
-            dims.join(",")
-        )?;
+            &inputs.dims,
+        );
+        writeln!(out, "{header}")?;
         Ok(JsonlRecorder {
             out,
             file: json_string(source),

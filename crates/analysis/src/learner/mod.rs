@@ -20,6 +20,10 @@
 //!
 //! The grade itself is analysis and lives in [`crate::grade`].
 
+use attn_trace_core::kernels::Variant;
+use attn_trace_core::tensor::Shape;
+use attn_trace_core::trace::Pass;
+
 pub mod bind;
 pub mod check;
 pub mod import;
@@ -34,6 +38,47 @@ pub const INPUTS_VERSION: u32 = 1;
 /// The `format` of a trace's header line, and its version.
 pub const TRACE_FORMAT: &str = "attn-trace-trace";
 pub const TRACE_VERSION: u32 = 1;
+
+/// The sizes a run is recorded with, in [`import::DIMS`]' order, for `layers` layers: the
+/// `dim` lines of an inputs file, the `dims` of a trace's header, the sizes a binding's
+/// strides may name.
+pub fn dims(sh: Shape, layers: usize) -> [(&'static str, usize); 8] {
+    [
+        ("B", sh.b),
+        ("T", sh.t),
+        ("S", sh.s),
+        ("C", sh.c),
+        ("H", sh.h),
+        ("D", sh.d()),
+        ("H_kv", sh.h_kv),
+        ("L", layers),
+    ]
+}
+
+/// A trace's header line, without its newline (docs/your_kernel.md): the format and its
+/// version, the scenario, variant and pass (`null` where the trace does not say), which input,
+/// and the sizes.
+pub fn trace_header<N: AsRef<str>>(
+    scenario: Option<&str>,
+    variant: Option<Variant>,
+    pass: Option<Pass>,
+    input: u64,
+    dims: &[(N, usize)],
+) -> String {
+    let string = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "null".into());
+    let said = |s: Option<&str>| s.map_or_else(|| "null".to_string(), string);
+    let dims: Vec<String> = dims
+        .iter()
+        .map(|(n, v)| format!("{}:{v}", string(n.as_ref())))
+        .collect();
+    format!(
+        "{{\"format\":\"{TRACE_FORMAT}\",\"version\":{TRACE_VERSION},\"scenario\":{},\"variant\":{},\"pass\":{},\"input\":{input},\"dims\":{{{}}}}}",
+        said(scenario),
+        said(variant.map(Variant::name)),
+        said(pass.map(Pass::name)),
+        dims.join(",")
+    )
+}
 
 /// Where `grade -- COMMAND` tells the learner's program to read its inputs…
 pub const ENV_INPUTS: &str = "ATTN_TRACE_INPUTS";

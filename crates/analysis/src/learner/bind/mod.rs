@@ -83,18 +83,10 @@ pub enum Unplaced {
 
 /// The run's sizes an expression may name: those of the inputs file.
 pub fn sizes(r: &Reference) -> Vec<(&'static str, i64)> {
-    let sh = r.run.shape;
-    let v = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-    vec![
-        ("B", v(sh.b)),
-        ("T", v(sh.t)),
-        ("S", v(sh.s)),
-        ("C", v(sh.c)),
-        ("H", v(sh.h)),
-        ("D", v(sh.d())),
-        ("H_kv", v(sh.h_kv)),
-        ("L", v(r.layers)),
-    ]
+    super::dims(r.run.shape, r.layers)
+        .into_iter()
+        .map(|(name, n)| (name, i64::try_from(n).unwrap_or(i64::MAX)))
+        .collect()
 }
 
 /// Maps a learner's accesses to reference cells through their buffers' bindings.
