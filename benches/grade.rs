@@ -11,6 +11,7 @@
 // a benchmark stops on what it cannot do, like a test
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use attn_trace_analysis::learner;
 use attn_trace_analysis::learner::inputs::InputsFile;
 use attn_trace_analysis::learner::jsonl::JsonlRecorder;
 use attn_trace_core::engine::{self, Passes, Registry, Tensors};
@@ -26,23 +27,14 @@ const SCENARIO: &str = "title = \"grade benchmark\"\n\n[shape]\nB = 1\nT = 144\n
 
 /// Writes the reference's forward pass as a learner's trace; returns its number of accesses.
 fn write_trace(scenario: &Scenario, path: &Path) -> u64 {
-    let sh = scenario.shape;
     let header = InputsFile {
         scenario: "grade.toml".into(),
         variant: Some(Variant::Mha),
         pass: Some(Pass::Forward),
         input: 0,
-        dims: [
-            ("B", sh.b),
-            ("T", sh.t),
-            ("S", sh.s),
-            ("C", sh.c),
-            ("H", sh.h),
-            ("D", sh.d()),
-            ("H_kv", sh.h_kv),
-        ]
-        .map(|(n, v)| (n.to_string(), v))
-        .to_vec(),
+        dims: learner::dims(scenario.shape, 1)
+            .map(|(n, v)| (n.to_string(), v))
+            .to_vec(),
         ..InputsFile::default()
     };
     let file = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
