@@ -1527,6 +1527,54 @@ fn ragged(n: usize, pick: usize) -> usize {
     if sizes.is_empty() { n } else { sizes[pick % sizes.len()] }
 }
 
+/// A decode or training run on the caches and softmax of today's serving stacks, `kind`: 0 a
+/// paged pool whose blocks a seed deals, 1 the cache split into parts and merged, 2 a rolling
+/// window cache with sinks, 3 a learned sink logit per head in training, beside flash.
+#[allow(clippy::too_many_arguments)]
+fn cache_text(
+    kind: u8,
+    b: usize,
+    t: usize,
+    h: usize,
+    d: usize,
+    h_kv: usize,
+    (bs, extra): (usize, usize),
+    w: usize,
+    sinks: usize,
+    seed: u64,
+) -> String {
+    let mut text = format!(
+        "title = \"oracle\"\n[shape]\nB = {b}\nT = {t}\nC = {c}\nH = {h}\n",
+        c = h * d
+    );
+    if h_kv > 0 {
+        text.push_str(&format!("H_kv = {h_kv}\n"));
+    }
+    let grouped = if h_kv > 0 { "\"gqa\", " } else { "" };
+    match kind {
+        0 => text.push_str(&format!(
+            "[run]\nvariants = [{grouped}\"mha\"]\ndecode = true\n[paged]\nblock_size = {bs}\nnum_blocks = {nb}\nseed = {seed}\n",
+            nb = b * t.div_ceil(bs) + extra
+        )),
+        1 => text.push_str(&format!(
+            "[run]\nvariants = [{grouped}\"mha\"]\ndecode = true\nsplit_kv = {parts}\n",
+            parts = (extra + 2).min(t)
+        )),
+        2 => text.push_str(&format!(
+            "[run]\nvariants = [{grouped}\"mha\"]\ndecode = true\nwindow = {w}\nsinks = {sinks}\n",
+            w = w.min(t),
+            sinks = sinks.min(t)
+        )),
+        _ => text.push_str(&format!(
+            "[run]\nvariants = [{grouped}\"mha\", \"flash\"]\npasses = [\"forward\", \"backward\"]\nwindow = {w}\nsink_logit = true\n[flash]\nbr = {br}\nbc = {bc}\n",
+            w = w.min(t),
+            br = ragged(t, bs),
+            bc = ragged(t, extra)
+        )),
+    }
+    text + &format!("[init]\nseed = {seed}\ndist = \"normal\"\nstd = 0.7\n")
+}
+
 /// The oracle's proptest settings: `cases` generated scenarios a run, or `PROPTEST_CASES` of
 /// them for a longer soak (`PROPTEST_CASES=500 cargo test --release --lib display_oracle`).
 /// Each case is a whole scenario traced and walked, so the default is small; a failure prints
@@ -1819,6 +1867,26 @@ fn latent_text(
 
 proptest! {
     #![proptest_config(oracle_config(4))]
+
+    /// Decoding from a paged, split or rolling-window cache, and sink logits in training beside
+    /// flash, with grouped heads or not: every number on screen is the log's, and every chain
+    /// holds by hand.
+    #[test]
+    fn generated_cache_runs_show_the_logs_numbers(
+        kind in 0u8..4,
+        b in 1usize..=2,
+        t in 2usize..=6,
+        h in 1usize..=3,
+        d in 1usize..=2,
+        kv_pick in 0usize..3,
+        blocks in (1usize..=3, 0usize..=3),
+        (w, sinks) in (1usize..=4, 0usize..=1),
+        seed in 0u64..1000,
+    ) {
+        let text = cache_text(kind, b, t, h, d, kv_heads(h, kv_pick), blocks, w, sinks, seed);
+        let sc = Scenario::parse(&text, "<oracle>").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        check_walk(&text, TracedScenario::from_scenario(&sc));
+    }
 
     /// Multi-head latent attention, trained or decoded, with and without rotary positions:
     /// every buffer index on screen is the kernel's loop variable, every number the log's.
