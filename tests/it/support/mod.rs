@@ -24,13 +24,18 @@ pub(crate) mod tui;
 use proptest::test_runner::{Config as ProptestConfig, FileFailurePersistence};
 use std::path::PathBuf;
 
-/// Proptest's settings with `cases` cases, failures kept beside the test's source file
-/// (`tests/it/NAME.proptest-regressions`) and re-run first. (Proptest's default looks for the
-/// nearest directory with a `main.rs`, which in this one test binary is `tests/it/` itself,
-/// and would keep them in `tests/proptest-regressions/NAME.txt` instead.)
+/// Proptest's settings with `cases` cases (`PROPTEST_CASES` of them when it is set), failures
+/// kept beside the test's source file (`tests/it/NAME.proptest-regressions`) and re-run first.
+/// (Proptest's default looks for the nearest directory with a `main.rs`, which in this one test
+/// binary is `tests/it/` itself, and would keep them in `tests/proptest-regressions/NAME.txt`
+/// instead.)
 pub(crate) fn proptest_config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
+        // a soak asks for more: `PROPTEST_CASES=1000 cargo test --release`
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(cases),
         failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
         ..ProptestConfig::default()
     }
