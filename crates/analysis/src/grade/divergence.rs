@@ -5,39 +5,11 @@ use super::Graded;
 use super::read::Learner;
 use super::report::{Divergence, Grade, Source, Touch};
 use super::results::Results;
-use super::state::BlockRead;
 use crate::learner::bind::{Binder, Target};
 use crate::learner::import::{ImportError, Reader};
 use crate::learner::reference::Reference;
 use attn_trace_core::trace::{Buf, Op};
 use std::io::BufRead;
-
-/// The learner's read `y`, as they made it.
-pub(super) fn touch_mine(r: &Reference, names: &[String], y: &BlockRead, stray: bool) -> Touch {
-    Touch {
-        buffer: names.get(y.name as usize).cloned().unwrap_or_default(),
-        offset: y.offset,
-        value: y.value,
-        cell: Some(r.cell_label(y.buf, y.off)),
-        note: r.notes(y.buf, y.off),
-        stray,
-    }
-}
-
-/// What the reference's reads of `y`'s buffer have, for the writes of cell `off` of `buf`,
-/// along the first coordinate `y` gets wrong: `j = 2`.
-pub(super) fn expected(r: &Reference, buf: Buf, off: usize, y: &BlockRead) -> String {
-    let (Some(ties), Some(wc), Some(rc)) = (r.ties(buf, y.buf), r.get(buf), r.get(y.buf)) else {
-        return String::new();
-    };
-    let (x, yc, ydims) = (wc.coords(off), rc.coords(y.off), rc.dims());
-    ties.iter()
-        .find_map(|t| {
-            let want = t.map.get(x[t.write_dim]).copied().flatten()?;
-            (want != yc[t.read_dim]).then(|| format!("{} = {want}", ydims[t.read_dim].0))
-        })
-        .unwrap_or_default()
-}
 
 /// At most this many reads are listed on each side of a divergence.
 pub const LISTED: usize = 8;

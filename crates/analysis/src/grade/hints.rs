@@ -1,11 +1,11 @@
-//! The hints in plain words: a constant ratio and the scale it is, a fused column read in
-//! place of another, a hidden cell left unmasked, a loop variable the reads ignore.
+//! The hints in plain words: the divergent buffer's constant ratio and the scale it is, the
+//! diagonal never written, a fused column read in place of another, a hidden cell left
+//! unmasked, a loop variable the reads ignore.
 
 use super::read::Learner;
 use super::report::{Divergence, Source};
 use super::results::Results;
 use super::state::{Blocks, Mine};
-use crate::accum::Scale;
 use crate::learner::reference::Reference;
 use attn_trace_core::trace::{Buf, MASKED};
 use attn_trace_i18n::tr;
@@ -53,44 +53,6 @@ pub(super) fn hints(
     hints.extend(d.and_then(fused_column_read));
     hints.extend(d.and_then(|d| unmasked_read(r, l.all_mine(), d, files)));
     hints
-}
-
-/// The learner's values over the reference's, when that is one number (to 1e-3) over at least
-/// two cells, and not 1.
-pub(super) fn constant_ratio(ratios: &[f32]) -> Option<f32> {
-    let (&first, rest) = ratios.split_first()?;
-    if rest.is_empty() || !first.is_finite() || first == 0.0 {
-        return None;
-    }
-    let same = rest.iter().all(|&x| ((x - first) / first).abs() < 1e-3);
-    (same && (first - 1.0).abs() > 1e-3).then_some(first)
-}
-
-/// A ratio of scores that is a known wrong scale: `1/√C where 1/√D is meant`.
-pub(super) fn scale_meaning(r: &Reference, buf: Buf, factor: f32) -> Option<String> {
-    // the scale multiplies the scores, and so the gradients of q and k
-    if !matches!(buf, Buf::Scores | Buf::DQ | Buf::DK) {
-        return None;
-    }
-    let sh = r.run.shape;
-    let right = Scale::of(r.variant, sh, 0);
-    let meant = format!("1/√{}", right.symbol);
-    let inv_sqrt = |n: usize| 1.0 / (n.max(1) as f32).sqrt();
-    // the scales a kernel is written with by mistake, in the order they are tried
-    let candidates = [
-        ("1/√C".to_string(), inv_sqrt(sh.c)),
-        ("1/√D".to_string(), inv_sqrt(sh.d())),
-        ("1/√T".to_string(), inv_sqrt(sh.t)),
-        ("1/√H".to_string(), inv_sqrt(sh.h)),
-        ("1/D".to_string(), 1.0 / sh.d().max(1) as f32),
-        ("1/C".to_string(), 1.0 / sh.c.max(1) as f32),
-        (tr!("no scale at all").to_string(), 1.0),
-    ];
-    let scale = factor * right.value;
-    candidates
-        .into_iter()
-        .find(|(name, s)| *name != meant && ((scale - s) / s).abs() < 1e-3)
-        .map(|(name, _)| tr!("{name} where {meant} is meant", name, meant).to_string())
 }
 
 /// A stray read of a fused q/k/v buffer in words: which of q, k, v, which head and channel the

@@ -1,13 +1,15 @@
 //! The results: every cell the reference pass writes, the learner's final value beside the
-//! reference's, and the cells whose writes read what the reference's never read for them.
+//! reference's, the cells whose writes read what the reference's never read for them (and that
+//! stray read), and a constant ratio between the two sides with the scale it is.
 
-use super::divergence::{expected, touch_mine};
-use super::hints::{constant_ratio, scale_meaning};
 use super::read::Learner;
-use super::report::{BufferResult, Cell, Ratio, Stray};
+use super::report::{BufferResult, Cell, Ratio, Stray, Touch};
+use super::state::BlockRead;
 use super::{agrees, tolerance};
+use crate::accum::Scale;
 use crate::learner::reference::{Cells, NONE, Reference};
 use attn_trace_core::trace::{Buf, MASKED};
+use attn_trace_i18n::tr;
 
 /// A cell that is not right, and when the reference finishes it.
 pub(super) struct Wrong {
@@ -137,4 +139,69 @@ fn buffer(r: &Reference, c: &Cells, l: &Learner, names: &[String], wrong: &mut V
     });
     res.first = first.map(|(_, c)| c);
     (res, only_diagonal)
+}
+
+/// The learner's read `y`, as they made it.
+fn touch_mine(r: &Reference, names: &[String], y: &BlockRead, stray: bool) -> Touch {
+    Touch {
+        buffer: names.get(y.name as usize).cloned().unwrap_or_default(),
+        offset: y.offset,
+        value: y.value,
+        cell: Some(r.cell_label(y.buf, y.off)),
+        note: r.notes(y.buf, y.off),
+        stray,
+    }
+}
+
+/// What the reference's reads of `y`'s buffer have, for the writes of cell `off` of `buf`,
+/// along the first coordinate `y` gets wrong: `j = 2`.
+fn expected(r: &Reference, buf: Buf, off: usize, y: &BlockRead) -> String {
+    let (Some(ties), Some(wc), Some(rc)) = (r.ties(buf, y.buf), r.get(buf), r.get(y.buf)) else {
+        return String::new();
+    };
+    let (x, yc, ydims) = (wc.coords(off), rc.coords(y.off), rc.dims());
+    ties.iter()
+        .find_map(|t| {
+            let want = t.map.get(x[t.write_dim]).copied().flatten()?;
+            (want != yc[t.read_dim]).then(|| format!("{} = {want}", ydims[t.read_dim].0))
+        })
+        .unwrap_or_default()
+}
+
+/// The learner's values over the reference's, when that is one number (to 1e-3) over at least
+/// two cells, and not 1.
+fn constant_ratio(ratios: &[f32]) -> Option<f32> {
+    let (&first, rest) = ratios.split_first()?;
+    if rest.is_empty() || !first.is_finite() || first == 0.0 {
+        return None;
+    }
+    let same = rest.iter().all(|&x| ((x - first) / first).abs() < 1e-3);
+    (same && (first - 1.0).abs() > 1e-3).then_some(first)
+}
+
+/// A ratio of scores that is a known wrong scale: `1/√C where 1/√D is meant`.
+fn scale_meaning(r: &Reference, buf: Buf, factor: f32) -> Option<String> {
+    // the scale multiplies the scores, and so the gradients of q and k
+    if !matches!(buf, Buf::Scores | Buf::DQ | Buf::DK) {
+        return None;
+    }
+    let sh = r.run.shape;
+    let right = Scale::of(r.variant, sh, 0);
+    let meant = format!("1/√{}", right.symbol);
+    let inv_sqrt = |n: usize| 1.0 / (n.max(1) as f32).sqrt();
+    // the scales a kernel is written with by mistake, in the order they are tried
+    let candidates = [
+        ("1/√C".to_string(), inv_sqrt(sh.c)),
+        ("1/√D".to_string(), inv_sqrt(sh.d())),
+        ("1/√T".to_string(), inv_sqrt(sh.t)),
+        ("1/√H".to_string(), inv_sqrt(sh.h)),
+        ("1/D".to_string(), 1.0 / sh.d().max(1) as f32),
+        ("1/C".to_string(), 1.0 / sh.c.max(1) as f32),
+        (tr!("no scale at all").to_string(), 1.0),
+    ];
+    let scale = factor * right.value;
+    candidates
+        .into_iter()
+        .find(|(name, s)| *name != meant && ((scale - s) / s).abs() < 1e-3)
+        .map(|(name, _)| tr!("{name} where {meant} is meant", name, meant).to_string())
 }
