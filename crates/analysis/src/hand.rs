@@ -157,18 +157,8 @@ pub fn print(v: f32, digits: Digits, extra: usize) -> String {
     if v.abs() >= 999.5 {
         return unsigned_zero(format!("{v:.prec$}", prec = extra - 1));
     }
-    match digits {
-        // explain writes the smallest and largest magnitudes in scientific notation
-        Digits::Plain if v != 0.0 && v.abs() < 1e-4 => format!("{v:.prec$e}", prec = 3 + extra),
-        Digits::Plain => {
-            let text = unsigned_zero(format!("{v:.prec$}", prec = 4 + extra));
-            let text = text.trim_end_matches('0').trim_end_matches('.');
-            text.to_string()
-        }
-        Digits::Short => unsigned_zero(format!("{v:.prec$}", prec = 2 + extra)),
-        Digits::Four if v.abs() >= 0.00005 => unsigned_zero(format!("{v:.prec$}", prec = 4 + extra)),
-        Digits::Four | Digits::Exact => unsigned_zero(format!("{v:.prec$}", prec = format::exact_decimals(v) + extra)),
-    }
+    // more decimals are always there to print
+    shifted(v, digits, extra.cast_signed()).unwrap_or_default()
 }
 
 /// `v` as `digits` writes it with `fewer` decimals less, while one significant digit is left:
@@ -177,21 +167,26 @@ fn print_fewer(v: f32, digits: Digits, fewer: usize) -> Option<String> {
     if v == 0.0 || !v.is_finite() || v.abs() >= 999.5 {
         return None;
     }
-    let text = match digits {
-        Digits::Plain if v.abs() < 1e-4 => format!("{v:.prec$e}", prec = 3usize.checked_sub(fewer)?),
-        Digits::Plain => {
-            let text = unsigned_zero(format!("{v:.prec$}", prec = 4usize.checked_sub(fewer)?));
-            text.trim_end_matches('0').trim_end_matches('.').to_string()
-        }
-        Digits::Short => unsigned_zero(format!("{v:.prec$}", prec = 2usize.checked_sub(fewer)?)),
-        Digits::Four if v.abs() >= 0.00005 => unsigned_zero(format!("{v:.prec$}", prec = 4usize.checked_sub(fewer)?)),
-        Digits::Four | Digits::Exact => unsigned_zero(format!(
-            "{v:.prec$}",
-            prec = format::exact_decimals(v).checked_sub(fewer)?
-        )),
-    };
+    let text = shifted(v, digits, -fewer.cast_signed())?;
     // a result rounded to zero says nothing of the value
     (parse(&text) != 0.0).then_some(text)
+}
+
+/// A finite `v` below 999.5 in `digits`' form with `shift` decimals more (fewer when negative)
+/// than that form's own; `None` when fewer than none are asked for.
+fn shifted(v: f32, digits: Digits, shift: isize) -> Option<String> {
+    let prec = |own: usize| own.checked_add_signed(shift);
+    Some(match digits {
+        // explain writes the smallest and largest magnitudes in scientific notation
+        Digits::Plain if v != 0.0 && v.abs() < 1e-4 => format!("{v:.p$e}", p = prec(3)?),
+        Digits::Plain => {
+            let text = unsigned_zero(format!("{v:.p$}", p = prec(4)?));
+            text.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        Digits::Short => unsigned_zero(format!("{v:.p$}", p = prec(2)?)),
+        Digits::Four if v.abs() >= 0.00005 => unsigned_zero(format!("{v:.p$}", p = prec(4)?)),
+        Digits::Four | Digits::Exact => unsigned_zero(format!("{v:.p$}", p = prec(format::exact_decimals(v))?)),
+    })
 }
 
 /// `-0.0000` → `0.0000`: a value that rounds to zero carries no sign.
