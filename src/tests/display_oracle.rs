@@ -1580,14 +1580,9 @@ fn cache_text(
 /// Each case is a whole scenario traced and walked, so the default is small; a failure prints
 /// its scenario, which goes below as a test of its own.
 fn oracle_config(cases: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(cases);
     ProptestConfig {
-        cases,
         failure_persistence: None,
-        ..ProptestConfig::default()
+        ..crate::tests::support::proptest_config(cases)
     }
 }
 
